@@ -1,0 +1,91 @@
+# toolgate: plain make. `make` builds, `make check` installs what is missing,
+# builds and runs every test twice (plain, then ASan+UBSan), `make demo`
+# shows the sandbox at work. See docs/VERIFY.md.
+
+CC      ?= gcc
+BUILD   ?= build
+SAN     ?= 0
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2
+CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
+           -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
+LDLIBS  := -lseccomp -ljansson -lpthread
+ifeq ($(SAN),1)
+CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+else
+CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
+endif
+
+LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c)
+CLI_SRC   := $(wildcard src/cli/*.c)
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+ESC_SRC   := $(wildcard tests/security/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+
+PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
+ifneq ($(wildcard bench/sandbox-start.c),)
+PROGS += $(BUILD)/bench/sandbox-start
+endif
+ifneq ($(ESC_SRC),)
+PROGS += $(BUILD)/tests/tg-escape
+endif
+
+.PHONY: all deps check demo bench fuzz clean
+all: $(PROGS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libtoolgate.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(BUILD)/toolgate: $(CLI_OBJ) $(BUILD)/libtoolgate.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The escape attempts run inside the sandbox: plain libc, no sanitizers, so
+# they behave the same in both passes.
+$(BUILD)/tests/tg-escape: $(ESC_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $(ESC_SRC)
+
+$(BUILD)/bench/sandbox-start: bench/sandbox-start.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lm
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	@scripts/check.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@$(BUILD)/bench/sandbox-start $(BENCH_ARGS)
+
+# libFuzzer entry points (clang).
+FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
+	  -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,54 @@
+/*
+ * toolgate: one error type for the whole library.
+ *
+ * A fallible function returns a negative int and fills a caller-owned
+ * struct tg_error. Each layer may prefix what it was doing with
+ * tg_error_wrap(), so the message a user finally sees reads from the outside
+ * in: "--ro /nope: No such file or directory".
+ */
+#ifndef TOOLGATE_ERROR_H
+#define TOOLGATE_ERROR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_API __attribute__((visibility("default")))
+
+enum tg_errcode {
+	TG_OK = 0,
+	TG_ERR_INVALID,     /* bad input from the caller: option, path, limit */
+	TG_ERR_NOMEM,       /* allocation failed */
+	TG_ERR_SYSTEM,      /* a system call failed */
+	TG_ERR_UNAVAILABLE, /* a kernel facility a tier needs is missing */
+	TG_ERR_LIMIT,       /* an input exceeded its ceiling */
+};
+
+struct tg_error {
+	enum tg_errcode code;
+	int sys_errno;      /* errno behind TG_ERR_SYSTEM, else 0 */
+	char msg[512];
+};
+
+/* Reset *err to TG_OK with an empty message. err may be NULL. */
+TG_API void tg_error_clear(struct tg_error *err);
+
+/* Set code and a printf-style message; always returns -1 so callers can
+ * write `return tg_error_set(...)`. err may be NULL. */
+TG_API int tg_error_set(struct tg_error *err, enum tg_errcode code,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Like tg_error_set with TG_ERR_SYSTEM, appending ": strerror(errnum)". */
+TG_API int tg_error_sys(struct tg_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prefix the existing message with "context: ". Returns -1. */
+TG_API int tg_error_wrap(struct tg_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

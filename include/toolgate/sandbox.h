@@ -1,0 +1,217 @@
+/*
+ * toolgate sandbox: run one command under every isolation layer a tier
+ * requires, or refuse and say which layer is missing.
+ *
+ * Life of a run:
+ *
+ *     struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+ *     tg_sandbox_spec_set_argv(s, argc, argv, &err);
+ *     struct tg_sandbox_result *r;
+ *     if (tg_sandbox_run(s, &r, &err) < 0) ...   // spec refused, nothing ran
+ *     ... r->reason, r->exit_code, r->out.data ...
+ *     tg_sandbox_result_free(r);
+ *     tg_sandbox_spec_free(s);
+ *
+ * The design is written in docs/SANDBOX.md; what is not protected is in
+ * docs/SECURITY.md.
+ */
+#ifndef TOOLGATE_SANDBOX_H
+#define TOOLGATE_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tg_tier {
+	TG_TIER_STRICT = 0,   /* generated or untrusted code */
+	TG_TIER_STANDARD = 1, /* trusted tool scripts (egress allowlist later) */
+};
+
+/* How a run ended. The first that applies wins, in this order:
+ * setup_failed, seccomp_violation, memory_limit, pids_limit, timeout,
+ * output_truncated, ok. */
+enum tg_sandbox_reason {
+	TG_REASON_OK = 0,
+	TG_REASON_TIMEOUT,
+	TG_REASON_MEMORY_LIMIT,
+	TG_REASON_PIDS_LIMIT,
+	TG_REASON_SECCOMP_VIOLATION,
+	TG_REASON_OUTPUT_TRUNCATED,
+	TG_REASON_SETUP_FAILED,
+};
+
+/* Isolation layers, as bits of tg_sandbox_result.layers. */
+enum tg_layer {
+	TG_LAYER_USERNS       = 1u << 0,
+	TG_LAYER_MOUNTNS      = 1u << 1,
+	TG_LAYER_PIDNS        = 1u << 2,
+	TG_LAYER_NETNS        = 1u << 3,
+	TG_LAYER_IPCNS        = 1u << 4,
+	TG_LAYER_UTSNS        = 1u << 5,
+	TG_LAYER_CGROUPNS     = 1u << 6,
+	TG_LAYER_ROOTFS       = 1u << 7,  /* tmpfs root, pivot_root, masked /proc */
+	TG_LAYER_NO_NEW_PRIVS = 1u << 8,
+	TG_LAYER_CAPS         = 1u << 9,  /* bounding, ambient, effective dropped */
+	TG_LAYER_SECCOMP      = 1u << 10,
+	TG_LAYER_LANDLOCK_FS  = 1u << 11,
+	TG_LAYER_LANDLOCK_NET = 1u << 12, /* TCP bind/connect denied */
+	TG_LAYER_LANDLOCK_SCOPE = 1u << 13, /* signals, abstract sockets */
+	TG_LAYER_CGROUP       = 1u << 14, /* memory, pids and cpu limits */
+	TG_LAYER_RLIMITS      = 1u << 15,
+	TG_LAYER_USERNS_LIMIT = 1u << 16, /* nested user namespaces: max 0 */
+	TG_LAYER_NEW_SESSION  = 1u << 17,
+	TG_LAYER_CLEAN_ENV    = 1u << 18,
+	TG_LAYER_FDS_CLOSED   = 1u << 19,
+	TG_LAYER_TIMEOUT      = 1u << 20, /* wall-clock kill of the pid namespace */
+};
+#define TG_LAYER_COUNT 21
+
+/* Limits that were reached, as bits of tg_sandbox_result.limits_hit. */
+enum tg_limit {
+	TG_LIMIT_TIMEOUT = 1u << 0,
+	TG_LIMIT_MEMORY  = 1u << 1,
+	TG_LIMIT_PIDS    = 1u << 2,
+	TG_LIMIT_OUTPUT  = 1u << 3,
+};
+
+struct tg_sandbox_spec;
+
+/* Parent of the run's cgroups, relative to each hierarchy's root (default
+ * /toolgate for root callers, the caller's own cgroup + /toolgate
+ * otherwise). A non-root caller needs one delegated to it. */
+TG_API int tg_sandbox_spec_set_cgroup_parent(struct tg_sandbox_spec *spec,
+					     const char *path, struct tg_error *err);
+
+/* Called with each chunk of output as it arrives (stream 1 or 2), before the
+ * output limit is applied to the captured copy; only bytes within the limit
+ * are passed. */
+typedef void (*tg_sandbox_output_fn)(int stream, const char *buf, size_t len,
+				     void *ctx);
+
+/* A spec with the tier's defaults (strict: 1 CPU, 256 MiB, 64 pids, 10 s,
+ * 1 MiB of output per stream, no network). Returns NULL on ENOMEM. */
+TG_API struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier);
+TG_API void tg_sandbox_spec_free(struct tg_sandbox_spec *spec);
+
+/* The command: argv[0] is looked up in the sandbox's PATH. Copied. */
+TG_API int tg_sandbox_spec_set_argv(struct tg_sandbox_spec *spec, int argc,
+				    char *const argv[], struct tg_error *err);
+TG_API int tg_sandbox_spec_set_memory(struct tg_sandbox_spec *spec,
+				      uint64_t bytes, struct tg_error *err);
+/* CPU share in milli-CPUs (1000 = one core). */
+TG_API int tg_sandbox_spec_set_cpus(struct tg_sandbox_spec *spec,
+				    unsigned millicpus, struct tg_error *err);
+TG_API int tg_sandbox_spec_set_pids(struct tg_sandbox_spec *spec,
+				    unsigned pids, struct tg_error *err);
+TG_API int tg_sandbox_spec_set_timeout(struct tg_sandbox_spec *spec,
+				       uint64_t ms, struct tg_error *err);
+/* Cap on the captured bytes of each of stdout and stderr. A run whose
+ * output passes the cap is ended with reason output_truncated. */
+TG_API int tg_sandbox_spec_set_output_limit(struct tg_sandbox_spec *spec,
+					    uint64_t bytes, struct tg_error *err);
+/* Size of each tmpfs the sandbox may write (/tmp, the work directory). */
+TG_API int tg_sandbox_spec_set_tmpfs_size(struct tg_sandbox_spec *spec,
+					  uint64_t bytes, struct tg_error *err);
+/* Bind HOST (must exist) at INSIDE (absolute, no "..", not /proc or /dev);
+ * INSIDE NULL means the same path. Read-only unless writable. */
+TG_API int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *spec,
+				    const char *host, const char *inside,
+				    int writable, struct tg_error *err);
+/* Working directory inside; a tmpfs is mounted there unless a bind covers
+ * it. Default /work. */
+TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,
+				       const char *dir, struct tg_error *err);
+/* "NAME=VALUE". Nothing of the caller's environment passes otherwise. */
+TG_API int tg_sandbox_spec_add_env(struct tg_sandbox_spec *spec,
+				   const char *assignment, struct tg_error *err);
+/* Bytes read from fd are relayed to the command's stdin through a pipe
+ * (the sandbox never holds the caller's fd, terminal or not). -1, the
+ * default, gives an empty stdin. The fd is not closed. */
+TG_API void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *spec, int fd);
+TG_API void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *spec,
+					  tg_sandbox_output_fn fn, void *ctx);
+
+struct tg_sandbox_output {
+	char *data;        /* NUL-terminated for convenience; len is exact */
+	size_t len;
+	int truncated;
+};
+
+struct tg_sandbox_result {
+	enum tg_sandbox_reason reason;
+	int exited;            /* 1: exit_code is valid */
+	int exit_code;
+	int signal;            /* terminating signal, 0 if none */
+	int exec_errno;        /* the command could not be executed: errno */
+	uint64_t wall_us;
+	uint64_t cpu_user_us;
+	uint64_t cpu_system_us;
+	uint64_t peak_memory;  /* bytes, from the cgroup; 0 if unknown */
+	unsigned layers;       /* TG_LAYER_* applied to this run */
+	unsigned limits_hit;   /* TG_LIMIT_* */
+	int seccomp_syscall;   /* syscall number that ended the run, or -1 */
+	char seccomp_syscall_name[48];
+	char message[512];     /* human-readable detail for setup_failed etc. */
+	struct tg_sandbox_output out;
+	struct tg_sandbox_output err;
+};
+
+/*
+ * Run the spec. Returns 0 and a result (owned by the caller) whenever the
+ * sandbox was attempted, including setup failures inside it (reason
+ * setup_failed, message names the layer). Returns -1 and fills err, with no
+ * result and nothing left behind, when the spec is refused before anything
+ * starts: invalid spec, or a layer the tier requires is unavailable
+ * (TG_ERR_UNAVAILABLE, message names the layer).
+ *
+ * The caller must not reap children it did not start (waitpid(-1)) while a
+ * run is in progress.
+ */
+TG_API int tg_sandbox_run(const struct tg_sandbox_spec *spec,
+			  struct tg_sandbox_result **out, struct tg_error *err);
+TG_API void tg_sandbox_result_free(struct tg_sandbox_result *result);
+
+/* The result as one JSON object, NUL-terminated, malloc'd. Output that is
+ * not valid UTF-8 is base64-encoded and marked so. */
+TG_API char *tg_sandbox_result_json(const struct tg_sandbox_result *result,
+				    struct tg_error *err);
+
+TG_API const char *tg_sandbox_reason_name(enum tg_sandbox_reason reason);
+/* Name of one TG_LAYER_* bit, or NULL. */
+TG_API const char *tg_sandbox_layer_name(unsigned layer);
+TG_API const char *tg_tier_name(enum tg_tier tier);
+/* "strict" or "standard"; -1 if unknown. */
+TG_API int tg_tier_parse(const char *name);
+
+/* What this host offers, as `toolgate doctor` reports it. */
+struct tg_sandbox_probe {
+	int userns;           /* clone(CLONE_NEWUSER) works for this caller */
+	int namespaces;       /* mount, pid, net, ipc, uts, cgroup with it */
+	int seccomp;          /* filters with user notification and kill */
+	int landlock_abi;     /* 0 if unavailable */
+	int cgroup_version;   /* 2, 1, or 0 if no usable controllers */
+	int cgroup_memory, cgroup_pids, cgroup_cpu; /* controllers writable */
+	int overlayfs;
+	int mount_api;        /* open_tree / move_mount / mount_setattr */
+	int clone3_pidfd;
+	char cgroup_detail[256];
+};
+
+/* Probe the kernel. Never fails; missing features read 0. */
+TG_API void tg_sandbox_probe_host(struct tg_sandbox_probe *probe);
+
+/* 0 when the tier's guarantees hold on this host; otherwise -1 and err
+ * names the first missing layer. */
+TG_API int tg_sandbox_tier_check(enum tg_tier tier,
+				 const struct tg_sandbox_probe *probe,
+				 struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

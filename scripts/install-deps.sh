@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install the Debian packages that building and testing toolgate need, only
+# those missing. Runs as root on Debian 12 (apt-get); as another user it
+# only reports what is missing.
+set -eu
+
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libjansson-dev
+      clang libclang-rt-14-dev bubblewrap iproute2 jq python3 util-linux
+      procps bsdextrautils"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root: apt-get install$missing)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null

@@ -1,0 +1,38 @@
+/*
+ * toolgate: the command. Dispatches to one subcommand per file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: toolgate COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  run [options] -- CMD [ARGS...]   run a command in the sandbox\n"
+		"  doctor [--json]                  what this host's kernel guarantees\n"
+		"\n"
+		"toolgate run --help lists the sandbox options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "doctor") == 0)
+		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "toolgate: unknown command '%s' (try toolgate --help)\n", argv[1]);
+	return 2;
+}

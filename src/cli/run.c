@@ -1,0 +1,277 @@
+/*
+ * toolgate run [options] -- CMD [ARGS...]: one command in the sandbox.
+ *
+ * Exit status: the command's; 128+N if a signal N ended it; 124 on
+ * timeout; 125 when toolgate refused or the sandbox could not be set up;
+ * 126 and 127 when the command could not be executed or found.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "toolgate/sandbox.h"
+#include "util/parse.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: toolgate run [options] -- CMD [ARGS...]\n"
+		"\n"
+		"  --tier strict|standard   isolation tier (default strict)\n"
+		"  --memory SIZE            memory limit (default 256M)\n"
+		"  --cpus N                 CPU share, decimals allowed (default 1)\n"
+		"  --pids N                 processes the command may have (default 64)\n"
+		"  --timeout DURATION       wall-clock limit, e.g. 500ms, 10s, 2m (default 10s)\n"
+		"  --ro HOST[:INSIDE]       bind a host path read-only\n"
+		"  --rw HOST[:INSIDE]       bind a host path read-write\n"
+		"  --workdir DIR            working directory inside (default /work, a tmpfs)\n"
+		"  --env NAME=VALUE         set a variable; --env NAME passes the caller's value\n"
+		"  --output-limit SIZE      cap on each of stdout and stderr (default 1M)\n"
+		"  --tmpfs-size SIZE        size of /tmp and of the work directory (default 64M)\n"
+		"  --cgroup-parent PATH     parent cgroup for a non-root caller\n"
+		"  --json                   print the result as one JSON object\n"
+		"\n"
+		"Nothing from the caller's environment passes unless named with --env.\n");
+}
+
+static void stream_out(int stream, const char *buf, size_t len, void *ctx)
+{
+	int fd = stream == 1 ? 1 : 2;
+
+	(void)ctx;
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* our own stdout went away: keep the run going */
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static int add_bind(struct tg_sandbox_spec *spec, const char *arg, int writable,
+		    struct tg_error *err)
+{
+	char host[4096];
+	const char *colon = strchr(arg, ':');
+
+	if (!colon)
+		return tg_sandbox_spec_add_bind(spec, arg, NULL, writable, err);
+	if ((size_t)(colon - arg) >= sizeof(host))
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long",
+				    writable ? "--rw" : "--ro");
+	memcpy(host, arg, (size_t)(colon - arg));
+	host[colon - arg] = '\0';
+	return tg_sandbox_spec_add_bind(spec, host, colon + 1, writable, err);
+}
+
+static int add_env(struct tg_sandbox_spec *spec, const char *arg, struct tg_error *err)
+{
+	const char *val;
+	char *a;
+	int rc;
+
+	if (strchr(arg, '='))
+		return tg_sandbox_spec_add_env(spec, arg, err);
+	val = getenv(arg);
+	if (!val)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--env %s: not set in the caller's environment", arg);
+	if (asprintf(&a, "%s=%s", arg, val) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	rc = tg_sandbox_spec_add_env(spec, a, err);
+	free(a);
+	return rc;
+}
+
+enum {
+	OPT_TIER = 256, OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TIMEOUT, OPT_RO, OPT_RW,
+	OPT_WORKDIR, OPT_ENV, OPT_OUTPUT_LIMIT, OPT_TMPFS, OPT_JSON, OPT_CGROUP, OPT_HELP,
+};
+
+static const struct option options[] = {
+	{ "tier", required_argument, NULL, OPT_TIER },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "ro", required_argument, NULL, OPT_RO },
+	{ "rw", required_argument, NULL, OPT_RW },
+	{ "workdir", required_argument, NULL, OPT_WORKDIR },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS },
+	{ "cgroup-parent", required_argument, NULL, OPT_CGROUP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The tier must be known before the other options set its defaults' peers,
+ * so it is looked up first. */
+static int find_tier(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--tier") == 0 && i + 1 < argc)
+			return tg_tier_parse(argv[i + 1]);
+		if (strncmp(argv[i], "--tier=", 7) == 0)
+			return tg_tier_parse(argv[i] + 7);
+	}
+	return TG_TIER_STRICT;
+}
+
+static int apply_option(struct tg_sandbox_spec *spec, int opt, const char *arg,
+			struct tg_error *err)
+{
+	uint64_t v;
+	unsigned m;
+
+	switch (opt) {
+	case OPT_TIER:
+		return 0; /* see find_tier */
+	case OPT_MEMORY:
+		if (parse_size(arg, &v, err) < 0)
+			return tg_error_wrap(err, "--memory");
+		return tg_sandbox_spec_set_memory(spec, v, err);
+	case OPT_CPUS:
+		if (parse_cpus(arg, &m, err) < 0)
+			return tg_error_wrap(err, "--cpus");
+		return tg_sandbox_spec_set_cpus(spec, m, err);
+	case OPT_PIDS:
+		if (parse_uint(arg, 1, 65536, &v, err) < 0)
+			return tg_error_wrap(err, "--pids");
+		return tg_sandbox_spec_set_pids(spec, (unsigned)v, err);
+	case OPT_TIMEOUT:
+		if (parse_duration(arg, &v, err) < 0)
+			return tg_error_wrap(err, "--timeout");
+		return tg_sandbox_spec_set_timeout(spec, v, err);
+	case OPT_RO:
+		return add_bind(spec, arg, 0, err);
+	case OPT_RW:
+		return add_bind(spec, arg, 1, err);
+	case OPT_WORKDIR:
+		return tg_sandbox_spec_set_workdir(spec, arg, err);
+	case OPT_ENV:
+		return add_env(spec, arg, err);
+	case OPT_OUTPUT_LIMIT:
+		if (parse_size(arg, &v, err) < 0)
+			return tg_error_wrap(err, "--output-limit");
+		return tg_sandbox_spec_set_output_limit(spec, v, err);
+	case OPT_TMPFS:
+		if (parse_size(arg, &v, err) < 0)
+			return tg_error_wrap(err, "--tmpfs-size");
+		return tg_sandbox_spec_set_tmpfs_size(spec, v, err);
+	case OPT_CGROUP:
+		return tg_sandbox_spec_set_cgroup_parent(spec, arg, err);
+	}
+	return tg_error_set(err, TG_ERR_INVALID, "unknown option");
+}
+
+static int exit_status(const struct tg_sandbox_result *r)
+{
+	switch (r->reason) {
+	case TG_REASON_SETUP_FAILED:
+		if (r->exec_errno)
+			return r->exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+		return EXIT_TOOLGATE;
+	case TG_REASON_TIMEOUT:
+		return EXIT_TIMEOUT;
+	default:
+		if (r->exited)
+			return r->exit_code;
+		return 128 + (r->signal ? r->signal : 9);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct tg_sandbox_spec *spec = NULL;
+	struct tg_sandbox_result *res = NULL;
+	struct tg_error err;
+	int tier, opt, json = 0, rc = EXIT_TOOLGATE;
+
+	tg_error_clear(&err);
+	tier = find_tier(argc, argv);
+	if (tier < 0) {
+		fprintf(stderr, "toolgate run: --tier must be strict or standard\n");
+		return EXIT_TOOLGATE;
+	}
+	spec = tg_sandbox_spec_new((enum tg_tier)tier);
+	if (!spec) {
+		fprintf(stderr, "toolgate run: out of memory\n");
+		return EXIT_TOOLGATE;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (opt == '?') {
+			if (optopt)
+				fprintf(stderr, "toolgate run: option %s needs a value\n",
+					argv[optind - 1]);
+			else
+				fprintf(stderr, "toolgate run: unknown option '%s' (see --help)\n",
+					argv[optind - 1]);
+			goto out;
+		}
+		if (opt == ':' ) {
+			fprintf(stderr, "toolgate run: option %s needs a value\n", argv[optind - 1]);
+			goto out;
+		}
+		if (opt == OPT_HELP || opt == 'h') {
+			usage(stdout);
+			rc = 0;
+			goto out;
+		}
+		if (opt == OPT_JSON) {
+			json = 1;
+			continue;
+		}
+		if (apply_option(spec, opt, optarg, &err) < 0) {
+			fprintf(stderr, "toolgate run: %s\n", err.msg);
+			goto out;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "toolgate run: no command given (toolgate run [options] -- CMD)\n");
+		goto out;
+	}
+	if (tg_sandbox_spec_set_argv(spec, argc - optind, argv + optind, &err) < 0) {
+		fprintf(stderr, "toolgate run: %s\n", err.msg);
+		goto out;
+	}
+	tg_sandbox_spec_set_stdin_fd(spec, fcntl(0, F_GETFD) < 0 ? -1 : 0);
+	if (!json)
+		tg_sandbox_spec_set_output_fn(spec, stream_out, NULL);
+	if (tg_sandbox_run(spec, &res, &err) < 0) {
+		fprintf(stderr, "toolgate run: %s\n", err.msg);
+		goto out;
+	}
+	if (json) {
+		char *text = tg_sandbox_result_json(res, &err);
+
+		if (!text) {
+			fprintf(stderr, "toolgate run: %s\n", err.msg);
+			goto out;
+		}
+		printf("%s\n", text);
+		free(text);
+	} else if (res->reason != TG_REASON_OK) {
+		fprintf(stderr, "toolgate run: %s: %s\n", tg_sandbox_reason_name(res->reason),
+			res->message);
+	}
+	rc = exit_status(res);
+out:
+	tg_sandbox_result_free(res);
+	tg_sandbox_spec_free(spec);
+	return rc;
+}

@@ -1,0 +1,297 @@
+/*
+ * cgroups: a run's memory, pids and CPU limits, behind a backend interface
+ * (cgroup_int.h) with v1 (cgroup_v1.c) and v2 (cgroup_v2.c) beside it. Both
+ * exist in the world: these build machines have v1 controllers and an empty
+ * v2 hierarchy, production hosts are usually pure v2. Detection prefers v2
+ * when it holds the three controllers, then v1; with neither the strict
+ * tier refuses to run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup_int.h"
+
+int cg_write(const char *dir, const char *file, const char *s)
+{
+	char path[SB_PATH_MAX + 64];
+	size_t len = strlen(s);
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, len);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int read_small(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[SB_PATH_MAX + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+uint64_t cg_read_key(const char *dir, const char *file, const char *key)
+{
+	char buf[4096], *p;
+	size_t klen = strlen(key);
+
+	if (read_small(dir, file, buf, sizeof(buf)) < 0)
+		return 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+			return strtoull(p + klen + 1, NULL, 10);
+	return 0;
+}
+
+uint64_t cg_read_u64(const char *dir, const char *file)
+{
+	char buf[64];
+
+	if (read_small(dir, file, buf, sizeof(buf)) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
+		size_t len, struct tg_error *err)
+{
+	char path[SB_PATH_MAX];
+	const char *p;
+	size_t rl = strlen(root);
+
+	if (rl + strlen(rel) + strlen(name) + 2 >= sizeof(path) ||
+	    rl + strlen(rel) + strlen(name) + 2 >= len)
+		return tg_error_set(err, TG_ERR_LIMIT, "cgroup: path too long");
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	for (p = path + rl + 1; (p = strchr(p, '/')); p++) {
+		path[p - path] = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return tg_error_sys(err, errno, "cgroup: mkdir %s", path);
+		path[p - path] = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return tg_error_sys(err, errno,
+				    "cgroup: mkdir %s (a non-root caller needs a delegated "
+				    "cgroup: --cgroup-parent)", path);
+	snprintf(out, len, "%s/%s", path, name);
+	if (mkdir(out, 0755) < 0)
+		return tg_error_sys(err, errno, "cgroup: mkdir %s", out);
+	return 0;
+}
+
+static int is_fs(const char *path, long magic)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (long)sf.f_type == magic;
+}
+
+static int v2_has_controllers(const char *root, int *memory, int *pids, int *cpu)
+{
+	char buf[512];
+
+	if (read_small(root, "cgroup.controllers", buf, sizeof(buf)) < 0)
+		return 0;
+	*memory = strstr(buf, "memory") != NULL;
+	*pids = strstr(buf, "pids") != NULL;
+	*cpu = strstr(buf, "cpu") != NULL;
+	return *memory && *pids && *cpu;
+}
+
+/* The detected hierarchy, once per process. */
+static struct {
+	int done, version;
+	char root[3][64]; /* v2: [0]; v1: memory, pids, cpu */
+	int memory, pids, cpu;
+	char detail[256];
+} det;
+
+static void detect_once(void)
+{
+	static const char *const v1[3] = { "memory", "pids", "cpu" };
+	int i, have[3];
+
+	if (det.done)
+		return;
+	det.done = 1;
+	if (is_fs("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC) &&
+	    v2_has_controllers("/sys/fs/cgroup", &det.memory, &det.pids, &det.cpu)) {
+		det.version = 2;
+		strcpy(det.root[0], "/sys/fs/cgroup");
+	} else if (is_fs("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC) &&
+		   v2_has_controllers("/sys/fs/cgroup/unified", &det.memory,
+				      &det.pids, &det.cpu)) {
+		det.version = 2;
+		strcpy(det.root[0], "/sys/fs/cgroup/unified");
+	} else {
+		for (i = 0; i < 3; i++) {
+			snprintf(det.root[i], sizeof(det.root[i]), "/sys/fs/cgroup/%s", v1[i]);
+			have[i] = is_fs(det.root[i], CGROUP_SUPER_MAGIC);
+		}
+		det.memory = have[0];
+		det.pids = have[1];
+		det.cpu = have[2];
+		if (have[0] && have[1] && have[2])
+			det.version = 1;
+	}
+	if (det.version == 2)
+		snprintf(det.detail, sizeof(det.detail), "v2 at %s (memory, pids, cpu)",
+			 det.root[0]);
+	else if (det.version == 1)
+		snprintf(det.detail, sizeof(det.detail),
+			 "v1 controllers memory, pids, cpu under /sys/fs/cgroup");
+	else
+		snprintf(det.detail, sizeof(det.detail),
+			 "no hierarchy with memory, pids and cpu (memory:%s pids:%s cpu:%s)",
+			 det.memory ? "yes" : "no", det.pids ? "yes" : "no",
+			 det.cpu ? "yes" : "no");
+}
+
+int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu)
+{
+	detect_once();
+	if (detail)
+		snprintf(detail, len, "%s", det.detail);
+	if (memory)
+		*memory = det.memory;
+	if (pids)
+		*pids = det.pids;
+	if (cpu)
+		*cpu = det.cpu;
+	return det.version;
+}
+
+const char *cgroup_root(int i)
+{
+	detect_once();
+	return det.root[i];
+}
+
+/* The caller's own cgroup path in hierarchy `ctrl` ("" for v2), from
+ * /proc/self/cgroup. */
+static int own_cgroup(const char *ctrl, char *out, size_t len)
+{
+	char buf[4096], *line, *save = NULL;
+	int fd;
+	ssize_t n;
+
+	fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		size_t cl;
+
+		if (!c2)
+			continue;
+		cl = (size_t)(c2 - c1 - 1);
+		if ((ctrl[0] == '\0' && cl == 0) ||
+		    (cl == strlen(ctrl) && strncmp(c1 + 1, ctrl, cl) == 0)) {
+			snprintf(out, len, "%s", strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
+		  struct tg_error *err)
+{
+	static unsigned seq;
+	struct sb_cgroup *cg;
+	char own[SB_PATH_MAX / 2];
+
+	*out = NULL;
+	detect_once();
+	if (det.version == 0)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "cgroup: %s", det.detail);
+	cg = calloc(1, sizeof(*cg));
+	if (!cg)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	cg->ops = det.version == 2 ? &cg_v2_ops : &cg_v1_ops;
+	if (spec->cgroup_parent) {
+		snprintf(cg->parent, sizeof(cg->parent), "%s", spec->cgroup_parent);
+	} else if (geteuid() == 0) {
+		strcpy(cg->parent, "/toolgate");
+	} else {
+		if (own_cgroup(det.version == 2 ? "" : "memory", own, sizeof(own)) < 0)
+			own[0] = '\0';
+		snprintf(cg->parent, sizeof(cg->parent), "%s/toolgate", own);
+	}
+	snprintf(cg->name, sizeof(cg->name), "run-%d-%u", (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (cg->ops->create(cg, spec, err) < 0) {
+		cgroup_destroy(cg);
+		return -1;
+	}
+	*out = cg;
+	return 0;
+}
+
+int cgroup_attach(struct sb_cgroup *cg, pid_t pid, struct tg_error *err)
+{
+	char buf[32];
+	int i;
+
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	for (i = 0; i < cg->ndirs; i++)
+		if (cg_write(cg->dir[i], "cgroup.procs", buf) < 0)
+			return tg_error_sys(err, errno, "cgroup: join %s", cg->dir[i]);
+	return 0;
+}
+
+void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (cg)
+		cg->ops->stats(cg, st);
+}
+
+void cgroup_destroy(struct sb_cgroup *cg)
+{
+	int i, tries;
+
+	if (!cg)
+		return;
+	for (i = cg->ndirs - 1; i >= 0; i--) {
+		for (tries = 0; tries < 100; tries++) {
+			if (rmdir(cg->dir[i]) == 0 || errno == ENOENT)
+				break;
+			if (errno != EBUSY)
+				break;
+			cg->ops->kill(cg);
+			usleep(1000);
+		}
+	}
+	free(cg);
+}

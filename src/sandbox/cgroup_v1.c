@@ -1,0 +1,74 @@
+/*
+ * cgroup v1 backend: one directory in each of the memory, pids and cpu
+ * hierarchies. OOM kills are counted by memory.oom_control's oom_kill
+ * (Linux 4.13+), hits of the pids limit by pids.events.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup_int.h"
+
+enum { V1_MEMORY, V1_PIDS, V1_CPU };
+
+static int v1_create(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
+		     struct tg_error *err)
+{
+	char buf[64];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (cg_make_dir(cgroup_root(i), cg->parent, cg->name, cg->dir[i],
+				sizeof(cg->dir[i]), err) < 0)
+			return -1;
+		cg->ndirs = i + 1;
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
+	if (cg_write(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: memory.limit_in_bytes");
+	/* With swap accounting, swap counts against the same limit. */
+	if (cg_write(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", buf) < 0 &&
+	    errno != ENOENT)
+		return tg_error_sys(err, errno, "cgroup: memory.memsw.limit_in_bytes");
+	/* +1: the sandbox's init process counts too. */
+	snprintf(buf, sizeof(buf), "%u", spec->pids + 1);
+	if (cg_write(cg->dir[V1_PIDS], "pids.max", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: pids.max");
+	if (cg_write(cg->dir[V1_CPU], "cpu.cfs_period_us", "100000") < 0)
+		return tg_error_sys(err, errno, "cgroup: cpu.cfs_period_us");
+	snprintf(buf, sizeof(buf), "%u", spec->millicpus * 100);
+	if (cg_write(cg->dir[V1_CPU], "cpu.cfs_quota_us", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: cpu.cfs_quota_us");
+	return 0;
+}
+
+static void v1_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
+{
+	if (cg->ndirs < 3)
+		return;
+	st->peak_memory = cg_read_u64(cg->dir[V1_MEMORY], "memory.max_usage_in_bytes");
+	st->oom_kills = cg_read_key(cg->dir[V1_MEMORY], "memory.oom_control", "oom_kill");
+	st->pids_max_events = cg_read_key(cg->dir[V1_PIDS], "pids.events", "max");
+}
+
+static void v1_kill(struct sb_cgroup *cg)
+{
+	char path[SB_PATH_MAX + 16], line[32];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < cg->ndirs; i++) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			kill((pid_t)atoi(line), SIGKILL);
+		fclose(f);
+	}
+}
+
+const struct cg_ops cg_v1_ops = { "v1", v1_create, v1_stats, v1_kill };

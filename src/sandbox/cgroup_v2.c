@@ -1,0 +1,74 @@
+/*
+ * cgroup v2 backend: one directory in the unified hierarchy, controllers
+ * enabled on the way down, memory.peak (Linux 5.19+) for peak memory,
+ * memory.events and pids.events for limit hits, cgroup.kill to empty it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sandbox/cgroup_int.h"
+
+/* Enable memory, pids and cpu in root + every component of rel. */
+static int v2_enable(const char *root, const char *rel, struct tg_error *err)
+{
+	char path[SB_PATH_MAX];
+	size_t rl = strlen(root);
+	char *p;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	p = path + rl;
+	for (;;) {
+		char save = *p;
+
+		*p = '\0';
+		if (cg_write(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
+			return tg_error_sys(err, errno, "cgroup: enable controllers in %s", path);
+		*p = save;
+		if (!save)
+			break;
+		p = strchr(p + 1, '/');
+		if (!p)
+			p = path + strlen(path);
+	}
+	return 0;
+}
+
+static int v2_create(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
+		     struct tg_error *err)
+{
+	const char *root = cgroup_root(0);
+	char buf[64];
+
+	if (cg_make_dir(root, cg->parent, cg->name, cg->dir[0], sizeof(cg->dir[0]), err) < 0)
+		return -1;
+	cg->ndirs = 1;
+	if (v2_enable(root, cg->parent, err) < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
+	if (cg_write(cg->dir[0], "memory.max", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: memory.max");
+	if (cg_write(cg->dir[0], "memory.swap.max", "0") < 0 && errno != ENOENT)
+		return tg_error_sys(err, errno, "cgroup: memory.swap.max");
+	snprintf(buf, sizeof(buf), "%u", spec->pids + 1);
+	if (cg_write(cg->dir[0], "pids.max", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: pids.max");
+	snprintf(buf, sizeof(buf), "%u 100000", spec->millicpus * 100);
+	if (cg_write(cg->dir[0], "cpu.max", buf) < 0)
+		return tg_error_sys(err, errno, "cgroup: cpu.max");
+	return 0;
+}
+
+static void v2_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
+{
+	st->peak_memory = cg_read_u64(cg->dir[0], "memory.peak");
+	st->oom_kills = cg_read_key(cg->dir[0], "memory.events", "oom_kill");
+	st->pids_max_events = cg_read_key(cg->dir[0], "pids.events", "max");
+}
+
+static void v2_kill(struct sb_cgroup *cg)
+{
+	cg_write(cg->dir[0], "cgroup.kill", "1");
+}
+
+const struct cg_ops cg_v2_ops = { "v2", v2_create, v2_stats, v2_kill };

@@ -1,0 +1,295 @@
+/*
+ * The sandbox's first process: PID 1 of the new pid namespace.
+ *
+ * It applies the layers in an order where each step still has the
+ * privilege it needs and none is kept longer than needed:
+ *
+ *   close inherited fds -> wait for the parent (id maps, cgroup) -> new
+ *   session -> cgroup namespace -> clone bind sources -> drop host identity
+ *   -> build and pivot into the tmpfs root -> hostname, loopback -> rlimits
+ *   -> no_new_privs -> landlock -> drop every capability -> not dumpable ->
+ *   seccomp (listener handed to the parent) -> fork the command
+ *
+ * and then only reaps, so that a command that is itself killed or that
+ * signals itself has its status passed through, and reports the command's
+ * wait status. When it exits the kernel kills everything left in the pid
+ * namespace. No malloc after clone (see sandbox_int.h); every failure is
+ * reported with the layer's name and the process exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <grp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox_int.h"
+
+static void send_msg(int fd, const struct sb_msg *m)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, m, sizeof(*m));
+	while (n < 0 && errno == EINTR);
+}
+
+void child_fail(const struct sb_plan *plan, const char *layer, int err,
+		const char *what)
+{
+	struct sb_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_SETUP_ERROR;
+	m.err = err;
+	if (err)
+		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what, strerror(err));
+	else
+		snprintf(m.text, sizeof(m.text), "%s: %s", layer, what);
+	send_msg(plan->status_wr, &m);
+	_exit(125);
+}
+
+/* Close every fd but those in keep[] (any order, -1 entries ignored). */
+static void close_all_except(const int *keep, int n)
+{
+	int sorted[8], i, j, t, lo = 0, cnt = 0;
+
+	for (i = 0; i < n; i++)
+		if (keep[i] >= 0)
+			sorted[cnt++] = keep[i];
+	for (i = 1; i < cnt; i++)
+		for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	for (i = 0; i < cnt; i++) {
+		if (sorted[i] > lo)
+			syscall(SYS_close_range, lo, sorted[i] - 1, 0);
+		lo = sorted[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0u, 0);
+}
+
+static int loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd, rc = -1;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return rc;
+}
+
+static int drop_identity(const struct sb_plan *plan)
+{
+	/* A root caller leaves host root behind: supplementary groups first
+	 * (gid 0 among them), then gid, then uid, all to ids that map to an
+	 * unprivileged host user. */
+	if (plan->caller_is_root && setgroups(0, NULL) < 0)
+		return -1;
+	if (setresgid(SB_INSIDE_GID, SB_INSIDE_GID, SB_INSIDE_GID) < 0 ||
+	    setresuid(SB_INSIDE_UID, SB_INSIDE_UID, SB_INSIDE_UID) < 0)
+		return -1;
+	return 0;
+}
+
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	int cap;
+
+	for (cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -1;
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = 'n';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg;
+	struct cmsghdr *c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(cbuf, 0, sizeof(cbuf));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static void run_command(const struct sb_plan *plan) __attribute__((noreturn));
+static void run_command(const struct sb_plan *plan)
+{
+	const struct tg_sandbox_spec *spec = plan->spec;
+	struct sb_msg m;
+	sigset_t none;
+	int status_fd = 3, sig;
+
+	/* stdio from the pipes; the status pipe moves to fd 3 and closes
+	 * itself on exec, so the command never holds it. */
+	if (dup2(plan->stdin_rd, 0) < 0 || dup2(plan->stdout_wr, 1) < 0 ||
+	    dup2(plan->stderr_wr, 2) < 0 ||
+	    dup3(plan->status_wr, status_fd, O_CLOEXEC) < 0)
+		_exit(125);
+	syscall(SYS_close_range, 4, ~0u, 0);
+	/* Ignored signals and the signal mask survive exec: start clean. */
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (chdir(plan->workdir) < 0)
+		_exit(125);
+	execvpe(spec->argv[0], spec->argv, plan->envp);
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_EXEC_ERROR;
+	m.err = errno;
+	snprintf(m.text, sizeof(m.text), "%s: %s", spec->argv[0], strerror(errno));
+	send_msg(status_fd, &m);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+void child_main(const struct sb_plan *plan)
+{
+	const int keep[] = {
+		plan->sync_rd, plan->status_wr, plan->sock_wr,
+		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
+	};
+	struct sb_trees trees;
+	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
+			  TG_LAYER_NETNS | TG_LAYER_IPCNS | TG_LAYER_UTSNS |
+			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
+	const char *what = "";
+	struct sb_msg m;
+	char go;
+	pid_t pid;
+	int i, listener, status;
+
+	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	layers |= TG_LAYER_FDS_CLOSED;
+	/* Our copy of the caller's argv and environment strings: wiped. */
+	for (i = 0; i < 2; i++)
+		if (plan->scrub[i][1] > plan->scrub[i][0])
+			memset((void *)plan->scrub[i][0], 0,
+			       plan->scrub[i][1] - plan->scrub[i][0]);
+	/* The parent writes our id maps and joins us to the cgroup first. */
+	if (read(plan->sync_rd, &go, 1) != 1)
+		_exit(125);
+	close(plan->sync_rd);
+
+	if (setsid() < 0)
+		child_fail(plan, "session", errno, "setsid");
+	layers |= TG_LAYER_NEW_SESSION;
+	/* After the parent moved us into the run's cgroup, so that cgroup is
+	 * the root of our view. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(plan, "cgroup namespace", errno, "unshare");
+	layers |= TG_LAYER_CGROUPNS;
+
+	memset(&trees, -1, sizeof(trees));
+	if (rootfs_clone(plan, &trees, &what) < 0)
+		child_fail(plan, "rootfs", errno, what);
+	if (drop_identity(plan) < 0)
+		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
+	/* Die with the parent: without it nobody enforces the limits. Set
+	 * after the id switch, which clears it; the LAYERS message below
+	 * fails if the parent went away before this point. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(plan, "process", errno, "PR_SET_PDEATHSIG");
+	if (rootfs_build(plan, &trees, &layers, &what) < 0)
+		child_fail(plan, "rootfs", errno, what);
+	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
+		child_fail(plan, "uts namespace", errno, "sethostname");
+	if (loopback_up() < 0)
+		child_fail(plan, "network namespace", errno, "loopback up");
+
+	for (i = 0; i < plan->nrlimits; i++) {
+		struct rlimit rl = { plan->rlimits[i].value, plan->rlimits[i].value };
+
+		if (setrlimit(plan->rlimits[i].resource, &rl) < 0)
+			child_fail(plan, "rlimits", errno, "setrlimit");
+	}
+	layers |= TG_LAYER_RLIMITS;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(plan, "no_new_privs", errno, "prctl");
+	layers |= TG_LAYER_NO_NEW_PRIVS;
+	if (landlock_apply(plan, &layers, &what) < 0)
+		child_fail(plan, "landlock", errno, what);
+	if (drop_caps() < 0)
+		child_fail(plan, "capabilities", errno, "drop");
+	layers |= TG_LAYER_CAPS;
+	/* Not dumpable: the command cannot open /proc/1/fd or /proc/1/mem. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
+
+	listener = seccomp_install(plan->seccomp, plan->seccomp_ioctl);
+	if (listener < 0)
+		child_fail(plan, "seccomp", errno, "install filter");
+	if (send_fd(plan->sock_wr, listener) < 0)
+		child_fail(plan, "seccomp", errno, "hand the listener to the parent");
+	close(listener);
+	close(plan->sock_wr);
+	layers |= TG_LAYER_SECCOMP;
+	/* The cgroup limits were applied by the parent before we started. */
+	layers |= TG_LAYER_CGROUP;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_LAYERS;
+	m.status = (int)layers;
+	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		_exit(125); /* parent gone */
+
+	pid = fork();
+	if (pid < 0)
+		child_fail(plan, "process", errno, "fork");
+	if (pid == 0)
+		run_command(plan);
+	close(plan->stdin_rd);
+	close(plan->stdout_wr);
+	close(plan->stderr_wr);
+	for (;;) {
+		pid_t w = waitpid(-1, &status, __WALL);
+
+		if (w == pid) {
+			memset(&m, 0, sizeof(m));
+			m.kind = SB_MSG_EXIT;
+			m.status = status;
+			send_msg(plan->status_wr, &m);
+			_exit(0);
+		}
+		if (w < 0 && errno != EINTR)
+			_exit(125);
+	}
+}

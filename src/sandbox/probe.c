@@ -1,0 +1,150 @@
+/*
+ * What the host offers (`toolgate doctor`) and what each tier requires.
+ * A tier's requirements are a table; tg_sandbox_tier_check names the first
+ * one missing, and tg_sandbox_run refuses with that message: no silent
+ * fallback to weaker isolation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox_int.h"
+
+/* Fork a child into every namespace the sandbox uses and report whether
+ * that worked. Exit codes: 0 all, 1 user namespace refused, 2 others. */
+static int probe_namespaces(int *userns, int *others)
+{
+	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+		    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	pid_t pid;
+	int st;
+
+	*userns = *others = 0;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(1);
+		_exit(unshare(flags & ~CLONE_NEWUSER) < 0 ? 2 : 0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	*userns = WEXITSTATUS(st) != 1;
+	*others = WEXITSTATUS(st) == 0;
+	return 0;
+}
+
+static int has_action(const char *want)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, want) != NULL;
+}
+
+static int fs_available(const char *name)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, name) != NULL;
+}
+
+void tg_sandbox_probe_host(struct tg_sandbox_probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	probe_namespaces(&p->userns, &p->namespaces);
+	p->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
+		     has_action("user_notif") && has_action("kill_process");
+	p->landlock_abi = landlock_abi();
+	p->cgroup_version = cgroup_detect(p->cgroup_detail, sizeof(p->cgroup_detail),
+					  &p->cgroup_memory, &p->cgroup_pids, &p->cgroup_cpu);
+	p->overlayfs = fs_available("\toverlay\n");
+	/* These report ENOSYS when missing and EBADF/EINVAL when present. */
+	errno = 0;
+	p->mount_api = !(syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && errno == ENOSYS);
+	errno = 0;
+	p->clone3_pidfd = !(syscall(SYS_clone3, NULL, 0) < 0 && errno == ENOSYS) &&
+			  !(syscall(SYS_pidfd_send_signal, -1, 0, NULL, 0) < 0 && errno == ENOSYS);
+}
+
+struct requirement {
+	const char *layer;
+	int (*met)(const struct tg_sandbox_probe *p);
+	const char *why;
+};
+
+static int r_userns(const struct tg_sandbox_probe *p) { return p->userns; }
+static int r_ns(const struct tg_sandbox_probe *p) { return p->namespaces; }
+static int r_seccomp(const struct tg_sandbox_probe *p) { return p->seccomp; }
+static int r_ll_fs(const struct tg_sandbox_probe *p) { return p->landlock_abi >= 1; }
+static int r_ll_net(const struct tg_sandbox_probe *p) { return p->landlock_abi >= 4; }
+static int r_cgroup(const struct tg_sandbox_probe *p) { return p->cgroup_version > 0; }
+static int r_mount(const struct tg_sandbox_probe *p) { return p->mount_api; }
+static int r_clone3(const struct tg_sandbox_probe *p) { return p->clone3_pidfd; }
+
+static const struct requirement strict_req[] = {
+	{ "user namespace", r_userns, "unprivileged user namespaces are disabled "
+	  "(kernel.unprivileged_userns_clone or user.max_user_namespaces)" },
+	{ "namespaces", r_ns, "mount, pid, net, ipc, uts or cgroup namespaces refused" },
+	{ "clone3", r_clone3, "clone3 with pidfds needs Linux 5.3" },
+	{ "mount API", r_mount, "open_tree, move_mount and mount_setattr need Linux 5.12" },
+	{ "seccomp", r_seccomp, "seccomp filters with user notification and kill_process" },
+	{ "landlock", r_ll_fs, "landlock is not enabled (lsm= boot parameter)" },
+	{ "landlock network", r_ll_net, "landlock TCP rules need ABI 4 (Linux 6.7)" },
+	{ "cgroup", r_cgroup, "no cgroup hierarchy with memory, pids and cpu controllers" },
+};
+
+/* The standard tier keeps every layer but the landlock TCP rules, whose
+ * place the egress proxy takes. */
+static const struct requirement standard_req[] = {
+	{ "user namespace", r_userns, "unprivileged user namespaces are disabled" },
+	{ "namespaces", r_ns, "mount, pid, net, ipc, uts or cgroup namespaces refused" },
+	{ "clone3", r_clone3, "clone3 with pidfds needs Linux 5.3" },
+	{ "mount API", r_mount, "open_tree, move_mount and mount_setattr need Linux 5.12" },
+	{ "seccomp", r_seccomp, "seccomp filters with user notification and kill_process" },
+	{ "landlock", r_ll_fs, "landlock is not enabled (lsm= boot parameter)" },
+	{ "cgroup", r_cgroup, "no cgroup hierarchy with memory, pids and cpu controllers" },
+};
+
+int tg_sandbox_tier_check(enum tg_tier tier, const struct tg_sandbox_probe *p,
+			  struct tg_error *err)
+{
+	const struct requirement *req = tier == TG_TIER_STANDARD ? standard_req : strict_req;
+	size_t n = tier == TG_TIER_STANDARD ? sizeof(standard_req) / sizeof(standard_req[0])
+					    : sizeof(strict_req) / sizeof(strict_req[0]);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!req[i].met(p))
+			return tg_error_set(err, TG_ERR_UNAVAILABLE,
+					    "%s tier unavailable: %s: %s", tg_tier_name(tier),
+					    req[i].layer, req[i].why);
+	return 0;
+}

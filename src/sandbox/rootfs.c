@@ -1,0 +1,509 @@
+/*
+ * The sandbox's filesystem: a fresh tmpfs root entered with pivot_root.
+ *
+ *   /            tmpfs, read-only once built
+ *   /usr ...     read-only binds of what programs need (rootfs_plan)
+ *   /bin ...     the host's usrmerge links, recreated
+ *   /etc         synthesized: passwd, group, hosts, nsswitch.conf, plus
+ *                read-only ld.so.cache and alternatives
+ *   /proc        a new procfs; /proc/sys and friends read-only, files that
+ *                leak kernel state masked
+ *   /dev         tmpfs with null, zero, full, random, urandom, shm
+ *   /tmp, /work  size-capped tmpfs
+ *   (no /sys)    no host path is visible unless bound
+ *
+ * Bind sources are cloned with open_tree() before anything is mounted over
+ * them, then moved into place with move_mount(); targets inside the new
+ * root are resolved with RESOLVE_IN_ROOT so a symlink in a bound directory
+ * cannot redirect a mount onto the host's tree. Everything after clone runs
+ * without malloc (see sandbox_int.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox_int.h"
+
+/* The attachment point of the new root in the old tree. Anything mounted
+ * here is only visible in the child's private mount namespace. */
+#define NEWROOT "/tmp"
+
+static const char *const devices[SB_DEVICES] = {
+	"null", "zero", "full", "random", "urandom",
+};
+
+/* /proc entries that expose host kernel state or allow changing it. */
+static const char *const proc_readonly[] = {
+	"sys", "sysrq-trigger", "irq", "bus", "fs",
+};
+static const char *const proc_masked_files[] = {
+	"kcore", "keys", "key-users", "timer_list", "sched_debug",
+	"latency_stats", "kallsyms", "kmsg", "config.gz", "vmallocinfo",
+	"pagetypeinfo", "slabinfo",
+};
+static const char *const proc_masked_dirs[] = {
+	"acpi", "asound", "scsi", "driver", "dynamic_debug",
+};
+
+static const char etc_passwd[] =
+	"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+	"sandbox:x:1000:1000:toolgate sandbox:/work:/bin/sh\n"
+	"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char etc_group[] =
+	"root:x:0:\n"
+	"sandbox:x:1000:\n"
+	"nogroup:x:65534:\n";
+static const char etc_hosts[] =
+	"127.0.0.1\tlocalhost sandbox\n"
+	"::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char etc_nsswitch[] =
+	"passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+	"networks: files\nprotocols: files\nservices: files\n";
+
+/* ---- planning, in the parent ---------------------------------------- */
+
+static int plan_sysbind(struct sb_plan *plan, const char *host,
+			const char *inside, int required, struct tg_error *err)
+{
+	struct sb_sysbind *b;
+	struct stat st;
+
+	if (stat(host, &st) < 0) {
+		if (!required)
+			return 0;
+		return tg_error_sys(err, errno, "rootfs: %s", host);
+	}
+	if (plan->nsysbinds == (int)(sizeof(plan->sysbinds) / sizeof(plan->sysbinds[0])))
+		return tg_error_set(err, TG_ERR_LIMIT, "rootfs: too many system binds");
+	b = &plan->sysbinds[plan->nsysbinds++];
+	snprintf(b->host, sizeof(b->host), "%s", host);
+	snprintf(b->inside, sizeof(b->inside), "%s", inside);
+	b->is_dir = S_ISDIR(st.st_mode);
+	return 0;
+}
+
+int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
+{
+	/* usrmerge links and their pre-merge directories, as the host has them */
+	static const char *const tops[] = {
+		"bin", "sbin", "lib", "lib32", "lib64", "libx32",
+	};
+	char host[64], target[SB_PATH_MAX];
+	struct stat st;
+	unsigned i;
+	int n, ndirs = 0;
+
+	plan->nsysbinds = 0;
+	plan->nlinks = 0;
+	if (plan_sysbind(plan, "/usr", "/usr", 1, err) < 0)
+		return -1;
+	for (i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		snprintf(host, sizeof(host), "/%s", tops[i]);
+		if (lstat(host, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			struct sb_link *l = &plan->links[plan->nlinks];
+
+			n = (int)readlink(host, target, sizeof(target) - 1);
+			if (n < 0)
+				return tg_error_sys(err, errno, "rootfs: readlink %s", host);
+			target[n] = '\0';
+			snprintf(l->name, sizeof(l->name), "%s", tops[i]);
+			memcpy(l->target, target, (size_t)n + 1);
+			plan->nlinks++;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (plan_sysbind(plan, host, host, 1, err) < 0)
+				return -1;
+		}
+	}
+	if (plan_sysbind(plan, "/etc/ld.so.cache", "/etc/ld.so.cache", 0, err) < 0 ||
+	    plan_sysbind(plan, "/etc/alternatives", "/etc/alternatives", 0, err) < 0 ||
+	    plan_sysbind(plan, "/etc/localtime", "/etc/localtime", 0, err) < 0)
+		return -1;
+	for (i = 0; i < (unsigned)plan->nsysbinds; i++)
+		if (plan->sysbinds[i].is_dir)
+			plan->sysdirs[ndirs++] = plan->sysbinds[i].inside;
+	plan->sysdirs[ndirs] = NULL;
+	return 0;
+}
+
+/* ---- in the child ----------------------------------------------------- */
+
+static int clone_tree(const char *path, unsigned long attr_set, int recursive)
+{
+	struct mount_attr attr;
+	int fd, saved;
+
+	fd = (int)open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			    (recursive ? AT_RECURSIVE : 0));
+	if (fd < 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = attr_set;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0),
+			  &attr, sizeof(attr)) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what)
+{
+	const struct tg_sandbox_spec *spec = plan->spec;
+	const unsigned long ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	char path[SB_PATH_MAX];
+	int i;
+
+	*what = "make / private";
+	/* No mount event may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	for (i = 0; i < plan->nsysbinds; i++) {
+		*what = plan->sysbinds[i].host;
+		t->sys[i] = clone_tree(plan->sysbinds[i].host, ro, 1);
+		if (t->sys[i] < 0)
+			return -1;
+	}
+	for (i = 0; i < spec->nbinds; i++) {
+		*what = spec->binds[i].host;
+		t->user[i] = clone_tree(spec->binds[i].host,
+					spec->binds[i].writable
+						? MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+						: ro, 1);
+		if (t->user[i] < 0)
+			return -1;
+	}
+	for (i = 0; i < SB_DEVICES; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", devices[i]);
+		*what = "/dev nodes";
+		t->dev[i] = clone_tree(path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0);
+		if (t->dev[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_file(int dirfd, const char *name, const char *data, mode_t mode)
+{
+	size_t len = strlen(data), off = 0;
+	ssize_t n;
+	int fd, saved;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -1;
+	while (off < len) {
+		n = write(fd, data + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return close(fd);
+}
+
+static int open_in_root(int rootfd, const char *rel)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+}
+
+/* Open (creating as needed) the mount point `inside` under the root dirfd.
+ * Each existing component is resolved with RESOLVE_IN_ROOT, and each
+ * missing one is created in the directory so resolved, so a symlink in an
+ * earlier bind cannot lead a mkdir or a mount out of the new root. Returns
+ * an O_PATH fd. */
+static int make_mountpoint(int rootfd, const char *inside, int is_dir)
+{
+	char buf[SB_PATH_MAX];
+	char *comp, *slash;
+	int parent, next, fd, last, saved;
+	struct stat st;
+
+	if (strlen(inside) >= sizeof(buf) || inside[0] != '/') {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(buf, inside);
+	parent = open_in_root(rootfd, ".");
+	if (parent < 0)
+		return -1;
+	for (comp = buf + 1; comp; comp = slash ? slash + 1 : NULL) {
+		slash = strchr(comp, '/');
+		last = slash == NULL || slash[1] == '\0';
+		if (slash)
+			*slash = '\0';
+		next = open_in_root(rootfd, buf + 1);
+		if (next < 0 && errno == ENOENT) {
+			if (last && !is_dir) {
+				fd = openat(parent, comp, O_WRONLY | O_CREAT | O_EXCL |
+					    O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (fd >= 0)
+					close(fd);
+			} else {
+				fd = mkdirat(parent, comp, 0755);
+			}
+			if (fd < 0 && errno != EEXIST)
+				goto fail;
+			next = open_in_root(rootfd, buf + 1);
+		}
+		if (next < 0)
+			goto fail;
+		close(parent);
+		parent = next;
+		if (slash)
+			*slash = '/';
+		if (last)
+			break;
+	}
+	if (fstat(parent, &st) < 0)
+		goto fail;
+	if (!!S_ISDIR(st.st_mode) != !!is_dir) {
+		errno = is_dir ? ENOTDIR : EISDIR;
+		goto fail;
+	}
+	return parent;
+fail:
+	saved = errno;
+	close(parent);
+	errno = saved;
+	return -1;
+}
+
+static int place(int tree, int rootfd, const char *inside, int is_dir)
+{
+	int target, rc, saved;
+
+	target = make_mountpoint(rootfd, inside, is_dir);
+	if (target < 0)
+		return -1;
+	rc = move_mount(tree, "", target, "",
+			MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	saved = errno;
+	close(target);
+	close(tree);
+	errno = saved;
+	return rc;
+}
+
+static int setup_dev(const struct sb_plan *plan, struct sb_trees *t, const char **what)
+{
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", NEWROOT "/dev/fd" },
+		{ "/proc/self/fd/0", NEWROOT "/dev/stdin" },
+		{ "/proc/self/fd/1", NEWROOT "/dev/stdout" },
+		{ "/proc/self/fd/2", NEWROOT "/dev/stderr" },
+	};
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	char path[64];
+	unsigned i;
+	int fd;
+
+	*what = "/dev tmpfs";
+	if (mkdir(NEWROOT "/dev", 0755) < 0 ||
+	    mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+		  "size=64k,nr_inodes=64,mode=0755") < 0)
+		return -1;
+	*what = "/dev nodes";
+	for (i = 0; i < SB_DEVICES; i++) {
+		snprintf(path, sizeof(path), NEWROOT "/dev/%s", devices[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return -1;
+		close(fd);
+		if (move_mount(t->dev[i], "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return -1;
+		close(t->dev[i]);
+		t->dev[i] = -1;
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i][0], links[i][1]) < 0)
+			return -1;
+	*what = "/dev/shm";
+	if (mkdir(NEWROOT "/dev/shm", 01777) < 0 ||
+	    mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+		  plan->tmpfs_opts) < 0)
+		return -1;
+	*what = "/dev read-only";
+	return mount_setattr(AT_FDCWD, NEWROOT "/dev", 0, &attr, sizeof(attr));
+}
+
+/* 0 in user.max_user_namespaces of the sandbox's own user namespace: no
+ * process inside can create another (second layer under seccomp). */
+static int limit_userns(void)
+{
+	int fd = open(NEWROOT "/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, "0\n", 2) == 2 ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+static int setup_proc(unsigned *layers, const char **what)
+{
+	struct mount_attr ro = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    MOUNT_ATTR_NOEXEC,
+	};
+	char path[96];
+	unsigned i;
+
+	*what = "/proc";
+	if (mkdir(NEWROOT "/proc", 0555) < 0 ||
+	    mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -1;
+	if (limit_userns() == 0)
+		*layers |= TG_LAYER_USERNS_LIMIT;
+	/* /proc/sys read-only: a sandbox that can write kernel.core_pattern
+	 * runs a program of its choosing as host root. */
+	for (i = 0; i < sizeof(proc_readonly) / sizeof(proc_readonly[0]); i++) {
+		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_readonly[i]);
+		*what = path;
+		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -1;
+		}
+		if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+			return -1;
+	}
+	for (i = 0; i < sizeof(proc_masked_files) / sizeof(proc_masked_files[0]); i++) {
+		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_masked_files[i]);
+		*what = path;
+		if (mount(NEWROOT "/dev/null", path, NULL, MS_BIND, NULL) < 0 &&
+		    errno != ENOENT)
+			return -1;
+	}
+	for (i = 0; i < sizeof(proc_masked_dirs) / sizeof(proc_masked_dirs[0]); i++) {
+		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_masked_dirs[i]);
+		*what = path;
+		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,nr_inodes=1,mode=0555") < 0 && errno != ENOENT)
+			return -1;
+	}
+	return 0;
+}
+
+static int setup_etc(const struct sb_plan *plan, int rootfd, const char **what)
+{
+	*what = "/etc";
+	if (mkdirat(rootfd, "etc", 0755) < 0 ||
+	    write_file(rootfd, "etc/passwd", etc_passwd, 0644) < 0 ||
+	    write_file(rootfd, "etc/group", etc_group, 0644) < 0 ||
+	    write_file(rootfd, "etc/hosts", etc_hosts, 0644) < 0 ||
+	    write_file(rootfd, "etc/nsswitch.conf", etc_nsswitch, 0644) < 0 ||
+	    write_file(rootfd, "etc/hostname", "sandbox\n", 0644) < 0 ||
+	    write_file(rootfd, "etc/resolv.conf", "# no network\n", 0644) < 0)
+		return -1;
+	(void)plan;
+	return 0;
+}
+
+int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
+		 unsigned *layers, const char **what)
+{
+	const struct tg_sandbox_spec *spec = plan->spec;
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	int rootfd = -1, fsfd = -1, i;
+
+	*what = "tmpfs root";
+	fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fsfd < 0 ||
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "1m", 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -1;
+	rootfd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fsfd);
+	if (rootfd < 0)
+		return -1;
+	if (move_mount(rootfd, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -1;
+
+	*what = "system binds";
+	for (i = 0; i < plan->nsysbinds; i++) {
+		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) == 0)
+			continue; /* after /etc exists */
+		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
+			  plan->sysbinds[i].is_dir) < 0)
+			return -1;
+		t->sys[i] = -1;
+	}
+	*what = "root links";
+	for (i = 0; i < plan->nlinks; i++)
+		if (symlinkat(plan->links[i].target, rootfd, plan->links[i].name) < 0)
+			return -1;
+	if (setup_etc(plan, rootfd, what) < 0)
+		return -1;
+	*what = "/etc binds";
+	for (i = 0; i < plan->nsysbinds; i++) {
+		if (t->sys[i] < 0)
+			continue;
+		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
+			  plan->sysbinds[i].is_dir) < 0)
+			return -1;
+		t->sys[i] = -1;
+	}
+	if (setup_dev(plan, t, what) < 0 || setup_proc(layers, what) < 0)
+		return -1;
+	*what = "/tmp";
+	if (mkdir(NEWROOT "/tmp", 01777) < 0 ||
+	    mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+		  plan->tmpfs_opts) < 0)
+		return -1;
+	if (!plan->workdir_is_bound) {
+		char path[SB_PATH_MAX + 8];
+		int fd;
+
+		*what = "work directory";
+		fd = make_mountpoint(rootfd, plan->workdir, 1);
+		if (fd < 0)
+			return -1;
+		close(fd);
+		snprintf(path, sizeof(path), NEWROOT "%s", plan->workdir);
+		if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV,
+			  plan->workdir_opts) < 0)
+			return -1;
+	}
+	for (i = 0; i < spec->nbinds; i++) {
+		*what = spec->binds[i].inside;
+		if (place(t->user[i], rootfd, spec->binds[i].inside,
+			  spec->binds[i].is_dir) < 0)
+			return -1;
+		t->user[i] = -1;
+	}
+	*what = "root read-only";
+	if (mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return -1;
+	/* pivot_root(".", ".") stacks the old root under the new one; the
+	 * detach below then drops every host mount from this namespace. */
+	*what = "pivot_root";
+	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return -1;
+	close(rootfd);
+	*layers |= TG_LAYER_ROOTFS;
+	return 0;
+}

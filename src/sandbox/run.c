@@ -1,0 +1,734 @@
+/*
+ * tg_sandbox_run: the parent's side of a run.
+ *
+ * plan (may allocate) -> pipes -> cgroup -> clone3 into new user, mount,
+ * pid, net, ipc and uts namespaces (CLONE_PIDFD) -> write the child's id
+ * maps, join it to the cgroup, let it go -> supervise -> reap -> collect.
+ *
+ * Supervision is one poll loop over the child's pidfd, its stdout and
+ * stderr, the status pipe, the socket that brings the seccomp listener and
+ * then the listener itself, and the caller's stdin. It ends the run (one
+ * SIGKILL to the sandbox's PID 1 takes the whole pid namespace) at the
+ * deadline, at a seccomp notification, or when output passes its cap.
+ * No signal handler is installed: the library leaves the embedder's signal
+ * dispositions alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/cgroup_int.h"
+#include "sandbox/sandbox_int.h"
+
+#define CHUNK 65536
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* ---- host checks, once per process ----------------------------------- */
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static struct tg_sandbox_probe host;
+
+/* Where this process's argv and environment strings live. The sandbox's
+ * init is a copy of this process; it wipes its copies so the command cannot
+ * read the caller's command line (/proc/1/cmdline) or environment. */
+static uintptr_t scrub[2][2];
+
+static void find_arg_env(void)
+{
+	char buf[2048], *p;
+	unsigned long long v[4];
+	ssize_t n;
+	int fd, field;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	if (!p)
+		return;
+	/* p+2 is field 3; arg_start..env_end are fields 48..51 */
+	for (field = 3, p += 2; field < 48 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return;
+	if (v[0] < v[1] && v[2] < v[3]) {
+		scrub[0][0] = (uintptr_t)v[0];
+		scrub[0][1] = (uintptr_t)v[1];
+		scrub[1][0] = (uintptr_t)v[2];
+		scrub[1][1] = (uintptr_t)v[3];
+	}
+}
+
+static void probe_host_once(void)
+{
+	tg_sandbox_probe_host(&host);
+	find_arg_env();
+}
+
+/* ---- the plan ------------------------------------------------------- */
+
+struct run {
+	const struct tg_sandbox_spec *spec;
+	struct sb_plan plan;
+	char *envp[SB_MAX_ENV + 8];
+	char *env_owned[8];
+	int nowned;
+	struct sb_cgroup *cg;
+	int sync_w, status_r, sock_r, stdin_w, stdout_r, stderr_r;
+	int pidfd, listener;
+	pid_t pid;
+	uint64_t start, deadline;
+	/* stdin relay */
+	char inbuf[CHUNK];
+	size_t inlen, inoff;
+	int caller_in_eof;
+	/* outcome */
+	int killed_timeout, killed_output, killed_seccomp;
+	int got_exit, exit_status, exec_errno;
+	char setup_error[480];
+	unsigned layers;
+};
+
+static int env_has(const struct tg_sandbox_spec *s, const char *name)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; i < s->nenv; i++)
+		if (strncmp(s->env[i], name, n) == 0 && s->env[i][n] == '=')
+			return 1;
+	return 0;
+}
+
+static int plan_env(struct run *r, struct tg_error *err)
+{
+	const struct tg_sandbox_spec *s = r->spec;
+	char *defaults[4];
+	int n = 0, i;
+
+	defaults[0] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	if (asprintf(&defaults[1], "HOME=%s", s->workdir) < 0)
+		defaults[1] = NULL;
+	defaults[2] = strdup("LANG=C.UTF-8");
+	defaults[3] = strdup("TMPDIR=/tmp");
+	for (i = 0; i < 4; i++) {
+		r->env_owned[r->nowned++] = defaults[i];
+		if (!defaults[i])
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	for (i = 0; i < 4; i++) {
+		char *eq = strchr(defaults[i], '=');
+
+		*eq = '\0';
+		if (!env_has(s, defaults[i]))
+			r->envp[n++] = defaults[i];
+		*eq = '=';
+	}
+	for (i = 0; i < s->nenv; i++)
+		r->envp[n++] = s->env[i];
+	r->envp[n] = NULL;
+	return 0;
+}
+
+static int plan_run(struct run *r, struct tg_error *err)
+{
+	const struct tg_sandbox_spec *s = r->spec;
+	struct sb_plan *p = &r->plan;
+	int i;
+
+	p->spec = s;
+	p->caller_is_root = geteuid() == 0;
+	p->hostname = "sandbox";
+	p->workdir = s->workdir;
+	p->workdir_is_bound = 0;
+	for (i = 0; i < s->nbinds; i++) {
+		size_t n = strlen(s->binds[i].inside);
+
+		if (s->binds[i].is_dir && strncmp(s->workdir, s->binds[i].inside, n) == 0 &&
+		    (s->workdir[n] == '\0' || s->workdir[n] == '/' || n == 1))
+			p->workdir_is_bound = 1;
+	}
+	snprintf(p->tmpfs_opts, sizeof(p->tmpfs_opts), "size=%llu,mode=1777",
+		 (unsigned long long)s->tmpfs_size);
+	snprintf(p->workdir_opts, sizeof(p->workdir_opts), "size=%llu,mode=0755",
+		 (unsigned long long)s->tmpfs_size);
+	p->landlock_abi = (unsigned)host.landlock_abi;
+	memcpy(p->scrub, scrub, sizeof(p->scrub));
+	p->nrlimits = 0;
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_CORE, 0 };
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_NOFILE, 256 };
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_FSIZE, s->tmpfs_size };
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MEMLOCK, 64 << 10 };
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MSGQUEUE, 64 << 10 };
+	/* CPU seconds per process: a backstop under the wall-clock kill. */
+	p->rlimits[p->nrlimits++] =
+		(struct rlimit_plan){ RLIMIT_CPU, s->timeout_ms / 1000 + 2 };
+	p->seccomp = seccomp_program(SB_SECCOMP_MAIN, err);
+	p->seccomp_ioctl = seccomp_program(SB_SECCOMP_IOCTL, err);
+	if (!p->seccomp || !p->seccomp_ioctl)
+		return tg_error_wrap(err, "seccomp");
+	if (rootfs_plan(p, err) < 0)
+		return -1;
+	if (plan_env(r, err) < 0)
+		return -1;
+	p->envp = r->envp;
+	return 0;
+}
+
+/* ---- user namespace maps, written by the parent ---------------------- */
+
+static int write_proc(pid_t pid, const char *file, const char *data, struct tg_error *err)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (cg_write(path, file, data) < 0)
+		return tg_error_sys(err, errno, "user namespace: write %s", file);
+	return 0;
+}
+
+static int write_maps(struct run *r, struct tg_error *err)
+{
+	char map[64];
+	unsigned outer_uid = (unsigned)geteuid(), outer_gid = (unsigned)getegid();
+
+	/* A root caller is mapped to an unprivileged host user; anyone else
+	 * can only map themselves. setgroups stays "allow" for root so the
+	 * child can drop root's supplementary groups; for others it must be
+	 * "deny" (CVE-2014-8989: dropping groups could grant access). */
+	if (r->plan.caller_is_root) {
+		outer_uid = SB_OVERFLOW_ID;
+		outer_gid = SB_OVERFLOW_ID;
+	} else if (write_proc(r->pid, "setgroups", "deny", err) < 0) {
+		return -1;
+	}
+	snprintf(map, sizeof(map), "%d %u 1\n", SB_INSIDE_UID, outer_uid);
+	if (write_proc(r->pid, "uid_map", map, err) < 0)
+		return -1;
+	snprintf(map, sizeof(map), "%d %u 1\n", SB_INSIDE_GID, outer_gid);
+	return write_proc(r->pid, "gid_map", map, err);
+}
+
+/* ---- supervision ---------------------------------------------------- */
+
+static void kill_sandbox(struct run *r)
+{
+	if (r->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	int fd = -1;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+static void on_notify(struct run *r, struct tg_sandbox_result *res)
+{
+	struct seccomp_notif req;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(r->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return;
+	if (!r->killed_seccomp) {
+		r->killed_seccomp = 1;
+		res->seccomp_syscall = req.data.nr;
+		seccomp_syscall_name(req.data.nr, req.data.arch, res->seccomp_syscall_name,
+				     sizeof(res->seccomp_syscall_name));
+	}
+	/* The call never runs: the thread is parked until the kill lands. */
+	kill_sandbox(r);
+}
+
+static void on_status(struct run *r)
+{
+	struct sb_msg m;
+	ssize_t n = read(r->status_r, &m, sizeof(m));
+
+	if (n == 0) {
+		close_fd(&r->status_r);
+		return;
+	}
+	if (n != (ssize_t)sizeof(m))
+		return;
+	m.text[sizeof(m.text) - 1] = '\0';
+	switch (m.kind) {
+	case SB_MSG_SETUP_ERROR:
+		snprintf(r->setup_error, sizeof(r->setup_error), "%s", m.text);
+		break;
+	case SB_MSG_EXEC_ERROR:
+		r->exec_errno = m.err ? m.err : ENOEXEC;
+		snprintf(r->setup_error, sizeof(r->setup_error), "exec %s", m.text);
+		break;
+	case SB_MSG_EXIT:
+		r->got_exit = 1;
+		r->exit_status = m.status;
+		break;
+	case SB_MSG_LAYERS:
+		r->layers = (unsigned)m.status;
+		break;
+	}
+}
+
+static int grow_append(struct tg_sandbox_output *o, size_t *cap, const char *buf,
+		       size_t n)
+{
+	size_t need = o->len + n + 1;
+
+	if (need > *cap) {
+		size_t ncap = *cap ? *cap : 4096;
+		char *p;
+
+		while (ncap < need)
+			ncap *= 2;
+		p = realloc(o->data, ncap);
+		if (!p)
+			return -1;
+		o->data = p;
+		*cap = ncap;
+	}
+	memcpy(o->data + o->len, buf, n);
+	o->len += n;
+	o->data[o->len] = '\0';
+	return 0;
+}
+
+static void on_output(struct run *r, int stream, int *fd, struct tg_sandbox_output *o,
+		      size_t *cap)
+{
+	char buf[CHUNK];
+	uint64_t limit = r->spec->output_limit;
+	ssize_t n = read(*fd, buf, sizeof(buf));
+	size_t take;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close_fd(fd);
+		return;
+	}
+	if (o->truncated)
+		return; /* drained and dropped until the sandbox is gone */
+	take = (size_t)n;
+	if (o->len + take > limit) {
+		take = (size_t)(limit - o->len);
+		o->truncated = 1;
+		r->killed_output = 1;
+		kill_sandbox(r);
+	}
+	if (take && r->spec->out_fn)
+		r->spec->out_fn(stream, buf, take, r->spec->out_ctx);
+	if (take && grow_append(o, cap, buf, take) < 0) {
+		o->truncated = 1; /* out of memory: keep what we have */
+		r->killed_output = 1;
+		kill_sandbox(r);
+	}
+}
+
+/* Relay the caller's stdin into the sandbox's pipe. SIGPIPE is blocked for
+ * the write and any pending one consumed, so a command that closes its
+ * stdin early cannot kill the embedding process. */
+static void relay_write(struct run *r)
+{
+	sigset_t pipe_set, old;
+	struct timespec zero = { 0, 0 };
+	ssize_t n;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(r->stdin_w, r->inbuf + r->inoff, r->inlen - r->inoff);
+	if (n < 0 && errno == EPIPE)
+		sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			close_fd(&r->stdin_w); /* the command stopped reading */
+		return;
+	}
+	r->inoff += (size_t)n;
+	if (r->inoff == r->inlen)
+		r->inoff = r->inlen = 0;
+}
+
+static void relay_read(struct run *r)
+{
+	ssize_t n = read(r->spec->stdin_fd, r->inbuf, sizeof(r->inbuf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		r->caller_in_eof = 1;
+		return;
+	}
+	r->inlen = (size_t)n;
+	r->inoff = 0;
+}
+
+static void supervise(struct run *r, struct tg_sandbox_result *res)
+{
+	size_t outcap = 0, errcap = 0;
+	int reaped = 0;
+
+	while (!reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
+		struct pollfd p[7];
+		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
+		    i_ln = -1, i_in = -1, timeout;
+		uint64_t t = now_us();
+
+		if (r->stdin_w >= 0 && r->inlen == 0 && r->caller_in_eof)
+			close_fd(&r->stdin_w);
+		if (!reaped) {
+			p[i_pid = n++] = (struct pollfd){ r->pidfd, POLLIN, 0 };
+		}
+		if (r->stdout_r >= 0)
+			p[i_out = n++] = (struct pollfd){ r->stdout_r, POLLIN, 0 };
+		if (r->stderr_r >= 0)
+			p[i_err = n++] = (struct pollfd){ r->stderr_r, POLLIN, 0 };
+		if (r->status_r >= 0)
+			p[i_st = n++] = (struct pollfd){ r->status_r, POLLIN, 0 };
+		if (r->sock_r >= 0)
+			p[i_sock = n++] = (struct pollfd){ r->sock_r, POLLIN, 0 };
+		if (r->listener >= 0)
+			p[i_ln = n++] = (struct pollfd){ r->listener, POLLIN, 0 };
+		if (r->stdin_w >= 0 && r->inlen > 0)
+			p[i_in = n++] = (struct pollfd){ r->stdin_w, POLLOUT, 0 };
+		else if (r->stdin_w >= 0 && !r->caller_in_eof)
+			p[i_in = n++] = (struct pollfd){ r->spec->stdin_fd, POLLIN, 0 };
+
+		if (!reaped && t >= r->deadline) {
+			if (!r->killed_timeout)
+				kill_sandbox(r);
+			r->killed_timeout = 1;
+			timeout = 100;
+		} else if (!reaped) {
+			timeout = (int)((r->deadline - t + 999) / 1000);
+		} else {
+			timeout = 1000; /* draining after exit; pipes close with the ns */
+		}
+		if (poll(p, (nfds_t)n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (i_ln >= 0 && p[i_ln].revents & POLLIN)
+			on_notify(r, res);
+		else if (i_ln >= 0 && p[i_ln].revents & (POLLHUP | POLLERR))
+			close_fd(&r->listener);
+		if (i_sock >= 0 && p[i_sock].revents) {
+			r->listener = recv_fd(r->sock_r);
+			close_fd(&r->sock_r);
+		}
+		if (i_st >= 0 && p[i_st].revents)
+			on_status(r);
+		if (i_out >= 0 && p[i_out].revents)
+			on_output(r, 1, &r->stdout_r, &res->out, &outcap);
+		if (i_err >= 0 && p[i_err].revents)
+			on_output(r, 2, &r->stderr_r, &res->err, &errcap);
+		if (i_in >= 0 && p[i_in].revents) {
+			if (p[i_in].fd == r->stdin_w) {
+				if (p[i_in].revents & (POLLERR | POLLHUP))
+					close_fd(&r->stdin_w);
+				else
+					relay_write(r);
+			} else {
+				relay_read(r);
+			}
+		}
+		if (i_pid >= 0 && p[i_pid].revents & POLLIN) {
+			struct rusage ru;
+			int st;
+
+			if (wait4(r->pid, &st, __WALL, &ru) == r->pid) {
+				reaped = 1;
+				res->cpu_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+						   (uint64_t)ru.ru_utime.tv_usec;
+				res->cpu_system_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+						     (uint64_t)ru.ru_stime.tv_usec;
+				res->wall_us = now_us() - r->start;
+				if (!r->got_exit && WIFSIGNALED(st)) {
+					/* init itself was killed: the command went with it */
+					r->exit_status = st;
+				}
+				close_fd(&r->stdin_w);
+			}
+		}
+		if (reaped && now_us() > r->deadline + 5000000u)
+			break; /* a pipe held open past the namespace: give up */
+	}
+}
+
+/* ---- the result ----------------------------------------------------- */
+
+static void finish(struct run *r, struct tg_sandbox_result *res)
+{
+	struct sb_cgroup_stats cs;
+	int st = r->exit_status;
+
+	cgroup_stats(r->cg, &cs);
+	res->peak_memory = cs.peak_memory;
+	res->layers = r->layers;
+	if (r->killed_timeout)
+		res->limits_hit |= TG_LIMIT_TIMEOUT;
+	if (cs.oom_kills)
+		res->limits_hit |= TG_LIMIT_MEMORY;
+	if (cs.pids_max_events)
+		res->limits_hit |= TG_LIMIT_PIDS;
+	if (r->killed_output)
+		res->limits_hit |= TG_LIMIT_OUTPUT;
+	if (r->got_exit || r->killed_timeout || r->killed_seccomp || r->killed_output) {
+		if (r->got_exit && WIFEXITED(st)) {
+			res->exited = 1;
+			res->exit_code = WEXITSTATUS(st);
+		} else if (r->got_exit && WIFSIGNALED(st)) {
+			res->signal = WTERMSIG(st);
+		} else {
+			res->signal = SIGKILL;
+		}
+	}
+	res->exec_errno = r->exec_errno;
+	if (r->setup_error[0] && !r->exec_errno) {
+		res->reason = TG_REASON_SETUP_FAILED;
+		snprintf(res->message, sizeof(res->message), "setup failed: %.480s",
+			 r->setup_error);
+	} else if (r->exec_errno) {
+		res->reason = TG_REASON_SETUP_FAILED;
+		snprintf(res->message, sizeof(res->message), "%s", r->setup_error);
+	} else if (!r->got_exit && !r->killed_timeout && !r->killed_seccomp &&
+		   !r->killed_output) {
+		res->reason = TG_REASON_SETUP_FAILED;
+		snprintf(res->message, sizeof(res->message),
+			 "setup failed: the sandbox ended before the command started");
+	} else if (r->killed_seccomp) {
+		res->reason = TG_REASON_SECCOMP_VIOLATION;
+		snprintf(res->message, sizeof(res->message),
+			 "ended by seccomp: the command called %s", res->seccomp_syscall_name);
+	} else if (res->limits_hit & TG_LIMIT_MEMORY) {
+		res->reason = TG_REASON_MEMORY_LIMIT;
+		snprintf(res->message, sizeof(res->message), "memory limit reached");
+	} else if (res->limits_hit & TG_LIMIT_PIDS) {
+		res->reason = TG_REASON_PIDS_LIMIT;
+		snprintf(res->message, sizeof(res->message), "process limit reached");
+	} else if (r->killed_timeout) {
+		res->reason = TG_REASON_TIMEOUT;
+		snprintf(res->message, sizeof(res->message), "timed out after %llu ms",
+			 (unsigned long long)r->spec->timeout_ms);
+	} else if (r->killed_output) {
+		res->reason = TG_REASON_OUTPUT_TRUNCATED;
+		snprintf(res->message, sizeof(res->message),
+			 "output passed the limit of %llu bytes",
+			 (unsigned long long)r->spec->output_limit);
+	} else {
+		res->reason = TG_REASON_OK;
+	}
+}
+
+static struct tg_sandbox_result *result_new(void)
+{
+	struct tg_sandbox_result *res = calloc(1, sizeof(*res));
+
+	if (!res)
+		return NULL;
+	res->seccomp_syscall = -1;
+	return res;
+}
+
+void tg_sandbox_result_free(struct tg_sandbox_result *res)
+{
+	if (!res)
+		return;
+	free(res->out.data);
+	free(res->err.data);
+	free(res);
+}
+
+static pid_t clone_sandbox(int *pidfd)
+{
+	struct clone_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+		     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+	args.pidfd = (uint64_t)(uintptr_t)pidfd;
+	args.exit_signal = SIGCHLD;
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
+		   struct tg_error *err)
+{
+	struct tg_sandbox_result *res = NULL;
+	struct run *r = NULL;
+	int sync_p[2] = { -1, -1 }, status_p[2] = { -1, -1 }, sock[2] = { -1, -1 },
+	    in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
+	int rc = -1, i;
+	char go = 'g';
+
+	*out = NULL;
+	if (!spec || !spec->argv)
+		return tg_error_set(err, TG_ERR_INVALID, "no command given");
+	pthread_once(&probe_once, probe_host_once);
+	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
+		return -1;
+	r = calloc(1, sizeof(*r));
+	res = result_new();
+	if (!r || !res) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	r->spec = spec;
+	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
+	r->pidfd = r->listener = -1;
+	if (plan_run(r, err) < 0)
+		goto out;
+	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(status_p, O_CLOEXEC) < 0 ||
+	    pipe2(in_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
+	    pipe2(err_p, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
+		tg_error_sys(err, errno, "pipes");
+		goto out;
+	}
+	r->plan.sync_rd = sync_p[0];
+	r->plan.status_wr = status_p[1];
+	r->plan.sock_wr = sock[1];
+	r->plan.stdin_rd = in_p[0];
+	r->plan.stdout_wr = out_p[1];
+	r->plan.stderr_wr = err_p[1];
+	if (cgroup_create(spec, &r->cg, err) < 0)
+		goto out;
+
+	r->start = now_us();
+	r->deadline = r->start + spec->timeout_ms * 1000u;
+	r->pid = clone_sandbox(&r->pidfd);
+	if (r->pid < 0) {
+		tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
+		goto out;
+	}
+	if (r->pid == 0)
+		child_main(&r->plan);
+
+	r->sync_w = sync_p[1];
+	sync_p[1] = -1;
+	r->status_r = status_p[0];
+	status_p[0] = -1;
+	r->sock_r = sock[0];
+	sock[0] = -1;
+	r->stdin_w = in_p[1];
+	in_p[1] = -1;
+	r->stdout_r = out_p[0];
+	out_p[0] = -1;
+	r->stderr_r = err_p[0];
+	err_p[0] = -1;
+	if (spec->stdin_fd < 0)
+		r->caller_in_eof = 1;
+	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
+
+	/* The child waits on sync until its maps exist and it is in the
+	 * cgroup; on failure closing sync makes it exit. */
+	if (write_maps(r, err) < 0 || cgroup_attach(r->cg, r->pid, err) < 0 ||
+	    write(r->sync_w, &go, 1) != 1) {
+		snprintf(r->setup_error, sizeof(r->setup_error), "%.400s", err->msg);
+		tg_error_clear(err);
+		kill_sandbox(r);
+	}
+	close_fd(&r->sync_w);
+	close_fd(&sync_p[0]);
+	close_fd(&status_p[1]);
+	close_fd(&sock[1]);
+	close_fd(&in_p[0]);
+	close_fd(&out_p[1]);
+	close_fd(&err_p[1]);
+
+	supervise(r, res);
+	finish(r, res);
+	*out = res;
+	res = NULL;
+	rc = 0;
+out:
+	if (r) {
+		if (r->pid > 0 && rc < 0) {
+			kill_sandbox(r);
+			waitpid(r->pid, NULL, __WALL);
+		}
+		cgroup_destroy(r->cg);
+		close_fd(&r->sync_w);
+		close_fd(&r->status_r);
+		close_fd(&r->sock_r);
+		close_fd(&r->stdin_w);
+		close_fd(&r->stdout_r);
+		close_fd(&r->stderr_r);
+		close_fd(&r->pidfd);
+		close_fd(&r->listener);
+		for (i = 0; i < r->nowned; i++)
+			free(r->env_owned[i]);
+		free(r);
+	}
+	close_fd(&sync_p[0]);
+	close_fd(&sync_p[1]);
+	close_fd(&status_p[0]);
+	close_fd(&status_p[1]);
+	close_fd(&sock[0]);
+	close_fd(&sock[1]);
+	close_fd(&in_p[0]);
+	close_fd(&in_p[1]);
+	close_fd(&out_p[0]);
+	close_fd(&out_p[1]);
+	close_fd(&err_p[0]);
+	close_fd(&err_p[1]);
+	tg_sandbox_result_free(res);
+	return rc;
+}

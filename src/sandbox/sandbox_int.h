@@ -1,0 +1,180 @@
+/*
+ * Private interface of src/sandbox/: only the files of src/sandbox/ include this.
+ *
+ * A run is planned in the parent (which may allocate) and carried out in the
+ * child with system calls only: after clone the child never calls malloc,
+ * so a multi-threaded embedder cannot deadlock it. The child's steps are in
+ * child.c, one kernel facility per file beside it.
+ */
+#ifndef TG_SANDBOX_INT_H
+#define TG_SANDBOX_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "toolgate/sandbox.h"
+
+#define SB_INSIDE_UID 1000
+#define SB_INSIDE_GID 1000
+#define SB_OVERFLOW_ID 65534 /* host id a root caller is mapped to */
+#define SB_MAX_BINDS 64
+#define SB_MAX_ENV 128
+#define SB_MAX_ARGV 4096
+#define SB_PATH_MAX 1024
+#define SB_ARG_MAX (256 * 1024) /* total bytes of argv + env */
+
+struct sb_bind {
+	char *host;   /* canonical host path (realpath) */
+	char *inside; /* normalised absolute path inside */
+	int writable;
+	int is_dir;
+};
+
+struct tg_sandbox_spec {
+	enum tg_tier tier;
+	char **argv;   /* NULL-terminated */
+	int argc;
+	uint64_t memory;
+	unsigned millicpus;
+	unsigned pids;
+	uint64_t timeout_ms;
+	uint64_t output_limit;
+	uint64_t tmpfs_size;
+	struct sb_bind binds[SB_MAX_BINDS];
+	int nbinds;
+	char *workdir;
+	char *env[SB_MAX_ENV + 1]; /* "NAME=VALUE", NULL-terminated */
+	int nenv;
+	int stdin_fd;
+	tg_sandbox_output_fn out_fn;
+	void *out_ctx;
+	char *cgroup_parent;
+};
+
+struct sock_fprog;
+
+/* What the child reports to the parent on the status pipe. Each message is
+ * one write of less than PIPE_BUF bytes, so it arrives whole. */
+enum sb_msg_kind {
+	SB_MSG_SETUP_ERROR = 1, /* text names the layer */
+	SB_MSG_EXEC_ERROR,      /* err = errno of execve */
+	SB_MSG_EXIT,            /* status = wait status of the command */
+	SB_MSG_LAYERS,          /* status = TG_LAYER_* bits applied */
+};
+
+struct sb_msg {
+	int kind;
+	int status;
+	int err;
+	char text[240];
+};
+
+/* Everything the child needs, computed before clone. */
+struct sb_plan {
+	const struct tg_sandbox_spec *spec;
+	int caller_is_root;
+	/* fds the child keeps; all others are closed on entry */
+	int sync_rd;    /* parent writes one byte when maps and cgroup are set */
+	int status_wr;  /* struct sb_msg stream to the parent */
+	int sock_wr;    /* sends the seccomp listener fd to the parent */
+	int stdin_rd, stdout_wr, stderr_wr;
+	char *const *envp;
+	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
+	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */
+	const char *workdir;
+	int workdir_is_bound;     /* a bind covers the work directory */
+	/* Read-only system binds (/usr, lib directories that are not links,
+	 * ld.so.cache...), and the links at the root (/bin -> usr/bin). */
+	struct sb_sysbind {
+		char host[SB_PATH_MAX];
+		char inside[64];
+		int is_dir;
+	} sysbinds[12];
+	int nsysbinds;
+	const char *sysdirs[13]; /* inside paths of sysbinds that are dirs */
+	struct sb_link {
+		char name[32];
+		char target[SB_PATH_MAX];
+	} links[10];
+	int nlinks;
+	const char *hostname;
+	uintptr_t scrub[2][2];    /* [start, end) of argv and environ strings */
+	const struct sock_fprog *seccomp;
+	const struct sock_fprog *seccomp_ioctl;
+	unsigned landlock_abi;
+	struct rlimit_plan {
+		int resource;
+		uint64_t value;
+	} rlimits[8];
+	int nrlimits;
+};
+
+/* child.c: runs in the cloned child; never returns. */
+void child_main(const struct sb_plan *plan) __attribute__((noreturn));
+/* Report a setup failure of `layer` (with errno err, or 0) and _exit. */
+void child_fail(const struct sb_plan *plan, const char *layer, int err,
+		const char *what) __attribute__((noreturn));
+
+/* rootfs.c, child side; each returns 0 or -1 with errno set and *what
+ * naming the step. rootfs_clone takes detached copies of every bind source
+ * (while the caller's credentials can still reach them) into fds[];
+ * rootfs_build mounts the tmpfs root, places them, masks /proc and pivots.
+ * OUT *layers gains TG_LAYER_ROOTFS and TG_LAYER_USERNS_LIMIT. */
+#define SB_DEVICES 5
+struct sb_trees {
+	int sys[12];
+	int user[SB_MAX_BINDS];
+	int dev[SB_DEVICES];
+};
+int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what);
+int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
+		 unsigned *layers, const char **what);
+/* Plan side: fill sysbinds, links (runs in the parent). */
+int rootfs_plan(struct sb_plan *plan, struct tg_error *err);
+
+/* seccomp.c */
+struct sock_fprog;
+/* The compiled programs, each built once per process (thread-safe). NULL
+ * with err set if libseccomp fails. MAIN_KILL replaces the notify actions
+ * with SECCOMP_RET_KILL_PROCESS (for peers without a listener, e.g. bwrap
+ * in the benchmark); IOCTL is the stacked terminal-injection filter. */
+enum { SB_SECCOMP_MAIN = 0, SB_SECCOMP_MAIN_KILL = 1, SB_SECCOMP_IOCTL = 2 };
+const struct sock_fprog *seccomp_program(int which, struct tg_error *err);
+/* Child side: install the ioctl filter, then the main one with a listener;
+ * returns the listener fd or -1. */
+int seccomp_install(const struct sock_fprog *main_prog,
+		    const struct sock_fprog *ioctl_prog);
+/* Name of syscall nr for the native architecture, or "unknown". */
+const char *seccomp_syscall_name(int nr, uint32_t arch, char *buf, size_t len);
+/* Write program `which` as raw BPF to fd (for bwrap --add-seccomp-fd). */
+int sandbox_seccomp_export(int fd, int which, struct tg_error *err);
+
+/* landlock.c */
+int landlock_abi(void);
+/* Child side: restrict self per the plan. 0 or -1 (errno set, *what set).
+ * OUT *layers gains the TG_LAYER_LANDLOCK_* bits applied. */
+int landlock_apply(const struct sb_plan *plan, unsigned *layers,
+		   const char **what);
+
+/* cgroup.c: a small backend interface over cgroup v1 and v2. */
+struct sb_cgroup;
+struct sb_cgroup_stats {
+	uint64_t peak_memory;
+	uint64_t oom_kills;
+	uint64_t pids_max_events;
+};
+/* Create the run's cgroup with the spec's limits. */
+int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
+		  struct tg_error *err);
+int cgroup_attach(struct sb_cgroup *cg, pid_t pid, struct tg_error *err);
+void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
+/* Kill what is left, remove the directories, free. NULL is a no-op. */
+void cgroup_destroy(struct sb_cgroup *cg);
+/* 2, 1 or 0; detail says which controllers and where. */
+int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu);
+
+/* probe.c */
+int probe_userns(void);
+
+#endif

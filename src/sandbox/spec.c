@@ -1,0 +1,400 @@
+/*
+ * The sandbox spec: the tier's defaults and every setter's validation.
+ * Nothing reaches a run unchecked: paths must exist and be canonical,
+ * limits must be possible on this host, sizes have ceilings. The messages
+ * name the option as a user would write it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox_int.h"
+
+struct tier_defaults {
+	uint64_t memory;
+	unsigned millicpus;
+	unsigned pids;
+	uint64_t timeout_ms;
+	uint64_t output_limit;
+	uint64_t tmpfs_size;
+};
+
+static const struct tier_defaults tier_defaults[] = {
+	[TG_TIER_STRICT] = { 256ull << 20, 1000, 64, 10 * 1000, 1ull << 20, 64ull << 20 },
+	[TG_TIER_STANDARD] = { 1ull << 30, 2000, 256, 60 * 1000, 4ull << 20, 256ull << 20 },
+};
+
+struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier)
+{
+	struct tg_sandbox_spec *s;
+	const struct tier_defaults *d;
+
+	if (tier != TG_TIER_STRICT && tier != TG_TIER_STANDARD)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	d = &tier_defaults[tier];
+	s->tier = tier;
+	s->memory = d->memory;
+	s->millicpus = d->millicpus;
+	s->pids = d->pids;
+	s->timeout_ms = d->timeout_ms;
+	s->output_limit = d->output_limit;
+	s->tmpfs_size = d->tmpfs_size;
+	s->stdin_fd = -1;
+	s->workdir = strdup("/work");
+	if (!s->workdir) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void free_argv(struct tg_sandbox_spec *s)
+{
+	int i;
+
+	if (!s->argv)
+		return;
+	for (i = 0; i < s->argc; i++)
+		free(s->argv[i]);
+	free(s->argv);
+	s->argv = NULL;
+	s->argc = 0;
+}
+
+void tg_sandbox_spec_free(struct tg_sandbox_spec *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	free_argv(s);
+	for (i = 0; i < s->nbinds; i++) {
+		free(s->binds[i].host);
+		free(s->binds[i].inside);
+	}
+	for (i = 0; i < s->nenv; i++)
+		free(s->env[i]);
+	free(s->workdir);
+	free(s->cgroup_parent);
+	free(s);
+}
+
+int tg_sandbox_spec_set_argv(struct tg_sandbox_spec *s, int argc,
+			     char *const argv[], struct tg_error *err)
+{
+	size_t total = 0;
+	char **v;
+	int i;
+
+	if (argc < 1 || !argv || !argv[0] || !argv[0][0])
+		return tg_error_set(err, TG_ERR_INVALID, "no command given");
+	if (argc > SB_MAX_ARGV)
+		return tg_error_set(err, TG_ERR_LIMIT, "too many arguments (%d, at most %d)",
+				    argc, SB_MAX_ARGV);
+	for (i = 0; i < argc; i++) {
+		if (!argv[i])
+			return tg_error_set(err, TG_ERR_INVALID, "argument %d is NULL", i);
+		total += strnlen(argv[i], SB_ARG_MAX + 1) + 1;
+		if (total > SB_ARG_MAX)
+			return tg_error_set(err, TG_ERR_LIMIT,
+					    "arguments too long (at most %d bytes)", SB_ARG_MAX);
+	}
+	v = calloc((size_t)argc + 1, sizeof(*v));
+	if (!v)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	for (i = 0; i < argc; i++) {
+		v[i] = strdup(argv[i]);
+		if (!v[i]) {
+			while (i-- > 0)
+				free(v[i]);
+			free(v);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
+	free_argv(s);
+	s->argv = v;
+	s->argc = argc;
+	return 0;
+}
+
+int tg_sandbox_spec_set_memory(struct tg_sandbox_spec *s, uint64_t bytes,
+			       struct tg_error *err)
+{
+	struct sysinfo si;
+
+	if (bytes < (4ull << 20))
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--memory %llu: below the 4M a process needs to start",
+				    (unsigned long long)bytes);
+	if (sysinfo(&si) == 0 && bytes > (uint64_t)si.totalram * si.mem_unit)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--memory %lluM: more than this host has (%lluM)",
+				    (unsigned long long)(bytes >> 20),
+				    (unsigned long long)(((uint64_t)si.totalram * si.mem_unit) >> 20));
+	s->memory = bytes;
+	return 0;
+}
+
+int tg_sandbox_spec_set_cpus(struct tg_sandbox_spec *s, unsigned millicpus,
+			     struct tg_error *err)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (millicpus < 10)
+		return tg_error_set(err, TG_ERR_INVALID, "--cpus must be at least 0.01");
+	if (n > 0 && millicpus > (unsigned)n * 1000)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--cpus %u.%03u: this host has %ld CPUs",
+				    millicpus / 1000, millicpus % 1000, n);
+	s->millicpus = millicpus;
+	return 0;
+}
+
+int tg_sandbox_spec_set_pids(struct tg_sandbox_spec *s, unsigned pids,
+			     struct tg_error *err)
+{
+	if (pids < 1 || pids > 65536)
+		return tg_error_set(err, TG_ERR_INVALID, "--pids %u: must be 1 to 65536", pids);
+	s->pids = pids;
+	return 0;
+}
+
+int tg_sandbox_spec_set_timeout(struct tg_sandbox_spec *s, uint64_t ms,
+				struct tg_error *err)
+{
+	if (ms < 1 || ms > 24ull * 3600 * 1000)
+		return tg_error_set(err, TG_ERR_INVALID, "--timeout must be 1ms to 24h");
+	s->timeout_ms = ms;
+	return 0;
+}
+
+int tg_sandbox_spec_set_output_limit(struct tg_sandbox_spec *s, uint64_t bytes,
+				     struct tg_error *err)
+{
+	if (bytes > (1ull << 30))
+		return tg_error_set(err, TG_ERR_INVALID, "--output-limit must be at most 1G");
+	s->output_limit = bytes;
+	return 0;
+}
+
+int tg_sandbox_spec_set_tmpfs_size(struct tg_sandbox_spec *s, uint64_t bytes,
+				   struct tg_error *err)
+{
+	if (bytes < (64ull << 10) || bytes > (64ull << 30))
+		return tg_error_set(err, TG_ERR_INVALID, "--tmpfs-size must be 64K to 64G");
+	s->tmpfs_size = bytes;
+	return 0;
+}
+
+/* Normalise an inside path into out: absolute, no "." or ".." components,
+ * single slashes, no trailing slash. */
+static int normalise_inside(const char *in, char *out, size_t len, const char *opt,
+			    struct tg_error *err)
+{
+	size_t o = 0;
+	const char *p = in, *e;
+
+	if (!in || in[0] != '/')
+		return tg_error_set(err, TG_ERR_INVALID, "%s %s: must be an absolute path",
+				    opt, in ? in : "");
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchr(p, '/');
+		if (!e)
+			e = p + strlen(p);
+		if ((e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.'))
+			return tg_error_set(err, TG_ERR_INVALID,
+					    "%s %s: '.' and '..' are not allowed", opt, in);
+		if (o + (size_t)(e - p) + 2 > len)
+			return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", opt);
+		out[o++] = '/';
+		memcpy(out + o, p, (size_t)(e - p));
+		o += (size_t)(e - p);
+		p = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+static int reserved_inside(const char *p)
+{
+	static const char *const reserved[] = { "/proc", "/dev" };
+	unsigned i;
+	size_t n;
+
+	if (strcmp(p, "/") == 0)
+		return 1;
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		n = strlen(reserved[i]);
+		if (strncmp(p, reserved[i], n) == 0 && (p[n] == '\0' || p[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *s, const char *host,
+			     const char *inside, int writable, struct tg_error *err)
+{
+	const char *opt = writable ? "--rw" : "--ro";
+	char in[SB_PATH_MAX];
+	char *real = NULL;
+	struct stat st;
+	struct sb_bind *b;
+
+	if (s->nbinds == SB_MAX_BINDS)
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: at most %d binds", opt, SB_MAX_BINDS);
+	if (!host || !*host)
+		return tg_error_set(err, TG_ERR_INVALID, "%s: empty host path", opt);
+	if (strnlen(host, SB_PATH_MAX) >= SB_PATH_MAX)
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: host path too long", opt);
+	real = realpath(host, NULL);
+	if (!real || stat(real, &st) < 0) {
+		int e = errno;
+
+		free(real);
+		return tg_error_sys(err, e, "%s %s", opt, host);
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		free(real);
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "%s %s: not a directory or regular file", opt, host);
+	}
+	if (access(real, writable ? R_OK | W_OK : R_OK) < 0) {
+		int e = errno;
+
+		free(real);
+		return tg_error_sys(err, e, "%s %s", opt, host);
+	}
+	if (normalise_inside(inside ? inside : real, in, sizeof(in), opt, err) < 0) {
+		free(real);
+		return -1;
+	}
+	if (reserved_inside(in)) {
+		free(real);
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "%s %s: cannot bind over %s", opt, host, in);
+	}
+	b = &s->binds[s->nbinds];
+	b->host = real;
+	b->inside = strdup(in);
+	if (!b->inside) {
+		free(real);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	b->writable = !!writable;
+	b->is_dir = S_ISDIR(st.st_mode);
+	s->nbinds++;
+	return 0;
+}
+
+int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *s, const char *dir,
+				struct tg_error *err)
+{
+	char in[SB_PATH_MAX];
+	char *d;
+
+	if (normalise_inside(dir, in, sizeof(in), "--workdir", err) < 0)
+		return -1;
+	if (reserved_inside(in))
+		return tg_error_set(err, TG_ERR_INVALID, "--workdir %s: not allowed", dir);
+	d = strdup(in);
+	if (!d)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	free(s->workdir);
+	s->workdir = d;
+	return 0;
+}
+
+int tg_sandbox_spec_add_env(struct tg_sandbox_spec *s, const char *a,
+			    struct tg_error *err)
+{
+	const char *eq, *p;
+	size_t len, total = 0;
+	char *copy;
+	int i;
+
+	if (!a || !(eq = strchr(a, '=')) || eq == a)
+		return tg_error_set(err, TG_ERR_INVALID, "--env %s: expected NAME=VALUE",
+				    a ? a : "");
+	for (p = a; p < eq; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
+		      (p > a && *p >= '0' && *p <= '9')))
+			return tg_error_set(err, TG_ERR_INVALID,
+					    "--env %.*s: invalid variable name", (int)(eq - a), a);
+	len = strnlen(a, SB_ARG_MAX + 1);
+	for (i = 0; i < s->nenv; i++)
+		total += strlen(s->env[i]) + 1;
+	if (total + len + 1 > SB_ARG_MAX)
+		return tg_error_set(err, TG_ERR_LIMIT, "--env: environment too large");
+	copy = strdup(a);
+	if (!copy)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	/* A later assignment of the same name replaces the earlier one. */
+	for (i = 0; i < s->nenv; i++)
+		if (strncmp(s->env[i], a, (size_t)(eq - a) + 1) == 0) {
+			free(s->env[i]);
+			s->env[i] = copy;
+			return 0;
+		}
+	if (s->nenv == SB_MAX_ENV) {
+		free(copy);
+		return tg_error_set(err, TG_ERR_LIMIT, "--env: at most %d variables", SB_MAX_ENV);
+	}
+	s->env[s->nenv++] = copy;
+	s->env[s->nenv] = NULL;
+	return 0;
+}
+
+void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *s, int fd)
+{
+	s->stdin_fd = fd;
+}
+
+void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *s,
+				   tg_sandbox_output_fn fn, void *ctx)
+{
+	s->out_fn = fn;
+	s->out_ctx = ctx;
+}
+
+int tg_sandbox_spec_set_cgroup_parent(struct tg_sandbox_spec *s, const char *rel,
+				      struct tg_error *err)
+{
+	char in[SB_PATH_MAX];
+	char *d;
+
+	if (normalise_inside(rel, in, sizeof(in), "--cgroup-parent", err) < 0)
+		return -1;
+	d = strdup(in);
+	if (!d)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	free(s->cgroup_parent);
+	s->cgroup_parent = d;
+	return 0;
+}
+
+const char *tg_tier_name(enum tg_tier tier)
+{
+	return tier == TG_TIER_STANDARD ? "standard" : "strict";
+}
+
+int tg_tier_parse(const char *name)
+{
+	if (name && strcmp(name, "strict") == 0)
+		return TG_TIER_STRICT;
+	if (name && strcmp(name, "standard") == 0)
+		return TG_TIER_STANDARD;
+	return -1;
+}

@@ -1,0 +1,261 @@
+#!/bin/bash
+# Integration tests: drive the real `toolgate` binary as a user would.
+# Usage: tests/integration/run.sh BUILD-DIR
+# Prints "ok - integration/NAME" or "not ok - integration/NAME: why".
+set -u
+build=$(cd "${1:-build}" && pwd)
+TG="$build/toolgate"
+tmp=$(mktemp -d /tmp/tg-integ.XXXXXX)
+chmod 755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - integration/$1"; }
+fail() { echo "not ok - integration/$1: $2"; }
+# check NAME COND-EXIT-STATUS WHY
+check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1" "$3"; fi; }
+
+json() { jq -r "$1" "$tmp/out.json"; }
+
+# --- exit codes and signals pass through -----------------------------------
+"$TG" run -- sh -c 'exit 42'; rc=$?
+[ $rc -eq 42 ]; check exit_code $? "want 42, got $rc"
+
+"$TG" run -- sh -c 'kill -TERM $$'; rc=$?
+[ $rc -eq 143 ]; check signal_passes_through $? "want 143, got $rc"
+
+"$TG" run --json -- sh -c 'kill -SEGV $$' >"$tmp/out.json"; rc=$?
+[ $rc -eq 139 ] && [ "$(json .signal)" = 11 ] && [ "$(json .exit_code)" = null ]
+check signal_in_json $? "rc=$rc signal=$(json .signal)"
+
+"$TG" run -- true; rc=$?
+[ $rc -eq 0 ]; check true_exits_zero $? "rc=$rc"
+
+# --- stdin and stdout bytes are exact --------------------------------------
+head -c 3000000 /dev/urandom >"$tmp/blob"
+"$TG" run --output-limit 4M -- cat <"$tmp/blob" >"$tmp/blob.out"; rc=$?
+cmp -s "$tmp/blob" "$tmp/blob.out" && [ $rc -eq 0 ]
+check stdin_stdout_binary_exact $? "rc=$rc, bytes differ"
+
+printf 'a\0b\r\n\xff' | "$TG" run -- cat >"$tmp/small.out"
+printf 'a\0b\r\n\xff' | cmp -s - "$tmp/small.out"
+check stdout_nul_and_invalid_utf8 $? "bytes differ"
+
+printf 'x\xffy' | "$TG" run --json -- cat >"$tmp/out.json"
+[ "$(json .stdout_encoding)" = base64 ] && [ "$(json .stdout | base64 -d | od -An -tx1 | tr -d ' ')" = 78ff79 ]
+check json_base64_output $? "$(cat "$tmp/out.json")"
+
+"$TG" run -- sh -c 'echo to-stderr >&2' 2>"$tmp/err" >"$tmp/out"
+[ "$(cat "$tmp/err")" = to-stderr ] && [ ! -s "$tmp/out" ]
+check stderr_separate $? "stderr=$(cat "$tmp/err")"
+
+# --- output limit ------------------------------------------------------------
+"$TG" run --json --output-limit 1000 -- sh -c 'yes 123456789' >"$tmp/out.json"; rc=$?
+[ "$(json .reason)" = output_truncated ] && [ "$(json .stdout_bytes)" = 1000 ] &&
+	[ "$(json .stdout_truncated)" = true ] && [ "$(json .stdout | head -c 10)" = 123456789 ]
+check output_limit $? "$(head -c 300 "$tmp/out.json")"
+
+# --- limits hold --------------------------------------------------------------
+"$TG" run --json --memory 64M -- python3 -c 'b = bytearray(200 << 20); print("survived")' >"$tmp/out.json"
+[ "$(json .reason)" = memory_limit ] && [ "$(json .signal)" = 9 ] && ! grep -q survived "$tmp/out.json"
+check memory_limit $? "$(jq -c '{reason,signal,peak_memory}' "$tmp/out.json")"
+
+"$TG" run --json --memory 64M -- python3 -c 'b = bytearray(20 << 20); print("fine")' >"$tmp/out.json"
+[ "$(json .reason)" = ok ] && [ "$(json .stdout)" = fine ] && [ "$(json .peak_memory)" -gt $((20 << 20)) ]
+check memory_within_limit $? "$(jq -c '{reason,peak_memory}' "$tmp/out.json")"
+
+"$TG" run --json --pids 8 -- sh -c 'for i in $(seq 20); do sleep 2 & done; wait' >"$tmp/out.json"
+[ "$(json .reason)" = pids_limit ] && json .stderr | grep -q -i 'fork\|resource'
+check pids_limit $? "$(jq -c '{reason,stderr}' "$tmp/out.json")"
+
+start=$(date +%s%N)
+"$TG" run --json --timeout 300ms -- sh -c 'sleep 20' >"$tmp/out.json"; rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$(json .reason)" = timeout ] && [ $rc -eq 124 ] && [ $elapsed -lt 5000 ]
+check timeout $? "rc=$rc reason=$(json .reason) elapsed=${elapsed}ms"
+
+# CPU quota: two busy threads for 1.5 s of wall time under --cpus 0.5 must
+# get far less than 3 s of CPU.
+"$TG" run --json --cpus 0.5 --timeout 1500ms -- python3 -c '
+import threading
+def spin():
+    while True: pass
+for _ in range(2): threading.Thread(target=spin, daemon=True).start()
+spin()' >"$tmp/out.json"
+cpu=$(jq -r '.cpu_user_ms + .cpu_system_ms | floor' "$tmp/out.json")
+[ "$(json .reason)" = timeout ] && [ "$cpu" -lt 1400 ]
+check cpu_quota $? "cpu=${cpu}ms reason=$(json .reason)"
+
+"$TG" run -- sh -c 'ulimit -c; ulimit -n' >"$tmp/out"
+[ "$(tr '\n' ' ' <"$tmp/out")" = "0 256 " ]
+check rlimits $? "$(cat "$tmp/out")"
+
+"$TG" run --json --tmpfs-size 1M -- sh -c 'for i in 1 2 3; do head -c 600000 /dev/zero > /tmp/f$i || exit 9; done' >"$tmp/out.json"; rc=$?
+[ $rc -eq 9 ] && json .stderr | grep -q -i 'no space'
+check tmpfs_size_cap $? "rc=$rc $(json .stderr)"
+
+"$TG" run --json --tmpfs-size 4M -- sh -c 'head -c 5000000 /dev/zero > /tmp/big' >"$tmp/out.json"; rc=$?
+[ $rc -eq 153 ] && json .stderr | grep -q 'File size limit exceeded'
+check file_size_rlimit $? "rc=$rc $(json .stderr)"
+
+# --- binds ---------------------------------------------------------------------
+mkdir -p "$tmp/ro" "$tmp/rw"
+echo hello >"$tmp/ro/file"
+chmod 755 "$tmp/ro" && chmod 777 "$tmp/rw" && chmod 644 "$tmp/ro/file"
+"$TG" run --ro "$tmp/ro:/data" -- sh -c 'cat /data/file; echo x > /data/new' >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ "$(cat "$tmp/out")" = hello ] && [ $rc -ne 0 ] && grep -q 'Read-only' "$tmp/err" && [ ! -e "$tmp/ro/new" ]
+check ro_bind $? "rc=$rc out=$(cat "$tmp/out") err=$(cat "$tmp/err")"
+
+"$TG" run --rw "$tmp/rw:/out" -- sh -c 'echo written > /out/result' ; rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$tmp/rw/result" 2>/dev/null)" = written ]
+check rw_bind $? "rc=$rc"
+
+"$TG" run --ro "$tmp/ro/file:/etc/motd" -- cat /etc/motd >"$tmp/out"
+[ "$(cat "$tmp/out")" = hello ]
+check file_bind $? "$(cat "$tmp/out")"
+
+"$TG" run --ro "$tmp/ro" -- cat "$tmp/ro/file" >"$tmp/out"
+[ "$(cat "$tmp/out")" = hello ]
+check bind_same_path $? "$(cat "$tmp/out")"
+
+"$TG" run --rw "$tmp/rw:/w" --workdir /w -- sh -c 'pwd; echo cwd > here' >"$tmp/out"
+[ "$(cat "$tmp/out")" = /w ] && [ "$(cat "$tmp/rw/here")" = cwd ]
+check workdir_on_bind $? "$(cat "$tmp/out")"
+
+"$TG" run --workdir /srv/app -- sh -c 'pwd; touch x && ls' >"$tmp/out"
+[ "$(tr '\n' ' ' <"$tmp/out")" = "/srv/app x " ]
+check workdir_tmpfs $? "$(cat "$tmp/out")"
+
+# --- the host is not visible ---------------------------------------------------
+echo secret-on-host >"$tmp/secret"
+chmod 644 "$tmp/secret"
+"$TG" run -- sh -c "cat $tmp/secret; ls /home /root /var /sys /run 2>&1; ls /" >"$tmp/out" 2>&1
+! grep -q secret-on-host "$tmp/out" && [ "$(tail -n +1 "$tmp/out" | grep -c 'No such file')" -ge 5 ]
+check host_paths_invisible $? "$(cat "$tmp/out")"
+
+"$TG" run -- sh -c 'id -u; id -g; id -G; cat /proc/self/uid_map; hostname' >"$tmp/out"
+[ "$(sed -n 1p "$tmp/out")" = 1000 ] && [ "$(sed -n 3p "$tmp/out")" = 1000 ] &&
+	[ "$(sed -n 5p "$tmp/out")" = sandbox ]
+check unprivileged_identity $? "$(cat "$tmp/out")"
+
+"$TG" run -- sh -c 'grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):" /proc/self/status' >"$tmp/out"
+[ "$(grep -c '0000000000000000' "$tmp/out")" -eq 5 ] && grep -q 'NoNewPrivs:.1' "$tmp/out" &&
+	grep -q 'Seccomp:.2' "$tmp/out"
+check caps_nnp_seccomp_in_status $? "$(cat "$tmp/out")"
+
+"$TG" run -- sh -c 'ls /proc | grep -E "^[0-9]+$" | wc -l; cat /proc/1/cmdline | tr "\0" " "' >"$tmp/out"
+[ "$(sed -n 1p "$tmp/out")" -le 6 ] && [ -z "$(sed -n 2p "$tmp/out" | tr -d ' ')" ]
+check pid_namespace $? "$(cat "$tmp/out")"
+
+"$TG" run -- sh -c 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "' >"$tmp/out"
+[ "$(cat "$tmp/out")" = lo ]
+check only_loopback $? "$(cat "$tmp/out")"
+
+# --- environment -----------------------------------------------------------------
+TG_TEST_SECRET=hunter2 "$TG" run --env KEPT=1 --env TG_TEST_PASS -- env >"$tmp/out" 2>&1 </dev/null
+rc=$?
+# TG_TEST_PASS is unset: naming an unset variable is an error
+[ $rc -eq 125 ] && grep -q 'TG_TEST_PASS' "$tmp/out"
+check env_unset_name_is_error $? "rc=$rc $(cat "$tmp/out")"
+TG_TEST_SECRET=hunter2 TG_TEST_PASS=given "$TG" run --env KEPT=1 --env TG_TEST_PASS -- env >"$tmp/out"
+! grep -q hunter2 "$tmp/out" && grep -q '^KEPT=1$' "$tmp/out" && grep -q '^TG_TEST_PASS=given$' "$tmp/out" &&
+	[ "$(wc -l <"$tmp/out")" -le 7 ]
+check env_not_leaked $? "$(cat "$tmp/out")"
+
+# --- inherited fds ----------------------------------------------------------------
+"$TG" run -- sh -c 'ls /proc/self/fd' 7<"$tmp/secret" 9>"$tmp/fd9" >"$tmp/out"
+[ "$(tr '\n' ' ' <"$tmp/out")" = "0 1 2 3 " ] || [ "$(tr '\n' ' ' <"$tmp/out")" = "0 1 2 " ]
+check inherited_fds_closed $? "$(tr '\n' ' ' <"$tmp/out")"
+
+# --- json result -------------------------------------------------------------------
+"$TG" run --json -- sh -c 'echo hi' >"$tmp/out.json"; rc=$?
+[ $rc -eq 0 ] && [ "$(json .reason)" = ok ] && [ "$(json .exit_code)" = 0 ] && [ "$(json .stdout)" = hi ] &&
+	[ "$(json '.layers | length')" -ge 20 ] && json '.layers[]' | grep -qx seccomp &&
+	json '.layers[]' | grep -qx landlock_fs && json '.layers[]' | grep -qx cgroup_limits &&
+	[ "$(jq 'has("wall_ms") and has("cpu_user_ms") and has("peak_memory")' "$tmp/out.json")" = true ]
+check json_result $? "$(cat "$tmp/out.json")"
+
+"$TG" run --json -- sh -c 'unshare -U true' >"$tmp/out.json"
+[ "$(json .reason)" = seccomp_violation ] && [ "$(json .seccomp_syscall)" = unshare ]
+check seccomp_violation_names_syscall $? "$(jq -c '{reason,seccomp_syscall}' "$tmp/out.json")"
+
+# --- bad input: one line, non-zero, nothing left behind ------------------------------
+bad() { # NAME WANT-IN-MESSAGE ARGS...
+	local name=$1 want=$2
+	shift 2
+	"$TG" run "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$want" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		ok "bad_input/$name"
+	else
+		fail "bad_input/$name" "rc=$rc err=$(cat "$tmp/err")"
+	fi
+}
+bad unknown_option "unknown option '--frobnicate'" --frobnicate -- true
+bad missing_value "needs a value" --memory
+bad missing_path "/nonexistent/x: No such file" --ro /nonexistent/x -- true
+bad bad_memory "invalid size" --memory lots -- true
+bad tiny_memory "below the 4M" --memory 1K -- true
+bad huge_memory "more than this host has" --memory 100T -- true
+bad zero_pids "out of range" --pids 0 -- true
+bad bad_timeout "invalid duration" --timeout soon -- true
+bad zero_timeout "1ms to 24h" --timeout 0 -- true
+bad many_cpus "this host has" --cpus 64 -- true
+bad bad_tier "strict or standard" --tier lax -- true
+bad relative_inside "absolute" --ro "$tmp/ro:data" -- true
+bad proc_inside "cannot bind over" --ro "$tmp/ro:/proc/sys" -- true
+bad no_command "no command given" --
+bad bad_env "expected NAME=VALUE" --env =x -- true
+bad not_found "no-such-cmd" -- no-such-cmd
+bad not_executable "Permission denied" -- /etc/passwd
+
+"$TG" run -- no-such-cmd 2>/dev/null; rc=$?
+[ $rc -eq 127 ]; check not_found_exit_127 $? "rc=$rc"
+"$TG" run -- /etc/passwd 2>/dev/null; rc=$?
+[ $rc -eq 126 ]; check not_executable_exit_126 $? "rc=$rc"
+
+# --- doctor ----------------------------------------------------------------------------
+"$TG" doctor >"$tmp/out"; rc=$?
+[ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"
+check doctor $? "rc=$rc $(cat "$tmp/out")"
+"$TG" doctor --json | jq -e '.strict == true and .landlock_abi >= 4' >/dev/null
+check doctor_json $? "$("$TG" doctor --json)"
+
+# --- nothing of a run remains ----------------------------------------------------------------
+leftover_cgroups() { find /sys/fs/cgroup -maxdepth 3 -type d -name 'run-*' 2>/dev/null | wc -l; }
+mounts_before=$(wc -l </proc/self/mountinfo)
+cg_before=$(leftover_cgroups)
+"$TG" run --timeout 1s -- sh -c '(setsid sleep 60 &); sleep 60' 2>/dev/null
+"$TG" run -- false
+sleep 0.2
+[ "$(leftover_cgroups)" -eq "$cg_before" ] && [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ] &&
+	! pgrep -f 'sleep 60' >/dev/null
+check nothing_remains $? "cgroups $(leftover_cgroups) (was $cg_before), mounts $(wc -l </proc/self/mountinfo) (was $mounts_before), sleepers $(pgrep -fc 'sleep 60')"
+
+# --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	deleg="tg-test-$$"
+	made=()
+	ctrl_dirs=()
+	for c in memory pids cpu; do
+		d=/sys/fs/cgroup/$c/$deleg
+		[ -d /sys/fs/cgroup/$c ] || continue
+		mkdir "$d" && chown 65534:65534 "$d" "$d/cgroup.procs" && made+=("$d")
+		ctrl_dirs+=("$d")
+	done
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		fail non_root_caller "pure cgroup v2 host: delegation test not written for it"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$TG" run --json --cgroup-parent "/$deleg" -- sh -c 'id -u; cat /proc/self/uid_map' \
+			>"$tmp/out.json" 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 0 ] && [ "$(json .stdout | head -1)" = 1000 ] && json .stdout | grep -q '1000 *65534 *1' &&
+			[ "$(json '.layers | length')" -ge 20 ]
+		check non_root_caller $? "rc=$rc $(cat "$tmp/err") $(head -c 400 "$tmp/out.json")"
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$TG" run -- true 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 125 ] && grep -q 'cgroup' "$tmp/err"
+		check non_root_without_cgroup_refused $? "rc=$rc $(cat "$tmp/err")"
+	fi
+	for d in "${made[@]}"; do rmdir "$d"/* 2>/dev/null; rmdir "$d"; done
+fi

@@ -1,0 +1,62 @@
+/*
+ * Unit test runner (see unit.h). Usage: unit [NAME-SUBSTRING]
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#define TEST_SECONDS 60
+
+static const struct unit_test *const suites[] = {
+	parse_tests, spec_tests, seccomp_tests, result_tests, run_tests,
+};
+
+static int run_one(const struct unit_test *t)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		alarm(TEST_SECONDS);
+		exit(t->fn() == 0 ? 0 : 1);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(st)) {
+		fprintf(stderr, "%s: killed by signal %d\n", t->name, WTERMSIG(st));
+		return -1;
+	}
+	return WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned s;
+	int failed = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (s = 0; s < sizeof(suites) / sizeof(suites[0]); s++) {
+		const struct unit_test *t;
+
+		for (t = suites[s]; t->name; t++) {
+			if (argc > 1 && !strstr(t->name, argv[1]))
+				continue;
+			if (run_one(t) == 0) {
+				printf("ok - unit/%s\n", t->name);
+			} else {
+				printf("not ok - unit/%s\n", t->name);
+				failed++;
+			}
+		}
+	}
+	return failed ? 1 : 0;
+}

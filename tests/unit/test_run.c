@@ -1,0 +1,211 @@
+/*
+ * Unit tests: tg_sandbox_run through the library API (these start real
+ * sandboxes; the command-line behaviour is in tests/integration/).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "toolgate/sandbox.h"
+#include "unit.h"
+
+static struct tg_sandbox_result *run_argv(struct tg_sandbox_spec *s, char **argv)
+{
+	struct tg_sandbox_result *r = NULL;
+	struct tg_error err;
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	if (tg_sandbox_spec_set_argv(s, argc, argv, &err) < 0 ||
+	    tg_sandbox_run(s, &r, &err) < 0) {
+		fprintf(stderr, "run: %s\n", err.msg);
+		return NULL;
+	}
+	return r;
+}
+
+static int exit_codes_and_layers(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 7", NULL };
+	struct tg_sandbox_result *r = run_argv(s, argv);
+	unsigned all = (1u << TG_LAYER_COUNT) - 1;
+
+	CHECK(r);
+	CHECK(r->reason == TG_REASON_OK && r->exited && r->exit_code == 7);
+	CHECK(r->out.len == 4 && memcmp(r->out.data, "out\n", 4) == 0);
+	CHECK(r->err.len == 4 && memcmp(r->err.data, "err\n", 4) == 0);
+	CHECK(r->wall_us > 0 && r->peak_memory > 0);
+	/* every layer, in the same run */
+	if (r->layers != all)
+		fprintf(stderr, "layers %#x, want %#x\n", r->layers, all);
+	CHECK(r->layers == all);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static char seen[1 << 16];
+static size_t nseen;
+
+static void collect(int stream, const char *buf, size_t len, void *ctx)
+{
+	(void)ctx;
+	if (stream == 1 && nseen + len <= sizeof(seen)) {
+		memcpy(seen + nseen, buf, len);
+		nseen += len;
+	}
+}
+
+static int stdin_bytes_exact(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "cat", NULL };
+	static char data[200000];
+	struct tg_sandbox_result *r;
+	char path[] = "/tmp/tg-unit-stdin-XXXXXX";
+	int fd = mkstemp(path);
+	size_t i;
+
+	CHECK(fd >= 0);
+	unlink(path);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 7 + i / 251);
+	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
+	lseek(fd, 0, SEEK_SET);
+	tg_sandbox_spec_set_stdin_fd(s, fd);
+	tg_sandbox_spec_set_output_fn(s, collect, NULL);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OK && r->exit_code == 0);
+	CHECK(r->out.len == sizeof(data) && memcmp(r->out.data, data, sizeof(data)) == 0);
+	CHECK(nseen == sizeof(seen) || nseen == sizeof(data));
+	CHECK(memcmp(seen, data, nseen) == 0);
+	close(fd);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int output_limit_exact(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "sh", "-c", "yes abcdefgh", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	size_t i;
+
+	CHECK(tg_sandbox_spec_set_output_limit(s, 100001, &err) == 0);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OUTPUT_TRUNCATED);
+	CHECK(r->out.len == 100001 && r->out.truncated);
+	for (i = 0; i + 9 <= r->out.len; i += 9)
+		CHECK(memcmp(r->out.data + i, "abcdefgh\n", 9) == 0);
+	CHECK(r->limits_hit & TG_LIMIT_OUTPUT);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int timeout_kills_namespace(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	/* a background child that ignores SIGTERM and outlives the shell */
+	char *argv[] = { "sh", "-c", "trap '' TERM; (sleep 30 &); sleep 30", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+
+	CHECK(tg_sandbox_spec_set_timeout(s, 300, &err) == 0);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_TIMEOUT && r->signal == 9 && !r->exited);
+	CHECK(r->wall_us >= 300000 && r->wall_us < 5000000);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int env_is_clean(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "env", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+
+	setenv("TG_UNIT_SECRET", "hunter2", 1);
+	CHECK(tg_sandbox_spec_add_env(s, "GIVEN=yes", &err) == 0);
+	CHECK(tg_sandbox_spec_add_env(s, "PATH=/usr/bin", &err) == 0);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OK);
+	CHECK(!strstr(r->out.data, "hunter2") && !strstr(r->out.data, "TG_UNIT_SECRET"));
+	CHECK(strstr(r->out.data, "GIVEN=yes\n"));
+	CHECK(strstr(r->out.data, "PATH=/usr/bin\n") && !strstr(r->out.data, "/usr/local/bin"));
+	CHECK(strstr(r->out.data, "HOME=/work\n"));
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int exec_errors(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "no-such-command-tg", NULL };
+	char *argv2[] = { "/etc/passwd", NULL };
+	struct tg_sandbox_result *r = run_argv(s, argv);
+
+	CHECK(r && r->reason == TG_REASON_SETUP_FAILED && r->exec_errno == ENOENT);
+	CHECK(strstr(r->message, "no-such-command-tg"));
+	tg_sandbox_result_free(r);
+	r = run_argv(s, argv2);
+	CHECK(r && r->reason == TG_REASON_SETUP_FAILED && r->exec_errno == EACCES);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int refused_without_command(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_result *r = (void *)1;
+	struct tg_error err;
+
+	CHECK(tg_sandbox_run(s, &r, &err) < 0 && r == NULL);
+	CHECK(err.code == TG_ERR_INVALID);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+static int many_runs_no_fd_leak(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "true", NULL };
+	int i, before, after;
+
+	before = open("/dev/null", O_RDONLY);
+	close(before);
+	for (i = 0; i < 20; i++) {
+		struct tg_sandbox_result *r = run_argv(s, argv);
+
+		CHECK(r && r->reason == TG_REASON_OK);
+		tg_sandbox_result_free(r);
+	}
+	after = open("/dev/null", O_RDONLY);
+	close(after);
+	CHECK(after == before);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+const struct unit_test run_tests[] = {
+	{ "run/exit_codes_and_layers", exit_codes_and_layers },
+	{ "run/stdin_bytes_exact", stdin_bytes_exact },
+	{ "run/output_limit_exact", output_limit_exact },
+	{ "run/timeout_kills_namespace", timeout_kills_namespace },
+	{ "run/env_is_clean", env_is_clean },
+	{ "run/exec_errors", exec_errors },
+	{ "run/refused_without_command", refused_without_command },
+	{ "run/many_runs_no_fd_leak", many_runs_no_fd_leak },
+	UNIT_TESTS_END,
+};

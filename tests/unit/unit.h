@@ -1,0 +1,33 @@
+/*
+ * A small test runner: each test is a function returning 0 on success,
+ * run in its own forked process with a time limit (a seccomp test may kill
+ * its own process), printing "ok - unit/NAME" or "not ok - unit/NAME: why".
+ */
+#ifndef TG_TEST_UNIT_H
+#define TG_TEST_UNIT_H
+
+#include <stdio.h>
+
+#define CHECK(cond)                                                             \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,  \
+				__LINE__, #cond);                               \
+			return -1;                                              \
+		}                                                               \
+	} while (0)
+
+struct unit_test {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define UNIT_TESTS_END { NULL, NULL }
+
+extern const struct unit_test parse_tests[];
+extern const struct unit_test spec_tests[];
+extern const struct unit_test seccomp_tests[];
+extern const struct unit_test run_tests[];
+extern const struct unit_test result_tests[];
+
+#endif
