@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
@@ -42,6 +43,23 @@ static void send_msg(int fd, const struct sb_msg *m)
 	do
 		n = write(fd, m, sizeof(*m));
 	while (n < 0 && errno == EINTR);
+}
+
+/* TOOLGATE_TRACE=1: report how long the child took to reach `step`. */
+static void trace(const struct sb_plan *plan, const char *step)
+{
+	struct timespec ts;
+	struct sb_msg m;
+
+	if (!plan->trace)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_TRACE;
+	m.err = (int)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u -
+		      plan->trace_start);
+	snprintf(m.text, sizeof(m.text), "%s", step);
+	send_msg(plan->status_wr, &m);
 }
 
 void child_fail(const struct sb_plan *plan, const char *layer, int err,
@@ -209,6 +227,7 @@ void child_main(const struct sb_plan *plan)
 		_exit(125);
 	close(plan->sync_rd);
 
+	trace(plan, "go");
 	if (setsid() < 0)
 		child_fail(plan, "session", errno, "setsid");
 	layers |= TG_LAYER_NEW_SESSION;
@@ -218,9 +237,11 @@ void child_main(const struct sb_plan *plan)
 		child_fail(plan, "cgroup namespace", errno, "unshare");
 	layers |= TG_LAYER_CGROUPNS;
 
+	trace(plan, "session+cgroupns");
 	memset(&trees, -1, sizeof(trees));
 	if (rootfs_clone(plan, &trees, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
+	trace(plan, "clone trees");
 	if (drop_identity(plan) < 0)
 		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
 	/* Die with the parent: without it nobody enforces the limits. Set
@@ -228,13 +249,16 @@ void child_main(const struct sb_plan *plan)
 	 * fails if the parent went away before this point. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(plan, "process", errno, "PR_SET_PDEATHSIG");
+	trace(plan, "identity");
 	if (rootfs_build(plan, &trees, &layers, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
+	trace(plan, "rootfs");
 	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
 		child_fail(plan, "uts namespace", errno, "sethostname");
 	if (loopback_up() < 0)
 		child_fail(plan, "network namespace", errno, "loopback up");
 
+	trace(plan, "uts+net");
 	for (i = 0; i < plan->nrlimits; i++) {
 		struct rlimit rl = { plan->rlimits[i].value, plan->rlimits[i].value };
 
@@ -245,8 +269,10 @@ void child_main(const struct sb_plan *plan)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(plan, "no_new_privs", errno, "prctl");
 	layers |= TG_LAYER_NO_NEW_PRIVS;
+	trace(plan, "rlimits+nnp");
 	if (landlock_apply(plan, &layers, &what) < 0)
 		child_fail(plan, "landlock", errno, what);
+	trace(plan, "landlock");
 	if (drop_caps() < 0)
 		child_fail(plan, "capabilities", errno, "drop");
 	layers |= TG_LAYER_CAPS;
@@ -254,9 +280,11 @@ void child_main(const struct sb_plan *plan)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
 
+	trace(plan, "caps+dumpable");
 	listener = seccomp_install(plan->seccomp, plan->seccomp_ioctl);
 	if (listener < 0)
 		child_fail(plan, "seccomp", errno, "install filter");
+	trace(plan, "seccomp installed");
 	if (send_fd(plan->sock_wr, listener) < 0)
 		child_fail(plan, "seccomp", errno, "hand the listener to the parent");
 	close(listener);
@@ -271,6 +299,7 @@ void child_main(const struct sb_plan *plan)
 	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
 		_exit(125); /* parent gone */
 
+	trace(plan, "seccomp");
 	pid = fork();
 	if (pid < 0)
 		child_fail(plan, "process", errno, "fork");

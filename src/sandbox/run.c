@@ -315,11 +315,17 @@ static void on_status(struct run *r)
 		snprintf(r->setup_error, sizeof(r->setup_error), "exec %s", m.text);
 		break;
 	case SB_MSG_EXIT:
+		if (r->plan.trace)
+			fprintf(stderr, "toolgate trace: %8.3f ms  parent: exit status\n",
+				(now_us() - r->start) / 1000.0);
 		r->got_exit = 1;
 		r->exit_status = m.status;
 		break;
 	case SB_MSG_LAYERS:
 		r->layers = (unsigned)m.status;
+		break;
+	case SB_MSG_TRACE:
+		fprintf(stderr, "toolgate trace: %8.3f ms  %s\n", m.err / 1000.0, m.text);
 		break;
 	}
 }
@@ -500,6 +506,9 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 				res->cpu_system_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
 						     (uint64_t)ru.ru_stime.tv_usec;
 				res->wall_us = now_us() - r->start;
+				if (r->plan.trace)
+					fprintf(stderr, "toolgate trace: %8.3f ms  reaped\n",
+						res->wall_us / 1000.0);
 				if (!r->got_exit && WIFSIGNALED(st)) {
 					/* init itself was killed: the command went with it */
 					r->exit_status = st;
@@ -652,6 +661,8 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 		goto out;
 
 	r->start = now_us();
+	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
+	r->plan.trace_start = r->start;
 	r->deadline = r->start + spec->timeout_ms * 1000u;
 	r->pid = clone_sandbox(&r->pidfd);
 	if (r->pid < 0) {
@@ -679,6 +690,9 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 
 	/* The child waits on sync until its maps exist and it is in the
 	 * cgroup; on failure closing sync makes it exit. */
+	if (r->plan.trace)
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: clone3\n",
+			(now_us() - r->start) / 1000.0);
 	if (write_maps(r, err) < 0 || cgroup_attach(r->cg, r->pid, err) < 0 ||
 	    write(r->sync_w, &go, 1) != 1) {
 		snprintf(r->setup_error, sizeof(r->setup_error), "%.400s", err->msg);
@@ -686,6 +700,9 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 		kill_sandbox(r);
 	}
 	close_fd(&r->sync_w);
+	if (r->plan.trace)
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: maps, cgroup, go\n",
+			(now_us() - r->start) / 1000.0);
 	close_fd(&sync_p[0]);
 	close_fd(&status_p[1]);
 	close_fd(&sock[1]);

@@ -61,6 +61,7 @@ enum sb_msg_kind {
 	SB_MSG_EXEC_ERROR,      /* err = errno of execve */
 	SB_MSG_EXIT,            /* status = wait status of the command */
 	SB_MSG_LAYERS,          /* status = TG_LAYER_* bits applied */
+	SB_MSG_TRACE,           /* text = step, err = microseconds since clone */
 };
 
 struct sb_msg {
@@ -99,7 +100,9 @@ struct sb_plan {
 	} links[10];
 	int nlinks;
 	const char *hostname;
-	uintptr_t scrub[2][2];    /* [start, end) of argv and environ strings */
+	uintptr_t scrub[2][2];
+	int trace;                /* TOOLGATE_TRACE: time each step of the child */
+	uint64_t trace_start;     /* CLOCK_MONOTONIC microseconds at clone */    /* [start, end) of argv and environ strings */
 	const struct sock_fprog *seccomp;
 	const struct sock_fprog *seccomp_ioctl;
 	unsigned landlock_abi;

@@ -236,6 +236,12 @@ static scmp_filter_ctx build(int kill_action, struct tg_error *err)
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	/* A binary tree instead of a linear list: every syscall pays log(n)
+	 * instead of n, and so does the kernel, which runs the filter for each
+	 * syscall number when it is attached to fill its action cache (with a
+	 * linear 400-instruction filter that alone cost 0.3 ms a run). */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc < 0) {
 		tg_error_sys(err, -rc, "seccomp attributes");
 		goto fail;
