@@ -20,10 +20,11 @@ CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c)
+GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 ESC_SRC   := $(wildcard tests/security/*.c)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
@@ -40,6 +41,19 @@ all: $(PROGS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The seccomp policy is compiled with libseccomp at build time.
+SECGEN_SRC := tools/seccomp-gen.c src/sandbox/seccomp_policy.c src/util/error.c
+$(BUILD)/tools/seccomp-gen: $(SECGEN_SRC) src/sandbox/sandbox_int.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -Iinclude -Isrc $(WARN) -o $@ $(SECGEN_SRC) -lseccomp
+
+$(BUILD)/gen/seccomp_bpf.c: $(BUILD)/tools/seccomp-gen
+	@mkdir -p $(dir $@)
+	$< $@
+
+$(BUILD)/gen/seccomp_bpf.o: $(BUILD)/gen/seccomp_bpf.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtoolgate.a: $(LIB_OBJ)

@@ -207,7 +207,7 @@ void child_main(const struct sb_plan *plan)
 	};
 	struct sb_trees trees;
 	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
-			  TG_LAYER_NETNS | TG_LAYER_IPCNS | TG_LAYER_UTSNS |
+			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
 			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
 	const char *what = "";
 	struct sb_msg m;
@@ -222,26 +222,17 @@ void child_main(const struct sb_plan *plan)
 		if (plan->scrub[i][1] > plan->scrub[i][0])
 			memset((void *)plan->scrub[i][0], 0,
 			       plan->scrub[i][1] - plan->scrub[i][0]);
-	/* The parent writes our id maps and joins us to the cgroup first. */
+	/* The parent writes our id maps first. */
 	if (read(plan->sync_rd, &go, 1) != 1)
 		_exit(125);
-	close(plan->sync_rd);
-
 	trace(plan, "go");
 	if (setsid() < 0)
 		child_fail(plan, "session", errno, "setsid");
 	layers |= TG_LAYER_NEW_SESSION;
-	/* After the parent moved us into the run's cgroup, so that cgroup is
-	 * the root of our view. */
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		child_fail(plan, "cgroup namespace", errno, "unshare");
-	layers |= TG_LAYER_CGROUPNS;
 
-	trace(plan, "session+cgroupns");
 	memset(&trees, -1, sizeof(trees));
 	if (rootfs_clone(plan, &trees, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
-	trace(plan, "clone trees");
 	if (drop_identity(plan) < 0)
 		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
 	/* Die with the parent: without it nobody enforces the limits. Set
@@ -249,7 +240,6 @@ void child_main(const struct sb_plan *plan)
 	 * fails if the parent went away before this point. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(plan, "process", errno, "PR_SET_PDEATHSIG");
-	trace(plan, "identity");
 	if (rootfs_build(plan, &trees, &layers, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
 	trace(plan, "rootfs");
@@ -257,8 +247,18 @@ void child_main(const struct sb_plan *plan)
 		child_fail(plan, "uts namespace", errno, "sethostname");
 	if (loopback_up() < 0)
 		child_fail(plan, "network namespace", errno, "loopback up");
+	layers |= TG_LAYER_NETNS;
 
-	trace(plan, "uts+net");
+	/* Then the parent joins us to the run's cgroup (in parallel with the
+	 * work above); only after that may the command start, and our cgroup
+	 * namespace is rooted there. */
+	if (read(plan->sync_rd, &go, 1) != 1)
+		_exit(125);
+	close(plan->sync_rd);
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(plan, "cgroup namespace", errno, "unshare");
+	layers |= TG_LAYER_CGROUPNS;
+
 	for (i = 0; i < plan->nrlimits; i++) {
 		struct rlimit rl = { plan->rlimits[i].value, plan->rlimits[i].value };
 
@@ -300,7 +300,10 @@ void child_main(const struct sb_plan *plan)
 		_exit(125); /* parent gone */
 
 	trace(plan, "seccomp");
-	pid = fork();
+	/* vfork: our address space is a copy of the caller's, possibly large;
+	 * the command's process borrows it until exec instead of copying the
+	 * page tables. run_command only makes system calls. */
+	pid = vfork();
 	if (pid < 0)
 		child_fail(plan, "process", errno, "fork");
 	if (pid == 0)

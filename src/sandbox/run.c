@@ -98,7 +98,9 @@ static void find_arg_env(void)
 
 static void probe_host_once(void)
 {
-	tg_sandbox_probe_host(&host);
+	/* No trial namespaces here (that costs a fork and a network namespace):
+	 * if the kernel refuses them, clone3 and the child name the layer. */
+	probe_host_light(&host);
 	find_arg_env();
 }
 
@@ -610,8 +612,9 @@ static pid_t clone_sandbox(int *pidfd)
 	struct clone_args args;
 
 	memset(&args, 0, sizeof(args));
-	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-		     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+	/* The cgroup namespace comes once the child is in its cgroup. */
+	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+		     CLONE_NEWUTS | CLONE_NEWNET | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)pidfd;
 	args.exit_signal = SIGCHLD;
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
@@ -657,8 +660,6 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	r->plan.stdin_rd = in_p[0];
 	r->plan.stdout_wr = out_p[1];
 	r->plan.stderr_wr = err_p[1];
-	if (cgroup_create(spec, &r->cg, err) < 0)
-		goto out;
 
 	r->start = now_us();
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
@@ -693,7 +694,12 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	if (r->plan.trace)
 		fprintf(stderr, "toolgate trace: %8.3f ms  parent: clone3\n",
 			(now_us() - r->start) / 1000.0);
-	if (write_maps(r, err) < 0 || cgroup_attach(r->cg, r->pid, err) < 0 ||
+	/* Two steps: once its id maps exist the child builds its root while
+	 * we create and join its cgroup; it
+	 * waits for the second byte before it applies limits and starts the
+	 * command. On failure, closing sync makes it exit. */
+	if (write_maps(r, err) < 0 || write(r->sync_w, &go, 1) != 1 ||
+	    cgroup_create(spec, &r->cg, err) < 0 || cgroup_attach(r->cg, r->pid, err) < 0 ||
 	    write(r->sync_w, &go, 1) != 1) {
 		snprintf(r->setup_error, sizeof(r->setup_error), "%.400s", err->msg);
 		tg_error_clear(err);

@@ -138,8 +138,7 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err);
 
 /* seccomp.c */
 struct sock_fprog;
-/* The compiled programs, each built once per process (thread-safe). NULL
- * with err set if libseccomp fails. MAIN_KILL replaces the notify actions
+/* The compiled programs, embedded at build time (never NULL). MAIN_KILL replaces the notify actions
  * with SECCOMP_RET_KILL_PROCESS (for peers without a listener, e.g. bwrap
  * in the benchmark); IOCTL is the stacked terminal-injection filter. */
 enum { SB_SECCOMP_MAIN = 0, SB_SECCOMP_MAIN_KILL = 1, SB_SECCOMP_IOCTL = 2 };
@@ -150,6 +149,9 @@ int seccomp_install(const struct sock_fprog *main_prog,
 		    const struct sock_fprog *ioctl_prog);
 /* Name of syscall nr for the native architecture, or "unknown". */
 const char *seccomp_syscall_name(int nr, uint32_t arch, char *buf, size_t len);
+/* seccomp_policy.c: compile program `which` with libseccomp (malloc'd;
+ * used by tools/seccomp-gen and the tests). */
+struct sock_fprog *seccomp_policy_compile(int which, struct tg_error *err);
 /* Write program `which` as raw BPF to fd (for bwrap --add-seccomp-fd). */
 int sandbox_seccomp_export(int fd, int which, struct tg_error *err);
 
@@ -177,7 +179,8 @@ void cgroup_destroy(struct sb_cgroup *cg);
 /* 2, 1 or 0; detail says which controllers and where. */
 int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu);
 
-/* probe.c */
-int probe_userns(void);
+/* probe.c: everything tg_sandbox_probe_host checks except trying the
+ * namespaces (userns and namespaces read 1). */
+void probe_host_light(struct tg_sandbox_probe *p);
 
 #endif

@@ -23,16 +23,24 @@
 #include "sandbox/sandbox_int.h"
 #include "unit.h"
 
-static int compiled_once(void)
+/* What the library embeds (compiled at build time) is what the policy in
+ * seccomp_policy.c compiles to now. */
+static int embedded_matches_policy(void)
 {
 	struct tg_error err;
-	const struct sock_fprog *a = seccomp_program(0, &err);
-	const struct sock_fprog *b = seccomp_program(0, &err);
-	const struct sock_fprog *k = seccomp_program(1, &err);
+	int w;
 
-	CHECK(a && a == b);          /* cached: compiled once per process */
-	CHECK(k && k != a);
-	CHECK(a->len > 50 && a->len < BPF_MAXINSNS);
+	for (w = SB_SECCOMP_MAIN; w <= SB_SECCOMP_IOCTL; w++) {
+		const struct sock_fprog *e = seccomp_program(w, &err);
+		struct sock_fprog *c = seccomp_policy_compile(w, &err);
+
+		CHECK(e && c);
+		CHECK(e->len == c->len && e->len > 5 && e->len < BPF_MAXINSNS);
+		CHECK(memcmp(e->filter, c->filter, e->len * sizeof(struct sock_filter)) == 0);
+		free(c->filter);
+		free(c);
+	}
+	CHECK(seccomp_program(SB_SECCOMP_MAIN, &err)->len > 50);
 	return 0;
 }
 
@@ -140,7 +148,7 @@ static int names(void)
 }
 
 const struct unit_test seccomp_tests[] = {
-	{ "seccomp/compiled_once", compiled_once },
+	{ "seccomp/embedded_matches_policy", embedded_matches_policy },
 	{ "seccomp/soft_denials", soft_denials },
 	{ "seccomp/deadly_calls_kill", deadly },
 	{ "seccomp/names", names },
