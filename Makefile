@@ -36,7 +36,7 @@ ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check demo bench fuzz clean
+.PHONY: all deps check demo bench fuzz lint clean
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -91,13 +91,23 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@$(BUILD)/bench/sandbox-start $(BENCH_ARGS)
 
-# libFuzzer entry points (clang).
+# libFuzzer entry points (clang), over the parsers and validators they name.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
-	  -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB)
+
+# Static analysis with the configurations kept in the repository.
+lint: $(GEN_SRC)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --std=c11 -D_GNU_SOURCE -Iinclude -Isrc --suppress=missingIncludeSystem \
+	  --inline-suppr src tools tests/unit
+	clang-tidy --quiet src/sandbox/*.c src/util/*.c src/cli/*.c -- \
+	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
 
 clean:
 	rm -rf build build-asan build-fuzz

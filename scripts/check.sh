@@ -27,6 +27,27 @@ run_pass() { # BUILD-DIR SAN
 
 run_pass build 0
 run_pass build-asan 1
+
+# The fuzzers, briefly: every parser entry point runs for a few seconds
+# with ASan+UBSan. Long runs are `make fuzz` and then the binary by hand.
+echo "== fuzz (smoke)"
+if make --no-print-directory fuzz >"$log" 2>&1; then
+	for f in build-fuzz/fuzz_*; do
+		name=$(basename "$f")
+		if "$f" -max_total_time=8 -artifact_prefix=build-fuzz/ >"$log" 2>&1; then
+			echo "ok - fuzz/$name: $(grep -o 'Done [0-9]* runs' "$log")"
+			pass=$((pass + 1))
+		else
+			echo "not ok - fuzz/$name"
+			tail -20 "$log"
+			fail=$((fail + 1))
+		fi
+	done
+else
+	cat "$log"
+	echo "not ok - fuzz/build"
+	fail=$((fail + 1))
+fi
 echo
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

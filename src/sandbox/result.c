@@ -54,6 +54,8 @@ static char *base64(const char *in, size_t len)
 
 	if (!out)
 		return NULL;
+	if (!in)
+		len = 0;
 	for (i = 0; i + 2 < len; i += 3) {
 		unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 |
 			     (unsigned char)in[i + 2];

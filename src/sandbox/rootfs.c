@@ -40,15 +40,15 @@ static const char *const devices[SB_DEVICES] = {
 
 /* /proc entries that expose host kernel state or allow changing it. */
 static const char *const proc_readonly[] = {
-	"sys", "sysrq-trigger", "irq", "bus", "fs",
+	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
 };
 static const char *const proc_masked_files[] = {
-	"kcore", "keys", "key-users", "timer_list", "sched_debug",
-	"latency_stats", "kallsyms", "kmsg", "config.gz", "vmallocinfo",
-	"pagetypeinfo", "slabinfo",
+	"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
+	"/proc/sched_debug", "/proc/latency_stats", "/proc/kallsyms", "/proc/kmsg",
+	"/proc/config.gz", "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/slabinfo",
 };
 static const char *const proc_masked_dirs[] = {
-	"acpi", "asound", "scsi", "driver", "dynamic_debug",
+	"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver", "/proc/dynamic_debug",
 };
 
 static const char etc_passwd[] =
@@ -237,12 +237,14 @@ static int make_mountpoint(int rootfd, const char *inside, int is_dir)
 	char *comp, *slash;
 	int parent, next, fd, last, saved;
 	struct stat st;
+	size_t len;
 
-	if (strlen(inside) >= sizeof(buf) || inside[0] != '/') {
+	len = strlen(inside);
+	if (len >= sizeof(buf) || inside[0] != '/') {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	strcpy(buf, inside);
+	memcpy(buf, inside, len + 1);
 	parent = open_in_root(rootfd, ".");
 	if (parent < 0)
 		return -1;
@@ -378,8 +380,8 @@ static int setup_proc(unsigned *layers, const char **what)
 	/* /proc/sys read-only: a sandbox that can write kernel.core_pattern
 	 * runs a program of its choosing as host root. */
 	for (i = 0; i < sizeof(proc_readonly) / sizeof(proc_readonly[0]); i++) {
-		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_readonly[i]);
-		*what = path;
+		snprintf(path, sizeof(path), NEWROOT "%s", proc_readonly[i]);
+		*what = proc_readonly[i];
 		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -389,15 +391,15 @@ static int setup_proc(unsigned *layers, const char **what)
 			return -1;
 	}
 	for (i = 0; i < sizeof(proc_masked_files) / sizeof(proc_masked_files[0]); i++) {
-		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_masked_files[i]);
-		*what = path;
+		snprintf(path, sizeof(path), NEWROOT "%s", proc_masked_files[i]);
+		*what = proc_masked_files[i];
 		if (mount(NEWROOT "/dev/null", path, NULL, MS_BIND, NULL) < 0 &&
 		    errno != ENOENT)
 			return -1;
 	}
 	for (i = 0; i < sizeof(proc_masked_dirs) / sizeof(proc_masked_dirs[0]); i++) {
-		snprintf(path, sizeof(path), NEWROOT "/proc/%s", proc_masked_dirs[i]);
-		*what = path;
+		snprintf(path, sizeof(path), NEWROOT "%s", proc_masked_dirs[i]);
+		*what = proc_masked_dirs[i];
 		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,nr_inodes=1,mode=0555") < 0 && errno != ENOENT)
 			return -1;

@@ -150,11 +150,11 @@ static int plan_env(struct run *r, struct tg_error *err)
 		defaults[1] = NULL;
 	defaults[2] = strdup("LANG=C.UTF-8");
 	defaults[3] = strdup("TMPDIR=/tmp");
-	for (i = 0; i < 4; i++) {
-		r->env_owned[r->nowned++] = defaults[i];
+	for (i = 0; i < 4; i++)
+		r->env_owned[r->nowned++] = defaults[i]; /* freed with the run */
+	for (i = 0; i < 4; i++)
 		if (!defaults[i])
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
 	for (i = 0; i < 4; i++) {
 		char *eq = strchr(defaults[i], '=');
 
