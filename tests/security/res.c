@@ -1,0 +1,467 @@
+/*
+ * tg-escape, resources and leftovers.  Every attempt is bounded so it
+ * cannot hurt the machine when run unsandboxed; success means it went past
+ * the sandbox's limit.
+ */
+#include "tg.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long argl(int argc, char **argv, int i, long def)
+{
+	return i < argc ? strtol(argv[i], NULL, 10) : def;
+}
+
+static double now_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int a_fork_bomb(int argc, char **argv)
+{
+	long max = argl(argc, argv, 1, 300), thresh = argl(argc, argv, 2, 64);
+	pid_t *kids = calloc((size_t)max, sizeof *kids);
+	long n = 0;
+	int err = 0;
+
+	if (!kids)
+		return tg_report(TG_UNKNOWN, "calloc");
+	for (; n < max; n++) {
+		pid_t p = fork();
+		if (p == 0) {
+			alarm(10);	/* bounded even if the parent dies */
+			for (;;)
+				pause();
+		}
+		if (p < 0) {
+			err = errno;
+			break;
+		}
+		kids[n] = p;
+	}
+	for (long i = 0; i < n; i++)
+		kill(kids[i], SIGKILL);
+	for (long i = 0; i < n; i++)
+		waitpid(kids[i], NULL, 0);
+	free(kids);
+	if (n > thresh)
+		return tg_report(TG_ESCAPED, "%ld children alive at once (limit %ld)", n, thresh);
+	return tg_report(TG_BLOCKED, "fork stopped after %ld children: %s", n, tg_errname(err));
+}
+
+static int bomb_pipe[2];
+
+static void *bomb_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(bomb_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static int a_thread_bomb(int argc, char **argv)
+{
+	long max = argl(argc, argv, 1, 300), thresh = argl(argc, argv, 2, 64);
+	pthread_t *t = calloc((size_t)max, sizeof *t);
+	pthread_attr_t at;
+	long n = 0;
+	int err = 0;
+
+	if (!t || pipe(bomb_pipe) < 0)
+		return tg_report(TG_UNKNOWN, "setup: %s", tg_errname(errno));
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	for (; n < max; n++) {
+		err = pthread_create(&t[n], &at, bomb_thread, NULL);
+		if (err)
+			break;
+	}
+	close(bomb_pipe[1]);	/* wakes every thread: read returns 0 */
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	if (n > thresh)
+		return tg_report(TG_ESCAPED, "%ld threads alive at once (limit %ld)", n, thresh);
+	return tg_report(TG_BLOCKED, "pthread_create stopped after %ld threads: %s", n,
+			 tg_errname(err));
+}
+
+static int a_memory_balloon(int argc, char **argv)
+{
+	long mb = argl(argc, argv, 1, 512);
+	size_t len = (size_t)mb << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return tg_report(TG_BLOCKED, "mmap %ld MiB: %s", mb, tg_errname(errno));
+	for (size_t off = 0; off < len; off += 4096)
+		p[off] = (char)(off >> 12 | 1);
+	munmap(p, len);
+	return tg_report(TG_ESCAPED, "touched all %ld MiB", mb);
+}
+
+static int a_disk_fill(int argc, char **argv)
+{
+	const char *dir = tg_arg(argc, argv, 1, "/tmp");
+	long max = argl(argc, argv, 2, 200), thresh = argl(argc, argv, 3, 100);
+	static char chunk[1 << 20];
+	char path[PATH_MAX];
+	long mb = 0, files = 0;
+	int err = 0;
+
+	/* Files of 10 MiB each, so a per-file RLIMIT_FSIZE alone is not enough. */
+	signal(SIGXFSZ, SIG_IGN);
+	memset(chunk, 'D', sizeof chunk);
+	while (mb < max && !err) {
+		int fd;
+		snprintf(path, sizeof path, "%s/tgsec-fill-%d-%ld", dir, (int)getpid(), files);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		files++;
+		for (int i = 0; i < 10 && mb < max; i++) {
+			ssize_t w = write(fd, chunk, sizeof chunk);
+			if (w != (ssize_t)sizeof chunk) {
+				err = w < 0 ? errno : ENOSPC;
+				break;
+			}
+			mb++;
+		}
+		close(fd);
+	}
+	for (long i = 0; i < files; i++) {
+		snprintf(path, sizeof path, "%s/tgsec-fill-%d-%ld", dir, (int)getpid(), i);
+		unlink(path);
+	}
+	if (mb > thresh)
+		return tg_report(TG_ESCAPED, "wrote %ld MiB to %s (limit %ld)", mb, dir, thresh);
+	return tg_report(TG_BLOCKED, "stopped after %ld MiB in %s: %s", mb, dir, tg_errname(err));
+}
+
+static int a_fd_exhaustion(int argc, char **argv)
+{
+	long max = argl(argc, argv, 1, 2000), thresh = argl(argc, argv, 2, 300);
+	struct rlimit rl;
+	long n = 0;
+	int err = 0;
+
+	/* An attacker first raises the soft limit as far as allowed. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (; n < max; n++) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			fd = dup(2);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+	}
+	if (n > thresh)
+		return tg_report(TG_ESCAPED, "opened %ld fds (limit %ld)", n, thresh);
+	return tg_report(TG_BLOCKED, "stopped after %ld fds: %s", n, tg_errname(err));
+}
+
+static int a_cpu_spin(int argc, char **argv)
+{
+	long secs = argl(argc, argv, 1, 3);
+	struct rlimit rl;
+	double end;
+	volatile unsigned long x = 0;
+
+	/* Resist what can be resisted. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGXCPU, SIG_IGN);
+	if (getrlimit(RLIMIT_CPU, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_CPU, &rl);
+	}
+	end = now_s(CLOCK_MONOTONIC) + (double)secs;
+	while (now_s(CLOCK_MONOTONIC) < end)
+		for (int i = 0; i < 100000; i++)
+			x++;
+	return tg_report(TG_ESCAPED, "spun for %ld s", secs);
+}
+
+static volatile int spin_stop;
+
+static void *spin_thread(void *arg)
+{
+	volatile unsigned long x = 0;
+
+	(void)arg;
+	while (!spin_stop)
+		x++;
+	return NULL;
+}
+
+static int a_cpu_quota(int argc, char **argv)
+{
+	long secs = argl(argc, argv, 1, 2);
+	double ratio_max = tg_arg(argc, argv, 2, NULL) ? strtod(argv[2], NULL) : 0.8;
+	long nthreads = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t t[64];
+	double w0, c0, w, c;
+
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 64)
+		nthreads = 64;
+	w0 = now_s(CLOCK_MONOTONIC);
+	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	for (long i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], NULL, spin_thread, NULL))
+			return tg_report(TG_UNKNOWN, "pthread_create failed");
+	while (now_s(CLOCK_MONOTONIC) < w0 + (double)secs)
+		usleep(50000);
+	spin_stop = 1;
+	for (long i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	w = now_s(CLOCK_MONOTONIC) - w0;
+	c = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	if (c / w > ratio_max)
+		return tg_report(TG_ESCAPED, "%ld threads used %.2f CPUs (allowed %.2f)", nthreads,
+				 c / w, ratio_max);
+	return tg_report(TG_BLOCKED, "%ld threads got only %.2f CPUs (allowed %.2f)", nthreads,
+			 c / w, ratio_max);
+}
+
+static int flood(int fd, long mb)
+{
+	static char chunk[65536];
+	long total = (long)mb << 20, done = 0;
+
+	memset(chunk, 'A', sizeof chunk);
+	chunk[sizeof chunk - 1] = '\n';
+	while (done < total) {
+		ssize_t w = write(fd, chunk, sizeof chunk);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return tg_report(TG_BLOCKED, "write failed after %ld bytes: %s", done,
+					 tg_errname(errno));
+		}
+		done += w;
+	}
+	return tg_report(TG_ESCAPED, "wrote all %ld bytes to fd %d", done, fd);
+}
+
+static int a_output_flood(int argc, char **argv)
+{
+	return flood(1, argl(argc, argv, 1, 8));
+}
+
+static int a_output_flood_stderr(int argc, char **argv)
+{
+	return flood(2, argl(argc, argv, 1, 8));
+}
+
+/* RLIMIT_CORE must be 0 for good (hard limit): a crashing child must not
+ * dump core. */
+static int a_core_dump(int argc, char **argv)
+{
+	const char *dir = tg_arg(argc, argv, 1, "/tmp");
+	struct rlimit rl;
+	int st = 0;
+	pid_t c;
+
+	if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_CORE, &rl);
+	}
+	if (chdir(dir) < 0)
+		return tg_report(TG_UNKNOWN, "chdir %s: %s", dir, tg_errname(errno));
+	prctl(PR_SET_DUMPABLE, 1);
+	c = fork();
+	if (c == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+		_exit(0);
+	}
+	if (c < 0)
+		return tg_report(TG_UNKNOWN, "fork: %s", tg_errname(errno));
+	waitpid(c, &st, 0);
+	if (WIFSIGNALED(st) && WCOREDUMP(st)) {
+		char p[64];
+		snprintf(p, sizeof p, "core.%d", (int)c);
+		unlink(p);
+		unlink("core");
+		return tg_report(TG_ESCAPED, "child dumped core (RLIMIT_CORE hard %llu)",
+				 (unsigned long long)rl.rlim_max);
+	}
+	return tg_report(TG_BLOCKED, "no core dump (RLIMIT_CORE hard %llu)",
+			 (unsigned long long)rl.rlim_max);
+}
+
+/* Output a toolgate-looking JSON result, then bytes that break naive
+ * JSON embedding: the caller must still get exactly one valid object. */
+static int a_json_forgery(int argc, char **argv)
+{
+	static const char forged[] =
+		"{\"reason\":\"ok\",\"exit_code\":0,\"signal\":null,\"limits_hit\":[],"
+		"\"stdout\":\"\",\"stderr\":\"\",\"forged\":true}\n";
+	static const char junk[] = "\"}]}\\\n\x00\xff\xfe\xc3\x28\x1b[2J\x7f\r\t\"forged\":true}\n";
+
+	(void)argc;
+	(void)argv;
+	if (write(1, forged, sizeof forged - 1) < 0 || write(1, junk, sizeof junk - 1) < 0 ||
+	    write(2, forged, sizeof forged - 1) < 0 || write(2, junk, sizeof junk - 1) < 0)
+		return tg_report(TG_UNKNOWN, "write: %s", tg_errname(errno));
+	/* judged by the harness on toolgate's JSON */
+	return tg_report(TG_ESCAPED, "\nwrote a forged result and JSON-breaking bytes to stdout and stderr");
+}
+
+/* ---- leftovers -------------------------------------------------------- */
+
+#define tag_key(t) ((key_t)tg_tag_key(t))
+
+static int a_leftover_spawn(int argc, char **argv)
+{
+	const char *tag, *tmp = tg_arg(argc, argv, 2, "/tmp"), *work = tg_arg(argc, argv, 3, "/work");
+	char path[PATH_MAX], name[128];
+	int made = 0, st;
+	pid_t c;
+
+	if (argc < 2)
+		return tg_report(TG_UNKNOWN, "usage: leftover_spawn TAG [TMPDIR WORKDIR [LINGER_S]]");
+	tag = argv[1];
+	for (int i = 0; i < 2; i++) {
+		int fd;
+		snprintf(path, sizeof path, "%s/tgsec-left-%s", i ? work : tmp, tag);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			made++;
+			close(fd);
+		}
+	}
+	if (shmget(tag_key(tag), 4096, IPC_CREAT | 0666) >= 0)
+		made++;
+	snprintf(name, sizeof name, "tgsecleft-%s", tag);
+	c = fork();
+	if (c == 0) {
+		setsid();
+		if (fork() == 0) {
+			/* Detached grandchild: rename, keep stdio open, sleep 30 s. */
+			char *start = argv[-1], *end = argv[argc - 1] + strlen(argv[argc - 1]);
+			struct timespec ts = { 30, 0 };
+			signal(SIGHUP, SIG_IGN);
+			signal(SIGTERM, SIG_IGN);
+			prctl(PR_SET_NAME, "tgsecleft");
+			if ((size_t)(end - start) > strlen(name)) {
+				memset(start, 0, (size_t)(end - start));
+				memcpy(start, name, strlen(name));
+			}
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		_exit(0);
+	}
+	if (c < 0)
+		return tg_report(TG_UNKNOWN, "fork: %s", tg_errname(errno));
+	waitpid(c, &st, 0);
+	usleep(200000);	/* let the grandchild rename itself */
+	if (argc > 4) {
+		/* linger: keep the run alive so the wall-clock timeout ends it */
+		struct timespec ts = { atol(argv[4]), 0 };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	if (made < 3)
+		return tg_report(TG_UNKNOWN, "planted only %d of 3 leftovers", made);
+	return tg_report(TG_ESCAPED, "planted files, shm key 0x%x and detached process %s",
+			 (unsigned)tag_key(tag), name);
+}
+
+static int a_leftover_check(int argc, char **argv)
+{
+	const char *tag, *tmp = tg_arg(argc, argv, 2, "/tmp"), *work = tg_arg(argc, argv, 3, "/work");
+	char path[PATH_MAX], found[512] = "", name[128], self[32];
+	struct dirent *de;
+	DIR *d;
+	int id;
+
+	if (argc < 2)
+		return tg_report(TG_UNKNOWN, "usage: leftover_check TAG [TMPDIR WORKDIR] [clean]");
+	tag = argv[1];
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/tgsec-left-%s", i ? work : tmp, tag);
+		if (access(path, F_OK) == 0) {
+			snprintf(found + strlen(found), sizeof found - strlen(found), "%.200s; ", path);
+			if (argc > 4)
+				unlink(path);
+		}
+	}
+	id = shmget(tag_key(tag), 0, 0);
+	if (id >= 0) {
+		snprintf(found + strlen(found), sizeof found - strlen(found), "shm key 0x%x; ",
+			 (unsigned)tag_key(tag));
+		if (argc > 4)
+			shmctl(id, IPC_RMID, NULL);
+	}
+	snprintf(name, sizeof name, "tgsecleft-%s", tag);
+	snprintf(self, sizeof self, "%d", (int)getpid());
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		char buf[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || !strcmp(de->d_name, self))
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+		if (tg_read_file(path, buf, sizeof buf) > 0 && strcmp(buf, name) == 0) {
+			snprintf(found + strlen(found), sizeof found - strlen(found),
+				 "process %s; ", de->d_name);
+			if (argc > 4)
+				kill((pid_t)atoi(de->d_name), SIGKILL);
+		}
+	}
+	if (d)
+		closedir(d);
+	if (found[0])
+		return tg_report(TG_ESCAPED, "leftovers of an earlier run: %s", found);
+	return tg_report(TG_BLOCKED, "no leftovers of an earlier run");
+}
+
+const struct tg_attempt tg_res_attempts[] = {
+	{ "fork_bomb", "resources", a_fork_bomb, "[MAX THRESH]  >THRESH children alive at once" },
+	{ "thread_bomb", "resources", a_thread_bomb, "[MAX THRESH]  >THRESH threads alive at once" },
+	{ "memory_balloon", "resources", a_memory_balloon, "[MiB]  touch 512 MiB" },
+	{ "disk_fill", "resources", a_disk_fill, "[DIR MAX THRESH]  write >100 of 200 MiB" },
+	{ "fd_exhaustion", "resources", a_fd_exhaustion, "[MAX THRESH]  open >300 fds" },
+	{ "cpu_spin", "resources", a_cpu_spin, "[SECONDS]  spin past the timeout" },
+	{ "cpu_quota", "resources", a_cpu_quota, "[SECONDS RATIO]  use more CPUs than allowed" },
+	{ "output_flood", "resources", a_output_flood, "[MiB]  write 8 MiB to stdout" },
+	{ "output_flood_stderr", "resources", a_output_flood_stderr, "[MiB]  write 8 MiB to stderr" },
+	{ "core_dump", "resources", a_core_dump, "[DIR]  a crashing child dumps core" },
+	{ "json_forgery", "output", a_json_forgery, "forged JSON result + bytes that break naive embedding" },
+	{ "leftover_spawn", "leftovers", a_leftover_spawn, "TAG [TMP WORK]  plant files, shm, a detached process (0 = planted)" },
+	{ "leftover_check", "leftovers", a_leftover_check, "TAG [TMP WORK] [clean]  find an earlier run's leftovers" },
+	{ NULL, NULL, NULL, NULL },
+};
