@@ -37,11 +37,37 @@ int seccomp_install(const struct sock_fprog *main_prog, const struct sock_fprog 
 
 const char *seccomp_syscall_name(int nr, uint32_t arch, char *buf, size_t len)
 {
+	static const struct {
+		uint32_t audit;
+		uint32_t scmp;
+		const char *prefix;
+	} arches[] = {
+		{ SCMP_ARCH_X86_64, SCMP_ARCH_X86_64, "" },
+		{ SCMP_ARCH_X86, SCMP_ARCH_X86, "i386:" },
+		{ SCMP_ARCH_AARCH64, SCMP_ARCH_AARCH64, "" },
+		{ SCMP_ARCH_ARM, SCMP_ARCH_ARM, "arm:" },
+	};
+	const char *prefix = "";
+	uint32_t scmp = 0;
 	char *name = NULL;
+	unsigned i;
 
-	if (arch == seccomp_arch_native())
-		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-	snprintf(buf, len, "%s", name ? name : "unknown");
+	for (i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
+		if (arches[i].audit == arch) {
+			scmp = arches[i].scmp;
+			prefix = arches[i].prefix;
+		}
+	/* x32 calls come with the x86_64 audit arch and bit 30 set. */
+	if (arch == SCMP_ARCH_X86_64 && (nr & 0x40000000)) {
+		scmp = SCMP_ARCH_X32;
+		prefix = "x32:";
+	}
+	if (scmp)
+		name = seccomp_syscall_resolve_num_arch(scmp, nr);
+	if (name)
+		snprintf(buf, len, "%s%s", prefix, name);
+	else
+		snprintf(buf, len, "%s%d", scmp ? prefix : "unknown:", nr);
 	free(name);
 	return buf;
 }

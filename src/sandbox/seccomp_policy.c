@@ -204,7 +204,22 @@ static int add_checked_rules(scmp_filter_ctx ctx, uint32_t die,
 			SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
 			SCMP_A2(SCMP_CMP_EQ, 0 /* NETLINK_ROUTE */),
 		};
-		if (rule(ctx, SCMP_ACT_ALLOW, "socket", 2, nl, err) < 0)
+		struct scmp_arg_cmp nl_other[2] = {
+			SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+			SCMP_A2(SCMP_CMP_NE, 0),
+		};
+		if (rule(ctx, SCMP_ACT_ALLOW, "socket", 2, nl, err) < 0 ||
+		    rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 2, nl_other, err) < 0)
+			return -1;
+	}
+	/* Every other family the kernel knows answers EAFNOSUPPORT, as on a
+	 * kernel built without it; beyond AF_MAX the default (ENOSYS). */
+	for (i = 0; i < 46 /* AF_MAX in Linux 6.x */; i++) {
+		struct scmp_arg_cmp f = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)i);
+
+		if (i == AF_UNIX || i == AF_INET || i == AF_INET6 || i == AF_NETLINK)
+			continue;
+		if (rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &f, err) < 0)
 			return -1;
 	}
 	/* personality: query and PER_LINUX only; no READ_IMPLIES_EXEC or
@@ -232,9 +247,9 @@ static scmp_filter_ctx build(int kill_action, struct tg_error *err)
 		tg_error_set(err, TG_ERR_NOMEM, "seccomp_init failed");
 		return NULL;
 	}
-	/* Foreign architectures (the i386 entry point of an x86_64 kernel)
-	 * end the process outright: a listener cannot name their syscalls. */
-	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/* Foreign entry points (i386 int 0x80, x32) end the whole sandbox
+	 * like the deadly families; the listener reports arch and number. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, die);
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	/* A binary tree instead of a linear list: every syscall pays log(n)
@@ -281,7 +296,10 @@ static scmp_filter_ctx build_ioctl(struct tg_error *err)
 		tg_error_set(err, TG_ERR_NOMEM, "seccomp_init failed");
 		return NULL;
 	}
+	/* Foreign architectures are the main filter's to end (with a
+	 * notification); a kill here would win and hide the syscall. */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0 ||
+	    seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW) < 0 ||
 	    rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &sti, err) < 0 ||
 	    rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &lnx, err) < 0) {
 		seccomp_release(ctx);

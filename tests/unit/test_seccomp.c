@@ -74,13 +74,18 @@ static int soft_denials_fn(void)
 	if (syscall(SYS_getpid) <= 0)
 		return 1;
 	/* socket families */
-	if (socket(AF_PACKET, SOCK_RAW, 0) >= 0 || errno != ENOSYS)
-		if (errno != EAFNOSUPPORT)
-			return 2;
-	if (socket(40 /* AF_VSOCK */, SOCK_STREAM, 0) >= 0)
+	if (socket(AF_PACKET, SOCK_RAW, 0) >= 0 || errno != EAFNOSUPPORT)
+		return 2;
+	if (socket(40 /* AF_VSOCK */, SOCK_STREAM, 0) >= 0 || errno != EAFNOSUPPORT)
 		return 3;
-	if (socket(AF_NETLINK, SOCK_RAW, 9 /* NETLINK_AUDIT */) >= 0)
+	if (socket(AF_NETLINK, SOCK_RAW, 9 /* NETLINK_AUDIT */) >= 0 || errno != EAFNOSUPPORT)
 		return 4;
+	if (socket(AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */) < 0)
+		return 11;
+	/* a family with high bits set: the kernel would truncate it to
+	 * AF_PACKET, the filter compares all 64 bits and refuses */
+	if (syscall(SYS_socket, 0x100000000ul | AF_PACKET, SOCK_RAW, 0) >= 0)
+		return 12;
 	if (socket(AF_UNIX, SOCK_STREAM, 0) < 0)
 		return 5;
 	/* clone3: ENOSYS so libc falls back to clone */
@@ -143,7 +148,12 @@ static int names(void)
 	CHECK(strcmp(seccomp_syscall_name(SYS_unshare, AUDIT_ARCH_X86_64, buf, sizeof(buf)),
 		     "unshare") == 0);
 	CHECK(strcmp(seccomp_syscall_name(100000, AUDIT_ARCH_X86_64, buf, sizeof(buf)),
-		     "unknown") == 0);
+		     "100000") == 0);
+	CHECK(strcmp(seccomp_syscall_name(20, AUDIT_ARCH_I386, buf, sizeof(buf)),
+		     "i386:getpid") == 0);
+	CHECK(strcmp(seccomp_syscall_name(0x40000000 | 39, AUDIT_ARCH_X86_64, buf, sizeof(buf)),
+		     "x32:getpid") == 0);
+	CHECK(strcmp(seccomp_syscall_name(1, 0x1234, buf, sizeof(buf)), "unknown:1") == 0);
 	return 0;
 }
 
