@@ -204,6 +204,7 @@ void child_main(const struct sb_plan *plan)
 	const int keep[] = {
 		plan->sync_rd, plan->status_wr, plan->sock_wr,
 		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
+		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
 	};
 	struct sb_trees trees;
 	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
@@ -222,9 +223,22 @@ void child_main(const struct sb_plan *plan)
 		if (plan->scrub[i][1] > plan->scrub[i][0])
 			memset((void *)plan->scrub[i][0], 0,
 			       plan->scrub[i][1] - plan->scrub[i][0]);
+	/* Into the run's cgroup first, so all that follows is charged to it
+	 * (on v2 clone3 put us there already; see cgroup_join_fds). */
+	for (i = 0; i < 3; i++) {
+		if (plan->cg_tasks[i] < 0)
+			continue;
+		if (write(plan->cg_tasks[i], "0", 1) != 1)
+			child_fail(plan, "cgroup", errno, "join");
+		close(plan->cg_tasks[i]);
+	}
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(plan, "cgroup namespace", errno, "unshare");
+	layers |= TG_LAYER_CGROUPNS;
 	/* The parent writes our id maps first. */
 	if (read(plan->sync_rd, &go, 1) != 1)
 		_exit(125);
+	close(plan->sync_rd);
 	trace(plan, "go");
 	if (setsid() < 0)
 		child_fail(plan, "session", errno, "setsid");
@@ -248,16 +262,6 @@ void child_main(const struct sb_plan *plan)
 	if (loopback_up() < 0)
 		child_fail(plan, "network namespace", errno, "loopback up");
 	layers |= TG_LAYER_NETNS;
-
-	/* Then the parent joins us to the run's cgroup (in parallel with the
-	 * work above); only after that may the command start, and our cgroup
-	 * namespace is rooted there. */
-	if (read(plan->sync_rd, &go, 1) != 1)
-		_exit(125);
-	close(plan->sync_rd);
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		child_fail(plan, "cgroup namespace", errno, "unshare");
-	layers |= TG_LAYER_CGROUPNS;
 
 	for (i = 0; i < plan->nrlimits; i++) {
 		struct rlimit rl = { plan->rlimits[i].value, plan->rlimits[i].value };
@@ -290,7 +294,7 @@ void child_main(const struct sb_plan *plan)
 	close(listener);
 	close(plan->sock_wr);
 	layers |= TG_LAYER_SECCOMP;
-	/* The cgroup limits were applied by the parent before we started. */
+	/* The cgroup and its limits were in place before we started. */
 	layers |= TG_LAYER_CGROUP;
 
 	memset(&m, 0, sizeof(m));

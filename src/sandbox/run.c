@@ -3,7 +3,8 @@
  *
  * plan (may allocate) -> pipes -> cgroup -> clone3 into new user, mount,
  * pid, net, ipc and uts namespaces (CLONE_PIDFD) -> write the child's id
- * maps, join it to the cgroup, let it go -> supervise -> reap -> collect.
+ * maps, let it go (it joins its cgroup itself, see cgroup_join_fds) ->
+ * supervise -> reap -> collect.
  *
  * Supervision is one poll loop over the child's pidfd, its stdout and
  * stderr, the status pipe, the socket that brings the seccomp listener and
@@ -607,14 +608,18 @@ void tg_sandbox_result_free(struct tg_sandbox_result *res)
 	free(res);
 }
 
-static pid_t clone_sandbox(int *pidfd)
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd)
 {
 	struct clone_args args;
 
 	memset(&args, 0, sizeof(args));
+	if (cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgroup_fd;
+	}
 	/* The cgroup namespace comes once the child is in its cgroup. */
-	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-		     CLONE_NEWUTS | CLONE_NEWNET | CLONE_PIDFD;
+	args.flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+		      CLONE_NEWUTS | CLONE_NEWNET | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)pidfd;
 	args.exit_signal = SIGCHLD;
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
@@ -627,7 +632,7 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	struct run *r = NULL;
 	int sync_p[2] = { -1, -1 }, status_p[2] = { -1, -1 }, sock[2] = { -1, -1 },
 	    in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
-	int rc = -1, i;
+	int rc = -1, i, cg_clone_fd = -1;
 	char go = 'g';
 
 	*out = NULL;
@@ -645,6 +650,7 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	r->spec = spec;
 	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
 	r->pidfd = r->listener = -1;
+	r->plan.cg_tasks[0] = r->plan.cg_tasks[1] = r->plan.cg_tasks[2] = -1;
 	if (plan_run(r, err) < 0)
 		goto out;
 	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(status_p, O_CLOEXEC) < 0 ||
@@ -661,11 +667,15 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	r->plan.stdout_wr = out_p[1];
 	r->plan.stderr_wr = err_p[1];
 
+	if (cgroup_create(spec, &r->cg, err) < 0 ||
+	    cgroup_join_fds(r->cg, &cg_clone_fd, r->plan.cg_tasks, err) < 0)
+		goto out;
+
 	r->start = now_us();
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
 	r->plan.trace_start = r->start;
 	r->deadline = r->start + spec->timeout_ms * 1000u;
-	r->pid = clone_sandbox(&r->pidfd);
+	r->pid = clone_sandbox(&r->pidfd, cg_clone_fd);
 	if (r->pid < 0) {
 		tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
 		goto out;
@@ -689,26 +699,23 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 		r->caller_in_eof = 1;
 	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
 
-	/* The child waits on sync until its maps exist and it is in the
-	 * cgroup; on failure closing sync makes it exit. */
 	if (r->plan.trace)
 		fprintf(stderr, "toolgate trace: %8.3f ms  parent: clone3\n",
 			(now_us() - r->start) / 1000.0);
-	/* Two steps: once its id maps exist the child builds its root while
-	 * we create and join its cgroup; it
-	 * waits for the second byte before it applies limits and starts the
-	 * command. On failure, closing sync makes it exit. */
-	if (write_maps(r, err) < 0 || write(r->sync_w, &go, 1) != 1 ||
-	    cgroup_create(spec, &r->cg, err) < 0 || cgroup_attach(r->cg, r->pid, err) < 0 ||
-	    write(r->sync_w, &go, 1) != 1) {
+	/* The child waits until its id maps exist; on failure, closing sync
+	 * makes it exit. */
+	if (write_maps(r, err) < 0 || write(r->sync_w, &go, 1) != 1) {
 		snprintf(r->setup_error, sizeof(r->setup_error), "%.400s", err->msg);
 		tg_error_clear(err);
 		kill_sandbox(r);
 	}
 	close_fd(&r->sync_w);
 	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: maps, cgroup, go\n",
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: maps, go\n",
 			(now_us() - r->start) / 1000.0);
+	close_fd(&cg_clone_fd);
+	for (i = 0; i < 3; i++)
+		close_fd(&r->plan.cg_tasks[i]);
 	close_fd(&sync_p[0]);
 	close_fd(&status_p[1]);
 	close_fd(&sock[1]);
@@ -727,6 +734,8 @@ out:
 			kill_sandbox(r);
 			waitpid(r->pid, NULL, __WALL);
 		}
+		for (i = 0; i < 3; i++)
+			close_fd(&r->plan.cg_tasks[i]);
 		cgroup_destroy(r->cg);
 		close_fd(&r->sync_w);
 		close_fd(&r->status_r);
@@ -752,6 +761,7 @@ out:
 	close_fd(&out_p[1]);
 	close_fd(&err_p[0]);
 	close_fd(&err_p[1]);
+	close_fd(&cg_clone_fd);
 	tg_sandbox_result_free(res);
 	return rc;
 }

@@ -80,6 +80,7 @@ struct sb_plan {
 	int status_wr;  /* struct sb_msg stream to the parent */
 	int sock_wr;    /* sends the seccomp listener fd to the parent */
 	int stdin_rd, stdout_wr, stderr_wr;
+	int cg_tasks[3];          /* v1: the child writes "0" to each, or -1 */
 	char *const *envp;
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
 	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */
@@ -172,7 +173,11 @@ struct sb_cgroup_stats {
 /* Create the run's cgroup with the spec's limits. */
 int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 		  struct tg_error *err);
-int cgroup_attach(struct sb_cgroup *cg, pid_t pid, struct tg_error *err);
+/* OUT: a directory fd for clone3(CLONE_INTO_CGROUP) on v2, or on v1 the
+ * "tasks" files the child writes "0" to; unused entries are -1. The caller
+ * closes them. */
+int cgroup_join_fds(struct sb_cgroup *cg, int *clone_fd, int *tasks_fds,
+		    struct tg_error *err);
 void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
 /* Kill what is left, remove the directories, free. NULL is a no-op. */
 void cgroup_destroy(struct sb_cgroup *cg);
