@@ -4,11 +4,12 @@
  * It applies the layers in an order where each step still has the
  * privilege it needs and none is kept longer than needed:
  *
- *   close inherited fds -> wait for the parent (id maps, cgroup) -> new
- *   session -> cgroup namespace -> clone bind sources -> drop host identity
- *   -> build and pivot into the tmpfs root -> hostname, loopback -> rlimits
- *   -> no_new_privs -> landlock -> drop every capability -> not dumpable ->
- *   seccomp (listener handed to the parent) -> fork the command
+ *   close inherited fds -> join the run's cgroup, new cgroup namespace ->
+ *   wait for the parent (id maps) -> new session -> clone bind sources ->
+ *   drop host identity -> build and pivot into the tmpfs root -> hostname,
+ *   loopback -> rlimits -> no_new_privs -> landlock -> drop every
+ *   capability -> not dumpable -> seccomp (listener handed to the parent)
+ *   -> vfork the command
  *
  * and then only reaps, so that a command that is itself killed or that
  * signals itself has its status passed through, and reports the command's
@@ -199,30 +200,15 @@ static void run_command(const struct sb_plan *plan)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-void child_main(const struct sb_plan *plan)
+/* Namespaces, cgroup, session, filesystem, identity: everything that
+ * still needs the capabilities the new user namespace gave us. */
+static void setup_world(const struct sb_plan *plan, unsigned *layers)
 {
-	const int keep[] = {
-		plan->sync_rd, plan->status_wr, plan->sock_wr,
-		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
-		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
-	};
 	struct sb_trees trees;
-	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
-			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
-			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
 	const char *what = "";
-	struct sb_msg m;
 	char go;
-	pid_t pid;
-	int i, listener, status;
+	int i;
 
-	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
-	layers |= TG_LAYER_FDS_CLOSED;
-	/* Our copy of the caller's argv and environment strings: wiped. */
-	for (i = 0; i < 2; i++)
-		if (plan->scrub[i][1] > plan->scrub[i][0])
-			memset((void *)plan->scrub[i][0], 0,
-			       plan->scrub[i][1] - plan->scrub[i][0]);
 	/* Into the run's cgroup first, so all that follows is charged to it
 	 * (on v2 clone3 put us there already; see cgroup_join_fds). */
 	for (i = 0; i < 3; i++) {
@@ -234,7 +220,7 @@ void child_main(const struct sb_plan *plan)
 	}
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(plan, "cgroup namespace", errno, "unshare");
-	layers |= TG_LAYER_CGROUPNS;
+	*layers |= TG_LAYER_CGROUPNS;
 	/* The parent writes our id maps first. */
 	if (read(plan->sync_rd, &go, 1) != 1)
 		_exit(125);
@@ -242,7 +228,7 @@ void child_main(const struct sb_plan *plan)
 	trace(plan, "go");
 	if (setsid() < 0)
 		child_fail(plan, "session", errno, "setsid");
-	layers |= TG_LAYER_NEW_SESSION;
+	*layers |= TG_LAYER_NEW_SESSION;
 
 	memset(&trees, -1, sizeof(trees));
 	if (rootfs_clone(plan, &trees, &what) < 0)
@@ -250,18 +236,26 @@ void child_main(const struct sb_plan *plan)
 	if (drop_identity(plan) < 0)
 		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
 	/* Die with the parent: without it nobody enforces the limits. Set
-	 * after the id switch, which clears it; the LAYERS message below
-	 * fails if the parent went away before this point. */
+	 * after the id switch, which clears it; the LAYERS message fails if
+	 * the parent went away before this point. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(plan, "process", errno, "PR_SET_PDEATHSIG");
-	if (rootfs_build(plan, &trees, &layers, &what) < 0)
+	if (rootfs_build(plan, &trees, layers, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
 	trace(plan, "rootfs");
 	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
 		child_fail(plan, "uts namespace", errno, "sethostname");
 	if (loopback_up() < 0)
 		child_fail(plan, "network namespace", errno, "loopback up");
-	layers |= TG_LAYER_NETNS;
+	*layers |= TG_LAYER_NETNS;
+}
+
+/* The layers that take privilege away, most general first; seccomp last
+ * because it forbids what the others need. */
+static void restrict_self(const struct sb_plan *plan, unsigned *layers)
+{
+	const char *what = "";
+	int i, listener;
 
 	for (i = 0; i < plan->nrlimits; i++) {
 		struct rlimit rl = { plan->rlimits[i].value, plan->rlimits[i].value };
@@ -269,31 +263,53 @@ void child_main(const struct sb_plan *plan)
 		if (setrlimit(plan->rlimits[i].resource, &rl) < 0)
 			child_fail(plan, "rlimits", errno, "setrlimit");
 	}
-	layers |= TG_LAYER_RLIMITS;
+	*layers |= TG_LAYER_RLIMITS;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(plan, "no_new_privs", errno, "prctl");
-	layers |= TG_LAYER_NO_NEW_PRIVS;
-	trace(plan, "rlimits+nnp");
-	if (landlock_apply(plan, &layers, &what) < 0)
+	*layers |= TG_LAYER_NO_NEW_PRIVS;
+	if (landlock_apply(plan, layers, &what) < 0)
 		child_fail(plan, "landlock", errno, what);
 	trace(plan, "landlock");
 	if (drop_caps() < 0)
 		child_fail(plan, "capabilities", errno, "drop");
-	layers |= TG_LAYER_CAPS;
+	*layers |= TG_LAYER_CAPS;
 	/* Not dumpable: the command cannot open /proc/1/fd or /proc/1/mem. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
-
-	trace(plan, "caps+dumpable");
 	listener = seccomp_install(plan->seccomp, plan->seccomp_ioctl);
 	if (listener < 0)
 		child_fail(plan, "seccomp", errno, "install filter");
-	trace(plan, "seccomp installed");
 	if (send_fd(plan->sock_wr, listener) < 0)
 		child_fail(plan, "seccomp", errno, "hand the listener to the parent");
 	close(listener);
 	close(plan->sock_wr);
-	layers |= TG_LAYER_SECCOMP;
+	*layers |= TG_LAYER_SECCOMP;
+	trace(plan, "seccomp");
+}
+
+void child_main(const struct sb_plan *plan)
+{
+	const int keep[] = {
+		plan->sync_rd, plan->status_wr, plan->sock_wr,
+		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
+		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
+	};
+	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
+			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
+			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
+	struct sb_msg m;
+	pid_t pid;
+	int i, status;
+
+	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	layers |= TG_LAYER_FDS_CLOSED;
+	/* Our copy of the caller's argv and environment strings: wiped. */
+	for (i = 0; i < 2; i++)
+		if (plan->scrub[i][1] > plan->scrub[i][0])
+			memset((void *)plan->scrub[i][0], 0,
+			       plan->scrub[i][1] - plan->scrub[i][0]);
+	setup_world(plan, &layers);
+	restrict_self(plan, &layers);
 	/* The cgroup and its limits were in place before we started. */
 	layers |= TG_LAYER_CGROUP;
 
@@ -303,7 +319,6 @@ void child_main(const struct sb_plan *plan)
 	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
 		_exit(125); /* parent gone */
 
-	trace(plan, "seccomp");
 	/* vfork: our address space is a copy of the caller's, possibly large;
 	 * the command's process borrows it until exec instead of copying the
 	 * page tables. run_command only makes system calls. */

@@ -115,8 +115,9 @@ struct run {
 	int nowned;
 	struct sb_cgroup *cg;
 	int sync_w, status_r, sock_r, stdin_w, stdout_r, stderr_r;
-	int pidfd, listener;
+	int pidfd, listener, cg_clone_fd;
 	pid_t pid;
+	int reaped;
 	uint64_t start, deadline;
 	/* stdin relay */
 	char inbuf[CHUNK];
@@ -431,9 +432,8 @@ static void relay_read(struct run *r)
 static void supervise(struct run *r, struct tg_sandbox_result *res)
 {
 	size_t outcap = 0, errcap = 0;
-	int reaped = 0;
 
-	while (!reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
+	while (!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
 		struct pollfd p[7];
 		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
 		    i_ln = -1, i_in = -1, timeout;
@@ -441,9 +441,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 
 		if (r->stdin_w >= 0 && r->inlen == 0 && r->caller_in_eof)
 			close_fd(&r->stdin_w);
-		if (!reaped) {
+		if (!r->reaped)
 			p[i_pid = n++] = (struct pollfd){ r->pidfd, POLLIN, 0 };
-		}
 		if (r->stdout_r >= 0)
 			p[i_out = n++] = (struct pollfd){ r->stdout_r, POLLIN, 0 };
 		if (r->stderr_r >= 0)
@@ -459,12 +458,12 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 		else if (r->stdin_w >= 0 && !r->caller_in_eof)
 			p[i_in = n++] = (struct pollfd){ r->spec->stdin_fd, POLLIN, 0 };
 
-		if (!reaped && t >= r->deadline) {
+		if (!r->reaped && t >= r->deadline) {
 			if (!r->killed_timeout)
 				kill_sandbox(r);
 			r->killed_timeout = 1;
 			timeout = 100;
-		} else if (!reaped) {
+		} else if (!r->reaped) {
 			timeout = (int)((r->deadline - t + 999) / 1000);
 		} else {
 			timeout = 1000; /* draining after exit; pipes close with the ns */
@@ -503,7 +502,7 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			int st;
 
 			if (wait4(r->pid, &st, __WALL, &ru) == r->pid) {
-				reaped = 1;
+				r->reaped = 1;
 				res->cpu_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
 						   (uint64_t)ru.ru_utime.tv_usec;
 				res->cpu_system_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
@@ -519,7 +518,7 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 				close_fd(&r->stdin_w);
 			}
 		}
-		if (reaped && now_us() > r->deadline + 5000000u)
+		if (r->reaped && now_us() > r->deadline + 5000000u)
 			break; /* a pipe held open past the namespace: give up */
 	}
 }
@@ -625,15 +624,118 @@ static pid_t clone_sandbox(int *pidfd, int cgroup_fd)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
+static void trace_parent(const struct run *r, const char *what)
+{
+	if (r->plan.trace)
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: %s\n",
+			(double)(now_us() - r->start) / 1000.0, what);
+}
+
+static struct run *run_new(const struct tg_sandbox_spec *spec)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int i;
+
+	if (!r)
+		return NULL;
+	r->spec = spec;
+	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
+	r->pidfd = r->listener = r->cg_clone_fd = -1;
+	r->plan.sync_rd = r->plan.status_wr = r->plan.sock_wr = -1;
+	r->plan.stdin_rd = r->plan.stdout_wr = r->plan.stderr_wr = -1;
+	for (i = 0; i < 3; i++)
+		r->plan.cg_tasks[i] = -1;
+	return r;
+}
+
+/* The fds only the child uses; the parent closes its copies after clone. */
+static void close_child_ends(struct run *r)
+{
+	int i;
+
+	close_fd(&r->plan.sync_rd);
+	close_fd(&r->plan.status_wr);
+	close_fd(&r->plan.sock_wr);
+	close_fd(&r->plan.stdin_rd);
+	close_fd(&r->plan.stdout_wr);
+	close_fd(&r->plan.stderr_wr);
+	for (i = 0; i < 3; i++)
+		close_fd(&r->plan.cg_tasks[i]);
+	close_fd(&r->cg_clone_fd);
+}
+
+/* Every channel between parent and child, both ends, close-on-exec. */
+static int open_channels(struct run *r, struct tg_error *err)
+{
+	int p[5][2], sock[2], i;
+
+	for (i = 0; i < 5; i++)
+		if (pipe2(p[i], O_CLOEXEC) < 0) {
+			int e = errno;
+
+			while (i-- > 0) {
+				close(p[i][0]);
+				close(p[i][1]);
+			}
+			return tg_error_sys(err, e, "pipes");
+		}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
+		int e = errno;
+
+		for (i = 0; i < 5; i++) {
+			close(p[i][0]);
+			close(p[i][1]);
+		}
+		return tg_error_sys(err, e, "socketpair");
+	}
+	r->plan.sync_rd = p[0][0];
+	r->sync_w = p[0][1];
+	r->status_r = p[1][0];
+	r->plan.status_wr = p[1][1];
+	r->plan.stdin_rd = p[2][0];
+	r->stdin_w = p[2][1];
+	r->stdout_r = p[3][0];
+	r->plan.stdout_wr = p[3][1];
+	r->stderr_r = p[4][0];
+	r->plan.stderr_wr = p[4][1];
+	r->sock_r = sock[0];
+	r->plan.sock_wr = sock[1];
+	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	int i;
+
+	if (!r)
+		return;
+	if (r->pid > 0 && !r->reaped) {
+		kill_sandbox(r);
+		waitpid(r->pid, NULL, __WALL);
+	}
+	close_child_ends(r);
+	cgroup_destroy(r->cg);
+	close_fd(&r->sync_w);
+	close_fd(&r->status_r);
+	close_fd(&r->sock_r);
+	close_fd(&r->stdin_w);
+	close_fd(&r->stdout_r);
+	close_fd(&r->stderr_r);
+	close_fd(&r->pidfd);
+	close_fd(&r->listener);
+	for (i = 0; i < r->nowned; i++)
+		free(r->env_owned[i]);
+	free(r);
+}
+
 int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
 		   struct tg_error *err)
 {
 	struct tg_sandbox_result *res = NULL;
 	struct run *r = NULL;
-	int sync_p[2] = { -1, -1 }, status_p[2] = { -1, -1 }, sock[2] = { -1, -1 },
-	    in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
-	int rc = -1, i, cg_clone_fd = -1;
 	char go = 'g';
+	int rc = -1;
 
 	*out = NULL;
 	if (!spec || !spec->argv)
@@ -641,67 +743,32 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	pthread_once(&probe_once, probe_host_once);
 	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
 		return -1;
-	r = calloc(1, sizeof(*r));
+	r = run_new(spec);
 	res = result_new();
 	if (!r || !res) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	r->spec = spec;
-	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
-	r->pidfd = r->listener = -1;
-	r->plan.cg_tasks[0] = r->plan.cg_tasks[1] = r->plan.cg_tasks[2] = -1;
-	if (plan_run(r, err) < 0)
+	if (plan_run(r, err) < 0 || open_channels(r, err) < 0 ||
+	    cgroup_create(spec, &r->cg, err) < 0 ||
+	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
 		goto out;
-	if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(status_p, O_CLOEXEC) < 0 ||
-	    pipe2(in_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0 ||
-	    pipe2(err_p, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
-		tg_error_sys(err, errno, "pipes");
-		goto out;
-	}
-	r->plan.sync_rd = sync_p[0];
-	r->plan.status_wr = status_p[1];
-	r->plan.sock_wr = sock[1];
-	r->plan.stdin_rd = in_p[0];
-	r->plan.stdout_wr = out_p[1];
-	r->plan.stderr_wr = err_p[1];
-
-	if (cgroup_create(spec, &r->cg, err) < 0 ||
-	    cgroup_join_fds(r->cg, &cg_clone_fd, r->plan.cg_tasks, err) < 0)
-		goto out;
+	if (spec->stdin_fd < 0)
+		r->caller_in_eof = 1;
 
 	r->start = now_us();
+	r->deadline = r->start + spec->timeout_ms * 1000u;
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
 	r->plan.trace_start = r->start;
-	r->deadline = r->start + spec->timeout_ms * 1000u;
-	r->pid = clone_sandbox(&r->pidfd, cg_clone_fd);
+	r->pid = clone_sandbox(&r->pidfd, r->cg_clone_fd);
 	if (r->pid < 0) {
 		tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
 		goto out;
 	}
 	if (r->pid == 0)
 		child_main(&r->plan);
-
-	r->sync_w = sync_p[1];
-	sync_p[1] = -1;
-	r->status_r = status_p[0];
-	status_p[0] = -1;
-	r->sock_r = sock[0];
-	sock[0] = -1;
-	r->stdin_w = in_p[1];
-	in_p[1] = -1;
-	r->stdout_r = out_p[0];
-	out_p[0] = -1;
-	r->stderr_r = err_p[0];
-	err_p[0] = -1;
-	if (spec->stdin_fd < 0)
-		r->caller_in_eof = 1;
-	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
-
-	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: clone3\n",
-			(now_us() - r->start) / 1000.0);
+	close_child_ends(r);
+	trace_parent(r, "clone3");
 	/* The child waits until its id maps exist; on failure, closing sync
 	 * makes it exit. */
 	if (write_maps(r, err) < 0 || write(r->sync_w, &go, 1) != 1) {
@@ -710,18 +777,7 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 		kill_sandbox(r);
 	}
 	close_fd(&r->sync_w);
-	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: maps, go\n",
-			(now_us() - r->start) / 1000.0);
-	close_fd(&cg_clone_fd);
-	for (i = 0; i < 3; i++)
-		close_fd(&r->plan.cg_tasks[i]);
-	close_fd(&sync_p[0]);
-	close_fd(&status_p[1]);
-	close_fd(&sock[1]);
-	close_fd(&in_p[0]);
-	close_fd(&out_p[1]);
-	close_fd(&err_p[1]);
+	trace_parent(r, "maps, go");
 
 	supervise(r, res);
 	finish(r, res);
@@ -729,39 +785,7 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	res = NULL;
 	rc = 0;
 out:
-	if (r) {
-		if (r->pid > 0 && rc < 0) {
-			kill_sandbox(r);
-			waitpid(r->pid, NULL, __WALL);
-		}
-		for (i = 0; i < 3; i++)
-			close_fd(&r->plan.cg_tasks[i]);
-		cgroup_destroy(r->cg);
-		close_fd(&r->sync_w);
-		close_fd(&r->status_r);
-		close_fd(&r->sock_r);
-		close_fd(&r->stdin_w);
-		close_fd(&r->stdout_r);
-		close_fd(&r->stderr_r);
-		close_fd(&r->pidfd);
-		close_fd(&r->listener);
-		for (i = 0; i < r->nowned; i++)
-			free(r->env_owned[i]);
-		free(r);
-	}
-	close_fd(&sync_p[0]);
-	close_fd(&sync_p[1]);
-	close_fd(&status_p[0]);
-	close_fd(&status_p[1]);
-	close_fd(&sock[0]);
-	close_fd(&sock[1]);
-	close_fd(&in_p[0]);
-	close_fd(&in_p[1]);
-	close_fd(&out_p[0]);
-	close_fd(&out_p[1]);
-	close_fd(&err_p[0]);
-	close_fd(&err_p[1]);
-	close_fd(&cg_clone_fd);
+	run_free(r);
 	tg_sandbox_result_free(res);
 	return rc;
 }
