@@ -27,7 +27,8 @@ int cg_write(const char *dir, const char *file, const char *s)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC: what a shell's > does; cgroupfs and /proc ignore it. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	n = write(fd, s, len);
@@ -37,7 +38,7 @@ int cg_write(const char *dir, const char *file, const char *s)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-static int read_small(const char *dir, const char *file, char *buf, size_t len)
+int cg_read(const char *dir, const char *file, char *buf, size_t len)
 {
 	char path[SB_PATH_MAX + 64];
 	ssize_t n;
@@ -60,7 +61,7 @@ uint64_t cg_read_key(const char *dir, const char *file, const char *key)
 	char buf[4096], *p;
 	size_t klen = strlen(key);
 
-	if (read_small(dir, file, buf, sizeof(buf)) < 0)
+	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
@@ -72,7 +73,7 @@ uint64_t cg_read_u64(const char *dir, const char *file)
 {
 	char buf[64];
 
-	if (read_small(dir, file, buf, sizeof(buf)) < 0)
+	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -82,10 +83,9 @@ int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
 {
 	char path[SB_PATH_MAX];
 	const char *p;
-	size_t rl = strlen(root);
+	size_t rl = strlen(root), need = rl + strlen(rel) + (name ? strlen(name) : 0) + 2;
 
-	if (rl + strlen(rel) + strlen(name) + 2 >= sizeof(path) ||
-	    rl + strlen(rel) + strlen(name) + 2 >= len)
+	if (need >= sizeof(path) || (name && need >= len))
 		return tg_error_set(err, TG_ERR_LIMIT, "cgroup: path too long");
 	snprintf(path, sizeof(path), "%s%s", root, rel);
 	for (p = path + rl + 1; (p = strchr(p, '/')); p++) {
@@ -98,6 +98,8 @@ int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
 		return tg_error_sys(err, errno,
 				    "cgroup: mkdir %s (a non-root caller needs a delegated "
 				    "cgroup: --cgroup-parent)", path);
+	if (!name)
+		return 0;
 	snprintf(out, len, "%s/%s", path, name);
 	if (mkdir(out, 0755) < 0)
 		return tg_error_sys(err, errno, "cgroup: mkdir %s", out);
@@ -115,7 +117,7 @@ static int v2_has_controllers(const char *root, int *memory, int *pids, int *cpu
 {
 	char buf[512];
 
-	if (read_small(root, "cgroup.controllers", buf, sizeof(buf)) < 0)
+	if (cg_read(root, "cgroup.controllers", buf, sizeof(buf)) < 0)
 		return 0;
 	*memory = strstr(buf, "memory") != NULL;
 	*pids = strstr(buf, "pids") != NULL;
@@ -186,12 +188,6 @@ int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu)
 	return det.version;
 }
 
-const char *cgroup_root(int i)
-{
-	detect_once();
-	return det.root[i];
-}
-
 /* The caller's own cgroup path in hierarchy `ctrl` ("" for v2), from
  * /proc/self/cgroup. */
 static int own_cgroup(const char *ctrl, char *out, size_t len)
@@ -239,6 +235,7 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 	if (!cg)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	cg->ops = det.version == 2 ? &cg_v2_ops : &cg_v1_ops;
+	memcpy(cg->root, det.root, sizeof(cg->root));
 	if (spec->cgroup_parent) {
 		snprintf(cg->parent, sizeof(cg->parent), "%s", spec->cgroup_parent);
 	} else if (geteuid() == 0) {
@@ -250,7 +247,7 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 	}
 	snprintf(cg->name, sizeof(cg->name), "run-%d-%u", (int)getpid(),
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	if (cg->ops->create(cg, spec, err) < 0) {
+	if (cg->ops->create(cg, err) < 0 || cg->ops->limits(cg, spec, err) < 0) {
 		cgroup_destroy(cg);
 		return -1;
 	}

@@ -11,8 +11,10 @@
 
 struct cg_ops {
 	const char *name;
-	/* Create the directories and write the limits. */
-	int (*create)(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
+	/* Create the directories (cg->root, parent and name are set). */
+	int (*create)(struct sb_cgroup *cg, struct tg_error *err);
+	/* Write the spec's limits into the created directories. */
+	int (*limits)(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 		      struct tg_error *err);
 	void (*stats)(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
 	/* Kill any process left: one call, best effort. */
@@ -21,6 +23,7 @@ struct cg_ops {
 
 struct sb_cgroup {
 	const struct cg_ops *ops;
+	char root[CG_MAX_DIRS][64];         /* hierarchy roots (v2: [0]) */
 	char dir[CG_MAX_DIRS][SB_PATH_MAX]; /* v1: memory, pids, cpu; v2: one */
 	int ndirs;
 	char parent[SB_PATH_MAX];           /* relative, e.g. /toolgate */
@@ -30,15 +33,16 @@ struct sb_cgroup {
 extern const struct cg_ops cg_v1_ops;
 extern const struct cg_ops cg_v2_ops;
 
-/* Root of hierarchy i (v2: 0; v1: 0 memory, 1 pids, 2 cpu). */
-const char *cgroup_root(int i);
 /* Write s to dir/file. -1 with errno. */
 int cg_write(const char *dir, const char *file, const char *s);
+/* Read dir/file (NUL-terminated, at most len-1 bytes). -1 with errno. */
+int cg_read(const char *dir, const char *file, char *buf, size_t len);
 /* Read "key N" from dir/file; 0 if absent. */
 uint64_t cg_read_key(const char *dir, const char *file, const char *key);
 /* Read a single number from dir/file; 0 if absent. */
 uint64_t cg_read_u64(const char *dir, const char *file);
-/* mkdir -p of root + rel, then root + rel + "/" + name into out. */
+/* mkdir -p of root + rel; then, if name is not NULL, mkdir of
+ * root + rel + "/" + name, whose path goes to out (it must not exist). */
 int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
 		size_t len, struct tg_error *err);
 

@@ -14,18 +14,24 @@
 
 enum { V1_MEMORY, V1_PIDS, V1_CPU };
 
-static int v1_create(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
-		     struct tg_error *err)
+static int v1_create(struct sb_cgroup *cg, struct tg_error *err)
 {
-	char buf[64];
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		if (cg_make_dir(cgroup_root(i), cg->parent, cg->name, cg->dir[i],
+		if (cg_make_dir(cg->root[i], cg->parent, cg->name, cg->dir[i],
 				sizeof(cg->dir[i]), err) < 0)
 			return -1;
 		cg->ndirs = i + 1;
 	}
+	return 0;
+}
+
+static int v1_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
+		     struct tg_error *err)
+{
+	char buf[64];
+
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
 	if (cg_write(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: memory.limit_in_bytes");
@@ -71,4 +77,4 @@ static void v1_kill(struct sb_cgroup *cg)
 	}
 }
 
-const struct cg_ops cg_v1_ops = { "v1", v1_create, v1_stats, v1_kill };
+const struct cg_ops cg_v1_ops = { "v1", v1_create, v1_limits, v1_stats, v1_kill };

@@ -9,7 +9,18 @@
 
 #include "sandbox/cgroup_int.h"
 
-/* Enable memory, pids and cpu in root + every component of rel. */
+static int has_all(const char *dir)
+{
+	char buf[256];
+
+	if (cg_read(dir, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
+		return 0;
+	return strstr(buf, "memory") && strstr(buf, "pids") && strstr(buf, "cpu");
+}
+
+/* Enable memory, pids and cpu for the children of root and of every
+ * component of rel, where they are not already: a delegated subtree has
+ * them above it and may not write there. */
 static int v2_enable(const char *root, const char *rel, struct tg_error *err)
 {
 	char path[SB_PATH_MAX];
@@ -22,7 +33,8 @@ static int v2_enable(const char *root, const char *rel, struct tg_error *err)
 		char save = *p;
 
 		*p = '\0';
-		if (cg_write(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
+		if (!has_all(path) &&
+		    cg_write(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
 			return tg_error_sys(err, errno, "cgroup: enable controllers in %s", path);
 		*p = save;
 		if (!save)
@@ -34,22 +46,29 @@ static int v2_enable(const char *root, const char *rel, struct tg_error *err)
 	return 0;
 }
 
-static int v2_create(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
-		     struct tg_error *err)
+static int v2_create(struct sb_cgroup *cg, struct tg_error *err)
 {
-	const char *root = cgroup_root(0);
-	char buf[64];
-
-	if (cg_make_dir(root, cg->parent, cg->name, cg->dir[0], sizeof(cg->dir[0]), err) < 0)
+	if (cg_make_dir(cg->root[0], cg->parent, NULL, NULL, 0, err) < 0 ||
+	    v2_enable(cg->root[0], cg->parent, err) < 0 ||
+	    cg_make_dir(cg->root[0], cg->parent, cg->name, cg->dir[0], sizeof(cg->dir[0]),
+			err) < 0)
 		return -1;
 	cg->ndirs = 1;
-	if (v2_enable(root, cg->parent, err) < 0)
-		return -1;
+	return 0;
+}
+
+static int v2_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
+		     struct tg_error *err)
+{
+	char buf[64];
+
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
 	if (cg_write(cg->dir[0], "memory.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: memory.max");
+	/* No swap: the memory limit is the limit. */
 	if (cg_write(cg->dir[0], "memory.swap.max", "0") < 0 && errno != ENOENT)
 		return tg_error_sys(err, errno, "cgroup: memory.swap.max");
+	/* +1: the sandbox's init process counts too. */
 	snprintf(buf, sizeof(buf), "%u", spec->pids + 1);
 	if (cg_write(cg->dir[0], "pids.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: pids.max");
@@ -71,4 +90,4 @@ static void v2_kill(struct sb_cgroup *cg)
 	cg_write(cg->dir[0], "cgroup.kill", "1");
 }
 
-const struct cg_ops cg_v2_ops = { "v2", v2_create, v2_stats, v2_kill };
+const struct cg_ops cg_v2_ops = { "v2", v2_create, v2_limits, v2_stats, v2_kill };
