@@ -34,7 +34,7 @@ enum tg_tier {
 
 /* How a run ended. The first that applies wins, in this order:
  * setup_failed, seccomp_violation, memory_limit, pids_limit, timeout,
- * output_truncated, ok. */
+ * output_truncated, cancelled, ok. */
 enum tg_sandbox_reason {
 	TG_REASON_OK = 0,
 	TG_REASON_TIMEOUT,
@@ -43,6 +43,7 @@ enum tg_sandbox_reason {
 	TG_REASON_SECCOMP_VIOLATION,
 	TG_REASON_OUTPUT_TRUNCATED,
 	TG_REASON_SETUP_FAILED,
+	TG_REASON_CANCELLED,      /* the caller's cancel fd became readable */
 };
 
 /* Isolation layers, as bits of tg_sandbox_result.layers. */
@@ -133,6 +134,10 @@ TG_API int tg_sandbox_spec_add_env(struct tg_sandbox_spec *spec,
  * (the sandbox never holds the caller's fd, terminal or not). -1, the
  * default, gives an empty stdin. The fd is not closed. */
 TG_API void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *spec, int fd);
+/* When fd becomes readable (or is hung up), the run is ended at once:
+ * reason cancelled. For a signalfd, an eventfd, or one end of a pipe. -1,
+ * the default, disables it. The fd is not read or closed. */
+TG_API void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *spec, int fd);
 TG_API void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *spec,
 					  tg_sandbox_output_fn fn, void *ctx);
 

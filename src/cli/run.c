@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,50 @@ static void usage(FILE *f)
 		"Nothing from the caller's environment passes unless named with --env.\n");
 }
 
+/* Ctrl-C, a terminal hang-up, kill(1), or a reader that went away all
+ * end the run through the library's cancel fd (a self-pipe), so that the
+ * sandbox and its cgroup are cleaned up before toolgate exits. */
+static int cancel_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t cancel_signal;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	if (!cancel_signal)
+		cancel_signal = sig;
+	if (write(cancel_pipe[1], "x", 1) < 0) {
+		/* the pipe is full: a cancel is already pending */
+	}
+	errno = saved;
+}
+
+static int catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa;
+	unsigned i;
+
+	if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* A signal our caller ignores (nohup, a background job's
+		 * SIGINT) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) < 0)
+			return -1;
+	}
+	/* A closed stdout shows up as EPIPE in stream_out instead. */
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
 static void stream_out(int stream, const char *buf, size_t len, void *ctx)
 {
 	int fd = stream == 1 ? 1 : 2;
@@ -50,7 +95,9 @@ static void stream_out(int stream, const char *buf, size_t len, void *ctx)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return; /* our own stdout went away: keep the run going */
+			if (errno == EPIPE)
+				on_signal(SIGPIPE); /* like the command would: end it */
+			return;
 		}
 		buf += n;
 		len -= (size_t)n;
@@ -186,6 +233,8 @@ static int exit_status(const struct tg_sandbox_result *r)
 		return EXIT_TOOLGATE;
 	case TG_REASON_TIMEOUT:
 		return EXIT_TIMEOUT;
+	case TG_REASON_CANCELLED:
+		return 128 + (cancel_signal ? cancel_signal : SIGTERM);
 	default:
 		if (r->exited)
 			return r->exit_code;
@@ -250,6 +299,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	tg_sandbox_spec_set_stdin_fd(spec, fcntl(0, F_GETFD) < 0 ? -1 : 0);
+	if (catch_signals() < 0) {
+		fprintf(stderr, "toolgate run: signal handlers: %s\n", strerror(errno));
+		goto out;
+	}
+	tg_sandbox_spec_set_cancel_fd(spec, cancel_pipe[0]);
 	if (!json)
 		tg_sandbox_spec_set_output_fn(spec, stream_out, NULL);
 	if (tg_sandbox_run(spec, &res, &err) < 0) {
@@ -265,6 +319,10 @@ int cmd_run(int argc, char **argv)
 		}
 		printf("%s\n", text);
 		free(text);
+	} else if (res->reason == TG_REASON_CANCELLED && cancel_signal == SIGPIPE) {
+		/* our reader went away: as quiet as any program in a pipeline */
+	} else if (res->reason == TG_REASON_CANCELLED) {
+		fprintf(stderr, "toolgate run: cancelled: %s\n", strsignal(cancel_signal));
 	} else if (res->reason != TG_REASON_OK) {
 		fprintf(stderr, "toolgate run: %s: %s\n", tg_sandbox_reason_name(res->reason),
 			res->message);

@@ -7,6 +7,7 @@
  * tier refuses to run.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <signal.h>
@@ -220,9 +221,36 @@ static int own_cgroup(const char *ctrl, char *out, size_t len)
 	return -1;
 }
 
+/* A process that died without cleaning up (kill -9) leaves its empty
+ * run-PID-N directories behind. The first run of each process removes
+ * those whose PID is gone; a cgroup still in use is busy and stays. */
+static void sweep_stale(const struct sb_cgroup *cg)
+{
+	char dir[SB_PATH_MAX + 64], path[SB_PATH_MAX + 320];
+	struct dirent *e;
+	int i, pid;
+	DIR *d;
+
+	for (i = 0; i < CG_MAX_DIRS && cg->root[i][0]; i++) {
+		snprintf(dir, sizeof(dir), "%s%s", cg->root[i], cg->parent);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			if (sscanf(e->d_name, "run-%d-", &pid) != 1 || pid <= 0 ||
+			    pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			rmdir(path);
+		}
+		closedir(d);
+	}
+}
+
 int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 		  struct tg_error *err)
 {
+	static int swept;
 	static unsigned seq;
 	struct sb_cgroup *cg;
 	char own[SB_PATH_MAX / 2];
@@ -247,6 +275,8 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 	}
 	snprintf(cg->name, sizeof(cg->name), "run-%d-%u", (int)getpid(),
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	if (!__atomic_exchange_n(&swept, 1, __ATOMIC_RELAXED))
+		sweep_stale(cg);
 	if (cg->ops->create(cg, err) < 0 || cg->ops->limits(cg, spec, err) < 0) {
 		cgroup_destroy(cg);
 		return -1;

@@ -17,6 +17,7 @@ static const char *const reason_names[] = {
 	[TG_REASON_SECCOMP_VIOLATION] = "seccomp_violation",
 	[TG_REASON_OUTPUT_TRUNCATED] = "output_truncated",
 	[TG_REASON_SETUP_FAILED] = "setup_failed",
+	[TG_REASON_CANCELLED] = "cancelled",
 };
 
 static const char *const layer_names[TG_LAYER_COUNT] = {

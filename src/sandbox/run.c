@@ -124,7 +124,7 @@ struct run {
 	size_t inlen, inoff;
 	int caller_in_eof;
 	/* outcome */
-	int killed_timeout, killed_output, killed_seccomp;
+	int killed_timeout, killed_output, killed_seccomp, killed_cancel;
 	int got_exit, exit_status, exec_errno;
 	char setup_error[480];
 	unsigned layers;
@@ -434,9 +434,9 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 	size_t outcap = 0, errcap = 0;
 
 	while (!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
-		struct pollfd p[7];
+		struct pollfd p[8];
 		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
-		    i_ln = -1, i_in = -1, timeout;
+		    i_ln = -1, i_in = -1, i_cancel = -1, timeout;
 		uint64_t t = now_us();
 
 		if (r->stdin_w >= 0 && r->inlen == 0 && r->caller_in_eof)
@@ -453,6 +453,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			p[i_sock = n++] = (struct pollfd){ r->sock_r, POLLIN, 0 };
 		if (r->listener >= 0)
 			p[i_ln = n++] = (struct pollfd){ r->listener, POLLIN, 0 };
+		if (!r->reaped && !r->killed_cancel && r->spec->cancel_fd >= 0)
+			p[i_cancel = n++] = (struct pollfd){ r->spec->cancel_fd, POLLIN, 0 };
 		if (r->stdin_w >= 0 && r->inlen > 0)
 			p[i_in = n++] = (struct pollfd){ r->stdin_w, POLLOUT, 0 };
 		else if (r->stdin_w >= 0 && !r->caller_in_eof)
@@ -472,6 +474,10 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (i_cancel >= 0 && p[i_cancel].revents) {
+			r->killed_cancel = 1;
+			kill_sandbox(r);
 		}
 		if (i_ln >= 0 && p[i_ln].revents & POLLIN)
 			on_notify(r, res);
@@ -528,7 +534,7 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 static void finish(struct run *r, struct tg_sandbox_result *res)
 {
 	struct sb_cgroup_stats cs;
-	int st = r->exit_status;
+	int st = r->exit_status, killed;
 
 	cgroup_stats(r->cg, &cs);
 	res->peak_memory = cs.peak_memory;
@@ -541,7 +547,8 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 		res->limits_hit |= TG_LIMIT_PIDS;
 	if (r->killed_output)
 		res->limits_hit |= TG_LIMIT_OUTPUT;
-	if (r->got_exit || r->killed_timeout || r->killed_seccomp || r->killed_output) {
+	killed = r->killed_timeout || r->killed_seccomp || r->killed_output || r->killed_cancel;
+	if (r->got_exit || killed) {
 		if (r->got_exit && WIFEXITED(st)) {
 			res->exited = 1;
 			res->exit_code = WEXITSTATUS(st);
@@ -559,8 +566,7 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 	} else if (r->exec_errno) {
 		res->reason = TG_REASON_SETUP_FAILED;
 		snprintf(res->message, sizeof(res->message), "%s", r->setup_error);
-	} else if (!r->got_exit && !r->killed_timeout && !r->killed_seccomp &&
-		   !r->killed_output) {
+	} else if (!r->got_exit && !killed) {
 		res->reason = TG_REASON_SETUP_FAILED;
 		snprintf(res->message, sizeof(res->message),
 			 "setup failed: the sandbox ended before the command started");
@@ -583,6 +589,9 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 		snprintf(res->message, sizeof(res->message),
 			 "output passed the limit of %llu bytes",
 			 (unsigned long long)r->spec->output_limit);
+	} else if (r->killed_cancel) {
+		res->reason = TG_REASON_CANCELLED;
+		snprintf(res->message, sizeof(res->message), "cancelled by the caller");
 	} else {
 		res->reason = TG_REASON_OK;
 	}

@@ -47,6 +47,7 @@ struct tg_sandbox_spec {
 	char *env[SB_MAX_ENV + 1]; /* "NAME=VALUE", NULL-terminated */
 	int nenv;
 	int stdin_fd;
+	int cancel_fd;
 	tg_sandbox_output_fn out_fn;
 	void *out_ctx;
 	char *cgroup_parent;

@@ -47,6 +47,7 @@ struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier)
 	s->output_limit = d->output_limit;
 	s->tmpfs_size = d->tmpfs_size;
 	s->stdin_fd = -1;
+	s->cancel_fd = -1;
 	s->workdir = strdup("/work");
 	if (!s->workdir) {
 		free(s);
@@ -360,6 +361,11 @@ int tg_sandbox_spec_add_env(struct tg_sandbox_spec *s, const char *a,
 void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *s, int fd)
 {
 	s->stdin_fd = fd;
+}
+
+void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *s, int fd)
+{
+	s->cancel_fd = fd;
 }
 
 void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *s,

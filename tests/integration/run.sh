@@ -231,6 +231,33 @@ sleep 0.2
 	! pgrep -f 'sleep 60' >/dev/null
 check nothing_remains $? "cgroups $(leftover_cgroups) (was $cg_before), mounts $(wc -l </proc/self/mountinfo) (was $mounts_before), sleepers $(pgrep -fc 'sleep 60')"
 
+# --- signals and a closed stdout end the run cleanly ---------------------------
+cg_before=$(leftover_cgroups)
+"$TG" run -- sleep 30 2>/dev/null &
+tgpid=$!
+sleep 0.5
+kill -TERM $tgpid
+wait $tgpid; rc=$?
+[ $rc -eq 143 ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
+check sigterm_cancels $? "rc=$rc cgroups $(leftover_cgroups) (was $cg_before)"
+
+"$TG" run -- yes 2>"$tmp/err" | head -c 10 >/dev/null
+rc=${PIPESTATUS[0]}
+[ $rc -eq 141 ] && [ ! -s "$tmp/err" ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
+check closed_stdout_ends_run $? "rc=$rc $(cat "$tmp/err")"
+
+# a toolgate killed with -9 leaves an empty cgroup; the next run removes it
+"$TG" run -- sleep 30 2>/dev/null &
+tgpid=$!
+sleep 0.5
+kill -KILL $tgpid
+wait $tgpid 2>/dev/null
+sleep 0.3
+stale=$(leftover_cgroups)
+"$TG" run -- true
+[ "$stale" -gt "$cg_before" ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
+check stale_cgroups_swept $? "after kill -9: $stale, after the next run: $(leftover_cgroups), before: $cg_before"
+
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

@@ -198,7 +198,27 @@ static int many_runs_no_fd_leak(void)
 	return 0;
 }
 
+static int cancel_fd_ends_run(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char *argv[] = { "sleep", "30", NULL };
+	struct tg_sandbox_result *r;
+	int p[2];
+
+	CHECK(pipe(p) == 0 && write(p[1], "c", 1) == 1);
+	tg_sandbox_spec_set_cancel_fd(s, p[0]);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_CANCELLED && r->signal == 9 && !r->exited);
+	CHECK(r->wall_us < 5000000);
+	tg_sandbox_result_free(r);
+	close(p[0]);
+	close(p[1]);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/cancel_fd_ends_run", cancel_fd_ends_run },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
 	{ "run/stdin_bytes_exact", stdin_bytes_exact },
 	{ "run/output_limit_exact", output_limit_exact },
