@@ -79,12 +79,15 @@ void child_fail(const struct sb_plan *plan, const char *layer, int err,
 	_exit(125);
 }
 
-/* Close every fd but those in keep[] (any order, -1 entries ignored). */
+#define KEEP_MAX 16
+
+/* Close every fd but those in keep[] (any order, -1 entries ignored, at
+ * most KEEP_MAX of them). */
 static void close_all_except(const int *keep, int n)
 {
-	int sorted[8], i, j, t, lo = 0, cnt = 0;
+	int sorted[KEEP_MAX], i, j, t, lo = 0, cnt = 0;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && cnt < KEEP_MAX; i++)
 		if (keep[i] >= 0)
 			sorted[cnt++] = keep[i];
 	for (i = 1; i < cnt; i++)
@@ -301,6 +304,7 @@ void child_main(const struct sb_plan *plan)
 	pid_t pid;
 	int i, status;
 
+	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 	layers |= TG_LAYER_FDS_CLOSED;
 	/* Our copy of the caller's argv and environment strings: wiped. */
