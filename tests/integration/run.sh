@@ -241,7 +241,7 @@ wait $tgpid; rc=$?
 [ $rc -eq 143 ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
 check sigterm_cancels $? "rc=$rc cgroups $(leftover_cgroups) (was $cg_before)"
 
-"$TG" run -- yes 2>"$tmp/err" | head -c 10 >/dev/null
+"$TG" run --output-limit 1G -- yes 2>"$tmp/err" | head -c 10 >/dev/null
 rc=${PIPESTATUS[0]}
 [ $rc -eq 141 ] && [ ! -s "$tmp/err" ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
 check closed_stdout_ends_run $? "rc=$rc $(cat "$tmp/err")"
