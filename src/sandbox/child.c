@@ -307,6 +307,9 @@ void child_main(const struct sb_plan *plan)
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 	layers |= TG_LAYER_FDS_CLOSED;
+	/* An embedder that ignores SIGCHLD would make us auto-reap the
+	 * command and lose its status. */
+	signal(SIGCHLD, SIG_DFL);
 	/* Our copy of the caller's argv and environment strings: wiped. */
 	for (i = 0; i < 2; i++)
 		if (plan->scrub[i][1] > plan->scrub[i][0])

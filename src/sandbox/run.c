@@ -507,7 +507,15 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			struct rusage ru;
 			int st;
 
-			if (wait4(r->pid, &st, __WALL, &ru) == r->pid) {
+			pid_t w = wait4(r->pid, &st, __WALL, &ru);
+
+			if (w < 0 && errno == ECHILD) {
+				/* reaped by someone else: never spin on the pidfd */
+				memset(&ru, 0, sizeof(ru));
+				st = r->exit_status;
+				w = r->pid;
+			}
+			if (w == r->pid) {
 				r->reaped = 1;
 				res->cpu_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
 						   (uint64_t)ru.ru_utime.tv_usec;
@@ -629,7 +637,11 @@ static pid_t clone_sandbox(int *pidfd, int cgroup_fd)
 	args.flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
 		      CLONE_NEWUTS | CLONE_NEWNET | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)pidfd;
-	args.exit_signal = SIGCHLD;
+	/* No exit signal: the embedder gets no SIGCHLD it did not ask for,
+	 * its waitpid(-1) (without __WALL) cannot reap our child, and an
+	 * ignored SIGCHLD (auto-reap) cannot take the wait status from us.
+	 * We learn of the exit through the pidfd and reap with __WALL. */
+	args.exit_signal = 0;
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 

@@ -166,6 +166,17 @@ check env_not_leaked $? "$(cat "$tmp/out")"
 [ "$(tr '\n' ' ' <"$tmp/out")" = "0 1 2 3 " ] || [ "$(tr '\n' ' ' <"$tmp/out")" = "0 1 2 " ]
 check inherited_fds_closed $? "$(tr '\n' ' ' <"$tmp/out")"
 
+# --- a caller that ignores SIGCHLD (children auto-reaped) --------------------------
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$TG" run --json -- sh -c 'exit 3' >"$tmp/out.json" &
+ign=$!
+( sleep 10; kill -KILL $ign 2>/dev/null ) &
+watchdog=$!
+wait $ign; rc=$?
+kill $watchdog 2>/dev/null
+[ $rc -eq 3 ] && [ "$(json .reason)" = ok ] && [ "$(json .exit_code)" = 3 ]
+check sigchld_ignored_by_caller $? "rc=$rc $(cat "$tmp/out.json")"
+
 # --- json result -------------------------------------------------------------------
 "$TG" run --json -- sh -c 'echo hi' >"$tmp/out.json"; rc=$?
 [ $rc -eq 0 ] && [ "$(json .reason)" = ok ] && [ "$(json .exit_code)" = 0 ] && [ "$(json .stdout)" = hi ] &&
