@@ -124,7 +124,7 @@ TG_API int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *spec,
 				    const char *host, const char *inside,
 				    int writable, struct tg_error *err);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
- * it. Default /work. */
+ * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,
 				       const char *dir, struct tg_error *err);
 /* "NAME=VALUE". Nothing of the caller's environment passes otherwise. */
