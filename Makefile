@@ -84,11 +84,11 @@ check: deps
 	@scripts/check.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory all
 	@scripts/demo.sh $(BUILD)
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory all
 	@$(BUILD)/bench/sandbox-start $(BENCH_ARGS)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.

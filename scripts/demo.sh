@@ -9,12 +9,16 @@ bold=$(tput bold 2>/dev/null || true) off=$(tput sgr0 2>/dev/null || true)
 step() { printf '\n%s== %s%s\n' "$bold" "$1" "$off"; }
 show() { # run a command in the sandbox and summarise the JSON result
 	printf '$ toolgate run %s\n' "$*"
-	"$TG" run --json "$@" | jq -r '"  reason: \(.reason)   exit: \(.exit_code // "-")   signal: \(.signal // "-")" +
+	"$TG" run --json "$@" | jq -r --arg attack "${ATTACK:-}" '"  reason: \(.reason)   exit: \(.exit_code // "-")   signal: \(.signal // "-")" +
 		(if .seccomp_syscall then "   syscall: \(.seccomp_syscall)" else "" end) +
 		"   wall: \(.wall_ms) ms   peak memory: \(.peak_memory / 1048576 | floor) MiB",
 		(.stdout | split("\n")[:3][] | select(length > 0) | "  stdout| " + .),
-		(.stderr | split("\n") | map(select(length > 0)) | .[-2:][] | "  stderr| " + .)'
+		(.stderr | split("\n") | map(select(length > 0)) | .[-2:][] | "  stderr| " + .),
+		(if $attack == "" then empty
+		 elif .reason != "ok" or .exit_code != 0 then "  => blocked"
+		 else "  => NOT BLOCKED" end)'
 }
+attack() { ATTACK=1 show "$@"; }
 
 step "What this host guarantees"
 "$TG" doctor
@@ -30,27 +34,29 @@ echo "AWS_SECRET_ACCESS_KEY=demo" >"$secret"
 trap 'rm -f "$secret"' EXIT
 
 step "Attack: read a secret file of the host"
-show -- cat "$secret"
+attack -- cat "$secret"
 
 step "Attack: reach the cloud metadata service"
-show -- python3 -c 'import socket; socket.create_connection(("169.254.169.254", 80), timeout=2); print("connected")'
+attack -- python3 -c 'import socket; socket.create_connection(("169.254.169.254", 80), timeout=2); print("connected")'
 
 step "Attack: own the host through kernel.core_pattern"
-show -- sh -c 'echo "|/tmp/pwn" > /proc/sys/kernel/core_pattern'
+attack -- sh -c 'echo "|/tmp/pwn" > /proc/sys/kernel/core_pattern'
 
 step "Attack: a nested user namespace (the first step of many kernel exploits)"
-show -- unshare -U -r id
+attack -- unshare -U -r id
 
 step "Attack: fork bomb"
-show --pids 32 --timeout 3s -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 2'
+attack --pids 32 --timeout 3s -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 2'
 
 step "Attack: memory balloon"
-show --memory 128M -- python3 -c 'x = bytearray(1 << 30); print("allocated 1 GiB")'
+attack --memory 128M -- python3 -c 'x = bytearray(1 << 30); print("allocated 1 GiB")'
 
 step "Attack: run forever"
-show --timeout 1s -- sh -c 'while :; do :; done'
+attack --timeout 1s -- sh -c 'while :; do :; done'
 
 step "Attack: flood the caller with output"
-show --output-limit 64K -- sh -c 'yes flood'
+attack --output-limit 64K -- sh -c 'yes flood'
 
-printf '\nEvery run above left nothing behind: no process, mount, cgroup or file.\n'
+left=$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'run-*' 2>/dev/null | wc -l)
+printf '\nLeft behind by all these runs: %s cgroups, %s sandbox processes.\n' "$left" \
+	"$(pgrep -c -f 'flood|bomb|bytearray' 2>/dev/null || true)"
