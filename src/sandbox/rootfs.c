@@ -19,9 +19,11 @@
  * without malloc (see sandbox_int.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -74,15 +76,20 @@ static int plan_sysbind(struct sb_plan *plan, const char *host,
 	struct sb_sysbind *b;
 	struct stat st;
 
-	if (stat(host, &st) < 0) {
+	char real[PATH_MAX];
+
+	/* canonical, like user binds: clone_tree follows no symlink */
+	if (!realpath(host, real) || stat(real, &st) < 0) {
 		if (!required)
 			return 0;
 		return tg_error_sys(err, errno, "rootfs: %s", host);
 	}
+	if (strlen(real) >= sizeof(plan->sysbinds[0].host))
+		return tg_error_set(err, TG_ERR_LIMIT, "rootfs: %s: path too long", host);
 	if (plan->nsysbinds == (int)(sizeof(plan->sysbinds) / sizeof(plan->sysbinds[0])))
 		return tg_error_set(err, TG_ERR_LIMIT, "rootfs: too many system binds");
 	b = &plan->sysbinds[plan->nsysbinds++];
-	snprintf(b->host, sizeof(b->host), "%s", host);
+	snprintf(b->host, sizeof(b->host), "%s", real);
 	snprintf(b->inside, sizeof(b->inside), "%s", inside);
 	b->is_dir = S_ISDIR(st.st_mode);
 	return 0;
@@ -135,13 +142,28 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 
 /* ---- in the child ----------------------------------------------------- */
 
+/* A detached copy of the mount tree at path. Sources were made canonical
+ * when the spec was built (realpath), so any symlink met now was put there
+ * since, perhaps by an earlier sandbox writing through a --rw bind: the
+ * path is resolved without following any (ELOOP), as root could otherwise
+ * be led to bind the host's / into the sandbox. */
 static int clone_tree(const char *path, unsigned long attr_set, int recursive)
 {
 	struct mount_attr attr;
-	int fd, saved;
+	struct open_how how;
+	int fd, src, saved;
 
-	fd = (int)open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS;
+	src = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (src < 0)
+		return -1;
+	fd = (int)open_tree(src, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 			    (recursive ? AT_RECURSIVE : 0));
+	saved = errno;
+	close(src);
+	errno = saved;
 	if (fd < 0)
 		return -1;
 	memset(&attr, 0, sizeof(attr));

@@ -245,6 +245,45 @@ static int reserved_inside(const char *p)
 	return 0;
 }
 
+/* path made absolute against the working directory, with ".", ".." and
+ * repeated slashes resolved lexically (as realpath would if no component
+ * were a symlink). OUT out. */
+static int lexical_absolute(const char *path, char *out, size_t len)
+{
+	char buf[SB_PATH_MAX * 2];
+	size_t o = 0;
+	char *p, *save = NULL;
+
+	if (path[0] == '/') {
+		if (strlen(path) >= sizeof(buf))
+			return -1;
+		strcpy(buf, path);
+	} else {
+		if (!getcwd(buf, SB_PATH_MAX) || strlen(buf) + strlen(path) + 2 > sizeof(buf))
+			return -1;
+		strcat(buf, "/");
+		strcat(buf, path);
+	}
+	for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		if (strcmp(p, ".") == 0)
+			continue;
+		if (strcmp(p, "..") == 0) {
+			while (o > 0 && out[--o] != '/')
+				;
+			continue;
+		}
+		if (o + strlen(p) + 2 > len)
+			return -1;
+		out[o++] = '/';
+		memcpy(out + o, p, strlen(p));
+		o += strlen(p);
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
 int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *s, const char *host,
 			     const char *inside, int writable, struct tg_error *err)
 {
@@ -266,6 +305,17 @@ int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *s, const char *host,
 
 		free(real);
 		return tg_error_sys(err, e, "%s %s", opt, host);
+	}
+	/* No symlink anywhere in a bind source: one that a sandbox planted
+	 * through a --rw bind would otherwise choose what a later run binds
+	 * (say, the host's /). At run time the path is resolved again without
+	 * following any (rootfs.c), so none can appear in between either. */
+	if (lexical_absolute(host, in, sizeof(in)) < 0 || strcmp(in, real) != 0) {
+		tg_error_set(err, TG_ERR_INVALID,
+			     "%s %s: the path goes through a symlink (it resolves to %s); "
+			     "name the real path", opt, host, real);
+		free(real);
+		return -1;
 	}
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
 		free(real);

@@ -3,9 +3,9 @@
 # Usage: tests/integration/run.sh BUILD-DIR
 # Prints "ok - integration/NAME" or "not ok - integration/NAME: why".
 set -u
-build=$(cd "${1:-build}" && pwd)
+build=$(cd "${1:-build}" && pwd -P)
 TG="$build/toolgate"
-tmp=$(mktemp -d /tmp/tg-integ.XXXXXX)
+tmp=$(mktemp -d /tmp/tg-integ.XXXXXX) && tmp=$(cd "$tmp" && pwd -P)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -124,6 +124,14 @@ check workdir_on_bind $? "$(cat "$tmp/out")"
 "$TG" run --workdir /srv/app -- sh -c 'pwd; touch x && ls' >"$tmp/out"
 [ "$(tr '\n' ' ' <"$tmp/out")" = "/srv/app x " ]
 check workdir_tmpfs $? "$(cat "$tmp/out")"
+
+# A sandbox plants a symlink through a --rw bind; a later run that binds
+# that path must not follow it (here it would bind the host's /).
+mkdir -p "$tmp/ws" && chmod 777 "$tmp/ws"
+"$TG" run --rw "$tmp/ws:/work" -- sh -c 'ln -s / /work/project'
+"$TG" run --ro "$tmp/ws/project:/project" -- cat /project/etc/hostname >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 125 ] && grep -q 'goes through a symlink' "$tmp/err" && [ ! -s "$tmp/out" ]
+check planted_symlink_not_followed $? "rc=$rc out=$(cat "$tmp/out") err=$(cat "$tmp/err")"
 
 # --- the host is not visible ---------------------------------------------------
 echo secret-on-host >"$tmp/secret"

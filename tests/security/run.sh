@@ -27,7 +27,7 @@ export LC_ALL=C
 die() { echo "not ok - security/setup: $*"; exit 1; }
 
 [ $# -ge 1 ] || die "usage: $0 BUILD_DIR"
-BUILD=$(cd "$1" 2>/dev/null && pwd) || die "no build dir $1"
+BUILD=$(cd "$1" 2>/dev/null && pwd -P) || die "no build dir $1"
 TG=$BUILD/toolgate
 TGE=$BUILD/tests/tg-escape
 [ -x "$TG" ] || die "$TG not built"
@@ -37,7 +37,7 @@ for c in jq ip nsenter unshare setpriv script timeout; do
 	command -v "$c" >/dev/null || die "missing tool: $c"
 done
 
-T=$(mktemp -d /tmp/tgsec.XXXXXX) || die "mktemp"
+T=$(mktemp -d /tmp/tgsec.XXXXXX) && T=$(cd "$T" && pwd -P) || die "mktemp"
 chmod 755 "$T"
 NS=tgsec-$$
 NSPATH=/run/netns/$NS

@@ -217,7 +217,36 @@ static int cancel_fd_ends_run(void)
 	return 0;
 }
 
+/* A bind source checked when the spec was built and swapped for a symlink
+ * before the run (by an earlier sandbox writing there, say) is refused at
+ * run time: the path is resolved again without following any. */
+static int bind_source_swapped_for_symlink(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char dir[] = "/tmp/tg-unit-swap-XXXXXX", path[64];
+	char *argv[] = { "ls", "/data/etc", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/src", dir);
+	CHECK(mkdir(path, 0755) == 0);
+	CHECK(tg_sandbox_spec_add_bind(s, path, "/data", 0, &err) == 0);
+	CHECK(rmdir(path) == 0 && symlink("/", path) == 0);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_SETUP_FAILED);
+	CHECK(strstr(r->message, "rootfs") && strstr(r->message, path) &&
+	      strstr(r->message, "symbolic links"));
+	CHECK(r->out.len == 0);
+	tg_sandbox_result_free(r);
+	unlink(path);
+	rmdir(dir);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },
 	{ "run/cancel_fd_ends_run", cancel_fd_ends_run },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
 	{ "run/stdin_bytes_exact", stdin_bytes_exact },
