@@ -88,9 +88,11 @@ struct tg_sandbox_spec;
 TG_API int tg_sandbox_spec_set_cgroup_parent(struct tg_sandbox_spec *spec,
 					     const char *path, struct tg_error *err);
 
-/* Called with each chunk of output as it arrives (stream 1 or 2), before the
- * output limit is applied to the captured copy; only bytes within the limit
- * are passed. */
+/* Called with each chunk of output as it arrives (stream 1 or 2); only
+ * bytes within the output limit are passed. It runs inside the supervision
+ * loop: while it blocks, neither the deadline nor a seccomp violation is
+ * acted on, so it must not block for long (toolgate run bounds its writes
+ * by the run's deadline). */
 typedef void (*tg_sandbox_output_fn)(int stream, const char *buf, size_t len,
 				     void *ctx);
 
@@ -111,6 +113,7 @@ TG_API int tg_sandbox_spec_set_pids(struct tg_sandbox_spec *spec,
 				    unsigned pids, struct tg_error *err);
 TG_API int tg_sandbox_spec_set_timeout(struct tg_sandbox_spec *spec,
 				       uint64_t ms, struct tg_error *err);
+TG_API uint64_t tg_sandbox_spec_get_timeout(const struct tg_sandbox_spec *spec);
 /* Cap on the captured bytes of each of stdout and stderr. A run whose
  * output passes the cap is ended with reason output_truncated. */
 TG_API int tg_sandbox_spec_set_output_limit(struct tg_sandbox_spec *spec,

@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -84,16 +86,46 @@ static int catch_signals(void)
 	return 0;
 }
 
+/* Streaming to our stdout and stderr. The library waits for us while we
+ * write, so a reader that stops reading must not stall the run past its
+ * deadline: writes are chunked to what poll says fits, and once the
+ * deadline (plus a second) has passed the rest is dropped. */
+struct stream {
+	uint64_t deadline_ms;
+	int stalled;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void stream_out(int stream, const char *buf, size_t len, void *ctx)
 {
+	struct stream *st = ctx;
 	int fd = stream == 1 ? 1 : 2;
 
-	(void)ctx;
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
+	while (len > 0 && !st->stalled) {
+		struct pollfd p = { fd, POLLOUT, 0 };
+		uint64_t now = mono_ms();
+		ssize_t n;
+		int rc;
 
+		if (now >= st->deadline_ms) {
+			st->stalled = 1;
+			return;
+		}
+		rc = poll(&p, 1, (int)(st->deadline_ms - now));
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			continue; /* timed out: the deadline check above ends it */
+		n = write(fd, buf, len < 4096 ? len : 4096); /* PIPE_BUF: never blocks */
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			if (errno == EPIPE)
 				on_signal(SIGPIPE); /* like the command would: end it */
@@ -246,6 +278,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct tg_sandbox_spec *spec = NULL;
 	struct tg_sandbox_result *res = NULL;
+	struct stream stream = { 0, 0 };
 	struct tg_error err;
 	int tier, opt, json = 0, rc = EXIT_TOOLGATE;
 
@@ -304,8 +337,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	tg_sandbox_spec_set_cancel_fd(spec, cancel_pipe[0]);
+	stream.deadline_ms = mono_ms() + tg_sandbox_spec_get_timeout(spec) + 1000;
 	if (!json)
-		tg_sandbox_spec_set_output_fn(spec, stream_out, NULL);
+		tg_sandbox_spec_set_output_fn(spec, stream_out, &stream);
 	if (tg_sandbox_run(spec, &res, &err) < 0) {
 		fprintf(stderr, "toolgate run: %s\n", err.msg);
 		goto out;
@@ -327,6 +361,9 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "toolgate run: %s: %s\n", tg_sandbox_reason_name(res->reason),
 			res->message);
 	}
+	if (stream.stalled)
+		fprintf(stderr, "toolgate run: our output was not being read; "
+			"what came after the deadline was dropped\n");
 	rc = exit_status(res);
 out:
 	tg_sandbox_result_free(res);

@@ -37,6 +37,8 @@
 
 #include "sandbox/sandbox_int.h"
 
+extern char **environ;
+
 static void send_msg(int fd, const struct sb_msg *m)
 {
 	ssize_t n;
@@ -172,13 +174,24 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
+static void reset_signals(void)
+{
+	sigset_t none;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void run_command(const struct sb_plan *plan) __attribute__((noreturn));
 static void run_command(const struct sb_plan *plan)
 {
 	const struct tg_sandbox_spec *spec = plan->spec;
 	struct sb_msg m;
-	sigset_t none;
-	int status_fd = 3, sig;
+	int status_fd = 3;
 
 	/* stdio from the pipes; the status pipe moves to fd 3 and closes
 	 * itself on exec, so the command never holds it. */
@@ -187,14 +200,13 @@ static void run_command(const struct sb_plan *plan)
 	    dup3(plan->status_wr, status_fd, O_CLOEXEC) < 0)
 		_exit(125);
 	syscall(SYS_close_range, 4, ~0u, 0);
-	/* Ignored signals and the signal mask survive exec: start clean. */
-	for (sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (chdir(plan->workdir) < 0)
 		_exit(125);
-	execvpe(spec->argv[0], spec->argv, plan->envp);
+	/* PATH lookup with the sandbox's environment, not the caller's:
+	 * execvp reads environ (shared with init through vfork; init does not
+	 * use it). Signals were reset in init before the vfork. */
+	environ = (char **)plan->envp;
+	execvp(spec->argv[0], spec->argv);
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_EXEC_ERROR;
 	m.err = errno;
@@ -307,9 +319,11 @@ void child_main(const struct sb_plan *plan)
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 	layers |= TG_LAYER_FDS_CLOSED;
-	/* An embedder that ignores SIGCHLD would make us auto-reap the
-	 * command and lose its status. */
-	signal(SIGCHLD, SIG_DFL);
+	/* The caller's signal handlers are not ours to run (a command could
+	 * signal us and run them in this copy of the caller), and a caller
+	 * that ignores SIGCHLD would make us auto-reap the command and lose
+	 * its status: every disposition back to default, nothing blocked. */
+	reset_signals();
 	/* Our copy of the caller's argv and environment strings: wiped. */
 	for (i = 0; i < 2; i++)
 		if (plan->scrub[i][1] > plan->scrub[i][0])

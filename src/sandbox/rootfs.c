@@ -48,6 +48,7 @@ static const char *const proc_masked_files[] = {
 	"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
 	"/proc/sched_debug", "/proc/latency_stats", "/proc/kallsyms", "/proc/kmsg",
 	"/proc/config.gz", "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/slabinfo",
+	"/proc/sys/kernel/random/boot_id",
 };
 static const char *const proc_masked_dirs[] = {
 	"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver", "/proc/dynamic_debug",
@@ -370,17 +371,46 @@ static int setup_dev(const struct sb_plan *plan, struct sb_trees *t, const char 
 	return mount_setattr(AT_FDCWD, NEWROOT "/dev", 0, &attr, sizeof(attr));
 }
 
-/* 0 in user.max_user_namespaces of the sandbox's own user namespace: no
- * process inside can create another (second layer under seccomp). */
+/* Limits of the sandbox's own user namespace (the user.* sysctls are per
+ * user namespace, and a count charged here is charged to the namespace's
+ * creator on the host too: without them a run could take all of root's
+ * inotify instances). No namespace of any kind can be created inside (a
+ * second layer under seccomp). Best effort for the knobs a kernel lacks;
+ * 0 if user.max_user_namespaces took. */
 static int limit_userns(void)
 {
-	int fd = open(NEWROOT "/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-	int rc;
+	static const struct {
+		const char *file;
+		const char *value;
+	} knobs[] = {
+		{ NEWROOT "/proc/sys/user/max_user_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_mnt_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_net_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_pid_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_ipc_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_uts_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_cgroup_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_time_namespaces", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_inotify_instances", "16\n" },
+		{ NEWROOT "/proc/sys/user/max_inotify_watches", "8192\n" },
+		{ NEWROOT "/proc/sys/user/max_fanotify_groups", "0\n" },
+		{ NEWROOT "/proc/sys/user/max_fanotify_marks", "0\n" },
+	};
+	unsigned i;
+	int rc = -1;
 
-	if (fd < 0)
-		return -1;
-	rc = write(fd, "0\n", 2) == 2 ? 0 : -1;
-	close(fd);
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		size_t len = strlen(knobs[i].value);
+		int fd = open(knobs[i].file, O_WRONLY | O_CLOEXEC);
+		int ok;
+
+		if (fd < 0)
+			continue;
+		ok = write(fd, knobs[i].value, len) == (ssize_t)len;
+		close(fd);
+		if (i == 0 && ok)
+			rc = 0;
+	}
 	return rc;
 }
 

@@ -200,7 +200,10 @@ static int plan_run(struct run *r, struct tg_error *err)
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_NOFILE, 256 };
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_FSIZE, s->tmpfs_size };
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MEMLOCK, 64 << 10 };
-	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MSGQUEUE, 64 << 10 };
+	/* Queued signals and POSIX message queues are counted per user up to
+	 * the host (for a root caller, root's): keep the sandbox's share small. */
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_SIGPENDING, 256 };
+	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MSGQUEUE, 0 };
 	/* CPU seconds per process: a backstop under the wall-clock kill. */
 	p->rlimits[p->nrlimits++] =
 		(struct rlimit_plan){ RLIMIT_CPU, s->timeout_ms / 1000 + 2 };
@@ -286,8 +289,20 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 	struct seccomp_notif req;
 
 	memset(&req, 0, sizeof(req));
-	if (ioctl(r->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+	if (ioctl(r->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
+		/* Only deadly calls notify. A signal can withdraw the
+		 * notification before we read it (the call then fails with
+		 * EINTR, never having run): the run ends all the same. */
+		if (errno == EINTR)
+			return;
+		if (!r->killed_seccomp) {
+			r->killed_seccomp = 1;
+			snprintf(res->seccomp_syscall_name, sizeof(res->seccomp_syscall_name),
+				 "unknown (withdrawn)");
+		}
+		kill_sandbox(r);
 		return;
+	}
 	if (!r->killed_seccomp) {
 		r->killed_seccomp = 1;
 		res->seccomp_syscall = req.data.nr;
@@ -582,6 +597,8 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 		res->reason = TG_REASON_SECCOMP_VIOLATION;
 		snprintf(res->message, sizeof(res->message),
 			 "ended by seccomp: the command called %s", res->seccomp_syscall_name);
+		if (res->seccomp_syscall < 0)
+			res->seccomp_syscall = 0x7fffffff; /* named "unknown (withdrawn)" */
 	} else if (res->limits_hit & TG_LIMIT_MEMORY) {
 		res->reason = TG_REASON_MEMORY_LIMIT;
 		snprintf(res->message, sizeof(res->message), "memory limit reached");

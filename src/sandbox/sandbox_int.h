@@ -111,7 +111,7 @@ struct sb_plan {
 	struct rlimit_plan {
 		int resource;
 		uint64_t value;
-	} rlimits[8];
+	} rlimits[10];
 	int nrlimits;
 };
 

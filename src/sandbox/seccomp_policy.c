@@ -115,7 +115,7 @@ static const char *const allowed[] = {
 	"sched_setaffinity", "sched_getparam", "sched_getscheduler",
 	"sched_get_priority_max", "sched_get_priority_min",
 	"sched_rr_get_interval", "sched_getattr", "getpriority", "setpriority",
-	"ioprio_get", "ioprio_set", "getrlimit", "setrlimit", "prlimit64",
+	"ioprio_get", "ioprio_set", "getrlimit", "setrlimit",
 	"getrusage", "times", "capget", "capset", "pidfd_open",
 	"pidfd_send_signal", "restart_syscall", "getcpu",
 	/* identity (only ids mapped in the sandbox's user namespace exist) */
@@ -220,6 +220,14 @@ static int add_checked_rules(scmp_filter_ctx ctx, uint32_t die,
 		if (i == AF_UNIX || i == AF_INET || i == AF_INET6 || i == AF_NETLINK)
 			continue;
 		if (rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &f, err) < 0)
+			return -1;
+	}
+	/* prlimit64 on oneself only: the command shares a uid with the
+	 * sandbox's init and could otherwise starve it (RLIMIT_CPU 0). */
+	{
+		struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, 0);
+
+		if (rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1, &self, err) < 0)
 			return -1;
 	}
 	/* personality: query and PER_LINUX only; no READ_IMPLIES_EXEC or

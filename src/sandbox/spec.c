@@ -176,6 +176,11 @@ int tg_sandbox_spec_set_timeout(struct tg_sandbox_spec *s, uint64_t ms,
 	return 0;
 }
 
+uint64_t tg_sandbox_spec_get_timeout(const struct tg_sandbox_spec *s)
+{
+	return s->timeout_ms;
+}
+
 int tg_sandbox_spec_set_output_limit(struct tg_sandbox_spec *s, uint64_t bytes,
 				     struct tg_error *err)
 {

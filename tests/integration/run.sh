@@ -133,6 +133,16 @@ mkdir -p "$tmp/ws" && chmod 777 "$tmp/ws"
 [ $rc -eq 125 ] && grep -q 'goes through a symlink' "$tmp/err" && [ ! -s "$tmp/out" ]
 check planted_symlink_not_followed $? "rc=$rc out=$(cat "$tmp/out") err=$(cat "$tmp/err")"
 
+# PATH lookup uses the sandbox's PATH
+mkdir -p "$tmp/pbin" && cp /bin/true "$tmp/pbin/mytool" && chmod 755 "$tmp/pbin"
+"$TG" run --ro "$tmp/pbin:/opt/bin" --env PATH=/opt/bin:/usr/bin -- mytool; rc=$?
+[ $rc -eq 0 ]; check path_lookup_uses_sandbox_path $? "rc=$rc"
+
+# init runs none of the caller's handlers and cannot be starved by the command
+"$TG" run -- sh -c 'grep SigCgt /proc/1/status; prlimit --pid 1 --cpu=0:0 2>/dev/null; echo $?; cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_user_namespaces' >"$tmp/out"
+[ "$(tr '\n' ' ' <"$tmp/out")" = "SigCgt:	0000000000000000 1 16 0 " ]
+check init_hardened $? "$(cat "$tmp/out")"
+
 # --- the host is not visible ---------------------------------------------------
 echo secret-on-host >"$tmp/secret"
 chmod 644 "$tmp/secret"
@@ -264,6 +274,14 @@ check sigterm_cancels $? "rc=$rc cgroups $(leftover_cgroups) (was $cg_before)"
 rc=${PIPESTATUS[0]}
 [ $rc -eq 141 ] && [ ! -s "$tmp/err" ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
 check closed_stdout_ends_run $? "rc=$rc $(cat "$tmp/err")"
+
+# a reader that stops reading cannot keep the sandbox alive past its deadline
+start=$(date +%s%N)
+{ "$TG" run --timeout 1s -- sh -c 'head -c 300000 /dev/zero; exec sleep 60' 2>"$tmp/err"
+  echo "$? $(( ($(date +%s%N) - start) / 1000000 ))" >"$tmp/stall"; } | sleep 5
+read -r rc ms <"$tmp/stall"
+[ "$rc" -eq 124 ] && [ "$ms" -lt 4500 ] && grep -q 'not being read' "$tmp/err"
+check stalled_reader_does_not_stop_timeout $? "rc=$rc after ${ms}ms: $(cat "$tmp/err")"
 
 # a toolgate killed with -9 leaves an empty cgroup; the next run removes it
 "$TG" run -- sleep 30 2>/dev/null &
