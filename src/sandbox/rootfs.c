@@ -90,7 +90,7 @@ static int plan_sysbind(struct sb_plan *plan, const char *host,
 	if (plan->nsysbinds == (int)(sizeof(plan->sysbinds) / sizeof(plan->sysbinds[0])))
 		return tg_error_set(err, TG_ERR_LIMIT, "rootfs: too many system binds");
 	b = &plan->sysbinds[plan->nsysbinds++];
-	snprintf(b->host, sizeof(b->host), "%s", real);
+	memcpy(b->host, real, strlen(real) + 1); /* length checked above */
 	snprintf(b->inside, sizeof(b->inside), "%s", inside);
 	b->is_dir = S_ISDIR(st.st_mode);
 	return 0;
