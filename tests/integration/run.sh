@@ -9,8 +9,9 @@ tmp=$(mktemp -d /tmp/tg-integ.XXXXXX) && tmp=$(cd "$tmp" && pwd -P)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
+failures=0
 ok() { echo "ok - integration/$1"; }
-fail() { echo "not ok - integration/$1: $2"; }
+fail() { echo "not ok - integration/$1: $2"; failures=$((failures + 1)); }
 # check NAME COND-EXIT-STATUS WHY
 check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1" "$3"; fi; }
 
@@ -323,3 +324,5 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	fi
 	for d in "${made[@]}"; do rmdir "$d"/* 2>/dev/null; rmdir "$d"; done
 fi
+
+[ "$failures" -eq 0 ]
