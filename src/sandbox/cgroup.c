@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -128,20 +129,17 @@ static int v2_has_controllers(const char *root, int *memory, int *pids, int *cpu
 
 /* The detected hierarchy, once per process. */
 static struct {
-	int done, version;
+	int version;
 	char root[3][64]; /* v2: [0]; v1: memory, pids, cpu */
 	int memory, pids, cpu;
 	char detail[256];
 } det;
 
-static void detect_once(void)
+static void detect(void)
 {
 	static const char *const v1[3] = { "memory", "pids", "cpu" };
 	int i, have[3];
 
-	if (det.done)
-		return;
-	det.done = 1;
 	if (is_fs("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC) &&
 	    v2_has_controllers("/sys/fs/cgroup", &det.memory, &det.pids, &det.cpu)) {
 		det.version = 2;
@@ -173,6 +171,13 @@ static void detect_once(void)
 			 "no hierarchy with memory, pids and cpu (memory:%s pids:%s cpu:%s)",
 			 det.memory ? "yes" : "no", det.pids ? "yes" : "no",
 			 det.cpu ? "yes" : "no");
+}
+
+static pthread_once_t detected = PTHREAD_ONCE_INIT;
+
+static void detect_once(void)
+{
+	pthread_once(&detected, detect);
 }
 
 int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu)

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -245,7 +246,49 @@ static int bind_source_swapped_for_symlink(void)
 	return 0;
 }
 
+/* Runs from several threads at once: each gets its own sandbox, output
+ * and result. */
+static void *thread_runs(void *arg)
+{
+	long id = (long)arg, i;
+
+	for (i = 0; i < 5; i++) {
+		struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+		char script[64], want[64];
+		char *argv[] = { "sh", "-c", script, NULL };
+		struct tg_sandbox_result *r;
+
+		snprintf(script, sizeof(script), "echo thread %ld run %ld; exit %ld", id, i, id + i);
+		snprintf(want, sizeof(want), "thread %ld run %ld\n", id, i);
+		r = run_argv(s, argv);
+		if (!r || r->reason != TG_REASON_OK || r->exit_code != id + i ||
+		    strcmp(r->out.data ? r->out.data : "", want) != 0)
+			return (void *)1;
+		tg_sandbox_result_free(r);
+		tg_sandbox_spec_free(s);
+	}
+	return NULL;
+}
+
+static int concurrent_threads(void)
+{
+	pthread_t t[4];
+	void *ret;
+	long i;
+	int bad = 0;
+
+	for (i = 0; i < 4; i++)
+		CHECK(pthread_create(&t[i], NULL, thread_runs, (void *)i) == 0);
+	for (i = 0; i < 4; i++) {
+		CHECK(pthread_join(t[i], &ret) == 0);
+		bad += ret != NULL;
+	}
+	CHECK(bad == 0);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/concurrent_threads", concurrent_threads },
 	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },
 	{ "run/cancel_fd_ends_run", cancel_fd_ends_run },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
