@@ -20,50 +20,14 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
-
-int cg_write(const char *dir, const char *file, const char *s)
-{
-	char path[SB_PATH_MAX + 64];
-	size_t len = strlen(s);
-	int fd, saved;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	/* O_TRUNC: what a shell's > does; cgroupfs and /proc ignore it. */
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, len);
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-int cg_read(const char *dir, const char *file, char *buf, size_t len)
-{
-	char path[SB_PATH_MAX + 64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
+#include "util/file.h"
 
 uint64_t cg_read_key(const char *dir, const char *file, const char *key)
 {
 	char buf[4096], *p;
 	size_t klen = strlen(key);
 
-	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
+	if (file_read_small(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
@@ -75,7 +39,7 @@ uint64_t cg_read_u64(const char *dir, const char *file)
 {
 	char buf[64];
 
-	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
+	if (file_read_small(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -119,7 +83,7 @@ static int v2_has_controllers(const char *root, int *memory, int *pids, int *cpu
 {
 	char buf[512];
 
-	if (cg_read(root, "cgroup.controllers", buf, sizeof(buf)) < 0)
+	if (file_read_small(root, "cgroup.controllers", buf, sizeof(buf)) < 0)
 		return 0;
 	*memory = strstr(buf, "memory") != NULL;
 	*pids = strstr(buf, "pids") != NULL;

@@ -33,10 +33,6 @@ struct sb_cgroup {
 extern const struct cg_ops cg_v1_ops;
 extern const struct cg_ops cg_v2_ops;
 
-/* Write s to dir/file. -1 with errno. */
-int cg_write(const char *dir, const char *file, const char *s);
-/* Read dir/file (NUL-terminated, at most len-1 bytes). -1 with errno. */
-int cg_read(const char *dir, const char *file, char *buf, size_t len);
 /* Read "key N" from dir/file; 0 if absent. */
 uint64_t cg_read_key(const char *dir, const char *file, const char *key);
 /* Read a single number from dir/file; 0 if absent. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
+#include "util/file.h"
 
 enum { V1_MEMORY, V1_PIDS, V1_CPU };
 
@@ -33,20 +34,20 @@ static int v1_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
-	if (cg_write(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0)
+	if (file_write_small(cg->dir[V1_MEMORY], "memory.limit_in_bytes", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: memory.limit_in_bytes");
 	/* With swap accounting, swap counts against the same limit. */
-	if (cg_write(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", buf) < 0 &&
+	if (file_write_small(cg->dir[V1_MEMORY], "memory.memsw.limit_in_bytes", buf) < 0 &&
 	    errno != ENOENT)
 		return tg_error_sys(err, errno, "cgroup: memory.memsw.limit_in_bytes");
 	/* +1: the sandbox's init process counts too. */
 	snprintf(buf, sizeof(buf), "%u", spec->pids + 1);
-	if (cg_write(cg->dir[V1_PIDS], "pids.max", buf) < 0)
+	if (file_write_small(cg->dir[V1_PIDS], "pids.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: pids.max");
-	if (cg_write(cg->dir[V1_CPU], "cpu.cfs_period_us", "100000") < 0)
+	if (file_write_small(cg->dir[V1_CPU], "cpu.cfs_period_us", "100000") < 0)
 		return tg_error_sys(err, errno, "cgroup: cpu.cfs_period_us");
 	snprintf(buf, sizeof(buf), "%u", spec->millicpus * 100);
-	if (cg_write(cg->dir[V1_CPU], "cpu.cfs_quota_us", buf) < 0)
+	if (file_write_small(cg->dir[V1_CPU], "cpu.cfs_quota_us", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: cpu.cfs_quota_us");
 	return 0;
 }

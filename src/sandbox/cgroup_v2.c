@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "sandbox/cgroup_int.h"
+#include "util/file.h"
 
 static int has_all(const char *dir)
 {
 	char buf[256];
 
-	if (cg_read(dir, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
+	if (file_read_small(dir, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
 		return 0;
 	return strstr(buf, "memory") && strstr(buf, "pids") && strstr(buf, "cpu");
 }
@@ -34,7 +35,7 @@ static int v2_enable(const char *root, const char *rel, struct tg_error *err)
 
 		*p = '\0';
 		if (!has_all(path) &&
-		    cg_write(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
+		    file_write_small(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
 			return tg_error_sys(err, errno, "cgroup: enable controllers in %s", path);
 		*p = save;
 		if (!save)
@@ -63,17 +64,17 @@ static int v2_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)spec->memory);
-	if (cg_write(cg->dir[0], "memory.max", buf) < 0)
+	if (file_write_small(cg->dir[0], "memory.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: memory.max");
 	/* No swap: the memory limit is the limit. */
-	if (cg_write(cg->dir[0], "memory.swap.max", "0") < 0 && errno != ENOENT)
+	if (file_write_small(cg->dir[0], "memory.swap.max", "0") < 0 && errno != ENOENT)
 		return tg_error_sys(err, errno, "cgroup: memory.swap.max");
 	/* +1: the sandbox's init process counts too. */
 	snprintf(buf, sizeof(buf), "%u", spec->pids + 1);
-	if (cg_write(cg->dir[0], "pids.max", buf) < 0)
+	if (file_write_small(cg->dir[0], "pids.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: pids.max");
 	snprintf(buf, sizeof(buf), "%u 100000", spec->millicpus * 100);
-	if (cg_write(cg->dir[0], "cpu.max", buf) < 0)
+	if (file_write_small(cg->dir[0], "cpu.max", buf) < 0)
 		return tg_error_sys(err, errno, "cgroup: cpu.max");
 	return 0;
 }
@@ -87,7 +88,7 @@ static void v2_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
 
 static void v2_kill(struct sb_cgroup *cg)
 {
-	cg_write(cg->dir[0], "cgroup.kill", "1");
+	file_write_small(cg->dir[0], "cgroup.kill", "1");
 }
 
 const struct cg_ops cg_v2_ops = { "v2", v2_create, v2_limits, v2_stats, v2_kill };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "util/file.h"
 
 /* Fork a child into every namespace the sandbox uses and report whether
  * that worked. Exit codes: 0 all, 1 user namespace refused, 2 others. */
@@ -44,38 +45,6 @@ static int probe_namespaces(int *userns, int *others)
 	return 0;
 }
 
-static int has_action(const char *want)
-{
-	char buf[256];
-	ssize_t n;
-	int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strstr(buf, want) != NULL;
-}
-
-static int fs_available(const char *name)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strstr(buf, name) != NULL;
-}
-
 void tg_sandbox_probe_host(struct tg_sandbox_probe *p)
 {
 	probe_host_light(p);
@@ -87,11 +56,12 @@ void probe_host_light(struct tg_sandbox_probe *p)
 	memset(p, 0, sizeof(*p));
 	p->userns = p->namespaces = 1;
 	p->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
-		     has_action("user_notif") && has_action("kill_process");
+		     file_contains("/proc/sys/kernel/seccomp/actions_avail", NULL, "user_notif") &&
+		     file_contains("/proc/sys/kernel/seccomp/actions_avail", NULL, "kill_process");
 	p->landlock_abi = landlock_abi();
 	p->cgroup_version = cgroup_detect(p->cgroup_detail, sizeof(p->cgroup_detail),
 					  &p->cgroup_memory, &p->cgroup_pids, &p->cgroup_cpu);
-	p->overlayfs = fs_available("\toverlay\n");
+	p->overlayfs = file_contains("/proc/filesystems", NULL, "\toverlay\n");
 	/* These report ENOSYS when missing and EBADF/EINVAL when present. */
 	errno = 0;
 	p->mount_api = !(syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && errno == ENOSYS);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
+#include "util/file.h"
 #include "sandbox/sandbox_int.h"
 
 #define CHUNK 65536
@@ -226,7 +227,7 @@ static int write_proc(pid_t pid, const char *file, const char *data, struct tg_e
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (cg_write(path, file, data) < 0)
+	if (file_write_small(path, file, data) < 0)
 		return tg_error_sys(err, errno, "user namespace: write %s", file);
 	return 0;
 }

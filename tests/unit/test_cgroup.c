@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
+#include "util/file.h"
 #include "unit.h"
 
 static int put(const char *dir, const char *file, const char *text)
@@ -31,7 +32,7 @@ static int has(const char *dir, const char *file, const char *want)
 {
 	char buf[256];
 
-	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
+	if (file_read_small(dir, file, buf, sizeof(buf)) < 0)
 		return 0;
 	if (strcmp(buf, want) != 0) {
 		fprintf(stderr, "%s/%s: '%s', want '%s'\n", dir, file, buf, want);

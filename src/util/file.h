@@ -1,0 +1,21 @@
+/*
+ * Small files of the kernel's (procfs, cgroupfs): read or written whole in
+ * one call.
+ */
+#ifndef TG_UTIL_FILE_H
+#define TG_UTIL_FILE_H
+
+#include <stddef.h>
+
+/* Read at most len-1 bytes of dir/file (file may be NULL: dir is the
+ * path) into buf, NUL-terminated. 0, or -1 with errno. */
+int file_read_small(const char *dir, const char *file, char *buf, size_t len);
+
+/* Replace the contents of dir/file with s in one write (O_TRUNC, as a
+ * shell's > does; cgroupfs and procfs ignore it). 0, or -1 with errno. */
+int file_write_small(const char *dir, const char *file, const char *s);
+
+/* 1 if dir/file exists and contains needle (within its first 4 KiB). */
+int file_contains(const char *dir, const char *file, const char *needle);
+
+#endif
