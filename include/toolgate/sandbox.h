@@ -177,8 +177,12 @@ struct tg_sandbox_result {
  * starts: invalid spec, or a layer the tier requires is unavailable
  * (TG_ERR_UNAVAILABLE, message names the layer).
  *
- * The caller must not reap children it did not start (waitpid(-1)) while a
- * run is in progress.
+ * Thread-safe: runs may proceed from several threads at once. The sandbox
+ * gets no SIGCHLD-style exit signal, so the embedder's own waitpid(-1)
+ * cannot reap it. The sandbox's first process is a copy of the caller; it
+ * closes every fd it does not need at once, but fds the embedder opens
+ * without O_CLOEXEC in other threads may be inherited by commands those
+ * threads exec.
  */
 TG_API int tg_sandbox_run(const struct tg_sandbox_spec *spec,
 			  struct tg_sandbox_result **out, struct tg_error *err);

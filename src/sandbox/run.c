@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
-#include "util/file.h"
 #include "sandbox/sandbox_int.h"
+#include "util/file.h"
 
 #define CHUNK 65536
 
@@ -68,17 +68,10 @@ static void find_arg_env(void)
 {
 	char buf[2048], *p;
 	unsigned long long v[4];
-	ssize_t n;
-	int fd, field;
+	int field;
 
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (file_read_small("/proc/self/stat", NULL, buf, sizeof(buf)) < 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
 	if (!p)
 		return;

@@ -196,6 +196,11 @@ kill $watchdog 2>/dev/null
 [ $rc -eq 3 ] && [ "$(json .reason)" = ok ] && [ "$(json .exit_code)" = 3 ]
 check sigchld_ignored_by_caller $? "rc=$rc $(cat "$tmp/out.json")"
 
+# --- the standard tier -------------------------------------------------------------
+"$TG" run --tier standard --json -- sh -c 'ulimit -n; echo ok' >"$tmp/out.json"; rc=$?
+[ $rc -eq 0 ] && [ "$(json .stdout)" = "$(printf '256\nok')" ] && json '.layers[]' | grep -qx seccomp
+check standard_tier $? "rc=$rc $(head -c 300 "$tmp/out.json")"
+
 # --- json result -------------------------------------------------------------------
 "$TG" run --json -- sh -c 'echo hi' >"$tmp/out.json"; rc=$?
 [ $rc -eq 0 ] && [ "$(json .reason)" = ok ] && [ "$(json .exit_code)" = 0 ] && [ "$(json .stdout)" = hi ] &&
