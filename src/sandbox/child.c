@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <grp.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -65,6 +64,13 @@ static void trace(const struct sb_plan *plan, const char *step)
 	send_msg(plan->status_wr, &m);
 }
 
+static const char *errdesc(int err)
+{
+	const char *d = strerrordesc_np(err);
+
+	return d ? d : "unknown error";
+}
+
 void child_fail(const struct sb_plan *plan, const char *layer, int err,
 		const char *what)
 {
@@ -73,8 +79,10 @@ void child_fail(const struct sb_plan *plan, const char *layer, int err,
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_SETUP_ERROR;
 	m.err = err;
+	/* strerrordesc_np: no translation, so no locale lock that another
+	 * thread of the caller may have held when we were cloned */
 	if (err)
-		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what, strerror(err));
+		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what, errdesc(err));
 	else
 		snprintf(m.text, sizeof(m.text), "%s: %s", layer, what);
 	send_msg(plan->status_wr, &m);
@@ -129,10 +137,14 @@ static int drop_identity(const struct sb_plan *plan)
 	/* A root caller leaves host root behind: supplementary groups first
 	 * (gid 0 among them), then gid, then uid, all to ids that map to an
 	 * unprivileged host user. */
-	if (plan->caller_is_root && setgroups(0, NULL) < 0)
+	/* Raw system calls, not libc's: in a multi-threaded caller, glibc's
+	 * set*id() signals every thread it knows of to change credentials
+	 * too and waits for them; the clone copied that list but none of the
+	 * threads, so it would wait forever. We are the only thread here. */
+	if (plan->caller_is_root && syscall(SYS_setgroups, 0, NULL) < 0)
 		return -1;
-	if (setresgid(SB_INSIDE_GID, SB_INSIDE_GID, SB_INSIDE_GID) < 0 ||
-	    setresuid(SB_INSIDE_UID, SB_INSIDE_UID, SB_INSIDE_UID) < 0)
+	if (syscall(SYS_setresgid, SB_INSIDE_GID, SB_INSIDE_GID, SB_INSIDE_GID) < 0 ||
+	    syscall(SYS_setresuid, SB_INSIDE_UID, SB_INSIDE_UID, SB_INSIDE_UID) < 0)
 		return -1;
 	return 0;
 }
@@ -210,7 +222,7 @@ static void run_command(const struct sb_plan *plan)
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_EXEC_ERROR;
 	m.err = errno;
-	snprintf(m.text, sizeof(m.text), "%s: %s", spec->argv[0], strerror(errno));
+	snprintf(m.text, sizeof(m.text), "%s: %s", spec->argv[0], errdesc(m.err));
 	send_msg(status_fd, &m);
 	_exit(errno == ENOENT ? 127 : 126);
 }

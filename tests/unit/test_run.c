@@ -262,8 +262,13 @@ static void *thread_runs(void *arg)
 		snprintf(want, sizeof(want), "thread %ld run %ld\n", id, i);
 		r = run_argv(s, argv);
 		if (!r || r->reason != TG_REASON_OK || r->exit_code != id + i ||
-		    strcmp(r->out.data ? r->out.data : "", want) != 0)
+		    strcmp(r->out.data ? r->out.data : "", want) != 0) {
+			fprintf(stderr, "thread %ld run %ld: %s (%s) exit %d out '%s'\n", id, i,
+				r ? tg_sandbox_reason_name(r->reason) : "no result",
+				r ? r->message : "", r ? r->exit_code : -1,
+				r && r->out.data ? r->out.data : "");
 			return (void *)1;
+		}
 		tg_sandbox_result_free(r);
 		tg_sandbox_spec_free(s);
 	}
