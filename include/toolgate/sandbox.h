@@ -207,7 +207,8 @@ struct tg_sandbox_probe {
 	int seccomp;          /* filters with user notification and kill */
 	int landlock_abi;     /* 0 if unavailable */
 	int cgroup_version;   /* 2, 1, or 0 if no usable controllers */
-	int cgroup_memory, cgroup_pids, cgroup_cpu; /* controllers writable */
+	int cgroup_memory, cgroup_pids, cgroup_cpu; /* controllers present */
+	int cgroup_writable;  /* this caller can create a run's cgroup */
 	int overlayfs;
 	int mount_api;        /* open_tree / move_mount / mount_setattr */
 	int clone3_pidfd;

@@ -34,12 +34,14 @@ int cmd_doctor(int argc, char **argv)
 		printf("{\"user_namespaces\":%s,\"namespaces\":%s,\"clone3_pidfd\":%s,"
 		       "\"mount_api\":%s,\"seccomp\":%s,\"landlock_abi\":%d,"
 		       "\"cgroup_version\":%d,\"cgroup_memory\":%s,\"cgroup_pids\":%s,"
-		       "\"cgroup_cpu\":%s,\"overlayfs\":%s,\"strict\":%s,\"standard\":%s}\n",
+		       "\"cgroup_cpu\":%s,\"cgroup_writable\":%s,\"overlayfs\":%s,\"strict\":%s,"
+		       "\"standard\":%s}\n",
 		       p.userns ? "true" : "false", p.namespaces ? "true" : "false",
 		       p.clone3_pidfd ? "true" : "false", p.mount_api ? "true" : "false",
 		       p.seccomp ? "true" : "false", p.landlock_abi, p.cgroup_version,
 		       p.cgroup_memory ? "true" : "false", p.cgroup_pids ? "true" : "false",
-		       p.cgroup_cpu ? "true" : "false", p.overlayfs ? "true" : "false",
+		       p.cgroup_cpu ? "true" : "false", p.cgroup_writable ? "true" : "false",
+		       p.overlayfs ? "true" : "false",
 		       strict_ok ? "true" : "false", standard_ok ? "true" : "false");
 		return strict_ok ? 0 : 1;
 	}

@@ -45,16 +45,42 @@ static int probe_namespaces(int *userns, int *others)
 	return 0;
 }
 
+/* Whether this caller can make a run's cgroup where a run would (a
+ * non-root caller needs one delegated): try it. */
+static void probe_cgroup_writable(struct tg_sandbox_probe *p)
+{
+	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct sb_cgroup *cg = NULL;
+	struct tg_error err;
+	size_t n;
+
+	p->cgroup_writable = 0;
+	if (!spec || p->cgroup_version == 0)
+		goto out;
+	if (cgroup_create(spec, &cg, &err) == 0) {
+		p->cgroup_writable = 1;
+		cgroup_destroy(cg);
+		goto out;
+	}
+	n = strlen(p->cgroup_detail);
+	snprintf(p->cgroup_detail + n, sizeof(p->cgroup_detail) - n,
+		 "; not writable by uid %u (needs --cgroup-parent)", (unsigned)geteuid());
+out:
+	tg_sandbox_spec_free(spec);
+}
+
 void tg_sandbox_probe_host(struct tg_sandbox_probe *p)
 {
 	probe_host_light(p);
 	probe_namespaces(&p->userns, &p->namespaces);
+	probe_cgroup_writable(p);
 }
 
 void probe_host_light(struct tg_sandbox_probe *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->userns = p->namespaces = 1;
+	/* the run itself finds out (clone3, cgroup_create) and names it */
+	p->userns = p->namespaces = p->cgroup_writable = 1;
 	p->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
 		     file_contains("/proc/sys/kernel/seccomp/actions_avail", NULL, "user_notif") &&
 		     file_contains("/proc/sys/kernel/seccomp/actions_avail", NULL, "kill_process");
@@ -82,6 +108,7 @@ static int r_seccomp(const struct tg_sandbox_probe *p) { return p->seccomp; }
 static int r_ll_fs(const struct tg_sandbox_probe *p) { return p->landlock_abi >= 1; }
 static int r_ll_net(const struct tg_sandbox_probe *p) { return p->landlock_abi >= 4; }
 static int r_cgroup(const struct tg_sandbox_probe *p) { return p->cgroup_version > 0; }
+static int r_cgroup_w(const struct tg_sandbox_probe *p) { return p->cgroup_writable; }
 static int r_mount(const struct tg_sandbox_probe *p) { return p->mount_api; }
 static int r_clone3(const struct tg_sandbox_probe *p) { return p->clone3_pidfd; }
 
@@ -95,6 +122,8 @@ static const struct requirement strict_req[] = {
 	{ "landlock", r_ll_fs, "landlock is not enabled (lsm= boot parameter)" },
 	{ "landlock network", r_ll_net, "landlock TCP rules need ABI 4 (Linux 6.7)" },
 	{ "cgroup", r_cgroup, "no cgroup hierarchy with memory, pids and cpu controllers" },
+	{ "cgroup", r_cgroup_w, "this caller cannot create cgroups there (delegate one and "
+	  "pass --cgroup-parent)" },
 };
 
 /* The standard tier keeps every layer but the landlock TCP rules, whose
@@ -107,6 +136,8 @@ static const struct requirement standard_req[] = {
 	{ "seccomp", r_seccomp, "seccomp filters with user notification and kill_process" },
 	{ "landlock", r_ll_fs, "landlock is not enabled (lsm= boot parameter)" },
 	{ "cgroup", r_cgroup, "no cgroup hierarchy with memory, pids and cpu controllers" },
+	{ "cgroup", r_cgroup_w, "this caller cannot create cgroups there (delegate one and "
+	  "pass --cgroup-parent)" },
 };
 
 int tg_sandbox_tier_check(enum tg_tier tier, const struct tg_sandbox_probe *p,

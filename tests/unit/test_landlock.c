@@ -107,6 +107,7 @@ static int tiers(void)
 
 	memset(&p, 0, sizeof(p));
 	p.userns = p.namespaces = p.seccomp = p.mount_api = p.clone3_pidfd = 1;
+	p.cgroup_writable = 1;
 	p.cgroup_version = 1;
 	p.landlock_abi = 7;
 	CHECK(tg_sandbox_tier_check(TG_TIER_STRICT, &p, &err) == 0);
@@ -117,6 +118,10 @@ static int tiers(void)
 	p.cgroup_version = 0;
 	CHECK(tg_sandbox_tier_check(TG_TIER_STANDARD, &p, &err) < 0 && strstr(err.msg, "cgroup"));
 	p.cgroup_version = 2;
+	p.landlock_abi = 7;
+	p.cgroup_writable = 0;
+	CHECK(tg_sandbox_tier_check(TG_TIER_STRICT, &p, &err) < 0 && strstr(err.msg, "--cgroup-parent"));
+	p.cgroup_writable = 1;
 	p.userns = 0;
 	CHECK(tg_sandbox_tier_check(TG_TIER_STRICT, &p, &err) < 0 &&
 	      strstr(err.msg, "user namespace"));
