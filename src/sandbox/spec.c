@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -259,16 +260,19 @@ static int lexical_absolute(const char *path, char *out, size_t len)
 	size_t o = 0;
 	char *p, *save = NULL;
 
+	int n;
+
 	if (path[0] == '/') {
-		if (strlen(path) >= sizeof(buf))
-			return -1;
-		strcpy(buf, path);
+		n = snprintf(buf, sizeof(buf), "%s", path);
 	} else {
-		if (!getcwd(buf, SB_PATH_MAX) || strlen(buf) + strlen(path) + 2 > sizeof(buf))
+		char cwd[SB_PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)))
 			return -1;
-		strcat(buf, "/");
-		strcat(buf, path);
+		n = snprintf(buf, sizeof(buf), "%s/%s", cwd, path);
 	}
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
 	for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
 		if (strcmp(p, ".") == 0)
 			continue;
