@@ -1,6 +1,6 @@
 /*
  * Private to the cgroup files: the backend interface the v1 and v2 files implement
- * and the few file helpers they share.
+ * and what they share.
  */
 #ifndef TG_SANDBOX_CGROUP_INT_H
 #define TG_SANDBOX_CGROUP_INT_H
