@@ -212,8 +212,15 @@ static void run_command(const struct sb_plan *plan)
 	    dup3(plan->status_wr, status_fd, O_CLOEXEC) < 0)
 		_exit(125);
 	syscall(SYS_close_range, 4, ~0u, 0);
-	if (chdir(plan->workdir) < 0)
+	if (chdir(plan->workdir) < 0) {
+		memset(&m, 0, sizeof(m));
+		m.kind = SB_MSG_SETUP_ERROR;
+		m.err = errno;
+		snprintf(m.text, sizeof(m.text), "work directory: %s: %s", plan->workdir,
+			 errdesc(m.err));
+		send_msg(status_fd, &m);
 		_exit(125);
+	}
 	/* PATH lookup with the sandbox's environment, not the caller's:
 	 * execvp reads environ (shared with init through vfork; init does not
 	 * use it). Signals were reset in init before the vfork. */

@@ -163,8 +163,8 @@ int landlock_apply(const struct sb_plan *plan, unsigned *layers, const char **wh
 		if (add_path(ruleset, spec->binds[i].inside,
 			     spec->binds[i].writable ? LL_RW : LL_RX, fs) < 0)
 			goto out;
-	if (add_path(ruleset, plan->workdir, LL_RW, fs) < 0 &&
-	    !plan->workdir_is_bound)
+	/* The work directory's tmpfs; a covered one has its mount's rule. */
+	if (!plan->workdir_is_bound && add_path(ruleset, plan->workdir, LL_RW, fs) < 0)
 		goto out;
 	*what = "landlock_restrict_self";
 	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)

@@ -96,6 +96,39 @@ static int plan_sysbind(struct sb_plan *plan, const char *host,
 	return 0;
 }
 
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Whether a mount already provides the work directory: a user's directory
+ * bind, /tmp, or a place a tmpfs must not hide (/usr and the other system
+ * binds, /etc, and the root links such as /bin, which lead into /usr). */
+static int workdir_covered(const struct sb_plan *plan)
+{
+	const struct tg_sandbox_spec *spec = plan->spec;
+	const char *w = plan->workdir;
+	char link[40];
+	int i;
+
+	if (under(w, "/tmp") || under(w, "/etc"))
+		return 1;
+	for (i = 0; i < spec->nbinds; i++)
+		if (spec->binds[i].is_dir && under(w, spec->binds[i].inside))
+			return 1;
+	for (i = 0; i < plan->nsysbinds; i++)
+		if (under(w, plan->sysbinds[i].inside))
+			return 1;
+	for (i = 0; i < plan->nlinks; i++) {
+		snprintf(link, sizeof(link), "/%s", plan->links[i].name);
+		if (under(w, link))
+			return 1;
+	}
+	return 0;
+}
+
 int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 {
 	/* usrmerge links and their pre-merge directories, as the host has them */
@@ -138,6 +171,7 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 		if (plan->sysbinds[i].is_dir)
 			plan->sysdirs[ndirs++] = plan->sysbinds[i].inside;
 	plan->sysdirs[ndirs] = NULL;
+	plan->workdir_is_bound = workdir_covered(plan);
 	return 0;
 }
 
@@ -547,6 +581,16 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 			  spec->binds[i].is_dir) < 0)
 			return -1;
 		t->user[i] = -1;
+	}
+	if (plan->workdir_is_bound) {
+		int fd;
+
+		/* made where the covering mount allows it (EROFS otherwise) */
+		*what = "work directory";
+		fd = make_mountpoint(rootfd, plan->workdir, 1);
+		if (fd < 0)
+			return -1;
+		close(fd);
 	}
 	*what = "root read-only";
 	if (mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)

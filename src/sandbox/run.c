@@ -169,20 +169,11 @@ static int plan_run(struct run *r, struct tg_error *err)
 {
 	const struct tg_sandbox_spec *s = r->spec;
 	struct sb_plan *p = &r->plan;
-	int i;
 
 	p->spec = s;
 	p->caller_is_root = geteuid() == 0;
 	p->hostname = "sandbox";
 	p->workdir = s->workdir;
-	p->workdir_is_bound = 0;
-	for (i = 0; i < s->nbinds; i++) {
-		size_t n = strlen(s->binds[i].inside);
-
-		if (s->binds[i].is_dir && strncmp(s->workdir, s->binds[i].inside, n) == 0 &&
-		    (s->workdir[n] == '\0' || s->workdir[n] == '/' || n == 1))
-			p->workdir_is_bound = 1;
-	}
 	snprintf(p->tmpfs_opts, sizeof(p->tmpfs_opts), "size=%llu,mode=1777",
 		 (unsigned long long)s->tmpfs_size);
 	snprintf(p->workdir_opts, sizeof(p->workdir_opts), "size=%llu,mode=0755",

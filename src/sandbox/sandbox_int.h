@@ -86,7 +86,8 @@ struct sb_plan {
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
 	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */
 	const char *workdir;
-	int workdir_is_bound;     /* a bind covers the work directory */
+	int workdir_is_bound;     /* a mount already provides the work
+				   * directory (rootfs_plan): no tmpfs there */
 	/* Read-only system binds (/usr, lib directories that are not links,
 	 * ld.so.cache...), and the links at the root (/bin -> usr/bin). */
 	struct sb_sysbind {

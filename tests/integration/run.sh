@@ -126,6 +126,17 @@ check workdir_on_bind $? "$(cat "$tmp/out")"
 [ "$(tr '\n' ' ' <"$tmp/out")" = "/srv/app x " ]
 check workdir_tmpfs $? "$(cat "$tmp/out")"
 
+# a work directory under /usr, /bin or /etc never hides them; one under
+# /tmp is made there
+"$TG" run --workdir /usr -- sh -c 'pwd; ls /usr/bin/env' >"$tmp/out" 2>&1 &&
+	"$TG" run --workdir /bin -- pwd >>"$tmp/out" 2>&1 &&
+	"$TG" run --workdir /tmp/w/x -- sh -c 'pwd; touch a && ls' >>"$tmp/out" 2>&1
+[ "$(tr '\n' ' ' <"$tmp/out")" = "/usr /usr/bin/env /usr/bin /tmp/w/x a " ]
+check workdir_on_system_paths $? "$(cat "$tmp/out")"
+"$TG" run --workdir /usr/nonexistent -- true 2>"$tmp/err"; rc=$?
+[ $rc -eq 125 ] && grep -q 'work directory.*Read-only' "$tmp/err"
+check workdir_impossible $? "rc=$rc $(cat "$tmp/err")"
+
 # A sandbox plants a symlink through a --rw bind; a later run that binds
 # that path must not follow it (here it would bind the host's /).
 mkdir -p "$tmp/ws" && chmod 777 "$tmp/ws"

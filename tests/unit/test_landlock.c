@@ -32,6 +32,7 @@ static int restricted_child(void)
 	plan.spec = spec;
 	plan.landlock_abi = (unsigned)landlock_abi();
 	plan.workdir = "/tmp";
+	plan.workdir_is_bound = 1; /* /tmp has its own rule */
 	plan.sysdirs[0] = NULL;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    landlock_apply(&plan, &layers, &what) < 0)
