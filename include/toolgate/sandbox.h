@@ -82,6 +82,13 @@ enum tg_limit {
 
 struct tg_sandbox_spec;
 
+/* The unprivileged host uid and gid a root caller's sandbox runs as
+ * (default 65534, nobody). A dedicated user no host daemon shares keeps
+ * those daemons from signalling or tracing sandboxed commands. Refused for
+ * 0 and for a non-root caller, who can only map itself. */
+TG_API int tg_sandbox_spec_set_host_id(struct tg_sandbox_spec *spec, unsigned uid,
+				       unsigned gid, struct tg_error *err);
+
 /* Parent of the run's cgroups, relative to each hierarchy's root (default
  * /toolgate for root callers, the caller's own cgroup + /toolgate
  * otherwise). A non-root caller needs one delegated to it. */

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 		"  --output-limit SIZE      cap on each of stdout and stderr (default 1M)\n"
 		"  --tmpfs-size SIZE        size of /tmp and of the work directory (default 64M)\n"
 		"  --cgroup-parent PATH     parent cgroup for a non-root caller\n"
+		"  --host-uid UID[:GID]     a root caller's sandbox runs as this host user\n"
+		"                           (default 65534, nobody)\n"
 		"  --json                   print the result as one JSON object\n"
 		"\n"
 		"Nothing from the caller's environment passes unless named with --env.\n");
@@ -174,6 +176,7 @@ static int add_env(struct tg_sandbox_spec *spec, const char *arg, struct tg_erro
 enum {
 	OPT_TIER = 256, OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TIMEOUT, OPT_RO, OPT_RW,
 	OPT_WORKDIR, OPT_ENV, OPT_OUTPUT_LIMIT, OPT_TMPFS, OPT_JSON, OPT_CGROUP, OPT_HELP,
+	OPT_HOST_UID,
 };
 
 static const struct option options[] = {
@@ -189,6 +192,7 @@ static const struct option options[] = {
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS },
 	{ "cgroup-parent", required_argument, NULL, OPT_CGROUP },
+	{ "host-uid", required_argument, NULL, OPT_HOST_UID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -252,6 +256,22 @@ static int apply_option(struct tg_sandbox_spec *spec, int opt, const char *arg,
 		return tg_sandbox_spec_set_tmpfs_size(spec, v, err);
 	case OPT_CGROUP:
 		return tg_sandbox_spec_set_cgroup_parent(spec, arg, err);
+	case OPT_HOST_UID: {
+		char ubuf[16];
+		const char *colon = strchr(arg, ':');
+		uint64_t uid, gid;
+
+		if (colon && (size_t)(colon - arg) < sizeof(ubuf)) {
+			memcpy(ubuf, arg, (size_t)(colon - arg));
+			ubuf[colon - arg] = '\0';
+		} else {
+			snprintf(ubuf, sizeof(ubuf), "%.15s", arg);
+		}
+		if (parse_uint(ubuf, 1, 4294967294u, &uid, err) < 0 ||
+		    parse_uint(colon ? colon + 1 : ubuf, 1, 4294967294u, &gid, err) < 0)
+			return tg_error_wrap(err, "--host-uid");
+		return tg_sandbox_spec_set_host_id(spec, (unsigned)uid, (unsigned)gid, err);
+	}
 	}
 	return tg_error_set(err, TG_ERR_INVALID, "unknown option");
 }

@@ -226,8 +226,8 @@ static int write_maps(struct run *r, struct tg_error *err)
 	 * child can drop root's supplementary groups; for others it must be
 	 * "deny" (CVE-2014-8989: dropping groups could grant access). */
 	if (r->plan.caller_is_root) {
-		outer_uid = SB_OVERFLOW_ID;
-		outer_gid = SB_OVERFLOW_ID;
+		outer_uid = r->spec->host_uid;
+		outer_gid = r->spec->host_gid;
 	} else if (write_proc(r->pid, "setgroups", "deny", err) < 0) {
 		return -1;
 	}

@@ -51,6 +51,7 @@ struct tg_sandbox_spec {
 	tg_sandbox_output_fn out_fn;
 	void *out_ctx;
 	char *cgroup_parent;
+	unsigned host_uid, host_gid; /* a root caller's identity outside */
 };
 
 struct sock_fprog;

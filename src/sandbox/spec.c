@@ -49,6 +49,7 @@ struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier)
 	s->tmpfs_size = d->tmpfs_size;
 	s->stdin_fd = -1;
 	s->cancel_fd = -1;
+	s->host_uid = s->host_gid = SB_OVERFLOW_ID;
 	s->workdir = strdup("/work");
 	if (!s->workdir) {
 		free(s);
@@ -420,6 +421,21 @@ int tg_sandbox_spec_add_env(struct tg_sandbox_spec *s, const char *a,
 void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *s, int fd)
 {
 	s->stdin_fd = fd;
+}
+
+int tg_sandbox_spec_set_host_id(struct tg_sandbox_spec *s, unsigned uid, unsigned gid,
+				struct tg_error *err)
+{
+	if (geteuid() != 0)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--host-uid: only a root caller chooses the sandbox's host "
+				    "identity; others run as themselves");
+	if (uid == 0 || gid == 0 || uid == (unsigned)-1 || gid == (unsigned)-1)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--host-uid %u:%u: must be an unprivileged uid and gid", uid, gid);
+	s->host_uid = uid;
+	s->host_gid = gid;
+	return 0;
 }
 
 void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *s, int fd)

@@ -155,6 +155,17 @@ mkdir -p "$tmp/pbin" && cp /bin/true "$tmp/pbin/mytool" && chmod 755 "$tmp/pbin"
 [ "$(tr '\n' ' ' <"$tmp/out")" = "SigCgt:	0000000000000000 1 16 0 " ]
 check init_hardened $? "$(cat "$tmp/out")"
 
+# a root caller may choose the sandbox's host identity
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p "$tmp/owned" && chown 4242:4243 "$tmp/owned" && chmod 700 "$tmp/owned"
+	"$TG" run --host-uid 4242:4243 --rw "$tmp/owned:/o" -- sh -c 'cat /proc/self/uid_map; touch /o/f' >"$tmp/out" 2>&1; rc=$?
+	[ $rc -eq 0 ] && grep -q '1000 *4242 *1' "$tmp/out" && [ "$(stat -c %u:%g "$tmp/owned/f")" = 4242:4243 ]
+	check host_uid $? "rc=$rc $(cat "$tmp/out")"
+	"$TG" run --host-uid 0 -- true 2>"$tmp/err"; rc=$?
+	[ $rc -eq 125 ] && grep -q 'out of range' "$tmp/err"
+	check host_uid_zero_refused $? "rc=$rc $(cat "$tmp/err")"
+fi
+
 # --- the host is not visible ---------------------------------------------------
 echo secret-on-host >"$tmp/secret"
 chmod 644 "$tmp/secret"
