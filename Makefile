@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-LDLIBS  := -lseccomp -ljansson -lpthread
+LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -19,7 +19,7 @@ else
 CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
-LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c)
+LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -93,20 +93,21 @@ bench: deps
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
-FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c
+FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c $(wildcard src/schema/*.c)
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB)
+	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lpcre2-8 -lm
 
 # Static analysis with the configurations kept in the repository.
 lint: $(GEN_SRC)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --std=c11 -D_GNU_SOURCE -Iinclude -Isrc --suppress=missingIncludeSystem \
+	  --suppress=unknownMacro \
 	  --inline-suppr src tools tests/unit
-	clang-tidy --quiet src/sandbox/*.c src/util/*.c src/cli/*.c -- \
+	clang-tidy --quiet src/sandbox/*.c src/schema/*.c src/util/*.c src/cli/*.c -- \
 	  -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
 
 clean:

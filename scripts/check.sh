@@ -34,7 +34,9 @@ echo "== fuzz (smoke)"
 if make --no-print-directory fuzz >"$log" 2>&1; then
 	for f in build-fuzz/fuzz_*; do
 		name=$(basename "$f")
-		if "$f" -max_total_time=8 -artifact_prefix=build-fuzz/ >"$log" 2>&1; then
+		corpus=$(mktemp -d)
+		[ -d "tests/fuzz/seeds/$name" ] && cp "tests/fuzz/seeds/$name"/* "$corpus"/
+		if "$f" -max_total_time=8 -timeout=10 -artifact_prefix=build-fuzz/ "$corpus" >"$log" 2>&1; then
 			echo "ok - fuzz/$name: $(grep -o 'Done [0-9]* runs' "$log")"
 			pass=$((pass + 1))
 		else
@@ -42,6 +44,7 @@ if make --no-print-directory fuzz >"$log" 2>&1; then
 			tail -20 "$log"
 			fail=$((fail + 1))
 		fi
+		rm -rf "$corpus"
 	done
 else
 	cat "$log"

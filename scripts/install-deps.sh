@@ -4,9 +4,9 @@
 # only reports what is missing.
 set -eu
 
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libjansson-dev
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libjansson-dev libpcre2-dev
       clang libclang-rt-14-dev bubblewrap iproute2 jq python3 util-linux
-      procps bsdextrautils"
+      procps bsdextrautils python3-jsonschema"
 
 missing=""
 for p in $PKGS; do

@@ -18,7 +18,7 @@ suite() { # NAME COMMAND...
 	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
 		echo "not ok - $name: the suite exited with status $rc"
 	fi
-	if ! grep -q '^ok ' "$out"; then
+	if ! grep -q -E '^(ok|skip) ' "$out"; then
 		echo "not ok - $name: ran no test"
 	fi
 }
@@ -26,3 +26,4 @@ suite() { # NAME COMMAND...
 suite unit "$build/tests/unit-tests"
 suite integration tests/integration/run.sh "$build"
 suite security tests/security/run.sh "$build"
+suite schema-suite tests/schema/run.sh "$build"

@@ -14,6 +14,8 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  run [options] -- CMD [ARGS...]   run a command in the sandbox\n"
 		"  doctor [--json]                  what this host's kernel guarantees\n"
+		"  schema validate SCHEMA INSTANCE  check a JSON instance against a schema\n"
+		"  schema test [--remotes DIR] FILE...  run JSON Schema Test Suite files\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "doctor") == 0)
 		return cmd_doctor(argc - 1, argv + 1);
+	if (strcmp(argv[1], "schema") == 0)
+		return cmd_schema(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -30,6 +30,7 @@ extern const struct unit_test seccomp_tests[];
 extern const struct unit_test run_tests[];
 extern const struct unit_test cgroup_tests[];
 extern const struct unit_test landlock_tests[];
+extern const struct unit_test schema_tests[];
 extern const struct unit_test result_tests[];
 
 #endif

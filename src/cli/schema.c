@@ -1,0 +1,168 @@
+/*
+ * toolgate schema validate SCHEMA INSTANCE   exit 0 valid, 1 invalid, 2 error
+ * toolgate schema test [--remotes DIR] FILE...
+ *     runs files in the JSON Schema Test Suite's format; ends with
+ *     "N passed, M failed". --remotes serves http://localhost:1234/ from DIR
+ *     (the suite's remotes/), never from the network.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "toolgate/schema.h"
+
+#define SUITE_BASE "http://localhost:1234/"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+	struct tg_schema_error ev[20];
+	struct tg_schema_errors errors = { ev, 20, 0 };
+	struct tg_schema *schema = NULL;
+	char *stext, *itext;
+	size_t slen, ilen, i;
+	struct tg_error err;
+	int rc;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: toolgate schema validate SCHEMA INSTANCE\n");
+		return 2;
+	}
+	stext = slurp(argv[1], &slen);
+	itext = slurp(argv[2], &ilen);
+	if (!stext || !itext) {
+		fprintf(stderr, "toolgate schema: cannot read %s\n", stext ? argv[2] : argv[1]);
+		free(stext);
+		free(itext);
+		return 2;
+	}
+	if (tg_schema_compile(stext, slen, NULL, &schema, &err) < 0) {
+		fprintf(stderr, "toolgate schema: %s: %s\n", argv[1], err.msg);
+		rc = 2;
+	} else {
+		rc = tg_schema_validate(schema, itext, ilen, &errors, &err);
+		if (rc < 0) {
+			fprintf(stderr, "toolgate schema: %s: %s\n", argv[2], err.msg);
+			rc = 2;
+		} else if (rc == 0) {
+			for (i = 0; i < errors.n; i++)
+				printf("%s: %s (%s)\n", ev[i].instance_location[0] ? ev[i].instance_location : "/",
+				       ev[i].message, ev[i].keyword_location);
+			rc = 1;
+		} else {
+			rc = 0;
+		}
+	}
+	tg_schema_free(schema);
+	free(stext);
+	free(itext);
+	return rc;
+}
+
+static void run_group(const char *file, json_t *group, const struct tg_schema_options *o,
+		      int *passed, int *failed)
+{
+	json_t *tests = json_object_get(group, "tests"), *t;
+	const char *gdesc = json_string_value(json_object_get(group, "description"));
+	char *stext = json_dumps(json_object_get(group, "schema"), JSON_ENCODE_ANY);
+	struct tg_schema *schema = NULL;
+	struct tg_error err;
+	size_t i;
+
+	if (!stext || tg_schema_compile(stext, strlen(stext), o, &schema, &err) < 0) {
+		json_array_foreach(tests, i, t) {
+			(*failed)++;
+			printf("not ok - %s: %s: %s: schema: %s\n", file, gdesc,
+			       json_string_value(json_object_get(t, "description")),
+			       stext ? err.msg : "out of memory");
+		}
+		free(stext);
+		return;
+	}
+	json_array_foreach(tests, i, t) {
+		char *itext = json_dumps(json_object_get(t, "data"), JSON_ENCODE_ANY);
+		int want = json_is_true(json_object_get(t, "valid"));
+		int got = itext ? tg_schema_validate(schema, itext, strlen(itext), NULL, &err) : -1;
+
+		if (got == want) {
+			(*passed)++;
+		} else {
+			(*failed)++;
+			printf("not ok - %s: %s: %s: expected %s, got %s\n", file, gdesc,
+			       json_string_value(json_object_get(t, "description")),
+			       want ? "valid" : "invalid",
+			       got < 0 ? err.msg : got ? "valid" : "invalid");
+		}
+		free(itext);
+	}
+	tg_schema_free(schema);
+	free(stext);
+}
+
+static int cmd_test(int argc, char **argv)
+{
+	struct tg_schema_options o;
+	int passed = 0, failed = 0, i = 1;
+
+	memset(&o, 0, sizeof(o));
+	if (i + 1 < argc && strcmp(argv[i], "--remotes") == 0) {
+		o.remote_base = SUITE_BASE;
+		o.remote_dir = argv[i + 1];
+		i += 2;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "usage: toolgate schema test [--remotes DIR] FILE...\n");
+		return 2;
+	}
+	for (; i < argc; i++) {
+		json_error_t jerr;
+		json_t *doc = json_load_file(argv[i], JSON_ALLOW_NUL, &jerr), *g;
+		const char *base = strrchr(argv[i], '/');
+		size_t k;
+
+		if (!json_is_array(doc)) {
+			fprintf(stderr, "toolgate schema: %s: %s\n", argv[i],
+				doc ? "not a test file" : jerr.text);
+			json_decref(doc);
+			return 2;
+		}
+		json_array_foreach(doc, k, g)
+			run_group(base ? base + 1 : argv[i], g, &o, &passed, &failed);
+		json_decref(doc);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+int cmd_schema(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "validate") == 0)
+		return cmd_validate(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "test") == 0)
+		return cmd_test(argc - 1, argv + 1);
+	fprintf(stderr, "usage: toolgate schema validate SCHEMA INSTANCE\n"
+			"       toolgate schema test [--remotes DIR] FILE...\n");
+	return 2;
+}

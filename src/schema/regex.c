@@ -1,0 +1,114 @@
+/*
+ * "pattern" and "patternProperties": ECMA-262 regular expressions, run by
+ * PCRE2 in UTF mode with match and depth limits, so a catastrophic pattern
+ * costs a bounded amount of work and ends in an error instead of a hang.
+ * ECMA-262 classes are ASCII (\d, \w), which is PCRE2's default; \p{...}
+ * needs UCP, which a pattern turns on where it uses it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/schema_int.h"
+
+#define MATCH_LIMIT 1000000
+#define DEPTH_LIMIT 10000
+
+/* ECMA-262 spells general categories out (\p{Letter}); PCRE2 10.42 knows
+ * the short names (\p{L}) and scripts. Rewrite the long names; OUT buf. */
+static const char *ecma_properties(const char *pattern, char *buf, size_t len)
+{
+	static const char *const names[][2] = {
+		{ "Letter", "L" }, { "Cased_Letter", "L&" }, { "Uppercase_Letter", "Lu" },
+		{ "Lowercase_Letter", "Ll" }, { "Titlecase_Letter", "Lt" },
+		{ "Modifier_Letter", "Lm" }, { "Other_Letter", "Lo" }, { "Mark", "M" },
+		{ "Number", "N" }, { "Decimal_Number", "Nd" }, { "Letter_Number", "Nl" },
+		{ "Other_Number", "No" }, { "Punctuation", "P" }, { "Symbol", "S" },
+		{ "Separator", "Z" }, { "Space_Separator", "Zs" }, { "Other", "C" },
+		{ "Control", "Cc" }, { "digit", "Nd" },
+	};
+	size_t o = 0, i;
+	const char *p = pattern;
+
+	while (*p && o + 16 < len) {
+		if (p[0] == '\\' && (p[1] == 'p' || p[1] == 'P') && p[2] == '{') {
+			const char *name = p + 3, *end = strchr(name, '}');
+			const char *eq = end ? memchr(name, '=', (size_t)(end - name)) : NULL;
+
+			if (end) {
+				size_t n;
+
+				/* "General_Category=X" and "gc=X" name the category;
+				 * "Script=X" and "sc=X" the script */
+				if (eq)
+					name = eq + 1;
+				n = (size_t)(end - name);
+				for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+					if (strlen(names[i][0]) == n && strncmp(name, names[i][0], n) == 0)
+						break;
+				o += (size_t)snprintf(buf + o, len - o, "\\%c{", p[1]);
+				if (i < sizeof(names) / sizeof(names[0]))
+					o += (size_t)snprintf(buf + o, len - o, "%s}", names[i][1]);
+				else
+					o += (size_t)snprintf(buf + o, len - o, "%.*s}", (int)n, name);
+				p = end + 1;
+				continue;
+			}
+		}
+		if (p[0] == '\\' && p[1]) {
+			buf[o++] = *p++;
+		}
+		buf[o++] = *p++;
+	}
+	if (*p)
+		return pattern; /* too long to rewrite: PCRE2 will say what it dislikes */
+	buf[o] = '\0';
+	return buf;
+}
+
+pcre2_code *regex_compile(const char *pattern, struct tg_error *err)
+{
+	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS;
+	char rewritten[4096];
+	const char *src = pattern;
+	PCRE2_SIZE off;
+	pcre2_code *re;
+	int code;
+
+	if (strstr(pattern, "\\p{") || strstr(pattern, "\\P{")) {
+		opts |= PCRE2_UCP;
+		src = ecma_properties(pattern, rewritten, sizeof(rewritten));
+	}
+	re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, opts, &code, &off, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[128];
+
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		tg_error_set(err, TG_ERR_INVALID, "pattern '%.80s': %s at offset %zu", pattern,
+			     (char *)msg, (size_t)off);
+		return NULL;
+	}
+	return re;
+}
+
+int regex_search(const pcre2_code *re, const char *s, size_t len)
+{
+	pcre2_match_context *mctx = pcre2_match_context_create(NULL);
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	int rc;
+
+	if (!mctx || !md) {
+		pcre2_match_context_free(mctx);
+		pcre2_match_data_free(md);
+		return -1;
+	}
+	pcre2_set_match_limit(mctx, MATCH_LIMIT);
+	pcre2_set_depth_limit(mctx, DEPTH_LIMIT);
+	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, mctx);
+	pcre2_match_data_free(md);
+	pcre2_match_context_free(mctx);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	return -1;
+}

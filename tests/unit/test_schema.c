@@ -1,0 +1,230 @@
+/*
+ * Unit tests: src/schema/, keyword by keyword, so a fresh clone without the
+ * official test suite still checks them all; and the bad inputs the issue
+ * names (malformed JSON, huge or deep instances, catastrophic patterns,
+ * reference cycles, unknown dialects).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "schema/schema_int.h"
+#include "toolgate/schema.h"
+#include "unit.h"
+
+/* 1 valid, 0 invalid, -1 error; -2 the schema did not compile. */
+static int check(const char *schema, const char *instance)
+{
+	struct tg_schema *s;
+	struct tg_error err;
+	int rc;
+
+	if (tg_schema_compile(schema, strlen(schema), NULL, &s, &err) < 0) {
+		fprintf(stderr, "compile: %s\n", err.msg);
+		return -2;
+	}
+	rc = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
+	tg_schema_free(s);
+	return rc;
+}
+
+static int types_and_values(void)
+{
+	CHECK(check("{\"type\":\"integer\"}", "1.0") == 1);
+	CHECK(check("{\"type\":\"integer\"}", "1.5") == 0);
+	CHECK(check("{\"type\":[\"string\",\"null\"]}", "null") == 1);
+	CHECK(check("{\"const\":1}", "1.0") == 1);
+	CHECK(check("{\"enum\":[[1,{\"a\":2}]]}", "[1.0,{\"a\":2.0}]") == 1);
+	CHECK(check("{\"enum\":[false]}", "0") == 0);
+	CHECK(check("{\"multipleOf\":0.01}", "19.99") == 1);
+	CHECK(check("{\"multipleOf\":0.01}", "19.995") == 0);
+	CHECK(check("{\"minimum\":1,\"exclusiveMaximum\":3}", "3") == 0);
+	CHECK(check("{\"maxLength\":2}", "\"\\u00e9\\u00e9\"") == 1); /* code points */
+	CHECK(check("{\"pattern\":\"^a+$\"}", "\"aaa\"") == 1);
+	CHECK(check("{\"pattern\":\"\\\\p{Letter}\"}", "\"\\u00e9\"") == 1);
+	CHECK(check("false", "1") == 0);
+	return 0;
+}
+
+static int objects_and_arrays(void)
+{
+	const char *obj = "{\"properties\":{\"a\":{\"type\":\"string\"}},"
+			  "\"patternProperties\":{\"^x-\":{\"type\":\"integer\"}},"
+			  "\"additionalProperties\":false,\"required\":[\"a\"],"
+			  "\"dependentRequired\":{\"x-1\":[\"a\"]}}";
+
+	CHECK(check(obj, "{\"a\":\"s\",\"x-1\":1}") == 1);
+	CHECK(check(obj, "{\"a\":\"s\",\"b\":1}") == 0);
+	CHECK(check(obj, "{\"x-1\":1}") == 0);
+	CHECK(check("{\"prefixItems\":[{\"type\":\"integer\"}],\"items\":false}", "[1]") == 1);
+	CHECK(check("{\"prefixItems\":[{\"type\":\"integer\"}],\"items\":false}", "[1,2]") == 0);
+	CHECK(check("{\"contains\":{\"const\":2},\"minContains\":2}", "[2,1,2]") == 1);
+	CHECK(check("{\"contains\":{\"const\":2},\"maxContains\":1}", "[2,1,2]") == 0);
+	CHECK(check("{\"uniqueItems\":true}", "[1,1.0]") == 0);
+	CHECK(check("{\"propertyNames\":{\"maxLength\":1}}", "{\"ab\":1}") == 0);
+	return 0;
+}
+
+static int applicators_and_annotations(void)
+{
+	const char *uneval = "{\"allOf\":[{\"properties\":{\"a\":true}}],"
+			     "\"anyOf\":[{\"properties\":{\"b\":true}},{\"required\":[\"z\"]}],"
+			     "\"unevaluatedProperties\":false}";
+
+	CHECK(check(uneval, "{\"a\":1,\"b\":2}") == 1);
+	CHECK(check(uneval, "{\"a\":1,\"c\":2}") == 0);
+	CHECK(check("{\"prefixItems\":[true],\"contains\":{\"type\":\"string\"},"
+		    "\"unevaluatedItems\":false}", "[1,\"s\"]") == 1);
+	CHECK(check("{\"prefixItems\":[true],\"unevaluatedItems\":false}", "[1,2]") == 0);
+	CHECK(check("{\"oneOf\":[{\"type\":\"number\"},{\"type\":\"integer\"}]}", "1") == 0);
+	CHECK(check("{\"if\":{\"type\":\"string\"},\"then\":{\"minLength\":2},"
+		    "\"else\":{\"type\":\"null\"}}", "\"a\"") == 0);
+	CHECK(check("{\"not\":{\"type\":\"null\"}}", "null") == 0);
+	CHECK(check("{\"dependentSchemas\":{\"a\":{\"required\":[\"b\"]}}}", "{\"a\":1}") == 0);
+	return 0;
+}
+
+static int references(void)
+{
+	/* $defs, $anchor, $id-relative, recursion, $dynamicRef */
+	CHECK(check("{\"$defs\":{\"n\":{\"type\":\"number\"}},\"$ref\":\"#/$defs/n\"}", "\"x\"") == 0);
+	CHECK(check("{\"$defs\":{\"n\":{\"$anchor\":\"num\",\"type\":\"number\"}},"
+		    "\"$ref\":\"#num\"}", "2") == 1);
+	CHECK(check("{\"$id\":\"https://example.test/root\",\"$defs\":{\"n\":{\"$id\":\"n\","
+		    "\"type\":\"number\"}},\"$ref\":\"n\"}", "2") == 1);
+	CHECK(check("{\"properties\":{\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}}},"
+		    "\"required\":[\"kids\"]}", "{\"kids\":[{\"kids\":[]},{\"kids\":[{}]}]}") == 0);
+	CHECK(check("{\"$id\":\"https://example.test/tree\",\"$dynamicAnchor\":\"node\","
+		    "\"type\":\"object\",\"properties\":{\"c\":{\"$dynamicRef\":\"#node\"}}}",
+		    "{\"c\":{\"c\":1}}") == 0);
+	CHECK(check("{\"$ref\":\"#/$defs/missing\"}", "1") == -2);
+	CHECK(check("{\"$ref\":\"https://example.test/nowhere\"}", "1") == -2);
+	return 0;
+}
+
+/* The schema is refused and the message contains want. */
+static int refused(const char *schema, const char *want)
+{
+	struct tg_schema *s = NULL;
+	struct tg_error err;
+
+	if (tg_schema_compile(schema, strlen(schema), NULL, &s, &err) == 0) {
+		tg_schema_free(s);
+		return 0;
+	}
+	if (!strstr(err.msg, want)) {
+		fprintf(stderr, "'%s' refused with '%s', not '%s'\n", schema, err.msg, want);
+		return 0;
+	}
+	return 1;
+}
+
+static int bad_input(void)
+{
+	struct tg_schema *s;
+	struct tg_error err;
+	char *big, *deep;
+	size_t i, n = 10000;
+	clock_t t0;
+
+	CHECK(refused("{\"type\":", "line"));
+	CHECK(refused("{\"type\":\"int\"}", "unknown type"));
+	CHECK(refused("{\"pattern\":\"(\"}", "pattern"));
+	CHECK(refused("{\"$schema\":\"https://example.test/unknown\"}", "$schema"));
+	CHECK(refused("{\"minLength\":-1}", "minLength"));
+	CHECK(refused("{\"properties\":{\"a\":3}}", "/properties/a"));
+	/* a $ref cycle ends in bounded time with an error */
+	CHECK(check("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"$ref\":\"#/$defs/a\"}},"
+		    "\"$ref\":\"#/$defs/a\"}", "1") == -1);
+	/* 10,000-deep nesting: a clear error, not a crash */
+	deep = malloc(2 * n + 1);
+	CHECK(deep);
+	for (i = 0; i < n; i++) {
+		deep[i] = '[';
+		deep[n + i] = ']';
+	}
+	deep[2 * n] = '\0';
+	CHECK(check("{}", deep) == -1);
+	free(deep);
+	/* an instance over the size ceiling */
+	CHECK(tg_schema_compile("{}", 2, NULL, &s, &err) == 0);
+	big = malloc((17u << 20) + 3);
+	CHECK(big);
+	big[0] = '"';
+	memset(big + 1, 'a', 17u << 20);
+	strcpy(big + 1 + (17u << 20), "\"");
+	CHECK(tg_schema_validate(s, big, strlen(big), NULL, &err) == -1 &&
+	      strstr(err.msg, "larger than"));
+	free(big);
+	tg_schema_free(s);
+	/* a catastrophic pattern stops at its match limit */
+	t0 = clock();
+	CHECK(check("{\"pattern\":\"^(a+)+$\"}",
+		    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\"") == -1);
+	CHECK((clock() - t0) / CLOCKS_PER_SEC < 10);
+	return 0;
+}
+
+static int error_locations(void)
+{
+	const char *schema = "{\"properties\":{\"a\":{\"items\":{\"type\":\"integer\"}}}}";
+	struct tg_schema_error ev[4];
+	struct tg_schema_errors errors = { ev, 4, 0 };
+	struct tg_schema *s;
+	struct tg_error err;
+
+	CHECK(tg_schema_compile(schema, strlen(schema), NULL, &s, &err) == 0);
+	CHECK(tg_schema_validate(s, "{\"a\":[1,\"x\"]}", 13, &errors, &err) == 0);
+	CHECK(errors.n == 1);
+	CHECK(strcmp(ev[0].instance_location, "/a/1") == 0);
+	CHECK(strcmp(ev[0].keyword_location, "/properties/a/items/type") == 0);
+	tg_schema_free(s);
+	return 0;
+}
+
+/* RFC 3986 section 5.4.1, the examples a $ref can meet (no queries). */
+static int uri_resolution(void)
+{
+	static const char *const cases[][2] = {
+		{ "g:h", "g:h" }, { "g", "http://a/b/c/g" }, { "./g", "http://a/b/c/g" },
+		{ "g/", "http://a/b/c/g/" }, { "/g", "http://a/g" }, { "//g", "http://g" },
+		{ "#s", "http://a/b/c/d;p?q#s" }, { "g#s", "http://a/b/c/g#s" },
+		{ ";x", "http://a/b/c/;x" }, { ".", "http://a/b/c/" }, { "./", "http://a/b/c/" },
+		{ "..", "http://a/b/" }, { "../", "http://a/b/" }, { "../g", "http://a/b/g" },
+		{ "../..", "http://a/" }, { "../../", "http://a/" }, { "../../g", "http://a/g" },
+		{ "../../../g", "http://a/g" }, { "/./g", "http://a/g" }, { "/../g", "http://a/g" },
+		{ "g.", "http://a/b/c/g." }, { "..g", "http://a/b/c/..g" },
+		{ "./../g", "http://a/b/g" }, { "g/./h", "http://a/b/c/g/h" },
+		{ "g/../h", "http://a/b/c/h" },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = uri_resolve("http://a/b/c/d;p?q", cases[i][0]);
+
+		if (!r || strcmp(r, cases[i][1]) != 0)
+			fprintf(stderr, "%s -> %s, want %s\n", cases[i][0], r ? r : "NULL",
+				cases[i][1]);
+		CHECK(r && strcmp(r, cases[i][1]) == 0);
+		free(r);
+	}
+	/* a URN base has no path to merge with; fragments still attach */
+	{
+		char *r = uri_resolve("urn:uuid:deadbeef-1234", "#/$defs/a");
+
+		CHECK(r && strcmp(r, "urn:uuid:deadbeef-1234#/$defs/a") == 0);
+		free(r);
+	}
+	return 0;
+}
+
+const struct unit_test schema_tests[] = {
+	{ "schema/uri_resolution", uri_resolution },
+	{ "schema/types_and_values", types_and_values },
+	{ "schema/objects_and_arrays", objects_and_arrays },
+	{ "schema/applicators_and_annotations", applicators_and_annotations },
+	{ "schema/references", references },
+	{ "schema/bad_input", bad_input },
+	{ "schema/error_locations", error_locations },
+	UNIT_TESTS_END,
+};
