@@ -1,6 +1,7 @@
 /*
- * toolgate schema validate SCHEMA INSTANCE   exit 0 valid, 1 invalid, 2 error
- * toolgate schema test [--remotes DIR] FILE...
+ * toolgate schema validate [--draft7] SCHEMA INSTANCE
+ *     exit 0 valid, 1 invalid, 2 error
+ * toolgate schema test [--draft7] [--remotes DIR] FILE...
  *     runs files in the JSON Schema Test Suite's format; ends with
  *     "N passed, M failed". --remotes serves http://localhost:1234/ from DIR
  *     (the suite's remotes/), never from the network.
@@ -40,14 +41,21 @@ static int cmd_validate(int argc, char **argv)
 {
 	struct tg_schema_error ev[20];
 	struct tg_schema_errors errors = { ev, 20, 0 };
+	struct tg_schema_options o;
 	struct tg_schema *schema = NULL;
 	char *stext, *itext;
 	size_t slen, ilen, i;
 	struct tg_error err;
 	int rc;
 
+	memset(&o, 0, sizeof(o));
+	if (argc == 4 && strcmp(argv[1], "--draft7") == 0) {
+		o.draft = TG_SCHEMA_DRAFT7;
+		argc--;
+		argv++;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: toolgate schema validate SCHEMA INSTANCE\n");
+		fprintf(stderr, "usage: toolgate schema validate [--draft7] SCHEMA INSTANCE\n");
 		return 2;
 	}
 	stext = slurp(argv[1], &slen);
@@ -58,7 +66,7 @@ static int cmd_validate(int argc, char **argv)
 		free(itext);
 		return 2;
 	}
-	if (tg_schema_compile(stext, slen, NULL, &schema, &err) < 0) {
+	if (tg_schema_compile(stext, slen, &o, &schema, &err) < 0) {
 		fprintf(stderr, "toolgate schema: %s: %s\n", argv[1], err.msg);
 		rc = 2;
 	} else {
@@ -127,13 +135,20 @@ static int cmd_test(int argc, char **argv)
 	int passed = 0, failed = 0, i = 1;
 
 	memset(&o, 0, sizeof(o));
-	if (i + 1 < argc && strcmp(argv[i], "--remotes") == 0) {
-		o.remote_base = SUITE_BASE;
-		o.remote_dir = argv[i + 1];
-		i += 2;
+	for (;;) {
+		if (i + 1 < argc && strcmp(argv[i], "--remotes") == 0) {
+			o.remote_base = SUITE_BASE;
+			o.remote_dir = argv[i + 1];
+			i += 2;
+		} else if (i < argc && strcmp(argv[i], "--draft7") == 0) {
+			o.draft = TG_SCHEMA_DRAFT7;
+			i++;
+		} else {
+			break;
+		}
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: toolgate schema test [--remotes DIR] FILE...\n");
+		fprintf(stderr, "usage: toolgate schema test [--draft7] [--remotes DIR] FILE...\n");
 		return 2;
 	}
 	for (; i < argc; i++) {
@@ -162,7 +177,7 @@ int cmd_schema(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "test") == 0)
 		return cmd_test(argc - 1, argv + 1);
-	fprintf(stderr, "usage: toolgate schema validate SCHEMA INSTANCE\n"
-			"       toolgate schema test [--remotes DIR] FILE...\n");
+	fprintf(stderr, "usage: toolgate schema validate [--draft7] SCHEMA INSTANCE\n"
+			"       toolgate schema test [--draft7] [--remotes DIR] FILE...\n");
 	return 2;
 }

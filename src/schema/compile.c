@@ -100,14 +100,18 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 static int walk_children(struct tg_schema *s, json_t *schema, struct resource *res,
 			 struct tg_error *err)
 {
+	/* the union of 2020-12's and draft-07's schema-valued keywords: a
+	 * keyword of the other dialect is not compiled, but walking it only
+	 * registers identifiers a reference could name */
 	static const char *const single[] = {
 		"additionalProperties", "propertyNames", "unevaluatedProperties", "items",
-		"contains", "unevaluatedItems", "not", "if", "then", "else",
+		"contains", "unevaluatedItems", "not", "if", "then", "else", "additionalItems",
 	};
 	static const char *const maps[] = {
-		"properties", "patternProperties", "$defs", "dependentSchemas",
+		"properties", "patternProperties", "$defs", "dependentSchemas", "definitions",
+		"dependencies",
 	};
-	static const char *const lists[] = { "prefixItems", "allOf", "anyOf", "oneOf" };
+	static const char *const lists[] = { "prefixItems", "allOf", "anyOf", "oneOf", "items" };
 	const char *key;
 	json_t *v, *m;
 	size_t i, j;
@@ -156,6 +160,15 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 	if (!json_is_object(schema))
 		return 0;
 	id = json_object_get(schema, "$id");
+	/* draft-07: "$ref" makes its siblings, "$id" included, meaningless;
+	 * "$id": "#name" is how an anchor is spelled */
+	if (s->draft == 7 && json_object_get(schema, "$ref"))
+		id = NULL;
+	if (s->draft == 7 && json_is_string(id) && json_string_value(id)[0] == '#') {
+		if (add_anchor(s, res, json_string_value(id) + 1, schema, err) < 0)
+			return -1;
+		id = NULL;
+	}
 	if (json_is_string(id)) {
 		char *abs = uri_resolve(res->uri, json_string_value(id)), *frag, *base;
 
@@ -165,7 +178,7 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 		free(abs);
 		if (!base)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		if (frag && *frag) {
+		if (frag && *frag && s->draft != 7) {
 			tg_error_set(err, TG_ERR_INVALID, "$id '%s' has a fragment",
 				     json_string_value(id));
 			free(base);
@@ -180,10 +193,17 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 		} else {
 			res = resource_find(s, base);
 		}
+		/* draft-07: "http://x/y.json#name" is a resource and an anchor */
+		if (frag && *frag && add_anchor(s, res, frag, schema, err) < 0) {
+			free(base);
+			return -1;
+		}
 		free(base);
 	}
 	snprintf(key, sizeof(key), "%p", (void *)schema);
 	json_object_set_new(owner_of(s), key, json_string(res->uri));
+	if (s->draft == 7)
+		return walk_children(s, schema, res, err);
 	anchor = json_object_get(schema, "$anchor");
 	if (json_is_string(anchor) && add_anchor(s, res, json_string_value(anchor), schema, err) < 0)
 		return -1;
@@ -250,6 +270,7 @@ static struct resource *load_remote(struct tg_schema *s, const char *uri, struct
  * the vocabulary meta-schemas keyed by their URIs. */
 #define METASCHEMA_DIR "/usr/lib/python3/dist-packages/jsonschema/schemas"
 #define META_2020 "https://json-schema.org/draft/2020-12/"
+#define META_07 "http://json-schema.org/draft-07/schema"
 
 static struct resource *load_known(struct tg_schema *s, const char *uri, struct tg_error *err)
 {
@@ -258,7 +279,10 @@ static struct resource *load_known(struct tg_schema *s, const char *uri, struct 
 	json_t *doc = NULL, *all;
 	char path[512];
 
-	if (strcmp(uri, META_2020 "schema") == 0) {
+	if (strcmp(uri, META_07) == 0) {
+		snprintf(path, sizeof(path), "%s/draft7.json", METASCHEMA_DIR);
+		doc = json_load_file(path, 0, &jerr);
+	} else if (strcmp(uri, META_2020 "schema") == 0) {
 		snprintf(path, sizeof(path), "%s/draft2020-12.json", METASCHEMA_DIR);
 		doc = json_load_file(path, 0, &jerr);
 	} else if (strncmp(uri, META_2020 "meta/", strlen(META_2020 "meta/")) == 0) {
@@ -570,6 +594,31 @@ static int compile_map(struct tg_schema *s, struct snode *n, const char *kw,
 	return 0;
 }
 
+static int compile_patterns(struct tg_schema *s, struct snode *n, struct tg_error *err)
+{
+	json_t *m = json_object_get(n->json, "patternProperties"), *v;
+	const char *key;
+
+	if (!m)
+		return 0;
+	if (!json_is_object(m))
+		return tg_error_set(err, TG_ERR_INVALID, "patternProperties must be an object");
+	n->patprops = calloc(json_object_size(m) + 1, sizeof(*n->patprops));
+	if (!n->patprops)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_object_foreach(m, key, v) {
+		struct pattern_node *p = &n->patprops[n->npatprops++];
+
+		p->re = regex_compile(key, err);
+		if (!p->re)
+			return -1;
+		p->node = child(s, n, "patternProperties", key, v, err);
+		if (!p->node)
+			return -1;
+	}
+	return 0;
+}
+
 static int compile_object_keywords(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
 	json_t *j = n->json, *v, *m;
@@ -584,24 +633,8 @@ static int compile_object_keywords(struct tg_schema *s, struct snode *n, struct 
 	    get_count(j, "minProperties", &n->min_props, err) < 0 ||
 	    get_count(j, "maxProperties", &n->max_props, err) < 0)
 		return -1;
-	m = json_object_get(j, "patternProperties");
-	if (m) {
-		if (!json_is_object(m))
-			return tg_error_set(err, TG_ERR_INVALID, "patternProperties must be an object");
-		n->patprops = calloc(json_object_size(m) + 1, sizeof(*n->patprops));
-		if (!n->patprops)
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		json_object_foreach(m, key, v) {
-			struct pattern_node *p = &n->patprops[n->npatprops++];
-
-			p->re = regex_compile(key, err);
-			if (!p->re)
-				return -1;
-			p->node = child(s, n, "patternProperties", key, v, err);
-			if (!p->node)
-				return -1;
-		}
-	}
+	if (compile_patterns(s, n, err) < 0)
+		return -1;
 	v = json_object_get(j, "required");
 	if (v) {
 		if (!json_is_array(v))
@@ -719,6 +752,86 @@ static int compile_refs(struct tg_schema *s, struct snode *n, struct tg_error *e
 	return 0;
 }
 
+/* draft-07's keywords, where they differ from 2020-12's: "$ref" alone
+ * (its siblings are ignored), "items" as an array with "additionalItems",
+ * "dependencies" for both dependentRequired and dependentSchemas. */
+static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error *err)
+{
+	json_t *j = n->json, *items, *deps, *v;
+	const char *key;
+	size_t nreq = 0, nsch = 0;
+
+	if (json_object_get(j, "$ref")) {
+		json_t *target;
+		struct resource *res;
+		json_t *ref = json_object_get(j, "$ref");
+
+		if (!json_is_string(ref))
+			return tg_error_set(err, TG_ERR_INVALID, "$ref must be a string");
+		if (schema_resolve(s, n->res, json_string_value(ref), &target, &res, err) < 0)
+			return -1;
+		n->ref = schema_node(s, target, res, json_string_value(ref), err);
+		return n->ref ? 0 : -1;
+	}
+	if (compile_value_keywords(n, err) < 0 ||
+	    compile_map(s, n, "properties", &n->props, &n->nprops, err) < 0 ||
+	    compile_one(s, n, "additionalProperties", &n->addl_props, err) < 0 ||
+	    compile_one(s, n, "propertyNames", &n->prop_names, err) < 0 ||
+	    get_count(j, "minProperties", &n->min_props, err) < 0 ||
+	    get_count(j, "maxProperties", &n->max_props, err) < 0 ||
+	    compile_one(s, n, "contains", &n->contains, err) < 0 ||
+	    get_count(j, "minItems", &n->min_items, err) < 0 ||
+	    get_count(j, "maxItems", &n->max_items, err) < 0 ||
+	    compile_list(s, n, "allOf", &n->all_of, &n->nall, 1, err) < 0 ||
+	    compile_list(s, n, "anyOf", &n->any_of, &n->nany, 1, err) < 0 ||
+	    compile_list(s, n, "oneOf", &n->one_of, &n->none, 1, err) < 0 ||
+	    compile_one(s, n, "not", &n->not_, err) < 0 ||
+	    compile_one(s, n, "if", &n->if_, err) < 0 ||
+	    compile_one(s, n, "then", &n->then_, err) < 0 ||
+	    compile_one(s, n, "else", &n->else_, err) < 0)
+		return -1;
+	if (compile_patterns(s, n, err) < 0)
+		return -1;
+	v = json_object_get(j, "required");
+	if (v) {
+		if (!json_is_array(v))
+			return tg_error_set(err, TG_ERR_INVALID, "required must be an array");
+		n->required = v;
+	}
+	n->unique = json_is_true(json_object_get(j, "uniqueItems"));
+	items = json_object_get(j, "items");
+	if (json_is_array(items)) {
+		if (compile_list(s, n, "items", &n->prefix, &n->nprefix, 0, err) < 0 ||
+		    compile_one(s, n, "additionalItems", &n->items, err) < 0)
+			return -1;
+	} else if (compile_one(s, n, "items", &n->items, err) < 0) {
+		return -1;
+	}
+	deps = json_object_get(j, "dependencies");
+	if (deps) {
+		if (!json_is_object(deps))
+			return tg_error_set(err, TG_ERR_INVALID, "dependencies must be an object");
+		n->dep_req = calloc(json_object_size(deps) + 1, sizeof(*n->dep_req));
+		n->dep_schemas = calloc(json_object_size(deps) + 1, sizeof(*n->dep_schemas));
+		if (!n->dep_req || !n->dep_schemas)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		json_object_foreach(deps, key, v) {
+			if (json_is_array(v)) {
+				n->dep_req[nreq].name = key;
+				n->dep_req[nreq++].required = v;
+			} else {
+				n->dep_schemas[nsch].name = key;
+				n->dep_schemas[nsch].node = child(s, n, "dependencies", key, v, err);
+				if (!n->dep_schemas[nsch++].node)
+					return -1;
+			}
+		}
+		n->ndep_req = nreq;
+		n->ndep_schemas = nsch;
+	}
+	return 0;
+}
+
 /* A dialect without the validation vocabulary: its keywords are only
  * annotations. */
 static void drop_validation(struct snode *n)
@@ -770,6 +883,14 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		owner = json_string_value(json_object_get(owner_of(s), key));
 		n->res = owner && resource_find(s, owner) ? resource_find(s, owner) : res;
 	}
+	if (s->draft == 7) {
+		if (compile_draft7(s, n, err) < 0) {
+			if (err && path[0])
+				tg_error_wrap(err, "%s", path);
+			return NULL;
+		}
+		return n;
+	}
 	if (compile_value_keywords(n, err) < 0 || compile_object_keywords(s, n, err) < 0 ||
 	    compile_array_keywords(s, n, err) < 0 ||
 	    compile_list(s, n, "allOf", &n->all_of, &n->nall, 1, err) < 0 ||
@@ -804,6 +925,20 @@ static int compile_dynamic_anchors(struct tg_schema *s, struct tg_error *err)
 }
 
 #define VOCAB_2020 "https://json-schema.org/draft/2020-12/vocab/"
+
+/* 7 when "$schema" names draft-07 (with or without the empty fragment), or
+ * when there is none and the options ask for it; 2020 otherwise. */
+static int detect_draft(json_t *doc, const struct tg_schema_options *opts)
+{
+	json_t *d = json_is_object(doc) ? json_object_get(doc, "$schema") : NULL;
+	const char *v = json_string_value(d);
+
+	if (v)
+		return strncmp(v, META_07, strlen(META_07)) == 0 &&
+			       (v[strlen(META_07)] == '\0' || strcmp(v + strlen(META_07), "#") == 0)
+			       ? 7 : 2020;
+	return opts && opts->draft == TG_SCHEMA_DRAFT7 ? 7 : 2020;
+}
 
 /* "$schema" names the dialect; a custom meta-schema's "$vocabulary" says
  * which vocabularies apply. An unknown vocabulary it requires is an error;
@@ -876,8 +1011,9 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 		tg_schema_free(s);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	s->draft = detect_draft(doc, opts);
 	if (add_document(s, doc, DEFAULT_BASE, &root, err) < 0 ||
-	    read_dialect(s, doc, root, err) < 0)
+	    (s->draft != 7 && read_dialect(s, doc, root, err) < 0))
 		goto fail;
 	s->root = schema_node(s, doc, root, "", err);
 	if (!s->root || compile_dynamic_anchors(s, err) < 0)

@@ -1,31 +1,49 @@
 #!/bin/bash
-# The official JSON Schema Test Suite against `toolgate schema test`.
-# The draft2020-12 part comes from ../shared/testdata (CI has it; a fresh
-# clone elsewhere may not: then this says plainly that it skipped it). The
-# suite's remotes/ are served from its folder, never fetched.
+# The official JSON Schema Test Suite against `toolgate schema test`:
+#  - draft7 from Debian's json-schema-test-suite package (the project's
+#    scripts install it; that package stops at draft7), always;
+#  - draft2020-12 and the newer draft7 from ../shared/testdata, where that
+#    folder exists (CI has it; a fresh clone elsewhere may not: then this
+#    says plainly that it skipped that part).
+# Each suite's remotes/ is served from its own folder, never fetched.
 # Usage: tests/schema/run.sh BUILD-DIR
 set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-suite=../shared/testdata/json-schema-test-suite
+shared=../shared/testdata/json-schema-test-suite
+debian=/usr/share/json-schema-test-suite
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-
-if [ ! -d "$suite/tests/draft2020-12" ]; then
-	echo "skip - schema-suite/draft2020-12: $suite is not here (only CI has ../shared)"
-	exit 0
-fi
 failed=0
-for f in "$suite"/tests/draft2020-12/*.json; do
-	name=$(basename "$f" .json)
-	"$build/toolgate" schema test --remotes "$suite/remotes" "$f" >"$out" 2>&1
-	summary=$(tail -n 1 "$out")
-	if grep -q '^not ok' "$out" || ! grep -q ' 0 failed$' <<<"$summary"; then
-		echo "not ok - schema-suite/draft2020-12/$name: $summary"
-		grep '^not ok' "$out" | head -5 | sed 's/^/#   /'
-		failed=1
-	else
-		echo "ok - schema-suite/draft2020-12/$name: $summary"
-	fi
-done
+
+run_part() { # LABEL SUITE-DIR DRAFT-DIR [--draft7]
+	local label=$1 suite=$2 dir=$3 f name summary
+	shift 3
+	for f in "$suite/tests/$dir"/*.json; do
+		name=$(basename "$f" .json)
+		"$build/toolgate" schema test "$@" --remotes "$suite/remotes" "$f" >"$out" 2>&1
+		summary=$(tail -n 1 "$out")
+		if grep -q '^not ok' "$out" || ! grep -q ' 0 failed$' <<<"$summary"; then
+			echo "not ok - schema-suite/$label/$name: $summary"
+			grep '^not ok' "$out" | head -5 | sed 's/^/#   /'
+			failed=1
+		else
+			echo "ok - schema-suite/$label/$name: $summary"
+		fi
+	done
+}
+
+if [ -d "$debian/tests/draft7" ]; then
+	run_part debian-draft7 "$debian" draft7 --draft7
+else
+	echo "not ok - schema-suite/debian-draft7: $debian is missing (scripts/install-deps.sh installs it)"
+	failed=1
+fi
+if [ -d "$shared/tests/draft2020-12" ]; then
+	run_part draft2020-12 "$shared" draft2020-12
+	run_part draft7 "$shared" draft7 --draft7
+else
+	echo "skip - schema-suite/draft2020-12: $shared is not here (only CI has ../shared)"
+	echo "skip - schema-suite/draft7: $shared is not here (only CI has ../shared)"
+fi
 exit $failed

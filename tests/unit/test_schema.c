@@ -182,6 +182,46 @@ static int error_locations(void)
 	return 0;
 }
 
+static int check7(const char *schema, const char *instance)
+{
+	struct tg_schema_options o = { .draft = TG_SCHEMA_DRAFT7 };
+	struct tg_schema *s;
+	struct tg_error err;
+	int rc;
+
+	if (tg_schema_compile(schema, strlen(schema), &o, &s, &err) < 0) {
+		fprintf(stderr, "compile: %s\n", err.msg);
+		return -2;
+	}
+	rc = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
+	tg_schema_free(s);
+	return rc;
+}
+
+static int draft7(void)
+{
+	/* "$ref" makes its siblings meaningless */
+	CHECK(check7("{\"definitions\":{\"s\":{\"type\":\"string\"}},"
+		     "\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\",\"maxLength\":1}}}",
+		     "{\"a\":\"long\"}") == 1);
+	CHECK(check("{\"$defs\":{\"s\":{\"type\":\"string\"}},"
+		    "\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\",\"maxLength\":1}}}",
+		    "{\"a\":\"long\"}") == 0); /* 2020-12 applies both */
+	/* "items" as an array, with "additionalItems" */
+	CHECK(check7("{\"items\":[{\"type\":\"integer\"}],\"additionalItems\":false}", "[1]") == 1);
+	CHECK(check7("{\"items\":[{\"type\":\"integer\"}],\"additionalItems\":false}", "[1,2]") == 0);
+	/* "dependencies", both kinds */
+	CHECK(check7("{\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}") == 0);
+	CHECK(check7("{\"dependencies\":{\"a\":{\"required\":[\"c\"]}}}", "{\"a\":1,\"c\":2}") == 1);
+	/* "$id": "#name" is an anchor */
+	CHECK(check7("{\"definitions\":{\"n\":{\"$id\":\"#num\",\"type\":\"number\"}},"
+		     "\"$ref\":\"#num\"}", "\"x\"") == 0);
+	/* "$schema" selects the dialect whatever the options say */
+	CHECK(check("{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+		    "\"items\":[{\"type\":\"integer\"}]}", "[\"x\"]") == 0);
+	return 0;
+}
+
 /* RFC 3986 section 5.4.1, the examples a $ref can meet (no queries). */
 static int uri_resolution(void)
 {
@@ -219,6 +259,7 @@ static int uri_resolution(void)
 }
 
 const struct unit_test schema_tests[] = {
+	{ "schema/draft7", draft7 },
 	{ "schema/uri_resolution", uri_resolution },
 	{ "schema/types_and_values", types_and_values },
 	{ "schema/objects_and_arrays", objects_and_arrays },
