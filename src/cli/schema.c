@@ -49,13 +49,20 @@ static int cmd_validate(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
-	if (argc == 4 && strcmp(argv[1], "--draft7") == 0) {
-		o.draft = TG_SCHEMA_DRAFT7;
+	while (argc > 3 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "--draft7") == 0) {
+			o.draft = TG_SCHEMA_DRAFT7;
+		} else if (strcmp(argv[1], "--format-assert") == 0) {
+			o.format_assert = 1;
+		} else {
+			fprintf(stderr, "toolgate schema: unknown option '%s'\n", argv[1]);
+			return 2;
+		}
 		argc--;
 		argv++;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: toolgate schema validate [--draft7] SCHEMA INSTANCE\n");
+		fprintf(stderr, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n");
 		return 2;
 	}
 	stext = slurp(argv[1], &slen);
@@ -143,12 +150,15 @@ static int cmd_test(int argc, char **argv)
 		} else if (i < argc && strcmp(argv[i], "--draft7") == 0) {
 			o.draft = TG_SCHEMA_DRAFT7;
 			i++;
+		} else if (i < argc && strcmp(argv[i], "--format-assert") == 0) {
+			o.format_assert = 1;
+			i++;
 		} else {
 			break;
 		}
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: toolgate schema test [--draft7] [--remotes DIR] FILE...\n");
+		fprintf(stderr, "usage: toolgate schema test [--draft7] [--format-assert] [--remotes DIR] FILE...\n");
 		return 2;
 	}
 	for (; i < argc; i++) {
@@ -177,7 +187,7 @@ int cmd_schema(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "test") == 0)
 		return cmd_test(argc - 1, argv + 1);
-	fprintf(stderr, "usage: toolgate schema validate [--draft7] SCHEMA INSTANCE\n"
+	fprintf(stderr, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n"
 			"       toolgate schema test [--draft7] [--remotes DIR] FILE...\n");
 	return 2;
 }

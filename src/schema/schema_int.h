@@ -131,6 +131,9 @@ pcre2_code *regex_compile(const char *pattern, struct tg_error *err);
 /* 1 match, 0 none, -1 error (match limit). */
 int regex_search(const pcre2_code *re, const char *s, size_t len);
 
+/* format.c: 1 when s (n bytes) is in the format, or the format is unknown. */
+int format_check(const char *format, const char *s, size_t n);
+
 /* validate.c */
 int json_equal_schema(const json_t *a, const json_t *b);
 /* tg_schema_validate on a parsed instance (borrowed). */

@@ -289,6 +289,10 @@ static int check_string(struct ctx *c, const struct snode *n, json_t *inst)
 			ok = 0;
 		}
 	}
+	if (n->format && c->s->opts.format_assert && !format_check(n->format, s, len)) {
+		fail(c, n, "format", "not a valid %s", n->format);
+		ok = 0;
+	}
 	if (n->pattern) {
 		m = regex_search(n->pattern, s, len);
 		if (m < 0) {

@@ -222,6 +222,60 @@ static int draft7(void)
 	return 0;
 }
 
+static int formats(void)
+{
+	static const struct {
+		const char *format, *value;
+		int valid;
+	} cases[] = {
+		{ "date-time", "2026-11-29T18:00:00.5+01:00", 1 },
+		{ "date-time", "2026-02-29T18:00:00Z", 0 },
+		{ "time", "23:59:60Z", 1 },
+		{ "time", "12:00:60Z", 0 },
+		{ "date", "2024-02-29", 1 },
+		{ "email", "a.b+c@example.test", 1 },
+		{ "email", "a..b@example.test", 0 },
+		{ "hostname", "api-1.example.test", 1 },
+		{ "hostname", "-bad.example", 0 },
+		{ "ipv4", "169.254.169.254", 1 },
+		{ "ipv4", "010.0.0.1", 0 },
+		{ "ipv6", "fd00:ec2::254", 1 },
+		{ "ipv6", "12345::", 0 },
+		{ "uri", "https://example.test/a?b#c", 1 },
+		{ "uri", "/relative", 0 },
+		{ "uuid", "2eb8aa08-aa98-11ea-b4aa-73b441d16380", 1 },
+		{ "uuid", "2eb8aa08aa9811eab4aa73b441d16380", 0 },
+		{ "duration", "P1DT2H30M", 1 },
+		{ "duration", "PT", 0 },
+		{ "json-pointer", "/a~1b/0", 1 },
+		{ "json-pointer", "/a~2", 0 },
+		{ "regex", "^a+$", 1 },
+		{ "regex", "(", 0 },
+		{ "unknown-format", "anything", 1 },
+	};
+	struct tg_schema_options o = { .format_assert = 1 };
+	char schema[96], inst[96];
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tg_schema *s;
+		struct tg_error err;
+		int rc;
+
+		snprintf(schema, sizeof(schema), "{\"format\":\"%s\"}", cases[i].format);
+		snprintf(inst, sizeof(inst), "\"%s\"", cases[i].value);
+		CHECK(tg_schema_compile(schema, strlen(schema), &o, &s, &err) == 0);
+		rc = tg_schema_validate(s, inst, strlen(inst), NULL, &err);
+		if (rc != cases[i].valid)
+			fprintf(stderr, "%s '%s': %d\n", cases[i].format, cases[i].value, rc);
+		CHECK(rc == cases[i].valid);
+		tg_schema_free(s);
+	}
+	/* annotation only by default */
+	CHECK(check("{\"format\":\"ipv4\"}", "\"not an address\"") == 1);
+	return 0;
+}
+
 /* RFC 3986 section 5.4.1, the examples a $ref can meet (no queries). */
 static int uri_resolution(void)
 {
@@ -259,6 +313,7 @@ static int uri_resolution(void)
 }
 
 const struct unit_test schema_tests[] = {
+	{ "schema/formats", formats },
 	{ "schema/draft7", draft7 },
 	{ "schema/uri_resolution", uri_resolution },
 	{ "schema/types_and_values", types_and_values },
