@@ -18,11 +18,24 @@
 
 /* ---- small maps ------------------------------------------------------ */
 
+/* Open addressing on the json_t address: every subschema is looked up
+ * once per reference and once when compiled. cap is a power of two. */
+static size_t map_slot(const json_t *key, size_t cap)
+{
+	uintptr_t h = (uintptr_t)key;
+
+	h ^= h >> 17;
+	h *= (uintptr_t)0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 7) & (cap - 1);
+}
+
 static struct snode *map_get(const struct tg_schema *s, const json_t *key)
 {
 	size_t i;
 
-	for (i = 0; i < s->nodes.n; i++)
+	if (!s->nodes.cap)
+		return NULL;
+	for (i = map_slot(key, s->nodes.cap); s->nodes.keys[i]; i = (i + 1) & (s->nodes.cap - 1))
 		if (s->nodes.keys[i] == key)
 			return s->nodes.vals[i];
 	return NULL;
@@ -30,23 +43,43 @@ static struct snode *map_get(const struct tg_schema *s, const json_t *key)
 
 static int map_put(struct tg_schema *s, const json_t *key, struct snode *val)
 {
-	if (s->nodes.n == s->nodes.cap) {
-		size_t cap = s->nodes.cap ? s->nodes.cap * 2 : 64;
-		const json_t **k = realloc(s->nodes.keys, cap * sizeof(s->nodes.keys[0]));
-		struct snode **v;
+	size_t i;
 
-		if (!k)
+	if ((s->nodes.n + 1) * 2 > s->nodes.cap) {
+		size_t cap = s->nodes.cap ? s->nodes.cap * 2 : 64, j;
+		const json_t **k = calloc(cap, sizeof(s->nodes.keys[0]));
+		struct snode **v = calloc(cap, sizeof(s->nodes.vals[0]));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
 			return -1;
+		}
+		for (j = 0; j < s->nodes.cap; j++) {
+			if (!s->nodes.keys[j])
+				continue;
+			for (i = map_slot(s->nodes.keys[j], cap); k[i]; i = (i + 1) & (cap - 1))
+				;
+			k[i] = s->nodes.keys[j];
+			v[i] = s->nodes.vals[j];
+		}
+		free(s->nodes.keys);
+		free(s->nodes.vals);
 		s->nodes.keys = k;
-		v = realloc(s->nodes.vals, cap * sizeof(s->nodes.vals[0]));
-		if (!v)
-			return -1;
 		s->nodes.vals = v;
 		s->nodes.cap = cap;
 	}
-	s->nodes.keys[s->nodes.n] = key;
-	s->nodes.vals[s->nodes.n++] = val;
+	for (i = map_slot(key, s->nodes.cap); s->nodes.keys[i]; i = (i + 1) & (s->nodes.cap - 1))
+		;
+	s->nodes.keys[i] = key;
+	s->nodes.vals[i] = val;
+	s->nodes.n++;
 	return 0;
+}
+
+struct snode *schema_lookup(const struct tg_schema *s, const json_t *json)
+{
+	return map_get(s, json);
 }
 
 /* Anchors and embedded resources: "uri#name" or "uri" -> schema json, plus
@@ -1055,8 +1088,9 @@ void tg_schema_free(struct tg_schema *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nodes.n; i++)
-		node_free(s->nodes.vals[i]);
+	for (i = 0; i < s->nodes.cap; i++)
+		if (s->nodes.keys[i])
+			node_free(s->nodes.vals[i]);
 	free(s->nodes.keys);
 	free(s->nodes.vals);
 	for (r = s->resources; r; r = next) {

@@ -103,7 +103,7 @@ struct tg_schema {
 	json_t *docs;                        /* array: every document loaded */
 	struct resource *resources;
 	/* json_t* (as a key: its address) -> struct snode*, so each subschema
-	 * compiles once and reference cycles terminate */
+	 * compiles once and reference cycles terminate; open addressing */
 	struct nodemap {
 		const json_t **keys;
 		struct snode **vals;
@@ -117,6 +117,9 @@ struct tg_schema {
 /* compile.c */
 struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *res,
 			  const char *path, struct tg_error *err);
+/* The compiled node of a subschema, or NULL (compile_dynamic_anchors
+ * compiled every $dynamicAnchor target). */
+struct snode *schema_lookup(const struct tg_schema *s, const json_t *json);
 int schema_resolve(struct tg_schema *s, struct resource *from, const char *ref,
 		   json_t **out, struct resource **out_res, struct tg_error *err);
 

@@ -524,13 +524,10 @@ static const struct snode *dynamic_target(struct ctx *c, const struct snode *n)
 		return n->dyn_ref;
 	for (i = 0; i < c->nscope; i++) {
 		json_t *a = json_object_get(c->scope[i]->dyn_anchors, n->dyn_anchor_name);
-		size_t k;
+		const struct snode *t = a ? schema_lookup(c->s, a) : NULL;
 
-		if (!a)
-			continue;
-		for (k = 0; k < c->s->nodes.n; k++)
-			if (c->s->nodes.keys[k] == a)
-				return c->s->nodes.vals[k];
+		if (t)
+			return t;
 	}
 	return n->dyn_ref;
 }
