@@ -32,11 +32,12 @@ PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start
 endif
+PROGS += $(BUILD)/bench/schema
 ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check demo bench fuzz lint clean
+.PHONY: all deps check demo bench bench-schema fuzz lint clean
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -77,6 +78,10 @@ $(BUILD)/bench/sandbox-start: bench/sandbox-start.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lm
 
+$(BUILD)/bench/schema: bench/schema.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+
 deps:
 	@scripts/install-deps.sh
 
@@ -90,6 +95,10 @@ demo: deps
 bench: deps
 	@$(MAKE) -s --no-print-directory all
 	@$(BUILD)/bench/sandbox-start $(BENCH_ARGS)
+
+bench-schema: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/schema.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)

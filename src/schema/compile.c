@@ -642,7 +642,7 @@ static int compile_patterns(struct tg_schema *s, struct snode *n, struct tg_erro
 	json_object_foreach(m, key, v) {
 		struct pattern_node *p = &n->patprops[n->npatprops++];
 
-		p->re = regex_compile(key, err);
+		p->re = regex_compile(key, strlen(key), err);
 		if (!p->re)
 			return -1;
 		p->node = child(s, n, "patternProperties", key, v, err);
@@ -736,7 +736,7 @@ static int compile_value_keywords(struct snode *n, struct tg_error *err)
 	if (v) {
 		if (!json_is_string(v))
 			return tg_error_set(err, TG_ERR_INVALID, "pattern must be a string");
-		n->pattern = regex_compile(json_string_value(v), err);
+		n->pattern = regex_compile(json_string_value(v), json_string_length(v), err);
 		if (!n->pattern)
 			return -1;
 	}

@@ -316,7 +316,7 @@ static int is_regex(const char *s, size_t n)
 		return 0;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	re = regex_compile(buf, &err);
+	re = regex_compile(buf, n, &err);
 	if (!re)
 		return 0;
 	pcre2_code_free(re);

@@ -5,6 +5,7 @@
  * ECMA-262 classes are ASCII (\d, \w), which is PCRE2's default; \p{...}
  * needs UCP, which a pattern turns on where it uses it.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,6 +55,14 @@ static const char *ecma_properties(const char *pattern, char *buf, size_t len)
 				continue;
 			}
 		}
+		/* \uHHHH (ECMA-262) is \x{HHHH} to PCRE2 */
+		if (p[0] == '\\' && p[1] == 'u' && isxdigit((unsigned char)p[2]) &&
+		    isxdigit((unsigned char)p[3]) && isxdigit((unsigned char)p[4]) &&
+		    isxdigit((unsigned char)p[5])) {
+			o += (size_t)snprintf(buf + o, len - o, "\\x{%.4s}", p + 2);
+			p += 6;
+			continue;
+		}
 		if (p[0] == '\\' && p[1]) {
 			buf[o++] = *p++;
 		}
@@ -65,7 +74,7 @@ static const char *ecma_properties(const char *pattern, char *buf, size_t len)
 	return buf;
 }
 
-pcre2_code *regex_compile(const char *pattern, struct tg_error *err)
+pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 {
 	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS;
 	char rewritten[4096];
@@ -74,11 +83,13 @@ pcre2_code *regex_compile(const char *pattern, struct tg_error *err)
 	pcre2_code *re;
 	int code;
 
-	if (strstr(pattern, "\\p{") || strstr(pattern, "\\P{")) {
+	if (!memchr(pattern, '\0', len) && (strstr(pattern, "\\p{") || strstr(pattern, "\\P{")))
 		opts |= PCRE2_UCP;
+	if (!memchr(pattern, '\0', len) && (strstr(pattern, "\\p{") || strstr(pattern, "\\P{") ||
+					    strstr(pattern, "\\u")))
 		src = ecma_properties(pattern, rewritten, sizeof(rewritten));
-	}
-	re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, opts, &code, &off, NULL);
+	re = pcre2_compile((PCRE2_SPTR)src, src == pattern ? len : PCRE2_ZERO_TERMINATED, opts,
+			   &code, &off, NULL);
 	if (!re) {
 		PCRE2_UCHAR msg[128];
 

@@ -129,8 +129,9 @@ char *uri_resolve(const char *base, const char *ref);
  * (or NULL); returns the malloc'd part before '#'. */
 char *uri_split(const char *uri, char **frag);
 
-/* regex.c: an ECMA-262 pattern compiled with PCRE2, or NULL (err set). */
-pcre2_code *regex_compile(const char *pattern, struct tg_error *err);
+/* regex.c: an ECMA-262 pattern of len bytes (it may hold NUL) compiled
+ * with PCRE2, or NULL (err set). */
+pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err);
 /* 1 match, 0 none, -1 error (match limit). */
 int regex_search(const pcre2_code *re, const char *s, size_t len);
 

@@ -42,6 +42,7 @@ static int types_and_values(void)
 	CHECK(check("{\"maxLength\":2}", "\"\\u00e9\\u00e9\"") == 1); /* code points */
 	CHECK(check("{\"pattern\":\"^a+$\"}", "\"aaa\"") == 1);
 	CHECK(check("{\"pattern\":\"\\\\p{Letter}\"}", "\"\\u00e9\"") == 1);
+	CHECK(check("{\"pattern\":\"^\\\\u0041+$\"}", "\"AAA\"") == 1); /* ECMA \uHHHH */
 	CHECK(check("false", "1") == 0);
 	return 0;
 }
