@@ -627,6 +627,11 @@ static int compile_map(struct tg_schema *s, struct snode *n, const char *kw,
 	return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_node *)a)->name, ((const struct named_node *)b)->name);
+}
+
 static int compile_patterns(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
 	json_t *m = json_object_get(n->json, "patternProperties"), *v;
@@ -865,6 +870,13 @@ static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error 
 	return 0;
 }
 
+/* "properties" sorted by name, for a binary search per instance key. */
+static void sort_props(struct snode *n)
+{
+	if (n->nprops > 1)
+		qsort(n->props, n->nprops, sizeof(n->props[0]), by_name);
+}
+
 /* A dialect without the validation vocabulary: its keywords are only
  * annotations. */
 static void drop_validation(struct snode *n)
@@ -922,6 +934,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 				tg_error_wrap(err, "%s", path);
 			return NULL;
 		}
+		sort_props(n);
 		return n;
 	}
 	if (compile_value_keywords(n, err) < 0 || compile_object_keywords(s, n, err) < 0 ||
@@ -939,6 +952,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 	}
 	if (s->no_validation)
 		drop_validation(n);
+	sort_props(n);
 	return n;
 }
 

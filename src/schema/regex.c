@@ -90,7 +90,12 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 		src = ecma_properties(pattern, rewritten, sizeof(rewritten));
 	re = pcre2_compile((PCRE2_SPTR)src, src == pattern ? len : PCRE2_ZERO_TERMINATED, opts,
 			   &code, &off, NULL);
-	if (!re) {
+	if (re) {
+		/* JIT where the platform has it; the interpreter otherwise */
+		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+		return re;
+	}
+	{
 		PCRE2_UCHAR msg[128];
 
 		pcre2_get_error_message(code, msg, sizeof(msg));
@@ -98,25 +103,33 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 			     (char *)msg, (size_t)off);
 		return NULL;
 	}
-	return re;
 }
+
+/* One match context and match data per thread, made on first use: the
+ * patterns of one validation run one at a time, and allocating them for
+ * every match cost more than most matches. They live as long as the
+ * thread (one of each per thread that validates). */
+static __thread pcre2_match_context *tl_ctx;
+static __thread pcre2_match_data *tl_md;
 
 int regex_search(const pcre2_code *re, const char *s, size_t len)
 {
-	pcre2_match_context *mctx = pcre2_match_context_create(NULL);
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
 	int rc;
 
-	if (!mctx || !md) {
-		pcre2_match_context_free(mctx);
-		pcre2_match_data_free(md);
-		return -1;
+	if (!tl_ctx) {
+		tl_ctx = pcre2_match_context_create(NULL);
+		if (!tl_ctx)
+			return -1;
+		pcre2_set_match_limit(tl_ctx, MATCH_LIMIT);
+		pcre2_set_depth_limit(tl_ctx, DEPTH_LIMIT);
 	}
-	pcre2_set_match_limit(mctx, MATCH_LIMIT);
-	pcre2_set_depth_limit(mctx, DEPTH_LIMIT);
-	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, mctx);
-	pcre2_match_data_free(md);
-	pcre2_match_context_free(mctx);
+	if (!tl_md) {
+		tl_md = pcre2_match_data_create(1, NULL);
+		if (!tl_md)
+			return -1;
+	}
+	/* pcre2_match uses the JIT code when the pattern has it */
+	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, tl_md, tl_ctx);
 	if (rc >= 0)
 		return 1;
 	if (rc == PCRE2_ERROR_NOMATCH)

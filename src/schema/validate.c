@@ -135,7 +135,8 @@ static size_t ipush(struct ctx *c, const char *seg, int index, size_t i)
 	char buf[32];
 	const char *p;
 
-	if (c->ilen + 2 >= sizeof(c->ipath))
+	/* locations are only for errors: none wanted, none built */
+	if (!c->errors || c->ilen + 2 >= sizeof(c->ipath))
 		return old;
 	c->ipath[c->ilen++] = '/';
 	if (index) {
@@ -230,6 +231,11 @@ static int multiple_of(double x, double m)
 }
 
 /* ---- keywords -------------------------------------------------------- */
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_node *)a)->name, ((const struct named_node *)b)->name);
+}
 
 static int apply(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out);
 
@@ -348,13 +354,17 @@ static int check_object(struct ctx *c, const struct snode *n, json_t *inst, stru
 		int matched = 0;
 
 		old = ipush(c, key, 0, 0);
-		for (i = 0; i < n->nprops; i++)
-			if (strcmp(n->props[i].name, key) == 0) {
+		if (n->nprops) {
+			struct named_node want = { key, NULL };
+			const struct named_node *hit = bsearch(&want, n->props, n->nprops,
+							       sizeof(n->props[0]), by_name);
+
+			if (hit) {
 				matched = 1;
-				if (!apply(c, n->props[i].node, v, NULL))
+				if (!apply(c, hit->node, v, NULL))
 					ok = 0;
-				break;
 			}
+		}
 		for (i = 0; i < n->npatprops; i++) {
 			int m = regex_search(n->patprops[i].re, key, strlen(key));
 
@@ -645,59 +655,55 @@ static int apply(struct ctx *c, const struct snode *n, json_t *inst, struct ann 
 	return ok && !c->fatal;
 }
 
-static size_t depth_of(const json_t *v, size_t limit)
-{
-	size_t d = 0, i;
-	const char *k;
-	json_t *x;
-
-	if (limit == 0)
-		return 1;
-	if (json_is_array(v))
-		json_array_foreach((json_t *)v, i, x) {
-			size_t e = depth_of(x, limit - 1);
-
-			if (e > d)
-				d = e;
-		}
-	else if (json_is_object(v))
-		json_object_foreach((json_t *)v, k, x) {
-			size_t e = depth_of(x, limit - 1);
-
-			if (e > d)
-				d = e;
-		}
-	else
-		return 0;
-	return d + 1;
-}
-
 int schema_validate_json(const struct tg_schema *s, json_t *inst,
 			 struct tg_schema_errors *errors, struct tg_error *err)
 {
-	size_t max_depth = s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH;
-	struct ctx *c = calloc(1, sizeof(*c));
+	struct ctx c;
 	int ok;
 
-	if (!c)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	if (depth_of(inst, max_depth + 1) > max_depth) {
-		free(c);
-		return tg_error_set(err, TG_ERR_LIMIT, "instance nested deeper than %zu", max_depth);
-	}
-	c->s = s;
-	c->errors = errors;
+	/* no memset: ipath and scope are written before they are read */
+	c.s = s;
+	c.errors = errors;
+	c.quiet = 0;
+	c.ilen = 0;
+	c.nscope = 0;
+	c.fatal = 0;
+	c.depth = 0;
 	if (errors)
 		errors->n = 0;
-	ok = apply(c, s->root, inst, NULL);
-	if (c->fatal) {
-		free(c);
+	ok = apply(&c, s->root, inst, NULL);
+	if (c.fatal)
 		return tg_error_set(err, TG_ERR_LIMIT,
 				    "validation stopped: a pattern's match limit or the "
 				    "evaluation depth was reached");
-	}
-	free(c);
 	return ok ? 1 : 0;
+}
+
+/* The deepest nesting of [ and { in JSON text, strings skipped: checked
+ * before parsing, so a 10,000-deep document costs one pass, not a parse. */
+static size_t nesting(const char *t, size_t len)
+{
+	size_t i, d = 0, max = 0;
+	int in_str = 0;
+
+	for (i = 0; i < len; i++) {
+		char ch = t[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			if (++d > max)
+				max = d;
+		} else if ((ch == ']' || ch == '}') && d) {
+			d--;
+		}
+	}
+	return max;
 }
 
 int tg_schema_validate(const struct tg_schema *s, const char *text, size_t len,
@@ -710,6 +716,9 @@ int tg_schema_validate(const struct tg_schema *s, const char *text, size_t len,
 
 	if (len > max)
 		return tg_error_set(err, TG_ERR_LIMIT, "instance larger than %zu bytes", max);
+	if (nesting(text, len) > (s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH))
+		return tg_error_set(err, TG_ERR_LIMIT, "instance nested deeper than %zu",
+				    s->opts.max_depth ? s->opts.max_depth : (size_t)DEFAULT_MAX_DEPTH);
 	inst = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!inst)
 		return tg_error_set(err, TG_ERR_INVALID, "instance: line %d: %s", jerr.line,
