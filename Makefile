@@ -19,7 +19,7 @@ else
 CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
-LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c)
+LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -102,7 +102,8 @@ bench-schema: deps
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
-FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c $(wildcard src/schema/*.c)
+FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c $(wildcard src/schema/*.c) \
+            $(wildcard src/catalog/*.c)
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)

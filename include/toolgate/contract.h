@@ -1,0 +1,98 @@
+/*
+ * toolgate contracts: one JSON file per tool version, saying what the tool
+ * takes, returns, may fail with, who owns it, whether it reads or writes,
+ * how it runs, and how a write is previewed and undone. The format is
+ * documented field by field in docs/contracts.md.
+ *
+ *     struct tg_contract *c;
+ *     if (tg_contract_load(path, NULL, &c, &err) < 0)
+ *             fprintf(stderr, "%s\n", err.msg); // names file, field and reason
+ */
+#ifndef TOOLGATE_CONTRACT_H
+#define TOOLGATE_CONTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+#include "toolgate/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tg_authority { TG_AUTHORITY_READ = 1, TG_AUTHORITY_WRITE = 2 };
+enum tg_risk { TG_RISK_LOW = 1, TG_RISK_MEDIUM, TG_RISK_HIGH, TG_RISK_CRITICAL };
+enum tg_executor_kind { TG_EXEC_BUILTIN = 1, TG_EXEC_COMMAND = 2 };
+
+struct tg_semver {
+	unsigned major, minor, patch;
+	char pre[64];                /* pre-release, "" if none */
+};
+
+struct tg_contract_error {           /* one typed error the tool may return */
+	char *code;
+	char *meaning;
+	int retryable;
+};
+
+struct tg_contract_mount {
+	char *host, *inside;
+	int writable;
+};
+
+struct tg_contract {
+	char *file;                  /* where it was loaded from */
+	char *name;                  /* MCP tool-name rules: [A-Za-z0-9_.-]{1,128} */
+	struct tg_semver version;
+	char version_text[80];
+	char *title, *description;
+	char *owner_team, *owner_contact;
+	enum tg_authority authority;
+	enum tg_risk risk;
+	int idempotent;
+	int open_world;              /* reaches outside the host (annotations) */
+	struct tg_schema *input_schema, *output_schema; /* output may be NULL */
+	char *input_schema_text, *output_schema_text;   /* as written, for MCP */
+	struct tg_contract_error *errors;
+	size_t nerrors;
+	enum tg_executor_kind executor;
+	char *builtin;               /* TG_EXEC_BUILTIN: its name */
+	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
+	int tier;                    /* enum tg_tier */
+	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
+	unsigned millicpus, pids;
+	struct tg_contract_mount *mounts;
+	size_t nmounts;
+	char **env;                  /* "NAME=VALUE", NULL-terminated */
+	char **egress;               /* "host:port", NULL-terminated */
+	uint64_t call_timeout_ms;    /* "timeout": the whole call */
+	int dry_run;                 /* 1 supported, 0 unsupported, -1 not stated */
+	char *compensation_tool;     /* "tool@version" that undoes a write */
+	char *compensation_args;     /* its argument mapping, JSON text */
+	char *irreversible;          /* reason, when nothing undoes it */
+	char *deprecated_since, *sunset, *replacement; /* YYYY-MM-DD, tool@ver */
+	char **tags;                 /* NULL-terminated */
+};
+
+/* Load and check one contract file (at most 1 MiB). opts configure its
+ * schemas (NULL: defaults). OUT *out. -1 with err naming the file, the
+ * field and the reason: unknown fields, a missing authority, a write tool
+ * without both a dry-run statement and a compensation or an
+ * irreversibility, an invalid schema, a bad name or version. */
+TG_API int tg_contract_load(const char *path, const struct tg_schema_options *opts,
+			    struct tg_contract **out, struct tg_error *err);
+/* The same from text; origin names it in errors. */
+TG_API int tg_contract_parse(const char *text, size_t len, const char *origin,
+			     const struct tg_schema_options *opts,
+			     struct tg_contract **out, struct tg_error *err);
+TG_API void tg_contract_free(struct tg_contract *contract);
+
+/* Semantic versions: parse "1.2.3" or "1.2.3-rc.1"; compare (-1, 0, 1). */
+TG_API int tg_semver_parse(const char *text, struct tg_semver *out);
+TG_API int tg_semver_compare(const struct tg_semver *a, const struct tg_semver *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,583 @@
+/*
+ * The contract loader (include/toolgate/contract.h, docs/contracts.md).
+ *
+ * A contract is refused, naming the file, the field and the reason, for
+ * anything a reviewer would send back: an unknown field (a typo must not
+ * silently drop a rule), a missing authority (no default: a tool is read or
+ * write because its owner said so), a write tool without a dry-run
+ * statement and a compensation or an irreversibility (DESIGN: every write
+ * has a rollback story), a schema that does not compile, a name outside the
+ * MCP tool-name rules, a version that is not semver.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/contract.h"
+#include "toolgate/sandbox.h"
+#include "util/parse.h"
+
+#define MAX_CONTRACT_BYTES (1u << 20)
+#define MAX_TEXT 4096
+
+struct loader {
+	const char *origin;
+	const struct tg_schema_options *opts;
+	struct tg_contract *c;
+	struct tg_error *err;
+};
+
+static int bad(struct loader *l, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct loader *l, const char *field, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tg_error_set(l->err, TG_ERR_INVALID, "contract %s: %s: %s", l->origin, field, msg);
+}
+
+/* Refuse any key of obj not in allowed (NULL-terminated). */
+static int only(struct loader *l, json_t *obj, const char *where, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(obj, key, v) {
+		for (i = 0; allowed[i]; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (!allowed[i]) {
+			char field[160];
+
+			snprintf(field, sizeof(field), "%s%s%s", where, where[0] ? "." : "", key);
+			return bad(l, field, "unknown field");
+		}
+	}
+	return 0;
+}
+
+static int text(struct loader *l, json_t *obj, const char *key, const char *field,
+		int required, char **out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v)
+		return required ? bad(l, field, "required") : 0;
+	if (!json_is_string(v))
+		return bad(l, field, "must be a string");
+	if (json_string_length(v) > MAX_TEXT || strlen(json_string_value(v)) != json_string_length(v))
+		return bad(l, field, "longer than %d bytes or holds NUL", MAX_TEXT);
+	*out = strdup(json_string_value(v));
+	if (!*out)
+		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+static int string_list(struct loader *l, json_t *a, const char *field, size_t max, char ***out)
+{
+	json_t *v;
+	size_t i;
+
+	*out = NULL;
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > max)
+		return bad(l, field, "must be an array of at most %zu strings", max);
+	*out = calloc(json_array_size(a) + 1, sizeof(**out));
+	if (!*out)
+		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || json_string_length(v) > MAX_TEXT)
+			return bad(l, field, "item %zu must be a string", i);
+		(*out)[i] = strdup(json_string_value(v));
+		if (!(*out)[i])
+			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int tg_semver_parse(const char *t, struct tg_semver *v)
+{
+	unsigned long n[3];
+	const char *p = t;
+	char *end;
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	for (i = 0; i < 3; i++) {
+		if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
+			return -1;
+		n[i] = strtoul(p, &end, 10);
+		if (n[i] > 999999)
+			return -1;
+		p = end;
+		if (i < 2 && *p++ != '.')
+			return -1;
+	}
+	if (*p == '-') {
+		size_t k, len = strlen(p + 1);
+
+		if (len == 0 || len >= sizeof(v->pre))
+			return -1;
+		for (k = 0; k < len; k++)
+			if (!isalnum((unsigned char)p[1 + k]) && p[1 + k] != '.' && p[1 + k] != '-')
+				return -1;
+		memcpy(v->pre, p + 1, len + 1);
+		p += len + 1;
+	}
+	if (*p)
+		return -1;
+	v->major = (unsigned)n[0];
+	v->minor = (unsigned)n[1];
+	v->patch = (unsigned)n[2];
+	return 0;
+}
+
+int tg_semver_compare(const struct tg_semver *a, const struct tg_semver *b)
+{
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor < b->minor ? -1 : 1;
+	if (a->patch != b->patch)
+		return a->patch < b->patch ? -1 : 1;
+	/* a pre-release sorts before its release */
+	if (!a->pre[0] || !b->pre[0])
+		return a->pre[0] ? -1 : b->pre[0] ? 1 : 0;
+	return strcmp(a->pre, b->pre) < 0 ? -1 : strcmp(a->pre, b->pre) > 0;
+}
+
+static int valid_tool_name(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n < 1 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+static int valid_date(const char *s)
+{
+	return strlen(s) == 10 && isdigit((unsigned char)s[0]) && s[4] == '-' && s[7] == '-';
+}
+
+static int schema_field(struct loader *l, json_t *doc, const char *key, int required,
+			struct tg_schema **out, char **out_text)
+{
+	json_t *v = json_object_get(doc, key);
+	struct tg_error serr;
+	char *txt;
+
+	*out = NULL;
+	*out_text = NULL;
+	if (!v)
+		return required ? bad(l, key, "required") : 0;
+	if (!json_is_object(v) && !json_is_boolean(v))
+		return bad(l, key, "must be a JSON Schema (an object or a boolean)");
+	txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!txt)
+		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	if (tg_schema_compile(txt, strlen(txt), l->opts, out, &serr) < 0) {
+		free(txt);
+		return bad(l, key, "invalid schema: %s", serr.msg);
+	}
+	*out_text = txt;
+	return 0;
+}
+
+static int load_errors(struct loader *l, json_t *doc)
+{
+	static const char *const fields[] = { "code", "meaning", "retryable", NULL };
+	json_t *a = json_object_get(doc, "errors"), *e;
+	struct tg_contract *c = l->c;
+	char field[64];
+	size_t i;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > 256)
+		return bad(l, "errors", "must be an array of at most 256 errors");
+	c->errors = calloc(json_array_size(a) + 1, sizeof(*c->errors));
+	if (!c->errors)
+		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	json_array_foreach(a, i, e) {
+		snprintf(field, sizeof(field), "errors[%zu]", i);
+		if (!json_is_object(e))
+			return bad(l, field, "must be an object");
+		c->nerrors = i + 1;
+		if (only(l, e, field, fields) < 0 ||
+		    text(l, e, "code", field, 1, &c->errors[i].code) < 0 ||
+		    text(l, e, "meaning", field, 1, &c->errors[i].meaning) < 0)
+			return -1;
+		if (!json_is_boolean(json_object_get(e, "retryable")))
+			return bad(l, field, "retryable must be true or false");
+		c->errors[i].retryable = json_is_true(json_object_get(e, "retryable"));
+	}
+	return 0;
+}
+
+static int load_limits(struct loader *l, json_t *lim)
+{
+	static const char *const fields[] = { "memory", "cpus", "pids", "timeout", NULL };
+	struct tg_contract *c = l->c;
+	struct tg_error perr;
+	json_t *v;
+	uint64_t x;
+
+	if (!lim)
+		return 0;
+	if (!json_is_object(lim))
+		return bad(l, "executor.limits", "must be an object");
+	if (only(l, lim, "executor.limits", fields) < 0)
+		return -1;
+	if ((v = json_object_get(lim, "memory")) &&
+	    (!json_is_string(v) || parse_size(json_string_value(v), &c->memory, &perr) < 0))
+		return bad(l, "executor.limits.memory", "a size such as \"256M\"");
+	if ((v = json_object_get(lim, "timeout")) &&
+	    (!json_is_string(v) || parse_duration(json_string_value(v), &c->timeout_ms, &perr) < 0))
+		return bad(l, "executor.limits.timeout", "a duration such as \"10s\"");
+	if ((v = json_object_get(lim, "pids"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
+			return bad(l, "executor.limits.pids", "an integer from 1 to 65536");
+		c->pids = (unsigned)json_integer_value(v);
+	}
+	if ((v = json_object_get(lim, "cpus"))) {
+		x = (uint64_t)(json_number_value(v) * 1000 + 0.5);
+		if (!json_is_number(v) || x < 10 || x > 1024000)
+			return bad(l, "executor.limits.cpus", "a number from 0.01");
+		c->millicpus = (unsigned)x;
+	}
+	return 0;
+}
+
+static int load_mounts(struct loader *l, json_t *a)
+{
+	static const char *const fields[] = { "host", "inside", "writable", NULL };
+	struct tg_contract *c = l->c;
+	char field[64];
+	json_t *m;
+	size_t i;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > 64)
+		return bad(l, "executor.mounts", "must be an array of at most 64 mounts");
+	c->mounts = calloc(json_array_size(a) + 1, sizeof(*c->mounts));
+	if (!c->mounts)
+		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	json_array_foreach(a, i, m) {
+		snprintf(field, sizeof(field), "executor.mounts[%zu]", i);
+		if (!json_is_object(m))
+			return bad(l, field, "must be an object");
+		c->nmounts = i + 1;
+		if (only(l, m, field, fields) < 0 ||
+		    text(l, m, "host", field, 1, &c->mounts[i].host) < 0 ||
+		    text(l, m, "inside", field, 0, &c->mounts[i].inside) < 0)
+			return -1;
+		c->mounts[i].writable = json_is_true(json_object_get(m, "writable"));
+	}
+	return 0;
+}
+
+static int load_executor(struct loader *l, json_t *doc)
+{
+	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
+					      "mounts", "env", "egress", NULL };
+	json_t *e = json_object_get(doc, "executor"), *env, *v;
+	struct tg_contract *c = l->c;
+	const char *kind, *key;
+	size_t i = 0;
+
+	if (!e)
+		return bad(l, "executor", "required");
+	if (!json_is_object(e) || only(l, e, "executor", fields) < 0)
+		return json_is_object(e) ? -1 : bad(l, "executor", "must be an object");
+	kind = json_string_value(json_object_get(e, "kind"));
+	if (!kind)
+		return bad(l, "executor.kind", "required: builtin or command");
+	if (strcmp(kind, "builtin") == 0) {
+		c->executor = TG_EXEC_BUILTIN;
+		return text(l, e, "name", "executor.name", 1, &c->builtin);
+	}
+	if (strcmp(kind, "mcp") == 0)
+		return bad(l, "executor.kind", "mcp (upstream servers) is reserved, not yet supported");
+	if (strcmp(kind, "command") != 0)
+		return bad(l, "executor.kind", "must be builtin or command");
+	c->executor = TG_EXEC_COMMAND;
+	if (string_list(l, json_object_get(e, "argv"), "executor.argv", 256, &c->argv) < 0)
+		return -1;
+	if (!c->argv || !c->argv[0] || !c->argv[0][0])
+		return bad(l, "executor.argv", "required: the command and its arguments");
+	v = json_object_get(e, "tier");
+	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
+	if (c->tier < 0)
+		return bad(l, "executor.tier", "must be strict or standard");
+	if (load_limits(l, json_object_get(e, "limits")) < 0 ||
+	    load_mounts(l, json_object_get(e, "mounts")) < 0 ||
+	    string_list(l, json_object_get(e, "egress"), "executor.egress", 64, &c->egress) < 0)
+		return -1;
+	env = json_object_get(e, "env");
+	if (env) {
+		if (!json_is_object(env) || json_object_size(env) > 128)
+			return bad(l, "executor.env", "must be an object of at most 128 strings");
+		c->env = calloc(json_object_size(env) + 1, sizeof(*c->env));
+		if (!c->env)
+			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+		json_object_foreach(env, key, v) {
+			if (!json_is_string(v) || asprintf(&c->env[i++], "%s=%s", key,
+							   json_string_value(v)) < 0)
+				return bad(l, "executor.env", "%s must be a string", key);
+		}
+	}
+	return 0;
+}
+
+/* The rollback story of a write: dry-run stated, and a compensation or an
+ * irreversibility with its reason. */
+static int load_write_rules(struct loader *l, json_t *doc)
+{
+	static const char *const comp_fields[] = { "tool", "arguments", "irreversible", NULL };
+	json_t *dr = json_object_get(doc, "dry_run"), *comp = json_object_get(doc, "compensation");
+	struct tg_contract *c = l->c;
+
+	c->dry_run = -1;
+	if (dr) {
+		const char *v = json_string_value(dr);
+
+		if (!v || (strcmp(v, "supported") && strcmp(v, "unsupported")))
+			return bad(l, "dry_run", "must be supported or unsupported");
+		c->dry_run = strcmp(v, "supported") == 0;
+	}
+	if (comp) {
+		json_t *args;
+
+		if (!json_is_object(comp) || only(l, comp, "compensation", comp_fields) < 0)
+			return json_is_object(comp) ? -1 : bad(l, "compensation", "must be an object");
+		if (text(l, comp, "tool", "compensation.tool", 0, &c->compensation_tool) < 0 ||
+		    text(l, comp, "irreversible", "compensation.irreversible", 0,
+			 &c->irreversible) < 0)
+			return -1;
+		if (!!c->compensation_tool == !!c->irreversible)
+			return bad(l, "compensation",
+				   "either a tool that undoes the write, or irreversible with a reason");
+		args = json_object_get(comp, "arguments");
+		if (args && (!c->compensation_tool || !json_is_object(args)))
+			return bad(l, "compensation.arguments",
+				   "an object mapping the undo tool's arguments, with tool");
+		if (args && !(c->compensation_args = json_dumps(args, JSON_COMPACT)))
+			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+	}
+	if (c->authority == TG_AUTHORITY_WRITE && (c->dry_run < 0 || !comp))
+		return bad(l, c->dry_run < 0 ? "dry_run" : "compensation",
+			   "a write tool states dry_run (supported or unsupported) and a "
+			   "compensation (the tool that undoes it, or irreversible with a reason)");
+	return 0;
+}
+
+static int load_misc(struct loader *l, json_t *doc)
+{
+	static const char *const dep_fields[] = { "since", "sunset", "replacement", NULL };
+	static const char *const owner_fields[] = { "team", "contact", NULL };
+	struct tg_contract *c = l->c;
+	json_t *v = json_object_get(doc, "owner");
+	struct tg_error perr;
+	const char *s;
+
+	if (!v)
+		return bad(l, "owner", "required: team and contact");
+	if (!json_is_object(v) || only(l, v, "owner", owner_fields) < 0 ||
+	    text(l, v, "team", "owner.team", 1, &c->owner_team) < 0 ||
+	    text(l, v, "contact", "owner.contact", 1, &c->owner_contact) < 0)
+		return json_is_object(v) ? -1 : bad(l, "owner", "must be an object");
+	s = json_string_value(json_object_get(doc, "risk"));
+	if (json_object_get(doc, "risk")) {
+		static const char *const risks[] = { "low", "medium", "high", "critical" };
+		int i;
+
+		for (i = 0; i < 4 && s; i++)
+			if (strcmp(s, risks[i]) == 0)
+				c->risk = (enum tg_risk)(i + 1);
+		if (!c->risk)
+			return bad(l, "risk", "must be low, medium, high or critical");
+	} else {
+		c->risk = c->authority == TG_AUTHORITY_WRITE ? TG_RISK_HIGH : TG_RISK_LOW;
+	}
+	v = json_object_get(doc, "idempotent");
+	if (v && !json_is_boolean(v))
+		return bad(l, "idempotent", "must be true or false");
+	c->idempotent = v ? json_is_true(v) : c->authority == TG_AUTHORITY_READ;
+	v = json_object_get(doc, "open_world");
+	if (v && !json_is_boolean(v))
+		return bad(l, "open_world", "must be true or false");
+	c->open_world = json_is_true(v);
+	v = json_object_get(doc, "timeout");
+	if (v && (!json_is_string(v) ||
+		  parse_duration(json_string_value(v), &c->call_timeout_ms, &perr) < 0))
+		return bad(l, "timeout", "a duration such as \"30s\"");
+	v = json_object_get(doc, "deprecation");
+	if (v) {
+		if (!json_is_object(v) || only(l, v, "deprecation", dep_fields) < 0 ||
+		    text(l, v, "since", "deprecation.since", 1, &c->deprecated_since) < 0 ||
+		    text(l, v, "sunset", "deprecation.sunset", 0, &c->sunset) < 0 ||
+		    text(l, v, "replacement", "deprecation.replacement", 0, &c->replacement) < 0)
+			return json_is_object(v) ? -1 : bad(l, "deprecation", "must be an object");
+		if (!valid_date(c->deprecated_since) || (c->sunset && !valid_date(c->sunset)))
+			return bad(l, "deprecation", "dates are YYYY-MM-DD");
+	}
+	return string_list(l, json_object_get(doc, "tags"), "tags", 64, &c->tags);
+}
+
+int tg_contract_parse(const char *textp, size_t len, const char *origin,
+		      const struct tg_schema_options *opts, struct tg_contract **out,
+		      struct tg_error *err)
+{
+	static const char *const fields[] = {
+		"name", "version", "title", "description", "owner", "authority", "risk",
+		"idempotent", "open_world", "input_schema", "output_schema", "errors",
+		"executor", "timeout", "dry_run", "compensation", "deprecation", "tags", NULL,
+	};
+	struct loader l = { origin, opts, NULL, err };
+	json_error_t jerr;
+	const char *a;
+	json_t *doc;
+	int rc = -1;
+
+	*out = NULL;
+	if (len > MAX_CONTRACT_BYTES)
+		return tg_error_set(err, TG_ERR_LIMIT, "contract %s: larger than %u bytes", origin,
+				    MAX_CONTRACT_BYTES);
+	doc = json_loadb(textp, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc)
+		return tg_error_set(err, TG_ERR_INVALID, "contract %s: line %d: %s", origin,
+				    jerr.line, jerr.text);
+	l.c = calloc(1, sizeof(*l.c));
+	if (!l.c) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	l.c->file = strdup(origin);
+	if (only(&l, doc, "", fields) < 0 || text(&l, doc, "name", "name", 1, &l.c->name) < 0)
+		goto out;
+	if (!valid_tool_name(l.c->name)) {
+		bad(&l, "name", "1 to 128 characters of A-Z a-z 0-9 _ . -");
+		goto out;
+	}
+	a = json_string_value(json_object_get(doc, "version"));
+	if (!a || strlen(a) >= sizeof(l.c->version_text) || tg_semver_parse(a, &l.c->version) < 0) {
+		bad(&l, "version", "required: a semantic version such as 1.2.0");
+		goto out;
+	}
+	strcpy(l.c->version_text, a);
+	a = json_string_value(json_object_get(doc, "authority"));
+	if (!json_object_get(doc, "authority")) {
+		bad(&l, "authority", "required: read or write (there is no default)");
+		goto out;
+	}
+	if (!a || (strcmp(a, "read") && strcmp(a, "write"))) {
+		bad(&l, "authority", "must be read or write");
+		goto out;
+	}
+	l.c->authority = strcmp(a, "read") == 0 ? TG_AUTHORITY_READ : TG_AUTHORITY_WRITE;
+	if (text(&l, doc, "title", "title", 0, &l.c->title) < 0 ||
+	    text(&l, doc, "description", "description", 1, &l.c->description) < 0 ||
+	    load_misc(&l, doc) < 0 ||
+	    schema_field(&l, doc, "input_schema", 1, &l.c->input_schema,
+			 &l.c->input_schema_text) < 0 ||
+	    schema_field(&l, doc, "output_schema", 0, &l.c->output_schema,
+			 &l.c->output_schema_text) < 0 ||
+	    load_errors(&l, doc) < 0 || load_executor(&l, doc) < 0 || load_write_rules(&l, doc) < 0)
+		goto out;
+	*out = l.c;
+	l.c = NULL;
+	rc = 0;
+out:
+	tg_contract_free(l.c);
+	json_decref(doc);
+	return rc;
+}
+
+int tg_contract_load(const char *path, const struct tg_schema_options *opts,
+		     struct tg_contract **out, struct tg_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if (!f)
+		return tg_error_sys(err, errno, "contract %s", path);
+	buf = malloc(MAX_CONTRACT_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	n = fread(buf, 1, MAX_CONTRACT_BYTES + 1, f);
+	fclose(f);
+	rc = tg_contract_parse(buf, n, path, opts, out, err);
+	free(buf);
+	return rc;
+}
+
+static void free_list(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void tg_contract_free(struct tg_contract *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nerrors; i++) {
+		free(c->errors[i].code);
+		free(c->errors[i].meaning);
+	}
+	free(c->errors);
+	for (i = 0; i < c->nmounts; i++) {
+		free(c->mounts[i].host);
+		free(c->mounts[i].inside);
+	}
+	free(c->mounts);
+	tg_schema_free(c->input_schema);
+	tg_schema_free(c->output_schema);
+	free(c->input_schema_text);
+	free(c->output_schema_text);
+	free_list(c->argv);
+	free_list(c->env);
+	free_list(c->egress);
+	free_list(c->tags);
+	free(c->file);
+	free(c->name);
+	free(c->title);
+	free(c->description);
+	free(c->owner_team);
+	free(c->owner_contact);
+	free(c->builtin);
+	free(c->compensation_tool);
+	free(c->compensation_args);
+	free(c->irreversible);
+	free(c->deprecated_since);
+	free(c->sunset);
+	free(c->replacement);
+	free(c);
+}

@@ -1,0 +1,31 @@
+/*
+ * libFuzzer entry point: the contract loader (src/catalog/contract.c).
+ * Contracts come from tool authors: any input must load or be refused with
+ * a message naming the field, in bounded time and memory.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/contract.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tg_contract *c = NULL;
+	struct tg_error err;
+
+	if (tg_contract_parse((const char *)data, size, "fuzz.json", NULL, &c, &err) == 0) {
+		/* a loaded contract has what the rules require */
+		if (!c->name || !c->input_schema || !c->description ||
+		    (c->authority != TG_AUTHORITY_READ && c->authority != TG_AUTHORITY_WRITE) ||
+		    (c->authority == TG_AUTHORITY_WRITE &&
+		     (c->dry_run < 0 || (!c->compensation_tool && !c->irreversible))))
+			abort();
+		tg_contract_free(c);
+	} else if (!strstr(err.msg, "fuzz.json")) {
+		abort(); /* every refusal names the file */
+	}
+	return 0;
+}

@@ -1,0 +1,169 @@
+/* Unit tests: src/catalog/contract.c, the contract loader's rules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/contract.h"
+#include "unit.h"
+
+#define READ_TOOL                                                                   \
+	"{\"name\":\"sql.query\",\"version\":\"1.2.0\",\"title\":\"Query\","        \
+	"\"description\":\"Run a read-only SQL query\","                            \
+	"\"owner\":{\"team\":\"data\",\"contact\":\"data@example.test\"},"          \
+	"\"authority\":\"read\",\"risk\":\"low\","                                  \
+	"\"input_schema\":{\"type\":\"object\",\"properties\":{\"sql\":{\"type\":\"string\"}}," \
+	"\"required\":[\"sql\"]},"                                                  \
+	"\"output_schema\":{\"type\":\"object\"},"                                  \
+	"\"errors\":[{\"code\":\"syntax\",\"meaning\":\"bad SQL\",\"retryable\":false}]," \
+	"\"executor\":{\"kind\":\"builtin\",\"name\":\"sql.query\"},"               \
+	"\"timeout\":\"30s\",\"tags\":[\"sql\"]}"
+
+static int parse(const char *text, struct tg_contract **c, struct tg_error *err)
+{
+	return tg_contract_parse(text, strlen(text), "tools/t.json", NULL, c, err);
+}
+
+/* READ_TOOL with one substitution of `from` by `to`. */
+static char *variant(const char *from, const char *to)
+{
+	const char *base = READ_TOOL, *at = strstr(base, from);
+	char *out;
+
+	if (!at)
+		return NULL;
+	out = malloc(strlen(base) - strlen(from) + strlen(to) + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base, (size_t)(at - base));
+	strcpy(out + (at - base), to);
+	strcat(out, at + strlen(from));
+	return out;
+}
+
+/* The variant is refused and the message names want. */
+static int refused(const char *from, const char *to, const char *want)
+{
+	struct tg_contract *c = NULL;
+	struct tg_error err;
+	char *text = variant(from, to);
+	int ok;
+
+	if (!text)
+		return 0;
+	ok = parse(text, &c, &err) < 0 && strstr(err.msg, want) && strstr(err.msg, "tools/t.json");
+	if (!ok)
+		fprintf(stderr, "'%s' -> '%s': %s\n", from, to, c ? "accepted" : err.msg);
+	tg_contract_free(c);
+	free(text);
+	return ok;
+}
+
+static int loads(void)
+{
+	struct tg_contract *c;
+	struct tg_error err;
+
+	CHECK(parse(READ_TOOL, &c, &err) == 0);
+	CHECK(strcmp(c->name, "sql.query") == 0 && c->version.major == 1 && c->version.minor == 2);
+	CHECK(c->authority == TG_AUTHORITY_READ && c->risk == TG_RISK_LOW && c->idempotent);
+	CHECK(c->input_schema && c->output_schema && c->nerrors == 1 && !c->errors[0].retryable);
+	CHECK(c->executor == TG_EXEC_BUILTIN && strcmp(c->builtin, "sql.query") == 0);
+	CHECK(c->call_timeout_ms == 30000 && strcmp(c->tags[0], "sql") == 0 && !c->tags[1]);
+	CHECK(c->dry_run == -1);
+	tg_contract_free(c);
+	tg_contract_free(NULL);
+	return 0;
+}
+
+static int refusals(void)
+{
+	CHECK(refused("\"risk\":\"low\"", "\"risk\":\"low\",\"owenr\":1", "owenr: unknown field"));
+	CHECK(refused("\"authority\":\"read\",", "", "authority: required"));
+	CHECK(refused("\"authority\":\"read\"", "\"authority\":\"admin\"", "read or write"));
+	CHECK(refused("\"name\":\"sql.query\"", "\"name\":\"sql query\"", "name:"));
+	CHECK(refused("\"version\":\"1.2.0\"", "\"version\":\"1.2\"", "version:"));
+	CHECK(refused("\"version\":\"1.2.0\"", "\"version\":\"01.2.0\"", "version:"));
+	CHECK(refused("\"type\":\"object\",\"properties\"", "\"type\":\"obj\",\"properties\"",
+		      "input_schema: invalid schema"));
+	CHECK(refused("\"retryable\":false", "\"retryable\":\"no\"", "errors[0]"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"", "\"kind\":\"mcp\"", "reserved"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"", "\"kind\":\"command\"",
+		      "executor.argv: required"));
+	CHECK(refused("\"timeout\":\"30s\"", "\"timeout\":\"soon\"", "timeout"));
+	CHECK(refused("\"owner\":{\"team\":\"data\",", "\"owner\":{", "owner.team: required"));
+	CHECK(refused("\"input_schema\":", "\"inputSchema\":", "inputSchema: unknown field"));
+	CHECK(refused("\"title\":\"Query\"", "\"title\":\"Query\",\"title\":\"Twice\"", "duplicate"));
+	return 0;
+}
+
+/* A write tool states its dry-run support and its rollback story. */
+static int write_rules(void)
+{
+	CHECK(refused("\"authority\":\"read\"", "\"authority\":\"write\"", "a write tool states"));
+	CHECK(refused("\"authority\":\"read\"",
+		      "\"authority\":\"write\",\"dry_run\":\"supported\"", "compensation"));
+	CHECK(refused("\"authority\":\"read\"",
+		      "\"authority\":\"write\",\"compensation\":{\"irreversible\":\"sent mail\"}",
+		      "dry_run"));
+	CHECK(refused("\"authority\":\"read\"",
+		      "\"authority\":\"write\",\"dry_run\":\"supported\",\"compensation\":{}",
+		      "either a tool"));
+	{
+		struct tg_contract *c = NULL;
+		struct tg_error err;
+		char *t = variant("\"authority\":\"read\"",
+				  "\"authority\":\"write\",\"dry_run\":\"supported\","
+				  "\"compensation\":{\"tool\":\"sql.restore@1\","
+				  "\"arguments\":{\"snapshot\":\"$.result.snapshot\"}}");
+
+		CHECK(t && parse(t, &c, &err) == 0);
+		CHECK(c->authority == TG_AUTHORITY_WRITE && c->dry_run == 1);
+		CHECK(strcmp(c->compensation_tool, "sql.restore@1") == 0 && c->compensation_args);
+		tg_contract_free(c);
+		free(t);
+	}
+	return 0;
+}
+
+static int command_executor(void)
+{
+	struct tg_contract *c = NULL;
+	struct tg_error err;
+	char *t = variant("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+			  "\"kind\":\"command\",\"argv\":[\"python3\",\"/tool/run.py\"],"
+			  "\"tier\":\"strict\",\"limits\":{\"memory\":\"128M\",\"cpus\":0.5,"
+			  "\"pids\":16,\"timeout\":\"5s\"},"
+			  "\"mounts\":[{\"host\":\"/srv/tool\",\"inside\":\"/tool\"}],"
+			  "\"env\":{\"MODE\":\"ro\"},\"egress\":[\"api.example.test:443\"]");
+
+	CHECK(t && parse(t, &c, &err) == 0);
+	CHECK(c->executor == TG_EXEC_COMMAND && strcmp(c->argv[1], "/tool/run.py") == 0);
+	CHECK(c->memory == 128u << 20 && c->millicpus == 500 && c->pids == 16 &&
+	      c->timeout_ms == 5000);
+	CHECK(c->nmounts == 1 && !c->mounts[0].writable && strcmp(c->env[0], "MODE=ro") == 0);
+	CHECK(strcmp(c->egress[0], "api.example.test:443") == 0);
+	tg_contract_free(c);
+	free(t);
+	return 0;
+}
+
+static int semver(void)
+{
+	struct tg_semver a, b;
+
+	CHECK(tg_semver_parse("1.10.0", &a) == 0 && tg_semver_parse("1.9.3", &b) == 0);
+	CHECK(tg_semver_compare(&a, &b) > 0);
+	CHECK(tg_semver_parse("2.0.0-rc.1", &a) == 0 && tg_semver_parse("2.0.0", &b) == 0);
+	CHECK(tg_semver_compare(&a, &b) < 0 && strcmp(a.pre, "rc.1") == 0);
+	CHECK(tg_semver_parse("1.0", &a) < 0 && tg_semver_parse("1.0.0-", &a) < 0);
+	CHECK(tg_semver_parse("1.0.0x", &a) < 0 && tg_semver_parse("v1.0.0", &a) < 0);
+	return 0;
+}
+
+const struct unit_test contract_tests[] = {
+	{ "contract/loads", loads },
+	{ "contract/refusals", refusals },
+	{ "contract/write_rules", write_rules },
+	{ "contract/command_executor", command_executor },
+	{ "contract/semver", semver },
+	UNIT_TESTS_END,
+};
