@@ -450,12 +450,14 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		"idempotent", "open_world", "input_schema", "output_schema", "errors",
 		"executor", "timeout", "dry_run", "compensation", "deprecation", "tags", NULL,
 	};
+	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
 	struct loader l = { origin, opts, NULL, err };
 	json_error_t jerr;
 	const char *a;
 	json_t *doc;
 	int rc = -1;
 
+	tg_error_clear(err);
 	*out = NULL;
 	if (len > MAX_CONTRACT_BYTES)
 		return tg_error_set(err, TG_ERR_LIMIT, "contract %s: larger than %u bytes", origin,
@@ -518,6 +520,7 @@ int tg_contract_load(const char *path, const struct tg_schema_options *opts,
 	size_t n;
 	int rc;
 
+	tg_error_clear(err);
 	*out = NULL;
 	if (!f)
 		return tg_error_sys(err, errno, "contract %s", path);

@@ -1037,6 +1037,7 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 	json_error_t jerr;
 	json_t *doc;
 
+	tg_error_clear(err);
 	*out = NULL;
 	if (len > MAX_SCHEMA_BYTES)
 		return tg_error_set(err, TG_ERR_LIMIT, "schema larger than %u bytes",

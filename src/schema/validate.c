@@ -714,6 +714,7 @@ int tg_schema_validate(const struct tg_schema *s, const char *text, size_t len,
 	json_t *inst;
 	int rc;
 
+	tg_error_clear(err);
 	if (len > max)
 		return tg_error_set(err, TG_ERR_LIMIT, "instance larger than %zu bytes", max);
 	if (nesting(text, len) > (s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH))
