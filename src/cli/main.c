@@ -16,6 +16,8 @@ static void usage(FILE *f)
 		"  doctor [--json]                  what this host's kernel guarantees\n"
 		"  schema validate SCHEMA INSTANCE  check a JSON instance against a schema\n"
 		"  schema test [--remotes DIR] FILE...  run JSON Schema Test Suite files\n"
+		"  catalog list|lint DIR            the tool contracts of a directory\n"
+		"  catalog show DIR NAME[@VERSION]  one tool's MCP definition\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(argv[1], "schema") == 0)
 		return cmd_schema(argc - 1, argv + 1);
+	if (strcmp(argv[1], "catalog") == 0)
+		return cmd_catalog(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -270,6 +270,32 @@ bad not_executable "Permission denied" -- /etc/passwd
 "$TG" run -- /etc/passwd 2>/dev/null; rc=$?
 [ $rc -eq 126 ]; check not_executable_exit_126 $? "rc=$rc"
 
+# --- catalog --------------------------------------------------------------------------
+mkdir -p "$tmp/cat"
+cat >"$tmp/cat/q1.json" <<'JSON'
+{"name":"sql.query","version":"1.0.0","description":"Query","owner":{"team":"data","contact":"d@example.test"},
+ "authority":"read","input_schema":{"type":"object"},"executor":{"kind":"builtin","name":"sql.query"},
+ "deprecation":{"since":"2026-01-01","replacement":"sql.query@2"}}
+JSON
+cat >"$tmp/cat/q2.json" <<'JSON'
+{"name":"sql.query","version":"2.0.0","description":"Query","owner":{"team":"data","contact":"d@example.test"},
+ "authority":"read","input_schema":{"type":"object","properties":{"sql":{"type":"string"}}},
+ "executor":{"kind":"builtin","name":"sql.query"}}
+JSON
+"$TG" catalog list "$tmp/cat" >"$tmp/out"; rc=$?
+[ $rc -eq 0 ] && grep -q 'sql.query *1.0.0 *read .*deprecated since 2026-01-01, use sql.query@2' "$tmp/out" &&
+	grep -q 'sql.query *2.0.0 *read *low *active' "$tmp/out"
+check catalog_list $? "rc=$rc $(cat "$tmp/out")"
+"$TG" catalog show "$tmp/cat" sql.query | tail -1 | jq -e '.name == "sql.query" and .annotations.readOnlyHint and .inputSchema.properties.sql' >/dev/null
+check catalog_show $? "$("$TG" catalog show "$tmp/cat" sql.query 2>&1)"
+"$TG" catalog lint "$tmp/cat" >"$tmp/out"; rc=$?
+[ $rc -eq 0 ] && grep -q '2 contracts, 0 problems' "$tmp/out"
+check catalog_lint_clean $? "rc=$rc $(cat "$tmp/out")"
+echo '{"name":"bad tool","version":"1"}' >"$tmp/cat/bad.json"
+"$TG" catalog lint "$tmp/cat" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'bad.json: name' "$tmp/out" && grep -q '3 contracts, 1 problems' "$tmp/out"
+check catalog_lint_names_problem $? "rc=$rc $(cat "$tmp/out")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

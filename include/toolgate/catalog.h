@@ -1,0 +1,55 @@
+/*
+ * toolgate catalogue: the one list of what agents can call, loaded from a
+ * directory of contracts (docs/contracts.md), several versions of a tool
+ * side by side.
+ *
+ * "name" resolves to the highest version that is not deprecated, "name@1"
+ * to the highest 1.x, "name@1.2" to the highest 1.2.x, "name@1.2.3" to
+ * exactly that. Pre-releases are only reached by their exact version. A
+ * version past its sunset date is refused with an error naming its
+ * replacement.
+ */
+#ifndef TOOLGATE_CATALOG_H
+#define TOOLGATE_CATALOG_H
+
+#include <stddef.h>
+
+#include "toolgate/contract.h"
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_catalog;
+
+/* Load every *.json file of dir (not recursive). -1 with err naming the
+ * first contract refused, or the two files of a duplicate name@version. */
+TG_API int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
+			       struct tg_catalog **out, struct tg_error *err);
+TG_API void tg_catalog_free(struct tg_catalog *catalog);
+
+/* The contracts, sorted by name and then version (ascending). */
+TG_API size_t tg_catalog_count(const struct tg_catalog *catalog);
+TG_API const struct tg_contract *tg_catalog_at(const struct tg_catalog *catalog, size_t i);
+
+/* Resolve a reference (see above). today is "YYYY-MM-DD" for the sunset
+ * check (NULL: the current UTC date). OUT *out, borrowed from the catalog.
+ * -1: TG_ERR_INVALID for a malformed reference or an unknown tool or
+ * version, TG_ERR_UNAVAILABLE past the sunset. */
+TG_API int tg_catalog_resolve(const struct tg_catalog *catalog, const char *ref,
+			      const char *today, const struct tg_contract **out,
+			      struct tg_error *err);
+
+/* The MCP tool definition of a contract, JSON text (malloc'd): name (the
+ * given exposed name, or the contract's), title, description, inputSchema,
+ * outputSchema, and annotations derived from the contract alone:
+ * readOnlyHint from authority, destructiveHint from authority, risk and
+ * irreversibility, idempotentHint and openWorldHint from the contract. */
+TG_API char *tg_catalog_mcp_tool(const struct tg_contract *contract, const char *exposed_name,
+				 struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,287 @@
+/*
+ * The catalogue (include/toolgate/catalog.h): contracts loaded from a
+ * directory, version resolution with deprecation and sunset, and the MCP
+ * tool definitions derived from contracts, never from callers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "toolgate/catalog.h"
+
+#define MAX_CONTRACTS 4096
+
+struct tg_catalog {
+	struct tg_contract **v;
+	size_t n;
+};
+
+static int by_name_version(const void *a, const void *b)
+{
+	const struct tg_contract *x = *(const struct tg_contract *const *)a;
+	const struct tg_contract *y = *(const struct tg_contract *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : tg_semver_compare(&x->version, &y->version);
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The *.json entries of dir, sorted, malloc'd, NULL-terminated. */
+static char **json_files(const char *dir, struct tg_error *err)
+{
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, len;
+	DIR *d = opendir(dir);
+
+	if (!d) {
+		tg_error_sys(err, errno, "catalog %s", dir);
+		return NULL;
+	}
+	v = calloc(MAX_CONTRACTS + 1, sizeof(*v));
+	if (!v) {
+		closedir(d);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	while ((e = readdir(d))) {
+		len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+			continue;
+		if (n == MAX_CONTRACTS) {
+			tg_error_set(err, TG_ERR_LIMIT, "catalog %s: more than %d contracts", dir,
+				     MAX_CONTRACTS);
+			goto fail;
+		}
+		if (asprintf(&v[n++], "%s/%s", dir, e->d_name) < 0) {
+			v[--n] = NULL;
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), by_string);
+	return v;
+fail:
+	closedir(d);
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+	return NULL;
+}
+
+int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
+			struct tg_catalog **out, struct tg_error *err)
+{
+	struct tg_catalog *c;
+	char **files;
+	size_t i;
+
+	*out = NULL;
+	tg_error_clear(err);
+	files = json_files(dir, err);
+	if (!files)
+		return -1;
+	c = calloc(1, sizeof(*c));
+	if (c)
+		for (i = 0; files[i]; i++)
+			;
+	if (!c || !(c->v = calloc(i + 1, sizeof(*c->v)))) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	for (i = 0; files[i]; i++) {
+		if (tg_contract_load(files[i], opts, &c->v[c->n], err) < 0)
+			goto fail;
+		c->n++;
+	}
+	qsort(c->v, c->n, sizeof(*c->v), by_name_version);
+	for (i = 1; i < c->n; i++)
+		if (by_name_version(&c->v[i - 1], &c->v[i]) == 0) {
+			tg_error_set(err, TG_ERR_INVALID, "catalog %s: %s@%s is in both %s and %s", dir,
+				     c->v[i]->name, c->v[i]->version_text, c->v[i - 1]->file,
+				     c->v[i]->file);
+			goto fail;
+		}
+	for (i = 0; files[i]; i++)
+		free(files[i]);
+	free(files);
+	*out = c;
+	return 0;
+fail:
+	for (i = 0; files[i]; i++)
+		free(files[i]);
+	free(files);
+	tg_catalog_free(c);
+	return -1;
+}
+
+void tg_catalog_free(struct tg_catalog *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n; i++)
+		tg_contract_free(c->v[i]);
+	free(c->v);
+	free(c);
+}
+
+size_t tg_catalog_count(const struct tg_catalog *c)
+{
+	return c ? c->n : 0;
+}
+
+const struct tg_contract *tg_catalog_at(const struct tg_catalog *c, size_t i)
+{
+	return c && i < c->n ? c->v[i] : NULL;
+}
+
+/* "1", "1.2" or "1.2.3[-pre]": how many numbers were given. */
+static int parse_partial(const char *s, struct tg_semver *v)
+{
+	unsigned long n[3] = { 0, 0, 0 };
+	int given = 0;
+	char *end;
+
+	memset(v, 0, sizeof(*v));
+	if (tg_semver_parse(s, v) == 0)
+		return 3;
+	while (given < 3) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		n[given++] = strtoul(s, &end, 10);
+		if (n[given - 1] > 999999)
+			return -1;
+		s = end;
+		if (*s == '\0')
+			break;
+		if (*s++ != '.')
+			return -1;
+	}
+	if (*s || given == 3)
+		return -1;
+	v->major = (unsigned)n[0];
+	v->minor = (unsigned)n[1];
+	return given;
+}
+
+static int matches(const struct tg_contract *c, const struct tg_semver *want, int given)
+{
+	if (given == 3)
+		return tg_semver_compare(&c->version, want) == 0;
+	if (c->version.pre[0])
+		return 0; /* ranges never pick a pre-release */
+	return c->version.major == want->major && (given < 2 || c->version.minor == want->minor);
+}
+
+int tg_catalog_resolve(const struct tg_catalog *c, const char *ref, const char *today,
+		       const struct tg_contract **out, struct tg_error *err)
+{
+	const struct tg_contract *best = NULL, *best_live = NULL;
+	struct tg_semver want;
+	char name[129], date[11];
+	const char *at = strchr(ref, '@');
+	size_t nl = at ? (size_t)(at - ref) : strlen(ref), i;
+	int given = 0;
+
+	*out = NULL;
+	tg_error_clear(err);
+	if (nl == 0 || nl >= sizeof(name))
+		return tg_error_set(err, TG_ERR_INVALID, "tool '%.140s': not a tool name", ref);
+	memcpy(name, ref, nl);
+	name[nl] = '\0';
+	if (at && (given = parse_partial(at + 1, &want)) < 0)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "tool '%.140s': the version must be 1, 1.2 or 1.2.3", ref);
+	if (!today) {
+		time_t t = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+		today = date;
+	}
+	for (i = 0; i < c->n; i++) {
+		const struct tg_contract *k = c->v[i];
+
+		if (strcmp(k->name, name) != 0)
+			continue;
+		if (at ? !matches(k, &want, given) : k->version.pre[0] != '\0')
+			continue;
+		best = k; /* sorted ascending: the last match is the highest */
+		if (!k->deprecated_since)
+			best_live = k;
+	}
+	if (best_live && (!at || given < 3))
+		best = best_live;
+	if (!best)
+		return tg_error_set(err, TG_ERR_INVALID, "tool '%.140s': no such tool%s", ref,
+				    at ? " version" : "");
+	if (best->sunset && strcmp(today, best->sunset) >= 0)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE,
+				    "tool %s@%s was retired on %s%s%s", best->name, best->version_text,
+				    best->sunset, best->replacement ? "; use " : "",
+				    best->replacement ? best->replacement : "");
+	*out = best;
+	return 0;
+}
+
+char *tg_catalog_mcp_tool(const struct tg_contract *k, const char *exposed, struct tg_error *err)
+{
+	json_t *o = json_object(), *ann = json_object(), *in = NULL, *outs = NULL;
+	json_error_t jerr;
+	char *text = NULL;
+	int destructive;
+
+	tg_error_clear(err);
+	if (!o || !ann)
+		goto fail;
+	in = json_loads(k->input_schema_text, JSON_DECODE_ANY, &jerr);
+	if (k->output_schema_text)
+		outs = json_loads(k->output_schema_text, JSON_DECODE_ANY, &jerr);
+	if (!in || (k->output_schema_text && !outs))
+		goto fail;
+	/* every hint from the contract: a caller's claims never reach here */
+	destructive = k->authority == TG_AUTHORITY_WRITE &&
+		      (k->irreversible || k->risk >= TG_RISK_HIGH);
+	json_object_set_new(o, "name", json_string(exposed ? exposed : k->name));
+	if (k->title)
+		json_object_set_new(o, "title", json_string(k->title));
+	json_object_set_new(o, "description", json_string(k->description));
+	json_object_set_new(o, "inputSchema", in);
+	in = NULL;
+	if (outs) {
+		json_object_set_new(o, "outputSchema", outs);
+		outs = NULL;
+	}
+	if (k->title)
+		json_object_set_new(ann, "title", json_string(k->title));
+	json_object_set_new(ann, "readOnlyHint", json_boolean(k->authority == TG_AUTHORITY_READ));
+	json_object_set_new(ann, "destructiveHint", json_boolean(destructive));
+	json_object_set_new(ann, "idempotentHint", json_boolean(k->idempotent));
+	json_object_set_new(ann, "openWorldHint", json_boolean(k->open_world));
+	json_object_set_new(o, "annotations", ann);
+	ann = NULL;
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		goto fail;
+	json_decref(o);
+	return text;
+fail:
+	json_decref(o);
+	json_decref(ann);
+	json_decref(in);
+	json_decref(outs);
+	tg_error_set(err, TG_ERR_NOMEM, "%s: cannot build the MCP definition", k->name);
+	return NULL;
+}

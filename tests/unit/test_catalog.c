@@ -1,0 +1,170 @@
+/* Unit tests: src/catalog/catalog.c, loading, resolution, MCP definitions. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolgate/catalog.h"
+#include "unit.h"
+
+static int write_contract(const char *dir, const char *file, const char *name,
+			  const char *version, const char *extra)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"name\":\"%s\",\"version\":\"%s\",\"description\":\"d\","
+		   "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"input_schema\":{\"type\":\"object\"},"
+		   "\"executor\":{\"kind\":\"builtin\",\"name\":\"x\"},%s}",
+		name, version, extra);
+	return fclose(f);
+}
+
+/* Each test runs in its own process (unit.h): each makes its directory. */
+static char dir[64];
+
+static void remove_catalog(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static int make_catalog(void)
+{
+	static const char *const read = "\"authority\":\"read\"";
+
+	strcpy(dir, "/tmp/tg-unit-catalog-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	return write_contract(dir, "q100.json", "sql.query", "1.0.0",
+			      "\"authority\":\"read\",\"deprecation\":{\"since\":\"2026-01-01\","
+			      "\"sunset\":\"2026-06-01\",\"replacement\":\"sql.query@2\"}") |
+	       write_contract(dir, "q120.json", "sql.query", "1.2.0", read) |
+	       write_contract(dir, "q200.json", "sql.query", "2.0.0",
+			      "\"authority\":\"read\",\"title\":\"Query\",\"open_world\":false") |
+	       write_contract(dir, "q210.json", "sql.query", "2.1.0-rc.1", read) |
+	       write_contract(dir, "old.json", "legacy.tool", "1.0.0",
+			      "\"authority\":\"read\",\"deprecation\":{\"since\":\"2025-01-01\","
+			      "\"sunset\":\"2025-06-01\",\"replacement\":\"sql.query@2\"}") |
+	       write_contract(dir, "w.json", "files.delete", "1.0.0",
+			      "\"authority\":\"write\",\"dry_run\":\"supported\","
+			      "\"compensation\":{\"irreversible\":\"deleted files are gone\"}") |
+	       write_contract(dir, "notes.txt", "ignored", "9.9.9", read);
+}
+
+static int resolve_is(const struct tg_catalog *c, const char *ref, const char *today,
+		      const char *want)
+{
+	const struct tg_contract *k;
+	struct tg_error err;
+
+	if (tg_catalog_resolve(c, ref, today, &k, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", ref, err.msg);
+		return 0;
+	}
+	if (strcmp(k->version_text, want) != 0) {
+		fprintf(stderr, "%s: %s, want %s\n", ref, k->version_text, want);
+		return 0;
+	}
+	return 1;
+}
+
+static int resolution(void)
+{
+	const struct tg_contract *k;
+	struct tg_catalog *c;
+	struct tg_error err;
+
+	CHECK(make_catalog() == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) == 0);
+	CHECK(tg_catalog_count(c) == 6);
+	CHECK(strcmp(tg_catalog_at(c, 0)->name, "files.delete") == 0);
+	CHECK(resolve_is(c, "sql.query", "2026-03-01", "2.0.0"));      /* not the rc */
+	CHECK(resolve_is(c, "sql.query@1", "2026-03-01", "1.2.0"));    /* not deprecated 1.0 */
+	CHECK(resolve_is(c, "sql.query@1.0", "2026-03-01", "1.0.0"));  /* deprecated, still live */
+	CHECK(resolve_is(c, "sql.query@2.1.0-rc.1", "2026-03-01", "2.1.0-rc.1"));
+	CHECK(tg_catalog_resolve(c, "sql.query@1.0.0", "2026-07-01", &k, &err) < 0);
+	CHECK(err.code == TG_ERR_UNAVAILABLE && strstr(err.msg, "retired on 2026-06-01") &&
+	      strstr(err.msg, "use sql.query@2"));
+	CHECK(tg_catalog_resolve(c, "legacy.tool", NULL, &k, &err) < 0 && strstr(err.msg, "retired"));
+	CHECK(tg_catalog_resolve(c, "sql.query@3", NULL, &k, &err) < 0 &&
+	      strstr(err.msg, "no such tool version"));
+	CHECK(tg_catalog_resolve(c, "nope", NULL, &k, &err) < 0 && strstr(err.msg, "no such tool"));
+	CHECK(tg_catalog_resolve(c, "sql.query@x", NULL, &k, &err) < 0);
+	CHECK(tg_catalog_resolve(c, "@1", NULL, &k, &err) < 0);
+	tg_catalog_free(c);
+	remove_catalog();
+	return 0;
+}
+
+static int mcp_definition(void)
+{
+	const struct tg_contract *k;
+	struct tg_catalog *c;
+	struct tg_error err;
+	json_t *o, *a;
+	char *text;
+
+	CHECK(make_catalog() == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) == 0);
+	CHECK(tg_catalog_resolve(c, "sql.query", "2026-03-01", &k, &err) == 0);
+	text = tg_catalog_mcp_tool(k, NULL, &err);
+	CHECK(text && (o = json_loads(text, 0, NULL)));
+	a = json_object_get(o, "annotations");
+	CHECK(strcmp(json_string_value(json_object_get(o, "name")), "sql.query") == 0);
+	CHECK(json_is_object(json_object_get(o, "inputSchema")));
+	CHECK(json_is_true(json_object_get(a, "readOnlyHint")));
+	CHECK(json_is_false(json_object_get(a, "destructiveHint")));
+	CHECK(json_is_true(json_object_get(a, "idempotentHint")));
+	CHECK(json_is_false(json_object_get(a, "openWorldHint")));
+	json_decref(o);
+	free(text);
+	CHECK(tg_catalog_resolve(c, "files.delete", NULL, &k, &err) == 0);
+	text = tg_catalog_mcp_tool(k, "files_delete", &err);
+	CHECK(text && (o = json_loads(text, 0, NULL)));
+	a = json_object_get(o, "annotations");
+	CHECK(strcmp(json_string_value(json_object_get(o, "name")), "files_delete") == 0);
+	CHECK(json_is_false(json_object_get(a, "readOnlyHint")));
+	CHECK(json_is_true(json_object_get(a, "destructiveHint")));
+	CHECK(json_is_false(json_object_get(a, "idempotentHint")));
+	json_decref(o);
+	free(text);
+	tg_catalog_free(c);
+	remove_catalog();
+	return 0;
+}
+
+static int duplicates_and_errors(void)
+{
+	struct tg_catalog *c;
+	struct tg_error err;
+	char path[512];
+
+	CHECK(make_catalog() == 0);
+	CHECK(write_contract(dir, "zz-dup.json", "sql.query", "1.2.0", "\"authority\":\"read\"") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) < 0);
+	CHECK(strstr(err.msg, "sql.query@1.2.0 is in both") && strstr(err.msg, "zz-dup.json"));
+	snprintf(path, sizeof(path), "%s/zz-dup.json", dir);
+	unlink(path);
+	CHECK(write_contract(dir, "zz-bad.json", "x", "1.0.0", "\"authority\":\"maybe\"") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) < 0 && strstr(err.msg, "zz-bad.json") &&
+	      strstr(err.msg, "authority"));
+	remove_catalog();
+	CHECK(tg_catalog_load_dir("/nonexistent-tg", NULL, &c, &err) < 0);
+	return 0;
+}
+
+const struct unit_test catalog_tests[] = {
+	{ "catalog/resolution", resolution },
+	{ "catalog/mcp_definition", mcp_definition },
+	{ "catalog/duplicates_and_errors", duplicates_and_errors },
+	UNIT_TESTS_END,
+};
