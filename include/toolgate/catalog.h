@@ -49,6 +49,22 @@ TG_API int tg_catalog_resolve(const struct tg_catalog *catalog, const char *ref,
 TG_API char *tg_catalog_mcp_tool(const struct tg_contract *contract, const char *exposed_name,
 				 struct tg_error *err);
 
+/* What changed between two versions of a tool, and whether it breaks its
+ * callers (diff.c says which changes do). */
+struct tg_diff {
+	struct {
+		char text[320];
+		int breaking;
+	} findings[128];
+	size_t n;
+	int breaking;           /* any finding breaks callers */
+};
+
+/* Compare two versions of a tool's contract. OUT *d. */
+TG_API int tg_catalog_diff(const struct tg_contract *old_version,
+			   const struct tg_contract *new_version, struct tg_diff *d,
+			   struct tg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

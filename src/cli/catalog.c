@@ -3,8 +3,11 @@
  *                                   risk, status
  * toolgate catalog show DIR REF     one tool (name, name@1, name@1.2.3): its
  *                                   MCP definition
- * toolgate catalog lint DIR         every contract loads, no name@version twice;
- *                                   each problem on its own line, exit 1
+ * toolgate catalog lint DIR         every contract loads, no name@version twice,
+ *                                   no breaking change without a major version
+ *                                   bump; each problem on its own line, exit 1
+ * toolgate catalog diff OLD NEW     two contract files: each change, and whether
+ *                                   it breaks callers (exit 1 when it does)
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -76,6 +79,65 @@ static int cmd_show(const char *dir, const char *ref)
 	return rc;
 }
 
+/* Print d; 1 when it breaks callers. */
+static int print_diff(const struct tg_diff *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		printf("%s %s\n", d->findings[i].breaking ? "breaking:  " : "compatible:",
+		       d->findings[i].text);
+	return d->breaking;
+}
+
+static int cmd_diff(const char *old_path, const char *new_path)
+{
+	struct tg_contract *o = NULL, *n = NULL;
+	struct tg_diff d;
+	struct tg_error err;
+	int rc = 2;
+
+	if (tg_contract_load(old_path, NULL, &o, &err) < 0 ||
+	    tg_contract_load(new_path, NULL, &n, &err) < 0 || tg_catalog_diff(o, n, &d, &err) < 0) {
+		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
+		goto out;
+	}
+	rc = print_diff(&d);
+	printf("%s@%s -> %s@%s: %s\n", o->name, o->version_text, n->name, n->version_text,
+	       rc ? "breaking" : "compatible");
+	if (rc && n->version.major <= o->version.major)
+		printf("a breaking change needs a major version bump\n");
+out:
+	tg_contract_free(o);
+	tg_contract_free(n);
+	return rc;
+}
+
+/* Breaking changes between consecutive versions of each tool that keep
+ * their major version. */
+static int lint_versions(const struct tg_catalog *cat)
+{
+	size_t i, k, problems = 0;
+	struct tg_error err;
+	struct tg_diff d;
+
+	for (i = 1; i < tg_catalog_count(cat); i++) {
+		const struct tg_contract *o = tg_catalog_at(cat, i - 1), *n = tg_catalog_at(cat, i);
+
+		if (strcmp(o->name, n->name) != 0 || o->version.major != n->version.major)
+			continue;
+		if (tg_catalog_diff(o, n, &d, &err) < 0 || !d.breaking)
+			continue;
+		printf("%s: %s@%s breaks callers of %s without a major version bump:\n", n->file,
+		       n->name, n->version_text, o->version_text);
+		for (k = 0; k < d.n; k++)
+			if (d.findings[k].breaking)
+				printf("    %s\n", d.findings[k].text);
+		problems++;
+	}
+	return (int)problems;
+}
+
 /* Every file on its own, so one run reports every problem. */
 static int cmd_lint(const char *dir)
 {
@@ -111,6 +173,7 @@ static int cmd_lint(const char *dir)
 		printf("%s\n", err.msg);
 		problems++;
 	} else if (!problems) {
+		problems += lint_versions(cat);
 		tg_catalog_free(cat);
 	}
 	printf("%d contracts, %d problems\n", files, problems);
@@ -125,8 +188,11 @@ int cmd_catalog(int argc, char **argv)
 		return cmd_show(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "lint") == 0)
 		return cmd_lint(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "diff") == 0)
+		return cmd_diff(argv[2], argv[3]);
 	fprintf(stderr, "usage: toolgate catalog list DIR\n"
 			"       toolgate catalog show DIR NAME[@VERSION]\n"
-			"       toolgate catalog lint DIR\n");
+			"       toolgate catalog lint DIR\n"
+			"       toolgate catalog diff OLD.json NEW.json\n");
 	return 2;
 }

@@ -296,6 +296,17 @@ echo '{"name":"bad tool","version":"1"}' >"$tmp/cat/bad.json"
 [ $rc -eq 1 ] && grep -q 'bad.json: name' "$tmp/out" && grep -q '3 contracts, 1 problems' "$tmp/out"
 check catalog_lint_names_problem $? "rc=$rc $(cat "$tmp/out")"
 
+# a breaking change without a major version bump: diff says so, lint fails
+rm -f "$tmp/cat/bad.json"
+sed 's/"version":"2.0.0"/"version":"2.1.0"/; s/"properties":{"sql":{"type":"string"}}/"properties":{"sql":{"type":"string"}},"required":["sql"]/' \
+	"$tmp/cat/q2.json" >"$tmp/cat/q21.json"
+"$TG" catalog diff "$tmp/cat/q2.json" "$tmp/cat/q21.json" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'breaking: *input /sql: now required' "$tmp/out" && grep -q 'needs a major version bump' "$tmp/out"
+check catalog_diff_breaking $? "rc=$rc $(cat "$tmp/out")"
+"$TG" catalog lint "$tmp/cat" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'q21.json: sql.query@2.1.0 breaks callers of 2.0.0' "$tmp/out"
+check catalog_lint_breaking $? "rc=$rc $(cat "$tmp/out")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

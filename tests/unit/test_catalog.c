@@ -162,7 +162,75 @@ static int duplicates_and_errors(void)
 	return 0;
 }
 
+static struct tg_contract *contract(const char *input, const char *output, const char *authority)
+{
+	char text[2048];
+	struct tg_contract *c = NULL;
+	struct tg_error err;
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"t\",\"version\":\"1.0.0\",\"description\":\"d\","
+		 "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"authority\":\"%s\","
+		 "\"input_schema\":%s,%s%s%s\"executor\":{\"kind\":\"builtin\",\"name\":\"x\"}%s}",
+		 authority, input, output ? "\"output_schema\":" : "", output ? output : "",
+		 output ? "," : "",
+		 strcmp(authority, "write") == 0
+			 ? ",\"dry_run\":\"unsupported\",\"compensation\":{\"irreversible\":\"r\"}"
+			 : "");
+	if (tg_contract_parse(text, strlen(text), "t.json", NULL, &c, &err) < 0)
+		fprintf(stderr, "%s\n", err.msg);
+	return c;
+}
+
+/* diff(old, new) breaks callers (1) or not (0); -1 on error. */
+static int breaks(const char *oi, const char *oo, const char *ni, const char *no)
+{
+	struct tg_contract *o = contract(oi, oo, "read"), *n = contract(ni, no, "read");
+	struct tg_diff d;
+	struct tg_error err;
+	int rc = -1;
+
+	if (o && n && tg_catalog_diff(o, n, &d, &err) == 0)
+		rc = d.breaking;
+	tg_contract_free(o);
+	tg_contract_free(n);
+	return rc;
+}
+
+static int diffs(void)
+{
+	const char *base = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}";
+
+	CHECK(breaks(base, NULL, base, NULL) == 0);
+	/* inputs: accepting more is compatible, accepting less breaks */
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":[\"string\",\"null\"]}}}", NULL) == 0);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"maxLength\":3}}}", NULL) == 1);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}}}", NULL) == 0);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}},\"required\":[\"b\"]}", NULL) == 1);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{}}", NULL) == 1);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"enum\":[\"x\"]}}}", NULL) == 1);
+	CHECK(breaks("{\"properties\":{\"a\":{\"enum\":[1,2]}}}", NULL, "{\"properties\":{\"a\":{\"enum\":[1,2,3]}}}", NULL) == 0);
+	CHECK(breaks(base, NULL, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"additionalProperties\":false}", NULL) == 1);
+	/* outputs: promising less or returning more breaks */
+	CHECK(breaks(base, base, base, "{\"type\":\"object\",\"properties\":{}}") == 1);
+	CHECK(breaks(base, "{\"properties\":{\"n\":{\"enum\":[1]}}}", base, "{\"properties\":{\"n\":{\"enum\":[1,2]}}}") == 1);
+	CHECK(breaks(base, base, base, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"z\":{}}}") == 0);
+	/* read to write */
+	{
+		struct tg_contract *o = contract(base, NULL, "read"), *n = contract(base, NULL, "write");
+		struct tg_diff d;
+		struct tg_error err;
+
+		CHECK(o && n && tg_catalog_diff(o, n, &d, &err) == 0 && d.breaking);
+		CHECK(strstr(d.findings[0].text, "read became write"));
+		tg_contract_free(o);
+		tg_contract_free(n);
+	}
+	return 0;
+}
+
 const struct unit_test catalog_tests[] = {
+	{ "catalog/diffs", diffs },
 	{ "catalog/resolution", resolution },
 	{ "catalog/mcp_definition", mcp_definition },
 	{ "catalog/duplicates_and_errors", duplicates_and_errors },
