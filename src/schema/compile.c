@@ -19,8 +19,8 @@
 /* ---- small maps ------------------------------------------------------ */
 
 /* Open addressing on the json_t address: every subschema is looked up
- * once per reference and once when compiled. cap is a power of two. */
-static size_t map_slot(const json_t *key, size_t cap)
+ * once per reference and once when compiled. */
+static size_t map_slot(const void *key, size_t cap)
 {
 	uintptr_t h = (uintptr_t)key;
 
@@ -29,57 +29,68 @@ static size_t map_slot(const json_t *key, size_t cap)
 	return (size_t)(h >> 7) & (cap - 1);
 }
 
-static struct snode *map_get(const struct tg_schema *s, const json_t *key)
+static void *map_get(const struct ptrmap *m, const void *key)
 {
 	size_t i;
 
-	if (!s->nodes.cap)
+	if (!m->cap)
 		return NULL;
-	for (i = map_slot(key, s->nodes.cap); s->nodes.keys[i]; i = (i + 1) & (s->nodes.cap - 1))
-		if (s->nodes.keys[i] == key)
-			return s->nodes.vals[i];
+	for (i = map_slot(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return m->vals[i];
 	return NULL;
 }
 
-static int map_put(struct tg_schema *s, const json_t *key, struct snode *val)
+/* Insert or replace. -1 on ENOMEM. */
+static int map_put(struct ptrmap *m, const void *key, void *val)
 {
 	size_t i;
 
-	if ((s->nodes.n + 1) * 2 > s->nodes.cap) {
-		size_t cap = s->nodes.cap ? s->nodes.cap * 2 : 64, j;
-		const json_t **k = calloc(cap, sizeof(s->nodes.keys[0]));
-		struct snode **v = calloc(cap, sizeof(s->nodes.vals[0]));
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64, j;
+		const void **k = calloc(cap, sizeof(m->keys[0]));
+		void **v = calloc(cap, sizeof(m->vals[0]));
 
 		if (!k || !v) {
 			free(k);
 			free(v);
 			return -1;
 		}
-		for (j = 0; j < s->nodes.cap; j++) {
-			if (!s->nodes.keys[j])
+		for (j = 0; j < m->cap; j++) {
+			if (!m->keys[j])
 				continue;
-			for (i = map_slot(s->nodes.keys[j], cap); k[i]; i = (i + 1) & (cap - 1))
+			for (i = map_slot(m->keys[j], cap); k[i]; i = (i + 1) & (cap - 1))
 				;
-			k[i] = s->nodes.keys[j];
-			v[i] = s->nodes.vals[j];
+			k[i] = m->keys[j];
+			v[i] = m->vals[j];
 		}
-		free(s->nodes.keys);
-		free(s->nodes.vals);
-		s->nodes.keys = k;
-		s->nodes.vals = v;
-		s->nodes.cap = cap;
+		free(m->keys);
+		free(m->vals);
+		m->keys = k;
+		m->vals = v;
+		m->cap = cap;
 	}
-	for (i = map_slot(key, s->nodes.cap); s->nodes.keys[i]; i = (i + 1) & (s->nodes.cap - 1))
-		;
-	s->nodes.keys[i] = key;
-	s->nodes.vals[i] = val;
-	s->nodes.n++;
+	for (i = map_slot(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return 0;
+		}
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
 	return 0;
+}
+
+static void map_release(struct ptrmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
 }
 
 struct snode *schema_lookup(const struct tg_schema *s, const json_t *json)
 {
-	return map_get(s, json);
+	return map_get(&s->nodes, json);
 }
 
 /* Anchors and embedded resources: "uri#name" or "uri" -> schema json, plus
@@ -119,10 +130,10 @@ static struct resource *resource_find(struct tg_schema *s, const char *uri)
 	return NULL;
 }
 
-/* json object -> resource it belongs to (for nodes reached by pointer). */
-static json_t *owner_of(struct tg_schema *s)
+/* The resource a schema object belongs to, or NULL if never walked. */
+static struct resource *owner_of(const struct tg_schema *s, const json_t *schema)
 {
-	return json_object_get(s->docs, "owners");
+	return map_get(&s->owners, schema);
 }
 
 /* ---- walking a document -------------------------------------------- */
@@ -188,7 +199,6 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 		struct tg_error *err)
 {
 	json_t *id, *anchor, *dyn;
-	char key[32];
 
 	if (!json_is_object(schema))
 		return 0;
@@ -233,8 +243,8 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 		}
 		free(base);
 	}
-	snprintf(key, sizeof(key), "%p", (void *)schema);
-	json_object_set_new(owner_of(s), key, json_string(res->uri));
+	if (map_put(&s->owners, schema, res) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if (s->draft == 7)
 		return walk_children(s, schema, res, err);
 	anchor = json_object_get(schema, "$anchor");
@@ -263,12 +273,9 @@ static int add_document(struct tg_schema *s, json_t *doc, const char *uri,
 	if (walk(s, doc, res, err) < 0)
 		return -1;
 	/* a root "$id" names the document: that resource is the root */
-	if (json_is_object(doc) && json_is_string(json_object_get(doc, "$id"))) {
-		char key[32];
-
-		snprintf(key, sizeof(key), "%p", (void *)doc);
-		res = resource_find(s, json_string_value(json_object_get(owner_of(s), key)));
-	}
+	if (json_is_object(doc) && json_is_string(json_object_get(doc, "$id")) &&
+	    owner_of(s, doc))
+		res = owner_of(s, doc);
 	*out = res;
 	return 0;
 }
@@ -445,15 +452,8 @@ int schema_resolve(struct tg_schema *s, struct resource *from, const char *ref,
 		tg_error_set(err, TG_ERR_INVALID, "$ref '%s': nothing at %s", ref, abs);
 		goto out;
 	}
-	{
-		char key[32];
-		const char *owner;
-
-		snprintf(key, sizeof(key), "%p", (void *)target);
-		owner = json_string_value(json_object_get(owner_of(s), key));
-		if (owner && resource_find(s, owner))
-			res = resource_find(s, owner);
-	}
+	if (owner_of(s, target))
+		res = owner_of(s, target);
 	*out = target;
 	*out_res = res;
 	rc = 0;
@@ -896,7 +896,7 @@ static void drop_validation(struct snode *n)
 struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *res,
 			  const char *path, struct tg_error *err)
 {
-	struct snode *n = map_get(s, json);
+	struct snode *n = map_get(&s->nodes, json);
 
 	if (n)
 		return n;
@@ -906,7 +906,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		return NULL;
 	}
 	n = calloc(1, sizeof(*n));
-	if (!n || map_put(s, json, n) < 0) {
+	if (!n || map_put(&s->nodes, json, n) < 0) {
 		free(n);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
@@ -920,14 +920,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		return n;
 	}
 	n->boolean = -1;
-	{
-		char key[32];
-		const char *owner;
-
-		snprintf(key, sizeof(key), "%p", (void *)json);
-		owner = json_string_value(json_object_get(owner_of(s), key));
-		n->res = owner && resource_find(s, owner) ? resource_find(s, owner) : res;
-	}
+	n->res = owner_of(s, json) ? owner_of(s, json) : res;
 	if (s->draft == 7) {
 		if (compile_draft7(s, n, err) < 0) {
 			if (err && path[0])
@@ -1053,7 +1046,7 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 	}
 	if (opts)
 		s->opts = *opts;
-	s->docs = json_pack("{s:[],s:{},s:{}}", "list", "anchors", "owners");
+	s->docs = json_pack("{s:[],s:{}}", "list", "anchors");
 	if (!s->docs) {
 		json_decref(doc);
 		tg_schema_free(s);
@@ -1106,8 +1099,8 @@ void tg_schema_free(struct tg_schema *s)
 	for (i = 0; i < s->nodes.cap; i++)
 		if (s->nodes.keys[i])
 			node_free(s->nodes.vals[i]);
-	free(s->nodes.keys);
-	free(s->nodes.vals);
+	map_release(&s->nodes);
+	map_release(&s->owners);
 	for (r = s->resources; r; r = next) {
 		next = r->next;
 		free(r->uri);

@@ -98,17 +98,23 @@ struct resource {
 	struct resource *next;
 };
 
+/* Open addressing on pointer keys (cap a power of two, at most half full). */
+struct ptrmap {
+	const void **keys;
+	void **vals;
+	size_t n, cap;
+};
+
 struct tg_schema {
 	struct tg_schema_options opts;
 	json_t *docs;                        /* array: every document loaded */
 	struct resource *resources;
 	/* json_t* (as a key: its address) -> struct snode*, so each subschema
-	 * compiles once and reference cycles terminate; open addressing */
-	struct nodemap {
-		const json_t **keys;
-		struct snode **vals;
-		size_t n, cap;
-	} nodes;
+	 * compiles once and reference cycles terminate */
+	struct ptrmap nodes;
+	/* json_t* of every schema object walked -> the struct resource it
+	 * belongs to (its base URI), for targets reached by JSON Pointer */
+	struct ptrmap owners;
 	struct snode *root;
 	int draft;
 	int no_validation;                   /* dialect without the validation vocabulary */
