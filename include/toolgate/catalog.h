@@ -65,6 +65,17 @@ TG_API int tg_catalog_diff(const struct tg_contract *old_version,
 			   const struct tg_contract *new_version, struct tg_diff *d,
 			   struct tg_error *err);
 
+/* Check every contract of dir without stopping at the first problem:
+ * each file that does not load, each name@version found twice, each
+ * breaking change between consecutive versions that keep their major
+ * version. report is called with one line per problem (and, for a
+ * breaking change, one indented line per breaking finding). OUT *files:
+ * how many contracts were read. Returns the number of problems, or -1
+ * with err when dir cannot be read. */
+TG_API int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
+			   void (*report)(const char *line, void *ctx), void *ctx,
+			   size_t *files, struct tg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,15 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static void free_files(char **files)
+{
+	size_t i;
+
+	for (i = 0; files && files[i]; i++)
+		free(files[i]);
+	free(files);
+}
+
 /* The *.json entries of dir, sorted, malloc'd, NULL-terminated. */
 static char **json_files(const char *dir, struct tg_error *err)
 {
@@ -72,10 +81,26 @@ static char **json_files(const char *dir, struct tg_error *err)
 	return v;
 fail:
 	closedir(d);
-	while (n > 0)
-		free(v[--n]);
-	free(v);
+	free_files(v);
 	return NULL;
+}
+
+/* The first name@version that two contracts share (c->v sorted), or 0. */
+static size_t find_duplicate(const struct tg_catalog *c, size_t from)
+{
+	size_t i;
+
+	for (i = from ? from : 1; i < c->n; i++)
+		if (by_name_version(&c->v[i - 1], &c->v[i]) == 0)
+			return i;
+	return 0;
+}
+
+static void duplicate_error(const char *dir, const struct tg_catalog *c, size_t i,
+			    struct tg_error *err)
+{
+	tg_error_set(err, TG_ERR_INVALID, "catalog %s: %s@%s is in both %s and %s", dir,
+		     c->v[i]->name, c->v[i]->version_text, c->v[i - 1]->file, c->v[i]->file);
 }
 
 int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
@@ -104,24 +129,79 @@ int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 		c->n++;
 	}
 	qsort(c->v, c->n, sizeof(*c->v), by_name_version);
-	for (i = 1; i < c->n; i++)
-		if (by_name_version(&c->v[i - 1], &c->v[i]) == 0) {
-			tg_error_set(err, TG_ERR_INVALID, "catalog %s: %s@%s is in both %s and %s", dir,
-				     c->v[i]->name, c->v[i]->version_text, c->v[i - 1]->file,
-				     c->v[i]->file);
-			goto fail;
-		}
-	for (i = 0; files[i]; i++)
-		free(files[i]);
-	free(files);
+	if ((i = find_duplicate(c, 0))) {
+		duplicate_error(dir, c, i, err);
+		goto fail;
+	}
+	free_files(files);
 	*out = c;
 	return 0;
 fail:
-	for (i = 0; files[i]; i++)
-		free(files[i]);
-	free(files);
+	free_files(files);
 	tg_catalog_free(c);
 	return -1;
+}
+
+int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
+		    void (*report)(const char *line, void *ctx), void *ctx, size_t *files_read,
+		    struct tg_error *err)
+{
+	struct tg_catalog c = { NULL, 0 };
+	struct tg_error lerr;
+	char **files, line[1024];
+	size_t i, k;
+	int problems = 0;
+
+	*files_read = 0;
+	tg_error_clear(err);
+	files = json_files(dir, err);
+	if (!files)
+		return -1;
+	for (i = 0; files[i]; i++)
+		;
+	*files_read = i;
+	c.v = calloc(i + 1, sizeof(*c.v));
+	if (!c.v) {
+		free_files(files);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	/* every file on its own, so one run reports every problem */
+	for (i = 0; files[i]; i++) {
+		if (tg_contract_load(files[i], opts, &c.v[c.n], &lerr) == 0) {
+			c.n++;
+		} else {
+			report(lerr.msg, ctx);
+			problems++;
+		}
+	}
+	free_files(files);
+	qsort(c.v, c.n, sizeof(*c.v), by_name_version);
+	for (i = find_duplicate(&c, 0); i; i = find_duplicate(&c, i + 1)) {
+		duplicate_error(dir, &c, i, &lerr);
+		report(lerr.msg, ctx);
+		problems++;
+	}
+	for (i = 1; i < c.n; i++) {
+		const struct tg_contract *o = c.v[i - 1], *n = c.v[i];
+		struct tg_diff d;
+
+		if (strcmp(o->name, n->name) != 0 || o->version.major != n->version.major ||
+		    tg_catalog_diff(o, n, &d, &lerr) < 0 || !d.breaking)
+			continue;
+		snprintf(line, sizeof(line), "%s: %s@%s breaks callers of %s without a major "
+			 "version bump:", n->file, n->name, n->version_text, o->version_text);
+		report(line, ctx);
+		for (k = 0; k < d.n; k++)
+			if (d.findings[k].breaking) {
+				snprintf(line, sizeof(line), "    %s", d.findings[k].text);
+				report(line, ctx);
+			}
+		problems++;
+	}
+	for (i = 0; i < c.n; i++)
+		tg_contract_free(c.v[i]);
+	free(c.v);
+	return problems;
 }
 
 void tg_catalog_free(struct tg_catalog *c)

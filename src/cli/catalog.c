@@ -9,7 +9,6 @@
  * toolgate catalog diff OLD NEW     two contract files: each change, and whether
  *                                   it breaks callers (exit 1 when it does)
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,70 +112,23 @@ out:
 	return rc;
 }
 
-/* Breaking changes between consecutive versions of each tool that keep
- * their major version. */
-static int lint_versions(const struct tg_catalog *cat)
+static void print_line(const char *line, void *ctx)
 {
-	size_t i, k, problems = 0;
-	struct tg_error err;
-	struct tg_diff d;
-
-	for (i = 1; i < tg_catalog_count(cat); i++) {
-		const struct tg_contract *o = tg_catalog_at(cat, i - 1), *n = tg_catalog_at(cat, i);
-
-		if (strcmp(o->name, n->name) != 0 || o->version.major != n->version.major)
-			continue;
-		if (tg_catalog_diff(o, n, &d, &err) < 0 || !d.breaking)
-			continue;
-		printf("%s: %s@%s breaks callers of %s without a major version bump:\n", n->file,
-		       n->name, n->version_text, o->version_text);
-		for (k = 0; k < d.n; k++)
-			if (d.findings[k].breaking)
-				printf("    %s\n", d.findings[k].text);
-		problems++;
-	}
-	return (int)problems;
+	(void)ctx;
+	printf("%s\n", line);
 }
 
-/* Every file on its own, so one run reports every problem. */
 static int cmd_lint(const char *dir)
 {
-	struct tg_catalog *cat;
 	struct tg_error err;
-	struct dirent *e;
-	int problems = 0, files = 0;
-	DIR *d = opendir(dir);
+	size_t files;
+	int problems = tg_catalog_lint(dir, NULL, print_line, NULL, &files, &err);
 
-	if (!d) {
-		fprintf(stderr, "toolgate catalog: cannot open %s\n", dir);
+	if (problems < 0) {
+		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
 		return 2;
 	}
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		struct tg_contract *c;
-		char path[4096];
-
-		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
-			continue;
-		files++;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (tg_contract_load(path, NULL, &c, &err) < 0) {
-			printf("%s\n", err.msg);
-			problems++;
-		} else {
-			tg_contract_free(c);
-		}
-	}
-	closedir(d);
-	/* duplicates show up when the whole directory loads */
-	if (!problems && tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
-		printf("%s\n", err.msg);
-		problems++;
-	} else if (!problems) {
-		problems += lint_versions(cat);
-		tg_catalog_free(cat);
-	}
-	printf("%d contracts, %d problems\n", files, problems);
+	printf("%zu contracts, %d problems\n", files, problems);
 	return problems ? 1 : 0;
 }
 
