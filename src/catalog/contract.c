@@ -84,6 +84,17 @@ static int text(struct loader *l, json_t *obj, const char *key, const char *fiel
 	return 0;
 }
 
+/* A string field of an element of an array of objects, its error naming
+ * "where.key" ("errors[2].code"). */
+static int member_text(struct loader *l, json_t *obj, const char *where, const char *key,
+		       int required, char **out)
+{
+	char field[160];
+
+	snprintf(field, sizeof(field), "%s.%s", where, key);
+	return text(l, obj, key, field, required, out);
+}
+
 static int string_list(struct loader *l, json_t *a, const char *field, size_t max, char ***out)
 {
 	json_t *v;
@@ -220,11 +231,11 @@ static int load_errors(struct loader *l, json_t *doc)
 			return bad(l, field, "must be an object");
 		c->nerrors = i + 1;
 		if (only(l, e, field, fields) < 0 ||
-		    text(l, e, "code", field, 1, &c->errors[i].code) < 0 ||
-		    text(l, e, "meaning", field, 1, &c->errors[i].meaning) < 0)
+		    member_text(l, e, field, "code", 1, &c->errors[i].code) < 0 ||
+		    member_text(l, e, field, "meaning", 1, &c->errors[i].meaning) < 0)
 			return -1;
 		if (!json_is_boolean(json_object_get(e, "retryable")))
-			return bad(l, field, "retryable must be true or false");
+			return bad(l, field, "retryable: must be true or false");
 		c->errors[i].retryable = json_is_true(json_object_get(e, "retryable"));
 	}
 	return 0;
@@ -285,8 +296,8 @@ static int load_mounts(struct loader *l, json_t *a)
 			return bad(l, field, "must be an object");
 		c->nmounts = i + 1;
 		if (only(l, m, field, fields) < 0 ||
-		    text(l, m, "host", field, 1, &c->mounts[i].host) < 0 ||
-		    text(l, m, "inside", field, 0, &c->mounts[i].inside) < 0)
+		    member_text(l, m, field, "host", 1, &c->mounts[i].host) < 0 ||
+		    member_text(l, m, field, "inside", 0, &c->mounts[i].inside) < 0)
 			return -1;
 		c->mounts[i].writable = json_is_true(json_object_get(m, "writable"));
 	}

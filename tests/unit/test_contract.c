@@ -84,7 +84,8 @@ static int refusals(void)
 	CHECK(refused("\"version\":\"1.2.0\"", "\"version\":\"01.2.0\"", "version:"));
 	CHECK(refused("\"type\":\"object\",\"properties\"", "\"type\":\"obj\",\"properties\"",
 		      "input_schema: invalid schema"));
-	CHECK(refused("\"retryable\":false", "\"retryable\":\"no\"", "errors[0]"));
+	CHECK(refused("\"retryable\":false", "\"retryable\":\"no\"", "errors[0]: retryable"));
+	CHECK(refused("\"code\":\"syntax\",", "", "errors[0].code: required"));
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"", "\"kind\":\"mcp\"", "reserved"));
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"", "\"kind\":\"command\"",
 		      "executor.argv: required"));

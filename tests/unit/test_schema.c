@@ -19,10 +19,8 @@ static int check(const char *schema, const char *instance)
 	struct tg_error err;
 	int rc;
 
-	if (tg_schema_compile(schema, strlen(schema), NULL, &s, &err) < 0) {
-		fprintf(stderr, "compile: %s\n", err.msg);
-		return -2;
-	}
+	if (tg_schema_compile(schema, strlen(schema), NULL, &s, &err) < 0)
+		return -2; /* some tests expect it; a CHECK names the line otherwise */
 	rc = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
 	tg_schema_free(s);
 	return rc;
@@ -190,10 +188,8 @@ static int check7(const char *schema, const char *instance)
 	struct tg_error err;
 	int rc;
 
-	if (tg_schema_compile(schema, strlen(schema), &o, &s, &err) < 0) {
-		fprintf(stderr, "compile: %s\n", err.msg);
+	if (tg_schema_compile(schema, strlen(schema), &o, &s, &err) < 0)
 		return -2;
-	}
 	rc = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
 	tg_schema_free(s);
 	return rc;
