@@ -93,13 +93,9 @@ struct snode *schema_lookup(const struct tg_schema *s, const json_t *json)
 	return map_get(&s->nodes, json);
 }
 
-/* Anchors and embedded resources: "uri#name" or "uri" -> schema json, plus
- * the resource each schema object lives in. Kept in a json object keyed by
- * URI (anchors) and a parallel list for json_t* -> resource. */
-struct index {
-	json_t *by_uri;       /* "abs" or "abs#anchor" -> json (borrowed ref) */
-};
-
+/* Resources (documents and "$id"s) are a list; anchors ("uri#name" ->
+ * schema) a JSON object in s->docs; which resource each schema object
+ * belongs to, the owners map. */
 static struct resource *resource_new(struct tg_schema *s, const char *uri, json_t *root)
 {
 	struct resource *r = calloc(1, sizeof(*r));
