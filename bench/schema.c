@@ -2,7 +2,8 @@
  * bench/schema: validations per second of toolgate's compiled schemas on
  * the groups bench/schema/make-groups.py writes (the JSON Schema Test
  * Suite's cases and realistic tool-argument schemas). The instances are
- * parsed once, as ajv's are, so both sides measure validation alone.
+ * parsed once into the validator's instance form, as ajv's are into
+ * JavaScript values, so both sides measure validation alone.
  * bench/schema.sh runs ajv on the same groups in the same run and prints
  * the ratios. Not a test: it asserts nothing.
  *
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 		json_t *cases = json_object_get(g, "cases"), *c;
 		size_t nc = json_array_size(cases), ci, n = 0;
 		struct tg_schema **schemas = calloc(nc, sizeof(*schemas));
+		struct jv_doc *docs = calloc(nc, sizeof(*docs));
 		double t0, t;
 		long sink = 0;
 
@@ -52,20 +54,24 @@ int main(int argc, char **argv)
 			char *text = json_dumps(json_object_get(c, "schema"), JSON_ENCODE_ANY);
 			struct tg_error err;
 
-			if (!text || tg_schema_compile(text, strlen(text), NULL, &schemas[ci], &err) < 0)
+			if (!text || tg_schema_compile(text, strlen(text), NULL, &schemas[ci], &err) < 0 ||
+			    jv_from_json(&docs[ci], json_object_get(c, "instances"), 1000, &err) < 0) {
+				tg_schema_free(schemas[ci]);
 				schemas[ci] = NULL;
+			}
 			free(text);
 		}
 		t0 = now_s();
 		do {
 			json_array_foreach(cases, ci, c) {
-				json_t *insts = json_object_get(c, "instances"), *inst;
-				size_t ii;
+				const struct jv *insts = &docs[ci].root;
+				uint32_t ii;
 
 				if (!schemas[ci])
 					continue;
-				json_array_foreach(insts, ii, inst) {
-					sink += schema_validate_json(schemas[ci], inst, NULL, NULL);
+				for (ii = 0; ii < insts->n; ii++) {
+					sink += schema_validate_jv(schemas[ci], &insts->u.items[ii], NULL,
+								   NULL);
 					n++;
 				}
 			}
@@ -73,9 +79,13 @@ int main(int argc, char **argv)
 		} while (t < seconds);
 		json_object_set_new(out, json_string_value(json_object_get(g, "name")),
 				    json_real((double)n / t));
-		for (ci = 0; ci < nc; ci++)
+		for (ci = 0; ci < nc; ci++) {
+			if (schemas[ci])
+				jv_doc_release(&docs[ci]);
 			tg_schema_free(schemas[ci]);
+		}
 		free(schemas);
+		free(docs);
 		if (sink == -12345)
 			puts("");
 	}

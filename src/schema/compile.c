@@ -1053,7 +1053,7 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 	    (s->draft != 7 && read_dialect(s, doc, root, err) < 0))
 		goto fail;
 	s->root = schema_node(s, doc, root, "", err);
-	if (!s->root || compile_dynamic_anchors(s, err) < 0)
+	if (!s->root || compile_dynamic_anchors(s, err) < 0 || schema_prepare(s, err) < 0)
 		goto fail;
 	json_decref(doc);
 	*out = s;
@@ -1104,5 +1104,6 @@ void tg_schema_free(struct tg_schema *s)
 		free(r);
 	}
 	json_decref(s->docs);
+	jv_doc_release(&s->arena);
 	free(s);
 }

@@ -128,8 +128,13 @@ int regex_search(const pcre2_code *re, const char *s, size_t len)
 		if (!tl_md)
 			return -1;
 	}
-	/* pcre2_match uses the JIT code when the pattern has it */
-	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, tl_md, tl_ctx);
+	/* Instance strings are valid UTF-8 (jv.c checks every one), so the
+	 * per-match UTF check is skipped: it would read the whole subject. The
+	 * JIT entry point skips the interpreter's option checks; a pattern
+	 * the JIT could not compile goes through pcre2_match. */
+	rc = pcre2_jit_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, tl_md, tl_ctx);
+	if (rc == PCRE2_ERROR_JIT_BADOPTION)
+		rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, tl_md, tl_ctx);
 	if (rc >= 0)
 		return 1;
 	if (rc == PCRE2_ERROR_NOMATCH)

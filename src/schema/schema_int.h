@@ -27,6 +27,62 @@ enum {
 struct snode;
 struct resource;
 
+/* ---- instances (jv.c) ---------------------------------------------- */
+
+enum { JV_NULL, JV_FALSE, JV_TRUE, JV_INT, JV_REAL, JV_STRING, JV_ARRAY, JV_OBJECT };
+
+struct jmember;
+
+/* A JSON value as the validator reads it; 16 bytes. */
+struct jv {
+	uint8_t kind;               /* JV_* */
+	uint8_t tmask;              /* its T_* bits: T_NUMBER|T_INTEGER for 1.0 */
+	uint32_t n;                 /* string bytes, array items, object members */
+	union {
+		long long i;
+		double d;
+		const char *s;      /* NUL terminated (it may also hold NULs) */
+		struct jv *items;
+		struct jmember *members;
+	} u;
+};
+
+struct jmember {
+	const char *key;            /* NUL terminated, in a jv_doc arena (16 bytes readable) */
+	uint32_t klen, hash;        /* hash: jv_key_hash(key, klen) */
+	struct jv val;
+};
+
+/* A parsed instance: the root and the arena everything lives in. */
+struct jv_doc {
+	struct jv root;
+	struct jv_block *blocks;
+};
+
+/* Parse text (len bytes; RFC 8259, any value at the top) into OUT d.
+ * -1 and err (the line and column, and what is wrong) for malformed text,
+ * invalid UTF-8, a lone surrogate, a duplicate member name, nesting
+ * deeper than max_depth. */
+int jv_parse(struct jv_doc *d, const char *text, size_t len, size_t max_depth,
+	     struct tg_error *err);
+/* Copy a jansson value into OUT d; -1 and err when nested too deep. */
+int jv_from_json(struct jv_doc *d, const json_t *j, size_t max_depth, struct tg_error *err);
+void jv_doc_release(struct jv_doc *d);
+/* size bytes (16-aligned) in d's arena; NULL out of memory. */
+void *jv_alloc(struct jv_doc *d, size_t size);
+/* A jansson value into OUT *out, allocated in d's arena (not reset). */
+int jv_copy_json(struct jv_doc *d, const json_t *j, struct jv *out, struct tg_error *err);
+/* JSON Schema equality: 1.0 equals 1, member order does not matter. */
+int jv_equal(const struct jv *a, const struct jv *b);
+/* Equal values hash alike (jv_equal's sense). */
+uint64_t jv_hash(const struct jv *v);
+uint32_t jv_key_hash(const char *s, size_t n);
+
+static inline double jv_number(const struct jv *v)
+{
+	return v->kind == JV_INT ? (double)v->u.i : v->u.d;
+}
+
 struct named_node {
 	const char *name;        /* borrowed from the schema document */
 	struct snode *node;
@@ -37,18 +93,62 @@ struct pattern_node {
 	struct snode *node;
 };
 
+/* A name the object keywords of a node mention (prepare.c). */
+struct keyent {
+	const char *name;        /* borrowed from the schema document */
+	uint32_t len, hash;
+	struct snode *prop;      /* properties/<name>, or NULL */
+	struct snode *dep_schema; /* dependentSchemas/<name>, or NULL */
+	uint32_t *dep_req;       /* dependentRequired/<name>: key indices */
+	uint32_t ndep_req;
+};
+
+/* A slot of a node's key table: the hash (compared first, without
+ * touching the entry) and the key index + 1 (0: empty). */
+struct kslot {
+	uint32_t hash, idx;
+	uint32_t len;
+	const char *name;        /* the entry's name, here to compare without a hop */
+};
+
+/* Which groups of checks a node has (prepare.c), so validation skips the
+ * rest without looking. */
+enum {
+	F_TYPE = 1 << 0, F_CONST = 1 << 1, F_ENUM = 1 << 2, F_NUM = 1 << 3, F_STR = 1 << 4,
+	F_REF = 1 << 5, F_DYNREF = 1 << 6, F_APPL = 1 << 7, F_OBJ = 1 << 8, F_ARR = 1 << 9,
+	F_UNEVAL_P = 1 << 10, F_UNEVAL_I = 1 << 11,
+	F_VALUE = F_TYPE | F_CONST | F_ENUM | F_NUM | F_STR, /* checks of the value alone */
+};
+
 struct dep_required {
 	const char *name;
 	json_t *required;        /* array of strings, borrowed */
 };
 
 struct snode {
+	/* what validation reads first, together (prepare.c fills most) */
 	int boolean;             /* -1: an object schema; 0/1: false/true */
-	json_t *json;            /* the schema object (borrowed from its document) */
-	char *path;              /* keyword location of this node, JSON Pointer */
+	unsigned flags;          /* F_* */
+	unsigned types;          /* "type", 0 when absent */
+	uint32_t nkeys, kmask;
+	struct kslot *ktab;      /* kmask + 1 slots */
+	int kperfect;            /* no two keys share a slot: one probe */
+	int obj_fast;            /* object keywords object_fast() handles alone */
+	struct snode *direct;    /* the end of a chain of nodes that are only a
+				  * "$ref": what validation evaluates instead */
+	uint64_t reqmask;        /* with obj_fast: the "required" key indices */
+	struct keyent *keys;     /* properties, required, dependencies */
+	uint32_t *req;           /* "required": key indices */
+	uint32_t nreq;
+	uint32_t ndeps;          /* keys with a dependency */
+	uint32_t nenum;
+	struct jv *enum_jv;
+	struct jv *const_jv;
 	struct resource *res;    /* the resource (document or $id) it belongs to */
 
-	unsigned types;          /* "type", 0 when absent */
+	json_t *json;            /* the schema object (borrowed from its document) */
+	char *path;              /* keyword location of this node, JSON Pointer */
+
 	json_t *const_v;         /* borrowed, NULL when absent */
 	json_t *enum_v;          /* borrowed array, NULL when absent */
 
@@ -88,6 +188,7 @@ struct snode {
 	struct snode *ref;                   /* resolved $ref */
 	struct snode *dyn_ref;               /* $dynamicRef resolved statically */
 	const char *dyn_anchor_name;         /* set when dyn_ref may be dynamic */
+
 };
 
 /* A schema resource: a document or a subschema with its own $id. */
@@ -118,6 +219,8 @@ struct tg_schema {
 	struct snode *root;
 	int draft;
 	int no_validation;                   /* dialect without the validation vocabulary */
+	int dynamic;                         /* some $dynamicRef may resolve dynamically */
+	struct jv_doc arena;                 /* what schema_prepare made */
 };
 
 /* compile.c */
@@ -128,6 +231,9 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 struct snode *schema_lookup(const struct tg_schema *s, const json_t *json);
 int schema_resolve(struct tg_schema *s, struct resource *from, const char *ref,
 		   json_t **out, struct resource **out_res, struct tg_error *err);
+
+/* prepare.c: ready every compiled node for validation. */
+int schema_prepare(struct tg_schema *s, struct tg_error *err);
 
 /* uri.c: resolve ref against base (RFC 3986 section 5.2), malloc'd. */
 char *uri_resolve(const char *base, const char *ref);
@@ -144,10 +250,10 @@ int regex_search(const pcre2_code *re, const char *s, size_t len);
 /* format.c: 1 when s (n bytes) is in the format, or the format is unknown. */
 int format_check(const char *format, const char *s, size_t n);
 
-/* validate.c */
-int json_equal_schema(const json_t *a, const json_t *b);
-/* tg_schema_validate on a parsed instance (borrowed). */
-int schema_validate_json(const struct tg_schema *s, json_t *inst,
+/* validate.c: tg_schema_validate on a parsed instance (borrowed). */
+int schema_validate_jv(const struct tg_schema *s, const struct jv *inst,
+		       struct tg_schema_errors *errors, struct tg_error *err);
+int schema_validate_json(const struct tg_schema *s, const json_t *inst,
 			 struct tg_schema_errors *errors, struct tg_error *err);
 
 #endif

@@ -1,15 +1,23 @@
 /*
- * Validation: a compiled schema (compile.c) applied to an instance.
+ * Validation: a compiled schema (compile.c, prepare.c) applied to an
+ * instance (struct jv, jv.c).
  *
- * apply() evaluates one node against one instance value. When the caller
- * needs annotations (an "unevaluatedProperties" or "unevaluatedItems"
- * somewhere above), it also reports which properties and items this node
- * evaluated successfully, so that annotations flow up through $ref, allOf,
- * anyOf, oneOf, if/then/else and dependentSchemas as 2020-12 says. The
- * dynamic scope (the resources entered on the way down) resolves
- * "$dynamicRef". Failed assertions are recorded in the "basic" output shape
- * unless they happen inside a branch whose failure is not an error
- * (anyOf, oneOf, not, if, contains).
+ * apply() evaluates one node against one instance value, entering only
+ * the groups of checks the node has (its flags). When no error list is
+ * wanted, or inside a branch whose failure is not an error by itself
+ * (anyOf, oneOf, not, if, contains), the first failed assertion ends the
+ * node: the answer is known.
+ *
+ * Annotations: when an "unevaluatedProperties" or "unevaluatedItems" needs
+ * them, a node reports which members (a bit per member index of the
+ * instance object) and which items it evaluated successfully; they flow
+ * up through $ref, allOf, anyOf, oneOf, if/then/else and dependentSchemas
+ * as 2020-12 says. A node passes its caller's annotation set down to its
+ * subschemas directly: if the node fails, every node up to the nearest
+ * branch fails too, and a branch starts a fresh set, so nothing a failed
+ * node evaluated survives. The dynamic scope (the resources entered on
+ * the way down) resolves "$dynamicRef". Failed assertions are recorded in
+ * the "basic" output shape.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -24,13 +32,14 @@
 #define MAX_SCOPE 256
 #define MAX_EVAL_DEPTH 1024 /* nested applications, $ref cycles included */
 
+/* What a node evaluated of its instance. Bit sets over member or item
+ * indices: inline up to 64, on the heap beyond. */
 struct ann {
-	const char **props;    /* evaluated property names (borrowed) */
-	size_t nprops, cap;
-	size_t items_upto;     /* items [0, items_upto) evaluated */
+	uint64_t p_inl, *p_heap;   /* evaluated properties */
+	uint64_t c_inl, *c_heap;   /* items "contains" matched */
+	uint32_t items_upto;       /* items [0, items_upto) evaluated */
 	int items_all;
-	unsigned char *contains; /* items matched by "contains" */
-	size_t ncontains;
+	int nomem;
 };
 
 struct ctx {
@@ -41,71 +50,66 @@ struct ctx {
 	size_t ilen;
 	const struct resource *scope[MAX_SCOPE];
 	size_t nscope;
-	int fatal;                            /* regex limit, too deep */
+	int fatal;                            /* regex limit, too deep, no memory */
 	size_t depth;
 };
 
+/* Every failed assertion is wanted: an error list, outside a branch. */
+#define COLLECT(c) ((c)->errors && !(c)->quiet)
+
+static uint64_t *bits(uint64_t *inl, uint64_t **heap, size_t n, int create, int *nomem)
+{
+	if (n <= 64)
+		return inl;
+	if (!*heap && create) {
+		*heap = calloc((n + 63) / 64, sizeof(uint64_t));
+		if (!*heap)
+			*nomem = 1;
+	}
+	return *heap;
+}
+
+static int bit_get(const uint64_t *b, size_t i)
+{
+	return b && (b[i / 64] >> (i % 64)) & 1;
+}
+
+static void bit_set(uint64_t *b, size_t i)
+{
+	if (b)
+		b[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
 static void ann_free(struct ann *a)
 {
-	if (!a)
-		return;
-	free(a->props);
-	free(a->contains);
-	memset(a, 0, sizeof(*a));
+	free(a->p_heap);
+	free(a->c_heap);
 }
 
-static int ann_has_prop(const struct ann *a, const char *k)
+/* Annotations of inst's node merged into its caller's (same instance). */
+static void ann_merge(struct ann *into, const struct ann *from, const struct jv *inst)
 {
-	size_t i;
+	size_t i, w = (inst->n + 63) / 64;
 
-	for (i = 0; i < a->nprops; i++)
-		if (a->props[i] == k || strcmp(a->props[i], k) == 0)
-			return 1;
-	return 0;
-}
+	if (inst->kind == JV_OBJECT) {
+		uint64_t *d = bits(&into->p_inl, &into->p_heap, inst->n, 1, &into->nomem);
+		const uint64_t *s = inst->n <= 64 ? &from->p_inl : from->p_heap;
 
-static void ann_add_prop(struct ann *a, const char *k)
-{
-	if (!a || ann_has_prop(a, k))
-		return;
-	if (a->nprops == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 8;
-		const char **p = realloc(a->props, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		a->props = p;
-		a->cap = cap;
+		for (i = 0; d && s && i < w; i++)
+			d[i] |= s[i];
 	}
-	a->props[a->nprops++] = k;
-}
+	if (inst->kind == JV_ARRAY) {
+		uint64_t *d;
+		const uint64_t *s = inst->n <= 64 ? &from->c_inl : from->c_heap;
 
-static void ann_mark_contains(struct ann *a, size_t i, size_t n)
-{
-	if (!a)
-		return;
-	if (!a->contains) {
-		a->contains = calloc(n ? n : 1, 1);
-		a->ncontains = n;
+		if (from->items_upto > into->items_upto)
+			into->items_upto = from->items_upto;
+		into->items_all |= from->items_all;
+		d = s ? bits(&into->c_inl, &into->c_heap, inst->n, 1, &into->nomem) : NULL;
+		for (i = 0; d && s && i < w; i++)
+			d[i] |= s[i];
 	}
-	if (a->contains && i < a->ncontains)
-		a->contains[i] = 1;
-}
-
-static void ann_merge(struct ann *into, const struct ann *from)
-{
-	size_t i;
-
-	if (!into)
-		return;
-	for (i = 0; i < from->nprops; i++)
-		ann_add_prop(into, from->props[i]);
-	if (from->items_upto > into->items_upto)
-		into->items_upto = from->items_upto;
-	into->items_all |= from->items_all;
-	for (i = 0; i < from->ncontains; i++)
-		if (from->contains[i])
-			ann_mark_contains(into, i, from->ncontains);
+	into->nomem |= from->nomem;
 }
 
 /* ---- errors and locations ------------------------------------------ */
@@ -118,7 +122,7 @@ static void fail(struct ctx *c, const struct snode *n, const char *kw, const cha
 	struct tg_schema_error *e;
 	va_list ap;
 
-	if (c->quiet || !c->errors || c->errors->n >= c->errors->cap)
+	if (!COLLECT(c) || c->errors->n >= c->errors->cap)
 		return;
 	e = &c->errors->v[c->errors->n++];
 	snprintf(e->instance_location, sizeof(e->instance_location), "%.*s", (int)c->ilen,
@@ -129,88 +133,39 @@ static void fail(struct ctx *c, const struct snode *n, const char *kw, const cha
 	va_end(ap);
 }
 
-static size_t ipush(struct ctx *c, const char *seg, int index, size_t i)
+/* Append a member name (seg, len bytes) or an index to the instance
+ * location; returns the length to restore. Built only for error lists. */
+static size_t ipush_slow(struct ctx *c, const char *seg, size_t len, size_t index)
 {
-	size_t old = c->ilen;
+	size_t old = c->ilen, i;
 	char buf[32];
-	const char *p;
 
-	/* locations are only for errors: none wanted, none built */
-	if (!c->errors || c->ilen + 2 >= sizeof(c->ipath))
+	if (c->ilen + 2 >= sizeof(c->ipath))
 		return old;
 	c->ipath[c->ilen++] = '/';
-	if (index) {
-		snprintf(buf, sizeof(buf), "%zu", i);
+	if (!seg) {
+		len = (size_t)snprintf(buf, sizeof(buf), "%zu", index);
 		seg = buf;
 	}
-	for (p = seg; *p && c->ilen + 3 < sizeof(c->ipath); p++) {
-		if (*p == '~' || *p == '/') {
+	for (i = 0; i < len && c->ilen + 3 < sizeof(c->ipath); i++) {
+		if (seg[i] == '~' || seg[i] == '/') {
 			c->ipath[c->ilen++] = '~';
-			c->ipath[c->ilen++] = *p == '~' ? '0' : '1';
+			c->ipath[c->ilen++] = seg[i] == '~' ? '0' : '1';
 		} else {
-			c->ipath[c->ilen++] = *p;
+			c->ipath[c->ilen++] = seg[i];
 		}
 	}
 	return old;
 }
 
-/* ---- JSON equality (1.0 equals 1) ----------------------------------- */
-
-int json_equal_schema(const json_t *a, const json_t *b)
+static inline size_t ipush(struct ctx *c, const char *seg, size_t len, size_t index)
 {
-	if (json_is_number(a) && json_is_number(b))
-		return json_number_value(a) == json_number_value(b) &&
-		       (!json_is_integer(a) || !json_is_integer(b) ||
-			json_integer_value(a) == json_integer_value(b));
-	if (json_typeof(a) != json_typeof(b))
-		return 0;
-	if (json_is_array(a)) {
-		size_t i, n = json_array_size(a);
-
-		if (n != json_array_size(b))
-			return 0;
-		for (i = 0; i < n; i++)
-			if (!json_equal_schema(json_array_get(a, i), json_array_get(b, i)))
-				return 0;
-		return 1;
-	}
-	if (json_is_object(a)) {
-		const char *k;
-		json_t *v;
-
-		if (json_object_size(a) != json_object_size(b))
-			return 0;
-		json_object_foreach((json_t *)a, k, v) {
-			json_t *w = json_object_get(b, k);
-
-			if (!w || !json_equal_schema(v, w))
-				return 0;
-		}
-		return 1;
-	}
-	return json_equal(a, b);
+	return COLLECT(c) ? ipush_slow(c, seg, len, index) : c->ilen;
 }
 
-static unsigned type_of(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_NULL: return T_NULL;
-	case JSON_TRUE:
-	case JSON_FALSE: return T_BOOLEAN;
-	case JSON_OBJECT: return T_OBJECT;
-	case JSON_ARRAY: return T_ARRAY;
-	case JSON_STRING: return T_STRING;
-	case JSON_INTEGER: return T_NUMBER | T_INTEGER;
-	case JSON_REAL: {
-		double d = json_real_value(v);
+/* ---- value keywords ------------------------------------------------------ */
 
-		return d == floor(d) && isfinite(d) ? T_NUMBER | T_INTEGER : T_NUMBER;
-	}
-	}
-	return 0;
-}
-
-/* Code points in a UTF-8 string (jansson has checked it is valid). */
+/* Code points in a UTF-8 string (the parser has checked it is valid). */
 static size_t utf8_len(const char *s, size_t n)
 {
 	size_t i, cps = 0;
@@ -221,38 +176,22 @@ static size_t utf8_len(const char *s, size_t n)
 	return cps;
 }
 
-static int multiple_of(double x, double m)
+static int multiple_of(const struct jv *v, double m)
 {
-	double q = x / m;
+	double q;
 
+	/* integers by an integer: exactly */
+	if (v->kind == JV_INT && m == floor(m) && m <= 9007199254740992.0)
+		return v->u.i % (long long)m == 0;
+	q = jv_number(v) / m;
 	if (!isfinite(q))
 		return 0;
 	return fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
 }
 
-/* ---- keywords -------------------------------------------------------- */
-
-static int by_name(const void *a, const void *b)
+static int check_number(struct ctx *c, const struct snode *n, const struct jv *inst)
 {
-	return strcmp(((const struct named_node *)a)->name, ((const struct named_node *)b)->name);
-}
-
-static int apply(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out);
-
-/* Evaluate in a branch whose failure is not an error by itself. */
-static int quietly(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out)
-{
-	int ok;
-
-	c->quiet++;
-	ok = apply(c, n, inst, out);
-	c->quiet--;
-	return ok;
-}
-
-static int check_number(struct ctx *c, const struct snode *n, json_t *inst)
-{
-	double x = json_number_value(inst);
+	double x = jv_number(inst);
 	int ok = 1;
 
 	if (n->has_min && !(x >= n->min)) {
@@ -271,35 +210,35 @@ static int check_number(struct ctx *c, const struct snode *n, json_t *inst)
 		fail(c, n, "exclusiveMaximum", "%g is not less than %g", x, n->xmax);
 		ok = 0;
 	}
-	if (n->has_mult && !multiple_of(x, n->mult)) {
+	if (n->has_mult && !multiple_of(inst, n->mult)) {
 		fail(c, n, "multipleOf", "%g is not a multiple of %g", x, n->mult);
 		ok = 0;
 	}
 	return ok;
 }
 
-static int check_string(struct ctx *c, const struct snode *n, json_t *inst)
+static int check_string(struct ctx *c, const struct snode *n, const struct jv *inst)
 {
-	const char *s = json_string_value(inst);
-	size_t len = json_string_length(inst), cps;
+	const char *s = inst->u.s;
+	size_t len = inst->n;
 	int ok = 1, m;
 
-	if (n->min_len >= 0 || n->max_len >= 0) {
-		cps = utf8_len(s, len);
-		if (n->min_len >= 0 && cps < (size_t)n->min_len) {
-			fail(c, n, "minLength", "shorter than %lld characters", n->min_len);
-			ok = 0;
-		}
-		if (n->max_len >= 0 && cps > (size_t)n->max_len) {
-			fail(c, n, "maxLength", "longer than %lld characters", n->max_len);
-			ok = 0;
-		}
+	/* a code point is 1 to 4 bytes: count them only when the byte
+	 * length does not settle it */
+	if (n->min_len >= 0 && (size_t)n->min_len > (len + 3) / 4 &&
+	    (len < (size_t)n->min_len || utf8_len(s, len) < (size_t)n->min_len)) {
+		fail(c, n, "minLength", "shorter than %lld characters", n->min_len);
+		ok = 0;
+	}
+	if (n->max_len >= 0 && len > (size_t)n->max_len && utf8_len(s, len) > (size_t)n->max_len) {
+		fail(c, n, "maxLength", "longer than %lld characters", n->max_len);
+		ok = 0;
 	}
 	if (n->format && c->s->opts.format_assert && !format_check(n->format, s, len)) {
 		fail(c, n, "format", "not a valid %s", n->format);
 		ok = 0;
 	}
-	if (n->pattern) {
+	if (n->pattern && (ok || COLLECT(c))) {
 		m = regex_search(n->pattern, s, len);
 		if (m < 0) {
 			c->fatal = 1;
@@ -313,207 +252,530 @@ static int check_string(struct ctx *c, const struct snode *n, json_t *inst)
 	return ok;
 }
 
-static int check_object(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out)
+/* ---- applicators ------------------------------------------------------ */
+
+static int apply(struct ctx *c, const struct snode *n, const struct jv *inst, struct ann *out);
+
+static int value_checks(struct ctx *c, const struct snode *n, const struct jv *inst);
+
+/* A subschema applied to a member or an item. A node with value checks
+ * only (the leaves of most tool schemas) needs none of apply's
+ * bookkeeping when no error list is being filled. */
+static int object_fast(struct ctx *c, const struct snode *n, const struct jv *inst);
+
+static inline int apply_child(struct ctx *c, const struct snode *n, const struct jv *inst)
 {
-	const char *key;
-	json_t *v, *r;
-	size_t i, old;
+	if (COLLECT(c))
+		return apply(c, n, inst, NULL);
+	if (!c->s->dynamic)
+		n = n->direct;
+	if (n->boolean >= 0)
+		return n->boolean;
+	if (!n->flags)
+		return 1;
+	if (!(n->flags & ~(unsigned)F_VALUE))
+		return value_checks(c, n, inst) && !c->fatal;
+	/* an object schema of that usual shape: no reference or applicator,
+	 * so no cycle, and each level descends into the instance */
+	if (!(n->flags & ~(unsigned)(F_VALUE | F_OBJ)) && n->obj_fast && n->min_props < 0 &&
+	    n->max_props < 0)
+		return (!(n->flags & F_VALUE) || value_checks(c, n, inst)) &&
+		       (inst->kind != JV_OBJECT || object_fast(c, n, inst)) && !c->fatal;
+	return apply(c, n, inst, NULL);
+}
+
+/* Evaluate in a branch whose failure is not an error by itself. */
+static int quietly(struct ctx *c, const struct snode *n, const struct jv *inst, struct ann *out)
+{
+	int ok;
+
+	c->quiet++;
+	ok = apply(c, n, inst, out);
+	c->quiet--;
+	return ok;
+}
+
+/* memcmp(a, b, n) == 0 for the short names and enum strings of schemas,
+ * without a call. */
+static inline uint64_t load64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t load32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	size_t i;
+
+	/* word loads, the last one overlapping: no byte loop, no reads
+	 * past n */
+	if (n >= 8) {
+		if (n > 64)
+			return memcmp(a, b, n) == 0;
+		for (i = 0; i + 8 < n; i += 8)
+			if (load64(a + i) != load64(b + i))
+				return 0;
+		return load64(a + n - 8) == load64(b + n - 8);
+	}
+	if (n >= 4)
+		return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/* Two member names of n < 16 bytes, both in an arena (jv.c: 16-byte
+ * aligned, sizes rounded up to 16, so 16 bytes are readable): two word
+ * loads each, the bytes past n masked off. */
+static inline int same_short_key(const char *a, const char *b, uint32_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t m0 = n >= 8 ? ~0ull : n ? ~0ull >> (64 - 8 * n) : 0;
+	uint64_t m1 = n <= 8 ? 0 : ~0ull >> (64 - 8 * (n - 8));
+
+	return (((load64(a) ^ load64(b)) & m0) | ((load64(a + 8) ^ load64(b + 8)) & m1)) == 0;
+#else
+	return same_bytes(a, b, n);
+#endif
+}
+
+static inline int slot_is(const struct kslot *sl, const struct jmember *m)
+{
+	return sl->hash == m->hash && sl->len == m->klen &&
+	       (m->klen < 16 ? same_short_key(sl->name, m->key, m->klen)
+			     : same_bytes(sl->name, m->key, m->klen));
+}
+
+/* The key table entry of member m, or -1. */
+static long key_find(const struct snode *n, const struct jmember *m)
+{
+	uint32_t j = m->hash & n->kmask, k;
+
+	while ((k = n->ktab[j].idx) != 0) {
+		if (slot_is(&n->ktab[j], m))
+			return (long)k - 1;
+		if (n->kperfect)
+			break;
+		j = (j + 1) & n->kmask;
+	}
+	return -1;
+}
+
+static int check_dependencies(struct ctx *c, const struct snode *n, const struct jv *inst,
+			      const uint64_t *seen, struct ann *out)
+{
+	uint32_t k, j;
 	int ok = 1;
 
-	if (n->min_props >= 0 && json_object_size(inst) < (size_t)n->min_props) {
-		fail(c, n, "minProperties", "fewer than %lld properties", n->min_props);
-		ok = 0;
-	}
-	if (n->max_props >= 0 && json_object_size(inst) > (size_t)n->max_props) {
-		fail(c, n, "maxProperties", "more than %lld properties", n->max_props);
-		ok = 0;
-	}
-	if (n->required)
-		json_array_foreach(n->required, i, r)
-			if (json_is_string(r) && !json_object_get(inst, json_string_value(r))) {
-				fail(c, n, "required", "'%s' is required", json_string_value(r));
-				ok = 0;
-			}
-	for (i = 0; i < n->ndep_req; i++) {
-		size_t j;
+	for (k = 0; k < n->nkeys; k++) {
+		const struct keyent *e = &n->keys[k];
 
-		if (!json_object_get(inst, n->dep_req[i].name))
+		if (!bit_get(seen, k) || (!e->dep_req && !e->dep_schema))
 			continue;
-		json_array_foreach(n->dep_req[i].required, j, r)
-			if (json_is_string(r) && !json_object_get(inst, json_string_value(r))) {
-				fail(c, n, "dependentRequired", "'%s' requires '%s'",
-				     n->dep_req[i].name, json_string_value(r));
+		for (j = 0; j < e->ndep_req; j++)
+			if (!bit_get(seen, e->dep_req[j])) {
+				fail(c, n, "dependentRequired", "'%s' requires '%s'", e->name,
+				     n->keys[e->dep_req[j]].name);
 				ok = 0;
 			}
-	}
-	for (i = 0; i < n->ndep_schemas; i++)
-		if (json_object_get(inst, n->dep_schemas[i].name) &&
-		    !apply(c, n->dep_schemas[i].node, inst, out))
+		if (!ok && !COLLECT(c))
+			return 0;
+		if (e->dep_schema && !apply(c, e->dep_schema, inst, out)) {
 			ok = 0;
-	json_object_foreach(inst, key, v) {
-		int matched = 0;
-
-		old = ipush(c, key, 0, 0);
-		if (n->nprops) {
-			struct named_node want = { key, NULL };
-			const struct named_node *hit = bsearch(&want, n->props, n->nprops,
-							       sizeof(n->props[0]), by_name);
-
-			if (hit) {
-				matched = 1;
-				if (!apply(c, hit->node, v, NULL))
-					ok = 0;
-			}
+			if (!COLLECT(c))
+				return 0;
 		}
-		for (i = 0; i < n->npatprops; i++) {
-			int m = regex_search(n->patprops[i].re, key, strlen(key));
-
-			if (m < 0)
-				c->fatal = 1;
-			if (m > 0) {
-				matched = 1;
-				if (!apply(c, n->patprops[i].node, v, NULL))
-					ok = 0;
-			}
-		}
-		if (!matched && n->addl_props) {
-			matched = 1;
-			if (!apply(c, n->addl_props, v, NULL))
-				ok = 0;
-		}
-		if (n->prop_names) {
-			json_t *name = json_string(key);
-
-			if (name && !apply(c, n->prop_names, name, NULL))
-				ok = 0;
-			json_decref(name);
-		}
-		c->ilen = old;
-		if (matched)
-			ann_add_prop(out, key);
 	}
 	return ok;
 }
 
-static int check_array(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out)
+static int check_member(struct ctx *c, const struct snode *n, const struct jmember *m,
+			long k, int *matched)
 {
-	size_t len = json_array_size(inst), i, j, old, found = 0;
+	size_t i;
 	int ok = 1;
 
-	if (n->min_items >= 0 && len < (size_t)n->min_items) {
-		fail(c, n, "minItems", "fewer than %lld items", n->min_items);
-		ok = 0;
-	}
-	if (n->max_items >= 0 && len > (size_t)n->max_items) {
-		fail(c, n, "maxItems", "more than %lld items", n->max_items);
-		ok = 0;
-	}
-	if (n->unique)
-		for (i = 0; i < len && ok; i++)
-			for (j = i + 1; j < len; j++)
-				if (json_equal_schema(json_array_get(inst, i), json_array_get(inst, j))) {
-					fail(c, n, "uniqueItems", "items %zu and %zu are equal", i, j);
-					ok = 0;
-					break;
-				}
-	for (i = 0; i < len && i < n->nprefix; i++) {
-		old = ipush(c, NULL, 1, i);
-		if (!apply(c, n->prefix[i], json_array_get(inst, i), NULL))
+	if (k >= 0 && n->keys[k].prop) {
+		*matched = 1;
+		if (!apply_child(c, n->keys[k].prop, &m->val)) {
 			ok = 0;
+			if (!COLLECT(c))
+				return 0;
+		}
+	}
+	for (i = 0; i < n->npatprops; i++) {
+		int r = regex_search(n->patprops[i].re, m->key, m->klen);
+
+		if (r < 0) {
+			c->fatal = 1;
+			return 0;
+		}
+		if (r > 0) {
+			*matched = 1;
+			if (!apply_child(c, n->patprops[i].node, &m->val)) {
+				ok = 0;
+				if (!COLLECT(c))
+					return 0;
+			}
+		}
+	}
+	if (!*matched && n->addl_props) {
+		*matched = 1;
+		if (!apply_child(c, n->addl_props, &m->val))
+			ok = 0;
+	}
+	if (n->prop_names && (ok || COLLECT(c))) {
+		struct jv name = { .kind = JV_STRING, .tmask = T_STRING, .n = m->klen };
+
+		name.u.s = m->key;
+		if (!apply_child(c, n->prop_names, &name))
+			ok = 0;
+	}
+	return ok;
+}
+
+/* The usual tool-argument object (named properties, required names,
+ * additionalProperties) when neither errors nor annotations are wanted:
+ * one probe per member, one word of "seen" bits. */
+static int object_fast(struct ctx *c, const struct snode *n, const struct jv *inst)
+{
+	uint64_t seen = 0;
+	uint32_t i;
+
+	for (i = 0; i < inst->n; i++) {
+		const struct jmember *m = &inst->u.members[i];
+		const struct kslot *sl = &n->ktab[m->hash & n->kmask];
+		const struct snode *sub = n->addl_props;
+
+		if (sl->idx && slot_is(sl, m)) {
+			seen |= (uint64_t)1 << (sl->idx - 1);
+			if (n->keys[sl->idx - 1].prop)
+				sub = n->keys[sl->idx - 1].prop;
+		}
+		if (sub && !apply_child(c, sub, &m->val))
+			return 0;
+	}
+	return (seen & n->reqmask) == n->reqmask;
+}
+
+static int check_object(struct ctx *c, const struct snode *n, const struct jv *inst,
+			struct ann *out)
+{
+	uint64_t seen_inl[4] = { 0 }, *seen = NULL, *evaluated = NULL;
+	int ok = 1, track = n->nreq || n->ndeps;
+	uint32_t i;
+
+	if (n->min_props >= 0 && inst->n < (unsigned long long)n->min_props) {
+		fail(c, n, "minProperties", "fewer than %lld properties", n->min_props);
+		if (!COLLECT(c))
+			return 0;
+		ok = 0;
+	}
+	if (n->max_props >= 0 && inst->n > (unsigned long long)n->max_props) {
+		fail(c, n, "maxProperties", "more than %lld properties", n->max_props);
+		if (!COLLECT(c))
+			return 0;
+		ok = 0;
+	}
+	if (n->obj_fast && !out && !COLLECT(c))
+		return object_fast(c, n, inst);
+	if (track) {
+		seen = n->nkeys <= 256 ? seen_inl : calloc((n->nkeys + 63) / 64, sizeof(uint64_t));
+		if (!seen) {
+			c->fatal = 1;
+			return 0;
+		}
+	}
+	if (out)
+		evaluated = bits(&out->p_inl, &out->p_heap, inst->n, 1, &out->nomem);
+	for (i = 0; i < inst->n; i++) {
+		const struct jmember *m = &inst->u.members[i];
+		long k = n->nkeys ? key_find(n, m) : -1;
+		int matched = 0;
+		size_t old;
+
+		if (k >= 0 && track)
+			bit_set(seen, (size_t)k);
+		if ((k < 0 || !n->keys[k].prop) && !n->npatprops && !n->addl_props && !n->prop_names)
+			continue;
+		old = ipush(c, m->key, m->klen, 0);
+		if (!check_member(c, n, m, k, &matched)) {
+			ok = 0;
+			if (!COLLECT(c))
+				goto done;
+		}
+		c->ilen = old;
+		if (matched && evaluated)
+			bit_set(evaluated, i);
+	}
+	for (i = 0; i < n->nreq; i++)
+		if (!bit_get(seen, n->req[i])) {
+			fail(c, n, "required", "'%s' is required", n->keys[n->req[i]].name);
+			ok = 0;
+			if (!COLLECT(c))
+				goto done;
+		}
+	if (n->ndeps && !check_dependencies(c, n, inst, seen, out))
+		ok = 0;
+done:
+	if (seen != seen_inl)
+		free(seen);
+	return ok;
+}
+
+struct hashed {
+	uint64_t h;
+	uint32_t i;
+};
+
+static int by_hash(const void *a, const void *b)
+{
+	uint64_t x = ((const struct hashed *)a)->h, y = ((const struct hashed *)b)->h;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Two equal items: OUT *i < *j and 1; 0 none; -1 out of memory. Pairs
+ * for short arrays, equal hashes among sorted hashes for long ones. */
+static int find_duplicate(const struct jv *a, size_t *i, size_t *j)
+{
+	struct hashed *h;
+	size_t x, y;
+
+	if (a->n <= 16) {
+		for (x = 0; x < a->n; x++)
+			for (y = x + 1; y < a->n; y++)
+				if (jv_equal(&a->u.items[x], &a->u.items[y])) {
+					*i = x;
+					*j = y;
+					return 1;
+				}
+		return 0;
+	}
+	h = malloc(a->n * sizeof(*h));
+	if (!h)
+		return -1;
+	for (x = 0; x < a->n; x++) {
+		h[x].h = jv_hash(&a->u.items[x]);
+		h[x].i = (uint32_t)x;
+	}
+	qsort(h, a->n, sizeof(*h), by_hash);
+	for (x = 0; x < a->n; x++)
+		for (y = x + 1; y < a->n && h[y].h == h[x].h; y++)
+			if (jv_equal(&a->u.items[h[x].i], &a->u.items[h[y].i])) {
+				*i = h[x].i < h[y].i ? h[x].i : h[y].i;
+				*j = h[x].i < h[y].i ? h[y].i : h[x].i;
+				free(h);
+				return 1;
+			}
+	free(h);
+	return 0;
+}
+
+static int check_items(struct ctx *c, const struct snode *n, const struct jv *inst,
+		       struct ann *out)
+{
+	uint32_t len = inst->n, i;
+	size_t old;
+	int ok = 1;
+
+	for (i = 0; i < len && i < n->nprefix; i++) {
+		old = ipush(c, NULL, 0, i);
+		if (!apply_child(c, n->prefix[i], &inst->u.items[i])) {
+			ok = 0;
+			if (!COLLECT(c))
+				return 0;
+		}
 		c->ilen = old;
 	}
 	if (out && n->nprefix) {
-		size_t upto = n->nprefix < len ? n->nprefix : len;
+		uint32_t upto = n->nprefix < len ? (uint32_t)n->nprefix : len;
 
 		if (upto > out->items_upto)
 			out->items_upto = upto;
 	}
 	if (n->items) {
-		for (i = n->nprefix; i < len; i++) {
-			old = ipush(c, NULL, 1, i);
-			if (!apply(c, n->items, json_array_get(inst, i), NULL))
+		for (i = (uint32_t)n->nprefix; i < len; i++) {
+			old = ipush(c, NULL, 0, i);
+			if (!apply_child(c, n->items, &inst->u.items[i])) {
 				ok = 0;
+				if (!COLLECT(c))
+					return 0;
+			}
 			c->ilen = old;
 		}
 		if (out)
 			out->items_all = 1;
 	}
-	if (n->contains) {
-		for (i = 0; i < len; i++)
-			if (quietly(c, n->contains, json_array_get(inst, i), NULL)) {
-				found++;
-				ann_mark_contains(out, i, len);
-			}
-		if (n->min_contains >= 0 ? found < (size_t)n->min_contains : found == 0) {
-			fail(c, n, "contains", "%zu items match, fewer than required", found);
-			ok = 0;
+	return ok;
+}
+
+static int check_contains(struct ctx *c, const struct snode *n, const struct jv *inst,
+			  struct ann *out)
+{
+	size_t found = 0, need = n->min_contains >= 0 ? (size_t)n->min_contains : 1;
+	uint64_t *marks = out ? bits(&out->c_inl, &out->c_heap, inst->n, 1, &out->nomem) : NULL;
+	uint32_t i;
+	int ok = 1;
+
+	for (i = 0; i < inst->n; i++) {
+		if (quietly(c, n->contains, &inst->u.items[i], NULL)) {
+			found++;
+			bit_set(marks, i);
 		}
-		if (n->max_contains >= 0 && found > (size_t)n->max_contains) {
-			fail(c, n, "maxContains", "%zu items match, more than %lld", found,
-			     n->max_contains);
-			ok = 0;
-		}
+		/* the answer is known: enough, and no upper bound or marks */
+		if (found >= need && n->max_contains < 0 && !out && !COLLECT(c))
+			break;
+	}
+	if (found < need) {
+		fail(c, n, "contains", "%zu items match, fewer than required", found);
+		ok = 0;
+	}
+	if (n->max_contains >= 0 && found > (size_t)n->max_contains) {
+		fail(c, n, "maxContains", "%zu items match, more than %lld", found, n->max_contains);
+		ok = 0;
 	}
 	return ok;
 }
 
-static int check_applicators(struct ctx *c, const struct snode *n, json_t *inst,
+static int check_array(struct ctx *c, const struct snode *n, const struct jv *inst,
+		       struct ann *out)
+{
+	int ok = 1;
+
+	if (n->min_items >= 0 && inst->n < (unsigned long long)n->min_items) {
+		fail(c, n, "minItems", "fewer than %lld items", n->min_items);
+		ok = 0;
+	}
+	if (n->max_items >= 0 && inst->n > (unsigned long long)n->max_items) {
+		fail(c, n, "maxItems", "more than %lld items", n->max_items);
+		ok = 0;
+	}
+	if (!ok && !COLLECT(c))
+		return 0;
+	if (n->unique) {
+		size_t i, j;
+		int d = find_duplicate(inst, &i, &j);
+
+		if (d < 0) {
+			c->fatal = 1;
+			return 0;
+		}
+		if (d) {
+			fail(c, n, "uniqueItems", "items %zu and %zu are equal", i, j);
+			ok = 0;
+			if (!COLLECT(c))
+				return 0;
+		}
+	}
+	if ((n->nprefix || n->items) && !check_items(c, n, inst, out)) {
+		ok = 0;
+		if (!COLLECT(c))
+			return 0;
+	}
+	if (n->contains && !check_contains(c, n, inst, out))
+		ok = 0;
+	return ok;
+}
+
+static int check_any_of(struct ctx *c, const struct snode *n, const struct jv *inst,
+			struct ann *out)
+{
+	size_t i, valid = 0;
+
+	for (i = 0; i < n->nany; i++) {
+		struct ann a = { 0 };
+
+		if (quietly(c, n->any_of[i], inst, out ? &a : NULL)) {
+			valid++;
+			if (out)
+				ann_merge(out, &a, inst);
+		}
+		if (out)
+			ann_free(&a);
+		if (valid && !out)
+			break; /* no annotations wanted: the first will do */
+	}
+	if (!valid)
+		fail(c, n, "anyOf", "matches none of the schemas");
+	return valid > 0;
+}
+
+static int check_one_of(struct ctx *c, const struct snode *n, const struct jv *inst,
+			struct ann *out)
+{
+	struct ann keep = { 0 };
+	size_t i, valid = 0;
+
+	for (i = 0; i < n->none && valid < 2; i++) {
+		struct ann a = { 0 };
+
+		if (quietly(c, n->one_of[i], inst, out ? &a : NULL)) {
+			valid++;
+			ann_free(&keep);
+			keep = a;
+		} else if (out) {
+			ann_free(&a);
+		}
+	}
+	if (valid != 1) {
+		/* "valid < 2" stopped the count: say so */
+		if (valid == 2 && i < n->none)
+			fail(c, n, "oneOf", "matches more than one of the schemas");
+		else
+			fail(c, n, "oneOf", "matches %zu of the schemas, not exactly one", valid);
+	} else if (out) {
+		ann_merge(out, &keep, inst);
+	}
+	ann_free(&keep);
+	return valid == 1;
+}
+
+static int check_applicators(struct ctx *c, const struct snode *n, const struct jv *inst,
 			     struct ann *out)
 {
-	size_t i, valid;
+	size_t i;
 	int ok = 1;
 
 	for (i = 0; i < n->nall; i++)
-		if (!apply(c, n->all_of[i], inst, out))
+		if (!apply(c, n->all_of[i], inst, out)) {
 			ok = 0;
-	if (n->nany) {
-		for (i = 0, valid = 0; i < n->nany; i++) {
-			struct ann a = { 0 };
-
-			if (quietly(c, n->any_of[i], inst, out ? &a : NULL)) {
-				valid++;
-				ann_merge(out, &a);
-			}
-			ann_free(&a);
-			if (valid && !out)
-				break; /* no annotations wanted: the first will do */
+			if (!COLLECT(c))
+				return 0;
 		}
-		if (!valid) {
-			fail(c, n, "anyOf", "matches none of the schemas");
-			ok = 0;
-		}
+	if (n->nany && !check_any_of(c, n, inst, out)) {
+		ok = 0;
+		if (!COLLECT(c))
+			return 0;
 	}
-	if (n->none) {
-		struct ann keep = { 0 };
-
-		for (i = 0, valid = 0; i < n->none; i++) {
-			struct ann a = { 0 };
-
-			if (quietly(c, n->one_of[i], inst, out ? &a : NULL)) {
-				valid++;
-				ann_free(&keep);
-				keep = a;
-			} else {
-				ann_free(&a);
-			}
-		}
-		if (valid != 1) {
-			fail(c, n, "oneOf", "matches %zu of the schemas, not exactly one", valid);
-			ok = 0;
-		} else {
-			ann_merge(out, &keep);
-		}
-		ann_free(&keep);
+	if (n->none && !check_one_of(c, n, inst, out)) {
+		ok = 0;
+		if (!COLLECT(c))
+			return 0;
 	}
 	if (n->not_ && quietly(c, n->not_, inst, NULL)) {
 		fail(c, n, "not", "matches a schema it must not");
 		ok = 0;
+		if (!COLLECT(c))
+			return 0;
 	}
 	if (n->if_) {
 		struct ann a = { 0 };
 
 		if (quietly(c, n->if_, inst, out ? &a : NULL)) {
-			ann_merge(out, &a);
+			if (out)
+				ann_merge(out, &a, inst);
 			if (n->then_ && !apply(c, n->then_, inst, out))
 				ok = 0;
 		} else if (n->else_ && !apply(c, n->else_, inst, out)) {
@@ -542,35 +804,43 @@ static const struct snode *dynamic_target(struct ctx *c, const struct snode *n)
 	return n->dyn_ref;
 }
 
-static int check_unevaluated(struct ctx *c, const struct snode *n, json_t *inst,
+static int check_unevaluated(struct ctx *c, const struct snode *n, const struct jv *inst,
 			     struct ann *here)
 {
-	size_t i, old;
+	uint32_t i;
+	size_t old;
 	int ok = 1;
 
-	if (n->uneval_props && json_is_object(inst)) {
-		const char *key;
-		json_t *v;
+	if (n->uneval_props && inst->kind == JV_OBJECT) {
+		uint64_t *ev = bits(&here->p_inl, &here->p_heap, inst->n, 1, &here->nomem);
 
-		json_object_foreach(inst, key, v) {
-			if (ann_has_prop(here, key))
+		for (i = 0; i < inst->n; i++) {
+			const struct jmember *m = &inst->u.members[i];
+
+			if (bit_get(ev, i))
 				continue;
-			old = ipush(c, key, 0, 0);
-			if (!apply(c, n->uneval_props, v, NULL))
+			old = ipush(c, m->key, m->klen, 0);
+			if (!apply_child(c, n->uneval_props, &m->val)) {
 				ok = 0;
+				if (!COLLECT(c))
+					return 0;
+			}
 			c->ilen = old;
-			ann_add_prop(here, key);
+			bit_set(ev, i);
 		}
 	}
-	if (n->uneval_items && json_is_array(inst) && !here->items_all) {
-		size_t len = json_array_size(inst);
+	if (n->uneval_items && inst->kind == JV_ARRAY && !here->items_all) {
+		const uint64_t *marks = inst->n <= 64 ? &here->c_inl : here->c_heap;
 
-		for (i = here->items_upto; i < len; i++) {
-			if (i < here->ncontains && here->contains[i])
+		for (i = here->items_upto; i < inst->n; i++) {
+			if (bit_get(marks, i))
 				continue;
-			old = ipush(c, NULL, 1, i);
-			if (!apply(c, n->uneval_items, json_array_get(inst, i), NULL))
+			old = ipush(c, NULL, 0, i);
+			if (!apply_child(c, n->uneval_items, &inst->u.items[i])) {
 				ok = 0;
+				if (!COLLECT(c))
+					return 0;
+			}
 			c->ilen = old;
 		}
 		here->items_all = 1;
@@ -578,13 +848,67 @@ static int check_unevaluated(struct ctx *c, const struct snode *n, json_t *inst,
 	return ok;
 }
 
-static int apply(struct ctx *c, const struct snode *n, json_t *inst, struct ann *out)
-{
-	unsigned t = type_of(inst);
-	int ok = 1, pushed = 0, own_ann;
-	struct ann here = { 0 };
-	struct ann *a;
+/* One node's checks on one value; a failed check ends the node unless
+ * every error is wanted. */
+#define CHECK(cond)                                  \
+	do {                                         \
+		if (!(cond)) {                       \
+			ok = 0;                      \
+			if (!COLLECT(c))             \
+				return 0;            \
+		}                                    \
+	} while (0)
 
+/* "type", "const", "enum" and the number and string keywords. */
+static int value_checks(struct ctx *c, const struct snode *n, const struct jv *inst)
+{
+	unsigned f = n->flags, t = inst->tmask;
+	int ok = 1;
+	uint32_t i;
+
+	if (f & F_TYPE)
+		CHECK((n->types & t) || (fail(c, n, "type", "wrong type"), 0));
+	if (f & F_CONST)
+		CHECK(jv_equal(n->const_jv, inst) ||
+		      (fail(c, n, "const", "not the constant value"), 0));
+	if (f & F_ENUM) {
+		for (i = 0; i < n->nenum; i++) {
+			const struct jv *e = &n->enum_jv[i];
+
+			/* strings, the usual enum, compared here */
+			if (inst->kind == JV_STRING ? e->kind == JV_STRING && e->n == inst->n &&
+							      same_bytes(e->u.s, inst->u.s, inst->n)
+						    : jv_equal(e, inst))
+				break;
+		}
+		CHECK(i < n->nenum || (fail(c, n, "enum", "not one of the allowed values"), 0));
+	}
+	if ((f & F_NUM) && (t & T_NUMBER))
+		CHECK(check_number(c, n, inst));
+	if ((f & F_STR) && (t & T_STRING))
+		CHECK(check_string(c, n, inst));
+	return ok;
+}
+#undef CHECK
+
+#define CHECK(cond)                                  \
+	do {                                         \
+		if (!(cond)) {                       \
+			ok = 0;                      \
+			if (!COLLECT(c))             \
+				goto done;           \
+		}                                    \
+	} while (0)
+
+static int apply(struct ctx *c, const struct snode *n, const struct jv *inst, struct ann *out)
+{
+	unsigned f, t = inst->tmask;
+	int ok = 1, pushed = 0;
+	struct ann here, *a = out;
+
+	if (!COLLECT(c) && !c->s->dynamic)
+		n = n->direct;
+	f = n->flags;
 	if (n->boolean >= 0) {
 		if (!n->boolean)
 			fail(c, n, "", "the schema is false");
@@ -597,66 +921,53 @@ static int apply(struct ctx *c, const struct snode *n, json_t *inst, struct ann 
 		c->depth--;
 		return 0;
 	}
-	if (n->res && (c->nscope == 0 || c->scope[c->nscope - 1] != n->res) &&
+	if (c->s->dynamic && n->res && (c->nscope == 0 || c->scope[c->nscope - 1] != n->res) &&
 	    c->nscope < MAX_SCOPE) {
 		c->scope[c->nscope++] = n->res;
 		pushed = 1;
 	}
-	/* Annotations are gathered where someone will read them: a caller
-	 * that asked, or this node's own unevaluated* keywords. */
-	own_ann = (n->uneval_props || n->uneval_items) && (t & (T_OBJECT | T_ARRAY));
-	a = own_ann || out ? &here : NULL;
-
-	if (n->types && !(n->types & t)) {
-		fail(c, n, "type", "wrong type");
-		ok = 0;
+	if (f & F_VALUE)
+		CHECK(value_checks(c, n, inst));
+	if (!(f & ~(unsigned)F_VALUE))
+		goto done;
+	/* Annotations are gathered where someone reads them: the caller's
+	 * set, or a fresh one for this node's own unevaluated* keywords (and
+	 * when collecting every error, where a failed node goes on). */
+	if (((f & F_UNEVAL_P) && (t & T_OBJECT)) || ((f & F_UNEVAL_I) && (t & T_ARRAY)) ||
+	    (out && COLLECT(c))) {
+		memset(&here, 0, sizeof(here));
+		a = &here;
 	}
-	if (n->const_v && !json_equal_schema(n->const_v, inst)) {
-		fail(c, n, "const", "not the constant value");
-		ok = 0;
+	if (f & F_REF)
+		CHECK(apply(c, n->ref, inst, a));
+	if (f & F_DYNREF)
+		CHECK(apply(c, dynamic_target(c, n), inst, a));
+	if (f & F_APPL)
+		CHECK(check_applicators(c, n, inst, a));
+	if ((f & F_OBJ) && (t & T_OBJECT))
+		CHECK(check_object(c, n, inst, a));
+	if ((f & F_ARR) && (t & T_ARRAY))
+		CHECK(check_array(c, n, inst, a));
+	if (a == &here && (f & (F_UNEVAL_P | F_UNEVAL_I)))
+		CHECK(check_unevaluated(c, n, inst, &here));
+done:
+	if (a == &here) {
+		if (here.nomem)
+			c->fatal = 1;
+		if (ok && out)
+			ann_merge(out, &here, inst);
+		ann_free(&here);
 	}
-	if (n->enum_v) {
-		size_t i;
-		json_t *v;
-		int found = 0;
-
-		json_array_foreach(n->enum_v, i, v)
-			if (json_equal_schema(v, inst)) {
-				found = 1;
-				break;
-			}
-		if (!found) {
-			fail(c, n, "enum", "not one of the allowed values");
-			ok = 0;
-		}
-	}
-	if ((t & T_NUMBER) && !check_number(c, n, inst))
-		ok = 0;
-	if ((t & T_STRING) && !check_string(c, n, inst))
-		ok = 0;
-	if (n->ref && !apply(c, n->ref, inst, a))
-		ok = 0;
-	if (n->dyn_ref && !apply(c, dynamic_target(c, n), inst, a))
-		ok = 0;
-	if (!check_applicators(c, n, inst, a))
-		ok = 0;
-	if ((t & T_OBJECT) && !check_object(c, n, inst, a))
-		ok = 0;
-	if ((t & T_ARRAY) && !check_array(c, n, inst, a))
-		ok = 0;
-	if (own_ann && !check_unevaluated(c, n, inst, &here))
-		ok = 0;
-	if (ok && out)
-		ann_merge(out, &here);
-	ann_free(&here);
+	if (out && out->nomem)
+		c->fatal = 1;
 	if (pushed)
 		c->nscope--;
 	c->depth--;
 	return ok && !c->fatal;
 }
 
-int schema_validate_json(const struct tg_schema *s, json_t *inst,
-			 struct tg_schema_errors *errors, struct tg_error *err)
+int schema_validate_jv(const struct tg_schema *s, const struct jv *inst,
+		       struct tg_schema_errors *errors, struct tg_error *err)
 {
 	struct ctx c;
 	int ok;
@@ -674,57 +985,45 @@ int schema_validate_json(const struct tg_schema *s, json_t *inst,
 	ok = apply(&c, s->root, inst, NULL);
 	if (c.fatal)
 		return tg_error_set(err, TG_ERR_LIMIT,
-				    "validation stopped: a pattern's match limit or the "
-				    "evaluation depth was reached");
+				    "validation stopped: a pattern's match limit, the evaluation "
+				    "depth or the memory was exhausted");
 	return ok ? 1 : 0;
 }
 
-/* The deepest nesting of [ and { in JSON text, strings skipped: checked
- * before parsing, so a 10,000-deep document costs one pass, not a parse. */
-static size_t nesting(const char *t, size_t len)
+static size_t max_depth(const struct tg_schema *s)
 {
-	size_t i, d = 0, max = 0;
-	int in_str = 0;
+	return s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH;
+}
 
-	for (i = 0; i < len; i++) {
-		char ch = t[i];
+int schema_validate_json(const struct tg_schema *s, const json_t *inst,
+			 struct tg_schema_errors *errors, struct tg_error *err)
+{
+	struct jv_doc d;
+	int rc;
 
-		if (in_str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				in_str = 0;
-		} else if (ch == '"') {
-			in_str = 1;
-		} else if (ch == '[' || ch == '{') {
-			if (++d > max)
-				max = d;
-		} else if ((ch == ']' || ch == '}') && d) {
-			d--;
-		}
-	}
-	return max;
+	tg_error_clear(err);
+	if (jv_from_json(&d, inst, max_depth(s), err) < 0)
+		return tg_error_wrap(err, "instance");
+	rc = schema_validate_jv(s, &d.root, errors, err);
+	jv_doc_release(&d);
+	return rc;
 }
 
 int tg_schema_validate(const struct tg_schema *s, const char *text, size_t len,
 		       struct tg_schema_errors *errors, struct tg_error *err)
 {
 	size_t max = s->opts.max_bytes ? s->opts.max_bytes : DEFAULT_MAX_BYTES;
-	json_error_t jerr;
-	json_t *inst;
+	struct jv_doc d;
 	int rc;
 
 	tg_error_clear(err);
+	if (errors)
+		errors->n = 0;
 	if (len > max)
 		return tg_error_set(err, TG_ERR_LIMIT, "instance larger than %zu bytes", max);
-	if (nesting(text, len) > (s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH))
-		return tg_error_set(err, TG_ERR_LIMIT, "instance nested deeper than %zu",
-				    s->opts.max_depth ? s->opts.max_depth : (size_t)DEFAULT_MAX_DEPTH);
-	inst = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-	if (!inst)
-		return tg_error_set(err, TG_ERR_INVALID, "instance: line %d: %s", jerr.line,
-				    jerr.text);
-	rc = schema_validate_json(s, inst, errors, err);
-	json_decref(inst);
+	if (jv_parse(&d, text, len, max_depth(s), err) < 0)
+		return tg_error_wrap(err, "instance");
+	rc = schema_validate_jv(s, &d.root, errors, err);
+	jv_doc_release(&d);
 	return rc;
 }

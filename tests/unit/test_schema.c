@@ -4,6 +4,7 @@
  * names (malformed JSON, huge or deep instances, catastrophic patterns,
  * reference cycles, unknown dialects).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -309,7 +310,196 @@ static int uri_resolution(void)
 	return 0;
 }
 
+/* The instance text refused, with want in the message. */
+static int instance_refused(const char *instance, const char *want)
+{
+	struct tg_schema *s;
+	struct tg_error err;
+	int rc;
+
+	if (tg_schema_compile("{}", 2, NULL, &s, &err) < 0)
+		return 0;
+	rc = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
+	tg_schema_free(s);
+	if (rc != -1 || !strstr(err.msg, want)) {
+		fprintf(stderr, "'%s': rc %d, '%s', want '%s'\n", instance, rc,
+			rc == -1 ? err.msg : "", want);
+		return 0;
+	}
+	return 1;
+}
+
+static int instance_parser(void)
+{
+	char many[2048];
+	size_t o = 0;
+	int i;
+
+	CHECK(instance_refused("{\"a\":1,\"a\":2}", "duplicate member name"));
+	/* more than 16 members: the hashed duplicate check */
+	o += (size_t)snprintf(many + o, sizeof(many) - o, "{");
+	for (i = 0; i < 40; i++)
+		o += (size_t)snprintf(many + o, sizeof(many) - o, "\"k%d\":%d,", i, i);
+	snprintf(many + o, sizeof(many) - o, "\"k7\":0}");
+	CHECK(instance_refused(many, "duplicate member name"));
+	many[o - 1] = '}';
+	many[o] = '\0';
+	CHECK(check("{\"minProperties\":40,\"maxProperties\":40}", many) == 1);
+	CHECK(instance_refused("\"\\ud800\"", "surrogate"));
+	CHECK(instance_refused("\"\\udc00x\"", "surrogate"));
+	CHECK(instance_refused("\"\\ud800\\u0041\"", "surrogate"));
+	CHECK(instance_refused("\"\xff\"", "UTF-8"));
+	CHECK(instance_refused("\"\xc0\xaf\"", "UTF-8"));       /* overlong '/' */
+	CHECK(instance_refused("\"\xed\xa0\x80\"", "UTF-8"));   /* encoded surrogate */
+	CHECK(instance_refused("\"\xf4\x90\x80\x80\"", "UTF-8")); /* above U+10FFFF */
+	CHECK(instance_refused("\"a\nb\"", "control character"));
+	CHECK(instance_refused("\"\\x\"", "invalid escape"));
+	CHECK(instance_refused("\"abc", "unterminated"));
+	CHECK(instance_refused("1 2", "after the value"));
+	CHECK(instance_refused("[1,]", "line 1, column 4"));
+	CHECK(instance_refused("{\n  \"a\": tru }", "line 2, column 8: invalid literal"));
+	CHECK(instance_refused("01", "after the value"));
+	CHECK(instance_refused("1.", "digit must follow"));
+	CHECK(instance_refused("1e", "digit must follow"));
+	CHECK(instance_refused("-", "invalid number"));
+	CHECK(instance_refused(".5", "invalid number"));
+	CHECK(instance_refused("1e400", "out of range"));
+	CHECK(instance_refused("", "end of input"));
+	CHECK(instance_refused("{\"a\" 1}", "expected ':'"));
+	/* what it accepts, and how it reads it */
+	CHECK(check("{\"maxLength\":1}", "\"\\ud83d\\ude00\"") == 1); /* one code point */
+	CHECK(check("{\"minLength\":2}", "\"\xf0\x9f\x98\x80\"") == 0);
+	CHECK(check("{\"const\":\"a\\u0000b\"}", "\"a\\u0000b\"") == 1);
+	CHECK(check("{\"const\":\"a\\u0000b\"}", "\"a\\u0000c\"") == 0);
+	CHECK(check("{\"maxLength\":3}", "\"a\\u0000b\"") == 1);
+	CHECK(check("{\"type\":\"integer\"}", "123456789012345678901234567890") == 1);
+	CHECK(check("{\"minimum\":1e29}", "123456789012345678901234567890") == 1);
+	CHECK(check("{\"type\":\"integer\"}", "-9223372036854775808") == 1);
+	CHECK(check("{\"type\":\"integer\"}", "1e2") == 1);
+	CHECK(check("{\"type\":\"integer\"}", "-0.0") == 1);
+	CHECK(check("{\"const\":0}", "-0") == 1);
+	/* exact for integers: as doubles, 2^53 + 1 and 2^53 + 3 round to
+	 * 2^53 and 2^53 + 4, and the answers would flip */
+	CHECK(check("{\"multipleOf\":3}", "9007199254740993") == 1);
+	CHECK(check("{\"multipleOf\":3}", "9007199254740995") == 0);
+	CHECK(check("{\"type\":\"array\"}", " \t\r\n[ 1 , \"\\/\\b\\f\\n\\r\\t\" ] \n") == 1);
+	CHECK(check("{\"properties\":{\"\\u00e9\":{\"type\":\"string\"}}}",
+		    "{\"\xc3\xa9\":1}") == 0); /* an escaped name is the same name */
+	return 0;
+}
+
+/* Validation with and without an error list walks different paths (the
+ * fast paths stop at the first failure): the answer must be the same. */
+static int same_answer(const char *schema, const char *instance, int want)
+{
+	struct tg_schema_error ev[8];
+	struct tg_schema_errors errors = { ev, 8, 0 };
+	struct tg_schema *s;
+	struct tg_error err;
+	int quick, full;
+
+	if (tg_schema_compile(schema, strlen(schema), NULL, &s, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", schema, err.msg);
+		return 0;
+	}
+	quick = tg_schema_validate(s, instance, strlen(instance), NULL, &err);
+	full = tg_schema_validate(s, instance, strlen(instance), &errors, &err);
+	tg_schema_free(s);
+	if (quick != want || full != want || (want == 0 && errors.n == 0)) {
+		fprintf(stderr, "%s on %s: %d without errors, %d with (%zu), want %d\n", schema,
+			instance, quick, full, errors.n, want);
+		return 0;
+	}
+	return 1;
+}
+
+static int key_tables_and_fast_paths(void)
+{
+	const char *closed = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+			     "\"a_rather_long_property_name\":{\"type\":\"integer\"},"
+			     "\"namf\":{},\"name_1234\":{\"enum\":[\"x\",\"y\"]}},"
+			     "\"required\":[\"name\",\"id\"],\"additionalProperties\":false}";
+	const char *chain = "{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"$ref\":\"#/$defs/c\"},"
+			    "\"c\":{\"type\":\"string\"}},\"properties\":{\"x\":{\"$ref\":\"#/$defs/a\"}}}";
+	char big_schema[8192], big_inst[4096];
+	size_t o = 0, p = 0;
+	int i;
+
+	/* names shorter and longer than the 16-byte word compare, names
+	 * that share a prefix, a required name that is not a property */
+	CHECK(same_answer(closed, "{\"name\":\"n\",\"id\":1}", 0)); /* id: additional */
+	CHECK(same_answer("{\"properties\":{\"id\":{}},\"required\":[\"name\",\"id\"],"
+			  "\"additionalProperties\":false,\"patternProperties\":{\"^n\":{}}}",
+			  "{\"name\":\"n\",\"id\":1}", 1));
+	CHECK(same_answer(closed, "{\"name\":\"n\"}", 0));
+	CHECK(same_answer(closed, "{\"nam\":\"n\",\"id\":1}", 0));
+	CHECK(same_answer(closed, "{\"namf\":1,\"name\":\"n\"}", 0));
+	CHECK(same_answer(closed, "{\"a_rather_long_property_name\":\"s\",\"name\":\"n\"}", 0));
+	CHECK(same_answer(closed, "{\"a_rather_long_property_namf\":1,\"name\":\"n\"}", 0));
+	CHECK(same_answer(closed, "{\"name_1234\":\"z\",\"name\":\"n\"}", 0));
+	/* a NUL inside an instance's member name (jansson refuses one in a
+	 * schema's): "a\0b" is not "a" */
+	CHECK(same_answer("{\"properties\":{\"a\":{\"type\":\"string\"}}}",
+			  "{\"a\\u0000b\":1,\"a\":\"s\"}", 1));
+	CHECK(same_answer("{\"properties\":{\"a\":{\"type\":\"string\"}},"
+			  "\"additionalProperties\":false}", "{\"a\\u0000b\":1,\"a\":\"s\"}", 0));
+	/* 80 properties, all required: past the one-word fast path */
+	o += (size_t)snprintf(big_schema + o, sizeof(big_schema) - o, "{\"properties\":{");
+	for (i = 0; i < 80; i++)
+		o += (size_t)snprintf(big_schema + o, sizeof(big_schema) - o,
+				      "%s\"p%d\":{\"type\":\"integer\"}", i ? "," : "", i);
+	o += (size_t)snprintf(big_schema + o, sizeof(big_schema) - o, "},\"required\":[");
+	for (i = 0; i < 80; i++)
+		o += (size_t)snprintf(big_schema + o, sizeof(big_schema) - o, "%s\"p%d\"",
+				      i ? "," : "", i);
+	snprintf(big_schema + o, sizeof(big_schema) - o,
+		 "],\"unevaluatedProperties\":false}");
+	p += (size_t)snprintf(big_inst + p, sizeof(big_inst) - p, "{");
+	for (i = 79; i >= 0; i--)
+		p += (size_t)snprintf(big_inst + p, sizeof(big_inst) - p, "\"p%d\":%d,", i, i);
+	big_inst[p - 1] = '}';
+	CHECK(same_answer(big_schema, big_inst, 1));
+	big_inst[p - 1] = ',';
+	snprintf(big_inst + p, sizeof(big_inst) - p, "\"extra\":1}");
+	CHECK(same_answer(big_schema, big_inst, 0)); /* unevaluated, member 81 */
+	memcpy(big_inst + 1, "\"q79\"", 5); /* "p79" renamed: a required name missing */
+	CHECK(same_answer(big_schema, big_inst, 0));
+	/* uniqueItems past 16 items (hashed), equality across spellings */
+	CHECK(same_answer("{\"uniqueItems\":true}",
+			  "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]", 1));
+	CHECK(same_answer("{\"uniqueItems\":true}",
+			  "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,7.0]", 0));
+	CHECK(same_answer("{\"uniqueItems\":true}",
+			  "[{\"a\":1,\"b\":[1]},0,0.5,\"s\",null,true,false,[],{},1,2,3,4,5,6,7,8,9,"
+			  "{\"b\":[1.0],\"a\":1}]", 0));
+	CHECK(same_answer("{\"uniqueItems\":true}",
+			  "[{\"a\":1,\"b\":[1]},0,0.5,\"s\",null,true,false,[],{},1,2,3,4,5,6,7,8,9,"
+			  "{\"b\":[1.5],\"a\":1},-0.0,[[]]]", 0)); /* -0.0 equals 0 */
+	/* a chain of "$ref"s evaluates as its end; errors still name the way */
+	CHECK(same_answer(chain, "{\"x\":\"s\"}", 1));
+	CHECK(same_answer(chain, "{\"x\":1}", 0));
+	{
+		struct tg_schema_error ev[2];
+		struct tg_schema_errors errors = { ev, 2, 0 };
+		struct tg_schema *s;
+		struct tg_error err;
+
+		CHECK(tg_schema_compile(chain, strlen(chain), NULL, &s, &err) == 0);
+		CHECK(tg_schema_validate(s, "{\"x\":1}", 7, &errors, &err) == 0 && errors.n == 1);
+		/* inside a reference, the location is the target's */
+		CHECK(strcmp(ev[0].keyword_location, "#/$defs/c/type") == 0);
+		CHECK(strcmp(ev[0].instance_location, "/x") == 0);
+		tg_schema_free(s);
+	}
+	/* a self-referencing "$ref" with nothing else still stops */
+	CHECK(check("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}},\"properties\":{\"x\":"
+		    "{\"$ref\":\"#/$defs/a\"}}}", "{\"x\":1}") == -1);
+	return 0;
+}
+
 const struct unit_test schema_tests[] = {
+	{ "schema/instance_parser", instance_parser },
+	{ "schema/key_tables_and_fast_paths", key_tables_and_fast_paths },
 	{ "schema/formats", formats },
 	{ "schema/draft7", draft7 },
 	{ "schema/uri_resolution", uri_resolution },
