@@ -149,6 +149,7 @@ static int prepare_keys(struct jv_doc *arena, struct snode *n, struct tg_error *
 		n->ktab[j].idx = (uint32_t)i + 1;
 		n->ktab[j].len = n->keys[i].len;
 		n->ktab[j].name = n->keys[i].name;
+		n->ktab[j].prop = n->keys[i].prop;
 	}
 	/* names, required names and additionalProperties only, few enough
 	 * for one word of "seen" bits: validate.c's object_fast */

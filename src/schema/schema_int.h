@@ -109,6 +109,7 @@ struct kslot {
 	uint32_t hash, idx;
 	uint32_t len;
 	const char *name;        /* the entry's name, here to compare without a hop */
+	struct snode *prop;      /* the entry's "properties" subschema, or NULL */
 };
 
 /* Which groups of checks a node has (prepare.c), so validation skips the

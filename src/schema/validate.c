@@ -257,26 +257,26 @@ static int check_string(struct ctx *c, const struct snode *n, const struct jv *i
 static int apply(struct ctx *c, const struct snode *n, const struct jv *inst, struct ann *out);
 
 static int value_checks(struct ctx *c, const struct snode *n, const struct jv *inst);
-
-/* A subschema applied to a member or an item. A node with value checks
- * only (the leaves of most tool schemas) needs none of apply's
- * bookkeeping when no error list is being filled. */
 static int object_fast(struct ctx *c, const struct snode *n, const struct jv *inst);
 
-static inline int apply_child(struct ctx *c, const struct snode *n, const struct jv *inst)
+/* apply(), or its fast paths where nothing of its bookkeeping is needed:
+ * no error list, no annotations, no dynamic scope. A node with value
+ * checks only (the leaves of most tool schemas), or an object schema of
+ * the usual shape (object_fast), is checked here directly. */
+static inline int eval(struct ctx *c, const struct snode *n, const struct jv *inst,
+		       struct ann *out)
 {
-	if (COLLECT(c))
-		return apply(c, n, inst, NULL);
-	if (!c->s->dynamic)
-		n = n->direct;
+	if (out || COLLECT(c) || c->s->dynamic)
+		return apply(c, n, inst, out);
+	n = n->direct;
 	if (n->boolean >= 0)
 		return n->boolean;
 	if (!n->flags)
 		return 1;
 	if (!(n->flags & ~(unsigned)F_VALUE))
 		return value_checks(c, n, inst) && !c->fatal;
-	/* an object schema of that usual shape: no reference or applicator,
-	 * so no cycle, and each level descends into the instance */
+	/* no reference or applicator, so no cycle: each level descends into
+	 * the instance, whose depth the parser bounded */
 	if (!(n->flags & ~(unsigned)(F_VALUE | F_OBJ)) && n->obj_fast && n->min_props < 0 &&
 	    n->max_props < 0)
 		return (!(n->flags & F_VALUE) || value_checks(c, n, inst)) &&
@@ -290,7 +290,7 @@ static int quietly(struct ctx *c, const struct snode *n, const struct jv *inst, 
 	int ok;
 
 	c->quiet++;
-	ok = apply(c, n, inst, out);
+	ok = eval(c, n, inst, out);
 	c->quiet--;
 	return ok;
 }
@@ -391,7 +391,7 @@ static int check_dependencies(struct ctx *c, const struct snode *n, const struct
 			}
 		if (!ok && !COLLECT(c))
 			return 0;
-		if (e->dep_schema && !apply(c, e->dep_schema, inst, out)) {
+		if (e->dep_schema && !eval(c, e->dep_schema, inst, out)) {
 			ok = 0;
 			if (!COLLECT(c))
 				return 0;
@@ -408,7 +408,7 @@ static int check_member(struct ctx *c, const struct snode *n, const struct jmemb
 
 	if (k >= 0 && n->keys[k].prop) {
 		*matched = 1;
-		if (!apply_child(c, n->keys[k].prop, &m->val)) {
+		if (!eval(c, n->keys[k].prop, &m->val, NULL)) {
 			ok = 0;
 			if (!COLLECT(c))
 				return 0;
@@ -423,7 +423,7 @@ static int check_member(struct ctx *c, const struct snode *n, const struct jmemb
 		}
 		if (r > 0) {
 			*matched = 1;
-			if (!apply_child(c, n->patprops[i].node, &m->val)) {
+			if (!eval(c, n->patprops[i].node, &m->val, NULL)) {
 				ok = 0;
 				if (!COLLECT(c))
 					return 0;
@@ -432,14 +432,14 @@ static int check_member(struct ctx *c, const struct snode *n, const struct jmemb
 	}
 	if (!*matched && n->addl_props) {
 		*matched = 1;
-		if (!apply_child(c, n->addl_props, &m->val))
+		if (!eval(c, n->addl_props, &m->val, NULL))
 			ok = 0;
 	}
 	if (n->prop_names && (ok || COLLECT(c))) {
 		struct jv name = { .kind = JV_STRING, .tmask = T_STRING, .n = m->klen };
 
 		name.u.s = m->key;
-		if (!apply_child(c, n->prop_names, &name))
+		if (!eval(c, n->prop_names, &name, NULL))
 			ok = 0;
 	}
 	return ok;
@@ -460,10 +460,10 @@ static int object_fast(struct ctx *c, const struct snode *n, const struct jv *in
 
 		if (sl->idx && slot_is(sl, m)) {
 			seen |= (uint64_t)1 << (sl->idx - 1);
-			if (n->keys[sl->idx - 1].prop)
-				sub = n->keys[sl->idx - 1].prop;
+			if (sl->prop)
+				sub = sl->prop;
 		}
-		if (sub && !apply_child(c, sub, &m->val))
+		if (sub && !eval(c, sub, &m->val, NULL))
 			return 0;
 	}
 	return (seen & n->reqmask) == n->reqmask;
@@ -592,7 +592,7 @@ static int check_items(struct ctx *c, const struct snode *n, const struct jv *in
 
 	for (i = 0; i < len && i < n->nprefix; i++) {
 		old = ipush(c, NULL, 0, i);
-		if (!apply_child(c, n->prefix[i], &inst->u.items[i])) {
+		if (!eval(c, n->prefix[i], &inst->u.items[i], NULL)) {
 			ok = 0;
 			if (!COLLECT(c))
 				return 0;
@@ -608,7 +608,7 @@ static int check_items(struct ctx *c, const struct snode *n, const struct jv *in
 	if (n->items) {
 		for (i = (uint32_t)n->nprefix; i < len; i++) {
 			old = ipush(c, NULL, 0, i);
-			if (!apply_child(c, n->items, &inst->u.items[i])) {
+			if (!eval(c, n->items, &inst->u.items[i], NULL)) {
 				ok = 0;
 				if (!COLLECT(c))
 					return 0;
@@ -723,7 +723,8 @@ static int check_one_of(struct ctx *c, const struct snode *n, const struct jv *i
 
 		if (quietly(c, n->one_of[i], inst, out ? &a : NULL)) {
 			valid++;
-			ann_free(&keep);
+			if (out)
+				ann_free(&keep);
 			keep = a;
 		} else if (out) {
 			ann_free(&a);
@@ -738,7 +739,8 @@ static int check_one_of(struct ctx *c, const struct snode *n, const struct jv *i
 	} else if (out) {
 		ann_merge(out, &keep, inst);
 	}
-	ann_free(&keep);
+	if (out)
+		ann_free(&keep);
 	return valid == 1;
 }
 
@@ -749,7 +751,7 @@ static int check_applicators(struct ctx *c, const struct snode *n, const struct 
 	int ok = 1;
 
 	for (i = 0; i < n->nall; i++)
-		if (!apply(c, n->all_of[i], inst, out)) {
+		if (!eval(c, n->all_of[i], inst, out)) {
 			ok = 0;
 			if (!COLLECT(c))
 				return 0;
@@ -776,12 +778,13 @@ static int check_applicators(struct ctx *c, const struct snode *n, const struct 
 		if (quietly(c, n->if_, inst, out ? &a : NULL)) {
 			if (out)
 				ann_merge(out, &a, inst);
-			if (n->then_ && !apply(c, n->then_, inst, out))
+			if (n->then_ && !eval(c, n->then_, inst, out))
 				ok = 0;
-		} else if (n->else_ && !apply(c, n->else_, inst, out)) {
+		} else if (n->else_ && !eval(c, n->else_, inst, out)) {
 			ok = 0;
 		}
-		ann_free(&a);
+		if (out)
+			ann_free(&a);
 	}
 	return ok;
 }
@@ -820,7 +823,7 @@ static int check_unevaluated(struct ctx *c, const struct snode *n, const struct 
 			if (bit_get(ev, i))
 				continue;
 			old = ipush(c, m->key, m->klen, 0);
-			if (!apply_child(c, n->uneval_props, &m->val)) {
+			if (!eval(c, n->uneval_props, &m->val, NULL)) {
 				ok = 0;
 				if (!COLLECT(c))
 					return 0;
@@ -836,7 +839,7 @@ static int check_unevaluated(struct ctx *c, const struct snode *n, const struct 
 			if (bit_get(marks, i))
 				continue;
 			old = ipush(c, NULL, 0, i);
-			if (!apply_child(c, n->uneval_items, &inst->u.items[i])) {
+			if (!eval(c, n->uneval_items, &inst->u.items[i], NULL)) {
 				ok = 0;
 				if (!COLLECT(c))
 					return 0;
@@ -939,7 +942,7 @@ static int apply(struct ctx *c, const struct snode *n, const struct jv *inst, st
 		a = &here;
 	}
 	if (f & F_REF)
-		CHECK(apply(c, n->ref, inst, a));
+		CHECK(eval(c, n->ref, inst, a));
 	if (f & F_DYNREF)
 		CHECK(apply(c, dynamic_target(c, n), inst, a));
 	if (f & F_APPL)
