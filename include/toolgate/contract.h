@@ -75,8 +75,16 @@ struct tg_contract {
 	char **tags;                 /* NULL-terminated */
 };
 
+/* The base URI of a catalogue: a contract file F's schemas have the base
+ * TG_CATALOG_BASE "F", so "$ref": "schemas/money.json" names the shared
+ * schema file schemas/money.json beside the contract. ".invalid" never
+ * resolves: nothing is ever fetched. */
+#define TG_CATALOG_BASE "https://catalog.toolgate.invalid/"
+
 /* Load and check one contract file (at most 1 MiB). opts configure its
- * schemas (NULL: defaults). OUT *out. -1 with err naming the file, the
+ * schemas (NULL: defaults); unless they set remote_base, references to
+ * TG_CATALOG_BASE "schemas/..." resolve to the files of the schemas/
+ * folder beside the contract file. OUT *out. -1 with err naming the file, the
  * field and the reason: unknown fields, a missing authority, a write tool
  * without both a dry-run statement and a compensation or an
  * irreversibility, an invalid schema, a bad name or version. */

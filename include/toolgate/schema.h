@@ -29,9 +29,13 @@ struct tg_schema_options {
 	enum tg_schema_draft draft;   /* when the schema has no "$schema" */
 	int format_assert;            /* "format" as an assertion, not annotation */
 	/* Registered schemas: a reference to REMOTE_BASE/path resolves to the
-	 * file REMOTE_DIR/path (never fetched). Both NULL: none. */
+	 * file REMOTE_DIR/path (never fetched; no "..", 8 MiB at most). Both
+	 * NULL: none. */
 	const char *remote_base;
 	const char *remote_dir;
+	/* The schema document's base URI, against which its relative
+	 * references resolve; NULL: "urn:toolgate:schema". */
+	const char *base_uri;
 	size_t max_depth;             /* instance nesting; 0: 512 */
 	size_t max_bytes;             /* instance text; 0: 16 MiB */
 };
@@ -57,6 +61,14 @@ TG_API int tg_schema_compile(const char *text, size_t len,
 			     const struct tg_schema_options *opts,
 			     struct tg_schema **out, struct tg_error *err);
 TG_API void tg_schema_free(struct tg_schema *schema);
+
+/* The schema as one self-contained document (JSON text, malloc'd; NULL
+ * and err when out of memory): each registered schema it references is
+ * embedded under "$defs" ("definitions" in draft-07) with its URI as
+ * "$id", and the root gets the base URI as "$id" when it has none, so a
+ * peer resolves every reference without the files. A schema that uses no
+ * registered schema comes back as written. */
+TG_API char *tg_schema_bundle(const struct tg_schema *schema, struct tg_error *err);
 
 /* Validate instance text: 1 valid, 0 invalid (errors filled if given),
  * -1 the instance could not be checked (malformed, too large or deep). */

@@ -316,20 +316,30 @@ int tg_catalog_resolve(const struct tg_catalog *c, const char *ref, const char *
 	return 0;
 }
 
+static json_t *bundled(const struct tg_schema *schema)
+{
+	char *text = tg_schema_bundle(schema, NULL);
+	json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+
+	free(text);
+	return j;
+}
+
 char *tg_catalog_mcp_tool(const struct tg_contract *k, const char *exposed, struct tg_error *err)
 {
 	json_t *o = json_object(), *ann = json_object(), *in = NULL, *outs = NULL;
-	json_error_t jerr;
 	char *text = NULL;
 	int destructive;
 
 	tg_error_clear(err);
 	if (!o || !ann)
 		goto fail;
-	in = json_loads(k->input_schema_text, JSON_DECODE_ANY, &jerr);
-	if (k->output_schema_text)
-		outs = json_loads(k->output_schema_text, JSON_DECODE_ANY, &jerr);
-	if (!in || (k->output_schema_text && !outs))
+	/* self-contained: the shared schemas a contract references are
+	 * embedded, a client has no access to the catalogue's files */
+	in = bundled(k->input_schema);
+	if (k->output_schema)
+		outs = bundled(k->output_schema);
+	if (!in || (k->output_schema && !outs))
 		goto fail;
 	/* every hint from the contract: a caller's claims never reach here */
 	destructive = k->authority == TG_AUTHORITY_WRITE &&

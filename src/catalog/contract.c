@@ -526,11 +526,31 @@ out:
 int tg_contract_load(const char *path, const struct tg_schema_options *opts,
 		     struct tg_contract **out, struct tg_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	struct tg_schema_options o = { 0 };
+	char base[4096], dir[4096];
+	const char *slash = strrchr(path, '/');
+	FILE *f;
 	char *buf;
 	size_t n;
 	int rc;
 
+	/* the contract's schemas live at TG_CATALOG_BASE<file name>, and
+	 * the shared schemas at TG_CATALOG_BASE schemas/, from the folder
+	 * beside the file */
+	if (opts)
+		o = *opts;
+	if (!o.remote_base && !o.remote_dir) {
+		int dl = slash ? (int)(slash - path) : 1;
+
+		snprintf(base, sizeof(base), TG_CATALOG_BASE "%s", slash ? slash + 1 : path);
+		snprintf(dir, sizeof(dir), "%.*s/schemas", dl, slash ? path : ".");
+		if (!o.base_uri)
+			o.base_uri = base;
+		o.remote_base = TG_CATALOG_BASE "schemas/";
+		o.remote_dir = dir;
+	}
+	opts = &o;
+	f = fopen(path, "rb");
 	tg_error_clear(err);
 	*out = NULL;
 	if (!f)

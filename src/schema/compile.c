@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "schema/schema_int.h"
 
@@ -276,6 +277,42 @@ static int add_document(struct tg_schema *s, json_t *doc, const char *uri,
 	return 0;
 }
 
+/* A registered schema file: at most MAX_SCHEMA_BYTES, parsed like a
+ * schema (duplicate member names refused); OUT jerr->text on failure. */
+static json_t *load_bounded(const char *path, json_error_t *jerr)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	struct stat st;
+	size_t n = 0;
+	json_t *doc = NULL;
+
+	if (!f) {
+		snprintf(jerr->text, sizeof(jerr->text), "%.80s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (unsigned long long)st.st_size <= MAX_SCHEMA_BYTES) {
+		buf = malloc((size_t)st.st_size + 1);
+		/* one byte more than it had: a file that grew is caught below */
+		n = buf ? fread(buf, 1, (size_t)st.st_size + 1, f) : 0;
+	} else {
+		n = MAX_SCHEMA_BYTES + 1; /* not a regular file, or too large */
+		buf = malloc(1);
+	}
+	fclose(f);
+	if (!buf)
+		snprintf(jerr->text, sizeof(jerr->text), "out of memory");
+	else if (n > MAX_SCHEMA_BYTES || (unsigned long long)n > (unsigned long long)st.st_size)
+		snprintf(jerr->text, sizeof(jerr->text),
+			 "%.80s: not a regular file of at most %u bytes", path, MAX_SCHEMA_BYTES);
+	else
+		doc = json_loadb(buf, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+				 jerr);
+	free(buf);
+	return doc;
+}
+
 /* A registered schema from disk for an absolute URI under remote_base. */
 static struct resource *load_remote(struct tg_schema *s, const char *uri, struct tg_error *err)
 {
@@ -286,16 +323,20 @@ static struct resource *load_remote(struct tg_schema *s, const char *uri, struct
 	json_t *doc;
 	size_t bl;
 
-	if (!base || !dir || strncmp(uri, base, (bl = strlen(base))) != 0 ||
-	    strstr(uri + bl, ".."))
+	if (!base || !dir || strncmp(uri, base, (bl = strlen(base))) != 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, uri + bl);
-	doc = json_load_file(path, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	if (strstr(uri + bl, "..") || strchr(uri + bl, '?') || strchr(uri + bl, '\\') ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, uri + bl) >= sizeof(path)) {
+		tg_error_set(err, TG_ERR_INVALID, "$ref %s: not a registered schema's name", uri);
+		return NULL;
+	}
+	doc = load_bounded(path, &jerr);
 	if (!doc) {
 		tg_error_set(err, TG_ERR_INVALID, "$ref %s: %s", uri, jerr.text);
 		return NULL;
 	}
-	if (add_document(s, doc, uri, &res, err) < 0)
+	if (add_document(s, doc, uri, &res, err) < 0 ||
+	    json_object_set(s->registered, uri, doc) < 0)
 		res = NULL;
 	json_decref(doc);
 	return res;
@@ -1018,6 +1059,11 @@ static int read_dialect(struct tg_schema *s, json_t *doc, struct resource *root,
 	return 0;
 }
 
+const char *schema_base_uri(const struct tg_schema *s)
+{
+	return s->opts.base_uri ? s->opts.base_uri : DEFAULT_BASE;
+}
+
 int tg_schema_compile(const char *text, size_t len, const struct tg_schema_options *opts,
 		      struct tg_schema **out, struct tg_error *err)
 {
@@ -1040,16 +1086,24 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 		json_decref(doc);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	if (opts)
+	if (opts) {
+		/* the strings are copied: a caller's buffers may not outlive it */
 		s->opts = *opts;
+		s->opts.remote_base = opts->remote_base ? strdup(opts->remote_base) : NULL;
+		s->opts.remote_dir = opts->remote_dir ? strdup(opts->remote_dir) : NULL;
+		s->opts.base_uri = opts->base_uri ? strdup(opts->base_uri) : NULL;
+	}
 	s->docs = json_pack("{s:[],s:{}}", "list", "anchors");
-	if (!s->docs) {
+	s->registered = json_object();
+	if (!s->docs || !s->registered || (opts && ((opts->remote_base && !s->opts.remote_base) ||
+						    (opts->remote_dir && !s->opts.remote_dir) ||
+						    (opts->base_uri && !s->opts.base_uri)))) {
 		json_decref(doc);
 		tg_schema_free(s);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	s->draft = detect_draft(doc, opts);
-	if (add_document(s, doc, DEFAULT_BASE, &root, err) < 0 ||
+	if (add_document(s, doc, schema_base_uri(s), &root, err) < 0 ||
 	    (s->draft != 7 && read_dialect(s, doc, root, err) < 0))
 		goto fail;
 	s->root = schema_node(s, doc, root, "", err);
@@ -1104,6 +1158,10 @@ void tg_schema_free(struct tg_schema *s)
 		free(r);
 	}
 	json_decref(s->docs);
+	json_decref(s->registered);
+	free((char *)s->opts.remote_base);
+	free((char *)s->opts.remote_dir);
+	free((char *)s->opts.base_uri);
 	jv_doc_release(&s->arena);
 	free(s);
 }

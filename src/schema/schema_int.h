@@ -221,6 +221,7 @@ struct tg_schema {
 	int draft;
 	int no_validation;                   /* dialect without the validation vocabulary */
 	int dynamic;                         /* some $dynamicRef may resolve dynamically */
+	json_t *registered;                  /* URI -> document loaded from remote_dir */
 	struct jv_doc arena;                 /* what schema_prepare made */
 };
 
@@ -232,6 +233,9 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 struct snode *schema_lookup(const struct tg_schema *s, const json_t *json);
 int schema_resolve(struct tg_schema *s, struct resource *from, const char *ref,
 		   json_t **out, struct resource **out_res, struct tg_error *err);
+
+/* The base URI a schema document without "$id" has. */
+const char *schema_base_uri(const struct tg_schema *s);
 
 /* prepare.c: ready every compiled node for validation. */
 int schema_prepare(struct tg_schema *s, struct tg_error *err);

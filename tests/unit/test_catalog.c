@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "toolgate/catalog.h"
@@ -229,7 +230,126 @@ static int diffs(void)
 	return 0;
 }
 
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* 1 valid, 0 invalid, -1 error, for a compiled schema and instance text. */
+static int valid(const struct tg_schema *s, const char *inst)
+{
+	struct tg_error err;
+
+	return tg_schema_validate(s, inst, strlen(inst), NULL, &err);
+}
+
+static int shared_schemas(void)
+{
+	static const char *const insts[][2] = {
+		{ "{\"price\":{\"amount\":1.5,\"currency\":\"EUR\"}}", "1" },
+		{ "{\"price\":{\"amount\":-1,\"currency\":\"EUR\"}}", "0" },
+		{ "{\"price\":{\"amount\":1,\"currency\":\"GBP\"}}", "0" },
+		{ "{\"price\":{\"amount\":1}}", "0" },
+	};
+	const struct tg_contract *k;
+	struct tg_catalog *c;
+	struct tg_schema *b;
+	struct tg_error err;
+	char path[256], *text;
+	json_t *o, *in;
+	size_t i;
+
+	strcpy(dir, "/tmp/tg-unit-catalog-XXXXXX");
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/schemas", dir);
+	CHECK(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/schemas/money.json", dir);
+	CHECK(write_file(path, "{\"$defs\":{\"amount\":{\"type\":\"number\",\"minimum\":0}},"
+			       "\"type\":\"object\",\"properties\":{\"amount\":{\"$ref\":\"#/$defs/amount\"},"
+			       "\"currency\":{\"$ref\":\"currency.json\"}},"
+			       "\"required\":[\"amount\",\"currency\"]}") == 0);
+	snprintf(path, sizeof(path), "%s/schemas/currency.json", dir);
+	CHECK(write_file(path, "{\"enum\":[\"EUR\",\"USD\"]}") == 0);
+	snprintf(path, sizeof(path), "%s/pay.json", dir);
+	CHECK(write_file(path, "{\"name\":\"pay\",\"version\":\"1.0.0\",\"description\":\"d\","
+			       "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"authority\":\"read\","
+			       "\"executor\":{\"kind\":\"builtin\",\"name\":\"x\"},"
+			       "\"input_schema\":{\"type\":\"object\",\"properties\":{\"price\":"
+			       "{\"$ref\":\"schemas/money.json\"}},\"required\":[\"price\"]}}") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) == 0);
+	CHECK(tg_catalog_resolve(c, "pay", NULL, &k, &err) == 0);
+	for (i = 0; i < sizeof(insts) / sizeof(insts[0]); i++)
+		CHECK(valid(k->input_schema, insts[i][0]) == atoi(insts[i][1]));
+	/* the MCP definition carries the shared schemas: compiled without
+	 * the files, it answers the same */
+	text = tg_catalog_mcp_tool(k, NULL, &err);
+	CHECK(text && (o = json_loads(text, 0, NULL)));
+	in = json_object_get(o, "inputSchema");
+	CHECK(json_object_size(json_object_get(in, "$defs")) == 2);
+	CHECK(strcmp(json_string_value(json_object_get(in, "$id")), TG_CATALOG_BASE "pay.json") == 0);
+	free(text);
+	text = json_dumps(in, JSON_COMPACT);
+	CHECK(text && tg_schema_compile(text, strlen(text), NULL, &b, &err) == 0);
+	for (i = 0; i < sizeof(insts) / sizeof(insts[0]); i++)
+		CHECK(valid(b, insts[i][0]) == atoi(insts[i][1]));
+	tg_schema_free(b);
+	free(text);
+	json_decref(o);
+	tg_catalog_free(c);
+	/* what must not resolve: a missing file, a way out of schemas/, a
+	 * file elsewhere on the host */
+	{
+		static const char *const refs[] = { "schemas/nope.json", "schemas/../pay.json",
+						    "schemas/%2e%2e/pay.json", "file:///etc/passwd",
+						    "/etc/passwd" };
+		char contract[1024];
+
+		for (i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+			struct tg_contract *bad = NULL;
+
+			snprintf(contract, sizeof(contract),
+				 "{\"name\":\"bad\",\"version\":\"1.0.0\",\"description\":\"d\","
+				 "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"authority\":\"read\","
+				 "\"executor\":{\"kind\":\"builtin\",\"name\":\"x\"},"
+				 "\"input_schema\":{\"$ref\":\"%s\"}}", refs[i]);
+			snprintf(path, sizeof(path), "%s/bad.json", dir);
+			CHECK(write_file(path, contract) == 0);
+			CHECK(tg_contract_load(path, NULL, &bad, &err) == -1);
+			if (!strstr(err.msg, "input_schema")) {
+				fprintf(stderr, "%s: %s\n", refs[i], err.msg);
+				CHECK(0);
+			}
+		}
+	}
+	/* draft-07 ignores what sits beside a root "$ref": the bundle moves
+	 * the root down a level */
+	{
+		struct tg_contract *d7;
+
+		CHECK(write_file(path, "{\"name\":\"d7\",\"version\":\"1.0.0\",\"description\":\"d\","
+				       "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"authority\":\"read\","
+				       "\"executor\":{\"kind\":\"builtin\",\"name\":\"x\"},\"input_schema\":"
+				       "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+				       "\"$ref\":\"schemas/currency.json\"}}") == 0);
+		CHECK(tg_contract_load(path, NULL, &d7, &err) == 0);
+		text = tg_schema_bundle(d7->input_schema, &err);
+		CHECK(text && tg_schema_compile(text, strlen(text), NULL, &b, &err) == 0);
+		CHECK(valid(b, "\"EUR\"") == 1 && valid(b, "\"GBP\"") == 0);
+		tg_schema_free(b);
+		free(text);
+		tg_contract_free(d7);
+	}
+	remove_catalog();
+	return 0;
+}
+
 const struct unit_test catalog_tests[] = {
+	{ "catalog/shared_schemas", shared_schemas },
 	{ "catalog/diffs", diffs },
 	{ "catalog/resolution", resolution },
 	{ "catalog/mcp_definition", mcp_definition },
