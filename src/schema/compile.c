@@ -781,6 +781,8 @@ static int compile_value_keywords(struct snode *n, struct tg_error *err)
 		n->pattern = regex_compile(json_string_value(v), json_string_length(v), err);
 		if (!n->pattern)
 			return -1;
+		regex_hint(json_string_value(v), json_string_length(v), n->pattern,
+			   &n->pattern_hint);
 	}
 	v = json_object_get(j, "format");
 	if (json_is_string(v))

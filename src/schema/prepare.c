@@ -233,6 +233,26 @@ static void prepare_direct(struct snode *n)
 	n->direct = t->boolean >= 0 || t->flags != F_REF ? t : n;
 }
 
+static int fast_kind(const struct snode *n)
+{
+	unsigned f = n->flags;
+
+	if (n->boolean >= 0)
+		return n->boolean ? FAST_TRUE : FAST_FALSE;
+	if (!f)
+		return FAST_TRUE;
+	if (f == F_TYPE)
+		return FAST_TYPE;
+	if (!(f & ~(unsigned)F_VALUE))
+		return FAST_VALUE;
+	if (!(f & ~(unsigned)(F_VALUE | F_OBJ)) && n->obj_fast && n->min_props < 0 &&
+	    n->max_props < 0)
+		return FAST_OBJECT;
+	if (!(f & ~(unsigned)(F_VALUE | F_ARR)) && !n->contains)
+		return FAST_ARRAY;
+	return FAST_NONE;
+}
+
 int schema_prepare(struct tg_schema *s, struct tg_error *err)
 {
 	size_t i;
@@ -249,7 +269,11 @@ int schema_prepare(struct tg_schema *s, struct tg_error *err)
 			s->dynamic = 1;
 	}
 	for (i = 0; i < s->nodes.cap; i++)
-		if (s->nodes.keys[i])
-			prepare_direct(s->nodes.vals[i]);
+		if (s->nodes.keys[i]) {
+			struct snode *n = s->nodes.vals[i];
+
+			n->fast = fast_kind(n);
+			prepare_direct(n);
+		}
 	return 0;
 }

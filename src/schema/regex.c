@@ -141,3 +141,20 @@ int regex_search(const pcre2_code *re, const char *s, size_t len)
 		return 0;
 	return -1;
 }
+
+void regex_hint(const char *pattern, size_t len, const pcre2_code *re, struct regex_hint *h)
+{
+	uint32_t minlen = 0;
+	unsigned char c = len > 1 ? (unsigned char)pattern[1] : 0;
+
+	h->first = -1;
+	h->minlen = 0;
+	if (pcre2_pattern_info(re, PCRE2_INFO_MINLENGTH, &minlen) == 0)
+		h->minlen = minlen; /* characters: a subject has at least as many bytes */
+	/* "^x..." with x a plain ASCII character, no quantifier on it and no
+	 * alternation anywhere: only a subject starting with x can match (no
+	 * multiline in ECMA-262 patterns here, so ^ is the start) */
+	if (len > 1 && pattern[0] == '^' && c < 0x80 && !strchr("\\^$.|?*+()[]{}", c) &&
+	    c >= 0x20 && (len == 2 || !strchr("?*+{", pattern[2])) && !memchr(pattern, '|', len))
+		h->first = c;
+}

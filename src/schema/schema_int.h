@@ -93,6 +93,13 @@ struct pattern_node {
 	struct snode *node;
 };
 
+/* What a subject must have for the pattern to match, known without
+ * running it: its first byte (first, or -1) and a length (minlen). */
+struct regex_hint {
+	int first;
+	uint32_t minlen;
+};
+
 /* A name the object keywords of a node mention (prepare.c). */
 struct keyent {
 	const char *name;        /* borrowed from the schema document */
@@ -101,6 +108,17 @@ struct keyent {
 	struct snode *dep_schema; /* dependentSchemas/<name>, or NULL */
 	uint32_t *dep_req;       /* dependentRequired/<name>: key indices */
 	uint32_t ndep_req;
+};
+
+/* How a node is checked when no error list, annotation or dynamic scope
+ * is in play (prepare.c decides, validate.c's eval() follows). */
+enum {
+	FAST_NONE,               /* the general path, apply() */
+	FAST_TRUE, FAST_FALSE,   /* a boolean schema, or {} */
+	FAST_TYPE,               /* "type" alone */
+	FAST_VALUE,              /* value checks only */
+	FAST_OBJECT,             /* value checks and object_fast() */
+	FAST_ARRAY,              /* value checks and array_fast() */
 };
 
 /* A slot of a node's key table: the hash (compared first, without
@@ -135,6 +153,7 @@ struct snode {
 	struct kslot *ktab;      /* kmask + 1 slots */
 	int kperfect;            /* no two keys share a slot: one probe */
 	int obj_fast;            /* object keywords object_fast() handles alone */
+	int fast;                /* FAST_*: how validate.c's eval() takes it */
 	struct snode *direct;    /* the end of a chain of nodes that are only a
 				  * "$ref": what validation evaluates instead */
 	uint64_t reqmask;        /* with obj_fast: the "required" key indices */
@@ -157,6 +176,7 @@ struct snode {
 	double min, max, xmin, xmax, mult;
 	long long min_len, max_len;          /* -1 when absent */
 	pcre2_code *pattern;
+	struct regex_hint pattern_hint;
 	const char *format;                  /* borrowed */
 
 	struct named_node *props;
@@ -251,6 +271,8 @@ char *uri_split(const char *uri, char **frag);
 pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err);
 /* 1 match, 0 none, -1 error (match limit). */
 int regex_search(const pcre2_code *re, const char *s, size_t len);
+
+void regex_hint(const char *pattern, size_t len, const pcre2_code *re, struct regex_hint *h);
 
 /* format.c: 1 when s (n bytes) is in the format, or the format is unknown. */
 int format_check(const char *format, const char *s, size_t n);

@@ -52,6 +52,9 @@ struct ctx {
 	size_t nscope;
 	int fatal;                            /* regex limit, too deep, no memory */
 	size_t depth;
+	/* the fast paths are off: errors are collected here, or the schema
+	 * has a dynamic scope to keep (COLLECT(c) || s->dynamic) */
+	int slow;
 };
 
 /* Every failed assertion is wanted: an error list, outside a branch. */
@@ -189,7 +192,10 @@ static int multiple_of(const struct jv *v, double m)
 	return fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
 }
 
-static int check_number(struct ctx *c, const struct snode *n, const struct jv *inst)
+/* noinline, as check_string: value_checks stays small for the leaves
+ * that need neither */
+static __attribute__((noinline)) int check_number(struct ctx *c, const struct snode *n,
+						  const struct jv *inst)
 {
 	double x = jv_number(inst);
 	int ok = 1;
@@ -217,7 +223,8 @@ static int check_number(struct ctx *c, const struct snode *n, const struct jv *i
 	return ok;
 }
 
-static int check_string(struct ctx *c, const struct snode *n, const struct jv *inst)
+static __attribute__((noinline)) int check_string(struct ctx *c, const struct snode *n,
+						  const struct jv *inst)
 {
 	const char *s = inst->u.s;
 	size_t len = inst->n;
@@ -239,7 +246,13 @@ static int check_string(struct ctx *c, const struct snode *n, const struct jv *i
 		ok = 0;
 	}
 	if (n->pattern && (ok || COLLECT(c))) {
-		m = regex_search(n->pattern, s, len);
+		const struct regex_hint *h = &n->pattern_hint;
+
+		/* what cannot match is known without running the pattern */
+		if (len < h->minlen || (h->first >= 0 && (!len || (unsigned char)s[0] != h->first)))
+			m = 0;
+		else
+			m = regex_search(n->pattern, s, len);
 		if (m < 0) {
 			c->fatal = 1;
 			fail(c, n, "pattern", "pattern match limit reached");
@@ -258,6 +271,7 @@ static int apply(struct ctx *c, const struct snode *n, const struct jv *inst, st
 
 static int value_checks(struct ctx *c, const struct snode *n, const struct jv *inst);
 static int object_fast(struct ctx *c, const struct snode *n, const struct jv *inst);
+static int array_fast(struct ctx *c, const struct snode *n, const struct jv *inst);
 
 /* apply(), or its fast paths where nothing of its bookkeeping is needed:
  * no error list, no annotations, no dynamic scope. A node with value
@@ -266,22 +280,29 @@ static int object_fast(struct ctx *c, const struct snode *n, const struct jv *in
 static inline int eval(struct ctx *c, const struct snode *n, const struct jv *inst,
 		       struct ann *out)
 {
-	if (out || COLLECT(c) || c->s->dynamic)
+	if (out || c->slow)
 		return apply(c, n, inst, out);
 	n = n->direct;
-	if (n->boolean >= 0)
-		return n->boolean;
-	if (!n->flags)
+	switch (n->fast) {
+	case FAST_TRUE:
 		return 1;
-	if (!(n->flags & ~(unsigned)F_VALUE))
+	case FAST_FALSE:
+		return 0;
+	case FAST_TYPE:
+		return (n->types & inst->tmask) != 0;
+	case FAST_VALUE:
 		return value_checks(c, n, inst) && !c->fatal;
 	/* no reference or applicator, so no cycle: each level descends into
 	 * the instance, whose depth the parser bounded */
-	if (!(n->flags & ~(unsigned)(F_VALUE | F_OBJ)) && n->obj_fast && n->min_props < 0 &&
-	    n->max_props < 0)
+	case FAST_OBJECT:
 		return (!(n->flags & F_VALUE) || value_checks(c, n, inst)) &&
 		       (inst->kind != JV_OBJECT || object_fast(c, n, inst)) && !c->fatal;
-	return apply(c, n, inst, NULL);
+	case FAST_ARRAY:
+		return (!(n->flags & F_VALUE) || value_checks(c, n, inst)) &&
+		       (inst->kind != JV_ARRAY || array_fast(c, n, inst)) && !c->fatal;
+	default:
+		return apply(c, n, inst, NULL);
+	}
 }
 
 /* Evaluate in a branch whose failure is not an error by itself. */
@@ -289,9 +310,13 @@ static int quietly(struct ctx *c, const struct snode *n, const struct jv *inst, 
 {
 	int ok;
 
+	int slow = c->slow;
+
 	c->quiet++;
+	c->slow = c->s->dynamic;
 	ok = eval(c, n, inst, out);
 	c->quiet--;
+	c->slow = slow;
 	return ok;
 }
 
@@ -689,6 +714,37 @@ static int check_array(struct ctx *c, const struct snode *n, const struct jv *in
 	return ok;
 }
 
+/* An array schema without "contains" when neither errors nor annotations
+ * are wanted: bounds, uniqueness, then each item. */
+static __attribute__((noinline)) int items_unique(struct ctx *c, const struct jv *inst)
+{
+	size_t x, y;
+	int d = find_duplicate(inst, &x, &y);
+
+	if (d < 0)
+		c->fatal = 1;
+	return d == 0;
+}
+
+static int array_fast(struct ctx *c, const struct snode *n, const struct jv *inst)
+{
+	uint32_t i;
+
+	if ((n->min_items >= 0 && inst->n < (unsigned long long)n->min_items) ||
+	    (n->max_items >= 0 && inst->n > (unsigned long long)n->max_items))
+		return 0;
+	if (n->unique && !items_unique(c, inst))
+		return 0;
+	for (i = 0; i < inst->n && i < n->nprefix; i++)
+		if (!eval(c, n->prefix[i], &inst->u.items[i], NULL))
+			return 0;
+	if (n->items)
+		for (; i < inst->n; i++)
+			if (!eval(c, n->items, &inst->u.items[i], NULL))
+				return 0;
+	return 1;
+}
+
 static int check_any_of(struct ctx *c, const struct snode *n, const struct jv *inst,
 			struct ann *out)
 {
@@ -862,30 +918,59 @@ static int check_unevaluated(struct ctx *c, const struct snode *n, const struct 
 		}                                    \
 	} while (0)
 
-/* "type", "const", "enum" and the number and string keywords. */
+static int enum_has(const struct snode *n, const struct jv *inst)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nenum; i++) {
+		const struct jv *e = &n->enum_jv[i];
+
+		/* strings, the usual enum, compared here */
+		if (inst->kind == JV_STRING ? e->kind == JV_STRING && e->n == inst->n &&
+						      same_bytes(e->u.s, inst->u.s, inst->n)
+					    : jv_equal(e, inst))
+			return 1;
+	}
+	return 0;
+}
+
+static __attribute__((noinline)) int value_checks_all(struct ctx *c, const struct snode *n,
+							const struct jv *inst);
+
+/* "type", "const", "enum" and the number and string keywords: the first
+ * failure answers, unless every error is wanted. */
 static int value_checks(struct ctx *c, const struct snode *n, const struct jv *inst)
+{
+	unsigned f = n->flags;
+
+	if (COLLECT(c))
+		return value_checks_all(c, n, inst);
+	if ((f & F_TYPE) && !(n->types & inst->tmask))
+		return 0;
+	if ((f & F_ENUM) && !enum_has(n, inst))
+		return 0;
+	if ((f & F_CONST) && !jv_equal(n->const_jv, inst))
+		return 0;
+	if ((f & F_NUM) && (inst->tmask & T_NUMBER) && !check_number(c, n, inst))
+		return 0;
+	if ((f & F_STR) && (inst->tmask & T_STRING))
+		return check_string(c, n, inst);
+	return 1;
+}
+
+static __attribute__((noinline)) int value_checks_all(struct ctx *c, const struct snode *n,
+							const struct jv *inst)
 {
 	unsigned f = n->flags, t = inst->tmask;
 	int ok = 1;
-	uint32_t i;
 
 	if (f & F_TYPE)
 		CHECK((n->types & t) || (fail(c, n, "type", "wrong type"), 0));
 	if (f & F_CONST)
 		CHECK(jv_equal(n->const_jv, inst) ||
 		      (fail(c, n, "const", "not the constant value"), 0));
-	if (f & F_ENUM) {
-		for (i = 0; i < n->nenum; i++) {
-			const struct jv *e = &n->enum_jv[i];
-
-			/* strings, the usual enum, compared here */
-			if (inst->kind == JV_STRING ? e->kind == JV_STRING && e->n == inst->n &&
-							      same_bytes(e->u.s, inst->u.s, inst->n)
-						    : jv_equal(e, inst))
-				break;
-		}
-		CHECK(i < n->nenum || (fail(c, n, "enum", "not one of the allowed values"), 0));
-	}
+	if (f & F_ENUM)
+		CHECK(enum_has(n, inst) || (fail(c, n, "enum", "not one of the allowed values"), 0));
 	if ((f & F_NUM) && (t & T_NUMBER))
 		CHECK(check_number(c, n, inst));
 	if ((f & F_STR) && (t & T_STRING))
@@ -979,6 +1064,7 @@ int schema_validate_jv(const struct tg_schema *s, const struct jv *inst,
 	c.s = s;
 	c.errors = errors;
 	c.quiet = 0;
+	c.slow = errors || s->dynamic;
 	c.ilen = 0;
 	c.nscope = 0;
 	c.fatal = 0;

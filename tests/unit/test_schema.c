@@ -43,6 +43,21 @@ static int types_and_values(void)
 	CHECK(check("{\"pattern\":\"\\\\p{Letter}\"}", "\"\\u00e9\"") == 1);
 	CHECK(check("{\"pattern\":\"^\\\\u0041+$\"}", "\"AAA\"") == 1); /* ECMA \uHHHH */
 	CHECK(check("false", "1") == 0);
+	/* patterns that cannot match are known early (regex_hint): the
+	 * shortcut must never refuse what the pattern accepts */
+	CHECK(check("{\"pattern\":\"^/[^\\\\u0000]*$\"}", "\"/srv\"") == 1);
+	CHECK(check("{\"pattern\":\"^/[^\\\\u0000]*$\"}", "\"srv\"") == 0);
+	CHECK(check("{\"pattern\":\"^/\"}", "\"\"") == 0);
+	CHECK(check("{\"pattern\":\"^ab|c\"}", "\"xc\"") == 1);   /* alternation */
+	CHECK(check("{\"pattern\":\"^a?b\"}", "\"b\"") == 1);      /* quantified */
+	CHECK(check("{\"pattern\":\"^a{0,2}b\"}", "\"b\"") == 1);
+	CHECK(check("{\"pattern\":\"^\\\\db\"}", "\"1b\"") == 1); /* an escape */
+	CHECK(check("{\"pattern\":\"^(a)b\"}", "\"ab\"") == 1);
+	CHECK(check("{\"pattern\":\"^[ab]c\"}", "\"bc\"") == 1);
+	CHECK(check("{\"pattern\":\"^.c\"}", "\"\\u00e9c\"") == 1);
+	CHECK(check("{\"pattern\":\"^\\u00e9\"}", "\"\\u00e9\"") == 1); /* not ASCII */
+	CHECK(check("{\"pattern\":\"abc\"}", "\"ab\"") == 0);      /* minimum length */
+	CHECK(check("{\"pattern\":\"^\\u00e9{2}$\"}", "\"\\u00e9\\u00e9\"") == 1);
 	return 0;
 }
 
