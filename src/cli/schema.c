@@ -6,6 +6,7 @@
  *     "N passed, M failed". --remotes serves http://localhost:1234/ from DIR
  *     (the suite's remotes/), never from the network.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,26 +17,41 @@
 
 #define SUITE_BASE "http://localhost:1234/"
 
-static char *slurp(const char *path, size_t *len)
+/* The file's text, at most max bytes; NULL with a message on stderr that
+ * says why (it cannot be opened, it is larger than max). */
+static char *slurp(const char *path, size_t max, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
-	long n;
+	size_t n;
 
-	if (!f)
+	if (!f) {
+		fprintf(stderr, "toolgate schema: %s: %s\n", path, strerror(errno));
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64L << 20) &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
-	    fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	} else {
+	}
+	buf = malloc(max + 1);
+	n = buf ? fread(buf, 1, max + 1, f) : 0;
+	if (!buf) {
+		fprintf(stderr, "toolgate schema: %s: out of memory\n", path);
+	} else if (ferror(f)) {
+		fprintf(stderr, "toolgate schema: %s: %s\n", path, strerror(errno));
 		free(buf);
 		buf = NULL;
+	} else if (n > max) {
+		fprintf(stderr, "toolgate schema: %s: larger than %zu bytes\n", path, max);
+		free(buf);
+		buf = NULL;
+	} else {
+		buf[n] = '\0';
+		*len = n;
 	}
 	fclose(f);
 	return buf;
 }
+
+/* the library's ceilings (docs/SCHEMA.md) */
+#define MAX_SCHEMA_TEXT (8u << 20)
+#define MAX_INSTANCE_TEXT (16u << 20)
 
 static int cmd_validate(int argc, char **argv)
 {
@@ -65,10 +81,9 @@ static int cmd_validate(int argc, char **argv)
 		fprintf(stderr, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n");
 		return 2;
 	}
-	stext = slurp(argv[1], &slen);
-	itext = slurp(argv[2], &ilen);
+	stext = slurp(argv[1], MAX_SCHEMA_TEXT, &slen);
+	itext = stext ? slurp(argv[2], MAX_INSTANCE_TEXT, &ilen) : NULL;
 	if (!stext || !itext) {
-		fprintf(stderr, "toolgate schema: cannot read %s\n", stext ? argv[2] : argv[1]);
 		free(stext);
 		free(itext);
 		return 2;

@@ -307,6 +307,45 @@ check catalog_diff_breaking $? "rc=$rc $(cat "$tmp/out")"
 [ $rc -eq 1 ] && grep -q 'q21.json: sql.query@2.1.0 breaks callers of 2.0.0' "$tmp/out"
 check catalog_lint_breaking $? "rc=$rc $(cat "$tmp/out")"
 
+# shared schemas: a contract references schemas/ beside it; the MCP
+# definition embeds it; a way out of schemas/ is refused
+mkdir -p "$tmp/cat2/schemas"
+echo '{"type":"string","enum":["EUR","USD"]}' >"$tmp/cat2/schemas/currency.json"
+cat >"$tmp/cat2/pay.json" <<'JSON'
+{"name":"pay","version":"1.0.0","description":"Pay","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","executor":{"kind":"builtin","name":"pay"},
+ "input_schema":{"type":"object","properties":{"currency":{"$ref":"schemas/currency.json"}}}}
+JSON
+"$TG" catalog show "$tmp/cat2" pay | tail -1 | jq -e '.inputSchema["$defs"][]["$id"] == "https://catalog.toolgate.invalid/schemas/currency.json"' >/dev/null
+check catalog_shared_schema_embedded $? "$("$TG" catalog show "$tmp/cat2" pay 2>&1)"
+sed 's|schemas/currency.json|schemas/../../../etc/passwd|' "$tmp/cat2/pay.json" >"$tmp/cat2/esc.json"
+"$TG" catalog lint "$tmp/cat2" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'esc.json: input_schema: invalid schema: .*no schema https://catalog.toolgate.invalid/etc/passwd' "$tmp/out"
+check catalog_shared_schema_no_escape $? "rc=$rc $(cat "$tmp/out")"
+
+# --- schema ----------------------------------------------------------------------------
+echo '{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}' >"$tmp/s.json"
+echo '{"n":1}' >"$tmp/i.json"
+"$TG" schema validate "$tmp/s.json" "$tmp/i.json"; rc=$?
+[ $rc -eq 0 ]; check schema_valid_exit_0 $? "rc=$rc"
+echo '{"n":"x"}' >"$tmp/i.json"
+"$TG" schema validate "$tmp/s.json" "$tmp/i.json" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q '^/n: wrong type (/properties/n/type)' "$tmp/out"
+check schema_invalid_exit_1_with_locations $? "rc=$rc $(cat "$tmp/out")"
+printf '{"n":1,"n":2}' >"$tmp/i.json"
+"$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'duplicate member name' "$tmp/err"
+check schema_duplicate_member_refused $? "rc=$rc $(cat "$tmp/err")"
+head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/i.json"
+"$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'larger than 16777216 bytes' "$tmp/err"
+check schema_instance_ceiling $? "rc=$rc $(cat "$tmp/err")"
+python3 -c 'print("[" * 10000 + "]" * 10000)' >"$tmp/i.json"
+"$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'nested deeper than 512' "$tmp/err"
+check schema_deep_instance $? "rc=$rc $(cat "$tmp/err")"
+rm -f "$tmp/i.json"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"
