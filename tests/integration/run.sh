@@ -357,12 +357,14 @@ check doctor_json $? "$("$TG" doctor --json)"
 leftover_cgroups() { find /sys/fs/cgroup -maxdepth 3 -type d -name 'run-*' 2>/dev/null | wc -l; }
 mounts_before=$(wc -l </proc/self/mountinfo)
 cg_before=$(leftover_cgroups)
-"$TG" run --timeout 1s -- sh -c '(setsid sleep 60 &); sleep 60' 2>/dev/null
+# an odd duration marks the sleepers, so another "sleep 60" on the host
+# is not mistaken for one that escaped
+"$TG" run --timeout 1s -- sh -c '(setsid sleep 60.4242 &); sleep 60.4242' 2>/dev/null
 "$TG" run -- false
 sleep 0.2
 [ "$(leftover_cgroups)" -eq "$cg_before" ] && [ "$(wc -l </proc/self/mountinfo)" -le "$mounts_before" ] &&
-	! pgrep -f 'sleep 60' >/dev/null
-check nothing_remains $? "cgroups $(leftover_cgroups) (was $cg_before), mounts $(wc -l </proc/self/mountinfo) (was $mounts_before), sleepers $(pgrep -fc 'sleep 60')"
+	! pgrep -f 'sleep 60.4242' >/dev/null
+check nothing_remains $? "cgroups $(leftover_cgroups) (was $cg_before), mounts $(wc -l </proc/self/mountinfo) (was $mounts_before), sleepers $(pgrep -fc 'sleep 60.4242')"
 
 # --- signals and a closed stdout end the run cleanly ---------------------------
 cg_before=$(leftover_cgroups)
