@@ -514,6 +514,19 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 			 &l.c->output_schema_text) < 0 ||
 	    load_errors(&l, doc) < 0 || load_executor(&l, doc) < 0 || load_write_rules(&l, doc) < 0)
 		goto out;
+	/* read means read-only by construction: nothing it mounts is writable */
+	if (l.c->authority == TG_AUTHORITY_READ) {
+		size_t i;
+
+		for (i = 0; i < l.c->nmounts; i++)
+			if (l.c->mounts[i].writable) {
+				char field[64];
+
+				snprintf(field, sizeof(field), "executor.mounts[%zu].writable", i);
+				bad(&l, field, "a read tool cannot mount anything writable");
+				goto out;
+			}
+	}
 	*out = l.c;
 	l.c = NULL;
 	rc = 0;

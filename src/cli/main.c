@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "toolgate/version.h"
 
 static void usage(FILE *f)
 {
@@ -18,6 +19,7 @@ static void usage(FILE *f)
 		"  schema test [--remotes DIR] FILE...  run JSON Schema Test Suite files\n"
 		"  catalog list|lint DIR            the tool contracts of a directory\n"
 		"  catalog show DIR NAME[@VERSION]  one tool's MCP definition\n"
+		"  serve --catalog DIR [--stdio]    the MCP gateway over a catalogue\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -36,6 +38,12 @@ int main(int argc, char **argv)
 		return cmd_schema(argc - 1, argv + 1);
 	if (strcmp(argv[1], "catalog") == 0)
 		return cmd_catalog(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0) {
+		puts("toolgate " TOOLGATE_VERSION);
+		return 0;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

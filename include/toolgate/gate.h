@@ -1,0 +1,95 @@
+/*
+ * toolgate gate: the pipeline every tool call goes through, whatever
+ * transport brought it (docs/PIPELINE.md).
+ *
+ *   1 identify   the principal the transport authenticated
+ *   2 resolve    name[@version] -> contract; deprecation and sunset
+ *   3 validate   arguments against the input schema
+ *   4 authorize  (issue 5)
+ *   5 dedupe     (issue 5)
+ *   6 approve    (issue 5)
+ *   7 execute    builtin, or a command in the sandbox
+ *   8 check      the output against the output schema
+ *   9 record     one structured line per call (the audit chain: issue 7)
+ *
+ * A stage ends the call either with a protocol error (the call itself is
+ * wrong: an unknown tool, malformed arguments' container) or with a tool
+ * result marked as an error (the tool was called and refused or failed:
+ * arguments that do not match the schema, a failed run), as MCP separates
+ * them.
+ *
+ *     struct tg_gate *g;
+ *     tg_gate_new(catalog, &opts, &g, &err);
+ *     struct tg_call call = { .principal = "alice", .tool = "fs.read", .arguments = "{...}" };
+ *     struct tg_call_result r;
+ *     if (tg_gate_call(g, &call, &r, &err) < 0) ... // protocol error, err says why
+ *     ... r.content_json, r.structured_json, r.is_error ...
+ *     tg_call_result_release(&r);
+ */
+#ifndef TOOLGATE_GATE_H
+#define TOOLGATE_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/catalog.h"
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_gate;
+
+struct tg_gate_options {
+	/* Where the record stage writes one JSON line per call; -1: nowhere. */
+	int record_fd;
+	/* Added to every command tool's sandbox: the host directory that
+	 * appears as /workspace (read-only), or NULL. */
+	const char *workspace;
+	/* Directory command tools' relative argv[0] and mounts resolve
+	 * against (the catalogue's directory); NULL: as given. */
+	const char *tools_dir;
+};
+
+/* The gate over a catalogue (borrowed: it must outlive the gate). OUT
+ * *out. Thread-safe once made: calls may run from several threads. */
+TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
+		       struct tg_gate **out, struct tg_error *err);
+TG_API void tg_gate_free(struct tg_gate *gate);
+
+struct tg_call {
+	const char *principal;       /* who, as the transport authenticated it */
+	const char *tool;            /* name or name@version */
+	const char *arguments;       /* JSON text of an object; NULL: {} */
+	size_t arguments_len;
+	int cancel_fd;               /* readable: the caller gave up; -1: none */
+	const char *today;           /* "YYYY-MM-DD" for sunsets; NULL: now (UTC) */
+};
+
+/* A tool result as MCP carries it. */
+struct tg_call_result {
+	char *content_json;          /* JSON array of content blocks */
+	char *structured_json;       /* JSON object, or NULL */
+	int is_error;                /* the tool failed or refused the call */
+	char tool[160];              /* the resolved name@version */
+};
+
+/* Run one call through the pipeline. 0 and OUT *r (a tool result,
+ * successful or not; release it); -1 and err for a protocol error: an
+ * unknown or retired tool (TG_ERR_INVALID, TG_ERR_UNAVAILABLE), arguments
+ * that are not a JSON object (TG_ERR_INVALID), out of memory. */
+TG_API int tg_gate_call(struct tg_gate *gate, const struct tg_call *call,
+			struct tg_call_result *r, struct tg_error *err);
+TG_API void tg_call_result_release(struct tg_call_result *r);
+
+/* The catalogue's tools as MCP lists them (JSON text of an array of tool
+ * definitions, malloc'd): one per name, the version a bare name resolves
+ * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. */
+TG_API char *tg_gate_tools_json(const struct tg_gate *gate, const char *today,
+				struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

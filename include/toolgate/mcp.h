@@ -1,0 +1,49 @@
+/*
+ * toolgate mcp: the Model Context Protocol server over the gate
+ * (docs/MCP.md). A transport turns bytes into JSON-RPC messages and hands
+ * them to a session; the session answers, and every tools/call goes
+ * through the gate's pipeline.
+ *
+ *     struct tg_mcp *m;
+ *     tg_mcp_new(gate, &opts, &m, &err);
+ *     tg_mcp_serve_stdio(m, 0, 1, &err);   // until the client closes stdin
+ *     tg_mcp_free(m);
+ */
+#ifndef TOOLGATE_MCP_H
+#define TOOLGATE_MCP_H
+
+#include <stddef.h>
+
+#include "toolgate/error.h"
+#include "toolgate/gate.h"
+#include "toolgate/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The protocol revisions a session can speak, newest first. */
+#define TG_MCP_LATEST "2025-11-25"
+
+struct tg_mcp_options {
+	const char *principal;     /* who a stdio client is (configured, not claimed) */
+	const char *instructions;  /* for the client's model, or NULL */
+	unsigned max_inflight;     /* concurrent tools/call per session; 0: 16 */
+};
+
+struct tg_mcp;
+
+/* A server over gate (borrowed: it must outlive the server). OUT *out. */
+TG_API int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts,
+		      struct tg_mcp **out, struct tg_error *err);
+TG_API void tg_mcp_free(struct tg_mcp *mcp);
+
+/* Serve one client: newline-delimited JSON-RPC messages on in_fd, answers
+ * on out_fd. Returns 0 when the client closes in_fd (calls in flight are
+ * cancelled and waited for), -1 and err when out_fd fails. */
+TG_API int tg_mcp_serve_stdio(struct tg_mcp *mcp, int in_fd, int out_fd, struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

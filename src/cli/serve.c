@@ -1,0 +1,102 @@
+/*
+ * toolgate serve --catalog DIR [--stdio] [--workspace DIR]
+ *                [--principal NAME] [--record FILE]
+ *
+ * The gateway: an MCP server over the catalogue's tools, every call
+ * through the pipeline. --stdio (the default) serves one client on stdin
+ * and stdout; the records (one JSON line per call) go to stderr unless
+ * --record names a file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "toolgate/catalog.h"
+#include "toolgate/gate.h"
+#include "toolgate/mcp.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--workspace DIR]\n"
+		   "                      [--principal NAME] [--record FILE]\n");
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
+	struct tg_gate_options gopts = { -1, NULL, NULL };
+	struct tg_mcp_options mopts = { 0 };
+	struct tg_catalog *cat = NULL;
+	struct tg_gate *gate = NULL;
+	struct tg_mcp *mcp = NULL;
+	struct tg_error err;
+	int i, rc = EXIT_TOOLGATE, fd = 2;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--stdio") == 0)
+			continue;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(a, "--catalog") == 0)
+			catalog = v;
+		else if (strcmp(a, "--workspace") == 0)
+			workspace = v;
+		else if (strcmp(a, "--principal") == 0)
+			principal = v;
+		else if (strcmp(a, "--record") == 0)
+			record = v;
+		else {
+			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+		i++;
+	}
+	if (!catalog) {
+		usage(stderr);
+		return 2;
+	}
+	/* a client that goes away mid-answer must not kill the gateway */
+	signal(SIGPIPE, SIG_IGN);
+	if (record) {
+		fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "toolgate serve: --record %s: %s\n", record, strerror(errno));
+			return 2;
+		}
+	}
+	gopts.record_fd = fd;
+	gopts.workspace = workspace;
+	gopts.tools_dir = catalog;
+	mopts.principal = principal;
+	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
+	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
+		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		goto out;
+	}
+	if (tg_mcp_serve_stdio(mcp, 0, 1, &err) < 0) {
+		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	tg_mcp_free(mcp);
+	tg_gate_free(gate);
+	tg_catalog_free(cat);
+	if (fd > 2)
+		close(fd);
+	return rc;
+}

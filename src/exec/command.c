@@ -1,0 +1,235 @@
+/*
+ * Command tools: a program run in the sandbox per call (src/sandbox/).
+ *
+ * The protocol (docs/PIPELINE.md): the call's arguments, a JSON object, on
+ * stdin; the tool's result, one JSON value, on stdout; exit status 0. A
+ * tool that refuses or fails says so with a non-zero status and, if it
+ * can, {"error": {"code": "...", "message": "..."}} on stdout, where the
+ * code is one of its contract's typed errors. stderr is for the operator:
+ * a short tail of it reaches the caller only when the tool failed without
+ * a typed error.
+ *
+ * Everything the sandbox is given comes from the contract: the tier, the
+ * limits, the mounts (read-only for a read tool: the loader refused
+ * anything else), the environment. Nothing of the gateway's environment
+ * or files passes otherwise.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+#include "toolgate/sandbox.h"
+
+#define TOOL_OUTPUT_MAX (4u << 20) /* what a tool may print, stdout and stderr each */
+#define STDERR_TAIL 400
+
+static int build_spec(const struct tg_contract *k, const struct exec_env *env,
+		      struct tg_sandbox_spec *spec, struct tg_error *err)
+{
+	char path[4096];
+	size_t i;
+	int argc = 0;
+
+	while (k->argv[argc])
+		argc++;
+	if (tg_sandbox_spec_set_argv(spec, argc, k->argv, err) < 0 ||
+	    tg_sandbox_spec_set_output_limit(spec, TOOL_OUTPUT_MAX, err) < 0 ||
+	    (k->memory && tg_sandbox_spec_set_memory(spec, k->memory, err) < 0) ||
+	    (k->millicpus && tg_sandbox_spec_set_cpus(spec, k->millicpus, err) < 0) ||
+	    (k->pids && tg_sandbox_spec_set_pids(spec, k->pids, err) < 0) ||
+	    (k->timeout_ms && tg_sandbox_spec_set_timeout(spec, k->timeout_ms, err) < 0))
+		return -1;
+	for (i = 0; i < k->nmounts; i++) {
+		const char *host = k->mounts[i].host;
+
+		/* relative sources are the catalogue's own files */
+		if (host[0] != '/' && env->tools_dir) {
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", env->tools_dir, host) >=
+			    sizeof(path))
+				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
+			host = path;
+		}
+		if (tg_sandbox_spec_add_bind(spec, host, k->mounts[i].inside,
+					     k->mounts[i].writable, err) < 0)
+			return tg_error_wrap(err, "executor.mounts[%zu]", i);
+	}
+	if (env->workspace && tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace", 0, err) < 0)
+		return tg_error_wrap(err, "workspace");
+	for (i = 0; k->env && k->env[i]; i++)
+		if (tg_sandbox_spec_add_env(spec, k->env[i], err) < 0)
+			return -1;
+	if (env->cancel_fd >= 0)
+		tg_sandbox_spec_set_cancel_fd(spec, env->cancel_fd);
+	return 0;
+}
+
+/* The arguments as the command's stdin: a memfd the sandbox relays. */
+static int args_fd(const char *args, size_t len, struct tg_error *err)
+{
+	int fd = memfd_create("toolgate-arguments", MFD_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return tg_error_sys(err, errno, "memfd_create");
+	while (off < len) {
+		ssize_t w = write(fd, args + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return tg_error_sys(err, errno, "writing the arguments");
+		}
+		off += (size_t)w;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return tg_error_sys(err, errno, "lseek");
+	}
+	return fd;
+}
+
+static int error_result(struct exec_out *o, json_t *structured, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int error_result(struct exec_out *o, json_t *structured, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	o->is_error = 1;
+	o->structured = structured;
+	o->content = json_pack("[o]", exec_text(text));
+	return o->content ? 0 : -1;
+}
+
+/* The last bytes of stderr, printable, for a failure without a typed error. */
+static void stderr_tail(const struct tg_sandbox_output *e, char *buf, size_t len)
+{
+	size_t start = e->len > STDERR_TAIL ? e->len - STDERR_TAIL : 0, i, o = 0;
+
+	for (i = start; i < e->len && o + 1 < len; i++) {
+		unsigned char c = (unsigned char)e->data[i];
+
+		buf[o++] = (c >= 0x20 && c != 0x7f) || c == '\n' || c >= 0x80 ? (char)c : '?';
+	}
+	while (o && buf[o - 1] == '\n')
+		o--;
+	buf[o] = '\0';
+}
+
+/* A typed error the tool printed: {"error": {"code", "message"}}. */
+static int typed_error(const struct tg_contract *k, const struct tg_sandbox_result *r,
+		       struct exec_out *o)
+{
+	json_t *doc = r->out.len ? json_loadb(r->out.data, r->out.len, 0, NULL) : NULL;
+	json_t *e = json_object_get(doc, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	size_t i;
+	int rc;
+
+	if (!code) {
+		json_decref(doc);
+		return 1;
+	}
+	for (i = 0; i < k->nerrors; i++)
+		if (strcmp(k->errors[i].code, code) == 0)
+			break;
+	if (i == k->nerrors)
+		rc = error_result(o, NULL, "%s: the tool failed with an error its contract does not "
+				  "declare ('%.80s')", k->name, code);
+	else
+		rc = error_result(o, json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message",
+					       msg ? msg : k->errors[i].meaning, "retryable",
+					       k->errors[i].retryable),
+				  "%s: %s", code, msg ? msg : k->errors[i].meaning);
+	json_decref(doc);
+	return rc;
+}
+
+static int interpret(const struct tg_contract *k, const struct tg_sandbox_result *r,
+		     struct exec_out *o)
+{
+	char tail[STDERR_TAIL + 1];
+	json_error_t jerr;
+	json_t *v;
+
+	if (r->reason != TG_REASON_OK || !r->exited || r->exit_code != 0) {
+		int t = r->reason == TG_REASON_OK ? typed_error(k, r, o) : 1;
+
+		if (t <= 0)
+			return t;
+		stderr_tail(&r->err, tail, sizeof(tail));
+		if (r->reason != TG_REASON_OK)
+			return error_result(o, NULL, "%s: the run ended: %s%s%s", k->name,
+					    tg_sandbox_reason_name(r->reason),
+					    r->message[0] ? ": " : "", r->message);
+		if (r->exec_errno)
+			return error_result(o, NULL, "%s: the command could not be run: %s", k->name,
+					    strerror(r->exec_errno));
+		return error_result(o, NULL, "%s: the tool failed (%s %d)%s%s", k->name,
+				    r->exited ? "exit status" : "signal",
+				    r->exited ? r->exit_code : r->signal, tail[0] ? ": " : "", tail);
+	}
+	v = json_loadb(r->out.data, r->out.len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	if (!v)
+		return error_result(o, NULL, "%s: the tool's output is not JSON: %s", k->name,
+				    jerr.text);
+	{
+		char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		o->content = text ? json_pack("[o]", exec_text(text)) : NULL;
+		free(text);
+	}
+	if (json_is_object(v))
+		o->structured = v;
+	else
+		json_decref(v);
+	return o->content ? 0 : -1;
+}
+
+int exec_command(const struct tg_contract *k, const char *args, size_t len,
+		 const struct exec_env *env, struct exec_out *o, struct tg_error *err)
+{
+	struct tg_sandbox_spec *spec = tg_sandbox_spec_new((enum tg_tier)k->tier);
+	struct tg_sandbox_result *r = NULL;
+	int fd = -1, rc = -1;
+
+	memset(o, 0, sizeof(*o));
+	if (!spec)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (k->egress && k->egress[0]) {
+		/* the egress proxy is issue 6: refuse rather than run unconfined */
+		rc = error_result(o, NULL, "%s: egress allowlists are not available yet; the tool "
+				  "does not run", k->name);
+		goto out;
+	}
+	if (build_spec(k, env, spec, err) < 0)
+		goto out;
+	fd = args_fd(args, len, err);
+	if (fd < 0)
+		goto out;
+	tg_sandbox_spec_set_stdin_fd(spec, fd);
+	if (tg_sandbox_run(spec, &r, err) < 0)
+		goto out;
+	rc = interpret(k, r, o);
+	if (rc < 0)
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+out:
+	if (fd >= 0)
+		close(fd);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(spec);
+	if (rc < 0)
+		exec_out_release(o);
+	return rc;
+}

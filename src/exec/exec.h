@@ -1,0 +1,46 @@
+/*
+ * Executors (src/exec/): run one validated, authorized call of a tool and
+ * turn what it produced into an MCP tool result. The gate (src/gate/) is
+ * their only caller.
+ */
+#ifndef TG_EXEC_H
+#define TG_EXEC_H
+
+#include <jansson.h>
+
+#include "toolgate/contract.h"
+#include "toolgate/error.h"
+
+/* What a tool produced. */
+struct exec_out {
+	json_t *content;        /* array of MCP content blocks (owned) */
+	json_t *structured;     /* object, or NULL (owned) */
+	int is_error;
+};
+
+struct exec_env {
+	const char *workspace;  /* host directory bound read-only at /workspace, or NULL */
+	const char *tools_dir;  /* relative mount sources resolve against it, or NULL */
+	int cancel_fd;          /* -1: none */
+};
+
+void exec_out_release(struct exec_out *o);
+
+/* A builtin tool by the contract's executor name. -1 and err when no
+ * builtin has that name (a configuration error, caught at gate start by
+ * exec_builtin_exists). */
+int exec_builtin(const struct tg_contract *k, json_t *args, struct exec_out *o,
+		 struct tg_error *err);
+int exec_builtin_exists(const char *name);
+
+/* A command tool in the sandbox: the arguments (JSON text) on stdin, the
+ * result on stdout (docs/PIPELINE.md says what it may write). 0 with a
+ * result, successful or not; -1 and err when the sandbox refused to start
+ * (a layer the tier needs is missing). */
+int exec_command(const struct tg_contract *k, const char *args, size_t len,
+		 const struct exec_env *env, struct exec_out *o, struct tg_error *err);
+
+/* A text content block. */
+json_t *exec_text(const char *text);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * The pipeline (include/toolgate/gate.h, docs/PIPELINE.md): every tool
+ * call, from any transport, through the same stages in the same order.
+ *
+ * Each stage is a function that takes the call's state and either lets it
+ * go on or ends it, with a protocol error (the call itself is wrong) or
+ * with a tool result marked as an error (the tool refused or failed).
+ * Stages 4 to 6 (authorize, dedupe, approve) come with issue 5; until the
+ * approval stage exists a write tool does not run at all (fail closed),
+ * whatever its caller says.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+#include "toolgate/gate.h"
+#include "toolgate/schema.h"
+
+#define MAX_ARGUMENTS (4u << 20)   /* a call's arguments, as JSON text */
+#define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
+
+struct tg_gate {
+	const struct tg_catalog *catalog;
+	char *workspace, *tools_dir;
+	int record_fd;
+	pthread_mutex_t record_lock;
+};
+
+/* One call on its way through the stages. */
+struct call_state {
+	const struct tg_call *call;
+	const struct tg_contract *k;
+	const char *args;
+	size_t args_len;
+	struct exec_out out;
+	const char *outcome;       /* for the record: ok, tool_error, ... */
+	struct timespec start;
+};
+
+int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
+		struct tg_gate **out, struct tg_error *err)
+{
+	struct tg_gate *g;
+	size_t i;
+
+	tg_error_clear(err);
+	*out = NULL;
+	/* a builtin that does not exist is a configuration error, said now
+	 * rather than on the first call */
+	for (i = 0; i < tg_catalog_count(catalog); i++) {
+		const struct tg_contract *k = tg_catalog_at(catalog, i);
+
+		if (k->executor == TG_EXEC_BUILTIN && !exec_builtin_exists(k->builtin))
+			return tg_error_set(err, TG_ERR_INVALID, "%s: no builtin tool named '%s'",
+					    k->file, k->builtin);
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	g->catalog = catalog;
+	g->record_fd = opts ? opts->record_fd : -1;
+	if (opts && opts->workspace)
+		g->workspace = strdup(opts->workspace);
+	if (opts && opts->tools_dir)
+		g->tools_dir = strdup(opts->tools_dir);
+	pthread_mutex_init(&g->record_lock, NULL);
+	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir)) {
+		tg_gate_free(g);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	*out = g;
+	return 0;
+}
+
+void tg_gate_free(struct tg_gate *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_destroy(&g->record_lock);
+	free(g->workspace);
+	free(g->tools_dir);
+	free(g);
+}
+
+void tg_call_result_release(struct tg_call_result *r)
+{
+	free(r->content_json);
+	free(r->structured_json);
+	r->content_json = r->structured_json = NULL;
+}
+
+/* ---- stages ---------------------------------------------------------- */
+
+/* A tool result marked as an error, ending the call. */
+static int refuse(struct call_state *st, const char *outcome, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct call_state *st, const char *outcome, const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	exec_out_release(&st->out);
+	st->out.is_error = 1;
+	st->out.content = json_pack("[o]", exec_text(text));
+	st->outcome = outcome;
+	return 1;
+}
+
+/* 1 identify: the transport authenticated the principal; a call without
+ * one does not go further. */
+static int stage_identify(struct call_state *st, struct tg_error *err)
+{
+	if (!st->call->principal || !st->call->principal[0])
+		return tg_error_set(err, TG_ERR_INVALID, "the call has no principal");
+	return 0;
+}
+
+/* 2 resolve: name[@version] to a contract, refusing a retired one. */
+static int stage_resolve(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	if (!st->call->tool)
+		return tg_error_set(err, TG_ERR_INVALID, "the call names no tool");
+	return tg_catalog_resolve(g->catalog, st->call->tool, st->call->today, &st->k, err);
+}
+
+/* 3 validate: the arguments against the input schema. A mismatch is a
+ * tool result with isError (MCP: the model can read it and correct its
+ * call), listing where and why. */
+static int stage_validate(struct call_state *st)
+{
+	struct tg_schema_error ev[MAX_SCHEMA_ERRORS];
+	struct tg_schema_errors errors = { ev, MAX_SCHEMA_ERRORS, 0 };
+	struct tg_error verr;
+	char text[2048];
+	size_t i, o;
+	int rc;
+
+	if (st->args_len > MAX_ARGUMENTS)
+		return refuse(st, "invalid_arguments", "arguments larger than %u bytes",
+			      MAX_ARGUMENTS);
+	rc = tg_schema_validate(st->k->input_schema, st->args, st->args_len, &errors, &verr);
+	if (rc < 0)
+		return refuse(st, "invalid_arguments", "arguments: %s", verr.msg);
+	if (rc == 1)
+		return 0;
+	o = (size_t)snprintf(text, sizeof(text), "arguments do not match the input schema of %s@%s:",
+			     st->k->name, st->k->version_text);
+	for (i = 0; i < errors.n && o < sizeof(text); i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\n%s: %s (%s)",
+				      ev[i].instance_location[0] ? ev[i].instance_location : "/",
+				      ev[i].message, ev[i].keyword_location);
+	return refuse(st, "invalid_arguments", "%s", text);
+}
+
+/* 4-6 authorize, dedupe, approve: issue 5. Until the approval gate
+ * exists, a write tool does not run. */
+static int stage_gate_writes(struct call_state *st)
+{
+	if (st->k->authority == TG_AUTHORITY_WRITE)
+		return refuse(st, "refused",
+			      "%s@%s is a write tool: write tools run only through the approval "
+			      "gate, which this gateway does not have yet", st->k->name,
+			      st->k->version_text);
+	return 0;
+}
+
+/* 7 execute. */
+static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd };
+	int rc;
+
+	if (st->k->executor == TG_EXEC_BUILTIN) {
+		json_t *args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
+
+		if (!args)
+			return tg_error_set(err, TG_ERR_INVALID, "arguments: not JSON");
+		rc = exec_builtin(st->k, args, &st->out, err);
+		json_decref(args);
+	} else {
+		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
+	}
+	if (rc < 0)
+		return rc;
+	st->outcome = st->out.is_error ? "tool_error" : "ok";
+	return 0;
+}
+
+/* 8 check: a successful result against the output schema. */
+static int stage_check(struct call_state *st)
+{
+	struct tg_schema_error ev[MAX_SCHEMA_ERRORS];
+	struct tg_schema_errors errors = { ev, MAX_SCHEMA_ERRORS, 0 };
+	struct tg_error verr;
+	char *text;
+	int rc;
+
+	if (st->out.is_error || !st->k->output_schema)
+		return 0;
+	if (!st->out.structured)
+		return refuse(st, "bad_output", "%s@%s returned no structured result, and its "
+			      "contract promises one", st->k->name, st->k->version_text);
+	text = json_dumps(st->out.structured, JSON_COMPACT);
+	rc = text ? tg_schema_validate(st->k->output_schema, text, strlen(text), &errors, &verr)
+		  : -1;
+	free(text);
+	if (rc == 1)
+		return 0;
+	return refuse(st, "bad_output", "%s@%s returned a result that does not match its output "
+		      "schema%s%s%s%s", st->k->name, st->k->version_text,
+		      rc == 0 && errors.n ? ": " : "", rc == 0 && errors.n ? ev[0].instance_location : "",
+		      rc == 0 && errors.n ? " " : "", rc == 0 && errors.n ? ev[0].message : "");
+}
+
+/* 9 record: one JSON line per call. The hash-chained audit log replaces
+ * it in issue 7; the line never holds arguments or results, which may
+ * carry secrets. */
+static void stage_record(struct tg_gate *g, const struct call_state *st,
+			 const struct tg_error *err)
+{
+	struct timespec now;
+	json_t *line;
+	char *text;
+	long long us;
+
+	if (g->record_fd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
+	line = json_pack("{s:I,s:s,s:s,s:s,s:I}", "ts", (json_int_t)time(NULL), "principal",
+			 st->call->principal ? st->call->principal : "", "tool",
+			 st->k ? st->k->name : (st->call->tool ? st->call->tool : ""), "outcome",
+			 st->outcome, "duration_us", (json_int_t)us);
+	if (!line)
+		return;
+	if (st->k)
+		json_object_set_new(line, "version", json_string(st->k->version_text));
+	if (err && err->code != TG_OK)
+		json_object_set_new(line, "error", json_string(err->msg));
+	text = json_dumps(line, JSON_COMPACT);
+	json_decref(line);
+	if (!text)
+		return;
+	pthread_mutex_lock(&g->record_lock);
+	{
+		size_t n = strlen(text);
+
+		text[n] = '\n'; /* json_dumps leaves room: replaced NUL, written by length */
+		if (write(g->record_fd, text, n + 1) < 0) {
+			/* a lost record line is reported where the operator looks */
+			fprintf(stderr, "toolgate: record: %s\n", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&g->record_lock);
+	free(text);
+}
+
+int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_result *r,
+		 struct tg_error *err)
+{
+	struct call_state st;
+	int rc;
+
+	tg_error_clear(err);
+	memset(r, 0, sizeof(*r));
+	memset(&st, 0, sizeof(st));
+	clock_gettime(CLOCK_MONOTONIC, &st.start);
+	st.call = call;
+	st.args = call->arguments ? call->arguments : "{}";
+	st.args_len = call->arguments ? call->arguments_len : 2;
+	st.outcome = "protocol_error";
+	rc = stage_identify(&st, err);
+	if (rc == 0)
+		rc = stage_resolve(g, &st, err);
+	if (rc == 0)
+		rc = stage_validate(&st);
+	if (rc == 0)
+		rc = stage_gate_writes(&st);
+	if (rc == 0)
+		rc = stage_execute(g, &st, err);
+	if (rc == 0)
+		rc = stage_check(&st);
+	stage_record(g, &st, rc < 0 ? err : NULL);
+	if (rc < 0) {
+		exec_out_release(&st.out);
+		return -1;
+	}
+	if (st.k)
+		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
+	r->is_error = st.out.is_error;
+	r->content_json = st.out.content ? json_dumps(st.out.content, JSON_COMPACT) : NULL;
+	if (st.out.structured)
+		r->structured_json = json_dumps(st.out.structured, JSON_COMPACT);
+	rc = !r->content_json || (st.out.structured && !r->structured_json);
+	exec_out_release(&st.out);
+	if (rc) {
+		tg_call_result_release(r);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+char *tg_gate_tools_json(const struct tg_gate *g, const char *today, struct tg_error *err)
+{
+	json_t *list = json_array();
+	const char *prev = NULL;
+	char *text = NULL;
+	size_t i;
+
+	tg_error_clear(err);
+	if (!list)
+		goto nomem;
+	/* the catalogue is sorted by name: each name once */
+	for (i = 0; i < tg_catalog_count(g->catalog); i++) {
+		const struct tg_contract *k = tg_catalog_at(g->catalog, i), *best;
+		struct tg_error rerr;
+		char *def;
+		json_t *d;
+
+		if (prev && strcmp(prev, k->name) == 0)
+			continue;
+		prev = k->name;
+		if (tg_catalog_resolve(g->catalog, k->name, today, &best, &rerr) < 0)
+			continue; /* retired */
+		def = tg_catalog_mcp_tool(best, NULL, err);
+		d = def ? json_loads(def, 0, NULL) : NULL;
+		free(def);
+		if (!d || json_array_append_new(list, d) < 0)
+			goto nomem;
+	}
+	text = json_dumps(list, JSON_COMPACT);
+	if (!text)
+		goto nomem;
+	json_decref(list);
+	return text;
+nomem:
+	json_decref(list);
+	tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return NULL;
+}

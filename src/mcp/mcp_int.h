@@ -1,0 +1,74 @@
+/*
+ * Private interface of src/mcp/: JSON-RPC 2.0 framing (jsonrpc.c), the
+ * protocol session (session.c), transports (stdio.c).
+ */
+#ifndef TG_MCP_INT_H
+#define TG_MCP_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "toolgate/mcp.h"
+
+#define MCP_MAX_MESSAGE (4u << 20)     /* one JSON-RPC message, bytes */
+
+/* JSON-RPC 2.0's error codes. */
+enum {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL_ERROR = -32603,
+};
+
+struct tg_mcp {
+	struct tg_gate *gate;
+	char *principal;
+	char *instructions;
+	unsigned max_inflight;
+};
+
+/* ---- jsonrpc.c ---------------------------------------------------------- */
+
+enum rpc_kind { RPC_REQUEST, RPC_NOTIFICATION, RPC_RESPONSE, RPC_INVALID };
+
+/* What a message is. For RPC_INVALID, OUT *why says what is wrong and
+ * *id the id to answer with (borrowed; json null when unknown). */
+enum rpc_kind rpc_classify(json_t *msg, json_t **id, const char **why);
+/* A response, as JSON text (malloc'd; NULL out of memory). The result is
+ * taken (its reference stolen). */
+char *rpc_result(json_t *id, json_t *result);
+char *rpc_error(json_t *id, int code, const char *message);
+json_t *rpc_error_json(json_t *id, int code, const char *message);
+json_t *rpc_result_json(json_t *id, json_t *result);
+
+/* ---- session.c ------------------------------------------------------------ */
+
+/* Where a session's messages go: a transport's writer, called from any
+ * thread (the session serializes calls to it). */
+typedef void (*mcp_send_fn)(void *ctx, const char *text, size_t len);
+
+struct inflight;
+
+struct mcp_session {
+	struct tg_mcp *mcp;
+	mcp_send_fn send;
+	void *send_ctx;
+	pthread_mutex_t lock;             /* everything below, and send */
+	pthread_cond_t changed;           /* an in-flight call ended */
+	int state;                        /* SESSION_* (session.c) */
+	char version[16];                 /* negotiated protocol revision */
+	json_t *client_capabilities;
+	json_t *client_info;
+	int log_level;
+	struct inflight *inflight;
+	unsigned ninflight;
+};
+
+void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx);
+/* Cancel the calls in flight, wait for them, release the session. */
+void mcp_session_release(struct mcp_session *s);
+/* One message (a stdio line, an HTTP body): answered through send. */
+void mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
+
+#endif

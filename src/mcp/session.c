@@ -1,0 +1,455 @@
+/*
+ * One MCP session (docs/MCP.md): the lifecycle (initialize, the
+ * initialized notification, ping), version negotiation, tools/list with
+ * cursor pagination, tools/call through the gate, logging/setLevel and
+ * cancellation. Transport-independent: a transport hands over each message
+ * and gives a function that writes the session's messages.
+ *
+ * A tools/call runs on a thread of its own (at most max_inflight at once;
+ * past that the session reads no further until one ends), so that pings
+ * and cancellations are answered while a tool runs. A cancelled call's
+ * sandbox is killed through its cancel pipe and, as the specification
+ * asks, the request gets no response.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcp/mcp_int.h"
+
+enum { SESSION_NEW, SESSION_INITIALIZING, SESSION_READY };
+
+/* Newest first; a client asking for another gets the newest. */
+static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
+
+static const char *const log_levels[] = { "debug",    "info",  "notice", "warning",
+					  "error",    "critical", "alert", "emergency" };
+
+#define PAGE_SIZE 50 /* tools per tools/list page */
+
+struct inflight {
+	json_t *id;
+	int cancel[2];                 /* the gate's cancel fd: [0] read, [1] written */
+	int cancelled;
+	struct inflight *next;
+};
+
+/* ---- sending ------------------------------------------------------------- */
+
+static void send_text(struct mcp_session *s, char *text)
+{
+	if (!text)
+		return; /* out of memory: the client sees a missing answer */
+	pthread_mutex_lock(&s->lock);
+	s->send(s->send_ctx, text, strlen(text));
+	pthread_mutex_unlock(&s->lock);
+	free(text);
+}
+
+static void send_json(struct mcp_session *s, json_t *msg)
+{
+	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+
+	json_decref(msg);
+	send_text(s, text);
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
+{
+	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *chosen = versions[0];
+	json_t *result;
+	size_t i;
+
+	if (!asked)
+		return rpc_error_json(id, RPC_INVALID_PARAMS,
+				      "initialize: \"protocolVersion\" (a string) is required");
+	pthread_mutex_lock(&s->lock);
+	if (s->state != SESSION_NEW) {
+		pthread_mutex_unlock(&s->lock);
+		return rpc_error_json(id, RPC_INVALID_REQUEST, "the session is already initialized");
+	}
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(asked, versions[i]) == 0)
+			chosen = versions[i];
+	snprintf(s->version, sizeof(s->version), "%s", chosen);
+	s->client_capabilities = json_incref(json_object_get(params, "capabilities"));
+	s->client_info = json_incref(json_object_get(params, "clientInfo"));
+	s->state = SESSION_INITIALIZING;
+	pthread_mutex_unlock(&s->lock);
+	result = json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s}}", "protocolVersion", chosen,
+			   "capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name",
+			   "toolgate", "title", "toolgate", "version", TOOLGATE_VERSION);
+	if (result && s->mcp->instructions)
+		json_object_set_new(result, "instructions", json_string(s->mcp->instructions));
+	return result ? rpc_result_json(id, result) : NULL;
+}
+
+static json_t *do_set_level(struct mcp_session *s, json_t *id, json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+	size_t i;
+
+	for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (strcmp(level, log_levels[i]) == 0) {
+			pthread_mutex_lock(&s->lock);
+			s->log_level = (int)i;
+			pthread_mutex_unlock(&s->lock);
+			return rpc_result_json(id, json_object());
+		}
+	return rpc_error_json(id, RPC_INVALID_PARAMS,
+			      "logging/setLevel: \"level\" must be one of debug, info, notice, "
+			      "warning, error, critical, alert, emergency");
+}
+
+/* ---- tools ---------------------------------------------------------------- */
+
+/* What an older revision does not know is left out of what it gets. */
+static int older_than_2025_06(const struct mcp_session *s)
+{
+	return strcmp(s->version, "2025-06-18") < 0;
+}
+
+static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params)
+{
+	json_t *cursor = json_object_get(params, "cursor"), *all, *page, *result, *t;
+	struct tg_error err;
+	char *text, next[32];
+	size_t start = 0, i;
+
+	if (cursor) {
+		const char *c = json_string_value(cursor);
+		char *end;
+
+		/* the cursor is opaque to clients; here "t" and an offset */
+		if (!c || c[0] != 't' || !c[1] ||
+		    (errno = 0, start = strtoul(c + 1, &end, 10), *end || errno))
+			return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/list: invalid cursor");
+	}
+	text = tg_gate_tools_json(s->mcp->gate, NULL, &err);
+	all = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (!all)
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/list: out of memory");
+	if (start > json_array_size(all)) {
+		json_decref(all);
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/list: invalid cursor");
+	}
+	page = json_array();
+	for (i = start; page && i < json_array_size(all) && i < start + PAGE_SIZE; i++) {
+		t = json_array_get(all, i);
+		if (older_than_2025_06(s)) {
+			json_object_del(t, "outputSchema");
+			json_object_del(t, "title");
+		}
+		json_array_append(page, t);
+	}
+	result = json_pack("{s:o}", "tools", page);
+	if (result && i < json_array_size(all)) {
+		snprintf(next, sizeof(next), "t%zu", i);
+		json_object_set_new(result, "nextCursor", json_string(next));
+	}
+	json_decref(all);
+	return result ? rpc_result_json(id, result) : NULL;
+}
+
+struct call_job {
+	struct mcp_session *s;
+	struct inflight *f;            /* NULL: run in the reader's thread */
+	json_t *id;
+	char *name;
+	char *args;                    /* JSON text, or NULL */
+};
+
+static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
+			     const char *args, int cancel_fd)
+{
+	struct tg_call call = { s->mcp->principal, name, args, args ? strlen(args) : 0,
+				cancel_fd, NULL };
+	struct tg_call_result r;
+	struct tg_error err;
+	json_t *result, *content, *structured = NULL;
+
+	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
+		/* the call itself is wrong: unknown or retired tool */
+		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
+						  ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
+				      err.msg);
+	}
+	content = json_loads(r.content_json, 0, NULL);
+	if (r.structured_json && !older_than_2025_06(s))
+		structured = json_loads(r.structured_json, 0, NULL);
+	result = content ? json_pack("{s:o,s:b}", "content", content, "isError", r.is_error) : NULL;
+	if (result && structured)
+		json_object_set_new(result, "structuredContent", structured);
+	else
+		json_decref(structured);
+	tg_call_result_release(&r);
+	return result ? rpc_result_json(id, result)
+		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+}
+
+static void inflight_remove(struct mcp_session *s, struct inflight *f)
+{
+	struct inflight **p;
+
+	for (p = &s->inflight; *p; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	s->ninflight--;
+	pthread_cond_broadcast(&s->changed);
+}
+
+static void *call_thread(void *arg)
+{
+	struct call_job *j = arg;
+	struct mcp_session *s = j->s;
+	json_t *resp = call_response(s, j->id, j->name, j->args, j->f->cancel[0]);
+	int cancelled;
+
+	pthread_mutex_lock(&s->lock);
+	cancelled = j->f->cancelled;
+	pthread_mutex_unlock(&s->lock);
+	/* a cancelled request gets no response */
+	if (cancelled)
+		json_decref(resp);
+	else
+		send_json(s, resp);
+	pthread_mutex_lock(&s->lock);
+	inflight_remove(s, j->f);
+	pthread_mutex_unlock(&s->lock);
+	close(j->f->cancel[0]);
+	close(j->f->cancel[1]);
+	json_decref(j->f->id);
+	free(j->f);
+	json_decref(j->id);
+	free(j->name);
+	free(j->args);
+	free(j);
+	return NULL;
+}
+
+/* tools/call: checked here, run on a thread when may_defer (the answer is
+ * then sent from there: NULL returned). */
+static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int may_defer)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	struct call_job *j;
+	pthread_attr_t attr;
+	pthread_t t;
+	char *text;
+
+	if (!name)
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: \"name\" is required");
+	if (args && !json_is_object(args))
+		return rpc_error_json(id, RPC_INVALID_PARAMS,
+				      "tools/call: \"arguments\" must be an object");
+	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+	if (args && !text)
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	if (!may_defer) {
+		json_t *resp = call_response(s, id, name, text, -1);
+
+		free(text);
+		return resp;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->f = calloc(1, sizeof(*j->f));
+	if (!j || !j->f || pipe2(j->f->cancel, O_CLOEXEC) < 0) {
+		if (j)
+			free(j->f);
+		free(j);
+		free(text);
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+	}
+	j->s = s;
+	j->id = json_incref(id);
+	j->f->id = json_incref(id);
+	j->name = strdup(name);
+	j->args = text;
+	pthread_mutex_lock(&s->lock);
+	/* backpressure: past max_inflight, the reader waits for a slot */
+	while (s->ninflight >= s->mcp->max_inflight)
+		pthread_cond_wait(&s->changed, &s->lock);
+	j->f->next = s->inflight;
+	s->inflight = j->f;
+	s->ninflight++;
+	pthread_mutex_unlock(&s->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!j->name || pthread_create(&t, &attr, call_thread, j) != 0) {
+		pthread_attr_destroy(&attr);
+		pthread_mutex_lock(&s->lock);
+		inflight_remove(s, j->f);
+		pthread_mutex_unlock(&s->lock);
+		close(j->f->cancel[0]);
+		close(j->f->cancel[1]);
+		json_decref(j->f->id);
+		free(j->f);
+		json_decref(j->id);
+		free(j->name);
+		free(j->args);
+		free(j);
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+	}
+	pthread_attr_destroy(&attr);
+	return NULL;
+}
+
+static void do_cancelled(struct mcp_session *s, json_t *params)
+{
+	json_t *rid = json_object_get(params, "requestId");
+	struct inflight *f;
+
+	pthread_mutex_lock(&s->lock);
+	for (f = s->inflight; rid && f; f = f->next)
+		if (json_equal(f->id, rid) && !f->cancelled) {
+			f->cancelled = 1;
+			/* the gate's sandbox watches the read end */
+			if (write(f->cancel[1], "x", 1) < 0)
+				break;
+		}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+/* One message (already parsed): the response to send, or NULL (a
+ * notification, a response, a deferred call). */
+static json_t *handle_one(struct mcp_session *s, json_t *msg, int may_defer)
+{
+	json_t *id, *params;
+	const char *why, *method;
+	enum rpc_kind kind = rpc_classify(msg, &id, &why);
+	int state;
+
+	if (kind == RPC_INVALID)
+		return rpc_error_json(id, RPC_INVALID_REQUEST, why);
+	if (kind == RPC_RESPONSE)
+		return NULL; /* this server sends no requests yet: nothing awaits it */
+	method = json_string_value(json_object_get(msg, "method"));
+	params = json_object_get(msg, "params");
+	pthread_mutex_lock(&s->lock);
+	state = s->state;
+	pthread_mutex_unlock(&s->lock);
+	if (kind == RPC_NOTIFICATION) {
+		if (strcmp(method, "notifications/initialized") == 0) {
+			pthread_mutex_lock(&s->lock);
+			if (s->state == SESSION_INITIALIZING)
+				s->state = SESSION_READY;
+			pthread_mutex_unlock(&s->lock);
+		} else if (strcmp(method, "notifications/cancelled") == 0) {
+			do_cancelled(s, params);
+		}
+		return NULL; /* unknown notifications are ignored, as JSON-RPC says */
+	}
+	if (strcmp(method, "initialize") == 0)
+		return do_initialize(s, id, params);
+	if (strcmp(method, "ping") == 0)
+		return rpc_result_json(id, json_object());
+	if (state == SESSION_NEW)
+		return rpc_error_json(id, RPC_INVALID_REQUEST,
+				      "the session is not initialized: send initialize first");
+	if (strcmp(method, "tools/list") == 0)
+		return do_tools_list(s, id, params);
+	if (strcmp(method, "tools/call") == 0)
+		return do_tools_call(s, id, params, may_defer);
+	if (strcmp(method, "logging/setLevel") == 0)
+		return do_set_level(s, id, params);
+	{
+		char text[200];
+
+		snprintf(text, sizeof(text), "method not found: %.120s", method);
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
+	}
+}
+
+void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg, *resp;
+	char why[200];
+
+	if (len > MCP_MAX_MESSAGE) {
+		snprintf(why, sizeof(why), "message larger than %u bytes", MCP_MAX_MESSAGE);
+		send_text(s, rpc_error(json_null(), RPC_INVALID_REQUEST, why));
+		return;
+	}
+	msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!msg) {
+		snprintf(why, sizeof(why), "parse error: %s (byte %d)", jerr.text, jerr.position);
+		send_text(s, rpc_error(json_null(), RPC_PARSE_ERROR, why));
+		return;
+	}
+	if (json_is_array(msg)) {
+		/* batches: only the 2025-03-26 revision had them */
+		size_t i;
+		json_t *out, *m;
+
+		if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0) {
+			send_text(s, rpc_error(json_null(), RPC_INVALID_REQUEST,
+					       json_array_size(msg)
+						       ? "batches are not supported in this protocol revision"
+						       : "an empty batch"));
+			json_decref(msg);
+			return;
+		}
+		out = json_array();
+		json_array_foreach(msg, i, m) {
+			resp = handle_one(s, m, 0);
+			if (resp)
+				json_array_append_new(out, resp);
+		}
+		if (json_array_size(out))
+			send_json(s, out);
+		else
+			json_decref(out);
+		json_decref(msg);
+		return;
+	}
+	resp = handle_one(s, msg, 1);
+	if (resp)
+		send_json(s, resp);
+	json_decref(msg);
+}
+
+void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx)
+{
+	memset(s, 0, sizeof(*s));
+	s->mcp = m;
+	s->send = send;
+	s->send_ctx = ctx;
+	s->state = SESSION_NEW;
+	s->log_level = 1; /* info */
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->changed, NULL);
+}
+
+void mcp_session_release(struct mcp_session *s)
+{
+	struct inflight *f;
+
+	pthread_mutex_lock(&s->lock);
+	for (f = s->inflight; f; f = f->next)
+		if (!f->cancelled) {
+			f->cancelled = 1;
+			if (write(f->cancel[1], "x", 1) < 0)
+				continue;
+		}
+	while (s->ninflight)
+		pthread_cond_wait(&s->changed, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(s->client_capabilities);
+	json_decref(s->client_info);
+	pthread_cond_destroy(&s->changed);
+	pthread_mutex_destroy(&s->lock);
+}
