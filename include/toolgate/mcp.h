@@ -39,8 +39,9 @@ TG_API int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts,
 TG_API void tg_mcp_free(struct tg_mcp *mcp);
 
 /* Serve one client: newline-delimited JSON-RPC messages on in_fd, answers
- * on out_fd. Returns 0 when the client closes in_fd (calls in flight are
- * cancelled and waited for), -1 and err when out_fd fails. */
+ * on out_fd. Returns 0 when the client closes in_fd (calls in flight
+ * finish first, within their time limits, and are answered), -1 and err
+ * when out_fd fails (calls in flight are cancelled). */
 TG_API int tg_mcp_serve_stdio(struct tg_mcp *mcp, int in_fd, int out_fd, struct tg_error *err);
 
 #ifdef __cplusplus

@@ -66,8 +66,9 @@ struct mcp_session {
 };
 
 void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx);
-/* Cancel the calls in flight, wait for them, release the session. */
-void mcp_session_release(struct mcp_session *s);
+/* Wait for the calls in flight (cancelled first when cancel is set: they
+ * then send nothing), release the session. */
+void mcp_session_release(struct mcp_session *s, int cancel);
 /* One message (a stdio line, an HTTP body): answered through send. */
 void mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
 

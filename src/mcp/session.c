@@ -185,10 +185,18 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	if (r.structured_json && !older_than_2025_06(s))
 		structured = json_loads(r.structured_json, 0, NULL);
 	result = content ? json_pack("{s:o,s:b}", "content", content, "isError", r.is_error) : NULL;
-	if (result && structured)
-		json_object_set_new(result, "structuredContent", structured);
-	else
-		json_decref(structured);
+	/* A failed call's typed error ({"error": {code, message, retryable}})
+	 * goes in _meta: clients check structuredContent against the tool's
+	 * output schema, which describes success. */
+	if (result && structured && r.is_error)
+		json_object_set_new(result, "_meta",
+				    json_pack("{s:O}", "dev.toolgate/error",
+					      json_object_get(structured, "error")
+						      ? json_object_get(structured, "error")
+						      : structured));
+	else if (result && structured)
+		json_object_set_new(result, "structuredContent", json_incref(structured));
+	json_decref(structured);
 	tg_call_result_release(&r);
 	return result ? rpc_result_json(id, result)
 		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
@@ -434,12 +442,12 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	pthread_cond_init(&s->changed, NULL);
 }
 
-void mcp_session_release(struct mcp_session *s)
+void mcp_session_release(struct mcp_session *s, int cancel)
 {
 	struct inflight *f;
 
 	pthread_mutex_lock(&s->lock);
-	for (f = s->inflight; f; f = f->next)
+	for (f = cancel ? s->inflight : NULL; f; f = f->next)
 		if (!f->cancelled) {
 			f->cancelled = 1;
 			if (write(f->cancel[1], "x", 1) < 0)

@@ -103,7 +103,10 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 		}
 		len += (size_t)n;
 	}
-	mcp_session_release(&s);
+	/* the client closed stdin (the specification's shutdown): calls in
+	 * flight finish, within their own time limits, and are answered;
+	 * when writing failed, nobody would read their answers */
+	mcp_session_release(&s, o.failed != 0);
 	free(buf);
 	if (o.failed && rc == 0)
 		rc = tg_error_sys(err, o.failed, "writing to the client");

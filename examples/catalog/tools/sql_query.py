@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""sql.query: one SQL statement against the example database, read-only by
+construction: the file is mounted read-only, opened with mode=ro, and the
+connection has query_only on, so a DROP TABLE fails in SQLite itself."""
+import json
+import sqlite3
+import sys
+
+
+def main():
+    args = json.load(sys.stdin)
+    db = sqlite3.connect("file:/data/shop.db?mode=ro", uri=True)
+    db.execute("PRAGMA query_only = ON")
+    try:
+        cur = db.execute(args["sql"], args.get("params", []))
+        rows = cur.fetchmany(args.get("limit", 100) + 1)
+    except sqlite3.Error as e:
+        json.dump({"error": {"code": "sql_error", "message": str(e)}}, sys.stdout)
+        sys.exit(1)
+    limit = args.get("limit", 100)
+    columns = [c[0] for c in cur.description or []]
+    json.dump({"columns": columns, "rows": [list(r) for r in rows[:limit]],
+               "truncated": len(rows) > limit}, sys.stdout)
+
+
+main()

@@ -1,0 +1,3 @@
+def greet(name):
+    # TODO: localise the greeting
+    return f"hello, {name}"
