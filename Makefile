@@ -102,15 +102,24 @@ bench-schema: deps
 	@bench/schema.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
+# The library is compiled once for all of them (instrumented, not linked
+# with the fuzzer's main), each entry point links against it.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
-FUZZ_LIB := src/util/error.c src/util/parse.c src/sandbox/spec.c $(wildcard src/schema/*.c) \
-            $(wildcard src/catalog/*.c)
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
-              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC)) build-fuzz/obj/gen/seccomp_bpf.o
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
+build-fuzz/obj/gen/seccomp_bpf.o: $(GEN_SRC)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lpcre2-8 -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lpthread -lm
+.SECONDARY: $(FUZZ_OBJ)
+-include $(FUZZ_OBJ:.o=.d)
 
 # Static analysis with the configurations kept in the repository.
 lint: $(GEN_SRC)

@@ -346,6 +346,71 @@ python3 -c 'print("[" * 10000 + "]" * 10000)' >"$tmp/i.json"
 check schema_deep_instance $? "rc=$rc $(cat "$tmp/err")"
 rm -f "$tmp/i.json"
 
+# --- serve: MCP over stdio, message by message -----------------------------------------
+mkdir -p "$tmp/mcp"
+for i in $(seq -w 1 120); do
+	cat >"$tmp/mcp/t$i.json" <<JSON
+{"name":"tool.$i","version":"1.0.0","description":"echo $i","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},"output_schema":{"type":"object"},
+ "executor":{"kind":"builtin","name":"echo"}}
+JSON
+done
+cat >"$tmp/mcp/w.json" <<'JSON'
+{"name":"files.delete","version":"1.0.0","description":"Delete","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"write","input_schema":{"type":"object"},"executor":{"kind":"builtin","name":"echo"},
+ "dry_run":"supported","compensation":{"irreversible":"gone"}}
+JSON
+INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+# mcp LINE... : the responses, one JSON per line, in $tmp/mcp.out
+mcp() { printf '%s\n' "$@" | "$TG" serve --catalog "$tmp/mcp" --record /dev/null >"$tmp/mcp.out" 2>"$tmp/mcp.err"; }
+resp() { jq -c "select(.id == $1)" "$tmp/mcp.out"; }
+
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$INIT" '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+[ "$(resp 1 | jq .error.code)" = -32600 ] && [ "$(resp 2 | jq -c .result)" = '{}' ]
+check serve_before_initialize $? "$(cat "$tmp/mcp.out")"
+
+mcp "$INIT" '{"jsonrpc":"2.0","method":"notifications/initialized"}' 'not json' '{"jsonrpc":"1.0","id":3,"method":"ping"}' \
+	'{"jsonrpc":"2.0","id":4,"method":"no/such"}' '{"jsonrpc":"2.0","id":null,"method":"ping"}' \
+	'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1]}' '[{"jsonrpc":"2.0","id":6,"method":"ping"}]' \
+	'{"jsonrpc":"2.0","id":"seven","method":"ping"}' '{"jsonrpc":"2.0","method":"notifications/whatever"}'
+[ "$(jq -c 'select(.id == null) | .error.code' "$tmp/mcp.out" | sort | tr '\n' ' ')" = "-32600 -32600 -32700 " ] &&
+	[ "$(resp 3 | jq .error.code)" = -32600 ] && [ "$(resp 4 | jq .error.code)" = -32601 ] &&
+	[ "$(resp 5 | jq .error.code)" = -32600 ] && [ "$(resp '"seven"' | jq -c .result)" = '{}' ] &&
+	[ "$(wc -l <"$tmp/mcp.out")" -eq 8 ]
+check serve_jsonrpc_errors $? "$(cat "$tmp/mcp.out")"
+
+python3 -c 'print("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"" + "a" * (5 << 20) + "\"}}")' >"$tmp/big.line"
+{ echo "$INIT"; cat "$tmp/big.line"; echo '{"jsonrpc":"2.0","id":2,"method":"ping"}'; } |
+	"$TG" serve --catalog "$tmp/mcp" --record /dev/null >"$tmp/mcp.out"
+jq -s -e 'map(select(.id == null)) | .[0].error.message | test("larger than 4194304")' "$tmp/mcp.out" >/dev/null &&
+	[ "$(resp 2 | jq -c .result)" = '{}' ]
+check serve_oversized_line_refused_session_survives $? "$(cut -c1-300 "$tmp/mcp.out")"
+rm -f "$tmp/big.line"
+
+mcp "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"t50"}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"t100"}}' '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"bogus"}}'
+[ "$(resp 1 | jq '.result.tools | length')" = 50 ] && [ "$(resp 1 | jq -r .result.nextCursor)" = t50 ] &&
+	[ "$(resp 2 | jq -r '.result.tools[0].name')" = tool.050 ] && [ "$(resp 3 | jq '.result.tools | length')" = 21 ] &&
+	[ "$(resp 3 | jq .result.nextCursor)" = null ] && [ "$(resp 4 | jq .error.code)" = -32602 ]
+check serve_tools_list_pages $? "$(jq -c '[.id, (.result.tools | length), .result.nextCursor, .error.code]' "$tmp/mcp.out")"
+
+mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tool.001","arguments":{"a":1}}}]' \
+	'{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+[ "$(resp 1 | jq -r .result.protocolVersion)" = 2025-03-26 ] &&
+	jq -s -e 'map(select(type == "array")) | .[0] | length == 2 and (.[1].result.structuredContent == null) and (.[1].result.content[0].text == "{\"a\":1}")' "$tmp/mcp.out" >/dev/null &&
+	[ "$(resp 4 | jq '[.result.tools[] | select(.outputSchema)] | length')" = 0 ]
+check serve_negotiates_2025_03_26 $? "$(cut -c1-400 "$tmp/mcp.out")"
+
+mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"files.delete","arguments":{}}}' \
+	'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tool.001","arguments":"x"}}'
+[ "$(resp 1 | jq -r .result.protocolVersion)" = 2025-11-25 ] && [ "$(resp 2 | jq .error.code)" = -32600 ] &&
+	resp 3 | jq -e '.result.isError and (.result.content[0].text | test("approval gate"))' >/dev/null &&
+	[ "$(resp 4 | jq .error.code)" = -32602 ]
+check serve_unknown_version_write_refused $? "$(cat "$tmp/mcp.out")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"
