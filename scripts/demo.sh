@@ -1,7 +1,10 @@
 #!/bin/bash
-# make demo: a short tour of `toolgate run`. An ordinary command first, then
-# a few of the attacks from tests/security/, each with what toolgate did.
+# make demo: a short tour. The gateway first: an MCP client drives `toolgate
+# serve` on the example catalogue (examples/). Then `toolgate run`, the
+# sandbox those tools run in: an ordinary command, and a few of the attacks
+# from tests/security/, each with what toolgate did.
 set -u
+cd "$(dirname "$0")/.."
 build=${1:-build}
 TG="$build/toolgate"
 bold=$(tput bold 2>/dev/null || true) off=$(tput sgr0 2>/dev/null || true)
@@ -22,6 +25,24 @@ attack() { ATTACK=1 show "$@"; }
 
 step "What this host guarantees"
 "$TG" doctor
+
+# The gateway: an MCP client (the official TypeScript SDK, from npm into
+# tests/mcp/node_modules) connects to `toolgate serve` on the example
+# catalogue and calls its tools; every message is printed.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
+		(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 >/dev/null 2>&1) ||
+			echo "(npm could not install the MCP SDK: the gateway part is skipped)"
+	fi
+	if [ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
+		examples/make-db.sh
+		node tests/mcp/demo.mjs "$(cd "$build" && pwd -P)/toolgate" "$PWD"
+	fi
+else
+	echo "(node and npm are not installed: the gateway part is skipped)"
+fi
+
+printf '\n%sThe sandbox every command tool runs in, under attack%s\n' "$bold" "$off"
 
 step "An ordinary command"
 show -- python3 -c 'import os, platform; print("hello from", platform.node(), "as uid", os.getuid()); print("cwd", os.getcwd())'

@@ -958,6 +958,31 @@ static int value_checks(struct ctx *c, const struct snode *n, const struct jv *i
 	return 1;
 }
 
+/* "expected string or null, got integer" */
+static void type_failed(struct ctx *c, const struct snode *n, const struct jv *inst)
+{
+	static const char *const names[] = { "null",   "boolean", "object", "array",
+					     "number", "string",  "integer" };
+	char want[96] = "";
+	size_t i, o = 0;
+	const char *got;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (n->types & (1u << i))
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "%s%s", o ? " or " : "",
+					      names[i]);
+	switch (inst->kind) {
+	case JV_NULL: got = "null"; break;
+	case JV_TRUE:
+	case JV_FALSE: got = "boolean"; break;
+	case JV_OBJECT: got = "object"; break;
+	case JV_ARRAY: got = "array"; break;
+	case JV_STRING: got = "string"; break;
+	default: got = inst->tmask & T_INTEGER ? "integer" : "number"; break;
+	}
+	fail(c, n, "type", "expected %s, got %s", want, got);
+}
+
 static __attribute__((noinline)) int value_checks_all(struct ctx *c, const struct snode *n,
 							const struct jv *inst)
 {
@@ -965,7 +990,7 @@ static __attribute__((noinline)) int value_checks_all(struct ctx *c, const struc
 	int ok = 1;
 
 	if (f & F_TYPE)
-		CHECK((n->types & t) || (fail(c, n, "type", "wrong type"), 0));
+		CHECK((n->types & t) || (type_failed(c, n, inst), 0));
 	if (f & F_CONST)
 		CHECK(jv_equal(n->const_jv, inst) ||
 		      (fail(c, n, "const", "not the constant value"), 0));

@@ -330,7 +330,7 @@ echo '{"n":1}' >"$tmp/i.json"
 [ $rc -eq 0 ]; check schema_valid_exit_0 $? "rc=$rc"
 echo '{"n":"x"}' >"$tmp/i.json"
 "$TG" schema validate "$tmp/s.json" "$tmp/i.json" >"$tmp/out"; rc=$?
-[ $rc -eq 1 ] && grep -q '^/n: wrong type (/properties/n/type)' "$tmp/out"
+[ $rc -eq 1 ] && grep -q '^/n: expected integer, got string (/properties/n/type)' "$tmp/out"
 check schema_invalid_exit_1_with_locations $? "rc=$rc $(cat "$tmp/out")"
 printf '{"n":1,"n":2}' >"$tmp/i.json"
 "$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?

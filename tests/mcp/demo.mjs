@@ -1,0 +1,59 @@
+// make demo: the official TypeScript MCP SDK's client drives `toolgate
+// serve` on the example catalogue, and every JSON-RPC message is printed
+// as it crosses stdio (-> to toolgate, <- from it).
+// Usage: node demo.mjs TOOLGATE-BINARY REPO-DIR
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [toolgate, repo] = process.argv.slice(2);
+const width = process.stdout.columns || 100;
+const show = (dir, msg) => {
+	let text = JSON.stringify(msg);
+	if (text.length > width * 3) text = text.slice(0, width * 3 - 3) + "...";
+	console.log(`${dir} ${text}`);
+};
+
+class LoggedTransport extends StdioClientTransport {
+	async send(msg) { show("->", msg); return super.send(msg); }
+}
+
+const step = (title) => console.log(`\n\x1b[1m== ${title}\x1b[0m`);
+const transport = new LoggedTransport({
+	command: toolgate,
+	args: ["serve", "--stdio", "--catalog", `${repo}/examples/catalog`,
+	       "--workspace", `${repo}/examples/workspace`, "--record", "/dev/null"],
+});
+const client = new Client({ name: "toolgate-demo", version: "1.0.0" });
+// what arrives: the client's dispatch methods, each wrapped to print first
+for (const m of ["_onresponse", "_onrequest", "_onnotification"]) {
+	const orig = client[m].bind(client);
+	client[m] = (msg, extra) => { show("<-", msg); return orig(msg, extra); };
+}
+const call = (name, args, opts) => client.callTool({ name, arguments: args }, undefined, opts);
+
+step("Connect: initialize, then the initialized notification");
+await client.connect(transport);
+step("What can this agent do? tools/list");
+await client.listTools();
+step("Read a file of the workspace (fs.read, in the strict sandbox, workspace read-only)");
+await call("fs.read", { path: "src/hello.py" });
+step("Try to leave the workspace");
+await call("fs.read", { path: "../../../etc/shadow" });
+step("Search the workspace (fs.search)");
+await call("fs.search", { pattern: "TODO" });
+step("Query the database (sql.query)");
+await call("sql.query", { sql: "select c.name, sum(o.quantity * p.price_cents) / 100.0 as spent from orders o join customers c on c.id = o.customer_id join products p on p.id = o.product_id group by c.name order by spent desc" });
+step("DROP TABLE through a read tool: SQLite itself refuses (read-only by construction)");
+await call("sql.query", { sql: "DROP TABLE orders" });
+step("Run code a model wrote (python.run): no network, no host files");
+await call("python.run", { code: "import os, socket\nprint(os.listdir('/'))\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=1)\nexcept OSError as e:\n    print('network:', e)" });
+step("Arguments that break the tool's input schema become a tool error the model can read");
+await call("sql.query", { sql: 42 });
+step("A call the client gives up on: notifications/cancelled kills its sandbox");
+try {
+	await call("python.run", { code: "while True: pass" }, { signal: AbortSignal.timeout(800) });
+} catch (e) {
+	console.log(`   (the client gave up: ${e.name})`);
+}
+await client.ping();
+await client.close();
