@@ -44,6 +44,17 @@ TG_API void tg_mcp_free(struct tg_mcp *mcp);
  * when out_fd fails (calls in flight are cancelled). */
 TG_API int tg_mcp_serve_stdio(struct tg_mcp *mcp, int in_fd, int out_fd, struct tg_error *err);
 
+/* Streamable HTTP on http://ADDR:PORT/mcp (docs/MCP.md), served by
+ * threads of its own until tg_mcp_http_stop. ADDR must be a loopback
+ * address: nothing authenticates HTTP clients yet. PORT 0 picks a free
+ * one (tg_mcp_http_port says which). OUT *out. */
+struct tg_mcp_http;
+TG_API int tg_mcp_http_start(struct tg_mcp *mcp, const char *addr, unsigned port,
+			     struct tg_mcp_http **out, struct tg_error *err);
+TG_API unsigned tg_mcp_http_port(const struct tg_mcp_http *http);
+/* Stop listening, end every session (cancelling their calls), free. */
+TG_API void tg_mcp_http_stop(struct tg_mcp_http *http);
+
 #ifdef __cplusplus
 }
 #endif

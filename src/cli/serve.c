@@ -1,14 +1,17 @@
 /*
- * toolgate serve --catalog DIR [--stdio] [--workspace DIR]
+ * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT] [--workspace DIR]
  *                [--principal NAME] [--record FILE]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
- * through the pipeline. --stdio (the default) serves one client on stdin
- * and stdout; the records (one JSON line per call) go to stderr unless
+ * through the pipeline. --stdio (the default without --http) serves one
+ * client on stdin and stdout; --http serves Streamable HTTP on a loopback
+ * address until SIGINT or SIGTERM (with --stdio as well: until stdin
+ * closes). The records (one JSON line per call) go to stderr unless
  * --record names a file.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,9 @@ static void usage(FILE *f)
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
+	const char *http = NULL;
+	struct tg_mcp_http *server = NULL;
+	int stdio = 0;
 	struct tg_gate_options gopts = { -1, NULL, NULL };
 	struct tg_mcp_options mopts = { 0 };
 	struct tg_catalog *cat = NULL;
@@ -40,8 +46,10 @@ int cmd_serve(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (strcmp(a, "--stdio") == 0)
+		if (strcmp(a, "--stdio") == 0) {
+			stdio = 1;
 			continue;
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -58,6 +66,8 @@ int cmd_serve(int argc, char **argv)
 			principal = v;
 		else if (strcmp(a, "--record") == 0)
 			record = v;
+		else if (strcmp(a, "--http") == 0)
+			http = v;
 		else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);
@@ -87,12 +97,52 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);
 		goto out;
 	}
-	if (tg_mcp_serve_stdio(mcp, 0, 1, &err) < 0) {
-		fprintf(stderr, "toolgate serve: %s\n", err.msg);
-		goto out;
+	if (http && !stdio) {
+		/* blocked before the server's threads start, so that they
+		 * inherit the mask and sigwait below gets the signal */
+		sigset_t set;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	if (http) {
+		char addr[64];
+		const char *colon = strrchr(http, ':');
+		unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 0;
+
+		if (!colon || (size_t)(colon - http) >= sizeof(addr) || port > 65535) {
+			fprintf(stderr, "toolgate serve: --http wants ADDR:PORT, such as 127.0.0.1:8080\n");
+			rc = 2;
+			goto out;
+		}
+		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - http), http);
+		if (tg_mcp_http_start(mcp, addr, (unsigned)port, &server, &err) < 0) {
+			fprintf(stderr, "toolgate serve: %s\n", err.msg);
+			goto out;
+		}
+		fprintf(stderr, "toolgate serve: MCP on http://%s:%u/mcp\n", addr,
+			tg_mcp_http_port(server));
+	}
+	if (!http || stdio) {
+		if (tg_mcp_serve_stdio(mcp, 0, 1, &err) < 0) {
+			fprintf(stderr, "toolgate serve: %s\n", err.msg);
+			goto out;
+		}
+	} else {
+		sigset_t set;
+		int sig;
+
+		/* HTTP alone: serve until told to stop */
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigwait(&set, &sig);
 	}
 	rc = 0;
 out:
+	tg_mcp_http_stop(server);
 	tg_mcp_free(mcp);
 	tg_gate_free(gate);
 	tg_catalog_free(cat);

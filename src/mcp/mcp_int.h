@@ -69,7 +69,14 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 /* Wait for the calls in flight (cancelled first when cancel is set: they
  * then send nothing), release the session. */
 void mcp_session_release(struct mcp_session *s, int cancel);
-/* One message (a stdio line, an HTTP body): answered through send. */
+/* One message (a stdio line): answered through send; a tools/call runs
+ * on a thread of its own. */
 void mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
+/* One parsed message (an HTTP body): its answer, or NULL when it needs
+ * none (a notification, a response, a cancelled call). Calls run in the
+ * caller's thread, still cancellable by a notification from another. */
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg);
+/* The session has answered initialize (SESSION_NEW no more). */
+int mcp_session_started(struct mcp_session *s);
 
 #endif

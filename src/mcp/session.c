@@ -22,6 +22,9 @@
 
 enum { SESSION_NEW, SESSION_INITIALIZING, SESSION_READY };
 
+/* How a tools/call runs (do_tools_call). */
+enum { CALL_PLAIN, CALL_HERE, CALL_THREAD };
+
 /* Newest first; a client asking for another gets the newest. */
 static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
 
@@ -244,9 +247,11 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
-/* tools/call: checked here, run on a thread when may_defer (the answer is
- * then sent from there: NULL returned). */
-static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int may_defer)
+/* tools/call: checked here, then run as mode says: CALL_THREAD on a
+ * thread of its own (the answer is sent from there: NULL returned),
+ * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
+ * the request that asked), CALL_PLAIN in this thread (a batch). */
+static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
@@ -263,7 +268,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
 	if (args && !text)
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
-	if (!may_defer) {
+	if (mode == CALL_PLAIN) {
 		json_t *resp = call_response(s, id, name, text, -1);
 
 		free(text);
@@ -292,6 +297,26 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	s->inflight = j->f;
 	s->ninflight++;
 	pthread_mutex_unlock(&s->lock);
+	if (mode == CALL_HERE) {
+		json_t *resp = call_response(s, id, name, text, j->f->cancel[0]);
+
+		pthread_mutex_lock(&s->lock);
+		if (j->f->cancelled) { /* a cancelled request gets no response */
+			json_decref(resp);
+			resp = NULL;
+		}
+		inflight_remove(s, j->f);
+		pthread_mutex_unlock(&s->lock);
+		close(j->f->cancel[0]);
+		close(j->f->cancel[1]);
+		json_decref(j->f->id);
+		free(j->f);
+		json_decref(j->id);
+		free(j->name);
+		free(j->args);
+		free(j);
+		return resp;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (!j->name || pthread_create(&t, &attr, call_thread, j) != 0) {
@@ -333,7 +358,7 @@ static void do_cancelled(struct mcp_session *s, json_t *params)
 
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
-static json_t *handle_one(struct mcp_session *s, json_t *msg, int may_defer)
+static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode)
 {
 	json_t *id, *params;
 	const char *why, *method;
@@ -370,7 +395,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int may_defer)
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params);
 	if (strcmp(method, "tools/call") == 0)
-		return do_tools_call(s, id, params, may_defer);
+		return do_tools_call(s, id, params, mode);
 	if (strcmp(method, "logging/setLevel") == 0)
 		return do_set_level(s, id, params);
 	{
@@ -379,6 +404,31 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int may_defer)
 		snprintf(text, sizeof(text), "method not found: %.120s", method);
 		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
 	}
+}
+
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg)
+{
+	json_t *out, *m, *resp;
+	size_t i;
+
+	if (!json_is_array(msg))
+		return handle_one(s, msg, CALL_HERE);
+	/* batches: only the 2025-03-26 revision had them */
+	if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0)
+		return rpc_error_json(json_null(), RPC_INVALID_REQUEST,
+				      json_array_size(msg)
+					      ? "batches are not supported in this protocol revision"
+					      : "an empty batch");
+	out = json_array();
+	json_array_foreach(msg, i, m) {
+		resp = handle_one(s, m, CALL_PLAIN);
+		if (resp)
+			json_array_append_new(out, resp);
+	}
+	if (json_array_size(out))
+		return out;
+	json_decref(out);
+	return NULL;
 }
 
 void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
@@ -399,32 +449,13 @@ void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 		return;
 	}
 	if (json_is_array(msg)) {
-		/* batches: only the 2025-03-26 revision had them */
-		size_t i;
-		json_t *out, *m;
-
-		if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0) {
-			send_text(s, rpc_error(json_null(), RPC_INVALID_REQUEST,
-					       json_array_size(msg)
-						       ? "batches are not supported in this protocol revision"
-						       : "an empty batch"));
-			json_decref(msg);
-			return;
-		}
-		out = json_array();
-		json_array_foreach(msg, i, m) {
-			resp = handle_one(s, m, 0);
-			if (resp)
-				json_array_append_new(out, resp);
-		}
-		if (json_array_size(out))
-			send_json(s, out);
-		else
-			json_decref(out);
+		resp = mcp_session_dispatch(s, msg);
+		if (resp)
+			send_json(s, resp);
 		json_decref(msg);
 		return;
 	}
-	resp = handle_one(s, msg, 1);
+	resp = handle_one(s, msg, CALL_THREAD);
 	if (resp)
 		send_json(s, resp);
 	json_decref(msg);
@@ -460,4 +491,14 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 	json_decref(s->client_info);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
+}
+
+int mcp_session_started(struct mcp_session *s)
+{
+	int started;
+
+	pthread_mutex_lock(&s->lock);
+	started = s->state != SESSION_NEW;
+	pthread_mutex_unlock(&s->lock);
+	return started;
 }

@@ -411,6 +411,77 @@ mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"
 	[ "$(resp 4 | jq .error.code)" = -32602 ]
 check serve_unknown_version_write_refused $? "$(cat "$tmp/mcp.out")"
 
+# --- serve: Streamable HTTP, on loopback ------------------------------------------------
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+PORT=${URL##*:}; PORT=${PORT%/mcp}
+# post BODY [HEADER...]: status in $tmp/code, headers in $tmp/hdr, body in $tmp/body
+post() {
+	local body=$1
+	shift
+	# the test's own headers first: the server reads the first of a name
+	curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' -X POST "$URL" "$@" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' --data-binary "$body" >"$tmp/code"
+}
+code() { cat "$tmp/code"; }
+post "$INIT"
+SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+[ "$(code)" = 200 ] && [ ${#SID} -eq 32 ] && jq -e '.result.protocolVersion == "2025-11-25"' "$tmp/body" >/dev/null
+check http_initialize_gives_session $? "$(code) sid=$SID $(cat "$tmp/body")"
+
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25'
+[ "$(code)" = 202 ] && [ ! -s "$tmp/body" ]
+check http_notification_202 $? "$(code) $(cat "$tmp/body")"
+
+post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001","arguments":{"x":1}}}' \
+	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25'
+[ "$(code)" = 200 ] && jq -e '.id == 2 and .result.structuredContent.x == 1' "$tmp/body" >/dev/null
+check http_tools_call $? "$(code) $(cat "$tmp/body")"
+
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}'
+[ "$(code)" = 400 ] && jq -e '.error.message | test("Mcp-Session-Id")' "$tmp/body" >/dev/null
+check http_missing_session_400 $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H 'Mcp-Session-Id: 00000000000000000000000000000000'
+[ "$(code)" = 404 ]; check http_unknown_session_404 $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 1999-01-01'
+[ "$(code)" = 400 ]; check http_bad_protocol_version_400 $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Origin: http://evil.example'
+[ "$(code)" = 403 ]; check http_foreign_origin_403 $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Origin: http://localhost:'"$PORT"
+[ "$(code)" = 200 ]; check http_own_origin_allowed $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Host: rebind.example:'"$PORT"
+[ "$(code)" = 403 ]; check http_foreign_host_403 $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Content-Type: text/plain'
+[ "$(code)" = 415 ]; check http_content_type_415 $? "$(code)"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Accept: application/json'
+[ "$(code)" = 406 ]; check http_accept_406 $? "$(code)"
+post '{"jsonrpc":"2.0","id":3,' -H "Mcp-Session-Id: $SID"
+[ "$(code)" = 400 ] && jq -e '.error.code == -32700' "$tmp/body" >/dev/null
+check http_parse_error $? "$(code) $(cat "$tmp/body")"
+head -c $((5 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/big.body"
+post @"$tmp/big.body" -H "Mcp-Session-Id: $SID"
+[ "$(code)" = 413 ]; check http_oversized_413 $? "$(code)"
+post @"$tmp/big.body" -H "Mcp-Session-Id: $SID" -H 'Transfer-Encoding: chunked'
+[ "$(code)" = 413 ]; check http_oversized_chunked_413 $? "$(code)"
+post '{"jsonrpc":"2.0","id":5,"method":"ping"}' -H "Mcp-Session-Id: $SID"
+[ "$(code)" = 200 ]; check http_session_survives_413 $? "$(code)"
+rm -f "$tmp/big.body"
+curl -s -o /dev/null -w '%{http_code}' "$URL" -H "Mcp-Session-Id: $SID" -H 'Accept: text/event-stream' >"$tmp/code"
+[ "$(code)" = 405 ]; check http_get_405 $? "$(code)"
+curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/other" >"$tmp/code"
+[ "$(code)" = 404 ]; check http_other_path_404 $? "$(code)"
+curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL" -H "Mcp-Session-Id: $SID" >"$tmp/code"
+first=$(code)
+post '{"jsonrpc":"2.0","id":4,"method":"ping"}' -H "Mcp-Session-Id: $SID"
+[ "$first" = 200 ] && [ "$(code)" = 404 ]
+check http_delete_ends_session $? "delete $first, then $(code)"
+kill "$http_pid"; wait "$http_pid" 2>/dev/null
+"$TG" serve --catalog "$tmp/mcp" --http 0.0.0.0:0 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q 'only loopback' "$tmp/err"
+check http_refuses_non_loopback_bind $? "rc=$rc $(cat "$tmp/err")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

@@ -1,31 +1,47 @@
 // Interop: the official TypeScript MCP SDK's client (npm
-// @modelcontextprotocol/sdk) against `toolgate serve --stdio` on the
-// example catalogue. Prints "ok - mcp-interop/NAME" or "not ok - ...".
-// Usage: node client.mjs TOOLGATE-BINARY REPO-DIR RECORD-FILE
+// @modelcontextprotocol/sdk) against `toolgate serve` on the example
+// catalogue, over stdio or Streamable HTTP (on loopback).
+// Prints "ok - mcp-interop/TRANSPORT/NAME" or "not ok - ...".
+// Usage: node client.mjs TOOLGATE-BINARY REPO-DIR RECORD-FILE stdio|http
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
-const [toolgate, repo, record] = process.argv.slice(2);
+const [toolgate, repo, record, mode] = process.argv.slice(2);
 let failures = 0;
 
 async function check(name, fn) {
 	try {
 		const why = await fn();
-		if (why === true) console.log(`ok - mcp-interop/${name}`);
-		else { failures++; console.log(`not ok - mcp-interop/${name}: ${why}`); }
+		if (why === true) console.log(`ok - mcp-interop/${mode}/${name}`);
+		else { failures++; console.log(`not ok - mcp-interop/${mode}/${name}: ${why}`); }
 	} catch (e) {
 		failures++;
-		console.log(`not ok - mcp-interop/${name}: threw ${e && e.message}`);
+		console.log(`not ok - mcp-interop/${mode}/${name}: threw ${e && e.message}`);
 	}
 }
 
-const transport = new StdioClientTransport({
-	command: toolgate,
-	args: ["serve", "--stdio", "--catalog", `${repo}/examples/catalog`,
-	       "--workspace", `${repo}/examples/workspace`, "--record", record],
-	stderr: "inherit",
-});
+const serveArgs = ["serve", "--catalog", `${repo}/examples/catalog`,
+		   "--workspace", `${repo}/examples/workspace`, "--record", record];
+let transport, server;
+if (mode === "http") {
+	// port 0: the server picks one and says which on stderr
+	server = spawn(toolgate, [...serveArgs, "--http", "127.0.0.1:0"], { stdio: ["ignore", "inherit", "pipe"] });
+	const url = await new Promise((resolve, reject) => {
+		let err = "";
+		server.stderr.on("data", (d) => {
+			err += d;
+			const m = /MCP on (http:\/\/\S+)/.exec(err);
+			if (m) resolve(m[1]);
+		});
+		server.on("exit", (code) => reject(new Error(`toolgate exited ${code}: ${err}`)));
+	});
+	transport = new StreamableHTTPClientTransport(new URL(url));
+} else {
+	transport = new StdioClientTransport({ command: toolgate, args: ["serve", "--stdio", ...serveArgs.slice(1)], stderr: "inherit" });
+}
 const client = new Client({ name: "toolgate-interop", version: "1.0.0" });
 await client.connect(transport);
 const call = (name, args, opts) => client.callTool({ name, arguments: args }, undefined, opts);
@@ -99,6 +115,9 @@ await check("cancellation_kills_the_run", async () => {
 	}
 });
 await client.close();
+if (server) {
+	await new Promise((resolve) => { server.on("exit", resolve); server.kill("SIGTERM"); });
+}
 await check("every_call_recorded", () => {
 	const lines = readFileSync(record, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 	const outcomes = lines.map((l) => l.outcome);

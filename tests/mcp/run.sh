@@ -19,4 +19,9 @@ fi
 examples/make-db.sh
 record=$(mktemp /tmp/tg-mcp-record.XXXXXX)
 trap 'rm -f "$record"' EXIT
-timeout 120 node tests/mcp/client.mjs "$build/toolgate" "$PWD" "$record"
+rc=0
+for mode in stdio http; do
+	: >"$record"
+	timeout 120 node tests/mcp/client.mjs "$build/toolgate" "$PWD" "$record" "$mode" || rc=1
+done
+exit $rc

@@ -1,0 +1,520 @@
+/*
+ * The Streamable HTTP transport (MCP 2025-11-25, "Transports"), on
+ * libmicrohttpd: one endpoint (/mcp); POST carries one JSON-RPC message
+ * (a batch in a 2025-03-26 session) and is answered with application/json,
+ * 202 for notifications and responses; DELETE ends a session; GET is 405
+ * (this server sends nothing unprompted yet, so it offers no stream).
+ *
+ * Sessions: initialize creates one and names it in Mcp-Session-Id (128
+ * random bits); every later request must carry it (400 without, 404 for
+ * one that ended or expired after max_idle of silence).
+ * MCP-Protocol-Version must be a revision the server speaks (400). Against
+ * DNS rebinding, a request whose Origin or Host is not the loopback
+ * address the server listens on is refused with 403, before anything
+ * else. Bodies above MCP_MAX_MESSAGE get 413 and the connection closes.
+ *
+ * Each connection has a thread (libmicrohttpd's thread-per-connection
+ * mode), so a long tool call holds only its own connection; a
+ * notifications/cancelled on another connection kills its sandbox.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp/mcp_int.h"
+
+#define ENDPOINT "/mcp"
+#define MAX_SESSIONS 1024
+#define DEFAULT_MAX_IDLE 1800 /* seconds */
+
+struct http_session {
+	char id[33];
+	struct mcp_session s;
+	time_t last_used;
+	int users;                  /* requests using it now */
+	int ended;                  /* DELETEd or expired: freed by the last user */
+	struct http_session *next;
+};
+
+struct tg_mcp_http {
+	struct tg_mcp *mcp;
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t lock;       /* the session list */
+	struct http_session *sessions;
+	unsigned nsessions;
+	unsigned port;
+	unsigned max_idle;
+};
+
+struct request {
+	char *body;
+	size_t len, cap;
+	size_t discarded;           /* bytes dropped past the ceiling */
+	int too_large;
+};
+
+static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
+
+/* ---- sessions ------------------------------------------------------------ */
+
+static void drop_message(void *ctx, const char *text, size_t len)
+{
+	/* a session over HTTP sends nothing unprompted yet (no GET stream):
+	 * what would go there is dropped */
+	(void)ctx;
+	(void)text;
+	(void)len;
+}
+
+static void session_free(struct http_session *hs)
+{
+	mcp_session_release(&hs->s, 1);
+	free(hs);
+}
+
+/* Sessions silent for longer than max_idle end (the caller holds lock). */
+static void expire(struct tg_mcp_http *h, time_t now)
+{
+	struct http_session **p = &h->sessions, *hs;
+
+	while ((hs = *p) != NULL) {
+		if (!hs->ended && now - hs->last_used > (time_t)h->max_idle)
+			hs->ended = 1;
+		if (hs->ended) {
+			*p = hs->next;
+			h->nsessions--;
+			if (hs->users == 0)
+				session_free(hs);
+			continue;
+		}
+		p = &hs->next;
+	}
+}
+
+static struct http_session *session_new(struct tg_mcp_http *h)
+{
+	struct http_session *hs = calloc(1, sizeof(*hs));
+	unsigned char rnd[16];
+	size_t i;
+
+	if (!hs || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		free(hs);
+		return NULL;
+	}
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
+	mcp_session_init(&hs->s, h->mcp, drop_message, NULL);
+	hs->last_used = time(NULL);
+	hs->users = 1;
+	pthread_mutex_lock(&h->lock);
+	expire(h, hs->last_used);
+	if (h->nsessions >= MAX_SESSIONS) {
+		pthread_mutex_unlock(&h->lock);
+		session_free(hs);
+		return NULL;
+	}
+	hs->next = h->sessions;
+	h->sessions = hs;
+	h->nsessions++;
+	pthread_mutex_unlock(&h->lock);
+	return hs;
+}
+
+/* The live session named id, in use by the caller until session_put. */
+static struct http_session *session_get(struct tg_mcp_http *h, const char *id)
+{
+	struct http_session *hs;
+	time_t now = time(NULL);
+
+	pthread_mutex_lock(&h->lock);
+	expire(h, now);
+	for (hs = h->sessions; hs; hs = hs->next)
+		if (strcmp(hs->id, id) == 0) {
+			hs->users++;
+			hs->last_used = now;
+			break;
+		}
+	pthread_mutex_unlock(&h->lock);
+	return hs;
+}
+
+static void session_put(struct tg_mcp_http *h, struct http_session *hs)
+{
+	int last;
+
+	pthread_mutex_lock(&h->lock);
+	hs->last_used = time(NULL);
+	last = --hs->users == 0 && hs->ended;
+	pthread_mutex_unlock(&h->lock);
+	if (last)
+		session_free(hs);
+}
+
+static void session_end(struct tg_mcp_http *h, struct http_session *hs)
+{
+	struct http_session **p;
+
+	pthread_mutex_lock(&h->lock);
+	for (p = &h->sessions; *p; p = &(*p)->next)
+		if (*p == hs) {
+			*p = hs->next;
+			h->nsessions--;
+			break;
+		}
+	hs->ended = 1;
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+			     const char *body, const char *session_id)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	if (type)
+		MHD_add_response_header(r, "Content-Type", type);
+	if (session_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* An HTTP error with a JSON-RPC error body (what the TypeScript SDK's
+ * server sends, so clients can show the reason). */
+static enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int code,
+				  const char *message)
+{
+	char *body = rpc_error(json_null(), code, message);
+	enum MHD_Result rc = reply(c, status, "application/json", body ? body : "", NULL);
+
+	free(body);
+	return rc;
+}
+
+/* ---- checks --------------------------------------------------------------- */
+
+static int is_loopback_host(const char *host, unsigned port)
+{
+	char want[64];
+	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(want, sizeof(want), "%s:%u", names[i], port);
+		if (strcasecmp(host, want) == 0 || strcasecmp(host, names[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Origin and Host: only this server's own loopback names (DNS
+ * rebinding: a page elsewhere must not reach a local server). */
+static const char *bad_origin_or_host(struct MHD_Connection *c, unsigned port)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+
+	if (!host || !is_loopback_host(host, port))
+		return "Forbidden: the Host header does not name this server";
+	if (origin) {
+		const char *p = strstr(origin, "://");
+
+		if (strcmp(origin, "null") == 0 || !p || !is_loopback_host(p + 3, port))
+			return "Forbidden: the Origin is not this server's";
+	}
+	return NULL;
+}
+
+static int accepts(const char *accept, const char *type)
+{
+	return accept && (strstr(accept, type) || strstr(accept, "*/*"));
+}
+
+static int known_version(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(v, versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- POST ------------------------------------------------------------------ */
+
+static int is_initialize(json_t *msg)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+
+	return json_is_object(msg) && m && strcmp(m, "initialize") == 0;
+}
+
+static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
+			       struct request *rq)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	struct http_session *hs = NULL;
+	enum MHD_Result rc;
+	json_error_t jerr;
+	json_t *msg, *resp;
+	char *body;
+	int created = 0;
+
+	if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream"))
+		return http_error(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+				  "Not Acceptable: the client must accept both application/json "
+				  "and text/event-stream");
+	if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
+		return http_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
+				  "Unsupported Media Type: the body must be application/json");
+	msg = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!msg) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "Parse error: %s", jerr.text);
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, why);
+	}
+	if (is_initialize(msg)) {
+		if (sid) {
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					  "Bad Request: initialize starts a session; it cannot carry one");
+		}
+		hs = session_new(h);
+		if (!hs) {
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
+					  "Service Unavailable: too many sessions");
+		}
+		created = 1;
+	} else {
+		if (!sid) {
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					  "Bad Request: no Mcp-Session-Id (send initialize first)");
+		}
+		hs = session_get(h, sid);
+		if (!hs) {
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+					  "Not Found: no such session (it ended or expired)");
+		}
+		if (ver && !known_version(ver)) {
+			session_put(h, hs);
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					  "Bad Request: unsupported MCP-Protocol-Version");
+		}
+	}
+	resp = mcp_session_dispatch(&hs->s, msg);
+	json_decref(msg);
+	if (created && !mcp_session_started(&hs->s)) {
+		/* initialize refused (bad params): no session to keep */
+		session_end(h, hs);
+	}
+	if (!resp) {
+		rc = reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
+	} else {
+		body = json_dumps(resp, JSON_COMPACT);
+		json_decref(resp);
+		rc = body ? reply(c, MHD_HTTP_OK, "application/json", body,
+				  created && !hs->ended ? hs->id : NULL)
+			  : MHD_NO;
+		free(body);
+	}
+	session_put(h, hs);
+	return rc;
+}
+
+static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	struct http_session *hs;
+
+	if (!sid)
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				  "Bad Request: no Mcp-Session-Id");
+	hs = session_get(h, sid);
+	if (!hs)
+		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+				  "Not Found: no such session");
+	session_end(h, hs);
+	session_put(h, hs); /* the last user frees it, cancelling its calls */
+	return reply(c, MHD_HTTP_OK, NULL, "", NULL);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	struct tg_mcp_http *h = cls;
+	struct request *rq = *con_cls;
+	const char *why;
+
+	(void)version;
+	if (!rq) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		/* a declared length over the ceiling is refused before the body
+		 * is read (and before "100 Continue") */
+		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {
+			rq->too_large = 1;
+			return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
+					  "Payload Too Large: a message is at most 4194304 bytes");
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!rq->too_large && rq->len + *upload_size > MCP_MAX_MESSAGE)
+			rq->too_large = 1;
+		if (!rq->too_large) {
+			if (rq->len + *upload_size > rq->cap) {
+				size_t cap = rq->cap ? rq->cap : 4096;
+				char *b;
+
+				while (cap < rq->len + *upload_size)
+					cap *= 2;
+				b = realloc(rq->body, cap);
+				if (!b)
+					return MHD_NO;
+				rq->body = b;
+				rq->cap = cap;
+			}
+			memcpy(rq->body + rq->len, upload, *upload_size);
+			rq->len += *upload_size;
+		}
+		/* a body without a declared length that grows past the
+		 * ceiling: the rest is read and dropped, up to as much again,
+		 * to answer 413 at its end; a longer one loses the connection */
+		if (rq->too_large && (rq->discarded += *upload_size) > MCP_MAX_MESSAGE)
+			return MHD_NO;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	why = bad_origin_or_host(c, h->port);
+	if (why)
+		return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
+	if (strcmp(url, ENDPOINT) != 0)
+		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+				  "Not Found: the MCP endpoint is /mcp");
+	if (rq->too_large)
+		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
+				  "Payload Too Large: a message is at most 4194304 bytes");
+	if (strcmp(method, "POST") == 0)
+		return do_post(h, c, rq);
+	if (strcmp(method, "DELETE") == 0)
+		return do_delete(h, c);
+	{
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
+									 MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result res;
+
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Allow", "POST, DELETE");
+		res = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return res;
+	}
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (rq) {
+		free(rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct tg_mcp_http **out,
+		      struct tg_error *err)
+{
+	struct tg_mcp_http *h;
+	struct sockaddr_in sa;
+
+	tg_error_clear(err);
+	*out = NULL;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return tg_error_set(err, TG_ERR_INVALID, "--http %s: not an IPv4 address", addr);
+	if (!(ntohl(sa.sin_addr.s_addr) >> 24 == 127))
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "--http %s: only loopback addresses (127.0.0.0/8); nothing "
+				    "authenticates HTTP clients yet", addr);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	h->mcp = m;
+	h->port = port;
+	h->max_idle = DEFAULT_MAX_IDLE;
+	pthread_mutex_init(&h->lock, NULL);
+	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+				     (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+				     (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed,
+				     NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_END);
+	if (!h->daemon) {
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return tg_error_set(err, TG_ERR_SYSTEM, "--http %s:%u: cannot listen", addr, port);
+	}
+	if (port == 0) {
+		const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->daemon,
+								     MHD_DAEMON_INFO_BIND_PORT);
+
+		h->port = i ? i->port : 0;
+	}
+	*out = h;
+	return 0;
+}
+
+unsigned tg_mcp_http_port(const struct tg_mcp_http *h)
+{
+	return h->port;
+}
+
+void tg_mcp_http_stop(struct tg_mcp_http *h)
+{
+	struct http_session *hs, *next;
+
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	for (hs = h->sessions; hs; hs = next) {
+		next = hs->next;
+		session_free(hs);
+	}
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
