@@ -218,6 +218,18 @@ static void inflight_remove(struct mcp_session *s, struct inflight *f)
 	pthread_cond_broadcast(&s->changed);
 }
 
+static void job_free(struct call_job *j)
+{
+	close(j->f->cancel[0]);
+	close(j->f->cancel[1]);
+	json_decref(j->f->id);
+	free(j->f);
+	json_decref(j->id);
+	free(j->name);
+	free(j->args);
+	free(j);
+}
+
 static void *call_thread(void *arg)
 {
 	struct call_job *j = arg;
@@ -236,14 +248,7 @@ static void *call_thread(void *arg)
 	pthread_mutex_lock(&s->lock);
 	inflight_remove(s, j->f);
 	pthread_mutex_unlock(&s->lock);
-	close(j->f->cancel[0]);
-	close(j->f->cancel[1]);
-	json_decref(j->f->id);
-	free(j->f);
-	json_decref(j->id);
-	free(j->name);
-	free(j->args);
-	free(j);
+	job_free(j);
 	return NULL;
 }
 
@@ -307,14 +312,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		}
 		inflight_remove(s, j->f);
 		pthread_mutex_unlock(&s->lock);
-		close(j->f->cancel[0]);
-		close(j->f->cancel[1]);
-		json_decref(j->f->id);
-		free(j->f);
-		json_decref(j->id);
-		free(j->name);
-		free(j->args);
-		free(j);
+		job_free(j);
 		return resp;
 	}
 	pthread_attr_init(&attr);
@@ -324,14 +322,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		pthread_mutex_lock(&s->lock);
 		inflight_remove(s, j->f);
 		pthread_mutex_unlock(&s->lock);
-		close(j->f->cancel[0]);
-		close(j->f->cancel[1]);
-		json_decref(j->f->id);
-		free(j->f);
-		json_decref(j->id);
-		free(j->name);
-		free(j->args);
-		free(j);
+		job_free(j);
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
 	}
 	pthread_attr_destroy(&attr);
