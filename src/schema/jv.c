@@ -742,6 +742,8 @@ done:
 	if (n > UINT32_MAX)
 		return perr(p, "object too large");
 	if (n && has_duplicate(p, p->mstack + base, n))
+		/* the stacks are jv_parse's to free, on every path */
+		/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc) */
 		return perr(p, p->nomem ? "out of memory" : "duplicate member name in an object");
 	out->kind = JV_OBJECT, out->tmask = T_OBJECT;
 	out->n = (uint32_t)n;
