@@ -49,6 +49,29 @@ TG_API int tg_catalog_resolve(const struct tg_catalog *catalog, const char *ref,
 TG_API char *tg_catalog_mcp_tool(const struct tg_contract *contract, const char *exposed_name,
 				 struct tg_error *err);
 
+/* Resources and prompts (DIR/resources/NAME.json, DIR/prompts/NAME.json; see
+ * docs/contracts.md), shaped as MCP serves them. Each function returns
+ * JSON text (malloc'd), or NULL and err. */
+TG_API size_t tg_catalog_resource_count(const struct tg_catalog *catalog);
+TG_API size_t tg_catalog_prompt_count(const struct tg_catalog *catalog);
+/* The resource definitions (templates: the resource templates), an array. */
+TG_API char *tg_catalog_resources_json(const struct tg_catalog *catalog, int templates,
+				       struct tg_error *err);
+/* resources/read: the "contents" array for uri (a resource's, or a
+ * template's with its variables filled in); TG_ERR_INVALID when none. */
+TG_API char *tg_catalog_resource_read(const struct tg_catalog *catalog, const char *uri,
+				      struct tg_error *err);
+TG_API char *tg_catalog_prompts_json(const struct tg_catalog *catalog, struct tg_error *err);
+/* prompts/get: {description, messages} with {{argument}} filled from
+ * args_json (an object of strings; NULL: none); TG_ERR_INVALID for an
+ * unknown prompt or a missing required argument. */
+TG_API char *tg_catalog_prompt_get(const struct tg_catalog *catalog, const char *name,
+				   const char *args_json, struct tg_error *err);
+/* completion/complete for a prompt's argument: {values, total, hasMore},
+ * the listed completions that start with value (NULL prompt: none). */
+TG_API char *tg_catalog_complete(const struct tg_catalog *catalog, const char *prompt,
+				 const char *argument, const char *value, struct tg_error *err);
+
 /* What changed between two versions of a tool, and whether it breaks its
  * callers (diff.c says which changes do). */
 struct tg_diff {

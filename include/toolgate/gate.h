@@ -83,6 +83,9 @@ TG_API int tg_gate_call(struct tg_gate *gate, const struct tg_call *call,
 			struct tg_call_result *r, struct tg_error *err);
 TG_API void tg_call_result_release(struct tg_call_result *r);
 
+/* The catalogue the gate serves (borrowed). */
+TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
+
 /* The catalogue's tools as MCP lists them (JSON text of an array of tool
  * definitions, malloc'd): one per name, the version a bare name resolves
  * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. */

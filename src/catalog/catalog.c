@@ -11,14 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "toolgate/catalog.h"
+#include "catalog/catalog_int.h"
 
 #define MAX_CONTRACTS 4096
-
-struct tg_catalog {
-	struct tg_contract **v;
-	size_t n;
-};
 
 static int by_name_version(const void *a, const void *b)
 {
@@ -34,7 +29,7 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void free_files(char **files)
+void catalog_free_files(char **files)
 {
 	size_t i;
 
@@ -43,14 +38,15 @@ static void free_files(char **files)
 	free(files);
 }
 
-/* The *.json entries of dir, sorted, malloc'd, NULL-terminated. */
-static char **json_files(const char *dir, struct tg_error *err)
+char **catalog_json_files(const char *dir, int missing_ok, struct tg_error *err)
 {
 	struct dirent *e;
 	char **v = NULL;
 	size_t n = 0, len;
 	DIR *d = opendir(dir);
 
+	if (!d && missing_ok && errno == ENOENT)
+		return calloc(1, sizeof(*v));
 	if (!d) {
 		tg_error_sys(err, errno, "catalog %s", dir);
 		return NULL;
@@ -81,7 +77,7 @@ static char **json_files(const char *dir, struct tg_error *err)
 	return v;
 fail:
 	closedir(d);
-	free_files(v);
+	catalog_free_files(v);
 	return NULL;
 }
 
@@ -112,7 +108,7 @@ int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 
 	*out = NULL;
 	tg_error_clear(err);
-	files = json_files(dir, err);
+	files = catalog_json_files(dir, 0, err);
 	if (!files)
 		return -1;
 	c = calloc(1, sizeof(*c));
@@ -133,11 +129,13 @@ int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 		duplicate_error(dir, c, i, err);
 		goto fail;
 	}
-	free_files(files);
+	if (catalog_load_content(c, dir, err) < 0)
+		goto fail;
+	catalog_free_files(files);
 	*out = c;
 	return 0;
 fail:
-	free_files(files);
+	catalog_free_files(files);
 	tg_catalog_free(c);
 	return -1;
 }
@@ -146,7 +144,7 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 		    void (*report)(const char *line, void *ctx), void *ctx, size_t *files_read,
 		    struct tg_error *err)
 {
-	struct tg_catalog c = { NULL, 0 };
+	struct tg_catalog c = { NULL, 0, NULL, NULL, NULL };
 	struct tg_error lerr;
 	char **files, line[1024];
 	size_t i, k;
@@ -154,7 +152,7 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 
 	*files_read = 0;
 	tg_error_clear(err);
-	files = json_files(dir, err);
+	files = catalog_json_files(dir, 0, err);
 	if (!files)
 		return -1;
 	for (i = 0; files[i]; i++)
@@ -162,7 +160,7 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 	*files_read = i;
 	c.v = calloc(i + 1, sizeof(*c.v));
 	if (!c.v) {
-		free_files(files);
+		catalog_free_files(files);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	/* every file on its own, so one run reports every problem */
@@ -174,7 +172,7 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 			problems++;
 		}
 	}
-	free_files(files);
+	catalog_free_files(files);
 	qsort(c.v, c.n, sizeof(*c.v), by_name_version);
 	for (i = find_duplicate(&c, 0); i; i = find_duplicate(&c, i + 1)) {
 		duplicate_error(dir, &c, i, &lerr);
@@ -198,6 +196,12 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 			}
 		problems++;
 	}
+	/* resources and prompts: the first problem there (they load as one) */
+	if (catalog_load_content(&c, dir, &lerr) < 0) {
+		report(lerr.msg, ctx);
+		problems++;
+	}
+	catalog_free_content(&c);
 	for (i = 0; i < c.n; i++)
 		tg_contract_free(c.v[i]);
 	free(c.v);
@@ -213,6 +217,7 @@ void tg_catalog_free(struct tg_catalog *c)
 	for (i = 0; i < c->n; i++)
 		tg_contract_free(c->v[i]);
 	free(c->v);
+	catalog_free_content(c);
 	free(c);
 }
 

@@ -310,6 +310,11 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	return 0;
 }
 
+const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
+{
+	return g->catalog;
+}
+
 char *tg_gate_tools_json(const struct tg_gate *g, const char *today, struct tg_error *err)
 {
 	json_t *list = json_array();

@@ -88,6 +88,20 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 	result = json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s}}", "protocolVersion", chosen,
 			   "capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name",
 			   "toolgate", "title", "toolgate", "version", TOOLGATE_VERSION);
+	/* resources, prompts and completions: declared where the catalogue
+	 * has some */
+	if (result) {
+		const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+		json_t *caps = json_object_get(result, "capabilities");
+
+		if (tg_catalog_resource_count(cat))
+			json_object_set_new(caps, "resources",
+					    json_pack("{s:b,s:b}", "subscribe", 1, "listChanged", 0));
+		if (tg_catalog_prompt_count(cat)) {
+			json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+			json_object_set_new(caps, "completions", json_object());
+		}
+	}
 	if (result && s->mcp->instructions)
 		json_object_set_new(result, "instructions", json_string(s->mcp->instructions));
 	return result ? rpc_result_json(id, result) : NULL;
@@ -345,6 +359,110 @@ static void do_cancelled(struct mcp_session *s, json_t *params)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- resources, prompts, completion ------------------------------------------ */
+
+#define RPC_RESOURCE_NOT_FOUND (-32002) /* MCP's code for resources/read */
+
+/* A catalogue answer (JSON text) as the result member key, or the error. */
+static json_t *catalog_answer(json_t *id, char *text, const char *key, int code,
+			      const struct tg_error *err)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+
+	free(text);
+	if (!v)
+		return rpc_error_json(id, err->code == TG_ERR_NOMEM ? RPC_INTERNAL_ERROR : code,
+				      err->msg);
+	if (!key)
+		return rpc_result_json(id, v);
+	return rpc_result_json(id, json_pack("{s:o}", key, v));
+}
+
+static json_t *do_resources(struct mcp_session *s, const char *method, json_t *id,
+			    json_t *params)
+{
+	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	struct tg_error err;
+
+	if (!tg_catalog_resource_count(cat))
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server has no resources");
+	if (strcmp(method, "resources/list") == 0 || strcmp(method, "resources/templates/list") == 0) {
+		int templates = method[10] == 't';
+
+		/* one page: a cursor never came from here */
+		if (json_object_get(params, "cursor"))
+			return rpc_error_json(id, RPC_INVALID_PARAMS, "invalid cursor");
+		return catalog_answer(id, tg_catalog_resources_json(cat, templates, &err),
+				      templates ? "resourceTemplates" : "resources",
+				      RPC_INTERNAL_ERROR, &err);
+	}
+	if (!uri)
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "\"uri\" (a string) is required");
+	if (strcmp(method, "resources/read") == 0)
+		return catalog_answer(id, tg_catalog_resource_read(cat, uri, &err), "contents",
+				      RPC_RESOURCE_NOT_FOUND, &err);
+	/* subscribe, unsubscribe: the catalogue's resources do not change
+	 * while it is served, so there is never an update to send */
+	return rpc_result_json(id, json_object());
+}
+
+static json_t *do_prompts(struct mcp_session *s, const char *method, json_t *id, json_t *params)
+{
+	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	struct tg_error err;
+	char *text;
+
+	if (!tg_catalog_prompt_count(cat))
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server has no prompts");
+	if (strcmp(method, "prompts/list") == 0) {
+		if (json_object_get(params, "cursor"))
+			return rpc_error_json(id, RPC_INVALID_PARAMS, "invalid cursor");
+		return catalog_answer(id, tg_catalog_prompts_json(cat, &err), "prompts",
+				      RPC_INTERNAL_ERROR, &err);
+	}
+	if (!name)
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "\"name\" (a string) is required");
+	if (args && !json_is_object(args))
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "\"arguments\" must be an object");
+	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+	{
+		json_t *resp = catalog_answer(id, tg_catalog_prompt_get(cat, name, text, &err), NULL,
+					      RPC_INVALID_PARAMS, &err);
+
+		free(text);
+		return resp;
+	}
+}
+
+static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
+{
+	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	json_t *ref = json_object_get(params, "ref"), *arg = json_object_get(params, "argument");
+	const char *type = json_string_value(json_object_get(ref, "type"));
+	const char *aname = json_string_value(json_object_get(arg, "name"));
+	const char *value = json_string_value(json_object_get(arg, "value"));
+	struct tg_error err;
+
+	if (!tg_catalog_prompt_count(cat))
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server offers no completions");
+	if (!type || !aname || !value ||
+	    (strcmp(type, "ref/prompt") && strcmp(type, "ref/resource")))
+		return rpc_error_json(id, RPC_INVALID_PARAMS,
+				      "completion/complete: ref {type: ref/prompt or ref/resource} "
+				      "and argument {name, value} are required");
+	/* resource templates list no completions: an empty answer */
+	return catalog_answer(id,
+			      tg_catalog_complete(cat,
+						  strcmp(type, "ref/prompt") == 0
+							  ? json_string_value(json_object_get(ref, "name"))
+							  : NULL,
+						  aname, value, &err),
+			      "completion", RPC_INVALID_PARAMS, &err);
+}
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 /* One message (already parsed): the response to send, or NULL (a
@@ -389,6 +507,15 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode)
 		return do_tools_call(s, id, params, mode);
 	if (strcmp(method, "logging/setLevel") == 0)
 		return do_set_level(s, id, params);
+	if (strncmp(method, "resources/", 10) == 0 &&
+	    (strcmp(method + 10, "list") == 0 || strcmp(method + 10, "templates/list") == 0 ||
+	     strcmp(method + 10, "read") == 0 || strcmp(method + 10, "subscribe") == 0 ||
+	     strcmp(method + 10, "unsubscribe") == 0))
+		return do_resources(s, method, id, params);
+	if (strcmp(method, "prompts/list") == 0 || strcmp(method, "prompts/get") == 0)
+		return do_prompts(s, method, id, params);
+	if (strcmp(method, "completion/complete") == 0)
+		return do_complete(s, id, params);
 	{
 		char text[200];
 

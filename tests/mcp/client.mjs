@@ -114,6 +114,33 @@ await check("cancellation_kills_the_run", async () => {
 		return Date.now() - t0 < 5000 || `took ${Date.now() - t0} ms`;
 	}
 });
+await check("resources", async () => {
+	const { resources } = await client.listResources();
+	const { resourceTemplates } = await client.listResourceTemplates();
+	const r = await client.readResource({ uri: "data://shop/schema.sql" });
+	const t = await client.readResource({ uri: "guide://toolgate/tools/sql.query" });
+	return (resources.length === 1 && resourceTemplates.length === 1 &&
+		/CREATE TABLE orders/.test(r.contents[0].text) && /A call of sql\.query goes/.test(t.contents[0].text)) ||
+		JSON.stringify([resources, resourceTemplates, r, t]).slice(0, 400);
+});
+await check("resource_not_found", async () => {
+	try {
+		await client.readResource({ uri: "data://shop/nope" });
+		return "no error";
+	} catch (e) {
+		return e.code === -32002 || `code ${e.code}`;
+	}
+});
+await check("prompts", async () => {
+	const { prompts } = await client.listPrompts();
+	const p = await client.getPrompt({ name: "ask_the_shop", arguments: { question: "who spent most?" } });
+	return (prompts.length === 1 && p.messages[0].content.resource.text.includes("CREATE TABLE") &&
+		p.messages[1].content.text.includes("who spent most?")) || JSON.stringify(p).slice(0, 400);
+});
+await check("completion", async () => {
+	const r = await client.complete({ ref: { type: "ref/prompt", name: "ask_the_shop" }, argument: { name: "country", value: "G" } });
+	return JSON.stringify(r.completion.values) === '["GB"]' || JSON.stringify(r);
+});
 await client.close();
 if (server) {
 	await new Promise((resolve) => { server.on("exit", resolve); server.kill("SIGTERM"); });

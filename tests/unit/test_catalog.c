@@ -348,7 +348,147 @@ static int shared_schemas(void)
 	return 0;
 }
 
+/* A catalogue of one tool plus the given resource and prompt files
+ * ({name, text} pairs, NULL-ended); 0 loaded, -1 refused with want in the
+ * message. */
+static int content_case(const char *const *files, const char *want, struct tg_catalog **out)
+{
+	struct tg_catalog *c = NULL;
+	struct tg_error err;
+	char path[512];
+	size_t i;
+	int rc;
+
+	strcpy(dir, "/tmp/tg-unit-catalog-XXXXXX");
+	if (!mkdtemp(dir))
+		return -2;
+	snprintf(path, sizeof(path), "%s/resources", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/prompts", dir);
+	mkdir(path, 0755);
+	if (write_contract(dir, "t.json", "t", "1.0.0", "\"authority\":\"read\"") < 0)
+		return -2;
+	for (i = 0; files[i]; i += 2) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (write_file(path, files[i + 1]) < 0)
+			return -2;
+	}
+	rc = tg_catalog_load_dir(dir, NULL, &c, &err);
+	if (rc < 0 && want && !strstr(err.msg, want))
+		fprintf(stderr, "refused with '%s', want '%s'\n", err.msg, want);
+	if (rc < 0 && want && !strstr(err.msg, want))
+		rc = -3;
+	if (out && rc == 0)
+		*out = c;
+	else
+		tg_catalog_free(c);
+	if (!out || rc < 0)
+		remove_catalog();
+	return rc;
+}
+
+static int resources_and_prompts_refused(void)
+{
+	static const char *const cases[][3] = {
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"text\":\"t\",\"color\":1}",
+		  "unknown field 'color'" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"uriTemplate\":\"x://{b}\",\"name\":\"a\",\"text\":\"t\"}",
+		  "exactly one of uri and uriTemplate" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\"}", "exactly one of text, blob and file" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"text\":\"t\",\"blob\":\"AA==\"}",
+		  "exactly one of text" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"blob\":\"not base64!\"}", "base64" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"file\":\"../t.json\"}", "without '..'" },
+		{ "resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"file\":\"/etc/passwd\"}", "relative" },
+		{ "resources/a.json", "{\"uri\":\"relative\",\"name\":\"a\",\"text\":\"t\"}", "absolute URI" },
+		{ "resources/a.json", "{\"uriTemplate\":\"x://{b}\",\"name\":\"a\",\"blob\":\"AA==\"}",
+		  "a template needs its text" },
+		{ "resources/a.json", "[1]", "must be a JSON object" },
+		{ "prompts/p.json", "{\"name\":\"p\"}", "messages" },
+		{ "prompts/p.json", "{\"name\":\"p\",\"messages\":[{\"role\":\"system\",\"content\":{\"type\":\"text\",\"text\":\"x\"}}]}",
+		  "role: user|assistant" },
+		{ "prompts/p.json", "{\"name\":\"p\",\"arguments\":[{\"name\":\"a\",\"completions\":[1]}],"
+				    "\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"x\"}}]}",
+		  "completions" },
+		{ "prompts/p.json", "{\"name\":\"p\",\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"resource\","
+				    "\"resource\":{\"uri\":\"x://none\"}}}]}",
+		  "not a resource of the catalogue" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const files[] = { cases[i][0], cases[i][1], NULL };
+
+		if (content_case(files, cases[i][2], NULL) != -1) {
+			fprintf(stderr, "case %zu (%s) was not refused as expected\n", i, cases[i][1]);
+			CHECK(0);
+		}
+	}
+	{
+		const char *const files[] = {
+			"resources/a.json", "{\"uri\":\"x://a\",\"name\":\"a\",\"text\":\"t\"}",
+			"resources/b.json", "{\"uri\":\"x://a\",\"name\":\"b\",\"text\":\"u\"}", NULL };
+
+		CHECK(content_case(files, "is also in", NULL) == -1);
+	}
+	return 0;
+}
+
+static int resources_and_prompts_served(void)
+{
+	const char *const files[] = {
+		"resources/text.json", "{\"uri\":\"x://text\",\"name\":\"t\",\"mimeType\":\"text/plain\",\"text\":\"hello\"}",
+		"resources/bin.json", "{\"uri\":\"x://bin\",\"name\":\"b\",\"mimeType\":\"image/png\",\"file\":\"b.bin\"}",
+		"resources/b.bin", "\x89PNG",
+		"resources/tmpl.json", "{\"uriTemplate\":\"x://item/{id}/data\",\"name\":\"i\",\"mimeType\":\"application/json\","
+				       "\"text\":\"{\\\"id\\\":\\\"{id}\\\"}\"}",
+		"prompts/p.json", "{\"name\":\"p\",\"description\":\"d\",\"arguments\":[{\"name\":\"who\",\"required\":true},"
+				  "{\"name\":\"lang\",\"completions\":[\"c\",\"cpp\",\"python\"]}],"
+				  "\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"hi {{who}} in [{{lang}}]\"}},"
+				  "{\"role\":\"user\",\"content\":{\"type\":\"resource\",\"resource\":{\"uri\":\"x://text\"}}}]}",
+		NULL };
+	struct tg_catalog *c;
+	struct tg_error err;
+	char *t;
+
+	CHECK(content_case(files, NULL, &c) == 0);
+	CHECK(tg_catalog_resource_count(c) == 3 && tg_catalog_prompt_count(c) == 1);
+	t = tg_catalog_resource_read(c, "x://text", &err);
+	CHECK(t && strstr(t, "\"text\":\"hello\"") && strstr(t, "text/plain"));
+	free(t);
+	t = tg_catalog_resource_read(c, "x://bin", &err); /* a binary file: base64 */
+	CHECK(t && strstr(t, "\"blob\":\"iVBORw==\""));
+	free(t);
+	t = tg_catalog_resource_read(c, "x://item/123/data", &err);
+	CHECK(t && strstr(t, "{\\\"id\\\":\\\"123\\\"}"));
+	free(t);
+	/* a template variable is one segment of unreserved characters */
+	CHECK(!tg_catalog_resource_read(c, "x://item/1/2/data", &err) && err.code == TG_ERR_INVALID);
+	CHECK(!tg_catalog_resource_read(c, "x://item/a\"b/data", &err));
+	CHECK(!tg_catalog_resource_read(c, "x://nope", &err) && strstr(err.msg, "not found"));
+	t = tg_catalog_prompt_get(c, "p", "{\"who\":\"Ada\"}", &err);
+	CHECK(t && strstr(t, "hi Ada in []") && strstr(t, "\"text\":\"hello\""));
+	free(t);
+	CHECK(!tg_catalog_prompt_get(c, "p", "{}", &err) && strstr(err.msg, "who is required"));
+	CHECK(!tg_catalog_prompt_get(c, "p", "{\"who\":1}", &err) && strstr(err.msg, "string"));
+	CHECK(!tg_catalog_prompt_get(c, "q", NULL, &err) && strstr(err.msg, "not found"));
+	t = tg_catalog_complete(c, "p", "lang", "c", &err);
+	CHECK(t && strcmp(t, "{\"values\":[\"c\",\"cpp\"],\"total\":2,\"hasMore\":false}") == 0);
+	free(t);
+	t = tg_catalog_complete(c, "p", "who", "", &err); /* no completions listed */
+	CHECK(t && strstr(t, "\"values\":[]"));
+	free(t);
+	t = tg_catalog_resources_json(c, 0, &err); /* internal members stay inside */
+	CHECK(t && !strstr(t, "_text") && !strstr(t, "_file") && strstr(t, "x://bin"));
+	free(t);
+	tg_catalog_free(c);
+	remove_catalog();
+	return 0;
+}
+
 const struct unit_test catalog_tests[] = {
+	{ "catalog/resources_and_prompts_refused", resources_and_prompts_refused },
+	{ "catalog/resources_and_prompts_served", resources_and_prompts_served },
 	{ "catalog/shared_schemas", shared_schemas },
 	{ "catalog/diffs", diffs },
 	{ "catalog/resolution", resolution },

@@ -1,0 +1,30 @@
+/*
+ * Private interface of src/catalog/: the catalogue's own structure, shared
+ * by catalog.c (contracts) and content.c (resources and prompts).
+ */
+#ifndef TG_CATALOG_INT_H
+#define TG_CATALOG_INT_H
+
+#include <jansson.h>
+
+#include "toolgate/catalog.h"
+
+struct tg_catalog {
+	struct tg_contract **v;
+	size_t n;
+	json_t *resources;      /* array: MCP resource definitions, content under "_text"/"_blob" */
+	json_t *templates;      /* array: MCP resource templates, "_text" to fill */
+	json_t *prompts;        /* array: MCP prompt definitions, "_messages" to fill */
+};
+
+/* DIR/resources/NAME.json and DIR/prompts/NAME.json into c (content.c). Absent
+ * folders are no error. -1 and err naming the file and the field. */
+int catalog_load_content(struct tg_catalog *c, const char *dir, struct tg_error *err);
+void catalog_free_content(struct tg_catalog *c);
+
+/* The *.json entries of dir, sorted, NULL-terminated, malloc'd (catalog.c);
+ * NULL and err. A missing dir gives an empty list when missing_ok. */
+char **catalog_json_files(const char *dir, int missing_ok, struct tg_error *err);
+void catalog_free_files(char **files);
+
+#endif
