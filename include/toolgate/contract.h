@@ -60,6 +60,7 @@ struct tg_contract {
 	char *builtin;               /* TG_EXEC_BUILTIN: its name */
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
 	int tier;                    /* enum tg_tier */
+	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
 	unsigned millicpus, pids;
 	struct tg_contract_mount *mounts;

@@ -307,7 +307,7 @@ static int load_mounts(struct loader *l, json_t *a)
 static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
-					      "mounts", "env", "egress", NULL };
+					      "mounts", "env", "egress", "output", NULL };
 	json_t *e = json_object_get(doc, "executor"), *env, *v;
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
@@ -333,6 +333,11 @@ static int load_executor(struct loader *l, json_t *doc)
 		return -1;
 	if (!c->argv || !c->argv[0] || !c->argv[0][0])
 		return bad(l, "executor.argv", "required: the command and its arguments");
+	v = json_object_get(e, "output");
+	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "json") &&
+					 strcmp(json_string_value(v), "mcp"))))
+		return bad(l, "executor.output", "must be json (the default) or mcp");
+	c->output_mcp = v && strcmp(json_string_value(v), "mcp") == 0;
 	v = json_object_get(e, "tier");
 	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
 	if (c->tier < 0)

@@ -156,6 +156,42 @@ static int typed_error(const struct tg_contract *k, const struct tg_sandbox_resu
 	return rc;
 }
 
+/* "output": "mcp": stdout is an MCP tool result, {content, structuredContent?,
+ * isError?}, each content block of a type MCP defines. Taken (v). */
+static int mcp_result(const struct tg_contract *k, json_t *v, struct exec_out *o)
+{
+	static const char *const types[] = { "text", "image", "audio", "resource",
+					     "resource_link", NULL };
+	json_t *content = json_object_get(v, "content"), *sc = json_object_get(v, "structuredContent");
+	json_t *iserr = json_object_get(v, "isError"), *b;
+	const char *key;
+	size_t i, t;
+
+	json_object_foreach(v, key, b)
+		if (strcmp(key, "content") && strcmp(key, "structuredContent") && strcmp(key, "isError"))
+			goto bad;
+	if (!json_is_array(content) || (sc && !json_is_object(sc)) || (iserr && !json_is_boolean(iserr)))
+		goto bad;
+	json_array_foreach(content, i, b) {
+		const char *type = json_string_value(json_object_get(b, "type"));
+
+		for (t = 0; type && types[t] && strcmp(types[t], type); t++)
+			;
+		if (!type || !types[t])
+			goto bad;
+	}
+	o->content = json_incref(content);
+	o->structured = json_incref(sc);
+	o->is_error = json_is_true(iserr);
+	json_decref(v);
+	return 0;
+bad:
+	json_decref(v);
+	return error_result(o, NULL, "%s: the tool's output is not an MCP tool result ({content: "
+			    "[blocks of type text, image, audio, resource or resource_link], "
+			    "structuredContent?, isError?})", k->name);
+}
+
 static int interpret(const struct tg_contract *k, const struct tg_sandbox_result *r,
 		     struct exec_out *o)
 {
@@ -184,6 +220,8 @@ static int interpret(const struct tg_contract *k, const struct tg_sandbox_result
 	if (!v)
 		return error_result(o, NULL, "%s: the tool's output is not JSON: %s", k->name,
 				    jerr.text);
+	if (k->output_mcp)
+		return mcp_result(k, v, o);
 	{
 		char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 

@@ -411,6 +411,22 @@ mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"
 	[ "$(resp 4 | jq .error.code)" = -32602 ]
 check serve_unknown_version_write_refused $? "$(cat "$tmp/mcp.out")"
 
+# a command tool with "output": "mcp": its content blocks pass, a block of
+# a type MCP does not have is a tool error
+mkdir -p "$tmp/mcpout"
+cat >"$tmp/mcpout/img.json" <<'JSON'
+{"name":"img","version":"1.0.0","description":"an image","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},
+ "executor":{"kind":"command","output":"mcp","argv":["sh","-c","cat >/dev/null; echo '{\"content\":[{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}'"]}}
+JSON
+sed 's/"img"/"vid"/; s/\\"image\\"/\\"video\\"/' "$tmp/mcpout/img.json" >"$tmp/mcpout/vid.json"
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"img"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vid"}}' |
+	"$TG" serve --catalog "$tmp/mcpout" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+resp 1 | jq -e '.result.isError == false and .result.content[0].type == "image"' >/dev/null &&
+	resp 2 | jq -e '.result.isError and (.result.content[0].text | test("not an MCP tool result"))' >/dev/null
+check serve_command_tool_mcp_output $? "$(cat "$tmp/mcp.out")"
+
 # --- serve: Streamable HTTP, on loopback ------------------------------------------------
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
