@@ -65,6 +65,11 @@ struct tg_call {
 	size_t arguments_len;
 	int cancel_fd;               /* readable: the caller gave up; -1: none */
 	const char *today;           /* "YYYY-MM-DD" for sunsets; NULL: now (UTC) */
+	/* What the tool reports while it runs, JSON text: {"progress":
+	 * {"progress", "total"?, "message"?}} or {"log": {"level", "data",
+	 * "logger"?}}. Called from the call's thread; NULL: dropped. */
+	void (*notify)(void *ctx, const char *event);
+	void *notify_ctx;
 };
 
 /* A tool result as MCP carries it. */

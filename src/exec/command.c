@@ -235,9 +235,63 @@ static int interpret(const struct tg_contract *k, const struct tg_sandbox_result
 	return o->content ? 0 : -1;
 }
 
+/* Reports from the tool while it runs: stderr lines "@toolgate {...}",
+ * each a JSON object with "progress" or "log" (docs/PIPELINE.md). Lines
+ * are put together across chunks; a report line longer than 4 KiB is
+ * dropped. */
+#define REPORT_PREFIX "@toolgate "
+#define MAX_REPORT 4096
+
+struct reports {
+	const struct exec_env *env;
+	char line[MAX_REPORT];
+	size_t len;
+	int overlong;
+};
+
+static void report_line(struct reports *r)
+{
+	size_t pl = strlen(REPORT_PREFIX);
+	json_t *j;
+	char *text;
+
+	if (r->overlong || r->len <= pl || memcmp(r->line, REPORT_PREFIX, pl) != 0)
+		return;
+	j = json_loadb(r->line + pl, r->len - pl, JSON_REJECT_DUPLICATES, NULL);
+	if (json_is_object(j) && json_object_size(j) == 1 &&
+	    (json_object_get(j, "progress") || json_object_get(j, "log"))) {
+		text = json_dumps(j, JSON_COMPACT);
+		if (text)
+			r->env->notify(r->env->notify_ctx, text);
+		free(text);
+	}
+	json_decref(j);
+}
+
+static void on_output(int stream, const char *buf, size_t len, void *ctx)
+{
+	struct reports *r = ctx;
+	size_t i;
+
+	if (stream != 2)
+		return;
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\n') {
+			report_line(r);
+			r->len = 0;
+			r->overlong = 0;
+		} else if (r->len < sizeof(r->line)) {
+			r->line[r->len++] = buf[i];
+		} else {
+			r->overlong = 1;
+		}
+	}
+}
+
 int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		 const struct exec_env *env, struct exec_out *o, struct tg_error *err)
 {
+	struct reports *reports = NULL;
 	struct tg_sandbox_spec *spec = tg_sandbox_spec_new((enum tg_tier)k->tier);
 	struct tg_sandbox_result *r = NULL;
 	int fd = -1, rc = -1;
@@ -257,6 +311,15 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	if (fd < 0)
 		goto out;
 	tg_sandbox_spec_set_stdin_fd(spec, fd);
+	if (env->notify) {
+		reports = calloc(1, sizeof(*reports));
+		if (!reports) {
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		reports->env = env;
+		tg_sandbox_spec_set_output_fn(spec, on_output, reports);
+	}
 	if (tg_sandbox_run(spec, &r, err) < 0)
 		goto out;
 	rc = interpret(k, r, o);
@@ -265,6 +328,7 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 out:
 	if (fd >= 0)
 		close(fd);
+	free(reports);
 	tg_sandbox_result_free(r);
 	tg_sandbox_spec_free(spec);
 	if (rc < 0)

@@ -22,6 +22,10 @@ struct exec_env {
 	const char *workspace;  /* host directory bound read-only at /workspace, or NULL */
 	const char *tools_dir;  /* relative mount sources resolve against it, or NULL */
 	int cancel_fd;          /* -1: none */
+	/* What the tool reports while it runs ({"progress": ...} or {"log":
+	 * ...}, docs/PIPELINE.md), as JSON text; NULL: dropped. */
+	void (*notify)(void *ctx, const char *event);
+	void *notify_ctx;
 };
 
 void exec_out_release(struct exec_out *o);

@@ -177,7 +177,8 @@ static int stage_gate_writes(struct call_state *st)
 /* 7 execute. */
 static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
-	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd };
+	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
+				st->call->notify, st->call->notify_ctx };
 	int rc;
 
 	if (st->k->executor == TG_EXEC_BUILTIN) {

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "mcp/mcp_int.h"
+#include "toolgate/catalog.h"
 
 #define ENDPOINT "/mcp"
 #define MAX_SESSIONS 1024
@@ -254,6 +256,174 @@ static int known_version(const char *v)
 	return 0;
 }
 
+/* ---- SSE answers ------------------------------------------------------------ */
+
+/* A POST answered as a stream of server-sent events: what the call reports
+ * while it runs (progress, log messages), then its response. A thread runs
+ * the call and appends events; libmicrohttpd's reader takes them as they
+ * come (blocking is fine in thread-per-connection mode). */
+struct sse {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	char *buf;
+	size_t len, cap, off;
+	int done;
+	int refs;                   /* the call's thread and the response */
+	struct tg_mcp_http *h;
+	struct http_session *hs;
+	json_t *msg;
+};
+
+static void sse_unref(struct sse *e)
+{
+	int last;
+
+	pthread_mutex_lock(&e->lock);
+	last = --e->refs == 0;
+	pthread_mutex_unlock(&e->lock);
+	if (!last)
+		return;
+	pthread_cond_destroy(&e->more);
+	pthread_mutex_destroy(&e->lock);
+	free(e->buf);
+	free(e);
+}
+
+/* Append one message as an event (the message is taken). */
+static void sse_send(void *ctx, json_t *msg)
+{
+	struct sse *e = ctx;
+	char *text = json_dumps(msg, JSON_COMPACT);
+	size_t need;
+
+	json_decref(msg);
+	if (!text)
+		return;
+	need = strlen(text) + 32;
+	pthread_mutex_lock(&e->lock);
+	if (e->len + need > e->cap) {
+		size_t cap = e->cap ? e->cap : 4096;
+		char *b;
+
+		while (cap < e->len + need)
+			cap *= 2;
+		b = realloc(e->buf, cap);
+		if (b) {
+			e->buf = b;
+			e->cap = cap;
+		}
+	}
+	if (e->len + need <= e->cap)
+		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
+					   "event: message\ndata: %s\n\n", text);
+	pthread_cond_broadcast(&e->more);
+	pthread_mutex_unlock(&e->lock);
+	free(text);
+}
+
+static void *sse_call(void *arg)
+{
+	struct sse *e = arg;
+	struct mcp_sink sink = { sse_send, e };
+	json_t *resp = mcp_session_dispatch(&e->hs->s, e->msg, &sink);
+
+	if (resp)
+		sse_send(e, resp);
+	json_decref(e->msg);
+	session_put(e->h, e->hs);
+	pthread_mutex_lock(&e->lock);
+	e->done = 1;
+	pthread_cond_broadcast(&e->more);
+	pthread_mutex_unlock(&e->lock);
+	sse_unref(e);
+	return NULL;
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sse *e = cls;
+	size_t n;
+
+	(void)pos;
+	pthread_mutex_lock(&e->lock);
+	while (e->off == e->len && !e->done)
+		pthread_cond_wait(&e->more, &e->lock);
+	if (e->off == e->len) {
+		pthread_mutex_unlock(&e->lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	n = e->len - e->off < max ? e->len - e->off : max;
+	memcpy(buf, e->buf + e->off, n);
+	e->off += n;
+	pthread_mutex_unlock(&e->lock);
+	return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+	sse_unref(cls);
+}
+
+/* A tools/call that may report while it runs: a command tool (whose
+ * stderr may carry reports) or a call with a progress token. */
+static int may_report(struct tg_mcp_http *h, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct tg_contract *k;
+	struct tg_error err;
+
+	if (!method || strcmp(method, "tools/call") != 0 || !name || !json_object_get(msg, "id"))
+		return 0;
+	if (json_object_get(json_object_get(params, "_meta"), "progressToken"))
+		return 1;
+	return tg_catalog_resolve(tg_gate_catalog(h->mcp->gate), name, NULL, &k, &err) == 0 &&
+	       k->executor == TG_EXEC_COMMAND;
+}
+
+/* Answer msg as an SSE stream; takes msg and the caller's use of hs. */
+static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  struct http_session *hs, json_t *msg)
+{
+	struct sse *e = calloc(1, sizeof(*e));
+	struct MHD_Response *r;
+	pthread_attr_t attr;
+	pthread_t t;
+	enum MHD_Result rc;
+
+	if (!e) {
+		json_decref(msg);
+		session_put(h, hs);
+		return http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+				  "out of memory");
+	}
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->more, NULL);
+	e->refs = 2;
+	e->h = h;
+	e->hs = hs;
+	e->msg = msg;
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
+	if (!r) {
+		e->refs = 1;
+		json_decref(msg);
+		session_put(h, hs);
+		sse_unref(e);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, sse_call, e) != 0)
+		sse_call(e); /* no thread: the call runs here, the stream then holds it all */
+	pthread_attr_destroy(&attr);
+	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r); /* the response's reference to e goes with sse_free */
+	return rc;
+}
+
 /* ---- POST ------------------------------------------------------------------ */
 
 static int is_initialize(json_t *msg)
@@ -323,7 +493,9 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 					  "Bad Request: unsupported MCP-Protocol-Version");
 		}
 	}
-	resp = mcp_session_dispatch(&hs->s, msg);
+	if (!created && may_report(h, msg))
+		return answer_sse(h, c, hs, msg);
+	resp = mcp_session_dispatch(&hs->s, msg, NULL);
 	json_decref(msg);
 	if (created && !mcp_session_started(&hs->s)) {
 		/* initialize refused (bad params): no session to keep */

@@ -72,10 +72,18 @@ void mcp_session_release(struct mcp_session *s, int cancel);
 /* One message (a stdio line): answered through send; a tools/call runs
  * on a thread of its own. */
 void mcp_session_handle(struct mcp_session *s, const char *text, size_t len);
+/* Where the notifications a call causes go (its progress, the tool's log
+ * messages): send takes the message. NULL sink: the session's send. */
+struct mcp_sink {
+	void (*send)(void *ctx, json_t *msg);
+	void *ctx;
+};
+
 /* One parsed message (an HTTP body): its answer, or NULL when it needs
  * none (a notification, a response, a cancelled call). Calls run in the
- * caller's thread, still cancellable by a notification from another. */
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg);
+ * caller's thread, still cancellable by a notification from another;
+ * what they report while running goes to sink. */
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink);
 /* The session has answered initialize (SESSION_NEW no more). */
 int mcp_session_started(struct mcp_session *s);
 

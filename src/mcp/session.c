@@ -181,17 +181,87 @@ struct call_job {
 	json_t *id;
 	char *name;
 	char *args;                    /* JSON text, or NULL */
+	json_t *token;                 /* _meta.progressToken, or NULL */
+	struct mcp_sink sink;
+	int has_sink;
 };
 
-static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
-			     const char *args, int cancel_fd)
+/* A call's reports on their way out: progress against the request's
+ * token (increasing only, as the specification requires), log messages
+ * at or above the session's level. */
+struct reporter {
+	struct mcp_session *s;
+	struct mcp_sink sink;
+	json_t *token;                 /* the request's progressToken, or NULL */
+	double last;                   /* the last progress sent */
+	int sent;
+};
+
+static void session_sink_send(void *ctx, json_t *msg)
 {
+	send_json(ctx, msg);
+}
+
+static void tool_event(void *ctx, const char *event)
+{
+	struct reporter *r = ctx;
+	json_t *e = json_loads(event, 0, NULL), *p, *l, *msg = NULL;
+	size_t i;
+
+	if ((p = json_object_get(e, "progress")) && r->token) {
+		json_t *v = json_object_get(p, "progress");
+
+		if (json_is_number(v) && (!r->sent || json_number_value(v) > r->last)) {
+			msg = json_pack("{s:s,s:s,s:{s:O,s:O}}", "jsonrpc", "2.0", "method",
+					"notifications/progress", "params", "progressToken", r->token,
+					"progress", v);
+			if (msg && json_is_number(json_object_get(p, "total")))
+				json_object_set(json_object_get(msg, "params"), "total",
+						json_object_get(p, "total"));
+			if (msg && json_is_string(json_object_get(p, "message")))
+				json_object_set(json_object_get(msg, "params"), "message",
+						json_object_get(p, "message"));
+			r->last = json_number_value(v);
+			r->sent = 1;
+		}
+	} else if ((l = json_object_get(e, "log"))) {
+		const char *level = json_string_value(json_object_get(l, "level"));
+		int at;
+
+		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+			if (strcmp(level, log_levels[i]) == 0)
+				break;
+		pthread_mutex_lock(&r->s->lock);
+		at = r->s->log_level;
+		pthread_mutex_unlock(&r->s->lock);
+		if (level && i < sizeof(log_levels) / sizeof(log_levels[0]) && (int)i >= at &&
+		    json_object_get(l, "data")) {
+			msg = json_pack("{s:s,s:s,s:{s:s,s:O}}", "jsonrpc", "2.0", "method",
+					"notifications/message", "params", "level", level, "data",
+					json_object_get(l, "data"));
+			if (msg && json_is_string(json_object_get(l, "logger")))
+				json_object_set(json_object_get(msg, "params"), "logger",
+						json_object_get(l, "logger"));
+		}
+	}
+	json_decref(e);
+	if (msg)
+		r->sink.send(r->sink.ctx, msg);
+}
+
+static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
+			     const char *args, int cancel_fd, json_t *token,
+			     const struct mcp_sink *sink)
+{
+	struct reporter rep = { s, { session_sink_send, s }, token, 0, 0 };
 	struct tg_call call = { s->mcp->principal, name, args, args ? strlen(args) : 0,
-				cancel_fd, NULL };
+				cancel_fd, NULL, tool_event, &rep };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
 
+	if (sink)
+		rep.sink = *sink;
 	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
 		/* the call itself is wrong: unknown or retired tool */
 		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
@@ -239,6 +309,7 @@ static void job_free(struct call_job *j)
 	json_decref(j->f->id);
 	free(j->f);
 	json_decref(j->id);
+	json_decref(j->token);
 	free(j->name);
 	free(j->args);
 	free(j);
@@ -248,7 +319,8 @@ static void *call_thread(void *arg)
 {
 	struct call_job *j = arg;
 	struct mcp_session *s = j->s;
-	json_t *resp = call_response(s, j->id, j->name, j->args, j->f->cancel[0]);
+	json_t *resp = call_response(s, j->id, j->name, j->args, j->f->cancel[0], j->token,
+				     j->has_sink ? &j->sink : NULL);
 	int cancelled;
 
 	pthread_mutex_lock(&s->lock);
@@ -270,9 +342,11 @@ static void *call_thread(void *arg)
  * thread of its own (the answer is sent from there: NULL returned),
  * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
  * the request that asked), CALL_PLAIN in this thread (a batch). */
-static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode)
+static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
+			     const struct mcp_sink *sink)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	json_t *args = json_object_get(params, "arguments");
 	struct call_job *j;
 	pthread_attr_t attr;
@@ -287,8 +361,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
 	if (args && !text)
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	if (token && !json_is_string(token) && !json_is_integer(token))
+		token = NULL; /* the specification: a string or an integer */
 	if (mode == CALL_PLAIN) {
-		json_t *resp = call_response(s, id, name, text, -1);
+		json_t *resp = call_response(s, id, name, text, -1, token, sink);
 
 		free(text);
 		return resp;
@@ -308,6 +384,11 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	j->f->id = json_incref(id);
 	j->name = strdup(name);
 	j->args = text;
+	j->token = json_incref(token);
+	if (sink) {
+		j->sink = *sink;
+		j->has_sink = 1;
+	}
 	pthread_mutex_lock(&s->lock);
 	/* backpressure: past max_inflight, the reader waits for a slot */
 	while (s->ninflight >= s->mcp->max_inflight)
@@ -317,7 +398,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	s->ninflight++;
 	pthread_mutex_unlock(&s->lock);
 	if (mode == CALL_HERE) {
-		json_t *resp = call_response(s, id, name, text, j->f->cancel[0]);
+		json_t *resp = call_response(s, id, name, text, j->f->cancel[0], token, sink);
 
 		pthread_mutex_lock(&s->lock);
 		if (j->f->cancelled) { /* a cancelled request gets no response */
@@ -467,7 +548,8 @@ static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
 
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
-static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode)
+static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
+			  const struct mcp_sink *sink)
 {
 	json_t *id, *params;
 	const char *why, *method;
@@ -504,7 +586,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode)
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params);
 	if (strcmp(method, "tools/call") == 0)
-		return do_tools_call(s, id, params, mode);
+		return do_tools_call(s, id, params, mode, sink);
 	if (strcmp(method, "logging/setLevel") == 0)
 		return do_set_level(s, id, params);
 	if (strncmp(method, "resources/", 10) == 0 &&
@@ -524,13 +606,13 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode)
 	}
 }
 
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg)
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink)
 {
 	json_t *out, *m, *resp;
 	size_t i;
 
 	if (!json_is_array(msg))
-		return handle_one(s, msg, CALL_HERE);
+		return handle_one(s, msg, CALL_HERE, sink);
 	/* batches: only the 2025-03-26 revision had them */
 	if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0)
 		return rpc_error_json(json_null(), RPC_INVALID_REQUEST,
@@ -539,7 +621,7 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg)
 					      : "an empty batch");
 	out = json_array();
 	json_array_foreach(msg, i, m) {
-		resp = handle_one(s, m, CALL_PLAIN);
+		resp = handle_one(s, m, CALL_PLAIN, sink);
 		if (resp)
 			json_array_append_new(out, resp);
 	}
@@ -567,13 +649,13 @@ void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 		return;
 	}
 	if (json_is_array(msg)) {
-		resp = mcp_session_dispatch(s, msg);
+		resp = mcp_session_dispatch(s, msg, NULL);
 		if (resp)
 			send_json(s, resp);
 		json_decref(msg);
 		return;
 	}
-	resp = handle_one(s, msg, CALL_THREAD);
+	resp = handle_one(s, msg, CALL_THREAD, NULL);
 	if (resp)
 		send_json(s, resp);
 	json_decref(msg);

@@ -5,6 +5,7 @@
 set -u
 build=$(cd "${1:-build}" && pwd -P)
 TG="$build/toolgate"
+repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d /tmp/tg-integ.XXXXXX) && tmp=$(cd "$tmp" && pwd -P)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
@@ -426,6 +427,24 @@ printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"
 resp 1 | jq -e '.result.isError == false and .result.content[0].type == "image"' >/dev/null &&
 	resp 2 | jq -e '.result.isError and (.result.content[0].text | test("not an MCP tool result"))' >/dev/null
 check serve_command_tool_mcp_output $? "$(cat "$tmp/mcp.out")"
+
+# a tool's reports while it runs, over stdio: progress against the
+# request's token, log messages at or above the session's level
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p1"}}}' |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+[ "$(jq -s -c '[.[] | select(.method == "notifications/progress") | .params.progress]' "$tmp/mcp.out")" = "[0,50,100]" ] &&
+	[ "$(jq -s -c '[.[] | select(.method == "notifications/progress") | .params.progressToken] | unique' "$tmp/mcp.out")" = '["p1"]' ] &&
+	[ "$(tail -1 "$tmp/mcp.out" | jq .id)" = 1 ]
+check serve_progress_notifications $? "$(cat "$tmp/mcp.out")"
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_logging"}}' |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+log_warn=$(jq -s '[.[] | select(.method == "notifications/message")] | length' "$tmp/mcp.out")
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_logging"}}' |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+[ "$log_warn" = 0 ] && [ "$(jq -s '[.[] | select(.method == "notifications/message" and .params.level == "info")] | length' "$tmp/mcp.out")" = 3 ]
+check serve_log_notifications_by_level $? "at warning: $log_warn; at debug: $(cat "$tmp/mcp.out")"
 
 # --- serve: Streamable HTTP, on loopback ------------------------------------------------
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
