@@ -61,6 +61,7 @@ struct tg_contract {
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
 	int tier;                    /* enum tg_tier */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
+	int interactive;             /* TG_EXEC_COMMAND: stdin stays open for answers */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
 	unsigned millicpus, pids;
 	struct tg_contract_mount *mounts;

@@ -70,6 +70,13 @@ struct tg_call {
 	 * "logger"?}}. Called from the call's thread; NULL: dropped. */
 	void (*notify)(void *ctx, const char *event);
 	void *notify_ctx;
+	/* An interactive tool's request to the client (JSON text
+	 * {"request": {"method", "params"}}): the answer as JSON text
+	 * {"result": ...} or {"error": {"code", "message"}}, malloc'd. Called
+	 * from a helper thread of the call, with notify_ctx; may block until
+	 * the client answers, and must return soon after *stop becomes
+	 * non-zero. NULL: the tool's requests get an error. */
+	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
 };
 
 /* A tool result as MCP carries it. */

@@ -307,7 +307,8 @@ static int load_mounts(struct loader *l, json_t *a)
 static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
-					      "mounts", "env", "egress", "output", NULL };
+					      "mounts", "env", "egress", "output", "interactive",
+					      NULL };
 	json_t *e = json_object_get(doc, "executor"), *env, *v;
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
@@ -338,6 +339,10 @@ static int load_executor(struct loader *l, json_t *doc)
 					 strcmp(json_string_value(v), "mcp"))))
 		return bad(l, "executor.output", "must be json (the default) or mcp");
 	c->output_mcp = v && strcmp(json_string_value(v), "mcp") == 0;
+	v = json_object_get(e, "interactive");
+	if (v && !json_is_boolean(v))
+		return bad(l, "executor.interactive", "must be true or false");
+	c->interactive = json_is_true(v);
 	v = json_object_get(e, "tier");
 	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
 	if (c->tier < 0)

@@ -15,6 +15,9 @@
  * or files passes otherwise.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,12 +245,100 @@ static int interpret(const struct tg_contract *k, const struct tg_sandbox_result
 #define REPORT_PREFIX "@toolgate "
 #define MAX_REPORT 4096
 
+#define MAX_PENDING 16 /* requests of one tool waiting for the client */
+
+/* An interactive tool's stdin: the arguments, then one answer line per
+ * request, written by a helper thread so that neither the client's time
+ * to answer nor a full pipe holds up the sandbox's supervision. */
+struct asker {
+	const struct exec_env *env;
+	int wfd;                   /* the pipe's write end: the tool's stdin */
+	const char *args;
+	size_t len;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	char *queue[MAX_PENDING];
+	size_t nq;
+	volatile int stop;         /* the run ended */
+	pthread_t t;
+	int running;               /* t was started */
+};
+
 struct reports {
 	const struct exec_env *env;
+	struct asker *asker;       /* interactive tools only */
 	char line[MAX_REPORT];
 	size_t len;
 	int overlong;
 };
+
+static int write_line(int fd, const char *text)
+{
+	size_t n = strlen(text), off = 0;
+
+	while (off <= n) {
+		const char *p = off < n ? text + off : "\n";
+		size_t left = off < n ? n - off : 1;
+		ssize_t w = write(fd, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+static void *asker_main(void *arg)
+{
+	struct asker *a = arg;
+	sigset_t pipe;
+
+	/* a tool that stopped reading is EPIPE here, never SIGPIPE */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+	if (write_line(a->wfd, a->args) < 0)
+		return NULL;
+	for (;;) {
+		char *req, *answer;
+
+		pthread_mutex_lock(&a->lock);
+		while (!a->nq && !a->stop)
+			pthread_cond_wait(&a->more, &a->lock);
+		if (a->stop && !a->nq) {
+			pthread_mutex_unlock(&a->lock);
+			return NULL;
+		}
+		req = a->queue[0];
+		memmove(a->queue, a->queue + 1, --a->nq * sizeof(a->queue[0]));
+		pthread_mutex_unlock(&a->lock);
+		answer = a->env->ask && !a->stop ? a->env->ask(a->env->notify_ctx, req, &a->stop) : NULL;
+		free(req);
+		if (write_line(a->wfd, answer ? answer
+					      : "{\"error\":{\"code\":-32601,\"message\":\"no client "
+						"to ask\"}}") < 0) {
+			free(answer);
+			return NULL;
+		}
+		free(answer);
+	}
+}
+
+static void ask_later(struct asker *a, const char *request)
+{
+	char *copy = strdup(request);
+
+	pthread_mutex_lock(&a->lock);
+	if (copy && a->nq < MAX_PENDING) {
+		a->queue[a->nq++] = copy;
+		copy = NULL;
+		pthread_cond_signal(&a->more);
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(copy); /* too many at once: the tool waits in vain, within its time limit */
+}
 
 static void report_line(struct reports *r)
 {
@@ -259,9 +350,12 @@ static void report_line(struct reports *r)
 		return;
 	j = json_loadb(r->line + pl, r->len - pl, JSON_REJECT_DUPLICATES, NULL);
 	if (json_is_object(j) && json_object_size(j) == 1 &&
-	    (json_object_get(j, "progress") || json_object_get(j, "log"))) {
+	    (json_object_get(j, "progress") || json_object_get(j, "log") ||
+	     (r->asker && json_is_object(json_object_get(j, "request"))))) {
 		text = json_dumps(j, JSON_COMPACT);
-		if (text)
+		if (text && json_object_get(j, "request"))
+			ask_later(r->asker, text);
+		else if (text && r->env->notify)
 			r->env->notify(r->env->notify_ctx, text);
 		free(text);
 	}
@@ -292,6 +386,8 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		 const struct exec_env *env, struct exec_out *o, struct tg_error *err)
 {
 	struct reports *reports = NULL;
+	struct asker *asker = NULL;
+	int pfd[2] = { -1, -1 };
 	struct tg_sandbox_spec *spec = tg_sandbox_spec_new((enum tg_tier)k->tier);
 	struct tg_sandbox_result *r = NULL;
 	int fd = -1, rc = -1;
@@ -307,17 +403,41 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	}
 	if (build_spec(k, env, spec, err) < 0)
 		goto out;
-	fd = args_fd(args, len, err);
-	if (fd < 0)
-		goto out;
-	tg_sandbox_spec_set_stdin_fd(spec, fd);
-	if (env->notify) {
+	if (k->interactive) {
+		/* stdin a pipe kept open: the arguments, then the answers */
+		asker = calloc(1, sizeof(*asker));
+		if (!asker || pipe2(pfd, O_CLOEXEC) < 0) {
+			tg_error_set(err, TG_ERR_NOMEM, "out of resources");
+			goto out;
+		}
+		asker->env = env;
+		asker->wfd = pfd[1];
+		asker->args = args;
+		asker->len = len;
+		pthread_mutex_init(&asker->lock, NULL);
+		pthread_cond_init(&asker->more, NULL);
+		if (pthread_create(&asker->t, NULL, asker_main, asker) != 0) {
+			pthread_cond_destroy(&asker->more);
+			pthread_mutex_destroy(&asker->lock);
+			tg_error_set(err, TG_ERR_NOMEM, "out of resources");
+			goto out_asker;
+		}
+		asker->running = 1;
+		tg_sandbox_spec_set_stdin_fd(spec, pfd[0]);
+	} else {
+		fd = args_fd(args, len, err);
+		if (fd < 0)
+			goto out;
+		tg_sandbox_spec_set_stdin_fd(spec, fd);
+	}
+	if (env->notify || asker) {
 		reports = calloc(1, sizeof(*reports));
 		if (!reports) {
 			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 			goto out;
 		}
 		reports->env = env;
+		reports->asker = asker;
 		tg_sandbox_spec_set_output_fn(spec, on_output, reports);
 	}
 	if (tg_sandbox_run(spec, &r, err) < 0)
@@ -326,6 +446,27 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	if (rc < 0)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 out:
+	if (asker && asker->running) {
+		/* the run is over: the helper stops asking, and a write to a
+		 * pipe nobody reads fails (its read end closes here) */
+		pthread_mutex_lock(&asker->lock);
+		asker->stop = 1;
+		pthread_cond_signal(&asker->more);
+		pthread_mutex_unlock(&asker->lock);
+		close(pfd[0]);
+		pfd[0] = -1;
+		pthread_join(asker->t, NULL);
+		while (asker->nq)
+			free(asker->queue[--asker->nq]);
+		pthread_cond_destroy(&asker->more);
+		pthread_mutex_destroy(&asker->lock);
+	}
+out_asker:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(asker);
 	if (fd >= 0)
 		close(fd);
 	free(reports);

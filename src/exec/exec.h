@@ -26,6 +26,12 @@ struct exec_env {
 	 * ...}, docs/PIPELINE.md), as JSON text; NULL: dropped. */
 	void (*notify)(void *ctx, const char *event);
 	void *notify_ctx;
+	/* An interactive tool's request to the client ({"request": {method,
+	 * params}}): the answer, {"result": ...} or {"error": {...}}, JSON text
+	 * (malloc'd), written back on the tool's stdin. May block until the
+	 * client answers; gives up when *stop becomes non-zero. NULL: every
+	 * request gets an error. */
+	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
 };
 
 void exec_out_release(struct exec_out *o);

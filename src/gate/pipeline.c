@@ -178,7 +178,7 @@ static int stage_gate_writes(struct call_state *st)
 static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
-				st->call->notify, st->call->notify_ctx };
+				st->call->notify, st->call->notify_ctx, st->call->ask };
 	int rc;
 
 	if (st->k->executor == TG_EXEC_BUILTIN) {

@@ -49,6 +49,7 @@ json_t *rpc_result_json(json_t *id, json_t *result);
 typedef void (*mcp_send_fn)(void *ctx, const char *text, size_t len);
 
 struct inflight;
+struct pending;
 
 struct mcp_session {
 	struct tg_mcp *mcp;
@@ -63,6 +64,9 @@ struct mcp_session {
 	int log_level;
 	struct inflight *inflight;
 	unsigned ninflight;
+	struct pending *pending;          /* requests to the client awaiting answers */
+	unsigned long next_request;       /* their ids: "toolgate-N" */
+	int closing;                      /* released: nobody will answer */
 };
 
 void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx);

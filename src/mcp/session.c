@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mcp/mcp_int.h"
@@ -249,13 +250,127 @@ static void tool_event(void *ctx, const char *event)
 		r->sink.send(r->sink.ctx, msg);
 }
 
+/* ---- requests to the client ------------------------------------------------ */
+
+struct pending {
+	json_t *id;
+	json_t *answer;                /* the client's response message, once it came */
+	struct pending *next;
+};
+
+/* The capability a request to the client needs, or NULL when it is not
+ * one a tool may make. */
+static const char *needed_capability(const char *method)
+{
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return "sampling";
+	if (strcmp(method, "elicitation/create") == 0)
+		return "elicitation";
+	if (strcmp(method, "roots/list") == 0)
+		return "roots";
+	return NULL;
+}
+
+static char *ask_error(int code, const char *message)
+{
+	json_t *e = json_pack("{s:{s:i,s:s}}", "error", "code", code, "message", message);
+	char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+
+	json_decref(e);
+	return text;
+}
+
+/* An interactive tool's request, sent to the client on the call's sink;
+ * waits for the answer (handle_one routes responses here), the end of the
+ * call (*stop) or of the session. */
+static char *tool_ask(void *ctx, const char *request, const volatile int *stop)
+{
+	struct reporter *r = ctx;
+	struct mcp_session *s = r->s;
+	json_t *req = json_loads(request, 0, NULL), *inner = json_object_get(req, "request"), *msg;
+	const char *method = json_string_value(json_object_get(inner, "method"));
+	const char *cap = method ? needed_capability(method) : NULL;
+	struct pending p = { NULL, NULL, NULL }, **q;
+	char id[48], *text = NULL;
+
+	if (!cap) {
+		json_decref(req);
+		return ask_error(RPC_METHOD_NOT_FOUND, "a tool may ask for sampling/createMessage, "
+				 "elicitation/create or roots/list");
+	}
+	pthread_mutex_lock(&s->lock);
+	if (!json_object_get(s->client_capabilities, cap)) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(req);
+		return ask_error(RPC_INVALID_REQUEST, "the client did not declare that capability");
+	}
+	snprintf(id, sizeof(id), "toolgate-%lu", ++s->next_request);
+	p.id = json_string(id);
+	p.next = s->pending;
+	s->pending = &p;
+	pthread_mutex_unlock(&s->lock);
+	msg = json_pack("{s:s,s:O,s:s}", "jsonrpc", "2.0", "id", p.id, "method", method);
+	if (msg && json_is_object(json_object_get(inner, "params")))
+		json_object_set(msg, "params", json_object_get(inner, "params"));
+	json_decref(req);
+	if (msg)
+		r->sink.send(r->sink.ctx, msg);
+	pthread_mutex_lock(&s->lock);
+	while (!p.answer && !*stop && !s->closing) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->changed, &s->lock, &ts);
+	}
+	for (q = &s->pending; *q; q = &(*q)->next)
+		if (*q == &p) {
+			*q = p.next;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	if (p.answer) {
+		json_t *out = json_object_get(p.answer, "result")
+				      ? json_pack("{s:O}", "result", json_object_get(p.answer, "result"))
+				      : json_pack("{s:O}", "error", json_object_get(p.answer, "error"));
+
+		text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+		json_decref(out);
+	} else {
+		text = ask_error(RPC_INTERNAL_ERROR, "no answer from the client");
+	}
+	json_decref(p.answer);
+	json_decref(p.id);
+	return text;
+}
+
+/* A response from the client: to the request of ours that waits for it. */
+static void deliver_answer(struct mcp_session *s, json_t *msg)
+{
+	json_t *id = json_object_get(msg, "id");
+	struct pending *p;
+
+	pthread_mutex_lock(&s->lock);
+	for (p = s->pending; p; p = p->next)
+		if (json_equal(p->id, id) && !p->answer) {
+			p->answer = json_incref(msg);
+			pthread_cond_broadcast(&s->changed);
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+}
+
 static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
 			     const char *args, int cancel_fd, json_t *token,
 			     const struct mcp_sink *sink)
 {
 	struct reporter rep = { s, { session_sink_send, s }, token, 0, 0 };
 	struct tg_call call = { s->mcp->principal, name, args, args ? strlen(args) : 0,
-				cancel_fd, NULL, tool_event, &rep };
+				cancel_fd, NULL, tool_event, &rep, tool_ask };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -558,8 +673,10 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 
 	if (kind == RPC_INVALID)
 		return rpc_error_json(id, RPC_INVALID_REQUEST, why);
-	if (kind == RPC_RESPONSE)
-		return NULL; /* this server sends no requests yet: nothing awaits it */
+	if (kind == RPC_RESPONSE) {
+		deliver_answer(s, msg); /* an answer nobody waits for any more is dropped */
+		return NULL;
+	}
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
 	pthread_mutex_lock(&s->lock);
@@ -678,6 +795,9 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 	struct inflight *f;
 
 	pthread_mutex_lock(&s->lock);
+	/* the client is gone: nobody will answer the tools' questions */
+	s->closing = 1;
+	pthread_cond_broadcast(&s->changed);
 	for (f = cancel ? s->inflight : NULL; f; f = f->next)
 		if (!f->cancelled) {
 			f->cancelled = 1;

@@ -446,6 +446,10 @@ printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","para
 [ "$log_warn" = 0 ] && [ "$(jq -s '[.[] | select(.method == "notifications/message" and .params.level == "info")] | length' "$tmp/mcp.out")" = 3 ]
 check serve_log_notifications_by_level $? "at warning: $log_warn; at debug: $(cat "$tmp/mcp.out")"
 
+# a tool that asks the client during a call (sampling), over stdio
+r=$(timeout 60 python3 "$repo/tests/integration/mcp_ask.py" "$TG" "$repo/tests/conformance/catalog" 2>&1)
+[ "$r" = ok ]; check serve_tool_asks_client $? "$r"
+
 # --- serve: Streamable HTTP, on loopback ------------------------------------------------
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
