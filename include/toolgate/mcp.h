@@ -29,6 +29,10 @@ struct tg_mcp_options {
 	const char *principal;     /* who a stdio client is (configured, not claimed) */
 	const char *instructions;  /* for the client's model, or NULL */
 	unsigned max_inflight;     /* concurrent tools/call per session; 0: 16 */
+	/* Streamable HTTP: a file of bearer tokens' SHA-256 and the principals
+	 * they stand for (docs/MCP.md); every request must then carry one.
+	 * NULL: none required (loopback only). */
+	const char *http_tokens;
 };
 
 struct tg_mcp;

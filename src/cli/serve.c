@@ -1,13 +1,14 @@
 /*
- * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT] [--workspace DIR]
- *                [--principal NAME] [--record FILE]
+ * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
+ *                [--workspace DIR] [--principal NAME] [--record FILE]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
  * client on stdin and stdout; --http serves Streamable HTTP on a loopback
  * address until SIGINT or SIGTERM (with --stdio as well: until stdin
- * closes). The records (one JSON line per call) go to stderr unless
- * --record names a file.
+ * closes); with --tokens, every HTTP request needs a bearer token of the
+ * file, and its principal is the caller. The records (one JSON line per
+ * call) go to stderr unless --record names a file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@ static void usage(FILE *f)
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
-	const char *http = NULL;
+	const char *http = NULL, *tokens = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { -1, NULL, NULL };
@@ -68,6 +69,8 @@ int cmd_serve(int argc, char **argv)
 			record = v;
 		else if (strcmp(a, "--http") == 0)
 			http = v;
+		else if (strcmp(a, "--tokens") == 0)
+			tokens = v;
 		else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);
@@ -92,6 +95,11 @@ int cmd_serve(int argc, char **argv)
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	mopts.principal = principal;
+	mopts.http_tokens = tokens;
+	if (tokens && !http) {
+		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
+		return 2;
+	}
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);

@@ -101,7 +101,7 @@ static void expire(struct tg_mcp_http *h, time_t now)
 	}
 }
 
-static struct http_session *session_new(struct tg_mcp_http *h)
+static struct http_session *session_new(struct tg_mcp_http *h, const char *principal)
 {
 	struct http_session *hs = calloc(1, sizeof(*hs));
 	unsigned char rnd[16];
@@ -114,6 +114,7 @@ static struct http_session *session_new(struct tg_mcp_http *h)
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
 	mcp_session_init(&hs->s, h->mcp, drop_message, NULL);
+	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
 	hs->last_used = time(NULL);
 	hs->users = 1;
 	pthread_mutex_lock(&h->lock);
@@ -433,8 +434,40 @@ static int is_initialize(json_t *msg)
 	return json_is_object(msg) && m && strcmp(m, "initialize") == 0;
 }
 
+/* identify: with a token file, the bearer token's principal; NULL and
+ * *why otherwise. Without one, the configured principal. */
+static const char *identify(struct tg_mcp_http *h, struct MHD_Connection *c)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+
+	if (!h->mcp->tokens)
+		return h->mcp->principal;
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return NULL;
+	return mcp_tokens_check(h->mcp->tokens, auth + 7, strlen(auth + 7));
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
+{
+	char *body = rpc_error(json_null(), RPC_INVALID_REQUEST,
+			       "Unauthorized: a valid bearer token is required");
+	struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
+								 body ? body : (char *)"",
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	free(body);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"toolgate\"");
+	rc = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
-			       struct request *rq)
+			       struct request *rq, const char *principal)
 {
 	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
 	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
@@ -467,7 +500,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 					  "Bad Request: initialize starts a session; it cannot carry one");
 		}
-		hs = session_new(h);
+		hs = session_new(h, principal);
 		if (!hs) {
 			json_decref(msg);
 			return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
@@ -485,6 +518,13 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 			json_decref(msg);
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: no such session (it ended or expired)");
+		}
+		/* a session is its principal's: another's token cannot use it */
+		if (strcmp(hs->s.principal, principal) != 0) {
+			session_put(h, hs);
+			json_decref(msg);
+			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+					  "Forbidden: the session belongs to another principal");
 		}
 		if (ver && !known_version(ver)) {
 			session_put(h, hs);
@@ -515,7 +555,8 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 	return rc;
 }
 
-static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c)
+static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c,
+				 const char *principal)
 {
 	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
 	struct http_session *hs;
@@ -527,6 +568,11 @@ static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c
 	if (!hs)
 		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 				  "Not Found: no such session");
+	if (strcmp(hs->s.principal, principal) != 0) {
+		session_put(h, hs);
+		return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+				  "Forbidden: the session belongs to another principal");
+	}
 	session_end(h, hs);
 	session_put(h, hs); /* the last user frees it, cancelling its calls */
 	return reply(c, MHD_HTTP_OK, NULL, "", NULL);
@@ -538,7 +584,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct tg_mcp_http *h = cls;
 	struct request *rq = *con_cls;
-	const char *why;
+	const char *why, *principal;
 
 	(void)version;
 	if (!rq) {
@@ -593,10 +639,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (rq->too_large)
 		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
 				  "Payload Too Large: a message is at most 4194304 bytes");
+	principal = identify(h, c);
+	if (!principal)
+		return unauthorized(c);
 	if (strcmp(method, "POST") == 0)
-		return do_post(h, c, rq);
+		return do_post(h, c, rq, principal);
 	if (strcmp(method, "DELETE") == 0)
-		return do_delete(h, c);
+		return do_delete(h, c, principal);
 	{
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
 									 MHD_RESPMEM_PERSISTENT);

@@ -21,12 +21,25 @@ enum {
 	RPC_INTERNAL_ERROR = -32603,
 };
 
+#define MCP_MAX_PRINCIPAL 128
+
+struct mcp_tokens;
+
 struct tg_mcp {
 	struct tg_gate *gate;
-	char *principal;
+	char *principal;            /* stdio's, as configured */
 	char *instructions;
 	unsigned max_inflight;
+	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 };
+
+/* ---- auth.c ---------------------------------------------------------------- */
+
+/* A token file (docs/MCP.md): lines "SHA256-HEX PRINCIPAL". OUT *out. */
+int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *err);
+/* The principal a bearer token stands for, or NULL. */
+const char *mcp_tokens_check(const struct mcp_tokens *t, const char *token, size_t len);
+void mcp_tokens_free(struct mcp_tokens *t);
 
 /* ---- jsonrpc.c ---------------------------------------------------------- */
 
@@ -64,6 +77,7 @@ struct mcp_session {
 	int log_level;
 	struct inflight *inflight;
 	unsigned ninflight;
+	char principal[MCP_MAX_PRINCIPAL]; /* who this session is (identify) */
 	struct pending *pending;          /* requests to the client awaiting answers */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */

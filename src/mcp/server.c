@@ -20,6 +20,10 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
 	m->max_inflight = opts && opts->max_inflight ? opts->max_inflight : 16;
+	if (opts && opts->http_tokens && mcp_tokens_load(opts->http_tokens, &m->tokens, err) < 0) {
+		tg_mcp_free(m);
+		return -1;
+	}
 	if (!m->principal || (opts && opts->instructions && !m->instructions)) {
 		tg_mcp_free(m);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -34,5 +38,6 @@ void tg_mcp_free(struct tg_mcp *m)
 		return;
 	free(m->principal);
 	free(m->instructions);
+	mcp_tokens_free(m->tokens);
 	free(m);
 }

@@ -369,7 +369,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 			     const struct mcp_sink *sink)
 {
 	struct reporter rep = { s, { session_sink_send, s }, token, 0, 0 };
-	struct tg_call call = { s->mcp->principal, name, args, args ? strlen(args) : 0,
+	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				cancel_fd, NULL, tool_event, &rep, tool_ask };
 	struct tg_call_result r;
 	struct tg_error err;
@@ -786,6 +786,7 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	s->send_ctx = ctx;
 	s->state = SESSION_NEW;
 	s->log_level = 1; /* info */
+	snprintf(s->principal, sizeof(s->principal), "%s", m->principal);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);
 }

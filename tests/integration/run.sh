@@ -517,6 +517,32 @@ post '{"jsonrpc":"2.0","id":4,"method":"ping"}' -H "Mcp-Session-Id: $SID"
 [ "$first" = 200 ] && [ "$(code)" = 404 ]
 check http_delete_ends_session $? "delete $first, then $(code)"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
+# bearer tokens: the file holds their SHA-256; a session is its principal's
+printf '# sha256 principal\n%s alice\n%s bob\n' "$(printf %s tok-alice | sha256sum | cut -c1-64)" \
+	"$(printf %s tok-bob | sha256sum | cut -c1-64)" >"$tmp/tokens"
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens" --record "$tmp/rec" 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+post "$INIT"
+[ "$(code)" = 401 ] && grep -qi '^www-authenticate: Bearer' "$tmp/hdr"
+check http_token_required_401 $? "$(code) $(cat "$tmp/hdr")"
+post "$INIT" -H 'Authorization: Bearer tok-mallory'
+[ "$(code)" = 401 ]; check http_unknown_token_401 $? "$(code)"
+post "$INIT" -H 'Authorization: Bearer tok-alice'
+SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001","arguments":{}}}' \
+	-H 'Authorization: Bearer tok-alice' -H "Mcp-Session-Id: $SID"
+[ "$(code)" = 200 ] && grep -q '"principal":"alice"' "$tmp/rec"
+check http_token_is_the_principal $? "$(code) $(cat "$tmp/rec")"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H 'Authorization: Bearer tok-bob' -H "Mcp-Session-Id: $SID"
+[ "$(code)" = 403 ]; check http_session_of_another_principal_403 $? "$(code) $(cat "$tmp/body")"
+kill "$http_pid"; wait "$http_pid" 2>/dev/null
+printf 'not-a-hash alice\n' >"$tmp/tokens"
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens" 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q 'line 1: want the 64 hex digits' "$tmp/err"
+check http_bad_token_file_refused $? "rc=$rc $(cat "$tmp/err")"
+
 "$TG" serve --catalog "$tmp/mcp" --http 0.0.0.0:0 2>"$tmp/err"; rc=$?
 [ $rc -ne 0 ] && grep -q 'only loopback' "$tmp/err"
 check http_refuses_non_loopback_bind $? "rc=$rc $(cat "$tmp/err")"
