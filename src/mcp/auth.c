@@ -98,7 +98,8 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 				goto bad_line;
 			t->v[t->n].hash[k] = (unsigned char)(hi * 16 + lo);
 		}
-		snprintf(t->v[t->n].principal, sizeof(t->v[t->n].principal), "%s", principal);
+		/* valid_principal: shorter than the field */
+		memcpy(t->v[t->n].principal, principal, strlen(principal) + 1);
 		t->n++;
 	}
 	fclose(f);
