@@ -272,9 +272,9 @@ struct reports {
 	int overlong;
 };
 
-static int write_line(int fd, const char *text)
+static int write_line(int fd, const char *text, size_t n)
 {
-	size_t n = strlen(text), off = 0;
+	size_t off = 0;
 
 	while (off <= n) {
 		const char *p = off < n ? text + off : "\n";
@@ -299,7 +299,7 @@ static void *asker_main(void *arg)
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
-	if (write_line(a->wfd, a->args) < 0)
+	if (write_line(a->wfd, a->args, a->len) < 0)
 		return NULL;
 	for (;;) {
 		char *req, *answer;
@@ -316,9 +316,11 @@ static void *asker_main(void *arg)
 		pthread_mutex_unlock(&a->lock);
 		answer = a->env->ask && !a->stop ? a->env->ask(a->env->notify_ctx, req, &a->stop) : NULL;
 		free(req);
-		if (write_line(a->wfd, answer ? answer
-					      : "{\"error\":{\"code\":-32601,\"message\":\"no client "
-						"to ask\"}}") < 0) {
+		if (!answer)
+			answer = strdup("{\"error\":{\"code\":-32601,\"message\":\"no client to "
+					"ask\"}}");
+		/* JSON text from jansson: no raw newline inside */
+		if (!answer || write_line(a->wfd, answer, strlen(answer)) < 0) {
 			free(answer);
 			return NULL;
 		}
@@ -403,6 +405,12 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	}
 	if (build_spec(k, env, spec, err) < 0)
 		goto out;
+	if (k->interactive && memchr(args, '\n', len)) {
+		/* the arguments are the first line: one line */
+		rc = error_result(o, NULL, "%s: arguments with a raw newline cannot go to an "
+				  "interactive tool", k->name);
+		goto out;
+	}
 	if (k->interactive) {
 		/* stdin a pipe kept open: the arguments, then the answers */
 		asker = calloc(1, sizeof(*asker));

@@ -36,7 +36,7 @@ static int hexval(int c)
 	return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
 }
 
-static int valid_principal(const char *p)
+int mcp_principal_valid(const char *p)
 {
 	size_t n = strlen(p), i;
 
@@ -89,7 +89,7 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 		if (line[i] == '#' || line[i] == '\0')
 			continue;
 		if (sscanf(line, "%79s %129s", hex, principal) != 2 || strlen(hex) != 64 ||
-		    !valid_principal(principal) || t->n == MAX_TOKENS)
+		    !mcp_principal_valid(principal) || t->n == MAX_TOKENS)
 			goto bad_line;
 		for (k = 0; k < 32; k++) {
 			int hi = hexval((unsigned char)hex[2 * k]), lo = hexval((unsigned char)hex[2 * k + 1]);
@@ -98,7 +98,7 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 				goto bad_line;
 			t->v[t->n].hash[k] = (unsigned char)(hi * 16 + lo);
 		}
-		/* valid_principal: shorter than the field */
+		/* mcp_principal_valid: shorter than the field */
 		memcpy(t->v[t->n].principal, principal, strlen(principal) + 1);
 		t->n++;
 	}

@@ -35,6 +35,8 @@
 
 #define ENDPOINT "/mcp"
 #define MAX_SESSIONS 1024
+#define MAX_SESSIONS_PER_PRINCIPAL 64
+#define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
 
 struct http_session {
@@ -50,10 +52,13 @@ struct tg_mcp_http {
 	struct tg_mcp *mcp;
 	struct MHD_Daemon *daemon;
 	pthread_mutex_t lock;       /* the session list */
-	struct http_session *sessions;
+	pthread_cond_t idle;        /* a session's user put it back */
+	struct http_session *sessions; /* live, and ended but still in use */
 	unsigned nsessions;
 	unsigned port;
+	char addr[INET_ADDRSTRLEN]; /* the bound address, for the Host check */
 	unsigned max_idle;
+	int stopping;
 };
 
 struct request {
@@ -61,6 +66,7 @@ struct request {
 	size_t len, cap;
 	size_t discarded;           /* bytes dropped past the ceiling */
 	int too_large;
+	char principal[MCP_MAX_PRINCIPAL]; /* identified from the headers */
 };
 
 static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
@@ -82,31 +88,57 @@ static void session_free(struct http_session *hs)
 	free(hs);
 }
 
-/* Sessions silent for longer than max_idle end (the caller holds lock). */
-static void expire(struct tg_mcp_http *h, time_t now)
+/* Unlink hs (the caller holds lock). */
+static void unlink_session(struct tg_mcp_http *h, struct http_session *hs)
 {
-	struct http_session **p = &h->sessions, *hs;
+	struct http_session **p;
 
-	while ((hs = *p) != NULL) {
-		if (!hs->ended && now - hs->last_used > (time_t)h->max_idle)
-			hs->ended = 1;
-		if (hs->ended) {
+	for (p = &h->sessions; *p; p = &(*p)->next)
+		if (*p == hs) {
 			*p = hs->next;
 			h->nsessions--;
-			if (hs->users == 0)
-				session_free(hs);
-			continue;
+			return;
 		}
-		p = &hs->next;
+}
+
+/* Sessions silent for longer than max_idle end; ended sessions nobody
+ * uses any more are freed (the caller holds lock). A session in use
+ * stays listed, ended, until its last user puts it back, so that stop
+ * can find and wait for it. */
+static void expire(struct tg_mcp_http *h, time_t now)
+{
+	struct http_session *hs, *next;
+
+	for (hs = h->sessions; hs; hs = next) {
+		next = hs->next;
+		if (!hs->ended && hs->users == 0 && now - hs->last_used > (time_t)h->max_idle)
+			hs->ended = 1;
+		if (hs->ended && hs->users == 0) {
+			unlink_session(h, hs);
+			session_free(hs); /* nothing runs in it: no waiting */
+		}
 	}
 }
 
-static struct http_session *session_new(struct tg_mcp_http *h, const char *principal)
+static int live_sessions_of(const struct tg_mcp_http *h, const char *principal)
+{
+	const struct http_session *hs;
+	int n = 0;
+
+	for (hs = h->sessions; hs; hs = hs->next)
+		if (!hs->ended && strcmp(hs->s.principal, principal) == 0)
+			n++;
+	return n;
+}
+
+static struct http_session *session_new(struct tg_mcp_http *h, const char *principal,
+					const char **why)
 {
 	struct http_session *hs = calloc(1, sizeof(*hs));
 	unsigned char rnd[16];
 	size_t i;
 
+	*why = "Service Unavailable: out of memory";
 	if (!hs || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 		free(hs);
 		return NULL;
@@ -119,7 +151,12 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 	hs->users = 1;
 	pthread_mutex_lock(&h->lock);
 	expire(h, hs->last_used);
-	if (h->nsessions >= MAX_SESSIONS) {
+	/* one principal cannot take every slot from the others */
+	if (h->stopping || h->nsessions >= MAX_SESSIONS ||
+	    live_sessions_of(h, principal) >= MAX_SESSIONS_PER_PRINCIPAL) {
+		*why = h->nsessions >= MAX_SESSIONS ? "Service Unavailable: too many sessions"
+						     : "Service Unavailable: too many sessions for "
+						       "this principal";
 		pthread_mutex_unlock(&h->lock);
 		session_free(hs);
 		return NULL;
@@ -140,7 +177,7 @@ static struct http_session *session_get(struct tg_mcp_http *h, const char *id)
 	pthread_mutex_lock(&h->lock);
 	expire(h, now);
 	for (hs = h->sessions; hs; hs = hs->next)
-		if (strcmp(hs->id, id) == 0) {
+		if (!hs->ended && strcmp(hs->id, id) == 0) {
 			hs->users++;
 			hs->last_used = now;
 			break;
@@ -156,24 +193,22 @@ static void session_put(struct tg_mcp_http *h, struct http_session *hs)
 	pthread_mutex_lock(&h->lock);
 	hs->last_used = time(NULL);
 	last = --hs->users == 0 && hs->ended;
+	if (last)
+		unlink_session(h, hs);
+	pthread_cond_broadcast(&h->idle);
 	pthread_mutex_unlock(&h->lock);
 	if (last)
 		session_free(hs);
 }
 
+/* DELETE, or initialize refused: the session ends now, its calls
+ * cancelled; the last user frees it. */
 static void session_end(struct tg_mcp_http *h, struct http_session *hs)
 {
-	struct http_session **p;
-
 	pthread_mutex_lock(&h->lock);
-	for (p = &h->sessions; *p; p = &(*p)->next)
-		if (*p == hs) {
-			*p = hs->next;
-			h->nsessions--;
-			break;
-		}
 	hs->ended = 1;
 	pthread_mutex_unlock(&h->lock);
+	mcp_session_cancel(&hs->s);
 }
 
 /* ---- responses ------------------------------------------------------------ */
@@ -210,35 +245,31 @@ static enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int
 
 /* ---- checks --------------------------------------------------------------- */
 
-static int is_loopback_host(const char *host, unsigned port)
+/* "NAME:PORT" for this server: its bound address or localhost, with its
+ * port (a Host without a port is port 80, another server). */
+static int is_this_server(const struct tg_mcp_http *h, const char *hostport)
 {
-	char want[64];
-	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
-	size_t i;
+	char want[96];
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(want, sizeof(want), "%s:%u", names[i], port);
-		if (strcasecmp(host, want) == 0 || strcasecmp(host, names[i]) == 0)
-			return 1;
-	}
-	return 0;
+	snprintf(want, sizeof(want), "%s:%u", h->addr, h->port);
+	if (strcasecmp(hostport, want) == 0)
+		return 1;
+	snprintf(want, sizeof(want), "localhost:%u", h->port);
+	return strcasecmp(hostport, want) == 0;
 }
 
-/* Origin and Host: only this server's own loopback names (DNS
- * rebinding: a page elsewhere must not reach a local server). */
-static const char *bad_origin_or_host(struct MHD_Connection *c, unsigned port)
+/* Origin and Host: only this server's own names (DNS rebinding: a page
+ * elsewhere, a local web server on another port included, must not reach
+ * a local server). */
+static const char *bad_origin_or_host(const struct tg_mcp_http *h, struct MHD_Connection *c)
 {
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 
-	if (!host || !is_loopback_host(host, port))
+	if (!host || !is_this_server(h, host))
 		return "Forbidden: the Host header does not name this server";
-	if (origin) {
-		const char *p = strstr(origin, "://");
-
-		if (strcmp(origin, "null") == 0 || !p || !is_loopback_host(p + 3, port))
-			return "Forbidden: the Origin is not this server's";
-	}
+	if (origin && (strncasecmp(origin, "http://", 7) != 0 || !is_this_server(h, origin + 7)))
+		return "Forbidden: the Origin is not this server's";
 	return NULL;
 }
 
@@ -269,6 +300,7 @@ struct sse {
 	char *buf;
 	size_t len, cap, off;
 	int done;
+	int gone;                   /* the client's connection is closed */
 	int refs;                   /* the call's thread and the response */
 	struct tg_mcp_http *h;
 	struct http_session *hs;
@@ -290,10 +322,12 @@ static void sse_unref(struct sse *e)
 	free(e);
 }
 
-/* Append one message as an event (the message is taken). */
-static void sse_send(void *ctx, json_t *msg)
+/* Append one message as an event (the message is taken). A notification
+ * past MAX_SSE_BACKLOG of unread bytes is dropped (a client that does
+ * not read cannot make the gateway hold a tool's every report); the final
+ * response always goes. Nothing goes once the client is gone. */
+static void sse_append(struct sse *e, json_t *msg, int final)
 {
-	struct sse *e = ctx;
 	char *text = json_dumps(msg, JSON_COMPACT);
 	size_t need;
 
@@ -302,6 +336,11 @@ static void sse_send(void *ctx, json_t *msg)
 		return;
 	need = strlen(text) + 32;
 	pthread_mutex_lock(&e->lock);
+	if (e->gone || (!final && e->len - e->off + need > MAX_SSE_BACKLOG)) {
+		pthread_mutex_unlock(&e->lock);
+		free(text);
+		return;
+	}
 	if (e->len + need > e->cap) {
 		size_t cap = e->cap ? e->cap : 4096;
 		char *b;
@@ -322,6 +361,11 @@ static void sse_send(void *ctx, json_t *msg)
 	free(text);
 }
 
+static void sse_send(void *ctx, json_t *msg)
+{
+	sse_append(ctx, msg, 0);
+}
+
 static void *sse_call(void *arg)
 {
 	struct sse *e = arg;
@@ -329,7 +373,7 @@ static void *sse_call(void *arg)
 	json_t *resp = mcp_session_dispatch(&e->hs->s, e->msg, &sink);
 
 	if (resp)
-		sse_send(e, resp);
+		sse_append(e, resp, 1);
 	json_decref(e->msg);
 	session_put(e->h, e->hs);
 	pthread_mutex_lock(&e->lock);
@@ -356,13 +400,23 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 	n = e->len - e->off < max ? e->len - e->off : max;
 	memcpy(buf, e->buf + e->off, n);
 	e->off += n;
+	if (e->off == e->len)
+		e->off = e->len = 0; /* all read: the buffer starts over */
 	pthread_mutex_unlock(&e->lock);
 	return (ssize_t)n;
 }
 
 static void sse_free(void *cls)
 {
-	sse_unref(cls);
+	struct sse *e = cls;
+
+	/* the answer is over or its connection closed: the call may still
+	 * run (a closed stream is not a cancellation), its events go nowhere */
+	pthread_mutex_lock(&e->lock);
+	e->gone = 1;
+	e->off = e->len = 0;
+	pthread_mutex_unlock(&e->lock);
+	sse_unref(e);
 }
 
 /* A tools/call that may report while it runs: a command tool (whose
@@ -477,6 +531,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 	enum MHD_Result rc;
 	json_error_t jerr;
 	json_t *msg, *resp;
+	const char *why;
 	char *body;
 	int created = 0;
 
@@ -489,10 +544,10 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 				  "Unsupported Media Type: the body must be application/json");
 	msg = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!msg) {
-		char why[200];
+		char text[200];
 
-		snprintf(why, sizeof(why), "Parse error: %s", jerr.text);
-		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, why);
+		snprintf(text, sizeof(text), "Parse error: %s", jerr.text);
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, text);
 	}
 	if (is_initialize(msg)) {
 		if (sid) {
@@ -500,11 +555,10 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 					  "Bad Request: initialize starts a session; it cannot carry one");
 		}
-		hs = session_new(h, principal);
+		hs = session_new(h, principal, &why);
 		if (!hs) {
 			json_decref(msg);
-			return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
-					  "Service Unavailable: too many sessions");
+			return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR, why);
 		}
 		created = 1;
 	} else {
@@ -594,8 +648,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
-		/* a declared length over the ceiling is refused before the body
-		 * is read (and before "100 Continue") */
+		/* The headers are complete: whatever they decide is answered
+		 * now, before a byte of the body is read (and before "100
+		 * Continue"): the checks against DNS rebinding, the endpoint,
+		 * the caller's token, a declared length over the ceiling. */
+		why = bad_origin_or_host(h, c);
+		if (why)
+			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
+		if (strcmp(url, ENDPOINT) != 0)
+			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+					  "Not Found: the MCP endpoint is /mcp");
+		principal = identify(h, c);
+		if (!principal)
+			return unauthorized(c);
+		snprintf(rq->principal, sizeof(rq->principal), "%s", principal);
 		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {
 			rq->too_large = 1;
 			return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
@@ -630,22 +696,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	why = bad_origin_or_host(c, h->port);
-	if (why)
-		return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
-	if (strcmp(url, ENDPOINT) != 0)
-		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
-				  "Not Found: the MCP endpoint is /mcp");
 	if (rq->too_large)
 		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
 				  "Payload Too Large: a message is at most 4194304 bytes");
-	principal = identify(h, c);
-	if (!principal)
-		return unauthorized(c);
 	if (strcmp(method, "POST") == 0)
-		return do_post(h, c, rq, principal);
+		return do_post(h, c, rq, rq->principal);
 	if (strcmp(method, "DELETE") == 0)
-		return do_delete(h, c, principal);
+		return do_delete(h, c, rq->principal);
 	{
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
 									 MHD_RESPMEM_PERSISTENT);
@@ -698,7 +755,9 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	h->mcp = m;
 	h->port = port;
 	h->max_idle = DEFAULT_MAX_IDLE;
+	inet_ntop(AF_INET, &sa.sin_addr, h->addr, sizeof(h->addr));
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->idle, NULL);
 	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
 				     (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
@@ -706,6 +765,7 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 				     NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_END);
 	if (!h->daemon) {
+		pthread_cond_destroy(&h->idle);
 		pthread_mutex_destroy(&h->lock);
 		free(h);
 		return tg_error_set(err, TG_ERR_SYSTEM, "--http %s:%u: cannot listen", addr, port);
@@ -727,15 +787,31 @@ unsigned tg_mcp_http_port(const struct tg_mcp_http *h)
 
 void tg_mcp_http_stop(struct tg_mcp_http *h)
 {
-	struct http_session *hs, *next;
+	struct http_session *hs;
 
 	if (!h)
 		return;
-	MHD_stop_daemon(h->daemon);
-	for (hs = h->sessions; hs; hs = next) {
-		next = hs->next;
-		session_free(hs);
+	/* every session ends, its calls cancelled first, so that nothing
+	 * holds a connection thread the daemon's stop waits for */
+	pthread_mutex_lock(&h->lock);
+	h->stopping = 1;
+	for (hs = h->sessions; hs; hs = hs->next) {
+		hs->ended = 1;
+		mcp_session_cancel(&hs->s);
 	}
+	pthread_mutex_unlock(&h->lock);
+	MHD_stop_daemon(h->daemon);
+	/* the calls still running (SSE answers' threads) put their sessions
+	 * back as they end; the last user frees each */
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		expire(h, time(NULL));
+		if (!h->sessions)
+			break;
+		pthread_cond_wait(&h->idle, &h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	pthread_cond_destroy(&h->idle);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -35,6 +35,9 @@ struct tg_mcp {
 
 /* ---- auth.c ---------------------------------------------------------------- */
 
+/* A principal's name: 1 to 127 of A-Z a-z 0-9 . _ @ - */
+int mcp_principal_valid(const char *p);
+
 /* A token file (docs/MCP.md): lines "SHA256-HEX PRINCIPAL". OUT *out. */
 int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *err);
 /* The principal a bearer token stands for, or NULL. */
@@ -72,8 +75,7 @@ struct mcp_session {
 	pthread_cond_t changed;           /* an in-flight call ended */
 	int state;                        /* SESSION_* (session.c) */
 	char version[16];                 /* negotiated protocol revision */
-	json_t *client_capabilities;
-	json_t *client_info;
+	json_t *client_capabilities;      /* only sampling, elicitation, roots: {} */
 	int log_level;
 	struct inflight *inflight;
 	unsigned ninflight;
@@ -84,6 +86,9 @@ struct mcp_session {
 };
 
 void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx);
+/* End what the session has running: calls in flight cancelled (their
+ * sandboxes killed, no response), questions to the client given up. */
+void mcp_session_cancel(struct mcp_session *s);
 /* Wait for the calls in flight (cancelled first when cancel is set: they
  * then send nothing), release the session. */
 void mcp_session_release(struct mcp_session *s, int cancel);

@@ -16,6 +16,12 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	*out = NULL;
 	if (!m)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (opts && opts->principal && !mcp_principal_valid(opts->principal)) {
+		free(m);
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "principal '%.64s': 1 to %d of A-Z a-z 0-9 . _ @ -",
+				    opts->principal, MCP_MAX_PRINCIPAL - 1);
+	}
 	m->gate = gate;
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;

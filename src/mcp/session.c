@@ -82,8 +82,18 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 		if (strcmp(asked, versions[i]) == 0)
 			chosen = versions[i];
 	snprintf(s->version, sizeof(s->version), "%s", chosen);
-	s->client_capabilities = json_incref(json_object_get(params, "capabilities"));
-	s->client_info = json_incref(json_object_get(params, "clientInfo"));
+	/* only what is read later is kept: which of the capabilities a tool
+	 * may use the client declared (the rest, as large as a client likes,
+	 * is not held for the session's life) */
+	s->client_capabilities = json_object();
+	{
+		static const char *const kept[] = { "sampling", "elicitation", "roots" };
+		json_t *caps = json_object_get(params, "capabilities");
+
+		for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+			if (json_object_get(caps, kept[i]))
+				json_object_set_new(s->client_capabilities, kept[i], json_object());
+	}
 	s->state = SESSION_INITIALIZING;
 	pthread_mutex_unlock(&s->lock);
 	result = json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s}}", "protocolVersion", chosen,
@@ -478,6 +488,12 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 	if (token && !json_is_string(token) && !json_is_integer(token))
 		token = NULL; /* the specification: a string or an integer */
+	/* it is copied into every progress notification: bounded */
+	if (token && json_is_string(token) && json_string_length(token) > 256) {
+		free(text);
+		return rpc_error_json(id, RPC_INVALID_PARAMS,
+				      "tools/call: _meta.progressToken longer than 256 bytes");
+	}
 	if (mode == CALL_PLAIN) {
 		json_t *resp = call_response(s, id, name, text, -1, token, sink);
 
@@ -791,6 +807,22 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	pthread_cond_init(&s->changed, NULL);
 }
 
+void mcp_session_cancel(struct mcp_session *s)
+{
+	struct inflight *f;
+
+	pthread_mutex_lock(&s->lock);
+	s->closing = 1;
+	for (f = s->inflight; f; f = f->next)
+		if (!f->cancelled) {
+			f->cancelled = 1;
+			if (write(f->cancel[1], "x", 1) < 0)
+				continue;
+		}
+	pthread_cond_broadcast(&s->changed);
+	pthread_mutex_unlock(&s->lock);
+}
+
 void mcp_session_release(struct mcp_session *s, int cancel)
 {
 	struct inflight *f;
@@ -809,7 +841,6 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 		pthread_cond_wait(&s->changed, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(s->client_capabilities);
-	json_decref(s->client_info);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
 }

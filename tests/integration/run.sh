@@ -516,7 +516,71 @@ first=$(code)
 post '{"jsonrpc":"2.0","id":4,"method":"ping"}' -H "Mcp-Session-Id: $SID"
 [ "$first" = 200 ] && [ "$(code)" = 404 ]
 check http_delete_ends_session $? "delete $first, then $(code)"
+post "$INIT"
+SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+# an Origin or a Host without this server's port is another server's
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Origin: http://localhost'
+[ "$(code)" = 403 ]; check http_origin_without_port_403 $? "$(code)"
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Host: localhost'
+[ "$(code)" = 403 ]; check http_host_without_port_403 $? "$(code)"
+# a progress token is copied into every notification: bounded
+post "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",\"_meta\":{\"progressToken\":\"$(head -c 300 /dev/zero | tr '\0' x)\"}}}" \
+	-H "Mcp-Session-Id: $SID"
+# (a call with a progress token is answered as an event stream)
+sed -n 's/^data: //p' "$tmp/body" | jq -e '.error.code == -32602' >/dev/null
+check http_long_progress_token_refused $? "$(cat "$tmp/body")"
+# one principal cannot take every session
+n503=0
+for _ in $(seq 70); do post "$INIT"; [ "$(code)" = 503 ] && n503=$((n503 + 1)); done
+[ "$n503" -ge 5 ] && grep -q 'too many sessions for this principal' "$tmp/body"
+check http_sessions_per_principal_bounded $? "503s: $n503 $(cat "$tmp/body")"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
+
+# DELETE ends the session's running calls: the sandbox is killed, the
+# answer stream ends without a result
+"$TG" serve --catalog "$repo/examples/catalog" --http 127.0.0.1:0 --record "$tmp/rec2" 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+post "$INIT"
+SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+start=$(date +%s%N)
+curl -s -o "$tmp/long" -X POST "$URL" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-H "Mcp-Session-Id: $SID" --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"python.run","arguments":{"code":"while True: pass"}}}' &
+long=$!
+sleep 1
+curl -s -o /dev/null -X DELETE "$URL" -H "Mcp-Session-Id: $SID"
+wait "$long"
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$ms" -lt 6000 ] && ! grep -q '"result"' "$tmp/long"
+check http_delete_cancels_running_calls $? "${ms} ms; $(head -c 300 "$tmp/long")"
+# stop while a call runs: it is cancelled, the server exits at once and cleanly
+curl -s -o /dev/null -X POST "$URL" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-H "Mcp-Session-Id: $(post "$INIT"; grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')" \
+	--data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"python.run","arguments":{"code":"while True: pass"}}}' &
+long=$!
+sleep 1
+start=$(date +%s%N)
+kill "$http_pid"; wait "$http_pid"; rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+wait "$long" 2>/dev/null
+[ "$rc" -eq 0 ] && [ "$ms" -lt 6000 ]
+check http_stop_with_a_call_running $? "rc=$rc after ${ms} ms"
+# an unauthenticated body is not read: 401 before it
+printf '%s\n' "$(printf %s tok | sha256sum | cut -c1-64) alice" >"$tmp/tokens1"
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens1" --record /dev/null 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+head -c $((3 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/big.body"
+post @"$tmp/big.body"
+[ "$(code)" = 401 ]; check http_401_before_the_body $? "$(code)"
+rm -f "$tmp/big.body"
+kill "$http_pid"; wait "$http_pid" 2>/dev/null
+"$TG" serve --catalog "$tmp/mcp" --principal 'bad name!' </dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "principal 'bad name!'" "$tmp/err"
+check serve_bad_principal_refused $? "rc=$rc $(cat "$tmp/err")"
+
 # bearer tokens: the file holds their SHA-256; a session is its principal's
 printf '# sha256 principal\n%s alice\n%s bob\n' "$(printf %s tok-alice | sha256sum | cut -c1-64)" \
 	"$(printf %s tok-bob | sha256sum | cut -c1-64)" >"$tmp/tokens"
