@@ -387,6 +387,11 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 
 	if (sink)
 		rep.sink = *sink;
+	/* a call in a batch cannot be cancelled nor asked about, so its tool
+	 * may not ask the client: it gets an error at once, rather than
+	 * waiting for an answer that has no way back */
+	if (cancel_fd < 0)
+		call.ask = NULL;
 	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
 		/* the call itself is wrong: unknown or retired tool */
 		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
