@@ -5,47 +5,130 @@
  * skipped to its end, never buffered whole.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mcp/mcp_int.h"
 
-struct out {
-	int fd;
-	int failed;
+#define MAX_NOTIFY_BACKLOG (1u << 20) /* queued notification bytes */
+
+/* What goes to stdout, written by a thread of its own: no caller (a
+ * tool's report from inside the sandbox's supervision loop least of all)
+ * ever waits on a client that does not read. Responses are always
+ * queued; notifications past MAX_NOTIFY_BACKLOG queued bytes are dropped. */
+struct line {
+	struct line *next;
+	size_t len;
+	int notification;
+	char text[];
 };
 
-static void write_all(struct out *o, const char *text, size_t len)
+struct out {
+	int fd;
+	int failed;                 /* errno of the write that failed */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct line *head, *tail;
+	size_t notify_bytes;
+	int stop;
+	pthread_t writer;
+};
+
+/* 0, or the errno of the failed write. */
+static int write_all(int fd, const char *text, size_t len)
 {
-	while (len && !o->failed) {
-		ssize_t w = write(o->fd, text, len);
+	while (len) {
+		ssize_t w = write(fd, text, len);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0) {
-			o->failed = errno ? errno : EIO;
-			return;
-		}
+		if (w <= 0)
+			return errno ? errno : EIO;
 		text += w;
 		len -= (size_t)w;
 	}
+	return 0;
 }
 
-/* Called with the session's lock held: one message, one line. JSON text
- * from jansson has no raw newline (it escapes them in strings). */
+static int out_failed(struct out *o)
+{
+	int failed;
+
+	pthread_mutex_lock(&o->lock);
+	failed = o->failed;
+	pthread_mutex_unlock(&o->lock);
+	return failed;
+}
+
+static void *writer_main(void *arg)
+{
+	struct out *o = arg;
+	int e;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		struct line *l;
+
+		while (!o->head && !o->stop)
+			pthread_cond_wait(&o->more, &o->lock);
+		l = o->head;
+		if (!l)
+			break; /* stopped, all written */
+		o->head = l->next;
+		if (!o->head)
+			o->tail = NULL;
+		if (l->notification)
+			o->notify_bytes -= l->len;
+		pthread_mutex_unlock(&o->lock);
+		/* the line ends with its newline; after a failure, nothing more */
+		e = o->failed ? 0 : write_all(o->fd, l->text, l->len);
+		free(l);
+		pthread_mutex_lock(&o->lock);
+		if (e)
+			o->failed = e;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* One message, one line (JSON text from jansson has no raw newline: it
+ * escapes them in strings). Queued, never written here. */
 static void send_line(void *ctx, const char *text, size_t len)
 {
+	static const char notify[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/";
 	struct out *o = ctx;
+	struct line *l = malloc(sizeof(*l) + len + 1);
 
-	write_all(o, text, len);
-	write_all(o, "\n", 1);
+	if (!l)
+		return;
+	memcpy(l->text, text, len);
+	l->text[len] = '\n';
+	l->len = len + 1;
+	l->next = NULL;
+	l->notification = len >= sizeof(notify) - 1 && memcmp(text, notify, sizeof(notify) - 1) == 0;
+	pthread_mutex_lock(&o->lock);
+	if (o->failed || (l->notification && o->notify_bytes + l->len > MAX_NOTIFY_BACKLOG)) {
+		pthread_mutex_unlock(&o->lock);
+		free(l);
+		return;
+	}
+	if (l->notification)
+		o->notify_bytes += l->len;
+	if (o->tail)
+		o->tail->next = l;
+	else
+		o->head = l;
+	o->tail = l;
+	pthread_cond_signal(&o->more);
+	pthread_mutex_unlock(&o->lock);
 }
 
 int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error *err)
 {
 	struct mcp_session s;
-	struct out o = { out_fd, 0 };
+	struct out o = { .fd = out_fd };
 	size_t cap = 64 << 10, len = 0, scan = 0;
 	char *buf = malloc(cap);
 	int skipping = 0, rc = 0;
@@ -53,6 +136,14 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 	tg_error_clear(err);
 	if (!buf)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	pthread_mutex_init(&o.lock, NULL);
+	pthread_cond_init(&o.more, NULL);
+	if (pthread_create(&o.writer, NULL, writer_main, &o) != 0) {
+		pthread_cond_destroy(&o.more);
+		pthread_mutex_destroy(&o.lock);
+		free(buf);
+		return tg_error_set(err, TG_ERR_SYSTEM, "no thread for the writer");
+	}
 	mcp_session_init(&s, m, send_line, &o);
 	for (;;) {
 		char *nl;
@@ -72,7 +163,7 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 			scan = 0;
 		}
 		scan = len;
-		if (o.failed)
+		if (out_failed(&o))
 			break;
 		if (len > MCP_MAX_MESSAGE) {
 			/* answered once, then the rest of the line is dropped */
@@ -106,7 +197,15 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 	/* the client closed stdin (the specification's shutdown): calls in
 	 * flight finish, within their own time limits, and are answered;
 	 * when writing failed, nobody would read their answers */
-	mcp_session_release(&s, o.failed != 0);
+	mcp_session_release(&s, out_failed(&o) != 0);
+	/* everything answered is written before the server goes */
+	pthread_mutex_lock(&o.lock);
+	o.stop = 1;
+	pthread_cond_signal(&o.more);
+	pthread_mutex_unlock(&o.lock);
+	pthread_join(o.writer, NULL);
+	pthread_cond_destroy(&o.more);
+	pthread_mutex_destroy(&o.lock);
 	free(buf);
 	if (o.failed && rc == 0)
 		rc = tg_error_sys(err, o.failed, "writing to the client");
