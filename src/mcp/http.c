@@ -37,6 +37,7 @@
 #define MAX_SESSIONS 1024
 #define MAX_SESSIONS_PER_PRINCIPAL 64
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
+#define SSE_RETRY_MS 1000          /* the reconnection delay SSE answers announce */
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
 
 struct http_session {
@@ -44,6 +45,7 @@ struct http_session {
 	struct mcp_session s;
 	time_t last_used;
 	int users;                  /* requests using it now */
+	unsigned long streams;      /* SSE answers opened (their ids) */
 	int ended;                  /* DELETEd or expired: freed by the last user */
 	struct http_session *next;
 };
@@ -301,6 +303,8 @@ struct sse {
 	size_t len, cap, off;
 	int done;
 	int gone;                   /* the client's connection is closed */
+	unsigned long stream;       /* this answer's number in its session */
+	unsigned long events;       /* events sent on it */
 	int refs;                   /* the call's thread and the response */
 	struct tg_mcp_http *h;
 	struct http_session *hs;
@@ -334,7 +338,7 @@ static void sse_append(struct sse *e, json_t *msg, int final)
 	json_decref(msg);
 	if (!text)
 		return;
-	need = strlen(text) + 32;
+	need = strlen(text) + 128;
 	pthread_mutex_lock(&e->lock);
 	if (e->gone || (!final && e->len - e->off + need > MAX_SSE_BACKLOG)) {
 		pthread_mutex_unlock(&e->lock);
@@ -353,9 +357,12 @@ static void sse_append(struct sse *e, json_t *msg, int final)
 			e->cap = cap;
 		}
 	}
+	/* each event has an id, "STREAM-N": the stream's number in the
+	 * session and the event's in the stream (SEP-1699) */
 	if (e->len + need <= e->cap)
 		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
-					   "event: message\ndata: %s\n\n", text);
+					   "id: %lu-%lu\nevent: message\ndata: %s\n\n", e->stream,
+					   ++e->events, text);
 	pthread_cond_broadcast(&e->more);
 	pthread_mutex_unlock(&e->lock);
 	free(text);
@@ -459,6 +466,19 @@ static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *
 	e->h = h;
 	e->hs = hs;
 	e->msg = msg;
+	/* The stream opens with a priming event: an id and no data, and the
+	 * reconnection delay (SEP-1699). This server never closes an answer
+	 * before its response, so a client never needs to resume one. */
+	pthread_mutex_lock(&h->lock);
+	e->stream = ++hs->streams;
+	pthread_mutex_unlock(&h->lock);
+	e->cap = 256;
+	e->buf = malloc(e->cap);
+	if (e->buf)
+		e->len = (size_t)snprintf(e->buf, e->cap, "id: %lu-0\nretry: %u\ndata: \n\n",
+					  e->stream, SSE_RETRY_MS);
+	else
+		e->cap = 0;
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
 	if (!r) {
 		e->refs = 1;

@@ -20,6 +20,7 @@ results = {
                           {"type": "image", "data": PNG, "mimeType": "image/png"}, RESOURCE]},
     "error": {"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}],
               "isError": True},
+    "reconnection": {"content": [{"type": "text", "text": "Reconnection test completed successfully"}]},
 }
 json.load(sys.stdin)
 json.dump(results[sys.argv[1]], sys.stdout)
