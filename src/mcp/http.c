@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
+#include <sodium.h>
 #include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #define MAX_SESSIONS_PER_PRINCIPAL 64
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
 #define SSE_RETRY_MS 1000          /* the reconnection delay SSE answers announce */
+#define RPC_HEADER_MISMATCH_HTTP (-32020) /* 2026-07-28's HeaderMismatch */
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
 
 struct http_session {
@@ -88,6 +90,14 @@ static void session_free(struct http_session *hs)
 {
 	mcp_session_release(&hs->s, 1);
 	free(hs);
+}
+
+/* List hs (the caller holds lock). */
+static void link_session(struct tg_mcp_http *h, struct http_session *hs)
+{
+	hs->next = h->sessions;
+	h->sessions = hs;
+	h->nsessions++;
 }
 
 /* Unlink hs (the caller holds lock). */
@@ -163,9 +173,7 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 		session_free(hs);
 		return NULL;
 	}
-	hs->next = h->sessions;
-	h->sessions = hs;
-	h->nsessions++;
+	link_session(h, hs);
 	pthread_mutex_unlock(&h->lock);
 	return hs;
 }
@@ -290,6 +298,13 @@ static int known_version(const char *v)
 	return 0;
 }
 
+static const char *meta_version(json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+
+	return json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
+}
+
 /* ---- SSE answers ------------------------------------------------------------ */
 
 /* A POST answered as a stream of server-sent events: what the call reports
@@ -303,6 +318,7 @@ struct sse {
 	size_t len, cap, off;
 	int done;
 	int gone;                   /* the client's connection is closed */
+	int modern;                 /* a 2026-07-28 request: no ids, no priming */
 	unsigned long stream;       /* this answer's number in its session */
 	unsigned long events;       /* events sent on it */
 	int refs;                   /* the call's thread and the response */
@@ -359,7 +375,10 @@ static void sse_append(struct sse *e, json_t *msg, int final)
 	}
 	/* each event has an id, "STREAM-N": the stream's number in the
 	 * session and the event's in the stream (SEP-1699) */
-	if (e->len + need <= e->cap)
+	if (e->len + need <= e->cap && e->modern) /* 2026-07-28: no event ids */
+		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
+					   "event: message\ndata: %s\n\n", text);
+	else if (e->len + need <= e->cap)
 		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
 					   "id: %lu-%lu\nevent: message\ndata: %s\n\n", e->stream,
 					   ++e->events, text);
@@ -472,12 +491,13 @@ static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *
 	pthread_mutex_lock(&h->lock);
 	e->stream = ++hs->streams;
 	pthread_mutex_unlock(&h->lock);
+	e->modern = meta_version(msg) != NULL;
 	e->cap = 256;
 	e->buf = malloc(e->cap);
-	if (e->buf)
+	if (e->buf && !e->modern)
 		e->len = (size_t)snprintf(e->buf, e->cap, "id: %lu-0\nretry: %u\ndata: \n\n",
 					  e->stream, SSE_RETRY_MS);
-	else
+	else if (!e->buf)
 		e->cap = 0;
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
 	if (!r) {
@@ -496,6 +516,142 @@ static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *
 	pthread_attr_destroy(&attr);
 	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r); /* the response's reference to e goes with sse_free */
+	return rc;
+}
+
+/* ---- the modern era: stateless POSTs ------------------------------------------ */
+
+
+/* A session for one modern request: listed (so that stop finds and waits
+ * for it) but ended from the start (no request can name it), freed when
+ * its request is done. */
+static struct http_session *session_once(struct tg_mcp_http *h, const char *principal)
+{
+	struct http_session *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return NULL;
+	mcp_session_init(&hs->s, h->mcp, drop_message, NULL);
+	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
+	hs->users = 1;
+	hs->ended = 1;
+	pthread_mutex_lock(&h->lock);
+	if (h->stopping) {
+		pthread_mutex_unlock(&h->lock);
+		session_free(hs);
+		return NULL;
+	}
+	link_session(h, hs);
+	pthread_mutex_unlock(&h->lock);
+	return hs;
+}
+
+/* Mcp-Name's value: plain, or "=?base64?...?=" decoded (malloc'd). */
+static char *header_name(const char *v)
+{
+	size_t n = strlen(v), bin_len;
+	unsigned char *bin;
+
+	if (n >= 11 && strncmp(v, "=?base64?", 9) == 0 && strcmp(v + n - 2, "?=") == 0) {
+		bin = malloc(n);
+		if (!bin || sodium_base642bin(bin, n, v + 9, n - 11, NULL, &bin_len, NULL,
+					      sodium_base64_VARIANT_ORIGINAL) != 0) {
+			free(bin);
+			return NULL;
+		}
+		bin[bin_len] = '\0';
+		return (char *)bin;
+	}
+	return strdup(v);
+}
+
+/* The headers that mirror the body must match it (the server acts on the
+ * body; a proxy may have acted on the headers): NULL, or why not. */
+static const char *header_mismatch(struct MHD_Connection *c, json_t *msg, char *why, size_t len)
+{
+	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
+	const char *hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+	const char *body_name = NULL;
+	char *name;
+	int bad;
+
+	if (!ver || strcmp(ver, meta_version(msg)) != 0) {
+		snprintf(why, len, "Header mismatch: MCP-Protocol-Version %s the body's %.40s",
+			 ver ? "does not match" : "is missing; it must be", meta_version(msg));
+		return why;
+	}
+	if (!hm || strcmp(hm, method) != 0) {
+		snprintf(why, len, "Header mismatch: Mcp-Method %s the body's method %.60s",
+			 hm ? "does not match" : "is missing; it must be", method);
+		return why;
+	}
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		body_name = json_string_value(json_object_get(params, "name"));
+	else if (strcmp(method, "resources/read") == 0)
+		body_name = json_string_value(json_object_get(params, "uri"));
+	else
+		return NULL;
+	if (!hn) {
+		snprintf(why, len, "Header mismatch: Mcp-Name is missing; %.40s needs it", method);
+		return why;
+	}
+	name = header_name(hn);
+	bad = !name || !body_name || strcmp(name, body_name) != 0;
+	free(name);
+	if (bad) {
+		snprintf(why, len, "Header mismatch: Mcp-Name does not match the body's %s",
+			 strcmp(method, "resources/read") == 0 ? "uri" : "name");
+		return why;
+	}
+	return NULL;
+}
+
+/* A modern request: no session, the headers checked against the body,
+ * the answer's status from its error (400 for the era's protocol errors,
+ * 404 for an unknown method). Takes msg. */
+static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connection *c,
+				      json_t *msg, const char *principal)
+{
+	struct http_session *hs;
+	enum MHD_Result rc;
+	json_t *resp;
+	char why[200], *body;
+
+	if (header_mismatch(c, msg, why, sizeof(why))) {
+		json_t *id = json_object_get(msg, "id");
+
+		resp = rpc_error_json(id ? id : json_null(), RPC_HEADER_MISMATCH_HTTP, why);
+		json_decref(msg);
+		body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+		json_decref(resp);
+		rc = reply(c, MHD_HTTP_BAD_REQUEST, "application/json", body ? body : "", NULL);
+		free(body);
+		return rc;
+	}
+	hs = session_once(h, principal);
+	if (!hs) {
+		json_decref(msg);
+		return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
+				  "Service Unavailable: the server is stopping or out of memory");
+	}
+	if (may_report(h, msg))
+		return answer_sse(h, c, hs, msg);
+	resp = mcp_session_dispatch(&hs->s, msg, NULL);
+	json_decref(msg);
+	if (!resp) {
+		rc = reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
+	} else {
+		unsigned status = (unsigned)mcp_modern_status(resp);
+
+		body = json_dumps(resp, JSON_COMPACT);
+		json_decref(resp);
+		rc = body ? reply(c, status, "application/json", body, NULL) : MHD_NO;
+		free(body);
+	}
+	session_put(h, hs);
 	return rc;
 }
 
@@ -569,6 +725,10 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 		snprintf(text, sizeof(text), "Parse error: %s", jerr.text);
 		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, text);
 	}
+	/* a request that says its version in _meta is of the modern era:
+	 * stateless, whatever session header it has */
+	if (json_is_object(msg) && json_is_string(json_object_get(msg, "method")) && meta_version(msg))
+		return do_post_modern(h, c, msg, principal);
 	if (is_initialize(msg)) {
 		if (sid) {
 			json_decref(msg);

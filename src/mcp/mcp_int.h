@@ -107,6 +107,9 @@ struct mcp_sink {
  * caller's thread, still cancellable by a notification from another;
  * what they report while running goes to sink. */
 json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink);
+/* The HTTP status a modern-era answer goes with: 400 for its protocol
+ * errors (-32020, -32021, -32022), 404 for an unknown method, else 200. */
+int mcp_modern_status(json_t *resp);
 /* The session has answered initialize (SESSION_NEW no more). */
 int mcp_session_started(struct mcp_session *s);
 

@@ -143,7 +143,7 @@ static int older_than_2025_06(const struct mcp_session *s)
 	return strcmp(s->version, "2025-06-18") < 0;
 }
 
-static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params)
+static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes)
 {
 	json_t *cursor = json_object_get(params, "cursor"), *all, *page, *result, *t;
 	struct tg_error err;
@@ -171,7 +171,7 @@ static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params)
 	page = json_array();
 	for (i = start; page && i < json_array_size(all) && i < start + PAGE_SIZE; i++) {
 		t = json_array_get(all, i);
-		if (older_than_2025_06(s)) {
+		if (old_shapes) {
 			json_object_del(t, "outputSchema");
 			json_object_del(t, "title");
 		}
@@ -186,7 +186,16 @@ static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params)
 	return result ? rpc_result_json(id, result) : NULL;
 }
 
+/* How a call's answer is shaped and reported: by the legacy session's
+ * revision, or by the modern request's own _meta. */
+struct call_opts {
+	int modern;                    /* 2026-07-28: resultType, serverInfo */
+	int old_shapes;                /* before 2025-06-18: no structuredContent */
+	int log_at;                    /* log level index; -1: the session's; 99: none */
+};
+
 struct call_job {
+	struct call_opts opts;
 	struct mcp_session *s;
 	struct inflight *f;            /* NULL: run in the reader's thread */
 	json_t *id;
@@ -197,11 +206,46 @@ struct call_job {
 	int has_sink;
 };
 
+/* ---- the modern era (2026-07-28) ------------------------------------------ */
+
+#define MODERN "2026-07-28"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG "io.modelcontextprotocol/logLevel"
+#define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
+
+enum {
+	RPC_HEADER_MISMATCH = -32020,
+	RPC_MISSING_CLIENT_CAPABILITY = -32021,
+	RPC_UNSUPPORTED_VERSION = -32022,
+};
+
+/* What every modern result carries: its type, the server's identity and,
+ * for what a client may cache, how long and for whom. */
+static void modern_result(json_t *result, int cacheable)
+{
+	json_t *meta = json_object_get(result, "_meta");
+
+	json_object_set_new(result, "resultType", json_string("complete"));
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(result, "_meta", meta);
+	}
+	json_object_set_new(meta, "io.modelcontextprotocol/serverInfo",
+			    json_pack("{s:s,s:s}", "name", "toolgate", "version", TOOLGATE_VERSION));
+	if (cacheable) {
+		json_object_set_new(result, "ttlMs", json_integer(CACHE_TTL_MS));
+		/* what a principal may see will depend on it (issue 5) */
+		json_object_set_new(result, "cacheScope", json_string("private"));
+	}
+}
+
 /* A call's reports on their way out: progress against the request's
  * token (increasing only, as the specification requires), log messages
  * at or above the session's level. */
 struct reporter {
 	struct mcp_session *s;
+	int log_at;                    /* as in struct call_opts */
 	struct mcp_sink sink;
 	json_t *token;                 /* the request's progressToken, or NULL */
 	double last;                   /* the last progress sent */
@@ -243,7 +287,7 @@ static void tool_event(void *ctx, const char *event)
 			if (strcmp(level, log_levels[i]) == 0)
 				break;
 		pthread_mutex_lock(&r->s->lock);
-		at = r->s->log_level;
+		at = r->log_at >= 0 ? r->log_at : r->s->log_level;
 		pthread_mutex_unlock(&r->s->lock);
 		if (level && i < sizeof(log_levels) / sizeof(log_levels[0]) && (int)i >= at &&
 		    json_object_get(l, "data")) {
@@ -376,9 +420,9 @@ static void deliver_answer(struct mcp_session *s, json_t *msg)
 
 static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
 			     const char *args, int cancel_fd, json_t *token,
-			     const struct mcp_sink *sink)
+			     const struct mcp_sink *sink, const struct call_opts *opts)
 {
-	struct reporter rep = { s, { session_sink_send, s }, token, 0, 0 };
+	struct reporter rep = { s, opts->log_at, { session_sink_send, s }, token, 0, 0 };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				cancel_fd, NULL, tool_event, &rep, tool_ask };
 	struct tg_call_result r;
@@ -390,8 +434,8 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	/* a call in a batch cannot be cancelled nor asked about, so its tool
 	 * may not ask the client: it gets an error at once, rather than
 	 * waiting for an answer that has no way back */
-	if (cancel_fd < 0)
-		call.ask = NULL;
+	if (cancel_fd < 0 || opts->modern)
+		call.ask = NULL; /* modern: no requests to the client (MRTR is not here yet) */
 	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
 		/* the call itself is wrong: unknown or retired tool */
 		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
@@ -399,7 +443,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				      err.msg);
 	}
 	content = json_loads(r.content_json, 0, NULL);
-	if (r.structured_json && !older_than_2025_06(s))
+	if (r.structured_json && !opts->old_shapes)
 		structured = json_loads(r.structured_json, 0, NULL);
 	result = content ? json_pack("{s:o,s:b}", "content", content, "isError", r.is_error) : NULL;
 	/* A failed call's typed error ({"error": {code, message, retryable}})
@@ -415,6 +459,8 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 		json_object_set_new(result, "structuredContent", json_incref(structured));
 	json_decref(structured);
 	tg_call_result_release(&r);
+	if (result && opts->modern)
+		modern_result(result, 0);
 	return result ? rpc_result_json(id, result)
 		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 }
@@ -450,7 +496,7 @@ static void *call_thread(void *arg)
 	struct call_job *j = arg;
 	struct mcp_session *s = j->s;
 	json_t *resp = call_response(s, j->id, j->name, j->args, j->f->cancel[0], j->token,
-				     j->has_sink ? &j->sink : NULL);
+				     j->has_sink ? &j->sink : NULL, &j->opts);
 	int cancelled;
 
 	pthread_mutex_lock(&s->lock);
@@ -473,7 +519,7 @@ static void *call_thread(void *arg)
  * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
  * the request that asked), CALL_PLAIN in this thread (a batch). */
 static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
-			     const struct mcp_sink *sink)
+			     const struct mcp_sink *sink, const struct call_opts *opts)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
@@ -500,7 +546,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 				      "tools/call: _meta.progressToken longer than 256 bytes");
 	}
 	if (mode == CALL_PLAIN) {
-		json_t *resp = call_response(s, id, name, text, -1, token, sink);
+		json_t *resp = call_response(s, id, name, text, -1, token, sink, opts);
 
 		free(text);
 		return resp;
@@ -521,6 +567,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	j->name = strdup(name);
 	j->args = text;
 	j->token = json_incref(token);
+	j->opts = *opts;
 	if (sink) {
 		j->sink = *sink;
 		j->has_sink = 1;
@@ -534,7 +581,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	s->ninflight++;
 	pthread_mutex_unlock(&s->lock);
 	if (mode == CALL_HERE) {
-		json_t *resp = call_response(s, id, name, text, j->f->cancel[0], token, sink);
+		json_t *resp = call_response(s, id, name, text, j->f->cancel[0], token, sink, opts);
 
 		pthread_mutex_lock(&s->lock);
 		if (j->f->cancelled) { /* a cancelled request gets no response */
@@ -682,12 +729,113 @@ static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
 
 /* ---- dispatch -------------------------------------------------------------- */
 
+static json_t *server_capabilities(struct mcp_session *s)
+{
+	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+
+	if (caps && tg_catalog_resource_count(cat))
+		json_object_set_new(caps, "resources", json_object());
+	if (caps && tg_catalog_prompt_count(cat)) {
+		json_object_set_new(caps, "prompts", json_object());
+		json_object_set_new(caps, "completions", json_object());
+	}
+	return caps;
+}
+
+/* A request of the modern, stateless era: everything it needs is in its
+ * own _meta (docs/MCP.md). No session state is read or written, but the
+ * session's principal, calls in flight and sink. */
+static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *method,
+			     json_t *params, json_t *meta, int mode, const struct mcp_sink *sink)
+{
+	const char *version = json_string_value(json_object_get(meta, META_VERSION));
+	const char *level = json_string_value(json_object_get(meta, META_LOG));
+	json_t *resp = NULL, *r;
+	size_t i;
+	int cacheable = 0;
+
+	if (!version || strcmp(version, MODERN) != 0) {
+		json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s,s:{s:[s,s,s,s],s:O}}}", "jsonrpc", "2.0",
+				      "id", id, "error", "code", RPC_UNSUPPORTED_VERSION, "message",
+				      "Unsupported protocol version", "data", "supported", MODERN,
+				      versions[0], versions[1], versions[2], "requested",
+				      json_object_get(meta, META_VERSION));
+		return e;
+	}
+	if (!json_is_object(json_object_get(meta, META_CAPS)))
+		return rpc_error_json(id, RPC_INVALID_PARAMS,
+				      "_meta: " META_CAPS " (an object) is required");
+	if (strcmp(method, "server/discover") == 0) {
+		r = json_pack("{s:[s,s,s,s],s:o,s:{s:s,s:s,s:s}}", "supportedVersions", MODERN,
+			      versions[0], versions[1], versions[2], "capabilities",
+			      server_capabilities(s), "serverInfo", "name", "toolgate", "title",
+			      "toolgate", "version", TOOLGATE_VERSION);
+		if (r && s->mcp->instructions)
+			json_object_set_new(r, "instructions", json_string(s->mcp->instructions));
+		if (r)
+			modern_result(r, 1);
+		return r ? rpc_result_json(id, r) : NULL;
+	}
+	if (strcmp(method, "tools/call") == 0) {
+		struct call_opts opts = { 1, 0, 99 };
+
+		/* log messages only when the request asks for them */
+		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+			if (strcmp(level, log_levels[i]) == 0)
+				opts.log_at = (int)i;
+		return do_tools_call(s, id, params, mode, sink, &opts);
+	}
+	if (strcmp(method, "tools/list") == 0) {
+		resp = do_tools_list(s, id, params, 0);
+		cacheable = 1;
+	} else if (strcmp(method, "resources/list") == 0 ||
+		   strcmp(method, "resources/templates/list") == 0 ||
+		   strcmp(method, "resources/read") == 0) {
+		resp = do_resources(s, method, id, params);
+		cacheable = 1;
+		/* resource not found: -32602 in this revision, no more -32002 */
+		r = json_object_get(resp, "error");
+		if (json_integer_value(json_object_get(r, "code")) == RPC_RESOURCE_NOT_FOUND)
+			json_object_set_new(r, "code", json_integer(RPC_INVALID_PARAMS));
+	} else if (strcmp(method, "prompts/list") == 0 || strcmp(method, "prompts/get") == 0) {
+		resp = do_prompts(s, method, id, params);
+		cacheable = strcmp(method, "prompts/list") == 0;
+	} else if (strcmp(method, "completion/complete") == 0) {
+		resp = do_complete(s, id, params);
+	} else {
+		/* ping, logging/setLevel, resources/subscribe... are gone in
+		 * this revision; subscriptions/listen is not here yet */
+		char text[200];
+
+		snprintf(text, sizeof(text), "method not found: %.120s", method);
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
+	}
+	r = json_object_get(resp, "result");
+	if (json_is_object(r))
+		modern_result(r, cacheable);
+	return resp;
+}
+
+/* The modern era's error codes, which HTTP answers with 400 or 404. */
+int mcp_modern_status(json_t *resp)
+{
+	json_int_t code = json_integer_value(json_object_get(json_object_get(resp, "error"), "code"));
+
+	if (code == RPC_UNSUPPORTED_VERSION || code == RPC_MISSING_CLIENT_CAPABILITY ||
+	    code == RPC_HEADER_MISMATCH)
+		return 400;
+	if (code == RPC_METHOD_NOT_FOUND)
+		return 404;
+	return 200;
+}
+
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
 static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 			  const struct mcp_sink *sink)
 {
-	json_t *id, *params;
+	json_t *id, *params, *meta;
 	const char *why, *method;
 	enum rpc_kind kind = rpc_classify(msg, &id, &why);
 	int state;
@@ -700,6 +848,10 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	}
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
+	meta = json_object_get(params, "_meta");
+	/* a request that says its version in _meta is of the modern era */
+	if (kind == RPC_REQUEST && json_object_get(meta, META_VERSION))
+		return handle_modern(s, id, method, params, meta, mode, sink);
 	pthread_mutex_lock(&s->lock);
 	state = s->state;
 	pthread_mutex_unlock(&s->lock);
@@ -722,9 +874,12 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 		return rpc_error_json(id, RPC_INVALID_REQUEST,
 				      "the session is not initialized: send initialize first");
 	if (strcmp(method, "tools/list") == 0)
-		return do_tools_list(s, id, params);
-	if (strcmp(method, "tools/call") == 0)
-		return do_tools_call(s, id, params, mode, sink);
+		return do_tools_list(s, id, params, older_than_2025_06(s));
+	if (strcmp(method, "tools/call") == 0) {
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1 };
+
+		return do_tools_call(s, id, params, mode, sink, &legacy);
+	}
 	if (strcmp(method, "logging/setLevel") == 0)
 		return do_set_level(s, id, params);
 	if (strncmp(method, "resources/", 10) == 0 &&

@@ -450,6 +450,27 @@ check serve_log_notifications_by_level $? "at warning: $log_warn; at debug: $(ca
 r=$(timeout 60 python3 "$repo/tests/integration/mcp_ask.py" "$TG" "$repo/tests/conformance/catalog" 2>&1)
 [ "$r" = ok ]; check serve_tool_asks_client $? "$r"
 
+# the modern era (2026-07-28) over stdio: no handshake, the version and
+# capabilities in each request's _meta
+M='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{$M}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"test_simple_text\",$M}}" \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{$M}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://none\",$M}}" \
+	'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{$M}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"test_tool_with_logging\",$M}}" |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+resp 1 | jq -e '.result.resultType == "complete" and (.result.supportedVersions | index("2026-07-28")) and .result.ttlMs >= 0 and .result.cacheScope' >/dev/null &&
+	resp 2 | jq -e '.result.resultType == "complete" and (.result._meta["io.modelcontextprotocol/serverInfo"].name == "toolgate")' >/dev/null &&
+	resp 3 | jq -e '.error.code == -32022 and .error.data.requested == "1900-01-01"' >/dev/null &&
+	[ "$(resp 4 | jq .error.code)" = -32601 ] && [ "$(resp 5 | jq .error.code)" = -32602 ] &&
+	[ "$(resp 6 | jq .error.code)" = -32602 ] &&
+	resp 7 | jq -e '.result.ttlMs > 0 and .result.cacheScope == "private" and (.result.tools | length) > 5' >/dev/null &&
+	[ "$(jq -s '[.[] | select(.method == "notifications/message")] | length' "$tmp/mcp.out")" = 0 ]
+check serve_modern_era_stdio $? "$(cut -c1-200 "$tmp/mcp.out")"
+
 # --- serve: Streamable HTTP, on loopback ------------------------------------------------
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
@@ -518,6 +539,36 @@ post '{"jsonrpc":"2.0","id":4,"method":"ping"}' -H "Mcp-Session-Id: $SID"
 check http_delete_ends_session $? "delete $first, then $(code)"
 post "$INIT"
 SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+# the modern era over HTTP: stateless POSTs, headers that mirror the body
+# checked against it (-32020), the era's errors as 400 and 404
+mpost() { # BODY METHOD [NAME] [HEADER...]
+	local body=$1 m=$2 n=${3:-}
+	shift 2; [ $# -gt 0 ] && shift
+	post "$body" -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $m" ${n:+-H "Mcp-Name: $n"} "$@"
+}
+mpost "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",\"arguments\":{\"a\":1},$M}}" tools/call tool.001
+[ "$(code)" = 200 ] && jq -e '.result.resultType == "complete" and .result.structuredContent.a == 1' "$tmp/body" >/dev/null &&
+	! grep -qi '^mcp-session-id' "$tmp/hdr"
+check http_modern_stateless_call $? "$(code) $(cat "$tmp/body")"
+mpost "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call tool.002
+[ "$(code)" = 400 ] && jq -e '.error.code == -32020' "$tmp/body" >/dev/null
+check http_modern_name_header_mismatch $? "$(code) $(cat "$tmp/body")"
+mpost "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/list
+[ "$(code)" = 400 ] && jq -e '.error.code == -32020' "$tmp/body" >/dev/null
+check http_modern_method_header_mismatch $? "$(code) $(cat "$tmp/body")"
+post "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{$M}}" -H 'Mcp-Method: tools/list'
+[ "$(code)" = 400 ] && jq -e '.error.code == -32020' "$tmp/body" >/dev/null
+check http_modern_version_header_missing $? "$(code) $(cat "$tmp/body")"
+post '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	-H 'MCP-Protocol-Version: 1900-01-01' -H 'Mcp-Method: tools/list'
+[ "$(code)" = 400 ] && jq -e '.error.code == -32022' "$tmp/body" >/dev/null
+check http_modern_unsupported_version_400 $? "$(code) $(cat "$tmp/body")"
+mpost "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{$M}}" ping
+[ "$(code)" = 404 ] && jq -e '.error.code == -32601' "$tmp/body" >/dev/null
+check http_modern_unknown_method_404 $? "$(code) $(cat "$tmp/body")"
+mpost "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf %s tool.001 | base64)?="
+[ "$(code)" = 200 ]; check http_modern_base64_name_header $? "$(code) $(cat "$tmp/body")"
+
 # an Origin or a Host without this server's port is another server's
 post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Origin: http://localhost'
 [ "$(code)" = 403 ]; check http_origin_without_port_403 $? "$(code)"
