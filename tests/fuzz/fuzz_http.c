@@ -51,7 +51,9 @@ static void exchange(const char *req, size_t len, char *out, size_t cap)
 
 	if (fd < 0)
 		abort();
-	if (write(fd, req, len) < 0) {
+	/* the server may answer and close before it has read everything
+	 * (a refusal decided by the headers): EPIPE, not SIGPIPE */
+	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
 		close(fd);
 		return;
 	}
