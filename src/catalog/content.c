@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "catalog/catalog_int.h"
+#include "util/file.h"
 
 #define MAX_DEFINITION (1u << 20)   /* one resource or prompt file */
 #define MAX_CONTENT (8u << 20)      /* a resource's content */
@@ -39,31 +39,16 @@ static int bad(struct tg_error *err, const char *file, const char *field, const 
 	return tg_error_set(err, TG_ERR_INVALID, "%s: %s: %s", file, field, why);
 }
 
-/* A file of at most max bytes, NUL-terminated; OUT *len. */
+/* A regular file of at most max bytes, NUL-terminated; OUT *len. */
 static char *read_file(const char *path, size_t max, size_t *len, struct tg_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n;
+	char *buf = file_read_all(path, max, 1, len);
 
-	if (!f) {
+	if (!buf && (errno == EFBIG || errno == EINVAL))
+		tg_error_set(err, TG_ERR_LIMIT, "%s: not a regular file of at most %zu bytes", path,
+			     max);
+	else if (!buf)
 		tg_error_sys(err, errno, "%s", path);
-		return NULL;
-	}
-	buf = malloc(max + 1);
-	n = buf ? fread(buf, 1, max + 1, f) : 0;
-	fclose(f);
-	if (!buf) {
-		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	if (n > max) {
-		free(buf);
-		tg_error_set(err, TG_ERR_LIMIT, "%s: larger than %zu bytes", path, max);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
 	return buf;
 }
 

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "toolgate/schema.h"
+#include "util/file.h"
 
 #define SUITE_BASE "http://localhost:1234/"
 
@@ -21,31 +22,12 @@
  * says why (it cannot be opened, it is larger than max). */
 static char *slurp(const char *path, size_t max, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n;
+	char *buf = file_read_all(path, max, 0, len);
 
-	if (!f) {
-		fprintf(stderr, "toolgate schema: %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc(max + 1);
-	n = buf ? fread(buf, 1, max + 1, f) : 0;
-	if (!buf) {
-		fprintf(stderr, "toolgate schema: %s: out of memory\n", path);
-	} else if (ferror(f)) {
-		fprintf(stderr, "toolgate schema: %s: %s\n", path, strerror(errno));
-		free(buf);
-		buf = NULL;
-	} else if (n > max) {
+	if (!buf && errno == EFBIG)
 		fprintf(stderr, "toolgate schema: %s: larger than %zu bytes\n", path, max);
-		free(buf);
-		buf = NULL;
-	} else {
-		buf[n] = '\0';
-		*len = n;
-	}
-	fclose(f);
+	else if (!buf)
+		fprintf(stderr, "toolgate schema: %s: %s\n", path, strerror(errno));
 	return buf;
 }
 

@@ -73,8 +73,6 @@ struct request {
 	char principal[MCP_MAX_PRINCIPAL]; /* identified from the headers */
 };
 
-static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
-
 /* ---- sessions ------------------------------------------------------------ */
 
 static void drop_message(void *ctx, const char *text, size_t len)
@@ -286,16 +284,6 @@ static const char *bad_origin_or_host(const struct tg_mcp_http *h, struct MHD_Co
 static int accepts(const char *accept, const char *type)
 {
 	return accept && (strstr(accept, type) || strstr(accept, "*/*"));
-}
-
-static int known_version(const char *v)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (strcmp(v, versions[i]) == 0)
-			return 1;
-	return 0;
 }
 
 static const char *meta_version(json_t *msg)
@@ -760,7 +748,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
 					  "Forbidden: the session belongs to another principal");
 		}
-		if (ver && !known_version(ver)) {
+		if (ver && !mcp_version_known(ver)) {
 			session_put(h, hs);
 			json_decref(msg);
 			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,

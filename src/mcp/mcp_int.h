@@ -112,5 +112,7 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 int mcp_modern_status(json_t *resp);
 /* The session has answered initialize (SESSION_NEW no more). */
 int mcp_session_started(struct mcp_session *s);
+/* 1 if v is a session-era protocol version this server speaks. */
+int mcp_version_known(const char *v);
 
 #endif

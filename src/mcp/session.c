@@ -63,6 +63,43 @@ static void send_json(struct mcp_session *s, json_t *msg)
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
+int mcp_version_known(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(v, versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* What the server offers: tools always; resources, prompts and
+ * completions where the catalogue has some. The session era (initialize)
+ * also has logging/setLevel and resource subscriptions; the modern era
+ * sets the log level per request and has no subscriptions yet. */
+static json_t *server_capabilities(struct mcp_session *s, int session_era)
+{
+	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+
+	if (!caps)
+		return NULL;
+	if (session_era)
+		json_object_set_new(caps, "logging", json_object());
+	if (tg_catalog_resource_count(cat))
+		json_object_set_new(caps, "resources",
+				    session_era ? json_pack("{s:b,s:b}", "subscribe", 1,
+							    "listChanged", 0)
+						: json_object());
+	if (tg_catalog_prompt_count(cat)) {
+		json_object_set_new(caps, "prompts",
+				    session_era ? json_pack("{s:b}", "listChanged", 0)
+						: json_object());
+		json_object_set_new(caps, "completions", json_object());
+	}
+	return caps;
+}
+
 static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 {
 	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
@@ -78,9 +115,8 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 		pthread_mutex_unlock(&s->lock);
 		return rpc_error_json(id, RPC_INVALID_REQUEST, "the session is already initialized");
 	}
-	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (strcmp(asked, versions[i]) == 0)
-			chosen = versions[i];
+	if (mcp_version_known(asked))
+		chosen = asked;
 	snprintf(s->version, sizeof(s->version), "%s", chosen);
 	/* only what is read later is kept: which of the capabilities a tool
 	 * may use the client declared (the rest, as large as a client likes,
@@ -96,23 +132,9 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 	}
 	s->state = SESSION_INITIALIZING;
 	pthread_mutex_unlock(&s->lock);
-	result = json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s}}", "protocolVersion", chosen,
-			   "capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name",
-			   "toolgate", "title", "toolgate", "version", TOOLGATE_VERSION);
-	/* resources, prompts and completions: declared where the catalogue
-	 * has some */
-	if (result) {
-		const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
-		json_t *caps = json_object_get(result, "capabilities");
-
-		if (tg_catalog_resource_count(cat))
-			json_object_set_new(caps, "resources",
-					    json_pack("{s:b,s:b}", "subscribe", 1, "listChanged", 0));
-		if (tg_catalog_prompt_count(cat)) {
-			json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
-			json_object_set_new(caps, "completions", json_object());
-		}
-	}
+	result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s}}", "protocolVersion", chosen, "capabilities",
+			   server_capabilities(s, 1), "serverInfo", "name", "toolgate", "title",
+			   "toolgate", "version", TOOLGATE_VERSION);
 	if (result && s->mcp->instructions)
 		json_object_set_new(result, "instructions", json_string(s->mcp->instructions));
 	return result ? rpc_result_json(id, result) : NULL;
@@ -729,20 +751,6 @@ static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-static json_t *server_capabilities(struct mcp_session *s)
-{
-	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
-	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 0);
-
-	if (caps && tg_catalog_resource_count(cat))
-		json_object_set_new(caps, "resources", json_object());
-	if (caps && tg_catalog_prompt_count(cat)) {
-		json_object_set_new(caps, "prompts", json_object());
-		json_object_set_new(caps, "completions", json_object());
-	}
-	return caps;
-}
-
 /* A request of the modern, stateless era: everything it needs is in its
  * own _meta (docs/MCP.md). No session state is read or written, but the
  * session's principal, calls in flight and sink. */
@@ -769,7 +777,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 	if (strcmp(method, "server/discover") == 0) {
 		r = json_pack("{s:[s,s,s,s],s:o,s:{s:s,s:s,s:s}}", "supportedVersions", MODERN,
 			      versions[0], versions[1], versions[2], "capabilities",
-			      server_capabilities(s), "serverInfo", "name", "toolgate", "title",
+			      server_capabilities(s, 0), "serverInfo", "name", "toolgate", "title",
 			      "toolgate", "version", TOOLGATE_VERSION);
 		if (r && s->mcp->instructions)
 			json_object_set_new(r, "instructions", json_string(s->mcp->instructions));

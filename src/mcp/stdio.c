@@ -13,11 +13,14 @@
 #include "mcp/mcp_int.h"
 
 #define MAX_NOTIFY_BACKLOG (1u << 20) /* queued notification bytes */
+#define MAX_BACKLOG (16u << 20)       /* queued bytes before stdin waits */
 
 /* What goes to stdout, written by a thread of its own: no caller (a
  * tool's report from inside the sandbox's supervision loop least of all)
  * ever waits on a client that does not read. Responses are always
- * queued; notifications past MAX_NOTIFY_BACKLOG queued bytes are dropped. */
+ * queued; notifications past MAX_NOTIFY_BACKLOG queued bytes are dropped.
+ * The queue is bounded where the work comes from: past MAX_BACKLOG queued
+ * bytes, no more requests are read until the client reads its answers. */
 struct line {
 	struct line *next;
 	size_t len;
@@ -29,9 +32,10 @@ struct out {
 	int fd;
 	int failed;                 /* errno of the write that failed */
 	pthread_mutex_t lock;
-	pthread_cond_t more;
+	pthread_cond_t more;        /* a line queued, or stop */
+	pthread_cond_t drained;     /* bytes at most MAX_BACKLOG, or failed */
 	struct line *head, *tail;
-	size_t notify_bytes;
+	size_t bytes, notify_bytes;
 	int stop;
 	pthread_t writer;
 };
@@ -50,6 +54,20 @@ static int write_all(int fd, const char *text, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/* The writer's errno once it failed, else 0 when the queue is at most
+ * MAX_BACKLOG bytes: waits for the client to read until then. */
+static int out_wait(struct out *o)
+{
+	int failed;
+
+	pthread_mutex_lock(&o->lock);
+	while (!o->failed && o->bytes > MAX_BACKLOG)
+		pthread_cond_wait(&o->drained, &o->lock);
+	failed = o->failed;
+	pthread_mutex_unlock(&o->lock);
+	return failed;
 }
 
 static int out_failed(struct out *o)
@@ -81,13 +99,18 @@ static void *writer_main(void *arg)
 			o->tail = NULL;
 		if (l->notification)
 			o->notify_bytes -= l->len;
+		o->bytes -= l->len;
+		if (o->bytes <= MAX_BACKLOG)
+			pthread_cond_signal(&o->drained);
 		pthread_mutex_unlock(&o->lock);
 		/* the line ends with its newline; after a failure, nothing more */
 		e = o->failed ? 0 : write_all(o->fd, l->text, l->len);
 		free(l);
 		pthread_mutex_lock(&o->lock);
-		if (e)
+		if (e) {
 			o->failed = e;
+			pthread_cond_signal(&o->drained);
+		}
 	}
 	pthread_mutex_unlock(&o->lock);
 	return NULL;
@@ -116,6 +139,7 @@ static void send_line(void *ctx, const char *text, size_t len)
 	}
 	if (l->notification)
 		o->notify_bytes += l->len;
+	o->bytes += l->len;
 	if (o->tail)
 		o->tail->next = l;
 	else
@@ -138,7 +162,9 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	pthread_mutex_init(&o.lock, NULL);
 	pthread_cond_init(&o.more, NULL);
+	pthread_cond_init(&o.drained, NULL);
 	if (pthread_create(&o.writer, NULL, writer_main, &o) != 0) {
+		pthread_cond_destroy(&o.drained);
 		pthread_cond_destroy(&o.more);
 		pthread_mutex_destroy(&o.lock);
 		free(buf);
@@ -163,7 +189,7 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 			scan = 0;
 		}
 		scan = len;
-		if (out_failed(&o))
+		if (out_wait(&o))
 			break;
 		if (len > MCP_MAX_MESSAGE) {
 			/* answered once, then the rest of the line is dropped */
@@ -204,6 +230,7 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 	pthread_cond_signal(&o.more);
 	pthread_mutex_unlock(&o.lock);
 	pthread_join(o.writer, NULL);
+	pthread_cond_destroy(&o.drained);
 	pthread_cond_destroy(&o.more);
 	pthread_mutex_destroy(&o.lock);
 	free(buf);

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "schema/schema_int.h"
+#include "util/file.h"
 
 #define DEFAULT_BASE "urn:toolgate:schema"
 #define MAX_SCHEMA_BYTES (8u << 20)
@@ -277,38 +277,22 @@ static int add_document(struct tg_schema *s, json_t *doc, const char *uri,
 	return 0;
 }
 
-/* A registered schema file: at most MAX_SCHEMA_BYTES, parsed like a
- * schema (duplicate member names refused); OUT jerr->text on failure. */
+/* A registered schema file: a regular file of at most MAX_SCHEMA_BYTES,
+ * parsed like a schema (duplicate member names refused); OUT jerr->text
+ * on failure. */
 static json_t *load_bounded(const char *path, json_error_t *jerr)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	struct stat st;
-	size_t n = 0;
-	json_t *doc = NULL;
+	size_t n;
+	char *buf = file_read_all(path, MAX_SCHEMA_BYTES, 1, &n);
+	json_t *doc;
 
-	if (!f) {
-		snprintf(jerr->text, sizeof(jerr->text), "%.80s: %s", path, strerror(errno));
+	if (!buf) {
+		snprintf(jerr->text, sizeof(jerr->text), "%.80s: %s", path,
+			 errno == EFBIG || errno == EINVAL ? "not a regular file of at most 8 MiB"
+							   : strerror(errno));
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-	    (unsigned long long)st.st_size <= MAX_SCHEMA_BYTES) {
-		buf = malloc((size_t)st.st_size + 1);
-		/* one byte more than it had: a file that grew is caught below */
-		n = buf ? fread(buf, 1, (size_t)st.st_size + 1, f) : 0;
-	} else {
-		n = MAX_SCHEMA_BYTES + 1; /* not a regular file, or too large */
-		buf = malloc(1);
-	}
-	fclose(f);
-	if (!buf)
-		snprintf(jerr->text, sizeof(jerr->text), "out of memory");
-	else if (n > MAX_SCHEMA_BYTES || (unsigned long long)n > (unsigned long long)st.st_size)
-		snprintf(jerr->text, sizeof(jerr->text),
-			 "%.80s: not a regular file of at most %u bytes", path, MAX_SCHEMA_BYTES);
-	else
-		doc = json_loadb(buf, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-				 jerr);
+	doc = json_loadb(buf, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, jerr);
 	free(buf);
 	return doc;
 }

@@ -280,7 +280,5 @@ int format_check(const char *format, const char *s, size_t n);
 /* validate.c: tg_schema_validate on a parsed instance (borrowed). */
 int schema_validate_jv(const struct tg_schema *s, const struct jv *inst,
 		       struct tg_schema_errors *errors, struct tg_error *err);
-int schema_validate_json(const struct tg_schema *s, const json_t *inst,
-			 struct tg_schema_errors *errors, struct tg_error *err);
 
 #endif

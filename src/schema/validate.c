@@ -1109,20 +1109,6 @@ static size_t max_depth(const struct tg_schema *s)
 	return s->opts.max_depth ? s->opts.max_depth : DEFAULT_MAX_DEPTH;
 }
 
-int schema_validate_json(const struct tg_schema *s, const json_t *inst,
-			 struct tg_schema_errors *errors, struct tg_error *err)
-{
-	struct jv_doc d;
-	int rc;
-
-	tg_error_clear(err);
-	if (jv_from_json(&d, inst, max_depth(s), err) < 0)
-		return tg_error_wrap(err, "instance");
-	rc = schema_validate_jv(s, &d.root, errors, err);
-	jv_doc_release(&d);
-	return rc;
-}
-
 int tg_schema_validate(const struct tg_schema *s, const char *text, size_t len,
 		       struct tg_schema_errors *errors, struct tg_error *err)
 {

@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/file.h"
@@ -68,4 +70,64 @@ int file_contains(const char *dir, const char *file, const char *needle)
 	char buf[4096];
 
 	return file_read_small(dir, file, buf, sizeof(buf)) == 0 && strstr(buf, needle) != NULL;
+}
+
+char *file_read_all(const char *path, size_t max, int regular_only, size_t *len)
+{
+	size_t cap, n = 0;
+	struct stat st;
+	char *buf, *bigger;
+	/* O_NONBLOCK: opening a FIFO to refuse it must not wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0)), e = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (regular_only && !S_ISREG(st.st_mode))
+		e = EINVAL;
+	if (e) {
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	/* its size, to read it in one go (one byte more shows it grew), or a
+	 * page for what has none; never more than one byte past max */
+	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+	if (cap > max + 1)
+		cap = max + 1;
+	buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t r;
+
+		if (n == cap) {
+			if (cap > max) {
+				e = EFBIG;
+				break;
+			}
+			cap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+			bigger = realloc(buf, cap + 1);
+			if (!bigger)
+				break;
+			buf = bigger;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			break;
+		}
+		if (r == 0) {
+			close(fd);
+			buf[n] = '\0';
+			*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	close(fd);
+	errno = e ? e : ENOMEM; /* 0: malloc or realloc failed */
+	return NULL;
 }

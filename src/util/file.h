@@ -1,6 +1,7 @@
 /*
  * Small files of the kernel's (procfs, cgroupfs): read or written whole in
- * one call.
+ * one call; and files from outside (schemas, resources, instances) read
+ * whole under a ceiling.
  */
 #ifndef TG_UTIL_FILE_H
 #define TG_UTIL_FILE_H
@@ -17,5 +18,11 @@ int file_write_small(const char *dir, const char *file, const char *s);
 
 /* 1 if dir/file exists and contains needle (within its first 4 KiB). */
 int file_contains(const char *dir, const char *file, const char *needle);
+
+/* The whole of path, at most max bytes, NUL-terminated (the count in
+ * *len), malloc'd. NULL with errno: EFBIG past max, EINVAL when
+ * regular_only and path is not a regular file (a FIFO would block the
+ * reader), ENOMEM, or open's and read's own. */
+char *file_read_all(const char *path, size_t max, int regular_only, size_t *len);
 
 #endif

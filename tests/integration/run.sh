@@ -388,6 +388,36 @@ jq -s -e 'map(select(.id == null)) | .[0].error.message | test("larger than 4194
 check serve_oversized_line_refused_session_survives $? "$(cut -c1-300 "$tmp/mcp.out")"
 rm -f "$tmp/big.line"
 
+# a client that sends and never reads: toolgate stops reading requests once
+# 16 MiB of answers wait (its memory bounded), and answers them all once
+# the client reads
+python3 -c '
+import sys
+print(sys.argv[1])
+for i in range(1, 121):
+    print("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",\"arguments\":{\"x\":\"%s\"}}}" % (i, "a" * (512 << 10)))
+' "$INIT" >"$tmp/many.in"
+rm -f "$tmp/out.fifo" && mkfifo "$tmp/out.fifo"
+exec 7<>"$tmp/out.fifo"  # a reader that never reads
+"$TG" serve --catalog "$tmp/mcp" --record /dev/null <"$tmp/many.in" >"$tmp/out.fifo" 2>/dev/null 7>&- &
+pid=$!
+pos=-1 last=-2 n=0
+while [ "$pos" != "$last" ] && [ $n -lt 60 ]; do  # until it stops reading
+	last=$pos; sleep 0.5; n=$((n + 1))
+	pos=$(awk '/^pos:/ { print $2 }' "/proc/$pid/fdinfo/0" 2>/dev/null || echo gone)
+done
+size=$(stat -c %s "$tmp/many.in")
+exec 8<"$tmp/out.fifo"  # a reader opened before the idle one goes: never none
+cat <&8 >"$tmp/many.out" 7>&- 8<&- &
+cpid=$!
+exec 7>&- 8<&-
+wait $pid; rc=$?
+wait $cpid
+[ "$pos" != gone ] && [ "$pos" -lt $((size / 2)) ] && [ $rc -eq 0 ] &&
+	[ "$(jq -c 'select(.result.isError == false)' "$tmp/many.out" | wc -l)" -eq 120 ]
+check serve_stdio_backpressure $? "read $pos of $size bytes while nobody read; rc=$rc; $(wc -l <"$tmp/many.out") answers"
+rm -f "$tmp/many.in" "$tmp/many.out" "$tmp/out.fifo"
+
 mcp "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"t50"}}' \
 	'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"t100"}}' '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"bogus"}}'
 [ "$(resp 1 | jq '.result.tools | length')" = 50 ] && [ "$(resp 1 | jq -r .result.nextCursor)" = t50 ] &&

@@ -34,5 +34,6 @@ extern const struct unit_test schema_tests[];
 extern const struct unit_test contract_tests[];
 extern const struct unit_test catalog_tests[];
 extern const struct unit_test result_tests[];
+extern const struct unit_test file_tests[];
 
 #endif
