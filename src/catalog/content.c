@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "catalog/catalog_int.h"
 #include "util/file.h"
 
@@ -91,33 +93,13 @@ static int base64_ok(const char *s)
 	return 1;
 }
 
+/* The standard alphabet, padded (what MCP's blob is); libsodium's encoder. */
 static char *base64(const unsigned char *p, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-	size_t i;
+	size_t cap = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
+	char *out = malloc(cap);
 
-	if (!out)
-		return NULL;
-	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = tab[p[i] >> 2];
-		*o++ = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		*o++ = tab[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
-		*o++ = tab[p[i + 2] & 63];
-	}
-	if (i < n) {
-		*o++ = tab[p[i] >> 2];
-		if (i + 1 < n) {
-			*o++ = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-			*o++ = tab[(p[i + 1] & 15) << 2];
-		} else {
-			*o++ = tab[(p[i] & 3) << 4];
-			*o++ = '=';
-		}
-		*o++ = '=';
-	}
-	*o = '\0';
-	return out;
+	return out ? sodium_bin2base64(out, cap, p, n, sodium_base64_VARIANT_ORIGINAL) : NULL;
 }
 
 static int textual(const char *mime)
