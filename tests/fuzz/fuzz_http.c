@@ -30,13 +30,24 @@ static struct tg_gate *gate;
 static struct tg_mcp *mcp;
 static struct tg_mcp_http *http;
 
+/* A connection to the server from 127.0.0.2 to 127.0.0.65 in turn: each
+ * run leaves its port in TIME_WAIT for a minute, and tens of thousands of
+ * runs from one address would use up its ephemeral ports. */
 static int connect_local(void)
 {
+	static unsigned turn;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 
+	if (fd < 0)
+		return -1;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + turn++ % 64);
+	/* the port is chosen at connect, knowing the whole address pair */
+	if (setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -49,8 +60,10 @@ static void exchange(const char *req, size_t len, char *out, size_t cap)
 	int fd = connect_local();
 	size_t got = 0;
 
-	if (fd < 0)
+	if (fd < 0) {
+		perror("fuzz_http: connecting to the server under test");
 		abort();
+	}
 	/* the server may answer and close before it has read everything
 	 * (a refusal decided by the headers): EPIPE, not SIGPIPE */
 	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
