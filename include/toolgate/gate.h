@@ -77,6 +77,10 @@ struct tg_call {
 	 * the client answers, and must return soon after *stop becomes
 	 * non-zero. NULL: the tool's requests get an error. */
 	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
+	/* Non-zero once the caller stopped the run to ask its client first
+	 * (MCP's multi round-trip requests): recorded as input_required, not
+	 * as the tool's failure. NULL: never. */
+	const volatile int *input_required;
 };
 
 /* A tool result as MCP carries it. */

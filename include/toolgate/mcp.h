@@ -33,6 +33,10 @@ struct tg_mcp_options {
 	 * they stand for (docs/MCP.md); every request must then carry one.
 	 * NULL: none required (loopback only). */
 	const char *http_tokens;
+	/* A file of 64 hex digits: the key that seals the requestState of
+	 * 2026-07-28 multi round-trip calls, shared by every instance that
+	 * may see a retry. NULL: a random key of this process's own. */
+	const char *state_key_file;
 };
 
 struct tg_mcp;

@@ -1,6 +1,7 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
  *                [--workspace DIR] [--principal NAME] [--record FILE]
+ *                [--state-key FILE]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
@@ -8,7 +9,9 @@
  * address until SIGINT or SIGTERM (with --stdio as well: until stdin
  * closes); with --tokens, every HTTP request needs a bearer token of the
  * file, and its principal is the caller. The records (one JSON line per
- * call) go to stderr unless --record names a file.
+ * call) go to stderr unless --record names a file. --state-key names the
+ * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
+ * several instances behind one address.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,14 +29,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--workspace DIR]\n"
-		   "                      [--principal NAME] [--record FILE]\n");
+	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
+		   "                      [--workspace DIR] [--principal NAME] [--record FILE]\n"
+		   "                      [--state-key FILE]\n");
 }
 
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
-	const char *http = NULL, *tokens = NULL;
+	const char *http = NULL, *tokens = NULL, *state_key = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { -1, NULL, NULL };
@@ -71,6 +75,8 @@ int cmd_serve(int argc, char **argv)
 			http = v;
 		else if (strcmp(a, "--tokens") == 0)
 			tokens = v;
+		else if (strcmp(a, "--state-key") == 0)
+			state_key = v;
 		else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);
@@ -96,6 +102,7 @@ int cmd_serve(int argc, char **argv)
 	gopts.tools_dir = catalog;
 	mopts.principal = principal;
 	mopts.http_tokens = tokens;
+	mopts.state_key_file = state_key;
 	if (tokens && !http) {
 		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
 		return 2;

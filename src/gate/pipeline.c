@@ -194,6 +194,8 @@ static int stage_execute(const struct tg_gate *g, struct call_state *st, struct 
 	if (rc < 0)
 		return rc;
 	st->outcome = st->out.is_error ? "tool_error" : "ok";
+	if (st->call->input_required && *st->call->input_required)
+		st->outcome = "input_required";
 	return 0;
 }
 

@@ -310,6 +310,8 @@ struct sse {
 	unsigned long stream;       /* this answer's number in its session */
 	unsigned long events;       /* events sent on it */
 	int refs;                   /* the call's thread and the response */
+	int opened;                 /* the stream's headers are decided */
+	json_t *plain;              /* a modern answer that came before any event */
 	struct tg_mcp_http *h;
 	struct http_session *hs;
 	json_t *msg;
@@ -386,6 +388,14 @@ static void *sse_call(void *arg)
 	struct mcp_sink sink = { sse_send, e };
 	json_t *resp = mcp_session_dispatch(&e->hs->s, e->msg, &sink);
 
+	pthread_mutex_lock(&e->lock);
+	if (resp && e->modern && !e->opened && e->len == 0) {
+		/* nothing was reported: the answer goes as plain JSON, with
+		 * the status its error calls for (answer_sse) */
+		e->plain = resp;
+		resp = NULL;
+	}
+	pthread_mutex_unlock(&e->lock);
 	if (resp)
 		sse_append(e, resp, 1);
 	json_decref(e->msg);
@@ -487,21 +497,46 @@ static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *
 					  e->stream, SSE_RETRY_MS);
 	else if (!e->buf)
 		e->cap = 0;
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
-	if (!r) {
-		e->refs = 1;
-		json_decref(msg);
-		session_put(h, hs);
-		sse_unref(e);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, sse_call, e) != 0)
 		sse_call(e); /* no thread: the call runs here, the stream then holds it all */
 	pthread_attr_destroy(&attr);
+	if (e->modern) {
+		/* the status goes first, and a modern error has its own (400
+		 * for -32021): wait for the first event or the answer; a call
+		 * that reported nothing is answered with plain JSON */
+		json_t *plain;
+		int silent;
+
+		pthread_mutex_lock(&e->lock);
+		while (!e->len && !e->done)
+			pthread_cond_wait(&e->more, &e->lock);
+		plain = e->plain;
+		e->plain = NULL;
+		silent = e->done && !e->len; /* no answer at all: cancelled */
+		e->opened = 1;
+		pthread_mutex_unlock(&e->lock);
+		if (plain || silent) {
+			char *body = plain ? json_dumps(plain, JSON_COMPACT) : NULL;
+
+			rc = body ? reply(c, (unsigned)mcp_modern_status(plain), "application/json",
+					  body, NULL)
+				  : reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
+			json_decref(plain);
+			free(body);
+			sse_unref(e);
+			return rc;
+		}
+	}
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
+	if (!r) {
+		sse_free(e); /* the call goes on, its events nowhere */
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r); /* the response's reference to e goes with sse_free */
 	return rc;

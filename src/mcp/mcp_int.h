@@ -21,6 +21,13 @@ enum {
 	RPC_INTERNAL_ERROR = -32603,
 };
 
+/* The codes MCP 2026-07-28 adds. */
+enum {
+	RPC_HEADER_MISMATCH = -32020,
+	RPC_MISSING_CLIENT_CAPABILITY = -32021,
+	RPC_UNSUPPORTED_VERSION = -32022,
+};
+
 #define MCP_MAX_PRINCIPAL 128
 
 struct mcp_tokens;
@@ -31,6 +38,7 @@ struct tg_mcp {
 	char *instructions;
 	unsigned max_inflight;
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
+	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
 };
 
 /* ---- auth.c ---------------------------------------------------------------- */
@@ -43,6 +51,30 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 /* The principal a bearer token stands for, or NULL. */
 const char *mcp_tokens_check(const struct mcp_tokens *t, const char *token, size_t len);
 void mcp_tokens_free(struct mcp_tokens *t);
+
+/* ---- mrtr.c ---------------------------------------------------------------- */
+
+struct mrtr;
+
+/* The multi round-trip state of a modern tools/call: params' requestState
+ * opened and checked (it must be this server's, in time, for principal,
+ * the tool params names and its arguments), the inputResponses it asked
+ * for taken; caps is the request's clientCapabilities. 0 and OUT *out;
+ * -1 and why (a -32602 message) when the state or responses are bad. */
+int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, json_t *params,
+	      json_t *caps, struct mrtr **out, char *why, size_t len);
+/* A tool's question (method is one of sampling/createMessage,
+ * elicitation/create, roots/list): the answer for the tool, JSON text
+ * {"result": ...} (malloc'd), when this round holds it; else NULL and
+ * *stop set: the run must end, and mrtr_response says what the client
+ * gets. Thread-safe. */
+char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, int *stop);
+/* The answer to a call whose run was stopped for questions: an
+ * InputRequiredResult (its resultType set, the rest of a modern result
+ * left to the caller), -32021 when a question needs a capability the
+ * client did not declare, or -32602 when the tool asks on and on. */
+json_t *mrtr_response(struct mrtr *r, json_t *id);
+void mrtr_free(struct mrtr *r);
 
 /* ---- jsonrpc.c ---------------------------------------------------------- */
 

@@ -224,6 +224,7 @@ struct call_job {
 	char *name;
 	char *args;                    /* JSON text, or NULL */
 	json_t *token;                 /* _meta.progressToken, or NULL */
+	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
 	struct mcp_sink sink;
 	int has_sink;
 };
@@ -235,12 +236,6 @@ struct call_job {
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
 #define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
-
-enum {
-	RPC_HEADER_MISMATCH = -32020,
-	RPC_MISSING_CLIENT_CAPABILITY = -32021,
-	RPC_UNSUPPORTED_VERSION = -32022,
-};
 
 /* What every modern result carries: its type, the server's identity and,
  * for what a client may cache, how long and for whom. */
@@ -272,6 +267,9 @@ struct reporter {
 	json_t *token;                 /* the request's progressToken, or NULL */
 	double last;                   /* the last progress sent */
 	int sent;
+	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
+	int cancel_w;                  /* stops the run; -1: none */
+	volatile int suspended;        /* the run was stopped to ask the client */
 };
 
 static void session_sink_send(void *ctx, json_t *msg)
@@ -424,6 +422,34 @@ static char *tool_ask(void *ctx, const char *request, const volatile int *stop)
 	return text;
 }
 
+/* An interactive tool's request in the modern era (MRTR, mrtr.c): the
+ * answer when the call's requestState and inputResponses hold it; else
+ * the run is stopped, and the call answers with what to ask. */
+static char *tool_ask_modern(void *ctx, const char *request, const volatile int *stop)
+{
+	struct reporter *r = ctx;
+	json_t *req = json_loads(request, 0, NULL), *inner = json_object_get(req, "request");
+	const char *method = json_string_value(json_object_get(inner, "method"));
+	char *text = NULL;
+	int stop_run = 0;
+
+	(void)stop;
+	if (!method || !needed_capability(method)) {
+		json_decref(req);
+		return ask_error(RPC_METHOD_NOT_FOUND, "a tool may ask for sampling/createMessage, "
+				 "elicitation/create or roots/list");
+	}
+	text = mrtr_ask(r->mrtr, method, json_object_get(inner, "params"), &stop_run);
+	json_decref(req);
+	if (text || !stop_run)
+		return text ? text : ask_error(RPC_INTERNAL_ERROR, "out of memory");
+	r->suspended = 1;
+	if (r->cancel_w >= 0 && write(r->cancel_w, "x", 1) < 0)
+		r->suspended = 1; /* the pipe holds a byte already: the run ends anyway */
+	return ask_error(RPC_INTERNAL_ERROR, "input required: the call ends, and the client "
+			 "calls again with the answer");
+}
+
 /* A response from the client: to the request of ours that waits for it. */
 static void deliver_answer(struct mcp_session *s, json_t *msg)
 {
@@ -440,13 +466,18 @@ static void deliver_answer(struct mcp_session *s, json_t *msg)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Run a tools/call through the gate; its response. f: the call's
+ * cancellation (NULL in a batch); mrtr: a modern call's questions. */
 static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
-			     const char *args, int cancel_fd, json_t *token,
-			     const struct mcp_sink *sink, const struct call_opts *opts)
+			     const char *args, struct inflight *f, struct mrtr *mrtr,
+			     json_t *token, const struct mcp_sink *sink,
+			     const struct call_opts *opts)
 {
-	struct reporter rep = { s, opts->log_at, { session_sink_send, s }, token, 0, 0 };
+	struct reporter rep = { s, opts->log_at, { session_sink_send, s }, token, 0, 0,
+				mrtr, f ? f->cancel[1] : -1, 0 };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
-				cancel_fd, NULL, tool_event, &rep, tool_ask };
+				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
+				mrtr ? tool_ask_modern : tool_ask, &rep.suspended };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -456,13 +487,24 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	/* a call in a batch cannot be cancelled nor asked about, so its tool
 	 * may not ask the client: it gets an error at once, rather than
 	 * waiting for an answer that has no way back */
-	if (cancel_fd < 0 || opts->modern)
-		call.ask = NULL; /* modern: no requests to the client (MRTR is not here yet) */
+	if (!f || (opts->modern && !mrtr))
+		call.ask = NULL;
 	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
 		/* the call itself is wrong: unknown or retired tool */
 		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
 						  ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
 				      err.msg);
+	}
+	if (rep.suspended) {
+		/* stopped to ask: what to ask, not the run's end, is the answer */
+		tg_call_result_release(&r);
+		result = mrtr_response(mrtr, id);
+		if (json_is_object(json_object_get(result, "result"))) {
+			modern_result(json_object_get(result, "result"), 0);
+			json_object_set_new(json_object_get(result, "result"), "resultType",
+					    json_string("input_required"));
+		}
+		return result ? result : rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
 	}
 	content = json_loads(r.content_json, 0, NULL);
 	if (r.structured_json && !opts->old_shapes)
@@ -508,6 +550,7 @@ static void job_free(struct call_job *j)
 	free(j->f);
 	json_decref(j->id);
 	json_decref(j->token);
+	mrtr_free(j->mrtr);
 	free(j->name);
 	free(j->args);
 	free(j);
@@ -517,7 +560,7 @@ static void *call_thread(void *arg)
 {
 	struct call_job *j = arg;
 	struct mcp_session *s = j->s;
-	json_t *resp = call_response(s, j->id, j->name, j->args, j->f->cancel[0], j->token,
+	json_t *resp = call_response(s, j->id, j->name, j->args, j->f, j->mrtr, j->token,
 				     j->has_sink ? &j->sink : NULL, &j->opts);
 	int cancelled;
 
@@ -568,7 +611,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 				      "tools/call: _meta.progressToken longer than 256 bytes");
 	}
 	if (mode == CALL_PLAIN) {
-		json_t *resp = call_response(s, id, name, text, -1, token, sink, opts);
+		json_t *resp = call_response(s, id, name, text, NULL, NULL, token, sink, opts);
 
 		free(text);
 		return resp;
@@ -582,6 +625,19 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		free(j);
 		free(text);
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+	}
+	if (opts->modern) {
+		/* its questions to the client go by MRTR: a retry's requestState
+		 * and inputResponses are checked before anything runs */
+		char why[160];
+		json_t *caps = json_object_get(json_object_get(params, "_meta"), META_CAPS);
+
+		if (mrtr_open(s->mcp, s->principal, name, params, caps, &j->mrtr, why,
+			      sizeof(why)) < 0) {
+			free(text);
+			job_free(j);
+			return rpc_error_json(id, RPC_INVALID_PARAMS, why);
+		}
 	}
 	j->s = s;
 	j->id = json_incref(id);
@@ -603,7 +659,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	s->ninflight++;
 	pthread_mutex_unlock(&s->lock);
 	if (mode == CALL_HERE) {
-		json_t *resp = call_response(s, id, name, text, j->f->cancel[0], token, sink, opts);
+		json_t *resp = call_response(s, id, name, text, j->f, j->mrtr, token, sink, opts);
 
 		pthread_mutex_lock(&s->lock);
 		if (j->f->cancelled) { /* a cancelled request gets no response */

@@ -480,6 +480,28 @@ check serve_log_notifications_by_level $? "at warning: $log_warn; at debug: $(ca
 r=$(timeout 60 python3 "$repo/tests/integration/mcp_ask.py" "$TG" "$repo/tests/conformance/catalog" 2>&1)
 [ "$r" = ok ]; check serve_tool_asks_client $? "$r"
 
+# the modern era's multi round-trip requests: an interactive tool's two
+# questions answered round by round, over stdio and HTTP (mcp_mrtr.py)
+mkdir -p "$tmp/mrtr/tools"
+cp "$repo/tests/integration/ask_two.py" "$tmp/mrtr/tools/"
+cat >"$tmp/mrtr/ask.json" <<'JSON'
+{"name":"ask.two","version":"1.0.0","description":"Asks for a name, then the model","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},
+ "output_schema":{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]},
+ "executor":{"kind":"command","argv":["python3","/tools/ask_two.py"],"tier":"strict","interactive":true,
+  "limits":{"timeout":"30s"},"mounts":[{"host":"tools","inside":"/tools"}]}}
+JSON
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/state.key"
+: >"$tmp/mrtr.rec"
+timeout 120 python3 "$repo/tests/integration/mcp_mrtr.py" "$TG" "$tmp/mrtr" "$tmp/mrtr.rec" "$tmp/state.key" >"$tmp/mrtr.out" 2>&1
+cat "$tmp/mrtr.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/mrtr.out")))
+grep -q 'mrtr_http_round_trips' "$tmp/mrtr.out"; check mrtr_ran_to_the_end $? "$(tail -3 "$tmp/mrtr.out")"
+printf 'zz\n' >"$tmp/bad.key"
+"$TG" serve --catalog "$tmp/mrtr" --state-key "$tmp/bad.key" </dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q 'want one line of 64 hex digits' "$tmp/err"
+check serve_bad_state_key_refused $? "rc=$rc $(cat "$tmp/err")"
+
 # the modern era (2026-07-28) over stdio: no handshake, the version and
 # capabilities in each request's _meta
 M='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
