@@ -10,6 +10,7 @@
  * whatever its caller says.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -174,6 +175,14 @@ static int stage_gate_writes(struct call_state *st)
 	return 0;
 }
 
+/* 1 if the caller gave up on the call: its cancel fd is readable. */
+static int cancelled(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 /* 7 execute. */
 static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
@@ -196,6 +205,8 @@ static int stage_execute(const struct tg_gate *g, struct call_state *st, struct 
 	st->outcome = st->out.is_error ? "tool_error" : "ok";
 	if (st->call->input_required && *st->call->input_required)
 		st->outcome = "input_required";
+	else if (st->out.is_error && cancelled(st->call->cancel_fd))
+		st->outcome = "cancelled";
 	return 0;
 }
 

@@ -2,8 +2,12 @@
  * The Streamable HTTP transport (MCP 2025-11-25, "Transports"), on
  * libmicrohttpd: one endpoint (/mcp); POST carries one JSON-RPC message
  * (a batch in a 2025-03-26 session) and is answered with application/json,
- * 202 for notifications and responses; DELETE ends a session; GET is 405
- * (this server sends nothing unprompted yet, so it offers no stream).
+ * or with an event stream when the call reports while it runs; 202 for
+ * notifications and responses; DELETE ends a session; GET opens the
+ * session's stream of what the server sends outside any request, or with
+ * Last-Event-ID resumes a stream whose connection broke (stream.c). A
+ * 2026-07-28 subscriptions/listen is answered with a stream that stays
+ * open until the client closes it or the server stops.
  *
  * Sessions: initialize creates one and names it in Mcp-Session-Id (128
  * random bits); every later request must carry it (400 without, 404 for
@@ -18,7 +22,9 @@
  * notifications/cancelled on another connection kills its sandbox.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <sodium.h>
 #include <pthread.h>
@@ -42,12 +48,17 @@
 #define RPC_HEADER_MISMATCH_HTTP (-32020) /* 2026-07-28's HeaderMismatch */
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
 
+#define MAX_STREAMS 32 /* a session's streams kept for resuming */
+
 struct http_session {
 	char id[33];
 	struct mcp_session s;
 	time_t last_used;
-	int users;                  /* requests using it now */
-	unsigned long streams;      /* SSE answers opened (their ids) */
+	int users;                  /* requests and readers using it now */
+	unsigned long streams;      /* streams opened (their numbers) */
+	struct mcp_stream *kept[MAX_STREAMS]; /* resumable, oldest first */
+	size_t nstreams;
+	struct mcp_stream *get;     /* the GET stream (under s.lock), or NULL */
 	int ended;                  /* DELETEd or expired: freed by the last user */
 	struct http_session *next;
 };
@@ -63,6 +74,7 @@ struct tg_mcp_http {
 	char addr[INET_ADDRSTRLEN]; /* the bound address, for the Host check */
 	unsigned max_idle;
 	int stopping;
+	struct http_listener *listeners; /* subscriptions/listen streams */
 };
 
 struct request {
@@ -75,18 +87,25 @@ struct request {
 
 /* ---- sessions ------------------------------------------------------------ */
 
-static void drop_message(void *ctx, const char *text, size_t len)
+/* What a session sends outside any request: on its GET stream, when the
+ * client opened one; else it is dropped (the caller holds s.lock). */
+static void session_message(void *ctx, const char *text, size_t len)
 {
-	/* a session over HTTP sends nothing unprompted yet (no GET stream):
-	 * what would go there is dropped */
-	(void)ctx;
-	(void)text;
+	struct http_session *hs = ctx;
+
 	(void)len;
+	if (hs && hs->get)
+		mcp_stream_send_text(hs->get, text);
 }
 
 static void session_free(struct http_session *hs)
 {
+	size_t i;
+
 	mcp_session_release(&hs->s, 1);
+	for (i = 0; i < hs->nstreams; i++)
+		mcp_stream_unref(hs->kept[i]);
+	mcp_stream_unref(hs->get);
 	free(hs);
 }
 
@@ -155,7 +174,7 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 	}
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
-	mcp_session_init(&hs->s, h->mcp, drop_message, NULL);
+	mcp_session_init(&hs->s, h->mcp, session_message, hs);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
 	hs->last_used = time(NULL);
 	hs->users = 1;
@@ -209,12 +228,48 @@ static void session_put(struct tg_mcp_http *h, struct http_session *hs)
 		session_free(hs);
 }
 
+/* Keep st for resuming (the caller holds lock): the oldest kept stream
+ * goes when the session keeps MAX_STREAMS. */
+static void keep_stream(struct http_session *hs, struct mcp_stream *st)
+{
+	if (hs->nstreams == MAX_STREAMS) {
+		mcp_stream_unref(hs->kept[0]);
+		memmove(hs->kept, hs->kept + 1, --hs->nstreams * sizeof(hs->kept[0]));
+	}
+	mcp_stream_ref(st);
+	hs->kept[hs->nstreams++] = st;
+}
+
+/* Let st go (the caller holds lock). */
+static void forget_stream(struct http_session *hs, struct mcp_stream *st)
+{
+	size_t i;
+
+	for (i = 0; i < hs->nstreams; i++)
+		if (hs->kept[i] == st) {
+			memmove(hs->kept + i, hs->kept + i + 1,
+				(--hs->nstreams - i) * sizeof(hs->kept[0]));
+			mcp_stream_unref(st);
+			return;
+		}
+}
+
+/* The session's streams end: their readers finish (the caller holds lock). */
+static void end_streams(struct http_session *hs)
+{
+	size_t i;
+
+	for (i = 0; i < hs->nstreams; i++)
+		mcp_stream_end(hs->kept[i]);
+}
+
 /* DELETE, or initialize refused: the session ends now, its calls
  * cancelled; the last user frees it. */
 static void session_end(struct tg_mcp_http *h, struct http_session *hs)
 {
 	pthread_mutex_lock(&h->lock);
 	hs->ended = 1;
+	end_streams(hs);
 	pthread_mutex_unlock(&h->lock);
 	mcp_session_cancel(&hs->s);
 }
@@ -293,158 +348,285 @@ static const char *meta_version(json_t *msg)
 	return json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
 }
 
+/* ---- event streams ------------------------------------------------------------ */
+
+/* One connection reading a stream (the libmicrohttpd response's). A
+ * legacy session's stream holds a use of its session while it is read. */
+struct reader {
+	struct tg_mcp_http *h;
+	struct http_session *hs;    /* NULL: not a session's (modern) */
+	struct mcp_stream *st;
+	struct http_listener *l;    /* a subscriptions/listen stream's */
+	struct call *k;             /* a modern call's answer: closing cancels it */
+	unsigned gen;               /* this connection's hold on the stream */
+};
+
+static void call_gone(struct call *k);
+static void call_unref(struct call *k);
+
+/* A 2026-07-28 subscriptions/listen stream, ended with a completion
+ * result when the server stops. */
+struct http_listener {
+	json_t *id;
+	struct mcp_stream *st;
+	struct http_listener *next;
+};
+
+static ssize_t reader_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct reader *r = cls;
+	ssize_t n = mcp_stream_read(r->st, r->gen, buf, max);
+
+	(void)pos;
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void listener_remove(struct tg_mcp_http *h, struct http_listener *l)
+{
+	struct http_listener **p;
+
+	pthread_mutex_lock(&h->lock);
+	for (p = &h->listeners; *p; p = &(*p)->next)
+		if (*p == l) {
+			*p = l->next;
+			break;
+		}
+	pthread_cond_broadcast(&h->idle);
+	pthread_mutex_unlock(&h->lock);
+	json_decref(l->id);
+	mcp_stream_unref(l->st);
+	free(l);
+}
+
+/* The connection closed, or the stream was read to its end. A legacy
+ * stream stays kept for resuming until it has been read to its end. */
+static void reader_free_fields(struct reader *r)
+{
+	if (r->gen)
+		mcp_stream_detach(r->st, r->gen);
+	if (r->k) {
+		call_gone(r->k);
+		call_unref(r->k);
+	}
+	if (r->hs) {
+		pthread_mutex_lock(&r->h->lock);
+		if (mcp_stream_finished(r->st))
+			forget_stream(r->hs, r->st);
+		pthread_mutex_unlock(&r->h->lock);
+		session_put(r->h, r->hs);
+	}
+	if (r->l)
+		listener_remove(r->h, r->l);
+	mcp_stream_unref(r->st);
+}
+
+static void reader_free(void *cls)
+{
+	reader_free_fields(cls);
+	free(cls);
+}
+
+/* Answer with a stream from event first on; the reader r (copied) takes
+ * its reference to the stream, and its uses of the session and call. */
+static enum MHD_Result serve_stream(struct MHD_Connection *c, const struct reader *tmpl,
+				    unsigned long first)
+{
+	struct reader *r = malloc(sizeof(*r));
+	struct MHD_Response *resp;
+	enum MHD_Result rc;
+
+	if (!r) {
+		struct reader stack = *tmpl;
+
+		reader_free_fields(&stack);
+		return MHD_NO;
+	}
+	*r = *tmpl;
+	r->gen = mcp_stream_attach(r->st, first);
+	if (!r->gen) {
+		reader_free(r);
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				  "Bad Request: that stream was read to its end");
+	}
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader_read, r,
+						 reader_free);
+	if (!resp) {
+		reader_free(r);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp); /* r goes with reader_free */
+	return rc;
+}
+
 /* ---- SSE answers ------------------------------------------------------------ */
 
-/* A POST answered as a stream of server-sent events: what the call reports
- * while it runs (progress, log messages), then its response. A thread runs
- * the call and appends events; libmicrohttpd's reader takes them as they
- * come (blocking is fine in thread-per-connection mode). */
-struct sse {
-	pthread_mutex_t lock;
-	pthread_cond_t more;
-	char *buf;
-	size_t len, cap, off;
-	int done;
-	int gone;                   /* the client's connection is closed */
-	int modern;                 /* a 2026-07-28 request: no ids, no priming */
-	unsigned long stream;       /* this answer's number in its session */
-	unsigned long events;       /* events sent on it */
-	int refs;                   /* the call's thread and the response */
-	int opened;                 /* the stream's headers are decided */
-	json_t *plain;              /* a modern answer that came before any event */
+/* A POST answered as a stream of server-sent events: what the call
+ * reports while it runs (progress, log messages, questions to the
+ * client), then its response. A thread runs the call and appends events
+ * to the stream; the connection reads them as they come (blocking is
+ * fine in thread-per-connection mode). A closed connection does not
+ * cancel the call (the specification's rule): in a legacy session its
+ * events are kept, and the client may resume the stream with a GET and
+ * Last-Event-ID. */
+struct call {
 	struct tg_mcp_http *h;
 	struct http_session *hs;
 	json_t *msg;
+	struct mcp_stream *st;
+	pthread_mutex_t lock;
+	pthread_cond_t decided;
+	int evented;                /* something was appended */
+	int opened;                 /* the answer is a stream */
+	int done;
+	json_t *plain;              /* a modern answer that came before any event */
+	int refs;
 };
 
-static void sse_unref(struct sse *e)
+static void call_unref(struct call *k)
 {
 	int last;
 
-	pthread_mutex_lock(&e->lock);
-	last = --e->refs == 0;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(&k->lock);
+	last = --k->refs == 0;
+	pthread_mutex_unlock(&k->lock);
 	if (!last)
 		return;
-	pthread_cond_destroy(&e->more);
-	pthread_mutex_destroy(&e->lock);
-	free(e->buf);
-	free(e);
+	mcp_stream_unref(k->st);
+	pthread_cond_destroy(&k->decided);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
 }
 
-/* Append one message as an event (the message is taken). A notification
- * past MAX_SSE_BACKLOG of unread bytes is dropped (a client that does
- * not read cannot make the gateway hold a tool's every report); the final
- * response always goes. Nothing goes once the client is gone. */
-static void sse_append(struct sse *e, json_t *msg, int final)
+/* The answer's connection closed: in the modern era that cancels the
+ * call (its session is the call's own). */
+static void call_gone(struct call *k)
 {
-	char *text = json_dumps(msg, JSON_COMPACT);
-	size_t need;
-
-	json_decref(msg);
-	if (!text)
-		return;
-	need = strlen(text) + 128;
-	pthread_mutex_lock(&e->lock);
-	if (e->gone || (!final && e->len - e->off + need > MAX_SSE_BACKLOG)) {
-		pthread_mutex_unlock(&e->lock);
-		free(text);
-		return;
-	}
-	if (e->len + need > e->cap) {
-		size_t cap = e->cap ? e->cap : 4096;
-		char *b;
-
-		while (cap < e->len + need)
-			cap *= 2;
-		b = realloc(e->buf, cap);
-		if (b) {
-			e->buf = b;
-			e->cap = cap;
-		}
-	}
-	/* each event has an id, "STREAM-N": the stream's number in the
-	 * session and the event's in the stream (SEP-1699) */
-	if (e->len + need <= e->cap && e->modern) /* 2026-07-28: no event ids */
-		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
-					   "event: message\ndata: %s\n\n", text);
-	else if (e->len + need <= e->cap)
-		e->len += (size_t)snprintf(e->buf + e->len, e->cap - e->len,
-					   "id: %lu-%lu\nevent: message\ndata: %s\n\n", e->stream,
-					   ++e->events, text);
-	pthread_cond_broadcast(&e->more);
-	pthread_mutex_unlock(&e->lock);
-	free(text);
+	pthread_mutex_lock(&k->lock);
+	if (!k->done)
+		mcp_session_cancel(&k->hs->s);
+	pthread_mutex_unlock(&k->lock);
 }
 
-static void sse_send(void *ctx, json_t *msg)
+static void call_event(void *ctx, json_t *msg)
 {
-	sse_append(ctx, msg, 0);
+	struct call *k = ctx;
+
+	pthread_mutex_lock(&k->lock);
+	k->evented = 1;
+	pthread_cond_broadcast(&k->decided);
+	pthread_mutex_unlock(&k->lock);
+	mcp_stream_send(k->st, msg, 0);
 }
 
-static void *sse_call(void *arg)
+static void *call_main(void *arg)
 {
-	struct sse *e = arg;
-	struct mcp_sink sink = { sse_send, e };
-	json_t *resp = mcp_session_dispatch(&e->hs->s, e->msg, &sink);
+	struct call *k = arg;
+	struct mcp_sink sink = { call_event, k };
+	json_t *resp = mcp_session_dispatch(&k->hs->s, k->msg, &sink);
 
-	pthread_mutex_lock(&e->lock);
-	if (resp && e->modern && !e->opened && e->len == 0) {
+	pthread_mutex_lock(&k->lock);
+	if (resp && k->plain == NULL && !k->opened && !k->evented && meta_version(k->msg)) {
 		/* nothing was reported: the answer goes as plain JSON, with
 		 * the status its error calls for (answer_sse) */
-		e->plain = resp;
+		k->plain = resp;
 		resp = NULL;
 	}
-	pthread_mutex_unlock(&e->lock);
+	k->done = 1;
+	pthread_cond_broadcast(&k->decided);
+	pthread_mutex_unlock(&k->lock);
 	if (resp)
-		sse_append(e, resp, 1);
-	json_decref(e->msg);
-	session_put(e->h, e->hs);
-	pthread_mutex_lock(&e->lock);
-	e->done = 1;
-	pthread_cond_broadcast(&e->more);
-	pthread_mutex_unlock(&e->lock);
-	sse_unref(e);
+		mcp_stream_send(k->st, resp, 1);
+	else
+		mcp_stream_end(k->st); /* cancelled: no response */
+	json_decref(k->msg);
+	session_put(k->h, k->hs);
+	call_unref(k);
 	return NULL;
 }
 
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+/* Answer msg as an SSE stream; takes msg and the caller's use of hs (hs
+ * is a legacy session's unless msg is modern). */
+static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  struct http_session *hs, json_t *msg)
 {
-	struct sse *e = cls;
-	size_t n;
+	struct call *k = calloc(1, sizeof(*k));
+	int modern = meta_version(msg) != NULL;
+	unsigned long number;
+	pthread_attr_t attr;
+	pthread_t t;
+	json_t *plain;
+	int silent;
 
-	(void)pos;
-	pthread_mutex_lock(&e->lock);
-	while (e->off == e->len && !e->done)
-		pthread_cond_wait(&e->more, &e->lock);
-	if (e->off == e->len) {
-		pthread_mutex_unlock(&e->lock);
-		return MHD_CONTENT_READER_END_OF_STREAM;
+	pthread_mutex_lock(&h->lock);
+	number = ++hs->streams;
+	pthread_mutex_unlock(&h->lock);
+	if (k)
+		k->st = mcp_stream_new(number, !modern, MAX_SSE_BACKLOG);
+	if (!k || !k->st) {
+		free(k);
+		json_decref(msg);
+		session_put(h, hs);
+		return http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+				  "out of memory");
 	}
-	n = e->len - e->off < max ? e->len - e->off : max;
-	memcpy(buf, e->buf + e->off, n);
-	e->off += n;
-	if (e->off == e->len)
-		e->off = e->len = 0; /* all read: the buffer starts over */
-	pthread_mutex_unlock(&e->lock);
-	return (ssize_t)n;
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->decided, NULL);
+	k->refs = 2;
+	k->h = h;
+	k->hs = hs;
+	k->msg = msg;
+	if (!modern) {
+		/* resumable: kept in the session, primed with event 0 */
+		mcp_stream_prime(k->st, SSE_RETRY_MS);
+		pthread_mutex_lock(&h->lock);
+		keep_stream(hs, k->st);
+		hs->users++; /* the reader's use */
+		pthread_mutex_unlock(&h->lock);
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, call_main, k) != 0)
+		call_main(k); /* no thread: the call runs here, the stream then holds it all */
+	pthread_attr_destroy(&attr);
+	pthread_mutex_lock(&k->lock);
+	/* a modern error has its own status (400 for -32021), and the status
+	 * goes first: wait for the first event or the answer; a call that
+	 * reported nothing is answered with plain JSON */
+	while (modern && !k->evented && !k->done)
+		pthread_cond_wait(&k->decided, &k->lock);
+	plain = k->plain;
+	k->plain = NULL;
+	silent = modern && k->done && !k->evented && !plain; /* cancelled: no answer */
+	k->opened = 1;
+	pthread_mutex_unlock(&k->lock);
+	mcp_stream_ref(k->st);
+	if (plain || silent) {
+		char *body = plain ? json_dumps(plain, JSON_COMPACT) : NULL;
+		enum MHD_Result rc = body ? reply(c, (unsigned)mcp_modern_status(plain),
+						   "application/json", body, NULL)
+					  : reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
+
+		json_decref(plain);
+		free(body);
+		mcp_stream_unref(k->st);
+		call_unref(k);
+		return rc;
+	}
+	{
+		struct reader r = { h, modern ? NULL : hs, k->st, NULL, modern ? k : NULL, 0 };
+
+		if (!modern)
+			call_unref(k); /* a closed stream is not a cancellation */
+		return serve_stream(c, &r, 0);
+	}
 }
 
-static void sse_free(void *cls)
-{
-	struct sse *e = cls;
-
-	/* the answer is over or its connection closed: the call may still
-	 * run (a closed stream is not a cancellation), its events go nowhere */
-	pthread_mutex_lock(&e->lock);
-	e->gone = 1;
-	e->off = e->len = 0;
-	pthread_mutex_unlock(&e->lock);
-	sse_unref(e);
-}
-
-/* A tools/call that may report while it runs: a command tool (whose
- * stderr may carry reports) or a call with a progress token. */
+/* A call that may report while it runs: a tools/call of a command tool
+ * (whose stderr may carry reports) or with a progress token. */
 static int may_report(struct tg_mcp_http *h, json_t *msg)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
@@ -461,85 +643,82 @@ static int may_report(struct tg_mcp_http *h, json_t *msg)
 	       k->executor == TG_EXEC_COMMAND;
 }
 
-/* Answer msg as an SSE stream; takes msg and the caller's use of hs. */
-static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
-				  struct http_session *hs, json_t *msg)
-{
-	struct sse *e = calloc(1, sizeof(*e));
-	struct MHD_Response *r;
-	pthread_attr_t attr;
-	pthread_t t;
-	enum MHD_Result rc;
+/* ---- subscriptions/listen ------------------------------------------------------- */
 
-	if (!e) {
+#define MAX_LISTENERS 256 /* open subscriptions/listen streams, all clients */
+
+static void capture(void *ctx, json_t *msg)
+{
+	json_t **ack = ctx;
+
+	json_decref(*ack);
+	*ack = msg;
+}
+
+/* subscriptions/listen: the session checks the request and gives the
+ * acknowledgment, which opens the stream; the stream then stays open,
+ * with keep-alives, until the client closes it or the server stops
+ * (with the completion result). Takes msg and the use of hs. */
+static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     struct http_session *hs, json_t *msg)
+{
+	json_t *ack = NULL, *resp;
+	struct mcp_sink sink = { capture, &ack };
+	struct http_listener *l, *it;
+	struct mcp_stream *st;
+	enum MHD_Result rc;
+	unsigned n = 0;
+
+	resp = mcp_session_dispatch(&hs->s, msg, &sink);
+	session_put(h, hs);
+	if (resp || !ack) {
+		char *body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+
+		rc = body ? reply(c, (unsigned)mcp_modern_status(resp), "application/json", body,
+				  NULL)
+			  : http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+				       "out of memory");
+		free(body);
+		json_decref(resp);
+		json_decref(ack);
 		json_decref(msg);
-		session_put(h, hs);
+		return rc;
+	}
+	l = calloc(1, sizeof(*l));
+	st = mcp_stream_new(0, 0, MAX_SSE_BACKLOG);
+	if (!l || !st) {
+		free(l);
+		mcp_stream_unref(st);
+		json_decref(ack);
+		json_decref(msg);
 		return http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
 				  "out of memory");
 	}
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->more, NULL);
-	e->refs = 2;
-	e->h = h;
-	e->hs = hs;
-	e->msg = msg;
-	/* The stream opens with a priming event: an id and no data, and the
-	 * reconnection delay (SEP-1699). This server never closes an answer
-	 * before its response, so a client never needs to resume one. */
+	l->id = json_incref(json_object_get(msg, "id"));
+	json_decref(msg);
+	mcp_stream_send(st, ack, 0);
+	mcp_stream_ref(st);
+	l->st = st;
 	pthread_mutex_lock(&h->lock);
-	e->stream = ++hs->streams;
+	for (it = h->listeners; it; it = it->next)
+		n++;
+	if (h->stopping || n >= MAX_LISTENERS) {
+		pthread_mutex_unlock(&h->lock);
+		json_decref(l->id);
+		mcp_stream_unref(st);
+		mcp_stream_unref(st);
+		free(l);
+		return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
+				  "Service Unavailable: too many open subscriptions, or stopping");
+	}
+	l->next = h->listeners;
+	h->listeners = l;
 	pthread_mutex_unlock(&h->lock);
-	e->modern = meta_version(msg) != NULL;
-	e->cap = 256;
-	e->buf = malloc(e->cap);
-	if (e->buf && !e->modern)
-		e->len = (size_t)snprintf(e->buf, e->cap, "id: %lu-0\nretry: %u\ndata: \n\n",
-					  e->stream, SSE_RETRY_MS);
-	else if (!e->buf)
-		e->cap = 0;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, sse_call, e) != 0)
-		sse_call(e); /* no thread: the call runs here, the stream then holds it all */
-	pthread_attr_destroy(&attr);
-	if (e->modern) {
-		/* the status goes first, and a modern error has its own (400
-		 * for -32021): wait for the first event or the answer; a call
-		 * that reported nothing is answered with plain JSON */
-		json_t *plain;
-		int silent;
+	{
+		struct reader r = { h, NULL, st, l, NULL, 0 };
 
-		pthread_mutex_lock(&e->lock);
-		while (!e->len && !e->done)
-			pthread_cond_wait(&e->more, &e->lock);
-		plain = e->plain;
-		e->plain = NULL;
-		silent = e->done && !e->len; /* no answer at all: cancelled */
-		e->opened = 1;
-		pthread_mutex_unlock(&e->lock);
-		if (plain || silent) {
-			char *body = plain ? json_dumps(plain, JSON_COMPACT) : NULL;
-
-			rc = body ? reply(c, (unsigned)mcp_modern_status(plain), "application/json",
-					  body, NULL)
-				  : reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
-			json_decref(plain);
-			free(body);
-			sse_unref(e);
-			return rc;
-		}
+		return serve_stream(c, &r, 1);
 	}
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
-	if (!r) {
-		sse_free(e); /* the call goes on, its events nowhere */
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "Cache-Control", "no-cache");
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r); /* the response's reference to e goes with sse_free */
-	return rc;
 }
 
 /* ---- the modern era: stateless POSTs ------------------------------------------ */
@@ -554,7 +733,7 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 
 	if (!hs)
 		return NULL;
-	mcp_session_init(&hs->s, h->mcp, drop_message, NULL);
+	mcp_session_init(&hs->s, h->mcp, session_message, NULL);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
 	hs->users = 1;
 	hs->ended = 1;
@@ -632,6 +811,22 @@ static const char *header_mismatch(struct MHD_Connection *c, json_t *msg, char *
 	return NULL;
 }
 
+/* 400 with a JSON-RPC error answering msg (taken). */
+static enum MHD_Result refuse_modern(struct MHD_Connection *c, json_t *msg, int code,
+				     const char *why)
+{
+	json_t *id = json_object_get(msg, "id");
+	json_t *resp = rpc_error_json(id ? id : json_null(), code, why);
+	char *body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+	enum MHD_Result rc = reply(c, MHD_HTTP_BAD_REQUEST, "application/json", body ? body : "",
+				   NULL);
+
+	json_decref(resp);
+	json_decref(msg);
+	free(body);
+	return rc;
+}
+
 /* A modern request: no session, the headers checked against the body,
  * the answer's status from its error (400 for the era's protocol errors,
  * 404 for an unknown method). Takes msg. */
@@ -643,17 +838,14 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 	json_t *resp;
 	char why[200], *body;
 
-	if (header_mismatch(c, msg, why, sizeof(why))) {
-		json_t *id = json_object_get(msg, "id");
-
-		resp = rpc_error_json(id ? id : json_null(), RPC_HEADER_MISMATCH_HTTP, why);
-		json_decref(msg);
-		body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
-		json_decref(resp);
-		rc = reply(c, MHD_HTTP_BAD_REQUEST, "application/json", body ? body : "", NULL);
-		free(body);
-		return rc;
-	}
+	if (header_mismatch(c, msg, why, sizeof(why)))
+		return refuse_modern(c, msg, RPC_HEADER_MISMATCH_HTTP, why);
+	/* a malformed request: 400, as the revision says */
+	if (!json_is_object(json_object_get(json_object_get(json_object_get(msg, "params"), "_meta"),
+					    "io.modelcontextprotocol/clientCapabilities")))
+		return refuse_modern(c, msg, RPC_INVALID_PARAMS,
+				     "_meta: io.modelcontextprotocol/clientCapabilities (an object) "
+				     "is required");
 	hs = session_once(h, principal);
 	if (!hs) {
 		json_decref(msg);
@@ -662,6 +854,9 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 	}
 	if (may_report(h, msg))
 		return answer_sse(h, c, hs, msg);
+	if (json_object_get(msg, "id") &&
+	    strcmp(json_string_value(json_object_get(msg, "method")), "subscriptions/listen") == 0)
+		return answer_listen(h, c, hs, msg);
 	resp = mcp_session_dispatch(&hs->s, msg, NULL);
 	json_decref(msg);
 	if (!resp) {
@@ -835,6 +1030,116 @@ static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c
 	return reply(c, MHD_HTTP_OK, NULL, "", NULL);
 }
 
+/* "STREAM-N": the stream and the event a client last got. */
+static int parse_event_id(const char *v, unsigned long *stream, unsigned long *event)
+{
+	char *end;
+
+	errno = 0;
+	*stream = strtoul(v, &end, 10);
+	if (end == v || *end != '-' || !isdigit((unsigned char)end[1]) || errno)
+		return -1;
+	v = end + 1;
+	*event = strtoul(v, &end, 10);
+	return *end || errno || *event == ULONG_MAX ? -1 : 0;
+}
+
+/* GET: the session's stream of what the server sends outside any
+ * request; with Last-Event-ID, the rest of a stream whose connection
+ * broke (a POST's answer, or the GET stream itself). */
+static enum MHD_Result do_get(struct tg_mcp_http *h, struct MHD_Connection *c,
+			      const char *principal)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	struct http_session *hs;
+	struct mcp_stream *st = NULL, *old;
+	unsigned long number = 0, event = 0;
+	size_t i;
+
+	if (!accepts(accept, "text/event-stream"))
+		return http_error(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+				  "Not Acceptable: the GET stream is text/event-stream");
+	if (!sid)
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				  "Bad Request: no Mcp-Session-Id (a stream belongs to a session)");
+	if (last && parse_event_id(last, &number, &event) < 0)
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				  "Bad Request: Last-Event-ID is not an event id of this server");
+	hs = session_get(h, sid);
+	if (!hs)
+		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+				  "Not Found: no such session (it ended or expired)");
+	if (strcmp(hs->s.principal, principal) != 0 || (ver && !mcp_version_known(ver))) {
+		int other = strcmp(hs->s.principal, principal) != 0;
+
+		session_put(h, hs);
+		return other ? http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+					  "Forbidden: the session belongs to another principal")
+			     : http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					  "Bad Request: unsupported MCP-Protocol-Version");
+	}
+	if (last) {
+		pthread_mutex_lock(&h->lock);
+		for (i = 0; i < hs->nstreams; i++)
+			if (mcp_stream_number(hs->kept[i]) == number) {
+				st = hs->kept[i];
+				mcp_stream_ref(st);
+			}
+		pthread_mutex_unlock(&h->lock);
+		if (!st) {
+			session_put(h, hs);
+			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					  "Bad Request: Last-Event-ID names no stream of this "
+					  "session that is left to resume");
+		}
+		{
+			struct reader r = { h, hs, st, NULL, NULL, 0 };
+
+			return serve_stream(c, &r, event + 1);
+		}
+	}
+	/* a new GET stream: one at a time; one left unread is replaced */
+	pthread_mutex_lock(&h->lock);
+	number = ++hs->streams;
+	pthread_mutex_unlock(&h->lock);
+	st = mcp_stream_new(number, 1, MAX_SSE_BACKLOG);
+	if (!st) {
+		session_put(h, hs);
+		return http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+				  "out of memory");
+	}
+	pthread_mutex_lock(&hs->s.lock);
+	old = hs->get;
+	if (old && mcp_stream_busy(old)) {
+		pthread_mutex_unlock(&hs->s.lock);
+		mcp_stream_unref(st);
+		session_put(h, hs);
+		return http_error(c, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
+				  "Conflict: the session's GET stream is open on another "
+				  "connection (resume a broken one with Last-Event-ID)");
+	}
+	mcp_stream_prime(st, SSE_RETRY_MS);
+	mcp_stream_ref(st);
+	hs->get = st;
+	pthread_mutex_unlock(&hs->s.lock);
+	pthread_mutex_lock(&h->lock);
+	if (old) {
+		mcp_stream_end(old);
+		forget_stream(hs, old);
+	}
+	keep_stream(hs, st);
+	pthread_mutex_unlock(&h->lock);
+	mcp_stream_unref(old);
+	{
+		struct reader r = { h, hs, st, NULL, NULL, 0 };
+
+		return serve_stream(c, &r, 0);
+	}
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -906,6 +1211,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return do_post(h, c, rq, rq->principal);
 	if (strcmp(method, "DELETE") == 0)
 		return do_delete(h, c, rq->principal);
+	if (strcmp(method, "GET") == 0)
+		return do_get(h, c, rq->principal);
 	{
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
 									 MHD_RESPMEM_PERSISTENT);
@@ -913,7 +1220,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 		if (!r)
 			return MHD_NO;
-		MHD_add_response_header(r, "Allow", "POST, DELETE");
+		MHD_add_response_header(r, "Allow", "POST, GET, DELETE");
 		res = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 		MHD_destroy_response(r);
 		return res;
@@ -991,6 +1298,8 @@ unsigned tg_mcp_http_port(const struct tg_mcp_http *h)
 void tg_mcp_http_stop(struct tg_mcp_http *h)
 {
 	struct http_session *hs;
+	struct http_listener *l;
+	struct timespec deadline;
 
 	if (!h)
 		return;
@@ -998,10 +1307,21 @@ void tg_mcp_http_stop(struct tg_mcp_http *h)
 	 * holds a connection thread the daemon's stop waits for */
 	pthread_mutex_lock(&h->lock);
 	h->stopping = 1;
+	/* subscriptions end gracefully, with their completion result */
+	for (l = h->listeners; l; l = l->next)
+		mcp_stream_send(l->st, mcp_listen_complete(l->id), 1);
 	for (hs = h->sessions; hs; hs = hs->next) {
 		hs->ended = 1;
+		end_streams(hs);
 		mcp_session_cancel(&hs->s);
 	}
+	/* the completion results go out before the connections close: a
+	 * listener leaves the list once its reader read the last event (a
+	 * client that reads nothing gets 2 s) */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 2;
+	while (h->listeners && pthread_cond_timedwait(&h->idle, &h->lock, &deadline) == 0)
+		;
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->daemon);
 	/* the calls still running (SSE answers' threads) put their sessions

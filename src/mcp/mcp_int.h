@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "toolgate/mcp.h"
 
@@ -76,6 +77,43 @@ char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, int *stop);
 json_t *mrtr_response(struct mrtr *r, json_t *id);
 void mrtr_free(struct mrtr *r);
 
+/* ---- stream.c -------------------------------------------------------------- */
+
+/* A server-sent event stream (stream.c): events appended by any thread,
+ * read by one connection at a time. With ids (a legacy session's), each
+ * event has the id "NUMBER-N" and the events stay after they are read,
+ * up to max_bytes (the oldest dropped first), for a client that resumes
+ * with Last-Event-ID. */
+struct mcp_stream;
+
+struct mcp_stream *mcp_stream_new(unsigned long number, int ids, size_t max_bytes);
+void mcp_stream_ref(struct mcp_stream *st);
+void mcp_stream_unref(struct mcp_stream *st);
+unsigned long mcp_stream_number(const struct mcp_stream *st);
+/* Event 0: an id, no data, and the reconnection delay (SEP-1699). */
+void mcp_stream_prime(struct mcp_stream *st, unsigned retry_ms);
+/* Append msg (taken) as an event; final: the last one. Nothing is
+ * appended once the stream ended. */
+void mcp_stream_send(struct mcp_stream *st, json_t *msg, int final);
+void mcp_stream_send_text(struct mcp_stream *st, const char *json);
+/* No event will follow: a reader ends once it has read what is there. */
+void mcp_stream_end(struct mcp_stream *st);
+/* A connection starts reading at event first (after a Last-Event-ID of
+ * first-1), taking the stream over from any other: its generation, or 0
+ * when the stream was read to its end already. */
+unsigned mcp_stream_attach(struct mcp_stream *st, unsigned long first);
+/* Connection gen is gone. A stream without ids ends with it. */
+void mcp_stream_detach(struct mcp_stream *st, unsigned gen);
+/* For connection gen: up to max bytes of what follows the cursor,
+ * waiting for them; a keep-alive comment after 15 s of silence; -1 at
+ * the end (the stream then counts as read to its end) or when another
+ * connection took the stream over. */
+ssize_t mcp_stream_read(struct mcp_stream *st, unsigned gen, char *buf, size_t max);
+/* 1 while a connection reads it. */
+int mcp_stream_busy(struct mcp_stream *st);
+/* 1 once a reader read the stream to its end. */
+int mcp_stream_finished(struct mcp_stream *st);
+
 /* ---- jsonrpc.c ---------------------------------------------------------- */
 
 enum rpc_kind { RPC_REQUEST, RPC_NOTIFICATION, RPC_RESPONSE, RPC_INVALID };
@@ -98,6 +136,7 @@ typedef void (*mcp_send_fn)(void *ctx, const char *text, size_t len);
 
 struct inflight;
 struct pending;
+struct listener;
 
 struct mcp_session {
 	struct tg_mcp *mcp;
@@ -113,6 +152,7 @@ struct mcp_session {
 	unsigned ninflight;
 	char principal[MCP_MAX_PRINCIPAL]; /* who this session is (identify) */
 	struct pending *pending;          /* requests to the client awaiting answers */
+	struct listener *listeners;       /* open subscriptions/listen (stdio) */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */
 };
@@ -144,6 +184,8 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 int mcp_modern_status(json_t *resp);
 /* The session has answered initialize (SESSION_NEW no more). */
 int mcp_session_started(struct mcp_session *s);
+/* The result that ends the subscription of listen request id gracefully. */
+json_t *mcp_listen_complete(json_t *id);
 /* 1 if v is a session-era protocol version this server speaks. */
 int mcp_version_known(const char *v);
 

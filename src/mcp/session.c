@@ -685,11 +685,15 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	return NULL;
 }
 
+static int end_listener(struct mcp_session *s, json_t *rid);
+
 static void do_cancelled(struct mcp_session *s, json_t *params)
 {
 	json_t *rid = json_object_get(params, "requestId");
 	struct inflight *f;
 
+	if (rid && end_listener(s, rid))
+		return;
 	pthread_mutex_lock(&s->lock);
 	for (f = s->inflight; rid && f; f = f->next)
 		if (json_equal(f->id, rid) && !f->cancelled) {
@@ -699,6 +703,160 @@ static void do_cancelled(struct mcp_session *s, json_t *params)
 				break;
 		}
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- subscriptions/listen (2026-07-28) ---------------------------------------- */
+
+#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
+#define MAX_LISTENERS 16        /* open subscriptions of one stdio client */
+#define MAX_WATCHED 256         /* resourceSubscriptions of one request */
+
+struct listener {
+	json_t *id;                    /* the listen request's: the subscription's */
+	json_t *filter;                /* what was acknowledged */
+	struct listener *next;
+};
+
+/* The subset of a notifications filter the server honors: each type the
+ * server's capabilities promise (a catalogue that cannot change while
+ * served promises none). NULL and *why for a malformed filter. */
+static json_t *honored_filter(struct mcp_session *s, json_t *filter, const char **why)
+{
+	static const struct {
+		const char *field, *cap, *feature;
+	} kinds[] = {
+		{ "toolsListChanged", "tools", "listChanged" },
+		{ "promptsListChanged", "prompts", "listChanged" },
+		{ "resourcesListChanged", "resources", "listChanged" },
+	};
+	json_t *caps, *out, *uris, *u;
+	size_t i;
+
+	if (filter && !json_is_object(filter)) {
+		*why = "subscriptions/listen: \"notifications\" must be an object";
+		return NULL;
+	}
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (json_object_get(filter, kinds[i].field) &&
+		    !json_is_boolean(json_object_get(filter, kinds[i].field))) {
+			*why = "subscriptions/listen: the *ListChanged fields are true or false";
+			return NULL;
+		}
+	uris = json_object_get(filter, "resourceSubscriptions");
+	if (uris && (!json_is_array(uris) || json_array_size(uris) > MAX_WATCHED)) {
+		*why = "subscriptions/listen: \"resourceSubscriptions\" must be an array of at "
+		       "most 256 URIs";
+		return NULL;
+	}
+	json_array_foreach(uris, i, u)
+		if (!json_is_string(u) || json_string_length(u) > 4096) {
+			*why = "subscriptions/listen: a resource subscription is a URI (a string "
+			       "of at most 4096 bytes)";
+			return NULL;
+		}
+	caps = server_capabilities(s, 0);
+	out = json_object();
+	for (i = 0; out && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (json_is_true(json_object_get(filter, kinds[i].field)) &&
+		    json_is_true(json_object_get(json_object_get(caps, kinds[i].cap),
+						 kinds[i].feature)))
+			json_object_set_new(out, kinds[i].field, json_true());
+	if (out && json_array_size(uris) &&
+	    json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe")))
+		json_object_set(out, "resourceSubscriptions", uris);
+	json_decref(caps);
+	if (!out)
+		*why = "out of memory";
+	return out;
+}
+
+/* subscriptions/listen: the acknowledgment goes first, on the request's
+ * own stream: over HTTP the sink, which the transport keeps open as the
+ * subscription's stream (NULL returned: no response yet); on stdio the
+ * session's channel, the subscription kept until the client cancels it
+ * or the session ends (then it gets its completion result). */
+static json_t *do_listen(struct mcp_session *s, json_t *id, json_t *params,
+			 const struct mcp_sink *sink)
+{
+	const char *why = NULL;
+	json_t *filter = honored_filter(s, json_object_get(params, "notifications"), &why), *ack;
+	struct listener *l;
+	unsigned n = 0;
+
+	if (!filter)
+		return rpc_error_json(id, RPC_INVALID_PARAMS, why);
+	ack = json_pack("{s:s,s:s,s:{s:{s:O},s:O}}", "jsonrpc", "2.0", "method",
+			"notifications/subscriptions/acknowledged", "params", "_meta",
+			META_SUBSCRIPTION, id, "notifications", filter);
+	if (!ack) {
+		json_decref(filter);
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	if (sink) {
+		json_decref(filter);
+		sink->send(sink->ctx, ack);
+		return NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (l = s->listeners; l; l = l->next, n++)
+		if (json_equal(l->id, id))
+			break;
+	if (l || n >= MAX_LISTENERS) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(filter);
+		json_decref(ack);
+		return rpc_error_json(id, RPC_INVALID_REQUEST,
+				      l ? "subscriptions/listen: that id names an open subscription"
+					: "subscriptions/listen: at most 16 open subscriptions");
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(filter);
+		json_decref(ack);
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	l->id = json_incref(id);
+	l->filter = filter;
+	l->next = s->listeners;
+	s->listeners = l;
+	pthread_mutex_unlock(&s->lock);
+	send_json(s, ack);
+	return NULL;
+}
+
+json_t *mcp_listen_complete(json_t *id)
+{
+	json_t *r = json_pack("{s:s,s:{s:O}}", "resultType", "complete", "_meta",
+			      META_SUBSCRIPTION, id);
+
+	if (r)
+		json_object_set_new(json_object_get(r, "_meta"),
+				    "io.modelcontextprotocol/serverInfo",
+				    json_pack("{s:s,s:s}", "name", "toolgate", "version",
+					      TOOLGATE_VERSION));
+	return r ? rpc_result_json(id, r) : NULL;
+}
+
+/* A cancelled subscription ends without a response; 1 if rid named one. */
+static int end_listener(struct mcp_session *s, json_t *rid)
+{
+	struct listener **p, *l = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	for (p = &s->listeners; *p; p = &(*p)->next)
+		if (json_equal((*p)->id, rid)) {
+			l = *p;
+			*p = l->next;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	if (!l)
+		return 0;
+	json_decref(l->id);
+	json_decref(l->filter);
+	free(l);
+	return 1;
 }
 
 /* ---- resources, prompts, completion ------------------------------------------ */
@@ -867,9 +1025,11 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		cacheable = strcmp(method, "prompts/list") == 0;
 	} else if (strcmp(method, "completion/complete") == 0) {
 		resp = do_complete(s, id, params);
+	} else if (strcmp(method, "subscriptions/listen") == 0) {
+		return do_listen(s, id, params, sink);
 	} else {
 		/* ping, logging/setLevel, resources/subscribe... are gone in
-		 * this revision; subscriptions/listen is not here yet */
+		 * this revision */
 		char text[200];
 
 		snprintf(text, sizeof(text), "method not found: %.120s", method);
@@ -1050,6 +1210,16 @@ void mcp_session_cancel(struct mcp_session *s)
 void mcp_session_release(struct mcp_session *s, int cancel)
 {
 	struct inflight *f;
+	struct listener *l;
+
+	/* open subscriptions end gracefully: each gets its completion result */
+	while ((l = s->listeners)) {
+		s->listeners = l->next;
+		send_json(s, mcp_listen_complete(l->id));
+		json_decref(l->id);
+		json_decref(l->filter);
+		free(l);
+	}
 
 	pthread_mutex_lock(&s->lock);
 	/* the client is gone: nobody will answer the tools' questions */

@@ -502,9 +502,43 @@ printf 'zz\n' >"$tmp/bad.key"
 [ $rc -ne 0 ] && grep -q 'want one line of 64 hex digits' "$tmp/err"
 check serve_bad_state_key_refused $? "rc=$rc $(cat "$tmp/err")"
 
+# event streams over HTTP: the GET stream, resuming with Last-Event-ID,
+# a modern answer's closing as cancellation, subscriptions/listen
+mkdir -p "$tmp/streams/tools"
+cp "$repo/tests/integration/slow_steps.py" "$tmp/streams/tools/"
+cat >"$tmp/streams/slow.json" <<'JSON'
+{"name":"slow.steps","version":"1.0.0","description":"Six steps, reported","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},"output_schema":{"type":"object","properties":{"steps":{"type":"integer"}}},
+ "executor":{"kind":"command","argv":["python3","/tools/slow_steps.py"],"tier":"strict",
+  "limits":{"timeout":"30s"},"mounts":[{"host":"tools","inside":"/tools"}]}}
+JSON
+: >"$tmp/streams.rec"
+timeout 150 python3 "$repo/tests/integration/mcp_streams.py" "$TG" "$tmp/streams" "$tmp/streams.rec" >"$tmp/streams.out" 2>&1
+cat "$tmp/streams.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/streams.out")))
+grep -q 'streams_listen_ends_with_completion_on_stop' "$tmp/streams.out" &&
+	! grep -q 'Sanitizer' "$tmp/streams.rec.err"
+check streams_ran_to_the_end $? "$(tail -3 "$tmp/streams.out") $(grep -A5 Sanitizer "$tmp/streams.rec.err")"
+
+# subscriptions/listen over stdio: the acknowledgment first; a cancelled
+# subscription ends without a response, an open one with its completion
+# result when the client goes
+M='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{\"toolsListChanged\":true},$M}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{},$M}}" \
+	'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"subscriptions/listen\",\"params\":{$M}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":[],$M}}" |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+jq -s -e 'map(select(.method == "notifications/subscriptions/acknowledged")) | length == 2 and
+	.[0].params._meta["io.modelcontextprotocol/subscriptionId"] == 1 and .[0].params.notifications == {}' "$tmp/mcp.out" >/dev/null &&
+	[ "$(resp 1 | wc -l)" = 0 ] && resp 2 | jq -s -e 'length == 2 and (.[0].error.code == -32600) and
+	(.[1].result.resultType == "complete") and .[1].result._meta["io.modelcontextprotocol/subscriptionId"] == 2' >/dev/null &&
+	[ "$(resp 3 | jq .error.code)" = -32602 ]
+check serve_modern_listen_stdio $? "$(cat "$tmp/mcp.out")"
+
 # the modern era (2026-07-28) over stdio: no handshake, the version and
 # capabilities in each request's _meta
-M='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{$M}}" \
 	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"test_simple_text\",$M}}" \
 	'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
@@ -580,8 +614,10 @@ post @"$tmp/big.body" -H "Mcp-Session-Id: $SID" -H 'Transfer-Encoding: chunked'
 post '{"jsonrpc":"2.0","id":5,"method":"ping"}' -H "Mcp-Session-Id: $SID"
 [ "$(code)" = 200 ]; check http_session_survives_413 $? "$(code)"
 rm -f "$tmp/big.body"
-curl -s -o /dev/null -w '%{http_code}' "$URL" -H "Mcp-Session-Id: $SID" -H 'Accept: text/event-stream' >"$tmp/code"
-[ "$(code)" = 405 ]; check http_get_405 $? "$(code)"
+curl -s -o "$tmp/body" -m 1 -w '%{http_code}' "$URL" -H "Mcp-Session-Id: $SID" -H 'Accept: text/event-stream' >"$tmp/code"
+[ "$(code)" = 200 ] && grep -q '^retry: ' "$tmp/body"; check http_get_stream_opens $? "$(code) $(cat "$tmp/body")"
+curl -s -o /dev/null -w '%{http_code}' -X PUT "$URL" -H "Mcp-Session-Id: $SID" >"$tmp/code"
+[ "$(code)" = 405 ]; check http_put_405 $? "$(code)"
 curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/other" >"$tmp/code"
 [ "$(code)" = 404 ]; check http_other_path_404 $? "$(code)"
 curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL" -H "Mcp-Session-Id: $SID" >"$tmp/code"
