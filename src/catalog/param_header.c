@@ -29,6 +29,8 @@ struct walk {
 	struct tg_error *err;
 	const char *keys[TG_MAX_PARAM_DEPTH]; /* the properties chain to here */
 	size_t depth;                         /* its length, while reachable */
+	json_t *root;
+	const char *id;                       /* the embedded schema's URI, if in one */
 	char where[MAX_WHERE];                /* "input_schema.properties.a" */
 };
 
@@ -154,7 +156,8 @@ static int annotation(struct walk *w, json_t *node, const char *via)
 		return -1;
 	if (via)
 		rc = refuse(w, "only a property reached from the root through properties alone "
-			    "may be mirrored; this one is under %s", via);
+			    "may be mirrored; this one is under %s%s%.200s%s", via,
+			    w->id ? " (in " : "", w->id ? w->id : "", w->id ? ")" : "");
 	else if (w->depth == 0)
 		rc = refuse(w, "the root is not a property; put it on one of its properties");
 	else if (w->depth > TG_MAX_PARAM_DEPTH)
@@ -217,9 +220,10 @@ static int walk_properties(struct walk *w, json_t *props, const char *via)
 static int walk(struct walk *w, json_t *node, const char *via)
 {
 	static const char *const data[] = { "const", "enum", "default", "examples", NULL };
-	const char *key;
+	const char *key, *outer = w->id;
 	json_t *v;
 	size_t i;
+	int rc = 0;
 
 	if (json_is_array(node)) {
 		json_array_foreach(node, i, v)
@@ -229,21 +233,25 @@ static int walk(struct walk *w, json_t *node, const char *via)
 	}
 	if (!json_is_object(node))
 		return 0;
-	if (json_object_get(node, "x-mcp-header") && annotation(w, node, via) < 0)
-		return -1;
+	/* a shared schema embedded by the bundle is named by its $id */
+	if (node != w->root && json_is_string(json_object_get(node, "$id")))
+		w->id = json_string_value(json_object_get(node, "$id"));
+	if (json_object_get(node, "x-mcp-header"))
+		rc = annotation(w, node, via);
 	json_object_foreach(node, key, v) {
+		if (rc < 0)
+			break;
 		for (i = 0; data[i] && strcmp(key, data[i]) != 0; i++)
 			;
 		if (data[i])
 			continue;
-		if (strcmp(key, "properties") == 0 && json_is_object(v)) {
-			if (walk_properties(w, v, via) < 0)
-				return -1;
-		} else if (walk_member(w, v, via ? via : key, ".%s", key) < 0) {
-			return -1;
-		}
+		if (strcmp(key, "properties") == 0 && json_is_object(v))
+			rc = walk_properties(w, v, via);
+		else
+			rc = walk_member(w, v, via ? via : key, ".%s", key);
 	}
-	return 0;
+	w->id = outer;
+	return rc;
 }
 
 int contract_param_headers(struct tg_contract *c, const char *origin, struct tg_error *err)
@@ -260,6 +268,7 @@ int contract_param_headers(struct tg_contract *c, const char *origin, struct tg_
 	if (!doc)
 		return tg_error_set(err, TG_ERR_NOMEM, "contract %s: input_schema: out of memory",
 				    origin);
+	w.root = doc;
 	rc = walk(&w, doc, NULL);
 	json_decref(doc);
 	return rc;
