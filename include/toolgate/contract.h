@@ -41,6 +41,20 @@ struct tg_contract_mount {
 	int writable;
 };
 
+/* An input property mirrored into an HTTP header (MCP 2026-07-28,
+ * "x-mcp-header"): the property's value travels as Mcp-Param-{name}. */
+enum tg_param_type { TG_PARAM_STRING = 1, TG_PARAM_INTEGER, TG_PARAM_BOOLEAN };
+
+#define TG_MAX_PARAM_HEADERS 32      /* annotations in one input schema */
+#define TG_MAX_PARAM_DEPTH 16        /* properties from the root to one */
+
+struct tg_param_header {
+	char *name;                  /* "Region": the header Mcp-Param-Region */
+	char **path;                 /* the properties keys from the root */
+	size_t depth;                /* how many (1 for a top-level property) */
+	enum tg_param_type type;
+};
+
 struct tg_contract {
 	char *file;                  /* where it was loaded from */
 	char *name;                  /* MCP tool-name rules: [A-Za-z0-9_.-]{1,128} */
@@ -75,6 +89,8 @@ struct tg_contract {
 	char *irreversible;          /* reason, when nothing undoes it */
 	char *deprecated_since, *sunset, *replacement; /* YYYY-MM-DD, tool@ver */
 	char **tags;                 /* NULL-terminated */
+	struct tg_param_header *param_headers; /* the input schema's x-mcp-header */
+	size_t nparam_headers;
 };
 
 /* The base URI of a catalogue: a contract file F's schemas have the base
@@ -89,7 +105,10 @@ struct tg_contract {
  * folder beside the contract file. OUT *out. -1 with err naming the file, the
  * field and the reason: unknown fields, a missing authority, a write tool
  * without both a dry-run statement and a compensation or an
- * irreversibility, an invalid schema, a bad name or version. */
+ * irreversibility, an invalid schema, a bad name or version, an
+ * x-mcp-header annotation that breaks a rule of MCP 2026-07-28 (not an
+ * HTTP token, on a type other than integer, string or boolean, reached
+ * through anything but properties, a name given twice). */
 TG_API int tg_contract_load(const char *path, const struct tg_schema_options *opts,
 			    struct tg_contract **out, struct tg_error *err);
 /* The same from text; origin names it in errors. */

@@ -27,4 +27,10 @@ void catalog_free_content(struct tg_catalog *c);
 char **catalog_json_files(const char *dir, int missing_ok, struct tg_error *err);
 void catalog_free_files(char **files);
 
+/* The x-mcp-header annotations of c's input schema into c->param_headers
+ * (param_header.c). -1 and err naming origin, the property and the rule
+ * broken. */
+int contract_param_headers(struct tg_contract *c, const char *origin, struct tg_error *err);
+void contract_free_param_headers(struct tg_contract *c);
+
 #endif

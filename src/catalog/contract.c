@@ -7,7 +7,8 @@
  * write because its owner said so), a write tool without a dry-run
  * statement and a compensation or an irreversibility (DESIGN: every write
  * has a rollback story), a schema that does not compile, a name outside the
- * MCP tool-name rules, a version that is not semver.
+ * MCP tool-name rules, a version that is not semver, an x-mcp-header
+ * that breaks MCP 2026-07-28's rules (param_header.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/catalog_int.h"
 #include "toolgate/contract.h"
 #include "toolgate/sandbox.h"
 #include "util/parse.h"
@@ -520,6 +522,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	    load_misc(&l, doc) < 0 ||
 	    schema_field(&l, doc, "input_schema", 1, &l.c->input_schema,
 			 &l.c->input_schema_text) < 0 ||
+	    contract_param_headers(l.c, origin, err) < 0 ||
 	    schema_field(&l, doc, "output_schema", 0, &l.c->output_schema,
 			 &l.c->output_schema_text) < 0 ||
 	    load_errors(&l, doc) < 0 || load_executor(&l, doc) < 0 || load_write_rules(&l, doc) < 0)
@@ -623,6 +626,7 @@ void tg_contract_free(struct tg_contract *c)
 	free_list(c->env);
 	free_list(c->egress);
 	free_list(c->tags);
+	contract_free_param_headers(c);
 	free(c->file);
 	free(c->name);
 	free(c->title);

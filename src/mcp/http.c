@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <microhttpd.h>
-#include <sodium.h>
 #include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -748,28 +747,53 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 	return hs;
 }
 
-/* Mcp-Name's value: plain, or "=?base64?...?=" decoded (malloc'd). */
-static char *header_name(const char *v)
-{
-	size_t n = strlen(v), bin_len;
-	unsigned char *bin;
+struct header_count {
+	const char *name;
+	const char *first;
+	unsigned n;
+};
 
-	if (n >= 11 && strncmp(v, "=?base64?", 9) == 0 && strcmp(v + n - 2, "?=") == 0) {
-		bin = malloc(n);
-		if (!bin || sodium_base642bin(bin, n, v + 9, n - 11, NULL, &bin_len, NULL,
-					      sodium_base64_VARIANT_ORIGINAL) != 0) {
-			free(bin);
-			return NULL;
-		}
-		bin[bin_len] = '\0';
-		return (char *)bin;
-	}
-	return strdup(v);
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	struct header_count *hc = cls;
+
+	(void)kind;
+	if (strcasecmp(key, hc->name) == 0 && hc->n++ == 0)
+		hc->first = value;
+	return MHD_YES;
+}
+
+/* mcp_header_fn on a connection: every line of the header is counted (a
+ * proxy may read another of two than this server would). */
+static const char *lookup_header(void *ctx, const char *name, unsigned *count)
+{
+	struct header_count hc = { name, NULL, 0 };
+
+	MHD_get_connection_values(ctx, MHD_HEADER_KIND, count_header, &hc);
+	*count = hc.n;
+	return hc.first;
+}
+
+/* The Mcp-Param-* headers of a tools/call, against the arguments: NULL,
+ * or why not. An unknown tool is left to the call, which answers it. */
+static const char *params_mismatch(struct tg_mcp_http *h, struct MHD_Connection *c,
+				   json_t *params, char *why, size_t len)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct tg_contract *k;
+	struct tg_error err;
+
+	if (!name || tg_catalog_resolve(tg_gate_catalog(h->mcp->gate), name, NULL, &k, &err) < 0)
+		return NULL;
+	return mcp_params_mismatch(k, json_object_get(params, "arguments"), lookup_header, c, why,
+				   len);
 }
 
 /* The headers that mirror the body must match it (the server acts on the
  * body; a proxy may have acted on the headers): NULL, or why not. */
-static const char *header_mismatch(struct MHD_Connection *c, json_t *msg, char *why, size_t len)
+static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection *c, json_t *msg,
+				   char *why, size_t len)
 {
 	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
 	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
@@ -777,6 +801,7 @@ static const char *header_mismatch(struct MHD_Connection *c, json_t *msg, char *
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params");
 	const char *body_name = NULL;
+	size_t name_len;
 	char *name;
 	int bad;
 
@@ -800,14 +825,18 @@ static const char *header_mismatch(struct MHD_Connection *c, json_t *msg, char *
 		snprintf(why, len, "Header mismatch: Mcp-Name is missing; %.40s needs it", method);
 		return why;
 	}
-	name = header_name(hn);
-	bad = !name || !body_name || strcmp(name, body_name) != 0;
+	/* decoded, it may hold a NUL: compared by length */
+	name = mcp_header_decode(hn, &name_len);
+	bad = !name || !body_name || name_len != strlen(body_name) ||
+	      memcmp(name, body_name, name_len) != 0;
 	free(name);
 	if (bad) {
 		snprintf(why, len, "Header mismatch: Mcp-Name does not match the body's %s",
 			 strcmp(method, "resources/read") == 0 ? "uri" : "name");
 		return why;
 	}
+	if (strcmp(method, "tools/call") == 0)
+		return params_mismatch(h, c, params, why, len);
 	return NULL;
 }
 
@@ -836,9 +865,9 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 	struct http_session *hs;
 	enum MHD_Result rc;
 	json_t *resp;
-	char why[200], *body;
+	char why[400], *body;
 
-	if (header_mismatch(c, msg, why, sizeof(why)))
+	if (header_mismatch(h, c, msg, why, sizeof(why)))
 		return refuse_modern(c, msg, RPC_HEADER_MISMATCH_HTTP, why);
 	/* a malformed request: 400, as the revision says */
 	if (!json_is_object(json_object_get(json_object_get(json_object_get(msg, "params"), "_meta"),

@@ -1,6 +1,7 @@
 /*
  * Private interface of src/mcp/: JSON-RPC 2.0 framing (jsonrpc.c), the
- * protocol session (session.c), transports (stdio.c).
+ * protocol session (session.c), transports (stdio.c, http.c), the HTTP
+ * headers that mirror a body (param.c).
  */
 #ifndef TG_MCP_INT_H
 #define TG_MCP_INT_H
@@ -188,5 +189,26 @@ int mcp_session_started(struct mcp_session *s);
 json_t *mcp_listen_complete(json_t *id);
 /* 1 if v is a session-era protocol version this server speaks. */
 int mcp_version_known(const char *v);
+
+/* ---- param.c ---------------------------------------------------------------- */
+
+struct tg_contract;
+
+/* A header value as the client meant it: plain, or the base64 sentinel
+ * "=?base64?...?=" decoded. malloc'd and NUL-terminated, OUT *len its
+ * length (the decoded bytes may hold a NUL); NULL for bad base64 or out
+ * of memory. */
+char *mcp_header_decode(const char *v, size_t *len);
+
+/* A request header by name (case-insensitive): its first value, NULL
+ * when absent; OUT *count how many times it was given. */
+typedef const char *(*mcp_header_fn)(void *ctx, const char *name, unsigned *count);
+
+/* The Mcp-Param-{Name} headers of a tools/call of tool k against the
+ * call's arguments (MCP 2026-07-28): NULL when every annotated value and
+ * its header agree, else why (written to why, "Header mismatch: ...").
+ * Headers no annotation names are not looked at. */
+const char *mcp_params_mismatch(const struct tg_contract *k, json_t *arguments,
+				mcp_header_fn get, void *ctx, char *why, size_t len);
 
 #endif

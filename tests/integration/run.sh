@@ -324,6 +324,23 @@ sed 's|schemas/currency.json|schemas/../../../etc/passwd|' "$tmp/cat2/pay.json" 
 [ $rc -eq 1 ] && grep -q 'esc.json: input_schema: invalid schema: .*no schema https://catalog.toolgate.invalid/etc/passwd' "$tmp/out"
 check catalog_shared_schema_no_escape $? "rc=$rc $(cat "$tmp/out")"
 
+# x-mcp-header (MCP 2026-07-28): an annotation breaking a rule fails the
+# contract, lint names the property and the rule
+mkdir -p "$tmp/cat3"
+cat >"$tmp/cat3/hdr.json" <<'JSON'
+{"name":"hdr","version":"1.0.0","description":"Headers","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","executor":{"kind":"builtin","name":"echo"},
+ "input_schema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Re gion"}}}}
+JSON
+"$TG" catalog lint "$tmp/cat3" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'hdr.json: input_schema.properties.region.x-mcp-header: "Re gion" is not an HTTP token' "$tmp/out"
+check catalog_lint_param_header_token $? "rc=$rc $(cat "$tmp/out")"
+sed 's/"region":{"type":"string","x-mcp-header":"Re gion"}/"ids":{"type":"array","items":{"type":"string","x-mcp-header":"Id"}}/' \
+	"$tmp/cat3/hdr.json" >"$tmp/cat3/hdr2.json" && rm "$tmp/cat3/hdr.json"
+"$TG" catalog lint "$tmp/cat3" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] && grep -q 'hdr2.json: input_schema.properties.ids.items.x-mcp-header: .* under items' "$tmp/out"
+check catalog_lint_param_header_under_items $? "rc=$rc $(cat "$tmp/out")"
+
 # --- schema ----------------------------------------------------------------------------
 echo '{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}' >"$tmp/s.json"
 echo '{"n":1}' >"$tmp/i.json"
@@ -558,6 +575,17 @@ resp 1 | jq -e '.result.resultType == "complete" and (.result.supportedVersions 
 check serve_modern_era_stdio $? "$(cut -c1-200 "$tmp/mcp.out")"
 
 # --- serve: Streamable HTTP, on loopback ------------------------------------------------
+# a tool whose arguments are mirrored into Mcp-Param-* headers (2026-07-28)
+cat >"$tmp/mcp/params.json" <<'JSON'
+{"name":"db.query","version":"1.0.0","description":"Query a region","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","executor":{"kind":"builtin","name":"echo"},
+ "input_schema":{"type":"object","properties":{
+   "region":{"type":"string","x-mcp-header":"Region"},
+   "shard":{"type":["integer","null"],"x-mcp-header":"Shard"},
+   "dry":{"type":"boolean","x-mcp-header":"Dry-Run"},
+   "where":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}},
+   "sql":{"type":"string"}}}}
+JSON
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
@@ -656,6 +684,55 @@ mpost "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{$M}}" ping
 check http_modern_unknown_method_404 $? "$(code) $(cat "$tmp/body")"
 mpost "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf %s tool.001 | base64)?="
 [ "$(code)" = 200 ]; check http_modern_base64_name_header $? "$(code) $(cat "$tmp/body")"
+# decoded, a name with a NUL is not the name before it
+mpost "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf 'tool.001\0x' | base64)?="
+[ "$(code)" = 400 ] && jq -e '.error.code == -32020' "$tmp/body" >/dev/null
+check http_modern_base64_name_header_nul $? "$(code) $(cat "$tmp/body")"
+# Mcp-Param-{Name}: each annotated argument's header must match it
+# pcall ID ARGUMENTS [HEADER...]: a modern tools/call of db.query
+pcall() {
+	local id=$1 args=$2
+	shift 2
+	mpost "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"tools/call\",\"params\":{\"name\":\"db.query\",\"arguments\":$args,$M}}" \
+		tools/call db.query "$@"
+}
+mismatch() { [ "$(code)" = 400 ] && jq -e ".error.code == -32020 and .id == $1 and (.error.message | contains(\"$2\"))" "$tmp/body" >/dev/null; }
+pcall 10 '{"region":"us-west1","shard":42,"dry":false,"where":{"tenant":"acme"},"sql":"select 1"}' \
+	-H 'Mcp-Param-Region: us-west1' -H 'Mcp-Param-Shard: 42' -H 'mcp-param-dry-run: false' -H 'Mcp-Param-Tenant: acme'
+[ "$(code)" = 200 ] && jq -e '.result.structuredContent.where.tenant == "acme"' "$tmp/body" >/dev/null
+check http_modern_param_header_match $? "$(code) $(cat "$tmp/body")"
+pcall 11 '{"region":"us-west1"}'
+mismatch 11 'Header mismatch: Mcp-Param-Region is missing; the body'"'"'s arguments.region is set'
+check http_modern_param_header_missing_400 $? "$(code) $(cat "$tmp/body")"
+pcall 12 '{"region":"us-west1"}' -H 'Mcp-Param-Region: us-east1'
+mismatch 12 'Header mismatch: Mcp-Param-Region does not match the body'"'"'s arguments.region'
+check http_modern_param_header_mismatch_400 $? "$(code) $(cat "$tmp/body")"
+pcall 13 '{"where":{"tenant":"acme"}}' -H 'Mcp-Param-Tenant: other'
+mismatch 13 'arguments.where.tenant'
+check http_modern_param_header_nested_mismatch_400 $? "$(code) $(cat "$tmp/body")"
+pcall 14 '{"dry":true}' -H 'Mcp-Param-Dry-Run: false'
+mismatch 14 'Mcp-Param-Dry-Run does not match'
+check http_modern_param_header_boolean_mismatch_400 $? "$(code) $(cat "$tmp/body")"
+pcall 15 '{"region":"Hello, 世界"}' -H "Mcp-Param-Region: =?base64?$(printf %s 'Hello, 世界' | base64)?="
+[ "$(code)" = 200 ] && jq -e '.result.structuredContent.region == "Hello, 世界"' "$tmp/body" >/dev/null
+check http_modern_param_header_base64 $? "$(code) $(cat "$tmp/body")"
+pcall 16 '{"region":"Hello, 世界"}' -H 'Mcp-Param-Region: Hello, 世界'
+mismatch 16 'Mcp-Param-Region holds characters'
+check http_modern_param_header_raw_non_ascii_400 $? "$(code) $(cat "$tmp/body")"
+pcall 17 '{"shard":42}' -H 'Mcp-Param-Shard: 42.0'
+[ "$(code)" = 200 ]; check http_modern_param_header_integer_numeric $? "$(code) $(cat "$tmp/body")"
+pcall 18 '{"shard":42}' -H 'Mcp-Param-Shard: 43'
+mismatch 18 'Mcp-Param-Shard does not match'
+check http_modern_param_header_integer_mismatch_400 $? "$(code) $(cat "$tmp/body")"
+pcall 19 '{"shard":null,"where":{},"sql":"select 1"}' -H 'Mcp-Param-Unknown: whatever'
+[ "$(code)" = 200 ]; check http_modern_param_header_null_absent_unknown $? "$(code) $(cat "$tmp/body")"
+pcall 20 '{"region":"a"}' -H 'Mcp-Param-Region: a' -H 'Mcp-Param-Region: b'
+mismatch 20 'Mcp-Param-Region is given 2 times'
+check http_modern_param_header_twice_400 $? "$(code) $(cat "$tmp/body")"
+# the legacy era has no such headers: a session's call is not checked
+post '{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"db.query","arguments":{"region":"x"}}}' \
+	-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25'
+[ "$(code)" = 200 ]; check http_legacy_call_ignores_param_headers $? "$(code) $(cat "$tmp/body")"
 
 # an Origin or a Host without this server's port is another server's
 post '{"jsonrpc":"2.0","id":3,"method":"ping"}' -H "Mcp-Session-Id: $SID" -H 'Origin: http://localhost'

@@ -32,6 +32,7 @@ extern const struct unit_test cgroup_tests[];
 extern const struct unit_test landlock_tests[];
 extern const struct unit_test schema_tests[];
 extern const struct unit_test contract_tests[];
+extern const struct unit_test param_tests[];
 extern const struct unit_test catalog_tests[];
 extern const struct unit_test result_tests[];
 extern const struct unit_test file_tests[];
