@@ -99,14 +99,28 @@ TG_API int tg_gate_call(struct tg_gate *gate, const struct tg_call *call,
 			struct tg_call_result *r, struct tg_error *err);
 TG_API void tg_call_result_release(struct tg_call_result *r);
 
-/* The catalogue the gate serves (borrowed). */
+/* The catalogue the gate serves now, held until tg_gate_release: a
+ * reload meanwhile serves the new one to later callers, and frees the old
+ * one when its last holder releases it. Thread-safe. */
+TG_API const struct tg_catalog *tg_gate_acquire(struct tg_gate *gate);
+TG_API void tg_gate_release(struct tg_gate *gate, const struct tg_catalog *catalog);
+/* Serve catalog from now on (the gate takes it, and frees it when it is
+ * replaced and released, or with the gate). Calls in flight finish on
+ * the catalogue they started with. -1 and err when the catalogue names a
+ * builtin that does not exist (it is then still the caller's). */
+TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
+			  struct tg_error *err);
+/* The catalogue the gate serves (borrowed), for a caller that never
+ * reloads it; others use tg_gate_acquire. */
 TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
 
 /* The catalogue's tools as MCP lists them (JSON text of an array of tool
  * definitions, malloc'd): one per name, the version a bare name resolves
- * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. */
-TG_API char *tg_gate_tools_json(const struct tg_gate *gate, const char *today,
-				struct tg_error *err);
+ * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. Of the
+ * gate's current catalogue, or of catalog. */
+TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
+TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
+				   struct tg_error *err);
 
 #ifdef __cplusplus
 }

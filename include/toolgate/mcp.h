@@ -52,6 +52,14 @@ TG_API void tg_mcp_free(struct tg_mcp *mcp);
  * when out_fd fails (calls in flight are cancelled). */
 TG_API int tg_mcp_serve_stdio(struct tg_mcp *mcp, int in_fd, int out_fd, struct tg_error *err);
 
+/* Serve catalog from now on (the server's gate takes it; calls in flight
+ * finish on the catalogue they started with), and tell the clients what
+ * changed: list_changed notifications for the tools, prompts and
+ * resources lists that differ, resources/updated for subscribed resources
+ * whose contents differ. -1 and err if the gate refuses it (it is then
+ * still the caller's). Thread-safe; one reload runs at a time. */
+TG_API int tg_mcp_reload(struct tg_mcp *mcp, struct tg_catalog *catalog, struct tg_error *err);
+
 /* Streamable HTTP on http://ADDR:PORT/mcp (docs/MCP.md), served by
  * threads of its own until tg_mcp_http_stop. ADDR must be a loopback
  * address: nothing authenticates HTTP clients yet. PORT 0 picks a free

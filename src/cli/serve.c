@@ -12,6 +12,10 @@
  * call) go to stderr unless --record names a file. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
  * several instances behind one address.
+ *
+ * SIGHUP reloads the catalogue from DIR: clients are told what changed,
+ * calls in flight finish on the catalogue they started with; a catalogue
+ * that does not load is reported on stderr and the old one stays.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,50 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--workspace DIR] [--principal NAME] [--record FILE]\n"
 		   "                      [--state-key FILE]\n");
+}
+
+/* SIGHUP: load the catalogue again and serve it. */
+static void reload(struct tg_mcp *mcp, const char *dir)
+{
+	struct tg_catalog *cat = NULL;
+	struct tg_error err;
+	size_t n;
+
+	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
+		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
+			"was\n", err.msg);
+		return;
+	}
+	n = tg_catalog_count(cat);
+	if (tg_mcp_reload(mcp, cat, &err) < 0) {
+		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
+			"was\n", err.msg);
+		tg_catalog_free(cat);
+		return;
+	}
+	fprintf(stderr, "toolgate serve: reloaded %s: %zu contracts\n", dir, n);
+}
+
+/* The thread that waits for SIGHUP while stdio is served. */
+struct reloader {
+	struct tg_mcp *mcp;
+	const char *dir;
+	volatile int quit;
+};
+
+static void *reloader_main(void *arg)
+{
+	struct reloader *r = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		if (sigwait(&set, &sig) != 0 || r->quit)
+			return NULL;
+		reload(r->mcp, r->dir);
+	}
 }
 
 int cmd_serve(int argc, char **argv)
@@ -112,14 +160,18 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);
 		goto out;
 	}
-	if (http && !stdio) {
+	{
 		/* blocked before the server's threads start, so that they
-		 * inherit the mask and sigwait below gets the signal */
+		 * inherit the mask and sigwait gets the signals: SIGHUP
+		 * always, SIGINT and SIGTERM when HTTP alone is served */
 		sigset_t set;
 
 		sigemptyset(&set);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		if (http && !stdio) {
+			sigaddset(&set, SIGINT);
+			sigaddset(&set, SIGTERM);
+		}
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 	if (http) {
@@ -141,19 +193,31 @@ int cmd_serve(int argc, char **argv)
 			tg_mcp_http_port(server));
 	}
 	if (!http || stdio) {
-		if (tg_mcp_serve_stdio(mcp, 0, 1, &err) < 0) {
+		struct reloader r = { mcp, catalog, 0 };
+		pthread_t t;
+		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
+		int served = tg_mcp_serve_stdio(mcp, 0, 1, &err);
+
+		if (started) {
+			r.quit = 1;
+			pthread_kill(t, SIGHUP);
+			pthread_join(t, NULL);
+		}
+		if (served < 0) {
 			fprintf(stderr, "toolgate serve: %s\n", err.msg);
 			goto out;
 		}
 	} else {
 		sigset_t set;
-		int sig;
+		int sig = 0;
 
-		/* HTTP alone: serve until told to stop */
+		/* HTTP alone: serve until told to stop, reloading on SIGHUP */
 		sigemptyset(&set);
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
-		sigwait(&set, &sig);
+		sigaddset(&set, SIGHUP);
+		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+			reload(mcp, catalog);
 	}
 	rc = 0;
 out:

@@ -26,8 +26,18 @@
 #define MAX_ARGUMENTS (4u << 20)   /* a call's arguments, as JSON text */
 #define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
 
-struct tg_gate {
+/* A catalogue the gate serves or served: calls and readers hold it while
+ * they use it, so that a reload never frees one in use. */
+struct snapshot {
 	const struct tg_catalog *catalog;
+	struct tg_catalog *owned;     /* freed with the snapshot; NULL: the caller's */
+	unsigned refs;                /* the gate's while current, and each user's */
+	struct snapshot *next;
+};
+
+struct tg_gate {
+	pthread_mutex_t lock;         /* the snapshots */
+	struct snapshot *cur;         /* the current one, then retired ones in use */
 	char *workspace, *tools_dir;
 	int record_fd;
 	pthread_mutex_t record_lock;
@@ -36,6 +46,7 @@ struct tg_gate {
 /* One call on its way through the stages. */
 struct call_state {
 	const struct tg_call *call;
+	const struct tg_catalog *catalog; /* the call's snapshot */
 	const struct tg_contract *k;
 	const char *args;
 	size_t args_len;
@@ -44,16 +55,12 @@ struct call_state {
 	struct timespec start;
 };
 
-int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
-		struct tg_gate **out, struct tg_error *err)
+/* A builtin that does not exist is a configuration error, said when the
+ * catalogue is loaded rather than on the first call. */
+static int check_builtins(const struct tg_catalog *catalog, struct tg_error *err)
 {
-	struct tg_gate *g;
 	size_t i;
 
-	tg_error_clear(err);
-	*out = NULL;
-	/* a builtin that does not exist is a configuration error, said now
-	 * rather than on the first call */
 	for (i = 0; i < tg_catalog_count(catalog); i++) {
 		const struct tg_contract *k = tg_catalog_at(catalog, i);
 
@@ -61,10 +68,28 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 			return tg_error_set(err, TG_ERR_INVALID, "%s: no builtin tool named '%s'",
 					    k->file, k->builtin);
 	}
+	return 0;
+}
+
+int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
+		struct tg_gate **out, struct tg_error *err)
+{
+	struct tg_gate *g;
+
+	tg_error_clear(err);
+	*out = NULL;
+	if (check_builtins(catalog, err) < 0)
+		return -1;
 	g = calloc(1, sizeof(*g));
-	if (!g)
+	if (g)
+		g->cur = calloc(1, sizeof(*g->cur));
+	if (!g || !g->cur) {
+		free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	g->catalog = catalog;
+	}
+	g->cur->catalog = catalog;
+	g->cur->refs = 1;
+	pthread_mutex_init(&g->lock, NULL);
 	g->record_fd = opts ? opts->record_fd : -1;
 	if (opts && opts->workspace)
 		g->workspace = strdup(opts->workspace);
@@ -79,10 +104,24 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	return 0;
 }
 
+static void snapshot_free(struct snapshot *sn)
+{
+	tg_catalog_free(sn->owned);
+	free(sn);
+}
+
 void tg_gate_free(struct tg_gate *g)
 {
+	struct snapshot *sn;
+
 	if (!g)
 		return;
+	/* nothing uses the gate any more: every snapshot goes */
+	while ((sn = g->cur)) {
+		g->cur = sn->next;
+		snapshot_free(sn);
+	}
+	pthread_mutex_destroy(&g->lock);
 	pthread_mutex_destroy(&g->record_lock);
 	free(g->workspace);
 	free(g->tools_dir);
@@ -127,11 +166,11 @@ static int stage_identify(struct call_state *st, struct tg_error *err)
 }
 
 /* 2 resolve: name[@version] to a contract, refusing a retired one. */
-static int stage_resolve(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
+static int stage_resolve(struct call_state *st, struct tg_error *err)
 {
 	if (!st->call->tool)
 		return tg_error_set(err, TG_ERR_INVALID, "the call names no tool");
-	return tg_catalog_resolve(g->catalog, st->call->tool, st->call->today, &st->k, err);
+	return tg_catalog_resolve(st->catalog, st->call->tool, st->call->today, &st->k, err);
 }
 
 /* 3 validate: the arguments against the input schema. A mismatch is a
@@ -293,9 +332,10 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	st.args = call->arguments ? call->arguments : "{}";
 	st.args_len = call->arguments ? call->arguments_len : 2;
 	st.outcome = "protocol_error";
+	st.catalog = tg_gate_acquire(g); /* a reload meanwhile does not touch it */
 	rc = stage_identify(&st, err);
 	if (rc == 0)
-		rc = stage_resolve(g, &st, err);
+		rc = stage_resolve(&st, err);
 	if (rc == 0)
 		rc = stage_validate(&st);
 	if (rc == 0)
@@ -305,12 +345,14 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_check(&st);
 	stage_record(g, &st, rc < 0 ? err : NULL);
+	if (rc >= 0 && st.k)
+		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
+	st.k = NULL;
+	tg_gate_release(g, st.catalog);
 	if (rc < 0) {
 		exec_out_release(&st.out);
 		return -1;
 	}
-	if (st.k)
-		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
 	r->is_error = st.out.is_error;
 	r->content_json = st.out.content ? json_dumps(st.out.content, JSON_COMPACT) : NULL;
 	if (st.out.structured)
@@ -324,12 +366,79 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	return 0;
 }
 
-const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
+const struct tg_catalog *tg_gate_acquire(struct tg_gate *g)
 {
-	return g->catalog;
+	const struct tg_catalog *c;
+
+	pthread_mutex_lock(&g->lock);
+	g->cur->refs++;
+	c = g->cur->catalog;
+	pthread_mutex_unlock(&g->lock);
+	return c;
 }
 
-char *tg_gate_tools_json(const struct tg_gate *g, const char *today, struct tg_error *err)
+void tg_gate_release(struct tg_gate *g, const struct tg_catalog *catalog)
+{
+	struct snapshot **p, *sn = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	for (p = &g->cur; *p; p = &(*p)->next)
+		if ((*p)->catalog == catalog) {
+			if (--(*p)->refs == 0) {
+				sn = *p; /* retired, and its last user is done */
+				*p = sn->next;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	if (sn)
+		snapshot_free(sn);
+}
+
+int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_error *err)
+{
+	struct snapshot *sn, *old;
+
+	tg_error_clear(err);
+	if (check_builtins(catalog, err) < 0)
+		return -1;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	sn->catalog = catalog;
+	sn->owned = catalog;
+	sn->refs = 1;
+	pthread_mutex_lock(&g->lock);
+	old = g->cur;
+	sn->next = old;
+	g->cur = sn;
+	/* the old one is retired: its users finish with it, the last frees it */
+	if (--old->refs == 0) {
+		sn->next = old->next;
+		pthread_mutex_unlock(&g->lock);
+		snapshot_free(old);
+		return 0;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
+{
+	return g->cur->catalog;
+}
+
+char *tg_gate_tools_json(struct tg_gate *g, const char *today, struct tg_error *err)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	char *text = tg_gate_tools_json_of(cat, today, err);
+
+	tg_gate_release(g, cat);
+	return text;
+}
+
+char *tg_gate_tools_json_of(const struct tg_catalog *cat, const char *today,
+			    struct tg_error *err)
 {
 	json_t *list = json_array();
 	const char *prev = NULL;
@@ -340,8 +449,8 @@ char *tg_gate_tools_json(const struct tg_gate *g, const char *today, struct tg_e
 	if (!list)
 		goto nomem;
 	/* the catalogue is sorted by name: each name once */
-	for (i = 0; i < tg_catalog_count(g->catalog); i++) {
-		const struct tg_contract *k = tg_catalog_at(g->catalog, i), *best;
+	for (i = 0; i < tg_catalog_count(cat); i++) {
+		const struct tg_contract *k = tg_catalog_at(cat, i), *best;
 		struct tg_error rerr;
 		char *def;
 		json_t *d;
@@ -349,7 +458,7 @@ char *tg_gate_tools_json(const struct tg_gate *g, const char *today, struct tg_e
 		if (prev && strcmp(prev, k->name) == 0)
 			continue;
 		prev = k->name;
-		if (tg_catalog_resolve(g->catalog, k->name, today, &best, &rerr) < 0)
+		if (tg_catalog_resolve(cat, k->name, today, &best, &rerr) < 0)
 			continue; /* retired */
 		def = tg_catalog_mcp_tool(best, NULL, err);
 		d = def ? json_loads(def, 0, NULL) : NULL;

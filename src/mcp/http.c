@@ -74,6 +74,7 @@ struct tg_mcp_http {
 	unsigned max_idle;
 	int stopping;
 	struct http_listener *listeners; /* subscriptions/listen streams */
+	struct mcp_watcher watcher; /* hears of catalogue reloads */
 };
 
 struct request {
@@ -367,6 +368,7 @@ static void call_unref(struct call *k);
  * result when the server stops. */
 struct http_listener {
 	json_t *id;
+	json_t *filter;             /* what was acknowledged */
 	struct mcp_stream *st;
 	struct http_listener *next;
 };
@@ -393,6 +395,7 @@ static void listener_remove(struct tg_mcp_http *h, struct http_listener *l)
 	pthread_cond_broadcast(&h->idle);
 	pthread_mutex_unlock(&h->lock);
 	json_decref(l->id);
+	json_decref(l->filter);
 	mcp_stream_unref(l->st);
 	free(l);
 }
@@ -631,15 +634,19 @@ static int may_report(struct tg_mcp_http *h, json_t *msg)
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params");
 	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct tg_catalog *cat;
 	const struct tg_contract *k;
 	struct tg_error err;
+	int yes;
 
 	if (!method || strcmp(method, "tools/call") != 0 || !name || !json_object_get(msg, "id"))
 		return 0;
 	if (json_object_get(json_object_get(params, "_meta"), "progressToken"))
 		return 1;
-	return tg_catalog_resolve(tg_gate_catalog(h->mcp->gate), name, NULL, &k, &err) == 0 &&
-	       k->executor == TG_EXEC_COMMAND;
+	cat = tg_gate_acquire(h->mcp->gate);
+	yes = tg_catalog_resolve(cat, name, NULL, &k, &err) == 0 && k->executor == TG_EXEC_COMMAND;
+	tg_gate_release(h->mcp->gate, cat);
+	return yes;
 }
 
 /* ---- subscriptions/listen ------------------------------------------------------- */
@@ -694,6 +701,7 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 				  "out of memory");
 	}
 	l->id = json_incref(json_object_get(msg, "id"));
+	l->filter = json_incref(json_object_get(json_object_get(ack, "params"), "notifications"));
 	json_decref(msg);
 	mcp_stream_send(st, ack, 0);
 	mcp_stream_ref(st);
@@ -704,6 +712,7 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 	if (h->stopping || n >= MAX_LISTENERS) {
 		pthread_mutex_unlock(&h->lock);
 		json_decref(l->id);
+		json_decref(l->filter);
 		mcp_stream_unref(st);
 		mcp_stream_unref(st);
 		free(l);
@@ -718,6 +727,29 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 
 		return serve_stream(c, &r, 1);
 	}
+}
+
+/* A reload changed c: each legacy session hears it on its GET stream,
+ * each subscription what its filter names. */
+static void http_changed(void *ctx, const struct mcp_change *c)
+{
+	struct tg_mcp_http *h = ctx;
+	struct http_session *hs;
+	struct http_listener *l;
+	json_t *list, *n;
+	size_t i;
+
+	pthread_mutex_lock(&h->lock);
+	for (hs = h->sessions; hs; hs = hs->next)
+		if (!hs->ended)
+			mcp_session_changed(&hs->s, c);
+	for (l = h->listeners; l; l = l->next) {
+		list = mcp_change_notifications(c, l->filter, l->id);
+		json_array_foreach(list, i, n)
+			mcp_stream_send(l->st, json_incref(n), 0);
+		json_decref(list);
+	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* ---- the modern era: stateless POSTs ------------------------------------------ */
@@ -781,13 +813,21 @@ static const char *params_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 				   json_t *params, char *why, size_t len)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct tg_catalog *cat;
 	const struct tg_contract *k;
+	const char *bad = NULL;
 	struct tg_error err;
 
-	if (!name || tg_catalog_resolve(tg_gate_catalog(h->mcp->gate), name, NULL, &k, &err) < 0)
+	if (!name)
 		return NULL;
-	return mcp_params_mismatch(k, json_object_get(params, "arguments"), lookup_header, c, why,
-				   len);
+	/* checked against the catalogue as it is now; a reload between this
+	 * check and the call is a race any gateway in front has too */
+	cat = tg_gate_acquire(h->mcp->gate);
+	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0)
+		bad = mcp_params_mismatch(k, json_object_get(params, "arguments"), lookup_header, c,
+					  why, len);
+	tg_gate_release(h->mcp->gate, cat);
+	return bad;
 }
 
 /* The headers that mirror the body must match it (the server acts on the
@@ -1315,6 +1355,7 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 
 		h->port = i ? i->port : 0;
 	}
+	mcp_watch(m, &h->watcher, http_changed, h);
 	*out = h;
 	return 0;
 }
@@ -1332,6 +1373,7 @@ void tg_mcp_http_stop(struct tg_mcp_http *h)
 
 	if (!h)
 		return;
+	mcp_unwatch(h->mcp, &h->watcher);
 	/* every session ends, its calls cancelled first, so that nothing
 	 * holds a connection thread the daemon's stop waits for */
 	pthread_mutex_lock(&h->lock);

@@ -41,7 +41,33 @@ struct tg_mcp {
 	unsigned max_inflight;
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
+	pthread_mutex_t lock;       /* watchers */
+	pthread_mutex_t reload_lock;
+	struct mcp_watcher *watchers;
 };
+
+/* ---- server.c: reloading the catalogue --------------------------------------- */
+
+/* What a reload changed: which lists, and the URIs of the resources whose
+ * contents changed (a JSON array of strings). */
+struct mcp_change {
+	int tools, prompts, resources;
+	json_t *updated;
+};
+
+typedef void (*mcp_watch_fn)(void *ctx, const struct mcp_change *c);
+
+/* Who hears of reloads (a stdio session, the HTTP server): called from
+ * the reloading thread, with the server's lock held (a watcher must not
+ * call mcp_watch or mcp_unwatch from there). */
+struct mcp_watcher {
+	mcp_watch_fn fn;
+	void *ctx;
+	struct mcp_watcher *next;
+};
+
+void mcp_watch(struct tg_mcp *m, struct mcp_watcher *w, mcp_watch_fn fn, void *ctx);
+void mcp_unwatch(struct tg_mcp *m, struct mcp_watcher *w);
 
 /* ---- auth.c ---------------------------------------------------------------- */
 
@@ -154,6 +180,7 @@ struct mcp_session {
 	char principal[MCP_MAX_PRINCIPAL]; /* who this session is (identify) */
 	struct pending *pending;          /* requests to the client awaiting answers */
 	struct listener *listeners;       /* open subscriptions/listen (stdio) */
+	json_t *subscribed;               /* resources/subscribe URIs, or NULL */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */
 };
@@ -185,6 +212,13 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 int mcp_modern_status(json_t *resp);
 /* The session has answered initialize (SESSION_NEW no more). */
 int mcp_session_started(struct mcp_session *s);
+/* A reload changed c: the session's client hears what it asked for (a
+ * legacy session: list_changed, and resources/updated for what it
+ * subscribed to; stdio subscriptions/listen: what their filters name). */
+void mcp_session_changed(struct mcp_session *s, const struct mcp_change *c);
+/* The notifications a subscriptions/listen stream with filter (what was
+ * acknowledged) and subscription id gets for c: a JSON array. */
+json_t *mcp_change_notifications(const struct mcp_change *c, json_t *filter, json_t *sub_id);
 /* The result that ends the subscription of listen request id gracefully. */
 json_t *mcp_listen_complete(json_t *id);
 /* 1 if v is a session-era protocol version this server speaks. */

@@ -3,6 +3,7 @@
  * (the gate, the configured principal for stdio, the instructions).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,8 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 		free(m);
 		return tg_error_set(err, TG_ERR_NOMEM, "libsodium cannot start");
 	}
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->reload_lock, NULL);
 	m->gate = gate;
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
@@ -80,9 +83,141 @@ void tg_mcp_free(struct tg_mcp *m)
 {
 	if (!m)
 		return;
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->reload_lock);
 	free(m->principal);
 	free(m->instructions);
 	mcp_tokens_free(m->tokens);
 	sodium_memzero(m->state_key, sizeof(m->state_key));
 	free(m);
+}
+
+/* ---- reloading the catalogue ---------------------------------------------- */
+
+void mcp_watch(struct tg_mcp *m, struct mcp_watcher *w, mcp_watch_fn fn, void *ctx)
+{
+	w->fn = fn;
+	w->ctx = ctx;
+	pthread_mutex_lock(&m->lock);
+	w->next = m->watchers;
+	m->watchers = w;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void mcp_unwatch(struct tg_mcp *m, struct mcp_watcher *w)
+{
+	struct mcp_watcher **p;
+
+	pthread_mutex_lock(&m->lock);
+	for (p = &m->watchers; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* What clients can list of a catalogue, as JSON texts to compare. */
+struct lists {
+	char *tools, *prompts, *resources, *templates;
+};
+
+static int lists_of(const struct tg_catalog *c, struct lists *l)
+{
+	struct tg_error err;
+
+	l->tools = tg_gate_tools_json_of(c, NULL, &err);
+	l->prompts = tg_catalog_prompts_json(c, &err);
+	l->resources = tg_catalog_resources_json(c, 0, &err);
+	l->templates = tg_catalog_resources_json(c, 1, &err);
+	return l->tools && l->prompts && l->resources && l->templates ? 0 : -1;
+}
+
+static void lists_free(struct lists *l)
+{
+	free(l->tools);
+	free(l->prompts);
+	free(l->resources);
+	free(l->templates);
+}
+
+/* 1 if uri reads otherwise in a than in b (or exists in one only). */
+static int content_differs(const struct tg_catalog *a, const struct tg_catalog *b, const char *uri)
+{
+	struct tg_error err;
+	char *x = tg_catalog_resource_read(a, uri, &err), *y = tg_catalog_resource_read(b, uri, &err);
+	int d = !x || !y || strcmp(x, y) != 0;
+
+	free(x);
+	free(y);
+	return d;
+}
+
+/* The URIs of the resources listed in either, whose contents changed. */
+static json_t *updated_uris(const struct tg_catalog *a, const struct lists *la,
+			    const struct tg_catalog *b, const struct lists *lb)
+{
+	json_t *out = json_array(), *both[2], *r;
+	size_t i, j;
+
+	both[0] = json_loads(la->resources, 0, NULL);
+	both[1] = json_loads(lb->resources, 0, NULL);
+	for (j = 0; out && j < 2; j++)
+		json_array_foreach(both[j], i, r) {
+			const char *uri = json_string_value(json_object_get(r, "uri"));
+			json_t *u;
+			size_t k;
+			int seen = 0;
+
+			json_array_foreach(out, k, u)
+				seen |= uri && strcmp(json_string_value(u), uri) == 0;
+			if (uri && !seen && content_differs(a, b, uri))
+				json_array_append_new(out, json_string(uri));
+		}
+	json_decref(both[0]);
+	json_decref(both[1]);
+	return out;
+}
+
+int tg_mcp_reload(struct tg_mcp *m, struct tg_catalog *catalog, struct tg_error *err)
+{
+	const struct tg_catalog *old, *now;
+	struct lists lo = { 0 }, ln = { 0 };
+	struct mcp_change c = { 0, 0, 0, NULL };
+	struct mcp_watcher *w;
+	int rc = -1;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&m->reload_lock); /* one reload at a time */
+	old = tg_gate_acquire(m->gate);
+	if (lists_of(old, &lo) < 0) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (tg_gate_reload(m->gate, catalog, err) < 0)
+		goto out;
+	now = tg_gate_acquire(m->gate);
+	if (lists_of(now, &ln) == 0) {
+		c.tools = strcmp(lo.tools, ln.tools) != 0;
+		c.prompts = strcmp(lo.prompts, ln.prompts) != 0;
+		c.resources = strcmp(lo.resources, ln.resources) != 0 ||
+			      strcmp(lo.templates, ln.templates) != 0;
+		c.updated = updated_uris(old, &lo, now, &ln);
+	} else {
+		/* out of memory: say everything changed, clients list again */
+		c.tools = c.prompts = c.resources = 1;
+	}
+	tg_gate_release(m->gate, now);
+	pthread_mutex_lock(&m->lock);
+	for (w = m->watchers; w; w = w->next)
+		w->fn(w->ctx, &c);
+	pthread_mutex_unlock(&m->lock);
+	json_decref(c.updated);
+	rc = 0;
+out:
+	tg_gate_release(m->gate, old);
+	pthread_mutex_unlock(&m->reload_lock);
+	lists_free(&lo);
+	lists_free(&ln);
+	return rc;
 }

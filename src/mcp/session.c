@@ -73,30 +73,20 @@ int mcp_version_known(const char *v)
 	return 0;
 }
 
-/* What the server offers: tools always; resources, prompts and
- * completions where the catalogue has some. The session era (initialize)
- * also has logging/setLevel and resource subscriptions; the modern era
- * sets the log level per request and has no subscriptions yet. */
+/* What the server offers: tools, resources, prompts and completions,
+ * whatever the catalogue holds now (a reload may bring some), and
+ * notifications when a reload changes a list or a resource. The session
+ * era also has logging/setLevel; the modern era sets the log level per
+ * request. */
 static json_t *server_capabilities(struct mcp_session *s, int session_era)
 {
-	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
-	json_t *caps = json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+	json_t *caps = json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1,
+				 "resources", "subscribe", 1, "listChanged", 1, "prompts",
+				 "listChanged", 1, "completions");
 
-	if (!caps)
-		return NULL;
-	if (session_era)
+	(void)s;
+	if (caps && session_era)
 		json_object_set_new(caps, "logging", json_object());
-	if (tg_catalog_resource_count(cat))
-		json_object_set_new(caps, "resources",
-				    session_era ? json_pack("{s:b,s:b}", "subscribe", 1,
-							    "listChanged", 0)
-						: json_object());
-	if (tg_catalog_prompt_count(cat)) {
-		json_object_set_new(caps, "prompts",
-				    session_era ? json_pack("{s:b}", "listChanged", 0)
-						: json_object());
-		json_object_set_new(caps, "completions", json_object());
-	}
 	return caps;
 }
 
@@ -838,6 +828,84 @@ json_t *mcp_listen_complete(json_t *id)
 	return r ? rpc_result_json(id, r) : NULL;
 }
 
+static json_t *notification(const char *method, const char *uri, json_t *sub_id)
+{
+	json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", method);
+	json_t *params = json_object();
+
+	if (uri)
+		json_object_set_new(params, "uri", json_string(uri));
+	if (sub_id)
+		json_object_set_new(params, "_meta", json_pack("{s:O}", META_SUBSCRIPTION, sub_id));
+	if (n && json_object_size(params))
+		json_object_set(n, "params", params);
+	json_decref(params);
+	return n;
+}
+
+static int listed(json_t *array, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(array, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return 1;
+	return 0;
+}
+
+json_t *mcp_change_notifications(const struct mcp_change *c, json_t *filter, json_t *sub_id)
+{
+	static const struct {
+		const char *field, *method;
+	} lists[] = {
+		{ "toolsListChanged", "notifications/tools/list_changed" },
+		{ "promptsListChanged", "notifications/prompts/list_changed" },
+		{ "resourcesListChanged", "notifications/resources/list_changed" },
+	};
+	const int changed[] = { c->tools, c->prompts, c->resources };
+	json_t *out = json_array(), *u;
+	size_t i;
+
+	for (i = 0; out && i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (changed[i] && (!filter || json_is_true(json_object_get(filter, lists[i].field))))
+			json_array_append_new(out, notification(lists[i].method, NULL, sub_id));
+	json_array_foreach(c->updated, i, u)
+		if (out && listed(filter ? json_object_get(filter, "resourceSubscriptions") : NULL,
+				  json_string_value(u)))
+			json_array_append_new(out, notification("notifications/resources/updated",
+								json_string_value(u), sub_id));
+	return out;
+}
+
+void mcp_session_changed(struct mcp_session *s, const struct mcp_change *c)
+{
+	json_t *all = json_array(), *part, *n, *u;
+	struct listener *l;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	if (all && s->state == SESSION_READY) {
+		/* the session era: every list change, updates it subscribed to */
+		part = mcp_change_notifications(c, NULL, NULL);
+		json_array_extend(all, part);
+		json_decref(part);
+		json_array_foreach(c->updated, i, u)
+			if (listed(s->subscribed, json_string_value(u)))
+				json_array_append_new(all, notification("notifications/resources/updated",
+									json_string_value(u), NULL));
+	}
+	for (l = s->listeners; all && l; l = l->next) {
+		part = mcp_change_notifications(c, l->filter, l->id);
+		json_array_extend(all, part);
+		json_decref(part);
+	}
+	pthread_mutex_unlock(&s->lock);
+	json_array_foreach(all, i, n)
+		send_json(s, json_incref(n));
+	json_decref(all);
+}
+
 /* A cancelled subscription ends without a response; 1 if rid named one. */
 static int end_listener(struct mcp_session *s, json_t *rid)
 {
@@ -878,15 +946,42 @@ static json_t *catalog_answer(json_t *id, char *text, const char *key, int code,
 	return rpc_result_json(id, json_pack("{s:o}", key, v));
 }
 
-static json_t *do_resources(struct mcp_session *s, const char *method, json_t *id,
-			    json_t *params)
+#define MAX_SUBSCRIBED 256 /* resources/subscribe URIs of one session */
+
+/* resources/subscribe and unsubscribe (the session era): the URIs whose
+ * updates a reload reports to this session. Any URI may be watched: a
+ * reload may bring the resource. */
+static json_t *subscribe(struct mcp_session *s, json_t *id, const char *uri, int on)
 {
-	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	json_t *u;
+	size_t i;
+	int err = 0;
+
+	if (strlen(uri) > 4096)
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "\"uri\": longer than 4096 bytes");
+	pthread_mutex_lock(&s->lock);
+	if (!s->subscribed)
+		s->subscribed = json_array();
+	json_array_foreach(s->subscribed, i, u)
+		if (strcmp(json_string_value(u), uri) == 0)
+			break;
+	if (!on && i < json_array_size(s->subscribed))
+		json_array_remove(s->subscribed, i);
+	else if (on && i == json_array_size(s->subscribed))
+		err = json_array_size(s->subscribed) >= MAX_SUBSCRIBED ||
+		      json_array_append_new(s->subscribed, json_string(uri)) < 0;
+	pthread_mutex_unlock(&s->lock);
+	return err ? rpc_error_json(id, RPC_INVALID_PARAMS,
+				    "resources/subscribe: at most 256 subscriptions a session")
+		   : rpc_result_json(id, json_object());
+}
+
+static json_t *resources_of(struct mcp_session *s, const struct tg_catalog *cat,
+			    const char *method, json_t *id, json_t *params)
+{
 	const char *uri = json_string_value(json_object_get(params, "uri"));
 	struct tg_error err;
 
-	if (!tg_catalog_resource_count(cat))
-		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server has no resources");
 	if (strcmp(method, "resources/list") == 0 || strcmp(method, "resources/templates/list") == 0) {
 		int templates = method[10] == 't';
 
@@ -902,21 +997,27 @@ static json_t *do_resources(struct mcp_session *s, const char *method, json_t *i
 	if (strcmp(method, "resources/read") == 0)
 		return catalog_answer(id, tg_catalog_resource_read(cat, uri, &err), "contents",
 				      RPC_RESOURCE_NOT_FOUND, &err);
-	/* subscribe, unsubscribe: the catalogue's resources do not change
-	 * while it is served, so there is never an update to send */
-	return rpc_result_json(id, json_object());
+	return subscribe(s, id, uri, strcmp(method, "resources/subscribe") == 0);
 }
 
-static json_t *do_prompts(struct mcp_session *s, const char *method, json_t *id, json_t *params)
+static json_t *do_resources(struct mcp_session *s, const char *method, json_t *id,
+			    json_t *params)
 {
-	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	const struct tg_catalog *cat = tg_gate_acquire(s->mcp->gate);
+	json_t *resp = resources_of(s, cat, method, id, params);
+
+	tg_gate_release(s->mcp->gate, cat);
+	return resp;
+}
+
+static json_t *prompts_of(const struct tg_catalog *cat, const char *method, json_t *id,
+			  json_t *params)
+{
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	struct tg_error err;
 	char *text;
 
-	if (!tg_catalog_prompt_count(cat))
-		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server has no prompts");
 	if (strcmp(method, "prompts/list") == 0) {
 		if (json_object_get(params, "cursor"))
 			return rpc_error_json(id, RPC_INVALID_PARAMS, "invalid cursor");
@@ -937,17 +1038,23 @@ static json_t *do_prompts(struct mcp_session *s, const char *method, json_t *id,
 	}
 }
 
-static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
+static json_t *do_prompts(struct mcp_session *s, const char *method, json_t *id, json_t *params)
 {
-	const struct tg_catalog *cat = tg_gate_catalog(s->mcp->gate);
+	const struct tg_catalog *cat = tg_gate_acquire(s->mcp->gate);
+	json_t *resp = prompts_of(cat, method, id, params);
+
+	tg_gate_release(s->mcp->gate, cat);
+	return resp;
+}
+
+static json_t *complete_of(const struct tg_catalog *cat, json_t *id, json_t *params)
+{
 	json_t *ref = json_object_get(params, "ref"), *arg = json_object_get(params, "argument");
 	const char *type = json_string_value(json_object_get(ref, "type"));
 	const char *aname = json_string_value(json_object_get(arg, "name"));
 	const char *value = json_string_value(json_object_get(arg, "value"));
 	struct tg_error err;
 
-	if (!tg_catalog_prompt_count(cat))
-		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, "this server offers no completions");
 	if (!type || !aname || !value ||
 	    (strcmp(type, "ref/prompt") && strcmp(type, "ref/resource")))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
@@ -961,6 +1068,15 @@ static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
 							  : NULL,
 						  aname, value, &err),
 			      "completion", RPC_INVALID_PARAMS, &err);
+}
+
+static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(s->mcp->gate);
+	json_t *resp = complete_of(cat, id, params);
+
+	tg_gate_release(s->mcp->gate, cat);
+	return resp;
 }
 
 /* ---- dispatch -------------------------------------------------------------- */
@@ -1235,6 +1351,7 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 		pthread_cond_wait(&s->changed, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(s->client_capabilities);
+	json_decref(s->subscribed);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
 }

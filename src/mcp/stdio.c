@@ -149,8 +149,14 @@ static void send_line(void *ctx, const char *text, size_t len)
 	pthread_mutex_unlock(&o->lock);
 }
 
+static void session_changed(void *ctx, const struct mcp_change *c)
+{
+	mcp_session_changed(ctx, c);
+}
+
 int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error *err)
 {
+	struct mcp_watcher w;
 	struct mcp_session s;
 	struct out o = { .fd = out_fd };
 	size_t cap = 64 << 10, len = 0, scan = 0;
@@ -171,6 +177,7 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 		return tg_error_set(err, TG_ERR_SYSTEM, "no thread for the writer");
 	}
 	mcp_session_init(&s, m, send_line, &o);
+	mcp_watch(m, &w, session_changed, &s);
 	for (;;) {
 		char *nl;
 		ssize_t n;
@@ -223,6 +230,7 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 	/* the client closed stdin (the specification's shutdown): calls in
 	 * flight finish, within their own time limits, and are answered;
 	 * when writing failed, nobody would read their answers */
+	mcp_unwatch(m, &w);
 	mcp_session_release(&s, out_failed(&o) != 0);
 	/* everything answered is written before the server goes */
 	pthread_mutex_lock(&o.lock);

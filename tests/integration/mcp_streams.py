@@ -151,8 +151,8 @@ try:
     check("modern_closed_stream_cancels_the_call", outcomes[-1:] == ["cancelled"], outcomes)
 
     # subscriptions/listen: the acknowledgment first, with the subscription
-    # id; what this server honors (its catalogue cannot change while served:
-    # nothing); keep open until the server stops, then the completion result
+    # id and what the server honors (everything asked: a reload can change
+    # any of it); open until the server stops, then the completion result
     L = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
     bad = request(port, "POST", {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
                                  "params": {"notifications": 5, "_meta": META}}, L)
@@ -164,7 +164,7 @@ try:
     check("modern_missing_capabilities_400", nometa.status == 400, nometa.status)
     nometa.read()
     ls = request(port, "POST", {"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
-                                "params": {"notifications": {"toolsListChanged": True,
+                                "params": {"notifications": {"toolsListChanged": True, "bogus": True,
                                                              "resourceSubscriptions": ["test://x"]},
                                            "_meta": META}}, L, timeout=30)
     ack = events(ls, until=1)
@@ -172,7 +172,8 @@ try:
           ls.status == 200 and ack and ack[0][0] is None and
           ack[0][1]["method"] == "notifications/subscriptions/acknowledged" and
           ack[0][1]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-1" and
-          ack[0][1]["params"]["notifications"] == {}, "%s %s" % (ls.status, ack))
+          ack[0][1]["params"]["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": ["test://x"]},
+          "%s %s" % (ls.status, ack))
     gone = request(port, "POST", {"jsonrpc": "2.0", "id": "sub-2", "method": "subscriptions/listen",
                                   "params": {"notifications": {}, "_meta": META}}, L)
     events(gone, until=1)

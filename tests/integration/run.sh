@@ -537,6 +537,14 @@ grep -q 'streams_listen_ends_with_completion_on_stop' "$tmp/streams.out" &&
 	! grep -q 'Sanitizer' "$tmp/streams.rec.err"
 check streams_ran_to_the_end $? "$(tail -3 "$tmp/streams.out") $(grep -A5 Sanitizer "$tmp/streams.rec.err")"
 
+# SIGHUP reloads the catalogue: clients hear what changed, calls in flight
+# finish on their catalogue, a broken catalogue leaves the old one served
+timeout 150 python3 "$repo/tests/integration/mcp_reload.py" "$TG" "$tmp/reload" \
+	"$repo/tests/integration/slow_steps.py" >"$tmp/reload.out" 2>&1
+cat "$tmp/reload.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/reload.out")))
+grep -q 'reload_http_exits_cleanly' "$tmp/reload.out"; check reload_ran_to_the_end $? "$(tail -3 "$tmp/reload.out")"
+
 # subscriptions/listen over stdio: the acknowledgment first; a cancelled
 # subscription ends without a response, an open one with its completion
 # result when the client goes
@@ -548,7 +556,7 @@ printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\"
 	"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":[],$M}}" |
 	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
 jq -s -e 'map(select(.method == "notifications/subscriptions/acknowledged")) | length == 2 and
-	.[0].params._meta["io.modelcontextprotocol/subscriptionId"] == 1 and .[0].params.notifications == {}' "$tmp/mcp.out" >/dev/null &&
+	.[0].params._meta["io.modelcontextprotocol/subscriptionId"] == 1 and .[0].params.notifications == {"toolsListChanged": true}' "$tmp/mcp.out" >/dev/null &&
 	[ "$(resp 1 | wc -l)" = 0 ] && resp 2 | jq -s -e 'length == 2 and (.[0].error.code == -32600) and
 	(.[1].result.resultType == "complete") and .[1].result._meta["io.modelcontextprotocol/subscriptionId"] == 2' >/dev/null &&
 	[ "$(resp 3 | jq .error.code)" = -32602 ]

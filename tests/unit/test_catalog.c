@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "toolgate/catalog.h"
+#include "toolgate/gate.h"
 #include "unit.h"
 
 static int write_contract(const char *dir, const char *file, const char *name,
@@ -486,6 +487,68 @@ static int resources_and_prompts_served(void)
 	return 0;
 }
 
+/* A catalogue of one echo tool named name, in a directory of its own. */
+static int echo_catalog(const char *name, struct tg_catalog **out)
+{
+	struct tg_error err;
+	char path[128];
+	FILE *f;
+
+	strcpy(dir, "/tmp/tg-unit-gate-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/t.json", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"name\":\"%s\",\"version\":\"1.0.0\",\"description\":\"d\",\"authority\":"
+		   "\"read\",\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"input_schema\":"
+		   "{\"type\":\"object\"},\"executor\":{\"kind\":\"builtin\",\"name\":\"echo\"}}",
+		name);
+	if (fclose(f) != 0 || tg_catalog_load_dir(dir, NULL, out, &err) < 0)
+		return -1;
+	remove_catalog();
+	return 0;
+}
+
+/* The gate's reload: a holder keeps its catalogue until it releases it,
+ * later callers get the new one; a catalogue the gate refuses (a builtin
+ * that does not exist) stays the caller's and changes nothing. */
+static int gate_reload(void)
+{
+	struct tg_catalog *a, *b, *c, *bad;
+	const struct tg_catalog *held, *now;
+	const struct tg_contract *k;
+	struct tg_gate *g;
+	struct tg_error err;
+
+	CHECK(echo_catalog("one", &a) == 0 && echo_catalog("two", &b) == 0 &&
+	      echo_catalog("three", &c) == 0);
+	CHECK(tg_gate_new(a, NULL, &g, &err) == 0);
+	held = tg_gate_acquire(g);
+	CHECK(held == a);
+	CHECK(tg_gate_reload(g, b, &err) == 0);
+	now = tg_gate_acquire(g);
+	CHECK(now == b && tg_gate_catalog(g) == b);
+	/* the holder's catalogue is still whole */
+	CHECK(tg_catalog_resolve(held, "one", NULL, &k, &err) == 0 && strcmp(k->name, "one") == 0);
+	tg_gate_release(g, held);
+	/* b retired while held, then released: freed then (ASan would see a
+	 * use after it) */
+	CHECK(tg_gate_reload(g, c, &err) == 0);
+	CHECK(tg_catalog_resolve(now, "two", NULL, &k, &err) == 0);
+	tg_gate_release(g, now);
+	CHECK(make_catalog() == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &bad, &err) == 0);
+	remove_catalog();
+	CHECK(tg_gate_reload(g, bad, &err) < 0 && strstr(err.msg, "no builtin tool named 'x'"));
+	CHECK(tg_gate_catalog(g) == c);
+	tg_catalog_free(bad);
+	tg_gate_free(g); /* frees c, the gate's */
+	tg_catalog_free(a);
+	return 0;
+}
+
 const struct unit_test catalog_tests[] = {
 	{ "catalog/resources_and_prompts_refused", resources_and_prompts_refused },
 	{ "catalog/resources_and_prompts_served", resources_and_prompts_served },
@@ -494,5 +557,6 @@ const struct unit_test catalog_tests[] = {
 	{ "catalog/resolution", resolution },
 	{ "catalog/mcp_definition", mcp_definition },
 	{ "catalog/duplicates_and_errors", duplicates_and_errors },
+	{ "catalog/gate_reload", gate_reload },
 	UNIT_TESTS_END,
 };
