@@ -6,23 +6,17 @@ Streamable HTTP; refusals of missing capabilities (-32021) and of bad
 states (-32602). Prints "ok NAME" or "not ok NAME: why" per check.
 Usage: mcp_mrtr.py TOOLGATE CATALOG RECORD-FILE STATE-KEY-FILE"""
 import json
+import os
 import subprocess
 import sys
-import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import Checks  # noqa: E402
 
 TG, CATALOG, RECORD, KEY = sys.argv[1:5]
 CAPS = {"elicitation": {"form": {}}, "sampling": {}}
-failures = 0
-
-
-def check(name, cond, why=""):
-    global failures
-    if cond:
-        print("ok - integration/mrtr_" + name)
-    else:
-        failures += 1
-        print("not ok - integration/mrtr_%s: %s" % (name, why))
+check = Checks("mrtr")
 
 
 def meta(caps):
@@ -184,4 +178,4 @@ try:
 finally:
     p.terminate()
     p.wait()
-sys.exit(1 if failures else 0)
+check.done()

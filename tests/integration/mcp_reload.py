@@ -6,7 +6,6 @@ catalogue it started with; a catalogue that does not load leaves the old
 one served; a reload that changes nothing says nothing. Prints "ok - ..."
 or "not ok - ...: why" per check.
 Usage: mcp_reload.py TOOLGATE WORKDIR SLOW-TOOL-SCRIPT"""
-import http.client
 import json
 import os
 import shutil
@@ -15,20 +14,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import META, Checks, message, request as req, start_http  # noqa: E402
+
 TG, WORK, SLOW = sys.argv[1:4]
 CAT = os.path.join(WORK, "catalog")
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}
-failures = 0
-
-
-def check(name, cond, why=""):
-    global failures
-    if cond:
-        print("ok - integration/reload_" + name)
-    else:
-        failures += 1
-        print("not ok - integration/reload_%s: %s" % (name, why))
+check = Checks("reload")
 
 
 def contract(name, builtin="echo"):
@@ -154,35 +145,11 @@ rc = p.wait(timeout=20)
 check("stdio_exits_cleanly", rc == 0 and "Sanitizer" not in open(ERR).read(), "rc=%s" % rc)
 
 # ---- Streamable HTTP -----------------------------------------------------------
-p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--record", "/dev/null", "--http", "127.0.0.1:0"],
-                     stderr=open(ERR, "w"), text=True)
-port = None
-for _ in range(100):
-    text = open(ERR).read()
-    if "MCP on" in text:
-        port = int(text.split("MCP on ")[1].split()[0].split(":")[2].split("/")[0])
-        break
-    time.sleep(0.05)
+p, port = start_http([TG, "serve", "--catalog", CAT, "--record", "/dev/null"], ERR)
 
 
 def request(method, body=None, headers=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    h = {"Accept": "application/json, text/event-stream"}
-    if body is not None:
-        h["Content-Type"] = "application/json"
-    h.update(headers or {})
-    c.request(method, "/mcp", body=json.dumps(body) if body is not None else None, headers=h)
-    return c.getresponse()
-
-
-def event(r):
-    data = None
-    while True:
-        line = r.readline().decode().rstrip("\n")
-        if line.startswith("data: ") and len(line) > 6:
-            data = json.loads(line[6:])
-        elif line == "" and data is not None:
-            return data
+    return req(port, method, body, headers)
 
 
 try:
@@ -196,10 +163,10 @@ try:
     ls = request("POST", {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
                           "params": {"notifications": {"toolsListChanged": True}, "_meta": META}},
                  {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
-    event(ls)  # the acknowledgment
+    message(ls)  # the acknowledgment
     contract("third")
     hup(p)
-    on_get, on_listen = event(get), event(ls)
+    on_get, on_listen = message(get), message(ls)
     check("http_changes_reach_get_stream_and_listen",
           on_get["method"] == "notifications/tools/list_changed" and "params" not in on_get and
           on_listen["method"] == "notifications/tools/list_changed" and
@@ -209,4 +176,4 @@ finally:
     p.terminate()
     rc = p.wait(timeout=20)
 check("http_exits_cleanly", rc == 0 and "Sanitizer" not in open(ERR).read(), "rc=%s %s" % (rc, open(ERR).read()[-500:]))
-sys.exit(1 if failures else 0)
+check.done()

@@ -6,76 +6,24 @@ subscriptions/listen with its graceful end when the server stops. Prints
 "ok - ..." or "not ok - ...: why" per check.
 Usage: mcp_streams.py TOOLGATE CATALOG RECORD-FILE (the catalogue has
 slow.steps: six progress reports 0.3 s apart, then {"steps": 6})"""
-import http.client
 import json
-import socket
-import subprocess
+import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import META, Checks, events, request as req, start_http  # noqa: E402
+
 TG, CATALOG, RECORD = sys.argv[1:4]
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}
-failures = 0
-
-
-def check(name, cond, why=""):
-    global failures
-    if cond:
-        print("ok - integration/streams_" + name)
-    else:
-        failures += 1
-        print("not ok - integration/streams_%s: %s" % (name, why))
+check = Checks("streams")
 
 
 def start():
-    """The server, its stderr in RECORD.err (the caller looks there for
-    sanitizer reports), and its port."""
-    err = open(RECORD + ".err", "w")
-    p = subprocess.Popen([TG, "serve", "--catalog", CATALOG, "--record", RECORD, "--http", "127.0.0.1:0"],
-                         stderr=err, text=True)
-    for _ in range(100):
-        with open(RECORD + ".err") as f:
-            text = f.read()
-        if "MCP on" in text:
-            return p, int(text.split("MCP on ")[1].split()[0].split(":")[2].split("/")[0])
-        time.sleep(0.05)
-    raise SystemExit("the server did not start")
+    return start_http([TG, "serve", "--catalog", CATALOG, "--record", RECORD], RECORD + ".err")
 
 
 def request(port, method, body=None, headers=None, timeout=10):
-    """One request on a connection of its own: (status, headers, response)
-    with the response unread (the caller reads the stream)."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    h = {"Accept": "application/json, text/event-stream"}
-    if body is not None:
-        h["Content-Type"] = "application/json"
-    h.update(headers or {})
-    c.request(method, "/mcp", body=json.dumps(body) if body is not None else None, headers=h)
-    r = c.getresponse()
-    return r
-
-
-def events(r, until=None, limit=100):
-    """Read SSE events of r: a list of (id, data-or-None), stopping after
-    `until` events or at the end of the stream."""
-    out, eid, data = [], None, None
-    while len(out) < limit:
-        line = r.readline()
-        if not line:
-            break
-        line = line.decode().rstrip("\n")
-        if line.startswith("id: "):
-            eid = line[4:]
-        elif line.startswith("data: "):
-            data = line[6:]
-        elif line == "":
-            if eid is not None or data is not None:
-                out.append((eid, json.loads(data) if data else None))
-                if until and len(out) >= until:
-                    break
-            eid, data = None, None
-    return out
+    return req(port, method, body, headers, timeout)
 
 
 p, port = start()
@@ -190,4 +138,4 @@ finally:
     if p.poll() is None:
         p.kill()
         p.wait()
-sys.exit(1 if failures else 0)
+check.done()

@@ -1,0 +1,91 @@
+"""What the MCP integration scripts share (mcp_mrtr.py, mcp_streams.py,
+mcp_reload.py): their checks' output, a toolgate serve --http started
+for them, HTTP requests and server-sent events read off a response."""
+import http.client
+import json
+import subprocess
+import sys
+import time
+
+# a modern (2026-07-28) request's _meta, declaring no client capability
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class Checks:
+    """check(name, cond, why) prints "ok - integration/PREFIX_NAME" or
+    "not ok - ...: why"; done() exits 1 if any failed."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.failures = 0
+
+    def __call__(self, name, cond, why=""):
+        if cond:
+            print("ok - integration/%s_%s" % (self.prefix, name))
+        else:
+            self.failures += 1
+            print("not ok - integration/%s_%s: %s" % (self.prefix, name, why))
+        sys.stdout.flush()
+
+    def done(self):
+        sys.exit(1 if self.failures else 0)
+
+
+def start_http(argv, err_path):
+    """toolgate serve ARGV --http 127.0.0.1:0, its stderr in err_path (the
+    caller looks there for sanitizer reports): (process, port)."""
+    p = subprocess.Popen(argv + ["--http", "127.0.0.1:0"], stderr=open(err_path, "w"), text=True)
+    for _ in range(200):
+        with open(err_path) as f:
+            text = f.read()
+        if "MCP on" in text:
+            return p, int(text.split("MCP on ")[1].split()[0].split(":")[2].split("/")[0])
+        time.sleep(0.05)
+    p.kill()
+    raise SystemExit("the server did not start: " + text)
+
+
+def request(port, method, body=None, headers=None, timeout=20):
+    """One request on a connection of its own; the response with its body
+    unread (the caller may read it as a stream)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    h = {"Accept": "application/json, text/event-stream"}
+    if body is not None:
+        h["Content-Type"] = "application/json"
+    h.update(headers or {})
+    c.request(method, "/mcp", body=json.dumps(body) if body is not None else None, headers=h)
+    return c.getresponse()
+
+
+def events(r, until=None, limit=100):
+    """Server-sent events of r as (id, data parsed or None), stopping after
+    `until` of them or at the end of the stream; comments are skipped."""
+    out, eid, data = [], None, None
+    while len(out) < limit:
+        line = r.readline()
+        if not line:
+            break
+        line = line.decode().rstrip("\n")
+        if line.startswith("id: "):
+            eid = line[4:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line == "":
+            if eid is not None or data is not None:
+                out.append((eid, json.loads(data) if data else None))
+                if until and len(out) >= until:
+                    break
+            eid, data = None, None
+    return out
+
+
+def message(r):
+    """The next event of r that carries a message."""
+    while True:
+        got = events(r, until=1)
+        if not got:
+            return None
+        if got[0][1] is not None:
+            return got[0][1]
