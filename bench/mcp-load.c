@@ -150,6 +150,21 @@ static int read_response(struct client *c, int fd, int *status, char *body, size
 	return 0;
 }
 
+/* End the session (the server keeps at most 64 of one principal). */
+static void end_session(struct client *c, int fd)
+{
+	char req[512], body[256];
+	int n, status;
+
+	if (!c->sid[0])
+		return;
+	n = snprintf(req, sizeof(req),
+		     "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nMcp-Session-Id: %s\r\n"
+		     "Content-Length: 0\r\n\r\n", c->port, c->sid);
+	if (send_all(fd, req, (size_t)n) == 0)
+		read_response(c, fd, &status, body, sizeof(body));
+}
+
 static int post(struct client *c, int fd, const char *json, int *status, char *body, size_t cap)
 {
 	char req[2048];
@@ -207,6 +222,7 @@ static void *run(void *arg)
 		}
 		c->lat[c->n++] = now_ns() - t0;
 	}
+	end_session(c, fd);
 	close(fd);
 	return NULL;
 }
