@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,18 @@ static int connect_local(void)
 	return fd;
 }
 
+/* The answer so far is an event stream: its header block is complete
+ * and says so (a body may mention the type too: not that). */
+static int is_stream(const char *out)
+{
+	const char *end = strstr(out, "\r\n\r\n"), *h;
+
+	for (h = strstr(out, "\r\n"); end && h && h < end; h = strstr(h + 2, "\r\n"))
+		if (strncasecmp(h + 2, "Content-Type: text/event-stream", 31) == 0)
+			return 1;
+	return 0;
+}
+
 /* Send the bytes, read the answer until the server closes or 2 s pass. */
 static void exchange(const char *req, size_t len, char *out, size_t cap)
 {
@@ -82,6 +95,11 @@ static void exchange(const char *req, size_t len, char *out, size_t cap)
 			break;
 		got += (size_t)n;
 		if (got == cap - 1)
+			break;
+		/* a stream (the GET stream, a subscription) stays open: its
+		 * headers are the answer */
+		out[got] = '\0';
+		if (is_stream(out))
 			break;
 	}
 	out[got] = '\0';

@@ -48,7 +48,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Every message the session sends must be a JSON-RPC answer. */
+/* Every message the session sends must be a JSON-RPC answer (a result or
+ * an error), or a notification (a subscription's acknowledgment): never
+ * a request, which the echo tool has no way to cause. */
 static void check_sent(void *ctx, const char *text, size_t len)
 {
 	json_t *m = json_loadb(text, len, 0, NULL);
@@ -56,8 +58,13 @@ static void check_sent(void *ctx, const char *text, size_t len)
 	(void)ctx;
 	if (!m)
 		abort();
-	if (json_is_object(m) && (!json_object_get(m, "result")) == (!json_object_get(m, "error")))
+	if (json_is_object(m) && json_object_get(m, "method")) {
+		if (!json_is_string(json_object_get(m, "method")) || json_object_get(m, "id"))
+			abort();
+	} else if (json_is_object(m) &&
+		   (!json_object_get(m, "result")) == (!json_object_get(m, "error"))) {
 		abort();
+	}
 	json_decref(m);
 }
 
