@@ -71,11 +71,12 @@ struct tg_call {
 	void (*notify)(void *ctx, const char *event);
 	void *notify_ctx;
 	/* An interactive tool's request to the client (JSON text
-	 * {"request": {"method", "params"}}): the answer as JSON text
-	 * {"result": ...} or {"error": {"code", "message"}}, malloc'd. Called
-	 * from a helper thread of the call, with notify_ctx; may block until
-	 * the client answers, and must return soon after *stop becomes
-	 * non-zero. NULL: the tool's requests get an error. */
+	 * {"request": {"method", "params"}, "key"?, "more"?}): the answer as
+	 * JSON text {"result": ...} or {"error": {"code", "message"}},
+	 * malloc'd; "" writes nothing (the answer comes on a rerun of the
+	 * call). Called from a helper thread of the call, with notify_ctx;
+	 * may block until the client answers, and must return soon after
+	 * *stop becomes non-zero. NULL: the tool's requests get an error. */
 	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
 	/* Non-zero once the caller stopped the run to ask its client first
 	 * (MCP's multi round-trip requests): recorded as input_required, not

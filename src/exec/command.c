@@ -319,6 +319,10 @@ static void *asker_main(void *arg)
 		if (!answer)
 			answer = strdup("{\"error\":{\"code\":-32601,\"message\":\"no client to "
 					"ask\"}}");
+		if (answer && !*answer) {
+			free(answer); /* nothing to write: its answer comes on a rerun */
+			continue;
+		}
 		/* JSON text from jansson: no raw newline inside */
 		if (!answer || write_line(a->wfd, answer, strlen(answer)) < 0) {
 			free(answer);
@@ -342,6 +346,15 @@ static void ask_later(struct asker *a, const char *request)
 	free(copy); /* too many at once: the tool waits in vain, within its time limit */
 }
 
+/* {"request": {...}, "key"?: string, "more"?: boolean}: a question. */
+static int is_request(json_t *j)
+{
+	json_t *k = json_object_get(j, "key"), *m = json_object_get(j, "more");
+
+	return json_is_object(json_object_get(j, "request")) && (!k || json_is_string(k)) &&
+	       (!m || json_is_boolean(m)) && json_object_size(j) == (size_t)(1 + !!k + !!m);
+}
+
 static void report_line(struct reports *r)
 {
 	size_t pl = strlen(REPORT_PREFIX);
@@ -351,9 +364,10 @@ static void report_line(struct reports *r)
 	if (r->overlong || r->len <= pl || memcmp(r->line, REPORT_PREFIX, pl) != 0)
 		return;
 	j = json_loadb(r->line + pl, r->len - pl, JSON_REJECT_DUPLICATES, NULL);
-	if (json_is_object(j) && json_object_size(j) == 1 &&
-	    (json_object_get(j, "progress") || json_object_get(j, "log") ||
-	     (r->asker && json_is_object(json_object_get(j, "request"))))) {
+	if (json_is_object(j) &&
+	    ((json_object_size(j) == 1 &&
+	      (json_object_get(j, "progress") || json_object_get(j, "log"))) ||
+	     (r->asker && is_request(j)))) {
 		text = json_dumps(j, JSON_COMPACT);
 		if (text && json_object_get(j, "request"))
 			ask_later(r->asker, text);

@@ -44,7 +44,6 @@
 #define MAX_SESSIONS_PER_PRINCIPAL 64
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
 #define SSE_RETRY_MS 1000          /* the reconnection delay SSE answers announce */
-#define RPC_HEADER_MISMATCH_HTTP (-32020) /* 2026-07-28's HeaderMismatch */
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
 
 #define MAX_STREAMS 32 /* a session's streams kept for resuming */
@@ -228,13 +227,23 @@ static void session_put(struct tg_mcp_http *h, struct http_session *hs)
 		session_free(hs);
 }
 
-/* Keep st for resuming (the caller holds lock): the oldest kept stream
- * goes when the session keeps MAX_STREAMS. */
+/* Keep st for resuming (the caller holds lock). Past MAX_STREAMS, the
+ * oldest kept stream nobody reads goes (ended: its call's further events
+ * go nowhere), never the GET stream; when every one is read, st is not
+ * kept (it cannot be resumed). */
 static void keep_stream(struct http_session *hs, struct mcp_stream *st)
 {
+	size_t i;
+
 	if (hs->nstreams == MAX_STREAMS) {
-		mcp_stream_unref(hs->kept[0]);
-		memmove(hs->kept, hs->kept + 1, --hs->nstreams * sizeof(hs->kept[0]));
+		for (i = 0; i < hs->nstreams; i++)
+			if (hs->kept[i] != hs->get && !mcp_stream_busy(hs->kept[i]))
+				break;
+		if (i == hs->nstreams)
+			return;
+		mcp_stream_end(hs->kept[i]);
+		mcp_stream_unref(hs->kept[i]);
+		memmove(hs->kept + i, hs->kept + i + 1, (--hs->nstreams - i) * sizeof(hs->kept[0]));
 	}
 	mcp_stream_ref(st);
 	hs->kept[hs->nstreams++] = st;
@@ -261,6 +270,10 @@ static void end_streams(struct http_session *hs)
 
 	for (i = 0; i < hs->nstreams; i++)
 		mcp_stream_end(hs->kept[i]);
+	pthread_mutex_lock(&hs->s.lock);
+	if (hs->get)
+		mcp_stream_end(hs->get);
+	pthread_mutex_unlock(&hs->s.lock);
 }
 
 /* DELETE, or initialize refused: the session ends now, its calls
@@ -367,6 +380,7 @@ static void call_unref(struct call *k);
 /* A 2026-07-28 subscriptions/listen stream, ended with a completion
  * result when the server stops. */
 struct http_listener {
+	char principal[MCP_MAX_PRINCIPAL];
 	json_t *id;
 	json_t *filter;             /* what was acknowledged */
 	struct mcp_stream *st;
@@ -652,6 +666,7 @@ static int may_report(struct tg_mcp_http *h, json_t *msg)
 /* ---- subscriptions/listen ------------------------------------------------------- */
 
 #define MAX_LISTENERS 256 /* open subscriptions/listen streams, all clients */
+#define MAX_LISTENERS_PER_PRINCIPAL 32
 
 static void capture(void *ctx, json_t *msg)
 {
@@ -666,14 +681,14 @@ static void capture(void *ctx, json_t *msg)
  * with keep-alives, until the client closes it or the server stops
  * (with the completion result). Takes msg and the use of hs. */
 static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connection *c,
-				     struct http_session *hs, json_t *msg)
+				     struct http_session *hs, json_t *msg, const char *principal)
 {
 	json_t *ack = NULL, *resp;
 	struct mcp_sink sink = { capture, &ack };
 	struct http_listener *l, *it;
 	struct mcp_stream *st;
 	enum MHD_Result rc;
-	unsigned n = 0;
+	unsigned n = 0, mine = 0;
 
 	resp = mcp_session_dispatch(&hs->s, msg, &sink);
 	session_put(h, hs);
@@ -706,10 +721,14 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 	mcp_stream_send(st, ack, 0);
 	mcp_stream_ref(st);
 	l->st = st;
+	snprintf(l->principal, sizeof(l->principal), "%s", principal);
 	pthread_mutex_lock(&h->lock);
-	for (it = h->listeners; it; it = it->next)
+	for (it = h->listeners; it; it = it->next) {
 		n++;
-	if (h->stopping || n >= MAX_LISTENERS) {
+		mine += strcmp(it->principal, principal) == 0;
+	}
+	/* one principal cannot take every slot from the others */
+	if (h->stopping || n >= MAX_LISTENERS || mine >= MAX_LISTENERS_PER_PRINCIPAL) {
 		pthread_mutex_unlock(&h->lock);
 		json_decref(l->id);
 		json_decref(l->filter);
@@ -717,7 +736,8 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 		mcp_stream_unref(st);
 		free(l);
 		return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
-				  "Service Unavailable: too many open subscriptions, or stopping");
+				  "Service Unavailable: too many open subscriptions (32 a "
+				  "principal, 256 in all), or stopping");
 	}
 	l->next = h->listeners;
 	h->listeners = l;
@@ -835,16 +855,28 @@ static const char *params_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection *c, json_t *msg,
 				   char *why, size_t len)
 {
-	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
-	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
-	const char *hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
+	static const char *const mirrored[] = { "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name" };
+	const char *ver, *hm, *hn;
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params");
 	const char *body_name = NULL;
-	size_t name_len;
+	unsigned count;
+	size_t name_len, i;
 	char *name;
 	int bad;
 
+	/* twice, and a proxy may have acted on the other one */
+	for (i = 0; i < sizeof(mirrored) / sizeof(mirrored[0]); i++) {
+		lookup_header(c, mirrored[i], &count);
+		if (count > 1) {
+			snprintf(why, len, "Header mismatch: %s is given %u times", mirrored[i],
+				 count);
+			return why;
+		}
+	}
+	ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+	hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
+	hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
 	if (!ver || strcmp(ver, meta_version(msg)) != 0) {
 		snprintf(why, len, "Header mismatch: MCP-Protocol-Version %s the body's %.40s",
 			 ver ? "does not match" : "is missing; it must be", meta_version(msg));
@@ -907,8 +939,12 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 	json_t *resp;
 	char why[400], *body;
 
+	if (!meta_version(msg))
+		return refuse_modern(c, msg, RPC_INVALID_PARAMS,
+				     "_meta: io.modelcontextprotocol/protocolVersion (a string) is "
+				     "required");
 	if (header_mismatch(h, c, msg, why, sizeof(why)))
-		return refuse_modern(c, msg, RPC_HEADER_MISMATCH_HTTP, why);
+		return refuse_modern(c, msg, RPC_HEADER_MISMATCH, why);
 	/* a malformed request: 400, as the revision says */
 	if (!json_is_object(json_object_get(json_object_get(json_object_get(msg, "params"), "_meta"),
 					    "io.modelcontextprotocol/clientCapabilities")))
@@ -925,7 +961,7 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 		return answer_sse(h, c, hs, msg);
 	if (json_object_get(msg, "id") &&
 	    strcmp(json_string_value(json_object_get(msg, "method")), "subscriptions/listen") == 0)
-		return answer_listen(h, c, hs, msg);
+		return answer_listen(h, c, hs, msg, principal);
 	resp = mcp_session_dispatch(&hs->s, msg, NULL);
 	json_decref(msg);
 	if (!resp) {
@@ -1013,8 +1049,11 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, text);
 	}
 	/* a request that says its version in _meta is of the modern era:
-	 * stateless, whatever session header it has */
-	if (json_is_object(msg) && json_is_string(json_object_get(msg, "method")) && meta_version(msg))
+	 * stateless, whatever session header it has; so is one without a
+	 * session whose header says that era (its _meta is then missing,
+	 * which do_post_modern answers) */
+	if (json_is_object(msg) && json_is_string(json_object_get(msg, "method")) &&
+	    (meta_version(msg) || (!sid && !is_initialize(msg) && ver && strcmp(ver, MCP_MODERN) == 0)))
 		return do_post_modern(h, c, msg, principal);
 	if (is_initialize(msg)) {
 		if (sid) {
@@ -1337,8 +1376,11 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	inet_ntop(AF_INET, &sa.sin_addr, h->addr, sizeof(h->addr));
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->idle, NULL);
+	/* poll, not select: a descriptor past 1024 (long-lived streams make
+	 * them many) must not refuse every new connection */
 	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+					     MHD_USE_ERROR_LOG,
 				     (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
 				     (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed,
 				     NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,

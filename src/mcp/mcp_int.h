@@ -13,6 +13,7 @@
 #include "toolgate/mcp.h"
 
 #define MCP_MAX_MESSAGE (4u << 20)     /* one JSON-RPC message, bytes */
+#define MCP_MODERN "2026-07-28"        /* the stateless revision (docs/MCP.md) */
 
 /* JSON-RPC 2.0's error codes. */
 enum {
@@ -92,16 +93,23 @@ struct mrtr;
 int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, json_t *params,
 	      json_t *caps, struct mrtr **out, char *why, size_t len);
 /* A tool's question (method is one of sampling/createMessage,
- * elicitation/create, roots/list): the answer for the tool, JSON text
- * {"result": ...} (malloc'd), when this round holds it; else NULL and
- * *stop set: the run must end, and mrtr_response says what the client
- * gets. Thread-safe. */
-char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, int *stop);
+ * elicitation/create, roots/list), under the tool's key (NULL or not 1 to
+ * 64 of A-Z a-z 0-9 _ . -: one made of the question), more set when the
+ * tool asks more before it reads an answer. Returns the line for the
+ * tool (malloc'd): {"result": ...} when an earlier round answered it,
+ * {"error": ...} when the client lacks the capability, "" (nothing to
+ * write) while questions of this breath wait; or NULL and *stop set: the
+ * run must end, and mrtr_response says what the client gets.
+ * Thread-safe. */
+char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, const char *key, int more,
+	       int *stop);
 /* The answer to a call whose run was stopped for questions: an
  * InputRequiredResult (its resultType set, the rest of a modern result
- * left to the caller), -32021 when a question needs a capability the
- * client did not declare, or -32602 when the tool asks on and on. */
+ * left to the caller), or -32602 when the tool asks on and on. */
 json_t *mrtr_response(struct mrtr *r, json_t *id);
+/* For a call that failed after a question its client could not be asked:
+ * -32021 with data.requiredCapabilities; NULL when there was none. */
+json_t *mrtr_missing_capability(struct mrtr *r, json_t *id);
 void mrtr_free(struct mrtr *r);
 
 /* ---- stream.c -------------------------------------------------------------- */

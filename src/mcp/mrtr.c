@@ -39,11 +39,13 @@ struct mrtr {
 	const char *principal;
 	char *tool;
 	char digest[65];                  /* of the arguments */
-	json_t *answers;                  /* key -> the client's result */
+	json_t *answers;                  /* key -> {"d": question digest, "a": result} */
 	json_t *asked;                    /* key -> {method, params}: to ask now */
+	json_t *asked_digests;            /* key -> the digest of its question */
 	int caps;                         /* the client's: CAP_* bits */
-	const char *missing;              /* a capability a question needs, undeclared */
+	const char *missing;              /* a capability a question needed, undeclared */
 	int overflow;                     /* asked more than MAX_ANSWERS */
+	int holding;                      /* a question of this breath is unanswered */
 	pthread_mutex_t lock;
 };
 
@@ -134,7 +136,7 @@ static int state_open(struct mrtr *r, const char *state, json_t **asked, char *w
 		bad(why, len, "requestState: issued for another tool or other arguments");
 		goto out;
 	}
-	if (!json_is_object(json_object_get(j, "a")) || !json_is_array(json_object_get(j, "q"))) {
+	if (!json_is_object(json_object_get(j, "a")) || !json_is_object(json_object_get(j, "q"))) {
 		bad(why, len, "requestState: not one this server issued, or altered");
 		goto out;
 	}
@@ -155,7 +157,8 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 {
 	json_t *state = json_object_get(params, "requestState");
 	json_t *responses = json_object_get(params, "inputResponses");
-	json_t *asked = NULL, *k, *v;
+	json_t *asked = NULL, *d, *v;
+	const char *k;
 	struct mrtr *r;
 	size_t i;
 
@@ -164,8 +167,6 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 		return bad(why, len, "requestState must be a string");
 	if (responses && !json_is_object(responses))
 		return bad(why, len, "inputResponses must be an object");
-	if (responses && !state)
-		return bad(why, len, "inputResponses without the requestState they answer");
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return bad(why, len, "out of memory");
@@ -175,7 +176,8 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 	r->tool = strdup(tool);
 	r->answers = json_object();
 	r->asked = json_object();
-	if (!r->tool || !r->answers || !r->asked ||
+	r->asked_digests = json_object();
+	if (!r->tool || !r->answers || !r->asked || !r->asked_digests ||
 	    json_digest(json_object_get(params, "arguments") ? json_object_get(params, "arguments")
 							       : json_null(),
 			r->digest) < 0) {
@@ -189,12 +191,14 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 		mrtr_free(r);
 		return -1;
 	}
-	/* the answers to what the last round asked; anything else the
-	 * client sent is ignored, as the specification says */
-	json_array_foreach(asked, i, k) {
-		v = json_object_get(responses, json_string_value(k));
-		if (json_is_object(v))
-			json_object_set(r->answers, json_string_value(k), v);
+	/* the answers to what the last round asked, each kept with its
+	 * question's digest; anything else the client sent (or all it sent
+	 * without a state) answers nothing asked, and is ignored, as the
+	 * specification says */
+	json_object_foreach(asked, k, d) {
+		v = json_object_get(responses, k);
+		if (json_is_object(v) && json_is_string(d))
+			json_object_set_new(r->answers, k, json_pack("{s:O,s:O}", "d", d, "a", v));
 	}
 	json_decref(asked);
 	if (json_object_size(r->answers) > MAX_ANSWERS) {
@@ -205,11 +209,30 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 	return 0;
 }
 
-char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, int *stop)
+/* A key a tool may give its question: 1 to 64 of A-Z a-z 0-9 _ . - */
+static int key_valid(const char *k)
 {
-	json_t *q = json_pack("{s:s}", "method", method), *answer, *out;
+	size_t n = k ? strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+		     : 0;
+
+	return n > 0 && n <= 64 && k[n] == '\0';
+}
+
+static char *answer_text(const char *member, json_t *v)
+{
+	json_t *out = json_pack("{s:O}", member, v);
+	char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+
+	json_decref(out);
+	return text;
+}
+
+char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, const char *tool_key,
+	       int more, int *stop)
+{
+	json_t *q = json_pack("{s:s}", "method", method), *got;
 	const char *cap = NULL;
-	char key[64], digest[65], *text = NULL;
+	char key[80], digest[65], *text = NULL;
 	size_t i;
 	int bit = 0;
 
@@ -229,43 +252,59 @@ char *mrtr_ask(struct mrtr *r, const char *method, json_t *params, int *stop)
 		json_decref(q);
 		return NULL;
 	}
-	snprintf(key, sizeof(key), "toolgate-%.24s", digest);
+	/* the tool's own key, or one made of the question */
+	if (key_valid(tool_key))
+		snprintf(key, sizeof(key), "%s", tool_key);
+	else
+		snprintf(key, sizeof(key), "toolgate-%.24s", digest);
 	pthread_mutex_lock(&r->lock);
-	answer = json_object_get(r->answers, key);
-	if (answer) {
-		out = json_pack("{s:O}", "result", answer);
-		text = out ? json_dumps(out, JSON_COMPACT) : NULL;
-		json_decref(out);
-	} else if (!(r->caps & bit)) {
+	got = json_object_get(r->answers, key);
+	if (got && strcmp(json_string_value(json_object_get(got, "d")), digest) != 0)
+		got = NULL; /* given for another question under that key */
+	if (!(r->caps & bit)) {
+		/* the client cannot be asked: the tool hears why, and may do
+		 * without; if the call then fails, it fails with -32021 */
 		if (!r->missing)
 			r->missing = cap;
-		*stop = 1;
+		text = r->holding ? strdup("")
+				  : answer_text("error", json_pack("{s:i,s:s}", "code",
+						RPC_MISSING_CLIENT_CAPABILITY, "message",
+						"the client did not declare that capability"));
+	} else if (got) {
+		/* answered in an earlier round; written unless a question
+		 * before it in this breath waits (the tool reads in order) */
+		text = r->holding ? strdup("") : answer_text("result", json_object_get(got, "a"));
 	} else if (json_object_size(r->answers) + json_object_size(r->asked) >= MAX_ANSWERS) {
 		r->overflow = 1; /* asks on and on: the call ends with an error */
 		*stop = 1;
 	} else {
-		json_object_set(r->asked, key, q);
-		*stop = 1;
+		if (!json_object_get(r->asked, key)) {
+			json_object_set(r->asked, key, q);
+			json_object_set_new(r->asked_digests, key, json_string(digest));
+		}
+		r->holding = 1;
+		if (more)
+			text = strdup(""); /* more questions follow: asked together */
+		else
+			*stop = 1;
 	}
 	pthread_mutex_unlock(&r->lock);
 	json_decref(q);
+	if (!text && !*stop)
+		return NULL; /* out of memory */
 	return text;
 }
 
 /* The requestState for the next round (malloc'd), or NULL. */
 static char *state_seal(struct mrtr *r)
 {
-	json_t *j = json_pack("{s:i,s:I,s:s,s:s,s:s,s:O,s:[]}", "v", STATE_VERSION, "exp",
+	json_t *j = json_pack("{s:i,s:I,s:s,s:s,s:s,s:O,s:O}", "v", STATE_VERSION, "exp",
 			      (json_int_t)time(NULL) + STATE_TTL, "p", r->principal, "t", r->tool,
-			      "d", r->digest, "a", r->answers, "q");
+			      "d", r->digest, "a", r->answers, "q", r->asked_digests);
 	unsigned char *bin = NULL;
-	const char *key;
 	char *plain = NULL, *out = NULL;
 	size_t plain_len, bin_len, out_len;
-	json_t *v;
 
-	json_object_foreach(r->asked, key, v)
-		json_array_append_new(json_object_get(j, "q"), json_string(key));
 	plain = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!plain)
@@ -296,23 +335,32 @@ static char *state_seal(struct mrtr *r)
 	return out;
 }
 
+json_t *mrtr_missing_capability(struct mrtr *r, json_t *id)
+{
+	const char *missing;
+	json_t *e;
+
+	pthread_mutex_lock(&r->lock);
+	missing = r->missing;
+	pthread_mutex_unlock(&r->lock);
+	if (!missing)
+		return NULL;
+	e = rpc_error_json(id, RPC_MISSING_CLIENT_CAPABILITY,
+			   "the tool needs a capability the client did not declare");
+	if (e)
+		json_object_set_new(json_object_get(e, "error"), "data",
+				    json_pack("{s:{s:{}}}", "requiredCapabilities", missing));
+	return e;
+}
+
 json_t *mrtr_response(struct mrtr *r, json_t *id)
 {
-	json_t *result, *e;
+	json_t *result;
 	char *state;
 
 	if (r->overflow)
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "the tool asked more questions than one call may (32)");
-	if (r->missing) {
-		e = rpc_error_json(id, RPC_MISSING_CLIENT_CAPABILITY,
-				   "the tool needs a capability the client did not declare");
-		if (e)
-			json_object_set_new(json_object_get(e, "error"), "data",
-					    json_pack("{s:{s:{}}}", "requiredCapabilities",
-						      r->missing));
-		return e;
-	}
 	state = state_seal(r);
 	if (!state)
 		return rpc_error_json(id, RPC_INTERNAL_ERROR,
@@ -330,6 +378,7 @@ void mrtr_free(struct mrtr *r)
 		return;
 	json_decref(r->answers);
 	json_decref(r->asked);
+	json_decref(r->asked_digests);
 	free(r->tool);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -221,7 +221,7 @@ struct call_job {
 
 /* ---- the modern era (2026-07-28) ------------------------------------------ */
 
-#define MODERN "2026-07-28"
+#define MODERN MCP_MODERN
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
@@ -429,7 +429,9 @@ static char *tool_ask_modern(void *ctx, const char *request, const volatile int 
 		return ask_error(RPC_METHOD_NOT_FOUND, "a tool may ask for sampling/createMessage, "
 				 "elicitation/create or roots/list");
 	}
-	text = mrtr_ask(r->mrtr, method, json_object_get(inner, "params"), &stop_run);
+	text = mrtr_ask(r->mrtr, method, json_object_get(inner, "params"),
+			json_string_value(json_object_get(req, "key")),
+			json_is_true(json_object_get(req, "more")), &stop_run);
 	json_decref(req);
 	if (text || !stop_run)
 		return text ? text : ask_error(RPC_INTERNAL_ERROR, "out of memory");
@@ -484,6 +486,12 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 		return rpc_error_json(id, err.code == TG_ERR_INVALID || err.code == TG_ERR_UNAVAILABLE
 						  ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
 				      err.msg);
+	}
+	if (mrtr && !rep.suspended && r.is_error &&
+	    (result = mrtr_missing_capability(mrtr, id)) != NULL) {
+		/* it failed for want of what the client could not be asked */
+		tg_call_result_release(&r);
+		return result;
 	}
 	if (rep.suspended) {
 		/* stopped to ask: what to ask, not the run's end, is the answer */

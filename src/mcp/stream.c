@@ -21,6 +21,7 @@
 #include "mcp/mcp_int.h"
 
 #define KEEPALIVE_MS 15000
+#define DETACHED_BYTES (64u << 10) /* kept of a stream nobody reads */
 
 struct event {
 	unsigned long n;
@@ -104,27 +105,31 @@ unsigned long mcp_stream_number(const struct mcp_stream *st)
 }
 
 /* Drop the oldest events until the kept ones fit, never the final one
- * nor one the reader is halfway through (the caller holds lock). */
+ * nor one the reader is halfway through (the caller holds lock). Nobody
+ * reading, a stream keeps less: DETACHED_BYTES while its call runs, and
+ * only the response once it is done (what a client that resumes needs;
+ * the notifications between are best effort). */
 static void trim(struct mcp_stream *st)
 {
-	struct event **p = &st->head, *e;
-	int dropped = 0;
+	struct event **p = &st->head, *e, *last = NULL;
+	size_t limit = st->attached ? st->max_bytes
+		     : st->done	    ? 0
+				    : (st->max_bytes < DETACHED_BYTES ? st->max_bytes : DETACHED_BYTES);
 
-	while (st->bytes > st->max_bytes && (e = *p)) {
+	while (st->bytes > limit && (e = *p)) {
 		if (e->final || (st->attached && e->n == st->cursor && st->cursor_off)) {
+			last = e;
 			p = &e->next;
 			continue;
 		}
 		*p = e->next;
 		if (st->hint == e)
 			st->hint = NULL;
+		if (st->tail == e)
+			st->tail = last; /* the newest went: the one before it is */
 		st->bytes -= e->len;
 		event_free(e);
-		dropped = 1;
 	}
-	if (dropped)
-		for (st->tail = st->head; st->tail && st->tail->next; st->tail = st->tail->next)
-			;
 }
 
 /* Append one event: the priming one (json NULL: event 0, an id and the
@@ -196,6 +201,7 @@ void mcp_stream_end(struct mcp_stream *st)
 {
 	pthread_mutex_lock(&st->lock);
 	st->done = 1;
+	trim(st);
 	pthread_cond_broadcast(&st->more);
 	pthread_mutex_unlock(&st->lock);
 }
@@ -230,6 +236,7 @@ void mcp_stream_detach(struct mcp_stream *st, unsigned gen)
 			st->done = 1;
 			st->delivered = 1;
 		}
+		trim(st);
 	}
 	pthread_cond_broadcast(&st->more);
 	pthread_mutex_unlock(&st->lock);

@@ -16,11 +16,9 @@ args = json.loads(sys.stdin.readline())
 who = ask("elicitation/create", {"mode": "form", "message": "Your name?",
                                  "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}})
 if "error" in who:
-    print(json.dumps({"greeting": "no name: " + who["error"]["message"]}))
-    sys.exit(0)
+    sys.exit("no name: " + who["error"]["message"])  # a failed call
 answer = ask("sampling/createMessage", {"messages": [{"role": "user", "content": {"type": "text", "text": args["q"]}}],
                                         "maxTokens": 10})
 if "error" in answer:
-    print(json.dumps({"greeting": "no answer: " + answer["error"]["message"]}))
-    sys.exit(0)
+    sys.exit("no answer: " + answer["error"]["message"])
 print(json.dumps({"greeting": "hello %s: %s" % (who["result"]["content"]["name"], answer["result"]["content"]["text"])}))

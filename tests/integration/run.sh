@@ -523,6 +523,10 @@ check serve_bad_state_key_refused $? "rc=$rc $(cat "$tmp/err")"
 # a modern answer's closing as cancellation, subscriptions/listen
 mkdir -p "$tmp/streams/tools"
 cp "$repo/tests/integration/slow_steps.py" "$tmp/streams/tools/"
+cat >"$tmp/streams/quick.json" <<'JSON'
+{"name":"quick","version":"1.0.0","description":"Echo","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},"executor":{"kind":"builtin","name":"echo"}}
+JSON
 cat >"$tmp/streams/slow.json" <<'JSON'
 {"name":"slow.steps","version":"1.0.0","description":"Six steps, reported","owner":{"team":"t","contact":"t@example.test"},
  "authority":"read","input_schema":{"type":"object"},"output_schema":{"type":"object","properties":{"steps":{"type":"integer"}}},
@@ -692,6 +696,14 @@ mpost "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{$M}}" ping
 check http_modern_unknown_method_404 $? "$(code) $(cat "$tmp/body")"
 mpost "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf %s tool.001 | base64)?="
 [ "$(code)" = 200 ]; check http_modern_base64_name_header $? "$(code) $(cat "$tmp/body")"
+# a header that mirrors the body, given twice: a proxy may have read the other
+why=
+for h in 'Mcp-Name: tool.002' 'Mcp-Method: tools/list' 'MCP-Protocol-Version: 2026-07-28'; do
+	mpost "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call tool.001 -H "$h"
+	[ "$(code)" = 400 ] && jq -e '.error.code == -32020 and (.error.message | test("given 2 times"))' "$tmp/body" >/dev/null ||
+		why="$why $h: $(code) $(cat "$tmp/body")"
+done
+[ -z "$why" ]; check http_modern_repeated_header_refused $? "$why"
 # decoded, a name with a NUL is not the name before it
 mpost "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf 'tool.001\0x' | base64)?="
 [ "$(code)" = 400 ] && jq -e '.error.code == -32020' "$tmp/body" >/dev/null
