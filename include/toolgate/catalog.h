@@ -67,6 +67,10 @@ TG_API char *tg_catalog_prompts_json(const struct tg_catalog *catalog, struct tg
  * unknown prompt or a missing required argument. */
 TG_API char *tg_catalog_prompt_get(const struct tg_catalog *catalog, const char *name,
 				   const char *args_json, struct tg_error *err);
+/* What prompt name asks the user before it renders (its "elicit", JSON
+ * text {key, message, requestedSchema}, malloc'd), or NULL: nothing, or
+ * no such prompt. The answered fields are arguments of prompt_get. */
+TG_API char *tg_catalog_prompt_elicit(const struct tg_catalog *catalog, const char *name);
 /* completion/complete for a prompt's argument: {values, total, hasMore},
  * the listed completions that start with value (NULL prompt: none). */
 TG_API char *tg_catalog_complete(const struct tg_catalog *catalog, const char *prompt,

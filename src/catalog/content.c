@@ -196,10 +196,43 @@ static int load_resource(struct tg_catalog *c, const char *dir, const char *file
 	return json_array_append(list, r);
 }
 
+/* A prompt's "elicit": what it asks the user before it renders, {key,
+ * message, requestedSchema: {type: object, properties: {NAME: {type:
+ * string|number|integer|boolean, ...}}, required?}}: an elicitation form,
+ * whose answered fields fill the messages' {{NAME}}. */
+static int check_elicit(json_t *e, const char *file, struct tg_error *err)
+{
+	static const char *const fields[] = { "key", "message", "requestedSchema", NULL };
+	json_t *schema = json_object_get(e, "requestedSchema"), *props, *v;
+	const char *key = json_string_value(json_object_get(e, "key")), *name, *type;
+
+	if (!json_is_object(e) || only(e, fields, file, "elicit", err) < 0)
+		return err && err->code != TG_OK ? -1 : bad(err, file, "elicit", "an object");
+	if (!key || !*key || strlen(key) > 64 ||
+	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+		    strlen(key))
+		return bad(err, file, "elicit", "key: 1 to 64 of A-Z a-z 0-9 _ . -");
+	if (!json_is_string(json_object_get(e, "message")))
+		return bad(err, file, "elicit", "message: required, a string");
+	props = json_object_get(schema, "properties");
+	if (!json_is_object(schema) || !json_is_object(props) || !json_object_size(props) ||
+	    json_object_size(props) > 16)
+		return bad(err, file, "elicit", "requestedSchema: {type: object, properties: 1 to "
+			   "16 fields}");
+	json_object_foreach(props, name, v) {
+		type = json_string_value(json_object_get(v, "type"));
+		if (!type || (strcmp(type, "string") && strcmp(type, "number") &&
+			      strcmp(type, "integer") && strcmp(type, "boolean")))
+			return bad(err, file, "elicit", "requestedSchema.properties.%s: an elicitation "
+				   "form field is a string, number, integer or boolean", name);
+	}
+	return 0;
+}
+
 static int load_prompt(struct tg_catalog *c, const char *file, json_t *p, struct tg_error *err)
 {
 	static const char *const fields[] = { "name", "title", "description", "arguments",
-					      "messages", NULL };
+					      "messages", "elicit", NULL };
 	static const char *const arg_fields[] = { "name", "description", "required",
 						  "completions", NULL };
 	json_t *args = json_object_get(p, "arguments"), *msgs = json_object_get(p, "messages");
@@ -217,6 +250,8 @@ static int load_prompt(struct tg_catalog *c, const char *file, json_t *p, struct
 		bad(err, file, "arguments", "an array of at most 64 arguments");
 	else if (!json_is_array(msgs) || json_array_size(msgs) == 0 || json_array_size(msgs) > 64)
 		bad(err, file, "messages", "required: an array of 1 to 64 messages");
+	else if (json_object_get(p, "elicit") && check_elicit(json_object_get(p, "elicit"), file, err) < 0)
+		goto fail;
 	else
 		goto check_args;
 	goto fail;
@@ -282,6 +317,10 @@ check_args:
 		}
 	json_object_set(p, "_messages", msgs);
 	json_object_del(p, "messages");
+	if (json_object_get(p, "elicit")) {
+		json_object_set(p, "_elicit", json_object_get(p, "elicit"));
+		json_object_del(p, "elicit");
+	}
 	json_object_set_new(p, "_completions", completions);
 	json_object_set_new(p, "_file", json_string(file));
 	return json_array_append(c->prompts, p);
@@ -553,6 +592,13 @@ static json_t *find_prompt(const struct tg_catalog *c, const char *name)
 	return NULL;
 }
 
+char *tg_catalog_prompt_elicit(const struct tg_catalog *c, const char *name)
+{
+	json_t *p = find_prompt(c, name), *e = json_object_get(p, "_elicit");
+
+	return e ? json_dumps(e, JSON_COMPACT) : NULL;
+}
+
 char *tg_catalog_prompt_get(const struct tg_catalog *c, const char *name, const char *args_json,
 			    struct tg_error *err)
 {
@@ -592,6 +638,10 @@ char *tg_catalog_prompt_get(const struct tg_catalog *c, const char *name, const 
 		}
 		json_object_set_new(args, an, json_string("")); /* optional, not given */
 	}
+	json_object_foreach(json_object_get(json_object_get(json_object_get(p, "_elicit"),
+							    "requestedSchema"), "properties"), key, v)
+		if (!json_object_get(args, key))
+			json_object_set_new(args, key, json_string("")); /* not asked, not given */
 	msgs = json_deep_copy(json_object_get(p, "_messages"));
 	if (!msgs || fill_all(msgs, args) < 0) {
 		json_decref(msgs);

@@ -850,6 +850,19 @@ static const char *params_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 	return bad;
 }
 
+/* 1 if header value v, without the spaces and tabs around it (RFC 9110,
+ * 5.5), is s. */
+static int ows_equal(const char *v, const char *s)
+{
+	size_t n;
+
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n == strlen(s) && memcmp(v, s, n) == 0;
+}
+
 /* The headers that mirror the body must match it (the server acts on the
  * body; a proxy may have acted on the headers): NULL, or why not. */
 static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection *c, json_t *msg,
@@ -877,12 +890,12 @@ static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 	ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
 	hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
 	hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
-	if (!ver || strcmp(ver, meta_version(msg)) != 0) {
+	if (!ver || !ows_equal(ver, meta_version(msg))) {
 		snprintf(why, len, "Header mismatch: MCP-Protocol-Version %s the body's %.40s",
 			 ver ? "does not match" : "is missing; it must be", meta_version(msg));
 		return why;
 	}
-	if (!hm || strcmp(hm, method) != 0) {
+	if (!hm || !ows_equal(hm, method)) {
 		snprintf(why, len, "Header mismatch: Mcp-Method %s the body's method %.60s",
 			 hm ? "does not match" : "is missing; it must be", method);
 		return why;

@@ -346,7 +346,7 @@ json_t *mrtr_missing_capability(struct mrtr *r, json_t *id)
 	if (!missing)
 		return NULL;
 	e = rpc_error_json(id, RPC_MISSING_CLIENT_CAPABILITY,
-			   "the tool needs a capability the client did not declare");
+			   "the request needs a capability the client did not declare");
 	if (e)
 		json_object_set_new(json_object_get(e, "error"), "data",
 				    json_pack("{s:{s:{}}}", "requiredCapabilities", missing));

@@ -27,11 +27,17 @@
 
 char *mcp_header_decode(const char *v, size_t *len)
 {
-	size_t n = strlen(v), bin_len;
+	size_t n, bin_len;
 	unsigned char *bin;
 	char *s;
 
-	if (n >= 11 && strncmp(v, "=?base64?", 9) == 0 && strcmp(v + n - 2, "?=") == 0) {
+	/* the spaces and tabs around a field value are not part of it
+	 * (RFC 9110, 5.5); a value that has some travels base64-encoded */
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n >= 11 && strncmp(v, "=?base64?", 9) == 0 && strncmp(v + n - 2, "?=", 2) == 0) {
 		bin = malloc(n);
 		if (!bin || sodium_base642bin(bin, n, v + 9, n - 11, NULL, &bin_len, NULL,
 					      sodium_base64_VARIANT_ORIGINAL) != 0) {
@@ -42,7 +48,7 @@ char *mcp_header_decode(const char *v, size_t *len)
 		*len = bin_len;
 		return (char *)bin;
 	}
-	s = strdup(v);
+	s = strndup(v, n);
 	*len = n;
 	return s;
 }

@@ -233,7 +233,8 @@ static void modern_result(json_t *result, int cacheable)
 {
 	json_t *meta = json_object_get(result, "_meta");
 
-	json_object_set_new(result, "resultType", json_string("complete"));
+	if (!json_object_get(result, "resultType"))
+		json_object_set_new(result, "resultType", json_string("complete"));
 	if (!json_is_object(meta)) {
 		meta = json_object();
 		json_object_set_new(result, "_meta", meta);
@@ -1087,6 +1088,89 @@ static json_t *do_complete(struct mcp_session *s, json_t *id, json_t *params)
 	return resp;
 }
 
+/* The elicitation answer's fields as prompt arguments (strings). */
+static json_t *elicited_arguments(json_t *given, json_t *content)
+{
+	json_t *args = json_is_object(given) ? json_deep_copy(given) : json_object(), *v;
+	const char *k;
+
+	json_object_foreach(content, k, v) {
+		char *text = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
+
+		if (args && !json_object_get(args, k))
+			json_object_set_new(args, k, json_string(text ? text : json_string_value(v)));
+		free(text);
+	}
+	return args;
+}
+
+/* prompts/get in the modern era: a prompt that asks its user first
+ * (docs/contracts.md, "elicit") does it by MRTR, unless the arguments
+ * hold every field already. */
+static json_t *prompt_get_modern(struct mcp_session *s, json_t *id, json_t *params, json_t *caps)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments"), *elicit, *props, *ask, *v, *resp = NULL;
+	const struct tg_catalog *cat;
+	struct mrtr *r = NULL;
+	char tool[160], why[160], *text;
+	const char *k;
+	int stop = 0, given = 1;
+
+	if (!name)
+		return do_prompts(s, "prompts/get", id, params);
+	cat = tg_gate_acquire(s->mcp->gate);
+	text = tg_catalog_prompt_elicit(cat, name);
+	tg_gate_release(s->mcp->gate, cat);
+	elicit = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	props = json_object_get(json_object_get(elicit, "requestedSchema"), "properties");
+	json_object_foreach(props, k, v)
+		given &= json_is_string(json_object_get(args, k));
+	if (!elicit || given) {
+		json_decref(elicit);
+		return do_prompts(s, "prompts/get", id, params);
+	}
+	snprintf(tool, sizeof(tool), "prompt:%.140s", name);
+	if (mrtr_open(s->mcp, s->principal, tool, params, caps, &r, why, sizeof(why)) < 0) {
+		json_decref(elicit);
+		return rpc_error_json(id, RPC_INVALID_PARAMS, why);
+	}
+	ask = json_pack("{s:O,s:O}", "message", json_object_get(elicit, "message"),
+			"requestedSchema", json_object_get(elicit, "requestedSchema"));
+	text = ask ? mrtr_ask(r, "elicitation/create", ask,
+			      json_string_value(json_object_get(elicit, "key")), 0, &stop)
+		   : NULL;
+	json_decref(ask);
+	json_decref(elicit);
+	if (stop) {
+		resp = mrtr_response(r, id); /* ask the user, then again */
+	} else if (text) {
+		json_t *answer = json_loads(text, 0, NULL), *result = json_object_get(answer, "result");
+
+		if (!result)
+			resp = mrtr_missing_capability(r, id);
+		else if (!json_is_string(json_object_get(result, "action")) ||
+			 strcmp(json_string_value(json_object_get(result, "action")), "accept") != 0)
+			resp = rpc_error_json(id, RPC_INVALID_PARAMS,
+					      "prompts/get: the user did not give what the prompt asks");
+		else {
+			json_t *p2 = json_deep_copy(params);
+
+			if (p2)
+				json_object_set_new(p2, "arguments",
+						    elicited_arguments(args, json_object_get(result,
+											     "content")));
+			resp = p2 ? do_prompts(s, "prompts/get", id, p2) : NULL;
+			json_decref(p2);
+		}
+		json_decref(answer);
+	}
+	free(text);
+	mrtr_free(r);
+	return resp ? resp : rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
+}
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 /* A request of the modern, stateless era: everything it needs is in its
@@ -1144,7 +1228,9 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		r = json_object_get(resp, "error");
 		if (json_integer_value(json_object_get(r, "code")) == RPC_RESOURCE_NOT_FOUND)
 			json_object_set_new(r, "code", json_integer(RPC_INVALID_PARAMS));
-	} else if (strcmp(method, "prompts/list") == 0 || strcmp(method, "prompts/get") == 0) {
+	} else if (strcmp(method, "prompts/get") == 0) {
+		resp = prompt_get_modern(s, id, params, json_object_get(meta, META_CAPS));
+	} else if (strcmp(method, "prompts/list") == 0) {
 		resp = do_prompts(s, method, id, params);
 		cacheable = strcmp(method, "prompts/list") == 0;
 	} else if (strcmp(method, "completion/complete") == 0) {

@@ -519,6 +519,31 @@ printf 'zz\n' >"$tmp/bad.key"
 [ $rc -ne 0 ] && grep -q 'want one line of 64 hex digits' "$tmp/err"
 check serve_bad_state_key_refused $? "rc=$rc $(cat "$tmp/err")"
 
+# MRTR with the tool's own keys, three questions in one breath; a prompt
+# that asks its user first (stdio, the conformance catalogue)
+C='"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"roots":{}}'
+MM="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",$C}"
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"test_input_required_result_multiple_inputs\",\"arguments\":{},$MM}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/get\",\"params\":{\"name\":\"test_input_required_result_prompt\",$MM}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":\"test_input_required_result_prompt\",\"arguments\":{\"context\":\"given\"},$MM}}" \
+	"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{\"name\":\"test_input_required_result_prompt\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}" |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null --state-key "$tmp/state.key" >"$tmp/mcp.out" 2>/dev/null
+state=$(resp 2 | jq -r .result.requestState)
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":\"test_input_required_result_prompt\",\"requestState\":\"$state\",\"inputResponses\":{\"user_context\":{\"action\":\"accept\",\"content\":{\"context\":\"elicited\"}}},$MM}}" |
+	"$TG" serve --catalog "$repo/tests/conformance/catalog" --record /dev/null --state-key "$tmp/state.key" >>"$tmp/mcp.out" 2>/dev/null
+resp 1 | jq -e '.result.resultType == "input_required" and (.result.inputRequests | keys) == ["client_roots", "greeting", "user_name"]' >/dev/null &&
+	resp 2 | jq -e '.result.resultType == "input_required" and .result.inputRequests.user_context.method == "elicitation/create"' >/dev/null &&
+	resp 3 | jq -e '.result.messages[0].content.text == "Answer in this context: given"' >/dev/null &&
+	[ "$(resp 4 | jq .error.code)" = -32021 ] &&
+	resp 5 | jq -e '.result.messages[0].content.text == "Answer in this context: elicited"' >/dev/null
+check serve_modern_mrtr_keys_batches_and_prompts $? "$(cut -c1-300 "$tmp/mcp.out")"
+mkdir -p "$tmp/badprompt/prompts"
+printf '{"name":"p","elicit":{"key":"k y","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}},"messages":[{"role":"user","content":{"type":"text","text":"x"}}]}' \
+	>"$tmp/badprompt/prompts/p.json"
+"$TG" catalog lint "$tmp/badprompt" >"$tmp/err" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q 'elicit: key: 1 to 64 of' "$tmp/err"
+check catalog_prompt_elicit_checked $? "rc=$rc $(cat "$tmp/err")"
+
 # event streams over HTTP: the GET stream, resuming with Last-Event-ID,
 # a modern answer's closing as cancellation, subscriptions/listen
 mkdir -p "$tmp/streams/tools"
@@ -696,6 +721,9 @@ mpost "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{$M}}" ping
 check http_modern_unknown_method_404 $? "$(code) $(cat "$tmp/body")"
 mpost "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call "=?base64?$(printf %s tool.001 | base64)?="
 [ "$(code)" = 200 ]; check http_modern_base64_name_header $? "$(code) $(cat "$tmp/body")"
+# spaces around a header's value are not part of it (RFC 9110)
+mpost "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"tool.001\",$M}}" tools/call '  tool.001  '
+[ "$(code)" = 200 ]; check http_modern_header_spaces_trimmed $? "$(code) $(cat "$tmp/body")"
 # a header that mirrors the body, given twice: a proxy may have read the other
 why=
 for h in 'Mcp-Name: tool.002' 'Mcp-Method: tools/list' 'MCP-Protocol-Version: 2026-07-28'; do
