@@ -57,34 +57,21 @@ static int is_tchar(unsigned char ch)
 	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-/* The type of a property that may be mirrored: "integer", "string" or
- * "boolean", alone or with "null" (a null value sends no header); 0 for
- * any other. */
+/* The type of a property that may be mirrored: "type" exactly one of
+ * "integer", "string" or "boolean"; 0 for any other. A type list (even
+ * with "null") is refused: the official TypeScript client drops a tool
+ * whose annotated property says anything but one primitive type, so a
+ * catalogue that allowed it would lose the tool in clients. */
 static enum tg_param_type param_type(json_t *schema)
 {
 	static const char *const names[] = { "string", "integer", "boolean" };
-	json_t *t = json_object_get(schema, "type"), *v;
-	enum tg_param_type type = 0;
-	size_t i, k;
+	json_t *t = json_object_get(schema, "type");
+	size_t k;
 
-	if (json_is_string(t)) {
-		for (k = 0; k < 3; k++)
-			if (strcmp(json_string_value(t), names[k]) == 0)
-				return (enum tg_param_type)(k + 1);
-		return 0;
-	}
-	json_array_foreach(t, i, v) {
-		if (json_is_string(v) && strcmp(json_string_value(v), "null") == 0)
-			continue;
-		if (type || !json_is_string(v))
-			return 0;
-		for (k = 0; k < 3 && strcmp(json_string_value(v), names[k]) != 0; k++)
-			;
-		if (k == 3)
-			return 0;
-		type = (enum tg_param_type)(k + 1);
-	}
-	return type;
+	for (k = 0; json_is_string(t) && k < 3; k++)
+		if (strcmp(json_string_value(t), names[k]) == 0)
+			return (enum tg_param_type)(k + 1);
+	return 0;
 }
 
 /* The rules on the annotation's value (the name in Mcp-Param-{name}). */

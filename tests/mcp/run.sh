@@ -1,5 +1,6 @@
 #!/bin/bash
-# MCP interop: the official TypeScript SDK's client against `toolgate serve`.
+# MCP interop: the official TypeScript SDK's clients against `toolgate serve`:
+# the 1.x SDK (client.mjs) and the 2026-07-28 client package (client2026.mjs).
 # The SDK comes from the npm registry into tests/mcp/node_modules
 # (git-ignored). Without node and npm, says so and skips.
 # Usage: tests/mcp/run.sh BUILD-DIR
@@ -10,9 +11,14 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "skip - mcp-interop: node and npm are not installed"
 	exit 0
 fi
-if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
-	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 >/dev/null 2>&1) || {
-		echo "not ok - mcp-interop/install: npm install @modelcontextprotocol/sdk failed"
+# the 1.x SDK (a 2025-era client) and the 2.x client package (the
+# 2026-07-28 era), in one install: npm drops what another --no-save
+# install put there
+if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
+	[ ! -d tests/mcp/node_modules/@modelcontextprotocol/client ]; then
+	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 \
+		@modelcontextprotocol/client@2.4.0 >/dev/null 2>&1) || {
+		echo "not ok - mcp-interop/install: npm install of the SDK packages failed"
 		exit 1
 	}
 fi
@@ -23,5 +29,10 @@ rc=0
 for mode in stdio http; do
 	: >"$record"
 	timeout 120 node tests/mcp/client.mjs "$build/toolgate" "$PWD" "$record" "$mode" || rc=1
+done
+# the 2026-07-28 client package: the era probe, MRTR it fulfils itself,
+# Mcp-Param headers it mirrors, a subscription
+for mode in stdio http; do
+	timeout 120 node tests/mcp/client2026.mjs "$build/toolgate" "$PWD" "$mode" || rc=1
 done
 exit $rc

@@ -21,7 +21,7 @@
 #define GOOD                                                                        \
 	"{\"type\":\"object\",\"properties\":{"                                     \
 	"\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"             \
-	"\"shard\":{\"type\":[\"integer\",\"null\"],\"x-mcp-header\":\"Shard\"},"   \
+	"\"shard\":{\"type\":\"integer\",\"x-mcp-header\":\"Shard\"},"   \
 	"\"dry\":{\"type\":\"boolean\",\"x-mcp-header\":\"Dry-Run\"},"              \
 	"\"where\":{\"type\":\"object\",\"properties\":{\"tenant\":"                \
 	"{\"type\":\"string\",\"x-mcp-header\":\"Tenant\"}}},"                      \
