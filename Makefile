@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lsodium -lpthread -lm
+LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lsodium -lsqlite3 -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -20,7 +20,7 @@ CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
-               src/exec/*.c src/gate/*.c src/mcp/*.c)
+               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -125,7 +125,7 @@ build-fuzz/obj/%.o: %.c
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lsodium -lpthread -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lsodium -lsqlite3 -lpthread -lm
 .SECONDARY: $(FUZZ_OBJ)
 -include $(FUZZ_OBJ:.o=.d)
 

@@ -36,5 +36,6 @@ extern const struct unit_test param_tests[];
 extern const struct unit_test catalog_tests[];
 extern const struct unit_test result_tests[];
 extern const struct unit_test file_tests[];
+extern const struct unit_test store_tests[];
 
 #endif

@@ -1,0 +1,104 @@
+/*
+ * toolgate store: the gateway's durable state (docs/STORE.md), behind one
+ * interface. The embedded default is SQLite in WAL mode, one file in the
+ * state directory: idempotency records now; token revocations, approval
+ * tickets and saga logs as the approval gate arrives (issue 5).
+ *
+ * Durability: every write is one transaction, committed before the call
+ * returns, with synchronous=FULL: a record the caller was told about
+ * survives kill -9 of the gateway and a power cut, and a record is never
+ * half-written (SQLite's atomic commit). The schema is versioned
+ * (PRAGMA user_version) and migrated forward on open; a file written by a
+ * newer toolgate is refused, never rewritten.
+ *
+ *     struct tg_store *st;
+ *     tg_store_open("/var/lib/toolgate", &st, &err);
+ *     switch (tg_store_idem_begin(st, &key, now, &rec, &err)) { ... }
+ *     tg_store_close(st);
+ *
+ * Thread-safe: one store may serve every thread of the gateway.
+ */
+#ifndef TOOLGATE_STORE_H
+#define TOOLGATE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+#include "toolgate/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_store;
+
+/* The schema version this toolgate writes. */
+#define TG_STORE_SCHEMA 1
+
+/* Open (creating, mode 0700) the state directory dir and its database,
+ * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
+ * database from a newer toolgate or not toolgate's, TG_ERR_SYSTEM for
+ * the file system. */
+TG_API int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err);
+TG_API void tg_store_close(struct tg_store *store);
+/* The schema version of the open database. */
+TG_API int tg_store_schema(const struct tg_store *store);
+
+/* ---- idempotency ----------------------------------------------------------- */
+
+#define TG_IDEM_MAX_KEY 255        /* bytes of a caller's idempotency key */
+#define TG_IDEM_MAX_RESULT (4u << 20) /* bytes of a stored result */
+
+/* Whose key: a key is scoped by principal and tool (name, without the
+ * version: a retry after an upgrade is the same call), and carries the
+ * fingerprint of the arguments it was first used with (SHA-256 of their
+ * canonical form, hex). */
+struct tg_idem_key {
+	const char *principal;
+	const char *tool;
+	const char *key;
+	const char *fingerprint;
+};
+
+enum tg_idem_state {
+	TG_IDEM_NEW = 1,   /* first use: the caller runs the call, then finishes it */
+	TG_IDEM_RUNNING,   /* another call under this key has not finished */
+	TG_IDEM_DONE,      /* finished: the stored result is the answer */
+	TG_IDEM_MISMATCH,  /* the key was used with other arguments */
+};
+
+struct tg_idem_record {
+	enum tg_idem_state state;
+	char *result;                /* TG_IDEM_DONE: the stored result, malloc'd */
+	size_t result_len;
+	int64_t created;             /* unix seconds */
+	int64_t expires;
+};
+
+/* Claim key at now (unix seconds) for ttl seconds: TG_IDEM_NEW (recorded
+ * as running; finish or abandon it), or what the key already says. An
+ * expired record counts as absent. -1 and err: a key that is empty,
+ * longer than TG_IDEM_MAX_KEY or not printable ASCII (TG_ERR_INVALID), or
+ * the store failed. Release rec with tg_idem_record_release. */
+TG_API int tg_store_idem_begin(struct tg_store *store, const struct tg_idem_key *key,
+			       int64_t now, int64_t ttl, struct tg_idem_record *rec,
+			       struct tg_error *err);
+/* The call under key ended: result (bytes, at most TG_IDEM_MAX_RESULT)
+ * is what every retry gets, byte for byte. */
+TG_API int tg_store_idem_finish(struct tg_store *store, const struct tg_idem_key *key,
+				const char *result, size_t len, struct tg_error *err);
+/* The call under key never ran (refused before executing): the key is
+ * free again. */
+TG_API int tg_store_idem_abandon(struct tg_store *store, const struct tg_idem_key *key,
+				 struct tg_error *err);
+TG_API void tg_idem_record_release(struct tg_idem_record *rec);
+
+/* Delete what expired before now; OUT *removed (may be NULL). */
+TG_API int tg_store_gc(struct tg_store *store, int64_t now, size_t *removed,
+		       struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

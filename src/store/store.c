@@ -1,0 +1,375 @@
+/*
+ * The store (include/toolgate/store.h, docs/STORE.md): SQLite in WAL
+ * mode, one connection behind a mutex, every change one transaction.
+ *
+ * Migrations: migrations[i] takes the schema from version i to i + 1;
+ * each runs in its own transaction with the PRAGMA user_version that
+ * records it, so a crash leaves the file at one version or the next,
+ * never between.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "toolgate/store.h"
+
+#define DB_FILE "toolgate.db"
+#define APP_ID 0x74676174 /* "tgat": PRAGMA application_id, marks our files */
+#define BUSY_MS 5000      /* another process holding the write lock */
+
+struct tg_store {
+	sqlite3 *db;
+	pthread_mutex_t lock;
+	int schema;
+	char instance[33];    /* this opening's id: who claimed a running key */
+};
+
+static const char *const migrations[] = {
+	/* 0 -> 1: idempotency records; revocations, tickets and sagas come
+	 * with their features, each a migration of its own */
+	"CREATE TABLE idempotency ("
+	" principal TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" key TEXT NOT NULL,"
+	" fingerprint TEXT NOT NULL,"
+	" state TEXT NOT NULL CHECK (state IN ('running', 'done')),"
+	" result BLOB,"
+	" runner TEXT NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" expires INTEGER NOT NULL,"
+	" PRIMARY KEY (principal, tool, key)"
+	") WITHOUT ROWID;"
+	"CREATE INDEX idempotency_expires ON idempotency (expires);",
+};
+
+static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
+{
+	return tg_error_set(err, TG_ERR_SYSTEM, "store: %s: %s", what,
+			    db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+static int exec(struct tg_store *st, const char *sql, struct tg_error *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	tg_error_set(err, TG_ERR_SYSTEM, "store: %s", msg ? msg : sqlite3_errmsg(st->db));
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int pragma_int(struct tg_store *st, const char *sql, int *out)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Bring the schema to TG_STORE_SCHEMA, one transaction a step. */
+static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
+{
+	int version = 0, app = 0, tables = 0;
+	char sql[64], mark[64];
+
+	if (pragma_int(st, "PRAGMA user_version", &version) < 0 ||
+	    pragma_int(st, "PRAGMA application_id", &app) < 0)
+		return db_error(err, st->db, path);
+	if (app != 0 && app != APP_ID)
+		return tg_error_set(err, TG_ERR_INVALID, "store %s: not a toolgate database", path);
+	if (app == 0 && (version != 0 || pragma_int(st, "SELECT count(*) FROM sqlite_master",
+						      &tables) < 0 || tables != 0))
+		return tg_error_set(err, TG_ERR_INVALID, "store %s: not a toolgate database "
+				    "(someone else's tables)", path);
+	if (version > TG_STORE_SCHEMA)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "store %s: schema %d, written by a newer toolgate (this one "
+				    "knows %d); refusing to touch it", path, version,
+				    TG_STORE_SCHEMA);
+	snprintf(mark, sizeof(mark), "PRAGMA application_id = %d", APP_ID);
+	for (; version < TG_STORE_SCHEMA; version++) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
+		if (exec(st, "BEGIN IMMEDIATE", err) < 0)
+			return -1;
+		if (exec(st, migrations[version], err) < 0 || exec(st, sql, err) < 0 ||
+		    (version == 0 && exec(st, mark, err) < 0) ||
+		    exec(st, "COMMIT", err) < 0) {
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			return tg_error_wrap(err, "store %s: migrating to schema %d", path,
+					     version + 1);
+		}
+	}
+	st->schema = version;
+	return 0;
+}
+
+int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
+{
+	struct tg_store *st;
+	unsigned char rnd[16];
+	char *path;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+
+	tg_error_clear(err);
+	*out = NULL;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return tg_error_sys(err, errno, "store: state directory %s", dir);
+	if (sodium_init() < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "store: libsodium cannot start");
+	st = calloc(1, sizeof(*st));
+	if (!st || asprintf(&path, "%s/%s", dir, DB_FILE) < 0) {
+		free(st);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	randombytes_buf(rnd, sizeof(rnd));
+	sodium_bin2hex(st->instance, sizeof(st->instance), rnd, sizeof(rnd));
+	pthread_mutex_init(&st->lock, NULL);
+	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+		db_error(err, st->db, path);
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, BUSY_MS);
+	sqlite3_extended_result_codes(st->db, 1);
+	/* WAL: readers never wait for the writer; FULL: a commit is on the
+	 * disk (WAL and its sync) before the caller hears of it */
+	if (exec(st, "PRAGMA journal_mode = WAL", err) < 0 ||
+	    exec(st, "PRAGMA synchronous = FULL", err) < 0 ||
+	    exec(st, "PRAGMA foreign_keys = ON", err) < 0 || migrate(st, path, err) < 0)
+		goto fail;
+	chmod(path, 0600);
+	free(path);
+	*out = st;
+	return 0;
+fail:
+	free(path);
+	tg_store_close(st);
+	return -1;
+}
+
+void tg_store_close(struct tg_store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+int tg_store_schema(const struct tg_store *st)
+{
+	return st->schema;
+}
+
+/* ---- idempotency ----------------------------------------------------------- */
+
+static int key_ok(const struct tg_idem_key *k, struct tg_error *err)
+{
+	size_t n = k->key ? strlen(k->key) : 0, i;
+
+	if (n == 0)
+		return tg_error_set(err, TG_ERR_INVALID, "idempotency key: empty");
+	if (n > TG_IDEM_MAX_KEY)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "idempotency key: %zu bytes, longer than %d", n, TG_IDEM_MAX_KEY);
+	for (i = 0; i < n; i++)
+		if (k->key[i] < 0x21 || k->key[i] > 0x7e)
+			return tg_error_set(err, TG_ERR_INVALID,
+					    "idempotency key: byte %zu is not printable ASCII", i);
+	if (!k->principal || !k->tool || !k->fingerprint)
+		return tg_error_set(err, TG_ERR_INVALID, "idempotency key: no principal, tool "
+				    "or fingerprint");
+	return 0;
+}
+
+static int prepare(struct tg_store *st, const char *sql, sqlite3_stmt **s,
+		   const struct tg_idem_key *k, struct tg_error *err)
+{
+	if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+		return db_error(err, st->db, "prepare");
+	sqlite3_bind_text(*s, 1, k->principal, -1, SQLITE_STATIC);
+	sqlite3_bind_text(*s, 2, k->tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(*s, 3, k->key, -1, SQLITE_STATIC);
+	return 0;
+}
+
+/* What the key's live record says (the caller holds the write
+ * transaction): 0 none, 1 filled in rec, -1 error. */
+static int idem_lookup(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
+		       struct tg_idem_record *rec, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc, found = 0;
+
+	if (prepare(st, "SELECT fingerprint, state, result, created, expires FROM idempotency "
+		    "WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND expires > ?4", &s, k,
+		    err) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 4, now);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *fp = (const char *)sqlite3_column_text(s, 0);
+		const char *state = (const char *)sqlite3_column_text(s, 1);
+
+		found = 1;
+		rec->created = sqlite3_column_int64(s, 3);
+		rec->expires = sqlite3_column_int64(s, 4);
+		if (!fp || strcmp(fp, k->fingerprint) != 0) {
+			rec->state = TG_IDEM_MISMATCH;
+		} else if (state && strcmp(state, "done") == 0) {
+			int n = sqlite3_column_bytes(s, 2);
+			const void *b = sqlite3_column_blob(s, 2);
+
+			rec->state = TG_IDEM_DONE;
+			rec->result = malloc((size_t)n + 1);
+			if (!rec->result) {
+				sqlite3_finalize(s);
+				return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			}
+			if (n)
+				memcpy(rec->result, b, (size_t)n);
+			rec->result[n] = '\0';
+			rec->result_len = (size_t)n;
+		} else {
+			rec->state = TG_IDEM_RUNNING;
+		}
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(err, st->db, "idempotency lookup");
+	}
+	sqlite3_finalize(s);
+	return found;
+}
+
+int tg_store_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
+			int64_t ttl, struct tg_idem_record *rec, struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1, found;
+
+	tg_error_clear(err);
+	memset(rec, 0, sizeof(*rec));
+	if (key_ok(k, err) < 0)
+		return -1;
+	pthread_mutex_lock(&st->lock);
+	/* read and claim in one write transaction: two gateways on one
+	 * file cannot both see the key free */
+	if (exec(st, "BEGIN IMMEDIATE", err) < 0)
+		goto out;
+	found = idem_lookup(st, k, now, rec, err);
+	if (found != 0) {
+		rc = found < 0 ? -1 : 0;
+		goto end;
+	}
+	if (prepare(st, "INSERT OR REPLACE INTO idempotency (principal, tool, key, fingerprint, "
+		    "state, result, runner, created, expires) VALUES (?1, ?2, ?3, ?4, 'running', "
+		    "NULL, ?5, ?6, ?7)", &s, k, err) < 0)
+		goto end;
+	sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, now);
+	sqlite3_bind_int64(s, 7, now + ttl);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		db_error(err, st->db, "idempotency claim");
+		goto end;
+	}
+	rec->state = TG_IDEM_NEW;
+	rec->created = now;
+	rec->expires = now + ttl;
+	rc = 0;
+end:
+	sqlite3_finalize(s);
+	if (rc == 0 && exec(st, "COMMIT", err) < 0)
+		rc = -1;
+	if (rc < 0) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		tg_idem_record_release(rec);
+	}
+out:
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+/* One statement on the key's row; 0, or -1 and err. */
+static int idem_update(struct tg_store *st, const char *sql, const struct tg_idem_key *k,
+		       const char *blob, size_t len, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	pthread_mutex_lock(&st->lock);
+	rc = prepare(st, sql, &s, k, err);
+	if (rc == 0) {
+		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
+		if (blob)
+			sqlite3_bind_blob(s, 5, blob, (int)len, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+		if (rc == 0 && sqlite3_changes(st->db) != 1)
+			rc = tg_error_set(err, TG_ERR_INVALID,
+					  "idempotency key %.64s: no running call of this tool and "
+					  "these arguments holds it", k->key);
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_idem_finish(struct tg_store *st, const struct tg_idem_key *k, const char *result,
+			 size_t len, struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (key_ok(k, err) < 0)
+		return -1;
+	if (len > TG_IDEM_MAX_RESULT)
+		return tg_error_set(err, TG_ERR_LIMIT, "idempotency: a result of %zu bytes, more "
+				    "than %u", len, TG_IDEM_MAX_RESULT);
+	return idem_update(st, "UPDATE idempotency SET state = 'done', result = ?5 WHERE "
+			   "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 AND "
+			   "state = 'running'", k, result ? result : "", result ? len : 0, err);
+}
+
+int tg_store_idem_abandon(struct tg_store *st, const struct tg_idem_key *k, struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (key_ok(k, err) < 0)
+		return -1;
+	return idem_update(st, "DELETE FROM idempotency WHERE principal = ?1 AND tool = ?2 AND "
+			   "key = ?3 AND fingerprint = ?4 AND state = 'running'", k, NULL, 0, err);
+}
+
+void tg_idem_record_release(struct tg_idem_record *rec)
+{
+	free(rec->result);
+	rec->result = NULL;
+	rec->result_len = 0;
+}
+
+int tg_store_gc(struct tg_store *st, int64_t now, size_t *removed, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "DELETE FROM idempotency WHERE expires <= ?1", -1, &s,
+				NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "gc");
+	if (rc == 0) {
+		sqlite3_bind_int64(s, 1, now);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "gc");
+		if (rc == 0 && removed)
+			*removed = (size_t)sqlite3_changes(st->db);
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}

@@ -1,0 +1,313 @@
+/* Unit tests: src/store/store.c, the durable state (docs/STORE.md). */
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "toolgate/store.h"
+#include "unit.h"
+
+static char dir[64];
+
+static int fresh_dir(void)
+{
+	strcpy(dir, "/tmp/tg-unit-store-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Run sql on the database file directly, as another program would. */
+static int raw_sql(const char *sql)
+{
+	char path[128];
+	sqlite3 *db;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/toolgate.db", dir);
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+static int opens_and_migrates(void)
+{
+	struct tg_store *st;
+	struct tg_error err;
+
+	CHECK(fresh_dir() == 0);
+	strcat(dir, "/state"); /* made by open */
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_schema(st) == TG_STORE_SCHEMA);
+	tg_store_close(st);
+	CHECK(tg_store_open(dir, &st, &err) == 0); /* again: nothing to migrate */
+	CHECK(tg_store_schema(st) == TG_STORE_SCHEMA);
+	tg_store_close(st);
+	/* a newer toolgate's file is never touched */
+	CHECK(raw_sql("PRAGMA user_version = 99") == 0);
+	CHECK(tg_store_open(dir, &st, &err) < 0 && strstr(err.msg, "newer toolgate"));
+	dir[strlen(dir) - strlen("/state")] = '\0';
+	remove_dir();
+	/* someone else's database in the state directory: refused */
+	CHECK(fresh_dir() == 0);
+	CHECK(raw_sql("CREATE TABLE theirs (x)") == 0);
+	CHECK(tg_store_open(dir, &st, &err) < 0 && strstr(err.msg, "not a toolgate database"));
+	remove_dir();
+	CHECK(tg_store_open("/proc/no/such/dir", &st, &err) < 0 && err.code == TG_ERR_SYSTEM);
+	return 0;
+}
+
+static struct tg_idem_key key_of(const char *principal, const char *tool, const char *key,
+				 const char *fp)
+{
+	struct tg_idem_key k = { principal, tool, key, fp };
+
+	return k;
+}
+
+static int begin_is(struct tg_store *st, struct tg_idem_key k, int64_t now, int want)
+{
+	struct tg_idem_record rec;
+	struct tg_error err;
+	int state;
+
+	if (tg_store_idem_begin(st, &k, now, 100, &rec, &err) < 0) {
+		fprintf(stderr, "begin: %s\n", err.msg);
+		return 0;
+	}
+	state = rec.state;
+	tg_idem_record_release(&rec);
+	if (state != want)
+		fprintf(stderr, "key %s: state %d, want %d\n", k.key, state, want);
+	return state == want;
+}
+
+static int idempotency(void)
+{
+	static const char result[] = "{\"ok\":true}\0and a NUL";
+	struct tg_idem_key k = key_of("alice", "sql.execute", "k-1", "fp-a");
+	struct tg_idem_record rec;
+	struct tg_store *st;
+	struct tg_error err;
+	char longkey[300];
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(begin_is(st, k, 1000, TG_IDEM_NEW));
+	CHECK(begin_is(st, k, 1001, TG_IDEM_RUNNING));
+	CHECK(begin_is(st, key_of("alice", "sql.execute", "k-1", "fp-b"), 1001, TG_IDEM_MISMATCH));
+	/* scoped by principal and tool */
+	CHECK(begin_is(st, key_of("bob", "sql.execute", "k-1", "fp-a"), 1001, TG_IDEM_NEW));
+	CHECK(begin_is(st, key_of("alice", "fs.write", "k-1", "fp-a"), 1001, TG_IDEM_NEW));
+	/* finishing needs the same arguments; then every retry replays */
+	CHECK(tg_store_idem_finish(st, &(struct tg_idem_key){ "alice", "sql.execute", "k-1", "fp-b" },
+				   "x", 1, &err) < 0);
+	CHECK(tg_store_idem_finish(st, &k, result, sizeof(result), &err) == 0);
+	CHECK(tg_store_idem_finish(st, &k, result, sizeof(result), &err) < 0); /* done already */
+	CHECK(tg_store_idem_begin(st, &k, 1002, 100, &rec, &err) == 0);
+	CHECK(rec.state == TG_IDEM_DONE && rec.result_len == sizeof(result) &&
+	      memcmp(rec.result, result, sizeof(result)) == 0 && rec.created == 1000 &&
+	      rec.expires == 1100);
+	tg_idem_record_release(&rec);
+	CHECK(begin_is(st, key_of("alice", "sql.execute", "k-1", "fp-b"), 1002, TG_IDEM_MISMATCH));
+	/* expired: gone, the key is new again; gc removes what expired */
+	CHECK(begin_is(st, k, 1100, TG_IDEM_NEW));
+	{
+		size_t removed = 0;
+
+		CHECK(tg_store_gc(st, 5000, &removed, &err) == 0 && removed == 3);
+	}
+	/* a call refused before it ran frees its key */
+	CHECK(begin_is(st, key_of("carol", "t", "k-2", "f"), 6000, TG_IDEM_NEW));
+	CHECK(tg_store_idem_abandon(st, &(struct tg_idem_key){ "carol", "t", "k-2", "f" }, &err) == 0);
+	CHECK(begin_is(st, key_of("carol", "t", "k-2", "f"), 6000, TG_IDEM_NEW));
+	/* bad keys: a specific error each */
+	memset(longkey, 'k', 256);
+	longkey[256] = '\0';
+	CHECK(tg_store_idem_begin(st, &(struct tg_idem_key){ "a", "t", longkey, "f" }, 1, 1, &rec,
+				  &err) < 0 && strstr(err.msg, "longer than 255"));
+	longkey[255] = '\0';
+	CHECK(begin_is(st, key_of("a", "t", longkey, "f"), 1, TG_IDEM_NEW));
+	CHECK(tg_store_idem_begin(st, &(struct tg_idem_key){ "a", "t", "", "f" }, 1, 1, &rec,
+				  &err) < 0 && strstr(err.msg, "empty"));
+	CHECK(tg_store_idem_begin(st, &(struct tg_idem_key){ "a", "t", "a\nb", "f" }, 1, 1, &rec,
+				  &err) < 0 && strstr(err.msg, "printable"));
+	CHECK(tg_store_idem_finish(st, &k, "x", TG_IDEM_MAX_RESULT + 1, &err) < 0 &&
+	      err.code == TG_ERR_LIMIT);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
+/* 100 threads, one key: exactly one runs. */
+struct racer {
+	struct tg_store *st;
+	int state;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct tg_idem_key k = { "alice", "sql.execute", "same", "fp" };
+	struct tg_idem_record rec;
+	struct tg_error err;
+
+	if (tg_store_idem_begin(r->st, &k, 10, 100, &rec, &err) == 0)
+		r->state = rec.state;
+	tg_idem_record_release(&rec);
+	return NULL;
+}
+
+static int concurrent_duplicates(void)
+{
+	struct racer rs[100];
+	pthread_t t[100];
+	struct tg_store *st;
+	struct tg_error err;
+	int i, news = 0, running = 0, status, forks_new = 0;
+	pid_t pids[8];
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	for (i = 0; i < 100; i++) {
+		rs[i].st = st;
+		rs[i].state = 0;
+		CHECK(pthread_create(&t[i], NULL, race, &rs[i]) == 0);
+	}
+	for (i = 0; i < 100; i++) {
+		pthread_join(t[i], NULL);
+		news += rs[i].state == TG_IDEM_NEW;
+		running += rs[i].state == TG_IDEM_RUNNING;
+	}
+	tg_store_close(st);
+	CHECK(news == 1 && running == 99);
+	/* and 8 processes, each with its own store on the one file */
+	for (i = 0; i < 8; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct tg_idem_key k = { "bob", "fs.write", "same", "fp" };
+			struct tg_idem_record rec;
+
+			if (tg_store_open(dir, &st, &err) < 0 ||
+			    tg_store_idem_begin(st, &k, 10, 100, &rec, &err) < 0)
+				_exit(2);
+			_exit(rec.state == TG_IDEM_NEW ? 0 : 1);
+		}
+	}
+	for (i = 0; i < 8; i++) {
+		CHECK(waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status));
+		CHECK(WEXITSTATUS(status) != 2);
+		forks_new += WEXITSTATUS(status) == 0;
+	}
+	CHECK(forks_new == 1);
+	remove_dir();
+	return 0;
+}
+
+/* kill -9 at random moments while keys are claimed and finished: every
+ * key acknowledged before the kill is there, finished, its result whole;
+ * the file passes SQLite's integrity check. */
+static int survives_kill9(void)
+{
+	struct tg_store *st;
+	struct tg_error err;
+	int round, acked_total = 0;
+
+	CHECK(fresh_dir() == 0);
+	srand((unsigned)time(NULL));
+	for (round = 0; round < 10; round++) {
+		int pfd[2], status, acked = -1, n;
+		pid_t pid;
+		char buf[16];
+
+		CHECK(pipe(pfd) == 0);
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			int i;
+
+			close(pfd[0]);
+			if (tg_store_open(dir, &st, &err) < 0)
+				_exit(2);
+			for (i = 0;; i++) {
+				char key[32], result[64];
+				struct tg_idem_key k = { "p", "t", key, "fp" };
+				struct tg_idem_record rec;
+
+				snprintf(key, sizeof(key), "r%d-%d", round, i);
+				snprintf(result, sizeof(result), "result of %s", key);
+				if (tg_store_idem_begin(st, &k, 1, 1000000, &rec, &err) < 0 ||
+				    tg_store_idem_finish(st, &k, result, strlen(result), &err) < 0)
+					_exit(3);
+				/* acknowledged: only now does the "client" hear of it */
+				if (write(pfd[1], &i, sizeof(i)) != sizeof(i))
+					_exit(4);
+			}
+		}
+		close(pfd[1]);
+		usleep(20000 + (useconds_t)(rand() % 80000));
+		kill(pid, SIGKILL);
+		while ((n = (int)read(pfd[0], buf, sizeof(int))) == (int)sizeof(int))
+			memcpy(&acked, buf, sizeof(int));
+		close(pfd[0]);
+		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
+		CHECK(tg_store_open(dir, &st, &err) == 0);
+		for (n = 0; n <= acked; n++) {
+			char key[32], want[64];
+			struct tg_idem_key k = { "p", "t", key, "fp" };
+			struct tg_idem_record rec;
+
+			snprintf(key, sizeof(key), "r%d-%d", round, n);
+			snprintf(want, sizeof(want), "result of %s", key);
+			CHECK(tg_store_idem_begin(st, &k, 2, 1000000, &rec, &err) == 0);
+			CHECK(rec.state == TG_IDEM_DONE && rec.result_len == strlen(want) &&
+			      memcmp(rec.result, want, rec.result_len) == 0);
+			tg_idem_record_release(&rec);
+		}
+		tg_store_close(st);
+		acked_total += acked + 1;
+	}
+	{
+		char path[128];
+		sqlite3 *db;
+		sqlite3_stmt *s;
+		int ok;
+
+		snprintf(path, sizeof(path), "%s/toolgate.db", dir);
+		CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+		CHECK(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) == SQLITE_OK);
+		ok = sqlite3_step(s) == SQLITE_ROW &&
+		     strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0;
+		sqlite3_finalize(s);
+		sqlite3_close(db);
+		CHECK(ok);
+	}
+	fprintf(stderr, "survives_kill9: %d acknowledged keys over 10 kills, all there\n",
+		acked_total);
+	CHECK(acked_total > 10);
+	remove_dir();
+	return 0;
+}
+
+const struct unit_test store_tests[] = {
+	{ "store/opens_and_migrates", opens_and_migrates },
+	{ "store/idempotency", idempotency },
+	{ "store/concurrent_duplicates", concurrent_duplicates },
+	{ "store/survives_kill9", survives_kill9 },
+	UNIT_TESTS_END,
+};
