@@ -20,7 +20,7 @@ CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
-               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c)
+               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)

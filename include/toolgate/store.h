@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 1
+#define TG_STORE_SCHEMA 2
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -94,7 +94,17 @@ TG_API int tg_store_idem_abandon(struct tg_store *store, const struct tg_idem_ke
 				 struct tg_error *err);
 TG_API void tg_idem_record_release(struct tg_idem_record *rec);
 
-/* Delete what expired before now; OUT *removed (may be NULL). */
+/* ---- token revocations ------------------------------------------------------ */
+
+/* Token jti is revoked until expires (when it would have expired anyway). */
+TG_API int tg_store_revoke(struct tg_store *store, const char *jti, int64_t expires,
+			   struct tg_error *err);
+/* 1 if jti is revoked at now, 0 if not, -1 and err. */
+TG_API int tg_store_revoked(struct tg_store *store, const char *jti, int64_t now,
+			    struct tg_error *err);
+
+/* Delete what expired before now (idempotency records, revocations);
+ * OUT *removed (may be NULL). */
 TG_API int tg_store_gc(struct tg_store *store, int64_t now, size_t *removed,
 		       struct tg_error *err);
 

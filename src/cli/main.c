@@ -20,6 +20,7 @@ static void usage(FILE *f)
 		"  catalog list|lint DIR            the tool contracts of a directory\n"
 		"  catalog show DIR NAME[@VERSION]  one tool's MCP definition\n"
 		"  serve --catalog DIR [--stdio]    the MCP gateway over a catalogue\n"
+		"  token issue|verify|revoke ...    signed tokens for a policy's principals\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 		return cmd_catalog(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "token") == 0)
+		return cmd_token(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

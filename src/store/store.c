@@ -45,6 +45,12 @@ static const char *const migrations[] = {
 	" PRIMARY KEY (principal, tool, key)"
 	") WITHOUT ROWID;"
 	"CREATE INDEX idempotency_expires ON idempotency (expires);",
+	/* 1 -> 2: revoked tokens, kept until they would have expired */
+	"CREATE TABLE revocations ("
+	" jti TEXT PRIMARY KEY,"
+	" expires INTEGER NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE INDEX revocations_expires ON revocations (expires);",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -356,18 +362,76 @@ void tg_idem_record_release(struct tg_idem_record *rec)
 
 int tg_store_gc(struct tg_store *st, int64_t now, size_t *removed, struct tg_error *err)
 {
+	static const char *const gc_sql[] = { "DELETE FROM idempotency WHERE expires <= ?1",
+					      "DELETE FROM revocations WHERE expires <= ?1" };
+	sqlite3_stmt *s;
+	size_t i;
+	int rc = 0;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	if (removed)
+		*removed = 0;
+	for (i = 0; rc == 0 && i < 2; i++) {
+		rc = sqlite3_prepare_v2(st->db, gc_sql[i], -1, &s, NULL) == SQLITE_OK
+			     ? 0 : db_error(err, st->db, "gc");
+		if (rc)
+			break;
+		sqlite3_bind_int64(s, 1, now);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "gc");
+		if (rc == 0 && removed)
+			*removed += (size_t)sqlite3_changes(st->db);
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+/* ---- token revocations ------------------------------------------------------ */
+
+int tg_store_revoke(struct tg_store *st, const char *jti, int64_t expires, struct tg_error *err)
+{
 	sqlite3_stmt *s;
 	int rc;
 
 	tg_error_clear(err);
+	if (!jti || !*jti || strlen(jti) > 64)
+		return tg_error_set(err, TG_ERR_INVALID, "revoke: a token id of 1 to 64 bytes");
 	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "DELETE FROM idempotency WHERE expires <= ?1", -1, &s,
-				NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "gc");
+	rc = sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO revocations (jti, expires) VALUES "
+				"(?1, ?2)", -1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db,
+										   "revoke");
 	if (rc == 0) {
-		sqlite3_bind_int64(s, 1, now);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "gc");
-		if (rc == 0 && removed)
-			*removed = (size_t)sqlite3_changes(st->db);
+		sqlite3_bind_text(s, 1, jti, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, expires);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "revoke");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM revocations WHERE jti = ?1 AND expires > ?2",
+				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "revoked?");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, jti, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		switch (sqlite3_step(s)) {
+		case SQLITE_ROW:
+			rc = 1;
+			break;
+		case SQLITE_DONE:
+			rc = 0;
+			break;
+		default:
+			rc = db_error(err, st->db, "revoked?");
+		}
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);

@@ -875,6 +875,32 @@ check http_bad_token_file_refused $? "rc=$rc $(cat "$tmp/err")"
 [ $rc -ne 0 ] && grep -q 'only loopback' "$tmp/err"
 check http_refuses_non_loopback_bind $? "rc=$rc $(cat "$tmp/err")"
 
+# --- tokens: issue, verify, revoke (docs/AUTH.md) -----------------------------------------
+cat >"$tmp/policy.json" <<'JSON'
+{"audience":"gw","max_token_ttl":"1h",
+ "principals":{"agent-1":{"scopes":["sql.*:read","fs.write:write"]},"alice":{"scopes":["*:approve"]}}}
+JSON
+P=(--state "$tmp/state" --policy "$tmp/policy.json")
+tok=$("$TG" token issue "${P[@]}" --principal agent-1 --scope sql.query:read --ttl 10m 2>"$tmp/err")
+"$TG" token verify "${P[@]}" "$tok" >"$tmp/out.json" 2>"$tmp/err" && json '.sub + " " + .scope' | grep -qx 'agent-1 sql.query:read' &&
+	[ "$(stat -c %a "$tmp/state/signing.key")" = 600 ] && [ "$(stat -c %a "$tmp/state")" = 700 ]
+check token_issue_verify $? "$(cat "$tmp/out.json" "$tmp/err")"
+"$TG" token issue "${P[@]}" --principal agent-1 --scope sql.execute:write >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q 'does not grant agent-1 the scope sql.execute:write' "$tmp/err"
+check token_excess_scope_refused $? "rc=$rc $(cat "$tmp/err")"
+"$TG" token issue "${P[@]}" --principal agent-1 --scope sql.query:read --ttl 2h >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q 'the policy allows 1 to 3600' "$tmp/err"
+check token_long_lifetime_refused $? "rc=$rc $(cat "$tmp/err")"
+"$TG" token verify "${P[@]}" --audience elsewhere "$tok" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q 'for another audience' "$tmp/err"
+check token_wrong_audience $? "rc=$rc $(cat "$tmp/err")"
+printf '%s\n' "$tok" | "$TG" token revoke "${P[@]}" >/dev/null 2>"$tmp/err" &&
+	! "$TG" token verify "${P[@]}" "$tok" >/dev/null 2>"$tmp/err" && grep -q 'token: revoked' "$tmp/err"
+check token_revoked $? "$(cat "$tmp/err")"
+"$TG" token verify "${P[@]}" "${tok%?}x" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q 'signature does not verify' "$tmp/err"
+check token_tampered $? "rc=$rc $(cat "$tmp/err")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

@@ -13,7 +13,7 @@
 #define TEST_SECONDS 60
 
 static const struct unit_test *const suites[] = {
-	parse_tests, spec_tests, seccomp_tests, result_tests, cgroup_tests, landlock_tests, schema_tests, contract_tests, param_tests, catalog_tests, run_tests, file_tests, store_tests,
+	parse_tests, spec_tests, seccomp_tests, result_tests, cgroup_tests, landlock_tests, schema_tests, contract_tests, param_tests, catalog_tests, run_tests, file_tests, store_tests, auth_tests,
 };
 
 static int run_one(const struct unit_test *t)
@@ -36,6 +36,21 @@ static int run_one(const struct unit_test *t)
 		return -1;
 	}
 	return WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int unit_tmpdir(char *dir, const char *name)
+{
+	snprintf(dir, 64, "/tmp/tg-unit-%.32s-XXXXXX", name);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+void unit_rmtree(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
 }
 
 int main(int argc, char **argv)

@@ -16,17 +16,12 @@ static char dir[64];
 
 static int fresh_dir(void)
 {
-	strcpy(dir, "/tmp/tg-unit-store-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return unit_tmpdir(dir, "store");
 }
 
 static void remove_dir(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	unit_rmtree(dir);
 }
 
 /* Run sql on the database file directly, as another program would. */

@@ -24,6 +24,11 @@ struct unit_test {
 
 #define UNIT_TESTS_END { NULL, NULL }
 
+/* A fresh directory /tmp/tg-unit-NAME-XXXXXX in dir (64 bytes); 0 or -1. */
+int unit_tmpdir(char *dir, const char *name);
+/* Remove dir and everything in it. */
+void unit_rmtree(const char *dir);
+
 extern const struct unit_test parse_tests[];
 extern const struct unit_test spec_tests[];
 extern const struct unit_test seccomp_tests[];
@@ -37,5 +42,6 @@ extern const struct unit_test catalog_tests[];
 extern const struct unit_test result_tests[];
 extern const struct unit_test file_tests[];
 extern const struct unit_test store_tests[];
+extern const struct unit_test auth_tests[];
 
 #endif

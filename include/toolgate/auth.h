@@ -1,0 +1,106 @@
+/*
+ * toolgate auth: who may do what (docs/AUTH.md). A policy file names the
+ * principals (agents and people) and their scopes; the gateway signs
+ * short-lived tokens for them (JWT, EdDSA over Ed25519, libsodium) and
+ * checks the tokens callers present.
+ *
+ * A scope is PATTERN:ACTION. PATTERN is a tool name, or a prefix ending
+ * in "*" ("sql.*", "*"); ACTION is read, write (which includes read) or
+ * approve (deciding other principals' write tickets).
+ *
+ *     struct tg_policy *p;   tg_policy_load("policy.json", &p, &err);
+ *     struct tg_signer *s;   tg_signer_open("/var/lib/toolgate", 1, &s, &err);
+ *     char *jwt;             tg_token_issue(s, p, &req, now, &jwt, &err);
+ *     struct tg_claims c;    tg_token_verify(s, p, NULL, jwt, strlen(jwt), now, &c, &err);
+ */
+#ifndef TOOLGATE_AUTH_H
+#define TOOLGATE_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+#include "toolgate/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tg_policy;
+struct tg_signer;
+struct tg_store;
+
+#define TG_MAX_TOKEN 8192          /* bytes of a token a caller presents */
+#define TG_MAX_SCOPES 64           /* scopes of one principal, or one token */
+#define TG_MAX_PRINCIPAL_NAME 127
+
+/* ---- policy ----------------------------------------------------------------- */
+
+/* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
+ * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...]}}}.
+ * Every field checked; OUT *out. */
+TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
+TG_API void tg_policy_free(struct tg_policy *policy);
+TG_API const char *tg_policy_issuer(const struct tg_policy *policy);
+TG_API const char *tg_policy_audience(const struct tg_policy *policy);
+TG_API uint64_t tg_policy_max_ttl(const struct tg_policy *policy); /* seconds */
+/* 1 if name is a principal of the policy. */
+TG_API int tg_policy_knows(const struct tg_policy *policy, const char *name);
+/* 1 if name is a principal of the policy and one of its scopes covers
+ * scope (a scope is covered by an equal or wider pattern with the same
+ * action, or write for read). */
+TG_API int tg_policy_grants(const struct tg_policy *policy, const char *name, const char *scope);
+
+/* 1 if scope (PATTERN:ACTION) is well-formed. */
+TG_API int tg_scope_valid(const char *scope);
+/* 1 if scope lets its holder call tool (write: a write tool). */
+TG_API int tg_scope_allows_call(const char *scope, const char *tool, int write);
+
+/* ---- signing ---------------------------------------------------------------- */
+
+/* The gateway's Ed25519 key, in dir/signing.key (hex, mode 0600); with
+ * create, made when missing. OUT *out. */
+TG_API int tg_signer_open(const char *dir, int create, struct tg_signer **out,
+			  struct tg_error *err);
+TG_API void tg_signer_free(struct tg_signer *signer);
+/* The key id tokens carry (hex of the public key's SHA-256, 16 chars). */
+TG_API const char *tg_signer_kid(const struct tg_signer *signer);
+
+/* ---- tokens ----------------------------------------------------------------- */
+
+struct tg_token_request {
+	const char *principal;
+	const char *const *scopes;
+	size_t nscopes;
+	uint64_t ttl;                /* seconds */
+	const char *audience;        /* NULL: the policy's */
+};
+
+/* A token for req, signed now (unix seconds): malloc'd JWT text. The
+ * principal must be the policy's, each scope one the policy grants it,
+ * the ttl at most the policy's maximum. */
+TG_API int tg_token_issue(const struct tg_signer *signer, const struct tg_policy *policy,
+			  const struct tg_token_request *req, int64_t now, char **out,
+			  struct tg_error *err);
+
+struct tg_claims {
+	char sub[TG_MAX_PRINCIPAL_NAME + 1];
+	char jti[33];
+	int64_t iat, exp;
+	char *scope;                 /* space-separated, malloc'd */
+};
+
+/* Check token (len bytes) at now: signature, algorithm, issuer, audience
+ * (NULL: the policy's), lifetime (60 s of clock skew), revocation (when
+ * store is given), principal and scopes still in the policy. 0 and OUT
+ * *claims (release them); -1 and a specific err (TG_ERR_INVALID). */
+TG_API int tg_token_verify(const struct tg_signer *signer, const struct tg_policy *policy,
+			   struct tg_store *store, const char *token, size_t len,
+			   const char *audience, int64_t now, struct tg_claims *claims,
+			   struct tg_error *err);
+TG_API void tg_claims_release(struct tg_claims *claims);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

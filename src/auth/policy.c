@@ -1,0 +1,250 @@
+/*
+ * The policy file and scopes (include/toolgate/auth.h, docs/AUTH.md).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/auth.h"
+#include "util/file.h"
+#include "util/parse.h"
+
+#define MAX_POLICY (1u << 20)
+#define MAX_PRINCIPALS 1024
+#define DEFAULT_MAX_TTL 3600
+
+struct tg_policy {
+	json_t *principals;          /* name -> {"scopes": [...]} */
+	char *issuer, *audience;
+	uint64_t max_ttl;
+};
+
+static const char *const actions[] = { "read", "write", "approve" };
+
+/* A principal's name: 1 to 127 of A-Z a-z 0-9 . _ @ - */
+static int name_valid(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len > 0 && len <= TG_MAX_PRINCIPAL_NAME &&
+	       strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@-") == len;
+}
+
+/* The action of scope s (its part after the last ':'), or -1. */
+static int scope_action(const char *s, size_t *pattern_len)
+{
+	const char *colon = strrchr(s, ':');
+	size_t i;
+
+	if (!colon)
+		return -1;
+	*pattern_len = (size_t)(colon - s);
+	for (i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (strcmp(colon + 1, actions[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+int tg_scope_valid(const char *s)
+{
+	size_t plen, i;
+
+	if (!s || strlen(s) > 200 || scope_action(s, &plen) < 0 || plen == 0)
+		return 0;
+	/* a tool name's characters, and one "*" at the end */
+	for (i = 0; i < plen; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", s[i]) &&
+		    !(s[i] == '*' && i == plen - 1))
+			return 0;
+	return 1;
+}
+
+/* 1 if pattern p (plen bytes) covers pattern q (qlen bytes). */
+static int pattern_covers(const char *p, size_t plen, const char *q, size_t qlen)
+{
+	if (plen && p[plen - 1] == '*')
+		return qlen >= plen - 1 && memcmp(p, q, plen - 1) == 0;
+	return plen == qlen && memcmp(p, q, plen) == 0;
+}
+
+/* 1 if scope have covers scope want: a pattern as wide, the same action,
+ * or write where read is wanted. */
+static int scope_covers(const char *have, const char *want)
+{
+	size_t hl, wl;
+	int ha = scope_action(have, &hl), wa = scope_action(want, &wl);
+
+	if (ha < 0 || wa < 0 || !(ha == wa || (ha == 1 && wa == 0)))
+		return 0;
+	return pattern_covers(have, hl, want, wl);
+}
+
+int tg_scope_allows_call(const char *scope, const char *tool, int write)
+{
+	size_t pl;
+	int a = scope_action(scope, &pl);
+
+	if (a != 1 && !(a == 0 && !write))
+		return 0;
+	return pattern_covers(scope, pl, tool, strlen(tool));
+}
+
+static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
+{
+	char msg[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tg_error_set(err, TG_ERR_INVALID, "policy %s: %s", path, msg);
+}
+
+static int check_principals(json_t *ps, const char *path, struct tg_error *err)
+{
+	const char *name;
+	json_t *p, *scopes, *s;
+	size_t i;
+
+	if (!json_is_object(ps) || json_object_size(ps) > MAX_PRINCIPALS)
+		return bad(err, path, "\"principals\": an object of at most 1024 principals");
+	json_object_foreach(ps, name, p) {
+		if (!name_valid(name))
+			return bad(err, path, "principal '%.64s': 1 to 127 of A-Z a-z 0-9 . _ @ -",
+				   name);
+		scopes = json_object_get(p, "scopes");
+		if (!json_is_object(p) || json_object_size(p) != 1 || !json_is_array(scopes) ||
+		    json_array_size(scopes) > TG_MAX_SCOPES)
+			return bad(err, path, "principal %s: want {\"scopes\": [at most 64 scopes]}",
+				   name);
+		json_array_foreach(scopes, i, s)
+			if (!tg_scope_valid(json_string_value(s)))
+				return bad(err, path, "scope %.100s: want PATTERN:read|write|approve "
+					   "(PATTERN a tool name, or a prefix ending in *)",
+					   json_is_string(s) ? json_string_value(s) : "(not a string)");
+	}
+	return 0;
+}
+
+int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
+{
+	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals" };
+	struct tg_policy *p = NULL;
+	json_error_t jerr;
+	json_t *j = NULL, *v;
+	const char *key;
+	uint64_t ms;
+	size_t len, i;
+	char *text;
+
+	tg_error_clear(err);
+	*out = NULL;
+	text = file_read_all(path, MAX_POLICY, 1, &len);
+	if (!text)
+		return errno == EFBIG ? bad(err, path, "larger than 1 MiB")
+				      : tg_error_sys(err, errno, "policy %s", path);
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return tg_error_set(err, TG_ERR_INVALID, "policy %s: line %d: %s", path, jerr.line,
+				    j ? "want a JSON object" : jerr.text);
+	}
+	json_object_foreach(j, key, v) {
+		for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && strcmp(key, fields[i]); i++)
+			;
+		if (i == sizeof(fields) / sizeof(fields[0])) {
+			bad(err, path, "unknown field \"%.64s\"", key);
+			goto fail;
+		}
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	p->max_ttl = DEFAULT_MAX_TTL;
+	v = json_object_get(j, "max_token_ttl");
+	if (v && (!json_is_string(v) || parse_duration(json_string_value(v), &ms, err) < 0 ||
+		  ms < 1000 || ms > 30ull * 86400 * 1000)) {
+		bad(err, path, "max_token_ttl: a duration from 1s to 30 days, such as \"1h\"");
+		goto fail;
+	}
+	if (v)
+		p->max_ttl = ms / 1000;
+	for (i = 0; i < 2; i++) {
+		v = json_object_get(j, fields[i]);
+		if (v && (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > 200)) {
+			bad(err, path, "%s: a string of 1 to 200 bytes", fields[i]);
+			goto fail;
+		}
+	}
+	p->issuer = strdup(json_object_get(j, "issuer") ? json_string_value(json_object_get(j, "issuer"))
+							: "toolgate");
+	p->audience = strdup(json_object_get(j, "audience")
+				     ? json_string_value(json_object_get(j, "audience"))
+				     : "toolgate");
+	if (check_principals(json_object_get(j, "principals"), path, err) < 0)
+		goto fail;
+	if (!p->issuer || !p->audience) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	p->principals = json_incref(json_object_get(j, "principals"));
+	json_decref(j);
+	*out = p;
+	return 0;
+fail:
+	json_decref(j);
+	tg_policy_free(p);
+	return -1;
+}
+
+void tg_policy_free(struct tg_policy *p)
+{
+	if (!p)
+		return;
+	json_decref(p->principals);
+	free(p->issuer);
+	free(p->audience);
+	free(p);
+}
+
+const char *tg_policy_issuer(const struct tg_policy *p)
+{
+	return p->issuer;
+}
+
+const char *tg_policy_audience(const struct tg_policy *p)
+{
+	return p->audience;
+}
+
+uint64_t tg_policy_max_ttl(const struct tg_policy *p)
+{
+	return p->max_ttl;
+}
+
+int tg_policy_knows(const struct tg_policy *p, const char *name)
+{
+	return json_object_get(p->principals, name) != NULL;
+}
+
+int tg_policy_grants(const struct tg_policy *p, const char *name, const char *scope)
+{
+	json_t *scopes = json_object_get(json_object_get(p->principals, name), "scopes"), *s;
+	size_t i;
+
+	if (!tg_scope_valid(scope))
+		return 0;
+	json_array_foreach(scopes, i, s)
+		if (scope_covers(json_string_value(s), scope))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* Unit tests: src/auth/ (policy, scopes, tokens; docs/AUTH.md). */
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "toolgate/auth.h"
+#include "toolgate/store.h"
+#include "unit.h"
+
+static char dir[64];
+
+static int fresh_dir(void)
+{
+	return unit_tmpdir(dir, "auth");
+}
+
+static void remove_dir(void)
+{
+	unit_rmtree(dir);
+}
+
+static int write_policy(const char *name, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int load(const char *name, const char *text, struct tg_policy **p, struct tg_error *err)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (write_policy(name, text) < 0)
+		return -2;
+	return tg_policy_load(path, p, err);
+}
+
+#define POLICY "{\"audience\":\"gw\",\"max_token_ttl\":\"1h\",\"principals\":{" \
+	"\"agent-1\":{\"scopes\":[\"sql.*:read\",\"fs.write:write\"]}," \
+	"\"alice\":{\"scopes\":[\"*:approve\"]}}}"
+
+static int policy_and_scopes(void)
+{
+	struct tg_policy *p;
+	struct tg_error err;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(load("p.json", POLICY, &p, &err) == 0);
+	CHECK(strcmp(tg_policy_audience(p), "gw") == 0 && strcmp(tg_policy_issuer(p), "toolgate") == 0);
+	CHECK(tg_policy_max_ttl(p) == 3600);
+	CHECK(tg_policy_grants(p, "agent-1", "sql.query:read"));
+	CHECK(tg_policy_grants(p, "agent-1", "sql.*:read"));
+	CHECK(tg_policy_grants(p, "agent-1", "fs.write:read"));   /* write includes read */
+	CHECK(!tg_policy_grants(p, "agent-1", "sql.query:write"));
+	CHECK(!tg_policy_grants(p, "agent-1", "*:read"));          /* wider than granted */
+	CHECK(!tg_policy_grants(p, "agent-1", "fs.write2:write"));
+	CHECK(tg_policy_grants(p, "alice", "sql.execute:approve"));
+	CHECK(!tg_policy_grants(p, "alice", "sql.execute:read"));
+	CHECK(!tg_policy_grants(p, "mallory", "sql.query:read"));
+	tg_policy_free(p);
+	CHECK(tg_scope_valid("sql.*:read") && tg_scope_valid("*:approve") && tg_scope_valid("a:write"));
+	CHECK(!tg_scope_valid("sql.*") && !tg_scope_valid(":read") && !tg_scope_valid("a*b:read") &&
+	      !tg_scope_valid("a:delete") && !tg_scope_valid("a b:read"));
+	CHECK(tg_scope_allows_call("sql.*:read", "sql.query", 0));
+	CHECK(!tg_scope_allows_call("sql.*:read", "sql.execute", 1));
+	CHECK(tg_scope_allows_call("sql.*:write", "sql.execute", 1));
+	CHECK(!tg_scope_allows_call("*:approve", "sql.execute", 0));
+	/* refusals, each naming what is wrong */
+	CHECK(load("b1.json", "{\"principals\":{},\"x\":1}", &p, &err) < 0 &&
+	      strstr(err.msg, "unknown field \"x\""));
+	CHECK(load("b2.json", "{\"principals\":{\"a\":{\"scopes\":[\"fs:delete\"]}}}", &p, &err) < 0 &&
+	      strstr(err.msg, "scope fs:delete"));
+	CHECK(load("b3.json", "{\"principals\":{\"a b\":{\"scopes\":[]}}}", &p, &err) < 0 &&
+	      strstr(err.msg, "principal 'a b'"));
+	CHECK(load("b4.json", "{\"max_token_ttl\":\"90d\",\"principals\":{}}", &p, &err) < 0 &&
+	      strstr(err.msg, "max_token_ttl"));
+	CHECK(load("b5.json", "{\"principals\":{\"a\":{\"scopes\":[]},\"a\":{\"scopes\":[]}}}", &p,
+		   &err) < 0);
+	CHECK(load("b6.json", "[1]", &p, &err) < 0 && strstr(err.msg, "want a JSON object"));
+	remove_dir();
+	return 0;
+}
+
+/* A token whose header or claims are replaced, re-signed with key s. */
+static char *forge(const char *head_json, const char *body_json, const unsigned char *sk)
+{
+	size_t hl = sodium_base64_ENCODED_LEN(strlen(head_json), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	size_t bl = sodium_base64_ENCODED_LEN(strlen(body_json), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	char *out = malloc(hl + bl + 200), sig64[100];
+	unsigned char sig[crypto_sign_BYTES];
+
+	sodium_bin2base64(out, hl, (const unsigned char *)head_json, strlen(head_json),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	strcat(out, ".");
+	sodium_bin2base64(out + strlen(out), bl, (const unsigned char *)body_json, strlen(body_json),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	crypto_sign_detached(sig, NULL, (const unsigned char *)out, strlen(out), sk);
+	sodium_bin2base64(sig64, sizeof(sig64), sig, sizeof(sig), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	strcat(out, ".");
+	strcat(out, sig64);
+	return out;
+}
+
+static int refused(const struct tg_signer *s, const struct tg_policy *p, struct tg_store *st,
+		   const char *tok, int64_t now, const char *why)
+{
+	struct tg_claims c;
+	struct tg_error err;
+
+	if (tg_token_verify(s, p, st, tok, strlen(tok), NULL, now, &c, &err) == 0) {
+		tg_claims_release(&c);
+		fprintf(stderr, "accepted, want refused: %s\n", why);
+		return 0;
+	}
+	if (!strstr(err.msg, why))
+		fprintf(stderr, "refused with \"%s\", want \"%s\"\n", err.msg, why);
+	return strstr(err.msg, why) != NULL;
+}
+
+static int tokens(void)
+{
+	const char *scopes[] = { "sql.query:read", "fs.write:write" };
+	struct tg_token_request req = { "agent-1", scopes, 2, 600, NULL };
+	struct tg_policy *p, *p2;
+	struct tg_signer *s, *s2;
+	struct tg_store *st;
+	struct tg_claims c;
+	struct tg_error err;
+	char *tok, *bad, path[128];
+	unsigned char sk[crypto_sign_SECRETKEYBYTES], pk[crypto_sign_PUBLICKEYBYTES];
+	struct stat sb;
+	FILE *f;
+	size_t n;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(load("p.json", POLICY, &p, &err) == 0);
+	CHECK(tg_signer_open(dir, 0, &s, &err) < 0);                   /* no key, none made */
+	CHECK(tg_signer_open(dir, 1, &s, &err) == 0);
+	snprintf(path, sizeof(path), "%s/signing.key", dir);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+	CHECK(tg_signer_open(dir, 0, &s2, &err) == 0 && strcmp(tg_signer_kid(s), tg_signer_kid(s2)) == 0);
+	tg_signer_free(s2);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_token_issue(s, p, &req, 1000, &tok, &err) == 0);
+	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), NULL, 1000, &c, &err) == 0);
+	CHECK(strcmp(c.sub, "agent-1") == 0 && c.exp == 1600 && c.iat == 1000 &&
+	      strcmp(c.scope, "sql.query:read fs.write:write") == 0 && strlen(c.jti) == 32);
+	tg_claims_release(&c);
+	/* issuing checks the policy */
+	req.ttl = 7200;
+	CHECK(tg_token_issue(s, p, &req, 1000, &bad, &err) < 0 && strstr(err.msg, "lifetime"));
+	req.ttl = 600;
+	req.principal = "mallory";
+	CHECK(tg_token_issue(s, p, &req, 1000, &bad, &err) < 0 && strstr(err.msg, "not in the policy"));
+	req.principal = "agent-1";
+	scopes[0] = "sql.execute:write";
+	CHECK(tg_token_issue(s, p, &req, 1000, &bad, &err) < 0 && strstr(err.msg, "does not grant"));
+	/* time */
+	CHECK(refused(s, p, st, tok, 1600 + 61, "expired"));
+	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), NULL, 1600 + 30, &c, &err) == 0);
+	tg_claims_release(&c);
+	CHECK(refused(s, p, st, tok, 1000 - 61, "not valid yet"));
+	/* the audience is the policy's, or the one asked for */
+	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), "other", 1000, &c, &err) < 0 &&
+	      strstr(err.msg, "audience"));
+	/* tampering: any byte of the claims, or another key */
+	bad = strdup(tok);
+	bad[strchr(bad, '.') - bad + 5] ^= 1;
+	CHECK(refused(s, p, st, bad, 1000, "signature does not verify") ||
+	      refused(s, p, st, bad, 1000, "malformed"));
+	free(bad);
+	crypto_sign_keypair(pk, sk);
+	bad = forge("{\"alg\":\"EdDSA\",\"typ\":\"JWT\"}", "{\"iss\":\"toolgate\",\"sub\":\"agent-1\","
+		    "\"aud\":\"gw\",\"iat\":1000,\"exp\":1600,\"jti\":\"x\",\"scope\":\"sql.query:read\"}", sk);
+	CHECK(refused(s, p, st, bad, 1000, "signature does not verify"));
+	free(bad);
+	/* algorithm confusion: none, HS256 */
+	bad = forge("{\"alg\":\"none\"}", "{}", sk);
+	CHECK(refused(s, p, st, bad, 1000, "alg must be EdDSA"));
+	free(bad);
+	bad = forge("{\"alg\":\"HS256\"}", "{}", sk);
+	CHECK(refused(s, p, st, bad, 1000, "alg must be EdDSA"));
+	free(bad);
+	/* shapes */
+	CHECK(refused(s, p, st, "abc", 1000, "three base64url parts"));
+	CHECK(refused(s, p, st, "a.b.c.d", 1000, "three base64url parts"));
+	CHECK(refused(s, p, st, "!!.??.**", 1000, "malformed header"));
+	bad = malloc(TG_MAX_TOKEN + 2);
+	memset(bad, 'a', TG_MAX_TOKEN + 1);
+	bad[TG_MAX_TOKEN + 1] = '\0';
+	CHECK(refused(s, p, st, bad, 1000, "longer than 8192"));
+	free(bad);
+	CHECK(tg_token_verify(s, p, st, "a\0b.c.d", 7, NULL, 1000, &c, &err) < 0 &&
+	      strstr(err.msg, "NUL"));
+	/* the policy changed since: another issuer, the principal or a
+	 * scope gone */
+	CHECK(load("p2.json", "{\"issuer\":\"other\",\"audience\":\"gw\",\"principals\":{\"agent-1\":"
+		   "{\"scopes\":[\"sql.*:read\",\"fs.write:write\"]}}}", &p2, &err) == 0);
+	CHECK(refused(s, p2, st, tok, 1000, "another issuer"));
+	tg_policy_free(p2);
+	CHECK(load("p3.json", "{\"audience\":\"gw\",\"principals\":{\"agent-1\":{\"scopes\":"
+		   "[\"sql.*:read\"]}}}", &p2, &err) == 0);
+	CHECK(refused(s, p2, st, tok, 1000, "no longer in the policy"));
+	tg_policy_free(p2);
+	/* revoked, until it would have expired */
+	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), NULL, 1000, &c, &err) == 0);
+	CHECK(tg_store_revoke(st, c.jti, c.exp, &err) == 0);
+	tg_claims_release(&c);
+	CHECK(refused(s, p, st, tok, 1001, "revoked"));
+	{
+		size_t removed;
+
+		CHECK(tg_store_gc(st, 1700, &removed, &err) == 0 && removed == 1);
+	}
+	/* a corrupted key file is refused, not replaced */
+	f = fopen(path, "w");
+	CHECK(f && fputs("zz\n", f) >= 0 && fclose(f) == 0);
+	CHECK(tg_signer_open(dir, 1, &s2, &err) < 0 && strstr(err.msg, "hex digits"));
+	n = strlen(tok);
+	CHECK(n > 100);
+	free(tok);
+	tg_store_close(st);
+	tg_signer_free(s);
+	tg_policy_free(p);
+	remove_dir();
+	return 0;
+}
+
+const struct unit_test auth_tests[] = {
+	{ "auth/policy_and_scopes", policy_and_scopes },
+	{ "auth/tokens", tokens },
+	UNIT_TESTS_END,
+};
