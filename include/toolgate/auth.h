@@ -51,6 +51,9 @@ TG_API int tg_policy_knows(const struct tg_policy *policy, const char *name);
  * action, or write for read). */
 TG_API int tg_policy_grants(const struct tg_policy *policy, const char *name, const char *scope);
 
+/* name's scopes, space-separated (malloc'd; "" for none or no such). */
+TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *name);
+
 /* 1 if scope (PATTERN:ACTION) is well-formed. */
 TG_API int tg_scope_valid(const char *scope);
 /* 1 if scope lets its holder call tool (write: a write tool). */

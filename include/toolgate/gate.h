@@ -5,7 +5,7 @@
  *   1 identify   the principal the transport authenticated
  *   2 resolve    name[@version] -> contract; deprecation and sunset
  *   3 validate   arguments against the input schema
- *   4 authorize  (issue 5)
+ *   4 authorize  the caller's scopes allow the tool (docs/AUTH.md)
  *   5 dedupe     (issue 5)
  *   6 approve    (issue 5)
  *   7 execute    builtin, or a command in the sandbox
@@ -82,6 +82,10 @@ struct tg_call {
 	 * (MCP's multi round-trip requests): recorded as input_required, not
 	 * as the tool's failure. NULL: never. */
 	const volatile int *input_required;
+	/* The scopes the caller holds (space-separated PATTERN:ACTION,
+	 * docs/AUTH.md): the authorize stage refuses a tool none of them
+	 * allows. NULL: no policy, nothing to check. */
+	const char *scopes;
 };
 
 /* A tool result as MCP carries it. */

@@ -37,6 +37,13 @@ struct tg_mcp_options {
 	 * 2026-07-28 multi round-trip calls, shared by every instance that
 	 * may see a retry. NULL: a random key of this process's own. */
 	const char *state_key_file;
+	/* A policy file (docs/AUTH.md) and the state directory of the key
+	 * that signs tokens and the store that revokes them: HTTP callers
+	 * then present tokens that `toolgate token issue` signed, and every
+	 * call needs a scope for its tool. The stdio principal must be one
+	 * of the policy's, with its scopes. NULL: no policy. */
+	const char *policy_file;
+	const char *state_dir;
 };
 
 struct tg_mcp;

@@ -1,7 +1,7 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
  *                [--workspace DIR] [--principal NAME] [--record FILE]
- *                [--state-key FILE]
+ *                [--state-key FILE] [--policy FILE --state DIR]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
@@ -11,7 +11,9 @@
  * file, and its principal is the caller. The records (one JSON line per
  * call) go to stderr unless --record names a file. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
- * several instances behind one address.
+ * several instances behind one address. --policy names the principals and
+ * their scopes (docs/AUTH.md): HTTP callers then present tokens signed
+ * with the key in --state, and every call needs a scope for its tool.
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
@@ -35,7 +37,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--workspace DIR] [--principal NAME] [--record FILE]\n"
-		   "                      [--state-key FILE]\n");
+		   "                      [--state-key FILE] [--policy FILE --state DIR]\n");
 }
 
 /* SIGHUP: load the catalogue again and serve it. */
@@ -85,7 +87,8 @@ static void *reloader_main(void *arg)
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
-	const char *http = NULL, *tokens = NULL, *state_key = NULL;
+	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
+	const char *state = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { -1, NULL, NULL };
@@ -125,6 +128,10 @@ int cmd_serve(int argc, char **argv)
 			tokens = v;
 		else if (strcmp(a, "--state-key") == 0)
 			state_key = v;
+		else if (strcmp(a, "--policy") == 0)
+			policy = v;
+		else if (strcmp(a, "--state") == 0)
+			state = v;
 		else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);
@@ -151,6 +158,13 @@ int cmd_serve(int argc, char **argv)
 	mopts.principal = principal;
 	mopts.http_tokens = tokens;
 	mopts.state_key_file = state_key;
+	mopts.policy_file = policy;
+	mopts.state_dir = state;
+	if (tokens && policy) {
+		fprintf(stderr, "toolgate serve: --tokens or --policy, not both (a policy's tokens "
+			"are signed, docs/AUTH.md)\n");
+		return 2;
+	}
 	if (tokens && !http) {
 		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
 		return 2;

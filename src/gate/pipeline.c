@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "toolgate/auth.h"
 #include "toolgate/gate.h"
 #include "toolgate/schema.h"
 
@@ -202,7 +203,28 @@ static int stage_validate(struct call_state *st)
 	return refuse(st, "invalid_arguments", "%s", text);
 }
 
-/* 4-6 authorize, dedupe, approve: issue 5. Until the approval gate
+/* 4 authorize: with scopes (the caller's token's, or its principal's in
+ * the policy), one must allow this tool: TOOL:read for a read tool,
+ * TOOL:write for a write tool (docs/AUTH.md). */
+static int stage_authorize(struct call_state *st)
+{
+	char *copy, *save = NULL, *scope;
+	int write = st->k->authority == TG_AUTHORITY_WRITE, ok = 0;
+
+	if (!st->call->scopes)
+		return 0;
+	copy = strdup(st->call->scopes);
+	for (scope = copy ? strtok_r(copy, " ", &save) : NULL; scope && !ok;
+	     scope = strtok_r(NULL, " ", &save))
+		ok = tg_scope_allows_call(scope, st->k->name, write);
+	free(copy);
+	if (ok)
+		return 0;
+	return refuse(st, "forbidden", "%s@%s: the caller may not call it (it needs the scope "
+		      "%s:%s)", st->k->name, st->k->version_text, st->k->name, write ? "write" : "read");
+}
+
+/* 5-6 dedupe, approve: issue 5. Until the approval gate
  * exists, a write tool does not run. */
 static int stage_gate_writes(struct call_state *st)
 {
@@ -338,6 +360,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		rc = stage_resolve(&st, err);
 	if (rc == 0)
 		rc = stage_validate(&st);
+	if (rc == 0)
+		rc = stage_authorize(&st);
 	if (rc == 0)
 		rc = stage_gate_writes(&st);
 	if (rc == 0)

@@ -82,6 +82,8 @@ struct request {
 	size_t discarded;           /* bytes dropped past the ceiling */
 	int too_large;
 	char principal[MCP_MAX_PRINCIPAL]; /* identified from the headers */
+	char *scopes;               /* the caller's token's, with a policy; else NULL */
+	char why[200];              /* why the token was refused */
 };
 
 /* ---- sessions ------------------------------------------------------------ */
@@ -175,6 +177,10 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
 	mcp_session_init(&hs->s, h->mcp, session_message, hs);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
+	/* each request's token may hold other scopes: checked per request
+	 * before dispatch (missing_scope), not from the session */
+	free(hs->s.scopes);
+	hs->s.scopes = NULL;
 	hs->last_used = time(NULL);
 	hs->users = 1;
 	pthread_mutex_lock(&h->lock);
@@ -772,13 +778,106 @@ static void http_changed(void *ctx, const struct mcp_change *c)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* ---- who calls, and what they may ------------------------------------------------ */
+
+/* identify: with a policy, the principal and scopes of a bearer token
+ * `toolgate token issue` signed (docs/AUTH.md); with a token file, the
+ * principal its hash names; without either, the configured principal.
+ * 0, or -1 (and rq->why) for a request to refuse with 401. */
+static int identify(struct tg_mcp_http *h, struct MHD_Connection *c, struct request *rq)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *principal = h->mcp->principal;
+	struct tg_claims claims;
+	struct tg_error err;
+
+	snprintf(rq->why, sizeof(rq->why), "a valid bearer token is required");
+	if ((h->mcp->tokens || h->mcp->policy) && (!auth || strncasecmp(auth, "Bearer ", 7) != 0))
+		return -1;
+	if (h->mcp->policy) {
+		if (tg_token_verify(h->mcp->signer, h->mcp->policy, h->mcp->store, auth + 7,
+				    strlen(auth + 7), NULL, (int64_t)time(NULL), &claims, &err) < 0) {
+			snprintf(rq->why, sizeof(rq->why), "%.190s", err.msg);
+			return -1;
+		}
+		snprintf(rq->principal, sizeof(rq->principal), "%s", claims.sub);
+		rq->scopes = claims.scope; /* taken */
+		return 0;
+	}
+	if (h->mcp->tokens)
+		principal = mcp_tokens_check(h->mcp->tokens, auth + 7, strlen(auth + 7));
+	if (!principal)
+		return -1;
+	snprintf(rq->principal, sizeof(rq->principal), "%s", principal);
+	return 0;
+}
+
+/* With a policy: a tools/call's tool must be one the caller's scopes
+ * allow (docs/AUTH.md); NULL, or the scope it needs (in need). An unknown
+ * tool is left to the call, which answers it. */
+static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq, json_t *msg,
+				 char *need, size_t len)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+	const struct tg_catalog *cat;
+	const struct tg_contract *k;
+	struct tg_error err;
+	char *copy, *save = NULL, *scope;
+	int write = -1, ok = 0;
+
+	if (!rq->scopes || !method || strcmp(method, "tools/call") != 0 || !name)
+		return NULL;
+	cat = tg_gate_acquire(h->mcp->gate);
+	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0) {
+		write = k->authority == TG_AUTHORITY_WRITE;
+		snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
+	}
+	tg_gate_release(h->mcp->gate, cat);
+	if (write < 0)
+		return NULL;
+	copy = strdup(rq->scopes);
+	for (scope = copy ? strtok_r(copy, " ", &save) : NULL; scope && !ok;
+	     scope = strtok_r(NULL, " ", &save))
+		ok = tg_scope_allows_call(scope, name, write);
+	free(copy);
+	return ok ? NULL : need;
+}
+
+/* 403 insufficient_scope (RFC 6750): the token is good, not for this. */
+static enum MHD_Result forbidden_scope(struct MHD_Connection *c, json_t *msg, const char *need)
+{
+	json_t *id = json_object_get(msg, "id");
+	char text[300], hdr[300], *body;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	snprintf(text, sizeof(text), "Forbidden: insufficient_scope: the call needs the scope %s",
+		 need);
+	body = rpc_error(id ? id : json_null(), RPC_INVALID_REQUEST, text);
+	json_decref(msg);
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, body ? body : (char *)"",
+					    MHD_RESPMEM_MUST_COPY);
+	free(body);
+	if (!r)
+		return MHD_NO;
+	snprintf(hdr, sizeof(hdr), "Bearer realm=\"toolgate\", error=\"insufficient_scope\", "
+		 "scope=\"%s\"", need);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", hdr);
+	rc = MHD_queue_response(c, MHD_HTTP_FORBIDDEN, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 /* ---- the modern era: stateless POSTs ------------------------------------------ */
 
 
 /* A session for one modern request: listed (so that stop finds and waits
  * for it) but ended from the start (no request can name it), freed when
  * its request is done. */
-static struct http_session *session_once(struct tg_mcp_http *h, const char *principal)
+static struct http_session *session_once(struct tg_mcp_http *h, const char *principal,
+					 const char *scopes)
 {
 	struct http_session *hs = calloc(1, sizeof(*hs));
 
@@ -786,6 +885,9 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 		return NULL;
 	mcp_session_init(&hs->s, h->mcp, session_message, NULL);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
+	/* the pipeline checks the request's token's scopes too */
+	free(hs->s.scopes);
+	hs->s.scopes = scopes ? strdup(scopes) : NULL;
 	hs->users = 1;
 	hs->ended = 1;
 	pthread_mutex_lock(&h->lock);
@@ -945,8 +1047,10 @@ static enum MHD_Result refuse_modern(struct MHD_Connection *c, json_t *msg, int 
  * the answer's status from its error (400 for the era's protocol errors,
  * 404 for an unknown method). Takes msg. */
 static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connection *c,
-				      json_t *msg, const char *principal)
+				      json_t *msg, const struct request *rq)
 {
+	const char *principal = rq->principal, *need;
+	char scope[200];
 	struct http_session *hs;
 	enum MHD_Result rc;
 	json_t *resp;
@@ -964,7 +1068,10 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 		return refuse_modern(c, msg, RPC_INVALID_PARAMS,
 				     "_meta: io.modelcontextprotocol/clientCapabilities (an object) "
 				     "is required");
-	hs = session_once(h, principal);
+	need = missing_scope(h, rq, msg, scope, sizeof(scope));
+	if (need)
+		return forbidden_scope(c, msg, need);
+	hs = session_once(h, principal, rq->scopes);
 	if (!hs) {
 		json_decref(msg);
 		return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,
@@ -1000,33 +1107,23 @@ static int is_initialize(json_t *msg)
 	return json_is_object(msg) && m && strcmp(m, "initialize") == 0;
 }
 
-/* identify: with a token file, the bearer token's principal; NULL and
- * *why otherwise. Without one, the configured principal. */
-static const char *identify(struct tg_mcp_http *h, struct MHD_Connection *c)
+static enum MHD_Result unauthorized(struct MHD_Connection *c, const char *why)
 {
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-
-	if (!h->mcp->tokens)
-		return h->mcp->principal;
-	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-		return NULL;
-	return mcp_tokens_check(h->mcp->tokens, auth + 7, strlen(auth + 7));
-}
-
-static enum MHD_Result unauthorized(struct MHD_Connection *c)
-{
-	char *body = rpc_error(json_null(), RPC_INVALID_REQUEST,
-			       "Unauthorized: a valid bearer token is required");
-	struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
-								 body ? body : (char *)"",
-								 MHD_RESPMEM_MUST_COPY);
+	char text[260], *body;
+	struct MHD_Response *r;
 	enum MHD_Result rc;
+
+	snprintf(text, sizeof(text), "Unauthorized: %s", why);
+	body = rpc_error(json_null(), RPC_INVALID_REQUEST, text);
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, body ? body : (char *)"",
+					    MHD_RESPMEM_MUST_COPY);
 
 	free(body);
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"toolgate\"");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"toolgate\", "
+				"error=\"invalid_token\"");
 	rc = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -1067,7 +1164,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 	 * which do_post_modern answers) */
 	if (json_is_object(msg) && json_is_string(json_object_get(msg, "method")) &&
 	    (meta_version(msg) || (!sid && !is_initialize(msg) && ver && strcmp(ver, MCP_MODERN) == 0)))
-		return do_post_modern(h, c, msg, principal);
+		return do_post_modern(h, c, msg, rq);
 	if (is_initialize(msg)) {
 		if (sid) {
 			json_decref(msg);
@@ -1104,6 +1201,15 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 			json_decref(msg);
 			return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 					  "Bad Request: unsupported MCP-Protocol-Version");
+		}
+	}
+	if (!created) {
+		char scope[200];
+		const char *need = missing_scope(h, rq, msg, scope, sizeof(scope));
+
+		if (need) {
+			session_put(h, hs);
+			return forbidden_scope(c, msg, need);
 		}
 	}
 	if (!created && may_report(h, msg))
@@ -1267,7 +1373,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct tg_mcp_http *h = cls;
 	struct request *rq = *con_cls;
-	const char *why, *principal;
+	const char *why;
 
 	(void)version;
 	if (!rq) {
@@ -1287,10 +1393,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (strcmp(url, ENDPOINT) != 0)
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
-		principal = identify(h, c);
-		if (!principal)
-			return unauthorized(c);
-		snprintf(rq->principal, sizeof(rq->principal), "%s", principal);
+		if (identify(h, c, rq) < 0)
+			return unauthorized(c, rq->why);
 		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {
 			rq->too_large = 1;
 			return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
@@ -1358,6 +1462,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	if (rq) {
 		free(rq->body);
+		free(rq->scopes);
 		free(rq);
 		*con_cls = NULL;
 	}

@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include "toolgate/auth.h"
 #include "toolgate/mcp.h"
+#include "toolgate/store.h"
 
 #define MCP_MAX_MESSAGE (4u << 20)     /* one JSON-RPC message, bytes */
 #define MCP_MODERN "2026-07-28"        /* the stateless revision (docs/MCP.md) */
@@ -42,6 +44,10 @@ struct tg_mcp {
 	unsigned max_inflight;
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
+	struct tg_policy *policy;   /* principals and scopes, or NULL (docs/AUTH.md) */
+	struct tg_signer *signer;   /* checks bearer JWTs, with a policy */
+	struct tg_store *store;     /* revocations, with a policy */
+	char *principal_scopes;     /* the stdio principal's, with a policy */
 	pthread_mutex_t lock;       /* watchers */
 	pthread_mutex_t reload_lock;
 	struct mcp_watcher *watchers;
@@ -189,6 +195,8 @@ struct mcp_session {
 	struct pending *pending;          /* requests to the client awaiting answers */
 	struct listener *listeners;       /* open subscriptions/listen (stdio) */
 	json_t *subscribed;               /* resources/subscribe URIs, or NULL */
+	char *scopes;                     /* the caller's (space-separated), or NULL:
+					   * no policy */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */
 };

@@ -41,6 +41,26 @@ static int state_key(struct tg_mcp *m, const char *path, struct tg_error *err)
 	return rc;
 }
 
+/* The policy, the key that checks tokens, the store of revocations; and
+ * the stdio principal's scopes, which it must have. */
+static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, struct tg_error *err)
+{
+	const char *p = m->principal;
+
+	if (!opts->state_dir)
+		return tg_error_set(err, TG_ERR_INVALID, "a policy needs the state directory of "
+				    "its signing key (--state DIR)");
+	if (tg_policy_load(opts->policy_file, &m->policy, err) < 0 ||
+	    tg_signer_open(opts->state_dir, 1, &m->signer, err) < 0 ||
+	    tg_store_open(opts->state_dir, &m->store, err) < 0)
+		return -1;
+	if (!tg_policy_knows(m->policy, p))
+		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s", p,
+				    opts->policy_file);
+	m->principal_scopes = tg_policy_scope_list(m->policy, p);
+	return m->principal_scopes ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+}
+
 int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct tg_mcp **out,
 	       struct tg_error *err)
 {
@@ -66,6 +86,10 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
 	m->max_inflight = opts && opts->max_inflight ? opts->max_inflight : 16;
+	if (opts && opts->policy_file && load_policy(m, opts, err) < 0) {
+		tg_mcp_free(m);
+		return -1;
+	}
 	if (state_key(m, opts ? opts->state_key_file : NULL, err) < 0 ||
 	    (opts && opts->http_tokens && mcp_tokens_load(opts->http_tokens, &m->tokens, err) < 0)) {
 		tg_mcp_free(m);
@@ -89,6 +113,10 @@ void tg_mcp_free(struct tg_mcp *m)
 	free(m->instructions);
 	mcp_tokens_free(m->tokens);
 	sodium_memzero(m->state_key, sizeof(m->state_key));
+	tg_policy_free(m->policy);
+	tg_signer_free(m->signer);
+	tg_store_close(m->store);
+	free(m->principal_scopes);
 	free(m);
 }
 

@@ -470,7 +470,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				mrtr, f ? f->cancel[1] : -1, 0 };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
-				mrtr ? tool_ask_modern : tool_ask, &rep.suspended };
+				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, s->scopes };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -1397,6 +1397,9 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	s->state = SESSION_NEW;
 	s->log_level = 1; /* info */
 	snprintf(s->principal, sizeof(s->principal), "%s", m->principal);
+	/* the configured principal's scopes, with a policy (stdio); HTTP
+	 * sets each session's from the caller's token */
+	s->scopes = m->principal_scopes ? strdup(m->principal_scopes) : NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);
 }
@@ -1446,6 +1449,7 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 	pthread_mutex_unlock(&s->lock);
 	json_decref(s->client_capabilities);
 	json_decref(s->subscribed);
+	free(s->scopes);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
 }

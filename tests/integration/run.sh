@@ -901,6 +901,51 @@ check token_revoked $? "$(cat "$tmp/err")"
 [ $rc = 1 ] && grep -q 'signature does not verify' "$tmp/err"
 check token_tampered $? "rc=$rc $(cat "$tmp/err")"
 
+# the gateway with a policy: HTTP callers present signed tokens; each call
+# needs a scope for its tool (401 invalid_token, 403 insufficient_scope)
+cat >"$tmp/policy2.json" <<'JSON'
+{"principals":{"agent-1":{"scopes":["tool.00*:read"]},"local":{"scopes":["tool.001:read"]}}}
+JSON
+P2=(--state "$tmp/state2" --policy "$tmp/policy2.json")
+tok=$("$TG" token issue "${P2[@]}" --principal agent-1 --scope 'tool.00*:read')
+other=$("$TG" token issue "${P2[@]}" --principal agent-1 --scope 'tool.00*:read' --audience elsewhere)
+gone=$("$TG" token issue "${P2[@]}" --principal agent-1 --scope 'tool.001:read')
+"$TG" token revoke "${P2[@]}" "$gone" >/dev/null
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P2[@]}" --record "$tmp/rec3" 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+pcall2() { # ID TOOL [HEADER...]
+	local id=$1 n=$2
+	shift 2
+	post "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"tools/call\",\"params\":{\"name\":\"$n\",$M}}" \
+		-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H "Mcp-Name: $n" "$@"
+}
+pcall2 1 tool.001 -H "Authorization: Bearer $tok"
+[ "$(code)" = 200 ] && jq -e '.result.isError == false' "$tmp/body" >/dev/null && grep -q '"principal":"agent-1"' "$tmp/rec3"
+check policy_token_allows_call $? "$(code) $(cat "$tmp/body")"
+pcall2 2 tool.010 -H "Authorization: Bearer $tok"
+[ "$(code)" = 403 ] && grep -qi '^www-authenticate: Bearer.*error="insufficient_scope", scope="tool.010:read"' "$tmp/hdr"
+check policy_insufficient_scope_403 $? "$(code) $(cat "$tmp/hdr" "$tmp/body")"
+why=
+for t in "$other:for another audience" "$gone:revoked" "x.y.z:malformed header" ":a valid bearer token"; do
+	if [ -n "${t%%:*}" ]; then pcall2 3 tool.001 -H "Authorization: Bearer ${t%%:*}"; else pcall2 3 tool.001; fi
+	[ "$(code)" = 401 ] && grep -q "${t#*:}" "$tmp/body" && grep -qi 'error="invalid_token"' "$tmp/hdr" ||
+		why="$why [${t#*:}: $(code) $(cat "$tmp/body")]"
+done
+[ -z "$why" ]; check policy_bad_tokens_401 $? "$why"
+kill "$http_pid"; wait "$http_pid" 2>/dev/null
+# stdio: the configured principal's scopes, checked by the pipeline itself
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool.002"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001"}}' |
+	"$TG" serve --catalog "$tmp/mcp" "${P2[@]}" --record "$tmp/rec4" >"$tmp/mcp.out" 2>/dev/null
+resp 1 | jq -e '.result.isError and (.result.content[0].text | test("needs the scope tool.002:read"))' >/dev/null &&
+	resp 2 | jq -e '.result.isError == false' >/dev/null && grep -q '"outcome":"forbidden"' "$tmp/rec4"
+check policy_stdio_authorize_stage $? "$(cat "$tmp/mcp.out" "$tmp/rec4")"
+"$TG" serve --catalog "$tmp/mcp" "${P2[@]}" --principal mallory </dev/null 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q 'principal mallory is not in the policy' "$tmp/err"
+check policy_unknown_stdio_principal_refused $? "rc=$rc $(cat "$tmp/err")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"
