@@ -37,7 +37,8 @@ struct tg_store;
 /* ---- policy ----------------------------------------------------------------- */
 
 /* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
- * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...]}}}.
+ * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...],
+ * "max_token_ttl"?}}}.
  * Every field checked; OUT *out. */
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
@@ -51,6 +52,12 @@ TG_API int tg_policy_knows(const struct tg_policy *policy, const char *name);
  * action, or write for read). */
 TG_API int tg_policy_grants(const struct tg_policy *policy, const char *name, const char *scope);
 
+/* A principal's own max_token_ttl (seconds), 0 when it has none: a token
+ * for it lives at most the smaller of this and the policy's. */
+TG_API uint64_t tg_policy_principal_ttl(const struct tg_policy *policy, const char *name);
+/* The principals, by index (0 to count-1), in the file's order. */
+TG_API size_t tg_policy_count(const struct tg_policy *policy);
+TG_API const char *tg_policy_name(const struct tg_policy *policy, size_t i);
 /* name's scopes, space-separated (malloc'd; "" for none or no such). */
 TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *name);
 

@@ -109,7 +109,8 @@ static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
 static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 {
 	const char *name;
-	json_t *p, *scopes, *s;
+	json_t *p, *scopes, *s, *ttl;
+	uint64_t ms;
 	size_t i;
 
 	if (!json_is_object(ps) || json_object_size(ps) > MAX_PRINCIPALS)
@@ -119,10 +120,19 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 			return bad(err, path, "principal '%.64s': 1 to 127 of A-Z a-z 0-9 . _ @ -",
 				   name);
 		scopes = json_object_get(p, "scopes");
-		if (!json_is_object(p) || json_object_size(p) != 1 || !json_is_array(scopes) ||
+		ttl = json_object_get(p, "max_token_ttl");
+		if (!json_is_object(p) || json_object_size(p) != 1 + !!ttl || !json_is_array(scopes) ||
 		    json_array_size(scopes) > TG_MAX_SCOPES)
-			return bad(err, path, "principal %s: want {\"scopes\": [at most 64 scopes]}",
-				   name);
+			return bad(err, path, "principal %s: want {\"scopes\": [at most 64 scopes], "
+				   "\"max_token_ttl\"?}", name);
+		if (ttl && (!json_is_string(ttl) ||
+			    parse_duration(json_string_value(ttl), &ms, err) < 0 || ms < 1000 ||
+			    ms > 30ull * 86400 * 1000))
+			return bad(err, path, "principal %s: max_token_ttl: a duration from 1s to 30 "
+				   "days", name);
+		/* kept in seconds, for tg_policy_principal_ttl */
+		if (ttl)
+			json_object_set_new(p, "_ttl", json_integer((json_int_t)(ms / 1000)));
 		json_array_foreach(scopes, i, s)
 			if (!tg_scope_valid(json_string_value(s)))
 				return bad(err, path, "scope %.100s: want PATTERN:read|write|approve "
@@ -266,4 +276,25 @@ char *tg_policy_scope_list(const struct tg_policy *p, const char *name)
 		strcat(out, json_string_value(s));
 	}
 	return out;
+}
+
+uint64_t tg_policy_principal_ttl(const struct tg_policy *p, const char *name)
+{
+	json_t *t = json_object_get(json_object_get(p->principals, name), "_ttl");
+
+	return t ? (uint64_t)json_integer_value(t) : 0;
+}
+
+size_t tg_policy_count(const struct tg_policy *p)
+{
+	return json_object_size(p->principals);
+}
+
+const char *tg_policy_name(const struct tg_policy *p, size_t i)
+{
+	void *it = json_object_iter(p->principals);
+
+	while (it && i--)
+		it = json_object_iter_next(p->principals, it);
+	return it ? json_object_iter_key(it) : NULL;
 }

@@ -158,6 +158,7 @@ int tg_token_issue(const struct tg_signer *s, const struct tg_policy *p,
 	unsigned char jti[16], sig[crypto_sign_BYTES];
 	char jti_hex[33], *head = NULL, *body = NULL, *signing = NULL, *sig64 = NULL, *scope;
 	size_t i, n = 0;
+	uint64_t max;
 	json_t *claims;
 	int rc = -1;
 
@@ -168,10 +169,14 @@ int tg_token_issue(const struct tg_signer *s, const struct tg_policy *p,
 				    "policy", req->principal ? req->principal : "(none)");
 	if (req->nscopes == 0 || req->nscopes > TG_MAX_SCOPES)
 		return tg_error_set(err, TG_ERR_INVALID, "token: 1 to %d scopes", TG_MAX_SCOPES);
-	if (req->ttl == 0 || req->ttl > tg_policy_max_ttl(p))
+	max = tg_policy_max_ttl(p);
+	if (tg_policy_principal_ttl(p, req->principal) &&
+	    tg_policy_principal_ttl(p, req->principal) < max)
+		max = tg_policy_principal_ttl(p, req->principal);
+	if (req->ttl == 0 || req->ttl > max)
 		return tg_error_set(err, TG_ERR_INVALID, "token: a lifetime of %llu s; the policy "
-				    "allows 1 to %llu", (unsigned long long)req->ttl,
-				    (unsigned long long)tg_policy_max_ttl(p));
+				    "allows %.64s 1 to %llu", (unsigned long long)req->ttl,
+				    req->principal, (unsigned long long)max);
 	for (i = 0; i < req->nscopes; i++) {
 		if (!tg_scope_valid(req->scopes[i]))
 			return tg_error_set(err, TG_ERR_INVALID, "token: scope %.100s: want "

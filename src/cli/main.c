@@ -21,6 +21,7 @@ static void usage(FILE *f)
 		"  catalog show DIR NAME[@VERSION]  one tool's MCP definition\n"
 		"  serve --catalog DIR [--stdio]    the MCP gateway over a catalogue\n"
 		"  token issue|verify|revoke ...    signed tokens for a policy's principals\n"
+		"  policy lint FILE [--catalog DIR] excessive agency in a policy\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "token") == 0)
 		return cmd_token(argc - 1, argv + 1);
+	if (strcmp(argv[1], "policy") == 0)
+		return cmd_policy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -889,7 +889,7 @@ check token_issue_verify $? "$(cat "$tmp/out.json" "$tmp/err")"
 [ $rc = 1 ] && grep -q 'does not grant agent-1 the scope sql.execute:write' "$tmp/err"
 check token_excess_scope_refused $? "rc=$rc $(cat "$tmp/err")"
 "$TG" token issue "${P[@]}" --principal agent-1 --scope sql.query:read --ttl 2h >/dev/null 2>"$tmp/err"; rc=$?
-[ $rc = 1 ] && grep -q 'the policy allows 1 to 3600' "$tmp/err"
+[ $rc = 1 ] && grep -q 'the policy allows agent-1 1 to 3600' "$tmp/err"
 check token_long_lifetime_refused $? "rc=$rc $(cat "$tmp/err")"
 "$TG" token verify "${P[@]}" --audience elsewhere "$tok" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && grep -q 'for another audience' "$tmp/err"
@@ -900,6 +900,24 @@ check token_revoked $? "$(cat "$tmp/err")"
 "$TG" token verify "${P[@]}" "${tok%?}x" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && grep -q 'signature does not verify' "$tmp/err"
 check token_tampered $? "rc=$rc $(cat "$tmp/err")"
+
+# policy lint: excessive agency
+cat >"$tmp/lax.json" <<'JSON'
+{"max_token_ttl":"48h","principals":{"agent-1":{"scopes":["sql.*:write","tool.001:read"],"max_token_ttl":"72h"},
+ "alice":{"scopes":["sql.*:approve"]}}}
+JSON
+"$TG" policy lint "$tmp/lax.json" --catalog "$tmp/mcp" >"$tmp/out.txt" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q 'agent-1 holds sql.\*:write, a wildcard write scope' "$tmp/out.txt" &&
+	grep -q 'tokens may live 48 h' "$tmp/out.txt" && grep -q "agent-1's max_token_ttl (259200 s) is above" "$tmp/out.txt" &&
+	grep -q 'files.delete is a write tool nobody may approve' "$tmp/out.txt" && grep -q '2 principals, 4 findings' "$tmp/out.txt"
+check policy_lint_findings $? "rc=$rc $(cat "$tmp/out.txt")"
+"$TG" policy lint "$tmp/policy.json" >"$tmp/out.txt" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q '2 principals, 0 findings' "$tmp/out.txt"
+check policy_lint_clean $? "rc=$rc $(cat "$tmp/out.txt")"
+printf '{"principals":{"a":{"scopes":["x:fly"]}}}' >"$tmp/bad-policy.json"
+"$TG" policy lint "$tmp/bad-policy.json" >"$tmp/out.txt" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q 'scope x:fly' "$tmp/out.txt"
+check policy_lint_refuses_bad_file $? "rc=$rc $(cat "$tmp/out.txt")"
 
 # the gateway with a policy: HTTP callers present signed tokens; each call
 # needs a scope for its tool (401 invalid_token, 403 insufficient_scope)
