@@ -38,7 +38,7 @@ struct tg_store;
 
 /* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
  * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...],
- * "max_token_ttl"?}}}.
+ * "max_token_ttl"?, "rate"? ("60/m")}}}.
  * Every field checked; OUT *out. */
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
@@ -58,6 +58,10 @@ TG_API uint64_t tg_policy_principal_ttl(const struct tg_policy *policy, const ch
 /* The principals, by index (0 to count-1), in the file's order. */
 TG_API size_t tg_policy_count(const struct tg_policy *policy);
 TG_API const char *tg_policy_name(const struct tg_policy *policy, size_t i);
+/* name's rate ("rate": "N/m"): N calls of each tool a window (OUT
+ * *window_ms, may be NULL); 0 when it has none. */
+TG_API uint64_t tg_policy_rate(const struct tg_policy *policy, const char *name,
+			       uint64_t *window_ms);
 /* name's scopes, space-separated (malloc'd; "" for none or no such). */
 TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *name);
 
@@ -65,6 +69,18 @@ TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *na
 TG_API int tg_scope_valid(const char *scope);
 /* 1 if scope lets its holder call tool (write: a write tool). */
 TG_API int tg_scope_allows_call(const char *scope, const char *tool, int write);
+
+/* ---- rate limits ---------------------------------------------------------- */
+
+/* Token buckets per principal and tool, by the policy's rates (the policy
+ * must outlive the limiter). Thread-safe. */
+struct tg_limiter;
+TG_API struct tg_limiter *tg_limiter_new(const struct tg_policy *policy);
+TG_API void tg_limiter_free(struct tg_limiter *limiter);
+/* One call of tool by principal at now_ms (a monotonic clock): 1 allowed;
+ * 0 limited, and OUT *retry_ms when a call would be allowed again. */
+TG_API int tg_limiter_take(struct tg_limiter *limiter, const char *principal, const char *tool,
+			   uint64_t now_ms, uint64_t *retry_ms);
 
 /* ---- signing ---------------------------------------------------------------- */
 

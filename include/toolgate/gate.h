@@ -5,7 +5,7 @@
  *   1 identify   the principal the transport authenticated
  *   2 resolve    name[@version] -> contract; deprecation and sunset
  *   3 validate   arguments against the input schema
- *   4 authorize  the caller's scopes allow the tool (docs/AUTH.md)
+ *   4 authorize  the caller's scopes allow the tool, within its rate (docs/AUTH.md)
  *   5 dedupe     (issue 5)
  *   6 approve    (issue 5)
  *   7 execute    builtin, or a command in the sandbox
@@ -86,6 +86,8 @@ struct tg_call {
 	 * docs/AUTH.md): the authorize stage refuses a tool none of them
 	 * allows. NULL: no policy, nothing to check. */
 	const char *scopes;
+	/* The principals' rate limits (docs/AUTH.md), or NULL: none. */
+	struct tg_limiter *limiter;
 };
 
 /* A tool result as MCP carries it. */

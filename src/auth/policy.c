@@ -106,10 +106,26 @@ static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
 	return tg_error_set(err, TG_ERR_INVALID, "policy %s: %s", path, msg);
 }
 
+/* "N/s", "N/m", "N/h": kept as _rate (N) and _window (ms) in p. */
+static int parse_rate(json_t *p, json_t *rate)
+{
+	const char *r = json_string_value(rate);
+	unsigned long n;
+	char unit, extra;
+
+	if (!r || sscanf(r, "%lu/%c%c", &n, &unit, &extra) != 2 || n < 1 || n > 1000000 ||
+	    !strchr("smh", unit) || r[0] == '-' || r[0] == '+')
+		return -1;
+	json_object_set_new(p, "_rate", json_integer((json_int_t)n));
+	json_object_set_new(p, "_window", json_integer(unit == 's' ? 1000 : unit == 'm' ? 60000
+								     : 3600000));
+	return 0;
+}
+
 static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 {
 	const char *name;
-	json_t *p, *scopes, *s, *ttl;
+	json_t *p, *scopes, *s, *ttl, *rate;
 	uint64_t ms;
 	size_t i;
 
@@ -121,10 +137,14 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 				   name);
 		scopes = json_object_get(p, "scopes");
 		ttl = json_object_get(p, "max_token_ttl");
-		if (!json_is_object(p) || json_object_size(p) != 1 + !!ttl || !json_is_array(scopes) ||
-		    json_array_size(scopes) > TG_MAX_SCOPES)
+		rate = json_object_get(p, "rate");
+		if (!json_is_object(p) || json_object_size(p) != (size_t)(1 + !!ttl + !!rate) ||
+		    !json_is_array(scopes) || json_array_size(scopes) > TG_MAX_SCOPES)
 			return bad(err, path, "principal %s: want {\"scopes\": [at most 64 scopes], "
-				   "\"max_token_ttl\"?}", name);
+				   "\"max_token_ttl\"?, \"rate\"?}", name);
+		if (rate && parse_rate(p, rate) < 0)
+			return bad(err, path, "principal %s: rate: \"N/s\", \"N/m\" or \"N/h\", N "
+				   "from 1 to 1000000 (calls of each tool)", name);
 		if (ttl && (!json_is_string(ttl) ||
 			    parse_duration(json_string_value(ttl), &ms, err) < 0 || ms < 1000 ||
 			    ms > 30ull * 86400 * 1000))
@@ -297,4 +317,13 @@ const char *tg_policy_name(const struct tg_policy *p, size_t i)
 	while (it && i--)
 		it = json_object_iter_next(p->principals, it);
 	return it ? json_object_iter_key(it) : NULL;
+}
+
+uint64_t tg_policy_rate(const struct tg_policy *p, const char *name, uint64_t *window_ms)
+{
+	json_t *pr = json_object_get(p->principals, name);
+
+	if (window_ms)
+		*window_ms = (uint64_t)json_integer_value(json_object_get(pr, "_window"));
+	return (uint64_t)json_integer_value(json_object_get(pr, "_rate"));
 }

@@ -224,6 +224,29 @@ static int stage_authorize(struct call_state *st)
 		      "%s:%s)", st->k->name, st->k->version_text, st->k->name, write ? "write" : "read");
 }
 
+/* 4b limit: the principal's rate for this tool (a token bucket). A
+ * limited call is a retryable tool error that says when. */
+static int stage_limit(struct call_state *st)
+{
+	struct timespec now;
+	uint64_t retry_ms, now_ms;
+	int rc;
+
+	if (!st->call->limiter)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+	if (tg_limiter_take(st->call->limiter, st->call->principal, st->k->name, now_ms, &retry_ms))
+		return 0;
+	rc = refuse(st, "rate_limited", "%s@%s: rate limited: %s has called it as often as its "
+		    "rate allows; retry in %.1f s", st->k->name, st->k->version_text,
+		    st->call->principal, (double)retry_ms / 1000.0);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b,s:I}}", "error", "code", "rate_limited",
+				       "message", "rate limited", "retryable", 1, "retry_after_ms",
+				       (json_int_t)retry_ms);
+	return rc;
+}
+
 /* 5-6 dedupe, approve: issue 5. Until the approval gate
  * exists, a write tool does not run. */
 static int stage_gate_writes(struct call_state *st)
@@ -362,6 +385,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		rc = stage_validate(&st);
 	if (rc == 0)
 		rc = stage_authorize(&st);
+	if (rc == 0)
+		rc = stage_limit(&st);
 	if (rc == 0)
 		rc = stage_gate_writes(&st);
 	if (rc == 0)

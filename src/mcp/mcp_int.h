@@ -48,6 +48,7 @@ struct tg_mcp {
 	struct tg_signer *signer;   /* checks bearer JWTs, with a policy */
 	struct tg_store *store;     /* revocations, with a policy */
 	char *principal_scopes;     /* the stdio principal's, with a policy */
+	struct tg_limiter *limiter; /* the policy's rates, with a policy */
 	pthread_mutex_t lock;       /* watchers */
 	pthread_mutex_t reload_lock;
 	struct mcp_watcher *watchers;

@@ -58,6 +58,9 @@ static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, stru
 		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s", p,
 				    opts->policy_file);
 	m->principal_scopes = tg_policy_scope_list(m->policy, p);
+	m->limiter = tg_limiter_new(m->policy);
+	if (!m->limiter)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return m->principal_scopes ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 }
 
@@ -113,6 +116,7 @@ void tg_mcp_free(struct tg_mcp *m)
 	free(m->instructions);
 	mcp_tokens_free(m->tokens);
 	sodium_memzero(m->state_key, sizeof(m->state_key));
+	tg_limiter_free(m->limiter);
 	tg_policy_free(m->policy);
 	tg_signer_free(m->signer);
 	tg_store_close(m->store);

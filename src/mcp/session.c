@@ -470,7 +470,8 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				mrtr, f ? f->cancel[1] : -1, 0 };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
-				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, s->scopes };
+				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, s->scopes,
+				s->mcp->limiter };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;

@@ -960,6 +960,20 @@ printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"
 resp 1 | jq -e '.result.isError and (.result.content[0].text | test("needs the scope tool.002:read"))' >/dev/null &&
 	resp 2 | jq -e '.result.isError == false' >/dev/null && grep -q '"outcome":"forbidden"' "$tmp/rec4"
 check policy_stdio_authorize_stage $? "$(cat "$tmp/mcp.out" "$tmp/rec4")"
+# a principal's rate: the third call in a minute is limited, says when to retry
+printf '{"principals":{"local":{"scopes":["*:read"],"rate":"2/m"}}}' >"$tmp/policy3.json"
+printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool.001"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001"}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tool.001"}}' \
+	'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tool.002"}}' |
+	"$TG" serve --catalog "$tmp/mcp" --state "$tmp/state3" --policy "$tmp/policy3.json" --record "$tmp/rec5" >"$tmp/mcp.out" 2>/dev/null
+# (the calls run on threads of their own: which of the three is limited varies)
+jq -s -e '[.[] | select(.id == 1 or .id == 2 or .id == 3) | select(.result.isError)] | length == 1 and
+	(.[0].result.content[0].text | test("rate limited.*retry in")) and
+	.[0].result._meta["dev.toolgate/error"].code == "rate_limited" and
+	.[0].result._meta["dev.toolgate/error"].retry_after_ms > 0' "$tmp/mcp.out" >/dev/null &&
+	resp 4 | jq -e '.result.isError == false' >/dev/null && [ "$(grep -c '"outcome":"rate_limited"' "$tmp/rec5")" = 1 ]
+check policy_rate_limited $? "$(cat "$tmp/mcp.out" "$tmp/rec5")"
 "$TG" serve --catalog "$tmp/mcp" "${P2[@]}" --principal mallory </dev/null 2>"$tmp/err"; rc=$?
 [ $rc -ne 0 ] && grep -q 'principal mallory is not in the policy' "$tmp/err"
 check policy_unknown_stdio_principal_refused $? "rc=$rc $(cat "$tmp/err")"

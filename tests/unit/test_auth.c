@@ -236,7 +236,46 @@ static int tokens(void)
 	return 0;
 }
 
+static int rate_limits(void)
+{
+	struct tg_limiter *l;
+	struct tg_policy *p;
+	struct tg_error err;
+	uint64_t retry, window;
+	int i;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(load("r.json", "{\"principals\":{\"agent-1\":{\"scopes\":[\"*:read\"],\"rate\":"
+		   "\"3/s\"},\"free\":{\"scopes\":[\"*:read\"]}}}", &p, &err) == 0);
+	CHECK(tg_policy_rate(p, "agent-1", &window) == 3 && window == 1000);
+	CHECK(tg_policy_rate(p, "free", NULL) == 0);
+	l = tg_limiter_new(p);
+	CHECK(l);
+	for (i = 0; i < 3; i++)
+		CHECK(tg_limiter_take(l, "agent-1", "sql.query", 10000, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 10000, &retry) == 0);
+	CHECK(retry >= 300 && retry <= 340);                  /* a token every 333 ms */
+	CHECK(tg_limiter_take(l, "agent-1", "fs.read", 10000, &retry) == 1); /* per tool */
+	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 10000 + 340, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 10000 + 340, &retry) == 0);
+	/* a long pause refills to the burst, not beyond */
+	for (i = 0; i < 3; i++)
+		CHECK(tg_limiter_take(l, "agent-1", "sql.query", 99000, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 99000, &retry) == 0);
+	for (i = 0; i < 100; i++)
+		CHECK(tg_limiter_take(l, "free", "sql.query", 10000, &retry) == 1);
+	tg_limiter_free(l);
+	tg_policy_free(p);
+	CHECK(load("r2.json", "{\"principals\":{\"a\":{\"scopes\":[],\"rate\":\"0/s\"}}}", &p,
+		   &err) < 0 && strstr(err.msg, "rate"));
+	CHECK(load("r3.json", "{\"principals\":{\"a\":{\"scopes\":[],\"rate\":\"5/d\"}}}", &p,
+		   &err) < 0 && strstr(err.msg, "rate"));
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test auth_tests[] = {
+	{ "auth/rate_limits", rate_limits },
 	{ "auth/policy_and_scopes", policy_and_scopes },
 	{ "auth/tokens", tokens },
 	UNIT_TESTS_END,

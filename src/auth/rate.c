@@ -1,0 +1,141 @@
+/*
+ * Rate limits (docs/AUTH.md): a token bucket per principal and tool. A
+ * principal's "rate" in the policy, "N/s", "N/m" or "N/h", lets it call
+ * each tool N times a window, in bursts of up to N; the bucket refills
+ * continuously. Buckets live in a chained hash table under one mutex;
+ * their number is bounded by the policy's principals times the tools
+ * they call (at most MAX_BUCKETS: past that, the least recently used
+ * bucket goes, which only ever forgives).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/auth.h"
+
+#define NSLOTS 4096
+#define MAX_BUCKETS 65536
+
+struct bucket {
+	char *key;                  /* "principal\ntool" */
+	double tokens;
+	uint64_t last_ms;           /* of the last refill */
+	struct bucket *next;
+};
+
+struct tg_limiter {
+	const struct tg_policy *policy;
+	pthread_mutex_t lock;
+	struct bucket *slots[NSLOTS];
+	size_t n;
+};
+
+struct tg_limiter *tg_limiter_new(const struct tg_policy *policy)
+{
+	struct tg_limiter *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->policy = policy;
+	pthread_mutex_init(&l->lock, NULL);
+	return l;
+}
+
+void tg_limiter_free(struct tg_limiter *l)
+{
+	struct bucket *b, *next;
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < NSLOTS; i++)
+		for (b = l->slots[i]; b; b = next) {
+			next = b->next;
+			free(b->key);
+			free(b);
+		}
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h % NSLOTS;
+}
+
+/* The oldest bucket goes (the caller holds lock): a forgotten bucket is a
+ * full one, so this never limits anyone more. */
+static void evict_oldest(struct tg_limiter *l)
+{
+	struct bucket **oldest = NULL, **p, *b;
+	size_t i;
+
+	for (i = 0; i < NSLOTS; i++)
+		for (p = &l->slots[i]; *p; p = &(*p)->next)
+			if (!oldest || (*p)->last_ms < (*oldest)->last_ms)
+				oldest = p;
+	if (!oldest)
+		return;
+	b = *oldest;
+	*oldest = b->next;
+	free(b->key);
+	free(b);
+	l->n--;
+}
+
+int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *tool,
+		    uint64_t now_ms, uint64_t *retry_ms)
+{
+	uint64_t per = tg_policy_rate(l->policy, principal, NULL), window_ms;
+	struct bucket *b;
+	char key[400];
+	size_t slot;
+	double rate;
+	int ok;
+
+	*retry_ms = 0;
+	if (!per)
+		return 1; /* no limit for this principal */
+	tg_policy_rate(l->policy, principal, &window_ms);
+	rate = (double)per / (double)window_ms; /* tokens per millisecond */
+	snprintf(key, sizeof(key), "%.127s\n%.250s", principal, tool);
+	slot = hash(key);
+	pthread_mutex_lock(&l->lock);
+	for (b = l->slots[slot]; b && strcmp(b->key, key) != 0; b = b->next)
+		;
+	if (!b) {
+		if (l->n >= MAX_BUCKETS)
+			evict_oldest(l);
+		b = calloc(1, sizeof(*b));
+		if (b)
+			b->key = strdup(key);
+		if (!b || !b->key) {
+			free(b);
+			pthread_mutex_unlock(&l->lock);
+			return 1; /* out of memory: fail open on a limit, never on authority */
+		}
+		b->tokens = (double)per;
+		b->last_ms = now_ms;
+		b->next = l->slots[slot];
+		l->slots[slot] = b;
+		l->n++;
+	}
+	if (now_ms > b->last_ms) {
+		b->tokens += (double)(now_ms - b->last_ms) * rate;
+		if (b->tokens > (double)per)
+			b->tokens = (double)per;
+		b->last_ms = now_ms;
+	}
+	ok = b->tokens >= 1.0;
+	if (ok)
+		b->tokens -= 1.0;
+	else
+		*retry_ms = (uint64_t)((1.0 - b->tokens) / rate) + 1;
+	pthread_mutex_unlock(&l->lock);
+	return ok;
+}
