@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 2
+#define TG_STORE_SCHEMA 3
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -102,6 +102,59 @@ TG_API int tg_store_revoke(struct tg_store *store, const char *jti, int64_t expi
 /* 1 if jti is revoked at now, 0 if not, -1 and err. */
 TG_API int tg_store_revoked(struct tg_store *store, const char *jti, int64_t now,
 			    struct tg_error *err);
+
+/* ---- approval tickets --------------------------------------------------------- */
+
+/* A write call waiting for, or past, a person's decision (issue 5). */
+enum tg_ticket_state {
+	TG_TICKET_PENDING,
+	TG_TICKET_APPROVED,
+	TG_TICKET_REJECTED,          /* with a reason */
+	TG_TICKET_EXPIRED,           /* nobody decided in time: fail closed */
+	TG_TICKET_CANCELLED,
+	TG_TICKET_EXECUTED,
+	TG_TICKET_FAILED,
+	TG_TICKET_COMPENSATED,       /* rolled back */
+};
+
+struct tg_ticket {
+	char id[33];                 /* 128 random bits, hex */
+	char principal[128];         /* who asked */
+	char tool[160];              /* name@version */
+	char args_sha256[65];        /* of the canonical arguments: other arguments, another ticket */
+	char *preview;               /* the dry-run's, or NULL (malloc'd) */
+	enum tg_ticket_state state;
+	char *reason;                /* a rejection's (malloc'd), or NULL */
+	char approver[128];          /* who decided */
+	int64_t created, decided, expires;
+};
+
+TG_API const char *tg_ticket_state_name(enum tg_ticket_state state);
+/* A pending ticket for req's principal, tool, args_sha256 and preview,
+ * expiring ttl seconds after now: OUT *out (its id made here). */
+TG_API int tg_store_ticket_create(struct tg_store *store, const struct tg_ticket *req,
+				  int64_t now, int64_t ttl, struct tg_ticket *out,
+				  struct tg_error *err);
+/* Ticket id as it stands at now (a pending one past its expiry is then
+ * expired). TG_ERR_INVALID: not an id, or no such ticket. */
+TG_API int tg_store_ticket_get(struct tg_store *store, const char *id, int64_t now,
+			       struct tg_ticket *ticket, struct tg_error *err);
+/* approver's decision on pending ticket id: approve, or reject with a
+ * reason. Refused (TG_ERR_INVALID, saying why): the requester itself, a
+ * rejection without a reason, a ticket no longer pending. The caller
+ * checks the approver's rights (an approve scope, docs/AUTH.md). */
+TG_API int tg_store_ticket_decide(struct tg_store *store, const char *id, const char *approver,
+				  int approve, const char *reason, int64_t now,
+				  struct tg_error *err);
+/* A move after the decision: approved to executed or failed, executed to
+ * compensated, pending to cancelled; any other is refused. */
+TG_API int tg_store_ticket_move(struct tg_store *store, const char *id, enum tg_ticket_state from,
+				enum tg_ticket_state to, struct tg_error *err);
+/* The tickets in state (-1: all), oldest first, at most 10,000: OUT
+ * *out, *n (release each, free the array). */
+TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,
+				struct tg_ticket **out, size_t *n, struct tg_error *err);
+TG_API void tg_ticket_release(struct tg_ticket *ticket);
 
 /* Delete what expired before now (idempotency records, revocations);
  * OUT *removed (may be NULL). */

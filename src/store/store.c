@@ -51,6 +51,22 @@ static const char *const migrations[] = {
 	" expires INTEGER NOT NULL"
 	") WITHOUT ROWID;"
 	"CREATE INDEX revocations_expires ON revocations (expires);",
+	/* 2 -> 3: approval tickets (docs/STORE.md) */
+	"CREATE TABLE tickets ("
+	" id TEXT PRIMARY KEY,"
+	" principal TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" args_sha256 TEXT NOT NULL,"
+	" preview BLOB,"
+	" state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'expired',"
+	"  'cancelled', 'executed', 'failed', 'compensated')),"
+	" reason TEXT,"
+	" approver TEXT,"
+	" created INTEGER NOT NULL,"
+	" decided INTEGER,"
+	" expires INTEGER NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE INDEX tickets_state ON tickets (state, created);",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -436,4 +452,295 @@ int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct t
 	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
+}
+
+/* ---- approval tickets -------------------------------------------------------- */
+
+static const char *const ticket_states[] = { "pending",   "approved", "rejected",
+					     "expired",   "cancelled", "executed",
+					     "failed",    "compensated" };
+
+const char *tg_ticket_state_name(enum tg_ticket_state s)
+{
+	return (unsigned)s < sizeof(ticket_states) / sizeof(ticket_states[0]) ? ticket_states[s]
+									     : "?";
+}
+
+static int state_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(ticket_states) / sizeof(ticket_states[0]); i++)
+		if (strcmp(name, ticket_states[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+void tg_ticket_release(struct tg_ticket *t)
+{
+	free(t->preview);
+	free(t->reason);
+	t->preview = t->reason = NULL;
+}
+
+static void copy_text(char *dst, size_t len, const unsigned char *src)
+{
+	snprintf(dst, len, "%s", src ? (const char *)src : "");
+}
+
+/* Fill t from a row of SELECT TICKET_COLUMNS. */
+#define TICKET_COLUMNS "id, principal, tool, args_sha256, preview, state, reason, approver, " \
+	"created, decided, expires"
+
+static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
+{
+	const unsigned char *preview = sqlite3_column_text(s, 4), *reason = sqlite3_column_text(s, 6);
+
+	memset(t, 0, sizeof(*t));
+	copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
+	copy_text(t->principal, sizeof(t->principal), sqlite3_column_text(s, 1));
+	copy_text(t->tool, sizeof(t->tool), sqlite3_column_text(s, 2));
+	copy_text(t->args_sha256, sizeof(t->args_sha256), sqlite3_column_text(s, 3));
+	t->state = (enum tg_ticket_state)state_of((const char *)sqlite3_column_text(s, 5));
+	copy_text(t->approver, sizeof(t->approver), sqlite3_column_text(s, 7));
+	t->created = sqlite3_column_int64(s, 8);
+	t->decided = sqlite3_column_int64(s, 9);
+	t->expires = sqlite3_column_int64(s, 10);
+	t->preview = preview ? strdup((const char *)preview) : NULL;
+	t->reason = reason ? strdup((const char *)reason) : NULL;
+	return (preview && !t->preview) || (reason && !t->reason) ? -1 : 0;
+}
+
+/* A pending ticket past its expiry is expired, fail closed (the caller
+ * holds lock). */
+static int expire_tickets(struct tg_store *st, int64_t now, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE tickets SET state = 'expired', decided = ?1 WHERE "
+			       "state = 'pending' AND expires <= ?1", -1, &s, NULL) != SQLITE_OK)
+		return db_error(err, st->db, "tickets");
+	sqlite3_bind_int64(s, 1, now);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "tickets");
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
+			   int64_t ttl, struct tg_ticket *out, struct tg_error *err)
+{
+	unsigned char rnd[16];
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	if (!req->principal[0] || !req->tool[0] || strlen(req->args_sha256) != 64 || ttl <= 0)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket: a principal, a tool, the "
+				    "arguments' SHA-256 and a lifetime are required");
+	if (req->preview && strlen(req->preview) > TG_IDEM_MAX_RESULT)
+		return tg_error_set(err, TG_ERR_LIMIT, "ticket: a preview of more than %u bytes",
+				    TG_IDEM_MAX_RESULT);
+	*out = *req;
+	out->preview = out->reason = NULL;
+	randombytes_buf(rnd, sizeof(rnd));
+	sodium_bin2hex(out->id, sizeof(out->id), rnd, sizeof(rnd));
+	out->state = TG_TICKET_PENDING;
+	out->approver[0] = '\0';
+	out->created = now;
+	out->decided = 0;
+	out->expires = now + ttl;
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
+				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7)", -1, &s, NULL) ==
+			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, out->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, req->principal, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, req->tool, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, req->args_sha256, -1, SQLITE_STATIC);
+		if (req->preview)
+			sqlite3_bind_text(s, 5, req->preview, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, now);
+		sqlite3_bind_int64(s, 7, now + ttl);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (rc == 0 && req->preview && !(out->preview = strdup(req->preview)))
+		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return rc;
+}
+
+int tg_store_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
+			struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	memset(t, 0, sizeof(*t));
+	if (!id || strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %.40s: not a ticket id (32 hex "
+				    "digits)", id ? id : "");
+	pthread_mutex_lock(&st->lock);
+	rc = expire_tickets(st, now, err);
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE "
+					  "id = ?1", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "ticket");
+	else if (rc == 0) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		switch (sqlite3_step(s)) {
+		case SQLITE_ROW:
+			rc = ticket_row(s, t) < 0 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory")
+						  : 0;
+			break;
+		case SQLITE_DONE:
+			rc = tg_error_set(err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
+			break;
+		default:
+			rc = db_error(err, st->db, "ticket");
+		}
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+/* Move ticket id from state from to state to (the caller holds lock). */
+static int ticket_move(struct tg_store *st, const char *id, const char *from, const char *to,
+		       const char *approver, const char *reason, int64_t now, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE tickets SET state = ?2, approver = coalesce(?3, "
+			       "approver), reason = coalesce(?4, reason), decided = coalesce(?5, "
+			       "decided) WHERE id = ?1 AND state = ?6", -1, &s, NULL) != SQLITE_OK)
+		return db_error(err, st->db, "ticket");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, to, -1, SQLITE_STATIC);
+	if (approver)
+		sqlite3_bind_text(s, 3, approver, -1, SQLITE_STATIC);
+	if (reason)
+		sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
+	if (now)
+		sqlite3_bind_int64(s, 5, now);
+	sqlite3_bind_text(s, 6, from, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
+	if (rc == 0 && sqlite3_changes(st->db) != 1)
+		rc = 1; /* not in state from */
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int tg_store_ticket_decide(struct tg_store *st, const char *id, const char *approver, int approve,
+			   const char *reason, int64_t now, struct tg_error *err)
+{
+	struct tg_ticket t;
+	int rc;
+
+	if (tg_store_ticket_get(st, id, now, &t, err) < 0)
+		return -1;
+	tg_ticket_release(&t);
+	if (!approver || !*approver)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: no approver", id);
+	if (strcmp(approver, t.principal) == 0)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: %s asked for this call and "
+				    "cannot approve it (another identity must)", id, approver);
+	if (!approve && (!reason || !*reason || strlen(reason) > 1000))
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: a rejection needs a reason (1 "
+				    "to 1000 bytes)", id);
+	if (t.state != TG_TICKET_PENDING)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s is %s, not pending", id,
+				    tg_ticket_state_name(t.state));
+	pthread_mutex_lock(&st->lock);
+	rc = ticket_move(st, id, "pending", approve ? "approved" : "rejected", approver,
+			 approve ? NULL : reason, now, err);
+	pthread_mutex_unlock(&st->lock);
+	if (rc > 0)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: decided meanwhile", id);
+	return rc;
+}
+
+int tg_store_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_state from,
+			 enum tg_ticket_state to, struct tg_error *err)
+{
+	/* the moves after a decision: approved -> executed | failed,
+	 * executed -> compensated, pending -> cancelled */
+	static const int allowed[][2] = {
+		{ TG_TICKET_APPROVED, TG_TICKET_EXECUTED }, { TG_TICKET_APPROVED, TG_TICKET_FAILED },
+		{ TG_TICKET_EXECUTED, TG_TICKET_COMPENSATED }, { TG_TICKET_PENDING, TG_TICKET_CANCELLED },
+	};
+	size_t i;
+	int rc;
+
+	tg_error_clear(err);
+	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (allowed[i][0] == (int)from && allowed[i][1] == (int)to)
+			break;
+	if (i == sizeof(allowed) / sizeof(allowed[0]))
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %.40s: %s to %s is not a move a "
+				    "ticket makes", id, tg_ticket_state_name(from),
+				    tg_ticket_state_name(to));
+	pthread_mutex_lock(&st->lock);
+	rc = ticket_move(st, id, tg_ticket_state_name(from), tg_ticket_state_name(to), NULL, NULL, 0,
+			 err);
+	pthread_mutex_unlock(&st->lock);
+	if (rc > 0)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %.40s is not %s", id,
+				    tg_ticket_state_name(from));
+	return rc;
+}
+
+int tg_store_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
+			 size_t *n, struct tg_error *err)
+{
+	struct tg_ticket *list = NULL, *bigger;
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int rc, step;
+
+	tg_error_clear(err);
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&st->lock);
+	rc = expire_tickets(st, now, err);
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE "
+					  "?1 IS NULL OR state = ?1 ORDER BY created, id LIMIT 10000",
+					  -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "tickets");
+	else if (rc == 0) {
+		if (state >= 0)
+			sqlite3_bind_text(s, 1, tg_ticket_state_name((enum tg_ticket_state)state), -1,
+					  SQLITE_STATIC);
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 16;
+				bigger = realloc(list, cap * sizeof(*list));
+				if (!bigger) {
+					rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+					break;
+				}
+				list = bigger;
+			}
+			if (ticket_row(s, &list[*n]) < 0) {
+				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				break;
+			}
+			(*n)++;
+		}
+		if (rc == 0 && step != SQLITE_DONE)
+			rc = db_error(err, st->db, "tickets");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (rc < 0) {
+		while (*n)
+			tg_ticket_release(&list[--*n]);
+		free(list);
+		return -1;
+	}
+	*out = list;
+	return 0;
 }

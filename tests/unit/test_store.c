@@ -299,7 +299,74 @@ static int survives_kill9(void)
 	return 0;
 }
 
+static int tickets(void)
+{
+	struct tg_ticket req, t, t2, *list;
+	struct tg_store *st;
+	struct tg_error err;
+	size_t n;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent-1");
+	strcpy(req.tool, "sql.execute@1.0.0");
+	memset(req.args_sha256, 'a', 64);
+	req.preview = "DELETE would remove 3 rows";
+	CHECK(tg_store_ticket_create(st, &req, 1000, 3600, &t, &err) == 0);
+	CHECK(strlen(t.id) == 32 && t.state == TG_TICKET_PENDING && t.expires == 4600);
+	CHECK(tg_store_ticket_get(st, t.id, 1001, &t2, &err) == 0);
+	CHECK(t2.state == TG_TICKET_PENDING && strcmp(t2.preview, req.preview) == 0 &&
+	      strcmp(t2.principal, "agent-1") == 0);
+	tg_ticket_release(&t2);
+	/* the requester cannot approve; a rejection needs a reason */
+	CHECK(tg_store_ticket_decide(st, t.id, "agent-1", 1, NULL, 1002, &err) < 0 &&
+	      strstr(err.msg, "cannot approve it"));
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 0, "", 1002, &err) < 0 &&
+	      strstr(err.msg, "needs a reason"));
+	/* only the moves a ticket makes */
+	CHECK(tg_store_ticket_move(st, t.id, TG_TICKET_PENDING, TG_TICKET_EXECUTED, &err) < 0);
+	CHECK(tg_store_ticket_move(st, t.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) < 0 &&
+	      strstr(err.msg, "is not approved"));
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 1, NULL, 1003, &err) == 0);
+	CHECK(tg_store_ticket_decide(st, t.id, "bob", 0, "no", 1004, &err) < 0 &&
+	      strstr(err.msg, "not pending"));
+	CHECK(tg_store_ticket_move(st, t.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) == 0);
+	CHECK(tg_store_ticket_move(st, t.id, TG_TICKET_EXECUTED, TG_TICKET_COMPENSATED, &err) == 0);
+	CHECK(tg_store_ticket_get(st, t.id, 1005, &t2, &err) == 0);
+	CHECK(t2.state == TG_TICKET_COMPENSATED && strcmp(t2.approver, "alice") == 0 &&
+	      t2.decided == 1003);
+	tg_ticket_release(&t2);
+	tg_ticket_release(&t);
+	/* rejected with its reason; expired when nobody decides: fail closed */
+	CHECK(tg_store_ticket_create(st, &req, 2000, 60, &t, &err) == 0);
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 0, "too broad", 2001, &err) == 0);
+	CHECK(tg_store_ticket_get(st, t.id, 2002, &t2, &err) == 0 && t2.state == TG_TICKET_REJECTED &&
+	      strcmp(t2.reason, "too broad") == 0);
+	tg_ticket_release(&t2);
+	tg_ticket_release(&t);
+	CHECK(tg_store_ticket_create(st, &req, 3000, 60, &t, &err) == 0);
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 1, NULL, 3060, &err) < 0 &&
+	      strstr(err.msg, "is expired"));
+	CHECK(tg_store_ticket_list(st, TG_TICKET_EXPIRED, 3060, &list, &n, &err) == 0 && n == 1 &&
+	      strcmp(list[0].id, t.id) == 0);
+	tg_ticket_release(&list[0]);
+	free(list);
+	tg_ticket_release(&t);
+	CHECK(tg_store_ticket_list(st, -1, 3060, &list, &n, &err) == 0 && n == 3);
+	while (n)
+		tg_ticket_release(&list[--n]);
+	free(list);
+	CHECK(tg_store_ticket_get(st, "nope", 1, &t2, &err) < 0 && strstr(err.msg, "not a ticket id"));
+	CHECK(tg_store_ticket_get(st, "0123456789abcdef0123456789abcdef", 1, &t2, &err) < 0 &&
+	      strstr(err.msg, "no such ticket"));
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
+	{ "store/tickets", tickets },
 	{ "store/opens_and_migrates", opens_and_migrates },
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },
