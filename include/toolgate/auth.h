@@ -67,6 +67,9 @@ TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *na
 
 /* 1 if scope (PATTERN:ACTION) is well-formed. */
 TG_API int tg_scope_valid(const char *scope);
+/* 1 if scope have covers scope want (as wide a pattern, the same
+ * action or write for read). */
+TG_API int tg_scope_covers(const char *have, const char *want);
 /* 1 if scope lets its holder call tool (write: a write tool). */
 TG_API int tg_scope_allows_call(const char *scope, const char *tool, int write);
 

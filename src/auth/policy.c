@@ -72,7 +72,7 @@ static int pattern_covers(const char *p, size_t plen, const char *q, size_t qlen
 
 /* 1 if scope have covers scope want: a pattern as wide, the same action,
  * or write where read is wanted. */
-static int scope_covers(const char *have, const char *want)
+int tg_scope_covers(const char *have, const char *want)
 {
 	size_t hl, wl;
 	int ha = scope_action(have, &hl), wa = scope_action(want, &wl);
@@ -274,7 +274,7 @@ int tg_policy_grants(const struct tg_policy *p, const char *name, const char *sc
 	if (!tg_scope_valid(scope))
 		return 0;
 	json_array_foreach(scopes, i, s)
-		if (scope_covers(json_string_value(s), scope))
+		if (tg_scope_covers(json_string_value(s), scope))
 			return 1;
 	return 0;
 }

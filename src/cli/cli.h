@@ -9,6 +9,7 @@ int cmd_catalog(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_approvals(int argc, char **argv);
 
 /* Exit statuses shared by the subcommands, after env(1) and timeout(1). */
 #define EXIT_TIMEOUT 124

@@ -22,6 +22,7 @@ static void usage(FILE *f)
 		"  serve --catalog DIR [--stdio]    the MCP gateway over a catalogue\n"
 		"  token issue|verify|revoke ...    signed tokens for a policy's principals\n"
 		"  policy lint FILE [--catalog DIR] excessive agency in a policy\n"
+		"  approvals list|show|approve|reject ...  write calls awaiting a person\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
 		return cmd_token(argc - 1, argv + 1);
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "approvals") == 0)
+		return cmd_approvals(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -978,6 +978,42 @@ check policy_rate_limited $? "$(cat "$tmp/mcp.out" "$tmp/rec5")"
 [ $rc -ne 0 ] && grep -q 'principal mallory is not in the policy' "$tmp/err"
 check policy_unknown_stdio_principal_refused $? "rc=$rc $(cat "$tmp/err")"
 
+# --- approvals: decided by a token with an approve scope, never the requester ---------------
+cat >"$tmp/policy4.json" <<'JSON'
+{"principals":{"agent-1":{"scopes":["files.*:write","files.*:approve"]},"alice":{"scopes":["files.*:approve"]},
+ "bob":{"scopes":["sql.*:approve"]}}}
+JSON
+P4=(--state "$tmp/state4" --policy "$tmp/policy4.json")
+for who in agent-1 alice bob; do
+	"$TG" token issue "${P4[@]}" --principal "$who" --scope "$(jq -r ".principals[\"$who\"].scopes[-1]" "$tmp/policy4.json")" >"$tmp/tok.$who"
+done
+"$TG" approvals list --state "$tmp/state4" >/dev/null
+# a ticket as the pipeline will make it (the store's schema, docs/STORE.md)
+python3 - "$tmp/state4/toolgate.db" <<'PY'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO tickets (id, principal, tool, args_sha256, preview, state, created, expires) "
+           "VALUES (?, 'agent-1', 'files.delete@1.0.0', ?, 'would delete 2 files', 'pending', ?, ?)",
+           ("0123456789abcdef0123456789abcdef", "a" * 64, int(time.time()), int(time.time()) + 3600))
+db.commit()
+PY
+T=0123456789abcdef0123456789abcdef
+why=
+"$TG" approvals list --state "$tmp/state4" | grep -q "$T  pending .*agent-1 .*files.delete@1.0.0" || why="$why [list]"
+"$TG" approvals show "$T" --state "$tmp/state4" | jq -e '.preview == "would delete 2 files" and .state == "pending"' >/dev/null || why="$why [show]"
+"$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.bob")" 2>"$tmp/err" && why="$why [bob approved]"
+grep -q 'bob may not approve files.delete@1.0.0 (it needs the scope files.delete:approve)' "$tmp/err" || why="$why [bob: $(cat "$tmp/err")]"
+"$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.agent-1")" 2>"$tmp/err" && why="$why [self-approved]"
+grep -q 'agent-1 asked for this call and cannot approve it' "$tmp/err" || why="$why [self: $(cat "$tmp/err")]"
+"$TG" approvals reject "$T" "${P4[@]}" --token "$(cat "$tmp/tok.alice")" 2>"$tmp/err" && why="$why [rejected without reason]"
+grep -q 'a rejection needs a reason' "$tmp/err" || why="$why [reason: $(cat "$tmp/err")]"
+"$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.alice")" | grep -q "approved by alice" || why="$why [alice]"
+"$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.alice")" 2>"$tmp/err" && why="$why [twice]"
+grep -q 'is approved, not pending' "$tmp/err" || why="$why [twice: $(cat "$tmp/err")]"
+"$TG" approvals list --state "$tmp/state4" | grep -q '^0 tickets' || why="$why [pending left]"
+"$TG" approvals list --all --state "$tmp/state4" | grep -q "$T  approved" || why="$why [list --all]"
+[ -z "$why" ]; check approvals_cli $? "$why"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

@@ -1,0 +1,171 @@
+/*
+ * toolgate approvals list [--all]  --state DIR
+ * toolgate approvals show ID       --state DIR
+ * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN
+ * toolgate approvals reject ID     --state DIR --policy FILE --token TOKEN --reason TEXT
+ *
+ * The approval tickets of the store (docs/STORE.md). A decision is made
+ * by whoever the token (issued for the policy, docs/AUTH.md) names, and
+ * only with an approve scope covering the ticket's tool; the requester
+ * never decides its own ticket. list shows the pending ones (--all:
+ * every one); show prints one as JSON, its dry-run preview included.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "toolgate/auth.h"
+#include "toolgate/store.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate approvals list [--all] --state DIR\n"
+		   "       toolgate approvals show ID --state DIR\n"
+		   "       toolgate approvals approve ID --state DIR --policy FILE --token TOKEN\n"
+		   "       toolgate approvals reject ID --state DIR --policy FILE --token TOKEN "
+		   "--reason TEXT\n");
+}
+
+static void print_ticket(const struct tg_ticket *t)
+{
+	json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "id", t->id, "state",
+			      tg_ticket_state_name(t->state), "principal", t->principal, "tool",
+			      t->tool, "args_sha256", t->args_sha256, "created",
+			      (json_int_t)t->created, "expires", (json_int_t)t->expires);
+	char *text;
+
+	if (j && t->preview)
+		json_object_set_new(j, "preview", json_string(t->preview));
+	if (j && t->approver[0])
+		json_object_set_new(j, "approver", json_string(t->approver));
+	if (j && t->reason)
+		json_object_set_new(j, "reason", json_string(t->reason));
+	if (j && t->decided)
+		json_object_set_new(j, "decided", json_integer(t->decided));
+	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	if (text)
+		puts(text);
+	free(text);
+	json_decref(j);
+}
+
+/* The approver a token names, if one of its scopes approves tool
+ * (name@version: the name decides). */
+static int approver_of(const char *state, const char *policy_path, const char *token,
+		       struct tg_store *st, const char *tool, char *who, size_t len,
+		       struct tg_error *err)
+{
+	struct tg_policy *p = NULL;
+	struct tg_signer *s = NULL;
+	struct tg_claims c;
+	char name[160], scope[200], *copy = NULL, *save = NULL, *sc;
+	int ok = 0;
+
+	snprintf(name, sizeof(name), "%s", tool);
+	name[strcspn(name, "@")] = '\0';
+	if (tg_policy_load(policy_path, &p, err) < 0 || tg_signer_open(state, 0, &s, err) < 0 ||
+	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), &c, err) < 0) {
+		tg_signer_free(s);
+		tg_policy_free(p);
+		return -1;
+	}
+	snprintf(scope, sizeof(scope), "%.150s:approve", name);
+	copy = strdup(c.scope);
+	for (sc = copy ? strtok_r(copy, " ", &save) : NULL; sc && !ok; sc = strtok_r(NULL, " ", &save))
+		ok = tg_scope_covers(sc, scope);
+	free(copy);
+	snprintf(who, len, "%s", c.sub);
+	tg_claims_release(&c);
+	tg_signer_free(s);
+	tg_policy_free(p);
+	if (!ok)
+		return tg_error_set(err, TG_ERR_INVALID, "%s may not approve %s (it needs the scope "
+				    "%s)", who, tool, scope);
+	return 0;
+}
+
+int cmd_approvals(int argc, char **argv)
+{
+	const char *state = NULL, *policy = NULL, *token = NULL, *reason = NULL, *id = NULL, *verb;
+	struct tg_store *st = NULL;
+	struct tg_ticket t, *list;
+	struct tg_error err;
+	char who[128];
+	size_t n, i;
+	int a, all = 0, rc = 1;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	verb = argv[1];
+	for (a = 2; a < argc; a++) {
+		const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (strcmp(argv[a], "--all") == 0)
+			all = 1;
+		else if (strcmp(argv[a], "--state") == 0 && v)
+			state = argv[++a];
+		else if (strcmp(argv[a], "--policy") == 0 && v)
+			policy = argv[++a];
+		else if (strcmp(argv[a], "--token") == 0 && v)
+			token = argv[++a];
+		else if (strcmp(argv[a], "--reason") == 0 && v)
+			reason = argv[++a];
+		else if (argv[a][0] != '-' && !id)
+			id = argv[a];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!state || (strcmp(verb, "list") != 0 && !id) ||
+	    ((strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0) && (!policy || !token)) ||
+	    (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "approve") &&
+	     strcmp(verb, "reject"))) {
+		usage(stderr);
+		return 2;
+	}
+	if (tg_store_open(state, &st, &err) < 0)
+		goto fail;
+	if (strcmp(verb, "list") == 0) {
+		if (tg_store_ticket_list(st, all ? -1 : TG_TICKET_PENDING, (int64_t)time(NULL), &list,
+					 &n, &err) < 0)
+			goto fail;
+		for (i = 0; i < n; i++) {
+			printf("%s  %-9s  %-20s  %s\n", list[i].id, tg_ticket_state_name(list[i].state),
+			       list[i].principal, list[i].tool);
+			tg_ticket_release(&list[i]);
+		}
+		free(list);
+		printf("%zu ticket%s\n", n, n == 1 ? "" : "s");
+		rc = 0;
+		goto out;
+	}
+	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+		goto fail;
+	if (strcmp(verb, "show") == 0) {
+		print_ticket(&t);
+		tg_ticket_release(&t);
+		rc = 0;
+		goto out;
+	}
+	rc = approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err);
+	tg_ticket_release(&t);
+	if (rc < 0 ||
+	    tg_store_ticket_decide(st, id, who, strcmp(verb, "approve") == 0, reason,
+				   (int64_t)time(NULL), &err) < 0)
+		goto fail;
+	printf("%s %s by %s\n", id, strcmp(verb, "approve") == 0 ? "approved" : "rejected", who);
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "toolgate approvals %s: %s\n", verb, err.msg);
+	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+out:
+	tg_store_close(st);
+	return rc;
+}
