@@ -33,6 +33,7 @@ struct tg_store;
 #define TG_MAX_TOKEN 8192          /* bytes of a token a caller presents */
 #define TG_MAX_SCOPES 64           /* scopes of one principal, or one token */
 #define TG_MAX_PRINCIPAL_NAME 127
+#define TG_TOKEN_SKEW 60           /* seconds of clock difference a check tolerates */
 
 /* ---- policy ----------------------------------------------------------------- */
 

@@ -20,7 +20,7 @@
 #include "util/file.h"
 
 #define KEY_FILE "signing.key"
-#define SKEW 60 /* seconds of clock difference tolerated */
+#define SKEW TG_TOKEN_SKEW
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING
 
 struct tg_signer {
@@ -37,62 +37,114 @@ static void set_kid(struct tg_signer *s)
 	sodium_bin2hex(s->kid, sizeof(s->kid), h, 8);
 }
 
-/* Make dir/signing.key: a new key, written whole before it has its name. */
+static int dir_refused(const char *dir, struct tg_error *err)
+{
+	const char *why = errno == ENOTDIR ? "a symbolic link or not a directory"
+			: errno == EPERM   ? "another user's"
+			: errno == EACCES  ? "writable by group or others (anyone there could plant "
+					     "a key)"
+					   : strerror(errno);
+
+	return tg_error_set(err, errno == ENOTDIR || errno == EPERM || errno == EACCES
+					 ? TG_ERR_INVALID : TG_ERR_SYSTEM,
+			    "state directory %s: %s; refusing to keep a signing key there", dir,
+			    why);
+}
+
+/* Make dir/signing.key: a new key, written whole under a name of its own
+ * (mkstemp: O_EXCL, 0600), then linked into place. 0, 1 when another
+ * process made it first (read that one), -1 and err. */
 static int create_key(struct tg_signer *s, const char *dir, const char *path, struct tg_error *err)
 {
 	char tmp[4200], hex[2 * crypto_sign_SECRETKEYBYTES + 2];
-	int fd;
+	int fd, e = 0;
+	size_t n;
 
 	crypto_sign_keypair(s->pk, s->sk);
 	sodium_bin2hex(hex, sizeof(hex) - 1, s->sk, sizeof(s->sk));
 	strcat(hex, "\n");
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return tg_error_sys(err, errno, "signing key: state directory %s", dir);
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) || fsync(fd) < 0 ||
-	    close(fd) < 0 || link(tmp, path) < 0) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
+	n = strlen(hex);
+	snprintf(tmp, sizeof(tmp), "%s/signing.key.XXXXXX", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		e = errno;
+	else if (write(fd, hex, n) != (ssize_t)n || fsync(fd) < 0)
+		e = errno ? errno : EIO;
+	if (fd >= 0 && close(fd) < 0 && !e)
+		e = errno;
+	if (!e && link(tmp, path) < 0)
+		e = errno;
+	if (fd >= 0)
 		unlink(tmp);
-		sodium_memzero(hex, sizeof(hex));
-		/* another process made it first: use that one */
-		return e == EEXIST ? 1 : tg_error_sys(err, e, "signing key %s", path);
-	}
-	unlink(tmp);
 	sodium_memzero(hex, sizeof(hex));
-	return 0;
+	if (!e)
+		return 0;
+	/* another process made it first: use that one */
+	return e == EEXIST ? 1 : tg_error_sys(err, e, "signing key %s", path);
+}
+
+/* Read dir/signing.key: a regular file of ours, readable by nobody else,
+ * never through a symbolic link. */
+static char *read_key(const char *path, size_t *len, struct tg_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL; /* errno: ENOENT means make one */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) || st.st_size > 4096) {
+		close(fd);
+		tg_error_set(err, TG_ERR_INVALID, "signing key %s: not a private file of this user "
+			     "(want mode 0600, owned by uid %u)", path, (unsigned)geteuid());
+		errno = EPERM;
+		return NULL;
+	}
+	buf = malloc(4097);
+	n = buf ? read(fd, buf, 4096) : -1;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
 }
 
 int tg_signer_open(const char *dir, int create, struct tg_signer **out, struct tg_error *err)
 {
+	unsigned char seed_pk[crypto_sign_PUBLICKEYBYTES], seed_sk[crypto_sign_SECRETKEYBYTES];
 	struct tg_signer *s;
 	char path[4096], *text = NULL;
-	size_t len, bin_len;
+	size_t len = 0, bin_len;
 	int rc = -1;
 
 	tg_error_clear(err);
 	*out = NULL;
 	if (sodium_init() < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "libsodium cannot start");
-	if (snprintf(path, sizeof(path), "%s/%s", dir, KEY_FILE) >= (int)sizeof(path) - 8)
+	if (snprintf(path, sizeof(path), "%s/%s", dir, KEY_FILE) >= (int)sizeof(path) - 16)
 		return tg_error_set(err, TG_ERR_INVALID, "state directory: path too long");
+	if (file_private_dir(dir) < 0)
+		return dir_refused(dir, err);
 	s = sodium_malloc(sizeof(*s));
 	if (!s)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	text = file_read_all(path, 4096, 1, &len);
+	text = read_key(path, &len, err);
 	if (!text && errno == ENOENT && create) {
 		rc = create_key(s, dir, path, err);
 		if (rc == 0)
 			goto done;
 		if (rc < 0)
 			goto fail;
-		text = file_read_all(path, 4096, 1, &len);
+		text = read_key(path, &len, err);
 	}
 	if (!text) {
-		tg_error_sys(err, errno, "signing key %s", path);
+		if (err->code == TG_OK)
+			tg_error_sys(err, errno, "signing key %s", path);
 		goto fail;
 	}
 	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
@@ -103,9 +155,19 @@ int tg_signer_open(const char *dir, int create, struct tg_signer **out, struct t
 			     2 * sizeof(s->sk));
 		goto fail;
 	}
-	crypto_sign_ed25519_sk_to_pk(s->pk, s->sk);
+	/* the file's two halves must agree: the key pair its seed makes */
+	crypto_sign_seed_keypair(seed_pk, seed_sk, s->sk);
+	if (sodium_memcmp(seed_sk, s->sk, sizeof(seed_sk)) != 0) {
+		sodium_memzero(seed_sk, sizeof(seed_sk));
+		tg_error_set(err, TG_ERR_INVALID, "signing key %s: its public half does not match "
+			     "its seed", path);
+		goto fail;
+	}
+	sodium_memzero(seed_sk, sizeof(seed_sk));
+	memcpy(s->pk, seed_pk, sizeof(s->pk));
 done:
-	sodium_memzero(text, text ? len : 0);
+	if (text)
+		sodium_memzero(text, len);
 	free(text);
 	set_kid(s);
 	*out = s;
@@ -152,6 +214,15 @@ static char *b64_json(json_t *j)
 	return out;
 }
 
+/* The longest a token of name may live: the policy's, or the
+ * principal's own when shorter. */
+static uint64_t max_ttl(const struct tg_policy *p, const char *name)
+{
+	uint64_t max = tg_policy_max_ttl(p), own = tg_policy_principal_ttl(p, name);
+
+	return own && own < max ? own : max;
+}
+
 int tg_token_issue(const struct tg_signer *s, const struct tg_policy *p,
 		   const struct tg_token_request *req, int64_t now, char **out, struct tg_error *err)
 {
@@ -169,10 +240,7 @@ int tg_token_issue(const struct tg_signer *s, const struct tg_policy *p,
 				    "policy", req->principal ? req->principal : "(none)");
 	if (req->nscopes == 0 || req->nscopes > TG_MAX_SCOPES)
 		return tg_error_set(err, TG_ERR_INVALID, "token: 1 to %d scopes", TG_MAX_SCOPES);
-	max = tg_policy_max_ttl(p);
-	if (tg_policy_principal_ttl(p, req->principal) &&
-	    tg_policy_principal_ttl(p, req->principal) < max)
-		max = tg_policy_principal_ttl(p, req->principal);
+	max = max_ttl(p, req->principal);
 	if (req->ttl == 0 || req->ttl > max)
 		return tg_error_set(err, TG_ERR_INVALID, "token: a lifetime of %llu s; the policy "
 				    "allows %.64s 1 to %llu", (unsigned long long)req->ttl,
@@ -334,6 +402,10 @@ int tg_token_verify(const struct tg_signer *s, const struct tg_policy *p, struct
 	}
 	if (json_integer_value(exp) + SKEW <= now) {
 		refuse(err, "expired");
+		goto out;
+	}
+	if (json_integer_value(exp) - json_integer_value(iat) > (json_int_t)max_ttl(p, sub)) {
+		refuse(err, "it lives longer than the policy now allows its principal");
 		goto out;
 	}
 	if (json_integer_value(iat) - SKEW > now || (nbf && json_integer_value(nbf) - SKEW > now)) {

@@ -95,43 +95,52 @@ int cmd_approvals(int argc, char **argv)
 	struct tg_error err;
 	char who[128];
 	size_t n, i;
-	int a, all = 0, rc = 1;
+	int a, all = 0, rc = 1, decide, listing;
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	verb = argv[1];
+	decide = strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0;
+	listing = strcmp(verb, "list") == 0;
 	for (a = 2; a < argc; a++) {
-		const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
 
-		if (strcmp(argv[a], "--all") == 0)
+		if (strcmp(o, "--all") == 0) {
 			all = 1;
-		else if (strcmp(argv[a], "--state") == 0 && v)
-			state = argv[++a];
-		else if (strcmp(argv[a], "--policy") == 0 && v)
-			policy = argv[++a];
-		else if (strcmp(argv[a], "--token") == 0 && v)
-			token = argv[++a];
-		else if (strcmp(argv[a], "--reason") == 0 && v)
-			reason = argv[++a];
-		else if (argv[a][0] != '-' && !id)
-			id = argv[a];
+			continue;
+		}
+		if (o[0] != '-' && !id) {
+			id = o;
+			continue;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(o, "--state") == 0)
+			state = v;
+		else if (strcmp(o, "--policy") == 0)
+			policy = v;
+		else if (strcmp(o, "--token") == 0)
+			token = v;
+		else if (strcmp(o, "--reason") == 0)
+			reason = v;
 		else {
 			usage(stderr);
 			return 2;
 		}
+		a++;
 	}
-	if (!state || (strcmp(verb, "list") != 0 && !id) ||
-	    ((strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0) && (!policy || !token)) ||
-	    (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "approve") &&
-	     strcmp(verb, "reject"))) {
+	if (!(decide || listing || strcmp(verb, "show") == 0) || !state || (!listing && !id) ||
+	    (decide && (!policy || !token))) {
 		usage(stderr);
 		return 2;
 	}
 	if (tg_store_open(state, &st, &err) < 0)
 		goto fail;
-	if (strcmp(verb, "list") == 0) {
+	if (listing) {
 		if (tg_store_ticket_list(st, all ? -1 : TG_TICKET_PENDING, (int64_t)time(NULL), &list,
 					 &n, &err) < 0)
 			goto fail;
@@ -153,7 +162,8 @@ int cmd_approvals(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err);
+	rc = policy && token ? approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)
+			     : -1;
 	tg_ticket_release(&t);
 	if (rc < 0 ||
 	    tg_store_ticket_decide(st, id, who, strcmp(verb, "approve") == 0, reason,

@@ -45,7 +45,7 @@ static unsigned lint_scopes(const char *path, const struct tg_policy *p, const c
 	for (s = list ? strtok_r(list, " ", &save) : NULL; s; s = strtok_r(NULL, " ", &save)) {
 		size_t n = strlen(s);
 
-		if (n > 7 && strcmp(s + n - 6, ":write") == 0 && s[n - 7] == '*') {
+		if (n >= 7 && strcmp(s + n - 6, ":write") == 0 && s[n - 7] == '*') {
 			printf("%s: excessive agency: %s holds %s, a wildcard write scope (name the "
 			       "write tools it needs)\n", path, name, s);
 			findings++;

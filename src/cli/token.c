@@ -97,7 +97,8 @@ int cmd_token(int argc, char **argv)
 		i++;
 	}
 	if (!state || !policy_path ||
-	    (strcmp(verb, "issue") && strcmp(verb, "verify") && strcmp(verb, "revoke"))) {
+	    (strcmp(verb, "issue") != 0 && strcmp(verb, "verify") != 0 &&
+	     strcmp(verb, "revoke") != 0)) {
 		usage(stderr);
 		return 2;
 	}
@@ -134,7 +135,8 @@ int cmd_token(int argc, char **argv)
 		       claims.sub, claims.jti, (long long)claims.iat, (long long)claims.exp,
 		       claims.scope);
 		rc = 0;
-	} else if (tg_store_revoke(store, claims.jti, claims.exp, &err) == 0) {
+	} else if (tg_store_revoke(store, claims.jti, claims.exp + TG_TOKEN_SKEW, &err) == 0) {
+		/* kept as long as a check would still take the token */
 		printf("revoked %s (principal %s) until %lld\n", claims.jti, claims.sub,
 		       (long long)claims.exp);
 		rc = 0;

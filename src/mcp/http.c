@@ -177,8 +177,8 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
 	mcp_session_init(&hs->s, h->mcp, session_message, hs);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
-	/* each request's token may hold other scopes: checked per request
-	 * before dispatch (missing_scope), not from the session */
+	/* each request's token may hold other scopes: they go with the
+	 * request (mcp_session_dispatch), not the session */
 	free(hs->s.scopes);
 	hs->s.scopes = NULL;
 	hs->last_used = time(NULL);
@@ -505,6 +505,7 @@ struct call {
 	int opened;                 /* the answer is a stream */
 	int done;
 	json_t *plain;              /* a modern answer that came before any event */
+	char *scopes;               /* the caller's token's, copied (the request may end first) */
 	int refs;
 };
 
@@ -518,6 +519,7 @@ static void call_unref(struct call *k)
 	if (!last)
 		return;
 	mcp_stream_unref(k->st);
+	free(k->scopes);
 	pthread_cond_destroy(&k->decided);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
@@ -548,7 +550,7 @@ static void *call_main(void *arg)
 {
 	struct call *k = arg;
 	struct mcp_sink sink = { call_event, k };
-	json_t *resp = mcp_session_dispatch(&k->hs->s, k->msg, &sink);
+	json_t *resp = mcp_session_dispatch(&k->hs->s, k->msg, &sink, k->scopes);
 
 	pthread_mutex_lock(&k->lock);
 	if (resp && k->plain == NULL && !k->opened && !k->evented && meta_version(k->msg)) {
@@ -573,7 +575,7 @@ static void *call_main(void *arg)
 /* Answer msg as an SSE stream; takes msg and the caller's use of hs (hs
  * is a legacy session's unless msg is modern). */
 static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
-				  struct http_session *hs, json_t *msg)
+				  struct http_session *hs, json_t *msg, const char *scopes)
 {
 	struct call *k = calloc(1, sizeof(*k));
 	int modern = meta_version(msg) != NULL;
@@ -597,6 +599,10 @@ static enum MHD_Result answer_sse(struct tg_mcp_http *h, struct MHD_Connection *
 	}
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_cond_init(&k->decided, NULL);
+	/* no copy (out of memory) with a policy: no scope, refused */
+	k->scopes = scopes ? strdup(scopes) : NULL;
+	if (scopes && !k->scopes)
+		k->scopes = strdup("");
 	k->refs = 2;
 	k->h = h;
 	k->hs = hs;
@@ -696,7 +702,7 @@ static enum MHD_Result answer_listen(struct tg_mcp_http *h, struct MHD_Connectio
 	enum MHD_Result rc;
 	unsigned n = 0, mine = 0;
 
-	resp = mcp_session_dispatch(&hs->s, msg, &sink);
+	resp = mcp_session_dispatch(&hs->s, msg, &sink, NULL); /* listen: no tool calls */
 	session_put(h, hs);
 	if (resp || !ack) {
 		char *body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
@@ -819,11 +825,18 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 				 char *need, size_t len)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *m;
+	size_t i;
+
+	/* a batch: every call in it (the pipeline checks them again) */
+	json_array_foreach(msg, i, m)
+		if (missing_scope(h, rq, m, need, len))
+			return need;
 	const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
 	const struct tg_catalog *cat;
 	const struct tg_contract *k;
 	struct tg_error err;
-	char *copy, *save = NULL, *scope;
+	char *copy, *save = NULL, *scope, tool[160];
 	int write = -1, ok = 0;
 
 	if (!rq->scopes || !method || strcmp(method, "tools/call") != 0 || !name)
@@ -831,6 +844,7 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 	cat = tg_gate_acquire(h->mcp->gate);
 	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0) {
 		write = k->authority == TG_AUTHORITY_WRITE;
+		snprintf(tool, sizeof(tool), "%s", k->name); /* without @version */
 		snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
 	}
 	tg_gate_release(h->mcp->gate, cat);
@@ -839,7 +853,7 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 	copy = strdup(rq->scopes);
 	for (scope = copy ? strtok_r(copy, " ", &save) : NULL; scope && !ok;
 	     scope = strtok_r(NULL, " ", &save))
-		ok = tg_scope_allows_call(scope, name, write);
+		ok = tg_scope_allows_call(scope, tool, write);
 	free(copy);
 	return ok ? NULL : need;
 }
@@ -885,9 +899,10 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 		return NULL;
 	mcp_session_init(&hs->s, h->mcp, session_message, NULL);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
-	/* the pipeline checks the request's token's scopes too */
+	/* a request's scopes go with the request (mcp_session_dispatch) */
 	free(hs->s.scopes);
-	hs->s.scopes = scopes ? strdup(scopes) : NULL;
+	hs->s.scopes = NULL;
+	(void)scopes;
 	hs->users = 1;
 	hs->ended = 1;
 	pthread_mutex_lock(&h->lock);
@@ -1078,11 +1093,11 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 				  "Service Unavailable: the server is stopping or out of memory");
 	}
 	if (may_report(h, msg))
-		return answer_sse(h, c, hs, msg);
+		return answer_sse(h, c, hs, msg, rq->scopes);
 	if (json_object_get(msg, "id") &&
 	    strcmp(json_string_value(json_object_get(msg, "method")), "subscriptions/listen") == 0)
 		return answer_listen(h, c, hs, msg, principal);
-	resp = mcp_session_dispatch(&hs->s, msg, NULL);
+	resp = mcp_session_dispatch(&hs->s, msg, NULL, rq->scopes);
 	json_decref(msg);
 	if (!resp) {
 		rc = reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
@@ -1213,8 +1228,8 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 		}
 	}
 	if (!created && may_report(h, msg))
-		return answer_sse(h, c, hs, msg);
-	resp = mcp_session_dispatch(&hs->s, msg, NULL);
+		return answer_sse(h, c, hs, msg, rq->scopes);
+	resp = mcp_session_dispatch(&hs->s, msg, NULL, rq->scopes);
 	json_decref(msg);
 	if (created && !mcp_session_started(&hs->s)) {
 		/* initialize refused (bad params): no session to keep */

@@ -222,8 +222,11 @@ struct mcp_sink {
 /* One parsed message (an HTTP body): its answer, or NULL when it needs
  * none (a notification, a response, a cancelled call). Calls run in the
  * caller's thread, still cancellable by a notification from another;
- * what they report while running goes to sink. */
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink);
+ * what they report while running goes to sink. scopes: the caller's
+ * (its token's), which its tool calls are authorized against; NULL
+ * without a policy (with one, NULL holds no scope). */
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink,
+			     const char *scopes);
 /* The HTTP status a modern-era answer goes with: 400 for its protocol
  * errors (-32020, -32021, -32022), 404 for an unknown method, else 200. */
 int mcp_modern_status(json_t *resp);

@@ -204,6 +204,7 @@ struct call_opts {
 	int modern;                    /* 2026-07-28: resultType, serverInfo */
 	int old_shapes;                /* before 2025-06-18: no structuredContent */
 	int log_at;                    /* log level index; -1: the session's; 99: none */
+	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
 };
 
 struct call_job {
@@ -214,6 +215,7 @@ struct call_job {
 	char *name;
 	char *args;                    /* JSON text, or NULL */
 	json_t *token;                 /* _meta.progressToken, or NULL */
+	char *scopes;                  /* opts.scopes, copied: the request may go first */
 	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
 	struct mcp_sink sink;
 	int has_sink;
@@ -470,7 +472,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				mrtr, f ? f->cancel[1] : -1, 0 };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
-				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, s->scopes,
+				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, opts->scopes,
 				s->mcp->limiter };
 	struct tg_call_result r;
 	struct tg_error err;
@@ -478,6 +480,10 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 
 	if (sink)
 		rep.sink = *sink;
+	/* with a policy, a call always goes with scopes: none given is none
+	 * held, and the authorize stage refuses (fail closed) */
+	if (s->mcp->policy && !call.scopes)
+		call.scopes = "";
 	/* a call in a batch cannot be cancelled nor asked about, so its tool
 	 * may not ask the client: it gets an error at once, rather than
 	 * waiting for an answer that has no way back */
@@ -550,6 +556,7 @@ static void job_free(struct call_job *j)
 	free(j->f);
 	json_decref(j->id);
 	json_decref(j->token);
+	free(j->scopes);
 	mrtr_free(j->mrtr);
 	free(j->name);
 	free(j->args);
@@ -646,6 +653,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	j->args = text;
 	j->token = json_incref(token);
 	j->opts = *opts;
+	if (opts->scopes) {
+		j->scopes = strdup(opts->scopes);
+		j->opts.scopes = j->scopes ? j->scopes : ""; /* out of memory: no scope, refused */
+	}
 	if (sink) {
 		j->sink = *sink;
 		j->has_sink = 1;
@@ -1178,7 +1189,8 @@ static json_t *prompt_get_modern(struct mcp_session *s, json_t *id, json_t *para
  * own _meta (docs/MCP.md). No session state is read or written, but the
  * session's principal, calls in flight and sink. */
 static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *method,
-			     json_t *params, json_t *meta, int mode, const struct mcp_sink *sink)
+			     json_t *params, json_t *meta, int mode, const struct mcp_sink *sink,
+			     const char *scopes)
 {
 	const char *version = json_string_value(json_object_get(meta, META_VERSION));
 	const char *level = json_string_value(json_object_get(meta, META_LOG));
@@ -1209,7 +1221,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99 };
+		struct call_opts opts = { 1, 0, 99, scopes };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -1268,7 +1280,7 @@ int mcp_modern_status(json_t *resp)
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
 static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
-			  const struct mcp_sink *sink)
+			  const struct mcp_sink *sink, const char *scopes)
 {
 	json_t *id, *params, *meta;
 	const char *why, *method;
@@ -1286,7 +1298,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	meta = json_object_get(params, "_meta");
 	/* a request that says its version in _meta is of the modern era */
 	if (kind == RPC_REQUEST && json_object_get(meta, META_VERSION))
-		return handle_modern(s, id, method, params, meta, mode, sink);
+		return handle_modern(s, id, method, params, meta, mode, sink, scopes);
 	pthread_mutex_lock(&s->lock);
 	state = s->state;
 	pthread_mutex_unlock(&s->lock);
@@ -1311,7 +1323,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts legacy = { 0, older_than_2025_06(s), -1 };
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}
@@ -1334,13 +1346,14 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	}
 }
 
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink)
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink,
+			     const char *scopes)
 {
 	json_t *out, *m, *resp;
 	size_t i;
 
 	if (!json_is_array(msg))
-		return handle_one(s, msg, CALL_HERE, sink);
+		return handle_one(s, msg, CALL_HERE, sink, scopes);
 	/* batches: only the 2025-03-26 revision had them */
 	if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0)
 		return rpc_error_json(json_null(), RPC_INVALID_REQUEST,
@@ -1349,7 +1362,7 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 					      : "an empty batch");
 	out = json_array();
 	json_array_foreach(msg, i, m) {
-		resp = handle_one(s, m, CALL_PLAIN, sink);
+		resp = handle_one(s, m, CALL_PLAIN, sink, scopes);
 		if (resp)
 			json_array_append_new(out, resp);
 	}
@@ -1377,13 +1390,13 @@ void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 		return;
 	}
 	if (json_is_array(msg)) {
-		resp = mcp_session_dispatch(s, msg, NULL);
+		resp = mcp_session_dispatch(s, msg, NULL, s->scopes);
 		if (resp)
 			send_json(s, resp);
 		json_decref(msg);
 		return;
 	}
-	resp = handle_one(s, msg, CALL_THREAD, NULL);
+	resp = handle_one(s, msg, CALL_THREAD, NULL, s->scopes);
 	if (resp)
 		send_json(s, resp);
 	json_decref(msg);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "toolgate/store.h"
+#include "util/file.h"
 
 #define DB_FILE "toolgate.db"
 #define APP_ID 0x74676174 /* "tgat": PRAGMA application_id, marks our files */
@@ -100,6 +101,22 @@ static int pragma_int(struct tg_store *st, const char *sql, int *out)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* WAL mode; the switch takes a lock the busy timeout does not wait for,
+ * so a process opening a fresh file beside another tries again. */
+static int wal(struct tg_store *st, struct tg_error *err)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) == SQLITE_OK)
+			return 0;
+		if ((sqlite3_errcode(st->db) & 0xff) != SQLITE_BUSY)
+			break;
+		sqlite3_sleep(20);
+	}
+	return db_error(err, st->db, "journal_mode = WAL");
+}
+
 /* Bring the schema to TG_STORE_SCHEMA, one transaction a step. */
 static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
 {
@@ -122,9 +139,22 @@ static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
 				    TG_STORE_SCHEMA);
 	snprintf(mark, sizeof(mark), "PRAGMA application_id = %d", APP_ID);
 	for (; version < TG_STORE_SCHEMA; version++) {
+		int now = 0;
+
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
 		if (exec(st, "BEGIN IMMEDIATE", err) < 0)
 			return -1;
+		/* another process may have migrated meanwhile: look again,
+		 * holding the write lock */
+		if (pragma_int(st, "PRAGMA user_version", &now) < 0) {
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			return db_error(err, st->db, path);
+		}
+		if (now > version) {
+			exec(st, "COMMIT", err);
+			version = now - 1;
+			continue;
+		}
 		if (exec(st, migrations[version], err) < 0 || exec(st, sql, err) < 0 ||
 		    (version == 0 && exec(st, mark, err) < 0) ||
 		    exec(st, "COMMIT", err) < 0) {
@@ -146,8 +176,13 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return tg_error_sys(err, errno, "store: state directory %s", dir);
+	if (file_private_dir(dir) < 0)
+		return errno == ENOTDIR || errno == EPERM || errno == EACCES
+			       ? tg_error_set(err, TG_ERR_INVALID, "store: state directory %s: %s", dir,
+					      errno == ENOTDIR ? "a symbolic link or not a directory"
+					      : errno == EPERM ? "another user's"
+							       : "writable by group or others")
+			       : tg_error_sys(err, errno, "store: state directory %s", dir);
 	if (sodium_init() < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "store: libsodium cannot start");
 	st = calloc(1, sizeof(*st));
@@ -166,7 +201,7 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	sqlite3_extended_result_codes(st->db, 1);
 	/* WAL: readers never wait for the writer; FULL: a commit is on the
 	 * disk (WAL and its sync) before the caller hears of it */
-	if (exec(st, "PRAGMA journal_mode = WAL", err) < 0 ||
+	if (wal(st, err) < 0 ||
 	    exec(st, "PRAGMA synchronous = FULL", err) < 0 ||
 	    exec(st, "PRAGMA foreign_keys = ON", err) < 0 || migrate(st, path, err) < 0)
 		goto fail;

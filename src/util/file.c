@@ -131,3 +131,26 @@ char *file_read_all(const char *path, size_t max, int regular_only, size_t *len)
 	errno = e ? e : ENOMEM; /* 0: malloc or realloc failed */
 	return NULL;
 }
+
+int file_private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR; /* a symbolic link, or not a directory */
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		errno = EPERM;
+		return -1;
+	}
+	if (st.st_mode & 022) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}

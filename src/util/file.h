@@ -25,4 +25,10 @@ int file_contains(const char *dir, const char *file, const char *needle);
  * reader), ENOMEM, or open's and read's own. */
 char *file_read_all(const char *path, size_t max, int regular_only, size_t *len);
 
+/* The state directory dir, made 0700 when missing: 0, or -1 with errno
+ * ENOTDIR (a symbolic link or not a directory), EPERM (another user's),
+ * EACCES (writable by group or others: anyone could plant a key), or
+ * mkdir's and lstat's own. */
+int file_private_dir(const char *dir);
+
 #endif

@@ -914,6 +914,10 @@ check policy_lint_findings $? "rc=$rc $(cat "$tmp/out.txt")"
 "$TG" policy lint "$tmp/policy.json" >"$tmp/out.txt" 2>&1; rc=$?
 [ $rc = 0 ] && grep -q '2 principals, 0 findings' "$tmp/out.txt"
 check policy_lint_clean $? "rc=$rc $(cat "$tmp/out.txt")"
+printf '{"principals":{"a":{"scopes":["*:write"]}}}' >"$tmp/star.json"
+"$TG" policy lint "$tmp/star.json" >"$tmp/out.txt" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q 'a holds \*:write, a wildcard write scope' "$tmp/out.txt"
+check policy_lint_star_write $? "rc=$rc $(cat "$tmp/out.txt")"
 printf '{"principals":{"a":{"scopes":["x:fly"]}}}' >"$tmp/bad-policy.json"
 "$TG" policy lint "$tmp/bad-policy.json" >"$tmp/out.txt" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q 'scope x:fly' "$tmp/out.txt"
@@ -952,7 +956,24 @@ for t in "$other:for another audience" "$gone:revoked" "x.y.z:malformed header" 
 		why="$why [${t#*:}: $(code) $(cat "$tmp/body")]"
 done
 [ -z "$why" ]; check policy_bad_tokens_401 $? "$why"
+# a batch (a 2025-03-26 session) is checked call by call, not let through
+post '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}}' \
+	-H "Authorization: Bearer $tok"
+SID3=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
+post '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool.001"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.010"}}]' \
+	-H "Authorization: Bearer $tok" -H "Mcp-Session-Id: $SID3" -H 'MCP-Protocol-Version: 2025-03-26'
+[ "$(code)" = 403 ] && grep -q 'tool.010:read' "$tmp/body" && ! grep -q '"tool":"tool.010"' "$tmp/rec3"
+check policy_batch_checked_per_call $? "$(code) $(cat "$tmp/body")"
+# pinning a version is still the tool's scope
+pcall2 5 tool.001@1.0.0 -H "Authorization: Bearer $tok"
+[ "$(code)" = 200 ]; check policy_scope_ignores_version_pin $? "$(code) $(cat "$tmp/body")"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
+# stdio: a batch's calls go through the authorize stage each
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}}' \
+	'[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool.002"}}]' |
+	"$TG" serve --catalog "$tmp/mcp" "${P2[@]}" --record /dev/null >"$tmp/mcp.out" 2>/dev/null
+jq -s -e '.[1][0].result.isError and (.[1][0].result.content[0].text | test("needs the scope tool.002:read"))' "$tmp/mcp.out" >/dev/null
+check policy_stdio_batch_authorized $? "$(cat "$tmp/mcp.out")"
 # stdio: the configured principal's scopes, checked by the pipeline itself
 printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool.002"}}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001"}}' |

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "toolgate/auth.h"
@@ -165,6 +166,7 @@ static int tokens(void)
 	req.principal = "agent-1";
 	scopes[0] = "sql.execute:write";
 	CHECK(tg_token_issue(s, p, &req, 1000, &bad, &err) < 0 && strstr(err.msg, "does not grant"));
+	scopes[0] = "sql.query:read";
 	/* time */
 	CHECK(refused(s, p, st, tok, 1600 + 61, "expired"));
 	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), NULL, 1600 + 30, &c, &err) == 0);
@@ -217,10 +219,24 @@ static int tokens(void)
 	CHECK(tg_store_revoke(st, c.jti, c.exp, &err) == 0);
 	tg_claims_release(&c);
 	CHECK(refused(s, p, st, tok, 1001, "revoked"));
+	/* revoked as long as a check would take it: exp and its skew */
+	CHECK(tg_token_issue(s, p, &req, 1000, &bad, &err) == 0);
+	CHECK(tg_token_verify(s, p, st, bad, strlen(bad), NULL, 1000, &c, &err) == 0);
+	CHECK(tg_store_revoke(st, c.jti, c.exp + TG_TOKEN_SKEW, &err) == 0);
+	tg_claims_release(&c);
+	CHECK(refused(s, p, st, bad, 1600 + 30, "revoked"));
+	free(bad);
+	/* a policy that shortens lifetimes shortens the tokens it issued */
+	CHECK(load("p4.json", "{\"audience\":\"gw\",\"max_token_ttl\":\"60s\",\"principals\":{"
+		   "\"agent-1\":{\"scopes\":[\"sql.*:read\",\"fs.write:write\"]}}}", &p2, &err) == 0);
+	CHECK(tg_token_issue(s, p, &req, 5000, &bad, &err) == 0);
+	CHECK(refused(s, p2, NULL, bad, 5000, "lives longer than the policy now allows"));
+	free(bad);
+	tg_policy_free(p2);
 	{
 		size_t removed;
 
-		CHECK(tg_store_gc(st, 1700, &removed, &err) == 0 && removed == 1);
+		CHECK(tg_store_gc(st, 1700, &removed, &err) == 0 && removed == 2);
 	}
 	/* a corrupted key file is refused, not replaced */
 	f = fopen(path, "w");
@@ -274,7 +290,76 @@ static int rate_limits(void)
 	return 0;
 }
 
+/* The key's directory and file are refused unless private; two halves
+ * that disagree are refused; processes racing to make the key all end
+ * with the same one. */
+static int signing_key_guarded(void)
+{
+	struct tg_signer *s;
+	struct tg_error err;
+	char path[128], kid[17], cmd[600];
+	int i, status, same = 0;
+	pid_t pids[6];
+	FILE *f;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(chmod(dir, 0777) == 0);
+	CHECK(tg_signer_open(dir, 1, &s, &err) < 0 && strstr(err.msg, "writable by group or others"));
+	CHECK(chmod(dir, 0700) == 0);
+	CHECK(tg_signer_open(dir, 1, &s, &err) == 0);
+	tg_signer_free(s);
+	snprintf(path, sizeof(path), "%s/signing.key", dir);
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(tg_signer_open(dir, 0, &s, &err) < 0 && strstr(err.msg, "not a private file"));
+	CHECK(chmod(path, 0600) == 0);
+	/* a symbolic link is never followed */
+	snprintf(cmd, sizeof(cmd), "mv '%s' '%s.real' && ln -s '%s.real' '%s'", path, path, path,
+		 path);
+	CHECK(system(cmd) == 0);
+	CHECK(tg_signer_open(dir, 0, &s, &err) < 0);
+	snprintf(cmd, sizeof(cmd), "rm '%s' && mv '%s.real' '%s'", path, path, path);
+	CHECK(system(cmd) == 0);
+	/* the public half must be the seed's */
+	f = fopen(path, "r+");
+	CHECK(f && fseek(f, 127, SEEK_SET) == 0);
+	i = fgetc(f);
+	CHECK(fseek(f, 127, SEEK_SET) == 0 && fputc(i == '0' ? '1' : '0', f) != EOF);
+	CHECK(fclose(f) == 0);
+	CHECK(tg_signer_open(dir, 0, &s, &err) < 0 && strstr(err.msg, "does not match"));
+	remove_dir();
+	/* six processes make the key of a fresh directory at once */
+	CHECK(fresh_dir() == 0);
+	for (i = 0; i < 6; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct tg_signer *mine;
+
+			if (tg_signer_open(dir, 1, &mine, &err) < 0) {
+				fprintf(stderr, "signer: %s\n", err.msg);
+				_exit(2);
+			}
+			/* the kid of the key this process signs with, against the file's */
+			if (tg_signer_open(dir, 0, &s, &err) < 0)
+				_exit(3);
+			_exit(strcmp(tg_signer_kid(mine), tg_signer_kid(s)) == 0 ? 0 : 1);
+		}
+	}
+	for (i = 0; i < 6; i++) {
+		CHECK(waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status));
+		same += WEXITSTATUS(status) == 0;
+	}
+	CHECK(same == 6);
+	CHECK(tg_signer_open(dir, 0, &s, &err) == 0);
+	snprintf(kid, sizeof(kid), "%s", tg_signer_kid(s));
+	tg_signer_free(s);
+	CHECK(strlen(kid) == 16);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test auth_tests[] = {
+	{ "auth/signing_key_guarded", signing_key_guarded },
 	{ "auth/rate_limits", rate_limits },
 	{ "auth/policy_and_scopes", policy_and_scopes },
 	{ "auth/tokens", tokens },

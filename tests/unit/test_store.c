@@ -211,6 +211,23 @@ static int concurrent_duplicates(void)
 	}
 	CHECK(forks_new == 1);
 	remove_dir();
+	/* and 6 processes opening a fresh file at once all migrate it, once */
+	CHECK(fresh_dir() == 0);
+	for (i = 0; i < 6; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0);
+		if (pids[i] == 0) {
+			if (tg_store_open(dir, &st, &err) < 0) {
+				fprintf(stderr, "open: %s\n", err.msg);
+				_exit(1);
+			}
+			_exit(tg_store_schema(st) == TG_STORE_SCHEMA ? 0 : 1);
+		}
+	}
+	for (i = 0; i < 6; i++)
+		CHECK(waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0);
+	remove_dir();
 	return 0;
 }
 
