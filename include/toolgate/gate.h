@@ -88,6 +88,8 @@ struct tg_call {
 	const char *scopes;
 	/* The principals' rate limits (docs/AUTH.md), or NULL: none. */
 	struct tg_limiter *limiter;
+	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
+	const char *idempotency_key;
 };
 
 /* A tool result as MCP carries it. */
@@ -105,6 +107,14 @@ struct tg_call_result {
 TG_API int tg_gate_call(struct tg_gate *gate, const struct tg_call *call,
 			struct tg_call_result *r, struct tg_error *err);
 TG_API void tg_call_result_release(struct tg_call_result *r);
+
+/* Write tools run through store (borrowed): a write call needs an
+ * idempotency key, is held in a ticket (expiring after ticket_ttl s,
+ * 0: an hour) until a person approves its exact arguments, then runs
+ * once, and every retry under its key replays the outcome. Without a
+ * store, write tools are refused. */
+struct tg_store;
+TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int64_t ticket_ttl);
 
 /* The catalogue the gate serves now, held until tg_gate_release: a
  * reload meanwhile serves the new one to later callers, and frees the old

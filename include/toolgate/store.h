@@ -88,6 +88,12 @@ TG_API int tg_store_idem_begin(struct tg_store *store, const struct tg_idem_key 
  * is what every retry gets, byte for byte. */
 TG_API int tg_store_idem_finish(struct tg_store *store, const struct tg_idem_key *key,
 				const char *result, size_t len, struct tg_error *err);
+/* Take a finished key back to running, if its result is still expect
+ * (len bytes): 0 taken (finish it again), 1 not (another retry took it,
+ * or the result changed), -1 and err. How a held call's retry claims its
+ * execution once approved, exactly once. */
+TG_API int tg_store_idem_reclaim(struct tg_store *store, const struct tg_idem_key *key,
+				 const char *expect, size_t len, struct tg_error *err);
 /* The call under key never ran (refused before executing): the key is
  * free again. */
 TG_API int tg_store_idem_abandon(struct tg_store *store, const struct tg_idem_key *key,

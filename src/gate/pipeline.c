@@ -20,8 +20,11 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include <sodium.h>
+
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
+#include "toolgate/store.h"
 #include "toolgate/schema.h"
 
 #define MAX_ARGUMENTS (4u << 20)   /* a call's arguments, as JSON text */
@@ -42,7 +45,11 @@ struct tg_gate {
 	char *workspace, *tools_dir;
 	int record_fd;
 	pthread_mutex_t record_lock;
+	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
+	int64_t ticket_ttl;
 };
+
+#define IDEM_TTL (24 * 3600)          /* an idempotency key is kept a day */
 
 /* One call on its way through the stages. */
 struct call_state {
@@ -54,6 +61,10 @@ struct call_state {
 	struct exec_out out;
 	const char *outcome;       /* for the record: ok, tool_error, ... */
 	struct timespec start;
+	/* a write call that runs: its key, claimed; its approved ticket */
+	int claimed;
+	char fingerprint[65];
+	char ticket[33];
 };
 
 /* A builtin that does not exist is a configuration error, said when the
@@ -247,17 +258,231 @@ static int stage_limit(struct call_state *st)
 	return rc;
 }
 
-/* 5-6 dedupe, approve: issue 5. Until the approval gate
- * exists, a write tool does not run. */
-static int stage_gate_writes(struct call_state *st)
+/* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
+
+/* SHA-256 of the arguments' canonical form (sorted keys), hex. */
+static int args_fingerprint(struct call_state *st)
 {
-	if (st->k->authority == TG_AUTHORITY_WRITE)
-		return refuse(st, "refused",
-			      "%s@%s is a write tool: write tools run only through the approval "
-			      "gate, which this gateway does not have yet", st->k->name,
-			      st->k->version_text);
+	json_t *a = json_loadb(st->args, st->args_len, 0, NULL);
+	char *text = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	unsigned char h[crypto_hash_sha256_BYTES];
+
+	json_decref(a);
+	if (!text)
+		return -1;
+	crypto_hash_sha256(h, (const unsigned char *)text, strlen(text));
+	sodium_bin2hex(st->fingerprint, sizeof(st->fingerprint), h, sizeof(h));
+	free(text);
 	return 0;
 }
+
+static struct tg_idem_key idem_key(const struct call_state *st)
+{
+	struct tg_idem_key k = { st->call->principal, st->k->name, st->call->idempotency_key,
+				 st->fingerprint };
+
+	return k;
+}
+
+/* A write call's answer that is not its run: a retryable tool error with
+ * a code (awaiting_approval, running, ...), the ticket when there is one. */
+static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+		  const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	refuse(st, outcome, "%s", text);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message", text,
+				       "retryable", strcmp(code, "rejected") != 0 &&
+						    strcmp(code, "expired") != 0 &&
+						    strcmp(code, "key_reused") != 0);
+	if (st->out.structured && ticket)
+		json_object_set_new(json_object_get(st->out.structured, "error"), "ticket",
+				    json_string(ticket));
+	return 1;
+}
+
+/* A result as the key keeps it, to replay byte for byte. */
+static char *result_text(const struct exec_out *o)
+{
+	json_t *j = json_pack("{s:O,s:b}", "content", o->content, "isError", o->is_error);
+	char *text;
+
+	if (j && o->structured)
+		json_object_set(j, "structured", o->structured);
+	/* in the order it was made: a replay answers byte for byte */
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return text;
+}
+
+static int replay(struct call_state *st, const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+
+	exec_out_release(&st->out);
+	if (!j)
+		return -1;
+	st->out.content = json_incref(json_object_get(j, "content"));
+	st->out.structured = json_incref(json_object_get(j, "structured"));
+	st->out.is_error = json_is_true(json_object_get(j, "isError"));
+	json_decref(j);
+	st->outcome = "replayed";
+	return 1;
+}
+
+static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *kp,
+			 const char *marker, const char *id, const struct tg_ticket *tp,
+			 struct tg_error *err);
+
+/* The key's result is a ticket (held for approval): what it says now. */
+static int ticket_step(struct tg_gate *g, struct call_state *st, const char *marker,
+		       const char *id, struct tg_error *err)
+{
+	struct tg_idem_key key = idem_key(st);
+	struct tg_ticket t;
+	int rc;
+
+	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	rc = ticket_answer(g, st, &key, marker, id, &t, err);
+	tg_ticket_release(&t);
+	return rc;
+}
+
+/* ticket_step's answer for ticket t, in the state it is. */
+static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *kp,
+			 const char *marker, const char *id, const struct tg_ticket *tp,
+			 struct tg_error *err)
+{
+	struct tg_idem_key key = *kp;
+	struct tg_ticket t = *tp;
+	char *final;
+	int rc;
+
+	switch (t.state) {
+	case TG_TICKET_PENDING:
+		return answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
+			      "(toolgate approvals show %s); call again with the same idempotency key "
+			      "once it is decided", st->k->name, st->k->version_text, id, id);
+	case TG_TICKET_APPROVED:
+		/* exactly one retry runs it: the one that takes the key back */
+		rc = tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return answer(st, "refused", "running", id, "%s@%s: the approved call under "
+				      "this idempotency key is running; retry when it ends",
+				      st->k->name, st->k->version_text);
+		st->claimed = 1;
+		snprintf(st->ticket, sizeof(st->ticket), "%s", id);
+		return 0;
+	default:
+		/* decided against, or never: final, and kept as the key's answer */
+		if (t.state == TG_TICKET_REJECTED)
+			answer(st, "rejected", "rejected", id, "%s@%s was rejected by %s: %s",
+			       st->k->name, st->k->version_text, t.approver, t.reason ? t.reason : "");
+		else
+			answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
+			       "run (a new call needs a new idempotency key)", st->k->name,
+			       st->k->version_text, id, tg_ticket_state_name(t.state));
+		final = result_text(&st->out);
+		if (final && tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err) == 0)
+			tg_store_idem_finish(g->store, &key, final, strlen(final), err);
+		free(final);
+		return 1;
+	}
+}
+
+/* 5 dedupe and 6 approve, for a write tool: the call runs (0, its key
+ * claimed) only once a person approved these exact arguments; before
+ * that, and on every retry under the same key, it is answered (1). */
+static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	struct tg_idem_record rec;
+	struct tg_idem_key key;
+	struct tg_ticket req, t;
+	char marker[64];
+	int rc;
+
+	if (st->k->authority != TG_AUTHORITY_WRITE)
+		return 0;
+	if (!g->store)
+		return refuse(st, "refused",
+			      "%s@%s is a write tool: write tools run only through the approval "
+			      "gate, which needs a policy and a state directory (serve --policy "
+			      "--state)", st->k->name, st->k->version_text);
+	if (!st->call->idempotency_key)
+		return refuse(st, "refused", "%s@%s is a write tool: it needs an idempotency key "
+			      "(_meta[\"dev.toolgate/idempotencyKey\"], or the HTTP Idempotency-Key "
+			      "header)", st->k->name, st->k->version_text);
+	if (args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	key = idem_key(st);
+	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), IDEM_TTL, &rec, err) < 0)
+		return err->code == TG_ERR_INVALID ? refuse(st, "refused", "%s", err->msg) : -1;
+	if (rec.state == TG_IDEM_MISMATCH) {
+		tg_idem_record_release(&rec);
+		return answer(st, "refused", "key_reused", NULL, "idempotency key %.64s was used with "
+			      "other arguments of %s: a new call needs a new key",
+			      st->call->idempotency_key, st->k->name);
+	}
+	if (rec.state == TG_IDEM_RUNNING) {
+		tg_idem_record_release(&rec);
+		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
+			      "%.64s is running; retry when it ends", st->k->name,
+			      st->call->idempotency_key);
+	}
+	if (rec.state == TG_IDEM_DONE) {
+		json_t *j = json_loadb(rec.result, rec.result_len, 0, NULL);
+		const char *id = json_string_value(json_object_get(j, "ticket"));
+
+		rc = id ? ticket_step(g, st, rec.result, id, err) : replay(st, rec.result);
+		json_decref(j);
+		tg_idem_record_release(&rec);
+		return rc;
+	}
+	/* new: a ticket for these exact arguments, the key holding it */
+	memset(&req, 0, sizeof(req));
+	snprintf(req.principal, sizeof(req.principal), "%s", st->call->principal);
+	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
+	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
+	if (tg_store_ticket_create(g->store, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err) < 0) {
+		tg_store_idem_abandon(g->store, &key, NULL);
+		return -1;
+	}
+	tg_ticket_release(&t);
+	snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", t.id);
+	if (tg_store_idem_finish(g->store, &key, marker, strlen(marker), err) < 0)
+		return -1;
+	return answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
+		      "(toolgate approvals show %s); call again with the same idempotency key once "
+		      "it is decided", st->k->name, st->k->version_text, t.id, t.id);
+}
+
+/* After a claimed write ran: its result is the key's for every retry,
+ * its ticket executed or failed. */
+static void write_done(struct tg_gate *g, struct call_state *st)
+{
+	struct tg_idem_key key = idem_key(st);
+	struct tg_error err;
+	char *final = result_text(&st->out);
+
+	if (!final || tg_store_idem_finish(g->store, &key, final, strlen(final), &err) < 0)
+		fprintf(stderr, "toolgate: write %s: its result was not kept: %s\n", st->k->name,
+			final ? err.msg : "out of memory");
+	free(final);
+	tg_store_ticket_move(g->store, st->ticket, TG_TICKET_APPROVED,
+			     st->out.is_error ? TG_TICKET_FAILED : TG_TICKET_EXECUTED, &err);
+}
+
 
 /* 1 if the caller gave up on the call: its cancel fd is readable. */
 static int cancelled(int fd)
@@ -388,11 +613,13 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_limit(&st);
 	if (rc == 0)
-		rc = stage_gate_writes(&st);
+		rc = stage_write(g, &st, err);
 	if (rc == 0)
 		rc = stage_execute(g, &st, err);
 	if (rc == 0)
 		rc = stage_check(&st);
+	if (st.claimed && rc >= 0)
+		write_done(g, &st);
 	stage_record(g, &st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
@@ -524,4 +751,10 @@ nomem:
 	json_decref(list);
 	tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return NULL;
+}
+
+void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
+{
+	g->store = store;
+	g->ticket_ttl = ticket_ttl > 0 ? ticket_ttl : 3600;
 }

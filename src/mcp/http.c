@@ -944,6 +944,39 @@ static const char *lookup_header(void *ctx, const char *name, unsigned *count)
 	return hc.first;
 }
 
+/* The Idempotency-Key header of a tools/call becomes its _meta key
+ * (docs/PIPELINE.md): NULL, or why the request is refused (the header
+ * twice, or disagreeing with the body's key). */
+static const char *idempotency_header(struct MHD_Connection *c, json_t *msg)
+{
+	unsigned count;
+	const char *v = lookup_header(c, "Idempotency-Key", &count), *method;
+	json_t *params, *meta, *body_key;
+
+	method = json_string_value(json_object_get(msg, "method"));
+	if (!v || !method || strcmp(method, "tools/call") != 0)
+		return NULL;
+	if (count > 1)
+		return "Bad Request: Idempotency-Key is given twice";
+	params = json_object_get(msg, "params");
+	if (!json_is_object(params))
+		return NULL; /* the call answers a bad params itself */
+	meta = json_object_get(params, "_meta");
+	if (!meta) {
+		meta = json_object();
+		json_object_set_new(params, "_meta", meta);
+	}
+	if (!json_is_object(meta))
+		return NULL;
+	body_key = json_object_get(meta, "dev.toolgate/idempotencyKey");
+	if (body_key && !(json_is_string(body_key) && strcmp(json_string_value(body_key), v) == 0))
+		return "Bad Request: the Idempotency-Key header and the body's "
+		       "_meta[\"dev.toolgate/idempotencyKey\"] disagree";
+	json_object_set_new(meta, "dev.toolgate/idempotencyKey", json_string(v));
+	return NULL;
+}
+
+
 /* The Mcp-Param-* headers of a tools/call, against the arguments: NULL,
  * or why not. An unknown tool is left to the call, which answers it. */
 static const char *params_mismatch(struct tg_mcp_http *h, struct MHD_Connection *c,
@@ -1172,6 +1205,11 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 
 		snprintf(text, sizeof(text), "Parse error: %s", jerr.text);
 		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, text);
+	}
+	why = idempotency_header(c, msg);
+	if (why) {
+		json_decref(msg);
+		return http_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, why);
 	}
 	/* a request that says its version in _meta is of the modern era:
 	 * stateless, whatever session header it has; so is one without a

@@ -58,6 +58,8 @@ static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, stru
 		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s", p,
 				    opts->policy_file);
 	m->principal_scopes = tg_policy_scope_list(m->policy, p);
+	/* write tools run through the approval gate, on this store */
+	tg_gate_set_store(m->gate, m->store, 0);
 	m->limiter = tg_limiter_new(m->policy);
 	if (!m->limiter)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

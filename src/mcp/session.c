@@ -205,6 +205,7 @@ struct call_opts {
 	int old_shapes;                /* before 2025-06-18: no structuredContent */
 	int log_at;                    /* log level index; -1: the session's; 99: none */
 	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
+	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
 };
 
 struct call_job {
@@ -216,6 +217,7 @@ struct call_job {
 	char *args;                    /* JSON text, or NULL */
 	json_t *token;                 /* _meta.progressToken, or NULL */
 	char *scopes;                  /* opts.scopes, copied: the request may go first */
+	char *idem_key;                /* opts.idem_key, copied */
 	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
 	struct mcp_sink sink;
 	int has_sink;
@@ -227,6 +229,7 @@ struct call_job {
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
+#define META_IDEMPOTENCY "dev.toolgate/idempotencyKey" /* a write call's (docs/PIPELINE.md) */
 #define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
 
 /* What every modern result carries: its type, the server's identity and,
@@ -473,7 +476,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
 				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, opts->scopes,
-				s->mcp->limiter };
+				s->mcp->limiter, opts->idem_key };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -557,6 +560,7 @@ static void job_free(struct call_job *j)
 	json_decref(j->id);
 	json_decref(j->token);
 	free(j->scopes);
+	free(j->idem_key);
 	mrtr_free(j->mrtr);
 	free(j->name);
 	free(j->args);
@@ -591,10 +595,12 @@ static void *call_thread(void *arg)
  * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
  * the request that asked), CALL_PLAIN in this thread (a batch). */
 static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
-			     const struct mcp_sink *sink, const struct call_opts *opts)
+			     const struct mcp_sink *sink, const struct call_opts *given)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	json_t *idem = json_object_get(json_object_get(params, "_meta"), META_IDEMPOTENCY);
+	struct call_opts with_key = *given, *opts = &with_key;
 	json_t *args = json_object_get(params, "arguments");
 	struct call_job *j;
 	pthread_attr_t attr;
@@ -603,6 +609,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 
 	if (!name)
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: \"name\" is required");
+	if (idem && !json_is_string(idem))
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_IDEMPOTENCY
+				      "\"] must be a string");
+	with_key.idem_key = json_string_value(idem);
 	if (args && !json_is_object(args))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: \"arguments\" must be an object");
@@ -656,6 +666,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	if (opts->scopes) {
 		j->scopes = strdup(opts->scopes);
 		j->opts.scopes = j->scopes ? j->scopes : ""; /* out of memory: no scope, refused */
+	}
+	if (opts->idem_key) {
+		j->idem_key = strdup(opts->idem_key);
+		j->opts.idem_key = j->idem_key ? j->idem_key : ""; /* an empty key is refused */
 	}
 	if (sink) {
 		j->sink = *sink;
@@ -1221,7 +1235,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -1323,7 +1337,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes };
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}

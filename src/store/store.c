@@ -370,6 +370,8 @@ static int idem_update(struct tg_store *st, const char *sql, const struct tg_ide
 		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
 		if (blob)
 			sqlite3_bind_blob(s, 5, blob, (int)len, SQLITE_STATIC);
+		if (sqlite3_bind_parameter_count(s) >= 6)
+			sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
 		if (rc == 0 && sqlite3_changes(st->db) != 1)
 			rc = tg_error_set(err, TG_ERR_INVALID,
@@ -393,6 +395,24 @@ int tg_store_idem_finish(struct tg_store *st, const struct tg_idem_key *k, const
 	return idem_update(st, "UPDATE idempotency SET state = 'done', result = ?5 WHERE "
 			   "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 AND "
 			   "state = 'running'", k, result ? result : "", result ? len : 0, err);
+}
+
+int tg_store_idem_reclaim(struct tg_store *st, const struct tg_idem_key *k, const char *expect,
+			  size_t len, struct tg_error *err)
+{
+	int rc;
+
+	tg_error_clear(err);
+	if (key_ok(k, err) < 0)
+		return -1;
+	rc = idem_update(st, "UPDATE idempotency SET state = 'running', runner = ?6 WHERE "
+			 "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 AND "
+			 "state = 'done' AND result = ?5", k, expect, len, err);
+	if (rc < 0 && err->code == TG_ERR_INVALID) {
+		tg_error_clear(err);
+		return 1; /* another retry took it, or it changed */
+	}
+	return rc;
 }
 
 int tg_store_idem_abandon(struct tg_store *st, const struct tg_idem_key *k, struct tg_error *err)

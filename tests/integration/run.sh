@@ -1035,6 +1035,46 @@ grep -q 'is approved, not pending' "$tmp/err" || why="$why [twice: $(cat "$tmp/e
 "$TG" approvals list --all --state "$tmp/state4" | grep -q "$T  approved" || why="$why [list --all]"
 [ -z "$why" ]; check approvals_cli $? "$why"
 
+# --- write calls: an idempotency key, a ticket, a person's approval, one run ----------------
+cat >"$tmp/policy5.json" <<'JSON'
+{"principals":{"local":{"scopes":["files.*:write","tool.*:read"]},"alice":{"scopes":["files.*:approve"]}}}
+JSON
+P5=(--state "$tmp/state5" --policy "$tmp/policy5.json")
+wcall() { # ARGS META: the answer to one files.delete call, on stdio
+	printf '%s\n' "$INIT" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"files.delete\",\"arguments\":$1$2}}" |
+		"$TG" serve --catalog "$tmp/mcp" "${P5[@]}" --record "$tmp/rec6" 2>/dev/null | tail -1
+}
+K1=',"_meta":{"dev.toolgate/idempotencyKey":"k1"}'
+K2=',"_meta":{"dev.toolgate/idempotencyKey":"k2"}'
+alice=$("$TG" token issue "${P5[@]}" --principal alice --scope 'files.*:approve')
+why=
+wcall '{"path":"a"}' '' | jq -e '.result.isError and (.result.content[0].text | test("needs an idempotency key"))' >/dev/null || why="$why [no key]"
+held=$(wcall '{"path":"a"}' "$K1")
+tid=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held")
+jq -e '.result._meta["dev.toolgate/error"].code == "awaiting_approval"' <<<"$held" >/dev/null && [ ${#tid} = 32 ] || why="$why [held: $held]"
+[ "$(wcall '{"path":"a"}' "$K1" | jq -r '.result._meta["dev.toolgate/error"].ticket')" = "$tid" ] || why="$why [same ticket]"
+wcall '{"path":"b"}' "$K1" | jq -e '.result._meta["dev.toolgate/error"].code == "key_reused"' >/dev/null || why="$why [other args]"
+"$TG" approvals show "$tid" --state "$tmp/state5" | jq -e '.principal == "local" and .tool == "files.delete@1.0.0"' >/dev/null || why="$why [show]"
+"$TG" approvals approve "$tid" "${P5[@]}" --token "$alice" >/dev/null || why="$why [approve]"
+first=$(wcall '{"path":"a"}' "$K1")
+jq -e '.result.isError == false and .result.structuredContent.path == "a"' <<<"$first" >/dev/null || why="$why [run: $first]"
+[ "$(wcall '{"path":"a"}' "$K1")" = "$first" ] || why="$why [replay differs]"
+held2=$(wcall '{"path":"c"}' "$K2")
+tid2=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held2")
+"$TG" approvals reject "$tid2" "${P5[@]}" --token "$alice" --reason "not that file" >/dev/null || why="$why [reject]"
+wcall '{"path":"c"}' "$K2" | jq -e '.result._meta["dev.toolgate/error"].code == "rejected" and (.result.content[0].text | test("rejected by alice: not that file"))' >/dev/null || why="$why [rejected]"
+[ "$(jq -r .outcome "$tmp/rec6" | tr '\n' ' ')" = "refused held held refused ok replayed held rejected " ] || why="$why [record: $(jq -r .outcome "$tmp/rec6" | tr '\n' ' ')]"
+"$TG" approvals list --all --state "$tmp/state5" | grep -q "$tid  executed" || why="$why [executed]"
+[ -z "$why" ]; check write_call_approved_once $? "$why"
+# many retries at once after approval: one run
+held3=$(wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}')
+"$TG" approvals approve "$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held3")" "${P5[@]}" --token "$alice" >/dev/null
+: >"$tmp/rec6"
+for i in $(seq 12); do wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}' >"$tmp/race.$i" & done
+wait
+[ "$(grep -c '"outcome":"ok"' "$tmp/rec6")" = 1 ] && ! grep -q '"outcome":"held"' "$tmp/rec6"
+check write_call_retried_at_once_runs_once $? "$(jq -r .outcome "$tmp/rec6" | sort | uniq -c | tr '\n' ' ')"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"
