@@ -1074,6 +1074,28 @@ for i in $(seq 12); do wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotency
 wait
 [ "$(grep -c '"outcome":"ok"' "$tmp/rec6")" = 1 ] && ! grep -q '"outcome":"held"' "$tmp/rec6"
 check write_call_retried_at_once_runs_once $? "$(jq -r .outcome "$tmp/rec6" | sort | uniq -c | tr '\n' ' ')"
+# over HTTP, the key may come as the Idempotency-Key header
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P5[@]}" --record /dev/null 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+wtok=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
+why=
+hcall() { # BODY-META HEADER...
+	local m=$1
+	shift
+	post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"files.delete\",\"arguments\":{\"path\":\"h\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}$m}}}" \
+		-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: files.delete' \
+		-H "Authorization: Bearer $wtok" "$@"
+}
+hcall '' -H 'Idempotency-Key: hk1'
+[ "$(code)" = 200 ] && jq -e '.result._meta["dev.toolgate/error"].code == "awaiting_approval"' "$tmp/body" >/dev/null || why="$why [header: $(code) $(cat "$tmp/body")]"
+hcall ',"dev.toolgate/idempotencyKey":"other"' -H 'Idempotency-Key: hk1'
+[ "$(code)" = 400 ] && grep -q 'disagree' "$tmp/body" || why="$why [disagree: $(code)]"
+hcall '' -H 'Idempotency-Key: hk1' -H 'Idempotency-Key: hk2'
+[ "$(code)" = 400 ] && grep -q 'given twice' "$tmp/body" || why="$why [twice: $(code)]"
+kill "$http_pid"; wait "$http_pid" 2>/dev/null
+[ -z "$why" ]; check write_call_idempotency_header $? "$why"
 
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
