@@ -4,8 +4,8 @@
  * each tool N times a window, in bursts of up to N; the bucket refills
  * continuously. Buckets live in a chained hash table under one mutex;
  * their number is bounded by the policy's principals times the tools
- * they call (at most MAX_BUCKETS: past that, the least recently used
- * bucket goes, which only ever forgives).
+ * they call (at most MAX_BUCKETS: past that, an old bucket goes, found
+ * by a bounded walk; forgetting a bucket only ever forgives).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +16,7 @@
 
 #define NSLOTS 4096
 #define MAX_BUCKETS 65536
+#define EVICT_SCAN 64   /* slots looked at to make room for a bucket */
 
 struct bucket {
 	char *key;                  /* "principal\ntool" */
@@ -29,6 +30,7 @@ struct tg_limiter {
 	pthread_mutex_t lock;
 	struct bucket *slots[NSLOTS];
 	size_t n;
+	size_t cursor;              /* where the next eviction looks */
 };
 
 struct tg_limiter *tg_limiter_new(const struct tg_policy *policy)
@@ -68,17 +70,23 @@ static size_t hash(const char *s)
 	return h % NSLOTS;
 }
 
-/* The oldest bucket goes (the caller holds lock): a forgotten bucket is a
- * full one, so this never limits anyone more. */
-static void evict_oldest(struct tg_limiter *l)
+/* A bucket goes to make room (the caller holds lock): the least recently
+ * used of the next EVICT_SCAN slots from a rotating cursor, so that
+ * making room costs a bounded walk, not the whole table. A forgotten
+ * bucket is a full one, so this never limits anyone more. */
+static void evict_one(struct tg_limiter *l)
 {
 	struct bucket **oldest = NULL, **p, *b;
 	size_t i;
 
-	for (i = 0; i < NSLOTS; i++)
-		for (p = &l->slots[i]; *p; p = &(*p)->next)
+	for (i = 0; i < NSLOTS && (i < EVICT_SCAN || !oldest); i++) {
+		size_t slot = (l->cursor + i) % NSLOTS;
+
+		for (p = &l->slots[slot]; *p; p = &(*p)->next)
 			if (!oldest || (*p)->last_ms < (*oldest)->last_ms)
 				oldest = p;
+	}
+	l->cursor = (l->cursor + i) % NSLOTS;
 	if (!oldest)
 		return;
 	b = *oldest;
@@ -110,7 +118,7 @@ int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *too
 		;
 	if (!b) {
 		if (l->n >= MAX_BUCKETS)
-			evict_oldest(l);
+			evict_one(l);
 		b = calloc(1, sizeof(*b));
 		if (b)
 			b->key = strdup(key);

@@ -280,6 +280,13 @@ static int rate_limits(void)
 	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 99000, &retry) == 0);
 	for (i = 0; i < 100; i++)
 		CHECK(tg_limiter_take(l, "free", "sql.query", 10000, &retry) == 1);
+	/* past the table's 65,536 buckets, old ones go: new pairs still start full */
+	for (i = 0; i < 70000; i++) {
+		char tool[32];
+
+		snprintf(tool, sizeof(tool), "t.%d", i);
+		CHECK(tg_limiter_take(l, "agent-1", tool, 200000 + (uint64_t)i, &retry) == 1);
+	}
 	tg_limiter_free(l);
 	tg_policy_free(p);
 	CHECK(load("r2.json", "{\"principals\":{\"a\":{\"scopes\":[],\"rate\":\"0/s\"}}}", &p,
