@@ -3,11 +3,13 @@
  * toolgate approvals show ID       --state DIR
  * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN
  * toolgate approvals reject ID     --state DIR --policy FILE --token TOKEN --reason TEXT
+ * toolgate approvals cancel ID     --state DIR --policy FILE --token TOKEN
  *
  * The approval tickets of the store (docs/STORE.md). A decision is made
  * by whoever the token (issued for the policy, docs/AUTH.md) names, and
  * only with an approve scope covering the ticket's tool; the requester
- * never decides its own ticket. list shows the pending ones (--all:
+ * never decides its own ticket; the requester alone may cancel it while
+ * it is pending. list shows the pending ones (--all:
  * every one); show prints one as JSON, its dry-run preview included.
  */
 #include <jansson.h>
@@ -26,7 +28,8 @@ static void usage(FILE *f)
 		   "       toolgate approvals show ID --state DIR\n"
 		   "       toolgate approvals approve ID --state DIR --policy FILE --token TOKEN\n"
 		   "       toolgate approvals reject ID --state DIR --policy FILE --token TOKEN "
-		   "--reason TEXT\n");
+		   "--reason TEXT\n"
+		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n");
 }
 
 static void print_ticket(const struct tg_ticket *t)
@@ -50,6 +53,26 @@ static void print_ticket(const struct tg_ticket *t)
 		puts(text);
 	free(text);
 	json_decref(j);
+}
+
+/* The principal a token names (a token of the policy, checked). */
+static int token_principal(const char *state, const char *policy_path, const char *token,
+			   struct tg_store *st, char *who, size_t len, struct tg_error *err)
+{
+	struct tg_policy *p = NULL;
+	struct tg_signer *s = NULL;
+	struct tg_claims c;
+	int rc = -1;
+
+	if (tg_policy_load(policy_path, &p, err) == 0 && tg_signer_open(state, 0, &s, err) == 0 &&
+	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), &c, err) == 0) {
+		snprintf(who, len, "%s", c.sub);
+		tg_claims_release(&c);
+		rc = 0;
+	}
+	tg_signer_free(s);
+	tg_policy_free(p);
+	return rc;
 }
 
 /* The approver a token names, if one of its scopes approves tool
@@ -102,7 +125,8 @@ int cmd_approvals(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	verb = argv[1];
-	decide = strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0;
+	decide = strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
+		 strcmp(verb, "cancel") == 0;
 	listing = strcmp(verb, "list") == 0;
 	for (a = 2; a < argc; a++) {
 		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -160,6 +184,20 @@ int cmd_approvals(int argc, char **argv)
 		print_ticket(&t);
 		tg_ticket_release(&t);
 		rc = 0;
+		goto out;
+	}
+	if (strcmp(verb, "cancel") == 0) {
+		/* the requester's own, while pending */
+		rc = policy && token ? token_principal(state, policy, token, st, who, sizeof(who),
+							&err) : -1;
+		if (rc == 0 && strcmp(who, t.principal) != 0)
+			rc = tg_error_set(&err, TG_ERR_INVALID, "%s did not ask for this call: only "
+					  "%s may cancel it", who, t.principal);
+		tg_ticket_release(&t);
+		if (rc < 0 || tg_store_ticket_move(st, id, TG_TICKET_PENDING, TG_TICKET_CANCELLED,
+						   &err) < 0)
+			goto fail;
+		printf("%s cancelled by %s\n", id, who);
 		goto out;
 	}
 	rc = policy && token ? approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)

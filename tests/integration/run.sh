@@ -1066,6 +1066,16 @@ wcall '{"path":"c"}' "$K2" | jq -e '.result._meta["dev.toolgate/error"].code == 
 [ "$(jq -r .outcome "$tmp/rec6" | tr '\n' ' ')" = "refused held held refused ok replayed held rejected " ] || why="$why [record: $(jq -r .outcome "$tmp/rec6" | tr '\n' ' ')]"
 "$TG" approvals list --all --state "$tmp/state5" | grep -q "$tid  executed" || why="$why [executed]"
 [ -z "$why" ]; check write_call_approved_once $? "$why"
+# the requester may cancel its own pending call; nobody else can
+held4=$(wcall '{"path":"e"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k4"}')
+tid4=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held4")
+mine=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
+"$TG" approvals cancel "$tid4" "${P5[@]}" --token "$alice" 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q 'alice did not ask for this call: only local may cancel it' "$tmp/err" &&
+	"$TG" approvals cancel "$tid4" "${P5[@]}" --token "$mine" | grep -q "cancelled by local" &&
+	wcall '{"path":"e"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k4"}' |
+	jq -e '.result._meta["dev.toolgate/error"].code == "expired" and (.result.content[0].text | test("is cancelled"))' >/dev/null
+check write_call_cancelled_by_requester $? "rc=$rc $(cat "$tmp/err")"
 # many retries at once after approval: one run
 held3=$(wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}')
 "$TG" approvals approve "$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held3")" "${P5[@]}" --token "$alice" >/dev/null
