@@ -73,6 +73,10 @@ TG_API int tg_scope_valid(const char *scope);
 TG_API int tg_scope_covers(const char *have, const char *want);
 /* 1 if scope lets its holder call tool (write: a write tool). */
 TG_API int tg_scope_allows_call(const char *scope, const char *tool, int write);
+/* The same over a space-separated list of scopes (a token's "scope"):
+ * 1 if any of them allows the call, or covers want. */
+TG_API int tg_scopes_allow_call(const char *scopes, const char *tool, int write);
+TG_API int tg_scopes_cover(const char *scopes, const char *want);
 
 /* ---- rate limits ---------------------------------------------------------- */
 

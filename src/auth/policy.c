@@ -327,3 +327,32 @@ uint64_t tg_policy_rate(const struct tg_policy *p, const char *name, uint64_t *w
 		*window_ms = (uint64_t)json_integer_value(json_object_get(pr, "_window"));
 	return (uint64_t)json_integer_value(json_object_get(pr, "_rate"));
 }
+
+/* 1 if any scope of the space-separated list satisfies fn(scope, a, b). */
+static int any_scope(const char *list, int (*fn)(const char *, const char *, int),
+		     const char *a, int b)
+{
+	char *copy = list ? strdup(list) : NULL, *save = NULL, *s;
+	int ok = 0;
+
+	for (s = copy ? strtok_r(copy, " ", &save) : NULL; s && !ok; s = strtok_r(NULL, " ", &save))
+		ok = fn(s, a, b);
+	free(copy);
+	return ok;
+}
+
+static int covers(const char *have, const char *want, int unused)
+{
+	(void)unused;
+	return tg_scope_covers(have, want);
+}
+
+int tg_scopes_allow_call(const char *list, const char *tool, int write)
+{
+	return any_scope(list, tg_scope_allows_call, tool, write);
+}
+
+int tg_scopes_cover(const char *list, const char *want)
+{
+	return any_scope(list, covers, want, 0);
+}

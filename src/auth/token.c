@@ -39,16 +39,11 @@ static void set_kid(struct tg_signer *s)
 
 static int dir_refused(const char *dir, struct tg_error *err)
 {
-	const char *why = errno == ENOTDIR ? "a symbolic link or not a directory"
-			: errno == EPERM   ? "another user's"
-			: errno == EACCES  ? "writable by group or others (anyone there could plant "
-					     "a key)"
-					   : strerror(errno);
+	const char *why = file_private_dir_why(errno);
 
-	return tg_error_set(err, errno == ENOTDIR || errno == EPERM || errno == EACCES
-					 ? TG_ERR_INVALID : TG_ERR_SYSTEM,
-			    "state directory %s: %s; refusing to keep a signing key there", dir,
-			    why);
+	return why ? tg_error_set(err, TG_ERR_INVALID, "state directory %s: %s; refusing to keep "
+				  "a signing key there", dir, why)
+		   : tg_error_sys(err, errno, "state directory %s", dir);
 }
 
 /* Make dir/signing.key: a new key, written whole under a name of its own

@@ -55,24 +55,33 @@ static void print_ticket(const struct tg_ticket *t)
 	json_decref(j);
 }
 
-/* The principal a token names (a token of the policy, checked). */
-static int token_principal(const char *state, const char *policy_path, const char *token,
-			   struct tg_store *st, char *who, size_t len, struct tg_error *err)
+/* The claims of a token of the policy, checked (release them). */
+static int token_claims(const char *state, const char *policy_path, const char *token,
+			struct tg_store *st, struct tg_claims *c, struct tg_error *err)
 {
 	struct tg_policy *p = NULL;
 	struct tg_signer *s = NULL;
-	struct tg_claims c;
 	int rc = -1;
 
 	if (tg_policy_load(policy_path, &p, err) == 0 && tg_signer_open(state, 0, &s, err) == 0 &&
-	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), &c, err) == 0) {
-		snprintf(who, len, "%s", c.sub);
-		tg_claims_release(&c);
+	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), c, err) == 0)
 		rc = 0;
-	}
 	tg_signer_free(s);
 	tg_policy_free(p);
 	return rc;
+}
+
+/* The principal a token names. */
+static int token_principal(const char *state, const char *policy_path, const char *token,
+			   struct tg_store *st, char *who, size_t len, struct tg_error *err)
+{
+	struct tg_claims c;
+
+	if (token_claims(state, policy_path, token, st, &c, err) < 0)
+		return -1;
+	snprintf(who, len, "%s", c.sub);
+	tg_claims_release(&c);
+	return 0;
 }
 
 /* The approver a token names, if one of its scopes approves tool
@@ -81,29 +90,16 @@ static int approver_of(const char *state, const char *policy_path, const char *t
 		       struct tg_store *st, const char *tool, char *who, size_t len,
 		       struct tg_error *err)
 {
-	struct tg_policy *p = NULL;
-	struct tg_signer *s = NULL;
 	struct tg_claims c;
-	char name[160], scope[200], *copy = NULL, *save = NULL, *sc;
-	int ok = 0;
+	char scope[200];
+	int ok;
 
-	snprintf(name, sizeof(name), "%s", tool);
-	name[strcspn(name, "@")] = '\0';
-	if (tg_policy_load(policy_path, &p, err) < 0 || tg_signer_open(state, 0, &s, err) < 0 ||
-	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), &c, err) < 0) {
-		tg_signer_free(s);
-		tg_policy_free(p);
+	if (token_claims(state, policy_path, token, st, &c, err) < 0)
 		return -1;
-	}
-	snprintf(scope, sizeof(scope), "%.150s:approve", name);
-	copy = strdup(c.scope);
-	for (sc = copy ? strtok_r(copy, " ", &save) : NULL; sc && !ok; sc = strtok_r(NULL, " ", &save))
-		ok = tg_scope_covers(sc, scope);
-	free(copy);
+	snprintf(scope, sizeof(scope), "%.*s:approve", (int)strcspn(tool, "@"), tool);
+	ok = tg_scopes_cover(c.scope, scope);
 	snprintf(who, len, "%s", c.sub);
 	tg_claims_release(&c);
-	tg_signer_free(s);
-	tg_policy_free(p);
 	if (!ok)
 		return tg_error_set(err, TG_ERR_INVALID, "%s may not approve %s (it needs the scope "
 				    "%s)", who, tool, scope);

@@ -219,17 +219,9 @@ static int stage_validate(struct call_state *st)
  * TOOL:write for a write tool (docs/AUTH.md). */
 static int stage_authorize(struct call_state *st)
 {
-	char *copy, *save = NULL, *scope;
-	int write = st->k->authority == TG_AUTHORITY_WRITE, ok = 0;
+	int write = st->k->authority == TG_AUTHORITY_WRITE;
 
-	if (!st->call->scopes)
-		return 0;
-	copy = strdup(st->call->scopes);
-	for (scope = copy ? strtok_r(copy, " ", &save) : NULL; scope && !ok;
-	     scope = strtok_r(NULL, " ", &save))
-		ok = tg_scope_allows_call(scope, st->k->name, write);
-	free(copy);
-	if (ok)
+	if (!st->call->scopes || tg_scopes_allow_call(st->call->scopes, st->k->name, write))
 		return 0;
 	return refuse(st, "forbidden", "%s@%s: the caller may not call it (it needs the scope "
 		      "%s:%s)", st->k->name, st->k->version_text, st->k->name, write ? "write" : "read");

@@ -177,10 +177,6 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
 	mcp_session_init(&hs->s, h->mcp, session_message, hs);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
-	/* each request's token may hold other scopes: they go with the
-	 * request (mcp_session_dispatch), not the session */
-	free(hs->s.scopes);
-	hs->s.scopes = NULL;
 	hs->last_used = time(NULL);
 	hs->users = 1;
 	pthread_mutex_lock(&h->lock);
@@ -836,8 +832,8 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 	const struct tg_catalog *cat;
 	const struct tg_contract *k;
 	struct tg_error err;
-	char *copy, *save = NULL, *scope, tool[160];
-	int write = -1, ok = 0;
+	char tool[160];
+	int write = -1;
 
 	if (!rq->scopes || !method || strcmp(method, "tools/call") != 0 || !name)
 		return NULL;
@@ -850,12 +846,7 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 	tg_gate_release(h->mcp->gate, cat);
 	if (write < 0)
 		return NULL;
-	copy = strdup(rq->scopes);
-	for (scope = copy ? strtok_r(copy, " ", &save) : NULL; scope && !ok;
-	     scope = strtok_r(NULL, " ", &save))
-		ok = tg_scope_allows_call(scope, tool, write);
-	free(copy);
-	return ok ? NULL : need;
+	return tg_scopes_allow_call(rq->scopes, tool, write) ? NULL : need;
 }
 
 /* 403 insufficient_scope (RFC 6750): the token is good, not for this. */
@@ -890,8 +881,7 @@ static enum MHD_Result forbidden_scope(struct MHD_Connection *c, json_t *msg, co
 /* A session for one modern request: listed (so that stop finds and waits
  * for it) but ended from the start (no request can name it), freed when
  * its request is done. */
-static struct http_session *session_once(struct tg_mcp_http *h, const char *principal,
-					 const char *scopes)
+static struct http_session *session_once(struct tg_mcp_http *h, const char *principal)
 {
 	struct http_session *hs = calloc(1, sizeof(*hs));
 
@@ -899,10 +889,6 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 		return NULL;
 	mcp_session_init(&hs->s, h->mcp, session_message, NULL);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
-	/* a request's scopes go with the request (mcp_session_dispatch) */
-	free(hs->s.scopes);
-	hs->s.scopes = NULL;
-	(void)scopes;
 	hs->users = 1;
 	hs->ended = 1;
 	pthread_mutex_lock(&h->lock);
@@ -1119,7 +1105,7 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 	need = missing_scope(h, rq, msg, scope, sizeof(scope));
 	if (need)
 		return forbidden_scope(c, msg, need);
-	hs = session_once(h, principal, rq->scopes);
+	hs = session_once(h, principal);
 	if (!hs) {
 		json_decref(msg);
 		return http_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_INTERNAL_ERROR,

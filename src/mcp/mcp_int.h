@@ -196,8 +196,8 @@ struct mcp_session {
 	struct pending *pending;          /* requests to the client awaiting answers */
 	struct listener *listeners;       /* open subscriptions/listen (stdio) */
 	json_t *subscribed;               /* resources/subscribe URIs, or NULL */
-	char *scopes;                     /* the caller's (space-separated), or NULL:
-					   * no policy */
+	char *scopes;                     /* stdio: the configured principal's, with a
+					   * policy; HTTP requests bring their own */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */
 };

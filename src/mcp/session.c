@@ -1425,9 +1425,6 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	s->state = SESSION_NEW;
 	s->log_level = 1; /* info */
 	snprintf(s->principal, sizeof(s->principal), "%s", m->principal);
-	/* the configured principal's scopes, with a policy (stdio); HTTP
-	 * sets each session's from the caller's token */
-	s->scopes = m->principal_scopes ? strdup(m->principal_scopes) : NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);
 }

@@ -177,6 +177,9 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 		return tg_error_set(err, TG_ERR_SYSTEM, "no thread for the writer");
 	}
 	mcp_session_init(&s, m, send_line, &o);
+	/* the configured principal's scopes, with a policy (HTTP requests
+	 * bring their token's instead, mcp_session_dispatch) */
+	s.scopes = m->principal_scopes ? strdup(m->principal_scopes) : NULL;
 	mcp_watch(m, &w, session_changed, &s);
 	for (;;) {
 		char *nl;

@@ -177,11 +177,9 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	tg_error_clear(err);
 	*out = NULL;
 	if (file_private_dir(dir) < 0)
-		return errno == ENOTDIR || errno == EPERM || errno == EACCES
+		return file_private_dir_why(errno)
 			       ? tg_error_set(err, TG_ERR_INVALID, "store: state directory %s: %s", dir,
-					      errno == ENOTDIR ? "a symbolic link or not a directory"
-					      : errno == EPERM ? "another user's"
-							       : "writable by group or others")
+					      file_private_dir_why(errno))
 			       : tg_error_sys(err, errno, "store: state directory %s", dir);
 	if (sodium_init() < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "store: libsodium cannot start");

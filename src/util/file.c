@@ -154,3 +154,17 @@ int file_private_dir(const char *dir)
 	}
 	return 0;
 }
+
+const char *file_private_dir_why(int errnum)
+{
+	switch (errnum) {
+	case ENOTDIR:
+		return "a symbolic link or not a directory";
+	case EPERM:
+		return "another user's";
+	case EACCES:
+		return "writable by group or others (anyone there could plant a file)";
+	default:
+		return NULL;
+	}
+}

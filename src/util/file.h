@@ -30,5 +30,8 @@ char *file_read_all(const char *path, size_t max, int regular_only, size_t *len)
  * EACCES (writable by group or others: anyone could plant a key), or
  * mkdir's and lstat's own. */
 int file_private_dir(const char *dir);
+/* Why file_private_dir refused a directory, for its errno: ENOTDIR,
+ * EPERM, EACCES; NULL for others (a system error: strerror says). */
+const char *file_private_dir_why(int errnum);
 
 #endif
