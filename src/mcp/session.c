@@ -78,13 +78,12 @@ int mcp_version_known(const char *v)
  * notifications when a reload changes a list or a resource. The session
  * era also has logging/setLevel; the modern era sets the log level per
  * request. */
-static json_t *server_capabilities(struct mcp_session *s, int session_era)
+static json_t *server_capabilities(int session_era)
 {
 	json_t *caps = json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1,
 				 "resources", "subscribe", 1, "listChanged", 1, "prompts",
 				 "listChanged", 1, "completions");
 
-	(void)s;
 	if (caps && session_era)
 		json_object_set_new(caps, "logging", json_object());
 	return caps;
@@ -123,7 +122,7 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 	s->state = SESSION_INITIALIZING;
 	pthread_mutex_unlock(&s->lock);
 	result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s}}", "protocolVersion", chosen, "capabilities",
-			   server_capabilities(s, 1), "serverInfo", "name", "toolgate", "title",
+			   server_capabilities(1), "serverInfo", "name", "toolgate", "title",
 			   "toolgate", "version", TOOLGATE_VERSION);
 	if (result && s->mcp->instructions)
 		json_object_set_new(result, "instructions", json_string(s->mcp->instructions));
@@ -232,6 +231,14 @@ struct call_job {
 #define META_IDEMPOTENCY "dev.toolgate/idempotencyKey" /* a write call's (docs/PIPELINE.md) */
 #define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
 
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
+/* Who answers, as a modern result's _meta says it. */
+static json_t *server_info(void)
+{
+	return json_pack("{s:s,s:s}", "name", "toolgate", "version", TOOLGATE_VERSION);
+}
+
 /* What every modern result carries: its type, the server's identity and,
  * for what a client may cache, how long and for whom. */
 static void modern_result(json_t *result, int cacheable)
@@ -244,8 +251,7 @@ static void modern_result(json_t *result, int cacheable)
 		meta = json_object();
 		json_object_set_new(result, "_meta", meta);
 	}
-	json_object_set_new(meta, "io.modelcontextprotocol/serverInfo",
-			    json_pack("{s:s,s:s}", "name", "toolgate", "version", TOOLGATE_VERSION));
+	json_object_set_new(meta, META_SERVER_INFO, server_info());
 	if (cacheable) {
 		json_object_set_new(result, "ttlMs", json_integer(CACHE_TTL_MS));
 		/* what a principal may see will depend on it (issue 5) */
@@ -743,9 +749,9 @@ struct listener {
 };
 
 /* The subset of a notifications filter the server honors: each type the
- * server's capabilities promise (a catalogue that cannot change while
- * served promises none). NULL and *why for a malformed filter. */
-static json_t *honored_filter(struct mcp_session *s, json_t *filter, const char **why)
+ * server's capabilities promise (a reload can change any of them). NULL
+ * and *why for a malformed filter. */
+static json_t *honored_filter(json_t *filter, const char **why)
 {
 	static const struct {
 		const char *field, *cap, *feature;
@@ -779,7 +785,7 @@ static json_t *honored_filter(struct mcp_session *s, json_t *filter, const char 
 			       "of at most 4096 bytes)";
 			return NULL;
 		}
-	caps = server_capabilities(s, 0);
+	caps = server_capabilities(0);
 	out = json_object();
 	for (i = 0; out && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (json_is_true(json_object_get(filter, kinds[i].field)) &&
@@ -804,7 +810,7 @@ static json_t *do_listen(struct mcp_session *s, json_t *id, json_t *params,
 			 const struct mcp_sink *sink)
 {
 	const char *why = NULL;
-	json_t *filter = honored_filter(s, json_object_get(params, "notifications"), &why), *ack;
+	json_t *filter = honored_filter(json_object_get(params, "notifications"), &why), *ack;
 	struct listener *l;
 	unsigned n = 0;
 
@@ -852,14 +858,10 @@ static json_t *do_listen(struct mcp_session *s, json_t *id, json_t *params,
 
 json_t *mcp_listen_complete(json_t *id)
 {
-	json_t *r = json_pack("{s:s,s:{s:O}}", "resultType", "complete", "_meta",
-			      META_SUBSCRIPTION, id);
+	json_t *r = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, id);
 
 	if (r)
-		json_object_set_new(json_object_get(r, "_meta"),
-				    "io.modelcontextprotocol/serverInfo",
-				    json_pack("{s:s,s:s}", "name", "toolgate", "version",
-					      TOOLGATE_VERSION));
+		modern_result(r, 0); /* resultType "complete", who answers */
 	return r ? rpc_result_json(id, r) : NULL;
 }
 
@@ -1226,7 +1228,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 	if (strcmp(method, "server/discover") == 0) {
 		r = json_pack("{s:[s,s,s,s],s:o,s:{s:s,s:s,s:s}}", "supportedVersions", MODERN,
 			      versions[0], versions[1], versions[2], "capabilities",
-			      server_capabilities(s, 0), "serverInfo", "name", "toolgate", "title",
+			      server_capabilities(0), "serverInfo", "name", "toolgate", "title",
 			      "toolgate", "version", TOOLGATE_VERSION);
 		if (r && s->mcp->instructions)
 			json_object_set_new(r, "instructions", json_string(s->mcp->instructions));
