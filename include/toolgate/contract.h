@@ -76,6 +76,7 @@ struct tg_contract {
 	int tier;                    /* enum tg_tier */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
 	int interactive;             /* TG_EXEC_COMMAND: stdin stays open for answers */
+	int workspace_writable;      /* TG_EXEC_COMMAND: the workspace bound writable (a write tool) */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
 	unsigned millicpus, pids;
 	struct tg_contract_mount *mounts;

@@ -90,6 +90,10 @@ struct tg_call {
 	struct tg_limiter *limiter;
 	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
 	const char *idempotency_key;
+	/* Non-zero: show what the call would do, do nothing (the tool must
+	 * support it; docs/PIPELINE.md). A dry run needs no key and no
+	 * approval: every mount of its sandbox is read-only. */
+	int dry_run;
 };
 
 /* A tool result as MCP carries it. */
@@ -115,6 +119,23 @@ TG_API void tg_call_result_release(struct tg_call_result *r);
  * store, write tools are refused. */
 struct tg_store;
 TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int64_t ticket_ttl);
+
+/* Roll back the executed write call call_id (its ticket's id) with its
+ * contract's compensation, on behalf of who (a person with approve rights
+ * over the tool: the caller checks them). The attempt is logged before
+ * the compensation runs (a crash meanwhile leaves it to
+ * tg_gate_resume_rollbacks); success marks the ticket compensated.
+ * dry_run: what the compensation would restore, nothing logged. 0 and
+ * OUT *r, the compensation's result (is_error: it failed, logged so; a
+ * retry is allowed); 1 when it was rolled back already (*r empty); -1 and
+ * err: no store, no such call, not executed, irreversible, its tool or
+ * compensation gone from the catalogue. */
+TG_API int tg_gate_rollback(struct tg_gate *gate, const char *call_id, const char *who,
+			    int dry_run, struct tg_call_result *r, struct tg_error *err);
+/* Resume each rollback a crash interrupted (logged as running): OUT
+ * *resumed, and *failed of them whose compensation failed again. */
+TG_API int tg_gate_resume_rollbacks(struct tg_gate *gate, size_t *resumed, size_t *failed,
+				    struct tg_error *err);
 
 /* The catalogue the gate serves now, held until tg_gate_release: a
  * reload meanwhile serves the new one to later callers, and frees the old

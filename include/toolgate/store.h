@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 3
+#define TG_STORE_SCHEMA 4
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -129,6 +129,7 @@ struct tg_ticket {
 	char tool[160];              /* name@version */
 	char args_sha256[65];        /* of the canonical arguments: other arguments, another ticket */
 	char *preview;               /* the dry-run's, or NULL (malloc'd) */
+	char *arguments;             /* the canonical arguments hashed, or NULL (malloc'd) */
 	enum tg_ticket_state state;
 	char *reason;                /* a rejection's (malloc'd), or NULL */
 	char approver[128];          /* who decided */
@@ -136,7 +137,7 @@ struct tg_ticket {
 };
 
 TG_API const char *tg_ticket_state_name(enum tg_ticket_state state);
-/* A pending ticket for req's principal, tool, args_sha256 and preview,
+/* A pending ticket for req's principal, tool, args_sha256, arguments and preview,
  * expiring ttl seconds after now: OUT *out (its id made here). */
 TG_API int tg_store_ticket_create(struct tg_store *store, const struct tg_ticket *req,
 				  int64_t now, int64_t ttl, struct tg_ticket *out,
@@ -161,6 +162,47 @@ TG_API int tg_store_ticket_move(struct tg_store *store, const char *id, enum tg_
 TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,
 				struct tg_ticket **out, size_t *n, struct tg_error *err);
 TG_API void tg_ticket_release(struct tg_ticket *ticket);
+
+/* ---- rollbacks -------------------------------------------------------------- */
+
+/* Undoing an executed write call (its ticket id is the call's id) with
+ * its contract's compensation. Each attempt is logged before it runs, so
+ * a rollback a crash interrupted is found again (state running) and
+ * resumed; the compensation is idempotent by the call id. */
+enum tg_rollback_state {
+	TG_ROLLBACK_RUNNING,
+	TG_ROLLBACK_SUCCEEDED,       /* the ticket is compensated */
+	TG_ROLLBACK_FAILED,          /* detail says why; may be tried again */
+};
+
+struct tg_rollback {
+	char call_id[33];
+	enum tg_rollback_state state;
+	char requested_by[128];
+	int attempts;
+	char *detail;                /* the last attempt's outcome (malloc'd), or NULL */
+	int64_t started, ended;      /* the last attempt's; ended 0 while running */
+};
+
+#define TG_ROLLBACK_MAX_DETAIL (64u << 10)
+
+TG_API const char *tg_rollback_state_name(enum tg_rollback_state state);
+/* who starts (or retries, or resumes) the rollback of call_id at now: 0,
+ * logged as running; 1 when it already succeeded (nothing to do). -1 and
+ * err (TG_ERR_INVALID, saying why): no such ticket, or one that never
+ * executed. */
+TG_API int tg_store_rollback_begin(struct tg_store *store, const char *call_id, const char *who,
+				   int64_t now, struct tg_error *err);
+/* The attempt ended: ok moves the ticket from executed to compensated in
+ * the same transaction; detail (at most TG_ROLLBACK_MAX_DETAIL bytes,
+ * longer is cut) says what the compensation answered. */
+TG_API int tg_store_rollback_end(struct tg_store *store, const char *call_id, int ok,
+				 const char *detail, int64_t now, struct tg_error *err);
+/* The rollbacks in state (-1: all), oldest first, at most 10,000: OUT
+ * *out, *n (release each, free the array). */
+TG_API int tg_store_rollback_list(struct tg_store *store, int state, struct tg_rollback **out,
+				  size_t *n, struct tg_error *err);
+TG_API void tg_rollback_release(struct tg_rollback *r);
 
 /* Delete what expired before now (idempotency records, revocations);
  * OUT *removed (may be NULL). */

@@ -99,6 +99,33 @@ static void duplicate_error(const char *dir, const struct tg_catalog *c, size_t 
 		     c->v[i]->name, c->v[i]->version_text, c->v[i - 1]->file, c->v[i]->file);
 }
 
+/* Each compensation names a write tool of the catalogue: a rollback
+ * story that points nowhere is found at load, not at the first rollback.
+ * From index from; the index of the first that does not, 0 for none. */
+static size_t bad_compensation(const struct tg_catalog *c, size_t from, struct tg_error *err)
+{
+	const struct tg_contract *undo;
+	struct tg_error rerr;
+	size_t i;
+
+	for (i = from; i < c->n; i++) {
+		if (!c->v[i]->compensation_tool)
+			continue;
+		if (tg_catalog_resolve(c, c->v[i]->compensation_tool, "0000-01-01", &undo, &rerr) < 0) {
+			tg_error_set(err, TG_ERR_INVALID, "contract %s: compensation.tool: %s",
+				     c->v[i]->file, rerr.msg);
+			return i + 1;
+		}
+		if (undo->authority != TG_AUTHORITY_WRITE) {
+			tg_error_set(err, TG_ERR_INVALID, "contract %s: compensation.tool: %s@%s is a "
+				     "read tool, and undoing a write writes", c->v[i]->file,
+				     undo->name, undo->version_text);
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
 int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 			struct tg_catalog **out, struct tg_error *err)
 {
@@ -129,7 +156,7 @@ int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 		duplicate_error(dir, c, i, err);
 		goto fail;
 	}
-	if (catalog_load_content(c, dir, err) < 0)
+	if (bad_compensation(c, 0, err) || catalog_load_content(c, dir, err) < 0)
 		goto fail;
 	catalog_free_files(files);
 	*out = c;
@@ -194,6 +221,10 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 				snprintf(line, sizeof(line), "    %s", d.findings[k].text);
 				report(line, ctx);
 			}
+		problems++;
+	}
+	for (i = bad_compensation(&c, 0, &lerr); i; i = bad_compensation(&c, i, &lerr)) {
+		report(lerr.msg, ctx);
 		problems++;
 	}
 	/* resources and prompts: the first problem there (they load as one) */

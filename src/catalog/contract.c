@@ -310,7 +310,7 @@ static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
 					      "mounts", "env", "egress", "output", "interactive",
-					      NULL };
+					      "workspace", NULL };
 	json_t *e = json_object_get(doc, "executor"), *env, *v;
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
@@ -345,6 +345,11 @@ static int load_executor(struct loader *l, json_t *doc)
 	if (v && !json_is_boolean(v))
 		return bad(l, "executor.interactive", "must be true or false");
 	c->interactive = json_is_true(v);
+	v = json_object_get(e, "workspace");
+	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "read") &&
+					 strcmp(json_string_value(v), "write"))))
+		return bad(l, "executor.workspace", "must be read (the default) or write");
+	c->workspace_writable = v && strcmp(json_string_value(v), "write") == 0;
 	v = json_object_get(e, "tier");
 	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
 	if (c->tier < 0)
@@ -361,11 +366,45 @@ static int load_executor(struct loader *l, json_t *doc)
 		if (!c->env)
 			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
 		json_object_foreach(env, key, v) {
+			if (strncmp(key, "TOOLGATE_", 9) == 0)
+				return bad(l, "executor.env", "%s: TOOLGATE_ names are the gateway's "
+					   "(TOOLGATE_DRY_RUN, TOOLGATE_CALL_ID)", key);
 			if (!json_is_string(v) || asprintf(&c->env[i++], "%s=%s", key,
 							   json_string_value(v)) < 0)
 				return bad(l, "executor.env", "%s must be a string", key);
 		}
 	}
+	return 0;
+}
+
+/* A compensation's argument mapping: a string value "${call_id}" or
+ * "${arguments.NAME}" (NAME a property of the write's input) is replaced
+ * when the compensation runs (docs/contracts.md); any other "${" is a
+ * mistake, refused. */
+static int check_mapping(struct loader *l, json_t *v, int depth)
+{
+	const char *s = json_string_value(v), *key;
+	json_t *item;
+	size_t i;
+
+	if (depth > 16)
+		return bad(l, "compensation.arguments", "nested deeper than 16");
+	if (s && strstr(s, "${")) {
+		size_t n = strlen(s);
+
+		if (strcmp(s, "${call_id}") == 0 ||
+		    (strncmp(s, "${arguments.", 12) == 0 && n > 13 && s[n - 1] == '}' &&
+		     strcspn(s + 12, "}") == n - 13))
+			return 0;
+		return bad(l, "compensation.arguments", "\"%.80s\": a placeholder is "
+			   "\"${call_id}\" or \"${arguments.NAME}\", the whole string", s);
+	}
+	json_object_foreach(v, key, item)
+		if (check_mapping(l, item, depth + 1) < 0)
+			return -1;
+	json_array_foreach(v, i, item)
+		if (check_mapping(l, item, depth + 1) < 0)
+			return -1;
 	return 0;
 }
 
@@ -401,6 +440,8 @@ static int load_write_rules(struct loader *l, json_t *doc)
 		if (args && (!c->compensation_tool || !json_is_object(args)))
 			return bad(l, "compensation.arguments",
 				   "an object mapping the undo tool's arguments, with tool");
+		if (args && check_mapping(l, args, 0) < 0)
+			return -1;
 		if (args && !(c->compensation_args = json_dumps(args, JSON_COMPACT)))
 			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
 	}
@@ -539,6 +580,10 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 				bad(&l, field, "a read tool cannot mount anything writable");
 				goto out;
 			}
+		if (l.c->workspace_writable) {
+			bad(&l, "executor.workspace", "a read tool cannot write the workspace");
+			goto out;
+		}
 	}
 	*out = l.c;
 	l.c = NULL;

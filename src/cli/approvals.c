@@ -40,8 +40,15 @@ static void print_ticket(const struct tg_ticket *t)
 			      (json_int_t)t->created, "expires", (json_int_t)t->expires);
 	char *text;
 
-	if (j && t->preview)
-		json_object_set_new(j, "preview", json_string(t->preview));
+	/* what the approver decides on: the arguments hashed, and what the
+	 * dry run said they would do (JSON when the pipeline made it) */
+	if (j && t->arguments)
+		json_object_set_new(j, "arguments", json_loads(t->arguments, 0, NULL));
+	if (j && t->preview) {
+		json_t *p = json_loads(t->preview, 0, NULL);
+
+		json_object_set_new(j, "preview", p ? p : json_string(t->preview));
+	}
 	if (j && t->approver[0])
 		json_object_set_new(j, "approver", json_string(t->approver));
 	if (j && t->reason)
@@ -86,7 +93,7 @@ static int token_principal(const char *state, const char *policy_path, const cha
 
 /* The approver a token names, if one of its scopes approves tool
  * (name@version: the name decides). */
-static int approver_of(const char *state, const char *policy_path, const char *token,
+int cli_approver_of(const char *state, const char *policy_path, const char *token,
 		       struct tg_store *st, const char *tool, char *who, size_t len,
 		       struct tg_error *err)
 {
@@ -196,7 +203,7 @@ int cmd_approvals(int argc, char **argv)
 		printf("%s cancelled by %s\n", id, who);
 		goto out;
 	}
-	rc = policy && token ? approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)
+	rc = policy && token ? cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)
 			     : -1;
 	tg_ticket_release(&t);
 	if (rc < 0 ||

@@ -2,6 +2,8 @@
 #ifndef TG_CLI_H
 #define TG_CLI_H
 
+#include <stddef.h>
+
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
@@ -10,6 +12,16 @@ int cmd_serve(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+
+/* The principal a token (issued for the policy at policy_path, docs/AUTH.md)
+ * names, in who, if one of its scopes approves tool (name@version: the
+ * name decides); -1 and err (TG_ERR_INVALID: saying which scope it needs). */
+struct tg_store;
+struct tg_error;
+int cli_approver_of(const char *state, const char *policy_path, const char *token,
+		    struct tg_store *st, const char *tool, char *who, size_t len,
+		    struct tg_error *err);
 
 /* Exit statuses shared by the subcommands, after env(1) and timeout(1). */
 #define EXIT_TIMEOUT 124

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"  token issue|verify|revoke ...    signed tokens for a policy's principals\n"
 		"  policy lint FILE [--catalog DIR] excessive agency in a policy\n"
 		"  approvals list|show|approve|reject ...  write calls awaiting a person\n"
+		"  rollback CALL-ID | list ...                undo an executed write call\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 		return cmd_policy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "approvals") == 0)
 		return cmd_approvals(argc - 1, argv + 1);
+	if (strcmp(argv[1], "rollback") == 0)
+		return cmd_rollback(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -175,6 +175,18 @@ int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	{
+		/* a rollback a crash interrupted is finished before anything
+		 * else runs (its compensation is idempotent by the call's id) */
+		size_t resumed, failed;
+
+		if (tg_gate_resume_rollbacks(gate, &resumed, &failed, &err) < 0)
+			fprintf(stderr, "toolgate serve: resuming rollbacks: %s\n", err.msg);
+		else if (resumed)
+			fprintf(stderr, "toolgate serve: resumed %zu interrupted rollback%s, %zu "
+				"failed again (toolgate rollback list)\n", resumed,
+				resumed == 1 ? "" : "s", failed);
+	}
+	{
 		/* blocked before the server's threads start, so that they
 		 * inherit the mask and sigwait gets the signals: SIGHUP
 		 * always, SIGINT and SIGTERM when HTTP alone is served */

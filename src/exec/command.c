@@ -57,15 +57,27 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
 			host = path;
 		}
+		/* a dry run cannot write, whatever the tool does */
 		if (tg_sandbox_spec_add_bind(spec, host, k->mounts[i].inside,
-					     k->mounts[i].writable, err) < 0)
+					     k->mounts[i].writable && !env->dry_run, err) < 0)
 			return tg_error_wrap(err, "executor.mounts[%zu]", i);
 	}
-	if (env->workspace && tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace", 0, err) < 0)
+	if (env->workspace &&
+	    tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace",
+				     k->workspace_writable && !env->dry_run, err) < 0)
 		return tg_error_wrap(err, "workspace");
 	for (i = 0; k->env && k->env[i]; i++)
 		if (tg_sandbox_spec_add_env(spec, k->env[i], err) < 0)
 			return -1;
+	if (env->dry_run && tg_sandbox_spec_add_env(spec, "TOOLGATE_DRY_RUN=1", err) < 0)
+		return -1;
+	if (env->call_id) {
+		char var[96];
+
+		snprintf(var, sizeof(var), "TOOLGATE_CALL_ID=%.64s", env->call_id);
+		if (tg_sandbox_spec_add_env(spec, var, err) < 0)
+			return -1;
+	}
 	if (env->cancel_fd >= 0)
 		tg_sandbox_spec_set_cancel_fd(spec, env->cancel_fd);
 	return 0;

@@ -32,14 +32,22 @@ struct exec_env {
 	 * client answers; gives up when *stop becomes non-zero. NULL: every
 	 * request gets an error. */
 	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
+	/* A write tool's run (docs/PIPELINE.md, "Write calls"): dry_run
+	 * non-zero shows what it would do, with every mount read-only so
+	 * that it cannot do it (TOOLGATE_DRY_RUN=1); call_id, the approved
+	 * call's id (TOOLGATE_CALL_ID), keys its before-image and makes a
+	 * rerun after a crash a replay. NULL: none. */
+	int dry_run;
+	const char *call_id;
 };
 
 void exec_out_release(struct exec_out *o);
 
-/* A builtin tool by the contract's executor name. -1 and err when no
- * builtin has that name (a configuration error, caught at gate start by
- * exec_builtin_exists). */
-int exec_builtin(const struct tg_contract *k, json_t *args, struct exec_out *o,
+/* A builtin tool by the contract's executor name; dry_run: show, do not
+ * do (a builtin that changes anything must honour it). -1 and err when
+ * no builtin has that name (a configuration error, caught at gate start
+ * by exec_builtin_exists). */
+int exec_builtin(const struct tg_contract *k, json_t *args, int dry_run, struct exec_out *o,
 		 struct tg_error *err);
 int exec_builtin_exists(const char *name);
 

@@ -64,7 +64,9 @@ struct call_state {
 	/* a write call that runs: its key, claimed; its approved ticket */
 	int claimed;
 	char fingerprint[65];
-	char ticket[33];
+	char *canonical;           /* the arguments hashed (malloc'd), or NULL */
+	char ticket[33];           /* the call's id once approved */
+	int dry;                   /* execute as a dry run */
 };
 
 /* A builtin that does not exist is a configuration error, said when the
@@ -252,7 +254,8 @@ static int stage_limit(struct call_state *st)
 
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 
-/* SHA-256 of the arguments' canonical form (sorted keys), hex. */
+/* SHA-256 of the arguments' canonical form (sorted keys), hex; the form
+ * kept for the ticket. */
 static int args_fingerprint(struct call_state *st)
 {
 	json_t *a = json_loadb(st->args, st->args_len, 0, NULL);
@@ -264,7 +267,8 @@ static int args_fingerprint(struct call_state *st)
 		return -1;
 	crypto_hash_sha256(h, (const unsigned char *)text, strlen(text));
 	sodium_bin2hex(st->fingerprint, sizeof(st->fingerprint), h, sizeof(h));
-	free(text);
+	free(st->canonical);
+	st->canonical = text;
 	return 0;
 }
 
@@ -393,9 +397,47 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 	}
 }
 
+static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int stage_check(struct call_state *st);
+
+/* The dry run of a new write call, as its ticket keeps it: 0 and OUT
+ * *text (JSON {content, isError, structured?}, malloc'd); 1 when the dry
+ * run says the call would fail (st->out is its answer, and the call ends
+ * there); -1 and err. */
+static int preview(struct tg_gate *g, struct call_state *st, char **text, struct tg_error *err)
+{
+	int rc;
+
+	*text = NULL;
+	st->dry = 1;
+	rc = stage_execute(g, st, err);
+	if (rc == 0)
+		rc = stage_check(st);
+	st->dry = 0;
+	if (rc != 0)
+		return rc;
+	if (st->out.is_error) {
+		st->outcome = "dry_run_failed";
+		return 1;
+	}
+	*text = result_text(&st->out);
+	exec_out_release(&st->out);
+	if (!*text)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (strlen(*text) > TG_IDEM_MAX_RESULT) {
+		free(*text);
+		*text = NULL;
+		return refuse(st, "refused", "%s@%s: its dry run printed more than %u bytes: too "
+			      "much to show an approver", st->k->name, st->k->version_text,
+			      TG_IDEM_MAX_RESULT);
+	}
+	return 0;
+}
+
 /* 5 dedupe and 6 approve, for a write tool: the call runs (0, its key
  * claimed) only once a person approved these exact arguments; before
- * that, and on every retry under the same key, it is answered (1). */
+ * that, and on every retry under the same key, it is answered (1). A
+ * dry run (a tool that supports one) runs at once: it changes nothing. */
 static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct tg_idem_record rec;
@@ -404,8 +446,16 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	char marker[64];
 	int rc;
 
-	if (st->k->authority != TG_AUTHORITY_WRITE)
+	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
+		if (st->k->dry_run != 1)
+			return answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
+				      "what it would do: its contract says dry_run unsupported",
+				      st->k->name, st->k->version_text);
+		st->dry = 1;
 		return 0;
+	}
+	if (st->k->authority != TG_AUTHORITY_WRITE)
+		return 0; /* a read changes nothing: its dry run is the call */
 	if (!g->store)
 		return refuse(st, "refused",
 			      "%s@%s is a write tool: write tools run only through the approval "
@@ -441,22 +491,42 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 		tg_idem_record_release(&rec);
 		return rc;
 	}
-	/* new: a ticket for these exact arguments, the key holding it */
+	/* new: the dry run's preview, for the approver and the caller */
 	memset(&req, 0, sizeof(req));
+	if (st->k->dry_run == 1) {
+		rc = preview(g, st, &req.preview, err);
+		if (rc != 0) {
+			/* it would fail, or could not be shown: no ticket, and the
+			 * key is free again */
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return rc;
+		}
+	}
+	/* a ticket for these exact arguments, the key holding it */
 	snprintf(req.principal, sizeof(req.principal), "%s", st->call->principal);
 	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
 	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
-	if (tg_store_ticket_create(g->store, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err) < 0) {
+	req.arguments = st->canonical;
+	rc = tg_store_ticket_create(g->store, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
+	if (rc < 0) {
+		free(req.preview);
 		tg_store_idem_abandon(g->store, &key, NULL);
 		return -1;
 	}
 	tg_ticket_release(&t);
 	snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", t.id);
-	if (tg_store_idem_finish(g->store, &key, marker, strlen(marker), err) < 0)
+	if (tg_store_idem_finish(g->store, &key, marker, strlen(marker), err) < 0) {
+		free(req.preview);
 		return -1;
-	return answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
-		      "(toolgate approvals show %s); call again with the same idempotency key once "
-		      "it is decided", st->k->name, st->k->version_text, t.id, t.id);
+	}
+	answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
+	       "(toolgate approvals show %s); call again with the same idempotency key once "
+	       "it is decided", st->k->name, st->k->version_text, t.id, t.id);
+	if (req.preview && st->out.structured)
+		json_object_set_new(json_object_get(st->out.structured, "error"), "preview",
+				    json_loads(req.preview, 0, NULL));
+	free(req.preview);
+	return 1;
 }
 
 /* After a claimed write ran: its result is the key's for every retry,
@@ -488,7 +558,8 @@ static int cancelled(int fd)
 static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
-				st->call->notify, st->call->notify_ctx, st->call->ask };
+				st->call->notify, st->call->notify_ctx, st->call->ask, st->dry,
+				st->ticket[0] ? st->ticket : NULL };
 	int rc;
 
 	if (st->k->executor == TG_EXEC_BUILTIN) {
@@ -496,14 +567,14 @@ static int stage_execute(const struct tg_gate *g, struct call_state *st, struct 
 
 		if (!args)
 			return tg_error_set(err, TG_ERR_INVALID, "arguments: not JSON");
-		rc = exec_builtin(st->k, args, &st->out, err);
+		rc = exec_builtin(st->k, args, st->dry, &st->out, err);
 		json_decref(args);
 	} else {
 		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
 	}
 	if (rc < 0)
 		return rc;
-	st->outcome = st->out.is_error ? "tool_error" : "ok";
+	st->outcome = st->out.is_error ? "tool_error" : st->dry ? "dry_run" : "ok";
 	if (st->call->input_required && *st->call->input_required)
 		st->outcome = "input_required";
 	else if (st->out.is_error && cancelled(st->call->cancel_fd))
@@ -580,6 +651,24 @@ static void stage_record(struct tg_gate *g, const struct call_state *st,
 	free(text);
 }
 
+/* What the tool produced, as the caller gets it (o released). */
+static int call_result(struct exec_out *o, struct tg_call_result *r, struct tg_error *err)
+{
+	int nomem;
+
+	r->is_error = o->is_error;
+	r->content_json = o->content ? json_dumps(o->content, JSON_COMPACT) : NULL;
+	if (o->structured)
+		r->structured_json = json_dumps(o->structured, JSON_COMPACT);
+	nomem = !r->content_json || (o->structured && !r->structured_json);
+	exec_out_release(o);
+	if (nomem) {
+		tg_call_result_release(r);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_result *r,
 		 struct tg_error *err)
 {
@@ -616,22 +705,13 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
 	st.k = NULL;
+	free(st.canonical);
 	tg_gate_release(g, st.catalog);
 	if (rc < 0) {
 		exec_out_release(&st.out);
 		return -1;
 	}
-	r->is_error = st.out.is_error;
-	r->content_json = st.out.content ? json_dumps(st.out.content, JSON_COMPACT) : NULL;
-	if (st.out.structured)
-		r->structured_json = json_dumps(st.out.structured, JSON_COMPACT);
-	rc = !r->content_json || (st.out.structured && !r->structured_json);
-	exec_out_release(&st.out);
-	if (rc) {
-		tg_call_result_release(r);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
-	return 0;
+	return call_result(&st.out, r, err);
 }
 
 const struct tg_catalog *tg_gate_acquire(struct tg_gate *g)
@@ -749,4 +829,211 @@ void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket
 {
 	g->store = store;
 	g->ticket_ttl = ticket_ttl > 0 ? ticket_ttl : 3600;
+}
+
+/* ---- rollback (docs/PIPELINE.md, "Rollback") ------------------------------- */
+
+/* The compensation's arguments: mapping (the contract's, JSON) with each
+ * "${call_id}" and "${arguments.NAME}" replaced; a copy (NULL and err when
+ * an argument named is missing). */
+static json_t *map_arguments(const json_t *mapping, const char *call_id, const json_t *args,
+			     struct tg_error *err)
+{
+	const char *s = json_string_value(mapping), *key;
+	json_t *out, *item, *v;
+	size_t i;
+
+	if (s && strcmp(s, "${call_id}") == 0)
+		return json_string(call_id);
+	if (s && strncmp(s, "${arguments.", 12) == 0) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(strlen(s) - 13), s + 12);
+		v = json_object_get(args, name);
+		if (!v)
+			tg_error_set(err, TG_ERR_INVALID, "compensation.arguments: the call had no "
+				     "argument %s", name);
+		return v ? json_deep_copy(v) : NULL;
+	}
+	if (json_is_object(mapping)) {
+		out = json_object();
+		json_object_foreach((json_t *)mapping, key, item) {
+			v = out ? map_arguments(item, call_id, args, err) : NULL;
+			if (!v || json_object_set_new(out, key, v) < 0) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		return out;
+	}
+	if (json_is_array(mapping)) {
+		out = json_array();
+		json_array_foreach(mapping, i, item) {
+			v = out ? map_arguments(item, call_id, args, err) : NULL;
+			if (!v || json_array_append_new(out, v) < 0) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		return out;
+	}
+	return json_deep_copy(mapping);
+}
+
+/* The compensation of ticket t's call, resolved; OUT *undo and *args
+ * (JSON text, malloc'd). */
+static int compensation_of(const struct tg_catalog *cat, const struct tg_ticket *t,
+			   const struct tg_contract **undo, char **args, struct tg_error *err)
+{
+	const struct tg_contract *k;
+	json_t *mapping, *call_args, *mapped;
+
+	*args = NULL;
+	if (tg_catalog_resolve(cat, t->tool, "0000-01-01", &k, err) < 0)
+		return tg_error_wrap(err, "call %s", t->id);
+	if (k->irreversible)
+		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s is irreversible (%s): "
+				    "nothing undoes it", t->id, k->name, k->version_text,
+				    k->irreversible);
+	if (!k->compensation_tool)
+		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s names no compensation",
+				    t->id, k->name, k->version_text);
+	if (tg_catalog_resolve(cat, k->compensation_tool, "0000-01-01", undo, err) < 0)
+		return tg_error_wrap(err, "call %s: its compensation", t->id);
+	mapping = k->compensation_args ? json_loads(k->compensation_args, 0, NULL)
+				       : json_pack("{s:s}", "call_id", "${call_id}");
+	call_args = t->arguments ? json_loads(t->arguments, 0, NULL) : json_object();
+	mapped = mapping && call_args ? map_arguments(mapping, t->id, call_args, err) : NULL;
+	json_decref(mapping);
+	json_decref(call_args);
+	if (!mapped)
+		return err->code != TG_OK ? tg_error_wrap(err, "call %s", t->id)
+					  : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	*args = json_dumps(mapped, JSON_COMPACT);
+	json_decref(mapped);
+	return *args ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+}
+
+/* Run the compensation of call t (validated, not gated: the person who
+ * asked for the rollback decided it); its result in r. */
+static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
+			    const struct tg_ticket *t, const char *who, int dry_run,
+			    struct tg_call_result *r, struct tg_error *err)
+{
+	struct tg_call call;
+	struct call_state st;
+	char *args = NULL;
+	int rc;
+
+	memset(&call, 0, sizeof(call));
+	memset(&st, 0, sizeof(st));
+	clock_gettime(CLOCK_MONOTONIC, &st.start);
+	call.principal = who;
+	call.cancel_fd = -1;
+	st.call = &call;
+	st.catalog = cat;
+	st.outcome = "protocol_error";
+	st.dry = dry_run;
+	snprintf(st.ticket, sizeof(st.ticket), "%s", t->id); /* the undo keys on the call's id */
+	if (compensation_of(cat, t, &st.k, &args, err) < 0)
+		return -1;
+	call.tool = st.k->name;
+	st.args = args;
+	st.args_len = strlen(args);
+	rc = stage_validate(&st);
+	if (rc == 0 && dry_run && st.k->dry_run != 1)
+		rc = refuse(&st, "refused", "%s@%s cannot show what it would do: its contract says "
+			    "dry_run unsupported", st.k->name, st.k->version_text);
+	if (rc == 0)
+		rc = stage_execute(g, &st, err);
+	if (rc == 0)
+		rc = stage_check(&st);
+	if (rc >= 0 && !dry_run)
+		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
+	stage_record(g, &st, rc < 0 ? err : NULL);
+	free(args);
+	if (rc < 0) {
+		exec_out_release(&st.out);
+		return -1;
+	}
+	snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
+	return call_result(&st.out, r, err);
+}
+
+int tg_gate_rollback(struct tg_gate *g, const char *call_id, const char *who, int dry_run,
+		     struct tg_call_result *r, struct tg_error *err)
+{
+	const struct tg_catalog *cat;
+	struct tg_ticket t;
+	struct tg_error lerr;
+	int rc;
+
+	tg_error_clear(err);
+	memset(r, 0, sizeof(*r));
+	if (!g->store)
+		return tg_error_set(err, TG_ERR_INVALID, "rollback: no state directory");
+	if (tg_store_ticket_get(g->store, call_id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	if (t.state == TG_TICKET_COMPENSATED) {
+		tg_ticket_release(&t);
+		return 1;
+	}
+	if (t.state != TG_TICKET_EXECUTED) {
+		tg_error_set(err, TG_ERR_INVALID, "call %s is %s: only an executed call can be "
+			     "rolled back", call_id, tg_ticket_state_name(t.state));
+		tg_ticket_release(&t);
+		return -1;
+	}
+	cat = tg_gate_acquire(g);
+	rc = dry_run ? 0 : tg_store_rollback_begin(g->store, call_id, who, (int64_t)time(NULL), err);
+	if (rc == 0) {
+		rc = run_compensation(g, cat, &t, who, dry_run, r, err);
+		/* logged either way: a compensation that could not even start
+		 * failed as surely as one that ran and failed */
+		if (!dry_run &&
+		    tg_store_rollback_end(g->store, call_id, rc == 0 && !r->is_error,
+					  rc == 0 ? (r->structured_json ? r->structured_json
+									: r->content_json)
+						  : err->msg, (int64_t)time(NULL), &lerr) < 0) {
+			tg_call_result_release(r);
+			if (rc == 0)
+				*err = lerr;
+			rc = -1;
+		}
+	}
+	tg_gate_release(g, cat);
+	tg_ticket_release(&t);
+	return rc;
+}
+
+int tg_gate_resume_rollbacks(struct tg_gate *g, size_t *resumed, size_t *failed,
+			     struct tg_error *err)
+{
+	struct tg_rollback *list;
+	struct tg_call_result r;
+	struct tg_error rerr;
+	size_t n, i;
+
+	*resumed = *failed = 0;
+	if (!g->store)
+		return 0;
+	if (tg_store_rollback_list(g->store, TG_ROLLBACK_RUNNING, &list, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int rc = tg_gate_rollback(g, list[i].call_id, list[i].requested_by, 0, &r, &rerr);
+
+		/* one that cannot even start (its call is not executed, its
+		 * tool is gone) ends as failed, not running for ever */
+		if (rc < 0)
+			tg_store_rollback_end(g->store, list[i].call_id, 0, rerr.msg,
+					      (int64_t)time(NULL), &rerr);
+		(*resumed)++;
+		if (rc < 0 || (rc == 0 && r.is_error))
+			(*failed)++;
+		if (rc == 0)
+			tg_call_result_release(&r);
+		tg_rollback_release(&list[i]);
+	}
+	free(list);
+	return 0;
 }

@@ -205,6 +205,7 @@ struct call_opts {
 	int log_at;                    /* log level index; -1: the session's; 99: none */
 	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
 	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
+	int dry_run;                   /* _meta's dev.toolgate/dryRun */
 };
 
 struct call_job {
@@ -229,6 +230,7 @@ struct call_job {
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
 #define META_IDEMPOTENCY "dev.toolgate/idempotencyKey" /* a write call's (docs/PIPELINE.md) */
+#define META_DRY_RUN "dev.toolgate/dryRun"         /* show, do not do (docs/PIPELINE.md) */
 #define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
 
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
@@ -482,7 +484,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
 				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, opts->scopes,
-				s->mcp->limiter, opts->idem_key };
+				s->mcp->limiter, opts->idem_key, opts->dry_run };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -606,6 +608,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	json_t *idem = json_object_get(json_object_get(params, "_meta"), META_IDEMPOTENCY);
+	json_t *dry = json_object_get(json_object_get(params, "_meta"), META_DRY_RUN);
 	struct call_opts with_key = *given, *opts = &with_key;
 	json_t *args = json_object_get(params, "arguments");
 	struct call_job *j;
@@ -619,6 +622,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_IDEMPOTENCY
 				      "\"] must be a string");
 	with_key.idem_key = json_string_value(idem);
+	if (dry && !json_is_boolean(dry))
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_DRY_RUN
+				      "\"] must be true or false");
+	with_key.dry_run = json_is_true(dry);
 	if (args && !json_is_object(args))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: \"arguments\" must be an object");
@@ -1237,7 +1244,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0 };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -1339,7 +1346,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL };
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0 };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}

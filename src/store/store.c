@@ -68,6 +68,18 @@ static const char *const migrations[] = {
 	" expires INTEGER NOT NULL"
 	") WITHOUT ROWID;"
 	"CREATE INDEX tickets_state ON tickets (state, created);",
+	/* 3 -> 4: a ticket's arguments, for its approver to read and its
+	 * compensation to use; the rollback log (docs/STORE.md) */
+	"ALTER TABLE tickets ADD COLUMN arguments TEXT;"
+	"CREATE TABLE rollbacks ("
+	" call_id TEXT PRIMARY KEY,"
+	" state TEXT NOT NULL CHECK (state IN ('running', 'succeeded', 'failed')),"
+	" requested_by TEXT NOT NULL,"
+	" attempts INTEGER NOT NULL,"
+	" detail TEXT,"
+	" started INTEGER NOT NULL,"
+	" ended INTEGER"
+	") WITHOUT ROWID;",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -533,7 +545,8 @@ void tg_ticket_release(struct tg_ticket *t)
 {
 	free(t->preview);
 	free(t->reason);
-	t->preview = t->reason = NULL;
+	free(t->arguments);
+	t->preview = t->reason = t->arguments = NULL;
 }
 
 static void copy_text(char *dst, size_t len, const unsigned char *src)
@@ -543,11 +556,12 @@ static void copy_text(char *dst, size_t len, const unsigned char *src)
 
 /* Fill t from a row of SELECT TICKET_COLUMNS. */
 #define TICKET_COLUMNS "id, principal, tool, args_sha256, preview, state, reason, approver, " \
-	"created, decided, expires"
+	"created, decided, expires, arguments"
 
 static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 {
 	const unsigned char *preview = sqlite3_column_text(s, 4), *reason = sqlite3_column_text(s, 6);
+	const unsigned char *args = sqlite3_column_text(s, 11);
 
 	memset(t, 0, sizeof(*t));
 	copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
@@ -561,7 +575,9 @@ static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 	t->expires = sqlite3_column_int64(s, 10);
 	t->preview = preview ? strdup((const char *)preview) : NULL;
 	t->reason = reason ? strdup((const char *)reason) : NULL;
-	return (preview && !t->preview) || (reason && !t->reason) ? -1 : 0;
+	t->arguments = args ? strdup((const char *)args) : NULL;
+	return (preview && !t->preview) || (reason && !t->reason) || (args && !t->arguments) ? -1
+											    : 0;
 }
 
 /* A pending ticket past its expiry is expired, fail closed (the caller
@@ -594,8 +610,11 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 	if (req->preview && strlen(req->preview) > TG_IDEM_MAX_RESULT)
 		return tg_error_set(err, TG_ERR_LIMIT, "ticket: a preview of more than %u bytes",
 				    TG_IDEM_MAX_RESULT);
+	if (req->arguments && strlen(req->arguments) > TG_IDEM_MAX_RESULT)
+		return tg_error_set(err, TG_ERR_LIMIT, "ticket: arguments of more than %u bytes",
+				    TG_IDEM_MAX_RESULT);
 	*out = *req;
-	out->preview = out->reason = NULL;
+	out->preview = out->reason = out->arguments = NULL;
 	randombytes_buf(rnd, sizeof(rnd));
 	sodium_bin2hex(out->id, sizeof(out->id), rnd, sizeof(rnd));
 	out->state = TG_TICKET_PENDING;
@@ -605,7 +624,7 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 	out->expires = now + ttl;
 	pthread_mutex_lock(&st->lock);
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
-				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7)", -1, &s, NULL) ==
+				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8)", -1, &s, NULL) ==
 			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, out->id, -1, SQLITE_STATIC);
@@ -616,12 +635,17 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 			sqlite3_bind_text(s, 5, req->preview, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 6, now);
 		sqlite3_bind_int64(s, 7, now + ttl);
+		if (req->arguments)
+			sqlite3_bind_text(s, 8, req->arguments, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);
-	if (rc == 0 && req->preview && !(out->preview = strdup(req->preview)))
+	if (rc == 0 && ((req->preview && !(out->preview = strdup(req->preview))) ||
+			(req->arguments && !(out->arguments = strdup(req->arguments))))) {
+		tg_ticket_release(out);
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
 	return rc;
 }
 
@@ -746,54 +770,209 @@ int tg_store_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_sta
 	return rc;
 }
 
+/* The rows of SELECT sql (?1 bound to state_name, NULL: any) as an array
+ * of elements of size bytes, each filled by fill (-1: out of memory) and,
+ * on failure, released by release (the caller holds lock). */
+static int select_list(struct tg_store *st, const char *sql, const char *state_name, size_t size,
+		       int (*fill)(sqlite3_stmt *, void *), void (*release)(void *), void **out,
+		       size_t *n, const char *what, struct tg_error *err)
+{
+	char *list = NULL, *bigger;
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int rc = 0, step;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_error(err, st->db, what);
+	if (state_name)
+		sqlite3_bind_text(s, 1, state_name, -1, SQLITE_STATIC);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			bigger = realloc(list, cap * size);
+			if (!bigger) {
+				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				break;
+			}
+			list = bigger;
+		}
+		if (fill(s, list + *n * size) < 0) {
+			release(list + *n * size);
+			rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			break;
+		}
+		(*n)++;
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = db_error(err, st->db, what);
+	sqlite3_finalize(s);
+	if (rc < 0) {
+		while (*n)
+			release(list + --*n * size);
+		free(list);
+		return -1;
+	}
+	*out = list;
+	return 0;
+}
+
+static int fill_ticket(sqlite3_stmt *s, void *t)
+{
+	return ticket_row(s, t);
+}
+
+static void release_ticket(void *t)
+{
+	tg_ticket_release(t);
+}
+
 int tg_store_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
 			 size_t *n, struct tg_error *err)
 {
-	struct tg_ticket *list = NULL, *bigger;
-	size_t cap = 0;
-	sqlite3_stmt *s;
-	int rc, step;
+	void *list = NULL;
+	int rc;
 
 	tg_error_clear(err);
 	*out = NULL;
 	*n = 0;
 	pthread_mutex_lock(&st->lock);
 	rc = expire_tickets(st, now, err);
-	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE "
-					  "?1 IS NULL OR state = ?1 ORDER BY created, id LIMIT 10000",
-					  -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "tickets");
-	else if (rc == 0) {
-		if (state >= 0)
-			sqlite3_bind_text(s, 1, tg_ticket_state_name((enum tg_ticket_state)state), -1,
-					  SQLITE_STATIC);
-		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 16;
-				bigger = realloc(list, cap * sizeof(*list));
-				if (!bigger) {
-					rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-					break;
-				}
-				list = bigger;
-			}
-			if (ticket_row(s, &list[*n]) < 0) {
-				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-				break;
-			}
-			(*n)++;
-		}
-		if (rc == 0 && step != SQLITE_DONE)
-			rc = db_error(err, st->db, "tickets");
+	if (rc == 0)
+		rc = select_list(st, "SELECT " TICKET_COLUMNS " FROM tickets WHERE ?1 IS NULL OR "
+				 "state = ?1 ORDER BY created, id LIMIT 10000",
+				 state >= 0 ? tg_ticket_state_name((enum tg_ticket_state)state) : NULL,
+				 sizeof(**out), fill_ticket, release_ticket, &list, n, "tickets", err);
+	pthread_mutex_unlock(&st->lock);
+	*out = list;
+	return rc;
+}
+
+/* ---- rollbacks -------------------------------------------------------------- */
+
+static const char *const rollback_states[] = { "running", "succeeded", "failed" };
+
+const char *tg_rollback_state_name(enum tg_rollback_state state)
+{
+	return (unsigned)state < 3 ? rollback_states[state] : "unknown";
+}
+
+void tg_rollback_release(struct tg_rollback *r)
+{
+	free(r->detail);
+	r->detail = NULL;
+}
+
+int tg_store_rollback_begin(struct tg_store *st, const char *call_id, const char *who,
+			    int64_t now, struct tg_error *err)
+{
+	struct tg_ticket t;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (tg_store_ticket_get(st, call_id, now, &t, err) < 0)
+		return -1;
+	tg_ticket_release(&t);
+	if (t.state == TG_TICKET_COMPENSATED)
+		return 1;
+	if (t.state != TG_TICKET_EXECUTED)
+		return tg_error_set(err, TG_ERR_INVALID, "call %s is %s: only an executed call can "
+				    "be rolled back", call_id, tg_ticket_state_name(t.state));
+	if (!who || !*who || strlen(who) >= sizeof(((struct tg_rollback *)0)->requested_by))
+		return tg_error_set(err, TG_ERR_INVALID, "rollback %s: who asks is required", call_id);
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "INSERT INTO rollbacks (call_id, state, requested_by, "
+				"attempts, detail, started, ended) VALUES (?1, 'running', ?2, 1, NULL, "
+				"?3, NULL) ON CONFLICT (call_id) DO UPDATE SET state = 'running', "
+				"requested_by = ?2, attempts = attempts + 1, started = ?3, ended = NULL",
+				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "rollback");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, who, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, now);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);
-	if (rc < 0) {
-		while (*n)
-			tg_ticket_release(&list[--*n]);
-		free(list);
-		return -1;
+	return rc;
+}
+
+int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, const char *detail,
+			  int64_t now, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	size_t len = detail ? strlen(detail) : 0;
+	int rc;
+
+	tg_error_clear(err);
+	if (len > TG_ROLLBACK_MAX_DETAIL)
+		len = TG_ROLLBACK_MAX_DETAIL;
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = sqlite3_prepare_v2(st->db, "UPDATE rollbacks SET state = ?2, detail = ?3, "
+					"ended = ?4 WHERE call_id = ?1 AND state = 'running'", -1, &s,
+					NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "rollback");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, ok ? "succeeded" : "failed", -1, SQLITE_STATIC);
+		if (detail)
+			sqlite3_bind_text(s, 3, detail, (int)len, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, now);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
+		if (rc == 0 && sqlite3_changes(st->db) != 1)
+			rc = tg_error_set(err, TG_ERR_INVALID, "rollback %.40s: not running", call_id);
+		sqlite3_finalize(s);
 	}
+	if (rc == 0 && ok && (rc = ticket_move(st, call_id, "executed", "compensated", NULL, NULL, 0,
+					      err)) > 0)
+		rc = tg_error_set(err, TG_ERR_INVALID, "call %.40s is no longer executed", call_id);
+	if (rc == 0)
+		rc = exec(st, "COMMIT", err);
+	if (rc != 0)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+static int fill_rollback(sqlite3_stmt *s, void *p)
+{
+	const unsigned char *detail = sqlite3_column_text(s, 4);
+	const char *name = (const char *)sqlite3_column_text(s, 1);
+	struct tg_rollback *r = p;
+
+	memset(r, 0, sizeof(*r));
+	copy_text(r->call_id, sizeof(r->call_id), sqlite3_column_text(s, 0));
+	r->state = name && strcmp(name, "succeeded") == 0 ? TG_ROLLBACK_SUCCEEDED
+		 : name && strcmp(name, "failed") == 0 ? TG_ROLLBACK_FAILED
+		 : TG_ROLLBACK_RUNNING;
+	copy_text(r->requested_by, sizeof(r->requested_by), sqlite3_column_text(s, 2));
+	r->attempts = sqlite3_column_int(s, 3);
+	r->started = sqlite3_column_int64(s, 5);
+	r->ended = sqlite3_column_int64(s, 6);
+	return detail && !(r->detail = strdup((const char *)detail)) ? -1 : 0;
+}
+
+static void release_rollback(void *r)
+{
+	tg_rollback_release(r);
+}
+
+int tg_store_rollback_list(struct tg_store *st, int state, struct tg_rollback **out, size_t *n,
+			   struct tg_error *err)
+{
+	void *list = NULL;
+	int rc;
+
+	tg_error_clear(err);
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&st->lock);
+	rc = select_list(st, "SELECT call_id, state, requested_by, attempts, detail, started, "
+			 "ended FROM rollbacks WHERE ?1 IS NULL OR state = ?1 ORDER BY started, "
+			 "call_id LIMIT 10000",
+			 state >= 0 ? tg_rollback_state_name((enum tg_rollback_state)state) : NULL,
+			 sizeof(**out), fill_rollback, release_rollback, &list, n, "rollbacks", err);
+	pthread_mutex_unlock(&st->lock);
 	*out = list;
-	return 0;
+	return rc;
 }

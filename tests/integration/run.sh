@@ -1107,6 +1107,13 @@ hcall '' -H 'Idempotency-Key: hk1' -H 'Idempotency-Key: hk2'
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
 [ -z "$why" ]; check write_call_idempotency_header $? "$why"
 
+# --- the example write tools: dry run, approval, one run, rollback ---------------------------
+# (sql.execute, fs.write, fs.delete and their compensations, tests/integration/write_tools.py)
+timeout 300 python3 "$repo/tests/integration/write_tools.py" "$TG" "$repo" "$tmp/writes" >"$tmp/writes.out" 2>&1
+cat "$tmp/writes.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/writes.out")))
+grep -q 'write_tools_no_sanitizer_reports' "$tmp/writes.out"; check write_tools_ran_to_the_end $? "$(tail -3 "$tmp/writes.out")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

@@ -159,6 +159,21 @@ static int duplicates_and_errors(void)
 	CHECK(write_contract(dir, "zz-bad.json", "x", "1.0.0", "\"authority\":\"maybe\"") == 0);
 	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) < 0 && strstr(err.msg, "zz-bad.json") &&
 	      strstr(err.msg, "authority"));
+	unlink(strcat(strcpy(path, dir), "/zz-bad.json"));
+	/* a compensation names a write tool of the catalogue */
+	CHECK(write_contract(dir, "zz-w.json", "files.write", "1.0.0",
+			     "\"authority\":\"write\",\"dry_run\":\"supported\","
+			     "\"compensation\":{\"tool\":\"files.undo@1\"}") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) < 0 && strstr(err.msg, "zz-w.json") &&
+	      strstr(err.msg, "compensation.tool: tool 'files.undo@1': no such tool"));
+	CHECK(write_contract(dir, "zz-u.json", "files.undo", "1.0.0", "\"authority\":\"read\"") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) < 0 &&
+	      strstr(err.msg, "files.undo@1.0.0 is a read tool"));
+	CHECK(write_contract(dir, "zz-u.json", "files.undo", "1.0.0",
+			     "\"authority\":\"write\",\"dry_run\":\"supported\","
+			     "\"compensation\":{\"irreversible\":\"it is the undo\"}") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &c, &err) == 0);
+	tg_catalog_free(c);
 	remove_catalog();
 	CHECK(tg_catalog_load_dir("/nonexistent-tg", NULL, &c, &err) < 0);
 	return 0;

@@ -122,6 +122,33 @@ static int write_rules(void)
 		tg_contract_free(c);
 		free(t);
 	}
+	/* placeholders in the mapping: the call's id, an argument, whole */
+	{
+		static const char *const ok[] = { "\"${call_id}\"", "\"${arguments.path}\"",
+						  "[{\"a\":\"${call_id}\"}]", "\"$5\"" };
+		static const char *const no[] = { "\"${result}\"", "\"x${call_id}\"",
+						  "\"${arguments.}\"", "\"${arguments.a}b}\"" };
+		char mapping[256];
+		size_t i;
+
+		for (i = 0; i < 4; i++) {
+			struct tg_contract *c = NULL;
+			struct tg_error err;
+			char *t;
+
+			snprintf(mapping, sizeof(mapping), "\"authority\":\"write\",\"dry_run\":"
+				 "\"supported\",\"compensation\":{\"tool\":\"u@1\",\"arguments\":"
+				 "{\"v\":%s}}", ok[i]);
+			t = variant("\"authority\":\"read\"", mapping);
+			CHECK(t && parse(t, &c, &err) == 0);
+			tg_contract_free(c);
+			free(t);
+			snprintf(mapping, sizeof(mapping), "\"authority\":\"write\",\"dry_run\":"
+				 "\"supported\",\"compensation\":{\"tool\":\"u@1\",\"arguments\":"
+				 "{\"v\":%s}}", no[i]);
+			CHECK(refused("\"authority\":\"read\"", mapping, "a placeholder is"));
+		}
+	}
 	return 0;
 }
 

@@ -382,8 +382,63 @@ static int tickets(void)
 	return 0;
 }
 
+/* A ticket keeps its arguments; an executed call's rollback is logged
+ * before it runs, resumable, and its success compensates the ticket. */
+static int rollbacks(void)
+{
+	struct tg_ticket req, t, t2;
+	struct tg_rollback *list;
+	struct tg_store *st;
+	struct tg_error err;
+	size_t n;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent-1");
+	strcpy(req.tool, "sql.execute@1.0.0");
+	memset(req.args_sha256, 'b', 64);
+	req.arguments = "{\"sql\":\"DELETE FROM orders\"}";
+	CHECK(tg_store_ticket_create(st, &req, 1000, 3600, &t, &err) == 0);
+	CHECK(t.arguments && strcmp(t.arguments, req.arguments) == 0);
+	/* only an executed call is rolled back */
+	CHECK(tg_store_rollback_begin(st, t.id, "alice", 1001, &err) < 0 &&
+	      strstr(err.msg, "is pending: only an executed call"));
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 1, NULL, 1002, &err) == 0);
+	CHECK(tg_store_ticket_move(st, t.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) == 0);
+	CHECK(tg_store_rollback_begin(st, t.id, "", 1003, &err) < 0);
+	/* a first attempt fails; a second one (a crash in between: still
+	 * running) is logged again; the third succeeds */
+	CHECK(tg_store_rollback_begin(st, t.id, "alice", 1003, &err) == 0);
+	CHECK(tg_store_rollback_end(st, t.id, 0, "conflict: orders 7 changed", 1004, &err) == 0);
+	CHECK(tg_store_rollback_end(st, t.id, 1, "again", 1004, &err) < 0 &&
+	      strstr(err.msg, "not running"));
+	CHECK(tg_store_rollback_begin(st, t.id, "bob", 1005, &err) == 0);
+	CHECK(tg_store_rollback_list(st, TG_ROLLBACK_RUNNING, &list, &n, &err) == 0 && n == 1 &&
+	      list[0].attempts == 2 && strcmp(list[0].requested_by, "bob") == 0 && !list[0].ended);
+	tg_rollback_release(&list[0]);
+	free(list);
+	CHECK(tg_store_rollback_begin(st, t.id, "bob", 1006, &err) == 0);
+	CHECK(tg_store_rollback_end(st, t.id, 1, "restored 3 rows", 1007, &err) == 0);
+	CHECK(tg_store_ticket_get(st, t.id, 1008, &t2, &err) == 0 &&
+	      t2.state == TG_TICKET_COMPENSATED);
+	tg_ticket_release(&t2);
+	/* done is done */
+	CHECK(tg_store_rollback_begin(st, t.id, "bob", 1009, &err) == 1);
+	CHECK(tg_store_rollback_list(st, -1, &list, &n, &err) == 0 && n == 1 &&
+	      list[0].state == TG_ROLLBACK_SUCCEEDED && list[0].attempts == 3 &&
+	      strcmp(list[0].detail, "restored 3 rows") == 0 && list[0].ended == 1007);
+	tg_rollback_release(&list[0]);
+	free(list);
+	tg_ticket_release(&t);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
 	{ "store/tickets", tickets },
+	{ "store/rollbacks", rollbacks },
 	{ "store/opens_and_migrates", opens_and_migrates },
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },

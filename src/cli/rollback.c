@@ -1,0 +1,182 @@
+/*
+ * toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE --token TOKEN
+ *                           [--workspace DIR] [--record FILE] [--dry-run]
+ * toolgate rollback list --state DIR
+ *
+ * Undo an executed write call (its id is its ticket's) with its contract's
+ * compensation (docs/PIPELINE.md, "Rollback"). The token's principal needs
+ * an approve scope over the call's tool: undoing a write is a person's
+ * decision like approving it. --dry-run shows what the compensation would
+ * restore. list shows every rollback, its attempts and outcome, and the
+ * success rate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "toolgate/catalog.h"
+#include "toolgate/gate.h"
+#include "toolgate/store.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE "
+		   "--token TOKEN\n"
+		   "                [--workspace DIR] [--record FILE] [--dry-run]\n"
+		   "       toolgate rollback list --state DIR\n");
+}
+
+static int list(struct tg_store *st, struct tg_error *err)
+{
+	struct tg_rollback *r;
+	size_t n, i, ok = 0, done = 0;
+
+	if (tg_store_rollback_list(st, -1, &r, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		printf("%s  %-9s  %-20s  attempts %d\n", r[i].call_id,
+		       tg_rollback_state_name(r[i].state), r[i].requested_by, r[i].attempts);
+		ok += r[i].state == TG_ROLLBACK_SUCCEEDED;
+		done += r[i].state != TG_ROLLBACK_RUNNING;
+		tg_rollback_release(&r[i]);
+	}
+	free(r);
+	printf("%zu rollback%s, %zu succeeded", n, n == 1 ? "" : "s", ok);
+	if (done)
+		printf(" (%.0f%% of those that ended)", 100.0 * (double)ok / (double)done);
+	printf("\n");
+	return 0;
+}
+
+/* The compensation's result, as the operator reads it. */
+static void print_result(const struct tg_call_result *r)
+{
+	json_t *j = json_loads(r->structured_json ? r->structured_json : r->content_json, 0, NULL);
+	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+
+	puts(text ? text : r->content_json);
+	free(text);
+	json_decref(j);
+}
+
+int cmd_rollback(int argc, char **argv)
+{
+	const char *state = NULL, *policy = NULL, *token = NULL, *catalog = NULL, *workspace = NULL;
+	const char *id = NULL, *record = NULL;
+	struct tg_gate_options gopts = { -1, NULL, NULL };
+	struct tg_catalog *cat = NULL;
+	struct tg_store *st = NULL;
+	struct tg_gate *gate = NULL;
+	struct tg_call_result r;
+	struct tg_ticket t;
+	struct tg_error err;
+	char who[128];
+	int a, dry = 0, rc = 1;
+
+	for (a = 1; a < argc; a++) {
+		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (strcmp(o, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(o, "--dry-run") == 0) {
+			dry = 1;
+			continue;
+		}
+		if (o[0] != '-' && !id) {
+			id = o;
+			continue;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(o, "--state") == 0)
+			state = v;
+		else if (strcmp(o, "--policy") == 0)
+			policy = v;
+		else if (strcmp(o, "--token") == 0)
+			token = v;
+		else if (strcmp(o, "--catalog") == 0)
+			catalog = v;
+		else if (strcmp(o, "--workspace") == 0)
+			workspace = v;
+		else if (strcmp(o, "--record") == 0)
+			record = v;
+		else {
+			usage(stderr);
+			return 2;
+		}
+		a++;
+	}
+	if (!id || !state) {
+		usage(stderr);
+		return 2;
+	}
+	if (tg_store_open(state, &st, &err) < 0)
+		goto fail;
+	if (strcmp(id, "list") == 0) {
+		rc = list(st, &err) < 0 ? -1 : 0;
+		if (rc < 0)
+			goto fail;
+		goto out;
+	}
+	if (!policy || !token || !catalog) {
+		tg_store_close(st);
+		usage(stderr);
+		return 2;
+	}
+	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+		goto fail;
+	rc = cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err);
+	tg_ticket_release(&t);
+	if (rc < 0)
+		goto fail;
+	/* the compensation's record line, as serve --record writes them */
+	if (record && (gopts.record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+					      0600)) < 0) {
+		tg_error_set(&err, TG_ERR_INVALID, "--record %s: %s", record, strerror(errno));
+		goto fail;
+	}
+	gopts.workspace = workspace;
+	gopts.tools_dir = catalog;
+	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
+	    tg_gate_new(cat, &gopts, &gate, &err) < 0)
+		goto fail;
+	tg_gate_set_store(gate, st, 0);
+	rc = tg_gate_rollback(gate, id, who, dry, &r, &err);
+	if (rc < 0)
+		goto fail;
+	if (rc == 1) {
+		printf("%s was rolled back already\n", id);
+		rc = 0;
+		goto out;
+	}
+	print_result(&r);
+	if (r.is_error)
+		fprintf(stderr, "toolgate rollback: %s: %s failed; the call stays executed (try "
+			"again once the cause is fixed)\n", id, r.tool);
+	else
+		printf("%s %s by %s (%s)\n", id, dry ? "would be rolled back" : "rolled back", who,
+		       r.tool);
+	rc = r.is_error ? 1 : 0;
+	tg_call_result_release(&r);
+	goto out;
+fail:
+	fprintf(stderr, "toolgate rollback: %s\n", err.msg);
+	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+out:
+	tg_gate_free(gate);
+	tg_catalog_free(cat);
+	tg_store_close(st);
+	if (gopts.record_fd >= 0)
+		close(gopts.record_fd);
+	return rc;
+}

@@ -1,0 +1,278 @@
+"""The example catalogue's write tools through the whole gate: sql.execute,
+fs.write and fs.delete held with their dry run's preview, approved by
+another identity, run once, replayed, and rolled back by toolgate rollback
+with their compensations (sql.undo, fs.undo); dry runs that change nothing;
+conflicts that refuse to undo; a rollback a crash interrupted, resumed.
+
+    write_tools.py TOOLGATE REPO TMPDIR
+
+Each call is one `toolgate serve` on stdio, so every step also crosses a
+restart of the gateway. The example data and workspace are copied into
+TMPDIR, owned by the sandbox's host user (nobody), never written in place.
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+from mcptest import Checks
+
+TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+check = Checks("write_tools")
+CAT, DATA, WS, STATE = (os.path.join(TMP, d) for d in ("catalog", "data", "workspace", "state"))
+POLICY = os.path.join(TMP, "policy.json")
+DB = os.path.join(DATA, "shop.db")
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def setup():
+    shutil.rmtree(TMP, ignore_errors=True)
+    shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
+    shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
+    os.makedirs(DATA)
+    db = sqlite3.connect(DB)
+    with open(os.path.join(REPO, "examples/data/shop.sql")) as f:
+        db.executescript(f.read())
+    db.commit()
+    db.close()
+    for top in (DATA, WS):  # the sandbox writes as nobody
+        for d, dirs, files in os.walk(top):
+            for n in [d] + [os.path.join(d, x) for x in files]:
+                os.chown(n, 65534, 65534)
+    with open(POLICY, "w") as f:
+        json.dump({"principals": {
+            "local": {"scopes": ["sql.*:write", "fs.*:write", "*:read"]},
+            "alice": {"scopes": ["sql.*:approve", "fs.*:approve"]}}}, f)
+
+
+def serve_call(tool, args, key=None, dry=False):
+    """One tools/call through a fresh gateway: its result."""
+    meta = {}
+    if key:
+        meta["dev.toolgate/idempotencyKey"] = key
+    if dry:
+        meta["dev.toolgate/dryRun"] = True
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args, "_meta": meta}}
+    p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                        "--policy", POLICY, "--record", os.path.join(TMP, "record")],
+                       input=json.dumps(INIT) + "\n" + json.dumps(call) + "\n",
+                       capture_output=True, text=True, timeout=60)
+    sanitizer(p.stderr)
+    lines = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+    resp = [x for x in lines if x.get("id") == 1]
+    if not resp or "result" not in resp[0]:
+        return {"error": p.stdout + p.stderr}
+    return resp[0]["result"]
+
+
+REPORTS = []
+
+
+def sanitizer(stderr):
+    """Under ASan+UBSan, a report anywhere fails the run."""
+    if "Sanitizer" in stderr or "runtime error:" in stderr:
+        REPORTS.append(stderr[-2000:])
+
+
+def err_meta(r):
+    return (r.get("_meta") or {}).get("dev.toolgate/error") or {}
+
+
+ALICE = None
+
+
+def cli(*argv):
+    p = subprocess.run([TG] + list(argv), capture_output=True, text=True, timeout=60)
+    sanitizer(p.stderr)
+    return p
+
+
+def approve(ticket):
+    return cli("approvals", "approve", ticket, "--state", STATE, "--policy", POLICY,
+               "--token", ALICE).returncode == 0
+
+
+def rollback(call_id, *extra):
+    return cli("rollback", call_id, "--catalog", CAT, "--workspace", WS, "--state", STATE,
+               "--policy", POLICY, "--token", ALICE, "--record", os.path.join(TMP, "record"),
+               *extra)
+
+
+def rows(sql):
+    db = sqlite3.connect(DB)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+def held_then_run(tool, args, key):
+    """Held (its ticket, preview), approved, run: (ticket, held, result)."""
+    held = serve_call(tool, args, key)
+    e = err_meta(held)
+    ticket = e.get("ticket", "")
+    if e.get("code") != "awaiting_approval" or not approve(ticket):
+        return ticket, held, None
+    return ticket, held, serve_call(tool, args, key)
+
+
+setup()
+ALICE = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",
+            "--scope", "sql.*:approve", "--scope", "fs.*:approve").stdout.strip()
+orders = rows("SELECT * FROM orders ORDER BY id")
+
+# a dry run: no key, no ticket, nothing changed
+r = serve_call("sql.execute", {"sql": "DELETE FROM orders WHERE customer_id = ?", "params": [2]},
+               dry=True)
+sc = r.get("structuredContent") or {}
+check("sql_dry_run", not r.get("isError") and sc.get("dry_run") is True and
+      sc.get("rows_changed") == 2 and sc["sample"][0]["before"][0] == 2 and
+      rows("SELECT * FROM orders ORDER BY id") == orders, json.dumps(r))
+
+# held with its preview; the approver sees arguments and preview
+args = {"sql": "DELETE FROM orders WHERE customer_id = ?", "params": [2]}
+held = serve_call("sql.execute", args, "del-grace")
+e = err_meta(held)
+ticket = e.get("ticket", "")
+show = cli("approvals", "show", ticket, "--state", STATE)
+shown = json.loads(show.stdout) if show.returncode == 0 else {}
+check("sql_held_with_preview",
+      e.get("code") == "awaiting_approval" and e.get("preview", {}).get("structured", {})
+      .get("rows_changed") == 2 and rows("SELECT count(*) FROM orders") == [(5,)] and
+      shown.get("arguments") == args and
+      shown.get("preview", {}).get("structured", {}).get("dry_run") is True,
+      json.dumps(held) + show.stdout + show.stderr)
+
+# approved: the retry runs it once, later retries replay byte for byte
+approve(ticket)
+first = serve_call("sql.execute", args, "del-grace")
+again = serve_call("sql.execute", args, "del-grace")
+check("sql_runs_once", not first.get("isError") and
+      first["structuredContent"].get("call_id") == ticket and first == again and
+      rows("SELECT id FROM orders ORDER BY id") == [(1,), (4,), (5,)] and
+      rows("SELECT count(*) FROM toolgate_undo") == [(1,)], json.dumps(first))
+
+# rollback: a dry run first (nothing restored), then for real, then again
+dry = rollback(ticket, "--dry-run")
+check("rollback_dry_run", dry.returncode == 0 and '"restored_rows": 2' in dry.stdout and
+      rows("SELECT count(*) FROM orders") == [(3,)], dry.stdout + dry.stderr)
+rb = rollback(ticket)
+check("sql_rolled_back", rb.returncode == 0 and "rolled back by alice (sql.undo@1.0.0)" in
+      rb.stdout and rows("SELECT * FROM orders ORDER BY id") == orders,
+      rb.stdout + rb.stderr)
+st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+rb2 = rollback(ticket)
+lst = cli("rollback", "list", "--state", STATE)
+check("rollback_recorded", st.get("state") == "compensated" and rb2.returncode == 0 and
+      "rolled back already" in rb2.stdout and f"{ticket}  succeeded" in lst.stdout and
+      "1 rollback, 1 succeeded (100% of those that ended)" in lst.stdout,
+      json.dumps(st) + rb2.stdout + lst.stdout)
+
+# a statement that would fail is answered at once: no ticket, key free
+bad = serve_call("sql.execute", {"sql": "DELETE FROM nosuch"}, "bad-1")
+lst = cli("approvals", "list", "--all", "--state", STATE)
+check("sql_failing_dry_run_no_ticket", bad.get("isError") and "no such table" in
+      json.dumps(bad) and lst.stdout.count("sql.execute") == 1, json.dumps(bad) + lst.stdout)
+
+# DROP TABLE: held, approved, run, rolled back with its rows and indexes
+ticket, held, done = held_then_run("sql.execute", {"sql": "DROP TABLE orders"}, "drop-1")
+gone = rows("SELECT count(*) FROM sqlite_master WHERE name = 'orders'")
+rb = rollback(ticket)
+check("sql_drop_table_rolled_back", done is not None and not done.get("isError") and
+      gone == [(0,)] and rb.returncode == 0 and
+      rows("SELECT * FROM orders ORDER BY id") == orders, json.dumps(done) + rb.stderr)
+
+# a conflict: a row changed after the call is not overwritten
+ticket, _, done = held_then_run("sql.execute", {"sql": "UPDATE products SET price_cents = 1 "
+                                                "WHERE id = 3"}, "price-1")
+db = sqlite3.connect(DB)
+db.execute("UPDATE products SET price_cents = 2 WHERE id = 3")
+db.commit()
+db.close()
+rb = rollback(ticket)
+lst = cli("rollback", "list", "--state", STATE)
+st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+check("sql_conflict_not_overwritten", rb.returncode == 1 and "changed since the call" in
+      rb.stdout + rb.stderr and rows("SELECT price_cents FROM products WHERE id = 3") == [(2,)]
+      and st.get("state") == "executed" and f"{ticket}  failed" in lst.stdout,
+      rb.stdout + rb.stderr + lst.stdout)
+
+# statements with no rollback story are refused before any ticket
+r = serve_call("sql.execute", {"sql": "ALTER TABLE orders ADD COLUMN note TEXT"}, "alter-1")
+check("sql_no_rollback_story_refused", r.get("isError") and "can undo" in json.dumps(r),
+      json.dumps(r))
+
+# fs.write: the diff as preview, the prior version back on rollback
+before = open(os.path.join(WS, "notes.txt")).read()
+ticket, held, done = held_then_run("fs.write", {"path": "notes.txt", "content": "replaced\n"},
+                                   "w-1")
+pv = err_meta(held).get("preview", {}).get("structured", {})
+after = open(os.path.join(WS, "notes.txt")).read()
+rb = rollback(ticket)
+check("fs_write_rolled_back", "+replaced" in pv.get("diff", "") and done is not None and
+      not done.get("isError") and after == "replaced\n" and rb.returncode == 0 and
+      open(os.path.join(WS, "notes.txt")).read() == before,
+      json.dumps(held) + json.dumps(done) + rb.stdout + rb.stderr)
+
+# fs.write of a new file in a new folder: rollback removes both
+ticket, _, done = held_then_run("fs.write", {"path": "out/new.txt", "content": "x"}, "w-2")
+made = os.path.exists(os.path.join(WS, "out/new.txt"))
+rb = rollback(ticket)
+check("fs_write_new_file_rolled_back", made and rb.returncode == 0 and
+      not os.path.exists(os.path.join(WS, "out")), rb.stdout + rb.stderr)
+
+# fs.delete, and a dry run of it that keeps the file
+r = serve_call("fs.delete", {"path": "README.md"}, dry=True)
+kept = os.path.exists(os.path.join(WS, "README.md"))
+ticket, _, done = held_then_run("fs.delete", {"path": "README.md"}, "d-1")
+deleted = not os.path.exists(os.path.join(WS, "README.md"))
+rb = rollback(ticket)
+check("fs_delete_rolled_back", not r.get("isError") and kept and deleted and
+      rb.returncode == 0 and os.path.exists(os.path.join(WS, "README.md")),
+      json.dumps(r) + rb.stdout + rb.stderr)
+
+# no way out of the workspace, nor into the undo records
+r1 = serve_call("fs.write", {"path": "../escape.txt", "content": "x"}, "w-3")
+r2 = serve_call("fs.write", {"path": ".toolgate/undo/x/meta.json", "content": "{}"}, "w-4")
+check("fs_paths_confined", r1.get("isError") and "outside the workspace" in json.dumps(r1) and
+      r2.get("isError") and "undo records" in json.dumps(r2) and
+      not os.path.exists(os.path.join(TMP, "escape.txt")), json.dumps(r1) + json.dumps(r2))
+
+# a tool without dry-run support is refused a dry run; a read's dry run is the call
+r = serve_call("sql.query", {"sql": "SELECT count(*) AS n FROM orders"}, dry=True)
+check("read_dry_run_is_the_call", not r.get("isError") and
+      r["structuredContent"]["rows"] == [[5]], json.dumps(r))
+
+# a rollback a crash interrupted (logged as running) is resumed when the gateway starts
+ticket, _, done = held_then_run("sql.execute", {"sql": "DELETE FROM customers WHERE id = 4"},
+                                "crash-1")
+state_db = sqlite3.connect(os.path.join(STATE, "toolgate.db"))
+state_db.execute("INSERT INTO rollbacks (call_id, state, requested_by, attempts, started) "
+                 "VALUES (?, 'running', 'alice', 1, strftime('%s'))", (ticket,))
+state_db.commit()
+state_db.close()
+p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                    "--policy", POLICY], input="", capture_output=True, text=True, timeout=60)
+sanitizer(p.stderr)
+st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+check("interrupted_rollback_resumed", "resumed 1 interrupted rollback, 0 failed" in p.stderr and
+      rows("SELECT count(*) FROM customers") == [(4,)] and st.get("state") == "compensated",
+      p.stderr + json.dumps(st))
+
+# the rollback of a call that never ran, or of an unknown one, is refused
+held = serve_call("fs.write", {"path": "p.txt", "content": "x"}, "w-5")
+rb = rollback(err_meta(held).get("ticket", ""))
+rb2 = rollback("0" * 32)
+check("rollback_refusals", rb.returncode == 1 and "only an executed call" in rb.stderr and
+      rb2.returncode == 1 and "no such ticket" in rb2.stderr, rb.stderr + rb2.stderr)
+
+outcomes = [json.loads(x)["outcome"] for x in open(os.path.join(TMP, "record"))]
+check("recorded", "dry_run" in outcomes and "rolled_back" in outcomes and
+      "rollback_failed" in outcomes and "dry_run_failed" in outcomes, " ".join(outcomes))
+check("no_sanitizer_reports", not REPORTS, "\n".join(REPORTS))
+check.done()
