@@ -26,6 +26,28 @@ attack() { ATTACK=1 show "$@"; }
 step "What this host guarantees"
 "$TG" doctor
 
+# The write path on a copy of the examples (the data and workspace owned
+# by the sandbox's host user, nobody): a policy where agent-1 may write
+# with sql.execute and alice may approve it, and alice's token.
+write_demo() {
+	local dir tg
+	dir=$(mktemp -d /tmp/toolgate-demo.XXXXXX)
+	tg="$(cd "$build" && pwd -P)/toolgate"
+	cp -r examples/catalog examples/workspace "$dir/"
+	mkdir "$dir/data" && cp examples/data/shop.db "$dir/data/"
+	chown -R 65534:65534 "$dir/data" "$dir/workspace"
+	cat >"$dir/policy.json" <<'JSON'
+{"principals": {"agent-1": {"scopes": ["sql.*:read", "sql.execute:write"]},
+                "alice": {"scopes": ["sql.*:approve"]}}}
+JSON
+	"$tg" token issue --state "$dir/state" --policy "$dir/policy.json" --principal alice \
+		--scope 'sql.*:approve' >"$dir/alice.token" &&
+	"$tg" token issue --state "$dir/state" --policy "$dir/policy.json" --principal agent-1 \
+		--scope 'sql.execute:write' >"$dir/agent.token" &&
+		node tests/mcp/demo-writes.mjs "$tg" "$dir"
+	rm -rf "$dir"
+}
+
 # The gateway: an MCP client (the official TypeScript SDK, from npm into
 # tests/mcp/node_modules) connects to `toolgate serve` on the example
 # catalogue and calls its tools; every message is printed.
@@ -37,6 +59,8 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 	if [ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
 		examples/make-db.sh
 		node tests/mcp/demo.mjs "$(cd "$build" && pwd -P)/toolgate" "$PWD"
+		printf '\n%sWrite calls: approval, one run, rollback%s\n' "$bold" "$off"
+		write_demo
 	fi
 else
 	echo "(node and npm are not installed: the gateway part is skipped)"

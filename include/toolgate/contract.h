@@ -88,6 +88,7 @@ struct tg_contract {
 	char *compensation_tool;     /* "tool@version" that undoes a write */
 	char *compensation_args;     /* its argument mapping, JSON text */
 	char *irreversible;          /* reason, when nothing undoes it */
+	int resumable;               /* a write rerun under its call id replays (after a crash) */
 	char *deprecated_since, *sunset, *replacement; /* YYYY-MM-DD, tool@ver */
 	char **tags;                 /* NULL-terminated */
 	struct tg_param_header *param_headers; /* the input schema's x-mcp-header */

@@ -26,7 +26,9 @@ extern "C" {
 #define TG_MCP_LATEST "2025-11-25"
 
 struct tg_mcp_options {
-	const char *principal;     /* who a stdio client is (configured, not claimed) */
+	const char *principal;     /* who a stdio client is (configured, not claimed); NULL:
+				    * "local", which with a policy that does not name it
+				    * holds no scope */
 	const char *instructions;  /* for the client's model, or NULL */
 	unsigned max_inflight;     /* concurrent tools/call per session; 0: 16 */
 	/* Streamable HTTP: a file of bearer tokens' SHA-256 and the principals

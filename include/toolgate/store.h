@@ -94,6 +94,13 @@ TG_API int tg_store_idem_finish(struct tg_store *store, const struct tg_idem_key
  * execution once approved, exactly once. */
 TG_API int tg_store_idem_reclaim(struct tg_store *store, const struct tg_idem_key *key,
 				 const char *expect, size_t len, struct tg_error *err);
+/* A running key whose runner died (the gateway that claimed it was
+ * killed: its instance lock, instances/ID.lock in the state directory, is
+ * free) becomes this opening's: 0 taken, OUT *marker (malloc'd) the
+ * result the key held while running (a held call's ticket marker), or
+ * NULL; 1 not taken (its runner lives, or the key is not running); -1. */
+TG_API int tg_store_idem_takeover(struct tg_store *store, const struct tg_idem_key *key,
+				  char **marker, struct tg_error *err);
 /* The call under key never ran (refused before executing): the key is
  * free again. */
 TG_API int tg_store_idem_abandon(struct tg_store *store, const struct tg_idem_key *key,
@@ -157,6 +164,19 @@ TG_API int tg_store_ticket_decide(struct tg_store *store, const char *id, const 
  * compensated, pending to cancelled; any other is refused. */
 TG_API int tg_store_ticket_move(struct tg_store *store, const char *id, enum tg_ticket_state from,
 				enum tg_ticket_state to, struct tg_error *err);
+/* An approved call under key ended: result is the key's answer and ticket
+ * moves from approved to `to` (executed or failed), in one transaction.
+ * Refused (TG_ERR_INVALID) when this opening no longer holds the key. */
+TG_API int tg_store_idem_finish_call(struct tg_store *store, const struct tg_idem_key *key,
+				     const char *result, size_t len, const char *ticket,
+				     enum tg_ticket_state to, struct tg_error *err);
+/* A new write call under key (running, claimed by this opening) held for
+ * approval: the pending ticket for req is made and the key's answer
+ * becomes {"ticket":"ID"}, in one transaction (a crash leaves both or
+ * neither: no ticket nobody will ever claim). OUT *out. */
+TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *key,
+			      const struct tg_ticket *req, int64_t now, int64_t ttl,
+			      struct tg_ticket *out, struct tg_error *err);
 /* The tickets in state (-1: all), oldest first, at most 10,000: OUT
  * *out, *n (release each, free the array). */
 TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,

@@ -445,6 +445,13 @@ static int load_write_rules(struct loader *l, json_t *doc)
 		if (args && !(c->compensation_args = json_dumps(args, JSON_COMPACT)))
 			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
 	}
+	dr = json_object_get(doc, "resumable");
+	if (dr && !json_is_boolean(dr))
+		return bad(l, "resumable", "must be true or false");
+	c->resumable = json_is_true(dr);
+	if (c->resumable && c->authority != TG_AUTHORITY_WRITE)
+		return bad(l, "resumable", "says how a write survives a crash: a read has nothing "
+			   "to resume");
 	if (c->authority == TG_AUTHORITY_WRITE && (c->dry_run < 0 || !comp))
 		return bad(l, c->dry_run < 0 ? "dry_run" : "compensation",
 			   "a write tool states dry_run (supported or unsupported) and a "
@@ -512,7 +519,8 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	static const char *const fields[] = {
 		"name", "version", "title", "description", "owner", "authority", "risk",
 		"idempotent", "open_world", "input_schema", "output_schema", "errors",
-		"executor", "timeout", "dry_run", "compensation", "deprecation", "tags", NULL,
+		"executor", "timeout", "dry_run", "compensation", "resumable", "deprecation", "tags",
+		NULL,
 	};
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
 	struct loader l = { origin, opts, NULL, err };

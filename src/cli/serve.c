@@ -86,7 +86,7 @@ static void *reloader_main(void *arg)
 
 int cmd_serve(int argc, char **argv)
 {
-	const char *catalog = NULL, *workspace = NULL, *principal = "local", *record = NULL;
+	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL;
 	struct tg_mcp_http *server = NULL;
@@ -155,7 +155,8 @@ int cmd_serve(int argc, char **argv)
 	gopts.record_fd = fd;
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
-	mopts.principal = principal;
+	/* stdio's principal: named, or "local"; HTTP alone has none */
+	mopts.principal = principal ? principal : http && !stdio ? NULL : "local";
 	mopts.http_tokens = tokens;
 	mopts.state_key_file = state_key;
 	mopts.policy_file = policy;

@@ -67,6 +67,7 @@ struct call_state {
 	char *canonical;           /* the arguments hashed (malloc'd), or NULL */
 	char ticket[33];           /* the call's id once approved */
 	int dry;                   /* execute as a dry run */
+	int resumed;               /* rerun after its gateway died running it */
 };
 
 /* A builtin that does not exist is a configuration error, said when the
@@ -434,6 +435,61 @@ static int preview(struct tg_gate *g, struct call_state *st, char **text, struct
 	return 0;
 }
 
+/* A call under this key is running: still, or its gateway died running it
+ * (kill -9, a power cut). Then this one takes the key over: an approved
+ * call of a resumable tool runs again under its call id (the tool replays
+ * what it did); one of a tool that is not ends failed, as its effect is
+ * unknown; 2 when the dead gateway had not made the ticket yet (the call
+ * starts afresh). */
+static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *key,
+		    struct tg_error *err)
+{
+	char *marker = NULL, *final;
+	const char *id;
+	struct tg_ticket t;
+	json_t *j;
+	int rc;
+
+	rc = tg_store_idem_takeover(g->store, key, &marker, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1)
+		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
+			      "%.64s is running; retry when it ends", st->k->name,
+			      st->call->idempotency_key);
+	j = marker ? json_loads(marker, 0, NULL) : NULL;
+	id = json_string_value(json_object_get(j, "ticket"));
+	if (!id) {
+		json_decref(j);
+		free(marker);
+		return 2;
+	}
+	snprintf(st->ticket, sizeof(st->ticket), "%s", id);
+	json_decref(j);
+	free(marker);
+	if (tg_store_ticket_get(g->store, st->ticket, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	tg_ticket_release(&t);
+	st->claimed = 1;
+	if (t.state == TG_TICKET_APPROVED && st->k->resumable) {
+		st->resumed = 1;
+		return 0;
+	}
+	/* not resumable: whether it took effect is for a person to find out */
+	answer(st, "interrupted", "interrupted", st->ticket, "%s@%s: the gateway stopped while "
+	       "the approved call %s ran; whether it took effect is unknown (the tool cannot "
+	       "rerun it safely), so it is marked failed: check before calling again with a new "
+	       "idempotency key", st->k->name, st->k->version_text, st->ticket);
+	final = result_text(&st->out);
+	if (!final || tg_store_idem_finish_call(g->store, key, final, strlen(final), st->ticket,
+						TG_TICKET_FAILED, err) < 0)
+		fprintf(stderr, "toolgate: write %s: interrupted call %s: %s\n", st->k->name,
+			st->ticket, final ? err->msg : "out of memory");
+	free(final);
+	st->claimed = 0;
+	return 1;
+}
+
 /* 5 dedupe and 6 approve, for a write tool: the call runs (0, its key
  * claimed) only once a person approved these exact arguments; before
  * that, and on every retry under the same key, it is answered (1). A
@@ -443,7 +499,6 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	struct tg_idem_record rec;
 	struct tg_idem_key key;
 	struct tg_ticket req, t;
-	char marker[64];
 	int rc;
 
 	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
@@ -478,11 +533,11 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	}
 	if (rec.state == TG_IDEM_RUNNING) {
 		tg_idem_record_release(&rec);
-		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
-			      "%.64s is running; retry when it ends", st->k->name,
-			      st->call->idempotency_key);
-	}
-	if (rec.state == TG_IDEM_DONE) {
+		rc = takeover(g, st, &key, err);
+		if (rc != 2)
+			return rc;
+		/* the dead gateway was still making the ticket: start afresh */
+	} else if (rec.state == TG_IDEM_DONE) {
 		json_t *j = json_loadb(rec.result, rec.result_len, 0, NULL);
 		const char *id = json_string_value(json_object_get(j, "ticket"));
 
@@ -507,18 +562,13 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
 	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
 	req.arguments = st->canonical;
-	rc = tg_store_ticket_create(g->store, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
+	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
 	if (rc < 0) {
 		free(req.preview);
 		tg_store_idem_abandon(g->store, &key, NULL);
 		return -1;
 	}
 	tg_ticket_release(&t);
-	snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", t.id);
-	if (tg_store_idem_finish(g->store, &key, marker, strlen(marker), err) < 0) {
-		free(req.preview);
-		return -1;
-	}
 	answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
 	       "(toolgate approvals show %s); call again with the same idempotency key once "
 	       "it is decided", st->k->name, st->k->version_text, t.id, t.id);
@@ -537,12 +587,12 @@ static void write_done(struct tg_gate *g, struct call_state *st)
 	struct tg_error err;
 	char *final = result_text(&st->out);
 
-	if (!final || tg_store_idem_finish(g->store, &key, final, strlen(final), &err) < 0)
+	if (!final || tg_store_idem_finish_call(g->store, &key, final, strlen(final), st->ticket,
+						st->out.is_error ? TG_TICKET_FAILED
+								 : TG_TICKET_EXECUTED, &err) < 0)
 		fprintf(stderr, "toolgate: write %s: its result was not kept: %s\n", st->k->name,
 			final ? err.msg : "out of memory");
 	free(final);
-	tg_store_ticket_move(g->store, st->ticket, TG_TICKET_APPROVED,
-			     st->out.is_error ? TG_TICKET_FAILED : TG_TICKET_EXECUTED, &err);
 }
 
 
@@ -631,6 +681,10 @@ static void stage_record(struct tg_gate *g, const struct call_state *st,
 		return;
 	if (st->k)
 		json_object_set_new(line, "version", json_string(st->k->version_text));
+	if (st->ticket[0])
+		json_object_set_new(line, "call_id", json_string(st->ticket));
+	if (st->resumed)
+		json_object_set_new(line, "resumed", json_true());
 	if (err && err->code != TG_OK)
 		json_object_set_new(line, "error", json_string(err->msg));
 	text = json_dumps(line, JSON_COMPACT);

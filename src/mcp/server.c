@@ -54,10 +54,13 @@ static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, stru
 	    tg_signer_open(opts->state_dir, 1, &m->signer, err) < 0 ||
 	    tg_store_open(opts->state_dir, &m->store, err) < 0)
 		return -1;
-	if (!tg_policy_knows(m->policy, p))
+	/* a stdio principal named must be the policy's; the default one,
+	 * when it is not, holds no scope (fail closed) */
+	if (!tg_policy_knows(m->policy, p) && opts->principal)
 		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s", p,
 				    opts->policy_file);
-	m->principal_scopes = tg_policy_scope_list(m->policy, p);
+	m->principal_scopes = tg_policy_knows(m->policy, p) ? tg_policy_scope_list(m->policy, p)
+							     : strdup("");
 	/* write tools run through the approval gate, on this store */
 	tg_gate_set_store(m->gate, m->store, 0);
 	m->limiter = tg_limiter_new(m->policy);

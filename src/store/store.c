@@ -7,14 +7,18 @@
  * records it, so a crash leaves the file at one version or the next,
  * never between.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "toolgate/store.h"
 #include "util/file.h"
@@ -28,7 +32,84 @@ struct tg_store {
 	pthread_mutex_t lock;
 	int schema;
 	char instance[33];    /* this opening's id: who claimed a running key */
+	char *dir;            /* the state directory */
+	int alive_fd;         /* instances/ID.lock, locked while this opening lives */
 };
+
+static void copy_text(char *dst, size_t len, const unsigned char *src);
+static int ticket_move(struct tg_store *st, const char *id, const char *from, const char *to,
+		       const char *approver, const char *reason, int64_t now, struct tg_error *err);
+
+/* ---- instances: which openings are alive ---------------------------------------------
+ *
+ * Each opening holds an exclusive flock on instances/ID.lock for its life;
+ * the kernel drops it when the process dies, kill -9 included. A running
+ * key whose runner's lock is free was left by a gateway that died
+ * mid-call. The file is locked under a temporary name, then renamed into
+ * place, so that no one ever sees it unlocked while its opening lives. */
+
+#define INSTANCES "instances"
+
+static int instance_path(const struct tg_store *st, const char *id, const char *suffix,
+			 char *path, size_t len)
+{
+	return (size_t)snprintf(path, len, "%s/" INSTANCES "/%s%s", st->dir, id, suffix) < len
+		       ? 0 : -1;
+}
+
+/* 1 if the opening id is alive (its lock is held), 0 if not (its file is
+ * then removed). */
+static int instance_alive(const struct tg_store *st, const char *id)
+{
+	char path[4096];
+	int fd, alive;
+
+	if (strcmp(id, st->instance) == 0)
+		return 1;
+	if (strspn(id, "0123456789abcdef") != 32 || id[32] ||
+	    instance_path(st, id, ".lock", path, sizeof(path)) < 0)
+		return 0;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno != ENOENT; /* cannot tell: say alive, take nothing over */
+	alive = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	if (!alive)
+		unlink(path);
+	close(fd);
+	return alive;
+}
+
+/* This opening's lock, and the files of dead ones swept. */
+static int instance_start(struct tg_store *st, struct tg_error *err)
+{
+	char dir[4096], tmp[4096], path[4096];
+	struct dirent *e;
+	DIR *d;
+
+	st->alive_fd = -1;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/" INSTANCES, st->dir) >= sizeof(dir) ||
+	    instance_path(st, st->instance, ".tmp", tmp, sizeof(tmp)) < 0 ||
+	    instance_path(st, st->instance, ".lock", path, sizeof(path)) < 0)
+		return tg_error_set(err, TG_ERR_INVALID, "store: state directory path too long");
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return tg_error_sys(err, errno, "store: %s", dir);
+	st->alive_fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (st->alive_fd < 0 || flock(st->alive_fd, LOCK_EX) < 0 || rename(tmp, path) < 0)
+		return tg_error_sys(err, errno, "store: %s", tmp);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char id[33];
+
+		if (n == 32 + 5 && strcmp(e->d_name + 32, ".lock") == 0) {
+			snprintf(id, sizeof(id), "%.32s", e->d_name);
+			instance_alive(st, id);
+		}
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
 
 static const char *const migrations[] = {
 	/* 0 -> 1: idempotency records; revocations, tickets and sagas come
@@ -97,6 +178,17 @@ static int exec(struct tg_store *st, const char *sql, struct tg_error *err)
 	tg_error_set(err, TG_ERR_SYSTEM, "store: %s", msg ? msg : sqlite3_errmsg(st->db));
 	sqlite3_free(msg);
 	return -1;
+}
+
+/* The end of a write transaction: committed if rc is 0, else rolled
+ * back; rc, or -1 when the commit failed. */
+static int end_tx(struct tg_store *st, int rc, struct tg_error *err)
+{
+	if (rc == 0)
+		rc = exec(st, "COMMIT", err);
+	if (rc != 0)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }
 
 static int pragma_int(struct tg_store *st, const char *sql, int *out)
@@ -203,6 +295,13 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	randombytes_buf(rnd, sizeof(rnd));
 	sodium_bin2hex(st->instance, sizeof(st->instance), rnd, sizeof(rnd));
 	pthread_mutex_init(&st->lock, NULL);
+	st->alive_fd = -1;
+	if (!(st->dir = strdup(dir))) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (instance_start(st, err) < 0)
+		goto fail;
 	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
 		db_error(err, st->db, path);
 		goto fail;
@@ -231,6 +330,14 @@ void tg_store_close(struct tg_store *st)
 		return;
 	sqlite3_close(st->db);
 	pthread_mutex_destroy(&st->lock);
+	if (st->alive_fd >= 0) {
+		char path[4096];
+
+		if (instance_path(st, st->instance, ".lock", path, sizeof(path)) == 0)
+			unlink(path);
+		close(st->alive_fd);
+	}
+	free(st->dir);
 	free(st);
 }
 
@@ -425,6 +532,111 @@ int tg_store_idem_reclaim(struct tg_store *st, const struct tg_idem_key *k, cons
 	return rc;
 }
 
+int tg_store_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, char **marker,
+			   struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	char runner[33] = "";
+	int rc = 1, step;
+
+	tg_error_clear(err);
+	*marker = NULL;
+	if (key_ok(k, err) < 0)
+		return -1;
+	pthread_mutex_lock(&st->lock);
+	if (exec(st, "BEGIN IMMEDIATE", err) < 0) {
+		pthread_mutex_unlock(&st->lock);
+		return -1;
+	}
+	if (prepare(st, "SELECT runner, result FROM idempotency WHERE principal = ?1 AND tool = ?2 "
+		    "AND key = ?3 AND fingerprint = ?4 AND state = 'running'", &s, k, err) < 0) {
+		rc = -1;
+		goto end;
+	}
+	sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		const void *b = sqlite3_column_blob(s, 1);
+		int n = sqlite3_column_bytes(s, 1);
+
+		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+		if (b && n > 0 && (*marker = malloc((size_t)n + 1))) {
+			memcpy(*marker, b, (size_t)n);
+			(*marker)[n] = '\0';
+		} else if (b && n > 0) {
+			rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	} else if (step != SQLITE_DONE) {
+		rc = db_error(err, st->db, "idempotency");
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	/* the runner is gone: its lock is free (it died holding the key) */
+	if (rc == 1 && runner[0] && !instance_alive(st, runner)) {
+		if (prepare(st, "UPDATE idempotency SET runner = ?5 WHERE principal = ?1 AND "
+			    "tool = ?2 AND key = ?3 AND state = 'running' AND runner = ?4", &s, k,
+			    err) < 0) {
+			rc = -1;
+			goto end;
+		}
+		sqlite3_bind_text(s, 4, runner, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1 ? 0
+		     : db_error(err, st->db, "idempotency takeover");
+	}
+end:
+	sqlite3_finalize(s);
+	if (rc >= 0 && exec(st, "COMMIT", err) < 0)
+		rc = -1;
+	if (rc < 0)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (rc != 0) {
+		free(*marker);
+		*marker = NULL;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, const char *result,
+			      size_t len, const char *ticket, enum tg_ticket_state to,
+			      struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	if (key_ok(k, err) < 0)
+		return -1;
+	if (len > TG_IDEM_MAX_RESULT)
+		return tg_error_set(err, TG_ERR_LIMIT, "idempotency: a result of %zu bytes, more "
+				    "than %u", len, TG_IDEM_MAX_RESULT);
+	if (to != TG_TICKET_EXECUTED && to != TG_TICKET_FAILED)
+		return tg_error_set(err, TG_ERR_INVALID, "a call ends executed or failed");
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0 && (rc = prepare(st, "UPDATE idempotency SET state = 'done', result = ?5 WHERE "
+				     "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 "
+				     "AND state = 'running' AND runner = ?6", &s, k, err)) == 0) {
+		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 5, result, (int)len, SQLITE_STATIC);
+		sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+		if (rc == 0 && sqlite3_changes(st->db) != 1)
+			rc = tg_error_set(err, TG_ERR_INVALID, "idempotency key %.64s: this gateway "
+					  "no longer holds it", k->key);
+		sqlite3_finalize(s);
+	}
+	/* the key's answer and the ticket's outcome: one commit, never one
+	 * without the other */
+	if (rc == 0 && (rc = ticket_move(st, ticket, "approved", tg_ticket_state_name(to), NULL,
+					 NULL, 0, err)) > 0)
+		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %.40s is no longer approved", ticket);
+	rc = end_tx(st, rc, err);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 int tg_store_idem_abandon(struct tg_store *st, const struct tg_idem_key *k, struct tg_error *err)
 {
 	tg_error_clear(err);
@@ -596,10 +808,14 @@ static int expire_tickets(struct tg_store *st, int64_t now, struct tg_error *err
 	return rc;
 }
 
-int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
-			   int64_t ttl, struct tg_ticket *out, struct tg_error *err)
+/* A pending ticket for req; with hold, the key (running, this opening's)
+ * then answers {"ticket": ID}: both in one transaction. */
+static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
+			 int64_t ttl, const struct tg_idem_key *hold, struct tg_ticket *out,
+			 struct tg_error *err)
 {
 	unsigned char rnd[16];
+	char marker[64];
 	sqlite3_stmt *s;
 	int rc;
 
@@ -623,6 +839,10 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 	out->decided = 0;
 	out->expires = now + ttl;
 	pthread_mutex_lock(&st->lock);
+	if (hold && exec(st, "BEGIN IMMEDIATE", err) < 0) {
+		pthread_mutex_unlock(&st->lock);
+		return -1;
+	}
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
 				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8)", -1, &s, NULL) ==
 			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
@@ -640,6 +860,23 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
 		sqlite3_finalize(s);
 	}
+	if (hold) {
+		snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", out->id);
+		if (rc == 0 && (rc = prepare(st, "UPDATE idempotency SET state = 'done', result = ?5 "
+					     "WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND "
+					     "fingerprint = ?4 AND state = 'running' AND runner = ?6",
+					     &s, hold, err)) == 0) {
+			sqlite3_bind_text(s, 4, hold->fingerprint, -1, SQLITE_STATIC);
+			sqlite3_bind_blob(s, 5, marker, (int)strlen(marker), SQLITE_STATIC);
+			sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
+			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+			if (rc == 0 && sqlite3_changes(st->db) != 1)
+				rc = tg_error_set(err, TG_ERR_INVALID, "idempotency key %.64s: this "
+						  "gateway no longer holds it", hold->key);
+			sqlite3_finalize(s);
+		}
+		rc = end_tx(st, rc, err);
+	}
 	pthread_mutex_unlock(&st->lock);
 	if (rc == 0 && ((req->preview && !(out->preview = strdup(req->preview))) ||
 			(req->arguments && !(out->arguments = strdup(req->arguments))))) {
@@ -647,6 +884,22 @@ int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	return rc;
+}
+
+int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
+			   int64_t ttl, struct tg_ticket *out, struct tg_error *err)
+{
+	return ticket_create(st, req, now, ttl, NULL, out, err);
+}
+
+int tg_store_idem_hold(struct tg_store *st, const struct tg_idem_key *key,
+		       const struct tg_ticket *req, int64_t now, int64_t ttl, struct tg_ticket *out,
+		       struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (key_ok(key, err) < 0)
+		return -1;
+	return ticket_create(st, req, now, ttl, key, out, err);
 }
 
 int tg_store_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
@@ -926,10 +1179,7 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 	if (rc == 0 && ok && (rc = ticket_move(st, call_id, "executed", "compensated", NULL, NULL, 0,
 					      err)) > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "call %.40s is no longer executed", call_id);
-	if (rc == 0)
-		rc = exec(st, "COMMIT", err);
-	if (rc != 0)
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	rc = end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }

@@ -1114,6 +1114,14 @@ cat "$tmp/writes.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/writes.out")))
 grep -q 'write_tools_no_sanitizer_reports' "$tmp/writes.out"; check write_tools_ran_to_the_end $? "$(tail -3 "$tmp/writes.out")"
 
+# kill -9 the gateway at random moments during 1,000 write calls whose
+# clients retry under the same keys: exactly one row per key in the target
+# database, no approval lost, nothing left running; 100 duplicates, one run
+timeout 900 python3 "$repo/tests/integration/fault_writes.py" "$TG" "$repo" "$tmp/fault" 1000 >"$tmp/fault.out" 2>&1
+cat "$tmp/fault.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/fault.out")))
+grep -q 'fault_no_sanitizer_reports' "$tmp/fault.out"; check fault_ran_to_the_end $? "$(tail -3 "$tmp/fault.out")"
+
 # --- doctor ----------------------------------------------------------------------------
 "$TG" doctor >"$tmp/out"; rc=$?
 [ $rc -eq 0 ] && grep -q 'strict    guaranteed' "$tmp/out" && grep -q 'landlock' "$tmp/out"

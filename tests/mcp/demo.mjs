@@ -2,37 +2,14 @@
 // serve` on the example catalogue, and every JSON-RPC message is printed
 // as it crosses stdio (-> to toolgate, <- from it).
 // Usage: node demo.mjs TOOLGATE-BINARY REPO-DIR
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { connect, step } from "./demo-common.mjs";
 
 const [toolgate, repo] = process.argv.slice(2);
-const width = process.stdout.columns || 100;
-const show = (dir, msg) => {
-	let text = JSON.stringify(msg);
-	if (text.length > width * 3) text = text.slice(0, width * 3 - 3) + "...";
-	console.log(`${dir} ${text}`);
-};
-
-class LoggedTransport extends StdioClientTransport {
-	async send(msg) { show("->", msg); return super.send(msg); }
-}
-
-const step = (title) => console.log(`\n\x1b[1m== ${title}\x1b[0m`);
-const transport = new LoggedTransport({
-	command: toolgate,
-	args: ["serve", "--stdio", "--catalog", `${repo}/examples/catalog`,
-	       "--workspace", `${repo}/examples/workspace`, "--record", "/dev/null"],
-});
-const client = new Client({ name: "toolgate-demo", version: "1.0.0" });
-// what arrives: the client's dispatch methods, each wrapped to print first
-for (const m of ["_onresponse", "_onrequest", "_onnotification"]) {
-	const orig = client[m].bind(client);
-	client[m] = (msg, extra) => { show("<-", msg); return orig(msg, extra); };
-}
+step("Connect: initialize, then the initialized notification");
+const client = await connect(toolgate, ["serve", "--stdio", "--catalog", `${repo}/examples/catalog`,
+	"--workspace", `${repo}/examples/workspace`, "--record", "/dev/null"]);
 const call = (name, args, opts) => client.callTool({ name, arguments: args }, undefined, opts);
 
-step("Connect: initialize, then the initialized notification");
-await client.connect(transport);
 step("What can this agent do? tools/list");
 await client.listTools();
 step("Read a file of the workspace (fs.read, in the strict sandbox, workspace read-only)");

@@ -436,7 +436,70 @@ static int rollbacks(void)
 	return 0;
 }
 
+/* A key whose gateway died running it is taken over by the next one; a
+ * live runner's is not; an approved call's end and its ticket's are one
+ * commit. */
+static int takeover(void)
+{
+	struct tg_idem_key k = key_of("agent", "sql.execute", "k-9", "fp");
+	struct tg_store *st, *other;
+	struct tg_ticket req, t, t2;
+	struct tg_error err;
+	char *marker = NULL, m[64];
+	pid_t pid;
+	int status;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent");
+	strcpy(req.tool, "sql.execute@1.0.0");
+	memset(req.args_sha256, 'c', 64);
+	CHECK(tg_store_ticket_create(st, &req, 1000, 3600, &t, &err) == 0);
+	CHECK(tg_store_ticket_decide(st, t.id, "alice", 1, NULL, 1001, &err) == 0);
+	snprintf(m, sizeof(m), "{\"ticket\":\"%s\"}", t.id);
+	/* a gateway claims the approved call, then dies (no close) */
+	pid = fork();
+	if (pid == 0) {
+		struct tg_store *dying;
+
+		if (tg_store_open(dir, &dying, &err) < 0 || !begin_is(dying, k, 1002, TG_IDEM_NEW) ||
+		    tg_store_idem_finish(dying, &k, m, strlen(m), &err) < 0 ||
+		    tg_store_idem_reclaim(dying, &k, m, strlen(m), &err) != 0)
+			_exit(1);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	CHECK(begin_is(st, k, 1003, TG_IDEM_RUNNING));
+	/* a live one's key is not taken: another opening of this process */
+	CHECK(tg_store_open(dir, &other, &err) == 0);
+	CHECK(begin_is(other, key_of("agent", "fs.write", "k-1", "fp"), 1003, TG_IDEM_NEW));
+	CHECK(tg_store_idem_takeover(st, &(struct tg_idem_key){ "agent", "fs.write", "k-1", "fp" },
+				     &marker, &err) == 1 && !marker);
+	/* the dead one's is, with the ticket it was running */
+	CHECK(tg_store_idem_takeover(st, &k, &marker, &err) == 0 && marker &&
+	      strcmp(marker, m) == 0);
+	free(marker);
+	CHECK(tg_store_idem_takeover(st, &k, &marker, &err) == 1); /* ours now: alive */
+	/* only the holder ends it; the key's answer and the ticket together */
+	CHECK(tg_store_idem_finish_call(other, &k, "r", 1, t.id, TG_TICKET_EXECUTED, &err) < 0 &&
+	      strstr(err.msg, "no longer holds it"));
+	CHECK(tg_store_ticket_get(st, t.id, 1004, &t2, &err) == 0 && t2.state == TG_TICKET_APPROVED);
+	tg_ticket_release(&t2);
+	CHECK(tg_store_idem_finish_call(st, &k, "r", 1, t.id, TG_TICKET_EXECUTED, &err) == 0);
+	CHECK(tg_store_ticket_get(st, t.id, 1005, &t2, &err) == 0 && t2.state == TG_TICKET_EXECUTED);
+	tg_ticket_release(&t2);
+	CHECK(begin_is(st, k, 1006, TG_IDEM_DONE));
+	tg_ticket_release(&t);
+	tg_store_close(other);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
+	{ "store/takeover", takeover },
 	{ "store/tickets", tickets },
 	{ "store/rollbacks", rollbacks },
 	{ "store/opens_and_migrates", opens_and_migrates },

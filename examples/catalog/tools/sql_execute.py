@@ -27,6 +27,8 @@ import os
 import sqlite3
 import sys
 
+from sqlite_snapshot import open_readonly
+
 DB = os.environ.get("SQL_DATABASE", "/data/shop.db")
 UNDO = "toolgate_undo"
 MAX_ROWS = 100000     # rows one call may change: each is kept to undo it
@@ -193,10 +195,7 @@ def run(db, sql, params):
 
 
 def dry_run(sql, params):
-    src = sqlite3.connect(f"file:{DB}?mode=ro", uri=True)
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    src.backup(db)
-    src.close()
+    db = open_readonly(DB, private=True)
     db.execute("BEGIN")
     result, _ = run(db, sql, params)
     db.execute("ROLLBACK")

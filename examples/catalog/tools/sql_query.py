@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """sql.query: one SQL statement against the example database, read-only by
-construction: the file is mounted read-only, opened with mode=ro, and the
-connection has query_only on, so a DROP TABLE fails in SQLite itself."""
+construction: the file is mounted read-only, opened with mode=ro (or, when
+a writer died mid-transaction, as a copy in /tmp that SQLite rolls back:
+sqlite_snapshot.py), and the connection has query_only on, so a DROP TABLE
+fails in SQLite itself."""
 import json
 import sqlite3
 import sys
 
+from sqlite_snapshot import open_readonly
+
 
 def main():
     args = json.load(sys.stdin)
-    db = sqlite3.connect("file:/data/shop.db?mode=ro", uri=True)
+    db = open_readonly("/data/shop.db")
     db.execute("PRAGMA query_only = ON")
     try:
         cur = db.execute(args["sql"], args.get("params", []))

@@ -14,6 +14,8 @@ import os
 import sqlite3
 import sys
 
+from sqlite_snapshot import open_readonly
+
 DB = os.environ.get("SQL_DATABASE", "/data/shop.db")
 UNDO = "toolgate_undo"
 
@@ -93,10 +95,7 @@ def main():
     args = json.load(sys.stdin)
     call_id, dry = args["call_id"], os.environ.get("TOOLGATE_DRY_RUN") == "1"
     if dry:
-        src = sqlite3.connect(f"file:{DB}?mode=ro", uri=True)
-        db = sqlite3.connect(":memory:", isolation_level=None)
-        src.backup(db)
-        src.close()
+        db = open_readonly(DB, private=True)
     else:
         db = sqlite3.connect(DB, isolation_level=None, timeout=10)
         db.execute("PRAGMA synchronous = FULL")
