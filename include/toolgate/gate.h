@@ -94,7 +94,13 @@ struct tg_call {
 	 * support it; docs/PIPELINE.md). A dry run needs no key and no
 	 * approval: every mount of its sandbox is read-only. */
 	int dry_run;
+	/* A write call held for approval waits this long (ms, at most
+	 * TG_MAX_APPROVAL_WAIT_MS) for the decision: approved in time, it
+	 * runs and the caller gets its result; 0: answered at once. */
+	unsigned approval_wait_ms;
 };
+
+#define TG_MAX_APPROVAL_WAIT_MS 120000
 
 /* A tool result as MCP carries it. */
 struct tg_call_result {
@@ -132,6 +138,21 @@ TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int6
  * compensation gone from the catalogue. */
 TG_API int tg_gate_rollback(struct tg_gate *gate, const char *call_id, const char *who,
 			    int dry_run, struct tg_call_result *r, struct tg_error *err);
+/* The admin API (docs/ADMIN.md): one request, method (GET, POST) on path
+ * (/admin/..., with its query) and its body (a JSON object, or empty), by
+ * principal holding scopes (its token's): the HTTP status, and OUT *out,
+ * the JSON answer (malloc'd; {"error": {code, message}} on failure). */
+TG_API int tg_gate_admin(struct tg_gate *gate, const char *principal, const char *scopes,
+			 const char *method, const char *path, const char *body, size_t len,
+			 char **out);
+/* The store the gate's write calls use (tg_gate_set_store), or NULL. */
+TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
+/* A ticket as the admin API and `toolgate approvals show` print it: JSON
+ * text (malloc'd), indented when pretty, its arguments and preview as
+ * JSON. */
+struct tg_ticket;
+TG_API char *tg_ticket_to_json(const struct tg_ticket *ticket, int pretty);
+
 /* Resume each rollback a crash interrupted (logged as running): OUT
  * *resumed, and *failed of them whose compensation failed again. */
 TG_API int tg_gate_resume_rollbacks(struct tg_gate *gate, size_t *resumed, size_t *failed,

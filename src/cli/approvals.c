@@ -12,7 +12,6 @@
  * it is pending. list shows the pending ones (--all:
  * every one); show prints one as JSON, its dry-run preview included.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "toolgate/auth.h"
+#include "toolgate/gate.h"
 #include "toolgate/store.h"
 
 static void usage(FILE *f)
@@ -34,32 +34,11 @@ static void usage(FILE *f)
 
 static void print_ticket(const struct tg_ticket *t)
 {
-	json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "id", t->id, "state",
-			      tg_ticket_state_name(t->state), "principal", t->principal, "tool",
-			      t->tool, "args_sha256", t->args_sha256, "created",
-			      (json_int_t)t->created, "expires", (json_int_t)t->expires);
-	char *text;
+	char *text = tg_ticket_to_json(t, 1);
 
-	/* what the approver decides on: the arguments hashed, and what the
-	 * dry run said they would do (JSON when the pipeline made it) */
-	if (j && t->arguments)
-		json_object_set_new(j, "arguments", json_loads(t->arguments, 0, NULL));
-	if (j && t->preview) {
-		json_t *p = json_loads(t->preview, 0, NULL);
-
-		json_object_set_new(j, "preview", p ? p : json_string(t->preview));
-	}
-	if (j && t->approver[0])
-		json_object_set_new(j, "approver", json_string(t->approver));
-	if (j && t->reason)
-		json_object_set_new(j, "reason", json_string(t->reason));
-	if (j && t->decided)
-		json_object_set_new(j, "decided", json_integer(t->decided));
-	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 	if (text)
 		puts(text);
 	free(text);
-	json_decref(j);
 }
 
 /* The claims of a token of the policy, checked (release them). */

@@ -339,6 +339,48 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 			 const char *marker, const char *id, const struct tg_ticket *tp,
 			 struct tg_error *err);
 
+/* 1 if the caller gave up on the call: its cancel fd is readable (after
+ * waiting up to ms for it). */
+static int cancelled_within(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	if (fd < 0) {
+		if (ms > 0)
+			poll(NULL, 0, ms);
+		return 0;
+	}
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Wait, within the call's budget, for a person to decide ticket id (the
+ * decision may come from another process: the store is looked at every
+ * 100 ms); OUT *t as it stands at the end. The caller hears progress, if
+ * it asked for it, while it waits. */
+static int await_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			  struct tg_ticket *t, struct tg_error *err)
+{
+	unsigned budget = st->call->approval_wait_ms, waited = 0;
+	char event[160];
+
+	if (budget > TG_MAX_APPROVAL_WAIT_MS)
+		budget = TG_MAX_APPROVAL_WAIT_MS;
+	if (st->call->notify) {
+		snprintf(event, sizeof(event), "{\"progress\":{\"progress\":0,\"message\":"
+			 "\"awaiting approval: ticket %s\"}}", id);
+		st->call->notify(st->call->notify_ctx, event);
+	}
+	for (;;) {
+		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
+			return -1;
+		if (t->state != TG_TICKET_PENDING || waited >= budget ||
+		    cancelled_within(st->call->cancel_fd, 100))
+			return 0;
+		tg_ticket_release(t);
+		waited += 100;
+	}
+}
+
 /* The key's result is a ticket (held for approval): what it says now. */
 static int ticket_step(struct tg_gate *g, struct call_state *st, const char *marker,
 		       const char *id, struct tg_error *err)
@@ -349,6 +391,11 @@ static int ticket_step(struct tg_gate *g, struct call_state *st, const char *mar
 
 	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
 		return -1;
+	if (t.state == TG_TICKET_PENDING && st->call->approval_wait_ms) {
+		tg_ticket_release(&t);
+		if (await_decision(g, st, id, &t, err) < 0)
+			return -1;
+	}
 	rc = ticket_answer(g, st, &key, marker, id, &t, err);
 	tg_ticket_release(&t);
 	return rc;
@@ -569,10 +616,23 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 		return -1;
 	}
 	tg_ticket_release(&t);
-	answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
-	       "(toolgate approvals show %s); call again with the same idempotency key once "
-	       "it is decided", st->k->name, st->k->version_text, t.id, t.id);
-	if (req.preview && st->out.structured)
+	if (st->call->approval_wait_ms) {
+		/* decided within the caller's budget: answered as its retry
+		 * would be (run once approved, the rejection, ...) */
+		char marker[64];
+
+		snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", t.id);
+		rc = ticket_step(g, st, marker, t.id, err);
+		if (rc <= 0) {
+			free(req.preview);
+			return rc;
+		}
+	} else {
+		answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
+		       "(toolgate approvals show %s); call again with the same idempotency key "
+		       "once it is decided", st->k->name, st->k->version_text, t.id, t.id);
+	}
+	if (req.preview && st->out.structured && strcmp(st->outcome, "held") == 0)
 		json_object_set_new(json_object_get(st->out.structured, "error"), "preview",
 				    json_loads(req.preview, 0, NULL));
 	free(req.preview);
@@ -1090,4 +1150,9 @@ int tg_gate_resume_rollbacks(struct tg_gate *g, size_t *resumed, size_t *failed,
 	}
 	free(list);
 	return 0;
+}
+
+struct tg_store *tg_gate_store(const struct tg_gate *g)
+{
+	return g->store;
 }

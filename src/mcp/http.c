@@ -40,6 +40,8 @@
 #include "toolgate/catalog.h"
 
 #define ENDPOINT "/mcp"
+#define ADMIN_PREFIX "/admin/"
+#define ADMIN_MAX_BODY (64u << 10)
 #define MAX_SESSIONS 1024
 #define MAX_SESSIONS_PER_PRINCIPAL 64
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
@@ -84,6 +86,7 @@ struct request {
 	char principal[MCP_MAX_PRINCIPAL]; /* identified from the headers */
 	char *scopes;               /* the caller's token's, with a policy; else NULL */
 	char why[200];              /* why the token was refused */
+	int admin;                  /* /admin/...: the admin API (docs/ADMIN.md) */
 };
 
 /* ---- sessions ------------------------------------------------------------ */
@@ -318,6 +321,22 @@ static enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int
 	enum MHD_Result rc = reply(c, status, "application/json", body ? body : "", NULL);
 
 	free(body);
+	return rc;
+}
+
+/* An answer of the admin API: JSON, never cached. */
+static enum MHD_Result admin_reply(struct MHD_Connection *c, unsigned status, const char *json)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), (void *)json,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
 	return rc;
 }
 
@@ -1429,11 +1448,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		why = bad_origin_or_host(h, c);
 		if (why)
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
-		if (strcmp(url, ENDPOINT) != 0)
+		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
+		if (rq->admin && !h->mcp->policy)
+			return admin_reply(c, 404, "{\"error\":{\"code\":\"not_found\",\"message\":"
+					   "\"the admin API needs a policy (serve --policy --state)\"}}");
+		if (!rq->admin && strcmp(url, ENDPOINT) != 0)
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
 		if (identify(h, c, rq) < 0)
 			return unauthorized(c, rq->why);
+		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)
+			return admin_reply(c, 413, "{\"error\":{\"code\":\"too_large\",\"message\":"
+					   "\"an admin request's body is at most 65536 bytes\"}}");
 		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {
 			rq->too_large = 1;
 			return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
@@ -1442,7 +1468,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!rq->too_large && rq->len + *upload_size > MCP_MAX_MESSAGE)
+		if (!rq->too_large &&
+		    rq->len + *upload_size > (rq->admin ? ADMIN_MAX_BODY : MCP_MAX_MESSAGE))
 			rq->too_large = 1;
 		if (!rq->too_large) {
 			if (rq->len + *upload_size > rq->cap) {
@@ -1468,9 +1495,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (rq->too_large && rq->admin)
+		return admin_reply(c, 413, "{\"error\":{\"code\":\"too_large\",\"message\":"
+				   "\"an admin request's body is at most 65536 bytes\"}}");
 	if (rq->too_large)
 		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
 				  "Payload Too Large: a message is at most 4194304 bytes");
+	if (rq->admin) {
+		char *out = NULL;
+		const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+		char path[512];
+		int status;
+		enum MHD_Result res;
+
+		/* libmicrohttpd took the query off the URL: put the one
+		 * parameter there is back for the router */
+		snprintf(path, sizeof(path), "%.400s%s%.64s", url, q ? "?state=" : "", q ? q : "");
+		status = tg_gate_admin(h->mcp->gate, rq->principal, rq->scopes ? rq->scopes : "",
+				       method, path, rq->body, rq->len, &out);
+		res = admin_reply(c, (unsigned)status, out ? out : "{}");
+		free(out);
+		return res;
+	}
 	if (strcmp(method, "POST") == 0)
 		return do_post(h, c, rq, rq->principal);
 	if (strcmp(method, "DELETE") == 0)

@@ -206,6 +206,7 @@ struct call_opts {
 	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
 	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
 	int dry_run;                   /* _meta's dev.toolgate/dryRun */
+	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait */
 };
 
 struct call_job {
@@ -231,6 +232,7 @@ struct call_job {
 #define META_LOG "io.modelcontextprotocol/logLevel"
 #define META_IDEMPOTENCY "dev.toolgate/idempotencyKey" /* a write call's (docs/PIPELINE.md) */
 #define META_DRY_RUN "dev.toolgate/dryRun"         /* show, do not do (docs/PIPELINE.md) */
+#define META_WAIT "dev.toolgate/approvalWait"      /* ms a held call waits for its decision */
 #define CACHE_TTL_MS 60000 /* the catalogue does not change while served */
 
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
@@ -484,7 +486,8 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
 				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, opts->scopes,
-				s->mcp->limiter, opts->idem_key, opts->dry_run };
+				s->mcp->limiter, opts->idem_key, opts->dry_run,
+				opts->approval_wait_ms };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -609,6 +612,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	json_t *idem = json_object_get(json_object_get(params, "_meta"), META_IDEMPOTENCY);
 	json_t *dry = json_object_get(json_object_get(params, "_meta"), META_DRY_RUN);
+	json_t *wait = json_object_get(json_object_get(params, "_meta"), META_WAIT);
 	struct call_opts with_key = *given, *opts = &with_key;
 	json_t *args = json_object_get(params, "arguments");
 	struct call_job *j;
@@ -626,6 +630,14 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_DRY_RUN
 				      "\"] must be true or false");
 	with_key.dry_run = json_is_true(dry);
+	if (wait && (!json_is_integer(wait) || json_integer_value(wait) < 0 ||
+		     json_integer_value(wait) > TG_MAX_APPROVAL_WAIT_MS))
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_WAIT
+				      "\"] is milliseconds, 0 to 120000");
+	with_key.approval_wait_ms = wait ? (unsigned)json_integer_value(wait) : 0;
+	/* a batch's calls run one after the other: none may stall the rest */
+	if (mode == CALL_PLAIN)
+		with_key.approval_wait_ms = 0;
 	if (args && !json_is_object(args))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: \"arguments\" must be an object");
@@ -1244,7 +1256,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0 };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0 };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -1346,7 +1358,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0 };
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0 };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}

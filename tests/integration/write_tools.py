@@ -49,13 +49,15 @@ def setup():
             "alice": {"scopes": ["sql.*:approve", "fs.*:approve"]}}}, f)
 
 
-def serve_call(tool, args, key=None, dry=False):
+def serve_call(tool, args, key=None, dry=False, wait=None):
     """One tools/call through a fresh gateway: its result."""
     meta = {}
     if key:
         meta["dev.toolgate/idempotencyKey"] = key
     if dry:
         meta["dev.toolgate/dryRun"] = True
+    if wait is not None:
+        meta["dev.toolgate/approvalWait"] = wait
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": tool, "arguments": args, "_meta": meta}}
     p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
@@ -270,6 +272,159 @@ rb = rollback(err_meta(held).get("ticket", ""))
 rb2 = rollback("0" * 32)
 check("rollback_refusals", rb.returncode == 1 and "only an executed call" in rb.stderr and
       rb2.returncode == 1 and "no such ticket" in rb2.stderr, rb.stderr + rb2.stderr)
+
+# waiting within the call's budget: approved meanwhile, the call runs and
+# answers at once; not decided in time, it is held; rejected meanwhile, it
+# hears the rejection
+import threading  # noqa: E402
+
+
+def decide_soon(verb, *extra):
+    def run():
+        for _ in range(100):
+            ids = [line.split()[0] for line in
+                   cli("approvals", "list", "--state", STATE).stdout.splitlines()
+                   if line.endswith("sql.execute@1.0.0")]
+            if ids:
+                cli("approvals", verb, ids[-1], "--state", STATE, "--policy", POLICY,
+                    "--token", ALICE, *extra)
+                return
+            time.sleep(0.1)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+import time  # noqa: E402
+
+t = decide_soon("approve")
+start = time.time()
+r = serve_call("sql.execute", {"sql": "UPDATE products SET price_cents = 950 WHERE id = 3"},
+               "wait-1", wait=20000)
+t.join()
+took = time.time() - start
+r2 = serve_call("sql.execute", {"sql": "DELETE FROM products WHERE id = 2"}, "wait-2", wait=300)
+tid2 = err_meta(r2).get("ticket", "")
+cli("approvals", "cancel", tid2, "--state", STATE, "--policy", POLICY, "--token",
+    cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "local",
+        "--scope", "sql.*:write").stdout.strip())
+t = decide_soon("reject", "--reason", "not today")
+r3 = serve_call("sql.execute", {"sql": "DELETE FROM products WHERE id = 1"}, "wait-3",
+                wait=20000)
+t.join()
+bad = serve_call("sql.execute", {"sql": "DELETE FROM products"}, "wait-4", wait=500000)
+check("approval_wait_budget",
+      not r.get("isError") and r["structuredContent"]["rows_changed"] == 1 and took < 15 and
+      rows("SELECT price_cents FROM products WHERE id = 3") == [(950,)] and
+      err_meta(r2).get("code") == "awaiting_approval" and
+      err_meta(r2).get("preview", {}).get("structured", {}).get("rows_changed") == 1 and
+      err_meta(r3).get("code") == "rejected" and "not today" in json.dumps(r3) and
+      "0 to 120000" in json.dumps(bad),
+      json.dumps([r, r2, r3, bad])[:1500])
+
+# the admin API over HTTP: the same tickets and rollbacks, as JSON
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
+
+from mcptest import start_http  # noqa: E402
+
+with open(POLICY, "w") as f:
+    json.dump({"principals": {
+        "local": {"scopes": ["sql.*:write", "fs.*:write", "*:read"]},
+        "alice": {"scopes": ["sql.*:approve", "fs.*:approve"]},
+        "bob": {"scopes": ["fs.*:approve"]}}}, f)
+AGENT = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "local",
+            "--scope", "sql.*:write").stdout.strip()
+BOB = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "bob",
+          "--scope", "fs.*:approve").stdout.strip()
+srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                        "--policy", POLICY, "--record", os.path.join(TMP, "record")],
+                       os.path.join(TMP, "admin.err"))
+
+
+def admin(method, path, token, body=None, raw=None):
+    """(status, JSON answer) of one admin request."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                 headers={"Authorization": "Bearer " + token} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        text = e.read()
+        return e.code, json.loads(text) if text.startswith(b"{") else text
+
+
+def mcp_call(tool, args, key):
+    msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": tool, "arguments": args,
+                      "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                "io.modelcontextprotocol/clientCapabilities": {},
+                                "dev.toolgate/idempotencyKey": key}}}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(msg).encode(),
+                                 method="POST", headers={
+                                     "Content-Type": "application/json",
+                                     "Accept": "application/json, text/event-stream",
+                                     "MCP-Protocol-Version": "2026-07-28",
+                                     "Mcp-Method": "tools/call", "Mcp-Name": tool,
+                                     "Authorization": "Bearer " + AGENT})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        body = r.read().decode()
+    for line in body.splitlines():
+        if line.startswith("data: ") and '"id"' in line:
+            return json.loads(line[6:])["result"]
+    return json.loads(body)["result"]
+
+
+args = {"sql": "UPDATE customers SET country = 'XX' WHERE id = 1"}
+held = mcp_call("sql.execute", args, "admin-1")
+tid = err_meta(held).get("ticket", "")
+st_a, listed = admin("GET", "/admin/tickets", ALICE)
+st_b, bob_list = admin("GET", "/admin/tickets", BOB)
+st_o, own = admin("GET", f"/admin/tickets/{tid}", AGENT)
+st_x, _ = admin("GET", f"/admin/tickets/{tid}", BOB)
+check("admin_lists_what_the_caller_may_see",
+      st_a == 200 and tid in [t["id"] for t in listed["tickets"]] and
+      listed["tickets"][-1]["preview"]["structured"]["rows_changed"] == 1 and
+      st_b == 200 and tid not in [t["id"] for t in bob_list["tickets"]] and
+      st_o == 200 and own["arguments"] == args and st_x == 403,
+      f"{st_a} {st_b} {st_o} {st_x} {json.dumps(listed)[:300]}")
+s1, r1 = admin("POST", f"/admin/tickets/{tid}/approve", AGENT)
+s2, r2 = admin("POST", f"/admin/tickets/{tid}/reject", ALICE, {})
+s3, r3 = admin("POST", f"/admin/tickets/{tid}/approve", BOB)
+s4, r4 = admin("POST", f"/admin/tickets/{tid}/approve", ALICE)
+s5, r5 = admin("POST", f"/admin/tickets/{tid}/approve", ALICE)
+check("admin_decides", s1 == 403 and s2 == 409 and "needs a reason" in json.dumps(r2) and
+      s3 == 403 and s4 == 200 and r4["state"] == "approved" and r4["approver"] == "alice" and
+      s5 == 409 and "not pending" in json.dumps(r5),
+      f"{s1} {s2} {s3} {s4} {s5} {json.dumps([r1, r2, r3, r4, r5])[:600]}")
+ran = mcp_call("sql.execute", args, "admin-1")
+sd, dry = admin("POST", f"/admin/calls/{tid}/rollback", ALICE, {"dry_run": True})
+changed = rows("SELECT country FROM customers WHERE id = 1")
+s6, rb6 = admin("POST", f"/admin/calls/{tid}/rollback", ALICE)
+s7, rb7 = admin("POST", f"/admin/calls/{tid}/rollback", ALICE)
+s8, log = admin("GET", "/admin/rollbacks", ALICE)
+check("admin_rolls_back", not ran.get("isError") and sd == 200 and dry["dry_run"] and
+      changed == [("XX",)] and s6 == 200 and rb6["result"]["restored_rows"] == 1 and
+      rows("SELECT country FROM customers WHERE id = 1") == [("GB",)] and
+      s7 == 200 and rb7.get("already") and s8 == 200 and
+      tid in [r["call_id"] for r in log["rollbacks"] if r["state"] == "succeeded"],
+      f"{sd} {s6} {s7} {s8} {json.dumps([ran, dry, rb6, rb7])[:800]}")
+bad = [admin("GET", "/admin/tickets/" + "0" * 32, ALICE)[0],
+       admin("GET", "/admin/nothing", ALICE)[0],
+       admin("GET", "/admin/tickets?state=maybe", ALICE)[0],
+       admin("POST", f"/admin/tickets/{tid}/reject", ALICE, raw=b"[1]")[0],
+       admin("POST", f"/admin/tickets/{tid}/approv", ALICE)[0],
+       admin("GET", "/admin/tickets", None)[0],
+       admin("GET", "/admin/tickets", ALICE[:-2] + "xx")[0],
+       admin("POST", f"/admin/tickets/{tid}/reject", ALICE, raw=b"{" + b" " * 70000 + b"}")[0],
+       admin("DELETE", "/admin/tickets", ALICE)[0],
+       admin("POST", f"/admin/calls/{'0' * 32}/rollback", ALICE)[0]]
+check("admin_bad_requests", bad == [404, 404, 400, 400, 404, 401, 401, 413, 405, 404],
+      str(bad))
+srv.kill()
+srv.wait()
+sanitizer(open(os.path.join(TMP, "admin.err")).read())
 
 outcomes = [json.loads(x)["outcome"] for x in open(os.path.join(TMP, "record"))]
 check("recorded", "dry_run" in outcomes and "rolled_back" in outcomes and

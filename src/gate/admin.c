@@ -1,0 +1,288 @@
+/*
+ * The admin API (include/toolgate/gate.h, docs/ADMIN.md): approval tickets
+ * and rollbacks as JSON over HTTP, the same decisions as `toolgate
+ * approvals` and `toolgate rollback`, by the principal the caller's token
+ * names and within its scopes. The HTTP server (src/mcp/http.c) routes
+ * /admin/... here; this file knows nothing of HTTP but the status codes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "toolgate/auth.h"
+#include "toolgate/gate.h"
+#include "toolgate/store.h"
+
+#define MAX_REASON 1000
+
+static json_t *ticket_json(const struct tg_ticket *t)
+{
+	json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "id", t->id, "state",
+			      tg_ticket_state_name(t->state), "principal", t->principal, "tool",
+			      t->tool, "args_sha256", t->args_sha256, "created",
+			      (json_int_t)t->created, "expires", (json_int_t)t->expires);
+
+	if (!j)
+		return NULL;
+	/* what the approver decides on: the arguments hashed, and what the
+	 * dry run said they would do (JSON when the pipeline made it) */
+	if (t->arguments)
+		json_object_set_new(j, "arguments", json_loads(t->arguments, 0, NULL));
+	if (t->preview) {
+		json_t *p = json_loads(t->preview, 0, NULL);
+
+		json_object_set_new(j, "preview", p ? p : json_string(t->preview));
+	}
+	if (t->approver[0])
+		json_object_set_new(j, "approver", json_string(t->approver));
+	if (t->reason)
+		json_object_set_new(j, "reason", json_string(t->reason));
+	if (t->decided)
+		json_object_set_new(j, "decided", json_integer(t->decided));
+	return j;
+}
+
+char *tg_ticket_to_json(const struct tg_ticket *t, int pretty)
+{
+	json_t *j = ticket_json(t);
+	char *text = j ? json_dumps(j, pretty ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return text;
+}
+
+/* An answer: status, and *out the JSON text of body (taken). */
+static int answer(json_t *body, int status, char **out)
+{
+	*out = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	return *out ? status : 500;
+}
+
+static int failure(int status, const char *code, const char *message, char **out)
+{
+	return answer(json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message), status,
+		      out);
+}
+
+/* The scope that approves tool (name@version: the name decides). */
+static int may_approve(const char *scopes, const char *tool)
+{
+	char want[200];
+
+	snprintf(want, sizeof(want), "%.*s:approve", (int)strcspn(tool, "@"), tool);
+	return tg_scopes_cover(scopes, want);
+}
+
+/* A store refusal as an answer: not found, a conflict, or the store. */
+static int store_failure(const struct tg_error *err, char **out)
+{
+	if (err->code != TG_ERR_INVALID)
+		return failure(500, "store", err->msg, out);
+	if (strstr(err->msg, "no such ticket") || strstr(err->msg, "not a ticket id"))
+		return failure(404, "not_found", err->msg, out);
+	return failure(409, "conflict", err->msg, out);
+}
+
+/* GET /admin/tickets[?state=S]: those the caller may decide, and its own. */
+static int list_tickets(struct tg_store *st, const char *principal, const char *scopes,
+			const char *query, char **out)
+{
+	struct tg_ticket *list;
+	struct tg_error err;
+	json_t *arr = json_array();
+	int state = TG_TICKET_PENDING;
+	size_t n, i;
+
+	if (query && strncmp(query, "state=", 6) == 0) {
+		state = -2;
+		if (strcmp(query + 6, "all") == 0)
+			state = -1;
+		for (i = 0; state == -2 && i <= TG_TICKET_COMPENSATED; i++)
+			if (strcmp(query + 6, tg_ticket_state_name((enum tg_ticket_state)i)) == 0)
+				state = (int)i;
+		if (state == -2) {
+			json_decref(arr);
+			return failure(400, "bad_request", "state: pending, approved, rejected, "
+				       "expired, cancelled, executed, failed, compensated or all", out);
+		}
+	} else if (query && *query) {
+		json_decref(arr);
+		return failure(400, "bad_request", "the one query parameter is state=", out);
+	}
+	if (tg_store_ticket_list(st, state, (int64_t)time(NULL), &list, &n, &err) < 0) {
+		json_decref(arr);
+		return store_failure(&err, out);
+	}
+	for (i = 0; i < n; i++) {
+		if (arr && (may_approve(scopes, list[i].tool) ||
+			    strcmp(list[i].principal, principal) == 0))
+			json_array_append_new(arr, ticket_json(&list[i]));
+		tg_ticket_release(&list[i]);
+	}
+	free(list);
+	return answer(json_pack("{s:o}", "tickets", arr), 200, out);
+}
+
+/* POST /admin/tickets/ID/{approve,reject,cancel}. */
+static int decide(struct tg_store *st, const char *principal, const char *scopes,
+		  const struct tg_ticket *t, const char *verb, json_t *body, char **out)
+{
+	const char *reason = json_string_value(json_object_get(body, "reason"));
+	struct tg_ticket now;
+	struct tg_error err;
+	int rc;
+
+	if (strcmp(verb, "cancel") == 0) {
+		if (strcmp(principal, t->principal) != 0)
+			return failure(403, "forbidden", "only the principal that asked for a call "
+				       "may cancel it", out);
+		rc = tg_store_ticket_move(st, t->id, TG_TICKET_PENDING, TG_TICKET_CANCELLED, &err);
+	} else {
+		if (!may_approve(scopes, t->tool))
+			return failure(403, "insufficient_scope", "the caller's scopes do not approve "
+				       "this tool", out);
+		if (reason && strlen(reason) > MAX_REASON)
+			return failure(400, "bad_request", "reason: at most 1000 bytes", out);
+		rc = tg_store_ticket_decide(st, t->id, principal, strcmp(verb, "approve") == 0,
+					    reason, (int64_t)time(NULL), &err);
+	}
+	if (rc < 0)
+		return store_failure(&err, out);
+	if (tg_store_ticket_get(st, t->id, (int64_t)time(NULL), &now, &err) < 0)
+		return store_failure(&err, out);
+	rc = answer(ticket_json(&now), 200, out);
+	tg_ticket_release(&now);
+	return rc;
+}
+
+/* POST /admin/calls/ID/rollback {"dry_run": bool}. */
+static int rollback(struct tg_gate *g, struct tg_store *st, const char *principal,
+		    const char *scopes, const char *id, json_t *body, char **out)
+{
+	json_t *dry = json_object_get(body, "dry_run"), *res;
+	struct tg_call_result r;
+	struct tg_ticket t;
+	struct tg_error err;
+	int rc;
+
+	if (dry && !json_is_boolean(dry))
+		return failure(400, "bad_request", "dry_run: true or false", out);
+	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+		return store_failure(&err, out);
+	rc = may_approve(scopes, t.tool);
+	tg_ticket_release(&t);
+	if (!rc)
+		return failure(403, "insufficient_scope", "rolling a call back needs an approve "
+			       "scope over its tool", out);
+	rc = tg_gate_rollback(g, id, principal, json_is_true(dry), &r, &err);
+	if (rc < 0)
+		return err.code == TG_ERR_INVALID ? failure(409, "conflict", err.msg, out)
+						  : failure(500, "rollback", err.msg, out);
+	if (rc == 1)
+		return answer(json_pack("{s:s,s:b}", "call_id", id, "already", 1), 200, out);
+	res = json_pack("{s:s,s:s,s:b,s:b,s:o?}", "call_id", id, "compensation", r.tool, "dry_run",
+			json_is_true(dry), "failed", r.is_error, "result",
+			json_loads(r.structured_json ? r.structured_json : r.content_json, 0, NULL));
+	rc = r.is_error ? 409 : 200;
+	tg_call_result_release(&r);
+	return answer(res, rc, out);
+}
+
+/* GET /admin/rollbacks: the log and its success rate. */
+static int list_rollbacks(struct tg_store *st, char **out)
+{
+	struct tg_rollback *r;
+	struct tg_error err;
+	json_t *arr = json_array();
+	size_t n, i, ok = 0, ended = 0;
+
+	if (tg_store_rollback_list(st, -1, &r, &n, &err) < 0) {
+		json_decref(arr);
+		return store_failure(&err, out);
+	}
+	for (i = 0; i < n; i++) {
+		ok += r[i].state == TG_ROLLBACK_SUCCEEDED;
+		ended += r[i].state != TG_ROLLBACK_RUNNING;
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:i,s:s?,s:I,s:I}", "call_id",
+						     r[i].call_id, "state",
+						     tg_rollback_state_name(r[i].state),
+						     "requested_by", r[i].requested_by, "attempts",
+						     r[i].attempts, "detail", r[i].detail, "started",
+						     (json_int_t)r[i].started, "ended",
+						     (json_int_t)r[i].ended));
+		tg_rollback_release(&r[i]);
+	}
+	free(r);
+	return answer(json_pack("{s:o,s:I,s:I}", "rollbacks", arr, "succeeded", (json_int_t)ok,
+				"ended", (json_int_t)ended), 200, out);
+}
+
+int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
+		  const char *method, const char *path, const char *body, size_t len, char **out)
+{
+	struct tg_store *st = tg_gate_store(g);
+	char id[33], verb[16];
+	const char *query = strchr(path, '?');
+	size_t plen = query ? (size_t)(query - path) : strlen(path);
+	int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0, rc;
+	json_t *doc = NULL;
+	struct tg_ticket t;
+	struct tg_error err;
+
+	*out = NULL;
+	if (!st)
+		return failure(404, "not_found", "the admin API needs a policy and a state "
+			       "directory (serve --policy --state)", out);
+	if (post && len) {
+		doc = json_loadb(body, len, 0, NULL);
+		if (!json_is_object(doc)) {
+			json_decref(doc);
+			return failure(400, "bad_request", "the body is a JSON object", out);
+		}
+	}
+	if (plen == 14 && strncmp(path, "/admin/tickets", 14) == 0) {
+		rc = get ? list_tickets(st, principal, scopes, query ? query + 1 : NULL, out)
+			 : failure(405, "method_not_allowed", "GET", out);
+	} else if (plen == 16 && strncmp(path, "/admin/rollbacks", 16) == 0) {
+		rc = get ? list_rollbacks(st, out) : failure(405, "method_not_allowed", "GET", out);
+	} else if (sscanf(path, "/admin/calls/%32[0-9a-f]/%15[a-z]", id, verb) == 2 &&
+		   strcmp(verb, "rollback") == 0 && plen == 13 + 32 + 9) {
+		rc = post ? rollback(g, st, principal, scopes, id, doc, out)
+			  : failure(405, "method_not_allowed", "POST", out);
+	} else if (strncmp(path, "/admin/tickets/", 15) == 0 && plen >= 15 + 32 &&
+		   sscanf(path + 15, "%32[0-9a-f]", id) == 1 && strlen(id) == 32) {
+		const char *rest = path + 15 + 32;
+		size_t rlen = plen - 15 - 32;
+
+		if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0) {
+			json_decref(doc);
+			return store_failure(&err, out);
+		}
+		if (rlen == 0 && get) {
+			rc = may_approve(scopes, t.tool) || strcmp(t.principal, principal) == 0
+				     ? answer(ticket_json(&t), 200, out)
+				     : failure(403, "insufficient_scope", "the caller may neither "
+					       "decide this ticket nor did it ask for it", out);
+		} else if (post && rlen > 1 && rlen < sizeof(verb) && rest[0] == '/' &&
+			   (snprintf(verb, sizeof(verb), "%.*s", (int)rlen - 1, rest + 1),
+			    strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
+			    strcmp(verb, "cancel") == 0)) {
+			rc = decide(st, principal, scopes, &t, verb, doc, out);
+		} else {
+			rc = failure(rlen == 0 ? 405 : 404, rlen == 0 ? "method_not_allowed"
+				     : "not_found", rlen == 0 ? "GET" : "POST .../approve, "
+				     ".../reject or .../cancel", out);
+		}
+		tg_ticket_release(&t);
+	} else {
+		rc = failure(404, "not_found", "the admin API: /admin/tickets, /admin/tickets/ID, "
+			     "/admin/tickets/ID/{approve,reject,cancel}, /admin/calls/ID/rollback, "
+			     "/admin/rollbacks", out);
+	}
+	json_decref(doc);
+	return rc;
+}
