@@ -33,12 +33,12 @@ PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start
 endif
-PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load
+PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate
 ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check demo bench bench-schema bench-mcp fuzz lint clean
+.PHONY: all deps check demo bench bench-schema bench-mcp bench-gate fuzz lint clean
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -83,6 +83,10 @@ $(BUILD)/bench/schema: bench/schema.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
 
+$(BUILD)/bench/gate: bench/gate.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
@@ -108,6 +112,10 @@ bench-schema: deps
 bench-mcp: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/mcp.sh $(BUILD)
+
+bench-gate: deps
+	@$(MAKE) -s --no-print-directory all
+	@$(BUILD)/bench/gate $(BENCH_ARGS)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked
