@@ -145,6 +145,16 @@ TG_API int tg_gate_rollback(struct tg_gate *gate, const char *call_id, const cha
 TG_API int tg_gate_admin(struct tg_gate *gate, const char *principal, const char *scopes,
 			 const char *method, const char *path, const char *body, size_t len,
 			 char **out);
+/* A record line for what is not a call (docs/PIPELINE.md, "The record"):
+ * a refusal before the pipeline (a bad token, a missing scope), a
+ * person's decision or its refusal. subject names what it was about (a
+ * tool, a ticket, a path), outcome what happened, detail why (NULL:
+ * nothing to add); never a token, arguments or a result. To the gate's
+ * record (tg_gate_record_event), or to fd (tg_record_event; -1: nowhere). */
+TG_API void tg_gate_record_event(struct tg_gate *gate, const char *principal,
+				 const char *subject, const char *outcome, const char *detail);
+TG_API void tg_record_event(int fd, const char *principal, const char *subject,
+			    const char *outcome, const char *detail);
 /* The store the gate's write calls use (tg_gate_set_store), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON

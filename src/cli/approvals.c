@@ -1,9 +1,10 @@
 /*
  * toolgate approvals list [--all]  --state DIR
  * toolgate approvals show ID       --state DIR
- * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN
+ * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN [--record FILE]
  * toolgate approvals reject ID     --state DIR --policy FILE --token TOKEN --reason TEXT
- * toolgate approvals cancel ID     --state DIR --policy FILE --token TOKEN
+ *                                  [--record FILE]
+ * toolgate approvals cancel ID     --state DIR --policy FILE --token TOKEN [--record FILE]
  *
  * The approval tickets of the store (docs/STORE.md). A decision is made
  * by whoever the token (issued for the policy, docs/AUTH.md) names, and
@@ -12,10 +13,13 @@
  * it is pending. list shows the pending ones (--all:
  * every one); show prints one as JSON, its dry-run preview included.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "toolgate/auth.h"
@@ -29,7 +33,9 @@ static void usage(FILE *f)
 		   "       toolgate approvals approve ID --state DIR --policy FILE --token TOKEN\n"
 		   "       toolgate approvals reject ID --state DIR --policy FILE --token TOKEN "
 		   "--reason TEXT\n"
-		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n");
+		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n"
+		   "       (approve, reject, cancel: --record FILE appends the decision, or its "
+		   "refusal)\n");
 }
 
 static void print_ticket(const struct tg_ticket *t)
@@ -95,10 +101,12 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 int cmd_approvals(int argc, char **argv)
 {
 	const char *state = NULL, *policy = NULL, *token = NULL, *reason = NULL, *id = NULL, *verb;
+	const char *record = NULL;
+	int record_fd = -1;
 	struct tg_store *st = NULL;
 	struct tg_ticket t, *list;
 	struct tg_error err;
-	char who[128];
+	char who[128] = "";
 	size_t n, i;
 	int a, all = 0, rc = 1, decide, listing;
 
@@ -133,6 +141,8 @@ int cmd_approvals(int argc, char **argv)
 			token = v;
 		else if (strcmp(o, "--reason") == 0)
 			reason = v;
+		else if (strcmp(o, "--record") == 0)
+			record = v;
 		else {
 			usage(stderr);
 			return 2;
@@ -142,6 +152,11 @@ int cmd_approvals(int argc, char **argv)
 	if (!(decide || listing || strcmp(verb, "show") == 0) || !state || (!listing && !id) ||
 	    (decide && (!policy || !token))) {
 		usage(stderr);
+		return 2;
+	}
+	if (record && (record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+					0600)) < 0) {
+		fprintf(stderr, "toolgate approvals: --record %s: %s\n", record, strerror(errno));
 		return 2;
 	}
 	if (tg_store_open(state, &st, &err) < 0)
@@ -180,6 +195,7 @@ int cmd_approvals(int argc, char **argv)
 						   &err) < 0)
 			goto fail;
 		printf("%s cancelled by %s\n", id, who);
+		tg_record_event(record_fd, who, id, "cancelled", NULL);
 		goto out;
 	}
 	rc = policy && token ? cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)
@@ -190,12 +206,18 @@ int cmd_approvals(int argc, char **argv)
 				   (int64_t)time(NULL), &err) < 0)
 		goto fail;
 	printf("%s %s by %s\n", id, strcmp(verb, "approve") == 0 ? "approved" : "rejected", who);
+	tg_record_event(record_fd, who, id, strcmp(verb, "approve") == 0 ? "approved" : "rejected",
+			reason);
 	rc = 0;
 	goto out;
 fail:
 	fprintf(stderr, "toolgate approvals %s: %s\n", verb, err.msg);
+	if (decide)
+		tg_record_event(record_fd, who, id, "refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
 out:
 	tg_store_close(st);
+	if (record_fd >= 0)
+		close(record_fd);
 	return rc;
 }

@@ -76,7 +76,7 @@ int cmd_rollback(int argc, char **argv)
 	struct tg_call_result r;
 	struct tg_ticket t;
 	struct tg_error err;
-	char who[128];
+	char who[128] = "";
 	int a, dry = 0, rc = 1;
 
 	for (a = 1; a < argc; a++) {
@@ -133,18 +133,19 @@ int cmd_rollback(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* the compensation's record line, as serve --record writes them,
+	 * and a refusal's */
+	if (record && (gopts.record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+					      0600)) < 0) {
+		tg_error_set(&err, TG_ERR_INVALID, "--record %s: %s", record, strerror(errno));
+		goto fail;
+	}
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
 	rc = cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err);
 	tg_ticket_release(&t);
 	if (rc < 0)
 		goto fail;
-	/* the compensation's record line, as serve --record writes them */
-	if (record && (gopts.record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-					      0600)) < 0) {
-		tg_error_set(&err, TG_ERR_INVALID, "--record %s: %s", record, strerror(errno));
-		goto fail;
-	}
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
@@ -171,6 +172,7 @@ int cmd_rollback(int argc, char **argv)
 	goto out;
 fail:
 	fprintf(stderr, "toolgate rollback: %s\n", err.msg);
+	tg_record_event(gopts.record_fd, who, id, "rollback_refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
 out:
 	tg_gate_free(gate);

@@ -718,6 +718,65 @@ static int stage_check(struct call_state *st)
 		      rc == 0 && errors.n ? " " : "", rc == 0 && errors.n ? ev[0].message : "");
 }
 
+/* One record line, written whole (one write of less than a pipe's
+ * atomic size is not needed: lines go to a file opened O_APPEND). */
+static void record_line(int fd, pthread_mutex_t *lock, json_t *line)
+{
+	char *text = json_dumps(line, JSON_COMPACT);
+	size_t n;
+
+	json_decref(line);
+	if (!text)
+		return;
+	n = strlen(text);
+	text[n] = '\n'; /* json_dumps leaves room: replaced NUL, written by length */
+	if (lock)
+		pthread_mutex_lock(lock);
+	if (write(fd, text, n + 1) < 0) {
+		/* a lost record line is reported where the operator looks */
+		fprintf(stderr, "toolgate: record: %s\n", strerror(errno));
+	}
+	if (lock)
+		pthread_mutex_unlock(lock);
+	free(text);
+}
+
+static json_t *event_line(const char *principal, const char *subject, const char *outcome,
+			  const char *detail)
+{
+	json_t *line = json_pack("{s:I,s:s,s:s,s:s}", "ts", (json_int_t)time(NULL), "principal",
+				 principal ? principal : "", "subject", subject ? subject : "",
+				 "outcome", outcome);
+
+	if (line && detail)
+		json_object_set_new(line, "error", json_string(detail));
+	return line;
+}
+
+void tg_record_event(int fd, const char *principal, const char *subject, const char *outcome,
+		     const char *detail)
+{
+	json_t *line;
+
+	if (fd < 0)
+		return;
+	line = event_line(principal, subject, outcome, detail);
+	if (line)
+		record_line(fd, NULL, line);
+}
+
+void tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
+			  const char *outcome, const char *detail)
+{
+	json_t *line;
+
+	if (g->record_fd < 0)
+		return;
+	line = event_line(principal, subject, outcome, detail);
+	if (line)
+		record_line(g->record_fd, &g->record_lock, line);
+}
+
 /* 9 record: one JSON line per call. The hash-chained audit log replaces
  * it in issue 7; the line never holds arguments or results, which may
  * carry secrets. */
@@ -726,7 +785,6 @@ static void stage_record(struct tg_gate *g, const struct call_state *st,
 {
 	struct timespec now;
 	json_t *line;
-	char *text;
 	long long us;
 
 	if (g->record_fd < 0)
@@ -747,22 +805,7 @@ static void stage_record(struct tg_gate *g, const struct call_state *st,
 		json_object_set_new(line, "resumed", json_true());
 	if (err && err->code != TG_OK)
 		json_object_set_new(line, "error", json_string(err->msg));
-	text = json_dumps(line, JSON_COMPACT);
-	json_decref(line);
-	if (!text)
-		return;
-	pthread_mutex_lock(&g->record_lock);
-	{
-		size_t n = strlen(text);
-
-		text[n] = '\n'; /* json_dumps leaves room: replaced NUL, written by length */
-		if (write(g->record_fd, text, n + 1) < 0) {
-			/* a lost record line is reported where the operator looks */
-			fprintf(stderr, "toolgate: record: %s\n", strerror(errno));
-		}
-	}
-	pthread_mutex_unlock(&g->record_lock);
-	free(text);
+	record_line(g->record_fd, &g->record_lock, line);
 }
 
 /* What the tool produced, as the caller gets it (o released). */

@@ -869,13 +869,17 @@ static const char *missing_scope(struct tg_mcp_http *h, const struct request *rq
 }
 
 /* 403 insufficient_scope (RFC 6750): the token is good, not for this. */
-static enum MHD_Result forbidden_scope(struct MHD_Connection *c, json_t *msg, const char *need)
+static enum MHD_Result forbidden_scope(struct tg_mcp_http *h, struct MHD_Connection *c,
+				       const struct request *rq, json_t *msg, const char *need)
 {
 	json_t *id = json_object_get(msg, "id");
 	char text[300], hdr[300], *body;
 	struct MHD_Response *r;
 	enum MHD_Result rc;
 
+	/* refused before the pipeline: recorded here, as the pipeline
+	 * records its own refusals */
+	tg_gate_record_event(h->mcp->gate, rq->principal, need, "forbidden", "insufficient_scope");
 	snprintf(text, sizeof(text), "Forbidden: insufficient_scope: the call needs the scope %s",
 		 need);
 	body = rpc_error(id ? id : json_null(), RPC_INVALID_REQUEST, text);
@@ -1123,7 +1127,7 @@ static enum MHD_Result do_post_modern(struct tg_mcp_http *h, struct MHD_Connecti
 				     "is required");
 	need = missing_scope(h, rq, msg, scope, sizeof(scope));
 	if (need)
-		return forbidden_scope(c, msg, need);
+		return forbidden_scope(h, c, rq, msg, need);
 	hs = session_once(h, principal);
 	if (!hs) {
 		json_decref(msg);
@@ -1267,7 +1271,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 
 		if (need) {
 			session_put(h, hs);
-			return forbidden_scope(c, msg, need);
+			return forbidden_scope(h, c, rq, msg, need);
 		}
 	}
 	if (!created && may_report(h, msg))
@@ -1455,8 +1459,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!rq->admin && strcmp(url, ENDPOINT) != 0)
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
-		if (identify(h, c, rq) < 0)
+		if (identify(h, c, rq) < 0) {
+			tg_gate_record_event(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
+		}
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)
 			return admin_reply(c, 413, "{\"error\":{\"code\":\"too_large\",\"message\":"
 					   "\"an admin request's body is at most 65536 bytes\"}}");
@@ -1513,6 +1519,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		snprintf(path, sizeof(path), "%.400s%s%.64s", url, q ? "?state=" : "", q ? q : "");
 		status = tg_gate_admin(h->mcp->gate, rq->principal, rq->scopes ? rq->scopes : "",
 				       method, path, rq->body, rq->len, &out);
+		/* a person's decisions, and every refusal, go on the record */
+		if (strcmp(method, "GET") != 0 || status >= 300) {
+			char outcome[48];
+			json_t *ans = out ? json_loads(out, 0, NULL) : NULL;
+			const char *reason = json_string_value(
+				json_object_get(json_object_get(ans, "error"), "message"));
+
+			snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
+			tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome, reason);
+			json_decref(ans);
+		}
 		res = admin_reply(c, (unsigned)status, out ? out : "{}");
 		free(out);
 		return res;

@@ -380,12 +380,14 @@ args = {"sql": "UPDATE customers SET country = 'XX' WHERE id = 1"}
 held = mcp_call("sql.execute", args, "admin-1")
 tid = err_meta(held).get("ticket", "")
 st_a, listed = admin("GET", "/admin/tickets", ALICE)
+listed = listed if isinstance(listed, dict) else {"tickets": []}
 st_b, bob_list = admin("GET", "/admin/tickets", BOB)
 st_o, own = admin("GET", f"/admin/tickets/{tid}", AGENT)
 st_x, _ = admin("GET", f"/admin/tickets/{tid}", BOB)
 check("admin_lists_what_the_caller_may_see",
       st_a == 200 and tid in [t["id"] for t in listed["tickets"]] and
-      listed["tickets"][-1]["preview"]["structured"]["rows_changed"] == 1 and
+      [t for t in listed["tickets"] if t["id"] == tid][0]["preview"]["structured"]
+      ["rows_changed"] == 1 and
       st_b == 200 and tid not in [t["id"] for t in bob_list["tickets"]] and
       st_o == 200 and own["arguments"] == args and st_x == 403,
       f"{st_a} {st_b} {st_o} {st_x} {json.dumps(listed)[:300]}")
@@ -422,9 +424,40 @@ bad = [admin("GET", "/admin/tickets/" + "0" * 32, ALICE)[0],
        admin("POST", f"/admin/calls/{'0' * 32}/rollback", ALICE)[0]]
 check("admin_bad_requests", bad == [404, 404, 400, 400, 404, 401, 401, 413, 405, 404],
       str(bad))
+# a bad token, a missing scope (HTTP), the admin API's refusals: recorded
+try:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "sql.execute", "arguments": {"sql": "DELETE FROM orders"},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientCapabilities": {}}}}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp",
+                                 data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": "Bearer " + BOB,
+                                          "Content-Type": "application/json",
+                                          "Accept": "application/json, text/event-stream",
+                                          "MCP-Protocol-Version": "2026-07-28",
+                                          "Mcp-Method": "tools/call", "Mcp-Name": "sql.execute"})
+    urllib.request.urlopen(req, timeout=10)
+except (urllib.error.URLError, OSError):
+    pass  # the 403 (any other answer fails the check below)
 srv.kill()
 srv.wait()
 sanitizer(open(os.path.join(TMP, "admin.err")).read())
+# the CLI's refusals with --record: the requester approving itself
+held = serve_call("sql.execute", {"sql": "DELETE FROM orders WHERE id = 5"}, "rec-1")
+cli("approvals", "approve", err_meta(held).get("ticket", ""), "--state", STATE, "--policy",
+    POLICY, "--token", AGENT, "--record", os.path.join(TMP, "record"))
+events = [json.loads(x) for x in open(os.path.join(TMP, "record")) if '"subject"' in x]
+kinds = {(e["outcome"], e["principal"]) for e in events}
+why = " ".join(e.get("error", "") for e in events)
+check("refusals_recorded",
+      ("unauthorized", "") in kinds and "signature does not verify" in why and
+      ("forbidden", "bob") in kinds and
+      ("admin POST 403", "local") in kinds and ("admin POST 200", "alice") in kinds and
+      ("admin GET 404", "alice") in kinds and ("refused", "local") in kinds and
+      "local may not approve sql.execute@1.0.0" in why and
+      not any(ALICE in json.dumps(e) for e in events),
+      json.dumps(sorted(kinds)) + why[:500])
 
 outcomes = [json.loads(x)["outcome"] for x in open(os.path.join(TMP, "record"))]
 check("recorded", "dry_run" in outcomes and "rolled_back" in outcomes and
