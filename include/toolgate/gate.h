@@ -138,6 +138,11 @@ TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int6
  * compensation gone from the catalogue. */
 TG_API int tg_gate_rollback(struct tg_gate *gate, const char *call_id, const char *who,
 			    int dry_run, struct tg_call_result *r, struct tg_error *err);
+/* Drive on each plan (saga) a dead gateway left running or compensating
+ * (docs/PIPELINE.md, "Sagas"): OUT *resumed, and *failed of them that
+ * ended neither done nor compensated. */
+TG_API int tg_gate_resume_sagas(struct tg_gate *gate, size_t *resumed, size_t *failed,
+				struct tg_error *err);
 /* The admin API (docs/ADMIN.md): one request, method (GET, POST) on path
  * (/admin/..., with its query) and its body (a JSON object, or empty), by
  * principal holding scopes (its token's): the HTTP status, and OUT *out,

@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 4
+#define TG_STORE_SCHEMA 5
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -223,6 +223,69 @@ TG_API int tg_store_rollback_end(struct tg_store *store, const char *call_id, in
 TG_API int tg_store_rollback_list(struct tg_store *store, int state, struct tg_rollback **out,
 				  size_t *n, struct tg_error *err);
 TG_API void tg_rollback_release(struct tg_rollback *r);
+
+/* ---- sagas ------------------------------------------------------------------- */
+
+/* A multi-step plan run as one approved call (docs/PIPELINE.md, "Sagas"):
+ * each step's state is logged before and after it runs, so that a crash
+ * anywhere leaves the log saying what ran and what was undone. */
+enum tg_saga_state {
+	TG_SAGA_RUNNING,             /* steps running forward */
+	TG_SAGA_DONE,                /* every step done */
+	TG_SAGA_COMPENSATING,        /* a step failed (or a rollback): undoing, newest first */
+	TG_SAGA_COMPENSATED,         /* every step that ran is undone */
+	TG_SAGA_FAILED,              /* a compensation failed: a person must look */
+};
+
+enum tg_saga_step_state {
+	TG_STEP_PENDING,
+	TG_STEP_RUNNING,
+	TG_STEP_DONE,
+	TG_STEP_FAILED,
+	TG_STEP_COMPENSATED,
+	TG_STEP_COMPENSATION_FAILED,
+};
+
+#define TG_SAGA_MAX_STEPS 16
+
+struct tg_saga_step {
+	char tool[160];              /* name@version */
+	char call_id[33];            /* the step's own call id */
+	enum tg_saga_step_state state;
+	char *arguments;             /* JSON text (malloc'd) */
+	char *result;                /* the last run's or compensation's, or NULL (malloc'd) */
+};
+
+struct tg_saga {
+	char id[33];                 /* the plan's call id (its ticket) */
+	enum tg_saga_state state;
+	size_t n;
+	struct tg_saga_step *steps;  /* malloc'd */
+};
+
+TG_API const char *tg_saga_state_name(enum tg_saga_state state);
+TG_API const char *tg_saga_step_state_name(enum tg_saga_step_state state);
+/* The log of saga id with its n steps (tool, call_id, arguments), all
+ * pending, unless it exists (then left as it is); it is this opening's
+ * to run either way. */
+TG_API int tg_store_saga_begin(struct tg_store *store, const char *id,
+			       const struct tg_saga_step *steps, size_t n, int64_t now,
+			       struct tg_error *err);
+/* Saga id as logged: 0 and OUT *saga (tg_saga_release); 1 if there is none. */
+TG_API int tg_store_saga_get(struct tg_store *store, const char *id, struct tg_saga *saga,
+			     struct tg_error *err);
+/* Step `step` of saga id moves to state, with result (NULL: kept). */
+TG_API int tg_store_saga_step(struct tg_store *store, const char *id, size_t step,
+			      enum tg_saga_step_state state, const char *result,
+			      struct tg_error *err);
+/* Saga id moves to state. */
+TG_API int tg_store_saga_set(struct tg_store *store, const char *id, enum tg_saga_state state,
+			     int64_t now, struct tg_error *err);
+/* The sagas a dead gateway left running or compensating, taken over by
+ * this opening: OUT *ids (an array of *n ids, free it). */
+TG_API int tg_store_saga_orphans(struct tg_store *store, char (**ids)[33], size_t *n,
+				 struct tg_error *err);
+TG_API void tg_saga_release(struct tg_saga *saga);
 
 /* Delete what expired before now (idempotency records, revocations);
  * OUT *removed (may be NULL). */

@@ -186,6 +186,13 @@ int cmd_serve(int argc, char **argv)
 			fprintf(stderr, "toolgate serve: resumed %zu interrupted rollback%s, %zu "
 				"failed again (toolgate rollback list)\n", resumed,
 				resumed == 1 ? "" : "s", failed);
+		/* and a plan a dead gateway left half-way, forward or back */
+		if (tg_gate_resume_sagas(gate, &resumed, &failed, &err) < 0)
+			fprintf(stderr, "toolgate serve: resuming plans: %s\n", err.msg);
+		else if (resumed)
+			fprintf(stderr, "toolgate serve: resumed %zu interrupted plan%s, %zu "
+				"neither done nor compensated\n", resumed, resumed == 1 ? "" : "s",
+				failed);
 	}
 	{
 		/* blocked before the server's threads start, so that they

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "gate/gate_int.h"
 #include <sodium.h>
 
 #include "toolgate/auth.h"
@@ -445,7 +446,7 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 	}
 }
 
-static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err);
 static int stage_check(struct call_state *st);
 
 /* The dry run of a new write call, as its ticket keeps it: 0 and OUT
@@ -665,14 +666,23 @@ static int cancelled(int fd)
 }
 
 /* 7 execute. */
-static int stage_execute(const struct tg_gate *g, struct call_state *st, struct tg_error *err)
+static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
 				st->call->notify, st->call->notify_ctx, st->call->ask, st->dry,
 				st->ticket[0] ? st->ticket : NULL };
 	int rc;
 
-	if (st->k->executor == TG_EXEC_BUILTIN) {
+	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||
+						   strcmp(st->k->builtin, "saga.undo") == 0)) {
+		/* a plan of steps, run (or undone) by the gate itself */
+		struct gate_run_env run = { st->catalog, st->call, st->dry,
+					    st->ticket[0] ? st->ticket : NULL };
+
+		rc = strcmp(st->k->builtin, "saga") == 0
+			     ? saga_execute(g, &run, st->args, st->args_len, &st->out, err)
+			     : saga_undo(g, &run, st->args, st->args_len, &st->out, err);
+	} else if (st->k->executor == TG_EXEC_BUILTIN) {
 		json_t *args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
 
 		if (!args)
@@ -1037,38 +1047,47 @@ static json_t *map_arguments(const json_t *mapping, const char *call_id, const j
 	return json_deep_copy(mapping);
 }
 
+int gate_compensation(const struct tg_catalog *cat, const struct tg_contract *k,
+		      const char *call_id, const char *call_args, const struct tg_contract **undo,
+		      char **args, struct tg_error *err)
+{
+	json_t *mapping, *given, *mapped;
+
+	*args = NULL;
+	if (k->irreversible)
+		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s is irreversible (%s): "
+				    "nothing undoes it", call_id, k->name, k->version_text,
+				    k->irreversible);
+	if (!k->compensation_tool)
+		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s names no compensation",
+				    call_id, k->name, k->version_text);
+	if (tg_catalog_resolve(cat, k->compensation_tool, "0000-01-01", undo, err) < 0)
+		return tg_error_wrap(err, "call %s: its compensation", call_id);
+	mapping = k->compensation_args ? json_loads(k->compensation_args, 0, NULL)
+				       : json_pack("{s:s}", "call_id", "${call_id}");
+	given = call_args ? json_loads(call_args, 0, NULL) : json_object();
+	mapped = mapping && given ? map_arguments(mapping, call_id, given, err) : NULL;
+	json_decref(mapping);
+	json_decref(given);
+	if (!mapped)
+		return err->code != TG_OK ? tg_error_wrap(err, "call %s", call_id)
+					  : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	*args = json_dumps(mapped, JSON_COMPACT);
+	json_decref(mapped);
+	return *args ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+}
+
 /* The compensation of ticket t's call, resolved; OUT *undo and *args
  * (JSON text, malloc'd). */
 static int compensation_of(const struct tg_catalog *cat, const struct tg_ticket *t,
 			   const struct tg_contract **undo, char **args, struct tg_error *err)
 {
 	const struct tg_contract *k;
-	json_t *mapping, *call_args, *mapped;
 
 	*args = NULL;
 	if (tg_catalog_resolve(cat, t->tool, "0000-01-01", &k, err) < 0)
 		return tg_error_wrap(err, "call %s", t->id);
-	if (k->irreversible)
-		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s is irreversible (%s): "
-				    "nothing undoes it", t->id, k->name, k->version_text,
-				    k->irreversible);
-	if (!k->compensation_tool)
-		return tg_error_set(err, TG_ERR_INVALID, "call %s: %s@%s names no compensation",
-				    t->id, k->name, k->version_text);
-	if (tg_catalog_resolve(cat, k->compensation_tool, "0000-01-01", undo, err) < 0)
-		return tg_error_wrap(err, "call %s: its compensation", t->id);
-	mapping = k->compensation_args ? json_loads(k->compensation_args, 0, NULL)
-				       : json_pack("{s:s}", "call_id", "${call_id}");
-	call_args = t->arguments ? json_loads(t->arguments, 0, NULL) : json_object();
-	mapped = mapping && call_args ? map_arguments(mapping, t->id, call_args, err) : NULL;
-	json_decref(mapping);
-	json_decref(call_args);
-	if (!mapped)
-		return err->code != TG_OK ? tg_error_wrap(err, "call %s", t->id)
-					  : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	*args = json_dumps(mapped, JSON_COMPACT);
-	json_decref(mapped);
-	return *args ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return gate_compensation(cat, k, t->id, t->arguments, undo, args, err);
 }
 
 /* Run the compensation of call t (validated, not gated: the person who
@@ -1198,4 +1217,35 @@ int tg_gate_resume_rollbacks(struct tg_gate *g, size_t *resumed, size_t *failed,
 struct tg_store *tg_gate_store(const struct tg_gate *g)
 {
 	return g->store;
+}
+
+int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_contract *k,
+	     const char *args, struct exec_out *out, struct tg_error *err)
+{
+	struct call_state st;
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	memset(out, 0, sizeof(*out));
+	clock_gettime(CLOCK_MONOTONIC, &st.start);
+	st.call = run->call;
+	st.catalog = run->catalog;
+	st.k = k;
+	st.args = args;
+	st.args_len = strlen(args);
+	st.dry = run->dry_run;
+	st.outcome = "protocol_error";
+	if (run->call_id)
+		snprintf(st.ticket, sizeof(st.ticket), "%s", run->call_id);
+	rc = stage_validate(&st);
+	if (rc == 0)
+		rc = stage_execute(g, &st, err);
+	if (rc == 0)
+		rc = stage_check(&st);
+	if (rc < 0) {
+		exec_out_release(&st.out);
+		return -1;
+	}
+	*out = st.out;
+	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "schema/schema_int.h"
@@ -108,15 +109,34 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 /* One match context and match data per thread, made on first use: the
  * patterns of one validation run one at a time, and allocating them for
  * every match cost more than most matches. They live as long as the
- * thread (one of each per thread that validates). */
+ * thread: a key's destructor frees them when it exits. */
 static __thread pcre2_match_context *tl_ctx;
 static __thread pcre2_match_data *tl_md;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static void tl_free(void *unused)
+{
+	(void)unused;
+	pcre2_match_data_free(tl_md);
+	pcre2_match_context_free(tl_ctx);
+	tl_md = NULL;
+	tl_ctx = NULL;
+}
+
+static void tl_key_make(void)
+{
+	pthread_key_create(&tl_key, tl_free);
+}
 
 int regex_search(const pcre2_code *re, const char *s, size_t len)
 {
 	int rc;
 
 	if (!tl_ctx) {
+		/* the key's value only marks the thread for the destructor */
+		pthread_once(&tl_once, tl_key_make);
+		pthread_setspecific(tl_key, &tl_key);
 		tl_ctx = pcre2_match_context_create(NULL);
 		if (!tl_ctx)
 			return -1;

@@ -161,6 +161,27 @@ static const char *const migrations[] = {
 	" started INTEGER NOT NULL,"
 	" ended INTEGER"
 	") WITHOUT ROWID;",
+	/* 4 -> 5: saga logs (docs/STORE.md) */
+	"CREATE TABLE sagas ("
+	" id TEXT PRIMARY KEY,"
+	" state TEXT NOT NULL CHECK (state IN ('running', 'done', 'compensating', 'compensated',"
+	"  'failed')),"
+	" runner TEXT NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL"
+	") WITHOUT ROWID;"
+	"CREATE TABLE saga_steps ("
+	" saga_id TEXT NOT NULL REFERENCES sagas (id),"
+	" n INTEGER NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" call_id TEXT NOT NULL,"
+	" state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed',"
+	"  'compensated', 'compensation_failed')),"
+	" arguments TEXT NOT NULL,"
+	" result BLOB,"
+	" PRIMARY KEY (saga_id, n)"
+	") WITHOUT ROWID;"
+	"CREATE INDEX sagas_state ON sagas (state);",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -1225,4 +1246,252 @@ int tg_store_rollback_list(struct tg_store *st, int state, struct tg_rollback **
 	pthread_mutex_unlock(&st->lock);
 	*out = list;
 	return rc;
+}
+
+/* ---- sagas -------------------------------------------------------------------- */
+
+static const char *const saga_states[] = { "running", "done", "compensating", "compensated",
+					   "failed" };
+static const char *const step_states[] = { "pending", "running", "done", "failed",
+					   "compensated", "compensation_failed" };
+
+const char *tg_saga_state_name(enum tg_saga_state state)
+{
+	return (unsigned)state < 5 ? saga_states[state] : "unknown";
+}
+
+const char *tg_saga_step_state_name(enum tg_saga_step_state state)
+{
+	return (unsigned)state < 6 ? step_states[state] : "unknown";
+}
+
+static int state_index(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return 0;
+}
+
+void tg_saga_release(struct tg_saga *saga)
+{
+	size_t i;
+
+	for (i = 0; saga->steps && i < saga->n; i++) {
+		free(saga->steps[i].arguments);
+		free(saga->steps[i].result);
+	}
+	free(saga->steps);
+	saga->steps = NULL;
+	saga->n = 0;
+}
+
+int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_saga_step *steps,
+			size_t n, int64_t now, struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t i;
+	int rc;
+
+	tg_error_clear(err);
+	if (!id || strlen(id) != 32 || n == 0 || n > TG_SAGA_MAX_STEPS)
+		return tg_error_set(err, TG_ERR_INVALID, "saga: an id and 1 to %d steps",
+				    TG_SAGA_MAX_STEPS);
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT INTO sagas (id, state, runner, created, "
+					  "updated) VALUES (?1, 'running', ?2, ?3, ?3) ON CONFLICT "
+					  "(id) DO UPDATE SET runner = ?2", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "saga");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, st->instance, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, now);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+		sqlite3_finalize(s);
+		s = NULL;
+	}
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO saga_steps (saga_id, n, "
+					  "tool, call_id, state, arguments) VALUES (?1, ?2, ?3, ?4, "
+					  "'pending', ?5)", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "saga");
+	for (i = 0; rc == 0 && i < n; i++) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
+		sqlite3_bind_text(s, 3, steps[i].tool, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, steps[i].call_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, steps[i].arguments ? steps[i].arguments : "{}", -1,
+				  SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	rc = end_tx(st, rc, err);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
+		      struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc = 1, step;
+
+	tg_error_clear(err);
+	memset(saga, 0, sizeof(*saga));
+	pthread_mutex_lock(&st->lock);
+	if (sqlite3_prepare_v2(st->db, "SELECT state FROM sagas WHERE id = ?1", -1, &s, NULL) !=
+	    SQLITE_OK) {
+		rc = db_error(err, st->db, "saga");
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		copy_text(saga->id, sizeof(saga->id), (const unsigned char *)id);
+		saga->state = (enum tg_saga_state)state_index(saga_states, 5,
+							      (const char *)sqlite3_column_text(s, 0));
+		rc = 0;
+	} else if (step != SQLITE_DONE) {
+		rc = db_error(err, st->db, "saga");
+	}
+	sqlite3_finalize(s);
+	if (rc != 0)
+		goto out;
+	saga->steps = calloc(TG_SAGA_MAX_STEPS, sizeof(*saga->steps));
+	if (!saga->steps || sqlite3_prepare_v2(st->db, "SELECT n, tool, call_id, state, "
+					       "arguments, result FROM saga_steps WHERE saga_id = "
+					       "?1 ORDER BY n", -1, &s, NULL) != SQLITE_OK) {
+		rc = saga->steps ? db_error(err, st->db, "saga")
+				 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW && saga->n < TG_SAGA_MAX_STEPS) {
+		struct tg_saga_step *p = &saga->steps[saga->n++];
+		const unsigned char *a = sqlite3_column_text(s, 4), *r = sqlite3_column_text(s, 5);
+
+		copy_text(p->tool, sizeof(p->tool), sqlite3_column_text(s, 1));
+		copy_text(p->call_id, sizeof(p->call_id), sqlite3_column_text(s, 2));
+		p->state = (enum tg_saga_step_state)state_index(step_states, 6, (const char *)
+								sqlite3_column_text(s, 3));
+		p->arguments = a ? strdup((const char *)a) : NULL;
+		p->result = r ? strdup((const char *)r) : NULL;
+		if ((a && !p->arguments) || (r && !p->result)) {
+			rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			break;
+		}
+	}
+	if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
+		rc = db_error(err, st->db, "saga");
+	sqlite3_finalize(s);
+out:
+	pthread_mutex_unlock(&st->lock);
+	if (rc < 0)
+		tg_saga_release(saga);
+	return rc;
+}
+
+int tg_store_saga_step(struct tg_store *st, const char *id, size_t step,
+		       enum tg_saga_step_state state, const char *result, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	if (result && strlen(result) > TG_IDEM_MAX_RESULT)
+		return tg_error_set(err, TG_ERR_LIMIT, "saga: a step's result over %u bytes",
+				    TG_IDEM_MAX_RESULT);
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "UPDATE saga_steps SET state = ?3, result = coalesce(?4, "
+				"result) WHERE saga_id = ?1 AND n = ?2", -1, &s, NULL) == SQLITE_OK
+		     ? 0 : db_error(err, st->db, "saga");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)step);
+		sqlite3_bind_text(s, 3, tg_saga_step_state_name(state), -1, SQLITE_STATIC);
+		if (result)
+			sqlite3_bind_blob(s, 4, result, (int)strlen(result), SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1
+			     ? 0 : db_error(err, st->db, "saga step");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_saga_set(struct tg_store *st, const char *id, enum tg_saga_state state, int64_t now,
+		      struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "UPDATE sagas SET state = ?2, updated = ?3 WHERE id = ?1",
+				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "saga");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, tg_saga_state_name(state), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, now);
+		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1
+			     ? 0 : db_error(err, st->db, "saga");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_error *err)
+{
+	char (*list)[33] = NULL, (*bigger)[33], runner[33];
+	sqlite3_stmt *s = NULL, *claim = NULL;
+	size_t cap = 0;
+	int rc, step;
+
+	tg_error_clear(err);
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0 && (sqlite3_prepare_v2(st->db, "SELECT id, runner FROM sagas WHERE state IN "
+					   "('running', 'compensating') LIMIT 10000", -1, &s,
+					   NULL) != SQLITE_OK ||
+			sqlite3_prepare_v2(st->db, "UPDATE sagas SET runner = ?2 WHERE id = ?1", -1,
+					   &claim, NULL) != SQLITE_OK))
+		rc = db_error(err, st->db, "sagas");
+	while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
+		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 1));
+		if (instance_alive(st, runner))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			bigger = realloc(list, cap * sizeof(*list));
+			if (!bigger) {
+				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				break;
+			}
+			list = bigger;
+		}
+		copy_text(list[*n], sizeof(list[*n]), sqlite3_column_text(s, 0));
+		sqlite3_bind_text(claim, 1, list[*n], -1, SQLITE_STATIC);
+		sqlite3_bind_text(claim, 2, st->instance, -1, SQLITE_STATIC);
+		if (sqlite3_step(claim) != SQLITE_DONE)
+			rc = db_error(err, st->db, "sagas");
+		sqlite3_reset(claim);
+		(*n)++;
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(claim);
+	rc = end_tx(st, rc, err);
+	pthread_mutex_unlock(&st->lock);
+	if (rc < 0) {
+		free(list);
+		*n = 0;
+		return -1;
+	}
+	*ids = list;
+	return 0;
 }

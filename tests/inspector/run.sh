@@ -51,7 +51,7 @@ inspect() {
 	fi
 }
 for t in stdio http; do
-	inspect $t tools_list '[.tools[].name] | sort == ["fs.delete","fs.read","fs.search","fs.undo","fs.write","python.run","sql.execute","sql.query","sql.undo"]' --method tools/list
+	inspect $t tools_list '[.tools[].name] | sort == ["fs.delete","fs.read","fs.search","fs.undo","fs.write","plan.run","plan.undo","python.run","sql.execute","sql.query","sql.undo"]' --method tools/list
 	inspect $t tools_call '.structuredContent.content | test("def greet")' \
 		--method tools/call --tool-name fs.read --tool-arg path=src/hello.py
 	inspect $t resources_read '.contents[0].text | test("CREATE TABLE")' \

@@ -273,6 +273,78 @@ rb2 = rollback("0" * 32)
 check("rollback_refusals", rb.returncode == 1 and "only an executed call" in rb.stderr and
       rb2.returncode == 1 and "no such ticket" in rb2.stderr, rb.stderr + rb2.stderr)
 
+# plans (sagas): one approval for several writes; a failing step undoes
+# the ones before it, newest first; a finished plan rolls back as one
+with open(POLICY) as f:
+    pol = json.load(f)
+pol["principals"]["local"]["scopes"].append("plan.*:write")
+pol["principals"]["alice"]["scopes"].append("plan.*:approve")
+with open(POLICY, "w") as f:
+    json.dump(pol, f)
+ALICE = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",
+            "--scope", "sql.*:approve", "--scope", "fs.*:approve", "--scope",
+            "plan.*:approve").stdout.strip()
+good = {"steps": [
+    {"tool": "sql.execute", "arguments": {"sql": "INSERT INTO customers VALUES (9, 'Ida', 'SE')"}},
+    {"tool": "fs.write", "arguments": {"path": "receipts/9.txt", "content": "customer 9\n"}},
+    {"tool": "sql.execute", "arguments": {"sql": "UPDATE products SET price_cents = 1000 "
+                                                 "WHERE id = 3"}}]}
+r = serve_call("plan.run", good, dry=True)
+previews = (r.get("structuredContent") or {}).get("steps", [])
+check("plan_dry_run", not r.get("isError") and len(previews) == 3 and
+      previews[1]["preview"]["diff"].startswith("--- /dev/null") and
+      rows("SELECT count(*) FROM customers WHERE id = 9") == [(0,)], json.dumps(r)[:800])
+ticket, held, done = held_then_run("plan.run", good, "plan-1")
+sc = (done or {}).get("structuredContent") or {}
+check("plan_runs", done is not None and not done.get("isError") and sc.get("state") == "done" and
+      [x["state"] for x in sc["steps"]] == ["done", "done", "done"] and
+      rows("SELECT name FROM customers WHERE id = 9") == [("Ida",)] and
+      os.path.exists(os.path.join(WS, "receipts/9.txt")) and
+      rows("SELECT price_cents FROM products WHERE id = 3") == [(1000,)],
+      json.dumps(held)[:500] + json.dumps(done)[:800])
+rb = rollback(ticket)
+check("plan_rolled_back", rb.returncode == 0 and "plan.undo@1.0.0" in rb.stdout and
+      rows("SELECT count(*) FROM customers WHERE id = 9") == [(0,)] and
+      not os.path.exists(os.path.join(WS, "receipts")) and
+      rows("SELECT price_cents FROM products WHERE id = 3") != [(1000,)],
+      rb.stdout[-800:] + rb.stderr)
+# step 3 passes its dry run (customer 10 is not there yet) but fails for
+# real (step 1 made it): steps 2 and 1 are undone
+bad = {"steps": [
+    {"tool": "sql.execute", "arguments": {"sql": "INSERT INTO customers VALUES (10, 'Jo', 'NO')"}},
+    {"tool": "fs.write", "arguments": {"path": "receipts/10.txt", "content": "customer 10\n"}},
+    {"tool": "sql.execute", "arguments": {"sql": "INSERT INTO customers VALUES (10, 'Jo', 'NO')"}}]}
+ticket, held, done = held_then_run("plan.run", bad, "plan-2")
+sc = err_meta(done or {})  # a failed call's structured answer
+check("plan_failure_compensates", done is not None and done.get("isError") and
+      sc.get("state") == "compensated" and
+      [x["state"] for x in sc["steps"]] == ["compensated", "compensated", "failed"] and
+      rows("SELECT count(*) FROM customers WHERE id = 10") == [(0,)] and
+      not os.path.exists(os.path.join(WS, "receipts/10.txt")), json.dumps(done)[:1200])
+# what a plan may hold
+r1 = serve_call("plan.run", {"steps": [{"tool": "plan.run", "arguments": {"steps": []}}]}, "p-3")
+r2 = serve_call("plan.run", {"steps": [{"tool": "sql.query", "arguments": {"sql": "SELECT 1"}},
+                                       {"tool": "nope"}]}, "p-4")
+check("plan_refusals", "cannot hold a plan" in json.dumps(r1) and
+      "step 2: tool 'nope': no such tool" in json.dumps(r2), json.dumps([r1, r2])[:800])
+# a gateway that died while undoing a plan: the next one finishes the undo
+ticket, held, done = held_then_run("plan.run", good, "plan-5")
+db = sqlite3.connect(os.path.join(STATE, "toolgate.db"))
+db.execute("UPDATE sagas SET state = 'compensating', runner = ? WHERE id = ?", ("0" * 32, ticket))
+db.execute("UPDATE saga_steps SET state = 'compensated' WHERE saga_id = ? AND n = 2", (ticket,))
+db.commit()
+db.close()
+# (step 3 is undone already; steps 2 and 1 are left for the next gateway)
+cli("rollback", "x", "--state", STATE)  # a store opening that is not serve resumes nothing
+p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                    "--policy", POLICY], input="", capture_output=True, text=True, timeout=60)
+sanitizer(p.stderr)
+state = sqlite3.connect(os.path.join(STATE, "toolgate.db")).execute(
+    "SELECT state FROM sagas WHERE id = ?", (ticket,)).fetchone()
+check("plan_undo_resumed_after_crash", "resumed 1 interrupted plan, 0 neither" in p.stderr and
+      state == ("compensated",) and rows("SELECT count(*) FROM customers WHERE id = 9") == [(0,)]
+      and not os.path.exists(os.path.join(WS, "receipts/9.txt")), p.stderr + str(state))
+
 # waiting within the call's budget: approved meanwhile, the call runs and
 # answers at once; not decided in time, it is held; rejected meanwhile, it
 # hears the rejection
@@ -330,8 +402,8 @@ from mcptest import start_http  # noqa: E402
 
 with open(POLICY, "w") as f:
     json.dump({"principals": {
-        "local": {"scopes": ["sql.*:write", "fs.*:write", "*:read"]},
-        "alice": {"scopes": ["sql.*:approve", "fs.*:approve"]},
+        "local": {"scopes": ["sql.*:write", "fs.*:write", "plan.*:write", "*:read"]},
+        "alice": {"scopes": ["sql.*:approve", "fs.*:approve", "plan.*:approve"]},
         "bob": {"scopes": ["fs.*:approve"]}}}, f)
 AGENT = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "local",
             "--scope", "sql.*:write").stdout.strip()

@@ -55,10 +55,10 @@ await check("ping", async () => JSON.stringify(await client.ping()) === "{}" || 
 await check("tools_list", async () => {
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort().join(",");
-	if (names !== "fs.delete,fs.read,fs.search,fs.undo,fs.write,python.run,sql.execute,sql.query,sql.undo")
+	if (names !== "fs.delete,fs.read,fs.search,fs.undo,fs.write,plan.run,plan.undo,python.run,sql.execute,sql.query,sql.undo")
 		return names;
 	// the hints come from the contracts: reads are read-only, writes are not
-	const writes = ["fs.delete", "fs.undo", "fs.write", "sql.execute", "sql.undo"];
+	const writes = ["fs.delete", "fs.undo", "fs.write", "plan.run", "plan.undo", "sql.execute", "sql.undo"];
 	return tools.every((t) => t.annotations.readOnlyHint === !writes.includes(t.name) && t.outputSchema) ||
 		"hints";
 });
