@@ -6,10 +6,15 @@ held call from the CLI. Then the target database is counted.
 
     fault_writes.py TOOLGATE REPO TMPDIR [N]
 
-Checked: every key's row is in the database exactly once (no lost write,
-no double write), every ticket ended executed (no approval lost, none
-left approved or pending), no key is left running; then 100 concurrent
-retries of one approved key run it once. The gateway serves HTTP on
+Every tenth key is a plan (plan.run, a saga of sql.execute steps) instead
+of one call, and every twentieth plan's last step passes its dry run but
+fails for real, so its earlier steps must be undone.
+
+Checked: every key's rows are in the database exactly once (no lost
+write, no double write), a failed plan's rows are gone, every plan ended
+done or compensated (none left half-way or half-undone), every ticket
+ended (no approval lost, none left approved or pending), no key is left
+running; then 100 concurrent retries of one approved key run it once. The gateway serves HTTP on
 loopback only; every restart listens on the same port.
 """
 import json
@@ -51,17 +56,20 @@ def setup():
     with open(os.path.join(REPO, "examples/data/shop.sql")) as f:
         db.executescript(f.read())
     db.execute("CREATE TABLE ledger (id INTEGER PRIMARY KEY, k TEXT NOT NULL)")
+    db.execute("CREATE TABLE uniq (k TEXT PRIMARY KEY)")
     db.commit()
     db.close()
     for n in (DATA, DB):
         os.chown(n, 65534, 65534)  # the sandbox writes as nobody
     with open(POLICY, "w") as f:
-        json.dump({"principals": {"agent": {"scopes": ["sql.execute:write"]},
-                                  "alice": {"scopes": ["sql.*:approve"]}}}, f)
+        json.dump({"principals": {"agent": {"scopes": ["sql.execute:write", "plan.run:write"]},
+                                  "alice": {"scopes": ["sql.*:approve", "plan.*:approve"]}}}, f)
     agent = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
-                "--scope", "sql.execute:write", "--ttl", "1h").stdout.strip()
+                "--scope", "sql.execute:write", "--scope", "plan.run:write",
+                "--ttl", "1h").stdout.strip()
     alice = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",
-                "--scope", "sql.*:approve", "--ttl", "1h").stdout.strip()
+                "--scope", "sql.*:approve", "--scope", "plan.*:approve",
+                "--ttl", "1h").stdout.strip()
     return agent, alice
 
 
@@ -105,16 +113,16 @@ class Gateway:
         self.kills += 1
 
 
-def post(port, token, key, args):
+def post(port, token, key, args, tool="sql.execute"):
     msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-           "params": {"name": "sql.execute", "arguments": args,
+           "params": {"name": tool, "arguments": args,
                       "_meta": dict(META, **{"dev.toolgate/idempotencyKey": key})}}
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}/mcp", data=json.dumps(msg).encode(), method="POST",
         headers={"Content-Type": "application/json",
                  "Accept": "application/json, text/event-stream",
                  "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
-                 "Mcp-Name": "sql.execute", "Authorization": "Bearer " + token})
+                 "Mcp-Name": tool, "Authorization": "Bearer " + token})
     with urllib.request.urlopen(req, timeout=60) as resp:
         body = resp.read().decode()
     for line in body.splitlines():
@@ -123,12 +131,29 @@ def post(port, token, key, args):
     return json.loads(body)["result"]
 
 
+def insert(table, value):
+    return {"tool": "sql.execute",
+            "arguments": {"sql": f"INSERT INTO {table} (k) VALUES (?)", "params": [value]}}
+
+
+def work(key):
+    """What key asks for: (tool, arguments, plan kind: None, "ok", "fails")."""
+    i = int(key.split("-")[1])
+    if i % 20 == 0:
+        return "plan.run", {"steps": [insert("uniq", key), insert("ledger", key + "/2"),
+                                      insert("uniq", key)]}, "fails"
+    if i % 10 == 0:
+        return "plan.run", {"steps": [insert("ledger", key + "/1"),
+                                      insert("ledger", key + "/2")]}, "ok"
+    return "sql.execute", {"sql": "INSERT INTO ledger (k) VALUES (?)", "params": [key]}, None
+
+
 def drive(port, agent, alice, key, stats, deadline):
     """One key's call to its end, through crashes: its final result."""
-    args = {"sql": "INSERT INTO ledger (k) VALUES (?)", "params": [key]}
+    tool, args, _ = work(key)
     while time.time() < deadline:
         try:
-            r = post(port, agent, key, args)
+            r = post(port, agent, key, args, tool)
         except (OSError, urllib.error.URLError, ValueError, KeyError):
             stats["transport_errors"] += 1
             time.sleep(0.05)
@@ -186,23 +211,49 @@ while any(t.is_alive() for t in threads):
 for t in threads:
     t.join()
 
-failed = {k: r for k, r in results.items() if r is None or r.get("isError")}
+
+def plan_state(r):
+    """A plan's final state, from its answer (a failed call's is in _meta)."""
+    sc = r.get("structuredContent") or (r.get("_meta") or {}).get("dev.toolgate/error") or {}
+    return sc.get("state")
+
+
+failed = {k: r for k, r in results.items() if r is None or
+          (r.get("isError") and not (work(k)[2] == "fails" and plan_state(r) == "compensated"))}
 counts = dict(sqlite3.connect(DB).execute("SELECT k, count(*) FROM ledger GROUP BY k").fetchall())
-once = sum(1 for k in keys if counts.get(k) == 1)
-extra = {k: c for k, c in counts.items() if c != 1 or k not in keys}
+uniq = {r[0] for r in sqlite3.connect(DB).execute("SELECT k FROM uniq")}
+want = {}
+for k in keys:
+    kind = work(k)[2]
+    if kind is None:
+        want[k] = 1
+    elif kind == "ok":
+        want[k + "/1"] = want[k + "/2"] = 1
+once = sum(1 for k in want if counts.get(k) == 1)
+extra = {k: c for k, c in counts.items() if c != 1 or k not in want}
+plans = sum(1 for k in keys if work(k)[2])
 records = [json.loads(x) for x in open(os.path.join(TMP, "record")) if x.endswith("}\n")]
 resumed = sum(1 for r in records if r.get("resumed"))
-print(f"# {N} write calls, {gw.kills} kills -9, {stats['approvals']} approvals, "
+print(f"# {N} write calls ({plans} of them plans), {gw.kills} kills -9, {stats['approvals']} approvals, "
       f"{stats['transport_errors']} transport errors retried, {stats['running']} 'running' "
-      f"answers retried, {resumed} calls resumed after a kill; {once} keys with exactly one row")
+      f"answers retried, {resumed} calls resumed after a kill; {once} of {len(want)} expected "
+      f"rows there exactly once")
 check("every_call_ends", not failed, json.dumps(dict(list(failed.items())[:3])))
-check("exactly_one_row_per_key", once == N and not extra,
-      f"{once} of {N} once; others {dict(list(extra.items())[:5])}; missing "
-      f"{[k for k in keys if k not in counts][:5]}")
+check("exactly_one_row_per_key", once == len(want) and not extra and not uniq,
+      f"{once} of {len(want)} once; others {dict(list(extra.items())[:5])}; missing "
+      f"{[k for k in want if k not in counts][:5]}; left in uniq {sorted(uniq)[:5]}")
+sagas = sqlite3.connect(os.path.join(STATE, "toolgate.db")).execute(
+    "SELECT state, count(*) FROM sagas GROUP BY state").fetchall()
+check("no_plan_left_half_way", dict(sagas) == {s: c for s, c in
+                                               (("done", plans - plans // 2),
+                                                ("compensated", plans // 2)) if c},
+      f"{plans} plans: {sagas}")
 check("kills_happened", gw.kills >= 10, f"{gw.kills} kills")
 tickets = cli("approvals", "list", "--all", "--state", STATE).stdout
 states = [line.split()[1] for line in tickets.splitlines() if len(line.split()) >= 4]
-check("no_approval_lost", states.count("executed") == N and len(states) == N,
+# a plan whose step failed ends its call failed (and compensated)
+check("no_approval_lost", states.count("executed") == N - plans // 2 and
+      states.count("failed") == plans // 2 and len(states) == N,
       f"{len(states)} tickets: " + " ".join(f"{s}={states.count(s)}" for s in set(states)))
 running = sqlite3.connect(os.path.join(STATE, "toolgate.db")).execute(
     "SELECT count(*) FROM idempotency WHERE state = 'running'").fetchone()[0]
