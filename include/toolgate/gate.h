@@ -167,6 +167,11 @@ TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
  * JSON. */
 struct tg_ticket;
 TG_API char *tg_ticket_to_json(const struct tg_ticket *ticket, int pretty);
+/* 1 if scopes may decide ticket: an approve scope over its tool and over
+ * each tool it covers (a plan's steps); else 0 and, in need (len bytes),
+ * the first scope missing. */
+TG_API int tg_ticket_approvable(const struct tg_ticket *ticket, const char *scopes, char *need,
+				size_t len);
 
 /* Resume each rollback a crash interrupted (logged as running): OUT
  * *resumed, and *failed of them whose compensation failed again. */

@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 5
+#define TG_STORE_SCHEMA 6
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -101,6 +101,12 @@ TG_API int tg_store_idem_reclaim(struct tg_store *store, const struct tg_idem_ke
  * NULL; 1 not taken (its runner lives, or the key is not running); -1. */
 TG_API int tg_store_idem_takeover(struct tg_store *store, const struct tg_idem_key *key,
 				  char **marker, struct tg_error *err);
+/* A finished key whose result is still expect (elen bytes) answers
+ * result from now on, in one statement (no moment in between): 0, or 1
+ * when its result is no longer expect. */
+TG_API int tg_store_idem_replace(struct tg_store *store, const struct tg_idem_key *key,
+				 const char *expect, size_t elen, const char *result, size_t len,
+				 struct tg_error *err);
 /* The call under key never ran (refused before executing): the key is
  * free again. */
 TG_API int tg_store_idem_abandon(struct tg_store *store, const struct tg_idem_key *key,
@@ -137,6 +143,8 @@ struct tg_ticket {
 	char args_sha256[65];        /* of the canonical arguments: other arguments, another ticket */
 	char *preview;               /* the dry-run's, or NULL (malloc'd) */
 	char *arguments;             /* the canonical arguments hashed, or NULL (malloc'd) */
+	char *covers;                /* tools its approver must also approve (a plan's steps,
+				      * space-separated names), or NULL (malloc'd) */
 	enum tg_ticket_state state;
 	char *reason;                /* a rejection's (malloc'd), or NULL */
 	char approver[128];          /* who decided */
@@ -266,11 +274,14 @@ struct tg_saga {
 TG_API const char *tg_saga_state_name(enum tg_saga_state state);
 TG_API const char *tg_saga_step_state_name(enum tg_saga_step_state state);
 /* The log of saga id with its n steps (tool, call_id, arguments), all
- * pending, unless it exists (then left as it is); it is this opening's
- * to run either way. */
+ * pending, unless it exists (then left as it is), taken by this opening
+ * to run: 0; 1 when another live opening runs it (nothing changed). */
 TG_API int tg_store_saga_begin(struct tg_store *store, const char *id,
 			       const struct tg_saga_step *steps, size_t n, int64_t now,
 			       struct tg_error *err);
+/* Take saga id to run it (an undo): 0, or 1 when another live opening
+ * runs it. */
+TG_API int tg_store_saga_take(struct tg_store *store, const char *id, struct tg_error *err);
 /* Saga id as logged: 0 and OUT *saga (tg_saga_release); 1 if there is none. */
 TG_API int tg_store_saga_get(struct tg_store *store, const char *id, struct tg_saga *saga,
 			     struct tg_error *err);

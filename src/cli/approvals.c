@@ -76,25 +76,24 @@ static int token_principal(const char *state, const char *policy_path, const cha
 	return 0;
 }
 
-/* The approver a token names, if one of its scopes approves tool
- * (name@version: the name decides). */
+/* The approver a token names, if its scopes may decide ticket t (its
+ * tool, and each tool it covers). */
 int cli_approver_of(const char *state, const char *policy_path, const char *token,
-		       struct tg_store *st, const char *tool, char *who, size_t len,
-		       struct tg_error *err)
+		    struct tg_store *st, const struct tg_ticket *t, char *who, size_t len,
+		    struct tg_error *err)
 {
 	struct tg_claims c;
-	char scope[200];
+	char need[200];
 	int ok;
 
 	if (token_claims(state, policy_path, token, st, &c, err) < 0)
 		return -1;
-	snprintf(scope, sizeof(scope), "%.*s:approve", (int)strcspn(tool, "@"), tool);
-	ok = tg_scopes_cover(c.scope, scope);
+	ok = tg_ticket_approvable(t, c.scope, need, sizeof(need));
 	snprintf(who, len, "%s", c.sub);
 	tg_claims_release(&c);
 	if (!ok)
 		return tg_error_set(err, TG_ERR_INVALID, "%s may not approve %s (it needs the scope "
-				    "%s)", who, tool, scope);
+				    "%s)", who, t->tool, need);
 	return 0;
 }
 
@@ -198,7 +197,7 @@ int cmd_approvals(int argc, char **argv)
 		tg_record_event(record_fd, who, id, "cancelled", NULL);
 		goto out;
 	}
-	rc = policy && token ? cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err)
+	rc = policy && token ? cli_approver_of(state, policy, token, st, &t, who, sizeof(who), &err)
 			     : -1;
 	tg_ticket_release(&t);
 	if (rc < 0 ||

@@ -15,12 +15,14 @@ int cmd_approvals(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
 
 /* The principal a token (issued for the policy at policy_path, docs/AUTH.md)
- * names, in who, if one of its scopes approves tool (name@version: the
- * name decides); -1 and err (TG_ERR_INVALID: saying which scope it needs). */
+ * names, in who, if its scopes may decide ticket t (an approve scope over
+ * its tool and each tool it covers); -1 and err (TG_ERR_INVALID: saying
+ * which scope it needs). */
 struct tg_store;
 struct tg_error;
+struct tg_ticket;
 int cli_approver_of(const char *state, const char *policy_path, const char *token,
-		    struct tg_store *st, const char *tool, char *who, size_t len,
+		    struct tg_store *st, const struct tg_ticket *t, char *who, size_t len,
 		    struct tg_error *err);
 
 /* Exit statuses shared by the subcommands, after env(1) and timeout(1). */

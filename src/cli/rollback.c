@@ -142,7 +142,7 @@ int cmd_rollback(int argc, char **argv)
 	}
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
-	rc = cli_approver_of(state, policy, token, st, t.tool, who, sizeof(who), &err);
+	rc = cli_approver_of(state, policy, token, st, &t, who, sizeof(who), &err);
 	tg_ticket_release(&t);
 	if (rc < 0)
 		goto fail;

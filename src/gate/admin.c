@@ -68,13 +68,33 @@ static int failure(int status, const char *code, const char *message, char **out
 		      out);
 }
 
-/* The scope that approves tool (name@version: the name decides). */
-static int may_approve(const char *scopes, const char *tool)
+int tg_ticket_approvable(const struct tg_ticket *t, const char *scopes, char *need, size_t len)
 {
+	const char *p = t->covers;
 	char want[200];
 
-	snprintf(want, sizeof(want), "%.*s:approve", (int)strcspn(tool, "@"), tool);
-	return tg_scopes_cover(scopes, want);
+	/* the ticket's tool (name@version: the name decides), then each
+	 * tool it covers (a plan's steps) */
+	snprintf(want, sizeof(want), "%.*s:approve", (int)strcspn(t->tool, "@"), t->tool);
+	while (tg_scopes_cover(scopes, want)) {
+		size_t n;
+
+		while (p && *p == ' ')
+			p++;
+		if (!p || !*p)
+			return 1;
+		n = strcspn(p, " ");
+		snprintf(want, sizeof(want), "%.*s:approve", (int)(n < 128 ? n : 128), p);
+		p += n;
+	}
+	if (need)
+		snprintf(need, len, "%s", want);
+	return 0;
+}
+
+static int may_approve(const char *scopes, const struct tg_ticket *t)
+{
+	return tg_ticket_approvable(t, scopes, NULL, 0);
 }
 
 /* A store refusal as an answer: not found, a conflict, or the store. */
@@ -118,9 +138,16 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 		return store_failure(&err, out);
 	}
 	for (i = 0; i < n; i++) {
-		if (arr && (may_approve(scopes, list[i].tool) ||
-			    strcmp(list[i].principal, principal) == 0))
-			json_array_append_new(arr, ticket_json(&list[i]));
+		if (arr && (may_approve(scopes, &list[i]) ||
+			    strcmp(list[i].principal, principal) == 0)) {
+			/* a list stays small: the arguments and the preview (up
+			 * to 4 MiB each) are in GET /admin/tickets/ID */
+			json_t *j = ticket_json(&list[i]);
+
+			json_object_del(j, "arguments");
+			json_object_del(j, "preview");
+			json_array_append_new(arr, j);
+		}
 		tg_ticket_release(&list[i]);
 	}
 	free(list);
@@ -142,7 +169,7 @@ static int decide(struct tg_store *st, const char *principal, const char *scopes
 				       "may cancel it", out);
 		rc = tg_store_ticket_move(st, t->id, TG_TICKET_PENDING, TG_TICKET_CANCELLED, &err);
 	} else {
-		if (!may_approve(scopes, t->tool))
+		if (!may_approve(scopes, t))
 			return failure(403, "insufficient_scope", "the caller's scopes do not approve "
 				       "this tool", out);
 		if (reason && strlen(reason) > MAX_REASON)
@@ -173,7 +200,7 @@ static int rollback(struct tg_gate *g, struct tg_store *st, const char *principa
 		return failure(400, "bad_request", "dry_run: true or false", out);
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		return store_failure(&err, out);
-	rc = may_approve(scopes, t.tool);
+	rc = may_approve(scopes, &t);
 	tg_ticket_release(&t);
 	if (!rc)
 		return failure(403, "insufficient_scope", "rolling a call back needs an approve "
@@ -192,8 +219,11 @@ static int rollback(struct tg_gate *g, struct tg_store *st, const char *principa
 	return answer(res, rc, out);
 }
 
-/* GET /admin/rollbacks: the log and its success rate. */
-static int list_rollbacks(struct tg_store *st, char **out)
+/* GET /admin/rollbacks: the log and its success rate, of the calls the
+ * caller may decide or asked for (a compensation's answer may show a
+ * file's content). */
+static int list_rollbacks(struct tg_store *st, const char *principal, const char *scopes,
+			  char **out)
 {
 	struct tg_rollback *r;
 	struct tg_error err;
@@ -205,6 +235,17 @@ static int list_rollbacks(struct tg_store *st, char **out)
 		return store_failure(&err, out);
 	}
 	for (i = 0; i < n; i++) {
+		struct tg_ticket t;
+		int mine = 0;
+
+		if (tg_store_ticket_get(st, r[i].call_id, (int64_t)time(NULL), &t, &err) == 0) {
+			mine = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0;
+			tg_ticket_release(&t);
+		}
+		if (!mine) {
+			tg_rollback_release(&r[i]);
+			continue;
+		}
 		ok += r[i].state == TG_ROLLBACK_SUCCEEDED;
 		ended += r[i].state != TG_ROLLBACK_RUNNING;
 		json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:i,s:s?,s:I,s:I}", "call_id",
@@ -248,7 +289,8 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		rc = get ? list_tickets(st, principal, scopes, query ? query + 1 : NULL, out)
 			 : failure(405, "method_not_allowed", "GET", out);
 	} else if (plen == 16 && strncmp(path, "/admin/rollbacks", 16) == 0) {
-		rc = get ? list_rollbacks(st, out) : failure(405, "method_not_allowed", "GET", out);
+		rc = get ? list_rollbacks(st, principal, scopes, out)
+			 : failure(405, "method_not_allowed", "GET", out);
 	} else if (sscanf(path, "/admin/calls/%32[0-9a-f]/%15[a-z]", id, verb) == 2 &&
 		   strcmp(verb, "rollback") == 0 && plen == 13 + 32 + 9) {
 		rc = post ? rollback(g, st, principal, scopes, id, doc, out)
@@ -263,7 +305,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 			return store_failure(&err, out);
 		}
 		if (rlen == 0 && get) {
-			rc = may_approve(scopes, t.tool) || strcmp(t.principal, principal) == 0
+			rc = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0
 				     ? answer(ticket_json(&t), 200, out)
 				     : failure(403, "insufficient_scope", "the caller may neither "
 					       "decide this ticket nor did it ask for it", out);

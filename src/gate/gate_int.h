@@ -35,4 +35,8 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,
 	      struct exec_out *out, struct tg_error *err);
 
+/* The tools of a plan's steps (its arguments, JSON text), space-separated
+ * names, for its ticket's approver to cover too; NULL if none. */
+char *saga_covers(const char *args, size_t len);
+
 #endif

@@ -382,6 +382,15 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 	}
 }
 
+/* 1 if ticket t was made for the very tool@version the call resolved to. */
+static int same_tool(const struct call_state *st, const struct tg_ticket *t)
+{
+	size_t n = strlen(st->k->name);
+
+	return strncmp(t->tool, st->k->name, n) == 0 && t->tool[n] == '@' &&
+	       strcmp(t->tool + n + 1, st->k->version_text) == 0;
+}
+
 /* The key's result is a ticket (held for approval): what it says now. */
 static int ticket_step(struct tg_gate *g, struct call_state *st, const char *marker,
 		       const char *id, struct tg_error *err)
@@ -418,6 +427,13 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 			      "(toolgate approvals show %s); call again with the same idempotency key "
 			      "once it is decided", st->k->name, st->k->version_text, id, id);
 	case TG_TICKET_APPROVED:
+		/* what was approved is exactly this version: a retry that now
+		 * resolves to another (a reload, another pin) does not run */
+		if (!same_tool(st, &t))
+			return answer(st, "refused", "version_changed", id, "ticket %s approved %s; "
+				      "this call resolves to %s@%s, which nobody approved: call %s with "
+				      "the same key, or make a new call", id, t.tool, st->k->name,
+				      st->k->version_text, t.tool);
 		/* exactly one retry runs it: the one that takes the key back */
 		rc = tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err);
 		if (rc < 0)
@@ -439,8 +455,9 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 			       "run (a new call needs a new idempotency key)", st->k->name,
 			       st->k->version_text, id, tg_ticket_state_name(t.state));
 		final = result_text(&st->out);
-		if (final && tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err) == 0)
-			tg_store_idem_finish(g->store, &key, final, strlen(final), err);
+		if (final)
+			tg_store_idem_replace(g->store, &key, marker, strlen(marker), final,
+					      strlen(final), err);
 		free(final);
 		return 1;
 	}
@@ -519,7 +536,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 		return -1;
 	tg_ticket_release(&t);
 	st->claimed = 1;
-	if (t.state == TG_TICKET_APPROVED && st->k->resumable) {
+	if (t.state == TG_TICKET_APPROVED && st->k->resumable && same_tool(st, &t)) {
 		st->resumed = 1;
 		return 0;
 	}
@@ -610,7 +627,11 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
 	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
 	req.arguments = st->canonical;
+	/* a plan's approver approves each of its steps' tools too */
+	if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0)
+		req.covers = saga_covers(st->args, st->args_len);
 	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
+	free(req.covers);
 	if (rc < 0) {
 		free(req.preview);
 		tg_store_idem_abandon(g->store, &key, NULL);
@@ -866,7 +887,14 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		rc = stage_execute(g, &st, err);
 	if (rc == 0)
 		rc = stage_check(&st);
-	if (st.claimed && rc >= 0)
+	if (st.claimed && rc < 0) {
+		/* it could not run (the sandbox did not start, the store
+		 * failed): the key's answer says so, rather than "running" for
+		 * a day; the caller gets the error */
+		refuse(&st, "error", "%s@%s could not run: %s", st.k->name, st.k->version_text,
+		       err->msg);
+	}
+	if (st.claimed)
 		write_done(g, &st);
 	stage_record(g, &st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)

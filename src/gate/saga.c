@@ -134,6 +134,13 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 		}
 		/* after a crash a step runs again: it must replay; and a step
 		 * that cannot be undone can only be the last one */
+		/* its preview runs every step's dry run before any approval:
+		 * a step that cannot show what it would do might do it */
+		if (write && k->dry_run != 1) {
+			rc = refuse(out, "bad_plan", "step %zu: %s@%s has no dry run, and a plan's "
+				    "preview runs each step's", i + 1, k->name, k->version_text);
+			break;
+		}
 		if (write && !k->resumable) {
 			rc = refuse(out, "bad_plan", "step %zu: %s@%s is not resumable (a crash could "
 				    "not be recovered from safely)", i + 1, k->name, k->version_text);
@@ -146,7 +153,7 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 			break;
 		}
 		p->k[i] = k;
-		p->args[i] = json_dumps(a ? a : json_object(), JSON_COMPACT | JSON_SORT_KEYS);
+		p->args[i] = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
 		p->n = i + 1;
 		if (!p->args[i]) {
 			rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -202,6 +209,7 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 {
 	struct tg_store *st = tg_gate_store(g);
 	struct tg_saga_step *p = &s->steps[i];
+	struct tg_call uncancellable = *run->call;
 	struct gate_run_env env = { run->catalog, run->call, 0, p->call_id };
 	const struct tg_contract *k, *tool;
 	struct exec_out o;
@@ -209,6 +217,12 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 	int ok = 0, rc;
 
 	memset(&o, 0, sizeof(o));
+	/* a caller that gives up stops the plan going forward, never its
+	 * undoing: a compensation cut short would leave it half-undone */
+	if (undo) {
+		uncancellable.cancel_fd = -1;
+		env.call = &uncancellable;
+	}
 	rc = tg_catalog_resolve(run->catalog, p->tool, "0000-01-01", &k, err);
 	tool = k;
 	if (rc == 0 && undo)
@@ -356,6 +370,11 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 	rc = tg_store_saga_begin(tg_gate_store(g), run->call_id, steps, p.n, (int64_t)time(NULL),
 				 err);
 	plan_free(&p);
+	if (rc == 1) {
+		refuse(out, "running", "plan %s is being run by another gateway; retry when it ends",
+		       run->call_id);
+		return 0;
+	}
 	return rc < 0 ? -1 : drive(g, run, run->call_id, TG_SAGA_DONE, out, err);
 }
 
@@ -394,6 +413,16 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 		refuse(out, "dry_run_unsupported", "the dry run of a plan's undo is each step's "
 		       "rollback --dry-run");
 		return 0;
+	}
+	/* one runner at a time */
+	switch (tg_store_saga_take(st, plan, err)) {
+	case 0:
+		break;
+	case 1:
+		refuse(out, "running", "plan %s is being undone by another gateway", plan);
+		return 0;
+	default:
+		return -1;
 	}
 	/* done, or failed before: undo what is done, again what failed */
 	if (rc != TG_SAGA_COMPENSATING &&
@@ -434,4 +463,34 @@ int tg_gate_resume_sagas(struct tg_gate *g, size_t *resumed, size_t *failed, str
 	}
 	free(ids);
 	return 0;
+}
+
+char *saga_covers(const char *args, size_t len)
+{
+	json_t *doc = json_loadb(args, len, 0, NULL), *step;
+	char *out = NULL;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(doc, "steps"), i, step) {
+		const char *tool = json_string_value(json_object_get(step, "tool"));
+		size_t tl = tool ? strcspn(tool, "@") : 0;
+		char *bigger;
+
+		if (!tl || tl > 128)
+			continue;
+		bigger = realloc(out, n + tl + 2);
+		if (!bigger) {
+			free(out);
+			json_decref(doc);
+			return NULL;
+		}
+		out = bigger;
+		if (n)
+			out[n++] = ' ';
+		memcpy(out + n, tool, tl);
+		n += tl;
+		out[n] = '\0';
+	}
+	json_decref(doc);
+	return out;
 }

@@ -182,6 +182,10 @@ static const char *const migrations[] = {
 	" PRIMARY KEY (saga_id, n)"
 	") WITHOUT ROWID;"
 	"CREATE INDEX sagas_state ON sagas (state);",
+	/* 5 -> 6: the tools a ticket's approver must also cover (a plan's
+	 * steps); which opening of the store runs a rollback */
+	"ALTER TABLE tickets ADD COLUMN covers TEXT;"
+	"ALTER TABLE rollbacks ADD COLUMN runner TEXT;",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -521,8 +525,8 @@ static int idem_update(struct tg_store *st, const char *sql, const struct tg_ide
 	return rc;
 }
 
-int tg_store_idem_finish(struct tg_store *st, const struct tg_idem_key *k, const char *result,
-			 size_t len, struct tg_error *err)
+/* A key, and a result of len bytes to keep under it, both acceptable. */
+static int result_ok(const struct tg_idem_key *k, size_t len, struct tg_error *err)
 {
 	tg_error_clear(err);
 	if (key_ok(k, err) < 0)
@@ -530,6 +534,14 @@ int tg_store_idem_finish(struct tg_store *st, const struct tg_idem_key *k, const
 	if (len > TG_IDEM_MAX_RESULT)
 		return tg_error_set(err, TG_ERR_LIMIT, "idempotency: a result of %zu bytes, more "
 				    "than %u", len, TG_IDEM_MAX_RESULT);
+	return 0;
+}
+
+int tg_store_idem_finish(struct tg_store *st, const struct tg_idem_key *k, const char *result,
+			 size_t len, struct tg_error *err)
+{
+	if (result_ok(k, len, err) < 0)
+		return -1;
 	return idem_update(st, "UPDATE idempotency SET state = 'done', result = ?5 WHERE "
 			   "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 AND "
 			   "state = 'running'", k, result ? result : "", result ? len : 0, err);
@@ -626,12 +638,8 @@ int tg_store_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, 
 	sqlite3_stmt *s;
 	int rc;
 
-	tg_error_clear(err);
-	if (key_ok(k, err) < 0)
+	if (result_ok(k, len, err) < 0)
 		return -1;
-	if (len > TG_IDEM_MAX_RESULT)
-		return tg_error_set(err, TG_ERR_LIMIT, "idempotency: a result of %zu bytes, more "
-				    "than %u", len, TG_IDEM_MAX_RESULT);
 	if (to != TG_TICKET_EXECUTED && to != TG_TICKET_FAILED)
 		return tg_error_set(err, TG_ERR_INVALID, "a call ends executed or failed");
 	pthread_mutex_lock(&st->lock);
@@ -654,6 +662,30 @@ int tg_store_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, 
 					 NULL, 0, err)) > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %.40s is no longer approved", ticket);
 	rc = end_tx(st, rc, err);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_idem_replace(struct tg_store *st, const struct tg_idem_key *k, const char *expect,
+			  size_t elen, const char *result, size_t len, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (result_ok(k, len, err) < 0)
+		return -1;
+	pthread_mutex_lock(&st->lock);
+	rc = prepare(st, "UPDATE idempotency SET result = ?5 WHERE principal = ?1 AND tool = ?2 "
+		     "AND key = ?3 AND fingerprint = ?4 AND state = 'done' AND result = ?6", &s, k,
+		     err);
+	if (rc == 0) {
+		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 5, result, (int)len, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 6, expect, (int)elen, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? (sqlite3_changes(st->db) == 1 ? 0 : 1)
+						    : db_error(err, st->db, "idempotency");
+		sqlite3_finalize(s);
+	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -779,7 +811,8 @@ void tg_ticket_release(struct tg_ticket *t)
 	free(t->preview);
 	free(t->reason);
 	free(t->arguments);
-	t->preview = t->reason = t->arguments = NULL;
+	free(t->covers);
+	t->preview = t->reason = t->arguments = t->covers = NULL;
 }
 
 static void copy_text(char *dst, size_t len, const unsigned char *src)
@@ -789,12 +822,12 @@ static void copy_text(char *dst, size_t len, const unsigned char *src)
 
 /* Fill t from a row of SELECT TICKET_COLUMNS. */
 #define TICKET_COLUMNS "id, principal, tool, args_sha256, preview, state, reason, approver, " \
-	"created, decided, expires, arguments"
+	"created, decided, expires, arguments, covers"
 
 static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 {
 	const unsigned char *preview = sqlite3_column_text(s, 4), *reason = sqlite3_column_text(s, 6);
-	const unsigned char *args = sqlite3_column_text(s, 11);
+	const unsigned char *args = sqlite3_column_text(s, 11), *covers = sqlite3_column_text(s, 12);
 
 	memset(t, 0, sizeof(*t));
 	copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
@@ -809,8 +842,9 @@ static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 	t->preview = preview ? strdup((const char *)preview) : NULL;
 	t->reason = reason ? strdup((const char *)reason) : NULL;
 	t->arguments = args ? strdup((const char *)args) : NULL;
-	return (preview && !t->preview) || (reason && !t->reason) || (args && !t->arguments) ? -1
-											    : 0;
+	t->covers = covers ? strdup((const char *)covers) : NULL;
+	return (preview && !t->preview) || (reason && !t->reason) || (args && !t->arguments) ||
+	       (covers && !t->covers) ? -1 : 0;
 }
 
 /* A pending ticket past its expiry is expired, fail closed (the caller
@@ -850,8 +884,10 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 	if (req->arguments && strlen(req->arguments) > TG_IDEM_MAX_RESULT)
 		return tg_error_set(err, TG_ERR_LIMIT, "ticket: arguments of more than %u bytes",
 				    TG_IDEM_MAX_RESULT);
+	if (req->covers && strlen(req->covers) > 4096)
+		return tg_error_set(err, TG_ERR_LIMIT, "ticket: covers more than 4096 bytes of tools");
 	*out = *req;
-	out->preview = out->reason = out->arguments = NULL;
+	out->preview = out->reason = out->arguments = out->covers = NULL;
 	randombytes_buf(rnd, sizeof(rnd));
 	sodium_bin2hex(out->id, sizeof(out->id), rnd, sizeof(rnd));
 	out->state = TG_TICKET_PENDING;
@@ -865,7 +901,7 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 		return -1;
 	}
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
-				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8)", -1, &s, NULL) ==
+				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8, ?9)", -1, &s, NULL) ==
 			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, out->id, -1, SQLITE_STATIC);
@@ -878,6 +914,8 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 		sqlite3_bind_int64(s, 7, now + ttl);
 		if (req->arguments)
 			sqlite3_bind_text(s, 8, req->arguments, -1, SQLITE_STATIC);
+		if (req->covers)
+			sqlite3_bind_text(s, 9, req->covers, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
 		sqlite3_finalize(s);
 	}
@@ -900,7 +938,8 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (rc == 0 && ((req->preview && !(out->preview = strdup(req->preview))) ||
-			(req->arguments && !(out->arguments = strdup(req->arguments))))) {
+			(req->arguments && !(out->arguments = strdup(req->arguments))) ||
+			(req->covers && !(out->covers = strdup(req->covers))))) {
 		tg_ticket_release(out);
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
@@ -1154,18 +1193,41 @@ int tg_store_rollback_begin(struct tg_store *st, const char *call_id, const char
 	if (!who || !*who || strlen(who) >= sizeof(((struct tg_rollback *)0)->requested_by))
 		return tg_error_set(err, TG_ERR_INVALID, "rollback %s: who asks is required", call_id);
 	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "INSERT INTO rollbacks (call_id, state, requested_by, "
-				"attempts, detail, started, ended) VALUES (?1, 'running', ?2, 1, NULL, "
-				"?3, NULL) ON CONFLICT (call_id) DO UPDATE SET state = 'running', "
-				"requested_by = ?2, attempts = attempts + 1, started = ?3, ended = NULL",
-				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "rollback");
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	/* one runner at a time: a rollback running in a live process (this
+	 * one included) is not started again; a dead one's is resumed */
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT runner FROM rollbacks WHERE call_id = ?1 "
+					  "AND state = 'running'", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "rollback");
 	if (rc == 0) {
+		char runner[33] = "";
+
+		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+			if (runner[0] && (strcmp(runner, st->instance) == 0 ||
+					  instance_alive(st, runner)))
+				rc = tg_error_set(err, TG_ERR_INVALID, "call %s is being rolled back "
+						  "by another process: wait for it", call_id);
+		}
+		sqlite3_finalize(s);
+	}
+	if (rc == 0 &&
+	    sqlite3_prepare_v2(st->db, "INSERT INTO rollbacks (call_id, state, requested_by, "
+			       "attempts, detail, started, ended, runner) VALUES (?1, 'running', ?2, "
+			       "1, NULL, ?3, NULL, ?4) ON CONFLICT (call_id) DO UPDATE SET state = "
+			       "'running', requested_by = ?2, attempts = attempts + 1, started = ?3, "
+			       "ended = NULL, runner = ?4", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "rollback");
+	else if (rc == 0) {
 		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, who, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, now);
+		sqlite3_bind_text(s, 4, st->instance, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
 		sqlite3_finalize(s);
 	}
+	rc = end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -1184,7 +1246,8 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 	rc = exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
 		rc = sqlite3_prepare_v2(st->db, "UPDATE rollbacks SET state = ?2, detail = ?3, "
-					"ended = ?4 WHERE call_id = ?1 AND state = 'running'", -1, &s,
+					"ended = ?4 WHERE call_id = ?1 AND state = 'running' AND "
+					"runner = ?5", -1, &s,
 					NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "rollback");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
@@ -1192,9 +1255,11 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 		if (detail)
 			sqlite3_bind_text(s, 3, detail, (int)len, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 4, now);
+		sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
 		if (rc == 0 && sqlite3_changes(st->db) != 1)
-			rc = tg_error_set(err, TG_ERR_INVALID, "rollback %.40s: not running", call_id);
+			rc = tg_error_set(err, TG_ERR_INVALID, "rollback %.40s: not running here",
+					  call_id);
 		sqlite3_finalize(s);
 	}
 	if (rc == 0 && ok && (rc = ticket_move(st, call_id, "executed", "compensated", NULL, NULL, 0,
@@ -1288,6 +1353,56 @@ void tg_saga_release(struct tg_saga *saga)
 	saga->n = 0;
 }
 
+/* Whether this opening may run saga id: 0 (absent, or its runner is
+ * this opening or dead), 1 (a live one runs it); the caller holds lock,
+ * in a write transaction. */
+static int saga_claim(struct tg_store *st, const char *id, struct tg_error *err)
+{
+	char runner[33] = "";
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT runner FROM sagas WHERE id = ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return db_error(err, st->db, "saga");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+		rc = strcmp(runner, st->instance) != 0 && instance_alive(st, runner);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int tg_store_saga_take(struct tg_store *st, const char *id, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = saga_claim(st, id, err);
+	if (rc == 0) {
+		rc = sqlite3_prepare_v2(st->db, "UPDATE sagas SET runner = ?2 WHERE id = ?1", -1, &s,
+					NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "saga");
+		if (rc == 0) {
+			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, st->instance, -1, SQLITE_STATIC);
+			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+			sqlite3_finalize(s);
+		}
+	}
+	if (rc == 1) {
+		exec(st, "COMMIT", err);
+	} else {
+		rc = end_tx(st, rc, err);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_saga_step *steps,
 			size_t n, int64_t now, struct tg_error *err)
 {
@@ -1301,6 +1416,8 @@ int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_sag
 				    TG_SAGA_MAX_STEPS);
 	pthread_mutex_lock(&st->lock);
 	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = saga_claim(st, id, err);
 	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT INTO sagas (id, state, runner, created, "
 					  "updated) VALUES (?1, 'running', ?2, ?3, ?3) ON CONFLICT "
 					  "(id) DO UPDATE SET runner = ?2", -1, &s, NULL) != SQLITE_OK)

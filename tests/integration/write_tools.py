@@ -189,6 +189,16 @@ check("sql_drop_table_rolled_back", done is not None and not done.get("isError")
       gone == [(0,)] and rb.returncode == 0 and
       rows("SELECT * FROM orders ORDER BY id") == orders, json.dumps(done) + rb.stderr)
 
+# REPLACE overwrites a row: its before-image is kept, and the undo puts it back
+products = rows("SELECT * FROM products ORDER BY id")
+ticket, _, done = held_then_run("sql.execute", {"sql": "REPLACE INTO products VALUES "
+                                                "(2, 'screen', 1)"}, "replace-1")
+replaced = rows("SELECT * FROM products WHERE id = 2")
+rb = rollback(ticket)
+check("sql_replace_rolled_back", done is not None and not done.get("isError") and
+      replaced == [(2, "screen", 1)] and rb.returncode == 0 and
+      rows("SELECT * FROM products ORDER BY id") == products, json.dumps(done)[:600] + rb.stderr)
+
 # a conflict: a row changed after the call is not overwritten
 ticket, _, done = held_then_run("sql.execute", {"sql": "UPDATE products SET price_cents = 1 "
                                                 "WHERE id = 3"}, "price-1")
@@ -279,6 +289,7 @@ with open(POLICY) as f:
     pol = json.load(f)
 pol["principals"]["local"]["scopes"].append("plan.*:write")
 pol["principals"]["alice"]["scopes"].append("plan.*:approve")
+pol["principals"]["carol"] = {"scopes": ["plan.*:approve"]}
 with open(POLICY, "w") as f:
     json.dump(pol, f)
 ALICE = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",
@@ -294,6 +305,15 @@ previews = (r.get("structuredContent") or {}).get("steps", [])
 check("plan_dry_run", not r.get("isError") and len(previews) == 3 and
       previews[1]["preview"]["diff"].startswith("--- /dev/null") and
       rows("SELECT count(*) FROM customers WHERE id = 9") == [(0,)], json.dumps(r)[:800])
+# approving a plan approves its steps: plan.*:approve alone is not enough
+held = serve_call("plan.run", good, "plan-1")
+carol = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "carol",
+            "--scope", "plan.*:approve").stdout.strip()
+c = cli("approvals", "approve", err_meta(held).get("ticket", ""), "--state", STATE, "--policy",
+        POLICY, "--token", carol)
+check("plan_approver_covers_steps", c.returncode == 1 and
+      "carol may not approve plan.run@1.0.0 (it needs the scope sql.execute:approve)" in c.stderr,
+      c.stdout + c.stderr)
 ticket, held, done = held_then_run("plan.run", good, "plan-1")
 sc = (done or {}).get("structuredContent") or {}
 check("plan_runs", done is not None and not done.get("isError") and sc.get("state") == "done" and
@@ -458,8 +478,8 @@ st_o, own = admin("GET", f"/admin/tickets/{tid}", AGENT)
 st_x, _ = admin("GET", f"/admin/tickets/{tid}", BOB)
 check("admin_lists_what_the_caller_may_see",
       st_a == 200 and tid in [t["id"] for t in listed["tickets"]] and
-      [t for t in listed["tickets"] if t["id"] == tid][0]["preview"]["structured"]
-      ["rows_changed"] == 1 and
+      "preview" not in listed["tickets"][0] and
+      own["preview"]["structured"]["rows_changed"] == 1 and
       st_b == 200 and tid not in [t["id"] for t in bob_list["tickets"]] and
       st_o == 200 and own["arguments"] == args and st_x == 403,
       f"{st_a} {st_b} {st_o} {st_x} {json.dumps(listed)[:300]}")

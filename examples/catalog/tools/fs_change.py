@@ -89,10 +89,17 @@ def sync_dir(path):
         os.close(fd)
 
 
-def put(path, data, mode=0o644):
-    """Replace path with data: a synced temporary file renamed over it."""
+def put(path, data, mode=None):
+    """Replace path with data: a synced temporary file renamed over it,
+    with the mode the file had (0644 for a new one)."""
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644
     tmp = f"{path}.toolgate-tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    os.fchmod(fd, mode)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
@@ -195,10 +202,15 @@ def undo(args, dry):
         return {"call_id": call_id, "path": meta["path"], "already": True, "dry_run": dry}
     path = resolve(meta["path"])
     now = read(path)
-    if sha(now) != meta["after_sha256"]:
+    prior = load(call_id, "prior") if meta["existed"] else None
+    if sha(now) != meta["after_sha256"] and sha(now) != sha(prior):
         raise Refused("conflict", f"call {call_id} cannot be undone: {meta['path']} changed "
                       "since the call; nothing was restored")
-    prior = load(call_id, "prior") if meta["existed"] else None
+    if sha(now) == sha(prior) and sha(now) != meta["after_sha256"]:
+        # restored already: a crash came before the marker (the undo reruns)
+        if not dry:
+            put(os.path.join(undo_dir(call_id), "compensated"), b"")
+        return {"call_id": call_id, "path": meta["path"], "already": True, "dry_run": dry}
     result = {"call_id": call_id, "path": meta["path"], "already": False,
               "restored": "prior version" if meta["existed"] else "absent",
               "diff": diff(meta["path"], now, prior), "dry_run": dry}

@@ -24,6 +24,8 @@ def main():
     path = os.path.realpath(os.path.join(ROOT, rel))
     if path != ROOT and not path.startswith(ROOT + "/"):
         fail("outside_workspace", f"{args['path']} is outside the workspace")
+    if os.path.relpath(path, ROOT).split("/")[0] == ".toolgate":
+        fail("outside_workspace", f"{args['path']}: .toolgate/ holds toolgate's undo records")
     if not os.path.isfile(path):
         fail("not_found", f"{args['path']}: no such file in the workspace")
     offset, length = args.get("offset", 0), args.get("length", 65536)

@@ -17,6 +17,10 @@ The gateway runs it twice per call (docs/PIPELINE.md, "Write calls"):
   runs once per call, whatever happens around it. sql.undo restores the
   before-image.
 
+The statement runs with recursive triggers on, so that the rows a REPLACE
+overwrites are seen (and kept) like any deleted row; a schema whose own
+triggers rely on recursive_triggers being off may behave differently here.
+
 What it refuses, before anything runs: more than one statement, reads (use
 sql.query), statements with no rollback story here (ALTER TABLE, indexes,
 triggers, views, PRAGMA, ATTACH, transactions), tables without a rowid,
@@ -160,10 +164,16 @@ def run(db, sql, params):
     for op, table in actions:
         if op == "drop_table":
             steps.append(table_image(db, table))
+    # REPLACE deletes the rows it overwrites: with recursive triggers
+    # on, those deletes fire the triggers too, and their rows are kept
+    db.execute("PRAGMA recursive_triggers = ON")
     cols = record_changes(db, sorted(set(dml))) if dml else {}
+    # CREATE TABLE IF NOT EXISTS on a table that exists creates nothing
+    existed = {t for op, t in actions if op == "create_table" and db.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (t,)).fetchone()}
     cur = db.execute(sql, params)
     for op, table in actions:
-        if op == "create_table":
+        if op == "create_table" and table not in existed:
             steps.append({"op": "create_table", "table": table})
     changes = []
     if dml:
