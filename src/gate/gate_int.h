@@ -38,5 +38,8 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 /* The tools of a plan's steps (its arguments, JSON text), space-separated
  * names, for its ticket's approver to cover too; NULL if none. */
 char *saga_covers(const char *args, size_t len);
+/* The same for the undo of a plan (its arguments name the plan's call_id),
+ * from the plan's log; NULL if there is none. */
+char *saga_undo_covers(struct tg_gate *g, const char *args, size_t len);
 
 #endif

@@ -630,6 +630,8 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	/* a plan's approver approves each of its steps' tools too */
 	if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0)
 		req.covers = saga_covers(st->args, st->args_len);
+	else if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga.undo") == 0)
+		req.covers = saga_undo_covers(g, st->args, st->args_len);
 	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
 	free(req.covers);
 	if (rc < 0) {

@@ -233,6 +233,18 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 		rc = gate_run(g, &env, tool, undo ? args : p->arguments, &o, err);
 	if (rc == 0) {
 		ok = !o.is_error;
+		/* the undo of a step that failed: "nothing to undo" means it
+		 * left nothing behind, and it stays failed */
+		if (undo && p->state == TG_STEP_FAILED && o.is_error) {
+			const char *code = json_string_value(json_object_get(
+				json_object_get(o.structured, "error"), "code"));
+
+			if (code && strcmp(code, "not_found") == 0) {
+				exec_out_release(&o);
+				free(args);
+				return 1;
+			}
+		}
 		text = result_text(&o);
 	} else {
 		json_t *j = json_pack("{s:b,s:{s:s}}", "isError", 1, "result", "error", err->msg);
@@ -290,7 +302,18 @@ static int drive(struct tg_gate *g, const struct gate_run_env *run, const char *
 	if (s.state == TG_SAGA_COMPENSATING) {
 		/* newest first; one that fails does not stop the others */
 		for (i = s.n; i-- > 0;) {
+			const struct tg_contract *k;
+			struct tg_error rerr;
+
+			/* a step that failed may still have taken effect (it
+			 * committed, then timed out): its undo runs too, when
+			 * it has one, and finds nothing if nothing was done */
+			if (s.steps[i].state == TG_STEP_FAILED &&
+			    (tg_catalog_resolve(run->catalog, s.steps[i].tool, "0000-01-01", &k,
+						&rerr) < 0 || !k->compensation_tool))
+				continue;
 			if (s.steps[i].state != TG_STEP_DONE &&
+			    s.steps[i].state != TG_STEP_FAILED &&
 			    s.steps[i].state != TG_STEP_COMPENSATION_FAILED)
 				continue;
 			rc = run_step(g, run, &s, i, 1, err);
@@ -490,6 +513,38 @@ char *saga_covers(const char *args, size_t len)
 		memcpy(out + n, tool, tl);
 		n += tl;
 		out[n] = '\0';
+	}
+	json_decref(doc);
+	return out;
+}
+
+char *saga_undo_covers(struct tg_gate *g, const char *args, size_t len)
+{
+	json_t *doc = json_loadb(args, len, 0, NULL);
+	const char *id = json_string_value(json_object_get(doc, "call_id"));
+	struct tg_saga saga;
+	struct tg_error err;
+	char *out = NULL;
+	size_t i, n = 0;
+
+	if (id && tg_gate_store(g) && tg_store_saga_get(tg_gate_store(g), id, &saga, &err) == 0) {
+		for (i = 0; i < saga.n; i++) {
+			size_t tl = strcspn(saga.steps[i].tool, "@");
+			char *bigger = realloc(out, n + tl + 2);
+
+			if (!bigger) {
+				free(out);
+				out = NULL;
+				break;
+			}
+			out = bigger;
+			if (n)
+				out[n++] = ' ';
+			memcpy(out + n, saga.steps[i].tool, tl);
+			n += tl;
+			out[n] = '\0';
+		}
+		tg_saga_release(&saga);
 	}
 	json_decref(doc);
 	return out;
