@@ -333,6 +333,44 @@ out:
 	return rc;
 }
 
+/* 0 if each step of plan p resolves to the version its ticket's preview
+ * showed (or the plan's log exists already: then the log's versions run);
+ * 1 and out when one does not; -1. */
+static int same_versions(struct tg_gate *g, const char *id, const struct plan *p,
+			 struct exec_out *out, struct tg_error *err)
+{
+	struct tg_saga saga;
+	struct tg_ticket t;
+	json_t *pv, *steps;
+	size_t i;
+	int rc;
+
+	rc = tg_store_saga_get(tg_gate_store(g), id, &saga, err);
+	if (rc <= 0) {
+		if (rc == 0)
+			tg_saga_release(&saga);
+		return rc;
+	}
+	if (tg_store_ticket_get(tg_gate_store(g), id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	pv = t.preview ? json_loads(t.preview, 0, NULL) : NULL;
+	tg_ticket_release(&t);
+	steps = json_object_get(json_object_get(pv, "structured"), "steps");
+	rc = 0;
+	for (i = 0; i < p->n && rc == 0; i++) {
+		const char *v = json_string_value(json_object_get(json_array_get(steps, i),
+								  "version"));
+
+		if (!v || strcmp(v, p->k[i]->version_text) != 0)
+			rc = refuse(out, "version_changed", "step %zu: %s resolves to %s now, not to "
+				    "the %s its approver saw; pin the version in the plan, or make a "
+				    "new one", i + 1, p->k[i]->name, p->k[i]->version_text,
+				    v ? v : "(no preview)");
+	}
+	json_decref(pv);
+	return rc;
+}
+
 int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,
 		 struct exec_out *out, struct tg_error *err)
 {
@@ -381,6 +419,12 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 		plan_free(&p);
 		refuse(out, "not_approved", "a plan runs for real only as an approved call");
 		return 0;
+	}
+	/* the steps run as the versions the approver saw in the preview */
+	rc = same_versions(g, run->call_id, &p, out, err);
+	if (rc != 0) {
+		plan_free(&p);
+		return rc < 0 ? -1 : 0;
 	}
 	memset(steps, 0, sizeof(steps));
 	for (i = 0; i < p.n; i++) {

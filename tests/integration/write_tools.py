@@ -365,6 +365,30 @@ check("plan_undo_resumed_after_crash", "resumed 1 interrupted plan, 0 neither" i
       state == ("compensated",) and rows("SELECT count(*) FROM customers WHERE id = 9") == [(0,)]
       and not os.path.exists(os.path.join(WS, "receipts/9.txt")), p.stderr + str(state))
 
+# a retry runs only the version that was approved: a newer sql.execute
+# appears between the approval and the retry (each call here is a new
+# gateway, loading the catalogue afresh)
+newer = os.path.join(CAT, "sql.execute-1.0.1.json")
+with open(os.path.join(CAT, "sql.execute-1.0.0.json")) as f:
+    contract = json.load(f)
+contract["version"] = "1.0.1"
+held1 = serve_call("sql.execute", {"sql": "DELETE FROM orders WHERE id = 4"}, "ver-1")
+held2 = serve_call("plan.run", {"steps": [{"tool": "sql.execute", "arguments": {
+    "sql": "DELETE FROM orders WHERE id = 4"}}]}, "ver-2")
+for h in (held1, held2):
+    approve(err_meta(h).get("ticket", ""))
+with open(newer, "w") as f:
+    json.dump(contract, f)
+r1 = serve_call("sql.execute", {"sql": "DELETE FROM orders WHERE id = 4"}, "ver-1")
+r2 = serve_call("plan.run", {"steps": [{"tool": "sql.execute", "arguments": {
+    "sql": "DELETE FROM orders WHERE id = 4"}}]}, "ver-2")
+os.unlink(newer)
+check("approved_version_only", err_meta(r1).get("code") == "version_changed" and
+      "approved sql.execute@1.0.0" in json.dumps(r1) and
+      "version_changed" in json.dumps(r2) and "not to the 1.0.0 its approver saw" in
+      json.dumps(r2) and rows("SELECT count(*) FROM orders WHERE id = 4") == [(1,)],
+      json.dumps([r1, r2])[:1200])
+
 # waiting within the call's budget: approved meanwhile, the call runs and
 # answers at once; not decided in time, it is held; rejected meanwhile, it
 # hears the rejection
