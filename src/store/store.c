@@ -72,7 +72,9 @@ static int instance_alive(const struct tg_store *st, const char *id)
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno != ENOENT; /* cannot tell: say alive, take nothing over */
-	alive = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	/* taken: nobody holds it, the opening is dead; held: alive; any
+	 * other failure: cannot tell, so alive (take nothing over) */
+	alive = flock(fd, LOCK_EX | LOCK_NB) < 0;
 	if (!alive)
 		unlink(path);
 	close(fd);
