@@ -254,13 +254,21 @@ static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
 	int version = 0, app = 0, tables = 0;
 	char sql[64], mark[64];
 
+	/* one read transaction, so that the three answers are of one state
+	 * of the file: another process migrating it meanwhile must not look
+	 * like someone else's tables */
+	if (exec(st, "BEGIN", err) < 0)
+		return -1;
 	if (pragma_int(st, "PRAGMA user_version", &version) < 0 ||
-	    pragma_int(st, "PRAGMA application_id", &app) < 0)
+	    pragma_int(st, "PRAGMA application_id", &app) < 0 ||
+	    pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables) < 0) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		return db_error(err, st->db, path);
+	}
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	if (app != 0 && app != APP_ID)
 		return tg_error_set(err, TG_ERR_INVALID, "store %s: not a toolgate database", path);
-	if (app == 0 && (version != 0 || pragma_int(st, "SELECT count(*) FROM sqlite_master",
-						      &tables) < 0 || tables != 0))
+	if (app == 0 && (version != 0 || tables != 0))
 		return tg_error_set(err, TG_ERR_INVALID, "store %s: not a toolgate database "
 				    "(someone else's tables)", path);
 	if (version > TG_STORE_SCHEMA)
