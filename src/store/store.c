@@ -972,10 +972,37 @@ int tg_store_idem_hold(struct tg_store *st, const struct tg_idem_key *key,
 	return ticket_create(st, req, now, ttl, key, out, err);
 }
 
+/* Ticket id as stored, into t (the caller holds lock). */
+static int ticket_read(struct tg_store *st, const char *id, struct tg_ticket *t,
+		       struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?1", -1,
+			       &s, NULL) != SQLITE_OK)
+		return db_error(err, st->db, "ticket");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	switch (sqlite3_step(s)) {
+	case SQLITE_ROW:
+		rc = ticket_row(s, t) < 0 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory") : 0;
+		break;
+	case SQLITE_DONE:
+		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
+		break;
+	default:
+		rc = db_error(err, st->db, "ticket");
+	}
+	sqlite3_finalize(s);
+	if (rc < 0)
+		tg_ticket_release(t);
+	return rc;
+}
+
 int tg_store_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
 			struct tg_error *err)
 {
-	sqlite3_stmt *s;
 	int rc;
 
 	tg_error_clear(err);
@@ -984,24 +1011,15 @@ int tg_store_ticket_get(struct tg_store *st, const char *id, int64_t now, struct
 		return tg_error_set(err, TG_ERR_INVALID, "ticket %.40s: not a ticket id (32 hex "
 				    "digits)", id ? id : "");
 	pthread_mutex_lock(&st->lock);
-	rc = expire_tickets(st, now, err);
-	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE "
-					  "id = ?1", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "ticket");
-	else if (rc == 0) {
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		switch (sqlite3_step(s)) {
-		case SQLITE_ROW:
-			rc = ticket_row(s, t) < 0 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory")
-						  : 0;
-			break;
-		case SQLITE_DONE:
-			rc = tg_error_set(err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
-			break;
-		default:
-			rc = db_error(err, st->db, "ticket");
-		}
-		sqlite3_finalize(s);
+	rc = ticket_read(st, id, t, err);
+	/* read, and written only when it expires now: an approval wait
+	 * looks at its ticket every 100 ms, and must not take the write lock
+	 * each time */
+	if (rc == 0 && t->state == TG_TICKET_PENDING && t->expires <= now) {
+		rc = ticket_move(st, id, "pending", "expired", NULL, NULL, now, err);
+		tg_ticket_release(t);
+		if (rc >= 0)
+			rc = ticket_read(st, id, t, err); /* expired, or decided meanwhile */
 	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
