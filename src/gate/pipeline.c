@@ -680,13 +680,6 @@ static void write_done(struct tg_gate *g, struct call_state *st)
 }
 
 
-/* 1 if the caller gave up on the call: its cancel fd is readable. */
-static int cancelled(int fd)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-
-	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
 
 /* 7 execute. */
 static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
@@ -720,7 +713,7 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 	st->outcome = st->out.is_error ? "tool_error" : st->dry ? "dry_run" : "ok";
 	if (st->call->input_required && *st->call->input_required)
 		st->outcome = "input_required";
-	else if (st->out.is_error && cancelled(st->call->cancel_fd))
+	else if (st->out.is_error && cancelled_within(st->call->cancel_fd, 0))
 		st->outcome = "cancelled";
 	return 0;
 }
@@ -1030,6 +1023,19 @@ void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket
 
 /* ---- rollback (docs/PIPELINE.md, "Rollback") ------------------------------- */
 
+/* Stages 3, 7 and 8 for a call the gate makes itself (a compensation, a
+ * plan's step): the caller decided it may run. */
+static int run_stages(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	int rc = stage_validate(st);
+
+	if (rc == 0)
+		rc = stage_execute(g, st, err);
+	if (rc == 0)
+		rc = stage_check(st);
+	return rc;
+}
+
 /* The compensation's arguments: mapping (the contract's, JSON) with each
  * "${call_id}" and "${arguments.NAME}" replaced; a copy (NULL and err when
  * an argument named is missing). */
@@ -1146,14 +1152,10 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 	call.tool = st.k->name;
 	st.args = args;
 	st.args_len = strlen(args);
-	rc = stage_validate(&st);
-	if (rc == 0 && dry_run && st.k->dry_run != 1)
-		rc = refuse(&st, "refused", "%s@%s cannot show what it would do: its contract says "
-			    "dry_run unsupported", st.k->name, st.k->version_text);
-	if (rc == 0)
-		rc = stage_execute(g, &st, err);
-	if (rc == 0)
-		rc = stage_check(&st);
+	rc = dry_run && st.k->dry_run != 1
+		     ? refuse(&st, "refused", "%s@%s cannot show what it would do: its contract "
+			      "says dry_run unsupported", st.k->name, st.k->version_text)
+		     : run_stages(g, &st, err);
 	if (rc >= 0 && !dry_run)
 		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
 	stage_record(g, &st, rc < 0 ? err : NULL);
@@ -1267,11 +1269,7 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 	st.outcome = "protocol_error";
 	if (run->call_id)
 		snprintf(st.ticket, sizeof(st.ticket), "%s", run->call_id);
-	rc = stage_validate(&st);
-	if (rc == 0)
-		rc = stage_execute(g, &st, err);
-	if (rc == 0)
-		rc = stage_check(&st);
+	rc = run_stages(g, &st, err);
 	if (rc < 0) {
 		exec_out_release(&st.out);
 		return -1;

@@ -532,6 +532,30 @@ int tg_gate_resume_sagas(struct tg_gate *g, size_t *resumed, size_t *failed, str
 	return 0;
 }
 
+/* Append tool's name (without its version) to the space-separated list
+ * *out of *n bytes: 0, or -1 (out of memory: *out freed). */
+static int add_name(char **out, size_t *n, const char *tool)
+{
+	size_t tl = strcspn(tool, "@");
+	char *bigger;
+
+	if (!tl || tl > 128)
+		return 0;
+	bigger = realloc(*out, *n + tl + 2);
+	if (!bigger) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	*out = bigger;
+	if (*n)
+		(*out)[(*n)++] = ' ';
+	memcpy(*out + *n, tool, tl);
+	*n += tl;
+	(*out)[*n] = '\0';
+	return 0;
+}
+
 char *saga_covers(const char *args, size_t len)
 {
 	json_t *doc = json_loadb(args, len, 0, NULL), *step;
@@ -540,23 +564,9 @@ char *saga_covers(const char *args, size_t len)
 
 	json_array_foreach(json_object_get(doc, "steps"), i, step) {
 		const char *tool = json_string_value(json_object_get(step, "tool"));
-		size_t tl = tool ? strcspn(tool, "@") : 0;
-		char *bigger;
 
-		if (!tl || tl > 128)
-			continue;
-		bigger = realloc(out, n + tl + 2);
-		if (!bigger) {
-			free(out);
-			json_decref(doc);
-			return NULL;
-		}
-		out = bigger;
-		if (n)
-			out[n++] = ' ';
-		memcpy(out + n, tool, tl);
-		n += tl;
-		out[n] = '\0';
+		if (tool && add_name(&out, &n, tool) < 0)
+			break;
 	}
 	json_decref(doc);
 	return out;
@@ -572,22 +582,8 @@ char *saga_undo_covers(struct tg_gate *g, const char *args, size_t len)
 	size_t i, n = 0;
 
 	if (id && tg_gate_store(g) && tg_store_saga_get(tg_gate_store(g), id, &saga, &err) == 0) {
-		for (i = 0; i < saga.n; i++) {
-			size_t tl = strcspn(saga.steps[i].tool, "@");
-			char *bigger = realloc(out, n + tl + 2);
-
-			if (!bigger) {
-				free(out);
-				out = NULL;
-				break;
-			}
-			out = bigger;
-			if (n)
-				out[n++] = ' ';
-			memcpy(out + n, saga.steps[i].tool, tl);
-			n += tl;
-			out[n] = '\0';
-		}
+		for (i = 0; i < saga.n && add_name(&out, &n, saga.steps[i].tool) == 0; i++)
+			;
 		tg_saga_release(&saga);
 	}
 	json_decref(doc);

@@ -42,6 +42,8 @@
 #define ENDPOINT "/mcp"
 #define ADMIN_PREFIX "/admin/"
 #define ADMIN_MAX_BODY (64u << 10)
+#define ADMIN_TOO_LARGE "{\"error\":{\"code\":\"too_large\",\"message\":\"an admin " \
+			"request's body is at most 65536 bytes\"}}"
 #define MAX_SESSIONS 1024
 #define MAX_SESSIONS_PER_PRINCIPAL 64
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
@@ -1464,8 +1466,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return unauthorized(c, rq->why);
 		}
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)
-			return admin_reply(c, 413, "{\"error\":{\"code\":\"too_large\",\"message\":"
-					   "\"an admin request's body is at most 65536 bytes\"}}");
+			return admin_reply(c, 413, ADMIN_TOO_LARGE);
 		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {
 			rq->too_large = 1;
 			return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
@@ -1502,8 +1503,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (rq->too_large && rq->admin)
-		return admin_reply(c, 413, "{\"error\":{\"code\":\"too_large\",\"message\":"
-				   "\"an admin request's body is at most 65536 bytes\"}}");
+		return admin_reply(c, 413, ADMIN_TOO_LARGE);
 	if (rq->too_large)
 		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
 				  "Payload Too Large: a message is at most 4194304 bytes");

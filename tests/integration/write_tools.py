@@ -355,7 +355,6 @@ db.execute("UPDATE saga_steps SET state = 'compensated' WHERE saga_id = ? AND n 
 db.commit()
 db.close()
 # (step 3 is undone already; steps 2 and 1 are left for the next gateway)
-cli("rollback", "x", "--state", STATE)  # a store opening that is not serve resumes nothing
 p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
                     "--policy", POLICY], input="", capture_output=True, text=True, timeout=60)
 sanitizer(p.stderr)
