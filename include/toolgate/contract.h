@@ -55,6 +55,16 @@ struct tg_param_header {
 	enum tg_param_type type;
 };
 
+/* Whether a call may run as an MCP task (tools/list's
+ * execution.taskSupport): a write's default is optional (a call held for
+ * approval becomes a task that ends when a person decides), a read's
+ * forbidden. */
+enum tg_task_support {
+	TG_TASKS_FORBIDDEN,
+	TG_TASKS_OPTIONAL,
+	TG_TASKS_REQUIRED,
+};
+
 struct tg_contract {
 	char *file;                  /* where it was loaded from */
 	char *name;                  /* MCP tool-name rules: [A-Za-z0-9_.-]{1,128} */
@@ -89,6 +99,7 @@ struct tg_contract {
 	char *compensation_args;     /* its argument mapping, JSON text */
 	char *irreversible;          /* reason, when nothing undoes it */
 	int resumable;               /* a write rerun under its call id replays (after a crash) */
+	enum tg_task_support tasks;  /* may a call run as an MCP task (docs/MCP.md) */
 	char *deprecated_since, *sunset, *replacement; /* YYYY-MM-DD, tool@ver */
 	char **tags;                 /* NULL-terminated */
 	struct tg_param_header *param_headers; /* the input schema's x-mcp-header */

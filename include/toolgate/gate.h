@@ -96,11 +96,17 @@ struct tg_call {
 	int dry_run;
 	/* A write call held for approval waits this long (ms, at most
 	 * TG_MAX_APPROVAL_WAIT_MS) for the decision: approved in time, it
-	 * runs and the caller gets its result; 0: answered at once. */
+	 * runs and the caller gets its result; 0: answered at once;
+	 * TG_APPROVAL_WAIT_DECIDED: until a person decides or the ticket
+	 * expires (an MCP task's call, which nobody waits on). */
 	unsigned approval_wait_ms;
+	/* Non-zero: a cancellation that ends the approval wait withdraws the
+	 * request (its pending ticket is cancelled): an MCP task's cancel. */
+	int withdraw_on_cancel;
 };
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000
+#define TG_APPROVAL_WAIT_DECIDED 0xffffffffu
 
 /* A tool result as MCP carries it. */
 struct tg_call_result {

@@ -398,6 +398,11 @@ char *tg_catalog_mcp_tool(const struct tg_contract *k, const char *exposed, stru
 	json_object_set_new(ann, "openWorldHint", json_boolean(k->open_world));
 	json_object_set_new(o, "annotations", ann);
 	ann = NULL;
+	/* forbidden is MCP's default: said only otherwise */
+	if (k->tasks != TG_TASKS_FORBIDDEN)
+		json_object_set_new(o, "execution",
+				    json_pack("{s:s}", "taskSupport",
+					      k->tasks == TG_TASKS_REQUIRED ? "required" : "optional"));
 	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!text)
 		goto fail;

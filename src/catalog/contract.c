@@ -452,6 +452,19 @@ static int load_write_rules(struct loader *l, json_t *doc)
 	if (c->resumable && c->authority != TG_AUTHORITY_WRITE)
 		return bad(l, "resumable", "says how a write survives a crash: a read has nothing "
 			   "to resume");
+	dr = json_object_get(doc, "tasks");
+	c->tasks = c->authority == TG_AUTHORITY_WRITE ? TG_TASKS_OPTIONAL : TG_TASKS_FORBIDDEN;
+	if (dr) {
+		static const char *const kinds[] = { "forbidden", "optional", "required" };
+		const char *v = json_string_value(dr);
+		int i;
+
+		for (i = 0; i < 3 && !(v && strcmp(v, kinds[i]) == 0); i++)
+			;
+		if (i == 3)
+			return bad(l, "tasks", "must be forbidden, optional or required");
+		c->tasks = (enum tg_task_support)i;
+	}
 	if (c->authority == TG_AUTHORITY_WRITE && (c->dry_run < 0 || !comp))
 		return bad(l, c->dry_run < 0 ? "dry_run" : "compensation",
 			   "a write tool states dry_run (supported or unsupported) and a "
@@ -519,7 +532,8 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	static const char *const fields[] = {
 		"name", "version", "title", "description", "owner", "authority", "risk",
 		"idempotent", "open_world", "input_schema", "output_schema", "errors",
-		"executor", "timeout", "dry_run", "compensation", "resumable", "deprecation", "tags",
+		"executor", "timeout", "dry_run", "compensation", "resumable", "tasks", "deprecation",
+		"tags",
 		NULL,
 	};
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */

@@ -300,6 +300,7 @@ static int answer(struct call_state *st, const char *outcome, const char *code, 
 	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message", text,
 				       "retryable", strcmp(code, "rejected") != 0 &&
 						    strcmp(code, "expired") != 0 &&
+						    strcmp(code, "cancelled") != 0 &&
 						    strcmp(code, "key_reused") != 0);
 	if (st->out.structured && ticket)
 		json_object_set_new(json_object_get(st->out.structured, "error"), "ticket",
@@ -362,6 +363,7 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 			  struct tg_ticket *t, struct tg_error *err)
 {
 	unsigned budget = st->call->approval_wait_ms, waited = 0;
+	int forever = budget == TG_APPROVAL_WAIT_DECIDED;
 	char event[160];
 
 	if (budget > TG_MAX_APPROVAL_WAIT_MS)
@@ -374,9 +376,17 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 	for (;;) {
 		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
 			return -1;
-		if (t->state != TG_TICKET_PENDING || waited >= budget ||
-		    cancelled_within(st->call->cancel_fd, 100))
+		if (t->state != TG_TICKET_PENDING || (!forever && waited >= budget))
 			return 0;
+		if (cancelled_within(st->call->cancel_fd, 100)) {
+			/* the caller withdrew its request: nobody may approve it now */
+			if (!st->call->withdraw_on_cancel ||
+			    tg_store_ticket_move(g->store, id, TG_TICKET_PENDING,
+						 TG_TICKET_CANCELLED, NULL) < 0)
+				return 0;
+			tg_ticket_release(t);
+			return tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err);
+		}
 		tg_ticket_release(t);
 		waited += 100;
 	}
@@ -450,6 +460,10 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 		if (t.state == TG_TICKET_REJECTED)
 			answer(st, "rejected", "rejected", id, "%s@%s was rejected by %s: %s",
 			       st->k->name, st->k->version_text, t.approver, t.reason ? t.reason : "");
+		else if (t.state == TG_TICKET_CANCELLED)
+			answer(st, "cancelled", "cancelled", id, "%s@%s: ticket %s was withdrawn "
+			       "before anyone decided; the call did not run (a new call needs a new "
+			       "idempotency key)", st->k->name, st->k->version_text, id);
 		else
 			answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
 			       "run (a new call needs a new idempotency key)", st->k->name,

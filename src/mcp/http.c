@@ -1065,6 +1065,9 @@ static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 		body_name = json_string_value(json_object_get(params, "name"));
 	else if (strcmp(method, "resources/read") == 0)
 		body_name = json_string_value(json_object_get(params, "uri"));
+	else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+		 strcmp(method, "tasks/cancel") == 0)
+		body_name = json_string_value(json_object_get(params, "taskId"));
 	else
 		return NULL;
 	if (!hn) {
@@ -1078,7 +1081,9 @@ static const char *header_mismatch(struct tg_mcp_http *h, struct MHD_Connection 
 	free(name);
 	if (bad) {
 		snprintf(why, len, "Header mismatch: Mcp-Name does not match the body's %s",
-			 strcmp(method, "resources/read") == 0 ? "uri" : "name");
+			 strcmp(method, "resources/read") == 0 ? "uri"
+			 : strncmp(method, "tasks/", 6) == 0   ? "taskId"
+							       : "name");
 		return why;
 	}
 	if (strcmp(method, "tools/call") == 0)

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "toolgate/auth.h"
@@ -36,6 +37,17 @@ enum {
 #define MCP_MAX_PRINCIPAL 128
 
 struct mcp_tokens;
+struct mcp_task;
+
+/* The server's MCP tasks (task.c): every field of every task is under
+ * lock; changed is broadcast on any change to any of them. */
+struct mcp_tasks {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct mcp_task *list;      /* the tasks clients know, newest first */
+	unsigned running;           /* task runs not yet ended, listed or not */
+	int stopping;
+};
 
 struct tg_mcp {
 	struct tg_gate *gate;
@@ -52,6 +64,7 @@ struct tg_mcp {
 	pthread_mutex_t lock;       /* watchers */
 	pthread_mutex_t reload_lock;
 	struct mcp_watcher *watchers;
+	struct mcp_tasks tasks;
 };
 
 /* ---- server.c: reloading the catalogue --------------------------------------- */
@@ -243,6 +256,117 @@ json_t *mcp_change_notifications(const struct mcp_change *c, json_t *filter, jso
 json_t *mcp_listen_complete(json_t *id);
 /* 1 if v is a session-era protocol version this server speaks. */
 int mcp_version_known(const char *v);
+
+/* How a call's answer is shaped and reported: by the legacy session's
+ * revision, or by the modern request's own _meta. */
+struct call_opts {
+	int modern;                    /* 2026-07-28: resultType, serverInfo */
+	int old_shapes;                /* before 2025-06-18: no structuredContent */
+	int log_at;                    /* log level index; -1: the session's; 99: none */
+	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
+	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
+	int dry_run;                   /* _meta's dev.toolgate/dryRun */
+	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait */
+	int task;                      /* TASK_NEVER, TASK_MAYBE, TASK_NOW (session.c) */
+	int64_t task_ttl_ms;           /* TASK_NOW: the client's ttl; 0: the default */
+	struct mcp_task *run_of;       /* the task this call runs for, or NULL */
+};
+
+/* ---- task.c: MCP tasks ------------------------------------------------------ */
+
+/* A tools/call the client follows by its task id instead of waiting on
+ * the request (docs/MCP.md): the 2025-11-25 revision's tasks (the client
+ * asks for one) and the 2026-07-28 tasks extension (the server makes one
+ * when a call outlasts TASK_AFTER_MS). The task is bound to its
+ * principal: another one never sees it. */
+enum mcp_task_status {
+	TASK_WORKING,
+	TASK_INPUT_REQUIRED,
+	TASK_COMPLETED,
+	TASK_FAILED,
+	TASK_CANCELLED,
+};
+
+#define TASK_AFTER_MS 500                    /* a modern call not done by then: a task */
+#define TASK_POLL_MS 500                     /* the poll interval suggested */
+#define TASK_TTL_MS (2 * 3600 * 1000LL)      /* kept from creation, by default */
+#define TASK_MIN_TTL_MS (60 * 1000LL)
+#define TASK_MAX_TTL_MS (24 * 3600 * 1000LL)
+#define TASK_MAX_LIVE 32                     /* unfinished tasks per principal */
+#define TASK_MAX_KEPT 256                    /* tasks per principal, finished ones too */
+#define TASK_MAX_QUESTIONS 16                /* asked at once */
+
+struct mcp_task {
+	char id[33];                   /* 128 random bits, hex */
+	char principal[MCP_MAX_PRINCIPAL];
+	int modern;                    /* the 2026-07-28 extension's shapes, else 2025-11-25's */
+	enum mcp_task_status status;
+	char *message;                 /* statusMessage, or NULL */
+	int64_t created_ms, updated_ms, ttl_ms;
+	json_t *result;                /* the call's result, once it ended with one */
+	json_t *error;                 /* or the JSON-RPC error it ended with */
+	json_t *asked;                 /* key -> {method, params}: inputRequests not answered */
+	json_t *answers;               /* key -> {"result": answer}: answered, not yet read */
+	json_t *breath;                /* the keys the tool waits on, in its order */
+	unsigned next_key;
+	json_t *caps;                  /* a modern call's clientCapabilities */
+	int cancel[2];                 /* the run's cancel pipe: [0] read, [1] written */
+	int listed;                    /* in the registry: the client has its id */
+	int asking;                    /* the run stops to ask by MRTR: no task then */
+	int done;                      /* the run ended */
+	int refs;
+	json_t *sync_resp;             /* the run's answer, while not listed */
+	const char *missing;           /* a capability a question needed, undeclared */
+	/* what the run runs (session.c) */
+	struct mcp_session s;          /* the task's own: its principal, no client */
+	char *name, *args, *scopes, *idem_key;
+	json_t *req_id, *token;        /* the request's id and progressToken */
+	struct call_opts opts;
+	struct mrtr *mrtr;
+	pthread_mutex_t sink_lock;
+	struct mcp_sink sink;          /* the waiting request's; .send NULL once listed */
+	struct mcp_task *next;
+};
+
+void mcp_tasks_init(struct mcp_tasks *ts);
+/* The server stops: every run cancelled and waited for, every task freed. */
+void mcp_tasks_stop(struct mcp_tasks *ts);
+/* A task of principal (not listed yet), one reference held; NULL out of
+ * memory. ttl_ms 0: the default; else clamped to the limits. */
+struct mcp_task *mcp_task_new(const char *principal, int modern, int64_t ttl_ms);
+/* Drop a reference (ts->lock not held; _locked: held). */
+void mcp_task_put(struct mcp_tasks *ts, struct mcp_task *t);
+void mcp_task_put_locked(struct mcp_task *t);
+/* With ts->lock held: how many unfinished tasks principal has. */
+unsigned mcp_tasks_live_locked(struct mcp_tasks *ts, const char *principal);
+/* With ts->lock held: t becomes known (a reference for the registry);
+ * the principal's oldest finished tasks go past TASK_MAX_KEPT. */
+void mcp_task_list_locked(struct mcp_tasks *ts, struct mcp_task *t);
+/* principal's task id, a reference held; NULL when there is none (or it
+ * is another principal's, or it expired). */
+struct mcp_task *mcp_task_find(struct mcp_tasks *ts, const char *principal, const char *id);
+/* With ts->lock held: t as the client sees it (its revision's shape);
+ * detailed: a modern tasks/get's, with result, error or inputRequests. */
+json_t *mcp_task_json_locked(const struct mcp_task *t, int detailed);
+/* With ts->lock held: the run ended with JSON-RPC response resp (taken;
+ * NULL: it failed inside). A cancelled task stays cancelled. */
+void mcp_task_settle_locked(struct mcp_task *t, json_t *resp);
+/* With ts->lock held: status moves (updated now, changed broadcast). */
+void mcp_task_set_locked(struct mcp_tasks *ts, struct mcp_task *t, enum mcp_task_status status);
+/* The client cancels t: its status before (a finished task is left as it
+ * is); the run is told to stop. */
+enum mcp_task_status mcp_task_cancel(struct mcp_tasks *ts, struct mcp_task *t);
+/* A modern tasks/update's inputResponses (an object): each answers the
+ * open question of its key; others are ignored. -1 and why when a
+ * response is not an object. */
+int mcp_task_answer(struct mcp_tasks *ts, struct mcp_task *t, json_t *responses, char *why,
+		    size_t len);
+/* tasks/list (2025-11-25): principal's tasks, oldest first, a page after
+ * cursor (NULL: the first); NULL and *bad set for a cursor not ours. */
+json_t *mcp_tasks_page(struct mcp_tasks *ts, const char *principal, const char *cursor,
+		       int *bad);
+int mcp_task_terminal(enum mcp_task_status status);
+int64_t mcp_now_ms(void);
 
 /* ---- param.c ---------------------------------------------------------------- */
 

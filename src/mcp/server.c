@@ -90,6 +90,7 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->reload_lock, NULL);
+	mcp_tasks_init(&m->tasks);
 	m->gate = gate;
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
@@ -115,6 +116,8 @@ void tg_mcp_free(struct tg_mcp *m)
 {
 	if (!m)
 		return;
+	/* task runs use the gate: they end before anything goes */
+	mcp_tasks_stop(&m->tasks);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->reload_lock);
 	free(m->principal);

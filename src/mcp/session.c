@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,21 @@
 #include <unistd.h>
 
 #include "mcp/mcp_int.h"
+#include "toolgate/catalog.h"
 
 enum { SESSION_NEW, SESSION_INITIALIZING, SESSION_READY };
 
 /* How a tools/call runs (do_tools_call). */
 enum { CALL_PLAIN, CALL_HERE, CALL_THREAD };
+
+/* Whether a tools/call becomes an MCP task (docs/MCP.md): never; when it
+ * outlasts TASK_AFTER_MS (the 2026-07-28 extension, server-directed); at
+ * once (2025-11-25: the client asked for one). */
+enum { TASK_NEVER, TASK_MAYBE, TASK_NOW };
+
+#define EXT_TASKS "io.modelcontextprotocol/tasks"
+#define META_RELATED_TASK "io.modelcontextprotocol/related-task"
+#define TASKS_VERSION "2025-11-25" /* the session revision with tasks */
 
 /* Newest first; a client asking for another gets the newest. */
 static const char *const versions[] = { TG_MCP_LATEST, "2025-06-18", "2025-03-26" };
@@ -78,7 +89,7 @@ int mcp_version_known(const char *v)
  * notifications when a reload changes a list or a resource. The session
  * era also has logging/setLevel; the modern era sets the log level per
  * request. */
-static json_t *server_capabilities(int session_era)
+static json_t *server_capabilities(int session_era, const char *version)
 {
 	json_t *caps = json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1,
 				 "resources", "subscribe", 1, "listChanged", 1, "prompts",
@@ -86,6 +97,13 @@ static json_t *server_capabilities(int session_era)
 
 	if (caps && session_era)
 		json_object_set_new(caps, "logging", json_object());
+	/* tasks: the 2025-11-25 revision's, or the 2026-07-28 extension */
+	if (caps && session_era && strcmp(version, TASKS_VERSION) == 0)
+		json_object_set_new(caps, "tasks",
+				    json_pack("{s:{},s:{},s:{s:{s:{}}}}", "list", "cancel",
+					      "requests", "tools", "call"));
+	else if (caps && !session_era)
+		json_object_set_new(caps, "extensions", json_pack("{s:{}}", EXT_TASKS));
 	return caps;
 }
 
@@ -122,7 +140,7 @@ static json_t *do_initialize(struct mcp_session *s, json_t *id, json_t *params)
 	s->state = SESSION_INITIALIZING;
 	pthread_mutex_unlock(&s->lock);
 	result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s}}", "protocolVersion", chosen, "capabilities",
-			   server_capabilities(1), "serverInfo", "name", "toolgate", "title",
+			   server_capabilities(1, chosen), "serverInfo", "name", "toolgate", "title",
 			   "toolgate", "version", TOOLGATE_VERSION);
 	if (result && s->mcp->instructions)
 		json_object_set_new(result, "instructions", json_string(s->mcp->instructions));
@@ -197,18 +215,6 @@ static json_t *do_tools_list(struct mcp_session *s, json_t *id, json_t *params, 
 	return result ? rpc_result_json(id, result) : NULL;
 }
 
-/* How a call's answer is shaped and reported: by the legacy session's
- * revision, or by the modern request's own _meta. */
-struct call_opts {
-	int modern;                    /* 2026-07-28: resultType, serverInfo */
-	int old_shapes;                /* before 2025-06-18: no structuredContent */
-	int log_at;                    /* log level index; -1: the session's; 99: none */
-	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
-	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
-	int dry_run;                   /* _meta's dev.toolgate/dryRun */
-	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait */
-};
-
 struct call_job {
 	struct call_opts opts;
 	struct mcp_session *s;
@@ -220,8 +226,10 @@ struct call_job {
 	char *scopes;                  /* opts.scopes, copied: the request may go first */
 	char *idem_key;                /* opts.idem_key, copied */
 	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
+	json_t *caps;                  /* a modern call's clientCapabilities, or NULL */
 	struct mcp_sink sink;
 	int has_sink;
+	struct mcp_task *wait_for;     /* tasks/result: the task whose end it awaits */
 };
 
 /* ---- the modern era (2026-07-28) ------------------------------------------ */
@@ -276,11 +284,28 @@ struct reporter {
 	struct mrtr *mrtr;             /* a modern call's questions, or NULL */
 	int cancel_w;                  /* stops the run; -1: none */
 	volatile int suspended;        /* the run was stopped to ask the client */
+	struct mcp_task *task;         /* the task the call runs for, or NULL */
 };
 
 static void session_sink_send(void *ctx, json_t *msg)
 {
 	send_json(ctx, msg);
+}
+
+/* A task's progress message is its statusMessage (an approval it awaits,
+ * say), whether or not the client asked for progress. */
+static void task_progress(struct reporter *r, const char *text)
+{
+	struct mcp_tasks *ts = &r->s->mcp->tasks;
+	struct mcp_task *t = r->task;
+
+	pthread_mutex_lock(&ts->lock);
+	if (!mcp_task_terminal(t->status)) {
+		free(t->message);
+		t->message = strndup(text, 1024);
+		t->updated_ms = mcp_now_ms();
+	}
+	pthread_mutex_unlock(&ts->lock);
 }
 
 static void tool_event(void *ctx, const char *event)
@@ -289,7 +314,10 @@ static void tool_event(void *ctx, const char *event)
 	json_t *e = json_loads(event, 0, NULL), *p, *l, *msg = NULL;
 	size_t i;
 
-	if ((p = json_object_get(e, "progress")) && r->token) {
+	p = json_object_get(e, "progress");
+	if (p && r->task && json_is_string(json_object_get(p, "message")))
+		task_progress(r, json_string_value(json_object_get(p, "message")));
+	if (p && r->token) {
 		json_t *v = json_object_get(p, "progress");
 
 		if (json_is_number(v) && (!r->sent || json_number_value(v) > r->last)) {
@@ -328,6 +356,21 @@ static void tool_event(void *ctx, const char *event)
 	json_decref(e);
 	if (msg)
 		r->sink.send(r->sink.ctx, msg);
+}
+
+/* Wait on c (with m held) for a change, or 100 ms: the loops that also
+ * look at flags no broadcast announces. */
+static void wait_a_while(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	struct timespec at;
+
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_nsec += 100 * 1000000L;
+	if (at.tv_nsec >= 1000000000L) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(c, m, &at);
 }
 
 /* ---- requests to the client ------------------------------------------------ */
@@ -396,17 +439,8 @@ static char *tool_ask(void *ctx, const char *request, const volatile int *stop)
 	if (msg)
 		r->sink.send(r->sink.ctx, msg);
 	pthread_mutex_lock(&s->lock);
-	while (!p.answer && !*stop && !s->closing) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&s->changed, &s->lock, &ts);
-	}
+	while (!p.answer && !*stop && !s->closing)
+		wait_a_while(&s->changed, &s->lock);
 	for (q = &s->pending; *q; q = &(*q)->next)
 		if (*q == &p) {
 			*q = p.next;
@@ -458,6 +492,136 @@ static char *tool_ask_modern(void *ctx, const char *request, const volatile int 
 			 "calls again with the answer");
 }
 
+/* A question's key as a tool names it: 1 to 64 of A-Z a-z 0-9 _ . - */
+static int key_valid(const char *k)
+{
+	size_t n = k ? strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			      "0123456789_.-") : 0;
+
+	return n > 0 && n <= 64 && !k[n];
+}
+
+/* 1 once every question the tool waits on has its answer. */
+static int breath_answered(const struct mcp_task *t)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(t->breath, i, k)
+		if (!json_object_get(t->answers, json_string_value(k)))
+			return 0;
+	return 1;
+}
+
+/* An interactive tool's question in a call that runs as a task. Before
+ * the call became one (a modern call's first TASK_AFTER_MS), it is asked
+ * by MRTR, and the call stays a request. After, the task moves to
+ * input_required with the question in its inputRequests, and the run
+ * waits for tasks/update to answer it (or for the task's end). Questions
+ * asked together ("more") are answered together: one line each, in the
+ * order they were asked. */
+static char *task_ask(void *ctx, const char *request, const volatile int *stop)
+{
+	struct reporter *r = ctx;
+	struct mcp_task *t = r->task;
+	struct mcp_tasks *ts = &r->s->mcp->tasks;
+	json_t *req, *inner, *k;
+	const char *method, *key, *cap;
+	char made[24], *text = NULL, *line;
+	size_t i, len = 0;
+	int more;
+
+	pthread_mutex_lock(&ts->lock);
+	if (!t->listed) {
+		/* not a task yet: no task is made while the run stops to ask */
+		t->asking = 1;
+		pthread_mutex_unlock(&ts->lock);
+		text = tool_ask_modern(ctx, request, stop);
+		pthread_mutex_lock(&ts->lock);
+		t->asking = r->suspended;
+		pthread_cond_broadcast(&ts->changed);
+		pthread_mutex_unlock(&ts->lock);
+		return text;
+	}
+	pthread_mutex_unlock(&ts->lock);
+	req = json_loads(request, 0, NULL);
+	inner = json_object_get(req, "request");
+	method = json_string_value(json_object_get(inner, "method"));
+	cap = method ? needed_capability(method) : NULL;
+	key = json_string_value(json_object_get(req, "key"));
+	more = json_is_true(json_object_get(req, "more"));
+	if (!cap) {
+		json_decref(req);
+		return ask_error(RPC_METHOD_NOT_FOUND, "a tool may ask for sampling/createMessage, "
+				 "elicitation/create or roots/list");
+	}
+	if (!t->modern) {
+		json_decref(req);
+		return ask_error(RPC_INVALID_REQUEST, "a task of the 2025-11-25 revision cannot ask "
+				 "its client: call the tool without a task, or in 2026-07-28");
+	}
+	pthread_mutex_lock(&ts->lock);
+	if (!json_object_get(t->caps, cap)) {
+		t->missing = cap;
+		pthread_mutex_unlock(&ts->lock);
+		json_decref(req);
+		return ask_error(RPC_MISSING_CLIENT_CAPABILITY,
+				 "the client did not declare that capability");
+	}
+	if (json_array_size(t->breath) >= TASK_MAX_QUESTIONS) {
+		pthread_mutex_unlock(&ts->lock);
+		json_decref(req);
+		return ask_error(RPC_INVALID_REQUEST, "more than 16 questions at once");
+	}
+	if (!key_valid(key) || json_object_get(t->asked, key) || json_object_get(t->answers, key)) {
+		snprintf(made, sizeof(made), "input-%u", ++t->next_key);
+		key = made;
+	}
+	json_object_set_new(t->asked, key,
+			    json_pack("{s:s,s:O}", "method", method, "params",
+				      json_is_object(json_object_get(inner, "params"))
+					      ? json_object_get(inner, "params")
+					      : json_object()));
+	json_array_append_new(t->breath, json_string(key));
+	json_decref(req);
+	if (more) {
+		pthread_mutex_unlock(&ts->lock);
+		return strdup(""); /* answered with the last of the breath */
+	}
+	if (!mcp_task_terminal(t->status))
+		mcp_task_set_locked(ts, t, TASK_INPUT_REQUIRED);
+	while (!*stop && !ts->stopping && !mcp_task_terminal(t->status) && !breath_answered(t))
+		wait_a_while(&ts->changed, &ts->lock);
+	if (breath_answered(t)) {
+		/* one line per question, in the order asked */
+		json_array_foreach(t->breath, i, k) {
+			line = json_dumps(json_object_get(t->answers, json_string_value(k)),
+					  JSON_COMPACT);
+			if (line) {
+				char *grown = realloc(text, len + strlen(line) + 2);
+
+				if (grown) {
+					text = grown;
+					len += (size_t)sprintf(text + len, "%s%s", len ? "\n" : "",
+							       line);
+				}
+				free(line);
+			}
+			json_object_del(t->answers, json_string_value(k));
+		}
+		if (t->status == TASK_INPUT_REQUIRED)
+			mcp_task_set_locked(ts, t, TASK_WORKING);
+	} else {
+		json_array_foreach(t->breath, i, k) {
+			json_object_del(t->asked, json_string_value(k));
+			json_object_del(t->answers, json_string_value(k));
+		}
+	}
+	json_array_clear(t->breath);
+	pthread_mutex_unlock(&ts->lock);
+	return text ? text : ask_error(RPC_INTERNAL_ERROR, "no answer from the client");
+}
+
 /* A response from the client: to the request of ours that waits for it. */
 static void deliver_answer(struct mcp_session *s, json_t *msg)
 {
@@ -482,12 +646,12 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 			     const struct call_opts *opts)
 {
 	struct reporter rep = { s, opts->log_at, { session_sink_send, s }, token, 0, 0,
-				mrtr, f ? f->cancel[1] : -1, 0 };
+				mrtr, f ? f->cancel[1] : -1, 0, opts->run_of };
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
-				mrtr ? tool_ask_modern : tool_ask, &rep.suspended, opts->scopes,
-				s->mcp->limiter, opts->idem_key, opts->dry_run,
-				opts->approval_wait_ms };
+				opts->run_of ? task_ask : mrtr ? tool_ask_modern : tool_ask,
+				&rep.suspended, opts->scopes, s->mcp->limiter, opts->idem_key,
+				opts->dry_run, opts->approval_wait_ms, opts->run_of != NULL };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -501,7 +665,7 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 	/* a call in a batch cannot be cancelled nor asked about, so its tool
 	 * may not ask the client: it gets an error at once, rather than
 	 * waiting for an answer that has no way back */
-	if (!f || (opts->modern && !mrtr))
+	if (!f || (opts->modern && !mrtr && !opts->run_of))
 		call.ask = NULL;
 	if (tg_gate_call(s->mcp->gate, &call, &r, &err) < 0) {
 		/* the call itself is wrong: unknown or retired tool */
@@ -573,17 +737,270 @@ static void job_free(struct call_job *j)
 	free(j->scopes);
 	free(j->idem_key);
 	mrtr_free(j->mrtr);
+	json_decref(j->caps);
+	if (j->wait_for)
+		mcp_task_put(&j->s->mcp->tasks, j->wait_for);
 	free(j->name);
 	free(j->args);
 	free(j);
 }
 
+/* ---- tools/call as a task ----------------------------------------------------- */
+
+/* A task's session has no client: nothing is sent on it. */
+static void drop_message(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	(void)text;
+	(void)len;
+}
+
+/* What a task's run reports (progress, log messages): to the request
+ * while it waits for the answer; dropped once the call is a task (whose
+ * statusMessage has the progress message, task_progress). */
+static void task_sink_send(void *ctx, json_t *msg)
+{
+	struct mcp_task *t = ctx;
+
+	pthread_mutex_lock(&t->sink_lock);
+	if (t->sink.send)
+		t->sink.send(t->sink.ctx, msg);
+	else
+		json_decref(msg);
+	pthread_mutex_unlock(&t->sink_lock);
+}
+
+/* A task's record line (docs/PIPELINE.md, "The record"): subject
+ * "task ID", outcome "task_" and what happened, detail the tool. */
+static void task_record(struct tg_mcp *m, const char *principal, const char *id,
+			const char *what, const char *tool)
+{
+	char subject[48], outcome[40];
+
+	snprintf(subject, sizeof(subject), "task %s", id);
+	snprintf(outcome, sizeof(outcome), "task_%s", what);
+	tg_gate_record_event(m->gate, principal, subject, outcome, tool);
+}
+
+static const char *const task_status_names[] = { "working", "input_required", "completed",
+						 "failed", "cancelled" };
+
+/* A task's run: the call, through the gate, on the task's own session;
+ * its answer is the task's end, or the waiting request's. */
+static void *task_runner(void *arg)
+{
+	struct mcp_task *t = arg;
+	struct mcp_tasks *ts = &t->s.mcp->tasks;
+	struct inflight f = { NULL, { t->cancel[0], t->cancel[1] }, 0, NULL };
+	struct mcp_sink sink = { task_sink_send, t };
+	json_t *resp = call_response(&t->s, t->req_id, t->name, t->args, &f, t->mrtr, t->token,
+				     &sink, &t->opts);
+	struct tg_mcp *m = t->s.mcp;
+	char id[33], principal[MCP_MAX_PRINCIPAL], *tool = NULL;
+	const char *ended = NULL;
+
+	mcp_session_release(&t->s, 0);
+	pthread_mutex_lock(&ts->lock);
+	/* failed for want of what the client could not be asked: -32021,
+	 * as the call would have answered without a task */
+	if (t->missing && json_is_true(json_object_get(json_object_get(resp, "result"), "isError"))) {
+		json_t *e = json_pack("{s:i,s:s,s:{s:{s:{}}}}", "code", RPC_MISSING_CLIENT_CAPABILITY,
+				      "message", "Missing required client capability", "data",
+				      "requiredCapabilities", t->missing);
+
+		if (e) {
+			json_decref(resp);
+			resp = json_pack("{s:o}", "error", e);
+		}
+	}
+	if (t->listed) {
+		/* a cancelled task's line was written when it was cancelled */
+		if (t->status != TASK_CANCELLED)
+			tool = strdup(t->name);
+		mcp_task_settle_locked(t, resp);
+		ended = task_status_names[t->status];
+		memcpy(id, t->id, sizeof(id));
+		memcpy(principal, t->principal, sizeof(principal));
+	} else {
+		t->sync_resp = resp;
+	}
+	t->done = 1;
+	mcp_task_put_locked(t);
+	/* the last: once no run is counted, the server may go */
+	if (tool)
+		task_record(m, principal, id, ended, tool);
+	free(tool);
+	ts->running--;
+	pthread_cond_broadcast(&ts->changed);
+	pthread_mutex_unlock(&ts->lock);
+	return NULL;
+}
+
+/* 1 if the request was cancelled (its cancel pipe is readable). */
+static int request_cancelled(const struct inflight *f)
+{
+	struct pollfd p = { f ? f->cancel[0] : -1, POLLIN, 0 };
+
+	return f && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* The CreateTaskResult for t (with ts->lock held). */
+static json_t *create_task_result(struct mcp_task *t, json_t *id)
+{
+	json_t *task = mcp_task_json_locked(t, 0), *result;
+
+	if (!task)
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	if (t->modern) {
+		/* flat: the task's fields and resultType "task" */
+		modern_result(task, 0);
+		json_object_set_new(task, "resultType", json_string("task"));
+		return rpc_result_json(id, task);
+	}
+	result = json_pack("{s:o,s:{s:s}}", "task", task, "_meta",
+			   "io.modelcontextprotocol/model-immediate-response",
+			   "The call runs as a task; its result comes when it ends.");
+	return result ? rpc_result_json(id, result)
+		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+}
+
+/* Job j's call as a task (j->opts.task): TASK_NOW answers with the task
+ * at once; TASK_MAYBE waits up to TASK_AFTER_MS for the run and answers
+ * as a request would when it ended (or stopped to ask by MRTR), else
+ * makes the call a task and answers with that. The run is the task's
+ * from the start, so that nothing of it depends on the request's life. */
+static json_t *task_call(struct mcp_session *s, struct call_job *j)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	struct mcp_task *t = mcp_task_new(s->principal, j->opts.modern, j->opts.task_ttl_ms);
+	pthread_attr_t attr;
+	pthread_t th;
+	int64_t until;
+	json_t *resp = NULL;
+	int gave_up = 0;
+
+	if (!t)
+		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	pthread_mutex_lock(&ts->lock);
+	if (ts->stopping || mcp_tasks_live_locked(ts, s->principal) >= TASK_MAX_LIVE) {
+		int stopping = ts->stopping;
+
+		pthread_mutex_unlock(&ts->lock);
+		mcp_task_put(ts, t);
+		return rpc_error_json(j->id, RPC_INVALID_REQUEST,
+				      stopping ? "tools/call: the server is stopping"
+					       : "tools/call: 32 of this principal's tasks are "
+						 "unfinished; wait for one, or cancel one");
+	}
+	pthread_mutex_unlock(&ts->lock);
+	/* the run takes what the job had */
+	t->name = j->name;
+	t->args = j->args;
+	t->scopes = j->scopes;
+	t->idem_key = j->idem_key;
+	t->mrtr = j->mrtr;
+	t->caps = j->caps;
+	j->name = j->args = j->scopes = j->idem_key = NULL;
+	j->mrtr = NULL;
+	j->caps = NULL;
+	t->req_id = json_incref(j->id);
+	t->token = json_incref(j->token);
+	t->opts = j->opts;
+	if (t->opts.scopes)
+		t->opts.scopes = t->scopes ? t->scopes : ""; /* out of memory: none held */
+	if (t->opts.idem_key)
+		t->opts.idem_key = t->idem_key ? t->idem_key : "";
+	t->opts.run_of = t;
+	/* a task waits for its approval as long as the ticket lives; its
+	 * cancellation withdraws the request */
+	t->opts.approval_wait_ms = TG_APPROVAL_WAIT_DECIDED;
+	if (j->has_sink)
+		t->sink = j->sink;
+	else
+		t->sink = (struct mcp_sink){ session_sink_send, s };
+	mcp_session_init(&t->s, s->mcp, drop_message, NULL);
+	snprintf(t->s.principal, sizeof(t->s.principal), "%s", s->principal);
+	pthread_mutex_lock(&s->lock);
+	t->s.log_level = s->log_level;
+	pthread_mutex_unlock(&s->lock);
+	if (!t->name) {
+		mcp_session_release(&t->s, 0);
+		mcp_task_put(ts, t);
+		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	}
+	if (j->opts.task == TASK_NOW)
+		task_record(s->mcp, s->principal, t->id, "created", t->name);
+	pthread_mutex_lock(&ts->lock);
+	if (j->opts.task == TASK_NOW) {
+		mcp_task_list_locked(ts, t);
+		t->sink.send = NULL;
+	}
+	t->refs++; /* the run's */
+	ts->running++;
+	pthread_mutex_unlock(&ts->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, task_runner, t) != 0) {
+		pthread_attr_destroy(&attr);
+		mcp_session_release(&t->s, 0);
+		pthread_mutex_lock(&ts->lock);
+		ts->running--;
+		t->refs--;
+		mcp_task_settle_locked(t, NULL);
+		t->done = 1;
+		pthread_mutex_unlock(&ts->lock);
+		mcp_task_put(ts, t);
+		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+	}
+	pthread_attr_destroy(&attr);
+	until = mcp_now_ms() + TASK_AFTER_MS;
+	pthread_mutex_lock(&ts->lock);
+	for (;;) {
+		struct timespec at;
+		int64_t now = mcp_now_ms(), next;
+
+		if (t->listed && !gave_up) {
+			/* a task (now, or since a moment): the client follows it */
+			resp = create_task_result(t, j->id);
+			break;
+		}
+		if (t->done) {
+			resp = t->sync_resp;
+			t->sync_resp = NULL;
+			break;
+		}
+		if (!gave_up && request_cancelled(j->f)) {
+			/* the request was cancelled before its call became a task */
+			gave_up = 1;
+			if (write(t->cancel[1], "x", 1) < 0) {
+				/* it holds a byte already */
+			}
+		}
+		if (!gave_up && !t->asking && now >= until) {
+			task_record(s->mcp, s->principal, t->id, "created", t->name);
+			mcp_task_list_locked(ts, t);
+			pthread_mutex_lock(&t->sink_lock);
+			t->sink.send = NULL; /* the request answers now: nothing more goes there */
+			pthread_mutex_unlock(&t->sink_lock);
+			continue;
+		}
+		next = now + 50 < until || gave_up ? now + 50 : until;
+		at.tv_sec = (time_t)(next / 1000);
+		at.tv_nsec = (long)(next % 1000) * 1000000L;
+		pthread_cond_timedwait(&ts->changed, &ts->lock, &at);
+	}
+	mcp_task_put_locked(t);
+	pthread_mutex_unlock(&ts->lock);
+	return resp;
+}
+
+static json_t *job_answer(struct call_job *j);
+
 static void *call_thread(void *arg)
 {
 	struct call_job *j = arg;
 	struct mcp_session *s = j->s;
-	json_t *resp = call_response(s, j->id, j->name, j->args, j->f, j->mrtr, j->token,
-				     j->has_sink ? &j->sink : NULL, &j->opts);
+	json_t *resp = job_answer(j);
 	int cancelled;
 
 	pthread_mutex_lock(&s->lock);
@@ -601,6 +1018,155 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
+/* A job for request id: its cancel pipe made; NULL out of resources. */
+static struct call_job *job_new(struct mcp_session *s, json_t *id)
+{
+	struct call_job *j = calloc(1, sizeof(*j));
+
+	if (j)
+		j->f = calloc(1, sizeof(*j->f));
+	if (!j || !j->f || pipe2(j->f->cancel, O_CLOEXEC) < 0) {
+		if (j)
+			free(j->f);
+		free(j);
+		return NULL;
+	}
+	j->s = s;
+	j->id = json_incref(id);
+	j->f->id = json_incref(id);
+	return j;
+}
+
+static json_t *task_result(struct mcp_session *s, json_t *id, struct mcp_task *t,
+			   const struct inflight *f);
+
+/* What job j answers: a task's result it waits for, a call as a task, or
+ * a call. */
+static json_t *job_answer(struct call_job *j)
+{
+	if (j->wait_for)
+		return task_result(j->s, j->id, j->wait_for, j->f);
+	if (j->opts.task != TASK_NEVER)
+		return task_call(j->s, j);
+	return call_response(j->s, j->id, j->name, j->args, j->f, j->mrtr, j->token,
+			     j->has_sink ? &j->sink : NULL, &j->opts);
+}
+
+/* Run job j (taken) as mode says: in flight, cancellable, in this thread
+ * (CALL_HERE: its answer returned) or on one of its own (CALL_THREAD: the
+ * answer is sent from there, NULL returned). */
+static json_t *job_start(struct mcp_session *s, struct call_job *j, int mode)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	json_t *resp;
+
+	pthread_mutex_lock(&s->lock);
+	/* backpressure: past max_inflight, the reader waits for a slot */
+	while (s->ninflight >= s->mcp->max_inflight)
+		pthread_cond_wait(&s->changed, &s->lock);
+	j->f->next = s->inflight;
+	s->inflight = j->f;
+	s->ninflight++;
+	pthread_mutex_unlock(&s->lock);
+	if (mode == CALL_HERE) {
+		resp = job_answer(j);
+		pthread_mutex_lock(&s->lock);
+		if (j->f->cancelled) { /* a cancelled request gets no response */
+			json_decref(resp);
+			resp = NULL;
+		}
+		inflight_remove(s, j->f);
+		pthread_mutex_unlock(&s->lock);
+		job_free(j);
+		return resp;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, call_thread, j) != 0) {
+		pthread_attr_destroy(&attr);
+		pthread_mutex_lock(&s->lock);
+		inflight_remove(s, j->f);
+		pthread_mutex_unlock(&s->lock);
+		resp = rpc_error_json(j->id, RPC_INTERNAL_ERROR, "out of resources");
+		job_free(j);
+		return resp;
+	}
+	pthread_attr_destroy(&attr);
+	return NULL;
+}
+
+/* The tool's execution.taskSupport; forbidden for a tool the catalogue
+ * does not have (the call answers that). */
+static enum tg_task_support tool_tasks(struct mcp_session *s, const char *name)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(s->mcp->gate);
+	const struct tg_contract *k;
+	enum tg_task_support v = TG_TASKS_FORBIDDEN;
+	struct tg_error err;
+
+	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0)
+		v = k->tasks;
+	tg_gate_release(s->mcp->gate, cat);
+	return v;
+}
+
+/* -32021: the call needs the client to take a task (2026-07-28). */
+static json_t *tasks_needed(json_t *id, const char *message)
+{
+	return json_pack("{s:s,s:O,s:{s:i,s:s,s:{s:{s:{s:{}}}}}}", "jsonrpc", "2.0", "id", id,
+			 "error", "code", RPC_MISSING_CLIENT_CAPABILITY, "message", message, "data",
+			 "requiredCapabilities", "extensions", EXT_TASKS);
+}
+
+/* Whether tools/call params of tool name runs as a task (OUT opts->task,
+ * ->task_ttl_ms): NULL, or the error that refuses it. The 2026-07-28
+ * extension: the server decides, for a client that declared it in the
+ * request; a 2025-11-25 session: the client asks with params.task. */
+static json_t *task_mode(struct mcp_session *s, json_t *id, const char *name, json_t *params,
+			 struct call_opts *opts)
+{
+	json_t *task = json_object_get(params, "task"), *ttl = json_object_get(task, "ttl");
+	json_t *caps = json_object_get(json_object_get(params, "_meta"), META_CAPS);
+	enum tg_task_support support;
+	char text[240];
+
+	opts->task = TASK_NEVER;
+	if (!opts->modern && strcmp(s->version, TASKS_VERSION) != 0)
+		return NULL; /* no tasks in that revision: params.task is ignored */
+	support = tool_tasks(s, name);
+	if (opts->modern) {
+		/* a legacy client's params.task is tolerated, and decides nothing */
+		int declared = json_object_get(json_object_get(caps, "extensions"), EXT_TASKS) != NULL;
+
+		if (support == TG_TASKS_REQUIRED && !declared)
+			return tasks_needed(id, "Missing required client capability: this tool runs "
+					    "only as a task (io.modelcontextprotocol/tasks)");
+		if (support != TG_TASKS_FORBIDDEN && declared)
+			opts->task = TASK_MAYBE;
+		return NULL;
+	}
+	if (task && (!json_is_object(task) ||
+		     (ttl && !json_is_null(ttl) && (!json_is_integer(ttl) || json_integer_value(ttl) < 0))))
+		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: \"task\" is an object; "
+				      "its ttl, when given, milliseconds");
+	if (task && support == TG_TASKS_FORBIDDEN) {
+		snprintf(text, sizeof(text), "tools/call: %.120s does not run as a task (its "
+			 "execution.taskSupport is forbidden)", name);
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
+	}
+	if (!task && support == TG_TASKS_REQUIRED) {
+		snprintf(text, sizeof(text), "tools/call: %.120s runs only as a task (its "
+			 "execution.taskSupport is required): call it with params.task", name);
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
+	}
+	if (task) {
+		opts->task = TASK_NOW;
+		opts->task_ttl_ms = json_is_integer(ttl) ? json_integer_value(ttl) : 0;
+	}
+	return NULL;
+}
+
 /* tools/call: checked here, then run as mode says: CALL_THREAD on a
  * thread of its own (the answer is sent from there: NULL returned),
  * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
@@ -613,11 +1179,10 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	json_t *idem = json_object_get(json_object_get(params, "_meta"), META_IDEMPOTENCY);
 	json_t *dry = json_object_get(json_object_get(params, "_meta"), META_DRY_RUN);
 	json_t *wait = json_object_get(json_object_get(params, "_meta"), META_WAIT);
+	json_t *caps = json_object_get(json_object_get(params, "_meta"), META_CAPS);
 	struct call_opts with_key = *given, *opts = &with_key;
-	json_t *args = json_object_get(params, "arguments");
+	json_t *args = json_object_get(params, "arguments"), *refused;
 	struct call_job *j;
-	pthread_attr_t attr;
-	pthread_t t;
 	char *text;
 
 	if (!name)
@@ -641,51 +1206,43 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	if (args && !json_is_object(args))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: \"arguments\" must be an object");
-	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
-	if (args && !text)
-		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 	if (token && !json_is_string(token) && !json_is_integer(token))
 		token = NULL; /* the specification: a string or an integer */
 	/* it is copied into every progress notification: bounded */
-	if (token && json_is_string(token) && json_string_length(token) > 256) {
-		free(text);
+	if (token && json_is_string(token) && json_string_length(token) > 256)
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: _meta.progressToken longer than 256 bytes");
-	}
+	/* a batch (2025-03-26) has no tasks */
+	if (mode != CALL_PLAIN && (refused = task_mode(s, id, name, params, &with_key)))
+		return refused;
+	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+	if (args && !text)
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 	if (mode == CALL_PLAIN) {
 		json_t *resp = call_response(s, id, name, text, NULL, NULL, token, sink, opts);
 
 		free(text);
 		return resp;
 	}
-	j = calloc(1, sizeof(*j));
-	if (j)
-		j->f = calloc(1, sizeof(*j->f));
-	if (!j || !j->f || pipe2(j->f->cancel, O_CLOEXEC) < 0) {
-		if (j)
-			free(j->f);
-		free(j);
+	j = job_new(s, id);
+	if (!j) {
 		free(text);
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
 	}
+	j->args = text;
 	if (opts->modern) {
 		/* its questions to the client go by MRTR: a retry's requestState
 		 * and inputResponses are checked before anything runs */
 		char why[160];
-		json_t *caps = json_object_get(json_object_get(params, "_meta"), META_CAPS);
 
 		if (mrtr_open(s->mcp, s->principal, name, params, caps, &j->mrtr, why,
 			      sizeof(why)) < 0) {
-			free(text);
 			job_free(j);
 			return rpc_error_json(id, RPC_INVALID_PARAMS, why);
 		}
+		j->caps = json_incref(caps);
 	}
-	j->s = s;
-	j->id = json_incref(id);
-	j->f->id = json_incref(id);
 	j->name = strdup(name);
-	j->args = text;
 	j->token = json_incref(token);
 	j->opts = *opts;
 	if (opts->scopes) {
@@ -700,39 +1257,169 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 		j->sink = *sink;
 		j->has_sink = 1;
 	}
-	pthread_mutex_lock(&s->lock);
-	/* backpressure: past max_inflight, the reader waits for a slot */
-	while (s->ninflight >= s->mcp->max_inflight)
-		pthread_cond_wait(&s->changed, &s->lock);
-	j->f->next = s->inflight;
-	s->inflight = j->f;
-	s->ninflight++;
-	pthread_mutex_unlock(&s->lock);
-	if (mode == CALL_HERE) {
-		json_t *resp = call_response(s, id, name, text, j->f, j->mrtr, token, sink, opts);
+	if (!j->name) {
+		job_free(j);
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	}
+	return job_start(s, j, mode);
+}
 
-		pthread_mutex_lock(&s->lock);
-		if (j->f->cancelled) { /* a cancelled request gets no response */
-			json_decref(resp);
-			resp = NULL;
+/* ---- tasks/get, tasks/update, tasks/result, tasks/list, tasks/cancel ---------- */
+
+/* tasks/result (2025-11-25): what the call would have answered, once
+ * task t ended (waiting for that while the request lives). */
+static json_t *task_result(struct mcp_session *s, json_t *id, struct mcp_task *t,
+			   const struct inflight *f)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	json_t *resp = NULL, *r;
+
+	pthread_mutex_lock(&ts->lock);
+	while (!mcp_task_terminal(t->status) && !ts->stopping && !request_cancelled(f))
+		wait_a_while(&ts->changed, &ts->lock);
+	if (t->status == TASK_CANCELLED) {
+		resp = rpc_error_json(id, RPC_INVALID_REQUEST, "tasks/result: the task was cancelled");
+	} else if (t->result) {
+		r = json_deep_copy(t->result);
+		if (r) {
+			if (!json_is_object(json_object_get(r, "_meta")))
+				json_object_set_new(r, "_meta", json_object());
+			json_object_set_new(json_object_get(r, "_meta"), META_RELATED_TASK,
+					    json_pack("{s:s}", "taskId", t->id));
 		}
-		inflight_remove(s, j->f);
-		pthread_mutex_unlock(&s->lock);
-		job_free(j);
+		resp = r ? rpc_result_json(id, r) : NULL;
+	} else if (t->error) {
+		resp = json_pack("{s:s,s:O,s:O}", "jsonrpc", "2.0", "id", id, "error", t->error);
+	} else if (mcp_task_terminal(t->status)) {
+		resp = rpc_error_json(id, RPC_INTERNAL_ERROR, "tasks/result: the task has no result");
+	}
+	pthread_mutex_unlock(&ts->lock);
+	return resp; /* NULL: the request was cancelled, or the server stops */
+}
+
+/* The task params.taskId names, the principal's: OUT *t (a reference),
+ * or the -32602 that answers. */
+static json_t *find_task(struct mcp_session *s, json_t *id, const char *method, json_t *params,
+			 struct mcp_task **t)
+{
+	const char *tid = json_string_value(json_object_get(params, "taskId"));
+	char text[200];
+
+	*t = NULL;
+	if (!tid) {
+		snprintf(text, sizeof(text), "%s: \"taskId\" (a string) is required", method);
+		return rpc_error_json(id, RPC_INVALID_PARAMS, text);
+	}
+	*t = mcp_task_find(&s->mcp->tasks, s->principal, tid);
+	if (*t)
+		return NULL;
+	/* another principal's task is no task of this one's */
+	snprintf(text, sizeof(text), "%s: Task not found: %.64s (unknown, expired, or not "
+		 "this principal's)", method, tid);
+	return rpc_error_json(id, RPC_INVALID_PARAMS, text);
+}
+
+/* The 2025-11-25 revision's tasks methods (a session of that revision). */
+static json_t *do_tasks_legacy(struct mcp_session *s, json_t *id, const char *method,
+			       json_t *params, int mode)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	enum mcp_task_status before;
+	struct mcp_task *t;
+	struct call_job *j;
+	json_t *resp, *r;
+	char text[200];
+	int bad;
+
+	if (strcmp(method, "tasks/list") == 0) {
+		json_t *cursor = json_object_get(params, "cursor");
+
+		if (cursor && !json_is_string(cursor))
+			return rpc_error_json(id, RPC_INVALID_PARAMS, "tasks/list: invalid cursor");
+		r = mcp_tasks_page(ts, s->principal, json_string_value(cursor), &bad);
+		return r ? rpc_result_json(id, r)
+			 : rpc_error_json(id, bad ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
+					  bad ? "tasks/list: invalid cursor" : "out of memory");
+	}
+	if (strcmp(method, "tasks/get") != 0 && strcmp(method, "tasks/result") != 0 &&
+	    strcmp(method, "tasks/cancel") != 0) {
+		snprintf(text, sizeof(text), "method not found: %.120s", method);
+		return rpc_error_json(id, RPC_METHOD_NOT_FOUND, text);
+	}
+	if ((resp = find_task(s, id, method, params, &t)))
 		return resp;
+	if (strcmp(method, "tasks/result") == 0) {
+		/* it waits for the task's end: in flight, cancellable */
+		j = mode == CALL_PLAIN ? NULL : job_new(s, id);
+		if (!j) {
+			mcp_task_put(ts, t);
+			return rpc_error_json(id, RPC_INTERNAL_ERROR, "tasks/result: out of resources");
+		}
+		j->wait_for = t;
+		return job_start(s, j, mode);
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (!j->name || pthread_create(&t, &attr, call_thread, j) != 0) {
-		pthread_attr_destroy(&attr);
-		pthread_mutex_lock(&s->lock);
-		inflight_remove(s, j->f);
-		pthread_mutex_unlock(&s->lock);
-		job_free(j);
-		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+	if (strcmp(method, "tasks/cancel") == 0) {
+		before = mcp_task_cancel(ts, t);
+		if (!mcp_task_terminal(before))
+			task_record(s->mcp, s->principal, t->id, "cancelled", NULL);
+		if (mcp_task_terminal(before)) {
+			mcp_task_put(ts, t);
+			snprintf(text, sizeof(text), "Cannot cancel task: already in terminal status "
+				 "'%s'", task_status_names[before]);
+			return rpc_error_json(id, RPC_INVALID_PARAMS, text);
+		}
 	}
-	pthread_attr_destroy(&attr);
-	return NULL;
+	pthread_mutex_lock(&ts->lock);
+	r = mcp_task_json_locked(t, 0);
+	pthread_mutex_unlock(&ts->lock);
+	mcp_task_put(ts, t);
+	return r ? rpc_result_json(id, r) : rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
+}
+
+/* The 2026-07-28 tasks extension's methods: tasks/get (the task, its
+ * result, error or inputRequests inline), tasks/update (answers),
+ * tasks/cancel (an acknowledgment). Only for a request that declares the
+ * extension. */
+static json_t *do_tasks_modern(struct mcp_session *s, json_t *id, const char *method,
+			       json_t *params, json_t *caps)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	json_t *resp, *r = NULL, *answers;
+	struct mcp_task *t;
+	char why[160];
+
+	if (!json_object_get(json_object_get(caps, "extensions"), EXT_TASKS))
+		return tasks_needed(id, "Missing required client capability: tasks methods need "
+				    "the io.modelcontextprotocol/tasks extension");
+	if ((resp = find_task(s, id, method, params, &t)))
+		return resp;
+	if (strcmp(method, "tasks/get") == 0) {
+		pthread_mutex_lock(&ts->lock);
+		r = mcp_task_json_locked(t, 1);
+		pthread_mutex_unlock(&ts->lock);
+	} else if (strcmp(method, "tasks/update") == 0) {
+		answers = json_object_get(params, "inputResponses");
+		if (!json_is_object(answers)) {
+			mcp_task_put(ts, t);
+			return rpc_error_json(id, RPC_INVALID_PARAMS, "tasks/update: "
+					      "\"inputResponses\" (an object) is required");
+		}
+		if (mcp_task_answer(ts, t, answers, why, sizeof(why)) < 0) {
+			mcp_task_put(ts, t);
+			return rpc_error_json(id, RPC_INVALID_PARAMS, why);
+		}
+		r = json_object();
+	} else {
+		/* cancelling a finished task changes nothing, and is acknowledged */
+		if (!mcp_task_terminal(mcp_task_cancel(ts, t)))
+			task_record(s->mcp, s->principal, t->id, "cancelled", NULL);
+		r = json_object();
+	}
+	mcp_task_put(ts, t);
+	if (!r)
+		return rpc_error_json(id, RPC_INTERNAL_ERROR, "out of memory");
+	modern_result(r, 0);
+	return rpc_result_json(id, r);
 }
 
 static int end_listener(struct mcp_session *s, json_t *rid);
@@ -804,7 +1491,7 @@ static json_t *honored_filter(json_t *filter, const char **why)
 			       "of at most 4096 bytes)";
 			return NULL;
 		}
-	caps = server_capabilities(0);
+	caps = server_capabilities(0, MCP_MODERN);
 	out = json_object();
 	for (i = 0; out && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (json_is_true(json_object_get(filter, kinds[i].field)) &&
@@ -1247,7 +1934,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 	if (strcmp(method, "server/discover") == 0) {
 		r = json_pack("{s:[s,s,s,s],s:o,s:{s:s,s:s,s:s}}", "supportedVersions", MODERN,
 			      versions[0], versions[1], versions[2], "capabilities",
-			      server_capabilities(0), "serverInfo", "name", "toolgate", "title",
+			      server_capabilities(0, MODERN), "serverInfo", "name", "toolgate", "title",
 			      "toolgate", "version", TOOLGATE_VERSION);
 		if (r && s->mcp->instructions)
 			json_object_set_new(r, "instructions", json_string(s->mcp->instructions));
@@ -1256,7 +1943,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0 };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -1285,6 +1972,10 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		resp = do_complete(s, id, params);
 	} else if (strcmp(method, "subscriptions/listen") == 0) {
 		return do_listen(s, id, params, sink);
+	} else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+		   strcmp(method, "tasks/cancel") == 0) {
+		/* tasks/result and tasks/list are gone in this revision */
+		return do_tasks_modern(s, id, method, params, json_object_get(meta, META_CAPS));
 	} else {
 		/* ping, logging/setLevel, resources/subscribe... are gone in
 		 * this revision */
@@ -1358,12 +2049,15 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 	if (strcmp(method, "tools/list") == 0)
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0 };
+		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0,
+					    TASK_NEVER, 0, NULL };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}
 	if (strcmp(method, "logging/setLevel") == 0)
 		return do_set_level(s, id, params);
+	if (strncmp(method, "tasks/", 6) == 0 && strcmp(s->version, TASKS_VERSION) == 0)
+		return do_tasks_legacy(s, id, method, params, mode);
 	if (strncmp(method, "resources/", 10) == 0 &&
 	    (strcmp(method + 10, "list") == 0 || strcmp(method + 10, "templates/list") == 0 ||
 	     strcmp(method + 10, "read") == 0 || strcmp(method + 10, "subscribe") == 0 ||

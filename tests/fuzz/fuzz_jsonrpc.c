@@ -35,7 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!f)
 		abort();
 	fputs("{\"name\":\"echo\",\"version\":\"1.0.0\",\"description\":\"d\",\"owner\":{\"team\":\"t\","
-	      "\"contact\":\"c\"},\"authority\":\"read\",\"input_schema\":{\"type\":\"object\","
+	      "\"contact\":\"c\"},\"authority\":\"read\",\"tasks\":\"optional\",\"input_schema\":{\"type\":\"object\","
 	      "\"properties\":{\"text\":{\"type\":\"string\",\"maxLength\":100}}},"
 	      "\"output_schema\":{\"type\":\"object\"},\"executor\":{\"kind\":\"builtin\",\"name\":\"echo\"}}",
 	      f);

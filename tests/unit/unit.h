@@ -43,5 +43,6 @@ extern const struct unit_test result_tests[];
 extern const struct unit_test file_tests[];
 extern const struct unit_test store_tests[];
 extern const struct unit_test auth_tests[];
+extern const struct unit_test task_tests[];
 
 #endif
