@@ -55,6 +55,11 @@ struct tg_param_header {
 	enum tg_param_type type;
 };
 
+/* dry_run "overlay": the tool has no dry run of its own; the gate runs
+ * it with its writable mounts on overlays and reports the changed files
+ * (docs/PIPELINE.md, "Dry run"). */
+#define TG_DRY_RUN_OVERLAY 2
+
 /* Whether a call may run as an MCP task (tools/list's
  * execution.taskSupport): a write's default is optional (a call held for
  * approval becomes a task that ends when a person decides), a read's
@@ -94,7 +99,8 @@ struct tg_contract {
 	char **env;                  /* "NAME=VALUE", NULL-terminated */
 	char **egress;               /* "host:port", NULL-terminated */
 	uint64_t call_timeout_ms;    /* "timeout": the whole call */
-	int dry_run;                 /* 1 supported, 0 unsupported, -1 not stated */
+	int dry_run;                 /* 1 supported, 0 unsupported, -1 not stated,
+				      * TG_DRY_RUN_OVERLAY: the gate's, on an overlay */
 	char *compensation_tool;     /* "tool@version" that undoes a write */
 	char *compensation_args;     /* its argument mapping, JSON text */
 	char *irreversible;          /* reason, when nothing undoes it */

@@ -100,9 +100,11 @@ struct tg_call {
 	 * TG_APPROVAL_WAIT_DECIDED: until a person decides or the ticket
 	 * expires (an MCP task's call, which nobody waits on). */
 	unsigned approval_wait_ms;
-	/* Non-zero: a cancellation that ends the approval wait withdraws the
-	 * request (its pending ticket is cancelled): an MCP task's cancel. */
-	int withdraw_on_cancel;
+	/* Read when a cancellation ends the approval wait: non-NULL and
+	 * non-zero, the caller withdrew its request (an MCP task's client
+	 * cancelled it) and the pending ticket is cancelled; else the ticket
+	 * stays pending for a retry (a server that stops, a dropped request). */
+	const volatile int *withdraw;
 };
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000

@@ -133,6 +133,16 @@ TG_API int tg_sandbox_spec_set_tmpfs_size(struct tg_sandbox_spec *spec,
 TG_API int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *spec,
 				    const char *host, const char *inside,
 				    int writable, struct tg_error *err);
+/* Bind directory HOST at INSIDE writable, but on an overlay: HOST is the
+ * read-only lower layer, and every change lands in the upper directory
+ * UPPER (with WORK, an empty directory on the same filesystem, for the
+ * overlay's own use). The host's directory never changes; what the run
+ * changed is read from UPPER afterwards (an overlay dry run,
+ * docs/PIPELINE.md). UPPER and WORK must be reachable by the caller,
+ * outside HOST. */
+TG_API int tg_sandbox_spec_add_overlay(struct tg_sandbox_spec *spec, const char *host,
+				       const char *inside, const char *upper, const char *work,
+				       struct tg_error *err);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,

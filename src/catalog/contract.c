@@ -420,9 +420,21 @@ static int load_write_rules(struct loader *l, json_t *doc)
 	if (dr) {
 		const char *v = json_string_value(dr);
 
-		if (!v || (strcmp(v, "supported") && strcmp(v, "unsupported")))
-			return bad(l, "dry_run", "must be supported or unsupported");
-		c->dry_run = strcmp(v, "supported") == 0;
+		if (!v || (strcmp(v, "supported") && strcmp(v, "unsupported") && strcmp(v, "overlay")))
+			return bad(l, "dry_run", "must be supported, unsupported or overlay");
+		c->dry_run = strcmp(v, "overlay") == 0 ? TG_DRY_RUN_OVERLAY
+							: strcmp(v, "supported") == 0;
+	}
+	if (c->dry_run == TG_DRY_RUN_OVERLAY) {
+		size_t i;
+		int writable = c->workspace_writable;
+
+		for (i = 0; i < c->nmounts; i++)
+			writable |= c->mounts[i].writable;
+		if (c->executor != TG_EXEC_COMMAND || !writable)
+			return bad(l, "dry_run", "overlay is for a command tool that writes: it needs "
+				   "a writable mount or workspace (the gate runs it on overlays of "
+				   "them)");
 	}
 	if (comp) {
 		json_t *args;

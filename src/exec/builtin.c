@@ -15,7 +15,8 @@ void exec_out_release(struct exec_out *o)
 {
 	json_decref(o->content);
 	json_decref(o->structured);
-	o->content = o->structured = NULL;
+	json_decref(o->changes);
+	o->content = o->structured = o->changes = NULL;
 }
 
 json_t *exec_text(const char *text)

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exec/exec.h"
@@ -31,8 +33,97 @@
 #define TOOL_OUTPUT_MAX (4u << 20) /* what a tool may print, stdout and stderr each */
 #define STDERR_TAIL 400
 
+#define OVERLAY_SIZE "256m" /* what an overlay dry run may write, all its mounts together */
+
+/* An overlay dry run's layers: one upper and work directory per writable
+ * mount, in a directory of the gateway's own. */
+struct overlays {
+	char dir[64];                  /* "" until made */
+	int tmpfs;                     /* dir is a tmpfs of OVERLAY_BYTES mounted here */
+	size_t n;
+	struct {
+		char *host, *inside;   /* malloc'd */
+	} m[65];                       /* a contract's mounts (at most 64), the workspace */
+};
+
+/* Mount host at inside writable on an overlay (layers in ov, made here). */
+static int add_overlay(struct tg_sandbox_spec *spec, struct overlays *ov, const char *host,
+		       const char *inside, struct tg_error *err)
+{
+	char upper[128], work[128];
+
+	if (!ov->dir[0]) {
+		snprintf(ov->dir, sizeof(ov->dir), "/tmp/toolgate-overlay-XXXXXX");
+		if (!mkdtemp(ov->dir)) {
+			ov->dir[0] = 0;
+			return tg_error_sys(err, errno, "overlay dry run: a directory for its layers");
+		}
+		/* what a dry run writes is bounded: the layers are on a tmpfs of
+		 * their own where the gateway may mount one (as root) */
+		ov->tmpfs = geteuid() == 0 &&
+			    mount("tmpfs", ov->dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "size=" OVERLAY_SIZE ",mode=0700") == 0;
+	}
+	snprintf(upper, sizeof(upper), "%s/%zu", ov->dir, ov->n);
+	if (mkdir(upper, 0700) < 0)
+		return tg_error_sys(err, errno, "overlay dry run: %s", upper);
+	snprintf(upper, sizeof(upper), "%s/%zu/upper", ov->dir, ov->n);
+	snprintf(work, sizeof(work), "%s/%zu/work", ov->dir, ov->n);
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return tg_error_sys(err, errno, "overlay dry run: %s", upper);
+	if (ov->n == sizeof(ov->m) / sizeof(ov->m[0]))
+		return tg_error_set(err, TG_ERR_LIMIT, "overlay dry run: too many mounts");
+	if (tg_sandbox_spec_add_overlay(spec, host, inside, upper, work, err) < 0)
+		return -1;
+	ov->m[ov->n].host = strdup(host);
+	ov->m[ov->n].inside = strdup(inside ? inside : host);
+	if (!ov->m[ov->n].host || !ov->m[ov->n].inside) {
+		free(ov->m[ov->n].host);
+		free(ov->m[ov->n].inside);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	ov->n++;
+	return 0;
+}
+
+static void overlays_free(struct overlays *ov)
+{
+	size_t i;
+
+	if (!ov)
+		return;
+	/* a tmpfs goes with what is on it; else what the run wrote is removed */
+	if (ov->tmpfs && umount2(ov->dir, MNT_DETACH) < 0)
+		fprintf(stderr, "toolgate: overlay dry run: %s: %s\n", ov->dir, strerror(errno));
+	if (ov->dir[0] && exec_overlay_remove(ov->dir) < 0)
+		fprintf(stderr, "toolgate: overlay dry run: %s could not be removed\n", ov->dir);
+	for (i = 0; i < ov->n; i++) {
+		free(ov->m[i].host);
+		free(ov->m[i].inside);
+	}
+	free(ov);
+}
+
+/* What the run changed, read off the upper layers, into o. */
+static int overlay_report(struct overlays *ov, struct exec_out *o)
+{
+	size_t i, budget = exec_overlay_diff_budget();
+	char upper[128];
+
+	o->changes = json_array();
+	if (!o->changes)
+		return -1;
+	for (i = 0; i < ov->n; i++) {
+		snprintf(upper, sizeof(upper), "%s/%zu/upper", ov->dir, i);
+		if (exec_overlay_changes(ov->m[i].host, upper, ov->m[i].inside, o->changes, &budget,
+					 &o->changes_truncated) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int build_spec(const struct tg_contract *k, const struct exec_env *env,
-		      struct tg_sandbox_spec *spec, struct tg_error *err)
+		      struct tg_sandbox_spec *spec, struct overlays *ov, struct tg_error *err)
 {
 	char path[4096];
 	size_t i;
@@ -57,19 +148,30 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
 			host = path;
 		}
-		/* a dry run cannot write, whatever the tool does */
-		if (tg_sandbox_spec_add_bind(spec, host, k->mounts[i].inside,
-					     k->mounts[i].writable && !env->dry_run, err) < 0)
+		/* a dry run cannot write, whatever the tool does; an overlay
+		 * dry run writes on a layer that is thrown away */
+		if (ov && k->mounts[i].writable) {
+			if (add_overlay(spec, ov, host, k->mounts[i].inside, err) < 0)
+				return tg_error_wrap(err, "executor.mounts[%zu]", i);
+		} else if (tg_sandbox_spec_add_bind(spec, host, k->mounts[i].inside,
+						    k->mounts[i].writable && !env->dry_run,
+						    err) < 0) {
 			return tg_error_wrap(err, "executor.mounts[%zu]", i);
+		}
 	}
-	if (env->workspace &&
-	    tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace",
-				     k->workspace_writable && !env->dry_run, err) < 0)
+	if (env->workspace && ov && k->workspace_writable) {
+		if (add_overlay(spec, ov, env->workspace, "/workspace", err) < 0)
+			return tg_error_wrap(err, "workspace");
+	} else if (env->workspace &&
+		   tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace",
+					    k->workspace_writable && !env->dry_run, err) < 0) {
 		return tg_error_wrap(err, "workspace");
+	}
 	for (i = 0; k->env && k->env[i]; i++)
 		if (tg_sandbox_spec_add_env(spec, k->env[i], err) < 0)
 			return -1;
-	if (env->dry_run && tg_sandbox_spec_add_env(spec, "TOOLGATE_DRY_RUN=1", err) < 0)
+	/* a tool dry-run on an overlay runs as it would for real */
+	if (env->dry_run && !ov && tg_sandbox_spec_add_env(spec, "TOOLGATE_DRY_RUN=1", err) < 0)
 		return -1;
 	if (env->call_id) {
 		char var[96];
@@ -418,9 +520,17 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	int pfd[2] = { -1, -1 };
 	struct tg_sandbox_spec *spec = tg_sandbox_spec_new((enum tg_tier)k->tier);
 	struct tg_sandbox_result *r = NULL;
+	struct overlays *ov = NULL;
 	int fd = -1, rc = -1;
 
 	memset(o, 0, sizeof(*o));
+	if (env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY) {
+		ov = calloc(1, sizeof(*ov));
+		if (!ov) {
+			tg_sandbox_spec_free(spec);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
 	if (!spec)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if (k->egress && k->egress[0]) {
@@ -429,7 +539,7 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 				  "does not run", k->name);
 		goto out;
 	}
-	if (build_spec(k, env, spec, err) < 0)
+	if (build_spec(k, env, spec, ov, err) < 0)
 		goto out;
 	if (k->interactive && memchr(args, '\n', len)) {
 		/* the arguments are the first line: one line */
@@ -477,7 +587,9 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	if (tg_sandbox_run(spec, &r, err) < 0)
 		goto out;
 	rc = interpret(k, r, o);
-	if (rc < 0)
+	if (rc == 0 && ov && overlay_report(ov, o) < 0)
+		rc = tg_error_set(err, TG_ERR_SYSTEM, "overlay dry run: its changes cannot be read");
+	else if (rc < 0)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 out:
 	if (asker && asker->running) {
@@ -506,6 +618,7 @@ out_asker:
 	free(reports);
 	tg_sandbox_result_free(r);
 	tg_sandbox_spec_free(spec);
+	overlays_free(ov);
 	if (rc < 0)
 		exec_out_release(o);
 	return rc;

@@ -16,6 +16,8 @@ struct exec_out {
 	json_t *content;        /* array of MCP content blocks (owned) */
 	json_t *structured;     /* object, or NULL (owned) */
 	int is_error;
+	json_t *changes;        /* an overlay dry run's changed paths (owned), or NULL */
+	int changes_truncated;  /* more changed than changes lists */
 };
 
 struct exec_env {
@@ -42,6 +44,19 @@ struct exec_env {
 };
 
 void exec_out_release(struct exec_out *o);
+
+/* What a run changed on an overlay (overlay.c): its upper layer against
+ * lower, the host directory it covered, named as the tool saw it under
+ * inside. Appends {path, change, kind, ...} objects to changes, within
+ * *diff_left bytes of diff (decreased); *truncated set past the limits.
+ * 0, or -1 when upper cannot be read or out of memory. */
+int exec_overlay_changes(const char *lower, const char *upper, const char *inside,
+			 json_t *changes, size_t *diff_left, int *truncated);
+/* The bytes of diff a run's changes may show, together. */
+size_t exec_overlay_diff_budget(void);
+/* Remove directory dir and everything in it, following no symlink;
+ * 0 or -1. */
+int exec_overlay_remove(const char *dir);
 
 /* A builtin tool by the contract's executor name; dry_run: show, do not
  * do (a builtin that changes anything must honour it). -1 and err when

@@ -316,6 +316,11 @@ static char *result_text(const struct exec_out *o)
 
 	if (j && o->structured)
 		json_object_set(j, "structured", o->structured);
+	/* an overlay dry run's preview: what it would change */
+	if (j && o->changes)
+		json_object_set(j, "changes", o->changes);
+	if (j && o->changes_truncated)
+		json_object_set_new(j, "changes_truncated", json_true());
 	/* in the order it was made: a replay answers byte for byte */
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
@@ -380,7 +385,7 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 			return 0;
 		if (cancelled_within(st->call->cancel_fd, 100)) {
 			/* the caller withdrew its request: nobody may approve it now */
-			if (!st->call->withdraw_on_cancel ||
+			if (!st->call->withdraw || !*st->call->withdraw ||
 			    tg_store_ticket_move(g->store, id, TG_TICKET_PENDING,
 						 TG_TICKET_CANCELLED, NULL) < 0)
 				return 0;
@@ -581,7 +586,7 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	int rc;
 
 	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
-		if (st->k->dry_run != 1)
+		if (st->k->dry_run < 1)
 			return answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
 				      "what it would do: its contract says dry_run unsupported",
 				      st->k->name, st->k->version_text);
@@ -627,7 +632,7 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	}
 	/* new: the dry run's preview, for the approver and the caller */
 	memset(&req, 0, sizeof(req));
-	if (st->k->dry_run == 1) {
+	if (st->k->dry_run >= 1) {
 		rc = preview(g, st, &req.preview, err);
 		if (rc != 0) {
 			/* it would fail, or could not be shown: no ticket, and the
@@ -695,6 +700,60 @@ static void write_done(struct tg_gate *g, struct call_state *st)
 
 
 
+/* s appended to the text buf[0, *len) of *cap bytes; -1 out of memory. */
+static int append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	size_t l = strlen(s);
+	char *grown;
+
+	if (*len + l + 1 > *cap) {
+		*cap = (*len + l + 1) * 2;
+		grown = realloc(*buf, *cap);
+		if (!grown)
+			return -1;
+		*buf = grown;
+	}
+	memcpy(*buf + *len, s, l + 1);
+	*len += l;
+	return 0;
+}
+
+/* An overlay dry run's changes, as a text block after the tool's own
+ * content: what the caller (and the approver, in the preview) reads. */
+static void overlay_summary(struct call_state *st)
+{
+	size_t i, n = json_array_size(st->out.changes), len = 0, cap = 0;
+	char line[400], size[96], *text = NULL;
+	json_t *c, *a, *b;
+	int rc;
+
+	snprintf(line, sizeof(line), "toolgate ran this dry run on an overlay: nothing was "
+		 "written. It would change %zu path%s%s%s\n", n, n == 1 ? "" : "s",
+		 st->out.changes_truncated ? " (and more, not listed)" : "", n ? ":" : ".");
+	rc = append(&text, &len, &cap, line);
+	json_array_foreach(st->out.changes, i, c) {
+		b = json_object_get(c, "before_bytes");
+		a = json_object_get(c, "after_bytes");
+		size[0] = 0;
+		if (b && a)
+			snprintf(size, sizeof(size), " (%lld -> %lld bytes)",
+				 (long long)json_integer_value(b), (long long)json_integer_value(a));
+		else if (a)
+			snprintf(size, sizeof(size), " (%lld bytes)", (long long)json_integer_value(a));
+		snprintf(line, sizeof(line), "%s %s %.300s%s\n",
+			 json_string_value(json_object_get(c, "change")),
+			 json_string_value(json_object_get(c, "kind")),
+			 json_string_value(json_object_get(c, "path")), size);
+		if (rc == 0)
+			rc = append(&text, &len, &cap, line);
+		if (rc == 0 && json_is_string(json_object_get(c, "diff")))
+			rc = append(&text, &len, &cap, json_string_value(json_object_get(c, "diff")));
+	}
+	if (rc == 0)
+		json_array_append_new(st->out.content, exec_text(text));
+	free(text);
+}
+
 /* 7 execute. */
 static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
@@ -724,6 +783,8 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 	}
 	if (rc < 0)
 		return rc;
+	if (st->out.changes)
+		overlay_summary(st);
 	st->outcome = st->out.is_error ? "tool_error" : st->dry ? "dry_run" : "ok";
 	if (st->call->input_required && *st->call->input_required)
 		st->outcome = "input_required";
@@ -1166,7 +1227,7 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 	call.tool = st.k->name;
 	st.args = args;
 	st.args_len = strlen(args);
-	rc = dry_run && st.k->dry_run != 1
+	rc = dry_run && st.k->dry_run < 1
 		     ? refuse(&st, "refused", "%s@%s cannot show what it would do: its contract "
 			      "says dry_run unsupported", st.k->name, st.k->version_text)
 		     : run_stages(g, &st, err);

@@ -136,7 +136,7 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 		 * that cannot be undone can only be the last one */
 		/* its preview runs every step's dry run before any approval:
 		 * a step that cannot show what it would do might do it */
-		if (write && k->dry_run != 1) {
+		if (write && k->dry_run < 1) {
 			rc = refuse(out, "bad_plan", "step %zu: %s@%s has no dry run, and a plan's "
 				    "preview runs each step's", i + 1, k->name, k->version_text);
 			break;

@@ -311,7 +311,9 @@ struct mcp_task {
 	unsigned next_key;
 	json_t *caps;                  /* a modern call's clientCapabilities */
 	int cancel[2];                 /* the run's cancel pipe: [0] read, [1] written */
-	int listed;                    /* in the registry: the client has its id */
+	int listed;                    /* the client has its id (else in the registry only
+					* to be counted and stopped) */
+	volatile int withdraw;         /* cancelled by its client: a pending approval goes */
 	int asking;                    /* the run stops to ask by MRTR: no task then */
 	int done;                      /* the run ended */
 	int refs;
@@ -339,9 +341,20 @@ void mcp_task_put(struct mcp_tasks *ts, struct mcp_task *t);
 void mcp_task_put_locked(struct mcp_task *t);
 /* With ts->lock held: how many unfinished tasks principal has. */
 unsigned mcp_tasks_live_locked(struct mcp_tasks *ts, const char *principal);
-/* With ts->lock held: t becomes known (a reference for the registry);
- * the principal's oldest finished tasks go past TASK_MAX_KEPT. */
+/* With ts->lock held: a new run's task joins the registry, not listed
+ * (a reference for the registry): counted against TASK_MAX_LIVE, stopped
+ * with the server. -1 when the principal has TASK_MAX_LIVE unfinished
+ * tasks, or the server stops. */
+int mcp_task_add_locked(struct mcp_tasks *ts, struct mcp_task *t);
+/* With ts->lock held: t leaves the registry (its run answered as a
+ * request, or could not start). */
+void mcp_task_drop_locked(struct mcp_tasks *ts, struct mcp_task *t);
+/* With ts->lock held: added t becomes known to its client; the
+ * principal's oldest finished tasks go past TASK_MAX_KEPT. */
 void mcp_task_list_locked(struct mcp_tasks *ts, struct mcp_task *t);
+/* With ts->lock held: the statusMessage (at most 1 KiB, cut on a UTF-8
+ * character's first byte). */
+void mcp_task_set_message_locked(struct mcp_task *t, const char *text);
 /* principal's task id, a reference held; NULL when there is none (or it
  * is another principal's, or it expired). */
 struct mcp_task *mcp_task_find(struct mcp_tasks *ts, const char *principal, const char *id);

@@ -301,8 +301,7 @@ static void task_progress(struct reporter *r, const char *text)
 
 	pthread_mutex_lock(&ts->lock);
 	if (!mcp_task_terminal(t->status)) {
-		free(t->message);
-		t->message = strndup(text, 1024);
+		mcp_task_set_message_locked(t, text);
 		t->updated_ms = mcp_now_ms();
 	}
 	pthread_mutex_unlock(&ts->lock);
@@ -525,7 +524,7 @@ static char *task_ask(void *ctx, const char *request, const volatile int *stop)
 	struct reporter *r = ctx;
 	struct mcp_task *t = r->task;
 	struct mcp_tasks *ts = &r->s->mcp->tasks;
-	json_t *req, *inner, *k;
+	json_t *req, *inner, *params, *k, *refusal = NULL;
 	const char *method, *key, *cap;
 	char made[24], *text = NULL, *line;
 	size_t i, len = 0;
@@ -533,12 +532,13 @@ static char *task_ask(void *ctx, const char *request, const volatile int *stop)
 
 	pthread_mutex_lock(&ts->lock);
 	if (!t->listed) {
-		/* not a task yet: no task is made while the run stops to ask */
+		/* not a task yet: no task is made while the run stops to ask,
+		 * nor while a question of the same breath waits for the rest */
 		t->asking = 1;
 		pthread_mutex_unlock(&ts->lock);
 		text = tool_ask_modern(ctx, request, stop);
 		pthread_mutex_lock(&ts->lock);
-		t->asking = r->suspended;
+		t->asking = r->suspended || (text && !*text);
 		pthread_cond_broadcast(&ts->changed);
 		pthread_mutex_unlock(&ts->lock);
 		return text;
@@ -550,45 +550,51 @@ static char *task_ask(void *ctx, const char *request, const volatile int *stop)
 	cap = method ? needed_capability(method) : NULL;
 	key = json_string_value(json_object_get(req, "key"));
 	more = json_is_true(json_object_get(req, "more"));
-	if (!cap) {
-		json_decref(req);
-		return ask_error(RPC_METHOD_NOT_FOUND, "a tool may ask for sampling/createMessage, "
-				 "elicitation/create or roots/list");
-	}
-	if (!t->modern) {
-		json_decref(req);
-		return ask_error(RPC_INVALID_REQUEST, "a task of the 2025-11-25 revision cannot ask "
-				 "its client: call the tool without a task, or in 2026-07-28");
-	}
+	params = json_object_get(inner, "params");
 	pthread_mutex_lock(&ts->lock);
-	if (!json_object_get(t->caps, cap)) {
+	/* a question that cannot be asked is answered with an error, in its
+	 * place among the breath's answers (the tool reads them in order) */
+	if (!cap)
+		refusal = json_pack("{s:{s:i,s:s}}", "error", "code", RPC_METHOD_NOT_FOUND, "message",
+				    "a tool may ask for sampling/createMessage, "
+				    "elicitation/create or roots/list");
+	else if (!t->modern)
+		refusal = json_pack("{s:{s:i,s:s}}", "error", "code", RPC_INVALID_REQUEST, "message",
+				    "a task of the 2025-11-25 revision cannot ask its client: call "
+				    "the tool without a task, or in 2026-07-28");
+	else if (!json_object_get(t->caps, cap)) {
 		t->missing = cap;
+		refusal = json_pack("{s:{s:i,s:s}}", "error", "code", RPC_MISSING_CLIENT_CAPABILITY,
+				    "message", "the client did not declare that capability");
+	} else if (json_object_size(t->asked) >= TASK_MAX_QUESTIONS)
+		refusal = json_pack("{s:{s:i,s:s}}", "error", "code", RPC_INVALID_REQUEST, "message",
+				    "more than 16 questions at once");
+	if (json_array_size(t->breath) >= 4 * TASK_MAX_QUESTIONS) {
+		/* a tool asking without end: it is answered, out of turn */
 		pthread_mutex_unlock(&ts->lock);
 		json_decref(req);
-		return ask_error(RPC_MISSING_CLIENT_CAPABILITY,
-				 "the client did not declare that capability");
+		json_decref(refusal);
+		return ask_error(RPC_INVALID_REQUEST, "more than 64 questions in one breath");
 	}
-	if (json_array_size(t->breath) >= TASK_MAX_QUESTIONS) {
-		pthread_mutex_unlock(&ts->lock);
-		json_decref(req);
-		return ask_error(RPC_INVALID_REQUEST, "more than 16 questions at once");
-	}
-	if (!key_valid(key) || json_object_get(t->asked, key) || json_object_get(t->answers, key)) {
+	if (refusal || !key_valid(key) || json_object_get(t->asked, key) ||
+	    json_object_get(t->answers, key)) {
 		snprintf(made, sizeof(made), "input-%u", ++t->next_key);
 		key = made;
 	}
-	json_object_set_new(t->asked, key,
-			    json_pack("{s:s,s:O}", "method", method, "params",
-				      json_is_object(json_object_get(inner, "params"))
-					      ? json_object_get(inner, "params")
-					      : json_object()));
+	if (refusal)
+		json_object_set_new(t->answers, key, refusal); /* answered, never listed */
+	else
+		json_object_set_new(t->asked, key,
+				    json_pack("{s:s,s:o}", "method", method, "params",
+					      json_is_object(params) ? json_incref(params)
+								     : json_object()));
 	json_array_append_new(t->breath, json_string(key));
 	json_decref(req);
 	if (more) {
 		pthread_mutex_unlock(&ts->lock);
 		return strdup(""); /* answered with the last of the breath */
 	}
-	if (!mcp_task_terminal(t->status))
+	if (!mcp_task_terminal(t->status) && !breath_answered(t))
 		mcp_task_set_locked(ts, t, TASK_INPUT_REQUIRED);
 	while (!*stop && !ts->stopping && !mcp_task_terminal(t->status) && !breath_answered(t))
 		wait_a_while(&ts->changed, &ts->lock);
@@ -651,7 +657,8 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
 				opts->run_of ? task_ask : mrtr ? tool_ask_modern : tool_ask,
 				&rep.suspended, opts->scopes, s->mcp->limiter, opts->idem_key,
-				opts->dry_run, opts->approval_wait_ms, opts->run_of != NULL };
+				opts->dry_run, opts->approval_wait_ms,
+				opts->run_of ? &opts->run_of->withdraw : NULL };
 	struct tg_call_result r;
 	struct tg_error err;
 	json_t *result, *content, *structured = NULL;
@@ -825,11 +832,14 @@ static void *task_runner(void *arg)
 		t->sync_resp = resp;
 	}
 	t->done = 1;
+	pthread_cond_broadcast(&ts->changed);
 	mcp_task_put_locked(t);
-	/* the last: once no run is counted, the server may go */
+	pthread_mutex_unlock(&ts->lock);
 	if (tool)
 		task_record(m, principal, id, ended, tool);
 	free(tool);
+	/* the last: once no run is counted, the server may go */
+	pthread_mutex_lock(&ts->lock);
 	ts->running--;
 	pthread_cond_broadcast(&ts->changed);
 	pthread_mutex_unlock(&ts->lock);
@@ -882,7 +892,7 @@ static json_t *task_call(struct mcp_session *s, struct call_job *j)
 	if (!t)
 		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 	pthread_mutex_lock(&ts->lock);
-	if (ts->stopping || mcp_tasks_live_locked(ts, s->principal) >= TASK_MAX_LIVE) {
+	if (mcp_task_add_locked(ts, t) < 0) {
 		int stopping = ts->stopping;
 
 		pthread_mutex_unlock(&ts->lock);
@@ -923,36 +933,37 @@ static json_t *task_call(struct mcp_session *s, struct call_job *j)
 	pthread_mutex_lock(&s->lock);
 	t->s.log_level = s->log_level;
 	pthread_mutex_unlock(&s->lock);
-	if (!t->name) {
-		mcp_session_release(&t->s, 0);
-		mcp_task_put(ts, t);
-		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
-	}
-	if (j->opts.task == TASK_NOW)
-		task_record(s->mcp, s->principal, t->id, "created", t->name);
 	pthread_mutex_lock(&ts->lock);
-	if (j->opts.task == TASK_NOW) {
-		mcp_task_list_locked(ts, t);
-		t->sink.send = NULL;
-	}
 	t->refs++; /* the run's */
 	ts->running++;
 	pthread_mutex_unlock(&ts->lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, task_runner, t) != 0) {
+	if (!t->name || pthread_create(&th, &attr, task_runner, t) != 0) {
 		pthread_attr_destroy(&attr);
 		mcp_session_release(&t->s, 0);
 		pthread_mutex_lock(&ts->lock);
 		ts->running--;
 		t->refs--;
-		mcp_task_settle_locked(t, NULL);
 		t->done = 1;
+		mcp_task_settle_locked(t, NULL);
+		mcp_task_drop_locked(ts, t);
+		pthread_cond_broadcast(&ts->changed);
 		pthread_mutex_unlock(&ts->lock);
 		mcp_task_put(ts, t);
 		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
 	}
 	pthread_attr_destroy(&attr);
+	if (j->opts.task == TASK_NOW) {
+		/* 2025-11-25: a task from the start; the run reports to nobody */
+		task_record(s->mcp, s->principal, t->id, "created", t->name);
+		pthread_mutex_lock(&t->sink_lock);
+		t->sink.send = NULL;
+		pthread_mutex_unlock(&t->sink_lock);
+		pthread_mutex_lock(&ts->lock);
+		mcp_task_list_locked(ts, t);
+		pthread_mutex_unlock(&ts->lock);
+	}
 	until = mcp_now_ms() + TASK_AFTER_MS;
 	pthread_mutex_lock(&ts->lock);
 	for (;;) {
@@ -965,23 +976,29 @@ static json_t *task_call(struct mcp_session *s, struct call_job *j)
 			break;
 		}
 		if (t->done) {
+			/* answered as a request: no task was ever known */
 			resp = t->sync_resp;
 			t->sync_resp = NULL;
+			mcp_task_drop_locked(ts, t);
 			break;
 		}
-		if (!gave_up && request_cancelled(j->f)) {
-			/* the request was cancelled before its call became a task */
+		if (!gave_up && (request_cancelled(j->f) || ts->stopping)) {
+			/* the request went before its call became a task (a client's
+			 * cancel withdraws a pending approval; the server's stop not) */
 			gave_up = 1;
+			t->withdraw = !ts->stopping;
 			if (write(t->cancel[1], "x", 1) < 0) {
-				/* it holds a byte already */
+				/* only a closed pipe fails, and the run's is open */
 			}
 		}
 		if (!gave_up && !t->asking && now >= until) {
-			task_record(s->mcp, s->principal, t->id, "created", t->name);
-			mcp_task_list_locked(ts, t);
 			pthread_mutex_lock(&t->sink_lock);
 			t->sink.send = NULL; /* the request answers now: nothing more goes there */
 			pthread_mutex_unlock(&t->sink_lock);
+			mcp_task_list_locked(ts, t);
+			pthread_mutex_unlock(&ts->lock);
+			task_record(s->mcp, s->principal, t->id, "created", t->name);
+			pthread_mutex_lock(&ts->lock);
 			continue;
 		}
 		next = now + 50 < until || gave_up ? now + 50 : until;

@@ -126,7 +126,7 @@ static void sweep_locked(struct mcp_tasks *ts)
 	struct mcp_task **p = &ts->list, *t;
 
 	while ((t = *p))
-		if (mcp_task_terminal(t->status) && t->created_ms + t->ttl_ms <= now) {
+		if (t->listed && mcp_task_terminal(t->status) && t->created_ms + t->ttl_ms <= now) {
 			*p = t->next;
 			t->listed = 0;
 			mcp_task_put_locked(t);
@@ -140,9 +140,33 @@ unsigned mcp_tasks_live_locked(struct mcp_tasks *ts, const char *principal)
 	struct mcp_task *t;
 	unsigned n = 0;
 
+	/* runs not listed yet count too: each may become a task */
 	for (t = ts->list; t; t = t->next)
 		n += !mcp_task_terminal(t->status) && strcmp(t->principal, principal) == 0;
 	return n;
+}
+
+int mcp_task_add_locked(struct mcp_tasks *ts, struct mcp_task *t)
+{
+	if (ts->stopping || mcp_tasks_live_locked(ts, t->principal) >= TASK_MAX_LIVE)
+		return -1;
+	t->refs++;
+	t->next = ts->list;
+	ts->list = t;
+	return 0;
+}
+
+void mcp_task_drop_locked(struct mcp_tasks *ts, struct mcp_task *t)
+{
+	struct mcp_task **p;
+
+	for (p = &ts->list; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			t->listed = 0;
+			mcp_task_put_locked(t);
+			return;
+		}
 }
 
 void mcp_task_list_locked(struct mcp_tasks *ts, struct mcp_task *t)
@@ -153,7 +177,7 @@ void mcp_task_list_locked(struct mcp_tasks *ts, struct mcp_task *t)
 	sweep_locked(ts);
 	/* past TASK_MAX_KEPT, the principal's oldest finished task goes */
 	for (p = &ts->list; *p; p = &(*p)->next)
-		if (strcmp((*p)->principal, t->principal) == 0) {
+		if ((*p)->listed && strcmp((*p)->principal, t->principal) == 0) {
 			n++;
 			if (mcp_task_terminal((*p)->status))
 				oldest = p;
@@ -164,10 +188,7 @@ void mcp_task_list_locked(struct mcp_tasks *ts, struct mcp_task *t)
 		x->listed = 0;
 		mcp_task_put_locked(x);
 	}
-	t->refs++;
 	t->listed = 1;
-	t->next = ts->list;
-	ts->list = t;
 	pthread_cond_broadcast(&ts->changed);
 }
 
@@ -178,7 +199,7 @@ struct mcp_task *mcp_task_find(struct mcp_tasks *ts, const char *principal, cons
 	pthread_mutex_lock(&ts->lock);
 	sweep_locked(ts);
 	for (t = ts->list; t; t = t->next)
-		if (strcmp(t->id, id) == 0 && strcmp(t->principal, principal) == 0) {
+		if (t->listed && strcmp(t->id, id) == 0 && strcmp(t->principal, principal) == 0) {
 			t->refs++;
 			break;
 		}
@@ -217,13 +238,19 @@ json_t *mcp_task_json_locked(const struct mcp_task *t, int detailed)
 	else if (t->status == TASK_FAILED && t->error)
 		json_object_set(j, "error", t->error);
 	else if (t->status == TASK_INPUT_REQUIRED)
-		json_object_set(j, "inputRequests", t->asked);
+		/* a copy: the run changes it while the answer is written out */
+		json_object_set_new(j, "inputRequests", json_deep_copy(t->asked));
 	return j;
 }
 
-static void set_message(struct mcp_task *t, const char *text)
+void mcp_task_set_message_locked(struct mcp_task *t, const char *text)
 {
 	size_t n = text ? strnlen(text, 1024) : 0;
+
+	/* cut on a character's first byte: the rest stays UTF-8 */
+	if (text && text[n])
+		while (n && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
 
 	free(t->message);
 	t->message = text ? malloc(n + 1) : NULL;
@@ -269,14 +296,14 @@ void mcp_task_settle_locked(struct mcp_task *t, json_t *resp)
 		t->result = json_incref(result);
 		json_object_del(t->result, "resultType");
 		to = failed ? TASK_FAILED : TASK_COMPLETED;
-		set_message(t, failed ? first_text(result) : NULL);
+		mcp_task_set_message_locked(t, failed ? first_text(result) : NULL);
 	} else {
 		t->error = json_is_object(error)
 				   ? json_incref(error)
 				   : json_pack("{s:i,s:s}", "code", RPC_INTERNAL_ERROR, "message",
 					       "the task's call ended without an answer");
 		to = TASK_FAILED;
-		set_message(t, json_string_value(json_object_get(t->error, "message")));
+		mcp_task_set_message_locked(t, json_string_value(json_object_get(t->error, "message")));
 	}
 	json_decref(resp);
 	t->status = to;
@@ -290,11 +317,12 @@ enum mcp_task_status mcp_task_cancel(struct mcp_tasks *ts, struct mcp_task *t)
 	pthread_mutex_lock(&ts->lock);
 	before = t->status;
 	if (!mcp_task_terminal(before)) {
-		set_message(t, "cancelled by the client");
+		mcp_task_set_message_locked(t, "cancelled by the client");
 		mcp_task_set_locked(ts, t, TASK_CANCELLED);
 		/* the run stops (a sandbox is killed, an approval withdrawn) */
+		t->withdraw = 1; /* the client's own: a pending approval is withdrawn */
 		if (write(t->cancel[1], "x", 1) < 0) {
-			/* the pipe holds a byte already: the run is stopping */
+			/* only a closed pipe fails, and the run's is open */
 		}
 	}
 	pthread_mutex_unlock(&ts->lock);
@@ -337,7 +365,7 @@ json_t *mcp_tasks_page(struct mcp_tasks *ts, const char *principal, const char *
 	pthread_mutex_lock(&ts->lock);
 	sweep_locked(ts);
 	for (t = ts->list; t && all; t = t->next)
-		if (strcmp(t->principal, principal) == 0)
+		if (t->listed && strcmp(t->principal, principal) == 0)
 			json_array_insert_new(all, 0, mcp_task_json_locked(t, 0)); /* oldest first */
 	pthread_mutex_unlock(&ts->lock);
 	if (!all || !page) {
@@ -375,11 +403,12 @@ void mcp_tasks_stop(struct mcp_tasks *ts)
 
 	pthread_mutex_lock(&ts->lock);
 	ts->stopping = 1;
+	/* every run stops, listed or not (nothing is withdrawn: a pending
+	 * approval stays pending, for a retry under the same key) */
 	for (t = ts->list; t; t = t->next)
 		if (!t->done && write(t->cancel[1], "x", 1) < 0)
 			continue;
 	pthread_cond_broadcast(&ts->changed);
-	/* runs not listed yet are stopped by the requests that wait on them */
 	while (ts->running)
 		pthread_cond_wait(&ts->changed, &ts->lock);
 	while ((t = ts->list)) {

@@ -213,6 +213,51 @@ static int clone_tree(const char *path, unsigned long attr_set, int recursive)
 	return fd;
 }
 
+/* A directory, for an overlay's layer: O_PATH, no symlink on the way. */
+static int layer_dir(const char *path)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS;
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* An overlay of layers fd[3] (lower, upper, work; opened while the host
+ * tree was in view, named now through /proc/self/fd): a detached mount,
+ * made as the sandbox's user, so that the overlay works on its upper
+ * layer with that user's rights and no more. User extended attributes,
+ * which a user namespace may set, mark what it deleted or replaced. */
+static int overlay_tree(const int fd[3])
+{
+	static const char *const keys[] = { "lowerdir", "upperdir", "workdir" };
+	char path[48];
+	int fs, mnt, saved, i;
+
+	fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd[i]);
+		if (fsconfig(fs, FSCONFIG_SET_STRING, keys[i], path, 0) < 0)
+			goto fail;
+	}
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		goto fail;
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	saved = errno;
+	close(fs);
+	errno = saved;
+	return mnt;
+fail:
+	saved = errno;
+	close(fs);
+	errno = saved;
+	return -1;
+}
+
 int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what)
 {
 	const struct tg_sandbox_spec *spec = plan->spec;
@@ -232,6 +277,15 @@ int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **wh
 	}
 	for (i = 0; i < spec->nbinds; i++) {
 		*what = spec->binds[i].host;
+		if (spec->binds[i].upper) {
+			/* mounted in rootfs_build, as the sandbox's user */
+			t->layers[i][0] = layer_dir(spec->binds[i].host);
+			t->layers[i][1] = layer_dir(spec->binds[i].upper);
+			t->layers[i][2] = layer_dir(spec->binds[i].work);
+			if (t->layers[i][0] < 0 || t->layers[i][1] < 0 || t->layers[i][2] < 0)
+				return -1;
+			continue;
+		}
 		t->user[i] = clone_tree(spec->binds[i].host,
 					spec->binds[i].writable
 						? MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
@@ -529,6 +583,19 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		return -1;
 	if (move_mount(rootfd, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return -1;
+	/* overlays now, as the sandbox's user, before setup_proc forbids the
+	 * anonymous mount namespace each new mount briefly needs */
+	for (i = 0; i < spec->nbinds; i++) {
+		if (!spec->binds[i].upper)
+			continue;
+		*what = spec->binds[i].inside;
+		t->user[i] = overlay_tree(t->layers[i]);
+		if (t->user[i] < 0)
+			return -1;
+		close(t->layers[i][0]);
+		close(t->layers[i][1]);
+		close(t->layers[i][2]);
+	}
 
 	*what = "system binds";
 	for (i = 0; i < plan->nsysbinds; i++) {

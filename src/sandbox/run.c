@@ -169,6 +169,7 @@ static int plan_run(struct run *r, struct tg_error *err)
 {
 	const struct tg_sandbox_spec *s = r->spec;
 	struct sb_plan *p = &r->plan;
+	int i;
 
 	p->spec = s;
 	p->caller_is_root = geteuid() == 0;
@@ -198,6 +199,13 @@ static int plan_run(struct run *r, struct tg_error *err)
 		return tg_error_wrap(err, "seccomp");
 	if (rootfs_plan(p, err) < 0)
 		return -1;
+	/* an overlay works on its upper layer as the sandbox's user (rootfs.c),
+	 * which a root caller maps to an unprivileged host user: theirs */
+	for (i = 0; p->caller_is_root && i < s->nbinds; i++)
+		if (s->binds[i].upper && (chown(s->binds[i].upper, s->host_uid, s->host_gid) < 0 ||
+					  chown(s->binds[i].work, s->host_uid, s->host_gid) < 0))
+			return tg_error_sys(err, errno, "--overlay: the layers of %s",
+					    s->binds[i].host);
 	if (plan_env(r, err) < 0)
 		return -1;
 	p->envp = r->envp;

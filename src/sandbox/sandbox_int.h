@@ -27,6 +27,8 @@
 struct sb_bind {
 	char *host;   /* canonical host path (realpath) */
 	char *inside; /* normalised absolute path inside */
+	char *upper;  /* an overlay's upper directory (host is its lower), or NULL */
+	char *work;   /* and its work directory */
 	int writable;
 	int is_dir;
 };
@@ -133,6 +135,7 @@ struct sb_trees {
 	int sys[12];
 	int user[SB_MAX_BINDS];
 	int dev[SB_DEVICES];
+	int layers[SB_MAX_BINDS][3]; /* an overlay's lower, upper, work (O_PATH) */
 };
 int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what);
 int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,

@@ -81,6 +81,8 @@ void tg_sandbox_spec_free(struct tg_sandbox_spec *s)
 	for (i = 0; i < s->nbinds; i++) {
 		free(s->binds[i].host);
 		free(s->binds[i].inside);
+		free(s->binds[i].upper);
+		free(s->binds[i].work);
 	}
 	for (i = 0; i < s->nenv; i++)
 		free(s->env[i]);
@@ -357,6 +359,66 @@ int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *s, const char *host,
 	b->writable = !!writable;
 	b->is_dir = S_ISDIR(st.st_mode);
 	s->nbinds++;
+	return 0;
+}
+
+/* A directory's canonical path, which must be the path given (no
+ * symlink on the way): malloc'd, or NULL and err. */
+static char *real_dir(const char *path, const char *what, struct tg_error *err)
+{
+	char in[SB_PATH_MAX], *real;
+	struct stat st;
+
+	if (!path || strnlen(path, SB_PATH_MAX) >= SB_PATH_MAX) {
+		tg_error_set(err, TG_ERR_INVALID, "--overlay: %s: no path, or too long", what);
+		return NULL;
+	}
+	real = realpath(path, NULL);
+	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    lexical_absolute(path, in, sizeof(in)) < 0 || strcmp(in, real) != 0) {
+		tg_error_set(err, TG_ERR_INVALID, "--overlay: %s %s: not a directory reached "
+			     "without symlinks", what, path);
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+int tg_sandbox_spec_add_overlay(struct tg_sandbox_spec *s, const char *host, const char *inside,
+				const char *upper, const char *work, struct tg_error *err)
+{
+	struct sb_bind *b;
+	char *u, *w;
+
+	if (tg_sandbox_spec_add_bind(s, host, inside, 0, err) < 0)
+		return -1;
+	b = &s->binds[s->nbinds - 1];
+	if (!b->is_dir) {
+		free(b->host);
+		free(b->inside);
+		s->nbinds--;
+		return tg_error_set(err, TG_ERR_INVALID, "--overlay %s: not a directory", host);
+	}
+	u = real_dir(upper, "upper", err);
+	w = u ? real_dir(work, "work", err) : NULL;
+	/* the layers apart: an upper inside the lower would show itself */
+	if (w && (strncmp(u, b->host, strlen(b->host)) == 0 ||
+		  strncmp(w, b->host, strlen(b->host)) == 0 || strcmp(u, w) == 0)) {
+		tg_error_set(err, TG_ERR_INVALID, "--overlay %s: upper and work must be two "
+			     "directories outside it", host);
+		free(w);
+		w = NULL;
+	}
+	if (!w) {
+		free(u);
+		free(b->host);
+		free(b->inside);
+		s->nbinds--;
+		return -1;
+	}
+	b->upper = u;
+	b->work = w;
+	b->writable = 1;
 	return 0;
 }
 

@@ -574,6 +574,82 @@ check("refusals_recorded",
       not any(ALICE in json.dumps(e) for e in events),
       json.dumps(sorted(kinds)) + why[:500])
 
+# ---- an overlay dry run: a command tool with no dry run of its own ----------------
+# (a contract of this test's only: ws.edit writes, deletes and adds files)
+EDIT = {"name": "ws.edit", "version": "1.0.0", "description": "Edits workspace files",
+        "owner": {"team": "t", "contact": "t@example.test"}, "authority": "write",
+        "dry_run": "overlay", "compensation": {"irreversible": "a test tool"},
+        "input_schema": {"type": "object", "properties": {"edits": {"type": "array"}}},
+        "executor": {"kind": "command", "argv": ["python3", "/tools/ws_edit.py"],
+                     "tier": "strict", "workspace": "write",
+                     "mounts": [{"host": "tools", "inside": "/tools"}]}}
+with open(os.path.join(CAT, "ws.edit-1.0.0.json"), "w") as f:
+    json.dump(EDIT, f)
+with open(POLICY) as f:
+    pol = json.load(f)
+pol["principals"]["local"]["scopes"].append("ws.*:write")
+pol["principals"]["alice"]["scopes"].append("ws.*:approve")
+with open(POLICY, "w") as f:
+    json.dump(pol, f)
+ALICE = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",
+            "--scope", "ws.*:approve").stdout.strip()
+with open(os.path.join(CAT, "tools", "ws_edit.py"), "w") as f:
+    f.write("""import json, os, sys
+for e in json.loads(sys.stdin.readline())["edits"]:
+    p = os.path.join("/workspace", e["path"])
+    if e.get("content") is None:
+        os.remove(p)
+    else:
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "w").write(e["content"])
+print(json.dumps({"content": [{"type": "text", "text": "edited"}], "isError": False}))
+""")
+
+
+def tree(top):
+    out = {}
+    for d, dirs, files in os.walk(top):
+        for n in files:
+            with open(os.path.join(d, n), "rb") as f:
+                out[os.path.relpath(os.path.join(d, n), top)] = f.read()
+    return out
+
+
+before = tree(WS)
+notes = before["notes.txt"].decode()
+edits = {"edits": [{"path": "notes.txt", "content": notes.replace("\n", "\nan added line\n", 1)},
+                   {"path": "new/plan.md", "content": "# plan\n"},
+                   {"path": "README.md", "content": None}]}
+layers = set(os.listdir("/tmp"))
+dry = serve_call("ws.edit", edits, dry=True)
+text = " ".join(c.get("text", "") for c in dry.get("content", []))
+check("overlay_dry_run_reports_changes",
+      not dry.get("isError") and "nothing was written" in text and
+      "modified file /workspace/notes.txt" in text and "+an added line" in text and
+      "added file /workspace/new/plan.md" in text and "added dir /workspace/new" in text and
+      "deleted file /workspace/README.md" in text and tree(WS) == before,
+      json.dumps(dry)[:3000])
+leftover = [n for n in set(os.listdir("/tmp")) - layers if n.startswith("toolgate-overlay-")]
+with open("/proc/self/mounts") as f:
+    mounted = [x for x in f if "toolgate-overlay-" in x]
+check("overlay_layers_removed", not leftover and not mounted, str(leftover) + str(mounted))
+
+# held: the approver sees the changed files; approved, the edit happens
+held = serve_call("ws.edit", edits, "ws-1")
+ticket = err_meta(held).get("ticket", "")
+shown = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+changes = {(c["change"], c["path"]) for c in shown.get("preview", {}).get("changes", [])}
+approved = cli("approvals", "approve", ticket, "--state", STATE, "--policy", POLICY, "--token",
+               ALICE)
+ran = serve_call("ws.edit", edits, "ws-1")
+after = tree(WS)
+check("overlay_preview_then_run",
+      {("modified", "/workspace/notes.txt"), ("added", "/workspace/new/plan.md"),
+       ("deleted", "/workspace/README.md")} <= changes and approved.returncode == 0 and
+      not ran.get("isError") and "README.md" not in after and
+      after.get("new/plan.md") == b"# plan\n" and b"an added line" in after["notes.txt"],
+      json.dumps(shown)[:1500] + approved.stderr + json.dumps(ran))
+
 outcomes = [json.loads(x)["outcome"] for x in open(os.path.join(TMP, "record"))]
 check("recorded", "dry_run" in outcomes and "rolled_back" in outcomes and
       "rollback_failed" in outcomes and "dry_run_failed" in outcomes, " ".join(outcomes))

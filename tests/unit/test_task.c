@@ -9,19 +9,58 @@
 #include "mcp/mcp_int.h"
 #include "unit.h"
 
-/* A listed task of principal; the caller's reference dropped (the
- * registry holds it). */
-static struct mcp_task *listed(struct mcp_tasks *ts, const char *principal, int modern)
+/* A listed task of principal, finished when done; the caller's reference
+ * dropped (the registry holds it). NULL when the registry refuses it. */
+static struct mcp_task *task_of(struct mcp_tasks *ts, const char *principal, int modern,
+				int done)
 {
 	struct mcp_task *t = mcp_task_new(principal, modern, 0);
+	int rc;
 
 	if (!t)
 		return NULL;
 	pthread_mutex_lock(&ts->lock);
-	mcp_task_list_locked(ts, t);
+	rc = mcp_task_add_locked(ts, t);
+	if (rc == 0)
+		mcp_task_list_locked(ts, t);
+	if (rc == 0 && done)
+		mcp_task_settle_locked(t, json_loads("{\"result\":{\"content\":[]}}", 0, NULL));
 	pthread_mutex_unlock(&ts->lock);
 	mcp_task_put(ts, t);
-	return t;
+	return rc == 0 ? t : NULL;
+}
+
+static struct mcp_task *listed(struct mcp_tasks *ts, const char *principal, int modern)
+{
+	return task_of(ts, principal, modern, 0);
+}
+
+/* At most TASK_MAX_LIVE unfinished tasks a principal, counted whether
+ * listed or not; a stopping registry takes none. */
+static int live_bound(void)
+{
+	struct mcp_tasks ts;
+	struct mcp_task *hidden = mcp_task_new("agent", 1, 0);
+	int i;
+
+	mcp_tasks_init(&ts);
+	CHECK(hidden);
+	pthread_mutex_lock(&ts.lock);
+	CHECK(mcp_task_add_locked(&ts, hidden) == 0);
+	pthread_mutex_unlock(&ts.lock);
+	/* not listed: counted, but nobody can find it */
+	CHECK(mcp_task_find(&ts, "agent", hidden->id) == NULL);
+	for (i = 1; i < TASK_MAX_LIVE; i++)
+		CHECK(listed(&ts, "agent", 1));
+	CHECK(!listed(&ts, "agent", 1));
+	CHECK(listed(&ts, "bob", 1));
+	pthread_mutex_lock(&ts.lock);
+	mcp_task_drop_locked(&ts, hidden);
+	pthread_mutex_unlock(&ts.lock);
+	CHECK(listed(&ts, "agent", 1));
+	mcp_task_put(&ts, hidden);
+	mcp_tasks_stop(&ts);
+	return 0;
 }
 
 static int bound_to_principal(void)
@@ -164,7 +203,7 @@ static int pages(void)
 
 	mcp_tasks_init(&ts);
 	for (i = 0; i < 60; i++)
-		CHECK(listed(&ts, "agent", 0));
+		CHECK(task_of(&ts, "agent", 0, 1));
 	CHECK(listed(&ts, "bob", 0));
 	p = mcp_tasks_page(&ts, "agent", NULL, &bad);
 	CHECK(p && json_array_size(json_object_get(p, "tasks")) == 50);
@@ -189,19 +228,20 @@ static int expiry_and_bound(void)
 {
 	struct mcp_tasks ts;
 	struct mcp_task *done, *running, *first, *got;
-	char first_id[33];
+	char first_id[33], done_id[33];
 	int i;
 
 	mcp_tasks_init(&ts);
 	done = listed(&ts, "agent", 1);
 	running = listed(&ts, "agent", 1);
 	CHECK(done && running);
+	memcpy(done_id, done->id, sizeof(done_id)); /* done is freed when it expires */
 	pthread_mutex_lock(&ts.lock);
 	mcp_task_settle_locked(done, json_loads("{\"result\":{\"content\":[]}}", 0, NULL));
 	done->created_ms -= done->ttl_ms + 1;
 	running->created_ms -= running->ttl_ms + 1;
 	pthread_mutex_unlock(&ts.lock);
-	CHECK(mcp_task_find(&ts, "agent", done->id) == NULL);
+	CHECK(mcp_task_find(&ts, "agent", done_id) == NULL);
 	got = mcp_task_find(&ts, "agent", running->id);
 	CHECK(got == running);
 	mcp_task_put(&ts, got);
@@ -213,11 +253,11 @@ static int expiry_and_bound(void)
 	mcp_task_settle_locked(first, json_loads("{\"result\":{\"content\":[]}}", 0, NULL));
 	pthread_mutex_unlock(&ts.lock);
 	for (i = 1; i < TASK_MAX_KEPT; i++)
-		CHECK(listed(&ts, "bob", 1));
+		CHECK(task_of(&ts, "bob", 1, 1));
 	got = mcp_task_find(&ts, "bob", first_id);
 	CHECK(got);
 	mcp_task_put(&ts, got);
-	CHECK(listed(&ts, "bob", 1));
+	CHECK(task_of(&ts, "bob", 1, 1));
 	CHECK(mcp_task_find(&ts, "bob", first_id) == NULL);
 	mcp_tasks_stop(&ts);
 	return 0;
@@ -225,6 +265,7 @@ static int expiry_and_bound(void)
 
 const struct unit_test task_tests[] = {
 	{ "task/bound_to_principal", bound_to_principal },
+	{ "task/live_bound", live_bound },
 	{ "task/shapes", shapes },
 	{ "task/ttl_clamped", ttl_clamped },
 	{ "task/settled", settled },

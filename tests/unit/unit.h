@@ -44,5 +44,6 @@ extern const struct unit_test file_tests[];
 extern const struct unit_test store_tests[];
 extern const struct unit_test auth_tests[];
 extern const struct unit_test task_tests[];
+extern const struct unit_test overlay_tests[];
 
 #endif
