@@ -135,14 +135,19 @@ TG_API int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *spec,
 				    int writable, struct tg_error *err);
 /* Bind directory HOST at INSIDE writable, but on an overlay: HOST is the
  * read-only lower layer, and every change lands in the upper directory
- * UPPER (with WORK, an empty directory on the same filesystem, for the
- * overlay's own use). The host's directory never changes; what the run
- * changed is read from UPPER afterwards (an overlay dry run,
- * docs/PIPELINE.md). UPPER and WORK must be reachable by the caller,
- * outside HOST. */
+ * UPPER (with WORK for the overlay's own use): two empty directories of
+ * one filesystem, the caller's own, reached without symlinks. The host's
+ * directory never changes; what the run changed is read from UPPER
+ * afterwards (an overlay dry run, docs/PIPELINE.md). The overlay is made
+ * by the sandbox's user, and a root caller's run gives UPPER and WORK to
+ * it (tg_sandbox_spec_host_id). */
 TG_API int tg_sandbox_spec_add_overlay(struct tg_sandbox_spec *spec, const char *host,
 				       const char *inside, const char *upper, const char *work,
 				       struct tg_error *err);
+/* The host ids a root caller's sandbox runs as (tg_sandbox_spec_set_host_id;
+ * nobody unless set). */
+TG_API void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *spec, unsigned *uid,
+				    unsigned *gid);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,

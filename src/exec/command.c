@@ -14,6 +14,7 @@
  * anything else), the environment. Nothing of the gateway's environment
  * or files passes otherwise.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exec/exec.h"
@@ -33,46 +35,59 @@
 #define TOOL_OUTPUT_MAX (4u << 20) /* what a tool may print, stdout and stderr each */
 #define STDERR_TAIL 400
 
-#define OVERLAY_SIZE "256m" /* what an overlay dry run may write, all its mounts together */
+#define OVERLAY_SIZE "256m"     /* what an overlay dry run may write, its mounts together */
+#define OVERLAY_INODES "65536"  /* and how many files and directories */
+#define OVERLAY_PREFIX "toolgate-overlay-"
 
 /* An overlay dry run's layers: one upper and work directory per writable
- * mount, in a directory of the gateway's own. */
+ * mount, in a directory of the gateway's own, /tmp/toolgate-overlay-PID-X
+ * (the overlay, made in the sandbox's mount namespace, needs them in the
+ * gateway's tree): as root, a tmpfs of its own mounted there, bounded;
+ * otherwise a private directory. Removed after the run; what a killed
+ * gateway left, the next one removes (exec_overlay_sweep). */
 struct overlays {
-	char dir[64];                  /* "" until made */
-	int tmpfs;                     /* dir is a tmpfs of OVERLAY_BYTES mounted here */
+	int root;                      /* the layers' directory; -1 until made */
+	char dir[64];                  /* its path */
+	int mounted;                   /* a tmpfs is mounted at dir */
 	size_t n;
 	struct {
 		char *host, *inside;   /* malloc'd */
 	} m[65];                       /* a contract's mounts (at most 64), the workspace */
 };
 
+static int layers_dir(struct overlays *ov, struct tg_error *err)
+{
+	snprintf(ov->dir, sizeof(ov->dir), "/tmp/" OVERLAY_PREFIX "%d-XXXXXX", (int)getpid());
+	if (!mkdtemp(ov->dir)) {
+		ov->dir[0] = 0;
+		return tg_error_sys(err, errno, "overlay dry run: a directory for its layers");
+	}
+	/* what a dry run writes is bounded, or it does not run */
+	if (geteuid() == 0) {
+		if (mount("tmpfs", ov->dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=" OVERLAY_SIZE ",nr_inodes=" OVERLAY_INODES ",mode=0711") < 0)
+			return tg_error_sys(err, errno, "overlay dry run: a tmpfs for its layers");
+		ov->mounted = 1;
+	}
+	ov->root = open(ov->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return ov->root < 0 ? tg_error_sys(err, errno, "overlay dry run: %s", ov->dir) : 0;
+}
+
 /* Mount host at inside writable on an overlay (layers in ov, made here). */
 static int add_overlay(struct tg_sandbox_spec *spec, struct overlays *ov, const char *host,
 		       const char *inside, struct tg_error *err)
 {
-	char upper[128], work[128];
+	char name[24], upper[96], work[96];
 
-	if (!ov->dir[0]) {
-		snprintf(ov->dir, sizeof(ov->dir), "/tmp/toolgate-overlay-XXXXXX");
-		if (!mkdtemp(ov->dir)) {
-			ov->dir[0] = 0;
-			return tg_error_sys(err, errno, "overlay dry run: a directory for its layers");
-		}
-		/* what a dry run writes is bounded: the layers are on a tmpfs of
-		 * their own where the gateway may mount one (as root) */
-		ov->tmpfs = geteuid() == 0 &&
-			    mount("tmpfs", ov->dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				  "size=" OVERLAY_SIZE ",mode=0700") == 0;
-	}
-	snprintf(upper, sizeof(upper), "%s/%zu", ov->dir, ov->n);
-	if (mkdir(upper, 0700) < 0)
-		return tg_error_sys(err, errno, "overlay dry run: %s", upper);
-	snprintf(upper, sizeof(upper), "%s/%zu/upper", ov->dir, ov->n);
-	snprintf(work, sizeof(work), "%s/%zu/work", ov->dir, ov->n);
-	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
-		return tg_error_sys(err, errno, "overlay dry run: %s", upper);
 	if (ov->n == sizeof(ov->m) / sizeof(ov->m[0]))
 		return tg_error_set(err, TG_ERR_LIMIT, "overlay dry run: too many mounts");
+	if (ov->root < 0 && layers_dir(ov, err) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%zu", ov->n);
+	snprintf(upper, sizeof(upper), "%s/%zu/upper", ov->dir, ov->n);
+	snprintf(work, sizeof(work), "%s/%zu/work", ov->dir, ov->n);
+	if (mkdirat(ov->root, name, 0711) < 0 || mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return tg_error_sys(err, errno, "overlay dry run: its layers");
 	if (tg_sandbox_spec_add_overlay(spec, host, inside, upper, work, err) < 0)
 		return -1;
 	ov->m[ov->n].host = strdup(host);
@@ -86,17 +101,26 @@ static int add_overlay(struct tg_sandbox_spec *spec, struct overlays *ov, const 
 	return 0;
 }
 
+/* The layers of dir go: a tmpfs unmounted (everything on it with it), a
+ * directory emptied; then dir itself. */
+static int layers_remove(const char *dir, int mounted)
+{
+	if (mounted && umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+		return -1;
+	return exec_overlay_remove(dir);
+}
+
 static void overlays_free(struct overlays *ov)
 {
 	size_t i;
 
 	if (!ov)
 		return;
-	/* a tmpfs goes with what is on it; else what the run wrote is removed */
-	if (ov->tmpfs && umount2(ov->dir, MNT_DETACH) < 0)
-		fprintf(stderr, "toolgate: overlay dry run: %s: %s\n", ov->dir, strerror(errno));
-	if (ov->dir[0] && exec_overlay_remove(ov->dir) < 0)
-		fprintf(stderr, "toolgate: overlay dry run: %s could not be removed\n", ov->dir);
+	if (ov->root >= 0)
+		close(ov->root);
+	if (ov->dir[0] && layers_remove(ov->dir, ov->mounted) < 0)
+		fprintf(stderr, "toolgate: overlay dry run: %s could not be removed: %s\n", ov->dir,
+			strerror(errno));
 	for (i = 0; i < ov->n; i++) {
 		free(ov->m[i].host);
 		free(ov->m[i].inside);
@@ -104,22 +128,103 @@ static void overlays_free(struct overlays *ov)
 	free(ov);
 }
 
-/* What the run changed, read off the upper layers, into o. */
-static int overlay_report(struct overlays *ov, struct exec_out *o)
+void exec_overlay_sweep(void)
+{
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+	char path[300];
+	long pid;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) != 0)
+			continue;
+		pid = strtol(e->d_name + strlen(OVERLAY_PREFIX), NULL, 10);
+		/* a live gateway's layers are its own */
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		if (layers_remove(path, geteuid() == 0) < 0 && layers_remove(path, 0) < 0)
+			fprintf(stderr, "toolgate: %s, left by a gateway that is gone, could not be "
+				"removed: %s\n", path, strerror(errno));
+	}
+	if (d)
+		closedir(d);
+}
+
+/* This thread's file access as the sandbox's host user (a root gateway's
+ * sandbox runs as nobody): the walk below reads the host's files with
+ * that user's rights, never root's, so that the report shows nothing the
+ * tool could not read. Per thread (raw system calls: glibc would change
+ * every thread's ids); undone by as_self. -1 when it cannot be done. */
+struct creds {
+	int changed;
+	gid_t groups[64];
+	int ngroups;
+};
+
+static int as_sandbox_user(const struct tg_sandbox_spec *spec, struct creds *c)
+{
+	unsigned uid, gid;
+
+	c->changed = 0;
+	if (geteuid() != 0)
+		return 0; /* the sandbox runs as the caller: the same rights */
+	tg_sandbox_spec_host_id(spec, &uid, &gid);
+	c->ngroups = getgroups(64, c->groups);
+	if (c->ngroups < 0 || syscall(SYS_setgroups, 0, NULL) < 0)
+		return -1;
+	c->changed = 1;
+	syscall(SYS_setfsgid, gid);
+	syscall(SYS_setfsuid, uid);
+	/* setfsuid says nothing of failure: look */
+	return (unsigned)syscall(SYS_setfsuid, -1) == uid &&
+			       (unsigned)syscall(SYS_setfsgid, -1) == gid
+		       ? 0
+		       : -1;
+}
+
+static void as_self(struct creds *c)
+{
+	if (!c->changed)
+		return;
+	syscall(SYS_setfsuid, geteuid());
+	syscall(SYS_setfsgid, getegid());
+	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0) {
+		/* this thread would go on with fewer groups than the process */
+		fprintf(stderr, "toolgate: overlay dry run: the thread's groups cannot be "
+			"restored\n");
+		abort();
+	}
+}
+
+/* What the run changed, read off the upper layers as the sandbox's user,
+ * into o. */
+static int overlay_report(struct overlays *ov, const struct tg_sandbox_spec *spec,
+			  struct exec_out *o)
 {
 	size_t i, budget = exec_overlay_diff_budget();
-	char upper[128];
+	struct creds c;
+	char upper[32];
+	int fd, rc = 0;
 
 	o->changes = json_array();
 	if (!o->changes)
 		return -1;
-	for (i = 0; i < ov->n; i++) {
-		snprintf(upper, sizeof(upper), "%s/%zu/upper", ov->dir, i);
-		if (exec_overlay_changes(ov->m[i].host, upper, ov->m[i].inside, o->changes, &budget,
-					 &o->changes_truncated) < 0)
+	for (i = 0; rc == 0 && i < ov->n; i++) {
+		snprintf(upper, sizeof(upper), "%zu/upper", i);
+		fd = openat(ov->root, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || as_sandbox_user(spec, &c) < 0) {
+			if (fd >= 0)
+				close(fd);
+			as_self(&c);
 			return -1;
+		}
+		rc = exec_overlay_changes(ov->m[i].host, fd, ov->m[i].inside, o->changes, &budget,
+					  &o->changes_truncated);
+		as_self(&c);
+		close(fd);
 	}
-	return 0;
+	return rc;
 }
 
 static int build_spec(const struct tg_contract *k, const struct exec_env *env,
@@ -524,15 +629,15 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	int fd = -1, rc = -1;
 
 	memset(o, 0, sizeof(*o));
-	if (env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY) {
+	if (spec && env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY) {
 		ov = calloc(1, sizeof(*ov));
-		if (!ov) {
-			tg_sandbox_spec_free(spec);
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		}
+		if (ov)
+			ov->root = -1;
 	}
-	if (!spec)
+	if (!spec || (env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY && !ov)) {
+		tg_sandbox_spec_free(spec);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
 	if (k->egress && k->egress[0]) {
 		/* the egress proxy is issue 6: refuse rather than run unconfined */
 		rc = error_result(o, NULL, "%s: egress allowlists are not available yet; the tool "
@@ -587,7 +692,7 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	if (tg_sandbox_run(spec, &r, err) < 0)
 		goto out;
 	rc = interpret(k, r, o);
-	if (rc == 0 && ov && overlay_report(ov, o) < 0)
+	if (rc == 0 && ov && overlay_report(ov, spec, o) < 0)
 		rc = tg_error_set(err, TG_ERR_SYSTEM, "overlay dry run: its changes cannot be read");
 	else if (rc < 0)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");

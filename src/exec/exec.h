@@ -45,18 +45,23 @@ struct exec_env {
 
 void exec_out_release(struct exec_out *o);
 
-/* What a run changed on an overlay (overlay.c): its upper layer against
- * lower, the host directory it covered, named as the tool saw it under
- * inside. Appends {path, change, kind, ...} objects to changes, within
- * *diff_left bytes of diff (decreased); *truncated set past the limits.
- * 0, or -1 when upper cannot be read or out of memory. */
-int exec_overlay_changes(const char *lower, const char *upper, const char *inside,
+/* What a run changed on an overlay (overlay.c): its upper layer (the
+ * directory upper_fd) against lower, the host directory it covered, named
+ * as the tool saw it under inside. Appends {path, change, kind, ...}
+ * objects to changes, within *diff_left bytes of diff (decreased);
+ * *truncated set past the limits (a directory that cannot be read is
+ * listed as "unreadable"). The
+ * caller runs it with the sandbox user's file rights. 0, or -1 out of
+ * memory. */
+int exec_overlay_changes(const char *lower, int upper_fd, const char *inside,
 			 json_t *changes, size_t *diff_left, int *truncated);
 /* The bytes of diff a run's changes may show, together. */
 size_t exec_overlay_diff_budget(void);
 /* Remove directory dir and everything in it, following no symlink;
  * 0 or -1. */
 int exec_overlay_remove(const char *dir);
+/* Remove the overlay layers a killed gateway left in /tmp (command.c). */
+void exec_overlay_sweep(void);
 
 /* A builtin tool by the contract's executor name; dry_run: show, do not
  * do (a builtin that changes anything must honour it). -1 and err when

@@ -13,17 +13,24 @@
  *   a 0:0 character device  a whiteout: what was below is deleted
  *
  * Each change is reported with the path the tool saw, the sizes, and for
- * text files a unified diff (one hunk). The walk never follows a symlink
- * (everything is opened relative to a directory fd, O_NOFOLLOW), and is
+ * text files a unified diff (one hunk). The walk runs with the sandbox
+ * user's rights (the caller sees to that: it shows nothing the tool could
+ * not read), never follows a symlink nor crosses into another mount of the
+ * host's directory (which the overlay does not show either), and is
  * bounded: at most MAX_CHANGES changes, MAX_DIFF_TOTAL bytes of diff.
+ * Names and lines are reported as valid UTF-8 without control characters:
+ * anything else is written \xNN, so that no name can hide or forge a line
+ * of the report.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -41,6 +48,58 @@ struct walk {
 	int truncated;
 };
 
+/* The length of the valid UTF-8 character at s (n bytes left), or 0. */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+		     : (s[0] & 0xf8) == 0xf0 ? 4 : 0, i;
+	unsigned long cp;
+
+	if (!len || len > n)
+		return 0;
+	cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* no overlong form, no surrogate, nothing past U+10FFFF */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/* s[0, n) as a JSON string of valid UTF-8 with no control character but a
+ * tab: every other byte that is not, and the backslash, written \xNN
+ * (\\). NULL out of memory. */
+static json_t *safe_text(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = malloc(4 * n + 1), *p = out;
+	size_t i = 0, len;
+	json_t *j;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		len = utf8_char(u + i, n - i);
+		if (len && !(len == 1 && ((u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f ||
+					 u[i] == '\\'))) {
+			memcpy(p, s + i, len);
+			p += len;
+			i += len;
+		} else {
+			p += sprintf(p, u[i] == '\\' ? "\\\\" : "\\x%02x", u[i]);
+			i++;
+		}
+	}
+	*p = 0;
+	j = json_string(out);
+	free(out);
+	return j;
+}
+
 static int add(struct walk *w, const char *path, const char *change, const char *kind,
 	       json_t **out)
 {
@@ -51,11 +110,25 @@ static int add(struct walk *w, const char *path, const char *change, const char 
 		w->truncated = 1;
 		return 0;
 	}
-	c = json_pack("{s:s,s:s,s:s}", "path", path, "change", change, "kind", kind);
-	if (!c || json_array_append_new(w->changes, c) < 0)
+	c = json_pack("{s:o?,s:s,s:s}", "path", safe_text(path, strlen(path)), "change", change,
+		      "kind", kind);
+	if (!c || !json_object_get(c, "path") || json_array_append_new(w->changes, c) < 0)
 		return -1;
 	*out = c;
 	return 0;
+}
+
+/* name in directory dir, opened with how's flags, never through a symlink
+ * nor into another mount: beneath dir. */
+static int open_beneath(int dir, const char *name, int flags)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (unsigned)flags | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+		      RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
 }
 
 static const char *kind_of(mode_t m)
@@ -67,12 +140,16 @@ static const char *kind_of(mode_t m)
  * cannot be read, or is longer (*len then max + 1). */
 static char *slurp(int dir, const char *name, size_t max, size_t *len)
 {
-	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	char *buf = fd >= 0 ? malloc(max + 1) : NULL;
+	int fd = open_beneath(dir, name, O_RDONLY | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
 	size_t n = 0;
 	ssize_t r;
 
 	*len = 0;
+	/* a regular file, as it is now (never a FIFO that would block) */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		buf = malloc(max + 1);
 	while (buf && n <= max && (r = read(fd, buf + n, max + 1 - n)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -123,25 +200,32 @@ static int line_eq(const char *a, const size_t *as, size_t i, const char *b, con
 	return la == lb && memcmp(a + as[i], b + bs[j], la) == 0;
 }
 
-static void put_lines(json_t *buf, char mark, const char *text, const size_t *s, size_t from,
-		      size_t to)
+/* Lines [from, to) of text, each marked and made safe (safe_text), into
+ * buf; -1 out of memory. */
+static int put_lines(json_t *buf, char mark, const char *text, const size_t *s, size_t from,
+		     size_t to)
 {
 	size_t i;
 
 	for (i = from; i < to; i++) {
 		size_t l = s[i + 1] - s[i];
-		char *line = malloc(l + 3);
+		json_t *safe;
+		char *line;
 
-		if (!line)
-			return;
-		line[0] = mark;
-		memcpy(line + 1, text + s[i], l);
-		if (!l || text[s[i] + l - 1] != '\n')
-			line[++l] = '\n'; /* no newline at the end of the file */
-		line[l + 1] = 0;
-		json_array_append_new(buf, json_string(line));
+		if (l && text[s[i] + l - 1] == '\n')
+			l--;
+		safe = safe_text(text + s[i], l);
+		line = safe ? malloc(json_string_length(safe) + 3) : NULL;
+		if (line)
+			sprintf(line, "%c%s\n", mark, json_string_value(safe));
+		json_decref(safe);
+		if (!line || json_array_append_new(buf, json_string(line)) < 0) {
+			free(line);
+			return -1;
+		}
 		free(line);
 	}
+	return 0;
 }
 
 /* A unified diff of before and after (text: no NUL), one hunk between
@@ -166,11 +250,12 @@ static char *unified_diff(const char *path, const char *a, size_t alen, const ch
 	while (suf < an - pre && suf < bn - pre &&
 	       line_eq(a, as, an - 1 - suf, b, bs, bn - 1 - suf))
 		suf++;
-	put_lines(lines, '-', a, as, pre, an - suf);
-	put_lines(lines, '+', b, bs, pre, bn - suf);
+	if (put_lines(lines, '-', a, as, pre, an - suf) < 0 ||
+	    put_lines(lines, '+', b, bs, pre, bn - suf) < 0)
+		goto done;
 	snprintf(head, sizeof(head), "@@ -%zu,%zu +%zu,%zu @@\n", pre + (an - suf > pre),
 		 an - suf - pre, pre + (bn - suf > pre), bn - suf - pre);
-	total = strlen(head) + 2 * strlen(path) + 16;
+	total = strlen(head) + 2 * strlen(path) + 16; /* path: safe already */
 	json_array_foreach(lines, i, l)
 		total += json_string_length(l);
 	out = malloc(total + 1);
@@ -211,10 +296,12 @@ static int file_change(struct walk *w, int ufd, int lfd, const char *name, const
 		}
 	}
 	if (add(w, path, !lst ? "added" : S_ISREG(lst->st_mode) ? "modified" : "replaced", "file",
-		&c) < 0 || !c) {
-		rc = c ? 0 : rc;
+		&c) < 0) {
+		rc = -1;
 		goto done;
 	}
+	if (!c)
+		goto done; /* past MAX_CHANGES */
 	if (lst && S_ISREG(lst->st_mode))
 		json_object_set_new(c, "before_bytes", json_integer((json_int_t)lst->st_size));
 	json_object_set_new(c, "after_bytes", json_integer((json_int_t)ust->st_size));
@@ -223,13 +310,17 @@ static int file_change(struct walk *w, int ufd, int lfd, const char *name, const
 	if (!a && lst && S_ISREG(lst->st_mode))
 		a = slurp(lfd, name, MAX_DIFF_FILE, &alen);
 	if (b && (a || !lst || !S_ISREG(lst->st_mode)))
-		diff = unified_diff(path, a ? a : "", a ? alen : 0, b, blen);
+		diff = unified_diff(json_string_value(json_object_get(c, "path")), a ? a : "",
+				    a ? alen : 0, b, blen);
 	if (diff && strlen(diff) <= w->diff_left) {
 		w->diff_left -= strlen(diff);
 		json_object_set_new(c, "diff", json_string(diff));
-	} else if (diff || !b) {
-		json_object_set_new(c, "diff_omitted", json_string(diff ? "the diffs are longer than "
-						"256 KiB together" : "a file of more than 64 KiB"));
+	} else {
+		json_object_set_new(c, "diff_omitted",
+				    json_string(diff ? "the diffs are longer than 256 KiB together"
+						: !b || (lst && S_ISREG(lst->st_mode) && !a)
+						? "more than 64 KiB, or not readable"
+						: "not text"));
 	}
 done:
 	free(a);
@@ -239,6 +330,35 @@ done:
 }
 
 static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, int depth);
+
+/* One entry name of upper directory ufd (lower lfd, or -1). */
+/* A symlink, or another kind of file that is not a regular file. */
+static int other_change(struct walk *w, int ufd, int lfd, const char *name, const char *path,
+			const struct stat *ust, const struct stat *lst)
+{
+	char *ta = malloc(4096), *tb = malloc(4096);
+	ssize_t na = -1, nb = -1;
+	json_t *c;
+	int rc = -1;
+
+	if (!ta || !tb)
+		goto done;
+	if (lst && S_ISLNK(lst->st_mode))
+		na = readlinkat(lfd, name, ta, 4096);
+	if (S_ISLNK(ust->st_mode))
+		nb = readlinkat(ufd, name, tb, 4096);
+	rc = 0;
+	if (na >= 0 && nb >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0)
+		goto done;
+	rc = add(w, path, !lst ? "added" : (lst->st_mode & S_IFMT) == (ust->st_mode & S_IFMT)
+					   ? "modified" : "replaced", kind_of(ust->st_mode), &c);
+	if (rc == 0 && c && nb >= 0)
+		json_object_set_new(c, "target", safe_text(tb, (size_t)nb));
+done:
+	free(ta);
+	free(tb);
+	return rc;
+}
 
 /* One entry name of upper directory ufd (lower lfd, or -1). */
 static int entry(struct walk *w, int ufd, int lfd, const char *name, const char *dir_path,
@@ -258,22 +378,13 @@ static int entry(struct walk *w, int ufd, int lfd, const char *name, const char 
 		return lower ? add(w, path, "deleted", kind_of(lst.st_mode), &c) : 0;
 	if (S_ISREG(ust.st_mode))
 		return file_change(w, ufd, lfd, name, path, &ust, lower ? &lst : NULL);
-	if (!S_ISDIR(ust.st_mode)) {
-		char ta[4096], tb[4096];
-		ssize_t na = lower && S_ISLNK(lst.st_mode) ? readlinkat(lfd, name, ta, sizeof(ta)) : -1;
-		ssize_t nb = S_ISLNK(ust.st_mode) ? readlinkat(ufd, name, tb, sizeof(tb)) : -1;
-
-		if (na >= 0 && nb >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0)
-			return 0;
-		rc = add(w, path, !lower ? "added" : (lst.st_mode & S_IFMT) == (ust.st_mode & S_IFMT)
-					      ? "modified" : "replaced", kind_of(ust.st_mode), &c);
-		if (rc == 0 && c && nb >= 0)
-			json_object_set_new(c, "target", json_stringn(tb, (size_t)nb));
-		return rc;
-	}
+	if (!S_ISDIR(ust.st_mode))
+		return other_change(w, ufd, lfd, name, path, &ust, lower ? &lst : NULL);
 	sub = openat(ufd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sub < 0)
-		return 0;
+	if (sub < 0) {
+		/* the tool made it unreadable: say so rather than leave it out */
+		return add(w, path, "unreadable", "dir", &c);
+	}
 	opaque[0] = 0;
 	if (fgetxattr(sub, "user.overlay.opaque", opaque, sizeof(opaque) - 1) > 0)
 		opaque[1] = 0;
@@ -282,8 +393,9 @@ static int entry(struct walk *w, int ufd, int lfd, const char *name, const char 
 	} else if (opaque[0] == 'y') {
 		rc = add(w, path, "replaced", "dir", &c); /* what was below is gone */
 	} else {
-		rc = 0;
-		lsub = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = (lst.st_mode & 07777) != (ust.st_mode & 07777) ? add(w, path, "mode", "dir", &c)
+								    : 0;
+		lsub = open_beneath(lfd, name, O_RDONLY | O_DIRECTORY);
 	}
 	if (rc == 0)
 		rc = walk_dir(w, sub, lsub, path, depth + 1);
@@ -316,19 +428,20 @@ static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, int dept
 	return rc;
 }
 
-int exec_overlay_changes(const char *lower, const char *upper, const char *inside,
+int exec_overlay_changes(const char *lower, int upper_fd, const char *inside,
 			 json_t *changes, size_t *diff_left, int *truncated)
 {
 	struct walk w = { changes, *diff_left, 0 };
-	int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int lfd = open(lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct open_how how;
 	char root[4096];
-	int rc;
+	int lfd, rc;
 
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS;
+	lfd = (int)syscall(SYS_openat2, AT_FDCWD, lower, &how, sizeof(how));
 	snprintf(root, sizeof(root), "%s", strcmp(inside, "/") == 0 ? "" : inside);
-	rc = ufd >= 0 ? walk_dir(&w, ufd, lfd, root, 0) : -1;
-	if (ufd >= 0)
-		close(ufd);
+	rc = walk_dir(&w, upper_fd, lfd, root, 0);
 	if (lfd >= 0)
 		close(lfd);
 	*diff_left = w.diff_left;

@@ -96,6 +96,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	*out = NULL;
 	if (check_builtins(catalog, err) < 0)
 		return -1;
+	/* what a killed gateway's overlay dry runs left behind */
+	exec_overlay_sweep();
 	g = calloc(1, sizeof(*g));
 	if (g)
 		g->cur = calloc(1, sizeof(*g->cur));
@@ -720,7 +722,7 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s)
 
 /* An overlay dry run's changes, as a text block after the tool's own
  * content: what the caller (and the approver, in the preview) reads. */
-static void overlay_summary(struct call_state *st)
+static int overlay_summary(struct call_state *st)
 {
 	size_t i, n = json_array_size(st->out.changes), len = 0, cap = 0;
 	char line[400], size[96], *text = NULL;
@@ -740,18 +742,24 @@ static void overlay_summary(struct call_state *st)
 				 (long long)json_integer_value(b), (long long)json_integer_value(a));
 		else if (a)
 			snprintf(size, sizeof(size), " (%lld bytes)", (long long)json_integer_value(a));
-		snprintf(line, sizeof(line), "%s %s %.300s%s\n",
+		/* the path whole: made safe by the walk (no control character) */
+		snprintf(line, sizeof(line), "%s %s ",
 			 json_string_value(json_object_get(c, "change")),
-			 json_string_value(json_object_get(c, "kind")),
-			 json_string_value(json_object_get(c, "path")), size);
+			 json_string_value(json_object_get(c, "kind")));
+		if (rc == 0)
+			rc = append(&text, &len, &cap, line);
+		if (rc == 0)
+			rc = append(&text, &len, &cap, json_string_value(json_object_get(c, "path")));
+		snprintf(line, sizeof(line), "%s\n", size);
 		if (rc == 0)
 			rc = append(&text, &len, &cap, line);
 		if (rc == 0 && json_is_string(json_object_get(c, "diff")))
 			rc = append(&text, &len, &cap, json_string_value(json_object_get(c, "diff")));
 	}
-	if (rc == 0)
-		json_array_append_new(st->out.content, exec_text(text));
+	if (rc == 0 && json_array_append_new(st->out.content, exec_text(text)) < 0)
+		rc = -1;
 	free(text);
+	return rc;
 }
 
 /* 7 execute. */
@@ -783,8 +791,8 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 	}
 	if (rc < 0)
 		return rc;
-	if (st->out.changes)
-		overlay_summary(st);
+	if (st->out.changes && overlay_summary(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	st->outcome = st->out.is_error ? "tool_error" : st->dry ? "dry_run" : "ok";
 	if (st->call->input_required && *st->call->input_required)
 		st->outcome = "input_required";

@@ -213,15 +213,16 @@ static int clone_tree(const char *path, unsigned long attr_set, int recursive)
 	return fd;
 }
 
-/* A directory, for an overlay's layer: O_PATH, no symlink on the way. */
-static int layer_dir(const char *path)
+/* A directory, for an overlay's layer: O_PATH, no symlink on the way,
+ * beneath dir. */
+static int layer_dir(int dir, const char *path)
 {
 	struct open_how how;
 
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS;
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	how.resolve = RESOLVE_NO_SYMLINKS | (dir == AT_FDCWD ? 0 : RESOLVE_BENEATH);
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
 }
 
 /* An overlay of layers fd[3] (lower, upper, work; opened while the host
@@ -279,9 +280,11 @@ int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **wh
 		*what = spec->binds[i].host;
 		if (spec->binds[i].upper) {
 			/* mounted in rootfs_build, as the sandbox's user */
-			t->layers[i][0] = layer_dir(spec->binds[i].host);
-			t->layers[i][1] = layer_dir(spec->binds[i].upper);
-			t->layers[i][2] = layer_dir(spec->binds[i].work);
+			/* by path: in this mount namespace, which the overlay
+			 * needs them in */
+			t->layers[i][0] = layer_dir(AT_FDCWD, spec->binds[i].host);
+			t->layers[i][1] = layer_dir(AT_FDCWD, spec->binds[i].upper);
+			t->layers[i][2] = layer_dir(AT_FDCWD, spec->binds[i].work);
 			if (t->layers[i][0] < 0 || t->layers[i][1] < 0 || t->layers[i][2] < 0)
 				return -1;
 			continue;

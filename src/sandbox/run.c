@@ -202,8 +202,11 @@ static int plan_run(struct run *r, struct tg_error *err)
 	/* an overlay works on its upper layer as the sandbox's user (rootfs.c),
 	 * which a root caller maps to an unprivileged host user: theirs */
 	for (i = 0; p->caller_is_root && i < s->nbinds; i++)
-		if (s->binds[i].upper && (chown(s->binds[i].upper, s->host_uid, s->host_gid) < 0 ||
-					  chown(s->binds[i].work, s->host_uid, s->host_gid) < 0))
+		if (s->binds[i].upper &&
+		    (fchownat(AT_FDCWD, s->binds[i].upper, s->host_uid, s->host_gid,
+			      AT_SYMLINK_NOFOLLOW) < 0 ||
+		     fchownat(AT_FDCWD, s->binds[i].work, s->host_uid, s->host_gid,
+			      AT_SYMLINK_NOFOLLOW) < 0))
 			return tg_error_sys(err, errno, "--overlay: the layers of %s",
 					    s->binds[i].host);
 	if (plan_env(r, err) < 0)

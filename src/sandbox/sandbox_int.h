@@ -27,8 +27,8 @@
 struct sb_bind {
 	char *host;   /* canonical host path (realpath) */
 	char *inside; /* normalised absolute path inside */
-	char *upper;  /* an overlay's upper directory (host is its lower), or NULL */
-	char *work;   /* and its work directory */
+	char *upper;  /* host is an overlay's lower layer: its upper directory */
+	char *work;   /* and its work directory (canonical paths) */
 	int writable;
 	int is_dir;
 };

@@ -4,7 +4,9 @@
  * limits must be possible on this host, sizes have ceilings. The messages
  * name the option as a user would write it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,22 +364,25 @@ int tg_sandbox_spec_add_bind(struct tg_sandbox_spec *s, const char *host,
 	return 0;
 }
 
-/* A directory's canonical path, which must be the path given (no
- * symlink on the way): malloc'd, or NULL and err. */
-static char *real_dir(const char *path, const char *what, struct tg_error *err)
+/* An overlay's upper or work directory: canonical (no symlink on the
+ * way), empty, the caller's own; malloc'd, OUT *st; NULL and err. */
+static char *layer_dir(const char *path, const char *what, struct stat *st,
+		       struct tg_error *err)
 {
-	char in[SB_PATH_MAX], *real;
-	struct stat st;
+	char in[SB_PATH_MAX], *real = path ? realpath(path, NULL) : NULL;
+	DIR *d = real ? opendir(real) : NULL;
+	struct dirent *e;
+	int empty = d != NULL;
 
-	if (!path || strnlen(path, SB_PATH_MAX) >= SB_PATH_MAX) {
-		tg_error_set(err, TG_ERR_INVALID, "--overlay: %s: no path, or too long", what);
-		return NULL;
-	}
-	real = realpath(path, NULL);
-	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    lexical_absolute(path, in, sizeof(in)) < 0 || strcmp(in, real) != 0) {
-		tg_error_set(err, TG_ERR_INVALID, "--overlay: %s %s: not a directory reached "
-			     "without symlinks", what, path);
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = 0;
+	if (d)
+		closedir(d);
+	if (!real || lexical_absolute(path, in, sizeof(in)) < 0 || strcmp(in, real) != 0 ||
+	    lstat(real, st) < 0 || !S_ISDIR(st->st_mode) || !empty || st->st_uid != geteuid()) {
+		tg_error_set(err, TG_ERR_INVALID, "--overlay: %s %s: an empty directory of the "
+			     "caller's own, reached without symlinks", what, path ? path : "");
 		free(real);
 		return NULL;
 	}
@@ -387,39 +392,42 @@ static char *real_dir(const char *path, const char *what, struct tg_error *err)
 int tg_sandbox_spec_add_overlay(struct tg_sandbox_spec *s, const char *host, const char *inside,
 				const char *upper, const char *work, struct tg_error *err)
 {
+	struct stat us, ws;
 	struct sb_bind *b;
 	char *u, *w;
 
-	if (tg_sandbox_spec_add_bind(s, host, inside, 0, err) < 0)
+	u = layer_dir(upper, "upper", &us, err);
+	w = u ? layer_dir(work, "work", &ws, err) : NULL;
+	if (w && (us.st_dev != ws.st_dev || us.st_ino == ws.st_ino)) {
+		tg_error_set(err, TG_ERR_INVALID, "--overlay: upper and work must be two "
+			     "directories of one filesystem");
+		free(w);
+		w = NULL;
+	}
+	if (!w || tg_sandbox_spec_add_bind(s, host, inside, 0, err) < 0) {
+		free(u);
+		free(w);
 		return -1;
+	}
 	b = &s->binds[s->nbinds - 1];
 	if (!b->is_dir) {
+		free(u);
+		free(w);
 		free(b->host);
 		free(b->inside);
 		s->nbinds--;
 		return tg_error_set(err, TG_ERR_INVALID, "--overlay %s: not a directory", host);
 	}
-	u = real_dir(upper, "upper", err);
-	w = u ? real_dir(work, "work", err) : NULL;
-	/* the layers apart: an upper inside the lower would show itself */
-	if (w && (strncmp(u, b->host, strlen(b->host)) == 0 ||
-		  strncmp(w, b->host, strlen(b->host)) == 0 || strcmp(u, w) == 0)) {
-		tg_error_set(err, TG_ERR_INVALID, "--overlay %s: upper and work must be two "
-			     "directories outside it", host);
-		free(w);
-		w = NULL;
-	}
-	if (!w) {
-		free(u);
-		free(b->host);
-		free(b->inside);
-		s->nbinds--;
-		return -1;
-	}
 	b->upper = u;
 	b->work = w;
 	b->writable = 1;
 	return 0;
+}
+
+void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *s, unsigned *uid, unsigned *gid)
+{
+	*uid = s->host_uid;
+	*gid = s->host_gid;
 }
 
 int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *s, const char *dir,

@@ -597,7 +597,10 @@ with open(os.path.join(CAT, "tools", "ws_edit.py"), "w") as f:
     f.write("""import json, os, sys
 for e in json.loads(sys.stdin.readline())["edits"]:
     p = os.path.join("/workspace", e["path"])
-    if e.get("content") is None:
+    if "mkdir" in e:
+        os.makedirs(p)
+        os.chmod(p, e["mkdir"])
+    elif e.get("content") is None:
         os.remove(p)
     else:
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -630,6 +633,30 @@ check("overlay_dry_run_reports_changes",
       "deleted file /workspace/README.md" in text and tree(WS) == before,
       json.dumps(dry)[:3000])
 leftover = [n for n in set(os.listdir("/tmp")) - layers if n.startswith("toolgate-overlay-")]
+
+# the report is read with the sandbox user's rights: a file it cannot
+# read, which it may delete and write again, shows none of its content
+with open(os.path.join(WS, "secret.txt"), "w") as f:
+    f.write("TOP-SECRET\n")
+os.chmod(os.path.join(WS, "secret.txt"), 0o600)  # root's; the workspace is nobody's
+spy = serve_call("ws.edit", {"edits": [{"path": "secret.txt", "content": None},
+                                       {"path": "secret.txt", "content": "mine\n"},
+                                       {"path": "locked", "mkdir": 0}]}, dry=True)
+told = json.dumps(spy)
+check("overlay_report_reads_as_the_sandbox_user",
+      not spy.get("isError") and "TOP-SECRET" not in told and
+      "secret.txt" in told and "unreadable dir /workspace/locked" in told and
+      open(os.path.join(WS, "secret.txt")).read() == "TOP-SECRET\n", told[:2000])
+os.remove(os.path.join(WS, "secret.txt"))
+before = tree(WS)
+
+# what a killed gateway left in /tmp goes with the next one
+dead = subprocess.Popen(["true"])
+dead.wait()
+stale = "/tmp/toolgate-overlay-%d-test" % dead.pid
+os.makedirs(stale + "/0/upper")
+serve_call("ws.edit", edits, dry=True)
+check("overlay_stale_layers_swept", not os.path.exists(stale), stale)
 with open("/proc/self/mounts") as f:
     mounted = [x for x in f if "toolgate-overlay-" in x]
 check("overlay_layers_removed", not leftover and not mounted, str(leftover) + str(mounted))

@@ -52,7 +52,7 @@ static int changes_read(void)
 	char top[64], lower[96], upper[96], path[160];
 	json_t *changes = json_array(), *c;
 	size_t budget = exec_overlay_diff_budget();
-	int truncated = 0, whiteouts, opaque;
+	int truncated = 0, whiteouts, opaque, ufd;
 	const char *diff;
 
 	CHECK(unit_tmpdir(top, "overlay") == 0);
@@ -72,6 +72,8 @@ static int changes_read(void)
 	CHECK(put(upper, "same.txt", "unchanged\n", 0644) == 0); /* copied up, no change */
 	CHECK(put(upper, "mode.sh", "#!/bin/sh\n", 0755) == 0);
 	CHECK(put(upper, "new.txt", "fresh", 0644) == 0);
+	/* a name that would forge a line of the report, and bytes not UTF-8 */
+	CHECK(put(upper, "x\nadded file passwd\xff", "a\x01\xfe\n", 0644) == 0);
 	snprintf(path, sizeof(path), "%s/made", upper);
 	CHECK(mkdir(path, 0755) == 0 && put(path, "y", "y\n", 0644) == 0);
 	snprintf(path, sizeof(path), "%s/link", upper);
@@ -83,7 +85,10 @@ static int changes_read(void)
 	CHECK(mkdir(path, 0755) == 0);
 	opaque = setxattr(path, "user.overlay.opaque", "y", 1, 0) == 0;
 
-	CHECK(exec_overlay_changes(lower, upper, "/workspace", changes, &budget, &truncated) == 0);
+	ufd = open(upper, O_RDONLY | O_DIRECTORY);
+	CHECK(ufd >= 0);
+	CHECK(exec_overlay_changes(lower, ufd, "/workspace", changes, &budget, &truncated) == 0);
+	close(ufd);
 	CHECK(!truncated);
 	c = change(changes, "/workspace/notes.txt");
 	CHECK(is(c, "modified", "file"));
@@ -99,6 +104,9 @@ static int changes_read(void)
 		     "+fresh\n"));
 	CHECK(is(change(changes, "/workspace/made"), "added", "dir"));
 	CHECK(is(change(changes, "/workspace/made/y"), "added", "file"));
+	c = change(changes, "/workspace/x\\x0aadded file passwd\\xff");
+	CHECK(is(c, "added", "file"));
+	CHECK(strstr(json_string_value(json_object_get(c, "diff")), "+a\\x01\\xfe\n"));
 	c = change(changes, "/workspace/link");
 	CHECK(is(c, "added", "symlink"));
 	CHECK(strcmp(json_string_value(json_object_get(c, "target")), "notes.txt") == 0);
@@ -120,7 +128,7 @@ static int diff_bounds(void)
 	char top[64], lower[96], upper[96], big[2048];
 	json_t *changes = json_array();
 	size_t budget = 100;
-	int truncated = 0;
+	int truncated = 0, ufd;
 
 	CHECK(unit_tmpdir(top, "overlay-bounds") == 0);
 	snprintf(lower, sizeof(lower), "%s/lower", top);
@@ -130,7 +138,10 @@ static int diff_bounds(void)
 	big[sizeof(big) - 2] = '\n';
 	big[sizeof(big) - 1] = 0;
 	CHECK(put(upper, "big.txt", big, 0644) == 0);
-	CHECK(exec_overlay_changes(lower, upper, "/w", changes, &budget, &truncated) == 0);
+	ufd = open(upper, O_RDONLY | O_DIRECTORY);
+	CHECK(ufd >= 0);
+	CHECK(exec_overlay_changes(lower, ufd, "/w", changes, &budget, &truncated) == 0);
+	close(ufd);
 	CHECK(json_array_size(changes) == 1);
 	CHECK(!json_object_get(json_array_get(changes, 0), "diff"));
 	CHECK(json_object_get(json_array_get(changes, 0), "diff_omitted"));
