@@ -26,6 +26,7 @@ suite() { # NAME COMMAND...
 suite unit "$build/tests/unit-tests"
 suite integration tests/integration/run.sh "$build"
 suite security tests/security/run.sh "$build"
+suite egress tests/egress/run.sh "$build"
 suite schema-suite tests/schema/run.sh "$build"
 suite mcp-interop tests/mcp/run.sh "$build"
 suite mcp-conformance tests/conformance/run.sh "$build"

@@ -29,7 +29,7 @@ extern "C" {
 
 enum tg_tier {
 	TG_TIER_STRICT = 0,   /* generated or untrusted code */
-	TG_TIER_STANDARD = 1, /* trusted tool scripts (egress allowlist later) */
+	TG_TIER_STANDARD = 1, /* trusted tool scripts (egress through an allowlist) */
 };
 
 /* How a run ended. The first that applies wins, in this order:
@@ -69,8 +69,9 @@ enum tg_layer {
 	TG_LAYER_CLEAN_ENV    = 1u << 18,
 	TG_LAYER_FDS_CLOSED   = 1u << 19,
 	TG_LAYER_TIMEOUT      = 1u << 20, /* wall-clock kill of the pid namespace */
+	TG_LAYER_EGRESS_PROXY = 1u << 21, /* network through the allowlist proxy only */
 };
-#define TG_LAYER_COUNT 21
+#define TG_LAYER_COUNT 22
 
 /* Limits that were reached, as bits of tg_sandbox_result.limits_hit. */
 enum tg_limit {
@@ -152,6 +153,18 @@ TG_API void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *spec, unsigned
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,
 				       const char *dir, struct tg_error *err);
+/* Egress through proxy (toolgate/egress.h), for the standard tier: the
+ * sandbox's network namespace stays empty but for loopback, where a
+ * listener on 127.0.0.1:TG_SANDBOX_EGRESS_PORT hands every connection to
+ * the proxy, outside, through a unix socket; http_proxy, https_proxy and
+ * all_proxy (both cases) name it unless the spec sets them, and landlock's
+ * TCP rules (ABI 4) let the command connect to that port only. The proxy
+ * is borrowed: it must outlive the run. Refused for the strict tier, whose
+ * code has no network at all. docs/EGRESS.md */
+#define TG_SANDBOX_EGRESS_PORT 3128
+struct tg_egress_proxy;
+TG_API int tg_sandbox_spec_set_egress(struct tg_sandbox_spec *spec,
+				      struct tg_egress_proxy *proxy, struct tg_error *err);
 /* "NAME=VALUE". Nothing of the caller's environment passes otherwise. */
 TG_API int tg_sandbox_spec_add_env(struct tg_sandbox_spec *spec,
 				   const char *assignment, struct tg_error *err);

@@ -20,6 +20,7 @@
 
 #include "catalog/catalog_int.h"
 #include "toolgate/contract.h"
+#include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
 #include "util/parse.h"
 
@@ -358,6 +359,25 @@ static int load_executor(struct loader *l, json_t *doc)
 	    load_mounts(l, json_object_get(e, "mounts")) < 0 ||
 	    string_list(l, json_object_get(e, "egress"), "executor.egress", 64, &c->egress) < 0)
 		return -1;
+	if (c->egress && c->egress[0]) {
+		struct tg_egress_policy *policy;
+		size_t n = 0;
+
+		/* the rules are checked now: a tool whose allowlist cannot
+		 * be read does not load */
+		if (c->tier != TG_TIER_STANDARD)
+			return bad(l, "executor.egress", "is for the standard tier (say tier: "
+				   "standard); the strict tier has no network");
+		while (c->egress[n])
+			n++;
+		if (tg_egress_policy_new((const char *const *)c->egress, n, &policy, l->err) < 0) {
+			char why[300];
+
+			snprintf(why, sizeof(why), "%.280s", l->err->msg);
+			return bad(l, "executor.egress", "%s", why);
+		}
+		tg_egress_policy_free(policy);
+	}
 	env = json_object_get(e, "env");
 	if (env) {
 		if (!json_is_object(env) || json_object_size(env) > 128)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
 #include "util/parse.h"
 
@@ -25,7 +26,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: toolgate run [options] -- CMD [ARGS...]\n"
 		"\n"
-		"  --tier strict|standard   isolation tier (default strict)\n"
+		"  --tier strict|standard   isolation tier (default strict; standard with\n"
+		"                           --allow-host)\n"
 		"  --memory SIZE            memory limit (default 256M)\n"
 		"  --cpus N                 CPU share, decimals allowed (default 1)\n"
 		"  --pids N                 processes the command may have (default 64)\n"
@@ -39,9 +41,12 @@ static void usage(FILE *f)
 		"  --cgroup-parent PATH     parent cgroup for a non-root caller\n"
 		"  --host-uid UID[:GID]     a root caller's sandbox runs as this host user\n"
 		"                           (default 65534, nobody)\n"
+		"  --allow-host HOST:PORT   let the command reach HOST:PORT through the egress\n"
+		"                           proxy (repeatable; standard tier; docs/EGRESS.md)\n"
 		"  --json                   print the result as one JSON object\n"
 		"\n"
-		"Nothing from the caller's environment passes unless named with --env.\n");
+		"Nothing from the caller's environment passes unless named with --env.\n"
+		"Without --allow-host the command has no network at all.\n");
 }
 
 /* Ctrl-C, a terminal hang-up, kill(1), or a reader that went away all
@@ -176,7 +181,7 @@ static int add_env(struct tg_sandbox_spec *spec, const char *arg, struct tg_erro
 enum {
 	OPT_TIER = 256, OPT_MEMORY, OPT_CPUS, OPT_PIDS, OPT_TIMEOUT, OPT_RO, OPT_RW,
 	OPT_WORKDIR, OPT_ENV, OPT_OUTPUT_LIMIT, OPT_TMPFS, OPT_JSON, OPT_CGROUP, OPT_HELP,
-	OPT_HOST_UID,
+	OPT_HOST_UID, OPT_ALLOW_HOST,
 };
 
 static const struct option options[] = {
@@ -193,6 +198,7 @@ static const struct option options[] = {
 	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS },
 	{ "cgroup-parent", required_argument, NULL, OPT_CGROUP },
 	{ "host-uid", required_argument, NULL, OPT_HOST_UID },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -202,15 +208,47 @@ static const struct option options[] = {
  * so it is looked up first. */
 static int find_tier(int argc, char **argv)
 {
-	int i;
+	int i, egress = 0;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--tier") == 0 && i + 1 < argc)
 			return tg_tier_parse(argv[i + 1]);
 		if (strncmp(argv[i], "--tier=", 7) == 0)
 			return tg_tier_parse(argv[i] + 7);
+		egress |= strcmp(argv[i], "--allow-host") == 0 ||
+			  strncmp(argv[i], "--allow-host=", 13) == 0;
 	}
-	return TG_TIER_STRICT;
+	return egress ? TG_TIER_STANDARD : TG_TIER_STRICT;
+}
+
+/* --allow-host rules, and the proxy that serves them. */
+struct egress {
+	const char *rules[TG_EGRESS_MAX_RULES];
+	size_t n;
+	struct tg_egress_policy *policy;
+	struct tg_egress_proxy *proxy;
+};
+
+static void on_deny(void *ctx, const char *destination, const char *why)
+{
+	(void)ctx;
+	fprintf(stderr, "toolgate run: egress denied: %s: %s\n", destination, why);
+}
+
+static int egress_start(struct egress *e, struct tg_sandbox_spec *spec, struct tg_error *err)
+{
+	struct tg_egress_proxy_options o;
+
+	if (!e->n)
+		return 0;
+	if (tg_egress_policy_new(e->rules, e->n, &e->policy, err) < 0)
+		return tg_error_wrap(err, "--allow-host");
+	memset(&o, 0, sizeof(o));
+	o.policy = e->policy;
+	o.on_deny = on_deny;
+	if (tg_egress_proxy_start(&o, &e->proxy, err) < 0)
+		return -1;
+	return tg_sandbox_spec_set_egress(spec, e->proxy, err);
 }
 
 static int apply_option(struct tg_sandbox_spec *spec, int opt, const char *arg,
@@ -299,10 +337,12 @@ int cmd_run(int argc, char **argv)
 	struct tg_sandbox_spec *spec = NULL;
 	struct tg_sandbox_result *res = NULL;
 	struct stream stream = { 0, 0 };
+	struct egress egress;
 	struct tg_error err;
 	int tier, opt, json = 0, rc = EXIT_TOOLGATE;
 
 	tg_error_clear(&err);
+	memset(&egress, 0, sizeof(egress));
 	tier = find_tier(argc, argv);
 	if (tier < 0) {
 		fprintf(stderr, "toolgate run: --tier must be strict or standard\n");
@@ -338,6 +378,15 @@ int cmd_run(int argc, char **argv)
 			json = 1;
 			continue;
 		}
+		if (opt == OPT_ALLOW_HOST) {
+			if (egress.n == TG_EGRESS_MAX_RULES) {
+				fprintf(stderr, "toolgate run: at most %d --allow-host\n",
+					TG_EGRESS_MAX_RULES);
+				goto out;
+			}
+			egress.rules[egress.n++] = optarg;
+			continue;
+		}
 		if (apply_option(spec, opt, optarg, &err) < 0) {
 			fprintf(stderr, "toolgate run: %s\n", err.msg);
 			goto out;
@@ -348,6 +397,10 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (tg_sandbox_spec_set_argv(spec, argc - optind, argv + optind, &err) < 0) {
+		fprintf(stderr, "toolgate run: %s\n", err.msg);
+		goto out;
+	}
+	if (egress_start(&egress, spec, &err) < 0) {
 		fprintf(stderr, "toolgate run: %s\n", err.msg);
 		goto out;
 	}
@@ -388,5 +441,7 @@ int cmd_run(int argc, char **argv)
 out:
 	tg_sandbox_result_free(res);
 	tg_sandbox_spec_free(spec);
+	tg_egress_proxy_stop(egress.proxy);
+	tg_egress_policy_free(egress.policy);
 	return rc;
 }

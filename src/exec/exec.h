@@ -41,6 +41,11 @@ struct exec_env {
 	 * rerun after a crash a replay. NULL: none. */
 	int dry_run;
 	const char *call_id;
+	/* A connection the tool's egress allowlist refused (docs/EGRESS.md):
+	 * "host:port" as asked, and why. Called from the proxy's threads.
+	 * NULL: not told. */
+	void (*egress_denied)(void *ctx, const char *destination, const char *why);
+	void *egress_ctx;
 };
 
 void exec_out_release(struct exec_out *o);

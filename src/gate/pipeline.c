@@ -762,12 +762,30 @@ static int overlay_summary(struct call_state *st)
 	return rc;
 }
 
+struct egress_ctx {
+	struct tg_gate *g;
+	const struct call_state *st;
+};
+
+/* A connection the tool's allowlist refused: recorded with the principal
+ * and the tool (the proxy's thread). */
+static void egress_denied(void *ctx, const char *destination, const char *why)
+{
+	const struct egress_ctx *e = ctx;
+	char subject[400], detail[700];
+
+	snprintf(subject, sizeof(subject), "%s@%s", e->st->k->name, e->st->k->version_text);
+	snprintf(detail, sizeof(detail), "%.300s: %.380s", destination, why);
+	tg_gate_record_event(e->g, e->st->call->principal, subject, "egress_denied", detail);
+}
+
 /* 7 execute. */
 static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
+	struct egress_ctx ectx = { g, st };
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
 				st->call->notify, st->call->notify_ctx, st->call->ask, st->dry,
-				st->ticket[0] ? st->ticket : NULL };
+				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx };
 	int rc;
 
 	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||

@@ -7,9 +7,9 @@
  *   close inherited fds -> join the run's cgroup, new cgroup namespace ->
  *   wait for the parent (id maps) -> new session -> clone bind sources ->
  *   drop host identity -> build and pivot into the tmpfs root -> hostname,
- *   loopback -> rlimits -> no_new_privs -> landlock -> drop every
- *   capability -> not dumpable -> seccomp (listener handed to the parent)
- *   -> vfork the command
+ *   loopback (and the egress listener on it) -> rlimits -> no_new_privs ->
+ *   landlock -> drop every capability -> not dumpable -> seccomp (listener
+ *   handed to the parent) -> the egress forwarder -> vfork the command
  *
  * and then only reaps, so that a command that is itself killed or that
  * signals itself has its status passed through, and reports the command's
@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,77 @@ static int loopback_up(void)
 	return rc;
 }
 
+/* The egress listener on 127.0.0.1:TG_SANDBOX_EGRESS_PORT, made before
+ * landlock forbids binding; -1 (errno). */
+static int egress_listen(void)
+{
+	struct sockaddr_in sin;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(TG_SANDBOX_EGRESS_PORT);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 64) < 0)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = 'n';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg;
+	struct cmsghdr *c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(cbuf, 0, sizeof(cbuf));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The egress forwarder, a process of the sandbox under all its layers:
+ * each connection to the listener goes to the parent, which hands it to
+ * the proxy. A raw clone (no atfork handlers, which could wait on a lock
+ * some thread of the caller held at clone time); the child makes system
+ * calls only. It goes with the pid namespace. -1 (errno) when it cannot
+ * start. */
+static int egress_forwarder(int lfd, int chan)
+{
+	long pid = syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+
+	if (pid != 0)
+		return pid < 0 ? -1 : 0;
+	{
+		const int keep[] = { lfd, chan };
+
+		close_all_except(keep, 2);
+	}
+	for (;;) {
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (c < 0 || send_fd(chan, c) < 0)
+			_exit(0);
+		close(c);
+	}
+}
+
 static int drop_identity(const struct sb_plan *plan)
 {
 	/* A root caller leaves host root behind: supplementary groups first
@@ -162,28 +234,6 @@ static int drop_caps(void)
 		return -1;
 	memset(data, 0, sizeof(data));
 	return (int)syscall(SYS_capset, &hdr, data);
-}
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte = 'n';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg;
-	struct cmsghdr *c;
-
-	memset(&msg, 0, sizeof(msg));
-	memset(cbuf, 0, sizeof(cbuf));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
 static void reset_signals(void)
@@ -236,7 +286,7 @@ static void run_command(const struct sb_plan *plan)
 
 /* Namespaces, cgroup, session, filesystem, identity: everything that
  * still needs the capabilities the new user namespace gave us. */
-static void setup_world(const struct sb_plan *plan, unsigned *layers)
+static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egress_fd)
 {
 	struct sb_trees trees;
 	const char *what = "";
@@ -282,6 +332,8 @@ static void setup_world(const struct sb_plan *plan, unsigned *layers)
 	if (loopback_up() < 0)
 		child_fail(plan, "network namespace", errno, "loopback up");
 	*layers |= TG_LAYER_NETNS;
+	if (plan->egress_wr >= 0 && (*egress_fd = egress_listen()) < 0)
+		child_fail(plan, "egress proxy", errno, "listen on 127.0.0.1:3128");
 }
 
 /* The layers that take privilege away, most general first; seccomp last
@@ -327,13 +379,14 @@ void child_main(const struct sb_plan *plan)
 		plan->sync_rd, plan->status_wr, plan->sock_wr,
 		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
 		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
+		plan->egress_wr,
 	};
 	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
 			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
 			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
 	struct sb_msg m;
 	pid_t pid;
-	int i, status;
+	int i, status, egress_fd = -1;
 
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
@@ -348,8 +401,15 @@ void child_main(const struct sb_plan *plan)
 		if (plan->scrub[i][1] > plan->scrub[i][0])
 			memset((void *)plan->scrub[i][0], 0,
 			       plan->scrub[i][1] - plan->scrub[i][0]);
-	setup_world(plan, &layers);
+	setup_world(plan, &layers, &egress_fd);
 	restrict_self(plan, &layers);
+	if (egress_fd >= 0) {
+		if (egress_forwarder(egress_fd, plan->egress_wr) < 0)
+			child_fail(plan, "egress proxy", errno, "start the forwarder");
+		close(egress_fd);
+		close(plan->egress_wr);
+		layers |= TG_LAYER_EGRESS_PROXY;
+	}
 	/* The cgroup and its limits were in place before we started. */
 	layers |= TG_LAYER_CGROUP;
 

@@ -38,6 +38,12 @@ struct ll_path_beneath {
 
 #define LL_CREATE_RULESET_VERSION (1u << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+struct ll_net_port {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
 
 #define LL_FS_EXECUTE     (1ull << 0)
 #define LL_FS_WRITE_FILE  (1ull << 1)
@@ -138,7 +144,9 @@ int landlock_apply(const struct sb_plan *plan, unsigned *layers, const char **wh
 	attr.handled_access_fs = fs;
 	attr_size = sizeof(attr.handled_access_fs);
 	if (abi >= 4) {
-		/* No port rule is ever added: all TCP bind and connect fail. */
+		/* All TCP bind and connect fail, but a connection to the
+		 * egress listener's port when there is one (the network
+		 * namespace has loopback only: that is the listener). */
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		attr_size = offsetof(struct ll_ruleset_attr, scoped);
 	}
@@ -166,6 +174,12 @@ int landlock_apply(const struct sb_plan *plan, unsigned *layers, const char **wh
 	/* The work directory's tmpfs; a covered one has its mount's rule. */
 	if (!plan->workdir_is_bound && add_path(ruleset, plan->workdir, LL_RW, fs) < 0)
 		goto out;
+	if (abi >= 4 && plan->egress_wr >= 0) {
+		struct ll_net_port np = { LL_NET_CONNECT_TCP, TG_SANDBOX_EGRESS_PORT };
+
+		if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &np, 0) < 0)
+			goto out;
+	}
 	*what = "landlock_restrict_self";
 	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		goto out;

@@ -26,7 +26,7 @@ static const char *const layer_names[TG_LAYER_COUNT] = {
 	"no_new_privs", "capabilities_dropped", "seccomp", "landlock_fs",
 	"landlock_net", "landlock_scope", "cgroup_limits", "rlimits",
 	"nested_userns_limit", "new_session", "clean_environment",
-	"inherited_fds_closed", "wall_clock_kill",
+	"inherited_fds_closed", "wall_clock_kill", "egress_proxy",
 };
 
 const char *tg_sandbox_reason_name(enum tg_sandbox_reason reason)

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolgate/egress.h"
 #include "sandbox/cgroup_int.h"
 #include "sandbox/sandbox_int.h"
 #include "util/file.h"
@@ -104,11 +105,12 @@ static void probe_host_once(void)
 struct run {
 	const struct tg_sandbox_spec *spec;
 	struct sb_plan plan;
-	char *envp[SB_MAX_ENV + 8];
+	char *envp[SB_MAX_ENV + 16];
 	char *env_owned[8];
 	int nowned;
 	struct sb_cgroup *cg;
 	int sync_w, status_r, sock_r, stdin_w, stdout_r, stderr_r;
+	int egress_r;             /* the sandbox's loopback connections, or -1 */
 	int pidfd, listener, cg_clone_fd;
 	pid_t pid;
 	int reaped;
@@ -135,6 +137,19 @@ static int env_has(const struct tg_sandbox_spec *s, const char *name)
 	return 0;
 }
 
+#define PROXY_AT "127.0.0.1:" TG_STR(TG_SANDBOX_EGRESS_PORT)
+#define TG_STR(x) TG_STR_(x)
+#define TG_STR_(x) #x
+
+/* What names the egress proxy to the clients of every language (Node
+ * reads them when NODE_USE_ENV_PROXY is set). */
+static const char *const proxy_env[] = {
+	"http_proxy=http://" PROXY_AT,  "HTTP_PROXY=http://" PROXY_AT,
+	"https_proxy=http://" PROXY_AT, "HTTPS_PROXY=http://" PROXY_AT,
+	"all_proxy=socks5h://" PROXY_AT, "ALL_PROXY=socks5h://" PROXY_AT,
+	"NODE_USE_ENV_PROXY=1",
+};
+
 static int plan_env(struct run *r, struct tg_error *err)
 {
 	const struct tg_sandbox_spec *s = r->spec;
@@ -158,6 +173,13 @@ static int plan_env(struct run *r, struct tg_error *err)
 		if (!env_has(s, defaults[i]))
 			r->envp[n++] = defaults[i];
 		*eq = '=';
+	}
+	for (i = 0; s->egress && i < (int)(sizeof(proxy_env) / sizeof(proxy_env[0])); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(proxy_env[i], "="), proxy_env[i]);
+		if (!env_has(s, name))
+			r->envp[n++] = (char *)proxy_env[i];
 	}
 	for (i = 0; i < s->nenv; i++)
 		r->envp[n++] = s->env[i];
@@ -257,26 +279,47 @@ static void kill_sandbox(struct run *r)
 		syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
 }
 
-static int recv_fd(int sock)
+/* The fd of one message on sock: the first if it carries several (the
+ * others closed), -1 if none, and *eof when the other end is gone. */
+static int recv_fd(int sock, int *eof)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
 	char byte;
 	struct iovec iov = { &byte, 1 };
 	struct msghdr msg;
 	struct cmsghdr *c;
+	ssize_t n;
 	int fd = -1;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0)
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	*eof = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+	if (n <= 0)
 		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k, count;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < count; k++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = got;
+			else
+				close(got);
+		}
+	}
 	return fd;
 }
 
@@ -445,9 +488,9 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 	size_t outcap = 0, errcap = 0;
 
 	while (!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
-		struct pollfd p[8];
+		struct pollfd p[9];
 		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
-		    i_ln = -1, i_in = -1, i_cancel = -1, timeout;
+		    i_ln = -1, i_in = -1, i_cancel = -1, i_egress = -1, timeout;
 		uint64_t t = now_us();
 
 		if (r->stdin_w >= 0 && r->inlen == 0 && r->caller_in_eof)
@@ -464,6 +507,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			p[i_sock = n++] = (struct pollfd){ r->sock_r, POLLIN, 0 };
 		if (r->listener >= 0)
 			p[i_ln = n++] = (struct pollfd){ r->listener, POLLIN, 0 };
+		if (r->egress_r >= 0 && !r->reaped)
+			p[i_egress = n++] = (struct pollfd){ r->egress_r, POLLIN, 0 };
 		if (!r->reaped && !r->killed_cancel && r->spec->cancel_fd >= 0)
 			p[i_cancel = n++] = (struct pollfd){ r->spec->cancel_fd, POLLIN, 0 };
 		if (r->stdin_w >= 0 && r->inlen > 0)
@@ -495,8 +540,18 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 		else if (i_ln >= 0 && p[i_ln].revents & (POLLHUP | POLLERR))
 			close_fd(&r->listener);
 		if (i_sock >= 0 && p[i_sock].revents) {
-			r->listener = recv_fd(r->sock_r);
+			int eof;
+
+			r->listener = recv_fd(r->sock_r, &eof);
 			close_fd(&r->sock_r);
+		}
+		if (i_egress >= 0 && p[i_egress].revents) {
+			int eof, fd = recv_fd(r->egress_r, &eof);
+
+			if (fd >= 0)
+				tg_egress_proxy_adopt(r->spec->egress, fd);
+			else if (eof)
+				close_fd(&r->egress_r);
 		}
 		if (i_st >= 0 && p[i_st].revents)
 			on_status(r);
@@ -674,8 +729,8 @@ static struct run *run_new(const struct tg_sandbox_spec *spec)
 		return NULL;
 	r->spec = spec;
 	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
-	r->pidfd = r->listener = r->cg_clone_fd = -1;
-	r->plan.sync_rd = r->plan.status_wr = r->plan.sock_wr = -1;
+	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = -1;
+	r->plan.sync_rd = r->plan.status_wr = r->plan.sock_wr = r->plan.egress_wr = -1;
 	r->plan.stdin_rd = r->plan.stdout_wr = r->plan.stderr_wr = -1;
 	for (i = 0; i < 3; i++)
 		r->plan.cg_tasks[i] = -1;
@@ -690,6 +745,7 @@ static void close_child_ends(struct run *r)
 	close_fd(&r->plan.sync_rd);
 	close_fd(&r->plan.status_wr);
 	close_fd(&r->plan.sock_wr);
+	close_fd(&r->plan.egress_wr);
 	close_fd(&r->plan.stdin_rd);
 	close_fd(&r->plan.stdout_wr);
 	close_fd(&r->plan.stderr_wr);
@@ -735,6 +791,12 @@ static int open_channels(struct run *r, struct tg_error *err)
 	r->sock_r = sock[0];
 	r->plan.sock_wr = sock[1];
 	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
+	if (r->spec->egress) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
+			return tg_error_sys(err, errno, "socketpair");
+		r->egress_r = sock[0];
+		r->plan.egress_wr = sock[1];
+	}
 	return 0;
 }
 
@@ -753,6 +815,7 @@ static void run_free(struct run *r)
 	close_fd(&r->sync_w);
 	close_fd(&r->status_r);
 	close_fd(&r->sock_r);
+	close_fd(&r->egress_r);
 	close_fd(&r->stdin_w);
 	close_fd(&r->stdout_r);
 	close_fd(&r->stderr_r);

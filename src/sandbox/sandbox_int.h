@@ -54,6 +54,7 @@ struct tg_sandbox_spec {
 	void *out_ctx;
 	char *cgroup_parent;
 	unsigned host_uid, host_gid; /* a root caller's identity outside */
+	struct tg_egress_proxy *egress; /* borrowed; NULL: no network */
 };
 
 struct sock_fprog;
@@ -85,6 +86,7 @@ struct sb_plan {
 	int sock_wr;    /* sends the seccomp listener fd to the parent */
 	int stdin_rd, stdout_wr, stderr_wr;
 	int cg_tasks[3];          /* v1: the child writes "0" to each, or -1 */
+	int egress_wr;            /* egress: hands loopback connections out, or -1 */
 	char *const *envp;
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
 	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */

@@ -508,6 +508,16 @@ int tg_sandbox_spec_set_host_id(struct tg_sandbox_spec *s, unsigned uid, unsigne
 	return 0;
 }
 
+int tg_sandbox_spec_set_egress(struct tg_sandbox_spec *s, struct tg_egress_proxy *proxy,
+			       struct tg_error *err)
+{
+	if (proxy && s->tier != TG_TIER_STANDARD)
+		return tg_error_set(err, TG_ERR_INVALID, "egress: the strict tier has no network; "
+				    "an allowlist is for the standard tier");
+	s->egress = proxy;
+	return 0;
+}
+
 void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *s, int fd)
 {
 	s->cancel_fd = fd;

@@ -45,5 +45,6 @@ extern const struct unit_test store_tests[];
 extern const struct unit_test auth_tests[];
 extern const struct unit_test task_tests[];
 extern const struct unit_test overlay_tests[];
+extern const struct unit_test egress_tests[];
 
 #endif

@@ -1,0 +1,235 @@
+/*
+ * Addresses for the egress proxy (docs/EGRESS.md): IP literals in every
+ * spelling a client library accepts, so that "0x7f.1" or "2130706433" is
+ * known for the loopback address it is, and the ranges no tool may reach
+ * (the cloud metadata address among them) unless a rule names the very
+ * address.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolgate/egress.h"
+
+/* One part of a dotted IPv4 literal: decimal, octal (0...) or hex (0x...);
+ * -1 when it is none of them or above max. */
+static long long ipv4_part(const char *s, size_t n, unsigned long long max)
+{
+	unsigned long long v = 0;
+	unsigned base = 10, d;
+	size_t i = 0;
+
+	if (n == 0)
+		return -1;
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+		if (n == 2)
+			return 0; /* "0x" alone is 0, as inet_aton takes it */
+	} else if (n >= 2 && s[0] == '0') {
+		base = 8;
+		i = 1;
+	}
+	for (; i < n; i++) {
+		if (isdigit((unsigned char)s[i]))
+			d = (unsigned)(s[i] - '0');
+		else if (base == 16 && isxdigit((unsigned char)s[i]))
+			d = (unsigned)(tolower((unsigned char)s[i]) - 'a' + 10);
+		else
+			return -1;
+		if (d >= base)
+			return -1;
+		v = v * base + d;
+		if (v > max)
+			return -1;
+	}
+	return (long long)v;
+}
+
+/* s (n bytes) as inet_aton reads it: 1 to 4 parts, the last filling the
+ * bytes left. 0 and OUT *out (host order), or -1. */
+static int parse_ipv4(const char *s, size_t n, uint32_t *out)
+{
+	size_t start = 0, i, parts = 0;
+	long long v[4];
+	uint32_t a = 0;
+
+	for (i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.')
+			continue;
+		if (parts == 4)
+			return -1;
+		v[parts] = ipv4_part(s + start, i - start, 0xffffffffull);
+		if (v[parts] < 0)
+			return -1;
+		parts++;
+		start = i + 1;
+	}
+	for (i = 0; i + 1 < parts; i++) {
+		if (v[i] > 255)
+			return -1;
+		a |= (uint32_t)v[i] << (24 - 8 * i);
+	}
+	if (v[parts - 1] > (long long)(0xffffffffull >> (8 * (parts - 1))))
+		return -1;
+	*out = a | (uint32_t)v[parts - 1];
+	return 0;
+}
+
+/* The WHATWG URL rule: a host whose last label is a number (digits, or
+ * 0x and hex digits) is an IPv4 address, or invalid. */
+static int ends_in_number(const char *h, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && h[i - 1] != '.')
+		i--;
+	if (i == n)
+		return 0;
+	if (n - i >= 2 && h[i] == '0' && (h[i + 1] == 'x' || h[i + 1] == 'X')) {
+		for (i += 2; i < n; i++)
+			if (!isxdigit((unsigned char)h[i]))
+				return 0;
+		return 1;
+	}
+	for (; i < n; i++)
+		if (!isdigit((unsigned char)h[i]))
+			return 0;
+	return 1;
+}
+
+int tg_egress_parse_ip(const char *host, struct sockaddr_storage *out)
+{
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = host ? strnlen(host, 300) : 0;
+	uint32_t v4;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || n >= 300)
+		return -1;
+	if (host[0] == '[' || strchr(host, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)out;
+		size_t from = host[0] == '[', len = n - from;
+
+		if (from && host[n - 1] != ']')
+			return -1;
+		len -= from;
+		if (len >= sizeof(buf) || memchr(host + from, '%', len))
+			return -1; /* a zone id names an interface of ours: never */
+		memcpy(buf, host + from, len);
+		buf[len] = 0;
+		s6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, buf, &s6->sin6_addr) != 1)
+			return -1;
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			/* ::ffff:a.b.c.d is a.b.c.d, for rules and connections alike */
+			struct sockaddr_in *s4 = (struct sockaddr_in *)out;
+
+			memcpy(&v4, &s6->sin6_addr.s6_addr[12], 4);
+			memset(out, 0, sizeof(*out));
+			s4->sin_family = AF_INET;
+			s4->sin_addr.s_addr = v4;
+		}
+		return 1;
+	}
+	if (host[n - 1] == '.')
+		n--; /* a fully qualified spelling */
+	if (!ends_in_number(host, n))
+		return 0;
+	if (parse_ipv4(host, n, &v4) < 0)
+		return -1;
+	((struct sockaddr_in *)out)->sin_family = AF_INET;
+	((struct sockaddr_in *)out)->sin_addr.s_addr = htonl(v4);
+	return 1;
+}
+
+static const struct {
+	uint32_t net, mask;
+	const char *name;
+} v4_denied[] = {
+	{ 0x00000000, 0xff000000, "this network (0.0.0.0/8)" },
+	{ 0x0a000000, 0xff000000, "private (10.0.0.0/8)" },
+	{ 0x64400000, 0xffc00000, "shared address space (100.64.0.0/10)" },
+	{ 0x7f000000, 0xff000000, "loopback (127.0.0.0/8)" },
+	{ 0xa83f8110, 0xffffffff, "cloud platform service (Azure WireServer 168.63.129.16)" },
+	{ 0xa9fe0000, 0xffff0000, "link-local and cloud metadata (169.254.0.0/16)" },
+	{ 0xac100000, 0xfff00000, "private (172.16.0.0/12)" },
+	{ 0xc0000000, 0xffffff00, "IETF protocol assignments (192.0.0.0/24)" },
+	{ 0xc0a80000, 0xffff0000, "private (192.168.0.0/16)" },
+	{ 0xc6120000, 0xfffe0000, "benchmarking (198.18.0.0/15)" },
+	{ 0xe0000000, 0xf0000000, "multicast (224.0.0.0/4)" },
+	{ 0xf0000000, 0xf0000000, "reserved and broadcast (240.0.0.0/4)" },
+};
+
+static const char *v4_range(uint32_t a)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(v4_denied) / sizeof(v4_denied[0]); i++)
+		if ((a & v4_denied[i].mask) == v4_denied[i].net)
+			return v4_denied[i].name;
+	return NULL;
+}
+
+static int prefix(const unsigned char *a, const unsigned char *p, unsigned bits)
+{
+	unsigned full = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, p, full) != 0)
+		return 0;
+	return !rest || ((a[full] ^ p[full]) & (0xff << (8 - rest))) == 0;
+}
+
+static uint32_t v4_at(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+const char *tg_egress_denied_range(const struct sockaddr *sa)
+{
+	static const unsigned char zero[16], mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff },
+				   translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 };
+	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
+	static const unsigned char sixto4[2] = { 0x20, 0x02 }, teredo[4] = { 0x20, 0x01, 0, 0 };
+	static const unsigned char discard[8] = { 0x01, 0 }, ula[1] = { 0xfc },
+				   linklocal[2] = { 0xfe, 0x80 }, sitelocal[2] = { 0xfe, 0xc0 },
+				   multicast[1] = { 0xff };
+	const unsigned char *a;
+	const char *r;
+
+	if (sa->sa_family == AF_INET)
+		return v4_range(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	if (sa->sa_family != AF_INET6)
+		return "not an IP address";
+	a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	if (memcmp(a, zero, 16) == 0)
+		return "unspecified (::)";
+	if (memcmp(a, zero, 15) == 0 && a[15] == 1)
+		return "loopback (::1)";
+	/* the IPv4 address inside: judged as itself */
+	if (prefix(a, mapped, 96) || prefix(a, zero, 96) || prefix(a, nat64, 96) ||
+	    prefix(a, translated, 96))
+		return (r = v4_range(v4_at(a + 12))) ? r : NULL;
+	if (prefix(a, sixto4, 16))
+		return (r = v4_range(v4_at(a + 2))) ? r : NULL;
+	if (prefix(a, nat64_local, 48))
+		return "local NAT64 (64:ff9b:1::/48)";
+	if (prefix(a, teredo, 32))
+		return "Teredo (2001::/32), which hides an IPv4 address";
+	if (prefix(a, discard, 64))
+		return "discard-only (100::/64)";
+	if (prefix(a, ula, 7))
+		return "unique-local, cloud metadata among them (fc00::/7)";
+	if (prefix(a, linklocal, 10))
+		return "link-local (fe80::/10)";
+	if (prefix(a, sitelocal, 10))
+		return "site-local (fec0::/10)";
+	if (prefix(a, multicast, 8))
+		return "multicast (ff00::/8)";
+	return NULL;
+}

@@ -1,0 +1,741 @@
+/* Unit tests: the egress allowlist (src/sandbox/egress_*.c). Addresses in
+ * every spelling, the deny ranges, the rules, and the proxy itself over
+ * loopback only: an upstream of the test's own on 127.0.0.1, reached
+ * through a rule that names that address (a name that resolves there is
+ * refused, as loopback is). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "toolgate/egress.h"
+#include "unit.h"
+
+/* ---- addresses and rules ------------------------------------------------- */
+
+static int is_ip(const char *host, const char *want)
+{
+	struct sockaddr_storage a;
+	char text[INET6_ADDRSTRLEN];
+	const void *in;
+
+	if (tg_egress_parse_ip(host, &a) != 1)
+		return 0;
+	in = a.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&a)->sin_addr
+				    : (const void *)&((struct sockaddr_in6 *)&a)->sin6_addr;
+	inet_ntop(a.ss_family, in, text, sizeof(text));
+	if (strcmp(text, want) != 0)
+		fprintf(stderr, "%s read as %s, not %s\n", host, text, want);
+	return strcmp(text, want) == 0;
+}
+
+/* Every spelling a client library takes for an address is known as one. */
+static int spellings(void)
+{
+	struct sockaddr_storage a;
+
+	CHECK(is_ip("127.0.0.1", "127.0.0.1"));
+	CHECK(is_ip("2130706433", "127.0.0.1"));
+	CHECK(is_ip("0x7f000001", "127.0.0.1"));
+	CHECK(is_ip("0177.0.0.1", "127.0.0.1"));
+	CHECK(is_ip("0x7f.1", "127.0.0.1"));
+	CHECK(is_ip("127.1", "127.0.0.1"));
+	CHECK(is_ip("127.0.1", "127.0.0.1"));
+	CHECK(is_ip("169.254.169.254.", "169.254.169.254"));
+	CHECK(is_ip("0xA9.0xFE.0xA9.0xFE", "169.254.169.254"));
+	CHECK(is_ip("2852039166", "169.254.169.254"));
+	CHECK(is_ip("[::1]", "::1"));
+	/* an IPv4-mapped address is the IPv4 address */
+	CHECK(is_ip("::ffff:127.0.0.1", "127.0.0.1"));
+	CHECK(is_ip("[::ffff:a9fe:a9fe]", "169.254.169.254"));
+	CHECK(is_ip("[64:ff9b::a9fe:a9fe]", "64:ff9b::a9fe:a9fe"));
+	CHECK(is_ip("fd00:ec2::254", "fd00:ec2::254"));
+	/* names, and what is neither */
+	CHECK(tg_egress_parse_ip("api.example.com", &a) == 0);
+	CHECK(tg_egress_parse_ip("1e100.net", &a) == 0);
+	CHECK(tg_egress_parse_ip("1.2.3.4.5", &a) == -1);
+	CHECK(tg_egress_parse_ip("256.1.1.1", &a) == -1);
+	CHECK(tg_egress_parse_ip("1.2.3.256", &a) == -1);
+	CHECK(tg_egress_parse_ip("0x100000000", &a) == -1);
+	CHECK(tg_egress_parse_ip("08.1.1.1", &a) == -1);
+	CHECK(tg_egress_parse_ip("example.08", &a) == -1);
+	CHECK(tg_egress_parse_ip("[fe80::1%eth0]", &a) == -1);
+	CHECK(tg_egress_parse_ip("fe80::1%25eth0", &a) == -1);
+	CHECK(tg_egress_parse_ip("[::1", &a) == -1);
+	CHECK(tg_egress_parse_ip("", &a) == -1);
+	return 0;
+}
+
+static const char *range_of(const char *host)
+{
+	struct sockaddr_storage a;
+
+	if (tg_egress_parse_ip(host, &a) != 1)
+		return "(not an address)";
+	return tg_egress_denied_range((struct sockaddr *)&a);
+}
+
+/* The ranges no name may lead to, in IPv4 and every IPv6 form that
+ * embeds an IPv4 address; public addresses pass. */
+static int deny_ranges(void)
+{
+	static const char *const denied[] = {
+		"0.0.0.0", "10.1.2.3", "100.64.0.1", "127.0.0.1", "169.254.169.254",
+		"172.16.0.1", "172.31.255.255", "192.0.0.170", "192.168.1.1", "198.18.0.1",
+		"224.0.0.1", "255.255.255.255", "::", "::1", "::ffff:169.254.169.254",
+		"::ffff:10.0.0.1", "::127.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b:1::1",
+		"2002:a9fe:a9fe::", "2001:0:4136:e378::1", "fd00:ec2::254", "fc00::1",
+		"fe80::1", "fec0::1", "ff02::1", "100::1", "168.63.129.16", "::ffff:0:a9fe:a9fe",
+	};
+	static const char *const open[] = {
+		"8.8.8.8", "203.0.113.10", "172.32.0.1", "100.128.0.1", "169.253.255.255",
+		"2001:db8::1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		if (!range_of(denied[i]))
+			fprintf(stderr, "%s passed\n", denied[i]);
+		CHECK(range_of(denied[i]) != NULL);
+	}
+	for (i = 0; i < sizeof(open) / sizeof(open[0]); i++) {
+		if (range_of(open[i]))
+			fprintf(stderr, "%s denied: %s\n", open[i], range_of(open[i]));
+		CHECK(range_of(open[i]) == NULL);
+	}
+	CHECK(strstr(range_of("169.254.169.254"), "metadata"));
+	CHECK(strstr(range_of("fd00:ec2::254"), "metadata"));
+	return 0;
+}
+
+static int policy_of(const char *const *rules, size_t n, struct tg_egress_policy **p)
+{
+	struct tg_error err;
+
+	tg_error_clear(&err);
+	if (tg_egress_policy_new(rules, n, p, &err) < 0) {
+		fprintf(stderr, "policy: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* A name opens only its ports; an address only by a rule naming it, in
+ * whichever spelling; malformed rules are refused. */
+static int rules(void)
+{
+	static const char *const good[] = { "api.example.com:443", "API.example.com:8443",
+					    "db.internal.:5432", "169.254.169.254:80",
+					    "[fd00:ec2::254]:80" };
+	static const char *const bad[] = { "api.example.com", "api.example.com:0",
+					   "api.example.com:65536", "api.example.com:http",
+					   "ap i.example.com:80", "*.example.com:443",
+					   "fd00::1:80", "[fd00::1]", "1.2.3.4.5:80",
+					   "http://api.example.com:80", ":80", "a..b:80" };
+	struct tg_egress_policy *p;
+	struct tg_error err;
+	int lit;
+	size_t i;
+
+	CHECK(policy_of(good, 5, &p) == 0);
+	CHECK(tg_egress_policy_check(p, "api.example.com", 443, &lit) == NULL && !lit);
+	CHECK(tg_egress_policy_check(p, "API.EXAMPLE.COM.", 443, &lit) == NULL);
+	CHECK(tg_egress_policy_check(p, "api.example.com", 8443, &lit) == NULL);
+	CHECK(strstr(tg_egress_policy_check(p, "api.example.com", 22, &lit), "other ports"));
+	CHECK(tg_egress_policy_check(p, "db.internal", 5432, &lit) == NULL);
+	CHECK(tg_egress_policy_check(p, "evil.example.com", 443, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "example.com", 443, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "x.api.example.com", 443, &lit) != NULL);
+	/* the literal rule, in other spellings */
+	CHECK(tg_egress_policy_check(p, "169.254.169.254", 80, &lit) == NULL && lit);
+	CHECK(tg_egress_policy_check(p, "0xa9fea9fe", 80, &lit) == NULL && lit);
+	CHECK(tg_egress_policy_check(p, "169.254.169.254", 81, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "[fd00:ec2:0::254]", 80, &lit) == NULL && lit);
+	CHECK(tg_egress_policy_check(p, "[::ffff:169.254.169.254]", 80, &lit) == NULL && lit);
+	CHECK(tg_egress_policy_check(p, "169.254.169.253", 80, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "10.0.0.1", 443, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "a b", 443, &lit) != NULL);
+	CHECK(tg_egress_policy_check(p, "api.example.com", 0, &lit) != NULL);
+	tg_egress_policy_free(p);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tg_error_clear(&err);
+		if (tg_egress_policy_new(&bad[i], 1, &p, &err) == 0)
+			fprintf(stderr, "rule %s taken\n", bad[i]);
+		CHECK(p == NULL && strstr(err.msg, "HOST:PORT"));
+	}
+	return 0;
+}
+
+/* ---- the proxy -------------------------------------------------------------- */
+
+/* An upstream on 127.0.0.1: each connection's bytes are kept (until the
+ * head's end and 100 ms of quiet), answered with a short HTTP response
+ * that echoes how many bytes came, and closed. */
+struct upstream {
+	int fd;
+	unsigned port;
+	pthread_t t;
+	pthread_mutex_t lock;
+	char got[8192];
+	size_t len;
+	int conns;
+};
+
+static void *upstream_main(void *arg)
+{
+	struct upstream *u = arg;
+
+	for (;;) {
+		char buf[4096], out[128];
+		size_t len = 0;
+		int c = accept(u->fd, NULL, NULL), n;
+
+		if (c < 0)
+			return NULL;
+		for (;;) {
+			struct pollfd pf = { c, POLLIN, 0 };
+			ssize_t r;
+
+			if (poll(&pf, 1, len && memmem(buf, len, "\r\n\r\n", 4) ? 100 : 2000) <= 0)
+				break;
+			r = read(c, buf + len, sizeof(buf) - len);
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+			if (len == sizeof(buf))
+				break;
+		}
+		pthread_mutex_lock(&u->lock);
+		u->conns++;
+		u->len = len < sizeof(u->got) - 1 ? len : sizeof(u->got) - 1;
+		memcpy(u->got, buf, u->len);
+		u->got[u->len] = 0;
+		pthread_mutex_unlock(&u->lock);
+		n = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nup:%03zu",
+			     len % 1000);
+		if (write(c, out, (size_t)n) < 0) {
+			/* the test sees it */
+		}
+		close(c);
+	}
+}
+
+static int upstream_start(struct upstream *u)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+
+	memset(u, 0, sizeof(*u));
+	pthread_mutex_init(&u->lock, NULL);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	u->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (u->fd < 0 || bind(u->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    listen(u->fd, 16) < 0 || getsockname(u->fd, (struct sockaddr *)&sin, &len) < 0)
+		return -1;
+	u->port = ntohs(sin.sin_port);
+	return pthread_create(&u->t, NULL, upstream_main, u) == 0 ? 0 : -1;
+}
+
+struct denials {
+	pthread_mutex_t lock;
+	char last[512];
+	int n;
+};
+
+static void on_deny(void *ctx, const char *destination, const char *why)
+{
+	struct denials *d = ctx;
+
+	pthread_mutex_lock(&d->lock);
+	snprintf(d->last, sizeof(d->last), "%s %s", destination, why);
+	d->n++;
+	pthread_mutex_unlock(&d->lock);
+}
+
+struct rig {
+	struct upstream up;
+	struct tg_egress_policy *policy;
+	struct tg_egress_proxy *proxy;
+	struct denials denials;
+	char dir[64], path[100];
+};
+
+/* An upstream, a policy naming 127.0.0.1:its port (and the name
+ * loop.test:its port, which resolves to 127.0.0.1 and so is refused), a
+ * proxy on a socket in a fresh directory. */
+static int rig_start(struct rig *g, unsigned max_clients, unsigned head_ms)
+{
+	static char crowd[17][40];
+	static const char *hosts[3 + 17 + 1] = { "loop.test=127.0.0.1", "many.test=203.0.113.1",
+						 "many.test=10.0.0.1" };
+	struct tg_egress_proxy_options o;
+	char r1[64], r2[64], r3[64], r4[64];
+	const char *rules[4] = { r1, r2, r3, r4 };
+	struct tg_error err;
+	int i;
+
+	for (i = 0; i < 17; i++) {
+		snprintf(crowd[i], sizeof(crowd[i]), "crowd.test=203.0.113.%d", i + 1);
+		hosts[3 + i] = crowd[i];
+	}
+	memset(g, 0, sizeof(*g));
+	signal(SIGPIPE, SIG_IGN); /* a refused client's write may come late */
+	pthread_mutex_init(&g->denials.lock, NULL);
+	if (upstream_start(&g->up) < 0 || unit_tmpdir(g->dir, "egress") < 0)
+		return -1;
+	snprintf(r1, sizeof(r1), "127.0.0.1:%u", g->up.port);
+	snprintf(r2, sizeof(r2), "loop.test:%u", g->up.port);
+	snprintf(r3, sizeof(r3), "many.test:%u", g->up.port);
+	snprintf(r4, sizeof(r4), "crowd.test:%u", g->up.port);
+	if (policy_of(rules, 4, &g->policy) < 0)
+		return -1;
+	snprintf(g->path, sizeof(g->path), "%s/proxy.sock", g->dir);
+	memset(&o, 0, sizeof(o));
+	o.socket_path = g->path;
+	o.policy = g->policy;
+	o.hosts = hosts;
+	o.on_deny = on_deny;
+	o.ctx = &g->denials;
+	o.max_clients = max_clients;
+	o.head_timeout_ms = head_ms;
+	o.idle_timeout_ms = 2000;
+	tg_error_clear(&err);
+	if (tg_egress_proxy_start(&o, &g->proxy, &err) < 0) {
+		fprintf(stderr, "proxy: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void rig_stop(struct rig *g)
+{
+	tg_egress_proxy_stop(g->proxy);
+	tg_egress_policy_free(g->policy);
+	unit_rmtree(g->dir);
+}
+
+static int dial(const struct rig *g)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", g->path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Everything fd sends until it closes, or 3 s pass (into buf, NUL-ended). */
+static size_t drain(int fd, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (len + 1 >= cap || poll(&pf, 1, 3000) <= 0)
+			break;
+		r = read(fd, buf + len, cap - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = 0;
+	return len;
+}
+
+/* Send req (len bytes) as one client and read the whole answer. */
+static size_t exchange(const struct rig *g, const char *req, size_t len, char *buf, size_t cap)
+{
+	int fd = dial(g);
+	size_t n;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return 0;
+	if (write(fd, req, len) != (ssize_t)len) {
+		/* refused before it was all sent: the answer is still there */
+	}
+	n = drain(fd, buf, cap);
+	close(fd);
+	return n;
+}
+
+static size_t ask(const struct rig *g, const char *req, char *buf, size_t cap)
+{
+	return exchange(g, req, strlen(req), buf, cap);
+}
+
+/* CONNECT to the allowed address, and the tunnel carries bytes both ways;
+ * other ports and the name that resolves to loopback are refused. */
+static int proxy_connect(void)
+{
+	struct rig g;
+	char req[256], buf[4096];
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: x\r\n\r\nPING\r\n\r\n",
+		 g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 200 Connection established\r\n\r\n", 39) == 0);
+	CHECK(strstr(buf, "up:008"));
+	CHECK(strcmp(g.up.got, "PING\r\n\r\n") == 0);
+	/* another port of the same address */
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", g.up.port + 1);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "other ports"));
+	/* the same address in another spelling is the same rule */
+	snprintf(req, sizeof(req), "CONNECT 0x7f.1:%u HTTP/1.1\r\n\r\nPING\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "200 Connection established") && strstr(buf, "up:008"));
+	/* a listed name that resolves into a deny range */
+	snprintf(req, sizeof(req), "CONNECT loop.test:%u HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "loopback"));
+	CHECK(strstr(g.denials.last, "loop.test:") && strstr(g.denials.last, "loopback"));
+	/* one denied address among a name's many is enough */
+	snprintf(req, sizeof(req), "CONNECT many.test:%u HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "10.0.0.1"));
+	/* a name with more addresses than are checked */
+	snprintf(req, sizeof(req), "CONNECT crowd.test:%u HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "more than 16 addresses"));
+	/* a name never listed, and the metadata address */
+	ask(&g, "CONNECT metadata.google.internal:80 HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "no rule names this host"));
+	ask(&g, "CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0 && strstr(buf, "no rule names this address"));
+	CHECK(g.up.conns == 2);
+	CHECK(g.denials.n == 6);
+	rig_stop(&g);
+	return 0;
+}
+
+/* A tunnel through an allowed host that begins with a CONNECT of its own
+ * (a proxy behind the allowed host) is cut, and recorded. */
+static int proxy_chain(void)
+{
+	struct rig g;
+	char req[256], buf[4096];
+	int fd;
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", g.up.port);
+	fd = dial(&g);
+	CHECK(fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req));
+	CHECK(read(fd, buf, 39) == 39 && strncmp(buf, "HTTP/1.1 200", 12) == 0);
+	/* in two pieces, as a slow client would */
+	CHECK(write(fd, "conn", 4) == 4);
+	usleep(50000);
+	CHECK(write(fd, "ect 10.0.0.1:22 HTTP/1.1\r\n\r\n", 28) == 28);
+	drain(fd, buf, sizeof(buf));
+	close(fd);
+	CHECK(strstr(buf, "up:") == NULL);
+	CHECK(strstr(g.denials.last, "a proxy request inside the tunnel"));
+	/* after empty lines; an absolute-form request to a proxy */
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n\r\n\r\nCONNECT a:1 "
+		 "HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "up:") == NULL && g.denials.n == 2);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\nGET HTTP://10.0.0.1/ "
+		 "HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "up:") == NULL && g.denials.n == 3);
+	/* whereas CONNECT further on in a tunnel is only data */
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n"
+		 "X: CONNECT a:1 HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "up:"));
+	rig_stop(&g);
+	return 0;
+}
+
+/* Plain HTTP: the origin form goes on, Host written from the URL, hop-by-
+ * hop headers dropped, the body by its Content-Length, and nothing a
+ * client pipelines after it. */
+static int proxy_http(void)
+{
+	struct rig g;
+	char req[512], buf[4096];
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	snprintf(req, sizeof(req),
+		 "POST http://127.0.0.1:%u/path?q=1 HTTP/1.1\r\nHost: evil.test\r\n"
+		 "Proxy-Authorization: Basic eA==\r\nContent-Length: 5\r\nX-Keep: yes\r\n"
+		 "Connection: keep-alive\r\n\r\nhello"
+		 "GET http://127.0.0.1:%u/second HTTP/1.1\r\n\r\n",
+		 g.up.port, g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 200 OK", 15) == 0);
+	pthread_mutex_lock(&g.up.lock);
+	snprintf(req, sizeof(req), "POST /path?q=1 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n", g.up.port);
+	CHECK(strncmp(g.up.got, req, strlen(req)) == 0);
+	CHECK(strstr(g.up.got, "X-Keep: yes\r\n"));
+	CHECK(strstr(g.up.got, "Connection: close\r\n\r\nhello"));
+	CHECK(!strstr(g.up.got, "evil.test") && !strstr(g.up.got, "Proxy-Authorization"));
+	CHECK(!strstr(g.up.got, "keep-alive") && !strstr(g.up.got, "second"));
+	CHECK(g.up.conns == 1);
+	pthread_mutex_unlock(&g.up.lock);
+	/* a URL without a path; https: goes through CONNECT */
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u HTTP/1.0\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "200 OK") && strncmp(g.up.got, "GET / HTTP/1.0\r\n", 16) == 0);
+	ask(&g, "GET https://127.0.0.1/ HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 400 ", 13) == 0 && strstr(buf, "CONNECT"));
+	ask(&g, "GET http://user@127.0.0.1/ HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 400 ", 13) == 0);
+	ask(&g, "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n\r\n", buf,
+	    sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 403 ", 13) == 0);
+	ask(&g, "GET /relative HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 405 ", 13) == 0);
+	CHECK(g.up.conns == 2);
+	rig_stop(&g);
+	return 0;
+}
+
+/* Malformed and hostile heads: each a clear refusal, none reaches the
+ * upstream, and the proxy serves the next client. */
+static int proxy_bad_input(void)
+{
+	static const struct {
+		const char *req;
+		const char *status;
+	} cases[] = {
+		{ "GARBAGE\r\n\r\n", "400" },
+		{ "GET  http://127.0.0.1/ HTTP/1.1\r\n\r\n", "400" },
+		{ "GET http://127.0.0.1/ HTTP/2.0\r\n\r\n", "400" },
+		{ "G<T http://127.0.0.1/ HTTP/1.1\r\n\r\n", "400" },
+		{ "CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n", "400" },
+		{ "CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n", "400" },
+		{ "CONNECT [::1 HTTP/1.1\r\n\r\n", "400" },
+		{ "GET http://127.0.0.1/ HTTP/1.1\r\nNoColon\r\n\r\n", "400" },
+		{ "GET http://127.0.0.1/ HTTP/1.1\r\n Folded: x\r\n\r\n", "400" },
+		{ "GET http://127.0.0.1/ HTTP/1.1\r\nX: a\nHost: b\r\n\r\n", "400" },
+		{ "GET http://127.0.0.1/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		  "400" },
+		{ "GET http://127.0.0.1/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "400" },
+		{ "POST http://127.0.0.1/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "411" },
+	};
+	struct rig g;
+	char buf[4096], *flood;
+	size_t i, n = 0;
+
+	CHECK(rig_start(&g, 0, 300) == 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ask(&g, cases[i].req, buf, sizeof(buf));
+		if (strncmp(buf + 9, cases[i].status, 3) != 0)
+			fprintf(stderr, "%s: %s\n", cases[i].req, buf);
+		CHECK(strncmp(buf, "HTTP/1.1 ", 9) == 0 && strncmp(buf + 9, cases[i].status, 3) == 0);
+		CHECK(strstr(buf, "toolgate egress: "));
+	}
+	/* a NUL; a head over 16 KiB; more than 100 lines */
+	exchange(&g, "GET http://a/ HTTP/1.1\r\nX: \0\r\n\r\n", 32, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 400 ", 13) == 0);
+	flood = malloc(64 << 10);
+	CHECK(flood);
+	n = (size_t)sprintf(flood, "GET http://127.0.0.1/ HTTP/1.1\r\n");
+	while (n < (20u << 10))
+		n += (size_t)sprintf(flood + n, "X-Long: %0100d\r\n", 0);
+	exchange(&g, flood, n, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 431 ", 13) == 0);
+	n = (size_t)sprintf(flood, "GET http://127.0.0.1/ HTTP/1.1\r\n");
+	for (i = 0; i < 101; i++)
+		n += (size_t)sprintf(flood + n, "X: %zu\r\n", i);
+	n += (size_t)sprintf(flood + n, "\r\n");
+	exchange(&g, flood, n, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 431 ", 13) == 0);
+	free(flood);
+	/* a client that never finishes its head */
+	exchange(&g, "GET http://127.0.0.1/ HTTP/1.1\r\n", 32, buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 408 ", 13) == 0);
+	CHECK(g.up.conns == 0);
+	rig_stop(&g);
+	return 0;
+}
+
+/* SOCKS5: a name the proxy resolves, an address, refusals in SOCKS's own
+ * codes, and no method but "no authentication". */
+static int proxy_socks(void)
+{
+	struct rig g;
+	unsigned char req[300], buf[4096];
+	size_t n;
+	int fd;
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	/* IPv4 127.0.0.1 */
+	fd = dial(&g);
+	CHECK(fd >= 0);
+	n = 0;
+	memcpy(req, "\x05\x01\x00" "\x05\x01\x00\x01\x7f\x00\x00\x01", 11);
+	n = 11;
+	req[n++] = (unsigned char)(g.up.port >> 8);
+	req[n++] = (unsigned char)(g.up.port & 0xff);
+	memcpy(req + n, "HI\r\n\r\n", 6);
+	n += 6;
+	CHECK(write(fd, req, n) == (ssize_t)n);
+	n = drain(fd, (char *)buf, sizeof(buf));
+	close(fd);
+	CHECK(n >= 12 && memcmp(buf, "\x05\x00\x05\x00", 4) == 0);
+	CHECK(strstr((char *)buf + 12, "up:006"));
+	/* a name: loop.test resolves to loopback, refused (2: not allowed) */
+	fd = dial(&g);
+	CHECK(fd >= 0);
+	n = (size_t)sprintf((char *)req, "\x05\x01%c\x05\x01%c\x03%c%s", 0, 0, 9, "loop.test");
+	req[n++] = (unsigned char)(g.up.port >> 8);
+	req[n++] = (unsigned char)(g.up.port & 0xff);
+	CHECK(write(fd, req, n) == (ssize_t)n);
+	n = drain(fd, (char *)buf, sizeof(buf));
+	close(fd);
+	CHECK(n == 12 && buf[2] == 5 && buf[3] == 2);
+	CHECK(strstr(g.denials.last, "loop.test") && strstr(g.denials.last, "loopback"));
+	/* BIND (7: command not supported); username auth only (no method) */
+	fd = dial(&g);
+	CHECK(fd >= 0 && write(fd, "\x05\x01\x00\x05\x02\x00\x01\x7f\x00\x00\x01\x00\x50", 13) == 13);
+	n = drain(fd, (char *)buf, sizeof(buf));
+	close(fd);
+	CHECK(n == 12 && buf[3] == 7);
+	fd = dial(&g);
+	CHECK(fd >= 0 && write(fd, "\x05\x01\x02", 3) == 3);
+	n = drain(fd, (char *)buf, sizeof(buf));
+	close(fd);
+	CHECK(n == 2 && buf[1] == 0xff);
+	CHECK(g.up.conns == 1);
+	rig_stop(&g);
+	return 0;
+}
+
+/* Refusals are reported escaped, the first 100 one by one and the rest
+ * counted at the end; a SOCKS tunnel that starts a proxy request is cut;
+ * a NUL in a body that came with the head is the body's business. */
+static int proxy_reports(void)
+{
+	struct rig g;
+	char req[256], buf[4096];
+	unsigned char s[300];
+	size_t n;
+	int fd, i;
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	/* a SOCKS name with an escape sequence in it */
+	fd = dial(&g);
+	CHECK(fd >= 0);
+	n = (size_t)sprintf((char *)s, "\x05\x01%c\x05\x01%c\x03%c%s", 0, 0, 9, "\x1b[31m.red");
+	s[n++] = 0;
+	s[n++] = 80;
+	CHECK(write(fd, s, n) == (ssize_t)n);
+	drain(fd, buf, sizeof(buf));
+	close(fd);
+	CHECK(strstr(g.denials.last, "\\x1b[31m.red:80 "));
+	/* a SOCKS tunnel to the allowed address that starts a CONNECT */
+	fd = dial(&g);
+	CHECK(fd >= 0);
+	memcpy(s, "\x05\x01\x00\x05\x01\x00\x01\x7f\x00\x00\x01", 11);
+	s[11] = (unsigned char)(g.up.port >> 8);
+	s[12] = (unsigned char)(g.up.port & 0xff);
+	memcpy(s + 13, "CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\n", 32);
+	CHECK(write(fd, s, 45) == 45);
+	n = drain(fd, buf, sizeof(buf));
+	close(fd);
+	CHECK(n == 12 && strstr(g.denials.last, "a proxy request inside the tunnel"));
+	/* a body with a NUL, sent with its head */
+	n = (size_t)snprintf(req, sizeof(req), "POST http://127.0.0.1:%u/ HTTP/1.1\r\n"
+			     "Content-Length: 3\r\n\r\na", g.up.port);
+	memcpy(req + n, "\0b", 2);
+	exchange(&g, req, n + 2, buf, sizeof(buf));
+	CHECK(strstr(buf, "200 OK"));
+	/* a flood of refusals */
+	for (i = 0; i < 110; i++)
+		ask(&g, "CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(g.denials.n == 100);
+	rig_stop(&g);
+	CHECK(g.denials.n == 101 && strstr(g.denials.last, "12 more refusals"));
+	return 0;
+}
+
+/* At most max_clients at once: one more is told 503 and the others go on;
+ * adopt takes connected sockets and nothing else. */
+static int proxy_limits(void)
+{
+	struct rig g;
+	char req[256], buf[4096];
+	int held, fds[2], pfd[2];
+
+	CHECK(rig_start(&g, 1, 2000) == 0);
+	held = dial(&g);
+	CHECK(held >= 0 && write(held, "GET", 3) == 3);
+	usleep(100000);
+	ask(&g, "GET http://127.0.0.1/ HTTP/1.1\r\n\r\n", buf, sizeof(buf));
+	CHECK(strncmp(buf, "HTTP/1.1 503 ", 13) == 0);
+	close(held);
+	usleep(100000);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\n\r\n", g.up.port);
+	ask(&g, req, buf, sizeof(buf));
+	CHECK(strstr(buf, "200 OK"));
+	/* adopt: a pipe is refused, a socket pair's end is served */
+	CHECK(pipe(pfd) == 0);
+	errno = 0;
+	CHECK(tg_egress_proxy_adopt(g.proxy, pfd[0]) < 0 && errno == ENOTSOCK);
+	close(pfd[1]);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+	usleep(100000); /* the last client's thread has left */
+	CHECK(tg_egress_proxy_adopt(g.proxy, fds[1]) == 0);
+	CHECK(write(fds[0], req, strlen(req)) == (ssize_t)strlen(req));
+	drain(fds[0], buf, sizeof(buf));
+	close(fds[0]);
+	CHECK(strstr(buf, "200 OK"));
+	rig_stop(&g);
+	return 0;
+}
+
+/* Stopping ends every connection at once, a silent tunnel included. */
+static int proxy_stop(void)
+{
+	struct rig g;
+	char req[256], buf[64];
+	struct timespec a, b;
+	int fd;
+
+	CHECK(rig_start(&g, 0, 0) == 0);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", g.up.port);
+	fd = dial(&g);
+	CHECK(fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req));
+	CHECK(read(fd, buf, 39) == 39);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	rig_stop(&g);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK(b.tv_sec - a.tv_sec < 2);
+	CHECK(read(fd, buf, sizeof(buf)) <= 0);
+	close(fd);
+	CHECK(access(g.path, F_OK) < 0);
+	return 0;
+}
+
+const struct unit_test egress_tests[] = {
+	{ "egress/spellings", spellings },
+	{ "egress/deny_ranges", deny_ranges },
+	{ "egress/rules", rules },
+	{ "egress/proxy_connect", proxy_connect },
+	{ "egress/proxy_chain", proxy_chain },
+	{ "egress/proxy_http", proxy_http },
+	{ "egress/proxy_bad_input", proxy_bad_input },
+	{ "egress/proxy_socks", proxy_socks },
+	{ "egress/proxy_limits", proxy_limits },
+	{ "egress/proxy_reports", proxy_reports },
+	{ "egress/proxy_stop", proxy_stop },
+	UNIT_TESTS_END
+};
