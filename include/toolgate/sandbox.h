@@ -223,6 +223,43 @@ TG_API int tg_sandbox_run(const struct tg_sandbox_spec *spec,
 			  struct tg_sandbox_result **out, struct tg_error *err);
 TG_API void tg_sandbox_result_free(struct tg_sandbox_result *result);
 
+/*
+ * The warm pool: sandboxes made ahead of their calls (docs/SANDBOX.md).
+ *
+ * A pool keeps size (1 to 64) sandboxes of template ready, every layer in
+ * place, each waiting for its command; prestart: with the template's own
+ * command already started, waiting for its stdin (an interpreter that has
+ * done its imports). tg_sandbox_pool_run runs spec in a ready one when
+ * spec matches the template: the same tier, limits, timeout, tmpfs size,
+ * binds (no overlay), work directory, host ids, cgroup parent and egress
+ * or none; for a prestart pool also the same command and environment.
+ * Otherwise, or when none is ready, it runs spec cold (tg_sandbox_run).
+ * Its result is the one a cold run gives. A sandbox serves one call and is
+ * destroyed; the pool's thread refills it in the background. Sandboxes
+ * with egress always run cold.
+ */
+struct tg_sandbox_pool;
+
+struct tg_sandbox_pool_stats {
+	unsigned size;           /* sandboxes kept ready */
+	unsigned ready;          /* ready now */
+	unsigned refilling;      /* being made now */
+	unsigned spent;          /* used, waiting to be destroyed */
+	unsigned long long made, failed; /* sandboxes made ready, and that failed */
+	unsigned long long warm_runs, cold_runs; /* calls that found one, and not */
+	char last_error[256];    /* why the last one failed */
+};
+
+TG_API int tg_sandbox_pool_new(const struct tg_sandbox_spec *template_spec, unsigned size,
+			       int prestart, struct tg_sandbox_pool **out, struct tg_error *err);
+/* Destroy the ready sandboxes. No tg_sandbox_pool_run may be running. */
+TG_API void tg_sandbox_pool_free(struct tg_sandbox_pool *pool);
+/* pool NULL: tg_sandbox_run. */
+TG_API int tg_sandbox_pool_run(struct tg_sandbox_pool *pool, const struct tg_sandbox_spec *spec,
+			       struct tg_sandbox_result **out, struct tg_error *err);
+TG_API void tg_sandbox_pool_get_stats(struct tg_sandbox_pool *pool,
+				      struct tg_sandbox_pool_stats *stats);
+
 /* The result as one JSON object, NUL-terminated, malloc'd. Output that is
  * not valid UTF-8 is base64-encoded and marked so. */
 TG_API char *tg_sandbox_result_json(const struct tg_sandbox_result *result,

@@ -248,10 +248,10 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static void run_command(const struct sb_plan *plan) __attribute__((noreturn));
-static void run_command(const struct sb_plan *plan)
+static void run_command(const struct sb_plan *plan, char *const *argv, char *const *envp)
+	__attribute__((noreturn));
+static void run_command(const struct sb_plan *plan, char *const *argv, char *const *envp)
 {
-	const struct tg_sandbox_spec *spec = plan->spec;
 	struct sb_msg m;
 	int status_fd = 3;
 
@@ -274,14 +274,66 @@ static void run_command(const struct sb_plan *plan)
 	/* PATH lookup with the sandbox's environment, not the caller's:
 	 * execvp reads environ (shared with init through vfork; init does not
 	 * use it). Signals were reset in init before the vfork. */
-	environ = (char **)plan->envp;
-	execvp(spec->argv[0], spec->argv);
+	environ = (char **)envp;
+	execvp(argv[0], argv);
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_EXEC_ERROR;
 	m.err = errno;
-	snprintf(m.text, sizeof(m.text), "%s: %s", spec->argv[0], errdesc(m.err));
+	snprintf(m.text, sizeof(m.text), "%s: %s", argv[0], errdesc(m.err));
 	send_msg(status_fd, &m);
 	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* A warm sandbox's job (pool.c): its command and environment, read from
+ * the job socket into memory of our own (no malloc here). The sandbox
+ * waits for it with every layer in place; EOF means the pool let it go. */
+static char job_buf[SB_ARG_MAX + 4096];
+static char *job_argv[SB_MAX_ARGV + 1];
+static char *job_envp[SB_MAX_ENV + 24];
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	char *b = buf;
+
+	while (n) {
+		ssize_t r = read(fd, b, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void wait_job(const struct sb_plan *plan)
+{
+	struct sb_job h;
+	size_t off = 0;
+	uint32_t i;
+
+	if (read_full(plan->job_rd, &h, sizeof(h)) < 0)
+		_exit(0);
+	if (h.argc == 0 || h.argc > SB_MAX_ARGV || h.envc >= sizeof(job_envp) / sizeof(char *) ||
+	    h.len > sizeof(job_buf) || read_full(plan->job_rd, job_buf, h.len) < 0)
+		child_fail(plan, "warm pool", EINVAL, "a malformed job");
+	close(plan->job_rd);
+	for (i = 0; i < h.argc + h.envc; i++) {
+		char *s = job_buf + off;
+		char *nul = memchr(s, 0, h.len - off);
+
+		if (off >= h.len || !nul)
+			child_fail(plan, "warm pool", EINVAL, "a malformed job");
+		if (i < h.argc)
+			job_argv[i] = s;
+		else
+			job_envp[i - h.argc] = s;
+		off = (size_t)(nul - job_buf) + 1;
+	}
+	job_argv[h.argc] = NULL;
+	job_envp[h.envc] = NULL;
 }
 
 /* Namespaces, cgroup, session, filesystem, identity: everything that
@@ -379,7 +431,7 @@ void child_main(const struct sb_plan *plan)
 		plan->sync_rd, plan->status_wr, plan->sock_wr,
 		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
 		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
-		plan->egress_wr,
+		plan->egress_wr, plan->job_rd,
 	};
 	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
 			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
@@ -418,6 +470,8 @@ void child_main(const struct sb_plan *plan)
 	m.status = (int)layers;
 	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
 		_exit(125); /* parent gone */
+	if (plan->job_rd >= 0)
+		wait_job(plan);
 
 	/* vfork: our address space is a copy of the caller's, possibly large;
 	 * the command's process borrows it until exec instead of copying the
@@ -426,7 +480,8 @@ void child_main(const struct sb_plan *plan)
 	if (pid < 0)
 		child_fail(plan, "process", errno, "fork");
 	if (pid == 0)
-		run_command(plan);
+		run_command(plan, plan->job_rd >= 0 ? job_argv : plan->spec->argv,
+			    plan->job_rd >= 0 ? job_envp : plan->envp);
 	close(plan->stdin_rd);
 	close(plan->stdout_wr);
 	close(plan->stderr_wr);

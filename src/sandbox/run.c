@@ -111,6 +111,7 @@ struct run {
 	struct sb_cgroup *cg;
 	int sync_w, status_r, sock_r, stdin_w, stdout_r, stderr_r;
 	int egress_r;             /* the sandbox's loopback connections, or -1 */
+	int job_w;                /* a warm sandbox's job goes here, or -1 */
 	int pidfd, listener, cg_clone_fd;
 	pid_t pid;
 	int reaped;
@@ -729,8 +730,9 @@ static struct run *run_new(const struct tg_sandbox_spec *spec)
 		return NULL;
 	r->spec = spec;
 	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
-	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = -1;
+	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = r->job_w = -1;
 	r->plan.sync_rd = r->plan.status_wr = r->plan.sock_wr = r->plan.egress_wr = -1;
+	r->plan.job_rd = -1;
 	r->plan.stdin_rd = r->plan.stdout_wr = r->plan.stderr_wr = -1;
 	for (i = 0; i < 3; i++)
 		r->plan.cg_tasks[i] = -1;
@@ -746,6 +748,7 @@ static void close_child_ends(struct run *r)
 	close_fd(&r->plan.status_wr);
 	close_fd(&r->plan.sock_wr);
 	close_fd(&r->plan.egress_wr);
+	close_fd(&r->plan.job_rd);
 	close_fd(&r->plan.stdin_rd);
 	close_fd(&r->plan.stdout_wr);
 	close_fd(&r->plan.stderr_wr);
@@ -755,7 +758,7 @@ static void close_child_ends(struct run *r)
 }
 
 /* Every channel between parent and child, both ends, close-on-exec. */
-static int open_channels(struct run *r, struct tg_error *err)
+static int open_channels(struct run *r, int warm, struct tg_error *err)
 {
 	int p[5][2], sock[2], i;
 
@@ -797,6 +800,12 @@ static int open_channels(struct run *r, struct tg_error *err)
 		r->egress_r = sock[0];
 		r->plan.egress_wr = sock[1];
 	}
+	if (warm) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) < 0)
+			return tg_error_sys(err, errno, "socketpair");
+		r->job_w = sock[0];
+		r->plan.job_rd = sock[1];
+	}
 	return 0;
 }
 
@@ -816,6 +825,7 @@ static void run_free(struct run *r)
 	close_fd(&r->status_r);
 	close_fd(&r->sock_r);
 	close_fd(&r->egress_r);
+	close_fd(&r->job_w);
 	close_fd(&r->stdin_w);
 	close_fd(&r->stdout_r);
 	close_fd(&r->stderr_r);
@@ -826,42 +836,22 @@ static void run_free(struct run *r)
 	free(r);
 }
 
-int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
-		   struct tg_error *err)
+/* Plan, channels, cgroup, clone, id maps, go: the sandbox is on its way
+ * (warm: to wait for its job once its layers are in place). */
+static int launch(struct run *r, int warm, struct tg_error *err)
 {
-	struct tg_sandbox_result *res = NULL;
-	struct run *r = NULL;
 	char go = 'g';
-	int rc = -1;
 
-	*out = NULL;
-	if (!spec || !spec->argv)
-		return tg_error_set(err, TG_ERR_INVALID, "no command given");
-	pthread_once(&probe_once, probe_host_once);
-	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
-		return -1;
-	r = run_new(spec);
-	res = result_new();
-	if (!r || !res) {
-		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if (plan_run(r, err) < 0 || open_channels(r, err) < 0 ||
-	    cgroup_create(spec, &r->cg, err) < 0 ||
+	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0 ||
+	    cgroup_create(r->spec, &r->cg, err) < 0 ||
 	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
-		goto out;
-	if (spec->stdin_fd < 0)
-		r->caller_in_eof = 1;
-
+		return -1;
 	r->start = now_us();
-	r->deadline = r->start + spec->timeout_ms * 1000u;
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
 	r->plan.trace_start = r->start;
 	r->pid = clone_sandbox(&r->pidfd, r->cg_clone_fd);
-	if (r->pid < 0) {
-		tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
-		goto out;
-	}
+	if (r->pid < 0)
+		return tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
 	if (r->pid == 0)
 		child_main(&r->plan);
 	close_child_ends(r);
@@ -875,14 +865,139 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 	}
 	close_fd(&r->sync_w);
 	trace_parent(r, "maps, go");
+	return 0;
+}
 
+/* Supervise r's command to its result. */
+static int conclude(struct run *r, struct tg_sandbox_result **out, struct tg_error *err)
+{
+	struct tg_sandbox_result *res = result_new();
+
+	if (!res)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (r->spec->stdin_fd < 0)
+		r->caller_in_eof = 1;
+	r->deadline = now_us() + r->spec->timeout_ms * 1000u;
 	supervise(r, res);
 	finish(r, res);
 	*out = res;
-	res = NULL;
-	rc = 0;
-out:
+	return 0;
+}
+
+int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
+		   struct tg_error *err)
+{
+	struct run *r;
+	int rc = -1;
+
+	*out = NULL;
+	if (!spec || !spec->argv)
+		return tg_error_set(err, TG_ERR_INVALID, "no command given");
+	pthread_once(&probe_once, probe_host_once);
+	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
+		return -1;
+	r = run_new(spec);
+	if (!r)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (launch(r, 0, err) == 0)
+		rc = conclude(r, out, err);
 	run_free(r);
-	tg_sandbox_result_free(res);
 	return rc;
+}
+
+/* ---- runs prepared ahead, for the warm pool (pool.c) ------------------- */
+
+struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err)
+{
+	struct run *r;
+
+	pthread_once(&probe_once, probe_host_once);
+	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
+		return NULL;
+	r = run_new(spec);
+	if (!r) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (launch(r, !prestart, err) < 0) {
+		run_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err)
+{
+	uint64_t until = now_us() + (uint64_t)timeout_ms * 1000u;
+
+	while (!r->layers && !r->setup_error[0] && r->status_r >= 0) {
+		struct pollfd p = { r->status_r, POLLIN, 0 };
+		uint64_t t = now_us();
+
+		if (t >= until)
+			return tg_error_set(err, TG_ERR_SYSTEM, "warm sandbox: not ready within %d ms",
+					    timeout_ms);
+		if (poll(&p, 1, (int)((until - t) / 1000 + 1)) > 0)
+			on_status(r);
+	}
+	if (r->layers && !r->setup_error[0])
+		return 0;
+	return tg_error_set(err, TG_ERR_SYSTEM, "warm sandbox: %s",
+			    r->setup_error[0] ? r->setup_error : "ended before it was ready");
+}
+
+int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
+	      struct tg_error *err)
+{
+	*out = NULL;
+	r->spec = spec; /* its stdin, cancel fd, output, limits and proxy */
+	r->start = now_us();
+	r->plan.trace_start = r->start;
+	if (r->job_w >= 0) {
+		struct sb_job h;
+		char *buf;
+		size_t len = 0, off = 0;
+		int i, n;
+
+		/* the command and its environment, as a cold run computes them */
+		for (i = 0; i < r->nowned; i++)
+			free(r->env_owned[i]);
+		r->nowned = 0;
+		if (plan_env(r, err) < 0)
+			return -1;
+		for (i = 0; i < spec->argc; i++)
+			len += strlen(spec->argv[i]) + 1;
+		for (n = 0; r->envp[n]; n++)
+			len += strlen(r->envp[n]) + 1;
+		buf = malloc(sizeof(h) + len);
+		if (!buf)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		h.argc = (uint32_t)spec->argc;
+		h.envc = (uint32_t)n;
+		h.len = (uint32_t)len;
+		memcpy(buf, &h, sizeof(h));
+		off = sizeof(h);
+		for (i = 0; i < spec->argc; i++)
+			off += (size_t)sprintf(buf + off, "%s", spec->argv[i]) + 1;
+		for (i = 0; i < n; i++)
+			off += (size_t)sprintf(buf + off, "%s", r->envp[i]) + 1;
+		for (len = 0; len < off;) {
+			ssize_t w = send(r->job_w, buf + len, off - len, MSG_NOSIGNAL);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break; /* the sandbox is gone: its result says why */
+			len += (size_t)w;
+		}
+		free(buf);
+		close_fd(&r->job_w);
+	}
+	trace_parent(r, "warm: job sent");
+	return conclude(r, out, err);
+}
+
+void run_discard(struct run *r)
+{
+	run_free(r);
 }

@@ -87,6 +87,7 @@ struct sb_plan {
 	int stdin_rd, stdout_wr, stderr_wr;
 	int cg_tasks[3];          /* v1: the child writes "0" to each, or -1 */
 	int egress_wr;            /* egress: hands loopback connections out, or -1 */
+	int job_rd;               /* a warm sandbox reads its job here, or -1 */
 	char *const *envp;
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
 	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */
@@ -119,6 +120,12 @@ struct sb_plan {
 		uint64_t value;
 	} rlimits[10];
 	int nrlimits;
+};
+
+/* A warm sandbox's job on plan->job_rd: this header, then argc + envc
+ * NUL-terminated strings (argv, then the environment), len bytes. */
+struct sb_job {
+	uint32_t argc, envc, len;
 };
 
 /* child.c: runs in the cloned child; never returns. */
@@ -191,6 +198,27 @@ void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
 void cgroup_destroy(struct sb_cgroup *cg);
 /* 2, 1 or 0; detail says which controllers and where. */
 int cgroup_detect(char *detail, size_t len, int *memory, int *pids, int *cpu);
+
+/* spec.c, for pool.c: a copy of spec without its per-run parts (stdin,
+ * cancel fd, output function, egress proxy); NULL out of memory. Whether
+ * spec can run in a sandbox made for template t (prestart: whose command
+ * was started already, so the command and environment must match too). */
+struct tg_sandbox_spec *spec_dup(const struct tg_sandbox_spec *s);
+int spec_pool_match(const struct tg_sandbox_spec *t, const struct tg_sandbox_spec *s, int prestart);
+
+/* run.c, for pool.c: a run prepared ahead of its call. run_prepare clones
+ * the sandbox of spec; warm: it waits, every layer in place, for its
+ * command (run_start sends it); prestart: its command starts at once.
+ * run_wait_ready waits until the sandbox says its layers are in place (0)
+ * or failed (-1, err says why). run_start supervises spec's call in it
+ * (spec's argv and environment for a warm one) to its result; the run
+ * is spent then, and run_discard frees it (killing what is left). */
+struct run;
+struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err);
+int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err);
+int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
+	      struct tg_error *err);
+void run_discard(struct run *r);
 
 /* probe.c: everything tg_sandbox_probe_host checks except trying the
  * namespaces (userns and namespaces read 1). */

@@ -559,3 +559,85 @@ int tg_tier_parse(const char *name)
 		return TG_TIER_STANDARD;
 	return -1;
 }
+
+/* ---- for the warm pool (pool.c) ------------------------------------------------ */
+
+static int dup_str(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return src && !*dst ? -1 : 0;
+}
+
+struct tg_sandbox_spec *spec_dup(const struct tg_sandbox_spec *s)
+{
+	struct tg_sandbox_spec *d = calloc(1, sizeof(*d));
+	int i, bad = 0;
+
+	if (!d)
+		return NULL;
+	*d = *s;
+	d->argv = NULL;
+	d->argc = 0;
+	d->workdir = NULL;
+	d->cgroup_parent = NULL;
+	d->nbinds = d->nenv = 0;
+	d->out_fn = NULL;
+	d->out_ctx = NULL;
+	d->stdin_fd = d->cancel_fd = -1;
+	d->egress = NULL;
+	if (s->argv && tg_sandbox_spec_set_argv(d, s->argc, s->argv, NULL) < 0)
+		bad = 1;
+	bad |= dup_str(&d->workdir, s->workdir) < 0 || dup_str(&d->cgroup_parent, s->cgroup_parent) < 0;
+	for (i = 0; i < s->nbinds && !bad; i++, d->nbinds++) {
+		d->binds[i] = s->binds[i];
+		d->binds[i].host = d->binds[i].inside = d->binds[i].upper = d->binds[i].work = NULL;
+		bad |= dup_str(&d->binds[i].host, s->binds[i].host) < 0 ||
+		       dup_str(&d->binds[i].inside, s->binds[i].inside) < 0 ||
+		       dup_str(&d->binds[i].upper, s->binds[i].upper) < 0 ||
+		       dup_str(&d->binds[i].work, s->binds[i].work) < 0;
+	}
+	for (i = 0; i < s->nenv && !bad; i++, d->nenv++)
+		bad |= dup_str(&d->env[i], s->env[i]) < 0;
+	if (bad) {
+		tg_sandbox_spec_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+int spec_pool_match(const struct tg_sandbox_spec *t, const struct tg_sandbox_spec *s, int prestart)
+{
+	int i;
+
+	/* what the sandbox is made of before its command is known */
+	if (t->tier != s->tier || t->memory != s->memory || t->millicpus != s->millicpus ||
+	    t->pids != s->pids || t->timeout_ms != s->timeout_ms ||
+	    t->tmpfs_size != s->tmpfs_size || t->host_uid != s->host_uid ||
+	    t->host_gid != s->host_gid || !same_str(t->workdir, s->workdir) ||
+	    !same_str(t->cgroup_parent, s->cgroup_parent) || !t->egress != !s->egress ||
+	    t->nbinds != s->nbinds)
+		return 0;
+	for (i = 0; i < t->nbinds; i++)
+		if (!same_str(t->binds[i].host, s->binds[i].host) ||
+		    !same_str(t->binds[i].inside, s->binds[i].inside) ||
+		    t->binds[i].writable != s->binds[i].writable || t->binds[i].upper ||
+		    s->binds[i].upper)
+			return 0;
+	if (!prestart)
+		return 1;
+	/* a command started ahead: the very same, in the same environment */
+	if (t->argc != s->argc || t->nenv != s->nenv)
+		return 0;
+	for (i = 0; i < t->argc; i++)
+		if (strcmp(t->argv[i], s->argv[i]) != 0)
+			return 0;
+	for (i = 0; i < t->nenv; i++)
+		if (strcmp(t->env[i], s->env[i]) != 0)
+			return 0;
+	return 1;
+}

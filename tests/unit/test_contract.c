@@ -158,7 +158,7 @@ static int command_executor(void)
 	struct tg_error err;
 	char *t = variant("\"kind\":\"builtin\",\"name\":\"sql.query\"",
 			  "\"kind\":\"command\",\"argv\":[\"python3\",\"/tool/run.py\"],"
-			  "\"tier\":\"strict\",\"limits\":{\"memory\":\"128M\",\"cpus\":0.5,"
+			  "\"tier\":\"standard\",\"limits\":{\"memory\":\"128M\",\"cpus\":0.5,"
 			  "\"pids\":16,\"timeout\":\"5s\"},"
 			  "\"mounts\":[{\"host\":\"/srv/tool\",\"inside\":\"/tool\"}],"
 			  "\"env\":{\"MODE\":\"ro\"},\"egress\":[\"api.example.test:443\"]");
@@ -171,6 +171,14 @@ static int command_executor(void)
 	CHECK(strcmp(c->egress[0], "api.example.test:443") == 0);
 	tg_contract_free(c);
 	free(t);
+	/* an allowlist is the standard tier's, and its rules are read now */
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"egress\":[\"a.test:443\"]",
+		      "executor.egress: is for the standard tier"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"tier\":\"standard\","
+		      "\"egress\":[\"a.test\"]",
+		      "egress rule 'a.test'"));
 	return 0;
 }
 

@@ -46,5 +46,6 @@ extern const struct unit_test auth_tests[];
 extern const struct unit_test task_tests[];
 extern const struct unit_test overlay_tests[];
 extern const struct unit_test egress_tests[];
+extern const struct unit_test pool_tests[];
 
 #endif

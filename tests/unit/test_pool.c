@@ -1,0 +1,221 @@
+/*
+ * Unit tests: the warm pool (src/sandbox/pool.c). Real sandboxes: a
+ * warm run gives what a cold one gives (output, limits, seccomp), a call
+ * that does not match the template runs cold, a prestarted command waits
+ * for its stdin, and nothing one call leaves behind is there for the
+ * next: files, processes, sockets, shared memory, SysV IPC.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "toolgate/sandbox.h"
+#include "unit.h"
+
+static struct tg_sandbox_spec *spec_of(char **argv)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	if (s && tg_sandbox_spec_set_argv(s, argc, argv, NULL) < 0) {
+		tg_sandbox_spec_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static struct tg_sandbox_pool *pool_of(char **argv, unsigned size, int prestart)
+{
+	struct tg_sandbox_spec *t = spec_of(argv);
+	struct tg_sandbox_pool *p = NULL;
+	struct tg_error err;
+
+	if (t && tg_sandbox_pool_new(t, size, prestart, &p, &err) < 0)
+		fprintf(stderr, "pool: %s\n", err.msg);
+	tg_sandbox_spec_free(t);
+	return p;
+}
+
+/* Until the pool has n ready (10 s at most). */
+static int ready(struct tg_sandbox_pool *p, unsigned n)
+{
+	struct tg_sandbox_pool_stats st;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		tg_sandbox_pool_get_stats(p, &st);
+		if (st.ready >= n)
+			return 0;
+		usleep(10000);
+	}
+	fprintf(stderr, "pool: %u ready of %u, %llu failed: %s\n", st.ready, n, st.failed,
+		st.last_error);
+	return -1;
+}
+
+static struct tg_sandbox_result *pool_run(struct tg_sandbox_pool *p, char **argv)
+{
+	struct tg_sandbox_spec *s = spec_of(argv);
+	struct tg_sandbox_result *r = NULL;
+	struct tg_error err;
+
+	if (s && tg_sandbox_pool_run(p, s, &r, &err) < 0)
+		fprintf(stderr, "pool run: %s\n", err.msg);
+	tg_sandbox_spec_free(s);
+	return r;
+}
+
+/* A warm run is a whole run: output, exit code, every layer, the
+ * timeout, a seccomp kill; the pool refills. */
+static int warm_runs(void)
+{
+	char *tmpl[] = { "true", NULL };
+	char *echo[] = { "sh", "-c", "echo warm $HOME; exit 3", NULL };
+	char *slow[] = { "sleep", "30", NULL };
+	char *bad[] = { "unshare", "-U", "true", NULL };
+	struct tg_sandbox_pool *p = pool_of(tmpl, 2, 0);
+	struct tg_sandbox_pool_stats st;
+	struct tg_sandbox_spec *s;
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+
+	CHECK(p && ready(p, 2) == 0);
+	r = pool_run(p, echo);
+	CHECK(r && r->reason == TG_REASON_OK && r->exited && r->exit_code == 3);
+	CHECK(strcmp(r->out.data, "warm /work\n") == 0);
+	CHECK(r->layers & TG_LAYER_SECCOMP && r->layers & TG_LAYER_LANDLOCK_FS &&
+	      r->layers & TG_LAYER_CGROUP);
+	tg_sandbox_result_free(r);
+	/* the deadline counts from the call */
+	s = spec_of(slow);
+	CHECK(s && tg_sandbox_spec_set_timeout(s, 300, &err) == 0);
+	tg_sandbox_pool_free(p);
+	p = NULL;
+	{
+		struct tg_sandbox_pool *q = NULL;
+
+		CHECK(tg_sandbox_pool_new(s, 1, 0, &q, &err) == 0 && ready(q, 1) == 0);
+		CHECK(tg_sandbox_pool_run(q, s, &r, &err) == 0);
+		CHECK(r->reason == TG_REASON_TIMEOUT && r->wall_us < 3000000);
+		tg_sandbox_result_free(r);
+		tg_sandbox_pool_get_stats(q, &st);
+		CHECK(st.warm_runs == 1 && st.cold_runs == 0);
+		tg_sandbox_pool_free(q);
+	}
+	tg_sandbox_spec_free(s);
+	p = pool_of(tmpl, 1, 0);
+	CHECK(p && ready(p, 1) == 0);
+	r = pool_run(p, bad);
+	CHECK(r && r->reason == TG_REASON_SECCOMP_VIOLATION);
+	CHECK(strcmp(r->seccomp_syscall_name, "unshare") == 0);
+	tg_sandbox_result_free(r);
+	CHECK(ready(p, 1) == 0);
+	tg_sandbox_pool_get_stats(p, &st);
+	CHECK(st.warm_runs == 1 && st.made >= 2 && st.failed == 0);
+	tg_sandbox_pool_free(p);
+	return 0;
+}
+
+/* A call unlike the template runs cold, and says so in the stats. */
+static int cold_when_unlike(void)
+{
+	char *tmpl[] = { "true", NULL };
+	char *echo[] = { "echo", "cold", NULL };
+	struct tg_sandbox_pool *p = pool_of(tmpl, 1, 0);
+	struct tg_sandbox_pool_stats st;
+	struct tg_sandbox_spec *s = spec_of(echo);
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+
+	CHECK(p && s && ready(p, 1) == 0);
+	CHECK(tg_sandbox_spec_set_memory(s, 128u << 20, &err) == 0);
+	CHECK(tg_sandbox_pool_run(p, s, &r, &err) == 0);
+	CHECK(r->reason == TG_REASON_OK && strcmp(r->out.data, "cold\n") == 0);
+	tg_sandbox_result_free(r);
+	tg_sandbox_pool_get_stats(p, &st);
+	CHECK(st.cold_runs == 1 && st.warm_runs == 0 && st.ready == 1);
+	tg_sandbox_spec_free(s);
+	tg_sandbox_pool_free(p);
+	return 0;
+}
+
+/* A prestarted command has started before the call: it waits for its
+ * stdin, and the call's answer comes from it. */
+static int prestart(void)
+{
+	char *py[] = { "python3", "-c",
+		       "import json, sys, os\n"
+		       "line = sys.stdin.readline()\n"
+		       "print(json.loads(line)['x'] * 2, os.getppid())", NULL };
+	struct tg_sandbox_pool *p = pool_of(py, 1, 1);
+	struct tg_sandbox_spec *s = spec_of(py);
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	int fd = memfd_create("stdin", MFD_CLOEXEC);
+
+	CHECK(p && s && fd >= 0 && ready(p, 1) == 0);
+	CHECK(write(fd, "{\"x\": 21}\n", 10) == 10 && lseek(fd, 0, SEEK_SET) == 0);
+	tg_sandbox_spec_set_stdin_fd(s, fd);
+	CHECK(tg_sandbox_pool_run(p, s, &r, &err) == 0);
+	CHECK(r->reason == TG_REASON_OK && r->exited && r->exit_code == 0);
+	CHECK(strcmp(r->out.data, "42 1\n") == 0);
+	tg_sandbox_result_free(r);
+	close(fd);
+	tg_sandbox_spec_free(s);
+	tg_sandbox_pool_free(p);
+	return 0;
+}
+
+/* Nothing crosses from one call to the next: the first leaves files in
+ * every writable place, a process that outlives it, a listening abstract
+ * socket, POSIX and SysV shared memory; the next finds none of it. */
+static int nothing_crosses(void)
+{
+	char *tmpl[] = { "true", NULL };
+	char *leave[] = { "python3", "-c",
+			  "import os, socket, subprocess, ctypes\n"
+			  "for d in ('/tmp', '/work', '/dev/shm'):\n"
+			  "    open(d + '/left-behind', 'w').write('x')\n"
+			  "subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+			  "s = socket.socket(socket.AF_UNIX); s.bind('\\0left-behind'); s.listen()\n"
+			  "libc = ctypes.CDLL(None)\n"
+			  "libc.shmget.restype = ctypes.c_int\n"
+			  "print('shm', libc.shmget(0x7467, 4096, 0o1666))\n",
+			  NULL };
+	char *look[] = { "sh", "-c",
+			 "ls /tmp /work /dev/shm; cat /proc/[0-9]*/comm | grep -c sleep; "
+			 "grep -c left-behind /proc/net/unix; "
+			 "tail -n +2 /proc/sysvipc/shm | wc -l", NULL };
+	struct tg_sandbox_pool *p = pool_of(tmpl, 2, 0);
+	struct tg_sandbox_result *r;
+
+	CHECK(p && ready(p, 2) == 0);
+	r = pool_run(p, leave);
+	CHECK(r && r->reason == TG_REASON_OK);
+	if (!strstr(r->out.data, "shm ") || strstr(r->out.data, "shm -1"))
+		fprintf(stderr, "leave: %s%s\n", r->out.data, r->err.data);
+	CHECK(strstr(r->out.data, "shm ") && !strstr(r->out.data, "shm -1"));
+	tg_sandbox_result_free(r);
+	r = pool_run(p, look);
+	CHECK(r && r->reason == TG_REASON_OK);
+	/* three empty listings; no sleep; no socket; no segment */
+	if (strstr(r->out.data, "left-behind") || !strstr(r->out.data, "\n0\n0\n0\n"))
+		fprintf(stderr, "look: %s\n", r->out.data);
+	CHECK(!strstr(r->out.data, "left-behind"));
+	CHECK(strstr(r->out.data, "\n0\n0\n0\n"));
+	tg_sandbox_result_free(r);
+	tg_sandbox_pool_free(p);
+	return 0;
+}
+
+const struct unit_test pool_tests[] = {
+	{ "pool/warm_runs", warm_runs },
+	{ "pool/cold_when_unlike", cold_when_unlike },
+	{ "pool/prestart", prestart },
+	{ "pool/nothing_crosses", nothing_crosses },
+	UNIT_TESTS_END
+};
