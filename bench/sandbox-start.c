@@ -10,6 +10,13 @@
  *            namespaces, --die-with-parent --new-session --cap-drop ALL,
  *            read-only binds, --proc, --dev, --tmpfs /tmp, --clearenv and
  *            toolgate's own seccomp policy (kill variant) as its filter
+ *   warm     tg_sandbox_pool_run(): a sandbox of the warm pool, made ahead
+ *            (strict tier); for Python, the zygote: an interpreter started
+ *            ahead in its fresh sandbox, standard library imported, that
+ *            runs the snippet it reads on stdin
+ *
+ * Then throughput: sandboxes per second, one caller after another and two
+ * callers at once, for bubblewrap, cold runs and the warm pool.
  *
  * The contenders are interleaved run by run (A B C D A B C D ...) because
  * these machines drift. Not a test: it asserts nothing; it prints median,
@@ -23,6 +30,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +46,20 @@
 
 extern char **environ;
 
-enum { BARE, LIBRARY, CLI, BWRAP, NCONT };
-static const char *const cont_name[NCONT] = { "bare", "library", "cli", "bwrap" };
+enum { BARE, LIBRARY, CLI, BWRAP, WARM, NCONT };
+static const char *const cont_name[NCONT] = { "bare", "library", "cli", "bwrap", "warm" };
+
+/* The zygote: imports what snippets usually reach for, then runs one;
+ * and ends without tearing its modules down one by one (the sandbox goes
+ * with it anyway). */
+static char *zygote_argv[] = {
+	"/usr/bin/python3", "-c",
+	"import sys, os, io, json, re, math, random, string, textwrap, datetime, decimal, "
+	"fractions, statistics, collections, itertools, functools, base64, hashlib\n"
+	"exec(compile(sys.stdin.read(), '<snippet>', 'exec'), {'__name__': '__main__'})\n"
+	"sys.stdout.flush(); sys.stderr.flush(); os._exit(0)\n",
+	NULL
+};
 
 struct workload {
 	const char *name;
@@ -71,6 +91,123 @@ static int spawn_wait(char *const argv[], posix_spawn_file_actions_t *fa)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Until the pool is full and idle, so that its work is not timed with
+ * another contender's. */
+static void pool_settle(struct tg_sandbox_pool *p)
+{
+	struct tg_sandbox_pool_stats st;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		tg_sandbox_pool_get_stats(p, &st);
+		if (st.ready == st.size && !st.refilling && !st.spent)
+			return;
+		usleep(200);
+	}
+}
+
+static int warm_run(struct tg_sandbox_pool *p, struct tg_sandbox_spec *s, int stdin_fd)
+{
+	struct tg_sandbox_result *r = NULL;
+	struct tg_error err;
+	int rc;
+
+	if (stdin_fd >= 0) {
+		lseek(stdin_fd, 0, SEEK_SET);
+		tg_sandbox_spec_set_stdin_fd(s, stdin_fd);
+	}
+	rc = tg_sandbox_pool_run(p, s, &r, &err) < 0		? -1
+	     : r->reason == TG_REASON_OK && r->exited ? r->exit_code
+							  : -1;
+	if (rc != 0 && r)
+		fprintf(stderr, "warm: %s %s\n", tg_sandbox_reason_name(r->reason), r->message);
+	tg_sandbox_result_free(r);
+	return rc;
+}
+
+/* ---- throughput --------------------------------------------------------------- */
+
+struct tp {
+	int mode; /* BWRAP, LIBRARY or WARM */
+	char **bw;
+	int sfd[2];       /* bubblewrap's seccomp programs: this caller's copies */
+	char *bwv[64];
+	char fdargs[2][16];
+	posix_spawn_file_actions_t *fa;
+	struct tg_sandbox_spec *spec;
+	struct tg_sandbox_pool *pool;
+	int runs, failed;
+};
+
+static void *tp_main(void *arg)
+{
+	struct tp *t = arg;
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	int i, rc;
+
+	for (i = 0; i < t->runs; i++) {
+		if (t->mode == BWRAP) {
+			lseek(t->sfd[0], 0, SEEK_SET);
+			lseek(t->sfd[1], 0, SEEK_SET);
+			rc = spawn_wait(t->bwv, t->fa);
+		} else {
+			r = NULL;
+			rc = (t->mode == WARM ? tg_sandbox_pool_run(t->pool, t->spec, &r, &err)
+					      : tg_sandbox_run(t->spec, &r, &err)) < 0
+				     ? -1
+				     : r->reason == TG_REASON_OK ? r->exit_code : -1;
+			tg_sandbox_result_free(r);
+		}
+		t->failed += rc != 0;
+	}
+	return NULL;
+}
+
+/* Sandboxes per second of mode, with callers at once, runs in all. */
+static double throughput(struct tp *base, int callers, int runs)
+{
+	pthread_t th[2];
+	struct tp t[2];
+	double t0;
+	int i;
+
+	if (base->pool)
+		pool_settle(base->pool);
+	for (i = 0; i < callers; i++) {
+		int k, s = 0;
+
+		t[i] = *base;
+		t[i].runs = runs / callers;
+		/* each caller reads its own copies of the seccomp programs */
+		for (k = 0; k < 2; k++) {
+			char buf[1 << 16];
+			ssize_t n = pread(base->sfd[k], buf, sizeof(buf), 0);
+
+			t[i].sfd[k] = memfd_create("tg-bench-seccomp", 0);
+			if (n <= 0 || t[i].sfd[k] < 0 || write(t[i].sfd[k], buf, (size_t)n) != n)
+				return -1;
+			snprintf(t[i].fdargs[k], sizeof(t[i].fdargs[k]), "%d", t[i].sfd[k]);
+		}
+		for (k = 0; base->bw[k]; k++) {
+			t[i].bwv[k] = base->bw[k];
+			if (k && strcmp(base->bw[k - 1], "--add-seccomp-fd") == 0)
+				t[i].bwv[k] = t[i].fdargs[s++];
+		}
+		t[i].bwv[k] = NULL;
+	}
+	t0 = now_ms();
+	for (i = 0; i < callers; i++)
+		pthread_create(&th[i], NULL, tp_main, &t[i]);
+	for (i = 0; i < callers; i++) {
+		pthread_join(th[i], NULL);
+		base->failed += t[i].failed;
+		close(t[i].sfd[0]);
+		close(t[i].sfd[1]);
+	}
+	return runs / ((now_ms() - t0) / 1000.0);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -90,11 +227,12 @@ int main(int argc, char **argv)
 	char toolgate[PATH_MAX], self[PATH_MAX];
 	const char *bwrap = "/usr/bin/bwrap";
 	posix_spawn_file_actions_t fa;
-	struct tg_sandbox_spec *spec[2];
+	struct tg_sandbox_spec *spec[2], *warm_spec[2];
+	struct tg_sandbox_pool *pool[2];
 	struct tg_error err;
-	int runs = 500, opt, w, c, i, seccomp_fd, ioctl_fd;
+	int runs = 500, opt, w, c, i, seccomp_fd, ioctl_fd, snippet_fd;
 	double *t[2][NCONT];
-	char fdarg[16], fdarg2[16];
+	char fdarg[16], fdarg2[16], *bw_true[64];
 
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	snprintf(toolgate, sizeof(toolgate), "%s/../toolgate", dirname(self));
@@ -131,10 +269,18 @@ int main(int argc, char **argv)
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 
+	/* the snippet the zygote runs: the same as python3 -c pass */
+	snippet_fd = memfd_create("tg-bench-snippet", 0);
+	if (snippet_fd < 0 || write(snippet_fd, "pass\n", 5) != 5)
+		return 1;
 	for (w = 0; w < 2; w++) {
 		spec[w] = tg_sandbox_spec_new(TG_TIER_STRICT);
-		if (!spec[w] || tg_sandbox_spec_set_argv(spec[w], w ? 3 : 1,
-							 workloads[w].argv, &err) < 0) {
+		warm_spec[w] = tg_sandbox_spec_new(TG_TIER_STRICT);
+		if (!spec[w] || !warm_spec[w] ||
+		    tg_sandbox_spec_set_argv(spec[w], w ? 3 : 1, workloads[w].argv, &err) < 0 ||
+		    tg_sandbox_spec_set_argv(warm_spec[w], w ? 3 : 1,
+					     w ? zygote_argv : workloads[w].argv, &err) < 0 ||
+		    tg_sandbox_pool_new(warm_spec[w], w ? 2 : 4, w, &pool[w], &err) < 0) {
 			fprintf(stderr, "sandbox-start: %s\n", err.msg);
 			return 1;
 		}
@@ -174,12 +320,16 @@ int main(int argc, char **argv)
 			bw[k++] = workloads[w].argv[j];
 		bw[k] = NULL;
 
+		if (w == 0)
+			memcpy(bw_true, bw, sizeof(bw));
 		for (i = 0; i < runs; i++) {
 			for (c = 0; c < NCONT; c++) {
 				struct tg_sandbox_result *r = NULL;
-				double t0 = now_ms();
+				double t0;
 				int rc;
 
+				pool_settle(pool[w]);
+				t0 = now_ms();
 				switch (c) {
 				case BARE:
 					rc = spawn_wait(workloads[w].argv, &fa);
@@ -191,6 +341,9 @@ int main(int argc, char **argv)
 					break;
 				case CLI:
 					rc = spawn_wait(cli_argv, &fa);
+					break;
+				case WARM:
+					rc = warm_run(pool[w], warm_spec[w], w ? snippet_fd : -1);
 					break;
 				default:
 					lseek(seccomp_fd, 0, SEEK_SET);
@@ -224,6 +377,43 @@ int main(int argc, char **argv)
 		       "library/bare %.2f  cli/bare %.2f  bwrap/bare %.2f\n",
 		       med[LIBRARY] / med[BWRAP], med[CLI] / med[BWRAP], med[LIBRARY] / med[BARE],
 		       med[CLI] / med[BARE], med[BWRAP] / med[BARE]);
+		printf("  %s/bare %.2f  %s/bwrap %.2f\n", w ? "zygote" : "warm",
+		       med[WARM] / med[BARE], w ? "zygote" : "warm", med[WARM] / med[BWRAP]);
 	}
+
+	/* throughput of /bin/true: a pool of 4, so that two callers find some */
+	{
+		static const int modes[] = { BWRAP, LIBRARY, WARM };
+		double rate[3][2];
+		struct tp base;
+		int m, k, n = runs < 100 ? 100 : runs;
+
+		printf("\nsandboxes per second, /bin/true, %d runs each\n", n);
+		printf("  %-8s %12s %12s\n", "", "1 caller", "2 callers");
+		for (m = 0; m < 3; m++) {
+			memset(&base, 0, sizeof(base));
+			base.mode = modes[m];
+			base.bw = bw_true;
+			base.sfd[0] = ioctl_fd; /* in bw_true's order */
+			base.sfd[1] = seccomp_fd;
+			base.fa = &fa;
+			base.spec = modes[m] == WARM ? warm_spec[0] : spec[0];
+			base.pool = modes[m] == WARM ? pool[0] : NULL;
+			for (k = 0; k < 2; k++)
+				rate[m][k] = throughput(&base, k + 1, n);
+			if (base.failed) {
+				fprintf(stderr, "sandbox-start: %d runs failed under %s\n", base.failed,
+					cont_name[modes[m]]);
+				return 1;
+			}
+			printf("  %-8s %10.0f/s %10.0f/s\n", cont_name[modes[m]], rate[m][0],
+			       rate[m][1]);
+		}
+		printf("  ratios: warm/bwrap %.2f (1 caller)  %.2f (2 callers);  "
+		       "cold/bwrap %.2f  %.2f\n", rate[2][0] / rate[0][0], rate[2][1] / rate[0][1],
+		       rate[1][0] / rate[0][0], rate[1][1] / rate[0][1]);
+	}
+	for (w = 0; w < 2; w++)
+		tg_sandbox_pool_free(pool[w]);
 	return 0;
 }

@@ -91,6 +91,8 @@ struct tg_contract {
 	int tier;                    /* enum tg_tier */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
 	int interactive;             /* TG_EXEC_COMMAND: stdin stays open for answers */
+	int prestart;                /* TG_EXEC_COMMAND: a warm sandbox starts the
+				      * command before its call (docs/SANDBOX.md) */
 	int workspace_writable;      /* TG_EXEC_COMMAND: the workspace bound writable (a write tool) */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
 	unsigned millicpus, pids;

@@ -50,6 +50,9 @@ struct tg_gate_options {
 	/* Directory command tools' relative argv[0] and mounts resolve
 	 * against (the catalogue's directory); NULL: as given. */
 	const char *tools_dir;
+	/* Warm sandboxes kept ready for each command tool once it has been
+	 * called (docs/SANDBOX.md, "Warm pool"); 0: every run cold. */
+	unsigned warm;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
@@ -57,6 +60,9 @@ struct tg_gate_options {
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);
+/* The warm pools' counts, summed over the tools (zeros without --warm). */
+struct tg_sandbox_pool_stats;
+TG_API void tg_gate_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);
 
 struct tg_call {
 	const char *principal;       /* who, as the transport authenticated it */

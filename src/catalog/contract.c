@@ -311,7 +311,7 @@ static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
 					      "mounts", "env", "egress", "output", "interactive",
-					      "workspace", NULL };
+					      "workspace", "prestart", NULL };
 	json_t *e = json_object_get(doc, "executor"), *env, *v;
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
@@ -346,6 +346,10 @@ static int load_executor(struct loader *l, json_t *doc)
 	if (v && !json_is_boolean(v))
 		return bad(l, "executor.interactive", "must be true or false");
 	c->interactive = json_is_true(v);
+	v = json_object_get(e, "prestart");
+	if (v && !json_is_boolean(v))
+		return bad(l, "executor.prestart", "must be true or false");
+	c->prestart = json_is_true(v);
 	v = json_object_get(e, "workspace");
 	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "read") &&
 					 strcmp(json_string_value(v), "write"))))
@@ -484,6 +488,9 @@ static int load_write_rules(struct loader *l, json_t *doc)
 	if (c->resumable && c->authority != TG_AUTHORITY_WRITE)
 		return bad(l, "resumable", "says how a write survives a crash: a read has nothing "
 			   "to resume");
+	if (c->prestart && (c->authority == TG_AUTHORITY_WRITE || (c->egress && c->egress[0])))
+		return bad(l, "executor.prestart", "is for read tools without egress (a write's "
+			   "call id is in its environment; egress has a proxy of the call's own)");
 	dr = json_object_get(doc, "tasks");
 	c->tasks = c->authority == TG_AUTHORITY_WRITE ? TG_TASKS_OPTIONAL : TG_TASKS_FORBIDDEN;
 	if (dr) {

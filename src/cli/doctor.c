@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "toolgate/sandbox.h"
@@ -14,12 +16,86 @@ static const char *yes(int v)
 	return v ? "yes" : "NO";
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The warm pool, tried: how long a sandbox takes to get ready, and a
+ * cold and a warm start of /bin/true (the best of 3). 0, or -1 with why. */
+struct warm_probe {
+	double ready_ms, cold_ms, warm_ms;
+	char why[256];
+};
+
+static int probe_warm(struct warm_probe *w)
+{
+	char *argv[] = { "/bin/true", NULL };
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_pool *pool = NULL;
+	struct tg_sandbox_pool_stats st;
+	struct tg_error err;
+	int i, k, rc = -1;
+
+	memset(w, 0, sizeof(*w));
+	w->cold_ms = w->warm_ms = 1e9;
+	tg_error_clear(&err);
+	if (!s || tg_sandbox_spec_set_argv(s, 1, argv, &err) < 0)
+		goto out;
+	for (i = 0; i < 3; i++) {
+		struct tg_sandbox_result *r = NULL;
+		double t0 = now_ms();
+
+		if (tg_sandbox_run(s, &r, &err) < 0)
+			goto out;
+		if (now_ms() - t0 < w->cold_ms)
+			w->cold_ms = now_ms() - t0;
+		tg_sandbox_result_free(r);
+	}
+	for (i = 0; i < 3; i++) {
+		struct tg_sandbox_result *r = NULL;
+		double t0 = now_ms();
+
+		if (!pool && tg_sandbox_pool_new(s, 1, 0, &pool, &err) < 0)
+			goto out;
+		for (k = 0; k < 2000; k++) {
+			tg_sandbox_pool_get_stats(pool, &st);
+			if (st.ready || st.failed)
+				break;
+			usleep(1000);
+		}
+		if (!st.ready) {
+			snprintf(err.msg, sizeof(err.msg), "no sandbox got ready: %s", st.last_error);
+			goto out;
+		}
+		if (i == 0)
+			w->ready_ms = now_ms() - t0;
+		t0 = now_ms();
+		if (tg_sandbox_pool_run(pool, s, &r, &err) < 0)
+			goto out;
+		if (now_ms() - t0 < w->warm_ms)
+			w->warm_ms = now_ms() - t0;
+		tg_sandbox_result_free(r);
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		snprintf(w->why, sizeof(w->why), "%.250s", err.msg);
+	tg_sandbox_pool_free(pool);
+	tg_sandbox_spec_free(s);
+	return rc;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct tg_sandbox_probe p;
 	struct tg_error err;
-	int strict_ok, standard_ok, json = argc > 1 && strcmp(argv[1], "--json") == 0;
+	int strict_ok, standard_ok, json = argc > 1 && strcmp(argv[1], "--json") == 0, warm_ok = 0;
 	char strict_msg[512], standard_msg[512];
+	struct warm_probe w;
 
 	if (argc > 1 && !json) {
 		fprintf(stderr, "toolgate doctor: unknown option '%s'\n", argv[1]);
@@ -30,12 +106,14 @@ int cmd_doctor(int argc, char **argv)
 	snprintf(strict_msg, sizeof(strict_msg), "%s", strict_ok ? "" : err.msg);
 	standard_ok = tg_sandbox_tier_check(TG_TIER_STANDARD, &p, &err) == 0;
 	snprintf(standard_msg, sizeof(standard_msg), "%s", standard_ok ? "" : err.msg);
+	if (strict_ok)
+		warm_ok = probe_warm(&w) == 0;
 	if (json) {
 		printf("{\"user_namespaces\":%s,\"namespaces\":%s,\"clone3_pidfd\":%s,"
 		       "\"mount_api\":%s,\"seccomp\":%s,\"landlock_abi\":%d,"
 		       "\"cgroup_version\":%d,\"cgroup_memory\":%s,\"cgroup_pids\":%s,"
 		       "\"cgroup_cpu\":%s,\"cgroup_writable\":%s,\"overlayfs\":%s,\"strict\":%s,"
-		       "\"standard\":%s}\n",
+		       "\"standard\":%s,\"warm_pool\":",
 		       p.userns ? "true" : "false", p.namespaces ? "true" : "false",
 		       p.clone3_pidfd ? "true" : "false", p.mount_api ? "true" : "false",
 		       p.seccomp ? "true" : "false", p.landlock_abi, p.cgroup_version,
@@ -43,6 +121,11 @@ int cmd_doctor(int argc, char **argv)
 		       p.cgroup_cpu ? "true" : "false", p.cgroup_writable ? "true" : "false",
 		       p.overlayfs ? "true" : "false",
 		       strict_ok ? "true" : "false", standard_ok ? "true" : "false");
+		if (warm_ok)
+			printf("{\"works\":true,\"ready_ms\":%.2f,\"cold_start_ms\":%.2f,"
+			       "\"warm_start_ms\":%.2f}}\n", w.ready_ms, w.cold_ms, w.warm_ms);
+		else
+			printf("{\"works\":false}}\n");
 		return strict_ok ? 0 : 1;
 	}
 	printf("kernel features\n");
@@ -68,9 +151,20 @@ int cmd_doctor(int argc, char **argv)
 	else
 		printf("  strict    REFUSED: %s\n", strict_msg);
 	if (standard_ok)
-		printf("  standard  guaranteed: as strict, without the landlock TCP rules\n"
-		       "            (network isolation by the empty network namespace)\n");
+		printf("  standard  guaranteed: as strict; no network, or an egress allowlist\n"
+		       "            through the proxy (docs/EGRESS.md), where landlock's TCP\n"
+		       "            rules (ABI 4) let the command reach the proxy's port only\n");
 	else
 		printf("  standard  REFUSED: %s\n", standard_msg);
+	printf("\nwarm pool\n");
+	if (warm_ok)
+		printf("  works: a sandbox is ready %.1f ms after it is asked for; /bin/true\n"
+		       "  starts cold in %.2f ms, warm in %.2f ms (the best of 3 each).\n"
+		       "  toolgate serve --warm N keeps N ready for each command tool.\n",
+		       w.ready_ms, w.cold_ms, w.warm_ms);
+	else if (strict_ok)
+		printf("  does NOT work here: %s\n", w.why);
+	else
+		printf("  not tried: the strict tier is refused\n");
 	return strict_ok ? 0 : 1;
 }

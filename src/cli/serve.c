@@ -37,7 +37,10 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--workspace DIR] [--principal NAME] [--record FILE]\n"
-		   "                      [--state-key FILE] [--policy FILE --state DIR]\n");
+		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
+		   "\n"
+		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
+		   "             been called (0 to 64; default 0: every run starts cold)\n");
 }
 
 /* SIGHUP: load the catalogue again and serve it. */
@@ -91,7 +94,7 @@ int cmd_serve(int argc, char **argv)
 	const char *state = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
-	struct tg_gate_options gopts = { -1, NULL, NULL };
+	struct tg_gate_options gopts = { -1, NULL, NULL, 0 };
 	struct tg_mcp_options mopts = { 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_gate *gate = NULL;
@@ -132,7 +135,16 @@ int cmd_serve(int argc, char **argv)
 			policy = v;
 		else if (strcmp(a, "--state") == 0)
 			state = v;
-		else {
+		else if (strcmp(a, "--warm") == 0) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (*end || end == v || n > 64) {
+				fprintf(stderr, "toolgate serve: --warm takes 0 to 64\n");
+				return 2;
+			}
+			gopts.warm = (unsigned)n;
+		} else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);
 			return 2;

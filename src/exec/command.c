@@ -721,7 +721,9 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		reports->asker = asker;
 		tg_sandbox_spec_set_output_fn(spec, on_output, reports);
 	}
-	if (tg_sandbox_run(spec, &r, err) < 0)
+	if ((env->sandbox ? env->sandbox(env->sandbox_ctx, k, spec,
+					 !ov && !eg.proxy && !env->dry_run, &r, err)
+			  : tg_sandbox_run(spec, &r, err)) < 0)
 		goto out;
 	rc = interpret(k, r, o);
 	if (rc == 0 && ov && overlay_report(ov, spec, o) < 0)

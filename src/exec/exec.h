@@ -20,6 +20,9 @@ struct exec_out {
 	int changes_truncated;  /* more changed than changes lists */
 };
 
+struct tg_sandbox_spec;
+struct tg_sandbox_result;
+
 struct exec_env {
 	const char *workspace;  /* host directory bound read-only at /workspace, or NULL */
 	const char *tools_dir;  /* relative mount sources resolve against it, or NULL */
@@ -46,6 +49,11 @@ struct exec_env {
 	 * NULL: not told. */
 	void (*egress_denied)(void *ctx, const char *destination, const char *why);
 	void *egress_ctx;
+	/* Runs the sandbox (the gate's warm pools); poolable when nothing of
+	 * the spec is particular to this call. NULL: tg_sandbox_run. */
+	int (*sandbox)(void *ctx, const struct tg_contract *k, const struct tg_sandbox_spec *spec,
+		       int poolable, struct tg_sandbox_result **out, struct tg_error *err);
+	void *sandbox_ctx;
 };
 
 void exec_out_release(struct exec_out *o);

@@ -14,6 +14,7 @@
 
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
+#include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 
 #define MAX_REASON 1000
@@ -288,6 +289,20 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 	if (plen == 14 && strncmp(path, "/admin/tickets", 14) == 0) {
 		rc = get ? list_tickets(st, principal, scopes, query ? query + 1 : NULL, out)
 			 : failure(405, "method_not_allowed", "GET", out);
+	} else if (plen == 11 && strncmp(path, "/admin/warm", 11) == 0) {
+		struct tg_sandbox_pool_stats ws;
+
+		tg_gate_warm_stats(g, &ws);
+		rc = get ? answer(json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}",
+					    "size", (json_int_t)ws.size, "ready",
+					    (json_int_t)ws.ready, "refilling",
+					    (json_int_t)ws.refilling, "spent", (json_int_t)ws.spent,
+					    "made", (json_int_t)ws.made, "failed",
+					    (json_int_t)ws.failed, "warm_runs",
+					    (json_int_t)ws.warm_runs, "cold_runs",
+					    (json_int_t)ws.cold_runs, "last_error", ws.last_error),
+				  200, out)
+			 : failure(405, "method_not_allowed", "GET", out);
 	} else if (plen == 16 && strncmp(path, "/admin/rollbacks", 16) == 0) {
 		rc = get ? list_rollbacks(st, principal, scopes, out)
 			 : failure(405, "method_not_allowed", "GET", out);
@@ -323,7 +338,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 	} else {
 		rc = failure(404, "not_found", "the admin API: /admin/tickets, /admin/tickets/ID, "
 			     "/admin/tickets/ID/{approve,reject,cancel}, /admin/calls/ID/rollback, "
-			     "/admin/rollbacks", out);
+			     "/admin/rollbacks, /admin/warm", out);
 	}
 	json_decref(doc);
 	return rc;

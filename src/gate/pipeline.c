@@ -25,6 +25,7 @@
 
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
+#include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 #include "toolgate/schema.h"
 
@@ -48,7 +49,21 @@ struct tg_gate {
 	pthread_mutex_t record_lock;
 	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
 	int64_t ticket_ttl;
+	unsigned warm;                /* sandboxes kept ready per tool */
+	pthread_mutex_t pools_lock;
+	struct warm_pool *pools;
+	unsigned npools;
 };
+
+/* A command tool's warm pool, made at its first call that could use one
+ * (tool@version; a pool that could not be made stays NULL: cold). */
+struct warm_pool {
+	char key[300];
+	struct tg_sandbox_pool *pool;
+	struct warm_pool *next;
+};
+
+#define MAX_POOLS 256
 
 #define IDEM_TTL (24 * 3600)          /* an idempotency key is kept a day */
 
@@ -114,6 +129,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->tools_dir)
 		g->tools_dir = strdup(opts->tools_dir);
 	pthread_mutex_init(&g->record_lock, NULL);
+	pthread_mutex_init(&g->pools_lock, NULL);
+	g->warm = opts ? opts->warm : 0;
 	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir)) {
 		tg_gate_free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -139,6 +156,14 @@ void tg_gate_free(struct tg_gate *g)
 		g->cur = sn->next;
 		snapshot_free(sn);
 	}
+	while (g->pools) {
+		struct warm_pool *w = g->pools;
+
+		g->pools = w->next;
+		tg_sandbox_pool_free(w->pool);
+		free(w);
+	}
+	pthread_mutex_destroy(&g->pools_lock);
 	pthread_mutex_destroy(&g->lock);
 	pthread_mutex_destroy(&g->record_lock);
 	free(g->workspace);
@@ -762,6 +787,65 @@ static int overlay_summary(struct call_state *st)
 	return rc;
 }
 
+/* A command tool's sandbox: warm from its pool when the gate keeps them
+ * and the run is like any other of the tool (exec_env.sandbox). */
+static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_sandbox_spec *spec,
+			int poolable, struct tg_sandbox_result **out, struct tg_error *err)
+{
+	struct tg_gate *g = ctx;
+	struct tg_sandbox_pool *pool = NULL;
+	struct warm_pool *w;
+	char key[300];
+
+	if (!g->warm || !poolable)
+		return tg_sandbox_run(spec, out, err);
+	snprintf(key, sizeof(key), "%.200s@%.80s", k->name, k->version_text);
+	pthread_mutex_lock(&g->pools_lock);
+	for (w = g->pools; w && strcmp(w->key, key) != 0; w = w->next)
+		;
+	if (!w && g->npools < MAX_POOLS && (w = calloc(1, sizeof(*w)))) {
+		struct tg_error perr;
+
+		/* this first call runs cold; the pool is ready for the next */
+		snprintf(w->key, sizeof(w->key), "%s", key);
+		if (tg_sandbox_pool_new(spec, g->warm, k->prestart, &w->pool, &perr) < 0)
+			w->pool = NULL;
+		w->next = g->pools;
+		g->pools = w;
+		g->npools++;
+	} else if (w) {
+		pool = w->pool;
+	}
+	pthread_mutex_unlock(&g->pools_lock);
+	return tg_sandbox_pool_run(pool, spec, out, err);
+}
+
+void tg_gate_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)
+{
+	struct warm_pool *w;
+
+	memset(sum, 0, sizeof(*sum));
+	pthread_mutex_lock(&g->pools_lock);
+	for (w = g->pools; w; w = w->next) {
+		struct tg_sandbox_pool_stats st;
+
+		if (!w->pool)
+			continue;
+		tg_sandbox_pool_get_stats(w->pool, &st);
+		sum->size += st.size;
+		sum->ready += st.ready;
+		sum->refilling += st.refilling;
+		sum->spent += st.spent;
+		sum->made += st.made;
+		sum->failed += st.failed;
+		sum->warm_runs += st.warm_runs;
+		sum->cold_runs += st.cold_runs;
+		if (st.last_error[0])
+			memcpy(sum->last_error, st.last_error, sizeof(sum->last_error));
+	}
+	pthread_mutex_unlock(&g->pools_lock);
+}
+
 struct egress_ctx {
 	struct tg_gate *g;
 	const struct call_state *st;
@@ -785,7 +869,8 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 	struct egress_ctx ectx = { g, st };
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
 				st->call->notify, st->call->notify_ctx, st->call->ask, st->dry,
-				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx };
+				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
+				gate_sandbox, g };
 	int rc;
 
 	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||

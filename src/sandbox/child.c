@@ -437,6 +437,7 @@ void child_main(const struct sb_plan *plan)
 			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
 			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
 	struct sb_msg m;
+	struct rusage ru;
 	pid_t pid;
 	int i, status, egress_fd = -1;
 
@@ -470,8 +471,10 @@ void child_main(const struct sb_plan *plan)
 	m.status = (int)layers;
 	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
 		_exit(125); /* parent gone */
-	if (plan->job_rd >= 0)
+	if (plan->job_rd >= 0) {
 		wait_job(plan);
+		trace(plan, "job read");
+	}
 
 	/* vfork: our address space is a copy of the caller's, possibly large;
 	 * the command's process borrows it until exec instead of copying the
@@ -486,12 +489,17 @@ void child_main(const struct sb_plan *plan)
 	close(plan->stdout_wr);
 	close(plan->stderr_wr);
 	for (;;) {
-		pid_t w = waitpid(-1, &status, __WALL);
+		pid_t w = wait4(-1, &status, __WALL, &ru);
 
 		if (w == pid) {
+			trace(plan, "command ended");
 			memset(&m, 0, sizeof(m));
 			m.kind = SB_MSG_EXIT;
 			m.status = status;
+			m.utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+				     (uint64_t)ru.ru_utime.tv_usec;
+			m.stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+				     (uint64_t)ru.ru_stime.tv_usec;
 			send_msg(plan->status_wr, &m);
 			_exit(0);
 		}

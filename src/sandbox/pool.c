@@ -201,10 +201,12 @@ int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec 
 	if (spec_pool_match(p->tmpl, spec, p->prestart)) {
 		pthread_mutex_lock(&p->lock);
 		if (p->nready) {
+			/* the refill waits for this call's end: on a small machine
+			 * making a sandbox beside it slows it down (the kernel's
+			 * mount and namespace work contends with its exec) */
 			r = p->ready[--p->nready];
 			p->stats.ready = p->nready;
 			p->stats.warm_runs++;
-			pthread_cond_signal(&p->wake);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -226,7 +228,7 @@ int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec 
 	s->next = p->spent;
 	p->spent = s;
 	p->stats.spent++;
-	pthread_cond_signal(&p->wake);
+	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	return rc;
 }

@@ -123,6 +123,8 @@ struct run {
 	/* outcome */
 	int killed_timeout, killed_output, killed_seccomp, killed_cancel;
 	int got_exit, exit_status, exec_errno;
+	uint64_t cmd_utime_us, cmd_stime_us; /* the command's, from the exit message */
+	int warm;                 /* started by run_start: no need to wait for the reap */
 	char setup_error[480];
 	unsigned layers;
 };
@@ -379,12 +381,17 @@ static void on_status(struct run *r)
 				(now_us() - r->start) / 1000.0);
 		r->got_exit = 1;
 		r->exit_status = m.status;
+		r->cmd_utime_us = m.utime_us;
+		r->cmd_stime_us = m.stime_us;
 		break;
 	case SB_MSG_LAYERS:
 		r->layers = (unsigned)m.status;
 		break;
 	case SB_MSG_TRACE:
-		fprintf(stderr, "toolgate trace: %8.3f ms  %s\n", m.err / 1000.0, m.text);
+		/* a warm sandbox counts from when it was made; the call from
+		 * when it began (earlier steps come out negative) */
+		fprintf(stderr, "toolgate trace: %8.3f ms  %s\n",
+			((double)m.err - (double)(r->start - r->plan.trace_start)) / 1000.0, m.text);
 		break;
 	}
 }
@@ -488,7 +495,12 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 {
 	size_t outcap = 0, errcap = 0;
 
-	while (!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) {
+	/* done once the sandbox is reaped and every pipe closed; a warm run
+	 * once its command's exit is reported and its output closed: the
+	 * teardown of PID 1 (its namespaces, a copy of our address space) is
+	 * the pool's to wait for, off the call's path */
+	while ((!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) &&
+	       !(r->warm && r->got_exit && r->stdout_r < 0 && r->stderr_r < 0)) {
 		struct pollfd p[9];
 		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
 		    i_ln = -1, i_in = -1, i_cancel = -1, i_egress = -1, timeout;
@@ -602,6 +614,12 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 		if (r->reaped && now_us() > r->deadline + 5000000u)
 			break; /* a pipe held open past the namespace: give up */
 	}
+	if (!r->reaped) {
+		res->wall_us = now_us() - r->start;
+		if (r->plan.trace)
+			fprintf(stderr, "toolgate trace: %8.3f ms  warm: done (the pool reaps)\n",
+				res->wall_us / 1000.0);
+	}
 }
 
 /* ---- the result ----------------------------------------------------- */
@@ -613,6 +631,12 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 
 	cgroup_stats(r->cg, &cs);
 	res->peak_memory = cs.peak_memory;
+	if (r->got_exit) {
+		/* the command's own, which PID 1 reaped (the sandbox's set-up
+		 * is not the command's time) */
+		res->cpu_user_us = r->cmd_utime_us;
+		res->cpu_system_us = r->cmd_stime_us;
+	}
 	res->layers = r->layers;
 	if (r->killed_timeout)
 		res->limits_hit |= TG_LIMIT_TIMEOUT;
@@ -842,13 +866,16 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 {
 	char go = 'g';
 
-	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0 ||
-	    cgroup_create(r->spec, &r->cg, err) < 0 ||
-	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
-		return -1;
 	r->start = now_us();
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
 	r->plan.trace_start = r->start;
+	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0)
+		return -1;
+	trace_parent(r, "planned");
+	if (cgroup_create(r->spec, &r->cg, err) < 0 ||
+	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
+		return -1;
+	trace_parent(r, "cgroup");
 	r->pid = clone_sandbox(&r->pidfd, r->cg_clone_fd);
 	if (r->pid < 0)
 		return tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
@@ -952,7 +979,7 @@ int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandb
 	*out = NULL;
 	r->spec = spec; /* its stdin, cancel fd, output, limits and proxy */
 	r->start = now_us();
-	r->plan.trace_start = r->start;
+	r->warm = 1;
 	if (r->job_w >= 0) {
 		struct sb_job h;
 		char *buf;

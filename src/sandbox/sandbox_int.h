@@ -74,6 +74,7 @@ struct sb_msg {
 	int status;
 	int err;
 	char text[240];
+	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: the command's CPU time */
 };
 
 /* Everything the child needs, computed before clone. */
