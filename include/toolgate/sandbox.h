@@ -254,6 +254,9 @@ TG_API int tg_sandbox_pool_new(const struct tg_sandbox_spec *template_spec, unsi
 			       int prestart, struct tg_sandbox_pool **out, struct tg_error *err);
 /* Destroy the ready sandboxes. No tg_sandbox_pool_run may be running. */
 TG_API void tg_sandbox_pool_free(struct tg_sandbox_pool *pool);
+/* Whether spec would run in one of pool's sandboxes (were one ready). */
+TG_API int tg_sandbox_pool_matches(const struct tg_sandbox_pool *pool,
+				   const struct tg_sandbox_spec *spec);
 /* pool NULL: tg_sandbox_run. */
 TG_API int tg_sandbox_pool_run(struct tg_sandbox_pool *pool, const struct tg_sandbox_spec *spec,
 			       struct tg_sandbox_result **out, struct tg_error *err);

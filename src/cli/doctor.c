@@ -59,11 +59,15 @@ static int probe_warm(struct warm_probe *w)
 		struct tg_sandbox_result *r = NULL;
 		double t0 = now_ms();
 
+		unsigned long long failed;
+
 		if (!pool && tg_sandbox_pool_new(s, 1, 0, &pool, &err) < 0)
 			goto out;
+		tg_sandbox_pool_get_stats(pool, &st);
+		failed = st.failed;
 		for (k = 0; k < 2000; k++) {
 			tg_sandbox_pool_get_stats(pool, &st);
-			if (st.ready || st.failed)
+			if (st.ready || st.failed > failed)
 				break;
 			usleep(1000);
 		}

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -157,6 +158,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	/* a client that goes away mid-answer must not kill the gateway */
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* every client, run, warm sandbox and proxied connection holds
+		 * descriptors: as many as the hard limit allows */
+		struct rlimit nf;
+
+		if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
+			nf.rlim_cur = nf.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nf);
+		}
+	}
 	if (record) {
 		fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (fd < 0) {

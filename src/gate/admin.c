@@ -293,7 +293,11 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		struct tg_sandbox_pool_stats ws;
 
 		tg_gate_warm_stats(g, &ws);
-		rc = get ? answer(json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}",
+		/* an operator's view (its errors name host paths): approvers */
+		rc = !scopes || !strstr(scopes, ":approve")
+			     ? failure(403, "insufficient_scope", "the warm pools are shown to a "
+				       "principal with an approve scope", out)
+		     : get ? answer(json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}",
 					    "size", (json_int_t)ws.size, "ready",
 					    (json_int_t)ws.ready, "refilling",
 					    (json_int_t)ws.refilling, "spent", (json_int_t)ws.spent,

@@ -52,7 +52,7 @@ struct tg_gate {
 	unsigned warm;                /* sandboxes kept ready per tool */
 	pthread_mutex_t pools_lock;
 	struct warm_pool *pools;
-	unsigned npools;
+	unsigned warm_total;          /* sandboxes the pools keep, together */
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -60,10 +60,11 @@ struct tg_gate {
 struct warm_pool {
 	char key[300];
 	struct tg_sandbox_pool *pool;
+	unsigned refs;                /* the gate's list, and calls running in it */
 	struct warm_pool *next;
 };
 
-#define MAX_POOLS 256
+#define MAX_WARM 128
 
 #define IDEM_TTL (24 * 3600)          /* an idempotency key is kept a day */
 
@@ -788,14 +789,19 @@ static int overlay_summary(struct call_state *st)
 }
 
 /* A command tool's sandbox: warm from its pool when the gate keeps them
- * and the run is like any other of the tool (exec_env.sandbox). */
+ * and the run is like any other of the tool (exec_env.sandbox). A tool's
+ * pool is made at its first such call, from that call's spec; a call
+ * whose spec no longer matches it (a reload changed the contract under
+ * the same version) retires it for a new one, freed when its last call
+ * ends. At most MAX_WARM sandboxes wait in all, each holding a few of the
+ * gateway's descriptors: beyond that, tools run cold. */
 static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_sandbox_spec *spec,
 			int poolable, struct tg_sandbox_result **out, struct tg_error *err)
 {
 	struct tg_gate *g = ctx;
-	struct tg_sandbox_pool *pool = NULL;
-	struct warm_pool *w;
+	struct warm_pool *w, *old = NULL, *gone = NULL;
 	char key[300];
+	int rc;
 
 	if (!g->warm || !poolable)
 		return tg_sandbox_run(spec, out, err);
@@ -803,21 +809,53 @@ static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_
 	pthread_mutex_lock(&g->pools_lock);
 	for (w = g->pools; w && strcmp(w->key, key) != 0; w = w->next)
 		;
-	if (!w && g->npools < MAX_POOLS && (w = calloc(1, sizeof(*w)))) {
+	if (w && w->pool && !tg_sandbox_pool_matches(w->pool, spec)) {
+		old = w; /* retired: out of the list, freed by its last call */
+		w = NULL;
+	}
+	if (!w && (w = calloc(1, sizeof(*w)))) {
 		struct tg_error perr;
 
-		/* this first call runs cold; the pool is ready for the next */
+		/* this call runs cold; the pool is ready for the next */
 		snprintf(w->key, sizeof(w->key), "%s", key);
-		if (tg_sandbox_pool_new(spec, g->warm, k->prestart, &w->pool, &perr) < 0)
-			w->pool = NULL;
+		if (g->warm_total + g->warm <= MAX_WARM &&
+		    tg_sandbox_pool_new(spec, g->warm, k->prestart, &w->pool, &perr) == 0)
+			g->warm_total += g->warm;
 		w->next = g->pools;
 		g->pools = w;
-		g->npools++;
-	} else if (w) {
-		pool = w->pool;
+		w->refs = 1; /* the list's */
+		if (old) {
+			struct warm_pool **pp;
+
+			for (pp = &w->next; *pp != old; pp = &(*pp)->next)
+				;
+			*pp = old->next;
+			old->next = NULL;
+			if (old->pool)
+				g->warm_total -= g->warm;
+			if (--old->refs == 0)
+				gone = old;
+		}
+		pthread_mutex_unlock(&g->pools_lock);
+		if (gone) {
+			tg_sandbox_pool_free(gone->pool);
+			free(gone);
+		}
+		return tg_sandbox_run(spec, out, err);
 	}
+	if (w)
+		w->refs++;
 	pthread_mutex_unlock(&g->pools_lock);
-	return tg_sandbox_pool_run(pool, spec, out, err);
+	rc = tg_sandbox_pool_run(w ? w->pool : NULL, spec, out, err);
+	pthread_mutex_lock(&g->pools_lock);
+	if (w && --w->refs == 0)
+		gone = w;
+	pthread_mutex_unlock(&g->pools_lock);
+	if (gone) {
+		tg_sandbox_pool_free(gone->pool);
+		free(gone);
+	}
+	return rc;
 }
 
 void tg_gate_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)

@@ -287,7 +287,7 @@ static void run_command(const struct sb_plan *plan, char *const *argv, char *con
 /* A warm sandbox's job (pool.c): its command and environment, read from
  * the job socket into memory of our own (no malloc here). The sandbox
  * waits for it with every layer in place; EOF means the pool let it go. */
-static char job_buf[SB_ARG_MAX + 4096];
+static char job_buf[2 * SB_ARG_MAX + 8192]; /* argv, env, and the defaults */
 static char *job_argv[SB_MAX_ARGV + 1];
 static char *job_envp[SB_MAX_ENV + 24];
 
@@ -489,10 +489,18 @@ void child_main(const struct sb_plan *plan)
 	close(plan->stdout_wr);
 	close(plan->stderr_wr);
 	for (;;) {
-		pid_t w = wait4(-1, &status, __WALL, &ru);
+		pid_t w = waitpid(-1, &status, __WALL);
 
 		if (w == pid) {
 			trace(plan, "command ended");
+			/* what the command left running ends with it, and is gone
+			 * before anyone hears the command ended (a warm run's
+			 * caller goes on at that word) */
+			kill(-1, SIGKILL);
+			while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+				;
+			/* the CPU time of everything the command ran */
+			getrusage(RUSAGE_CHILDREN, &ru);
 			memset(&m, 0, sizeof(m));
 			m.kind = SB_MSG_EXIT;
 			m.status = status;

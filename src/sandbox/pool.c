@@ -186,10 +186,25 @@ void tg_sandbox_pool_free(struct tg_sandbox_pool *p)
 	free(p);
 }
 
+/* r to destroy, by a refill thread (at once, when out of memory). */
+static void spend_locked(struct tg_sandbox_pool *p, struct run *r)
+{
+	struct spent *s = malloc(sizeof(*s));
+
+	if (!s) {
+		run_discard(r);
+		return;
+	}
+	s->run = r;
+	s->next = p->spent;
+	p->spent = s;
+	p->stats.spent++;
+	pthread_cond_broadcast(&p->wake);
+}
+
 int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec *spec,
 			struct tg_sandbox_result **out, struct tg_error *err)
 {
-	struct spent *s;
 	struct run *r = NULL;
 	int rc;
 
@@ -200,14 +215,23 @@ int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec 
 		return tg_error_set(err, TG_ERR_INVALID, "no command given");
 	if (spec_pool_match(p->tmpl, spec, p->prestart)) {
 		pthread_mutex_lock(&p->lock);
-		if (p->nready) {
+		while (!r && p->nready) {
 			/* the refill waits for this call's end: on a small machine
 			 * making a sandbox beside it slows it down (the kernel's
 			 * mount and namespace work contends with its exec) */
 			r = p->ready[--p->nready];
 			p->stats.ready = p->nready;
-			p->stats.warm_runs++;
+			if (!run_usable(r)) {
+				/* died waiting, or stale: destroyed, never used */
+				spend_locked(p, r);
+				p->stats.failed++;
+				snprintf(p->stats.last_error, sizeof(p->stats.last_error),
+					 "a ready sandbox ended or its binds changed before a call");
+				r = NULL;
+			}
 		}
+		if (r)
+			p->stats.warm_runs++;
 		pthread_mutex_unlock(&p->lock);
 	}
 	if (!r) {
@@ -218,19 +242,15 @@ int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec 
 	}
 	rc = run_start(r, spec, out, err);
 	/* spent: destroyed by the refill thread, off this call's path */
-	s = malloc(sizeof(*s));
-	if (!s) {
-		run_discard(r);
-		return rc;
-	}
-	s->run = r;
 	pthread_mutex_lock(&p->lock);
-	s->next = p->spent;
-	p->spent = s;
-	p->stats.spent++;
-	pthread_cond_broadcast(&p->wake);
+	spend_locked(p, r);
 	pthread_mutex_unlock(&p->lock);
 	return rc;
+}
+
+int tg_sandbox_pool_matches(const struct tg_sandbox_pool *p, const struct tg_sandbox_spec *spec)
+{
+	return spec_pool_match(p->tmpl, spec, p->prestart);
 }
 
 void tg_sandbox_pool_get_stats(struct tg_sandbox_pool *p, struct tg_sandbox_pool_stats *st)

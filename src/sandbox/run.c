@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -125,6 +126,11 @@ struct run {
 	int got_exit, exit_status, exec_errno;
 	uint64_t cmd_utime_us, cmd_stime_us; /* the command's, from the exit message */
 	int warm;                 /* started by run_start: no need to wait for the reap */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} bind_ids[SB_MAX_BINDS]; /* a prepared run's bind sources, when made */
+	size_t nbind_ids;
 	char setup_error[480];
 	unsigned layers;
 };
@@ -937,6 +943,7 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err)
 {
 	struct run *r;
+	int i;
 
 	pthread_once(&probe_once, probe_host_once);
 	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
@@ -946,6 +953,16 @@ struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	/* which files the binds are, before the sandbox takes its copies */
+	for (i = 0; i < spec->nbinds; i++) {
+		struct stat st;
+
+		if (stat(spec->binds[i].host, &st) == 0) {
+			r->bind_ids[i].dev = st.st_dev;
+			r->bind_ids[i].ino = st.st_ino;
+		}
+	}
+	r->nbind_ids = (size_t)spec->nbinds;
 	if (launch(r, !prestart, err) < 0) {
 		run_free(r);
 		return NULL;
@@ -976,6 +993,8 @@ int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err)
 int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
 	      struct tg_error *err)
 {
+	int rc;
+
 	*out = NULL;
 	r->spec = spec; /* its stdin, cancel fd, output, limits and proxy */
 	r->start = now_us();
@@ -1021,7 +1040,32 @@ int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandb
 		close_fd(&r->job_w);
 	}
 	trace_parent(r, "warm: job sent");
-	return conclude(r, out, err);
+	rc = conclude(r, out, err);
+	/* the call's spec is the caller's to free: nothing of it stays */
+	r->spec = r->plan.spec;
+	r->envp[0] = NULL;
+	return rc;
+}
+
+int run_usable(struct run *r)
+{
+	struct pollfd p[2] = { { r->pidfd, POLLIN, 0 }, { r->status_r, POLLIN, 0 } };
+	size_t i;
+
+	/* PID 1 alive, nothing said since it was ready (a prestarted
+	 * command that ended, a killed sandbox: both say so here) */
+	if (r->pidfd < 0 || r->status_r < 0 || poll(p, 2, 0) != 0)
+		return 0;
+	/* the binds' sources are still the ones it holds (a directory
+	 * renamed away and replaced since would be stale) */
+	for (i = 0; i < r->nbind_ids; i++) {
+		struct stat st;
+
+		if (stat(r->plan.spec->binds[i].host, &st) < 0 ||
+		    st.st_dev != r->bind_ids[i].dev || st.st_ino != r->bind_ids[i].ino)
+			return 0;
+	}
+	return 1;
 }
 
 void run_discard(struct run *r)

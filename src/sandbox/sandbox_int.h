@@ -74,7 +74,8 @@ struct sb_msg {
 	int status;
 	int err;
 	char text[240];
-	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: the command's CPU time */
+	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: CPU time of the command and
+				      * all it ran (prestarted: from its start) */
 };
 
 /* Everything the child needs, computed before clone. */
@@ -217,6 +218,9 @@ int spec_pool_match(const struct tg_sandbox_spec *t, const struct tg_sandbox_spe
 struct run;
 struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err);
 int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err);
+/* Whether a ready run can still take a call: PID 1 alive and silent, its
+ * binds' sources the files they were when it was made. */
+int run_usable(struct run *r);
 int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
 	      struct tg_error *err);
 void run_discard(struct run *r);

@@ -34,7 +34,8 @@ os.makedirs(TMP)
 shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
 shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
 with open(POLICY, "w") as f:
-    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]}}}, f)
+    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
+                              "ops": {"scopes": ["fs.*:approve"]}}}, f)
 
 
 def cli(*argv):
@@ -43,6 +44,8 @@ def cli(*argv):
 
 TOKEN = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
             "--scope", "*:read", "--scope", "fs.*:write").stdout.strip()
+OPS = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
+          "--scope", "fs.*:approve").stdout.strip()
 srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
                         "--policy", POLICY, "--warm", "2", "--record", os.path.join(TMP, "record")],
                        os.path.join(TMP, "serve.err"))
@@ -73,11 +76,14 @@ def call(tool, args, meta=None):
     return r.get("result", r)
 
 
-def warm_stats():
+def warm_stats(token=None):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/admin/warm",
-                                 headers={"Authorization": "Bearer " + TOKEN})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())
+                                 headers={"Authorization": "Bearer " + (token or OPS)})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return {"status": e.code}
 
 
 def settle(ready):
@@ -141,6 +147,23 @@ try:
     c("dry_run_cold", not d.get("isError") and "warm.txt" in json.dumps(d) and
             after["warm_runs"] == before["warm_runs"], [d, before, after])
     c("no_sandbox_failed", after["failed"] == 0, after)
+    c("pools_shown_to_operators_only", warm_stats(TOKEN) == {"status": 403}, warm_stats(TOKEN))
+
+    # what a call leaves running is ended before its answer comes: the
+    # next call's sandbox is another, and the host sees nothing more
+    bg = py("import subprocess\n"
+            "subprocess.Popen(['sh', '-c', 'sleep 0.3; echo late >/dev/stderr'],"
+            " start_new_session=True)\nprint('left')")
+    c("background_process_ended_with_call", bg.get("stdout") == "left\n" and
+      "late" not in bg.get("stderr", ""), bg)
+    # the zygote runs a snippet as python3 -c: its own __main__, its
+    # threads finished and atexit run before the end
+    fid = py("import pickle, threading, atexit, time\n"
+             "class A: pass\n"
+             "print(len(pickle.dumps(A())) > 0)\n"
+             "atexit.register(lambda: print('atexit'))\n"
+             "threading.Thread(target=lambda: (time.sleep(0.1), print('thread'))).start()\n")
+    c("zygote_like_python_c", fid.get("stdout") == "True\nthread\natexit\n", fid)
 finally:
     srv.terminate()
     srv.wait(timeout=30)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,10 +213,64 @@ static int nothing_crosses(void)
 	return 0;
 }
 
+/* A ready sandbox that can no longer serve is never handed out: a
+ * prestarted command that ended while waiting, binds whose source was
+ * renamed away and replaced. The call runs in a fresh one, or cold. */
+static int stale_not_used(void)
+{
+	char *quit[] = { "true", NULL };
+	char *look[] = { "cat", "/b/marker", NULL };
+	char dir[64], path[128], moved[128];
+	struct tg_sandbox_pool *p;
+	struct tg_sandbox_pool_stats st;
+	struct tg_sandbox_spec *s;
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	FILE *f;
+
+	/* prestarted, and ended before its call */
+	p = pool_of(quit, 1, 1);
+	CHECK(p && ready(p, 1) == 0);
+	usleep(200000);
+	s = spec_of(quit);
+	CHECK(s && tg_sandbox_pool_run(p, s, &r, &err) == 0);
+	CHECK(r->reason == TG_REASON_OK && r->exited && r->exit_code == 0);
+	tg_sandbox_result_free(r);
+	tg_sandbox_pool_get_stats(p, &st);
+	CHECK(st.warm_runs == 0 && st.cold_runs == 1 && st.failed == 1);
+	tg_sandbox_spec_free(s);
+	tg_sandbox_pool_free(p);
+	/* a bind whose directory was replaced */
+	CHECK(unit_tmpdir(dir, "pool") == 0 && chmod(dir, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/b", dir);
+	snprintf(moved, sizeof(moved), "%s/old", dir);
+	CHECK(mkdir(path, 0755) == 0);
+	s = spec_of(look);
+	CHECK(s && tg_sandbox_spec_add_bind(s, path, "/b", 0, &err) == 0);
+	CHECK(tg_sandbox_pool_new(s, 1, 0, &p, &err) == 0 && ready(p, 1) == 0);
+	snprintf(path, sizeof(path), "%s/b/marker", dir);
+	CHECK((f = fopen(path, "w")) && fputs("old\n", f) >= 0 && fclose(f) == 0);
+	snprintf(path, sizeof(path), "%s/b", dir);
+	CHECK(rename(path, moved) == 0 && mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/b/marker", dir);
+	CHECK((f = fopen(path, "w")) && fputs("new\n", f) >= 0 && fclose(f) == 0);
+	chmod(path, 0644);
+	CHECK(tg_sandbox_pool_run(p, s, &r, &err) == 0);
+	if (strcmp(r->out.data, "new\n") != 0)
+		fprintf(stderr, "read %s%s\n", r->out.data, r->err.data);
+	CHECK(strcmp(r->out.data, "new\n") == 0);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	tg_sandbox_pool_free(p);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test pool_tests[] = {
 	{ "pool/warm_runs", warm_runs },
 	{ "pool/cold_when_unlike", cold_when_unlike },
 	{ "pool/prestart", prestart },
 	{ "pool/nothing_crosses", nothing_crosses },
+	{ "pool/stale_not_used", stale_not_used },
 	UNIT_TESTS_END
 };

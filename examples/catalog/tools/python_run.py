@@ -10,13 +10,16 @@ for its arguments on stdin; the call's snippet then runs in a child forked
 from this ready interpreter, and the sandbox is thrown away after the one
 call, like any other.
 """
+import atexit
 import json
 import os
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
+import types
 
 # What snippets usually reach for, imported before the call arrives.
 import base64  # noqa: F401
@@ -58,9 +61,13 @@ def child(code, fds):
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
     sys.argv = ["-c"]
     sys.path[:] = [p for p in sys.path if p and p != os.path.dirname(__file__)]
+    # the snippet's own __main__ (pickle and typing look it up there)
+    main_module = types.ModuleType("__main__")
+    main_module.__builtins__ = __builtins__
+    sys.modules["__main__"] = main_module
     status = 0
     try:
-        exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        exec(compile(code, "<string>", "exec"), main_module.__dict__)
     except SystemExit as e:
         if e.code is None:
             status = 0
@@ -73,12 +80,28 @@ def child(code, fds):
         # from the snippet's frame on, as python3 -c prints it
         traceback.print_exception(type(e), e, e.__traceback__.tb_next)
         status = 1
+    # as an interpreter ends: its threads joined, then atexit
+    try:
+        threading._shutdown()
+        atexit._run_exitfuncs()
+    except BaseException:
+        traceback.print_exc()
+        status = status or 1
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
         except Exception:
             status = status or 120
     os._exit(status)
+
+
+def timed_out(pid):
+    """The snippet ran too long: killed, and the tool's error."""
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    json.dump({"error": {"code": "timeout", "message": "the code ran longer than 8 s"}}, sys.stdout)
+    sys.stdout.flush()
+    os._exit(1)
 
 
 def main():
@@ -100,12 +123,7 @@ def main():
     while open_fds and st is None:
         left = deadline - time.monotonic()
         if left <= 0:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            json.dump({"error": {"code": "timeout", "message": "the code ran longer than 8 s"}},
-                      sys.stdout)
-            sys.stdout.flush()
-            os._exit(1)
+            timed_out(pid)
         wfds = [in_w] if in_w >= 0 else []
         r, w, _ = select.select(open_fds, wfds, [], min(left, 0.05))
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -140,8 +158,15 @@ def main():
                     break
     if in_w >= 0:
         os.close(in_w)
-    if st is None:
-        _, st = os.waitpid(pid, 0)
+    while st is None:
+        # its output closed, the snippet may still run: within the limit
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            st = status
+        elif time.monotonic() > deadline:
+            timed_out(pid)
+        else:
+            time.sleep(0.01)
     out = bufs[out_r].decode(errors="replace")
     err = bufs[err_r].decode(errors="replace")
     json.dump({"exit_code": os.waitstatus_to_exitcode(st), "stdout": out[-KEEP[1]:],
