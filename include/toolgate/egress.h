@@ -71,7 +71,11 @@ struct tg_egress_proxy_options {
 	/* A unix socket made here (0600), removed at stop; NULL: none, the
 	 * clients come through tg_egress_proxy_adopt. */
 	const char *socket_path;
-	const struct tg_egress_policy *policy; /* borrowed: must outlive the proxy */
+	/* The allowlist: a policy (borrowed: it must outlive the proxy), or
+	 * nrules rules the proxy reads (tg_egress_policy_new) and keeps. */
+	const struct tg_egress_policy *policy;
+	const char *const *rules;
+	size_t nrules;
 	/* Names resolved without DNS ("NAME=ADDRESS", NULL-terminated; an
 	 * /etc/hosts of the proxy's own, for tests in a network namespace),
 	 * or NULL: getaddrinfo. */

@@ -225,7 +225,6 @@ static int find_tier(int argc, char **argv)
 struct egress {
 	const char *rules[TG_EGRESS_MAX_RULES];
 	size_t n;
-	struct tg_egress_policy *policy;
 	struct tg_egress_proxy *proxy;
 };
 
@@ -241,13 +240,12 @@ static int egress_start(struct egress *e, struct tg_sandbox_spec *spec, struct t
 
 	if (!e->n)
 		return 0;
-	if (tg_egress_policy_new(e->rules, e->n, &e->policy, err) < 0)
-		return tg_error_wrap(err, "--allow-host");
 	memset(&o, 0, sizeof(o));
-	o.policy = e->policy;
+	o.rules = e->rules;
+	o.nrules = e->n;
 	o.on_deny = on_deny;
 	if (tg_egress_proxy_start(&o, &e->proxy, err) < 0)
-		return -1;
+		return tg_error_wrap(err, "--allow-host");
 	return tg_sandbox_spec_set_egress(spec, e->proxy, err);
 }
 
@@ -442,6 +440,5 @@ out:
 	tg_sandbox_result_free(res);
 	tg_sandbox_spec_free(spec);
 	tg_egress_proxy_stop(egress.proxy);
-	tg_egress_policy_free(egress.policy);
 	return rc;
 }

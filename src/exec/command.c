@@ -618,42 +618,29 @@ static void on_output(int stream, const char *buf, size_t len, void *ctx)
 	}
 }
 
-/* The tool's egress: its allowlist and a proxy that serves it, for one
- * run; refusals go to env->egress_denied. */
-struct egress {
-	struct tg_egress_policy *policy;
-	struct tg_egress_proxy *proxy;
-};
-
+/* The tool's egress, for one run: a proxy of its allowlist; refusals go
+ * to env->egress_denied. OUT *proxy. */
 static int egress_start(const struct tg_contract *k, const struct exec_env *env,
-			struct tg_sandbox_spec *spec, struct egress *eg, struct tg_error *err)
+			struct tg_sandbox_spec *spec, struct tg_egress_proxy **proxy,
+			struct tg_error *err)
 {
 	struct tg_egress_proxy_options po;
-	size_t n = 0;
 
-	while (k->egress[n])
-		n++;
-	if (tg_egress_policy_new((const char *const *)k->egress, n, &eg->policy, err) < 0)
-		return tg_error_wrap(err, "%s: executor.egress", k->name);
 	memset(&po, 0, sizeof(po));
-	po.policy = eg->policy;
+	po.rules = (const char *const *)k->egress;
+	while (k->egress[po.nrules])
+		po.nrules++;
 	po.on_deny = env->egress_denied;
 	po.ctx = env->egress_ctx;
-	if (tg_egress_proxy_start(&po, &eg->proxy, err) < 0)
-		return -1;
-	return tg_sandbox_spec_set_egress(spec, eg->proxy, err);
-}
-
-static void egress_stop(struct egress *eg)
-{
-	tg_egress_proxy_stop(eg->proxy);
-	tg_egress_policy_free(eg->policy);
+	if (tg_egress_proxy_start(&po, proxy, err) < 0)
+		return tg_error_wrap(err, "%s: executor.egress", k->name);
+	return tg_sandbox_spec_set_egress(spec, *proxy, err);
 }
 
 int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		 const struct exec_env *env, struct exec_out *o, struct tg_error *err)
 {
-	struct egress eg = { NULL, NULL };
+	struct tg_egress_proxy *proxy = NULL;
 	struct reports *reports = NULL;
 	struct asker *asker = NULL;
 	int pfd[2] = { -1, -1 };
@@ -676,7 +663,7 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		goto out;
 	/* an overlay dry run has no network: what it would send could not
 	 * be taken back like its files */
-	if (k->egress && k->egress[0] && !ov && egress_start(k, env, spec, &eg, err) < 0)
+	if (k->egress && k->egress[0] && !ov && egress_start(k, env, spec, &proxy, err) < 0)
 		goto out;
 	if (k->interactive && memchr(args, '\n', len)) {
 		/* the arguments are the first line: one line */
@@ -722,7 +709,7 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		tg_sandbox_spec_set_output_fn(spec, on_output, reports);
 	}
 	if ((env->sandbox ? env->sandbox(env->sandbox_ctx, k, spec,
-					 !ov && !eg.proxy && !env->dry_run, &r, err)
+					 !ov && !proxy && !env->dry_run, &r, err)
 			  : tg_sandbox_run(spec, &r, err)) < 0)
 		goto out;
 	rc = interpret(k, r, o);
@@ -757,7 +744,7 @@ out_asker:
 	free(reports);
 	tg_sandbox_result_free(r);
 	tg_sandbox_spec_free(spec);
-	egress_stop(&eg);
+	tg_egress_proxy_stop(proxy);
 	overlays_free(ov);
 	if (rc < 0)
 		exec_out_release(o);

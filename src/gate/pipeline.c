@@ -66,6 +66,14 @@ struct warm_pool {
 
 #define MAX_WARM 128
 
+static void warm_pool_free(struct warm_pool *w)
+{
+	if (w) {
+		tg_sandbox_pool_free(w->pool);
+		free(w);
+	}
+}
+
 #define IDEM_TTL (24 * 3600)          /* an idempotency key is kept a day */
 
 /* One call on its way through the stages. */
@@ -161,8 +169,7 @@ void tg_gate_free(struct tg_gate *g)
 		struct warm_pool *w = g->pools;
 
 		g->pools = w->next;
-		tg_sandbox_pool_free(w->pool);
-		free(w);
+		warm_pool_free(w);
 	}
 	pthread_mutex_destroy(&g->pools_lock);
 	pthread_mutex_destroy(&g->lock);
@@ -837,10 +844,7 @@ static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_
 				gone = old;
 		}
 		pthread_mutex_unlock(&g->pools_lock);
-		if (gone) {
-			tg_sandbox_pool_free(gone->pool);
-			free(gone);
-		}
+		warm_pool_free(gone);
 		return tg_sandbox_run(spec, out, err);
 	}
 	if (w)
@@ -851,10 +855,7 @@ static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_
 	if (w && --w->refs == 0)
 		gone = w;
 	pthread_mutex_unlock(&g->pools_lock);
-	if (gone) {
-		tg_sandbox_pool_free(gone->pool);
-		free(gone);
-	}
+	warm_pool_free(gone);
 	return rc;
 }
 

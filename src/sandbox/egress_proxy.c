@@ -43,6 +43,7 @@
 
 #include "toolgate/egress.h"
 #include "sandbox/egress_int.h"
+#include "util/file.h"
 
 #define MAX_HEADERS 100         /* its lines */
 #define MAX_ADDRS 16            /* addresses of one name tried */
@@ -71,6 +72,7 @@ struct tg_egress_proxy {
 	unsigned clients;
 	int stopping;                  /* no client admitted any more */
 	unsigned reported, unreported; /* refusals told one by one, and not */
+	struct tg_egress_policy *own_policy; /* made from o.rules, or NULL */
 };
 
 struct client {
@@ -192,21 +194,19 @@ static void add_if(const char *word, size_t l, const char *name, size_t nl, cons
 static void etc_hosts(const char *name, size_t nl, struct sockaddr_storage *addrs, size_t *n,
 		      size_t *seen)
 {
-	FILE *f = fopen("/etc/hosts", "re");
-	char line[1024];
-	size_t total = 0;
+	size_t len;
+	char *text = file_read_all("/etc/hosts", 1u << 20, 1, &len), *line, *lsave = NULL;
 
-	while (f && total < (1u << 20) && fgets(line, sizeof(line), f)) {
+	for (line = text ? strtok_r(text, "\n", &lsave) : NULL; line;
+	     line = strtok_r(NULL, "\n", &lsave)) {
 		char *save = NULL, *addr, *w;
 
-		total += strlen(line);
 		line[strcspn(line, "#")] = 0;
-		addr = strtok_r(line, " \t\r\n", &save);
-		while (addr && (w = strtok_r(NULL, " \t\r\n", &save)))
+		addr = strtok_r(line, " \t\r", &save);
+		while (addr && (w = strtok_r(NULL, " \t\r", &save)))
 			add_if(w, strlen(w), name, nl, addr, addrs, n, seen);
 	}
-	if (f)
-		fclose(f);
+	free(text);
 }
 
 /* The addresses of name: the proxy's own table (tests), else /etc/hosts,
@@ -283,30 +283,40 @@ static const char *addr_text(const struct sockaddr_storage *a, char *buf, size_t
 	return inet_ntop(a->ss_family, in, buf, (socklen_t)len) ? buf : "?";
 }
 
-/* Whether a is an address of this host's own interfaces (a public one
- * included): a name that leads there would reach the gateway's own
- * listeners. */
-static int own_address(const struct sockaddr_storage *a)
+/* Why one of a name's n addresses may not be reached, and which (*at),
+ * or NULL: a deny range, or an address of this host's own interfaces (a
+ * public one included; a name that leads there would reach the gateway's
+ * own listeners). The interfaces are listed once for all n. */
+static const char *denied_address(const struct sockaddr_storage *addrs, size_t n, size_t *at)
 {
-	struct ifaddrs *list, *i;
-	int own = 0;
+	struct ifaddrs *list = NULL, *i;
+	const char *range = NULL;
 
+	for (*at = 0; *at < n; (*at)++)
+		if ((range = tg_egress_denied_range((const struct sockaddr *)&addrs[*at])))
+			return range;
 	if (getifaddrs(&list) < 0)
-		return 0;
-	for (i = list; i && !own; i = i->ifa_next) {
-		const struct sockaddr *s = i->ifa_addr;
+		return NULL;
+	for (*at = 0; *at < n && !range; (*at)++) {
+		const struct sockaddr_storage *a = &addrs[*at];
 
-		if (!s || s->sa_family != a->ss_family)
-			continue;
-		if (s->sa_family == AF_INET)
-			own = ((const struct sockaddr_in *)s)->sin_addr.s_addr ==
-			      ((const struct sockaddr_in *)a)->sin_addr.s_addr;
-		else
-			own = memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr,
-				     &((const struct sockaddr_in6 *)a)->sin6_addr, 16) == 0;
+		for (i = list; i && !range; i = i->ifa_next) {
+			const struct sockaddr *s = i->ifa_addr;
+
+			if (!s || s->sa_family != a->ss_family)
+				continue;
+			if (s->sa_family == AF_INET ? ((const struct sockaddr_in *)s)->sin_addr.s_addr ==
+							      ((const struct sockaddr_in *)a)->sin_addr.s_addr
+						    : memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr,
+							     &((const struct sockaddr_in6 *)a)->sin6_addr,
+							     16) == 0)
+				range = "this host's own address";
+		}
+		if (range)
+			break;
 	}
 	freeifaddrs(list);
-	return own;
+	return range;
 }
 
 /* A connection to a, within CONNECT_TIMEOUT_MS; -1 (errno). */
@@ -364,14 +374,12 @@ static int open_upstream(struct tg_egress_proxy *p, const char *host, unsigned p
 		return -1;
 	} else {
 		/* every address checked: one denied, and the name is refused */
-		for (i = 0; i < n; i++)
-			if ((range = tg_egress_denied_range((struct sockaddr *)&addrs[i])) ||
-			    (own_address(&addrs[i]) && (range = "this host's own address"))) {
-				snprintf(why, len, "%.100s resolves to %s, in a denied range: %s", host,
-					 addr_text(&addrs[i], text, sizeof(text)), range);
-				denied(p, host, port, why);
-				return -1;
-			}
+		if ((range = denied_address(addrs, n, &i))) {
+			snprintf(why, len, "%.100s resolves to %s, in a denied range: %s", host,
+				 addr_text(&addrs[i], text, sizeof(text)), range);
+			denied(p, host, port, why);
+			return -1;
+		}
 	}
 	*code = 502;
 	for (i = 0; i < n && fd < 0; i++) {
@@ -1092,13 +1100,20 @@ int tg_egress_proxy_start(const struct tg_egress_proxy_options *opts,
 
 	*out = NULL;
 	if ((opts->socket_path && strlen(opts->socket_path) >= sizeof(sun.sun_path)) ||
-	    !opts->policy)
-		return tg_error_set(err, TG_ERR_INVALID, "egress proxy: a policy, and a socket path "
-				    "of at most %zu bytes", sizeof(sun.sun_path) - 1);
+	    !opts->policy == !opts->rules)
+		return tg_error_set(err, TG_ERR_INVALID, "egress proxy: a policy or rules, and a "
+				    "socket path of at most %zu bytes", sizeof(sun.sun_path) - 1);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	p->o = *opts;
+	if (opts->rules &&
+	    tg_egress_policy_new(opts->rules, opts->nrules, &p->own_policy, err) < 0) {
+		free(p);
+		return -1;
+	}
+	if (p->own_policy)
+		p->o.policy = p->own_policy;
 	p->lfd = p->stop[0] = p->stop[1] = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->idle, NULL);
@@ -1176,6 +1191,7 @@ void tg_egress_proxy_stop(struct tg_egress_proxy *p)
 	for (i = 0; p->hosts && p->hosts[i]; i++)
 		free(p->hosts[i]);
 	free(p->hosts);
+	tg_egress_policy_free(p->own_policy);
 	free(p->path);
 	pthread_cond_destroy(&p->idle);
 	pthread_mutex_destroy(&p->lock);

@@ -46,11 +46,12 @@ struct tg_sandbox_pool {
 	struct run *ready[POOL_MAX];
 	unsigned nready;
 	struct spent *spent;           /* to destroy */
+	unsigned nspent;
 	unsigned making;               /* being made now */
 	pthread_t refiller[REFILLERS];
 	unsigned nrefillers;
 	int stopping;
-	struct tg_sandbox_pool_stats stats;
+	struct tg_sandbox_pool_stats stats; /* made, failed, warm and cold runs */
 };
 
 static void backoff(struct tg_sandbox_pool *p)
@@ -76,7 +77,7 @@ static void *refill_main(void *arg)
 		if (s) {
 			/* the spent first: their cgroups and namespaces go */
 			p->spent = NULL;
-			p->stats.spent = 0;
+			p->nspent = 0;
 			pthread_mutex_unlock(&p->lock);
 			while (s) {
 				struct spent *next = s->next;
@@ -92,7 +93,7 @@ static void *refill_main(void *arg)
 			pthread_cond_wait(&p->wake, &p->lock);
 			continue;
 		}
-		p->stats.refilling = ++p->making;
+		p->making++;
 		pthread_mutex_unlock(&p->lock);
 		tg_error_clear(&err);
 		r = run_prepare(p->tmpl, p->prestart, &err);
@@ -101,7 +102,7 @@ static void *refill_main(void *arg)
 			r = NULL;
 		}
 		pthread_mutex_lock(&p->lock);
-		p->stats.refilling = --p->making;
+		p->making--;
 		if (!r) {
 			p->stats.failed++;
 			snprintf(p->stats.last_error, sizeof(p->stats.last_error), "%.250s", err.msg);
@@ -110,7 +111,6 @@ static void *refill_main(void *arg)
 		}
 		p->stats.made++;
 		p->ready[p->nready++] = r;
-		p->stats.ready = p->nready;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -139,7 +139,6 @@ int tg_sandbox_pool_new(const struct tg_sandbox_spec *tmpl, unsigned size, int p
 	p->tmpl = spec_dup(tmpl);
 	p->size = size;
 	p->prestart = prestart;
-	p->stats.size = size;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -198,7 +197,7 @@ static void spend_locked(struct tg_sandbox_pool *p, struct run *r)
 	s->run = r;
 	s->next = p->spent;
 	p->spent = s;
-	p->stats.spent++;
+	p->nspent++;
 	pthread_cond_broadcast(&p->wake);
 }
 
@@ -220,8 +219,7 @@ int tg_sandbox_pool_run(struct tg_sandbox_pool *p, const struct tg_sandbox_spec 
 			 * making a sandbox beside it slows it down (the kernel's
 			 * mount and namespace work contends with its exec) */
 			r = p->ready[--p->nready];
-			p->stats.ready = p->nready;
-			if (!run_usable(r)) {
+				if (!run_usable(r)) {
 				/* died waiting, or stale: destroyed, never used */
 				spend_locked(p, r);
 				p->stats.failed++;
@@ -256,6 +254,10 @@ int tg_sandbox_pool_matches(const struct tg_sandbox_pool *p, const struct tg_san
 void tg_sandbox_pool_get_stats(struct tg_sandbox_pool *p, struct tg_sandbox_pool_stats *st)
 {
 	pthread_mutex_lock(&p->lock);
-	*st = p->stats;
+	*st = p->stats; /* the counts; the state as it stands now: */
+	st->size = p->size;
+	st->ready = p->nready;
+	st->refilling = p->making;
+	st->spent = p->nspent;
 	pthread_mutex_unlock(&p->lock);
 }

@@ -261,6 +261,8 @@ static void on_deny(void *ctx, const char *destination, const char *why)
 	pthread_mutex_unlock(&d->lock);
 }
 
+static unsigned rig_idle_ms = 2000; /* a relayed connection's silence */
+
 struct rig {
 	struct upstream up;
 	struct tg_egress_policy *policy;
@@ -307,7 +309,7 @@ static int rig_start(struct rig *g, unsigned max_clients, unsigned head_ms)
 	o.ctx = &g->denials;
 	o.max_clients = max_clients;
 	o.head_timeout_ms = head_ms;
-	o.idle_timeout_ms = 2000;
+	o.idle_timeout_ms = rig_idle_ms;
 	tg_error_clear(&err);
 	if (tg_egress_proxy_start(&o, &g->proxy, &err) < 0) {
 		fprintf(stderr, "proxy: %s\n", err.msg);
@@ -702,23 +704,22 @@ static int proxy_limits(void)
 	return 0;
 }
 
-/* Stopping ends every connection at once, a silent tunnel included. */
+/* Stopping ends every connection at once, a silent tunnel included: its
+ * idle timeout here is 10 minutes, so a stop that waited for it would
+ * run into the test's own time limit. */
 static int proxy_stop(void)
 {
 	struct rig g;
 	char req[256], buf[64];
-	struct timespec a, b;
 	int fd;
 
+	rig_idle_ms = 600000;
 	CHECK(rig_start(&g, 0, 0) == 0);
 	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", g.up.port);
 	fd = dial(&g);
 	CHECK(fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req));
 	CHECK(read(fd, buf, 39) == 39);
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	rig_stop(&g);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	CHECK(b.tv_sec - a.tv_sec < 2);
 	CHECK(read(fd, buf, sizeof(buf)) <= 0);
 	close(fd);
 	CHECK(access(g.path, F_OK) < 0);

@@ -148,9 +148,9 @@ static int diff_bounds(void)
 	CHECK(budget == 100);
 	json_decref(changes);
 	/* the remover takes everything, mode 000 directories too */
-	snprintf(big, sizeof(big), "%s/work", top);
+	snprintf(big, sizeof(big), "%s/layer", top);
 	CHECK(mkdir(big, 0700) == 0);
-	snprintf(big, sizeof(big), "%s/work/work", top);
+	snprintf(big, sizeof(big), "%s/layer/sealed", top);
 	CHECK(mkdir(big, 0000) == 0);
 	CHECK(exec_overlay_remove(top) == 0);
 	CHECK(access(top, F_OK) < 0);
