@@ -16,7 +16,13 @@ struct cg_ops {
 	/* Write the spec's limits into the created directories. */
 	int (*limits)(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 		      struct tg_error *err);
-	void (*stats)(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
+	/* Where the counters are: peak memory, OOM kills, hits of the pids
+	 * limit (a number alone when key is NULL, else the line "key N"). */
+	struct cg_counter {
+		int dir;
+		const char *file;
+		const char *key;
+	} counters[3];
 	/* Kill any process left: one call, best effort. */
 	void (*kill)(struct sb_cgroup *cg);
 };
@@ -26,6 +32,7 @@ struct sb_cgroup {
 	char root[CG_MAX_DIRS][64];         /* hierarchy roots (v2: [0]) */
 	char dir[CG_MAX_DIRS][SB_PATH_MAX]; /* v1: memory, pids, cpu; v2: one */
 	int ndirs;
+	int counter_fd[3];                  /* opened once made: read at the end */
 	char parent[SB_PATH_MAX];           /* relative, e.g. /toolgate */
 	char name[64];
 };
@@ -33,10 +40,10 @@ struct sb_cgroup {
 extern const struct cg_ops cg_v1_ops;
 extern const struct cg_ops cg_v2_ops;
 
-/* Read "key N" from dir/file; 0 if absent. */
-uint64_t cg_read_key(const char *dir, const char *file, const char *key);
-/* Read a single number from dir/file; 0 if absent. */
-uint64_t cg_read_u64(const char *dir, const char *file);
+/* Open the counters' files (once the directories are made), and close
+ * them; cgroup_stats reads them. */
+void cg_counters_open(struct sb_cgroup *cg);
+void cg_counters_close(struct sb_cgroup *cg);
 /* mkdir -p of root + rel; then, if name is not NULL, mkdir of
  * root + rel + "/" + name, whose path goes to out (it must not exist). */
 int cg_make_dir(const char *root, const char *rel, const char *name, char *out,

@@ -52,15 +52,6 @@ static int v1_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 	return 0;
 }
 
-static void v1_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
-{
-	if (cg->ndirs < 3)
-		return;
-	st->peak_memory = cg_read_u64(cg->dir[V1_MEMORY], "memory.max_usage_in_bytes");
-	st->oom_kills = cg_read_key(cg->dir[V1_MEMORY], "memory.oom_control", "oom_kill");
-	st->pids_max_events = cg_read_key(cg->dir[V1_PIDS], "pids.events", "max");
-}
-
 static void v1_kill(struct sb_cgroup *cg)
 {
 	char path[SB_PATH_MAX + 16], line[32];
@@ -78,4 +69,10 @@ static void v1_kill(struct sb_cgroup *cg)
 	}
 }
 
-const struct cg_ops cg_v1_ops = { "v1", v1_create, v1_limits, v1_stats, v1_kill };
+const struct cg_ops cg_v1_ops = {
+	"v1", v1_create, v1_limits,
+	{ { V1_MEMORY, "memory.max_usage_in_bytes", NULL },
+	  { V1_MEMORY, "memory.oom_control", "oom_kill" },
+	  { V1_PIDS, "pids.events", "max" } },
+	v1_kill,
+};

@@ -79,16 +79,14 @@ static int v2_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 	return 0;
 }
 
-static void v2_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
-{
-	st->peak_memory = cg_read_u64(cg->dir[0], "memory.peak");
-	st->oom_kills = cg_read_key(cg->dir[0], "memory.events", "oom_kill");
-	st->pids_max_events = cg_read_key(cg->dir[0], "pids.events", "max");
-}
-
 static void v2_kill(struct sb_cgroup *cg)
 {
 	file_write_small(cg->dir[0], "cgroup.kill", "1");
 }
 
-const struct cg_ops cg_v2_ops = { "v2", v2_create, v2_limits, v2_stats, v2_kill };
+const struct cg_ops cg_v2_ops = {
+	"v2", v2_create, v2_limits,
+	{ { 0, "memory.peak", NULL }, { 0, "memory.events", "oom_kill" },
+	  { 0, "pids.events", "max" } },
+	v2_kill,
+};

@@ -336,6 +336,26 @@ static void wait_job(const struct sb_plan *plan)
 	job_envp[h.envc] = NULL;
 }
 
+/*
+ * A warm sandbox's command process, made ahead (a cold run vforks it once
+ * the layers are in place; a warm one has it waiting, so that a call pays
+ * neither the fork nor a wake-up of PID 1). It reads the job itself and
+ * execs. It shares PID 1's memory until then, as a vfork child would, on
+ * a stack of its own: PID 1 meanwhile only waits (a system call; the two
+ * never run our code at once), and the child only makes system calls and
+ * writes its job into job_buf, which PID 1 never reads.
+ */
+static char prefork_stack[2 * SB_ARG_MAX + 65536] __attribute__((aligned(16)));
+
+static int prefork_main(void *arg)
+{
+	const struct sb_plan *plan = arg;
+
+	wait_job(plan);
+	trace(plan, "job read");
+	run_command(plan, job_argv, job_envp);
+}
+
 /* Namespaces, cgroup, session, filesystem, identity: everything that
  * still needs the capabilities the new user namespace gave us. */
 static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egress_fd)
@@ -438,7 +458,7 @@ void child_main(const struct sb_plan *plan)
 			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
 	struct sb_msg m;
 	struct rusage ru;
-	pid_t pid;
+	pid_t pid = -1;
 	int i, status, egress_fd = -1;
 
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
@@ -466,25 +486,30 @@ void child_main(const struct sb_plan *plan)
 	/* The cgroup and its limits were in place before we started. */
 	layers |= TG_LAYER_CGROUP;
 
+	if (plan->job_rd >= 0) {
+		/* no SIGCHLD, as for the vfork below: we reap with __WALL */
+		pid = clone(prefork_main, prefork_stack + sizeof(prefork_stack), CLONE_VM,
+			    (void *)plan);
+		if (pid < 0)
+			child_fail(plan, "process", errno, "fork");
+		close(plan->job_rd);
+	}
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_LAYERS;
 	m.status = (int)layers;
 	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
 		_exit(125); /* parent gone */
-	if (plan->job_rd >= 0) {
-		wait_job(plan);
-		trace(plan, "job read");
-	}
 
-	/* vfork: our address space is a copy of the caller's, possibly large;
-	 * the command's process borrows it until exec instead of copying the
-	 * page tables. run_command only makes system calls. */
-	pid = vfork();
-	if (pid < 0)
-		child_fail(plan, "process", errno, "fork");
-	if (pid == 0)
-		run_command(plan, plan->job_rd >= 0 ? job_argv : plan->spec->argv,
-			    plan->job_rd >= 0 ? job_envp : plan->envp);
+	if (plan->job_rd < 0) {
+		/* vfork: our address space is a copy of the caller's, possibly
+		 * large; the command's process borrows it until exec instead of
+		 * copying the page tables. run_command only makes system calls. */
+		pid = vfork();
+		if (pid < 0)
+			child_fail(plan, "process", errno, "fork");
+		if (pid == 0)
+			run_command(plan, plan->spec->argv, plan->envp);
+	}
 	close(plan->stdin_rd);
 	close(plan->stdout_wr);
 	close(plan->stderr_wr);

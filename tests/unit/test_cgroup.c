@@ -86,7 +86,9 @@ static int v2_backend(void)
 	CHECK(put(cg.dir[0], "memory.peak", "123456789\n") == 0);
 	CHECK(put(cg.dir[0], "memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\n") == 0);
 	CHECK(put(cg.dir[0], "pids.events", "max 7\n") == 0);
-	cg.ops->stats(&cg, &st);
+	cg_counters_open(&cg);
+	cgroup_stats(&cg, &st);
+	cg_counters_close(&cg);
 	CHECK(st.peak_memory == 123456789 && st.oom_kills == 1 && st.pids_max_events == 7);
 	/* a second run in the same parent: no error for what exists */
 	strcpy(cg.name, "run-2");
@@ -133,7 +135,9 @@ static int v1_backend(void)
 	CHECK(put(cg.dir[0], "memory.max_usage_in_bytes", "4096\n") == 0);
 	CHECK(put(cg.dir[0], "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n") == 0);
 	CHECK(put(cg.dir[1], "pids.events", "max 0\n") == 0);
-	cg.ops->stats(&cg, &st);
+	cg_counters_open(&cg);
+	cgroup_stats(&cg, &st);
+	cg_counters_close(&cg);
 	CHECK(st.peak_memory == 4096 && st.oom_kills == 3 && st.pids_max_events == 0);
 	rm_tree(tmp);
 	tg_sandbox_spec_free(spec);

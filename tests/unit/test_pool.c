@@ -5,6 +5,7 @@
  * for its stdin, and nothing one call leaves behind is there for the
  * next: files, processes, sockets, shared memory, SysV IPC.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -79,6 +80,8 @@ static int warm_runs(void)
 	char *slow[] = { "sleep", "30", NULL };
 	char *brief[] = { "sleep", "0.3", NULL };
 	char *bad[] = { "unshare", "-U", "true", NULL };
+	char *missing[] = { "no-such-command", NULL };
+	char *whoami[] = { "sh", "-c", "read pid comm state ppid rest < /proc/self/stat; echo $pid $ppid", NULL };
 	struct tg_sandbox_pool *p = pool_of(tmpl, 2, 0);
 	struct tg_sandbox_pool_stats st;
 	struct tg_sandbox_spec *s;
@@ -118,13 +121,26 @@ static int warm_runs(void)
 	tg_sandbox_spec_free(s);
 	p = pool_of(tmpl, 1, 0);
 	CHECK(p && ready(p, 1) == 0);
+	/* the command's process is made ahead and reads its job itself: a
+	 * command that is not there is said as a cold run says it */
+	r = pool_run(p, missing);
+	CHECK(r && r->reason == TG_REASON_SETUP_FAILED && r->exec_errno == ENOENT);
+	CHECK(strstr(r->message, "no-such-command") != NULL);
+	tg_sandbox_result_free(r);
+	/* and it is the sandbox's second process, PID 1's child, as cold */
+	CHECK(ready(p, 1) == 0);
+	r = pool_run(p, whoami);
+	CHECK(r && r->reason == TG_REASON_OK && r->exited && r->exit_code == 0);
+	CHECK(r->out.data && strcmp(r->out.data, "2 1\n") == 0);
+	tg_sandbox_result_free(r);
+	CHECK(ready(p, 1) == 0);
 	r = pool_run(p, bad);
 	CHECK(r && r->reason == TG_REASON_SECCOMP_VIOLATION);
 	CHECK(strcmp(r->seccomp_syscall_name, "unshare") == 0);
 	tg_sandbox_result_free(r);
 	CHECK(ready(p, 1) == 0);
 	tg_sandbox_pool_get_stats(p, &st);
-	CHECK(st.warm_runs == 1 && st.made >= 2 && st.failed == 0);
+	CHECK(st.warm_runs == 3 && st.made >= 4 && st.failed == 0);
 	tg_sandbox_pool_free(p);
 	return 0;
 }
