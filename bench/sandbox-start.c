@@ -16,7 +16,8 @@
  *            runs the snippet it reads on stdin
  *
  * Then throughput: sandboxes per second, one caller after another and two
- * callers at once, for bubblewrap, cold runs and the warm pool.
+ * callers at once, for bubblewrap, cold runs and the warm pool, in rounds
+ * of each in turn.
  *
  * The contenders are interleaved run by run (A B C D A B C D ...) because
  * these machines drift. Not a test: it asserts nothing; it prints median,
@@ -47,6 +48,7 @@
 extern char **environ;
 
 enum { BARE, LIBRARY, CLI, BWRAP, WARM, NCONT };
+#define ROUNDS 5 /* of the throughput phase */
 static const char *const cont_name[NCONT] = { "bare", "library", "cli", "bwrap", "warm" };
 
 /* The zygote: imports what snippets usually reach for, then runs one;
@@ -172,8 +174,19 @@ static double throughput(struct tp *base, int callers, int runs)
 	double t0;
 	int i;
 
-	if (base->pool)
+	if (base->pool) {
+		struct tg_sandbox_pool_stats st;
+		struct tp drain = *base;
+
+		/* from a steady state, not from a full pool: the ready ones are
+		 * taken, untimed, and the refill is at work when the clock starts */
 		pool_settle(base->pool);
+		tg_sandbox_pool_get_stats(base->pool, &st);
+		drain.runs = (int)st.size;
+		drain.failed = 0;
+		tp_main(&drain);
+		base->failed += drain.failed;
+	}
 	for (i = 0; i < callers; i++) {
 		int k, s = 0;
 
@@ -381,37 +394,57 @@ int main(int argc, char **argv)
 		       med[WARM] / med[BARE], w ? "zygote" : "warm", med[WARM] / med[BWRAP]);
 	}
 
-	/* throughput of /bin/true: a pool of 4, so that two callers find some */
+	/* throughput of /bin/true: a pool of 4, so that two callers find some;
+	 * in ROUNDS rounds of every mode in turn (the machine drifts), each
+	 * ratio taken within a round, the medians printed */
 	{
 		static const int modes[] = { BWRAP, LIBRARY, WARM };
-		double rate[3][2];
-		struct tp base;
-		int m, k, n = runs < 100 ? 100 : runs;
+		double rate[3][2][ROUNDS], ratio[2][2][ROUNDS], med[3][2], mr[2][2];
+		struct tp base[3];
+		int m, k, q, n = (runs < 100 ? 100 : runs) / ROUNDS * ROUNDS;
 
-		printf("\nsandboxes per second, /bin/true, %d runs each\n", n);
-		printf("  %-8s %12s %12s\n", "", "1 caller", "2 callers");
 		for (m = 0; m < 3; m++) {
-			memset(&base, 0, sizeof(base));
-			base.mode = modes[m];
-			base.bw = bw_true;
-			base.sfd[0] = ioctl_fd; /* in bw_true's order */
-			base.sfd[1] = seccomp_fd;
-			base.fa = &fa;
-			base.spec = modes[m] == WARM ? warm_spec[0] : spec[0];
-			base.pool = modes[m] == WARM ? pool[0] : NULL;
-			for (k = 0; k < 2; k++)
-				rate[m][k] = throughput(&base, k + 1, n);
-			if (base.failed) {
-				fprintf(stderr, "sandbox-start: %d runs failed under %s\n", base.failed,
-					cont_name[modes[m]]);
+			memset(&base[m], 0, sizeof(base[m]));
+			base[m].mode = modes[m];
+			base[m].bw = bw_true;
+			base[m].sfd[0] = ioctl_fd; /* in bw_true's order */
+			base[m].sfd[1] = seccomp_fd;
+			base[m].fa = &fa;
+			base[m].spec = modes[m] == WARM ? warm_spec[0] : spec[0];
+			base[m].pool = modes[m] == WARM ? pool[0] : NULL;
+		}
+		for (q = 0; q < ROUNDS; q++)
+			for (k = 0; k < 2; k++) {
+				for (m = 0; m < 3; m++)
+					rate[m][k][q] = throughput(&base[m], k + 1, n / ROUNDS);
+				ratio[0][k][q] = rate[2][k][q] / rate[0][k][q];
+				ratio[1][k][q] = rate[1][k][q] / rate[0][k][q];
+			}
+		for (m = 0; m < 3; m++)
+			if (base[m].failed) {
+				fprintf(stderr, "sandbox-start: %d runs failed under %s\n",
+					base[m].failed, cont_name[modes[m]]);
 				return 1;
 			}
-			printf("  %-8s %10.0f/s %10.0f/s\n", cont_name[modes[m]], rate[m][0],
-			       rate[m][1]);
+		for (k = 0; k < 2; k++) {
+			for (m = 0; m < 3; m++) {
+				qsort(rate[m][k], ROUNDS, sizeof(double), cmp_double);
+				med[m][k] = pct(rate[m][k], ROUNDS, 50);
+			}
+			for (m = 0; m < 2; m++) {
+				qsort(ratio[m][k], ROUNDS, sizeof(double), cmp_double);
+				mr[m][k] = pct(ratio[m][k], ROUNDS, 50);
+			}
 		}
-		printf("  ratios: warm/bwrap %.2f (1 caller)  %.2f (2 callers);  "
-		       "cold/bwrap %.2f  %.2f\n", rate[2][0] / rate[0][0], rate[2][1] / rate[0][1],
-		       rate[1][0] / rate[0][0], rate[1][1] / rate[0][1]);
+		printf("\nsandboxes per second, /bin/true, %d runs each in %d rounds "
+		       "(medians)\n", n, ROUNDS);
+		printf("  %-8s %12s %12s\n", "", "1 caller", "2 callers");
+		for (m = 0; m < 3; m++)
+			printf("  %-8s %10.0f/s %10.0f/s\n", cont_name[modes[m]], med[m][0],
+			       med[m][1]);
+		printf("  ratios (median of the rounds'): warm/bwrap %.2f (1 caller)  %.2f "
+		       "(2 callers);  cold/bwrap %.2f  %.2f\n", mr[0][0], mr[0][1], mr[1][0],
+		       mr[1][1]);
 	}
 	for (w = 0; w < 2; w++)
 		tg_sandbox_pool_free(pool[w]);

@@ -248,6 +248,7 @@ struct tg_sandbox_pool_stats {
 	unsigned long long made, failed; /* sandboxes made ready, and that failed */
 	unsigned long long warm_runs, cold_runs; /* calls that found one, and not */
 	char last_error[256];    /* why the last one failed */
+	unsigned long long cgroups_reused; /* made with a spent one's cgroup */
 };
 
 TG_API int tg_sandbox_pool_new(const struct tg_sandbox_spec *template_spec, unsigned size,

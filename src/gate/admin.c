@@ -297,11 +297,12 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		rc = !scopes || !strstr(scopes, ":approve")
 			     ? failure(403, "insufficient_scope", "the warm pools are shown to a "
 				       "principal with an approve scope", out)
-		     : get ? answer(json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}",
+		     : get ? answer(json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}",
 					    "size", (json_int_t)ws.size, "ready",
 					    (json_int_t)ws.ready, "refilling",
 					    (json_int_t)ws.refilling, "spent", (json_int_t)ws.spent,
-					    "made", (json_int_t)ws.made, "failed",
+					    "made", (json_int_t)ws.made, "cgroups_reused",
+					    (json_int_t)ws.cgroups_reused, "failed",
 					    (json_int_t)ws.failed, "warm_runs",
 					    (json_int_t)ws.warm_runs, "cold_runs",
 					    (json_int_t)ws.cold_runs, "last_error", ws.last_error),

@@ -876,6 +876,7 @@ void tg_gate_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)
 		sum->refilling += st.refilling;
 		sum->spent += st.spent;
 		sum->made += st.made;
+		sum->cgroups_reused += st.cgroups_reused;
 		sum->failed += st.failed;
 		sum->warm_runs += st.warm_runs;
 		sum->cold_runs += st.cold_runs;

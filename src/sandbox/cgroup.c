@@ -26,12 +26,15 @@ void cg_counters_open(struct sb_cgroup *cg)
 {
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < CG_COUNTERS; i++) {
 		char path[SB_PATH_MAX + 32];
 
 		snprintf(path, sizeof(path), "%s/%s", cg->dir[cg->ops->counters[i].dir],
 			 cg->ops->counters[i].file);
-		cg->counter_fd[i] = open(path, O_RDONLY | O_CLOEXEC); /* -1: counts 0 */
+		/* the peak read-write, so that a reuse can reset it; -1: counts 0 */
+		cg->counter_fd[i] = i == CG_PEAK ? open(path, O_RDWR | O_CLOEXEC) : -1;
+		if (cg->counter_fd[i] < 0)
+			cg->counter_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
 	}
 }
 
@@ -39,7 +42,7 @@ void cg_counters_close(struct sb_cgroup *cg)
 {
 	int i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < CG_COUNTERS; i++)
 		if (cg->counter_fd[i] >= 0) {
 			close(cg->counter_fd[i]);
 			cg->counter_fd[i] = -1;
@@ -66,6 +69,19 @@ static uint64_t counter_read(int fd, const char *key)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
 			return strtoull(p + klen + 1, NULL, 10);
 	return 0;
+}
+
+static uint64_t counter_of_raw(struct sb_cgroup *cg, int i)
+{
+	return counter_read(cg->counter_fd[i], cg->ops->counters[i].key);
+}
+
+/* A counter since this run began: less its baseline (0 unless reused). */
+static uint64_t counter_of(struct sb_cgroup *cg, int i)
+{
+	uint64_t v = counter_of_raw(cg, i);
+
+	return v > cg->base[i] ? v - cg->base[i] : 0;
 }
 
 int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
@@ -327,9 +343,46 @@ void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (!cg)
 		return;
-	st->peak_memory = counter_read(cg->counter_fd[0], cg->ops->counters[0].key);
-	st->oom_kills = counter_read(cg->counter_fd[1], cg->ops->counters[1].key);
-	st->pids_max_events = counter_read(cg->counter_fd[2], cg->ops->counters[2].key);
+	st->peak_memory = counter_of(cg, CG_PEAK);
+	st->oom_kills = counter_of(cg, CG_OOM_KILLS);
+	st->pids_max_events = counter_of(cg, CG_PIDS_MAX);
+}
+
+/*
+ * Reuse. Making a cgroup (three directories on v1, their limits, their
+ * counters' files) and removing it after cost about a tenth of a warm
+ * sandbox's making (docs/BENCHMARKS.md), so a warm pool keeps its spent
+ * sandboxes' cgroups for the next ones, which have the same limits. A
+ * cgroup is kept only when nothing of its run is left in it: no process,
+ * and at most CG_REUSE_RESIDUE of memory still charged (kernel objects of
+ * the sandbox that are freed after a grace period, page cache it read
+ * first). The counters that cannot be reset (OOM kills, hits of the pids
+ * limit) and the residue are taken as baselines; the peak is reset.
+ * Nothing of it is visible inside a sandbox (no cgroupfs there).
+ */
+#define CG_REUSE_RESIDUE (4u << 20)
+
+int cgroup_recycle(struct sb_cgroup *cg)
+{
+	if (!cg || cg->ndirs == 0 || cg->counter_fd[CG_PROCS] < 0 ||
+	    cg->counter_fd[CG_USAGE] < 0 || counter_of_raw(cg, CG_PROCS) != 0 ||
+	    counter_of_raw(cg, CG_USAGE) > CG_REUSE_RESIDUE)
+		return -1;
+	return 0;
+}
+
+int cgroup_reuse(struct sb_cgroup *cg)
+{
+	int i;
+
+	if (cgroup_recycle(cg) < 0 || cg->counter_fd[CG_PEAK] < 0 ||
+	    pwrite(cg->counter_fd[CG_PEAK], "0\n", 2, 0) != 2)
+		return -1;
+	for (i = 0; i < CG_COUNTERS; i++)
+		cg->base[i] = counter_of_raw(cg, i);
+	/* the peak is now the residue's; what the run adds is its own */
+	cg->base[CG_PEAK] = cg->base[CG_USAGE];
+	return 0;
 }
 
 void cgroup_destroy(struct sb_cgroup *cg)

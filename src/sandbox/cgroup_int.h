@@ -8,6 +8,7 @@
 #include "sandbox/sandbox_int.h"
 
 #define CG_MAX_DIRS 3
+enum { CG_PEAK, CG_OOM_KILLS, CG_PIDS_MAX, CG_USAGE, CG_PROCS, CG_COUNTERS };
 
 struct cg_ops {
 	const char *name;
@@ -16,13 +17,15 @@ struct cg_ops {
 	/* Write the spec's limits into the created directories. */
 	int (*limits)(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 		      struct tg_error *err);
-	/* Where the counters are: peak memory, OOM kills, hits of the pids
-	 * limit (a number alone when key is NULL, else the line "key N"). */
+	/* Where the counters are: peak memory (writable: a write resets it
+	 * to the usage now), OOM kills, hits of the pids limit, memory in use
+	 * and processes (a number alone when key is NULL, else the line
+	 * "key N"). */
 	struct cg_counter {
 		int dir;
 		const char *file;
 		const char *key;
-	} counters[3];
+	} counters[CG_COUNTERS];
 	/* Kill any process left: one call, best effort. */
 	void (*kill)(struct sb_cgroup *cg);
 };
@@ -32,7 +35,8 @@ struct sb_cgroup {
 	char root[CG_MAX_DIRS][64];         /* hierarchy roots (v2: [0]) */
 	char dir[CG_MAX_DIRS][SB_PATH_MAX]; /* v1: memory, pids, cpu; v2: one */
 	int ndirs;
-	int counter_fd[3];                  /* opened once made: read at the end */
+	int counter_fd[CG_COUNTERS];        /* opened once made: read at the end */
+	uint64_t base[CG_COUNTERS];         /* their values when a reuse began */
 	char parent[SB_PATH_MAX];           /* relative, e.g. /toolgate */
 	char name[64];
 };

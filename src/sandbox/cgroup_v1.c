@@ -73,6 +73,8 @@ const struct cg_ops cg_v1_ops = {
 	"v1", v1_create, v1_limits,
 	{ { V1_MEMORY, "memory.max_usage_in_bytes", NULL },
 	  { V1_MEMORY, "memory.oom_control", "oom_kill" },
-	  { V1_PIDS, "pids.events", "max" } },
+	  { V1_PIDS, "pids.events", "max" },
+	  { V1_MEMORY, "memory.usage_in_bytes", NULL },
+	  { V1_PIDS, "pids.current", NULL } },
 	v1_kill,
 };

@@ -1,6 +1,7 @@
 /*
  * cgroup v2 backend: one directory in the unified hierarchy, controllers
- * enabled on the way down, memory.peak (Linux 5.19+) for peak memory,
+ * enabled on the way down, memory.peak (Linux 5.19+; reset by a write to
+ * the same open file since 6.12, which a reused cgroup needs) for peak memory,
  * memory.events and pids.events for limit hits, cgroup.kill to empty it.
  */
 #include <errno.h>
@@ -87,6 +88,7 @@ static void v2_kill(struct sb_cgroup *cg)
 const struct cg_ops cg_v2_ops = {
 	"v2", v2_create, v2_limits,
 	{ { 0, "memory.peak", NULL }, { 0, "memory.events", "oom_kill" },
-	  { 0, "pids.events", "max" } },
+	  { 0, "pids.events", "max" }, { 0, "memory.current", NULL },
+	  { 0, "pids.current", NULL } },
 	v2_kill,
 };

@@ -14,6 +14,9 @@
  * size) refill it, and destroy the spent ones, off the calls' path. A
  * call that does not match, or finds none ready, runs cold.
  *
+ * A spent sandbox's cgroup serves the next one when nothing of its run is
+ * left in it (cgroup.c, "Reuse"): its counters are taken as baselines.
+ *
  * A refill thread is its ready sandboxes' parent: their PR_SET_PDEATHSIG
  * is tied to it, so they die with the pool (and with the process).
  */
@@ -47,6 +50,8 @@ struct tg_sandbox_pool {
 	unsigned nready;
 	struct spent *spent;           /* to destroy */
 	unsigned nspent;
+	struct sb_cgroup *cgs[POOL_MAX]; /* the spent ones' cgroups, for the next */
+	unsigned ncgs;
 	unsigned making;               /* being made now */
 	pthread_t refiller[REFILLERS];
 	unsigned nrefillers;
@@ -71,6 +76,7 @@ static void *refill_main(void *arg)
 	pthread_mutex_lock(&p->lock);
 	while (!p->stopping) {
 		struct spent *s = p->spent;
+		struct sb_cgroup *cg;
 		struct tg_error err;
 		struct run *r;
 
@@ -81,10 +87,16 @@ static void *refill_main(void *arg)
 			pthread_mutex_unlock(&p->lock);
 			while (s) {
 				struct spent *next = s->next;
-
-				run_discard(s->run);
+				cg = run_discard(s->run, 1);
 				free(s);
 				s = next;
+				pthread_mutex_lock(&p->lock);
+				if (cg && p->ncgs < p->size && !p->stopping) {
+					p->cgs[p->ncgs++] = cg;
+					cg = NULL;
+				}
+				pthread_mutex_unlock(&p->lock);
+				cgroup_destroy(cg);
 			}
 			pthread_mutex_lock(&p->lock);
 			continue;
@@ -94,11 +106,16 @@ static void *refill_main(void *arg)
 			continue;
 		}
 		p->making++;
+		cg = p->ncgs ? p->cgs[--p->ncgs] : NULL;
 		pthread_mutex_unlock(&p->lock);
+		if (cg && cgroup_reuse(cg) < 0) {
+			cgroup_destroy(cg); /* a new one, then */
+			cg = NULL;
+		}
 		tg_error_clear(&err);
-		r = run_prepare(p->tmpl, p->prestart, &err);
+		r = run_prepare(p->tmpl, p->prestart, cg, &err);
 		if (r && run_wait_ready(r, READY_TIMEOUT_MS, &err) < 0) {
-			run_discard(r);
+			run_discard(r, 0);
 			r = NULL;
 		}
 		pthread_mutex_lock(&p->lock);
@@ -110,6 +127,7 @@ static void *refill_main(void *arg)
 			continue;
 		}
 		p->stats.made++;
+		p->stats.cgroups_reused += cg != NULL;
 		p->ready[p->nready++] = r;
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -173,12 +191,14 @@ void tg_sandbox_pool_free(struct tg_sandbox_pool *p)
 	for (i = 0; i < p->nrefillers; i++)
 		pthread_join(p->refiller[i], NULL);
 	for (i = 0; i < p->nready; i++)
-		run_discard(p->ready[i]);
+		run_discard(p->ready[i], 0);
 	while ((s = p->spent)) {
 		p->spent = s->next;
-		run_discard(s->run);
+		run_discard(s->run, 0);
 		free(s);
 	}
+	for (i = 0; i < p->ncgs; i++)
+		cgroup_destroy(p->cgs[i]);
 	tg_sandbox_spec_free(p->tmpl);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
@@ -191,7 +211,7 @@ static void spend_locked(struct tg_sandbox_pool *p, struct run *r)
 	struct spent *s = malloc(sizeof(*s));
 
 	if (!s) {
-		run_discard(r);
+		run_discard(r, 0);
 		return;
 	}
 	s->run = r;

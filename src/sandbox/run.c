@@ -878,7 +878,7 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0)
 		return -1;
 	trace_parent(r, "planned");
-	if (cgroup_create(r->spec, &r->cg, err) < 0 ||
+	if ((!r->cg && cgroup_create(r->spec, &r->cg, err) < 0) ||
 	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
 		return -1;
 	trace_parent(r, "cgroup");
@@ -940,19 +940,24 @@ int tg_sandbox_run(const struct tg_sandbox_spec *spec, struct tg_sandbox_result 
 
 /* ---- runs prepared ahead, for the warm pool (pool.c) ------------------- */
 
-struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err)
+struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct sb_cgroup *cg,
+			struct tg_error *err)
 {
 	struct run *r;
 	int i;
 
 	pthread_once(&probe_once, probe_host_once);
-	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0)
+	if (tg_sandbox_tier_check(spec->tier, &host, err) < 0) {
+		cgroup_destroy(cg);
 		return NULL;
+	}
 	r = run_new(spec);
 	if (!r) {
+		cgroup_destroy(cg);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
+	r->cg = cg;
 	/* which files the binds are, before the sandbox takes its copies */
 	for (i = 0; i < spec->nbinds; i++) {
 		struct stat st;
@@ -1068,7 +1073,22 @@ int run_usable(struct run *r)
 	return 1;
 }
 
-void run_discard(struct run *r)
+struct sb_cgroup *run_discard(struct run *r, int keep_cgroup)
 {
+	struct sb_cgroup *cg = NULL;
+
+	if (!r)
+		return NULL;
+	if (r->pid > 0 && !r->reaped) {
+		kill_sandbox(r);
+		waitpid(r->pid, NULL, __WALL);
+		r->reaped = 1;
+	}
+	/* PID 1 reaped: its namespace's every process is gone with it */
+	if (keep_cgroup && r->pid > 0 && cgroup_recycle(r->cg) == 0) {
+		cg = r->cg;
+		r->cg = NULL;
+	}
 	run_free(r);
+	return cg;
 }

@@ -196,6 +196,12 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 int cgroup_join_fds(struct sb_cgroup *cg, int *clone_fd, int *tasks_fds,
 		    struct tg_error *err);
 void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
+/* Once its sandbox is gone: 0 if cg may serve another run of the same
+ * limits (nothing of this one left in it), else -1 (destroy it). */
+int cgroup_recycle(struct sb_cgroup *cg);
+/* Before it serves again: reset its peak, take its counters as
+ * baselines; -1 if it cannot (destroy it). */
+int cgroup_reuse(struct sb_cgroup *cg);
 /* Kill what is left, remove the directories, free. NULL is a no-op. */
 void cgroup_destroy(struct sb_cgroup *cg);
 /* 2, 1 or 0; detail says which controllers and where. */
@@ -214,16 +220,21 @@ int spec_pool_match(const struct tg_sandbox_spec *t, const struct tg_sandbox_spe
  * run_wait_ready waits until the sandbox says its layers are in place (0)
  * or failed (-1, err says why). run_start supervises spec's call in it
  * (spec's argv and environment for a warm one) to its result; the run
- * is spent then, and run_discard frees it (killing what is left). */
+ * is spent then, and run_discard frees it (killing what is left).
+ * run_prepare takes cg (or NULL), a cgroup run_discard kept and
+ * cgroup_reuse readied, for its own (freed with the run); run_discard with keep_cgroup returns
+ * the run's cgroup when another run may use it (cgroup_recycle), else
+ * NULL. */
 struct run;
-struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct tg_error *err);
+struct run *run_prepare(const struct tg_sandbox_spec *spec, int prestart, struct sb_cgroup *cg,
+			struct tg_error *err);
 int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err);
 /* Whether a ready run can still take a call: PID 1 alive and silent, its
  * binds' sources the files they were when it was made. */
 int run_usable(struct run *r);
 int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
 	      struct tg_error *err);
-void run_discard(struct run *r);
+struct sb_cgroup *run_discard(struct run *r, int keep_cgroup);
 
 /* probe.c: everything tg_sandbox_probe_host checks except trying the
  * namespaces (userns and namespaces read 1). */

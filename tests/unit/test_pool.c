@@ -290,11 +290,97 @@ static int stale_not_used(void)
 	return 0;
 }
 
+/* A spec of argv with 64 MiB and 4 processes. */
+static struct tg_sandbox_spec *limited(char **argv)
+{
+	struct tg_sandbox_spec *s = spec_of(argv);
+
+	if (s && (tg_sandbox_spec_set_memory(s, 64u << 20, NULL) < 0 ||
+		  tg_sandbox_spec_set_pids(s, 4, NULL) < 0)) {
+		tg_sandbox_spec_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static struct tg_sandbox_result *limited_run(struct tg_sandbox_pool *p, char **argv,
+					     unsigned long long *reused)
+{
+	struct tg_sandbox_spec *s = limited(argv);
+	struct tg_sandbox_pool_stats st;
+	struct tg_sandbox_result *r = NULL;
+	struct tg_error err;
+
+	if (ready(p, 1) < 0)
+		return NULL;
+	tg_sandbox_pool_get_stats(p, &st);
+	*reused = st.cgroups_reused;
+	if (s && tg_sandbox_pool_run(p, s, &r, &err) < 0)
+		fprintf(stderr, "pool run: %s\n", err.msg);
+	tg_sandbox_spec_free(s);
+	return r;
+}
+
+/* A spent sandbox's cgroup serves the next sandbox, and nothing of one
+ * run's counters is in the next one's result: an OOM kill, a hit of the
+ * pids limit, a peak. */
+static int cgroup_reused(void)
+{
+	char *tmpl[] = { "true", NULL };
+	char *hog[] = { "python3", "-c", "x = bytearray(100 << 20)", NULL };
+	char *bomb[] = { "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait", NULL };
+	char *big[] = { "python3", "-c", "x = bytearray(30 << 20)", NULL };
+	struct tg_sandbox_spec *t = limited(tmpl);
+	struct tg_sandbox_pool *p = NULL;
+	struct tg_sandbox_pool_stats st;
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	unsigned long long before, after;
+	int i;
+
+	CHECK(t && tg_sandbox_pool_new(t, 1, 0, &p, &err) == 0);
+	tg_sandbox_spec_free(t);
+	r = limited_run(p, hog, &before);
+	CHECK(r && r->reason == TG_REASON_MEMORY_LIMIT);
+	tg_sandbox_result_free(r);
+	r = limited_run(p, tmpl, &before);
+	CHECK(r && r->reason == TG_REASON_OK && r->limits_hit == 0);
+	tg_sandbox_result_free(r);
+	r = limited_run(p, bomb, &before);
+	CHECK(r && r->reason == TG_REASON_PIDS_LIMIT);
+	tg_sandbox_result_free(r);
+	r = limited_run(p, tmpl, &before);
+	CHECK(r && r->reason == TG_REASON_OK && r->limits_hit == 0);
+	tg_sandbox_result_free(r);
+	r = limited_run(p, big, &before);
+	CHECK(r && r->reason == TG_REASON_OK && r->peak_memory >= 30u << 20);
+	tg_sandbox_result_free(r);
+	/* the peak was reset: the next run's is its own (in big's cgroup
+	 * when the count of reuses grew by one: a pool of one) */
+	r = limited_run(p, tmpl, &after);
+	CHECK(r && r->reason == TG_REASON_OK && r->peak_memory < 10u << 20);
+	tg_sandbox_result_free(r);
+	if (after != before + 1)
+		fprintf(stderr, "# big's cgroup was not reused (memory left in it)\n");
+	/* reused when nothing is left in it: after runs of `true`, surely */
+	for (i = 0; i < 3; i++) {
+		r = limited_run(p, tmpl, &before);
+		CHECK(r && r->reason == TG_REASON_OK);
+		tg_sandbox_result_free(r);
+	}
+	CHECK(ready(p, 1) == 0);
+	tg_sandbox_pool_get_stats(p, &st);
+	CHECK(st.cgroups_reused >= 1 && st.failed == 0);
+	tg_sandbox_pool_free(p);
+	return 0;
+}
+
 const struct unit_test pool_tests[] = {
 	{ "pool/warm_runs", warm_runs },
 	{ "pool/cold_when_unlike", cold_when_unlike },
 	{ "pool/prestart", prestart },
 	{ "pool/nothing_crosses", nothing_crosses },
 	{ "pool/stale_not_used", stale_not_used },
+	{ "pool/cgroup_reused", cgroup_reused },
 	UNIT_TESTS_END
 };
