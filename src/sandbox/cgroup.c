@@ -22,19 +22,21 @@
 #include "sandbox/cgroup_int.h"
 #include "util/file.h"
 
+/* The counters read at a run's end, open from the cgroup's making: the
+ * peak read-write, so that a reuse can reset it. Memory in use and the
+ * processes are read only when a spent cgroup may serve again. */
 void cg_counters_open(struct sb_cgroup *cg)
 {
 	int i;
 
-	for (i = 0; i < CG_COUNTERS; i++) {
+	for (i = 0; i < CG_KEPT_OPEN; i++) {
 		char path[SB_PATH_MAX + 32];
 
 		snprintf(path, sizeof(path), "%s/%s", cg->dir[cg->ops->counters[i].dir],
 			 cg->ops->counters[i].file);
-		/* the peak read-write, so that a reuse can reset it; -1: counts 0 */
 		cg->counter_fd[i] = i == CG_PEAK ? open(path, O_RDWR | O_CLOEXEC) : -1;
 		if (cg->counter_fd[i] < 0)
-			cg->counter_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+			cg->counter_fd[i] = open(path, O_RDONLY | O_CLOEXEC); /* -1: counts 0 */
 	}
 }
 
@@ -42,7 +44,7 @@ void cg_counters_close(struct sb_cgroup *cg)
 {
 	int i;
 
-	for (i = 0; i < CG_COUNTERS; i++)
+	for (i = 0; i < CG_KEPT_OPEN; i++)
 		if (cg->counter_fd[i] >= 0) {
 			close(cg->counter_fd[i]);
 			cg->counter_fd[i] = -1;
@@ -50,37 +52,60 @@ void cg_counters_close(struct sb_cgroup *cg)
 }
 
 /* A counter from its open file: the number alone, or the one after
- * "key "; 0 when absent or unreadable. pread from 0: the file is read
- * afresh, without the open (on cgroupfs an open costs more than the
- * read; at a warm run's end it was most of the parent's own work). */
-static uint64_t counter_read(int fd, const char *key)
+ * "key "; 0, or -1 when it cannot be read or is not there. pread from 0:
+ * the file is read afresh, without the open (on cgroupfs an open costs
+ * more than the read; at a warm run's end it was most of the parent's
+ * own work). */
+static int counter_get(int fd, const char *key, uint64_t *v)
 {
-	char buf[4096], *p;
+	char buf[4096], *p, *end;
 	size_t klen;
 	ssize_t n;
 
-	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) < 0)
-		return 0;
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -1;
 	buf[n] = '\0';
-	if (!key)
-		return strtoull(buf, NULL, 10);
-	klen = strlen(key);
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
-			return strtoull(p + klen + 1, NULL, 10);
+	p = buf;
+	if (key) {
+		klen = strlen(key);
+		for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+				break;
+		if (!p || !*p)
+			return -1;
+		p += klen + 1;
+	}
+	if (*p < '0' || *p > '9')
+		return -1;
+	*v = strtoull(p, &end, 10);
 	return 0;
 }
 
-static uint64_t counter_of_raw(struct sb_cgroup *cg, int i)
+/* Counter i now (open once if it is not kept open); -1 when unreadable. */
+static int counter_now(struct sb_cgroup *cg, int i, uint64_t *v)
 {
-	return counter_read(cg->counter_fd[i], cg->ops->counters[i].key);
+	char path[SB_PATH_MAX + 32];
+	int fd, rc;
+
+	if (i < CG_KEPT_OPEN)
+		return counter_get(cg->counter_fd[i], cg->ops->counters[i].key, v);
+	snprintf(path, sizeof(path), "%s/%s", cg->dir[cg->ops->counters[i].dir],
+		 cg->ops->counters[i].file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = counter_get(fd, cg->ops->counters[i].key, v);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
-/* A counter since this run began: less its baseline (0 unless reused). */
+/* A counter since this run began: less its baseline (0 unless reused);
+ * 0 when unreadable. */
 static uint64_t counter_of(struct sb_cgroup *cg, int i)
 {
-	uint64_t v = counter_of_raw(cg, i);
+	uint64_t v;
 
+	if (counter_now(cg, i, &v) < 0)
+		return 0;
 	return v > cg->base[i] ? v - cg->base[i] : 0;
 }
 
@@ -272,6 +297,7 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 	if (!cg)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	memset(cg->counter_fd, -1, sizeof(cg->counter_fd));
+	cg->memory_limit = spec->memory;
 	cg->ops = det.version == 2 ? &cg_v2_ops : &cg_v1_ops;
 	memcpy(cg->root, det.root, sizeof(cg->root));
 	if (spec->cgroup_parent) {
@@ -362,12 +388,31 @@ void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st)
  */
 #define CG_REUSE_RESIDUE (4u << 20)
 
+/* The residue a reused cgroup may hold: at most a sixteenth of its limit. */
+static uint64_t residue_max(const struct sb_cgroup *cg)
+{
+	uint64_t sixteenth = cg->memory_limit / 16;
+
+	return sixteenth < CG_REUSE_RESIDUE ? sixteenth : CG_REUSE_RESIDUE;
+}
+
 int cgroup_recycle(struct sb_cgroup *cg)
 {
-	if (!cg || cg->ndirs == 0 || cg->counter_fd[CG_PROCS] < 0 ||
-	    cg->counter_fd[CG_USAGE] < 0 || counter_of_raw(cg, CG_PROCS) != 0 ||
-	    counter_of_raw(cg, CG_USAGE) > CG_REUSE_RESIDUE)
+	uint64_t procs, usage;
+
+	if (!cg || cg->ndirs == 0 || counter_now(cg, CG_PROCS, &procs) < 0 || procs != 0 ||
+	    counter_now(cg, CG_USAGE, &usage) < 0)
 		return -1;
+	if (usage > residue_max(cg)) {
+		/* more left charged than may be: reclaimed once, or not kept */
+		char n[32];
+
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)usage);
+		if (file_write_small(cg->dir[cg->ops->counters[CG_USAGE].dir], cg->ops->reclaim,
+				     cg->ops == &cg_v2_ops ? n : "0") < 0 ||
+		    counter_now(cg, CG_USAGE, &usage) < 0 || usage > residue_max(cg))
+			return -1;
+	}
 	return 0;
 }
 
@@ -378,10 +423,10 @@ int cgroup_reuse(struct sb_cgroup *cg)
 	if (cgroup_recycle(cg) < 0 || cg->counter_fd[CG_PEAK] < 0 ||
 	    pwrite(cg->counter_fd[CG_PEAK], "0\n", 2, 0) != 2)
 		return -1;
-	for (i = 0; i < CG_COUNTERS; i++)
-		cg->base[i] = counter_of_raw(cg, i);
-	/* the peak is now the residue's; what the run adds is its own */
-	cg->base[CG_PEAK] = cg->base[CG_USAGE];
+	/* the peak is now the usage at the reset: what the run adds is its own */
+	for (i = 0; i < CG_KEPT_OPEN; i++)
+		if (counter_now(cg, i, &cg->base[i]) < 0)
+			return -1;
 	return 0;
 }
 

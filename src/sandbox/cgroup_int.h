@@ -8,7 +8,9 @@
 #include "sandbox/sandbox_int.h"
 
 #define CG_MAX_DIRS 3
-enum { CG_PEAK, CG_OOM_KILLS, CG_PIDS_MAX, CG_USAGE, CG_PROCS, CG_COUNTERS };
+/* the first CG_KEPT_OPEN are open for the cgroup's life */
+enum { CG_PEAK, CG_OOM_KILLS, CG_PIDS_MAX, CG_KEPT_OPEN, CG_USAGE = CG_KEPT_OPEN, CG_PROCS,
+       CG_COUNTERS };
 
 struct cg_ops {
 	const char *name;
@@ -26,6 +28,9 @@ struct cg_ops {
 		const char *file;
 		const char *key;
 	} counters[CG_COUNTERS];
+	/* Written to reclaim what a spent cgroup still holds (v1: "0" to
+	 * memory.force_empty; v2: a size to memory.reclaim). */
+	const char *reclaim;
 	/* Kill any process left: one call, best effort. */
 	void (*kill)(struct sb_cgroup *cg);
 };
@@ -35,8 +40,9 @@ struct sb_cgroup {
 	char root[CG_MAX_DIRS][64];         /* hierarchy roots (v2: [0]) */
 	char dir[CG_MAX_DIRS][SB_PATH_MAX]; /* v1: memory, pids, cpu; v2: one */
 	int ndirs;
-	int counter_fd[CG_COUNTERS];        /* opened once made: read at the end */
-	uint64_t base[CG_COUNTERS];         /* their values when a reuse began */
+	int counter_fd[CG_KEPT_OPEN];       /* opened once made: read at the end */
+	uint64_t base[CG_KEPT_OPEN];        /* their values when a reuse began */
+	uint64_t memory_limit;
 	char parent[SB_PATH_MAX];           /* relative, e.g. /toolgate */
 	char name[64];
 };

@@ -76,5 +76,6 @@ const struct cg_ops cg_v1_ops = {
 	  { V1_PIDS, "pids.events", "max" },
 	  { V1_MEMORY, "memory.usage_in_bytes", NULL },
 	  { V1_PIDS, "pids.current", NULL } },
+	"memory.force_empty",
 	v1_kill,
 };

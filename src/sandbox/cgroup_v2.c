@@ -90,5 +90,6 @@ const struct cg_ops cg_v2_ops = {
 	{ { 0, "memory.peak", NULL }, { 0, "memory.events", "oom_kill" },
 	  { 0, "pids.events", "max" }, { 0, "memory.current", NULL },
 	  { 0, "pids.current", NULL } },
+	"memory.reclaim",
 	v2_kill,
 };

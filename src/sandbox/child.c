@@ -296,7 +296,8 @@ static int read_full(int fd, void *buf, size_t n)
 	char *b = buf;
 
 	while (n) {
-		ssize_t r = read(fd, b, n);
+		/* raw: see prefork_main */
+		ssize_t r = syscall(SYS_read, fd, b, n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -341,9 +342,11 @@ static void wait_job(const struct sb_plan *plan)
  * the layers are in place; a warm one has it waiting, so that a call pays
  * neither the fork nor a wake-up of PID 1). It reads the job itself and
  * execs. It shares PID 1's memory until then, as a vfork child would, on
- * a stack of its own: PID 1 meanwhile only waits (a system call; the two
- * never run our code at once), and the child only makes system calls and
- * writes its job into job_buf, which PID 1 never reads.
+ * a stack of its own, and its thread data (errno, glibc's own): both make
+ * raw system calls only while the other may run (PID 1 its closes and
+ * waits, the child its reads), and the child writes its job into job_buf,
+ * which PID 1 never reads. The stack has no guard page: what runs on it
+ * (the job's parsing, execvp's path search) needs a few KiB of it.
  */
 static char prefork_stack[2 * SB_ARG_MAX + 65536] __attribute__((aligned(16)));
 
@@ -492,12 +495,14 @@ void child_main(const struct sb_plan *plan)
 			    (void *)plan);
 		if (pid < 0)
 			child_fail(plan, "process", errno, "fork");
-		close(plan->job_rd);
+		/* from here on raw system calls while the child may run (see
+		 * prefork_main) */
+		syscall(SYS_close, plan->job_rd);
 	}
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_LAYERS;
 	m.status = (int)layers;
-	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
+	if (syscall(SYS_write, plan->status_wr, &m, sizeof(m)) != (long)sizeof(m))
 		_exit(125); /* parent gone */
 
 	if (plan->job_rd < 0) {
@@ -510,11 +515,11 @@ void child_main(const struct sb_plan *plan)
 		if (pid == 0)
 			run_command(plan, plan->spec->argv, plan->envp);
 	}
-	close(plan->stdin_rd);
-	close(plan->stdout_wr);
-	close(plan->stderr_wr);
+	syscall(SYS_close, plan->stdin_rd);
+	syscall(SYS_close, plan->stdout_wr);
+	syscall(SYS_close, plan->stderr_wr);
 	for (;;) {
-		pid_t w = waitpid(-1, &status, __WALL);
+		pid_t w = (pid_t)syscall(SYS_wait4, -1, &status, __WALL, NULL);
 
 		if (w == pid) {
 			trace(plan, "command ended");

@@ -1080,12 +1080,15 @@ struct sb_cgroup *run_discard(struct run *r, int keep_cgroup)
 	if (!r)
 		return NULL;
 	if (r->pid > 0 && !r->reaped) {
+		pid_t w;
+
 		kill_sandbox(r);
-		waitpid(r->pid, NULL, __WALL);
-		r->reaped = 1;
+		while ((w = waitpid(r->pid, NULL, __WALL)) < 0 && errno == EINTR) {
+		}
+		r->reaped = w == r->pid;
 	}
 	/* PID 1 reaped: its namespace's every process is gone with it */
-	if (keep_cgroup && r->pid > 0 && cgroup_recycle(r->cg) == 0) {
+	if (keep_cgroup && r->pid > 0 && r->reaped && cgroup_recycle(r->cg) == 0) {
 		cg = r->cg;
 		r->cg = NULL;
 	}

@@ -144,8 +144,76 @@ static int v1_backend(void)
 	return 0;
 }
 
+/* A spent cgroup serves again only with nothing of its run left in it,
+ * and a run in it counts only its own: on files shaped as v1's. */
+static int reuse_baselines(void)
+{
+	static const char *const ctrl[3] = { "memory", "pids", "cpu" };
+	char tmp[] = "/tmp/tg-unit-cg3-XXXXXX";
+	struct sb_cgroup cg;
+	struct sb_cgroup_stats st;
+	struct tg_error err;
+	int i;
+
+	CHECK(mkdtemp(tmp));
+	memset(&cg, 0, sizeof(cg));
+	memset(cg.counter_fd, -1, sizeof(cg.counter_fd));
+	cg.ops = &cg_v1_ops;
+	cg.memory_limit = 64u << 20;
+	for (i = 0; i < 3; i++) {
+		snprintf(cg.root[i], sizeof(cg.root[i]), "%s/%s", tmp, ctrl[i]);
+		CHECK(mkdir(cg.root[i], 0755) == 0);
+	}
+	strcpy(cg.parent, "/toolgate");
+	strcpy(cg.name, "run-7");
+	CHECK(cg.ops->create(&cg, &err) == 0 && cg.ndirs == 3);
+	/* the spent run's: a 50 MB peak, 2 OOM kills, 3 pids limit hits */
+	CHECK(put(cg.dir[0], "memory.max_usage_in_bytes", "50000000\n") == 0 &&
+	      put(cg.dir[0], "memory.oom_control", "oom_kill_disable 0\noom_kill 2\n") == 0 &&
+	      put(cg.dir[1], "pids.events", "max 3\n") == 0 &&
+	      put(cg.dir[0], "memory.usage_in_bytes", "262144\n") == 0 &&
+	      put(cg.dir[1], "pids.current", "0\n") == 0 &&
+	      put(cg.dir[0], "memory.force_empty", "") == 0);
+	cg_counters_open(&cg);
+	CHECK(cgroup_recycle(&cg) == 0 && cgroup_reuse(&cg) == 0);
+	/* the peak was reset: "0" written over it (a file reads 0 then; the
+	 * kernel's reads the usage at the reset, the baseline) */
+	CHECK(has(cg.dir[0], "memory.max_usage_in_bytes", "0\n000000\n"));
+	/* the next run: a 1 MB peak, no OOM kill, no pids limit hit */
+	CHECK(put(cg.dir[0], "memory.max_usage_in_bytes", "1310720\n") == 0);
+	cgroup_stats(&cg, &st);
+	CHECK(st.peak_memory == 1310720 && st.oom_kills == 0 && st.pids_max_events == 0);
+	/* one more OOM kill, one more hit: counted once */
+	CHECK(put(cg.dir[0], "memory.oom_control", "oom_kill_disable 0\noom_kill 3\n") == 0 &&
+	      put(cg.dir[1], "pids.events", "max 4\n") == 0);
+	cgroup_stats(&cg, &st);
+	CHECK(st.oom_kills == 1 && st.pids_max_events == 1);
+	/* not kept: a process left; more memory left than a sixteenth of
+	 * the limit (after a reclaim that freed nothing); a counter that
+	 * cannot be read */
+	CHECK(put(cg.dir[1], "pids.current", "1\n") == 0 && cgroup_recycle(&cg) < 0);
+	CHECK(put(cg.dir[1], "pids.current", "0\n") == 0 && cgroup_recycle(&cg) == 0);
+	CHECK(put(cg.dir[0], "memory.usage_in_bytes", "4194305\n") == 0 &&
+	      cgroup_recycle(&cg) < 0);
+	CHECK(has(cg.dir[0], "memory.force_empty", "0"));
+	CHECK(put(cg.dir[0], "memory.usage_in_bytes", "4194304\n") == 0 &&
+	      cgroup_recycle(&cg) == 0);
+	CHECK(put(cg.dir[0], "memory.usage_in_bytes", "") == 0 && cgroup_recycle(&cg) < 0);
+	CHECK(put(cg.dir[0], "memory.usage_in_bytes", "0\n") == 0 &&
+	      put(cg.dir[1], "pids.current", "gone\n") == 0 && cgroup_recycle(&cg) < 0);
+	/* a small limit keeps a small residue: 4 MiB / 16 */
+	cg.memory_limit = 4u << 20;
+	CHECK(put(cg.dir[1], "pids.current", "0\n") == 0 &&
+	      put(cg.dir[0], "memory.usage_in_bytes", "266240\n") == 0 &&
+	      cgroup_recycle(&cg) < 0);
+	cg_counters_close(&cg);
+	rm_tree(tmp);
+	return 0;
+}
+
 const struct unit_test cgroup_tests[] = {
 	{ "cgroup/v2_backend", v2_backend },
 	{ "cgroup/v1_backend", v1_backend },
+	{ "cgroup/reuse_baselines", reuse_baselines },
 	UNIT_TESTS_END,
 };
