@@ -20,7 +20,8 @@ CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
-               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c)
+               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c \
+               src/obs/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -33,12 +34,12 @@ PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start
 endif
-PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate
+PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate $(BUILD)/bench/audit
 ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check demo bench bench-schema bench-mcp bench-gate fuzz lint clean
+.PHONY: all deps check demo bench bench-schema bench-mcp bench-gate bench-audit fuzz lint clean
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -87,6 +88,10 @@ $(BUILD)/bench/gate: bench/gate.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
 
+$(BUILD)/bench/audit: bench/audit.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
@@ -116,6 +121,10 @@ bench-mcp: deps
 bench-gate: deps
 	@$(MAKE) -s --no-print-directory all
 	@$(BUILD)/bench/gate $(BENCH_ARGS)
+
+bench-audit: deps
+	@$(MAKE) -s --no-print-directory all
+	@$(BUILD)/bench/audit $(BENCH_ARGS)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked

@@ -40,10 +40,14 @@ extern "C" {
 #endif
 
 struct tg_gate;
+struct tg_audit;
 
 struct tg_gate_options {
-	/* Where the record stage writes one JSON line per call; -1: nowhere. */
-	int record_fd;
+	/* The audit log (toolgate/audit.h) the record stage appends every
+	 * call and decision to, borrowed; NULL: nowhere. A call's answer
+	 * waits for its record to be written and synced, and once the log
+	 * has failed every call is refused. */
+	struct tg_audit *audit;
 	/* Added to every command tool's sandbox: the host directory that
 	 * appears as /workspace (read-only), or NULL. */
 	const char *workspace;
@@ -164,16 +168,26 @@ TG_API int tg_gate_resume_sagas(struct tg_gate *gate, size_t *resumed, size_t *f
 TG_API int tg_gate_admin(struct tg_gate *gate, const char *principal, const char *scopes,
 			 const char *method, const char *path, const char *body, size_t len,
 			 char **out);
-/* A record line for what is not a call (docs/PIPELINE.md, "The record"):
- * a refusal before the pipeline (a bad token, a missing scope), a
- * person's decision or its refusal. subject names what it was about (a
- * tool, a ticket, a path), outcome what happened, detail why (NULL:
- * nothing to add); never a token, arguments or a result. To the gate's
- * record (tg_gate_record_event), or to fd (tg_record_event; -1: nowhere). */
-TG_API void tg_gate_record_event(struct tg_gate *gate, const char *principal,
-				 const char *subject, const char *outcome, const char *detail);
-TG_API void tg_record_event(int fd, const char *principal, const char *subject,
-			    const char *outcome, const char *detail);
+/* A record for what is not a call (docs/AUDIT.md): a refusal before the
+ * pipeline (a bad token, a missing scope), a person's decision or its
+ * refusal, a load. subject names what it was about (a tool, a ticket, a
+ * path), outcome what happened, detail why (NULL: nothing to add); never
+ * a token, arguments or a result. To the gate's audit log
+ * (tg_gate_record_event), or to a (tg_record_event; NULL: nowhere); each
+ * returns once the record is written: 0, or -1 when the log failed (it
+ * says so on stderr). */
+TG_API int tg_gate_record_event(struct tg_gate *gate, const char *principal,
+				const char *subject, const char *outcome, const char *detail);
+TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
+			   const char *outcome, const char *detail);
+/* A person's decision on ticket t (approved, rejected, cancelled): who,
+ * the ticket, its tool, who asked, the arguments' hash, and reason. */
+struct tg_ticket;
+TG_API int tg_gate_record_decision(struct tg_gate *gate, const char *who,
+				   const struct tg_ticket *t, const char *outcome,
+				   const char *reason);
+TG_API int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
+			      const char *outcome, const char *reason);
 /* The store the gate's write calls use (tg_gate_set_store), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON

@@ -1,10 +1,10 @@
 /*
  * toolgate approvals list [--all]  --state DIR
  * toolgate approvals show ID       --state DIR
- * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN [--record FILE]
+ * toolgate approvals approve ID    --state DIR --policy FILE --token TOKEN [--audit FILE]
  * toolgate approvals reject ID     --state DIR --policy FILE --token TOKEN --reason TEXT
- *                                  [--record FILE]
- * toolgate approvals cancel ID     --state DIR --policy FILE --token TOKEN [--record FILE]
+ *                                  [--audit FILE]
+ * toolgate approvals cancel ID     --state DIR --policy FILE --token TOKEN [--audit FILE]
  *
  * The approval tickets of the store (docs/STORE.md). A decision is made
  * by whoever the token (issued for the policy, docs/AUTH.md) names, and
@@ -12,6 +12,8 @@
  * never decides its own ticket; the requester alone may cancel it while
  * it is pending. list shows the pending ones (--all:
  * every one); show prints one as JSON, its dry-run preview included.
+ * A decision, and its refusal, goes into the audit log (the state
+ * directory's audit.log, or --audit FILE; docs/AUDIT.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
@@ -34,8 +37,8 @@ static void usage(FILE *f)
 		   "       toolgate approvals reject ID --state DIR --policy FILE --token TOKEN "
 		   "--reason TEXT\n"
 		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n"
-		   "       (approve, reject, cancel: --record FILE appends the decision, or its "
-		   "refusal)\n");
+		   "       (approve, reject, cancel: the decision, or its refusal, goes into the\n"
+		   "        audit log: DIR/audit.log, or --audit FILE)\n");
 }
 
 static void print_ticket(const struct tg_ticket *t)
@@ -101,7 +104,7 @@ int cmd_approvals(int argc, char **argv)
 {
 	const char *state = NULL, *policy = NULL, *token = NULL, *reason = NULL, *id = NULL, *verb;
 	const char *record = NULL;
-	int record_fd = -1;
+	struct tg_audit *audit = NULL;
 	struct tg_store *st = NULL;
 	struct tg_ticket t, *list;
 	struct tg_error err;
@@ -140,7 +143,7 @@ int cmd_approvals(int argc, char **argv)
 			token = v;
 		else if (strcmp(o, "--reason") == 0)
 			reason = v;
-		else if (strcmp(o, "--record") == 0)
+		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
 			record = v;
 		else {
 			usage(stderr);
@@ -153,11 +156,9 @@ int cmd_approvals(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (record && (record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-					0600)) < 0) {
-		fprintf(stderr, "toolgate approvals: --record %s: %s\n", record, strerror(errno));
-		return 2;
-	}
+	/* a person's decision, and its refusal, in the log serve writes */
+	if (decide && !(audit = cli_audit_open(record, state, "approvals")))
+		return EXIT_TOOLGATE;
 	if (tg_store_open(state, &st, &err) < 0)
 		goto fail;
 	if (listing) {
@@ -189,34 +190,37 @@ int cmd_approvals(int argc, char **argv)
 		if (rc == 0 && strcmp(who, t.principal) != 0)
 			rc = tg_error_set(&err, TG_ERR_INVALID, "%s did not ask for this call: only "
 					  "%s may cancel it", who, t.principal);
-		tg_ticket_release(&t);
 		if (rc < 0 || tg_store_ticket_move(st, id, TG_TICKET_PENDING, TG_TICKET_CANCELLED,
-						   &err) < 0)
+						   &err) < 0) {
+			tg_ticket_release(&t);
 			goto fail;
+		}
 		printf("%s cancelled by %s\n", id, who);
-		tg_record_event(record_fd, who, id, "cancelled", NULL);
+		tg_record_decision(audit, who, &t, "cancelled", NULL);
+		tg_ticket_release(&t);
 		goto out;
 	}
 	rc = policy && token ? cli_approver_of(state, policy, token, st, &t, who, sizeof(who), &err)
 			     : -1;
-	tg_ticket_release(&t);
 	if (rc < 0 ||
 	    tg_store_ticket_decide(st, id, who, strcmp(verb, "approve") == 0, reason,
-				   (int64_t)time(NULL), &err) < 0)
+				   (int64_t)time(NULL), &err) < 0) {
+		tg_ticket_release(&t);
 		goto fail;
+	}
 	printf("%s %s by %s\n", id, strcmp(verb, "approve") == 0 ? "approved" : "rejected", who);
-	tg_record_event(record_fd, who, id, strcmp(verb, "approve") == 0 ? "approved" : "rejected",
-			reason);
+	tg_record_decision(audit, who, &t, strcmp(verb, "approve") == 0 ? "approved" : "rejected",
+			   reason);
+	tg_ticket_release(&t);
 	rc = 0;
 	goto out;
 fail:
 	fprintf(stderr, "toolgate approvals %s: %s\n", verb, err.msg);
 	if (decide)
-		tg_record_event(record_fd, who, id, "refused", err.msg);
+		tg_record_event(audit, who, id, "refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
 out:
 	tg_store_close(st);
-	if (record_fd >= 0)
-		close(record_fd);
+	tg_audit_close(audit);
 	return rc;
 }

@@ -13,6 +13,14 @@ int cmd_token(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+
+/* The audit log's path: file, else the state directory's audit.log; -1
+ * when neither is given. cli_audit_open opens it (NULL: it said why on
+ * stderr, as `toolgate who`). */
+struct tg_audit;
+int cli_audit_path(const char *file, const char *state, char *out, size_t len);
+struct tg_audit *cli_audit_open(const char *file, const char *state, const char *who);
 
 /* The principal a token (issued for the policy at policy_path, docs/AUTH.md)
  * names, in who, if its scopes may decide ticket t (an approve scope over

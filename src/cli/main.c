@@ -24,6 +24,7 @@ static void usage(FILE *f)
 		"  policy lint FILE [--catalog DIR] excessive agency in a policy\n"
 		"  approvals list|show|approve|reject ...  write calls awaiting a person\n"
 		"  rollback CALL-ID | list ...                undo an executed write call\n"
+		"  audit verify|tail|query ...      the hash-chained audit log\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -52,6 +53,8 @@ int main(int argc, char **argv)
 		return cmd_approvals(argc - 1, argv + 1);
 	if (strcmp(argv[1], "rollback") == 0)
 		return cmd_rollback(argc - 1, argv + 1);
+	if (strcmp(argv[1], "audit") == 0)
+		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -1,6 +1,6 @@
 /*
  * toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE --token TOKEN
- *                           [--workspace DIR] [--record FILE] [--dry-run]
+ *                           [--workspace DIR] [--audit FILE] [--dry-run]
  * toolgate rollback list --state DIR
  *
  * Undo an executed write call (its id is its ticket's) with its contract's
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "toolgate/audit.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
@@ -28,7 +29,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE "
 		   "--token TOKEN\n"
-		   "                [--workspace DIR] [--record FILE] [--dry-run]\n"
+		   "                [--workspace DIR] [--audit FILE] [--dry-run]\n"
 		   "       toolgate rollback list --state DIR\n");
 }
 
@@ -69,7 +70,7 @@ int cmd_rollback(int argc, char **argv)
 {
 	const char *state = NULL, *policy = NULL, *token = NULL, *catalog = NULL, *workspace = NULL;
 	const char *id = NULL, *record = NULL;
-	struct tg_gate_options gopts = { -1, NULL, NULL, 0 };
+	struct tg_gate_options gopts = { NULL, NULL, NULL, 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_store *st = NULL;
 	struct tg_gate *gate = NULL;
@@ -108,7 +109,7 @@ int cmd_rollback(int argc, char **argv)
 			catalog = v;
 		else if (strcmp(o, "--workspace") == 0)
 			workspace = v;
-		else if (strcmp(o, "--record") == 0)
+		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
 			record = v;
 		else {
 			usage(stderr);
@@ -133,12 +134,12 @@ int cmd_rollback(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* the compensation's record line, as serve --record writes them,
-	 * and a refusal's */
-	if (record && (gopts.record_fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-					      0600)) < 0) {
-		tg_error_set(&err, TG_ERR_INVALID, "--record %s: %s", record, strerror(errno));
-		goto fail;
+	/* the compensation's record, in the log serve writes, and a
+	 * refusal's: nothing is done unrecorded */
+	gopts.audit = cli_audit_open(record, state, "rollback");
+	if (!gopts.audit) {
+		rc = EXIT_TOOLGATE;
+		goto out;
 	}
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
@@ -172,13 +173,12 @@ int cmd_rollback(int argc, char **argv)
 	goto out;
 fail:
 	fprintf(stderr, "toolgate rollback: %s\n", err.msg);
-	tg_record_event(gopts.record_fd, who, id, "rollback_refused", err.msg);
+	tg_record_event(gopts.audit, who, id, "rollback_refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
 out:
 	tg_gate_free(gate);
 	tg_catalog_free(cat);
 	tg_store_close(st);
-	if (gopts.record_fd >= 0)
-		close(gopts.record_fd);
+	tg_audit_close(gopts.audit);
 	return rc;
 }

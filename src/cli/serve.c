@@ -1,6 +1,6 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
- *                [--workspace DIR] [--principal NAME] [--record FILE]
+ *                [--workspace DIR] [--principal NAME] [--audit FILE]
  *                [--state-key FILE] [--policy FILE --state DIR]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
@@ -8,8 +8,9 @@
  * client on stdin and stdout; --http serves Streamable HTTP on a loopback
  * address until SIGINT or SIGTERM (with --stdio as well: until stdin
  * closes); with --tokens, every HTTP request needs a bearer token of the
- * file, and its principal is the caller. The records (one JSON line per
- * call) go to stderr unless --record names a file. --state-key names the
+ * file, and its principal is the caller. Every call and decision goes
+ * into the audit log (docs/AUDIT.md): --audit FILE, else the state
+ * directory's audit.log, else stderr. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
  * several instances behind one address. --policy names the principals and
  * their scopes (docs/AUTH.md): HTTP callers then present tokens signed
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "toolgate/audit.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/mcp.h"
@@ -37,15 +39,32 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
-		   "                      [--workspace DIR] [--principal NAME] [--record FILE]\n"
+		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
 		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
 		   "\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
 		   "             been called (0 to 64; default 0: every run starts cold)\n");
 }
 
+/* Each contract of cat loaded, on the record: 0, or -1 when the log
+ * failed (it said why). */
+static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
+{
+	size_t i;
+
+	for (i = 0; i < tg_catalog_count(cat); i++) {
+		const struct tg_contract *k = tg_catalog_at(cat, i);
+		char subject[256];
+
+		snprintf(subject, sizeof(subject), "%s@%s", k->name, k->version_text);
+		if (tg_gate_record_event(gate, "", subject, "loaded", NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* SIGHUP: load the catalogue again and serve it. */
-static void reload(struct tg_mcp *mcp, const char *dir)
+static void reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 {
 	struct tg_catalog *cat = NULL;
 	struct tg_error err;
@@ -54,21 +73,25 @@ static void reload(struct tg_mcp *mcp, const char *dir)
 	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
 		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
 			"was\n", err.msg);
+		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
 		return;
 	}
 	n = tg_catalog_count(cat);
 	if (tg_mcp_reload(mcp, cat, &err) < 0) {
 		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
 			"was\n", err.msg);
+		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
 		tg_catalog_free(cat);
 		return;
 	}
+	record_loads(gate, cat);
 	fprintf(stderr, "toolgate serve: reloaded %s: %zu contracts\n", dir, n);
 }
 
 /* The thread that waits for SIGHUP while stdio is served. */
 struct reloader {
 	struct tg_mcp *mcp;
+	struct tg_gate *gate;
 	const char *dir;
 	volatile int quit;
 };
@@ -84,7 +107,7 @@ static void *reloader_main(void *arg)
 	for (;;) {
 		if (sigwait(&set, &sig) != 0 || r->quit)
 			return NULL;
-		reload(r->mcp, r->dir);
+		reload(r->mcp, r->gate, r->dir);
 	}
 }
 
@@ -95,13 +118,13 @@ int cmd_serve(int argc, char **argv)
 	const char *state = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
-	struct tg_gate_options gopts = { -1, NULL, NULL, 0 };
+	struct tg_gate_options gopts = { NULL, NULL, NULL, 0 };
 	struct tg_mcp_options mopts = { 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_gate *gate = NULL;
 	struct tg_mcp *mcp = NULL;
 	struct tg_error err;
-	int i, rc = EXIT_TOOLGATE, fd = 2;
+	int i, rc = EXIT_TOOLGATE;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -124,7 +147,7 @@ int cmd_serve(int argc, char **argv)
 			workspace = v;
 		else if (strcmp(a, "--principal") == 0)
 			principal = v;
-		else if (strcmp(a, "--record") == 0)
+		else if (strcmp(a, "--audit") == 0 || strcmp(a, "--record") == 0)
 			record = v;
 		else if (strcmp(a, "--http") == 0)
 			http = v;
@@ -168,14 +191,10 @@ int cmd_serve(int argc, char **argv)
 			setrlimit(RLIMIT_NOFILE, &nf);
 		}
 	}
-	if (record) {
-		fd = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			fprintf(stderr, "toolgate serve: --record %s: %s\n", record, strerror(errno));
-			return 2;
-		}
-	}
-	gopts.record_fd = fd;
+	/* the audit log: --audit FILE, the state directory's, or stderr */
+	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
+	if (!gopts.audit)
+		return EXIT_TOOLGATE;
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	/* stdio's principal: named, or "local"; HTTP alone has none */
@@ -196,6 +215,11 @@ int cmd_serve(int argc, char **argv)
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		tg_record_event(gopts.audit, "", catalog, "load_refused", err.msg);
+		goto out;
+	}
+	if (record_loads(gate, cat) < 0) {
+		fprintf(stderr, "toolgate serve: the audit log cannot be written: not serving\n");
 		goto out;
 	}
 	{
@@ -250,7 +274,7 @@ int cmd_serve(int argc, char **argv)
 			tg_mcp_http_port(server));
 	}
 	if (!http || stdio) {
-		struct reloader r = { mcp, catalog, 0 };
+		struct reloader r = { mcp, gate, catalog, 0 };
 		pthread_t t;
 		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
 		int served = tg_mcp_serve_stdio(mcp, 0, 1, &err);
@@ -274,7 +298,7 @@ int cmd_serve(int argc, char **argv)
 		sigaddset(&set, SIGTERM);
 		sigaddset(&set, SIGHUP);
 		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
-			reload(mcp, catalog);
+			reload(mcp, gate, catalog);
 	}
 	rc = 0;
 out:
@@ -282,7 +306,6 @@ out:
 	tg_mcp_free(mcp);
 	tg_gate_free(gate);
 	tg_catalog_free(cat);
-	if (fd > 2)
-		close(fd);
+	tg_audit_close(gopts.audit);
 	return rc;
 }

@@ -429,6 +429,8 @@ static int interpret(const struct tg_contract *k, const struct tg_sandbox_result
 			return t;
 		stderr_tail(&r->err, tail, sizeof(tail));
 		if (r->reason != TG_REASON_OK)
+			o->sandbox = tg_sandbox_reason_name(r->reason);
+		if (r->reason != TG_REASON_OK)
 			return error_result(o, NULL, "%s: the run ended: %s%s%s", k->name,
 					    tg_sandbox_reason_name(r->reason),
 					    r->message[0] ? ": " : "", r->message);

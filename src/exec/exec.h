@@ -18,6 +18,9 @@ struct exec_out {
 	int is_error;
 	json_t *changes;        /* an overlay dry run's changed paths (owned), or NULL */
 	int changes_truncated;  /* more changed than changes lists */
+	const char *sandbox;    /* why the sandbox ended the run (a reason's
+				 * name: seccomp_violation, memory_limit...),
+				 * or NULL: the command ended by itself */
 };
 
 struct tg_sandbox_spec;

@@ -156,8 +156,9 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 }
 
 /* POST /admin/tickets/ID/{approve,reject,cancel}. */
-static int decide(struct tg_store *st, const char *principal, const char *scopes,
-		  const struct tg_ticket *t, const char *verb, json_t *body, char **out)
+static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
+		  const char *scopes, const struct tg_ticket *t, const char *verb, json_t *body,
+		  char **out)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
 	struct tg_ticket now;
@@ -180,6 +181,9 @@ static int decide(struct tg_store *st, const char *principal, const char *scopes
 	}
 	if (rc < 0)
 		return store_failure(&err, out);
+	/* who decided what, on which arguments' hash: on the record */
+	tg_gate_record_decision(g, principal, t, strcmp(verb, "cancel") == 0 ? "cancelled"
+				: strcmp(verb, "approve") == 0 ? "approved" : "rejected", reason);
 	if (tg_store_ticket_get(st, t->id, (int64_t)time(NULL), &now, &err) < 0)
 		return store_failure(&err, out);
 	rc = answer(ticket_json(&now), 200, out);
@@ -333,7 +337,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 			   (snprintf(verb, sizeof(verb), "%.*s", (int)rlen - 1, rest + 1),
 			    strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
 			    strcmp(verb, "cancel") == 0)) {
-			rc = decide(st, principal, scopes, &t, verb, doc, out);
+			rc = decide(g, st, principal, scopes, &t, verb, doc, out);
 		} else {
 			rc = failure(rlen == 0 ? 405 : 404, rlen == 0 ? "method_not_allowed"
 				     : "not_found", rlen == 0 ? "GET" : "POST .../approve, "

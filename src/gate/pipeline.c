@@ -23,6 +23,7 @@
 #include "gate/gate_int.h"
 #include <sodium.h>
 
+#include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
 #include "toolgate/sandbox.h"
@@ -45,8 +46,7 @@ struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
 	char *workspace, *tools_dir;
-	int record_fd;
-	pthread_mutex_t record_lock;
+	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
 	int64_t ticket_ttl;
 	unsigned warm;                /* sandboxes kept ready per tool */
@@ -132,12 +132,11 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->cur->catalog = catalog;
 	g->cur->refs = 1;
 	pthread_mutex_init(&g->lock, NULL);
-	g->record_fd = opts ? opts->record_fd : -1;
+	g->audit = opts ? opts->audit : NULL;
 	if (opts && opts->workspace)
 		g->workspace = strdup(opts->workspace);
 	if (opts && opts->tools_dir)
 		g->tools_dir = strdup(opts->tools_dir);
-	pthread_mutex_init(&g->record_lock, NULL);
 	pthread_mutex_init(&g->pools_lock, NULL);
 	g->warm = opts ? opts->warm : 0;
 	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir)) {
@@ -173,7 +172,6 @@ void tg_gate_free(struct tg_gate *g)
 	}
 	pthread_mutex_destroy(&g->pools_lock);
 	pthread_mutex_destroy(&g->lock);
-	pthread_mutex_destroy(&g->record_lock);
 	free(g->workspace);
 	free(g->tools_dir);
 	free(g);
@@ -970,94 +968,123 @@ static int stage_check(struct call_state *st)
 		      rc == 0 && errors.n ? " " : "", rc == 0 && errors.n ? ev[0].message : "");
 }
 
-/* One record line, written whole (one write of less than a pipe's
- * atomic size is not needed: lines go to a file opened O_APPEND). */
-static void record_line(int fd, pthread_mutex_t *lock, json_t *line)
+/* Append one record to a and wait until it is written and synced:
+ * 0, or -1 (the log failed: said on stderr once by the log, and every
+ * call is refused from then on). fields is released. */
+static int record(struct tg_audit *a, json_t *fields)
 {
-	char *text = json_dumps(line, JSON_COMPACT);
-	size_t n;
+	char *text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+	struct tg_error err;
+	int64_t t;
+	int rc = -1;
 
-	json_decref(line);
-	if (!text)
-		return;
-	n = strlen(text);
-	text[n] = '\n'; /* json_dumps leaves room: replaced NUL, written by length */
-	if (lock)
-		pthread_mutex_lock(lock);
-	if (write(fd, text, n + 1) < 0) {
-		/* a lost record line is reported where the operator looks */
-		fprintf(stderr, "toolgate: record: %s\n", strerror(errno));
+	json_decref(fields);
+	if (!a) {
+		free(text);
+		return 0;
 	}
-	if (lock)
-		pthread_mutex_unlock(lock);
+	if (!text) {
+		fprintf(stderr, "toolgate: audit: a record could not be made (out of memory)\n");
+		return -1;
+	}
+	t = tg_audit_append(a, text, &err);
+	if (t > 0)
+		rc = tg_audit_wait(a, t, &err);
+	if (rc < 0 && err.code != TG_ERR_SYSTEM)
+		fprintf(stderr, "toolgate: audit: %s\n", err.msg); /* a malformed record */
 	free(text);
+	return rc;
 }
 
-static json_t *event_line(const char *principal, const char *subject, const char *outcome,
-			  const char *detail)
+static json_t *event_fields(const char *principal, const char *subject, const char *outcome,
+			    const char *detail)
 {
-	json_t *line = json_pack("{s:I,s:s,s:s,s:s}", "ts", (json_int_t)time(NULL), "principal",
-				 principal ? principal : "", "subject", subject ? subject : "",
-				 "outcome", outcome);
+	json_t *o = json_pack("{s:s,s:s?,s:s?,s:s?}", "kind", "event", "principal", principal,
+			      "subject", subject, "outcome", outcome);
 
-	if (line && detail)
-		json_object_set_new(line, "error", json_string(detail));
-	return line;
+	if (o && detail)
+		json_object_set_new(o, "error", json_string(detail));
+	return o;
 }
 
-void tg_record_event(int fd, const char *principal, const char *subject, const char *outcome,
-		     const char *detail)
+int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
+		    const char *outcome, const char *detail)
 {
-	json_t *line;
-
-	if (fd < 0)
-		return;
-	line = event_line(principal, subject, outcome, detail);
-	if (line)
-		record_line(fd, NULL, line);
+	return a ? record(a, event_fields(principal, subject, outcome, detail)) : 0;
 }
 
-void tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
-			  const char *outcome, const char *detail)
+int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
+			 const char *outcome, const char *detail)
 {
-	json_t *line;
-
-	if (g->record_fd < 0)
-		return;
-	line = event_line(principal, subject, outcome, detail);
-	if (line)
-		record_line(g->record_fd, &g->record_lock, line);
+	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 
-/* 9 record: one JSON line per call. The hash-chained audit log replaces
- * it in issue 7; the line never holds arguments or results, which may
- * carry secrets. */
-static void stage_record(struct tg_gate *g, const struct call_state *st,
-			 const struct tg_error *err)
+int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
+		       const char *outcome, const char *reason)
+{
+	json_t *o;
+
+	if (!a)
+		return 0;
+	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "kind", "decision", "principal", who,
+		      "subject", t->id, "outcome", outcome, "tool", t->tool, "requester",
+		      t->principal, "args_sha256", t->args_sha256);
+	if (o && reason)
+		json_object_set_new(o, "reason", json_string(reason));
+	return record(a, o);
+}
+
+int tg_gate_record_decision(struct tg_gate *g, const char *who, const struct tg_ticket *t,
+			    const char *outcome, const char *reason)
+{
+	return tg_record_decision(g->audit, who, t, outcome, reason);
+}
+
+/* 9 record: the call's record in the audit log (docs/AUDIT.md), written
+ * and synced before the caller hears the answer. Its arguments as their
+ * SHA-256 (the hash a ticket shows its approver), never themselves, nor
+ * the result: they may carry secrets. */
+static int stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *err)
 {
 	struct timespec now;
-	json_t *line;
+	json_t *o;
 	long long us;
 
-	if (g->record_fd < 0)
-		return;
+	if (!g->audit)
+		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
-	line = json_pack("{s:I,s:s,s:s,s:s,s:I}", "ts", (json_int_t)time(NULL), "principal",
-			 st->call->principal ? st->call->principal : "", "tool",
-			 st->k ? st->k->name : (st->call->tool ? st->call->tool : ""), "outcome",
-			 st->outcome, "duration_us", (json_int_t)us);
-	if (!line)
-		return;
+	o = json_pack("{s:s,s:s,s:s,s:s,s:I}", "kind", "call", "principal",
+		      st->call->principal ? st->call->principal : "", "tool",
+		      st->k ? st->k->name : (st->call->tool ? st->call->tool : ""), "outcome",
+		      st->outcome, "duration_us", (json_int_t)us);
+	if (!o)
+		return record(g->audit, NULL);
 	if (st->k)
-		json_object_set_new(line, "version", json_string(st->k->version_text));
+		json_object_set_new(o, "version", json_string(st->k->version_text));
 	if (st->ticket[0])
-		json_object_set_new(line, "call_id", json_string(st->ticket));
+		json_object_set_new(o, "call_id", json_string(st->ticket));
+	if (!st->fingerprint[0])
+		args_fingerprint(st);
+	if (st->fingerprint[0])
+		json_object_set_new(o, "args_sha256", json_string(st->fingerprint));
+	if (st->out.sandbox)
+		json_object_set_new(o, "sandbox", json_string(st->out.sandbox));
 	if (st->resumed)
-		json_object_set_new(line, "resumed", json_true());
+		json_object_set_new(o, "resumed", json_true());
 	if (err && err->code != TG_OK)
-		json_object_set_new(line, "error", json_string(err->msg));
-	record_line(g->record_fd, &g->record_lock, line);
+		json_object_set_new(o, "error", json_string(err->msg));
+	return record(g->audit, o);
+}
+
+/* A call's answer is not given without its record: the log failed. */
+static int unrecorded(struct tg_gate *g, struct tg_error *err)
+{
+	struct tg_error aerr;
+
+	tg_audit_ok(g->audit, &aerr);
+	return tg_error_set(err, TG_ERR_UNAVAILABLE, "the call ran, but its record could not be "
+			    "written (%s): no answer without a record", aerr.msg);
 }
 
 /* What the tool produced, as the caller gets it (o released). */
@@ -1092,6 +1119,11 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	st.args = call->arguments ? call->arguments : "{}";
 	st.args_len = call->arguments ? call->arguments_len : 2;
 	st.outcome = "protocol_error";
+	/* nothing runs unrecorded: a log that failed refuses every call */
+	if (g->audit && tg_audit_ok(g->audit, err) < 0) {
+		err->code = TG_ERR_UNAVAILABLE;
+		return -1;
+	}
 	st.catalog = tg_gate_acquire(g); /* a reload meanwhile does not touch it */
 	rc = stage_identify(&st, err);
 	if (rc == 0)
@@ -1117,7 +1149,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	}
 	if (st.claimed)
 		write_done(g, &st);
-	stage_record(g, &st, rc < 0 ? err : NULL);
+	if (stage_record(g, &st, rc < 0 ? err : NULL) < 0 && rc >= 0)
+		rc = unrecorded(g, err);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
 	st.k = NULL;
@@ -1384,7 +1417,8 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 		     : run_stages(g, &st, err);
 	if (rc >= 0 && !dry_run)
 		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
-	stage_record(g, &st, rc < 0 ? err : NULL);
+	if (stage_record(g, &st, rc < 0 ? err : NULL) < 0 && rc >= 0)
+		rc = unrecorded(g, err);
 	free(args);
 	if (rc < 0) {
 		exec_out_release(&st.out);

@@ -87,6 +87,8 @@ static int counter_now(struct sb_cgroup *cg, int i, uint64_t *v)
 	char path[SB_PATH_MAX + 32];
 	int fd, rc;
 
+	if (i < 0 || i >= CG_COUNTERS)
+		return -1;
 	if (i < CG_KEPT_OPEN)
 		return counter_get(cg->counter_fd[i], cg->ops->counters[i].key, v);
 	snprintf(path, sizeof(path), "%s/%s", cg->dir[cg->ops->counters[i].dir],

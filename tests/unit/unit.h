@@ -47,5 +47,6 @@ extern const struct unit_test task_tests[];
 extern const struct unit_test overlay_tests[];
 extern const struct unit_test egress_tests[];
 extern const struct unit_test pool_tests[];
+extern const struct unit_test audit_tests[];
 
 #endif

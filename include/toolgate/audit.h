@@ -1,0 +1,93 @@
+/*
+ * The audit log (docs/AUDIT.md): every call and every decision, one JSON
+ * record a line, each carrying the hash of the one before it, so that an
+ * edited, removed, inserted or reordered record is found by verifying the
+ * chain.
+ *
+ *   {"seq":7,"ts":"2026-12-01T06:40:00.123456Z","prev":"<sha256 of 6>",
+ *    ...the record's own fields...,"hash":"<sha256 of this line up to here>"}
+ *
+ * A record's hash is SHA-256 of the line's bytes from its "{" up to, not
+ * including, its `,"hash":` (verifiable with any SHA-256 tool). The first
+ * record's prev is 64 zeros.
+ *
+ * Records are written by a thread of the log's own in groups, each group
+ * one write and one fdatasync (unless TG_AUDIT_NOSYNC), so that a caller
+ * who waited for its record (tg_audit_wait) knows it survives kill -9 and
+ * a power cut. Several processes may append to one log (the gateway, and
+ * `toolgate approvals` beside it): each group is written under flock, after
+ * the tail is read again if another process wrote since. A record is
+ * never half-written: a write that fails is cut back, and a torn last line
+ * (power lost mid-write) is cut when the log is opened, with a record
+ * saying so.
+ */
+#ifndef TOOLGATE_AUDIT_H
+#define TOOLGATE_AUDIT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A record's fields, serialized, at most this (the whole line is a little
+ * more: seq, ts, prev and hash). */
+#define TG_AUDIT_RECORD_MAX (64 * 1024)
+
+enum {
+	TG_AUDIT_NOSYNC = 1, /* no fdatasync: for a log on stderr, or tests */
+};
+
+struct tg_audit;
+
+/* Open (creating it, mode 0600) the log at path, or "-" for stderr (chained,
+ * never synced or locked). The last record must verify: a log whose tail
+ * was tampered with is refused (err says so; `toolgate audit verify` names
+ * the first bad record). */
+TG_API int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out,
+			 struct tg_error *err);
+/* Write what is pending, stop the thread, close. NULL is a no-op. */
+TG_API void tg_audit_close(struct tg_audit *a);
+
+/* Queue one record: fields_json a JSON object ("{...}") of at most
+ * TG_AUDIT_RECORD_MAX bytes, without the keys seq, ts, prev and hash. The
+ * record's time is now. A ticket (> 0) for tg_audit_wait, or -1 and err
+ * (malformed fields, or the log failed: the error says why). Blocks while
+ * more than 16 MiB wait to be written. */
+TG_API int64_t tg_audit_append(struct tg_audit *a, const char *fields_json,
+			       struct tg_error *err);
+/* Until the record of ticket is written (and synced): 0, or -1 and err
+ * when the log failed. */
+TG_API int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err);
+/* 0 while the log writes; -1 and err (why it stopped) once a write failed.
+ * A gateway refuses calls then: nothing runs unrecorded. */
+TG_API int tg_audit_ok(struct tg_audit *a, struct tg_error *err);
+
+struct tg_audit_stats {
+	uint64_t records;  /* written by this process */
+	uint64_t groups;   /* writes (and syncs) they took */
+	uint64_t last_seq; /* the log's last record */
+	char last_hash[65];
+};
+TG_API void tg_audit_get_stats(struct tg_audit *a, struct tg_audit_stats *st);
+
+/* Check a log's chain from its first record. */
+struct tg_audit_report {
+	uint64_t records;    /* that verified, in order */
+	uint64_t last_seq;   /* the last good record's, and its hash */
+	char last_hash[65];
+	uint64_t bad_line;   /* 0: the whole log verifies; else the first bad line (from 1) */
+	char problem[512];   /* what is wrong with it */
+};
+/* 0 and the report (bad_line says whether the chain holds), or -1 and err
+ * when the file cannot be read. */
+TG_API int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,338 @@
+/*
+ * toolgate audit verify [FILE | --state DIR] [--expect SEQ:HASH]
+ * toolgate audit tail   [FILE | --state DIR] [-n N] [-f]
+ * toolgate audit query  [FILE | --state DIR] [--principal P] [--tool T]
+ *                       [--outcome O] [--kind K] [--since TIME] [--until TIME]
+ *
+ * The audit log (docs/AUDIT.md). verify checks the chain from the first
+ * record and names the first bad one (exit 1); --expect checks that a
+ * head noted earlier (`verify` prints it) is still in the log, as its
+ * record SEQ with that hash: a log cut back before it, or rewritten, is
+ * found. tail prints the last N records (and, with -f, those that follow).
+ * query prints the records that match every filter given; TIME is
+ * RFC 3339 (2026-12-01T06:40:00Z, or a prefix of it: 2026-12-01) or unix
+ * seconds. The log is the state directory's audit.log unless FILE is
+ * given.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "toolgate/audit.h"
+#include "toolgate/error.h"
+
+#define LINE_CAP (TG_AUDIT_RECORD_MAX + 1024)
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate audit verify [FILE | --state DIR] [--expect SEQ:HASH]\n"
+		   "       toolgate audit tail [FILE | --state DIR] [-n N] [-f]\n"
+		   "       toolgate audit query [FILE | --state DIR] [--principal P] [--tool T]\n"
+		   "                            [--outcome O] [--kind K] [--since TIME] "
+		   "[--until TIME]\n"
+		   "\n"
+		   "TIME: RFC 3339 (2026-12-01T06:40:00Z, or a prefix: 2026-12-01) or unix seconds\n");
+}
+
+int cli_audit_path(const char *file, const char *state, char *out, size_t len)
+{
+	if (file)
+		return snprintf(out, len, "%s", file) < (int)len ? 0 : -1;
+	if (state)
+		return snprintf(out, len, "%s/audit.log", state) < (int)len ? 0 : -1;
+	return -1;
+}
+
+struct tg_audit *cli_audit_open(const char *file, const char *state, const char *who)
+{
+	struct tg_audit *a = NULL;
+	struct tg_error err;
+	char path[4096];
+
+	if (cli_audit_path(file, state, path, sizeof(path)) < 0)
+		return NULL;
+	if (tg_audit_open(path, 0, &a, &err) < 0) {
+		fprintf(stderr, "toolgate %s: %s\n", who, err.msg);
+		return NULL;
+	}
+	return a;
+}
+
+/* TIME as the log writes it ("2026-12-01T06:40:00.000000Z"), or a prefix
+ * of that form; -1 when it is neither that nor unix seconds. */
+static int time_key(const char *in, char *out, size_t len)
+{
+	char *end;
+	long long s = strtoll(in, &end, 10);
+	size_t i;
+
+	if (*in && !*end) {
+		time_t t = (time_t)s;
+		struct tm tm;
+
+		if (s < 0 || !gmtime_r(&t, &tm))
+			return -1;
+		strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+		return 0;
+	}
+	/* digits, - T : . and a final Z, as RFC 3339 in UTC has them */
+	for (i = 0; in[i]; i++)
+		if (!((in[i] >= '0' && in[i] <= '9') || strchr("-T:.", in[i]) ||
+		      (in[i] == 'Z' && !in[i + 1])))
+			return -1;
+	if (i < 4 || i >= len)
+		return -1;
+	snprintf(out, len, "%.*s", (int)(in[i - 1] == 'Z' ? i - 1 : i), in);
+	return 0;
+}
+
+struct filter {
+	const char *principal, *tool, *outcome, *kind;
+	char since[40], until[40];
+};
+
+static int matches(const struct filter *f, const char *line)
+{
+	json_t *o = json_loads(line, 0, NULL);
+	const char *ts = json_string_value(json_object_get(o, "ts"));
+	int ok = o != NULL;
+
+#define FIELD_IS(key, want) \
+	(!(want) || (json_string_value(json_object_get(o, key)) && \
+		     strcmp(json_string_value(json_object_get(o, key)), want) == 0))
+	ok = ok && FIELD_IS("principal", f->principal) && FIELD_IS("outcome", f->outcome) &&
+	     FIELD_IS("kind", f->kind);
+#undef FIELD_IS
+	if (ok && f->tool) {
+		/* a call's tool, or an event's subject naming it */
+		const char *t = json_string_value(json_object_get(o, "tool"));
+		const char *s = json_string_value(json_object_get(o, "subject"));
+
+		ok = (t && strcmp(t, f->tool) == 0) || (s && strcmp(s, f->tool) == 0);
+	}
+	if (ok && f->since[0])
+		ok = ts && strncmp(ts, f->since, strlen(f->since)) >= 0;
+	if (ok && f->until[0])
+		ok = ts && strncmp(ts, f->until, strlen(f->until)) <= 0;
+	json_decref(o);
+	return ok;
+}
+
+static int verify(const char *path, const char *expect)
+{
+	struct tg_audit_report rep;
+	struct tg_error err;
+	unsigned long long seq = 0;
+	char hash[65] = "";
+
+	if (expect && (sscanf(expect, "%llu:%64[0-9a-f]", &seq, hash) != 2 || strlen(hash) != 64)) {
+		fprintf(stderr, "toolgate audit verify: --expect wants SEQ:HASH (64 hex digits)\n");
+		return 2;
+	}
+	if (tg_audit_verify(path, &rep, &err) < 0) {
+		fprintf(stderr, "toolgate audit verify: %s\n", err.msg);
+		return EXIT_TOOLGATE;
+	}
+	if (rep.bad_line) {
+		printf("%s: line %llu: %s\n", path, (unsigned long long)rep.bad_line, rep.problem);
+		printf("%llu records verified before it (the last, %llu: %s)\n",
+		       (unsigned long long)rep.records, (unsigned long long)rep.last_seq,
+		       rep.last_hash);
+		return 1;
+	}
+	if (expect) {
+		/* the head noted then must still be there, as it was */
+		FILE *f = fopen(path, "re");
+		char *line = malloc(LINE_CAP);
+		int found = 0;
+
+		while (f && line && fgets(line, LINE_CAP, f)) {
+			json_t *o = json_loads(line, 0, NULL);
+
+			if (json_integer_value(json_object_get(o, "seq")) == (json_int_t)seq) {
+				const char *h = json_string_value(json_object_get(o, "hash"));
+
+				found = h && strcmp(h, hash) == 0 ? 1 : -1;
+			}
+			json_decref(o);
+			if (found)
+				break;
+		}
+		if (f)
+			fclose(f);
+		free(line);
+		if (found != 1) {
+			printf("%s: record %llu %s: the log was cut back or rewritten since that head "
+			       "was noted\n", path, seq, found ? "has another hash" : "is not there");
+			return 1;
+		}
+	}
+	printf("%s: %llu records, the chain holds; head %llu:%s\n", path,
+	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq, rep.last_hash);
+	return 0;
+}
+
+/* Print the last n lines of f. */
+static int tail_last(FILE *f, long n)
+{
+	char **ring = calloc((size_t)n, sizeof(char *)), *line = malloc(LINE_CAP);
+	long i, count = 0;
+
+	if (!ring || !line) {
+		free(ring);
+		free(line);
+		return -1;
+	}
+	while (fgets(line, LINE_CAP, f)) {
+		free(ring[count % n]);
+		ring[count % n] = strdup(line);
+		count++;
+	}
+	for (i = count > n ? count - n : 0; i < count; i++) {
+		fputs(ring[i % n] ? ring[i % n] : "", stdout);
+		free(ring[i % n]);
+		ring[i % n] = NULL;
+	}
+	fflush(stdout);
+	free(ring);
+	free(line);
+	return 0;
+}
+
+static int tail(const char *path, long n, int follow)
+{
+	FILE *f = fopen(path, "re");
+	char *line;
+
+	if (!f) {
+		fprintf(stderr, "toolgate audit tail: %s: %s\n", path, strerror(errno));
+		return EXIT_TOOLGATE;
+	}
+	if (tail_last(f, n) < 0) {
+		fclose(f);
+		return EXIT_TOOLGATE;
+	}
+	line = malloc(LINE_CAP);
+	while (follow && line) {
+		/* only whole lines: a group being written shows once it is */
+		long at = ftell(f);
+
+		if (fgets(line, LINE_CAP, f) && line[strlen(line) - 1] == '\n') {
+			fputs(line, stdout);
+			fflush(stdout);
+			continue;
+		}
+		clearerr(f);
+		fseek(f, at, SEEK_SET);
+		usleep(200000);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static int query(const char *path, const struct filter *flt)
+{
+	FILE *f = fopen(path, "re");
+	char *line = malloc(LINE_CAP);
+	long found = 0;
+
+	if (!f || !line) {
+		fprintf(stderr, "toolgate audit query: %s: %s\n", path, strerror(errno));
+		free(line);
+		if (f)
+			fclose(f);
+		return EXIT_TOOLGATE;
+	}
+	while (fgets(line, LINE_CAP, f))
+		if (matches(flt, line)) {
+			fputs(line, stdout);
+			found++;
+		}
+	fclose(f);
+	free(line);
+	return found ? 0 : 1;
+}
+
+int cmd_audit(int argc, char **argv)
+{
+	const char *file = NULL, *state = NULL, *expect = NULL, *verb;
+	struct filter flt;
+	char path[4096];
+	long n = 10;
+	int a, follow = 0;
+
+	memset(&flt, 0, sizeof(flt));
+	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	verb = argv[1];
+	for (a = 2; a < argc; a++) {
+		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (strcmp(o, "-f") == 0) {
+			follow = 1;
+			continue;
+		}
+		if (o[0] != '-' && !file) {
+			file = o;
+			continue;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(o, "--state") == 0)
+			state = v;
+		else if (strcmp(o, "--expect") == 0)
+			expect = v;
+		else if (strcmp(o, "-n") == 0) {
+			char *end;
+
+			n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > 100000) {
+				fprintf(stderr, "toolgate audit tail: -n takes 1 to 100000\n");
+				return 2;
+			}
+		} else if (strcmp(o, "--principal") == 0)
+			flt.principal = v;
+		else if (strcmp(o, "--tool") == 0)
+			flt.tool = v;
+		else if (strcmp(o, "--outcome") == 0)
+			flt.outcome = v;
+		else if (strcmp(o, "--kind") == 0)
+			flt.kind = v;
+		else if (strcmp(o, "--since") == 0 || strcmp(o, "--until") == 0) {
+			char *to = o[2] == 's' ? flt.since : flt.until;
+
+			if (time_key(v, to, sizeof(flt.since)) < 0) {
+				fprintf(stderr, "toolgate audit: %s %s: not RFC 3339 or unix seconds\n",
+					o, v);
+				return 2;
+			}
+		} else {
+			usage(stderr);
+			return 2;
+		}
+		a++;
+	}
+	if (cli_audit_path(file, state, path, sizeof(path)) < 0) {
+		fprintf(stderr, "toolgate audit: which log? FILE or --state DIR\n");
+		return 2;
+	}
+	if (strcmp(verb, "verify") == 0)
+		return verify(path, expect);
+	if (strcmp(verb, "tail") == 0)
+		return tail(path, n, follow);
+	if (strcmp(verb, "query") == 0)
+		return query(path, &flt);
+	usage(stderr);
+	return 2;
+}

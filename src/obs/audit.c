@@ -1,0 +1,689 @@
+/*
+ * The audit log: a hash chain of JSON lines, written in groups by a
+ * thread of its own (include/toolgate/audit.h, docs/AUDIT.md).
+ *
+ * An appender queues its record (fields checked and serialized again,
+ * compact, so a line is one line whatever the caller passed) with a
+ * ticket and its time. The writer takes all that waits, and under an
+ * exclusive flock of the file: reads the tail again if the file is not
+ * where it left it (another process appended), numbers the records and
+ * chains them, writes the group in one write and syncs it. A failed
+ * write is cut back to where the group began, so no record is ever
+ * half-written, and the log stops: every later append and wait fails,
+ * and a gateway refuses calls then.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "toolgate/audit.h"
+
+#define PENDING_MAX (16u << 20) /* bytes queued before appenders wait */
+#define LINE_MAX_BYTES (TG_AUDIT_RECORD_MAX + 512)
+#define HASH_MARK ",\"hash\":\""
+#define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+
+struct entry {
+	int64_t ticket;
+	char ts[32];
+	char *fields; /* the object's inside: "k":v,... (may be empty) */
+	size_t len;
+	struct entry *next;
+};
+
+struct tg_audit {
+	int fd;
+	int is_stream;
+	unsigned flags;
+	char *path;
+	pthread_t writer;
+	pthread_mutex_t lock;
+	pthread_cond_t work;    /* to the writer: something to write, or stop */
+	pthread_cond_t done;    /* to waiters: durable moved, or failed */
+	pthread_cond_t space;   /* to appenders: pending shrank */
+	struct entry *head, **tail;
+	size_t pending;
+	int64_t next_ticket, durable;
+	int stopping;
+	int failed;
+	char failure[512];
+	/* the writer's own (under lock only when copied for stats) */
+	off_t end;              /* where the file ended after our last group */
+	uint64_t seq;           /* the last record's, and its hash */
+	char hash[65];
+	uint64_t records, groups;
+	uint64_t pub_seq;       /* the writer's, as of its last group, under lock */
+	uint64_t pub_records, pub_groups;
+	char pub_hash[65];
+};
+
+/* ---- a line ------------------------------------------------------------ */
+
+static void sha256_hex(const char *data, size_t len, char out[65])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256(h, (const unsigned char *)data, len);
+	sodium_bin2hex(out, 65, h, sizeof(h));
+}
+
+static int is_hex64(const char *s)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Whether line (len bytes, no newline) is a record whose hash holds: 0 with
+ * its seq, prev and hash; -1 with why (edited: 1 in *edited when it is a
+ * record whose content no longer matches its hash). */
+static int line_check(const char *line, size_t len, uint64_t *seq, char prev[65], char hash[65],
+		      int *edited, char *why, size_t wlen)
+{
+	size_t ml = strlen(HASH_MARK), at;
+	const char *mark = NULL, *p;
+	json_t *o, *v;
+	char calc[65];
+
+	*edited = 0;
+	/* the last `,"hash":"`: inside a JSON string a quote is escaped, so
+	 * the mark can only be the record's own key */
+	for (p = line; (p = memmem(p, len - (size_t)(p - line), HASH_MARK, ml)); p++)
+		mark = p;
+	at = mark ? (size_t)(mark - line) : 0;
+	if (len == 0 || line[0] != '{' || !mark || len != at + ml + 64 + 2 ||
+	    memcmp(line + len - 2, "\"}", 2) != 0 || !is_hex64(line + at + ml)) {
+		snprintf(why, wlen, "not a record (no hash at its end: cut, or written by "
+			 "something else)");
+		return -1;
+	}
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	v = o ? json_object_get(o, "seq") : NULL;
+	if (!o || !json_is_integer(v) || json_integer_value(v) < 1 ||
+	    !json_is_string(json_object_get(o, "prev")) ||
+	    strlen(json_string_value(json_object_get(o, "prev"))) != 64 ||
+	    !is_hex64(json_string_value(json_object_get(o, "prev"))) ||
+	    !json_is_string(json_object_get(o, "ts"))) {
+		json_decref(o);
+		snprintf(why, wlen, "not a record (not a JSON object with seq, ts, prev and hash)");
+		return -1;
+	}
+	*seq = (uint64_t)json_integer_value(v);
+	memcpy(prev, json_string_value(json_object_get(o, "prev")), 65);
+	json_decref(o);
+	memcpy(hash, line + at + ml, 64);
+	hash[64] = '\0';
+	sha256_hex(line, at, calc);
+	if (strcmp(calc, hash) != 0) {
+		*edited = 1;
+		snprintf(why, wlen, "edited: its content does not match its hash");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- opening: the tail ------------------------------------------------ */
+
+static int read_at(int fd, char *buf, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t r = pread(fd, buf, n, off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		buf += r;
+		n -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+/* The last record of the log open on a->fd (whose lock we hold): a->seq,
+ * a->hash and a->end. A torn last line is cut (its size in *cut). -1 and
+ * err when the last record does not verify. */
+static int read_tail(struct tg_audit *a, size_t *cut, struct tg_error *err)
+{
+	struct stat st;
+	size_t chunk, i, start;
+	off_t base;
+	char *buf, prev[65], why[256];
+	int edited;
+
+	*cut = 0;
+	if (fstat(a->fd, &st) < 0)
+		return tg_error_sys(err, errno, "audit log %s", a->path);
+	a->end = st.st_size;
+	a->seq = 0;
+	memcpy(a->hash, ZERO_HASH, 65);
+	if (st.st_size == 0)
+		return 0;
+	chunk = st.st_size > 2 * LINE_MAX_BYTES ? 2 * LINE_MAX_BYTES : (size_t)st.st_size;
+	base = st.st_size - (off_t)chunk;
+	buf = malloc(chunk);
+	if (!buf)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (read_at(a->fd, buf, chunk, base) < 0) {
+		free(buf);
+		return tg_error_sys(err, errno ? errno : EIO, "audit log %s: read", a->path);
+	}
+	/* a line not ended by a newline was cut by a crash mid-write */
+	for (i = chunk; i > 0 && buf[i - 1] != '\n'; i--) {
+	}
+	if (i < chunk) {
+		if (i == 0 && base > 0) {
+			free(buf);
+			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last line is "
+					    "longer than a record can be", a->path);
+		}
+		*cut = chunk - i;
+		if (ftruncate(a->fd, base + (off_t)i) < 0) {
+			free(buf);
+			return tg_error_sys(err, errno, "audit log %s: cut its torn last line",
+					    a->path);
+		}
+		a->end = base + (off_t)i;
+		chunk = i;
+	}
+	if (chunk == 0) {
+		free(buf);
+		return 0;
+	}
+	/* the last complete line: buf[start, chunk - 1) */
+	for (start = chunk - 1; start > 0 && buf[start - 1] != '\n'; start--) {
+	}
+	if (start == 0 && base > 0) {
+		free(buf);
+		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last line is longer "
+				    "than a record can be", a->path);
+	}
+	if (line_check(buf + start, chunk - 1 - start, &a->seq, prev, a->hash, &edited, why,
+		       sizeof(why)) < 0) {
+		free(buf);
+		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last record does not "
+				    "verify (%s); `toolgate audit verify` names the first bad one; "
+				    "move the file aside to begin a new log", a->path, why);
+	}
+	free(buf);
+	return 0;
+}
+
+/* ---- the writer -------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Append one chained line for e to buf (at *len of cap bytes). */
+static int chain_line(struct tg_audit *a, const char *ts, const char *fields, size_t flen,
+		      char **buf, size_t *len, size_t *cap)
+{
+	char head[160];
+	size_t hl, need, at;
+
+	hl = (size_t)snprintf(head, sizeof(head), "{\"seq\":%llu,\"ts\":\"%s\",\"prev\":\"%s\"",
+			      (unsigned long long)(a->seq + 1), ts, a->hash);
+	/* head, comma, fields, the hash's key, its 64 digits, "}\n */
+	need = *len + hl + 1 + flen + strlen(HASH_MARK) + 64 + 3;
+	if (need > *cap) {
+		size_t ncap = *cap ? *cap : 4096;
+		char *nb;
+
+		while (ncap < need)
+			ncap *= 2;
+		nb = realloc(*buf, ncap);
+		if (!nb)
+			return -1;
+		*buf = nb;
+		*cap = ncap;
+	}
+	at = *len;
+	memcpy(*buf + *len, head, hl);
+	*len += hl;
+	if (flen) {
+		(*buf)[(*len)++] = ',';
+		memcpy(*buf + *len, fields, flen);
+		*len += flen;
+	}
+	sha256_hex(*buf + at, *len - at, a->hash);
+	a->seq++;
+	memcpy(*buf + *len, HASH_MARK, strlen(HASH_MARK));
+	*len += strlen(HASH_MARK);
+	memcpy(*buf + *len, a->hash, 64);
+	*len += 64;
+	memcpy(*buf + *len, "\"}\n", 3); /* no NUL: the group is written by length */
+	*len += 3;
+	return 0;
+}
+
+static void now_ts(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%06ldZ", ts.tv_nsec / 1000);
+}
+
+#define RECOVERED_FMT "\"kind\":\"audit_recovered\",\"cut_bytes\":%zu"
+
+/* Write one group; 0, or -1 with a->failure set. */
+static int write_group(struct tg_audit *a, struct entry *list)
+{
+	char *buf = NULL, note[96], ts[32];
+	size_t len = 0, cap = 0, cut = 0;
+	struct tg_error err;
+	struct entry *e;
+	int rc = -1, locked = 0;
+	uint64_t seq0;
+	char hash0[65];
+
+	if (!a->is_stream) {
+		struct stat st;
+
+		while (flock(a->fd, LOCK_EX) < 0 && errno == EINTR) {
+		}
+		locked = 1;
+		/* another process appended since our last group: its tail */
+		if (fstat(a->fd, &st) == 0 && st.st_size != a->end && read_tail(a, &cut, &err) < 0) {
+			snprintf(a->failure, sizeof(a->failure), "%s", err.msg);
+			goto out;
+		}
+	}
+	seq0 = a->seq;
+	memcpy(hash0, a->hash, 65);
+	if (cut) {
+		now_ts(ts);
+		snprintf(note, sizeof(note), RECOVERED_FMT, cut);
+		if (chain_line(a, ts, note, strlen(note), &buf, &len, &cap) < 0)
+			goto nomem;
+	}
+	for (e = list; e; e = e->next)
+		if (chain_line(a, e->ts, e->fields, e->len, &buf, &len, &cap) < 0)
+			goto nomem;
+	if (write_all(a->fd, buf, len) < 0 ||
+	    (!(a->flags & TG_AUDIT_NOSYNC) && !a->is_stream && fdatasync(a->fd) < 0)) {
+		int e2 = errno;
+
+		/* never a half-written record: back to where the group began */
+		if (!a->is_stream && ftruncate(a->fd, a->end) < 0) {
+		}
+		a->seq = seq0;
+		memcpy(a->hash, hash0, 65);
+		snprintf(a->failure, sizeof(a->failure), "audit log %s: write: %s", a->path,
+			 strerror(e2));
+		goto out;
+	}
+	a->end += (off_t)len;
+	a->records += a->seq - seq0;
+	a->groups++;
+	rc = 0;
+	goto out;
+nomem:
+	a->seq = seq0;
+	memcpy(a->hash, hash0, 65);
+	snprintf(a->failure, sizeof(a->failure), "audit log %s: out of memory", a->path);
+out:
+	if (locked)
+		flock(a->fd, LOCK_UN);
+	free(buf);
+	return rc;
+}
+
+static void *writer_main(void *arg)
+{
+	struct tg_audit *a = arg;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		struct entry *list, *e;
+		int64_t last;
+		int rc;
+
+		while (!a->head && !a->stopping)
+			pthread_cond_wait(&a->work, &a->lock);
+		if (!a->head)
+			break;
+		list = a->head;
+		a->head = NULL;
+		a->tail = &a->head;
+		a->pending = 0;
+		pthread_cond_broadcast(&a->space);
+		pthread_mutex_unlock(&a->lock);
+		rc = a->failed ? -1 : write_group(a, list);
+		for (last = 0, e = list; e;) {
+			struct entry *next = e->next;
+
+			last = e->ticket;
+			free(e->fields);
+			free(e);
+			e = next;
+		}
+		pthread_mutex_lock(&a->lock);
+		if (rc < 0 && !a->failed) {
+			a->failed = 1;
+			fprintf(stderr, "toolgate: %s: the audit log stopped; calls are refused\n",
+				a->failure);
+		}
+		if (rc == 0)
+			a->durable = last;
+		a->pub_seq = a->seq;
+		a->pub_records = a->records;
+		a->pub_groups = a->groups;
+		memcpy(a->pub_hash, a->hash, 65);
+		pthread_cond_broadcast(&a->done);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+static void audit_free(struct tg_audit *a)
+{
+	if (a->fd > 2)
+		close(a->fd);
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->work);
+	pthread_cond_destroy(&a->done);
+	pthread_cond_destroy(&a->space);
+	free(a->path);
+	free(a);
+}
+
+int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struct tg_error *err)
+{
+	struct tg_audit *a;
+	size_t cut = 0;
+
+	*out = NULL;
+	if (!path || !*path)
+		return tg_error_set(err, TG_ERR_INVALID, "audit log: no path");
+	if (sodium_init() < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium did not initialize");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	a->path = strdup(path);
+	a->flags = flags;
+	a->tail = &a->head;
+	a->next_ticket = 1;
+	memcpy(a->hash, ZERO_HASH, 65);
+	memcpy(a->pub_hash, ZERO_HASH, 65);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->work, NULL);
+	pthread_cond_init(&a->done, NULL);
+	pthread_cond_init(&a->space, NULL);
+	if (strcmp(path, "-") == 0) {
+		a->fd = 2;
+		a->is_stream = 1;
+	} else {
+		struct stat st;
+
+		a->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (a->fd < 0 && errno == EACCES)
+			a->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC); /* a pipe, a tty */
+		if (a->fd < 0 || fstat(a->fd, &st) < 0) {
+			tg_error_sys(err, errno, "audit log %s", path);
+			audit_free(a);
+			return -1;
+		}
+		/* not a file (/dev/null, a pipe): a stream, as stderr is */
+		a->is_stream = !S_ISREG(st.st_mode);
+	}
+	if (!a->is_stream) {
+		while (flock(a->fd, LOCK_EX) < 0 && errno == EINTR) {
+		}
+		if (!a->path || read_tail(a, &cut, err) < 0) {
+			if (!a->path)
+				tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			audit_free(a);
+			return -1;
+		}
+		flock(a->fd, LOCK_UN);
+		a->pub_seq = a->seq;
+		memcpy(a->pub_hash, a->hash, 65);
+	}
+	{
+		/* the writer takes no signal meant for the process (a SIGHUP
+		 * the embedder waits for would kill it there) */
+		sigset_t all, old;
+		int rc;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&a->writer, NULL, writer_main, a);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0) {
+			audit_free(a);
+			return tg_error_set(err, TG_ERR_SYSTEM, "audit log: no thread");
+		}
+	}
+	if (cut) {
+		char note[96];
+		int64_t t;
+
+		snprintf(note, sizeof(note), "{" RECOVERED_FMT "}", cut);
+		t = tg_audit_append(a, note, err);
+		if (t < 0 || tg_audit_wait(a, t, err) < 0) {
+			tg_audit_close(a);
+			return -1;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+void tg_audit_close(struct tg_audit *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stopping = 1;
+	pthread_cond_broadcast(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->writer, NULL);
+	audit_free(a);
+}
+
+static const char *const reserved[] = { "seq", "ts", "prev", "hash" };
+
+int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_error *err)
+{
+	json_t *o;
+	json_error_t jerr;
+	struct entry *e;
+	char *text;
+	size_t n, i;
+	int64_t t;
+
+	if (!fields_json)
+		return tg_error_set(err, TG_ERR_INVALID, "audit record: no fields");
+	n = strlen(fields_json);
+	if (n > TG_AUDIT_RECORD_MAX)
+		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes, over the ceiling "
+				    "of %d", n, TG_AUDIT_RECORD_MAX);
+	o = json_loadb(fields_json, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return tg_error_set(err, TG_ERR_INVALID, "audit record: not a JSON object%s%s",
+				    o ? "" : ": ", o ? "" : jerr.text);
+	}
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (json_object_get(o, reserved[i])) {
+			json_decref(o);
+			return tg_error_set(err, TG_ERR_INVALID, "audit record: \"%s\" is the "
+					    "log's own key", reserved[i]);
+		}
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	e = text ? calloc(1, sizeof(*e)) : NULL;
+	if (!e) {
+		free(text);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	/* the object's inside: without its braces */
+	e->len = strlen(text) - 2;
+	memmove(text, text + 1, e->len);
+	text[e->len] = '\0';
+	e->fields = text;
+	now_ts(e->ts);
+	pthread_mutex_lock(&a->lock);
+	while (a->pending > PENDING_MAX && !a->failed && !a->stopping)
+		pthread_cond_wait(&a->space, &a->lock);
+	if (a->failed || a->stopping) {
+		pthread_mutex_unlock(&a->lock);
+		free(e->fields);
+		free(e);
+		return tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failed ? a->failure
+							: "audit log: closed");
+	}
+	t = e->ticket = a->next_ticket++;
+	*a->tail = e;
+	a->tail = &e->next;
+	a->pending += e->len + 200;
+	pthread_cond_signal(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	return t;
+}
+
+int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	while (a->durable < ticket && !a->failed)
+		pthread_cond_wait(&a->done, &a->lock);
+	if (a->durable < ticket) {
+		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failure);
+		rc = -1;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int tg_audit_ok(struct tg_audit *a, struct tg_error *err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->failed) {
+		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failure);
+		rc = -1;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+void tg_audit_get_stats(struct tg_audit *a, struct tg_audit_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&a->lock);
+	st->records = a->pub_records;
+	st->groups = a->pub_groups;
+	st->last_seq = a->pub_seq;
+	memcpy(st->last_hash, a->pub_hash, 65);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_error *err)
+{
+	char *line, prev[65], hash[65], why[256];
+	uint64_t lineno = 0, seq;
+	FILE *f;
+	int edited;
+
+	memset(rep, 0, sizeof(*rep));
+	memcpy(rep->last_hash, ZERO_HASH, 65);
+	f = fopen(path, "re");
+	if (!f)
+		return tg_error_sys(err, errno, "audit log %s", path);
+	line = malloc(LINE_MAX_BYTES + 2);
+	if (!line) {
+		fclose(f);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	while (fgets(line, LINE_MAX_BYTES + 2, f)) {
+		size_t n = strlen(line);
+
+		lineno++;
+		if (n == 0 || line[n - 1] != '\n') {
+			snprintf(rep->problem, sizeof(rep->problem), feof(f)
+				 ? "a torn last line (cut mid-write; the gateway cuts it when it "
+				   "opens the log)"
+				 : "a line longer than a record can be, or with a NUL byte");
+			rep->bad_line = lineno;
+			break;
+		}
+		line[--n] = '\0';
+		if (strlen(line) != n || line_check(line, n, &seq, prev, hash, &edited, why,
+						    sizeof(why)) < 0) {
+			if (strlen(line) != n)
+				snprintf(why, sizeof(why), "not a record (a NUL byte in it)");
+			snprintf(rep->problem, sizeof(rep->problem), "%s", why);
+			rep->bad_line = lineno;
+			break;
+		}
+		if (seq != rep->last_seq + 1 || strcmp(prev, rep->last_hash) != 0) {
+			if (seq > rep->last_seq + 1)
+				snprintf(rep->problem, sizeof(rep->problem),
+					 "record %llu where %llu was due: %llu record(s) removed "
+					 "before it", (unsigned long long)seq,
+					 (unsigned long long)(rep->last_seq + 1),
+					 (unsigned long long)(seq - rep->last_seq - 1));
+			else if (seq <= rep->last_seq)
+				snprintf(rep->problem, sizeof(rep->problem),
+					 "record %llu after record %llu: inserted, repeated or "
+					 "reordered", (unsigned long long)seq,
+					 (unsigned long long)rep->last_seq);
+			else
+				snprintf(rep->problem, sizeof(rep->problem),
+					 "record %llu does not follow the record before it (its prev "
+					 "is not that record's hash): replaced or inserted",
+					 (unsigned long long)seq);
+			rep->bad_line = lineno;
+			break;
+		}
+		rep->records++;
+		rep->last_seq = seq;
+		memcpy(rep->last_hash, hash, 65);
+	}
+	if (!rep->bad_line && ferror(f)) {
+		free(line);
+		fclose(f);
+		return tg_error_sys(err, EIO, "audit log %s: read", path);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""The audit log (docs/AUDIT.md), end to end:
+
+- a gateway over HTTP records its loads, calls, refusals and a person's
+  decision made by `toolgate approvals` (another process, the same log);
+- `toolgate audit verify` holds, and the chain checks out with nothing
+  but SHA-256 (the format is what the docs say);
+- query and tail find what they should; a call's args_sha256 is that of
+  its canonical arguments, a decision's is the ticket's;
+- a copy of the log edited, cut, with a record removed, inserted or two
+  swapped: verify names the first bad line; --expect finds a log cut back;
+- kill -9 during calls from four threads: every acknowledged call's
+  record is in the log, and the log verifies (after the next open cuts a
+  torn last line, if the kill left one);
+- a log that cannot be written: the call that ran is answered with an
+  error, and the next is refused.
+
+    audit.py TOOLGATE REPO TMPDIR
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import Checks, start_http  # noqa: E402
+
+TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+CAT, WS, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "ws"), os.path.join(TMP, "state")
+POLICY, LOG = os.path.join(TMP, "policy.json"), os.path.join(TMP, "state", "audit.log")
+c = Checks("audit")
+
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
+shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
+for d, _, fs in os.walk(WS):  # the sandbox's user may write it (fs.write)
+    for n in [d] + [os.path.join(d, x) for x in fs]:
+        os.chown(n, 65534, 65534)
+with open(POLICY, "w") as f:
+    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
+                              "ops": {"scopes": ["fs.*:approve"]}}}, f)
+
+
+def cli(*argv):
+    return subprocess.run([TG] + list(argv), capture_output=True, text=True, timeout=120)
+
+
+def args_hash(args):
+    return hashlib.sha256(json.dumps(args, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
+
+
+TOKEN = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
+            "--scope", "*:read", "--scope", "fs.*:write").stdout.strip()
+OPS = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
+          "--scope", "fs.*:approve").stdout.strip()
+ERRS = []
+
+
+def serve(*extra, name="serve"):
+    err = os.path.join(TMP, name + ".err")
+    ERRS.append(err)
+    return start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                       "--policy", POLICY] + list(extra), err)
+
+
+def call(port, tool, args, token=TOKEN, key=None, rid=1):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    if key:
+        headers["Idempotency-Key"] = key
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": tool, "arguments": args,
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientCapabilities": {}}}}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(body).encode(),
+                                 method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            text = r.read().decode()
+    except urllib.error.HTTPError as e:
+        return {"status": e.code}
+    for line in text.splitlines():
+        if line.startswith("data: ") and '"id"' in line:
+            return json.loads(line[6:])
+    return json.loads(text)
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f if x.endswith("}\n")]
+
+
+def chain_holds(path):
+    """The chain checked with SHA-256 alone, as docs/AUDIT.md says."""
+    prev, seq = "0" * 64, 0
+    with open(path, "rb") as f:
+        for line in f:
+            line = line.rstrip(b"\n")
+            at = line.rindex(b',"hash":"')
+            rec = json.loads(line)
+            if (hashlib.sha256(line[:at]).hexdigest() != rec["hash"] or rec["prev"] != prev
+                    or rec["seq"] != seq + 1):
+                return False
+            prev, seq = rec["hash"], rec["seq"]
+    return seq > 0
+
+
+srv, port = serve()
+try:
+    ok = call(port, "fs.read", {"path": "README.md"})
+    bad = call(port, "fs.read", {"path": "nowhere/at-all.txt"})
+    anon = call(port, "fs.read", {"path": "README.md"}, token=None)
+    held = call(port, "fs.write", {"path": "notes/audit.txt", "content": "x\n"}, key="k-audit-1")
+    ticket = held.get("result", {}).get("_meta", {}).get("dev.toolgate/error", {}).get("ticket", "")
+    appr = cli("approvals", "approve", ticket, "--state", STATE, "--policy", POLICY, "--token", OPS)
+    ran = call(port, "fs.write", {"path": "notes/audit.txt", "content": "x\n"}, key="k-audit-1")
+    escape = call(port, "python.run", {"code": "import ctypes\nctypes.CDLL(None).unshare(0x10000000)"})
+    c("calls_made", not ok["result"].get("isError") and bad["result"].get("isError") and
+      anon.get("status") == 401 and ticket and appr.returncode == 0 and
+      not ran.get("result", {}).get("isError") and escape.get("result", {}).get("isError"),
+      [ok, bad, anon, held, appr.stderr, ran, escape])
+finally:
+    srv.send_signal(signal.SIGTERM)
+    srv.wait(timeout=30)
+
+v = cli("audit", "verify", "--state", STATE)
+c("verify_holds", v.returncode == 0 and "the chain holds" in v.stdout, v.stdout + v.stderr)
+c("chain_with_sha256_alone", chain_holds(LOG), open(LOG).read()[-2000:])
+recs = records(LOG)
+c("loads_recorded", sum(r.get("outcome") == "loaded" for r in recs) ==
+  len([n for n in os.listdir(CAT) if n.endswith(".json")]), [r for r in recs if r["kind"] == "event"])
+q = cli("audit", "query", "--state", STATE, "--principal", "agent", "--tool", "fs.read",
+        "--outcome", "ok", "--kind", "call")
+got = [json.loads(x) for x in q.stdout.splitlines()]
+c("query_a_call", q.returncode == 0 and len(got) == 1 and
+  got[0]["args_sha256"] == args_hash({"path": "README.md"}) and got[0]["version"] == "1.0.0",
+  q.stdout + q.stderr)
+show = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+q = cli("audit", "query", LOG, "--kind", "decision")
+dec = [json.loads(x) for x in q.stdout.splitlines()]
+c("decision_recorded", len(dec) == 1 and dec[0]["principal"] == "ops" and
+  dec[0]["outcome"] == "approved" and dec[0]["subject"] == ticket and
+  dec[0]["requester"] == "agent" and dec[0]["args_sha256"] == show.get("args_sha256") and
+  dec[0]["args_sha256"] == args_hash({"path": "notes/audit.txt", "content": "x\n"}),
+  [dec, show.get("args_sha256")])
+outcomes = [r["outcome"] for r in recs if r["kind"] == "call"]
+c("sandbox_violation_recorded", [r.get("sandbox") for r in recs if r.get("tool") == "python.run"]
+  == ["seccomp_violation"], [r for r in recs if r.get("tool") == "python.run"])
+c("calls_recorded", outcomes == ["ok", "tool_error", "held", "ok", "tool_error"] and
+  any(r.get("outcome") == "unauthorized" for r in recs), outcomes)
+c("nothing_secret", "README" not in open(LOG).read() and OPS not in open(LOG).read() and
+  TOKEN not in open(LOG).read(), "arguments or tokens in the log")
+q = cli("audit", "query", LOG, "--since", "2999-01-01")
+q2 = cli("audit", "query", LOG, "--since", "2020-01-01", "--until", str(int(time.time()) + 60),
+         "--kind", "call")
+c("query_by_time", q.returncode == 1 and q.stdout == "" and q2.returncode == 0 and
+  len(q2.stdout.splitlines()) == 5, [q.stdout, q2.stdout])
+t = cli("audit", "tail", LOG, "-n", "2")
+c("tail", [json.loads(x)["seq"] for x in t.stdout.splitlines()] ==
+  [r["seq"] for r in recs[-2:]], t.stdout)
+
+# tampering, on copies: the first bad line is named
+lines = open(LOG).read().splitlines(keepends=True)
+BAD = os.path.join(TMP, "bad.log")
+
+
+def verify_copy(ls, *extra):
+    with open(BAD, "w") as f:
+        f.writelines(ls)
+    return cli("audit", "verify", BAD, *extra)
+
+
+edited = list(lines)
+edited[5] = edited[5].replace('"outcome":"loaded"', '"outcome":"refused"', 1) \
+    if '"outcome":"loaded"' in edited[5] else edited[5].replace('"kind":', '"kind" :', 1)
+r = verify_copy(edited)
+c("tamper_edit", r.returncode == 1 and "line 6: edited" in r.stdout, r.stdout)
+r = verify_copy(lines[:3] + lines[4:])
+c("tamper_remove", r.returncode == 1 and "line 4:" in r.stdout and "removed" in r.stdout, r.stdout)
+r = verify_copy(lines[:7] + [lines[2]] + lines[7:])
+c("tamper_insert", r.returncode == 1 and "line 8:" in r.stdout and "inserted" in r.stdout, r.stdout)
+r = verify_copy(lines[:4] + [lines[5], lines[4]] + lines[6:])
+c("tamper_reorder", r.returncode == 1 and "line 5:" in r.stdout, r.stdout)
+head = v.stdout.split("head ")[1].strip()
+r = verify_copy(lines[:-1], "--expect", head)
+r2 = verify_copy(lines, "--expect", head)
+c("expect_finds_cut_log", r.returncode == 1 and "not there" in r.stdout and r2.returncode == 0,
+  [r.stdout, r2.stdout])
+
+# kill -9 while four threads call: each acknowledged call is on the record
+LOG2 = os.path.join(TMP, "kill.log")
+srv, port = serve("--audit", LOG2, name="kill")
+acked, stop = [], threading.Event()
+
+
+def caller(n):
+    i = 0
+    while not stop.is_set():
+        args = {"path": "nofile-%d-%d.txt" % (n, i)}
+        try:
+            r = call(port, "fs.read", args, rid=i)
+            if "result" in r:
+                acked.append(args)
+        except Exception:
+            return
+        i += 1
+
+
+ths = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
+for t in ths:
+    t.start()
+time.sleep(2.0)
+srv.send_signal(signal.SIGKILL)
+srv.wait(timeout=30)
+stop.set()
+for t in ths:
+    t.join(timeout=60)
+v1 = cli("audit", "verify", LOG2)
+torn_only = v1.returncode == 0 or ("torn last line" in v1.stdout)
+have = {r.get("args_sha256") for r in records(LOG2)}
+missing = [a for a in acked if args_hash(a) not in have]
+c("kill9_acknowledged_recorded", acked and not missing and torn_only,
+  [len(acked), missing[:3], v1.stdout])
+srv, port = serve("--audit", LOG2, name="kill2")  # the next open cuts a torn line
+srv.send_signal(signal.SIGTERM)
+srv.wait(timeout=30)
+v2 = cli("audit", "verify", LOG2)
+c("kill9_log_verifies_after_reopen", v2.returncode == 0, v2.stdout)
+
+# a log that cannot be written: not served at all from the start; and
+# once its disk is full, the call that ran is answered with an error and
+# the next is refused (a 64 KiB tmpfs in a mount namespace of its own)
+full = subprocess.run([TG, "serve", "--catalog", CAT, "--audit", "/dev/full", "--stdio"],
+                      input="", capture_output=True, text=True, timeout=60)
+c("unwritable_log_not_served", full.returncode != 0 and "audit log" in full.stderr, full.stderr)
+SMALL = os.path.join(TMP, "small")
+os.makedirs(SMALL)
+srv, port = start_http(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"', SMALL,
+                        TG, "serve", "--catalog", CAT, "--workspace", WS,
+                        "--audit", os.path.join(SMALL, "audit.log")],
+                       os.path.join(TMP, "small.err"))
+ERRS.append(os.path.join(TMP, "small.err"))
+try:
+    answers = []
+    for i in range(1000):
+        answers.append(call(port, "fs.read", {"path": "README.md"}, token=None, rid=i))
+        if "result" not in answers[-1]:
+            break
+    after = call(port, "fs.read", {"path": "README.md"}, token=None)
+    failed = json.dumps(answers[-1])
+    c("full_log_refuses_calls", len(answers) > 10 and "result" not in answers[-1] and
+      "record could not be written" in failed and "result" not in after and
+      "audit log" in json.dumps(after), [len(answers), answers[-1], after])
+finally:
+    srv.send_signal(signal.SIGTERM)
+    srv.wait(timeout=30)
+
+text = "".join(open(e).read() for e in ERRS if os.path.exists(e))
+c("no_sanitizer_reports", "Sanitizer" not in text and "runtime error:" not in text, text[-2000:])
+c.done()

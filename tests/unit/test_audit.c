@@ -1,0 +1,324 @@
+/*
+ * Unit tests: the audit log (src/obs/audit.c). Records from several
+ * threads and two handles (as two processes would) make one chain; each
+ * kind of tampering (an edit, a removal, an insertion, a reordering, a
+ * replaced record re-hashed) is named at its first bad line; a torn last
+ * line is cut on open and said so; a log whose last record was tampered
+ * with is refused; the hash is SHA-256 of the line up to its hash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolgate/audit.h"
+#include "unit.h"
+
+#define LINES_MAX 512
+
+/* The file's lines (malloc'd, newline kept), their count in *n. */
+static int load_lines(const char *path, char **lines, int *n)
+{
+	FILE *f = fopen(path, "re");
+	char buf[8192];
+
+	*n = 0;
+	if (!f)
+		return -1;
+	while (*n < LINES_MAX && fgets(buf, sizeof(buf), f))
+		lines[(*n)++] = strdup(buf);
+	fclose(f);
+	return 0;
+}
+
+static int save_lines(const char *path, char **lines, int n)
+{
+	FILE *f = fopen(path, "we");
+	int i;
+
+	if (!f)
+		return -1;
+	for (i = 0; i < n; i++)
+		fputs(lines[i], f);
+	return fclose(f);
+}
+
+static void free_lines(char **lines, int n)
+{
+	while (n-- > 0)
+		free(lines[n]);
+}
+
+static int append_n(struct tg_audit *a, int from, int n)
+{
+	struct tg_error err;
+	int64_t t = 0;
+	int i;
+
+	for (i = from; i < from + n; i++) {
+		char rec[128];
+
+		snprintf(rec, sizeof(rec), "{\"kind\":\"test\",\"i\":%d,\"note\":\"a \\\"quoted\\\" "
+			 ",\\\"hash\\\":\\\"x\\\"\"}", i);
+		t = tg_audit_append(a, rec, &err);
+		if (t < 0) {
+			fprintf(stderr, "append: %s\n", err.msg);
+			return -1;
+		}
+	}
+	return t > 0 ? tg_audit_wait(a, t, &err) : 0;
+}
+
+struct thr {
+	struct tg_audit *a;
+	int from;
+	int rc;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+
+	t->rc = append_n(t->a, t->from, 50);
+	return NULL;
+}
+
+/* What verify says of path: the bad line (0: none), and its problem. */
+static uint64_t bad_line(const char *path, char *problem, size_t len)
+{
+	struct tg_audit_report rep;
+	struct tg_error err;
+
+	if (tg_audit_verify(path, &rep, &err) < 0) {
+		snprintf(problem, len, "%s", err.msg);
+		return (uint64_t)-1;
+	}
+	snprintf(problem, len, "%s", rep.problem);
+	return rep.bad_line;
+}
+
+static int chain(void)
+{
+	char dir[64], path[128], prob[512];
+	struct tg_audit *a, *b;
+	struct tg_audit_report rep;
+	struct tg_audit_stats st;
+	struct tg_error err;
+	struct thr t[4];
+	pthread_t th[4];
+	char *lines[LINES_MAX];
+	int i, n;
+
+	CHECK(unit_tmpdir(dir, "audit") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	CHECK(tg_audit_open(path, 0, &a, &err) == 0);
+	for (i = 0; i < 4; i++) {
+		t[i].a = a;
+		t[i].from = i * 1000;
+		CHECK(pthread_create(&th[i], NULL, thr_main, &t[i]) == 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(t[i].rc == 0);
+	}
+	tg_audit_get_stats(a, &st);
+	CHECK(st.records == 200 && st.last_seq == 200 && st.groups >= 1 && st.groups <= 200);
+	/* a second handle on the same file, as another process: one chain */
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &b, &err) == 0);
+	CHECK(append_n(b, 5000, 3) == 0 && append_n(a, 6000, 3) == 0 && append_n(b, 7000, 1) == 0);
+	tg_audit_close(b);
+	tg_audit_close(a);
+	CHECK(tg_audit_verify(path, &rep, &err) == 0);
+	CHECK(rep.bad_line == 0 && rep.records == 207 && rep.last_seq == 207);
+	/* reopened, the chain goes on */
+	CHECK(tg_audit_open(path, 0, &a, &err) == 0 && append_n(a, 8000, 1) == 0);
+	tg_audit_close(a);
+	CHECK(tg_audit_verify(path, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 208);
+	/* each line is JSON, and its hash SHA-256 of its bytes up to ,"hash": */
+	CHECK(load_lines(path, lines, &n) == 0 && n == 208);
+	for (i = 0; i < n; i++) {
+		json_t *o = json_loads(lines[i], 0, NULL);
+		const char *h = json_string_value(json_object_get(o, "hash"));
+		char *mark = strstr(lines[i], ",\"hash\":\"");
+		unsigned char d[crypto_hash_sha256_BYTES];
+		char hex[65];
+
+		CHECK(o && h && json_integer_value(json_object_get(o, "seq")) == i + 1);
+		while (mark && strstr(mark + 1, ",\"hash\":\""))
+			mark = strstr(mark + 1, ",\"hash\":\"");
+		CHECK(mark);
+		crypto_hash_sha256(d, (unsigned char *)lines[i], (size_t)(mark - lines[i]));
+		sodium_bin2hex(hex, sizeof(hex), d, sizeof(d));
+		CHECK(strcmp(hex, h) == 0);
+		json_decref(o);
+	}
+	free_lines(lines, n);
+	CHECK(bad_line(path, prob, sizeof(prob)) == 0);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* Write lines to path, verify, and return the first bad line. */
+static uint64_t tampered(const char *path, char **lines, int n, char *prob, size_t len)
+{
+	if (save_lines(path, lines, n) < 0)
+		return (uint64_t)-1;
+	return bad_line(path, prob, len);
+}
+
+static int tamper(void)
+{
+	char dir[64], path[128], bad[160], prob[512], *lines[LINES_MAX], *copy[LINES_MAX], *p;
+	struct tg_audit *a;
+	struct tg_error err;
+	int n, i;
+
+	CHECK(unit_tmpdir(dir, "audit-t") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.log", dir);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 10) == 0);
+	tg_audit_close(a);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 10);
+
+	/* an edit: record 4's field changed */
+	memcpy(copy, lines, sizeof(char *) * (size_t)n);
+	copy[3] = strdup(lines[3]);
+	p = strstr(copy[3], "\"i\":3");
+	CHECK(p);
+	p[4] = '7';
+	CHECK(tampered(bad, copy, n, prob, sizeof(prob)) == 4 && strstr(prob, "edited"));
+	free(copy[3]);
+	/* a removal: record 5 gone */
+	memcpy(copy, lines, sizeof(char *) * (size_t)n);
+	memmove(copy + 4, copy + 5, sizeof(char *) * 5);
+	CHECK(tampered(bad, copy, n - 1, prob, sizeof(prob)) == 5 && strstr(prob, "removed"));
+	/* the first record removed */
+	CHECK(tampered(bad, lines + 1, n - 1, prob, sizeof(prob)) == 1 &&
+	      strstr(prob, "removed"));
+	/* an insertion: record 3 again after record 6 */
+	memcpy(copy, lines, sizeof(char *) * 6);
+	copy[6] = lines[2];
+	memcpy(copy + 7, lines + 6, sizeof(char *) * 4);
+	CHECK(tampered(bad, copy, n + 1, prob, sizeof(prob)) == 7 && strstr(prob, "inserted"));
+	/* a reordering: records 8 and 9 swapped */
+	memcpy(copy, lines, sizeof(char *) * (size_t)n);
+	copy[7] = lines[8];
+	copy[8] = lines[7];
+	CHECK(tampered(bad, copy, n, prob, sizeof(prob)) == 8 && strstr(prob, "removed"));
+	/* a record replaced and re-hashed, its seq kept: the next one says so */
+	{
+		char *mark, hex[65], line[1024];
+		unsigned char d[crypto_hash_sha256_BYTES];
+		size_t at;
+
+		memcpy(copy, lines, sizeof(char *) * (size_t)n);
+		snprintf(line, sizeof(line), "%s", lines[5]);
+		p = strstr(line, "\"i\":5");
+		CHECK(p);
+		p[4] = '9';
+		mark = strstr(line, ",\"hash\":\"");
+		while (mark && strstr(mark + 1, ",\"hash\":\""))
+			mark = strstr(mark + 1, ",\"hash\":\"");
+		CHECK(mark);
+		at = (size_t)(mark - line);
+		crypto_hash_sha256(d, (unsigned char *)line, at);
+		sodium_bin2hex(hex, sizeof(hex), d, sizeof(d));
+		snprintf(line + at, sizeof(line) - at, ",\"hash\":\"%s\"}\n", hex);
+		copy[5] = line;
+		CHECK(tampered(bad, copy, n, prob, sizeof(prob)) == 7 &&
+		      strstr(prob, "does not follow"));
+	}
+	/* not a record at all */
+	memcpy(copy, lines, sizeof(char *) * (size_t)n);
+	copy[2] = "{\"seq\":3}\n";
+	CHECK(tampered(bad, copy, n, prob, sizeof(prob)) == 3 && strstr(prob, "not a record"));
+	/* the whole log intact still verifies */
+	CHECK(tampered(bad, lines, n, prob, sizeof(prob)) == 0);
+
+	/* a log whose last record was tampered with is not opened */
+	memcpy(copy, lines, sizeof(char *) * (size_t)n);
+	copy[9] = strdup(lines[9]);
+	p = strstr(copy[9], "\"i\":9");
+	CHECK(p);
+	p[4] = '1';
+	CHECK(save_lines(bad, copy, n) == 0);
+	free(copy[9]);
+	CHECK(tg_audit_open(bad, 0, &a, &err) < 0 && strstr(err.msg, "does not verify"));
+	for (i = 0; i < n; i++)
+		free(lines[i]);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A torn last line (power lost mid-write) is cut when the log opens, and
+ * a record says how much; verify names it before. */
+static int torn(void)
+{
+	char dir[64], path[128], prob[512], *lines[LINES_MAX];
+	struct tg_audit *a;
+	struct tg_audit_report rep;
+	struct tg_error err;
+	int fd, n;
+
+	CHECK(unit_tmpdir(dir, "audit-c") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 3) == 0);
+	tg_audit_close(a);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "{\"seq\":4,\"ts\":\"20", 17) == 17);
+	close(fd);
+	CHECK(bad_line(path, prob, sizeof(prob)) == 4 && strstr(prob, "torn"));
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 10, 1) == 0);
+	tg_audit_close(a);
+	CHECK(tg_audit_verify(path, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 5);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 5);
+	CHECK(strstr(lines[3], "\"kind\":\"audit_recovered\",\"cut_bytes\":17"));
+	free_lines(lines, n);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* What a record may not be: not an object, the log's own keys, too big. */
+static int refused(void)
+{
+	char dir[64], path[128], *big;
+	struct tg_audit *a;
+	struct tg_error err;
+
+	CHECK(unit_tmpdir(dir, "audit-r") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0);
+	CHECK(tg_audit_append(a, "[1]", &err) < 0 && strstr(err.msg, "not a JSON object"));
+	CHECK(tg_audit_append(a, "{\"a\":", &err) < 0 && strstr(err.msg, "not a JSON object"));
+	CHECK(tg_audit_append(a, "{\"seq\":1}", &err) < 0 && strstr(err.msg, "\"seq\""));
+	CHECK(tg_audit_append(a, "{\"hash\":\"x\"}", &err) < 0);
+	CHECK(tg_audit_append(a, "{\"a\":1,\"a\":2}", &err) < 0);
+	big = malloc(TG_AUDIT_RECORD_MAX + 64);
+	CHECK(big);
+	memset(big, 'x', TG_AUDIT_RECORD_MAX + 63);
+	memcpy(big, "{\"a\":\"", 6);
+	memcpy(big + TG_AUDIT_RECORD_MAX + 61, "\"}", 2);
+	big[TG_AUDIT_RECORD_MAX + 63] = '\0';
+	CHECK(tg_audit_append(a, big, &err) < 0 && strstr(err.msg, "ceiling"));
+	free(big);
+	/* a newline inside a string is escaped: still one line */
+	CHECK(tg_audit_append(a, "{\"a\":\"two\\nlines\"}", &err) > 0);
+	CHECK(tg_audit_ok(a, &err) == 0);
+	tg_audit_close(a);
+	CHECK(tg_audit_open("", 0, &a, &err) < 0);
+	unit_rmtree(dir);
+	return 0;
+}
+
+const struct unit_test audit_tests[] = {
+	{ "audit/chain", chain },
+	{ "audit/tamper", tamper },
+	{ "audit/torn", torn },
+	{ "audit/refused", refused },
+	UNIT_TESTS_END,
+};
