@@ -42,11 +42,19 @@ struct snapshot {
 	struct snapshot *next;
 };
 
+/* refusals before the pipeline recorded: at most so many a second */
+#define REFUSALS_PER_S 20.0
+#define REFUSALS_BURST 100.0
+
 struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
 	char *workspace, *tools_dir;
 	struct tg_audit *audit;       /* borrowed, or NULL */
+	pthread_mutex_t refusals_lock;
+	double refusal_tokens;        /* of REFUSALS_BURST, REFUSALS_PER_S added a second */
+	struct timespec refusal_at;   /* when they were counted */
+	uint64_t refusals_suppressed; /* not recorded since the last that was */
 	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
 	int64_t ticket_ttl;
 	unsigned warm;                /* sandboxes kept ready per tool */
@@ -133,6 +141,9 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->cur->refs = 1;
 	pthread_mutex_init(&g->lock, NULL);
 	g->audit = opts ? opts->audit : NULL;
+	pthread_mutex_init(&g->refusals_lock, NULL);
+	g->refusal_tokens = REFUSALS_BURST;
+	clock_gettime(CLOCK_MONOTONIC, &g->refusal_at);
 	if (opts && opts->workspace)
 		g->workspace = strdup(opts->workspace);
 	if (opts && opts->tools_dir)
@@ -171,6 +182,7 @@ void tg_gate_free(struct tg_gate *g)
 		warm_pool_free(w);
 	}
 	pthread_mutex_destroy(&g->pools_lock);
+	pthread_mutex_destroy(&g->refusals_lock);
 	pthread_mutex_destroy(&g->lock);
 	free(g->workspace);
 	free(g->tools_dir);
@@ -1017,6 +1029,47 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 			 const char *outcome, const char *detail)
 {
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
+}
+
+int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char *subject,
+			   const char *outcome, const char *detail)
+{
+	struct timespec now;
+	uint64_t before = 0;
+	struct tg_error err;
+	char *text;
+	json_t *o;
+	int keep;
+
+	if (!g->audit)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g->refusals_lock);
+	g->refusal_tokens += ((double)(now.tv_sec - g->refusal_at.tv_sec) +
+			      (double)(now.tv_nsec - g->refusal_at.tv_nsec) / 1e9) * REFUSALS_PER_S;
+	if (g->refusal_tokens > REFUSALS_BURST)
+		g->refusal_tokens = REFUSALS_BURST;
+	g->refusal_at = now;
+	keep = g->refusal_tokens >= 1.0;
+	if (keep) {
+		g->refusal_tokens -= 1.0;
+		before = g->refusals_suppressed;
+		g->refusals_suppressed = 0;
+	} else {
+		g->refusals_suppressed++;
+	}
+	pthread_mutex_unlock(&g->refusals_lock);
+	if (!keep)
+		return 0;
+	o = event_fields(principal, subject, outcome, detail);
+	if (o && before)
+		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	/* queued, not waited for: a refusal acknowledges nothing done */
+	keep = text && tg_audit_append(g->audit, text, &err) > 0 ? 0 : -1;
+	free(text);
+	return keep;
 }
 
 int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,

@@ -881,7 +881,8 @@ static enum MHD_Result forbidden_scope(struct tg_mcp_http *h, struct MHD_Connect
 
 	/* refused before the pipeline: recorded here, as the pipeline
 	 * records its own refusals */
-	tg_gate_record_event(h->mcp->gate, rq->principal, need, "forbidden", "insufficient_scope");
+	tg_gate_record_refusal(h->mcp->gate, rq->principal, need, "forbidden",
+			       "insufficient_scope");
 	snprintf(text, sizeof(text), "Forbidden: insufficient_scope: the call needs the scope %s",
 		 need);
 	body = rpc_error(id ? id : json_null(), RPC_INVALID_REQUEST, text);
@@ -1467,7 +1468,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
 		if (identify(h, c, rq) < 0) {
-			tg_gate_record_event(h->mcp->gate, "", url, "unauthorized", rq->why);
+			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
 		}
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)

@@ -126,6 +126,13 @@ try:
     appr = cli("approvals", "approve", ticket, "--state", STATE, "--policy", POLICY, "--token", OPS)
     ran = call(port, "fs.write", {"path": "notes/audit.txt", "content": "x\n"}, key="k-audit-1")
     escape = call(port, "python.run", {"code": "import ctypes\nctypes.CDLL(None).unshare(0x10000000)"})
+    # a flood of requests without a token: recorded, but not without bound
+    t0 = time.time()
+    flood = [call(port, "fs.read", {"path": "README.md"}, token=None).get("status")
+             for _ in range(400)]
+    flood_s = time.time() - t0
+    time.sleep(0.2)
+    call(port, "fs.read", {"path": "README.md"}, token=None)
     c("calls_made", not ok["result"].get("isError") and bad["result"].get("isError") and
       anon.get("status") == 401 and ticket and appr.returncode == 0 and
       not ran.get("result", {}).get("isError") and escape.get("result", {}).get("isError"),
@@ -159,6 +166,11 @@ c("sandbox_violation_recorded", [r.get("sandbox") for r in recs if r.get("tool")
   == ["seccomp_violation"], [r for r in recs if r.get("tool") == "python.run"])
 c("calls_recorded", outcomes == ["ok", "tool_error", "held", "ok", "tool_error"] and
   any(r.get("outcome") == "unauthorized" for r in recs), outcomes)
+unauth = [r for r in recs if r.get("outcome") == "unauthorized"]
+c("refusal_flood_bounded", flood == [401] * 400 and
+  len(unauth) <= 100 + 20 * (flood_s + 0.5) + 2 and len(unauth) < 402 and
+  sum(r.get("suppressed_before", 0) for r in unauth) + len(unauth) == 402,
+  [len(unauth), flood_s, [r.get("suppressed_before") for r in unauth][-3:]])
 c("nothing_secret", "README" not in open(LOG).read() and OPS not in open(LOG).read() and
   TOKEN not in open(LOG).read(), "arguments or tokens in the log")
 q = cli("audit", "query", LOG, "--since", "2999-01-01")
