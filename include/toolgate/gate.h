@@ -64,6 +64,9 @@ struct tg_gate_options {
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);
+/* The gateway's counters in Prometheus's text format (docs/METRICS.md),
+ * malloc'd; NULL out of memory. */
+TG_API char *tg_gate_metrics(struct tg_gate *gate);
 /* The warm pools' counts, summed over the tools (zeros without --warm). */
 struct tg_sandbox_pool_stats;
 TG_API void tg_gate_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);

@@ -21,6 +21,7 @@
 
 #include "exec/exec.h"
 #include "gate/gate_int.h"
+#include "obs/metrics.h"
 #include <sodium.h>
 
 #include "toolgate/audit.h"
@@ -51,6 +52,7 @@ struct tg_gate {
 	struct snapshot *cur;         /* the current one, then retired ones in use */
 	char *workspace, *tools_dir;
 	struct tg_audit *audit;       /* borrowed, or NULL */
+	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	double refusal_tokens;        /* of REFUSALS_BURST, REFUSALS_PER_S added a second */
 	struct timespec refusal_at;   /* when they were counted */
@@ -141,6 +143,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->cur->refs = 1;
 	pthread_mutex_init(&g->lock, NULL);
 	g->audit = opts ? opts->audit : NULL;
+	g->metrics = metrics_new();
 	pthread_mutex_init(&g->refusals_lock, NULL);
 	g->refusal_tokens = REFUSALS_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &g->refusal_at);
@@ -184,6 +187,7 @@ void tg_gate_free(struct tg_gate *g)
 	pthread_mutex_destroy(&g->pools_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	pthread_mutex_destroy(&g->lock);
+	metrics_free(g->metrics);
 	free(g->workspace);
 	free(g->tools_dir);
 	free(g);
@@ -1028,6 +1032,10 @@ int tg_record_event(struct tg_audit *a, const char *principal, const char *subje
 int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
 			 const char *outcome, const char *detail)
 {
+	if (strcmp(outcome, "egress_denied") == 0)
+		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
+	else if (strcmp(outcome, "load_refused") == 0)
+		metrics_count(g->metrics, "blocked_loads", "invalid_contract");
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 
@@ -1093,6 +1101,58 @@ int tg_gate_record_decision(struct tg_gate *g, const char *who, const struct tg_
 	return tg_record_decision(g->audit, who, t, outcome, reason);
 }
 
+char *tg_gate_metrics(struct tg_gate *g)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	struct tg_sandbox_pool_stats ws;
+	struct metrics_gauges gg;
+	size_t i;
+	char *text;
+
+	memset(&gg, 0, sizeof(gg));
+	for (i = 0; i < tg_catalog_count(cat); i++)
+		if (tg_catalog_at(cat, i)->authority == TG_AUTHORITY_WRITE)
+			gg.write_tools++;
+	/* every write call waits for a person, or is refused without a
+	 * store: none runs around the gate (stage_write) */
+	gg.write_tools_gated = gg.write_tools;
+	tg_gate_release(g, cat);
+	tg_gate_warm_stats(g, &ws);
+	gg.warm_size = ws.size;
+	gg.warm_ready = ws.ready;
+	gg.warm_refilling = ws.refilling;
+	gg.warm_spent = ws.spent;
+	gg.warm_runs = ws.warm_runs;
+	gg.cold_runs = ws.cold_runs;
+	gg.warm_made = ws.made;
+	gg.warm_failed = ws.failed;
+	if (g->store) {
+		uint64_t n[8];
+		struct tg_error err;
+
+		/* approved: every ticket a person let through, whatever came of it */
+		if (tg_store_ticket_counts(g->store, (int64_t)time(NULL), n, &err) == 0) {
+			gg.have_tickets = 1;
+			gg.approved = n[TG_TICKET_APPROVED] + n[TG_TICKET_EXECUTED] +
+				      n[TG_TICKET_FAILED] + n[TG_TICKET_COMPENSATED];
+			gg.rejected = n[TG_TICKET_REJECTED];
+			gg.expired = n[TG_TICKET_EXPIRED];
+			gg.cancelled = n[TG_TICKET_CANCELLED];
+		}
+	}
+	if (g->audit) {
+		struct tg_audit_stats as;
+		struct tg_error err;
+
+		tg_audit_get_stats(g->audit, &as);
+		gg.audit_records = as.records;
+		gg.audit_groups = as.groups;
+		gg.audit_ok = tg_audit_ok(g->audit, &err) == 0;
+	}
+	text = g->metrics ? metrics_render(g->metrics, &gg) : NULL;
+	return text;
+}
+
 /* 9 record: the call's record in the audit log (docs/AUDIT.md), written
  * and synced before the caller hears the answer. Its arguments as their
  * SHA-256 (the hash a ticket shows its approver), never themselves, nor
@@ -1103,10 +1163,12 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 	json_t *o;
 	long long us;
 
-	if (!g->audit)
-		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
+	metrics_call(g->metrics, st->k ? st->k->name : NULL, st->outcome, st->out.sandbox,
+		     (double)us / 1e6);
+	if (!g->audit)
+		return 0;
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I}", "kind", "call", "principal",
 		      st->call->principal ? st->call->principal : "", "tool",
 		      st->k ? st->k->name : (st->call->tool ? st->call->tool : ""), "outcome",

@@ -41,6 +41,7 @@
 
 #define ENDPOINT "/mcp"
 #define ADMIN_PREFIX "/admin/"
+#define METRICS "/metrics"
 #define ADMIN_MAX_BODY (64u << 10)
 #define ADMIN_TOO_LARGE "{\"error\":{\"code\":\"too_large\",\"message\":\"an admin " \
 			"request's body is at most 65536 bytes\"}}"
@@ -326,19 +327,44 @@ static enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int
 	return rc;
 }
 
-/* An answer of the admin API: JSON, never cached. */
-static enum MHD_Result admin_reply(struct MHD_Connection *c, unsigned status, const char *json)
+/* A body of type, never cached (copied: the caller keeps body). */
+static enum MHD_Result reply_nocache(struct MHD_Connection *c, unsigned status, const char *type,
+				     const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), (void *)json,
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result rc;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Content-Type", type);
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	return rc;
+}
+
+/* An answer of the admin API: JSON, never cached. */
+static enum MHD_Result admin_reply(struct MHD_Connection *c, unsigned status, const char *json)
+{
+	return reply_nocache(c, status, "application/json", json);
+}
+
+/* GET /metrics (docs/METRICS.md): the gateway's counters. */
+static enum MHD_Result metrics_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const char *method)
+{
+	char *text = strcmp(method, "GET") == 0 ? tg_gate_metrics(h->mcp->gate) : NULL;
+	enum MHD_Result rc;
+
+	if (strcmp(method, "GET") != 0)
+		return http_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+				  "Method Not Allowed: GET /metrics");
+	if (!text)
+		return http_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+				  "out of memory");
+	rc = reply_nocache(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text);
+	free(text);
 	return rc;
 }
 
@@ -1464,13 +1490,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (rq->admin && !h->mcp->policy)
 			return admin_reply(c, 404, "{\"error\":{\"code\":\"not_found\",\"message\":"
 					   "\"the admin API needs a policy (serve --policy --state)\"}}");
-		if (!rq->admin && strcmp(url, ENDPOINT) != 0)
+		if (!rq->admin && strcmp(url, ENDPOINT) != 0 && strcmp(url, METRICS) != 0)
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
 		if (identify(h, c, rq) < 0) {
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
 		}
+		/* the counters: to any caller the server would serve */
+		if (strcmp(url, METRICS) == 0)
+			return metrics_reply(h, c, method);
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)
 			return admin_reply(c, 413, ADMIN_TOO_LARGE);
 		if (cl && strtoull(cl, NULL, 10) > MCP_MAX_MESSAGE) {

@@ -1188,6 +1188,36 @@ int tg_store_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_
 	return rc;
 }
 
+int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
+			   struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, i;
+
+	tg_error_clear(err);
+	memset(counts, 0, 8 * sizeof(counts[0]));
+	pthread_mutex_lock(&st->lock);
+	rc = expire_tickets(st, now, err);
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT state, count(*) FROM tickets GROUP BY "
+					  "state", -1, &s, NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "tickets");
+	while (rc == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *state = (const char *)sqlite3_column_text(s, 0);
+
+		for (i = 0; state && i < 8; i++)
+			if (strcmp(state, ticket_states[i]) == 0)
+				counts[i] = (uint64_t)sqlite3_column_int64(s, 1);
+		rc = 0;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = db_error(err, st->db, "tickets");
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 /* ---- rollbacks -------------------------------------------------------------- */
 
 static const char *const rollback_states[] = { "running", "succeeded", "failed" };

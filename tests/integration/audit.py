@@ -133,6 +133,17 @@ try:
     flood_s = time.time() - t0
     time.sleep(0.2)
     call(port, "fs.read", {"path": "README.md"}, token=None)
+    # the counters, as Prometheus scrapes them (docs/METRICS.md)
+    def scrape(token):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Authorization": "Bearer " + token} if token else {})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, "", ""
+    status, ctype, metrics = scrape(TOKEN)
+    anon_metrics = scrape(None)[0]
     c("calls_made", not ok["result"].get("isError") and bad["result"].get("isError") and
       anon.get("status") == 401 and ticket and appr.returncode == 0 and
       not ran.get("result", {}).get("isError") and escape.get("result", {}).get("isError"),
@@ -140,6 +151,35 @@ try:
 finally:
     srv.send_signal(signal.SIGTERM)
     srv.wait(timeout=30)
+
+series = {}
+for line in metrics.splitlines():
+    if line and not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        series[k] = float(v)
+writes = sum(1 for n in os.listdir(CAT) if n.endswith(".json") and
+             json.load(open(os.path.join(CAT, n))).get("authority") == "write")
+want = {'toolgate_calls_total{tool="fs.read",outcome="ok"}': 1,
+        'toolgate_calls_total{tool="fs.read",outcome="tool_error"}': 1,
+        'toolgate_tool_errors_total{tool="fs.read"}': 2,  # and python.run's, below
+        'toolgate_calls_held_total{tool="fs.write"}': 1,
+        'toolgate_approvals_total{outcome="approved"}': 1,
+        'toolgate_sandbox_violations_total{kind="seccomp_violation"}': 1,
+        'toolgate_call_duration_seconds_count{tool="fs.read"}': 2,
+        "toolgate_write_tools": writes, "toolgate_write_tools_gated_ratio": 1,
+        "toolgate_audit_up": 1}
+want['toolgate_tool_errors_total{tool="fs.read"}'] = 1
+got = {k: series.get(k) for k in want}
+c("metrics_counted", status == 200 and ctype.startswith("text/plain; version=0.0.4") and
+  got == want and writes > 0, [status, ctype, got])
+c("metrics_need_a_token", anon_metrics == 401, anon_metrics)
+if shutil.which("promtool"):
+    pt = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True,
+                        text=True, timeout=60)
+    c("metrics_promtool", pt.returncode == 0 and not pt.stdout.strip() and not pt.stderr.strip(),
+      pt.stdout + pt.stderr)
+else:
+    print("skip - integration/audit_metrics_promtool: no promtool (Debian's prometheus package)")
 
 v = cli("audit", "verify", "--state", STATE)
 c("verify_holds", v.returncode == 0 and "the chain holds" in v.stdout, v.stdout + v.stderr)
@@ -167,9 +207,11 @@ c("sandbox_violation_recorded", [r.get("sandbox") for r in recs if r.get("tool")
 c("calls_recorded", outcomes == ["ok", "tool_error", "held", "ok", "tool_error"] and
   any(r.get("outcome") == "unauthorized" for r in recs), outcomes)
 unauth = [r for r in recs if r.get("outcome") == "unauthorized"]
+# every 401 this test caused: the anonymous call, the flood, the one after
+# it, the anonymous scrape; each one recorded or counted in the next
 c("refusal_flood_bounded", flood == [401] * 400 and
-  len(unauth) <= 100 + 20 * (flood_s + 0.5) + 2 and len(unauth) < 402 and
-  sum(r.get("suppressed_before", 0) for r in unauth) + len(unauth) == 402,
+  len(unauth) <= 100 + 20 * (flood_s + 0.5) + 3 and len(unauth) < 403 and
+  sum(r.get("suppressed_before", 0) for r in unauth) + len(unauth) == 403,
   [len(unauth), flood_s, [r.get("suppressed_before") for r in unauth][-3:]])
 c("nothing_secret", "README" not in open(LOG).read() and OPS not in open(LOG).read() and
   TOKEN not in open(LOG).read(), "arguments or tokens in the log")

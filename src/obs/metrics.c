@@ -1,0 +1,340 @@
+/*
+ * The gateway's counters, rendered for Prometheus (src/obs/metrics.h,
+ * docs/METRICS.md). A few dozen series: a table searched under one lock,
+ * which a call takes once, at its record.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "obs/metrics.h"
+
+/* The counter families with labels, in the order they are rendered. */
+enum fam {
+	F_CALLS,      /* {tool, outcome} */
+	F_ERRORS,     /* {tool} */
+	F_TIMEOUTS,   /* {tool} */
+	F_HELD,       /* {tool} */
+	F_BLOCKED,    /* {reason} */
+	F_VIOLATIONS, /* {kind} */
+	F_ROLLBACKS,  /* {result} */
+	F_REPLAYS,    /* {tool} */
+	F_RATE,       /* {tool} */
+	NFAM
+};
+
+static const struct {
+	const char *name, *help, *l1, *l2;
+} fams[NFAM] = {
+	{ "toolgate_calls_total", "Tool calls by tool and outcome.", "tool", "outcome" },
+	{ "toolgate_tool_errors_total", "Calls that ended in a tool error (tool_error, bad_output).",
+	  "tool", NULL },
+	{ "toolgate_tool_timeouts_total", "Calls whose sandbox hit its time limit.", "tool", NULL },
+	{ "toolgate_calls_held_total", "Write calls held for a person's approval.", "tool", NULL },
+	{ "toolgate_blocked_loads_total", "Catalogue loads refused, by reason.", "reason", NULL },
+	{ "toolgate_sandbox_violations_total",
+	  "Runs the sandbox ended, and connections the egress proxy refused, by kind.", "kind", NULL },
+	{ "toolgate_rollbacks_total", "Rollbacks of executed write calls by result.", "result",
+	  NULL },
+	{ "toolgate_idempotent_replays_total", "Write calls answered from their idempotency record.",
+	  "tool", NULL },
+	{ "toolgate_rate_limited_total", "Calls refused by a rate limit.", "tool", NULL },
+};
+
+/* seconds */
+static const double bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+				 1, 2.5, 5, 10, 30, 60 };
+#define NB (sizeof(bounds) / sizeof(bounds[0]))
+
+struct series {
+	int fam;
+	char *l1, *l2;
+	unsigned long long n;
+};
+
+struct hist {
+	char *tool;
+	unsigned long long b[NB], count;
+	double sum;
+};
+
+struct metrics {
+	pthread_mutex_t lock;
+	struct series s[METRICS_SERIES];
+	size_t ns;
+	struct hist h[METRICS_SERIES / 8];
+	size_t nh;
+};
+
+struct metrics *metrics_new(void)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+
+	if (m)
+		pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->ns; i++) {
+		free(m->s[i].l1);
+		free(m->s[i].l2);
+	}
+	for (i = 0; i < m->nh; i++)
+		free(m->h[i].tool);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+static int same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* One more of fam{l1, l2}, under the lock; past the bound, l1 "other". */
+static void bump(struct metrics *m, int fam, const char *l1, const char *l2)
+{
+	size_t i;
+
+	for (i = 0; i < m->ns; i++)
+		if (m->s[i].fam == fam && same(m->s[i].l1, l1) && same(m->s[i].l2, l2)) {
+			m->s[i].n++;
+			return;
+		}
+	if (m->ns >= METRICS_SERIES - NFAM * 4 && strcmp(l1, "other") != 0) {
+		bump(m, fam, "other", l2 ? "other" : NULL);
+		return;
+	}
+	if (m->ns == METRICS_SERIES)
+		return;
+	m->s[m->ns].fam = fam;
+	m->s[m->ns].l1 = strdup(l1);
+	m->s[m->ns].l2 = l2 ? strdup(l2) : NULL;
+	if (!m->s[m->ns].l1 || (l2 && !m->s[m->ns].l2)) {
+		free(m->s[m->ns].l1);
+		free(m->s[m->ns].l2);
+		return;
+	}
+	m->s[m->ns++].n = 1;
+}
+
+static void observe(struct metrics *m, const char *tool, double seconds)
+{
+	struct hist *h = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nh && !h; i++)
+		if (strcmp(m->h[i].tool, tool) == 0)
+			h = &m->h[i];
+	if (!h && m->nh < sizeof(m->h) / sizeof(m->h[0]) && (m->h[m->nh].tool = strdup(tool)))
+		h = &m->h[m->nh++];
+	if (!h)
+		return;
+	for (i = 0; i < NB; i++)
+		h->b[i] += seconds <= bounds[i];
+	h->count++;
+	h->sum += seconds;
+}
+
+void metrics_call(struct metrics *m, const char *tool, const char *outcome, const char *sandbox,
+		  double seconds)
+{
+	const char *t = tool ? tool : "unknown";
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	bump(m, F_CALLS, t, outcome);
+	if (strcmp(outcome, "tool_error") == 0 || strcmp(outcome, "bad_output") == 0)
+		bump(m, F_ERRORS, t, NULL);
+	if (sandbox && strcmp(sandbox, "timeout") == 0)
+		bump(m, F_TIMEOUTS, t, NULL);
+	if (sandbox)
+		bump(m, F_VIOLATIONS, sandbox, NULL);
+	if (strcmp(outcome, "held") == 0)
+		bump(m, F_HELD, t, NULL);
+	if (strcmp(outcome, "replayed") == 0)
+		bump(m, F_REPLAYS, t, NULL);
+	if (strcmp(outcome, "rate_limited") == 0)
+		bump(m, F_RATE, t, NULL);
+	if (strcmp(outcome, "rolled_back") == 0)
+		bump(m, F_ROLLBACKS, "succeeded", NULL);
+	if (strcmp(outcome, "rollback_failed") == 0)
+		bump(m, F_ROLLBACKS, "failed", NULL);
+	if (tool)
+		observe(m, tool, seconds);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_count(struct metrics *m, const char *family, const char *label)
+{
+	int fam = strcmp(family, "blocked_loads") == 0      ? F_BLOCKED
+		  : strcmp(family, "sandbox_violations") == 0 ? F_VIOLATIONS
+							      : -1;
+
+	if (!m || fam < 0 || !label)
+		return;
+	pthread_mutex_lock(&m->lock);
+	bump(m, fam, label, NULL);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- the text format ------------------------------------------------- */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	int nomem;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = o->nomem ? -1 : vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->nomem = 1;
+			return;
+		}
+		if ((size_t)n < o->cap - o->len) {
+			o->len += (size_t)n;
+			return;
+		}
+		{
+			size_t ncap = o->cap * 2 + (size_t)n;
+			char *np = realloc(o->p, ncap);
+
+			if (!np) {
+				o->nomem = 1;
+				return;
+			}
+			o->p = np;
+			o->cap = ncap;
+		}
+	}
+}
+
+/* A label value escaped as the format wants (\, " and newline). */
+static void put_label(struct out *o, const char *name, const char *v)
+{
+	char buf[512];
+	size_t n = 0;
+	const char *c;
+
+	for (c = v; *c && n < sizeof(buf) - 3; c++) {
+		if (*c == '\\' || *c == '"' || *c == '\n')
+			buf[n++] = '\\';
+		buf[n++] = *c == '\n' ? 'n' : *c;
+	}
+	buf[n] = '\0';
+	put(o, "%s=\"%s\"", name, buf);
+}
+
+static void gauge(struct out *o, const char *name, const char *help, double v)
+{
+	put(o, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name, v);
+}
+
+static void counter(struct out *o, const char *name, const char *help, unsigned long long v)
+{
+	put(o, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, v);
+}
+
+char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
+{
+	struct out o = { malloc(8192), 0, 8192, 0 };
+	size_t f, i, k;
+
+	if (!o.p)
+		return NULL;
+	o.p[0] = '\0';
+	pthread_mutex_lock(&m->lock);
+	for (f = 0; f < NFAM; f++) {
+		put(&o, "# HELP %s %s\n# TYPE %s counter\n", fams[f].name, fams[f].help,
+		    fams[f].name);
+		for (i = 0; i < m->ns; i++) {
+			if (m->s[i].fam != (int)f)
+				continue;
+			put(&o, "%s{", fams[f].name);
+			put_label(&o, fams[f].l1, m->s[i].l1);
+			if (fams[f].l2) {
+				put(&o, ",");
+				put_label(&o, fams[f].l2, m->s[i].l2);
+			}
+			put(&o, "} %llu\n", m->s[i].n);
+		}
+	}
+	put(&o, "# HELP toolgate_call_duration_seconds How long calls took, from arrival to "
+		"their record, by tool.\n# TYPE toolgate_call_duration_seconds histogram\n");
+	for (i = 0; i < m->nh; i++) {
+		for (k = 0; k < NB; k++) {
+			put(&o, "toolgate_call_duration_seconds_bucket{");
+			put_label(&o, "tool", m->h[i].tool);
+			put(&o, ",le=\"%g\"} %llu\n", bounds[k], m->h[i].b[k]);
+		}
+		put(&o, "toolgate_call_duration_seconds_bucket{");
+		put_label(&o, "tool", m->h[i].tool);
+		put(&o, ",le=\"+Inf\"} %llu\ntoolgate_call_duration_seconds_sum{", m->h[i].count);
+		put_label(&o, "tool", m->h[i].tool);
+		put(&o, "} %.9g\ntoolgate_call_duration_seconds_count{", m->h[i].sum);
+		put_label(&o, "tool", m->h[i].tool);
+		put(&o, "} %llu\n", m->h[i].count);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (g->have_tickets)
+		put(&o, "# HELP toolgate_approvals_total Held write calls by how they were decided "
+			"(from the store: the admin API's decisions and toolgate approvals').\n"
+			"# TYPE toolgate_approvals_total counter\n"
+			"toolgate_approvals_total{outcome=\"approved\"} %llu\n"
+			"toolgate_approvals_total{outcome=\"rejected\"} %llu\n"
+			"toolgate_approvals_total{outcome=\"expired\"} %llu\n"
+			"toolgate_approvals_total{outcome=\"cancelled\"} %llu\n",
+		    g->approved, g->rejected, g->expired, g->cancelled);
+	gauge(&o, "toolgate_write_tools", "Write tools in the catalogue.", g->write_tools);
+	gauge(&o, "toolgate_write_tools_gated",
+	      "Write tools whose calls go through the approval gate.", g->write_tools_gated);
+	gauge(&o, "toolgate_write_tools_gated_ratio",
+	      "Share of write tools behind approval (1 when there is none).",
+	      g->write_tools ? (double)g->write_tools_gated / g->write_tools : 1.0);
+	put(&o, "# HELP toolgate_warm_sandboxes Warm sandboxes by state (serve --warm).\n"
+		"# TYPE toolgate_warm_sandboxes gauge\n"
+		"toolgate_warm_sandboxes{state=\"ready\"} %u\n"
+		"toolgate_warm_sandboxes{state=\"being_made\"} %u\n"
+		"toolgate_warm_sandboxes{state=\"spent\"} %u\n",
+	    g->warm_ready, g->warm_refilling, g->warm_spent);
+	gauge(&o, "toolgate_warm_sandboxes_wanted", "Warm sandboxes the pools keep ready, together.",
+	      g->warm_size);
+	put(&o, "# HELP toolgate_warm_pool_runs_total Runs of tools that have a warm pool, by "
+		"whether a ready sandbox served them.\n"
+		"# TYPE toolgate_warm_pool_runs_total counter\n"
+		"toolgate_warm_pool_runs_total{start=\"warm\"} %llu\n"
+		"toolgate_warm_pool_runs_total{start=\"cold\"} %llu\n",
+	    g->warm_runs, g->cold_runs);
+	counter(&o, "toolgate_warm_sandboxes_made_total", "Warm sandboxes made ready.", g->warm_made);
+	counter(&o, "toolgate_warm_sandboxes_failed_total", "Warm sandboxes that could not be made.",
+		g->warm_failed);
+	counter(&o, "toolgate_audit_records_total", "Records this process wrote to the audit log.",
+		g->audit_records);
+	counter(&o, "toolgate_audit_groups_total",
+		"Writes (each with its sync) that took the records.", g->audit_groups);
+	gauge(&o, "toolgate_audit_up", "1 while the audit log writes; 0 once it failed (calls "
+	      "are refused).", g->audit_ok);
+	if (o.nomem) {
+		free(o.p);
+		return NULL;
+	}
+	return o.p;
+}

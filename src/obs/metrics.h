@@ -1,0 +1,42 @@
+/*
+ * The gateway's counters for Prometheus (docs/METRICS.md): what the record
+ * stage sees, counted as it records it, and rendered in the text
+ * exposition format. Labels come from bounded sets only: a tool of the
+ * catalogue (a name the catalogue does not have counts as "unknown"), an
+ * outcome, a reason; never a principal or an argument. At most
+ * METRICS_SERIES series a family: beyond, "other".
+ */
+#ifndef TG_OBS_METRICS_H
+#define TG_OBS_METRICS_H
+
+#include <stddef.h>
+
+#define METRICS_SERIES 2048
+
+struct metrics;
+
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/* A call ended: its tool (NULL: not in the catalogue), outcome, the
+ * reason the sandbox ended it (NULL: it did not), how long it took. */
+void metrics_call(struct metrics *m, const char *tool, const char *outcome, const char *sandbox,
+		  double seconds);
+/* One more of family{label}: "blocked_loads" (the reason),
+ * "sandbox_violations" (the kind). */
+void metrics_count(struct metrics *m, const char *family, const char *label);
+
+/* Gauges read when rendered. */
+struct metrics_gauges {
+	unsigned write_tools, write_tools_gated;
+	unsigned warm_size, warm_ready, warm_refilling, warm_spent;
+	unsigned long long warm_runs, cold_runs, warm_made, warm_failed;
+	unsigned long long audit_records, audit_groups;
+	int audit_ok;
+	int have_tickets;                       /* a store: the next counts */
+	unsigned long long approved, rejected, expired, cancelled;
+};
+/* The exposition text (malloc'd), or NULL out of memory. */
+char *metrics_render(struct metrics *m, const struct metrics_gauges *g);
+
+#endif
