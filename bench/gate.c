@@ -8,6 +8,9 @@
  *   read, gated         the same with the store attached and scopes checked:
  *                       a read skips dedupe and approval, so this should cost
  *                       what the scope check costs and nothing more
+ *   read, audited       the first with its record in an audit log (in the
+ *                       state directory), synced before the call returns:
+ *                       one write and one fdatasync, the audit's price
  *   write: held         a new key: the dry run, the key claimed, the ticket
  *                       and the key's answer committed (two transactions)
  *   write: decide       a person's approval (one transaction)
@@ -32,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolgate/audit.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
@@ -159,10 +163,12 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/tg-bench-gate-XXXXXX", cat_dir[4200], state[4200], cmd[4300];
 	const char *state_arg = NULL;
 	struct tg_catalog *cat;
-	struct tg_gate *plain, *gated;
+	struct tg_gate *plain, *gated, *audited;
+	struct tg_gate_options aopts = { 0 };
+	struct tg_audit *audit = NULL;
 	struct tg_store *st;
 	struct tg_error err;
-	double *a, *b, *held, *decide, *run, *replay, *peer, commit;
+	double *a, *b, *c, *held, *decide, *run, *replay, *peer, commit;
 	int failed = 0, f, k;
 
 	for (k = 1; k + 1 < argc; k += 2) {
@@ -189,19 +195,23 @@ int main(int argc, char **argv)
 						   "{\"irreversible\":\"bench\"}")) < 0 ||
 	    tg_catalog_load_dir(cat_dir, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, NULL, &plain, &err) < 0 || tg_gate_new(cat, NULL, &gated, &err) < 0 ||
-	    tg_store_open(state, &st, &err) < 0) {
+	    tg_store_open(state, &st, &err) < 0 ||
+	    (snprintf(cmd, sizeof(cmd), "%s/audit.log", state),
+	     tg_audit_open(cmd, 0, &audit, &err)) < 0 ||
+	    ((aopts.audit = audit), tg_gate_new(cat, &aopts, &audited, &err)) < 0) {
 		fprintf(stderr, "bench/gate: %s\n", err.msg);
 		return 1;
 	}
 	tg_gate_set_store(gated, st, 3600);
 	a = calloc(calls, sizeof(*a));
 	b = calloc(calls, sizeof(*b));
+	c = calloc(calls, sizeof(*c));
 	held = calloc(writes, sizeof(*held));
 	decide = calloc(writes, sizeof(*decide));
 	run = calloc(writes, sizeof(*run));
 	replay = calloc(writes, sizeof(*replay));
 	peer = calloc(writes, sizeof(*peer));
-	if (!a || !b || !held || !decide || !run || !replay || !peer)
+	if (!a || !b || !c || !held || !decide || !run || !replay || !peer)
 		return 1;
 
 	/* reads, interleaved so that both see the same machine */
@@ -215,6 +225,8 @@ int main(int argc, char **argv)
 		a[i] = timed_call(plain, &r1, &f);
 		failed |= f;
 		b[i] = timed_call(gated, &r2, &f);
+		failed |= f;
+		c[i] = timed_call(audited, &r1, &f);
 		failed |= f;
 	}
 	/* approved writes, phase by phase */
@@ -253,6 +265,10 @@ int main(int argc, char **argv)
 	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: gate adds", pct(b, calls, 0.5) -
 	       pct(a, calls, 0.5), pct(b, calls, 0.99) - pct(a, calls, 0.99),
 	       pct(b, calls, 0.5) / pct(a, calls, 0.5));
+	row("read, audited", c, calls, 0);
+	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: audit adds", pct(c, calls, 0.5) -
+	       pct(a, calls, 0.5), pct(c, calls, 0.99) - pct(a, calls, 0.99),
+	       pct(c, calls, 0.5) / pct(a, calls, 0.5));
 	row("write: held", held, writes, commit);
 	row("write: decide", decide, writes, commit);
 	row("write: run", run, writes, commit);
@@ -263,6 +279,8 @@ int main(int argc, char **argv)
 	       (pct(held, writes, 0.5) + pct(run, writes, 0.5)) / commit);
 	tg_gate_free(plain);
 	tg_gate_free(gated);
+	tg_gate_free(audited);
+	tg_audit_close(audit);
 	tg_store_close(st);
 	tg_catalog_free(cat);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

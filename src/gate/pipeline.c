@@ -1534,6 +1534,7 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
 	if (stage_record(g, &st, rc < 0 ? err : NULL) < 0 && rc >= 0)
 		rc = unrecorded(g, err);
+	free(st.canonical);
 	free(args);
 	if (rc < 0) {
 		exec_out_release(&st.out);
