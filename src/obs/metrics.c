@@ -156,7 +156,8 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 		bump(m, F_ERRORS, t, NULL);
 	if (sandbox && strcmp(sandbox, "timeout") == 0)
 		bump(m, F_TIMEOUTS, t, NULL);
-	if (sandbox)
+	/* what the sandbox stopped; not a cancel, nor a run it could not start */
+	if (sandbox && strcmp(sandbox, "cancelled") != 0 && strcmp(sandbox, "setup_failed") != 0)
 		bump(m, F_VIOLATIONS, sandbox, NULL);
 	if (strcmp(outcome, "held") == 0)
 		bump(m, F_HELD, t, NULL);

@@ -40,6 +40,8 @@ static int counted(void)
 	metrics_call(m, "fs.write", "held", NULL, 0.01);
 	metrics_call(m, "fs.undo", "rolled_back", NULL, 0.01);
 	metrics_call(m, "fs.write", "replayed", NULL, 0.001);
+	metrics_call(m, "fs.write", "tool_error", "cancelled", 0.001);
+	metrics_call(m, "fs.write", "tool_error", "setup_failed", 0.001);
 	metrics_count(m, "sandbox_violations", "egress_denied");
 	metrics_count(m, "blocked_loads", "invalid_contract");
 	metrics_count(m, "nothing_of_ours", "x");
@@ -74,6 +76,7 @@ static int counted(void)
 	CHECK(has_line(text, "toolgate_write_tools_gated_ratio 1"));
 	CHECK(has_line(text, "toolgate_audit_up 1"));
 	CHECK(!strstr(text, "nothing_of_ours"));
+	CHECK(!strstr(text, "kind=\"cancelled\"") && !strstr(text, "kind=\"setup_failed\""));
 	CHECK(has_line(text, "toolgate_blocked_loads_total{reason=\"a \\\"quoted\\\\\\\" "
 			     "reason\\nsecond line\"} 1"));
 	free(text);
