@@ -70,9 +70,15 @@ static int is_stream(const char *out)
 /* Send the bytes, read the answer until the server closes or 2 s pass. */
 static void exchange(const char *req, size_t len, char *out, size_t cap)
 {
-	int fd = connect_local();
+	int fd = connect_local(), tries;
 	size_t got = 0;
 
+	/* a loaded machine can refuse a connection for a moment (the
+	 * listen queue full, ports in TIME_WAIT): try again, up to 2 s */
+	for (tries = 0; fd < 0 && tries < 200; tries++) {
+		usleep(10000);
+		fd = connect_local();
+	}
 	if (fd < 0) {
 		perror("fuzz_http: connecting to the server under test");
 		abort();
