@@ -133,7 +133,7 @@ static double run(int mode, int callers, int n, const char *dir, int round)
 	if (mode == AUDIT) {
 		struct tg_audit_report rep;
 
-		if (tg_audit_verify(path, &rep, &err) < 0 || rep.bad_line ||
+		if (tg_audit_verify(path, NULL, &rep, &err) < 0 || rep.bad_line ||
 		    rep.records != (uint64_t)(n / callers * callers)) {
 			fprintf(stderr, "audit bench: the log does not verify\n");
 			failed++;

@@ -11,6 +11,10 @@
  *   read, audited       the first with its record in an audit log (in the
  *                       state directory), synced before the call returns:
  *                       one write and one fdatasync, the audit's price
+ *   read, traced        the first with its spans (execute_tool, validate)
+ *                       exported by OTLP/HTTP to a collector on loopback (a
+ *                       thread here that takes them): what tracing costs a
+ *                       call, the export being off its path
  *   write: held         a new key: the dry run, the key claimed, the ticket
  *                       and the key's answer committed (two transactions)
  *   write: decide       a person's approval (one transaction)
@@ -27,11 +31,15 @@
  * The state directory (default: a new one under /tmp) decides which disk
  * the commits sync to; put it where the gateway's would be.
  */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +47,7 @@
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
+#include "toolgate/trace.h"
 
 static double now_us(void)
 {
@@ -157,18 +166,95 @@ static void sqlite_commits(const char *dir, double *v, size_t n)
 	sqlite3_close(db);
 }
 
+/* A collector: every request on every connection answered 200, its
+ * body read and dropped. */
+static void *collector(void *arg)
+{
+	int lfd = *(int *)arg, fd;
+	static char buf[1 << 16];
+
+	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+		size_t have = 0, skip = 0;
+		ssize_t r;
+
+		for (;;) {
+			char *end, *cl;
+
+			buf[have] = '\0';
+			end = skip ? NULL : strstr(buf, "\r\n\r\n");
+			if (end) {
+				/* the headers: what follows is the body, to skip */
+				size_t head = (size_t)(end + 4 - buf);
+
+				cl = strcasestr(buf, "Content-Length:");
+				skip = (cl ? strtoul(cl + 15, NULL, 10) : 0) + 1;
+				memmove(buf, buf + head, have - head);
+				have -= head;
+			}
+			if (skip) {
+				size_t n = have < skip - 1 ? have : skip - 1;
+
+				memmove(buf, buf + n, have - n);
+				have -= n;
+				skip -= n;
+				if (skip == 1) {
+					skip = 0;
+					if (write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+						  38) != 38)
+						break;
+					continue;
+				}
+			}
+			if (have == sizeof(buf) - 1)
+				break; /* headers that long: not a client of ours */
+			r = read(fd, buf + have, sizeof(buf) - 1 - have);
+			if (r <= 0)
+				break;
+			have += (size_t)r;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/* A tracer exporting to a collector thread on loopback. */
+static struct tg_tracer *traced(struct tg_error *err)
+{
+	static int lfd;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	struct tg_tracer_options o = { 0 };
+	struct tg_tracer *t;
+	pthread_t th;
+	char url[64];
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 8) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al) < 0 ||
+	    pthread_create(&th, NULL, collector, &lfd) != 0) {
+		tg_error_set(err, TG_ERR_SYSTEM, "no collector");
+		return NULL;
+	}
+	pthread_detach(th);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/traces", ntohs(a.sin_port));
+	o.endpoint = url;
+	return tg_tracer_new(&o, &t, err) == 0 ? t : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	size_t calls = 20000, writes = 300, i;
 	char dir[] = "/tmp/tg-bench-gate-XXXXXX", cat_dir[4200], state[4200], cmd[4300];
 	const char *state_arg = NULL;
 	struct tg_catalog *cat;
-	struct tg_gate *plain, *gated, *audited;
-	struct tg_gate_options aopts = { 0 };
+	struct tg_gate *plain, *gated, *audited, *tgate;
+	struct tg_gate_options aopts = { 0 }, topts = { 0 };
+	struct tg_tracer_stats ts;
 	struct tg_audit *audit = NULL;
 	struct tg_store *st;
 	struct tg_error err;
-	double *a, *b, *c, *held, *decide, *run, *replay, *peer, commit;
+	double *a, *b, *c, *d, *held, *decide, *run, *replay, *peer, commit;
 	int failed = 0, f, k;
 
 	for (k = 1; k + 1 < argc; k += 2) {
@@ -198,7 +284,8 @@ int main(int argc, char **argv)
 	    tg_store_open(state, &st, &err) < 0 ||
 	    (snprintf(cmd, sizeof(cmd), "%s/audit.log", state),
 	     tg_audit_open(cmd, 0, &audit, &err)) < 0 ||
-	    ((aopts.audit = audit), tg_gate_new(cat, &aopts, &audited, &err)) < 0) {
+	    ((aopts.audit = audit), tg_gate_new(cat, &aopts, &audited, &err)) < 0 ||
+	    !(topts.tracer = traced(&err)) || tg_gate_new(cat, &topts, &tgate, &err) < 0) {
 		fprintf(stderr, "bench/gate: %s\n", err.msg);
 		return 1;
 	}
@@ -206,12 +293,13 @@ int main(int argc, char **argv)
 	a = calloc(calls, sizeof(*a));
 	b = calloc(calls, sizeof(*b));
 	c = calloc(calls, sizeof(*c));
+	d = calloc(calls, sizeof(*d));
 	held = calloc(writes, sizeof(*held));
 	decide = calloc(writes, sizeof(*decide));
 	run = calloc(writes, sizeof(*run));
 	replay = calloc(writes, sizeof(*replay));
 	peer = calloc(writes, sizeof(*peer));
-	if (!a || !b || !c || !held || !decide || !run || !replay || !peer)
+	if (!a || !b || !c || !d || !held || !decide || !run || !replay || !peer)
 		return 1;
 
 	/* reads, interleaved so that both see the same machine */
@@ -227,6 +315,8 @@ int main(int argc, char **argv)
 		b[i] = timed_call(gated, &r2, &f);
 		failed |= f;
 		c[i] = timed_call(audited, &r1, &f);
+		failed |= f;
+		d[i] = timed_call(tgate, &r1, &f);
 		failed |= f;
 	}
 	/* approved writes, phase by phase */
@@ -269,6 +359,10 @@ int main(int argc, char **argv)
 	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: audit adds", pct(c, calls, 0.5) -
 	       pct(a, calls, 0.5), pct(c, calls, 0.99) - pct(a, calls, 0.99),
 	       pct(c, calls, 0.5) / pct(a, calls, 0.5));
+	row("read, traced", d, calls, 0);
+	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: tracing adds", pct(d, calls, 0.5) -
+	       pct(a, calls, 0.5), pct(d, calls, 0.99) - pct(a, calls, 0.99),
+	       pct(d, calls, 0.5) / pct(a, calls, 0.5));
 	row("write: held", held, writes, commit);
 	row("write: decide", decide, writes, commit);
 	row("write: run", run, writes, commit);
@@ -280,6 +374,12 @@ int main(int argc, char **argv)
 	tg_gate_free(plain);
 	tg_gate_free(gated);
 	tg_gate_free(audited);
+	tg_gate_free(tgate);
+	tg_tracer_get_stats(topts.tracer, &ts);
+	tg_tracer_free(topts.tracer);
+	printf("  spans: %llu ended, %llu exported in %llu requests, %llu dropped\n",
+	       (unsigned long long)ts.ended, (unsigned long long)ts.exported,
+	       (unsigned long long)ts.exports, (unsigned long long)ts.dropped);
 	tg_audit_close(audit);
 	tg_store_close(st);
 	tg_catalog_free(cat);

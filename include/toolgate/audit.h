@@ -16,10 +16,13 @@
  * who waited for its record (tg_audit_wait) knows it survives kill -9 and
  * a power cut. Several processes may append to one log (the gateway, and
  * `toolgate approvals` beside it): each group is written under flock, after
- * the tail is read again if another process wrote since. A record is
- * never half-written: a write that fails is cut back, and a torn last line
- * (power lost mid-write) is cut when the log is opened, with a record
- * saying so.
+ * the tail is read again if another process wrote since. A file cut,
+ * rewritten, moved or removed under a writer stops it (every later append
+ * fails): a chain begun again in a file that lost the old one would hide
+ * the loss. A record is never half-written: a write that fails is cut
+ * back, and a torn last line (power lost mid-write) is cut when the log is
+ * opened, with a record saying so; only the beginning of the record due
+ * next is cut, never a line that is not the log's.
  */
 #ifndef TOOLGATE_AUDIT_H
 #define TOOLGATE_AUDIT_H
@@ -74,6 +77,12 @@ struct tg_audit_stats {
 };
 TG_API void tg_audit_get_stats(struct tg_audit *a, struct tg_audit_stats *st);
 
+/* A record as noted elsewhere (`toolgate audit verify` prints the head). */
+struct tg_audit_head {
+	uint64_t seq;
+	char hash[65];
+};
+
 /* Check a log's chain from its first record. */
 struct tg_audit_report {
 	uint64_t records;    /* that verified, in order */
@@ -81,10 +90,17 @@ struct tg_audit_report {
 	char last_hash[65];
 	uint64_t bad_line;   /* 0: the whole log verifies; else the first bad line (from 1) */
 	char problem[512];   /* what is wrong with it */
+	int head;            /* expect given: 1 its record is there with its hash,
+			      * -1 with another hash, 0 not there */
 };
 /* 0 and the report (bad_line says whether the chain holds), or -1 and err
- * when the file cannot be read. */
-TG_API int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_error *err);
+ * when the file cannot be read. With expect (else NULL), a chain that holds
+ * but lacks that record as noted (cut back, or rewritten whole) is bad
+ * too, at the line after the last: a log is only ever appended to. The
+ * log as its writers had left it when verify began: a running gateway
+ * goes on writing meanwhile. */
+TG_API int tg_audit_verify(const char *path, const struct tg_audit_head *expect,
+			   struct tg_audit_report *rep, struct tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@ extern "C" {
 
 struct tg_gate;
 struct tg_audit;
+struct tg_tracer;
+struct tg_trace_ctx;
 
 struct tg_gate_options {
 	/* The audit log (toolgate/audit.h) the record stage appends every
@@ -57,6 +59,8 @@ struct tg_gate_options {
 	/* Warm sandboxes kept ready for each command tool once it has been
 	 * called (docs/SANDBOX.md, "Warm pool"); 0: every run cold. */
 	unsigned warm;
+	/* Spans for each call (docs/TRACING.md), borrowed; NULL: none. */
+	struct tg_tracer *tracer;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
@@ -64,6 +68,8 @@ struct tg_gate_options {
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);
+/* The tracer the gate was given (NULL: none), for the transports' spans. */
+TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 /* The gateway's counters in Prometheus's text format (docs/METRICS.md),
  * malloc'd; NULL out of memory. */
 TG_API char *tg_gate_metrics(struct tg_gate *gate);
@@ -118,6 +124,9 @@ struct tg_call {
 	 * cancelled it) and the pending ticket is cancelled; else the ticket
 	 * stays pending for a retry (a server that stops, a dropped request). */
 	const volatile int *withdraw;
+	/* The span the call's execute_tool span is a child of (the MCP
+	 * request's: toolgate/trace.h), or NULL: a new trace, if traced. */
+	const struct tg_trace_ctx *trace;
 };
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000

@@ -100,6 +100,17 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 	return 0;
 }
 
+/* The decision stands in the store; its record did not make it (the log
+ * said why on stderr): the exit status says so. */
+static int unrecorded(int recorded)
+{
+	if (recorded == 0)
+		return 0;
+	fprintf(stderr, "toolgate approvals: the decision was taken, but its record could not "
+		"be written to the audit log\n");
+	return EXIT_TOOLGATE;
+}
+
 int cmd_approvals(int argc, char **argv)
 {
 	const char *state = NULL, *policy = NULL, *token = NULL, *reason = NULL, *id = NULL, *verb;
@@ -196,7 +207,7 @@ int cmd_approvals(int argc, char **argv)
 			goto fail;
 		}
 		printf("%s cancelled by %s\n", id, who);
-		tg_record_decision(audit, who, &t, "cancelled", NULL);
+		rc = unrecorded(tg_record_decision(audit, who, &t, "cancelled", NULL));
 		tg_ticket_release(&t);
 		goto out;
 	}
@@ -209,10 +220,9 @@ int cmd_approvals(int argc, char **argv)
 		goto fail;
 	}
 	printf("%s %s by %s\n", id, strcmp(verb, "approve") == 0 ? "approved" : "rejected", who);
-	tg_record_decision(audit, who, &t, strcmp(verb, "approve") == 0 ? "approved" : "rejected",
-			   reason);
+	rc = unrecorded(tg_record_decision(audit, who, &t, strcmp(verb, "approve") == 0
+					  ? "approved" : "rejected", reason));
 	tg_ticket_release(&t);
-	rc = 0;
 	goto out;
 fail:
 	fprintf(stderr, "toolgate approvals %s: %s\n", verb, err.msg);

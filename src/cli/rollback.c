@@ -70,7 +70,7 @@ int cmd_rollback(int argc, char **argv)
 {
 	const char *state = NULL, *policy = NULL, *token = NULL, *catalog = NULL, *workspace = NULL;
 	const char *id = NULL, *record = NULL;
-	struct tg_gate_options gopts = { NULL, NULL, NULL, 0 };
+	struct tg_gate_options gopts = { 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_store *st = NULL;
 	struct tg_gate *gate = NULL;

@@ -1,7 +1,8 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
  *                [--workspace DIR] [--principal NAME] [--audit FILE]
- *                [--state-key FILE] [--policy FILE --state DIR]
+ *                [--state-key FILE] [--policy FILE --state DIR] [--warm N]
+ *                [--otlp URL]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
@@ -15,6 +16,10 @@
  * several instances behind one address. --policy names the principals and
  * their scopes (docs/AUTH.md): HTTP callers then present tokens signed
  * with the key in --state, and every call needs a scope for its tool.
+ *
+ * --otlp URL (or OpenTelemetry's environment: OTEL_EXPORTER_OTLP_ENDPOINT,
+ * ..._TRACES_ENDPOINT, ..._HEADERS, OTEL_SERVICE_NAME) exports a span for
+ * each request and each tool execution to a collector (docs/TRACING.md).
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
@@ -35,15 +40,56 @@
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/mcp.h"
+#include "toolgate/trace.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
 		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
+		   "                      [--otlp URL]\n"
 		   "\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
-		   "             been called (0 to 64; default 0: every run starts cold)\n");
+		   "             been called (0 to 64; default 0: every run starts cold)\n"
+		   "  --otlp URL export traces (OTLP/HTTP JSON) to URL, as\n"
+		   "             http://127.0.0.1:4318/v1/traces; default: the environment's\n"
+		   "             OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT\n"
+		   "             with /v1/traces; none: no traces\n");
+}
+
+/* The tracer --otlp URL (else the OpenTelemetry environment) names: 0 and
+ * *out (NULL: no traces), or -1 when it is malformed (said on stderr). */
+static int tracer_open(const char *url, struct tg_tracer **out)
+{
+	struct tg_tracer_options o = { 0 };
+	const char *base = getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), *off = getenv("OTEL_SDK_DISABLED");
+	const char *exporter = getenv("OTEL_TRACES_EXPORTER");
+	char joined[2100];
+	struct tg_error err;
+
+	*out = NULL;
+	if (!url && ((off && strcmp(off, "true") == 0) || (exporter && strcmp(exporter, "none") == 0)))
+		return 0;
+	if (!url)
+		url = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+	if (!url && base && *base) {
+		/* the base URL: signals at their paths under it */
+		snprintf(joined, sizeof(joined), "%.2000s%sv1/traces", base,
+			 base[strlen(base) - 1] == '/' ? "" : "/");
+		url = joined;
+	}
+	if (!url || !*url)
+		return 0;
+	o.endpoint = url;
+	o.service_name = getenv("OTEL_SERVICE_NAME");
+	o.headers = getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+	if (!o.headers)
+		o.headers = getenv("OTEL_EXPORTER_OTLP_HEADERS");
+	if (tg_tracer_new(&o, out, &err) < 0) {
+		fprintf(stderr, "toolgate serve: traces: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 /* Each contract of cat loaded, on the record: 0, or -1 when the log
@@ -115,10 +161,10 @@ int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
-	const char *state = NULL;
+	const char *state = NULL, *otlp = NULL;
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
-	struct tg_gate_options gopts = { NULL, NULL, NULL, 0 };
+	struct tg_gate_options gopts = { 0 };
 	struct tg_mcp_options mopts = { 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_gate *gate = NULL;
@@ -159,6 +205,8 @@ int cmd_serve(int argc, char **argv)
 			policy = v;
 		else if (strcmp(a, "--state") == 0)
 			state = v;
+		else if (strcmp(a, "--otlp") == 0)
+			otlp = v;
 		else if (strcmp(a, "--warm") == 0) {
 			char *end;
 			unsigned long n = strtoul(v, &end, 10);
@@ -212,6 +260,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
 		return 2;
 	}
+	if (tracer_open(otlp, &gopts.tracer) < 0)
+		goto out;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);
@@ -305,6 +355,7 @@ out:
 	tg_mcp_http_stop(server);
 	tg_mcp_free(mcp);
 	tg_gate_free(gate);
+	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);
 	return rc;

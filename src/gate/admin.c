@@ -17,6 +17,8 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 
+#include "gate/gate_int.h"
+
 #define MAX_REASON 1000
 
 static json_t *ticket_json(const struct tg_ticket *t)
@@ -161,10 +163,16 @@ static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
 		  char **out)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
+	const char *outcome = strcmp(verb, "cancel") == 0    ? "cancelled"
+			      : strcmp(verb, "approve") == 0 ? "approved"
+							     : "rejected";
 	struct tg_ticket now;
 	struct tg_error err;
 	int rc;
 
+	/* no decision the log cannot keep */
+	if (gate_audit_ok(g, &err) < 0)
+		return failure(503, "unavailable", err.msg, out);
 	if (strcmp(verb, "cancel") == 0) {
 		if (strcmp(principal, t->principal) != 0)
 			return failure(403, "forbidden", "only the principal that asked for a call "
@@ -181,9 +189,13 @@ static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
 	}
 	if (rc < 0)
 		return store_failure(&err, out);
-	/* who decided what, on which arguments' hash: on the record */
-	tg_gate_record_decision(g, principal, t, strcmp(verb, "cancel") == 0 ? "cancelled"
-				: strcmp(verb, "approve") == 0 ? "approved" : "rejected", reason);
+	/* who decided what, on which arguments' hash: on the record. Should
+	 * that fail, the decision stands in the store, but the log has
+	 * stopped: nothing runs on it until the log writes again. */
+	if (tg_gate_record_decision(g, principal, t, outcome, reason) < 0)
+		return failure(503, "unavailable", "the decision was taken, but its record could "
+			       "not be written: the audit log stopped, and no call runs until it "
+			       "writes again", out);
 	if (tg_store_ticket_get(st, t->id, (int64_t)time(NULL), &now, &err) < 0)
 		return store_failure(&err, out);
 	rc = answer(ticket_json(&now), 200, out);

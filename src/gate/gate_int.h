@@ -20,6 +20,10 @@ struct gate_run_env {
 /* Contract k on args (JSON text): validated, run, checked against its
  * output schema; 0 and OUT *out (is_error when it refused or failed),
  * -1 and err when it could not run at all. */
+/* 0 while the gate's audit log writes (or it has none); -1 and err (why
+ * it stopped) once it failed: nothing is done unrecorded then. */
+int gate_audit_ok(struct tg_gate *g, struct tg_error *err);
+
 int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_contract *k,
 	     const char *args, struct exec_out *out, struct tg_error *err);
 /* The compensation of contract k's call call_id made with call_args (JSON

@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "toolgate/audit.h"
+#include "toolgate/trace.h"
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
 #include "toolgate/sandbox.h"
@@ -43,20 +44,32 @@ struct snapshot {
 	struct snapshot *next;
 };
 
-/* refusals before the pipeline recorded: at most so many a second */
+/* refusals recorded: at most so many a second, in each bucket */
 #define REFUSALS_PER_S 20.0
 #define REFUSALS_BURST 100.0
+/* a bucket for requests without a principal (401s), the others shared by
+ * principals hashed: one principal's flood hides neither 401s nor, but
+ * for a principal hashed with it, another principal's refusals */
+#define REFUSAL_BUCKETS 64
+/* an unknown tool's name in its record, at most */
+#define TOOL_NAME_RECORDED 256
+
+struct refusal_bucket {
+	double tokens;          /* of REFUSALS_BURST, REFUSALS_PER_S added a second */
+	struct timespec at;     /* when they were counted */
+	uint64_t suppressed;    /* not recorded since the last that was */
+	int used;
+};
 
 struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
 	char *workspace, *tools_dir;
 	struct tg_audit *audit;       /* borrowed, or NULL */
+	struct tg_tracer *tracer;     /* borrowed, or NULL */
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
-	double refusal_tokens;        /* of REFUSALS_BURST, REFUSALS_PER_S added a second */
-	struct timespec refusal_at;   /* when they were counted */
-	uint64_t refusals_suppressed; /* not recorded since the last that was */
+	struct refusal_bucket refusals[REFUSAL_BUCKETS];
 	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
 	int64_t ticket_ttl;
 	unsigned warm;                /* sandboxes kept ready per tool */
@@ -103,7 +116,11 @@ struct call_state {
 	char ticket[33];           /* the call's id once approved */
 	int dry;                   /* execute as a dry run */
 	int resumed;               /* rerun after its gateway died running it */
+	int ran;                   /* it reached execution: its record is waited for */
+	struct tg_span *span;      /* execute_tool, or NULL: not traced */
 };
+
+static void flush_refusals(struct tg_gate *g);
 
 /* A builtin that does not exist is a configuration error, said when the
  * catalogue is loaded rather than on the first call. */
@@ -143,10 +160,9 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->cur->refs = 1;
 	pthread_mutex_init(&g->lock, NULL);
 	g->audit = opts ? opts->audit : NULL;
+	g->tracer = opts ? opts->tracer : NULL;
 	g->metrics = metrics_new();
 	pthread_mutex_init(&g->refusals_lock, NULL);
-	g->refusal_tokens = REFUSALS_BURST;
-	clock_gettime(CLOCK_MONOTONIC, &g->refusal_at);
 	if (opts && opts->workspace)
 		g->workspace = strdup(opts->workspace);
 	if (opts && opts->tools_dir)
@@ -173,6 +189,7 @@ void tg_gate_free(struct tg_gate *g)
 
 	if (!g)
 		return;
+	flush_refusals(g);
 	/* nothing uses the gate any more: every snapshot goes */
 	while ((sn = g->cur)) {
 		g->cur = sn->next;
@@ -265,6 +282,19 @@ static int stage_validate(struct call_state *st)
 				      ev[i].instance_location[0] ? ev[i].instance_location : "/",
 				      ev[i].message, ev[i].keyword_location);
 	return refuse(st, "invalid_arguments", "%s", text);
+}
+
+/* Stage 3 in a span of its own, under the call's. */
+static int stage_validate_traced(struct tg_gate *g, struct call_state *st)
+{
+	struct tg_span *span = tg_span_start(g->tracer, "validate", TG_SPAN_INTERNAL, st->span,
+					     NULL);
+	int rc = stage_validate(st);
+
+	if (rc != 0)
+		tg_span_error(span, st->outcome, NULL);
+	tg_span_end(span);
+	return rc;
 }
 
 /* 4 authorize: with scopes (the caller's token's, or its principal's in
@@ -413,15 +443,35 @@ static int cancelled_within(int fd, int ms)
  * decision may come from another process: the store is looked at every
  * 100 ms); OUT *t as it stands at the end. The caller hears progress, if
  * it asked for it, while it waits. */
+static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err);
+
 static int await_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			  struct tg_ticket *t, struct tg_error *err)
 {
-	unsigned budget = st->call->approval_wait_ms, waited = 0;
-	int forever = budget == TG_APPROVAL_WAIT_DECIDED;
-	char event[160];
+	unsigned budget = st->call->approval_wait_ms;
+	int forever = budget == TG_APPROVAL_WAIT_DECIDED, rc;
+	struct tg_span *span;
 
 	if (budget > TG_MAX_APPROVAL_WAIT_MS)
 		budget = TG_MAX_APPROVAL_WAIT_MS;
+	span = tg_span_start(g->tracer, "approval wait", TG_SPAN_INTERNAL, st->span, NULL);
+	tg_span_set_str(span, "toolgate.ticket", id);
+	rc = wait_decision(g, st, id, budget, forever, t, err);
+	tg_span_set_str(span, "toolgate.ticket.state", rc == 0 ? tg_ticket_state_name(t->state)
+								: "unknown");
+	if (rc < 0)
+		tg_span_error(span, "store", err->msg);
+	tg_span_end(span);
+	return rc;
+}
+
+static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err)
+{
+	unsigned waited = 0;
+	char event[160];
+
 	if (st->call->notify) {
 		snprintf(event, sizeof(event), "{\"progress\":{\"progress\":0,\"message\":"
 			 "\"awaiting approval: ticket %s\"}}", id);
@@ -927,6 +977,13 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 				gate_sandbox, g };
 	int rc;
 
+	/* nothing runs unrecorded: a plan's steps, a compensation and a
+	 * dry run come here too */
+	if (g->audit && tg_audit_ok(g->audit, err) < 0) {
+		err->code = TG_ERR_UNAVAILABLE;
+		return -1;
+	}
+	st->ran = 1;
 	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||
 						   strcmp(st->k->builtin, "saga.undo") == 0)) {
 		/* a plan of steps, run (or undone) by the gate itself */
@@ -944,7 +1001,16 @@ static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_err
 		rc = exec_builtin(st->k, args, st->dry, &st->out, err);
 		json_decref(args);
 	} else {
+		struct tg_span *span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span,
+						     NULL);
+
 		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
+		tg_span_set_bool(span, "toolgate.dry_run", st->dry);
+		if (rc < 0)
+			tg_span_error(span, "sandbox_failed", err->msg);
+		else if (st->out.sandbox)
+			tg_span_error(span, st->out.sandbox, NULL);
+		tg_span_end(span);
 	}
 	if (rc < 0)
 		return rc;
@@ -984,30 +1050,31 @@ static int stage_check(struct call_state *st)
 		      rc == 0 && errors.n ? " " : "", rc == 0 && errors.n ? ev[0].message : "");
 }
 
-/* Append one record to a and wait until it is written and synced:
- * 0, or -1 (the log failed: said on stderr once by the log, and every
- * call is refused from then on). fields is released. */
-static int record(struct tg_audit *a, json_t *fields)
+/* Append one record (fields, released) to a; with wait, until it is
+ * written and synced. 0, or -1 and err: the log failed (said on stderr once
+ * by the log, and every call is refused from then on), or the record could
+ * not be made. Without wait, the record is queued: for what acknowledges
+ * nothing done (a refusal), so that a flood of them does not sync each. */
+static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
 {
 	char *text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
-	struct tg_error err;
 	int64_t t;
-	int rc = -1;
+	int rc = 0;
 
 	json_decref(fields);
 	if (!a) {
 		free(text);
 		return 0;
 	}
-	if (!text) {
-		fprintf(stderr, "toolgate: audit: a record could not be made (out of memory)\n");
-		return -1;
-	}
-	t = tg_audit_append(a, text, &err);
-	if (t > 0)
-		rc = tg_audit_wait(a, t, &err);
-	if (rc < 0 && err.code != TG_ERR_SYSTEM)
-		fprintf(stderr, "toolgate: audit: %s\n", err.msg); /* a malformed record */
+	if (!text)
+		return tg_error_set(err, TG_ERR_NOMEM, "a record could not be made (out of memory)");
+	t = tg_audit_append(a, text, err);
+	if (t < 0)
+		rc = -1;
+	else if (wait)
+		rc = tg_audit_wait(a, t, err);
+	if (rc < 0 && err->code != TG_ERR_SYSTEM)
+		fprintf(stderr, "toolgate: audit: %s\n", err->msg); /* a malformed record */
 	free(text);
 	return rc;
 }
@@ -1026,7 +1093,19 @@ static json_t *event_fields(const char *principal, const char *subject, const ch
 int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
 		    const char *outcome, const char *detail)
 {
-	return a ? record(a, event_fields(principal, subject, outcome, detail)) : 0;
+	struct tg_error err;
+
+	return a ? record(a, event_fields(principal, subject, outcome, detail), 1, &err) : 0;
+}
+
+struct tg_tracer *tg_gate_tracer(struct tg_gate *g)
+{
+	return g->tracer;
+}
+
+int gate_audit_ok(struct tg_gate *g, struct tg_error *err)
+{
+	return g->audit ? tg_audit_ok(g->audit, err) : 0;
 }
 
 int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
@@ -1039,50 +1118,79 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 
+/* Whether a refusal by principal ("" or NULL: none) is recorded: 1 with
+ * how many of its bucket were not since the last that was, 0 when over
+ * the bucket's rate (it is counted). */
+static int refusal_admit(struct tg_gate *g, const char *principal, uint64_t *before)
+{
+	struct refusal_bucket *b;
+	struct timespec now;
+	unsigned h = 5381;
+	const char *p;
+	int keep;
+
+	for (p = principal ? principal : ""; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g->refusals_lock);
+	b = &g->refusals[principal && *principal ? 1 + h % (REFUSAL_BUCKETS - 1) : 0];
+	if (!b->used) {
+		b->used = 1;
+		b->tokens = REFUSALS_BURST;
+	} else {
+		b->tokens += ((double)(now.tv_sec - b->at.tv_sec) +
+			      (double)(now.tv_nsec - b->at.tv_nsec) / 1e9) * REFUSALS_PER_S;
+		if (b->tokens > REFUSALS_BURST)
+			b->tokens = REFUSALS_BURST;
+	}
+	b->at = now;
+	keep = b->tokens >= 1.0;
+	if (keep) {
+		b->tokens -= 1.0;
+		*before = b->suppressed;
+		b->suppressed = 0;
+	} else {
+		b->suppressed++;
+	}
+	pthread_mutex_unlock(&g->refusals_lock);
+	return keep;
+}
+
+/* At the end: the refusals counted but not recorded, so that none is lost. */
+static void flush_refusals(struct tg_gate *g)
+{
+	struct tg_error err;
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < REFUSAL_BUCKETS; i++)
+		total += g->refusals[i].suppressed;
+	if (g->audit && total)
+		record(g->audit, json_pack("{s:s,s:s,s:s,s:I}", "kind", "event", "principal", "",
+					   "outcome", "refusals_suppressed", "suppressed_before",
+					   (json_int_t)total), 0, &err);
+}
+
 int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char *subject,
 			   const char *outcome, const char *detail)
 {
-	struct timespec now;
-	uint64_t before = 0;
 	struct tg_error err;
-	char *text;
+	uint64_t before = 0;
 	json_t *o;
-	int keep;
 
-	if (!g->audit)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	pthread_mutex_lock(&g->refusals_lock);
-	g->refusal_tokens += ((double)(now.tv_sec - g->refusal_at.tv_sec) +
-			      (double)(now.tv_nsec - g->refusal_at.tv_nsec) / 1e9) * REFUSALS_PER_S;
-	if (g->refusal_tokens > REFUSALS_BURST)
-		g->refusal_tokens = REFUSALS_BURST;
-	g->refusal_at = now;
-	keep = g->refusal_tokens >= 1.0;
-	if (keep) {
-		g->refusal_tokens -= 1.0;
-		before = g->refusals_suppressed;
-		g->refusals_suppressed = 0;
-	} else {
-		g->refusals_suppressed++;
-	}
-	pthread_mutex_unlock(&g->refusals_lock);
-	if (!keep)
+	if (!g->audit || !refusal_admit(g, principal, &before))
 		return 0;
 	o = event_fields(principal, subject, outcome, detail);
 	if (o && before)
 		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
-	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
 	/* queued, not waited for: a refusal acknowledges nothing done */
-	keep = text && tg_audit_append(g->audit, text, &err) > 0 ? 0 : -1;
-	free(text);
-	return keep;
+	return record(g->audit, o, 0, &err);
 }
 
 int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
 		       const char *outcome, const char *reason)
 {
+	struct tg_error err;
 	json_t *o;
 
 	if (!a)
@@ -1092,7 +1200,7 @@ int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_tick
 		      t->principal, "args_sha256", t->args_sha256);
 	if (o && reason)
 		json_object_set_new(o, "reason", json_string(reason));
-	return record(a, o);
+	return record(a, o, 1, &err);
 }
 
 int tg_gate_record_decision(struct tg_gate *g, const char *who, const struct tg_ticket *t,
@@ -1149,19 +1257,51 @@ char *tg_gate_metrics(struct tg_gate *g)
 		gg.audit_groups = as.groups;
 		gg.audit_ok = tg_audit_ok(g->audit, &err) == 0;
 	}
+	if (g->tracer) {
+		struct tg_tracer_stats ts;
+
+		tg_tracer_get_stats(g->tracer, &ts);
+		gg.traced = 1;
+		gg.spans_exported = ts.exported;
+		gg.spans_dropped = ts.dropped;
+		gg.trace_exports = ts.exports;
+		gg.trace_export_failures = ts.export_failures;
+	}
 	text = g->metrics ? metrics_render(g->metrics, &gg) : NULL;
 	return text;
 }
 
-/* 9 record: the call's record in the audit log (docs/AUDIT.md), written
- * and synced before the caller hears the answer. Its arguments as their
- * SHA-256 (the hash a ticket shows its approver), never themselves, nor
- * the result: they may carry secrets. */
-static int stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *err)
+/* A tool name as a record keeps it: a name the catalogue does not have
+ * is the caller's, at most TOOL_NAME_RECORDED bytes of it (cut where a
+ * UTF-8 character begins). */
+static json_t *tool_name_json(const char *name, int *cut)
 {
+	size_t n = strlen(name);
+
+	*cut = n > TOOL_NAME_RECORDED;
+	if (!*cut)
+		return json_string(name);
+	for (n = TOOL_NAME_RECORDED; n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80; n--) {
+	}
+	return json_stringn(name, n);
+}
+
+/* 9 record: the call's record in the audit log (docs/AUDIT.md), written
+ * and synced before the caller hears the answer when the call ran; a
+ * call refused before it ran is queued (it acknowledges nothing done), and
+ * one refused for its rate is recorded as other refusals are, at most 20
+ * a second for its principal. Its arguments as their SHA-256 (the hash a
+ * ticket shows its approver), never themselves, nor the result: they may
+ * carry secrets. */
+static int stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *cerr,
+			struct tg_error *err)
+{
+	const char *who = st->call->principal ? st->call->principal : "";
 	struct timespec now;
+	uint64_t before = 0;
 	json_t *o;
 	long long us;
+	int cut = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
@@ -1169,12 +1309,18 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 		     (double)us / 1e6);
 	if (!g->audit)
 		return 0;
-	o = json_pack("{s:s,s:s,s:s,s:s,s:I}", "kind", "call", "principal",
-		      st->call->principal ? st->call->principal : "", "tool",
-		      st->k ? st->k->name : (st->call->tool ? st->call->tool : ""), "outcome",
-		      st->outcome, "duration_us", (json_int_t)us);
+	if (strcmp(st->outcome, "rate_limited") == 0 && !refusal_admit(g, who, &before))
+		return 0;
+	o = json_pack("{s:s,s:s,s:o,s:s,s:I}", "kind", "call", "principal", who, "tool",
+		      st->k ? json_string(st->k->name)
+			    : tool_name_json(st->call->tool ? st->call->tool : "", &cut),
+		      "outcome", st->outcome, "duration_us", (json_int_t)us);
 	if (!o)
-		return record(g->audit, NULL);
+		return record(g->audit, NULL, 1, err);
+	if (cut)
+		json_object_set_new(o, "tool_truncated", json_true());
+	if (before)
+		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
 	if (st->k)
 		json_object_set_new(o, "version", json_string(st->k->version_text));
 	if (st->ticket[0])
@@ -1187,19 +1333,77 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 		json_object_set_new(o, "sandbox", json_string(st->out.sandbox));
 	if (st->resumed)
 		json_object_set_new(o, "resumed", json_true());
-	if (err && err->code != TG_OK)
-		json_object_set_new(o, "error", json_string(err->msg));
-	return record(g->audit, o);
+	if (st->span) {
+		/* the record and the trace find each other */
+		char tid[33], sid[17];
+
+		tg_span_ids(st->span, tid, sid);
+		json_object_set_new(o, "trace_id", json_string(tid));
+		json_object_set_new(o, "span_id", json_string(sid));
+	}
+	if (cerr && cerr->code != TG_OK)
+		json_object_set_new(o, "error", json_string(cerr->msg));
+	return record(g->audit, o, st->ran, err);
 }
 
-/* A call's answer is not given without its record: the log failed. */
-static int unrecorded(struct tg_gate *g, struct tg_error *err)
+/* The call's execute_tool span (GenAI semantic conventions), begun: a
+ * child of the MCP request's span when the call came with one. */
+static void span_begin(struct tg_gate *g, struct call_state *st)
 {
-	struct tg_error aerr;
+	st->span = tg_span_start(g->tracer, "execute_tool", TG_SPAN_INTERNAL, NULL,
+				 st->call->trace);
+	tg_span_set_str(st->span, "gen_ai.operation.name", "execute_tool");
+}
 
-	tg_audit_ok(g->audit, &aerr);
+/* Outcomes that are no failure of the call: done, shown, held for a
+ * person, answered again, or stopped to ask the client. */
+static int outcome_ok(const char *o)
+{
+	return strcmp(o, "ok") == 0 || strcmp(o, "dry_run") == 0 || strcmp(o, "held") == 0 ||
+	       strcmp(o, "replayed") == 0 || strcmp(o, "input_required") == 0 ||
+	       strcmp(o, "rolled_back") == 0;
+}
+
+/* Its end: the tool, the call's id, the outcome; error.type the outcome
+ * when it is a failure (tool_error for a tool's own). */
+static void span_finish(struct call_state *st, const struct tg_error *err)
+{
+	char tid[33], sid[17], name[160];
+	int cut = 0;
+
+	if (!st->span)
+		return;
+	tg_span_ids(st->span, tid, sid);
+	if (st->k) {
+		snprintf(name, sizeof(name), "execute_tool %.120s", st->k->name);
+		tg_span_set_name(st->span, name);
+		tg_span_set_str(st->span, "gen_ai.tool.name", st->k->name);
+		tg_span_set_str(st->span, "toolgate.tool.version", st->k->version_text);
+	} else if (st->call->tool) {
+		json_t *n = tool_name_json(st->call->tool, &cut);
+
+		tg_span_set_str(st->span, "gen_ai.tool.name", json_string_value(n));
+		json_decref(n);
+	}
+	/* a write's call id (the one a rollback takes), else the span's */
+	tg_span_set_str(st->span, "gen_ai.tool.call.id", st->ticket[0] ? st->ticket : sid);
+	tg_span_set_str(st->span, "toolgate.principal", st->call->principal);
+	tg_span_set_str(st->span, "toolgate.outcome", st->outcome);
+	if (st->out.sandbox)
+		tg_span_set_str(st->span, "toolgate.sandbox", st->out.sandbox);
+	if (!outcome_ok(st->outcome))
+		tg_span_error(st->span, st->outcome,
+			      err && err->code != TG_OK ? err->msg : NULL);
+	tg_span_end(st->span);
+	st->span = NULL;
+}
+
+/* A call's answer is not given without its record: why it could not be
+ * written in rerr. */
+static int unrecorded(const struct tg_error *rerr, struct tg_error *err)
+{
 	return tg_error_set(err, TG_ERR_UNAVAILABLE, "the call ran, but its record could not be "
-			    "written (%s): no answer without a record", aerr.msg);
+			    "written (%s): no answer without a record", rerr->msg);
 }
 
 /* What the tool produced, as the caller gets it (o released). */
@@ -1224,6 +1428,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		 struct tg_error *err)
 {
 	struct call_state st;
+	struct tg_error rerr;
 	int rc;
 
 	tg_error_clear(err);
@@ -1240,11 +1445,12 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		return -1;
 	}
 	st.catalog = tg_gate_acquire(g); /* a reload meanwhile does not touch it */
+	span_begin(g, &st);
 	rc = stage_identify(&st, err);
 	if (rc == 0)
 		rc = stage_resolve(&st, err);
 	if (rc == 0)
-		rc = stage_validate(&st);
+		rc = stage_validate_traced(g, &st);
 	if (rc == 0)
 		rc = stage_authorize(&st);
 	if (rc == 0)
@@ -1264,8 +1470,9 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	}
 	if (st.claimed)
 		write_done(g, &st);
-	if (stage_record(g, &st, rc < 0 ? err : NULL) < 0 && rc >= 0)
-		rc = unrecorded(g, err);
+	if (stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
+		rc = unrecorded(&rerr, err);
+	span_finish(&st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
 	st.k = NULL;
@@ -1401,7 +1608,7 @@ void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket
  * plan's step): the caller decided it may run. */
 static int run_stages(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
-	int rc = stage_validate(st);
+	int rc = stage_validate_traced(g, st);
 
 	if (rc == 0)
 		rc = stage_execute(g, st, err);
@@ -1508,6 +1715,7 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 {
 	struct tg_call call;
 	struct call_state st;
+	struct tg_error rerr;
 	char *args = NULL;
 	int rc;
 
@@ -1524,6 +1732,7 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 	if (compensation_of(cat, t, &st.k, &args, err) < 0)
 		return -1;
 	call.tool = st.k->name;
+	span_begin(g, &st);
 	st.args = args;
 	st.args_len = strlen(args);
 	rc = dry_run && st.k->dry_run < 1
@@ -1532,8 +1741,9 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 		     : run_stages(g, &st, err);
 	if (rc >= 0 && !dry_run)
 		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
-	if (stage_record(g, &st, rc < 0 ? err : NULL) < 0 && rc >= 0)
-		rc = unrecorded(g, err);
+	if (stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
+		rc = unrecorded(&rerr, err);
+	span_finish(&st, rc < 0 ? err : NULL);
 	free(st.canonical);
 	free(args);
 	if (rc < 0) {
@@ -1556,6 +1766,10 @@ int tg_gate_rollback(struct tg_gate *g, const char *call_id, const char *who, in
 	memset(r, 0, sizeof(*r));
 	if (!g->store)
 		return tg_error_set(err, TG_ERR_INVALID, "rollback: no state directory");
+	if (g->audit && tg_audit_ok(g->audit, err) < 0) {
+		err->code = TG_ERR_UNAVAILABLE;
+		return -1;
+	}
 	if (tg_store_ticket_get(g->store, call_id, (int64_t)time(NULL), &t, err) < 0)
 		return -1;
 	if (t.state == TG_TICKET_COMPENSATED) {
@@ -1645,7 +1859,9 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 	st.outcome = "protocol_error";
 	if (run->call_id)
 		snprintf(st.ticket, sizeof(st.ticket), "%s", run->call_id);
+	span_begin(g, &st); /* a plan's step: a sibling of the plan's span */
 	rc = run_stages(g, &st, err);
+	span_finish(&st, rc < 0 ? err : NULL);
 	if (rc < 0) {
 		exec_out_release(&st.out);
 		return -1;

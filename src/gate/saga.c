@@ -214,7 +214,7 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 	const struct tg_contract *k, *tool;
 	struct exec_out o;
 	char *args = NULL, *text = NULL, subject[240];
-	int ok = 0, rc;
+	int ok = 0, rc, recorded;
 
 	memset(&o, 0, sizeof(o));
 	/* a caller that gives up stops the plan going forward, never its
@@ -258,14 +258,19 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 			: (ok ? TG_STEP_DONE : TG_STEP_FAILED);
 	snprintf(subject, sizeof(subject), "plan %s step %zu %s%s", s->id, i + 1, p->tool,
 		 undo ? " (undo)" : "");
-	tg_gate_record_event(g, run->call->principal, subject, tg_saga_step_state_name(p->state),
-			     rc < 0 ? err->msg : NULL);
+	recorded = tg_gate_record_event(g, run->call->principal, subject,
+					tg_saga_step_state_name(p->state), rc < 0 ? err->msg : NULL);
+	/* the plan's own log says where it is, whatever the audit log does */
 	if (tg_store_saga_step(st, s->id, i, p->state, text, err) < 0) {
 		free(text);
 		return -1;
 	}
 	free(p->result);
 	p->result = text;
+	if (recorded < 0)
+		/* no later step runs unrecorded (stage_execute refuses them) */
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "plan %s step %zu ran, but its record "
+				    "could not be written: the plan stops there", s->id, i + 1);
 	return ok;
 }
 

@@ -183,6 +183,8 @@ static struct http_session *session_new(struct tg_mcp_http *h, const char *princ
 		snprintf(hs->id + 2 * i, 3, "%02x", rnd[i]);
 	mcp_session_init(&hs->s, h->mcp, session_message, hs);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
+	hs->s.transport = "tcp";
+	hs->s.session_id = hs->id;
 	hs->last_used = time(NULL);
 	hs->users = 1;
 	pthread_mutex_lock(&h->lock);
@@ -941,6 +943,7 @@ static struct http_session *session_once(struct tg_mcp_http *h, const char *prin
 		return NULL;
 	mcp_session_init(&hs->s, h->mcp, session_message, NULL);
 	snprintf(hs->s.principal, sizeof(hs->s.principal), "%s", principal);
+	hs->s.transport = "tcp";
 	hs->users = 1;
 	hs->ended = 1;
 	pthread_mutex_lock(&h->lock);
@@ -1562,7 +1565,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				json_object_get(json_object_get(ans, "error"), "message"));
 
 			snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
-			tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome, reason);
+			/* a refusal is queued, and recorded at a bounded rate; what
+			 * was done is answered once it is on the record */
+			if (status >= 400) {
+				tg_gate_record_refusal(h->mcp->gate, rq->principal, path, outcome,
+						       reason);
+			} else if (tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome,
+							reason) < 0) {
+				free(out);
+				out = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":"
+					     "\"done, but its record could not be written: the audit "
+					     "log stopped\"}}");
+				status = 503;
+			}
 			json_decref(ans);
 		}
 		res = admin_reply(c, (unsigned)status, out ? out : "{}");

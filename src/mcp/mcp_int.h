@@ -14,6 +14,7 @@
 #include "toolgate/auth.h"
 #include "toolgate/mcp.h"
 #include "toolgate/store.h"
+#include "toolgate/trace.h"
 
 #define MCP_MAX_MESSAGE (4u << 20)     /* one JSON-RPC message, bytes */
 #define MCP_MODERN "2026-07-28"        /* the stateless revision (docs/MCP.md) */
@@ -213,6 +214,8 @@ struct mcp_session {
 					   * policy; HTTP requests bring their own */
 	unsigned long next_request;       /* their ids: "toolgate-N" */
 	int closing;                      /* released: nobody will answer */
+	const char *transport;            /* for traces: "pipe" (stdio), "tcp" (HTTP) */
+	const char *session_id;           /* HTTP's Mcp-Session-Id, or NULL */
 };
 
 void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send, void *ctx);
@@ -270,6 +273,7 @@ struct call_opts {
 	int task;                      /* TASK_NEVER, TASK_MAYBE, TASK_NOW (session.c) */
 	int64_t task_ttl_ms;           /* TASK_NOW: the client's ttl; 0: the default */
 	struct mcp_task *run_of;       /* the task this call runs for, or NULL */
+	struct tg_trace_ctx trace;     /* the request's span (valid 0: untraced) */
 };
 
 /* ---- task.c: MCP tasks ------------------------------------------------------ */

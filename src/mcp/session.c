@@ -230,6 +230,7 @@ struct call_job {
 	struct mcp_sink sink;
 	int has_sink;
 	struct mcp_task *wait_for;     /* tasks/result: the task whose end it awaits */
+	struct tg_span *span;          /* the request's server span, ended with its answer */
 };
 
 /* ---- the modern era (2026-07-28) ------------------------------------------ */
@@ -644,6 +645,91 @@ static void deliver_answer(struct mcp_session *s, json_t *msg)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- traces (docs/TRACING.md) ------------------------------------------------ */
+
+/* The server span of the request this thread handles, from handle_one
+ * until its answer; a job that answers later takes it (job_new). */
+static __thread struct tg_span *request_span;
+
+/* The server span of a request or notification (MCP semantic
+ * conventions): "METHOD TOOL" for a tool of the catalogue, else "METHOD";
+ * the parent the client sent in _meta's traceparent, if any (one that
+ * does not parse begins a new trace, as the W3C says). */
+static struct tg_span *server_span(struct mcp_session *s, const char *method, json_t *id,
+				   json_t *params)
+{
+	struct tg_tracer *tr = tg_gate_tracer(s->mcp->gate);
+	json_t *meta = json_object_get(params, "_meta");
+	const char *tool = NULL, *version;
+	struct tg_trace_ctx parent;
+	struct tg_error err;
+	struct tg_span *sp;
+	char name[200], rid[80];
+
+	if (!tr)
+		return NULL;
+	tg_trace_parse(json_string_value(json_object_get(meta, "traceparent")),
+		       json_string_value(json_object_get(meta, "tracestate")), &parent, &err);
+	if (strcmp(method, "tools/call") == 0) {
+		const struct tg_catalog *cat = tg_gate_acquire(s->mcp->gate);
+		const struct tg_contract *k;
+
+		tool = json_string_value(json_object_get(params, "name"));
+		/* a name the catalogue has: spans' names stay few */
+		if (tool && tg_catalog_resolve(cat, tool, NULL, &k, &err) == 0)
+			snprintf(name, sizeof(name), "%.64s %.120s", method, k->name);
+		else
+			snprintf(name, sizeof(name), "%.64s", method);
+		tg_gate_release(s->mcp->gate, cat);
+	} else {
+		snprintf(name, sizeof(name), "%.120s", method);
+	}
+	sp = tg_span_start(tr, name, TG_SPAN_SERVER, NULL, &parent);
+	tg_span_set_str(sp, "mcp.method.name", method);
+	if (json_is_integer(id)) {
+		snprintf(rid, sizeof(rid), "%lld", (long long)json_integer_value(id));
+		tg_span_set_str(sp, "jsonrpc.request.id", rid);
+	} else if (json_is_string(id)) {
+		tg_span_set_str(sp, "jsonrpc.request.id", json_string_value(id));
+	}
+	version = json_string_value(json_object_get(meta, META_VERSION));
+	pthread_mutex_lock(&s->lock);
+	tg_span_set_str(sp, "mcp.protocol.version", version ? version
+							    : s->version[0] ? s->version : NULL);
+	pthread_mutex_unlock(&s->lock);
+	tg_span_set_str(sp, "mcp.session.id", s->session_id);
+	tg_span_set_str(sp, "network.transport", s->transport);
+	if (strcmp(s->transport, "tcp") == 0)
+		tg_span_set_str(sp, "network.protocol.name", "http");
+	if (tool) {
+		tg_span_set_str(sp, "gen_ai.operation.name", "execute_tool");
+		tg_span_set_str(sp, "gen_ai.tool.name", tool);
+	}
+	tg_span_set_str(sp, "toolgate.principal", s->principal);
+	return sp;
+}
+
+/* End sp with the answer resp (NULL: none was sent): error.type the
+ * JSON-RPC code, or tool_error for a tool's failure. */
+static void server_span_end(struct tg_span *sp, json_t *resp)
+{
+	json_t *e = json_object_get(resp, "error");
+
+	if (!sp)
+		return;
+	if (json_is_object(e)) {
+		char code[32];
+
+		snprintf(code, sizeof(code), "%lld",
+			 (long long)json_integer_value(json_object_get(e, "code")));
+		tg_span_set_str(sp, "rpc.response.status_code", code);
+		tg_span_error(sp, code, json_string_value(json_object_get(e, "message")));
+	} else if (json_is_true(json_object_get(json_object_get(resp, "result"), "isError"))) {
+		tg_span_error(sp, "tool_error", NULL);
+	}
+	tg_span_end(sp);
+}
+
 /* Run a tools/call through the gate; its response. f: the call's
  * cancellation (NULL in a batch); mrtr: a modern call's questions. */
 static json_t *call_response(struct mcp_session *s, json_t *id, const char *name,
@@ -658,13 +744,21 @@ static json_t *call_response(struct mcp_session *s, json_t *id, const char *name
 				opts->run_of ? task_ask : mrtr ? tool_ask_modern : tool_ask,
 				&rep.suspended, opts->scopes, s->mcp->limiter, opts->idem_key,
 				opts->dry_run, opts->approval_wait_ms,
-				opts->run_of ? &opts->run_of->withdraw : NULL };
+				opts->run_of ? &opts->run_of->withdraw : NULL, NULL };
 	struct tg_call_result r;
 	struct tg_error err;
+	struct tg_trace_ctx here;
 	json_t *result, *content, *structured = NULL;
 
 	if (sink)
 		rep.sink = *sink;
+	/* the execute_tool span's parent: the request's span */
+	if (opts->trace.valid) {
+		call.trace = &opts->trace;
+	} else if (request_span) {
+		tg_span_context(request_span, &here);
+		call.trace = &here;
+	}
 	/* with a policy, a call always goes with scopes: none given is none
 	 * held, and the authorize stage refuses (fail closed) */
 	if (s->mcp->policy && !call.scopes)
@@ -747,6 +841,7 @@ static void job_free(struct call_job *j)
 	json_decref(j->caps);
 	if (j->wait_for)
 		mcp_task_put(&j->s->mcp->tasks, j->wait_for);
+	server_span_end(j->span, NULL); /* not answered */
 	free(j->name);
 	free(j->args);
 	free(j);
@@ -1023,6 +1118,10 @@ static void *call_thread(void *arg)
 	pthread_mutex_lock(&s->lock);
 	cancelled = j->f->cancelled;
 	pthread_mutex_unlock(&s->lock);
+	if (!cancelled) {
+		server_span_end(j->span, resp);
+		j->span = NULL;
+	}
 	/* a cancelled request gets no response */
 	if (cancelled)
 		json_decref(resp);
@@ -1051,6 +1150,8 @@ static struct call_job *job_new(struct mcp_session *s, json_t *id)
 	j->s = s;
 	j->id = json_incref(id);
 	j->f->id = json_incref(id);
+	j->span = request_span; /* it ends with the job's answer */
+	request_span = NULL;
 	return j;
 }
 
@@ -1095,6 +1196,10 @@ static json_t *job_start(struct mcp_session *s, struct call_job *j, int mode)
 		}
 		inflight_remove(s, j->f);
 		pthread_mutex_unlock(&s->lock);
+		if (resp) {
+			server_span_end(j->span, resp);
+			j->span = NULL;
+		}
 		job_free(j);
 		return resp;
 	}
@@ -1262,6 +1367,7 @@ static json_t *do_tools_call(struct mcp_session *s, json_t *id, json_t *params, 
 	j->name = strdup(name);
 	j->token = json_incref(token);
 	j->opts = *opts;
+	tg_span_context(j->span, &j->opts.trace);
 	if (opts->scopes) {
 		j->scopes = strdup(opts->scopes);
 		j->opts.scopes = j->scopes ? j->scopes : ""; /* out of memory: no scope, refused */
@@ -1960,7 +2066,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0 } };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -2022,8 +2128,33 @@ int mcp_modern_status(json_t *resp)
 
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
+static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
+			      const struct mcp_sink *sink, const char *scopes);
+
+/* One message, in a server span when traced: a request's span ends with
+ * its answer, here or (a call answered later) with its job. */
 static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 			  const struct mcp_sink *sink, const char *scopes)
+{
+	const char *why, *method = json_string_value(json_object_get(msg, "method"));
+	json_t *id, *resp;
+	enum rpc_kind kind = rpc_classify(msg, &id, &why);
+	struct tg_span *outer = request_span;
+
+	if ((kind != RPC_REQUEST && kind != RPC_NOTIFICATION) || !method ||
+	    !tg_gate_tracer(s->mcp->gate))
+		return handle_message(s, msg, mode, sink, scopes);
+	request_span = server_span(s, method, kind == RPC_REQUEST ? id : NULL,
+				   json_object_get(msg, "params"));
+	resp = handle_message(s, msg, mode, sink, scopes);
+	if (request_span)
+		server_span_end(request_span, resp);
+	request_span = outer;
+	return resp;
+}
+
+static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
+			      const struct mcp_sink *sink, const char *scopes)
 {
 	json_t *id, *params, *meta;
 	const char *why, *method;
@@ -2067,7 +2198,7 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
 		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0,
-					    TASK_NEVER, 0, NULL };
+					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0 } };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}
@@ -2156,6 +2287,7 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	s->send_ctx = ctx;
 	s->state = SESSION_NEW;
 	s->log_level = 1; /* info */
+	s->transport = "pipe";
 	snprintf(s->principal, sizeof(s->principal), "%s", m->principal);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);

@@ -46,6 +46,7 @@ struct tg_audit {
 	int is_stream;
 	unsigned flags;
 	char *path;
+	char *real;             /* its absolute path, to see it replaced */
 	pthread_t writer;
 	pthread_mutex_t lock;
 	pthread_cond_t work;    /* to the writer: something to write, or stop */
@@ -55,6 +56,8 @@ struct tg_audit {
 	size_t pending;
 	int64_t next_ticket, durable;
 	int stopping;
+	int users;              /* appenders and waiters inside, for close */
+	int idle;               /* the writer stopped */
 	int failed;
 	char failure[512];
 	/* the writer's own (under lock only when copied for stats) */
@@ -153,15 +156,40 @@ static int read_at(int fd, char *buf, size_t n, off_t off)
 	return 0;
 }
 
+#define RECORD_START "{\"seq\":"
+
+/* Whether the n bytes at p could be the beginning of record seq as the
+ * writer writes it: what a crash mid-write leaves. */
+static int starts_record(const char *p, size_t n, uint64_t seq)
+{
+	size_t sl = strlen(RECORD_START), i;
+	char want[32];
+
+	if (n <= sl)
+		return memcmp(p, RECORD_START, n) == 0;
+	if (memcmp(p, RECORD_START, sl) != 0)
+		return 0;
+	/* its number, as far as it was written, is the one due next */
+	snprintf(want, sizeof(want), "%llu,", (unsigned long long)seq);
+	for (i = 0; sl + i < n && want[i]; i++)
+		if (p[sl + i] != want[i])
+			return 0;
+	return 1;
+}
+
 /* The last record of the log open on a->fd (whose lock we hold): a->seq,
- * a->hash and a->end. A torn last line is cut (its size in *cut). -1 and
- * err when the last record does not verify. */
+ * a->hash and a->end. What follows the last newline was left by a crash
+ * mid-write: a whole record that lost only its newline gets it back; the
+ * beginning of the record due next is cut (its size in *cut), once the
+ * record before it verifies. Anything else there is not ours to cut: -1
+ * and err, as when the last record does not verify. */
 static int read_tail(struct tg_audit *a, size_t *cut, struct tg_error *err)
 {
 	struct stat st;
-	size_t chunk, i, start;
+	size_t chunk, nl, start, tlen;
 	off_t base;
-	char *buf, prev[65], why[256];
+	char *buf, *tail, prev[65], hash[65], why[256];
+	uint64_t seq;
 	int edited;
 
 	*cut = 0;
@@ -181,45 +209,91 @@ static int read_tail(struct tg_audit *a, size_t *cut, struct tg_error *err)
 		free(buf);
 		return tg_error_sys(err, errno ? errno : EIO, "audit log %s: read", a->path);
 	}
-	/* a line not ended by a newline was cut by a crash mid-write */
-	for (i = chunk; i > 0 && buf[i - 1] != '\n'; i--) {
+	for (nl = chunk; nl > 0 && buf[nl - 1] != '\n'; nl--) {
 	}
-	if (i < chunk) {
-		if (i == 0 && base > 0) {
-			free(buf);
-			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last line is "
-					    "longer than a record can be", a->path);
+	tail = buf + nl;
+	tlen = chunk - nl;
+	if ((nl == 0 && base > 0) || tlen > LINE_MAX_BYTES)
+		goto too_long;
+	if (nl > 0) {
+		/* the last whole line: buf[start, nl - 1) */
+		for (start = nl - 1; start > 0 && buf[start - 1] != '\n'; start--) {
 		}
-		*cut = chunk - i;
-		if (ftruncate(a->fd, base + (off_t)i) < 0) {
+		if (start == 0 && base > 0)
+			goto too_long;
+		if (line_check(buf + start, nl - 1 - start, &a->seq, prev, a->hash, &edited, why,
+			       sizeof(why)) < 0) {
+			free(buf);
+			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last record "
+					    "does not verify (%s); `toolgate audit verify` names the "
+					    "first bad one; move the file aside to begin a new log",
+					    a->path, why);
+		}
+	}
+	if (tlen && line_check(tail, tlen, &seq, prev, hash, &edited, why, sizeof(why)) == 0 &&
+	    seq == a->seq + 1 && strcmp(prev, a->hash) == 0) {
+		/* whole, and chained: only its newline was lost */
+		if (write(a->fd, "\n", 1) != 1 || fdatasync(a->fd) < 0) {
+			free(buf);
+			return tg_error_sys(err, errno ? errno : EIO, "audit log %s: end its last "
+					    "line", a->path);
+		}
+		a->seq = seq;
+		memcpy(a->hash, hash, 65);
+		a->end = st.st_size + 1;
+	} else if (tlen) {
+		if (!starts_record(tail, tlen, a->seq + 1)) {
+			free(buf);
+			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last %zu bytes "
+					    "are neither a record nor the beginning of record %llu "
+					    "(written by something else?); move the file aside to "
+					    "begin a new log", a->path, tlen,
+					    (unsigned long long)(a->seq + 1));
+		}
+		if (ftruncate(a->fd, base + (off_t)nl) < 0) {
 			free(buf);
 			return tg_error_sys(err, errno, "audit log %s: cut its torn last line",
 					    a->path);
 		}
-		a->end = base + (off_t)i;
-		chunk = i;
-	}
-	if (chunk == 0) {
-		free(buf);
-		return 0;
-	}
-	/* the last complete line: buf[start, chunk - 1) */
-	for (start = chunk - 1; start > 0 && buf[start - 1] != '\n'; start--) {
-	}
-	if (start == 0 && base > 0) {
-		free(buf);
-		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last line is longer "
-				    "than a record can be", a->path);
-	}
-	if (line_check(buf + start, chunk - 1 - start, &a->seq, prev, a->hash, &edited, why,
-		       sizeof(why)) < 0) {
-		free(buf);
-		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last record does not "
-				    "verify (%s); `toolgate audit verify` names the first bad one; "
-				    "move the file aside to begin a new log", a->path, why);
+		*cut = tlen;
+		a->end = base + (off_t)nl;
 	}
 	free(buf);
 	return 0;
+too_long:
+	free(buf);
+	return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last line is longer than a "
+			    "record can be", a->path);
+}
+
+/* Before a group, under the lock: the file is still the one we opened, at
+ * its path, and still holds our last record where we wrote it; then, if
+ * another process appended since, its tail. A log cut, rewritten, moved
+ * or removed under us stops (fail closed): a new chain begun in a file
+ * that lost ours would verify clean and hide the loss. */
+static int check_file(struct tg_audit *a, size_t *cut, struct tg_error *err)
+{
+	struct stat fst, pst;
+	char mine[67];
+
+	if (fstat(a->fd, &fst) < 0)
+		return tg_error_sys(err, errno, "audit log %s", a->path);
+	if (stat(a->real, &pst) < 0 || pst.st_dev != fst.st_dev || pst.st_ino != fst.st_ino)
+		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: the file was moved, "
+				    "removed or replaced since it was opened; its records would "
+				    "go where nobody looks (rotate with the gateway stopped)",
+				    a->path);
+	if (fst.st_size < a->end)
+		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: %lld bytes, fewer than "
+				    "the %lld written: something cut it", a->path,
+				    (long long)fst.st_size, (long long)a->end);
+	if (a->end > 0 &&
+	    (read_at(a->fd, mine, sizeof(mine), a->end - (off_t)sizeof(mine)) < 0 ||
+	     memcmp(mine, a->hash, 64) != 0 || memcmp(mine + 64, "\"}\n", 3) != 0))
+		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: record %llu is no longer "
+				    "where it was written: something rewrote the file", a->path,
+				    (unsigned long long)a->seq);
+	return fst.st_size != a->end ? read_tail(a, cut, err) : 0;
 }
 
 /* ---- the writer -------------------------------------------------------- */
@@ -307,13 +381,10 @@ static int write_group(struct tg_audit *a, struct entry *list)
 	char hash0[65];
 
 	if (!a->is_stream) {
-		struct stat st;
-
 		while (flock(a->fd, LOCK_EX) < 0 && errno == EINTR) {
 		}
 		locked = 1;
-		/* another process appended since our last group: its tail */
-		if (fstat(a->fd, &st) == 0 && st.st_size != a->end && read_tail(a, &cut, &err) < 0) {
+		if (check_file(a, &cut, &err) < 0) {
 			snprintf(a->failure, sizeof(a->failure), "%s", err.msg);
 			goto out;
 		}
@@ -333,13 +404,15 @@ static int write_group(struct tg_audit *a, struct entry *list)
 	    (!(a->flags & TG_AUDIT_NOSYNC) && !a->is_stream && fdatasync(a->fd) < 0)) {
 		int e2 = errno;
 
-		/* never a half-written record: back to where the group began */
-		if (!a->is_stream && ftruncate(a->fd, a->end) < 0) {
-		}
+		/* never a half-written record: back to where the group began
+		 * (if even that fails, the next opener cuts the torn line) */
+		int cutback = a->is_stream || ftruncate(a->fd, a->end) == 0;
+
 		a->seq = seq0;
 		memcpy(a->hash, hash0, 65);
-		snprintf(a->failure, sizeof(a->failure), "audit log %s: write: %s", a->path,
-			 strerror(e2));
+		snprintf(a->failure, sizeof(a->failure), "audit log %s: write: %s%s", a->path,
+			 strerror(e2), cutback ? "" : " (and the group could not be cut back: "
+			 "the next opener cuts it)");
 		goto out;
 	}
 	a->end += (off_t)len;
@@ -401,6 +474,8 @@ static void *writer_main(void *arg)
 		memcpy(a->pub_hash, a->hash, 65);
 		pthread_cond_broadcast(&a->done);
 	}
+	a->idle = 1;
+	pthread_cond_broadcast(&a->done);
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
 }
@@ -416,7 +491,25 @@ static void audit_free(struct tg_audit *a)
 	pthread_cond_destroy(&a->done);
 	pthread_cond_destroy(&a->space);
 	free(a->path);
+	free(a->real);
 	free(a);
+}
+
+/* Sync the directory holding path: a log just created stays in it after a
+ * power cut. */
+static int sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+			  : strdup(".");
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, rc;
+
+	free(dir);
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
 }
 
 int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struct tg_error *err)
@@ -448,7 +541,15 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 	} else {
 		struct stat st;
 
-		a->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		a->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+		if (a->fd < 0 && errno == ENOENT) {
+			a->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+			if (a->fd >= 0 && !(flags & TG_AUDIT_NOSYNC) && sync_dir(path) < 0) {
+				tg_error_sys(err, errno, "audit log %s: sync its directory", path);
+				audit_free(a);
+				return -1;
+			}
+		}
 		if (a->fd < 0 && errno == EACCES)
 			a->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC); /* a pipe, a tty */
 		if (a->fd < 0 || fstat(a->fd, &st) < 0) {
@@ -460,11 +561,12 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 		a->is_stream = !S_ISREG(st.st_mode);
 	}
 	if (!a->is_stream) {
+		a->real = realpath(path, NULL);
 		while (flock(a->fd, LOCK_EX) < 0 && errno == EINTR) {
 		}
-		if (!a->path || read_tail(a, &cut, err) < 0) {
-			if (!a->path)
-				tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		if (!a->path || !a->real || read_tail(a, &cut, err) < 0) {
+			if (!a->path || !a->real)
+				tg_error_sys(err, a->path ? errno : ENOMEM, "audit log %s", path);
 			audit_free(a);
 			return -1;
 		}
@@ -509,8 +611,14 @@ void tg_audit_close(struct tg_audit *a)
 	pthread_mutex_lock(&a->lock);
 	a->stopping = 1;
 	pthread_cond_broadcast(&a->work);
+	pthread_cond_broadcast(&a->space);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->writer, NULL);
+	/* an appender that was waiting for space, or a waiter, leaves first */
+	pthread_mutex_lock(&a->lock);
+	while (a->users)
+		pthread_cond_wait(&a->done, &a->lock);
+	pthread_mutex_unlock(&a->lock);
 	audit_free(a);
 }
 
@@ -557,8 +665,11 @@ int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_e
 	e->fields = text;
 	now_ts(e->ts);
 	pthread_mutex_lock(&a->lock);
+	a->users++;
 	while (a->pending > PENDING_MAX && !a->failed && !a->stopping)
 		pthread_cond_wait(&a->space, &a->lock);
+	if (--a->users == 0 && a->stopping)
+		pthread_cond_broadcast(&a->done);
 	if (a->failed || a->stopping) {
 		pthread_mutex_unlock(&a->lock);
 		free(e->fields);
@@ -580,12 +691,16 @@ int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
 	int rc = 0;
 
 	pthread_mutex_lock(&a->lock);
-	while (a->durable < ticket && !a->failed)
+	a->users++;
+	/* a ticket given before close is written before the writer stops */
+	while (a->durable < ticket && !a->failed && !(a->stopping && !a->head && a->idle))
 		pthread_cond_wait(&a->done, &a->lock);
 	if (a->durable < ticket) {
-		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failure);
+		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failed ? a->failure : "audit log: closed");
 		rc = -1;
 	}
+	if (--a->users == 0 && a->stopping)
+		pthread_cond_broadcast(&a->done);
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }
@@ -616,10 +731,30 @@ void tg_audit_get_stats(struct tg_audit *a, struct tg_audit_stats *st)
 
 /* ---- verify ------------------------------------------------------------ */
 
-int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_error *err)
+/* The size of the log at path as its writers left it: taken under a
+ * shared lock, so no group is half-written below it; read past it later
+ * without the lock (a long verify does not hold calls up). */
+static int settled_size(FILE *f, off_t *size)
+{
+	struct stat st;
+	int rc;
+
+	while ((rc = flock(fileno(f), LOCK_SH)) < 0 && errno == EINTR) {
+	}
+	if (rc < 0 && errno != ENOLCK && errno != EOPNOTSUPP)
+		return -1;
+	rc = fstat(fileno(f), &st);
+	flock(fileno(f), LOCK_UN);
+	*size = S_ISREG(st.st_mode) ? st.st_size : -1; /* a pipe: all of it */
+	return rc;
+}
+
+int tg_audit_verify(const char *path, const struct tg_audit_head *expect,
+		    struct tg_audit_report *rep, struct tg_error *err)
 {
 	char *line, prev[65], hash[65], why[256];
 	uint64_t lineno = 0, seq;
+	off_t size, at = 0;
 	FILE *f;
 	int edited;
 
@@ -628,17 +763,29 @@ int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_err
 	f = fopen(path, "re");
 	if (!f)
 		return tg_error_sys(err, errno, "audit log %s", path);
+	if (settled_size(f, &size) < 0) {
+		fclose(f);
+		return tg_error_sys(err, errno, "audit log %s", path);
+	}
 	line = malloc(LINE_MAX_BYTES + 2);
 	if (!line) {
 		fclose(f);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	while (fgets(line, LINE_MAX_BYTES + 2, f)) {
+	while ((size < 0 || at < size) && fgets(line, LINE_MAX_BYTES + 2, f)) {
 		size_t n = strlen(line);
+		int torn;
 
 		lineno++;
-		if (n == 0 || line[n - 1] != '\n') {
-			snprintf(rep->problem, sizeof(rep->problem), feof(f)
+		at += (off_t)n;
+		if (size >= 0 && at > size) {
+			/* written after we looked: as far as the settled end */
+			n -= (size_t)(at - size);
+			line[n] = '\0';
+		}
+		torn = n == 0 || line[n - 1] != '\n';
+		if (torn) {
+			snprintf(rep->problem, sizeof(rep->problem), feof(f) || (size >= 0 && at >= size)
 				 ? "a torn last line (cut mid-write; the gateway cuts it when it "
 				   "opens the log)"
 				 : "a line longer than a record can be, or with a NUL byte");
@@ -677,6 +824,8 @@ int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_err
 		rep->records++;
 		rep->last_seq = seq;
 		memcpy(rep->last_hash, hash, 65);
+		if (expect && seq == expect->seq)
+			rep->head = strcmp(hash, expect->hash) == 0 ? 1 : -1;
 	}
 	if (!rep->bad_line && ferror(f)) {
 		free(line);
@@ -685,5 +834,12 @@ int tg_audit_verify(const char *path, struct tg_audit_report *rep, struct tg_err
 	}
 	free(line);
 	fclose(f);
+	if (!rep->bad_line && expect && rep->head != 1) {
+		/* the head noted then must still be there, as it was */
+		rep->bad_line = lineno + 1;
+		snprintf(rep->problem, sizeof(rep->problem), "record %llu %s: the log was cut back "
+			 "or rewritten since that head was noted", (unsigned long long)expect->seq,
+			 rep->head ? "has another hash" : "is not there");
+	}
 	return 0;
 }

@@ -333,6 +333,19 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 		"Writes (each with its sync) that took the records.", g->audit_groups);
 	gauge(&o, "toolgate_audit_up", "1 while the audit log writes; 0 once it failed (calls "
 	      "are refused).", g->audit_ok);
+	if (g->traced) {
+		put(&o, "# HELP toolgate_trace_spans_total Spans ended, by whether the collector "
+			"took them or they were dropped (queue full, export refused).\n"
+			"# TYPE toolgate_trace_spans_total counter\n"
+			"toolgate_trace_spans_total{result=\"exported\"} %llu\n"
+			"toolgate_trace_spans_total{result=\"dropped\"} %llu\n",
+		    g->spans_exported, g->spans_dropped);
+		counter(&o, "toolgate_trace_exports_total", "OTLP export requests made.",
+			g->trace_exports);
+		counter(&o, "toolgate_trace_export_failures_total",
+			"OTLP export requests the collector refused or did not answer.",
+			g->trace_export_failures);
+	}
 	if (o.nomem) {
 		free(o.p);
 		return NULL;

@@ -4,7 +4,8 @@
  * exposition format. Labels come from bounded sets only: a tool of the
  * catalogue (a name the catalogue does not have counts as "unknown"), an
  * outcome, a reason; never a principal or an argument. At most
- * METRICS_SERIES series a family: beyond, "other".
+ * METRICS_SERIES series in all, histograms for an eighth as many tools:
+ * beyond, "other".
  */
 #ifndef TG_OBS_METRICS_H
 #define TG_OBS_METRICS_H
@@ -33,6 +34,8 @@ struct metrics_gauges {
 	unsigned long long warm_runs, cold_runs, warm_made, warm_failed;
 	unsigned long long audit_records, audit_groups;
 	int audit_ok;
+	int traced;                             /* a tracer: the next counts */
+	unsigned long long spans_exported, spans_dropped, trace_exports, trace_export_failures;
 	int have_tickets;                       /* a store: the next counts */
 	unsigned long long approved, rejected, expired, cancelled;
 };

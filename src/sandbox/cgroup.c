@@ -422,8 +422,9 @@ int cgroup_reuse(struct sb_cgroup *cg)
 {
 	int i;
 
-	if (cgroup_recycle(cg) < 0 || cg->counter_fd[CG_PEAK] < 0 ||
-	    pwrite(cg->counter_fd[CG_PEAK], "0\n", 2, 0) != 2)
+	/* cgroup_recycle passed it when its run was discarded; nothing has
+	 * entered it since (no process is in it, nor can one be) */
+	if (cg->counter_fd[CG_PEAK] < 0 || pwrite(cg->counter_fd[CG_PEAK], "0\n", 2, 0) != 2)
 		return -1;
 	/* the peak is now the usage at the reset: what the run adds is its own */
 	for (i = 0; i < CG_KEPT_OPEN; i++)

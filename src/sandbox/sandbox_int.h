@@ -199,8 +199,8 @@ void cgroup_stats(struct sb_cgroup *cg, struct sb_cgroup_stats *st);
 /* Once its sandbox is gone: 0 if cg may serve another run of the same
  * limits (nothing of this one left in it), else -1 (destroy it). */
 int cgroup_recycle(struct sb_cgroup *cg);
-/* Before it serves again: reset its peak, take its counters as
- * baselines; -1 if it cannot (destroy it). */
+/* Before a cgroup cgroup_recycle kept serves again: reset its peak, take
+ * its counters as baselines; -1 if it cannot (destroy it). */
 int cgroup_reuse(struct sb_cgroup *cg);
 /* Kill what is left, remove the directories, free. NULL is a no-op. */
 void cgroup_destroy(struct sb_cgroup *cg);

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();
 	close(fd);
-	if (tg_audit_verify(path, &rep, &err) < 0)
+	if (tg_audit_verify(path, NULL, &rep, &err) < 0)
 		abort(); /* a file that exists can always be read */
 	if (rep.bad_line)
 		return 0;
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tg_audit_wait(a, tg_audit_append(a, "{\"kind\":\"fuzz\"}", &err), &err) < 0)
 		abort();
 	tg_audit_close(a);
-	if (tg_audit_verify(path, &again, &err) < 0 || again.bad_line ||
+	if (tg_audit_verify(path, NULL, &again, &err) < 0 || again.bad_line ||
 	    again.last_seq != rep.last_seq + 1)
 		abort();
 	return 0;

@@ -30,7 +30,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, start_http  # noqa: E402
+from mcptest import Checks, modern_post, start_http  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 CAT, WS, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "ws"), os.path.join(TMP, "state")
@@ -73,27 +73,13 @@ def serve(*extra, name="serve"):
 
 
 def call(port, tool, args, token=TOKEN, key=None, rid=1):
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
-    if token:
-        headers["Authorization"] = "Bearer " + token
+    headers = {"Authorization": "Bearer " + token} if token else {}
     if key:
         headers["Idempotency-Key"] = key
-    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-            "params": {"name": tool, "arguments": args,
-                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                 "io.modelcontextprotocol/clientCapabilities": {}}}}
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(body).encode(),
-                                 method="POST", headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            text = r.read().decode()
-    except urllib.error.HTTPError as e:
-        return {"status": e.code}
-    for line in text.splitlines():
-        if line.startswith("data: ") and '"id"' in line:
-            return json.loads(line[6:])
-    return json.loads(text)
+    return modern_post(port, "tools/call", {
+        "id": rid, "name": tool, "arguments": args,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}, headers)
 
 
 def records(path):
@@ -131,6 +117,8 @@ try:
     flood = [call(port, "fs.read", {"path": "README.md"}, token=None).get("status")
              for _ in range(400)]
     flood_s = time.time() - t0
+    # a principal's refusal right after: its own bucket, not the flood's
+    forbidden = call(port, "sql.execute", {"sql": "select 1"})
     time.sleep(0.2)
     call(port, "fs.read", {"path": "README.md"}, token=None)
     # the counters, as Prometheus scrapes them (docs/METRICS.md)
@@ -213,6 +201,9 @@ c("refusal_flood_bounded", flood == [401] * 400 and
   len(unauth) <= 100 + 20 * (flood_s + 0.5) + 3 and len(unauth) < 403 and
   sum(r.get("suppressed_before", 0) for r in unauth) + len(unauth) == 403,
   [len(unauth), flood_s, [r.get("suppressed_before") for r in unauth][-3:]])
+c("refusal_after_flood_recorded", forbidden.get("status") == 403 and
+  [(r["principal"], r["subject"]) for r in recs if r.get("outcome") == "forbidden"] ==
+  [("agent", "sql.execute:write")], [forbidden, [r for r in recs if r.get("outcome") == "forbidden"]])
 c("nothing_secret", "README" not in open(LOG).read() and OPS not in open(LOG).read() and
   TOKEN not in open(LOG).read(), "arguments or tokens in the log")
 q = cli("audit", "query", LOG, "--since", "2999-01-01")
@@ -320,6 +311,47 @@ try:
 finally:
     srv.send_signal(signal.SIGTERM)
     srv.wait(timeout=30)
+
+# the log cut or moved aside under a running gateway: it stops (the call
+# that ran gets an error, the next is refused), rather than begin a new
+# chain that would verify clean and hide what was lost
+for how in ("cut", "moved"):
+    LOG3 = os.path.join(TMP, how + ".log")
+    srv, port = serve("--audit", LOG3, name=how)
+    try:
+        before = call(port, "fs.read", {"path": "README.md"})
+        held3 = call(port, "fs.write", {"path": "notes/" + how, "content": "x"}, key="k-" + how)
+        tk3 = held3.get("result", {}).get("_meta", {}).get("dev.toolgate/error", {}).get("ticket")
+        if how == "cut":
+            os.truncate(LOG3, 0)
+        else:
+            os.rename(LOG3, LOG3 + ".1")
+        ran3 = call(port, "fs.read", {"path": "README.md"})
+        after3 = call(port, "fs.read", {"path": "README.md"})
+        # no decision the log cannot keep: refused, the ticket still pending
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/admin/tickets/{tk3}/approve",
+                                     data=b"{}", method="POST",
+                                     headers={"Authorization": "Bearer " + OPS,
+                                              "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                decided = r.status
+        except urllib.error.HTTPError as e:
+            decided = e.code
+        still = json.loads(cli("approvals", "show", tk3, "--state", STATE).stdout or "{}")
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(timeout=30)
+    why = "something cut it" if how == "cut" else "moved, removed or replaced"
+    c("log_" + how + "_under_gateway_stops_it",
+      not before["result"].get("isError") and "result" not in ran3 and
+      "record could not be written" in json.dumps(ran3) and why in json.dumps(ran3) and
+      "result" not in after3 and why in json.dumps(after3) and
+      (how == "cut" and os.path.getsize(LOG3) == 0 or
+       how == "moved" and not os.path.exists(LOG3) and
+       cli("audit", "verify", LOG3 + ".1").returncode == 0) and
+      tk3 and decided == 503 and still.get("state") == "pending",
+      [before, held3, ran3, after3, decided, still])
 
 text = "".join(open(e).read() for e in ERRS if os.path.exists(e))
 c("no_sanitizer_reports", "Sanitizer" not in text and "runtime error:" not in text, text[-2000:])

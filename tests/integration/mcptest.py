@@ -89,3 +89,29 @@ def message(r):
             return None
         if got[0][1] is not None:
             return got[0][1]
+
+
+def modern_post(port, method, params, headers=None, timeout=60):
+    """One modern (2026-07-28) request, stateless, as POST /mcp: its JSON-RPC
+    answer (read off the event stream when it is one), or {"status": CODE}
+    for an HTTP error. headers: the request's own (Authorization, ...)."""
+    import urllib.error
+    import urllib.request
+
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+         "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    if method == "tools/call":
+        h["Mcp-Name"] = params["name"]
+    h.update(headers or {})
+    body = {"jsonrpc": "2.0", "id": params.pop("id", 1), "method": method, "params": params}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(body).encode(),
+                                 method="POST", headers=h)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            text = r.read().decode()
+    except urllib.error.HTTPError as e:
+        return {"status": e.code}
+    for line in text.splitlines():
+        if line.startswith("data: ") and '"id"' in line:
+            return json.loads(line[6:])
+    return json.loads(text)

@@ -1138,6 +1138,14 @@ cat "$tmp/audit.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/audit.out")))
 grep -q 'audit_no_sanitizer_reports' "$tmp/audit.out"; check audit_ran_to_the_end $? "$(tail -3 "$tmp/audit.out")"
 
+# traces: OTLP/HTTP JSON to a collector on loopback, the request's span
+# the child of the client's traceparent, execute_tool and its children,
+# a collector that is down costing no call (tests/integration/otel.py)
+timeout 300 python3 "$repo/tests/integration/otel.py" "$TG" "$repo" "$tmp/otel" >"$tmp/otel.out" 2>&1
+cat "$tmp/otel.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/otel.out")))
+grep -q 'otel_no_sanitizer_reports' "$tmp/otel.out"; check otel_ran_to_the_end $? "$(tail -3 "$tmp/otel.out")"
+
 # kill -9 the gateway at random moments during 1,000 write calls whose
 # clients retry under the same keys: exactly one row per key in the target
 # database, no approval lost, nothing left running; 100 duplicates, one run.

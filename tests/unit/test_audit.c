@@ -94,7 +94,7 @@ static uint64_t bad_line(const char *path, char *problem, size_t len)
 	struct tg_audit_report rep;
 	struct tg_error err;
 
-	if (tg_audit_verify(path, &rep, &err) < 0) {
+	if (tg_audit_verify(path, NULL, &rep, &err) < 0) {
 		snprintf(problem, len, "%s", err.msg);
 		return (uint64_t)-1;
 	}
@@ -133,12 +133,12 @@ static int chain(void)
 	CHECK(append_n(b, 5000, 3) == 0 && append_n(a, 6000, 3) == 0 && append_n(b, 7000, 1) == 0);
 	tg_audit_close(b);
 	tg_audit_close(a);
-	CHECK(tg_audit_verify(path, &rep, &err) == 0);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0);
 	CHECK(rep.bad_line == 0 && rep.records == 207 && rep.last_seq == 207);
 	/* reopened, the chain goes on */
 	CHECK(tg_audit_open(path, 0, &a, &err) == 0 && append_n(a, 8000, 1) == 0);
 	tg_audit_close(a);
-	CHECK(tg_audit_verify(path, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 208);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 208);
 	/* each line is JSON, and its hash SHA-256 of its bytes up to ,"hash": */
 	CHECK(load_lines(path, lines, &n) == 0 && n == 208);
 	for (i = 0; i < n; i++) {
@@ -275,9 +275,131 @@ static int torn(void)
 	CHECK(bad_line(path, prob, sizeof(prob)) == 4 && strstr(prob, "torn"));
 	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 10, 1) == 0);
 	tg_audit_close(a);
-	CHECK(tg_audit_verify(path, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 5);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 && rep.last_seq == 5);
 	CHECK(load_lines(path, lines, &n) == 0 && n == 5);
 	CHECK(strstr(lines[3], "\"kind\":\"audit_recovered\",\"cut_bytes\":17"));
+	free_lines(lines, n);
+
+	/* a whole record that lost only its newline gets it back: kept */
+	{
+		char keep[8192];
+		off_t size;
+
+		CHECK(load_lines(path, lines, &n) == 0 && n == 5);
+		snprintf(keep, sizeof(keep), "%s", lines[4]);
+		keep[strlen(keep) - 1] = '\0';
+		lines[4][0] = '\0';
+		CHECK(save_lines(path, lines, n) == 0);
+		fd = open(path, O_WRONLY | O_APPEND);
+		CHECK(fd >= 0 && write(fd, keep, strlen(keep)) == (ssize_t)strlen(keep));
+		close(fd);
+		free_lines(lines, n);
+		CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 20, 1) == 0);
+		tg_audit_close(a);
+		CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 &&
+		      rep.last_seq == 6);
+		/* what is not the beginning of the record due next is not cut */
+		fd = open(path, O_WRONLY | O_APPEND);
+		CHECK(fd >= 0 && write(fd, "hello", 5) == 5);
+		size = lseek(fd, 0, SEEK_END);
+		close(fd);
+		CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) < 0 &&
+		      strstr(err.msg, "neither a record nor the beginning"));
+		fd = open(path, O_RDONLY);
+		CHECK(fd >= 0 && lseek(fd, 0, SEEK_END) == size);
+		close(fd);
+		/* nor the beginning of another record than the one due */
+		CHECK(truncate(path, size - 5) == 0);
+		fd = open(path, O_WRONLY | O_APPEND);
+		CHECK(fd >= 0 && write(fd, "{\"seq\":9,\"ts", 13) == 13);
+		close(fd);
+		CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) < 0);
+	}
+	/* a file with no newline at all, not a log: refused, untouched */
+	snprintf(path, sizeof(path), "%s/other", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && write(fd, "important data", 14) == 14);
+	close(fd);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) < 0);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 1 && strcmp(lines[0], "important data") == 0);
+	free_lines(lines, n);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A log cut, rewritten, or moved under a writer stops it: a new chain in
+ * a file that lost the old one would verify clean. Another writer's
+ * appends, after ours, are fine. */
+static int moved(void)
+{
+	char dir[64], path[128], aside[128], *lines[LINES_MAX];
+	struct tg_audit *a, *b;
+	struct tg_audit_report rep;
+	struct tg_audit_head head;
+	struct tg_error err;
+	int n, fd;
+
+	CHECK(unit_tmpdir(dir, "audit-m") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	snprintf(aside, sizeof(aside), "%s/audit.log.1", dir);
+
+	/* cut (truncated by someone): the next group fails, and so the log */
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 3) == 0);
+	CHECK(truncate(path, 0) == 0);
+	CHECK(append_n(a, 3, 1) < 0);
+	CHECK(tg_audit_ok(a, &err) < 0 && strstr(err.msg, "something cut it"));
+	tg_audit_close(a);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 0);
+
+	/* rewritten in place, its size kept or grown */
+	CHECK(unlink(path) == 0);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 3) == 0);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 3);
+	{
+		/* record 3 re-hashed (another content): its hash is not ours */
+		char *h = lines[2] + strlen(lines[2]) - 5;
+
+		*h = *h == 'a' ? 'b' : 'a';
+	}
+	CHECK(save_lines(path, lines, n) == 0);
+	free_lines(lines, n);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "{}\n", 3) == 3);
+	close(fd);
+	CHECK(append_n(a, 3, 1) < 0);
+	CHECK(tg_audit_ok(a, &err) < 0 && strstr(err.msg, "no longer where it was written"));
+	tg_audit_close(a);
+
+	/* moved aside (rotated), a new file in its place or none */
+	CHECK(unlink(path) == 0);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 2) == 0);
+	CHECK(rename(path, aside) == 0);
+	CHECK(append_n(a, 2, 1) < 0);
+	CHECK(tg_audit_ok(a, &err) < 0 && strstr(err.msg, "moved"));
+	tg_audit_close(a);
+	CHECK(access(path, F_OK) < 0);
+
+	/* two writers: each sees the other's records after its own */
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 2) == 0);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &b, &err) == 0 && append_n(b, 2, 2) == 0);
+	CHECK(append_n(a, 4, 2) == 0 && append_n(b, 6, 1) == 0 && append_n(a, 7, 1) == 0);
+	tg_audit_close(a);
+	tg_audit_close(b);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 &&
+	      rep.last_seq == 8);
+
+	/* --expect: a head noted earlier must still be in the log */
+	head.seq = 5;
+	CHECK(load_lines(path, lines, &n) == 0 && n == 8);
+	snprintf(head.hash, sizeof(head.hash), "%s", strstr(lines[4], ",\"hash\":\"") + 9);
+	CHECK(tg_audit_verify(path, &head, &rep, &err) == 0 && rep.bad_line == 0 && rep.head == 1);
+	CHECK(save_lines(path, lines, 4) == 0);
+	CHECK(tg_audit_verify(path, &head, &rep, &err) == 0 && rep.bad_line == 5 &&
+	      strstr(rep.problem, "is not there"));
+	head.hash[0] = head.hash[0] == 'a' ? 'b' : 'a';
+	CHECK(save_lines(path, lines, n) == 0);
+	CHECK(tg_audit_verify(path, &head, &rep, &err) == 0 && rep.bad_line == 9 &&
+	      strstr(rep.problem, "another hash"));
 	free_lines(lines, n);
 	unit_rmtree(dir);
 	return 0;
@@ -319,6 +441,7 @@ const struct unit_test audit_tests[] = {
 	{ "audit/chain", chain },
 	{ "audit/tamper", tamper },
 	{ "audit/torn", torn },
+	{ "audit/moved", moved },
 	{ "audit/refused", refused },
 	UNIT_TESTS_END,
 };

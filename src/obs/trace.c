@@ -1,0 +1,621 @@
+/*
+ * Traces: spans built as OTLP JSON, queued, and exported in batches by a
+ * thread of the tracer's own over HTTP (libcurl) to a collector
+ * (include/toolgate/trace.h, docs/TRACING.md).
+ *
+ * A span is a JSON object from its start: its ids, name, kind and times,
+ * its attributes as OTLP's key/value list. Ending it takes the queue's
+ * lock for a moment, no more: the export happens later, off the call's
+ * path. The queue is bounded; a span that finds it full is dropped and
+ * counted, and a batch the collector refuses (or does not answer within
+ * the timeout) is dropped whole, counted too: a collector that is down
+ * costs spans, never a call's time.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "toolgate/trace.h"
+#include "toolgate/version.h"
+
+#define NAME_MAX_BYTES 128
+#define VALUE_MAX_BYTES 1024
+#define ATTRS_MAX 32
+#define HEADERS_MAX 2048
+
+struct tg_tracer {
+	char *endpoint;
+	struct curl_slist *headers;
+	json_t *resource;            /* the resource and scope, for every export */
+	json_t *scope;
+	unsigned batch, interval_ms, queue_max, timeout_ms;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	json_t **queue;              /* spans ended, oldest first */
+	size_t queued;
+	int stopping;
+	struct tg_tracer_stats st;
+};
+
+struct tg_span {
+	struct tg_tracer *t;
+	struct tg_trace_ctx ctx;     /* its own: trace id, span id, flags, state */
+	json_t *o;                   /* the span, as OTLP JSON has it */
+	json_t *attrs;
+	int error;
+};
+
+/* ---- W3C Trace Context ---------------------------------------------------- */
+
+static int unhex(const char *s, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return -1;
+	for (i = 0; i < n; i++) {
+		int hi = s[2 * i] <= '9' ? s[2 * i] - '0' : s[2 * i] - 'a' + 10;
+		int lo = s[2 * i + 1] <= '9' ? s[2 * i + 1] - '0' : s[2 * i + 1] - 'a' + 10;
+
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+int tg_trace_parse(const char *tp, const char *ts, struct tg_trace_ctx *out,
+		   struct tg_error *err)
+{
+	uint8_t version;
+	size_t n, i;
+
+	memset(out, 0, sizeof(*out));
+	if (!tp)
+		return tg_error_set(err, TG_ERR_INVALID, "traceparent: none");
+	n = strlen(tp);
+	/* version-traceid-parentid-flags: 2, 32, 16 and 2 hex digits */
+	if (n < 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-' || unhex(tp, &version, 1) < 0)
+		return tg_error_set(err, TG_ERR_INVALID, "traceparent: not "
+				    "VERSION-TRACEID-PARENTID-FLAGS");
+	/* ff is forbidden; 00 is exactly 55 bytes; a later version may add
+	 * fields after a dash, and its first four are read as 00's */
+	if (version == 0xff || (version == 0 && n != 55) || (version > 0 && n > 55 && tp[55] != '-'))
+		return tg_error_set(err, TG_ERR_INVALID, "traceparent: version %02x with %zu bytes",
+				    version, n);
+	if (unhex(tp + 3, out->trace_id, 16) < 0 || unhex(tp + 36, out->span_id, 8) < 0 ||
+	    unhex(tp + 53, &out->flags, 1) < 0)
+		return tg_error_set(err, TG_ERR_INVALID, "traceparent: not lowercase hex");
+	if (all_zero(out->trace_id, 16) || all_zero(out->span_id, 8)) {
+		memset(out, 0, sizeof(*out));
+		return tg_error_set(err, TG_ERR_INVALID, "traceparent: an all-zero id");
+	}
+	out->valid = 1;
+	/* tracestate travels on as it came, when it may: printable ASCII
+	 * within its bound (else it is dropped, the parent kept) */
+	if (ts && (n = strlen(ts)) <= TG_TRACESTATE_MAX) {
+		for (i = 0; i < n && ts[i] >= 0x20 && ts[i] < 0x7f; i++) {
+		}
+		if (i == n)
+			memcpy(out->state, ts, n + 1);
+	}
+	return 0;
+}
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void tg_trace_format(const struct tg_trace_ctx *ctx, char out[56])
+{
+	char tid[33], sid[17], fl[3];
+
+	hex(ctx->trace_id, 16, tid);
+	hex(ctx->span_id, 8, sid);
+	hex(&ctx->flags, 1, fl);
+	snprintf(out, 56, "00-%s-%s-%s", tid, sid, fl);
+}
+
+/* ---- spans ---------------------------------------------------------------- */
+
+static json_t *nanos_now(void)
+{
+	struct timespec ts;
+	char n[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* OTLP JSON: 64-bit integers as decimal strings */
+	snprintf(n, sizeof(n), "%llu",
+		 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+	return json_string(n);
+}
+
+/* s, at most max bytes of it, cut where a UTF-8 character begins; a value
+ * that is not UTF-8 is replaced (a JSON string must be). */
+static json_t *bounded_string(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	json_t *v;
+
+	if (n > max)
+		for (n = max; n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; n--) {
+		}
+	v = json_stringn(s, n);
+	return v ? v : json_string("(not UTF-8)");
+}
+
+struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_span_kind kind,
+			      const struct tg_span *parent, const struct tg_trace_ctx *remote)
+{
+	const struct tg_trace_ctx *up = parent ? &parent->ctx : remote && remote->valid ? remote
+											  : NULL;
+	struct tg_span *s;
+	char tid[33], sid[17], pid[17];
+
+	if (!t)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->t = t;
+	if (up) {
+		memcpy(s->ctx.trace_id, up->trace_id, 16);
+		s->ctx.flags = up->flags;
+		memcpy(s->ctx.state, up->state, sizeof(s->ctx.state));
+		hex(up->span_id, 8, pid);
+	} else {
+		do
+			randombytes_buf(s->ctx.trace_id, 16);
+		while (all_zero(s->ctx.trace_id, 16));
+		s->ctx.flags = 1;
+	}
+	do
+		randombytes_buf(s->ctx.span_id, 8);
+	while (all_zero(s->ctx.span_id, 8));
+	s->ctx.valid = 1;
+	hex(s->ctx.trace_id, 16, tid);
+	hex(s->ctx.span_id, 8, sid);
+	s->attrs = json_array();
+	s->o = json_pack("{s:s,s:s,s:o,s:i,s:o,s:O}", "traceId", tid, "spanId", sid, "name",
+			 bounded_string(name ? name : "", NAME_MAX_BYTES), "kind", (int)kind,
+			 "startTimeUnixNano", nanos_now(), "attributes", s->attrs);
+	if (!s->o || !s->attrs) {
+		json_decref(s->o);
+		json_decref(s->attrs);
+		free(s);
+		return NULL;
+	}
+	json_decref(s->attrs); /* the span holds it */
+	if (up)
+		json_object_set_new(s->o, "parentSpanId", json_string(pid));
+	if (s->ctx.state[0])
+		json_object_set_new(s->o, "traceState", json_string(s->ctx.state));
+	/* trace flags, and whether the parent is remote (in the caller's
+	 * process): OTLP's HAS_IS_REMOTE and IS_REMOTE bits */
+	json_object_set_new(s->o, "flags", json_integer(0x100 | (up && !parent ? 0x200 : 0) |
+							s->ctx.flags));
+	return s;
+}
+
+void tg_span_set_name(struct tg_span *s, const char *name)
+{
+	if (s && name)
+		json_object_set_new(s->o, "name", bounded_string(name, NAME_MAX_BYTES));
+}
+
+static void set_attr(struct tg_span *s, const char *key, json_t *value)
+{
+	if (!s || !value || json_array_size(s->attrs) >= ATTRS_MAX) {
+		json_decref(value);
+		return;
+	}
+	json_array_append_new(s->attrs, json_pack("{s:s,s:o}", "key", key, "value", value));
+}
+
+void tg_span_set_str(struct tg_span *s, const char *key, const char *value)
+{
+	if (s && value)
+		set_attr(s, key, json_pack("{s:o}", "stringValue",
+					   bounded_string(value, VALUE_MAX_BYTES)));
+}
+
+void tg_span_set_int(struct tg_span *s, const char *key, int64_t value)
+{
+	char n[32];
+
+	if (!s)
+		return;
+	snprintf(n, sizeof(n), "%lld", (long long)value);
+	set_attr(s, key, json_pack("{s:s}", "intValue", n));
+}
+
+void tg_span_set_bool(struct tg_span *s, const char *key, int value)
+{
+	if (s)
+		set_attr(s, key, json_pack("{s:b}", "boolValue", value));
+}
+
+void tg_span_error(struct tg_span *s, const char *type, const char *message)
+{
+	json_t *status;
+
+	if (!s || s->error)
+		return;
+	s->error = 1;
+	tg_span_set_str(s, "error.type", type ? type : "_OTHER");
+	status = json_pack("{s:i}", "code", 2); /* STATUS_CODE_ERROR */
+	if (status && message)
+		json_object_set_new(status, "message", bounded_string(message, VALUE_MAX_BYTES));
+	json_object_set_new(s->o, "status", status);
+}
+
+void tg_span_context(const struct tg_span *s, struct tg_trace_ctx *out)
+{
+	if (s)
+		*out = s->ctx;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+void tg_span_ids(const struct tg_span *s, char trace_hex[33], char span_hex[17])
+{
+	if (!s) {
+		trace_hex[0] = span_hex[0] = '\0';
+		return;
+	}
+	hex(s->ctx.trace_id, 16, trace_hex);
+	hex(s->ctx.span_id, 8, span_hex);
+}
+
+void tg_span_end(struct tg_span *s)
+{
+	struct tg_tracer *t;
+
+	if (!s)
+		return;
+	t = s->t;
+	json_object_set_new(s->o, "endTimeUnixNano", nanos_now());
+	pthread_mutex_lock(&t->lock);
+	t->st.ended++;
+	if (t->queued < t->queue_max && !t->stopping) {
+		t->queue[t->queued++] = s->o;
+		s->o = NULL;
+		if (t->queued >= t->batch)
+			pthread_cond_signal(&t->wake);
+	} else {
+		t->st.dropped++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	json_decref(s->o);
+	free(s);
+}
+
+/* ---- export --------------------------------------------------------------- */
+
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return size * n;
+}
+
+/* POST spans (n of them, taken) as one ExportTraceServiceRequest: 0 when
+ * the collector took them. */
+static int export(struct tg_tracer *t, CURL *c, json_t **spans, size_t n, char *why, size_t wlen)
+{
+	json_t *list = json_array(), *req;
+	char *body = NULL, cerr[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	size_t i;
+	CURLcode rc;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, spans[i]);
+	req = json_pack("{s:[{s:O,s:[{s:O,s:o}]}]}", "resourceSpans", "resource", t->resource,
+			"scopeSpans", "scope", t->scope, "spans", list);
+	body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!body) {
+		snprintf(why, wlen, "out of memory");
+		return -1;
+	}
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	rc = curl_easy_perform(c);
+	free(body);
+	if (rc != CURLE_OK) {
+		snprintf(why, wlen, "%.100s: %.140s", t->endpoint, cerr[0] ? cerr : curl_easy_strerror(rc));
+		return -1;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		snprintf(why, wlen, "%.200s: HTTP %ld", t->endpoint, code);
+		return -1;
+	}
+	return 0;
+}
+
+static CURL *export_handle(struct tg_tracer *t)
+{
+	CURL *c = curl_easy_init();
+
+	if (!c)
+		return NULL;
+	curl_easy_setopt(c, CURLOPT_URL, t->endpoint);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->headers);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)t->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_PROXY, ""); /* the endpoint named, never a proxy's */
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "toolgate/" TOOLGATE_VERSION);
+	return c;
+}
+
+static void *exporter(void *arg)
+{
+	struct tg_tracer *t = arg;
+	CURL *c = export_handle(t);
+	json_t **batch = calloc(t->batch, sizeof(json_t *));
+	char why[256];
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		struct timespec until;
+		size_t n, i;
+		int rc;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += t->interval_ms / 1000;
+		until.tv_nsec += (long)(t->interval_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!t->stopping && t->queued < t->batch &&
+		       pthread_cond_timedwait(&t->wake, &t->lock, &until) != ETIMEDOUT) {
+		}
+		if (!t->queued) {
+			if (t->stopping)
+				break;
+			continue;
+		}
+		n = t->queued < t->batch ? t->queued : t->batch;
+		if (batch)
+			memcpy(batch, t->queue, n * sizeof(json_t *));
+		else
+			for (i = 0; i < n; i++)
+				json_decref(t->queue[i]);
+		memmove(t->queue, t->queue + n, (t->queued - n) * sizeof(json_t *));
+		t->queued -= n;
+		t->st.exports++;
+		pthread_mutex_unlock(&t->lock);
+		rc = batch && c ? export(t, c, batch, n, why, sizeof(why)) : -1;
+		if (!batch || !c)
+			snprintf(why, sizeof(why), "out of memory");
+		pthread_mutex_lock(&t->lock);
+		if (rc == 0) {
+			t->st.exported += n;
+		} else {
+			t->st.export_failures++;
+			t->st.dropped += n;
+			snprintf(t->st.last_error, sizeof(t->st.last_error), "%s", why);
+			if (t->stopping) {
+				/* stopping, and the collector did not take a batch:
+				 * the rest go too, rather than hold the exit up for a
+				 * timeout each */
+				for (i = 0; i < t->queued; i++)
+					json_decref(t->queue[i]);
+				t->st.dropped += t->queued;
+				t->queued = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(batch);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+/* ---- the tracer ----------------------------------------------------------- */
+
+static int hexval(int ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+						 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* "k=v,k2=v2" (values percent-decoded) as curl's header list; -1 and err
+ * for a key that is not a token or a value with a control byte. */
+static int parse_headers(const char *in, struct curl_slist **out, struct tg_error *err)
+{
+	const char *p = in;
+
+	while (p && *p) {
+		const char *end = strchr(p, ','), *eq;
+		char line[HEADERS_MAX + 4];
+		size_t klen, at, i;
+
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		while (p < end && *p == ' ')
+			p++;
+		if (!eq || eq == p)
+			return tg_error_set(err, TG_ERR_INVALID, "OTLP headers: \"%.*s\" is not "
+					    "key=value", (int)(end - p), p);
+		klen = (size_t)(eq - p);
+		while (klen && p[klen - 1] == ' ')
+			klen--;
+		if (klen + 2 >= HEADERS_MAX)
+			return tg_error_set(err, TG_ERR_LIMIT, "OTLP headers: a key too long");
+		for (i = 0; i < klen; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr("!#$%&'*+-.^_`|~", p[i]))
+				return tg_error_set(err, TG_ERR_INVALID, "OTLP headers: the key "
+						    "\"%.*s\" is not an HTTP token", (int)klen, p);
+		memcpy(line, p, klen);
+		memcpy(line + klen, ": ", 2);
+		at = klen + 2;
+		for (p = eq + 1; p < end; p++) {
+			int ch = (unsigned char)*p;
+
+			if (ch == '%' && end - p >= 3 && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+				ch = hexval(p[1]) << 4 | hexval(p[2]);
+				p += 2;
+			}
+			if (ch < 0x20 || ch == 0x7f)
+				return tg_error_set(err, TG_ERR_INVALID, "OTLP headers: a control "
+						    "character in the value of %.*s", (int)klen, line);
+			if (at >= HEADERS_MAX)
+				return tg_error_set(err, TG_ERR_LIMIT, "OTLP headers: a value over "
+						    "%d bytes", HEADERS_MAX);
+			line[at++] = (char)ch;
+		}
+		line[at] = '\0';
+		{
+			struct curl_slist *l = curl_slist_append(*out, line);
+
+			if (!l)
+				return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			*out = l;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static void curl_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static json_t *kv(const char *key, const char *value)
+{
+	return json_pack("{s:s,s:{s:s}}", "key", key, "value", "stringValue", value);
+}
+
+/* What a tracer holds, freed (its thread stopped, or never started). */
+static void tracer_release(struct tg_tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->queued; i++)
+		json_decref(t->queue[i]);
+	curl_slist_free_all(t->headers);
+	json_decref(t->resource);
+	json_decref(t->scope);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
+	free(t->queue);
+	free(t->endpoint);
+	free(t);
+}
+
+int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
+		  struct tg_error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct tg_tracer *t;
+	sigset_t all, old;
+	int rc;
+
+	*out = NULL;
+	if (!o || !o->endpoint ||
+	    (strncmp(o->endpoint, "http://", 7) != 0 && strncmp(o->endpoint, "https://", 8) != 0) ||
+	    strlen(o->endpoint) > 2048 || strpbrk(o->endpoint, " \r\n\t"))
+		return tg_error_set(err, TG_ERR_INVALID, "OTLP endpoint: an http:// or https:// URL "
+				    "(as http://127.0.0.1:4318/v1/traces)");
+	if (sodium_init() < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium did not initialize");
+	pthread_once(&once, curl_init);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	t->endpoint = strdup(o->endpoint);
+	t->batch = o->batch ? o->batch : 512;
+	t->interval_ms = o->interval_ms ? o->interval_ms : 1000;
+	t->queue_max = o->queue_max ? o->queue_max : 4096;
+	t->timeout_ms = o->timeout_ms ? o->timeout_ms : 5000;
+	if (t->batch > t->queue_max)
+		t->batch = t->queue_max;
+	t->queue = calloc(t->queue_max, sizeof(json_t *));
+	t->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	t->resource = json_pack("{s:[o,o,o,o]}", "attributes",
+				kv("service.name", o->service_name ? o->service_name : "toolgate"),
+				kv("service.version", TOOLGATE_VERSION),
+				kv("telemetry.sdk.name", "toolgate"),
+				kv("telemetry.sdk.language", "c"));
+	t->scope = json_pack("{s:s,s:s}", "name", "toolgate", "version", TOOLGATE_VERSION);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	if (!t->endpoint || !t->queue || !t->headers || !t->resource || !t->scope) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (o->headers && parse_headers(o->headers, &t->headers, err) < 0)
+		goto fail;
+	/* the exporter takes no signal meant for the process */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t->thread, NULL, exporter, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		tg_error_set(err, TG_ERR_SYSTEM, "tracer: no thread");
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer_release(t);
+	return -1;
+}
+
+void tg_tracer_free(struct tg_tracer *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stopping = 1;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	tracer_release(t);
+}
+
+void tg_tracer_get_stats(struct tg_tracer *t, struct tg_tracer_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	*st = t->st;
+	pthread_mutex_unlock(&t->lock);
+}
