@@ -61,6 +61,15 @@ struct tg_gate_options {
 	unsigned warm;
 	/* Spans for each call (docs/TRACING.md), borrowed; NULL: none. */
 	struct tg_tracer *tracer;
+	/* What a catalogue whose tools' descriptions speak to the model
+	 * (toolgate/scan.h, docs/SCANNING.md) gets, on load and reload: each
+	 * finding is recorded, and the catalogue is refused (the default) or
+	 * loaded all the same. */
+	enum tg_descriptions {
+		TG_DESCRIPTIONS_REFUSE = 0,
+		TG_DESCRIPTIONS_WARN,
+		TG_DESCRIPTIONS_OFF,
+	} descriptions;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT

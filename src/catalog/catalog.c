@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "catalog/catalog_int.h"
+#include "toolgate/scan.h"
 
 #define MAX_CONTRACTS 4096
 
@@ -226,6 +227,21 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 	for (i = bad_compensation(&c, 0, &lerr); i; i = bad_compensation(&c, i, &lerr)) {
 		report(lerr.msg, ctx);
 		problems++;
+	}
+	/* what the model reads of each tool: nothing addressed to it
+	 * (docs/SCANNING.md) */
+	for (i = 0; i < c.n; i++) {
+		struct tg_scan_finding f[16];
+		size_t n = tg_scan_contract(c.v[i], f, 16);
+		char what[400];
+
+		for (k = 0; k < n && k < 16; k++) {
+			tg_scan_describe(&f[k], what, sizeof(what));
+			snprintf(line, sizeof(line), "%s: %s@%s: %s", c.v[i]->file, c.v[i]->name,
+				 c.v[i]->version_text, what);
+			report(line, ctx);
+		}
+		problems += n > 0;
 	}
 	/* resources and prompts: the first problem there (they load as one) */
 	if (catalog_load_content(&c, dir, &lerr) < 0) {

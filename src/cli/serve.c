@@ -2,7 +2,7 @@
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
  *                [--workspace DIR] [--principal NAME] [--audit FILE]
  *                [--state-key FILE] [--policy FILE --state DIR] [--warm N]
- *                [--otlp URL]
+ *                [--otlp URL] [--descriptions refuse|warn|off]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
@@ -47,14 +47,18 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
 		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
-		   "                      [--otlp URL]\n"
+		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
 		   "             been called (0 to 64; default 0: every run starts cold)\n"
 		   "  --otlp URL export traces (OTLP/HTTP JSON) to URL, as\n"
 		   "             http://127.0.0.1:4318/v1/traces; default: the environment's\n"
 		   "             OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT\n"
-		   "             with /v1/traces; none: no traces\n");
+		   "             with /v1/traces; none: no traces\n"
+		   "  --descriptions refuse|warn|off\n"
+		   "             a tool whose description or schema speaks to the model\n"
+		   "             (hidden Unicode, escapes, instructions: docs/SCANNING.md)\n"
+		   "             refuses the catalogue (default), or is recorded and loaded\n");
 }
 
 /* The tracer --otlp URL (else the OpenTelemetry environment) names: 0 and
@@ -207,6 +211,19 @@ int cmd_serve(int argc, char **argv)
 			state = v;
 		else if (strcmp(a, "--otlp") == 0)
 			otlp = v;
+		else if (strcmp(a, "--descriptions") == 0) {
+			if (strcmp(v, "refuse") == 0)
+				gopts.descriptions = TG_DESCRIPTIONS_REFUSE;
+			else if (strcmp(v, "warn") == 0)
+				gopts.descriptions = TG_DESCRIPTIONS_WARN;
+			else if (strcmp(v, "off") == 0)
+				gopts.descriptions = TG_DESCRIPTIONS_OFF;
+			else {
+				fprintf(stderr, "toolgate serve: --descriptions takes refuse, warn "
+					"or off\n");
+				return 2;
+			}
+		}
 		else if (strcmp(a, "--warm") == 0) {
 			char *end;
 			unsigned long n = strtoul(v, &end, 10);

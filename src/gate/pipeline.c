@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "toolgate/audit.h"
+#include "toolgate/scan.h"
 #include "toolgate/trace.h"
 #include "toolgate/auth.h"
 #include "toolgate/gate.h"
@@ -51,6 +52,8 @@ struct snapshot {
  * principals hashed: one principal's flood hides neither 401s nor, but
  * for a principal hashed with it, another principal's refusals */
 #define REFUSAL_BUCKETS 64
+/* what a catalogue refused for its descriptions says (and counts by) */
+#define DESCRIPTION_REFUSED "a description speaks to the model, not its user"
 /* an unknown tool's name in its record, at most */
 #define TOOL_NAME_RECORDED 256
 
@@ -67,6 +70,7 @@ struct tg_gate {
 	char *workspace, *tools_dir;
 	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_tracer *tracer;     /* borrowed, or NULL */
+	enum tg_descriptions descriptions;
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	struct refusal_bucket refusals[REFUSAL_BUCKETS];
@@ -121,6 +125,8 @@ struct call_state {
 };
 
 static void flush_refusals(struct tg_gate *g);
+static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
+			     struct tg_error *err);
 
 /* A builtin that does not exist is a configuration error, said when the
  * catalogue is loaded rather than on the first call. */
@@ -161,6 +167,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->lock, NULL);
 	g->audit = opts ? opts->audit : NULL;
 	g->tracer = opts ? opts->tracer : NULL;
+	g->descriptions = opts ? opts->descriptions : TG_DESCRIPTIONS_REFUSE;
 	g->metrics = metrics_new();
 	pthread_mutex_init(&g->refusals_lock, NULL);
 	if (opts && opts->workspace)
@@ -173,8 +180,51 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		tg_gate_free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	if (scan_descriptions(g, catalog, err) < 0) {
+		tg_gate_free(g);
+		return -1;
+	}
 	*out = g;
 	return 0;
+}
+
+/* What the model reads of each tool, scanned (docs/SCANNING.md): each
+ * finding recorded and counted; with the refuse policy (the default) a
+ * finding refuses the catalogue, naming the first. -1 and err too when a
+ * finding could not be recorded: nothing is loaded unrecorded. */
+static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
+			     struct tg_error *err)
+{
+	const char *outcome = g->descriptions == TG_DESCRIPTIONS_REFUSE ? "description_refused"
+									 : "description_warning";
+	size_t i, k, n, total = 0;
+	char first[700] = "";
+
+	if (g->descriptions == TG_DESCRIPTIONS_OFF)
+		return 0;
+	for (i = 0; i < tg_catalog_count(catalog); i++) {
+		const struct tg_contract *c = tg_catalog_at(catalog, i);
+		struct tg_scan_finding f[16];
+		char subject[256], line[400];
+
+		n = tg_scan_contract(c, f, 16);
+		snprintf(subject, sizeof(subject), "%s@%s", c->name, c->version_text);
+		for (k = 0; k < n && k < 16; k++) {
+			tg_scan_describe(&f[k], line, sizeof(line));
+			metrics_count(g->metrics, "description_findings", f[k].rule);
+			if (tg_record_event(g->audit, "", subject, outcome, line) < 0)
+				return tg_error_set(err, TG_ERR_UNAVAILABLE, "%s: a description "
+						    "finding could not be recorded", subject);
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: %s: %s", c->file, subject, line);
+		}
+		total += n;
+	}
+	if (!total || g->descriptions != TG_DESCRIPTIONS_REFUSE)
+		return 0;
+	return tg_error_set(err, TG_ERR_INVALID, "%s%s; " DESCRIPTION_REFUSED ": fix it (toolgate catalog lint lists every finding), or "
+			    "load it anyway with --descriptions warn", first,
+			    total > 1 ? " (and more)" : "");
 }
 
 static void snapshot_free(struct snapshot *sn)
@@ -1114,7 +1164,9 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 	if (strcmp(outcome, "egress_denied") == 0)
 		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
 	else if (strcmp(outcome, "load_refused") == 0)
-		metrics_count(g->metrics, "blocked_loads", "invalid_contract");
+		metrics_count(g->metrics, "blocked_loads",
+			      detail && strstr(detail, DESCRIPTION_REFUSED) ? "description_injection"
+									 : "invalid_contract");
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 
@@ -1519,7 +1571,7 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	struct snapshot *sn, *old;
 
 	tg_error_clear(err);
-	if (check_builtins(catalog, err) < 0)
+	if (check_builtins(catalog, err) < 0 || scan_descriptions(g, catalog, err) < 0)
 		return -1;
 	sn = calloc(1, sizeof(*sn));
 	if (!sn)

@@ -22,6 +22,7 @@ enum fam {
 	F_ROLLBACKS,  /* {result} */
 	F_REPLAYS,    /* {tool} */
 	F_RATE,       /* {tool} */
+	F_DESCRIPTIONS, /* {rule} */
 	NFAM
 };
 
@@ -41,6 +42,9 @@ static const struct {
 	{ "toolgate_idempotent_replays_total", "Write calls answered from their idempotency record.",
 	  "tool", NULL },
 	{ "toolgate_rate_limited_total", "Calls refused by a rate limit.", "tool", NULL },
+	{ "toolgate_description_findings_total",
+	  "Findings in what models read of the tools (descriptions, schemas), by rule.", "rule",
+	  NULL },
 };
 
 /* seconds */
@@ -176,9 +180,10 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 
 void metrics_count(struct metrics *m, const char *family, const char *label)
 {
-	int fam = strcmp(family, "blocked_loads") == 0      ? F_BLOCKED
-		  : strcmp(family, "sandbox_violations") == 0 ? F_VIOLATIONS
-							      : -1;
+	int fam = strcmp(family, "blocked_loads") == 0          ? F_BLOCKED
+		  : strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
+		  : strcmp(family, "description_findings") == 0   ? F_DESCRIPTIONS
+								  : -1;
 
 	if (!m || fam < 0 || !label)
 		return;

@@ -6,6 +6,7 @@
  * version-00 fields, has no all-zero id, and keeps a tracestate only
  * within its bound and printable.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

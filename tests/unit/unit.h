@@ -50,5 +50,6 @@ extern const struct unit_test pool_tests[];
 extern const struct unit_test audit_tests[];
 extern const struct unit_test metrics_tests[];
 extern const struct unit_test trace_tests[];
+extern const struct unit_test scan_tests[];
 
 #endif
