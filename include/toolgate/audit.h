@@ -41,7 +41,12 @@ extern "C" {
 #define TG_AUDIT_RECORD_MAX (64 * 1024)
 
 enum {
-	TG_AUDIT_NOSYNC = 1, /* no fdatasync: for a log on stderr, or tests */
+	TG_AUDIT_NOSYNC = 1,   /* no fdatasync: for a log on stderr, or tests */
+	/* a log that is there may not be empty: for a process that appends
+	 * beside a gateway (toolgate approvals, rollback), which must not
+	 * begin a new chain in a log that was cut (one that is not there is
+	 * begun: the gateway may log elsewhere) */
+	TG_AUDIT_NOT_EMPTY = 2,
 };
 
 struct tg_audit;

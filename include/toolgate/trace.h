@@ -30,6 +30,7 @@ struct tg_trace_ctx {
 	uint8_t flags;                      /* trace-flags: 1, sampled */
 	char state[TG_TRACESTATE_MAX + 1];  /* tracestate as received, or "" */
 	int valid;
+	int local;                          /* a span of this process (tg_span_context) */
 };
 
 /* Parse a traceparent header value (version 00: "00-<32 hex>-<16 hex>-<2

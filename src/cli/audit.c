@@ -51,13 +51,15 @@ int cli_audit_path(const char *file, const char *state, char *out, size_t len)
 
 struct tg_audit *cli_audit_open(const char *file, const char *state, const char *who)
 {
+	/* beside a gateway, a log it wrote is never empty: one that is was cut */
+	unsigned flags = strcmp(who, "serve") == 0 ? 0 : TG_AUDIT_NOT_EMPTY;
 	struct tg_audit *a = NULL;
 	struct tg_error err;
 	char path[4096];
 
 	if (cli_audit_path(file, state, path, sizeof(path)) < 0)
 		return NULL;
-	if (tg_audit_open(path, 0, &a, &err) < 0) {
+	if (tg_audit_open(path, flags, &a, &err) < 0) {
 		fprintf(stderr, "toolgate %s: %s\n", who, err.msg);
 		return NULL;
 	}
@@ -175,16 +177,39 @@ static int lines_open(struct lines *r, const char *path, const char *who)
 }
 
 /* The next whole line (with its newline), or NULL: at the end, or before
- * a line not yet ended (read again from there next time). */
+ * a line not yet ended (read again from there next time). A line with a
+ * NUL byte, or longer than a record can be, is not a record: passed over,
+ * so that neither query nor tail -f stops there. */
 static const char *lines_next(struct lines *r)
 {
-	long at = ftell(r->f);
-	size_t n;
+	for (;;) {
+		long at = ftell(r->f);
+		size_t n;
+		int ch;
 
-	if (fgets(r->line, LINE_CAP, r->f) && (n = strlen(r->line)) > 0 && r->line[n - 1] == '\n')
-		return r->line;
+		if (!fgets(r->line, LINE_CAP, r->f))
+			break;
+		n = (size_t)(ftell(r->f) - at);
+		if (n && r->line[n - 1] == '\n') {
+			if (strlen(r->line) == n)
+				return r->line;
+			continue; /* a NUL in it */
+		}
+		if (n < LINE_CAP - 1) {
+			/* not ended yet: being written */
+			clearerr(r->f);
+			fseek(r->f, at, SEEK_SET);
+			return NULL;
+		}
+		while ((ch = fgetc(r->f)) != EOF && ch != '\n') {
+		}
+		if (ch == EOF) {
+			clearerr(r->f);
+			fseek(r->f, at, SEEK_SET);
+			return NULL;
+		}
+	}
 	clearerr(r->f);
-	fseek(r->f, at, SEEK_SET);
 	return NULL;
 }
 

@@ -33,6 +33,7 @@
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -68,14 +69,16 @@ static int tracer_open(const char *url, struct tg_tracer **out)
 	struct tg_tracer_options o = { 0 };
 	const char *base = getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), *off = getenv("OTEL_SDK_DISABLED");
 	const char *exporter = getenv("OTEL_TRACES_EXPORTER");
+	const char *traces = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
 	char joined[2100];
 	struct tg_error err;
 
 	*out = NULL;
-	if (!url && ((off && strcmp(off, "true") == 0) || (exporter && strcmp(exporter, "none") == 0)))
+	if (!url && ((off && strcasecmp(off, "true") == 0) ||
+		     (exporter && strcmp(exporter, "none") == 0)))
 		return 0;
-	if (!url)
-		url = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+	if (!url && traces && *traces)
+		url = traces;
 	if (!url && base && *base) {
 		/* the base URL: signals at their paths under it */
 		snprintf(joined, sizeof(joined), "%.2000s%sv1/traces", base,

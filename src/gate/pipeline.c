@@ -1395,7 +1395,9 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 	}
 	if (cerr && cerr->code != TG_OK)
 		json_object_set_new(o, "error", json_string(cerr->msg));
-	return record(g->audit, o, st->ran, err);
+	/* waited for when it ran, or when it changed what the store holds
+	 * (a ticket made, a key claimed): nothing acknowledged goes unsynced */
+	return record(g->audit, o, st->ran || st->ticket[0] || st->claimed, err);
 }
 
 /* The call's execute_tool span (GenAI semantic conventions), begun: a
@@ -1452,10 +1454,12 @@ static void span_finish(struct call_state *st, const struct tg_error *err)
 
 /* A call's answer is not given without its record: why it could not be
  * written in rerr. */
-static int unrecorded(const struct tg_error *rerr, struct tg_error *err)
+static int unrecorded(const struct call_state *st, const struct tg_error *rerr,
+		      struct tg_error *err)
 {
-	return tg_error_set(err, TG_ERR_UNAVAILABLE, "the call ran, but its record could not be "
-			    "written (%s): no answer without a record", rerr->msg);
+	return tg_error_set(err, TG_ERR_UNAVAILABLE, "%s, but its record could not be written "
+			    "(%s): no answer without a record", st->ran ? "the call ran"
+			    : "the call was answered", rerr->msg);
 }
 
 /* What the tool produced, as the caller gets it (o released). */
@@ -1523,7 +1527,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (st.claimed)
 		write_done(g, &st);
 	if (stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
-		rc = unrecorded(&rerr, err);
+		rc = unrecorded(&st, &rerr, err);
 	span_finish(&st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
@@ -1794,7 +1798,7 @@ static int run_compensation(struct tg_gate *g, const struct tg_catalog *cat,
 	if (rc >= 0 && !dry_run)
 		st.outcome = st.out.is_error ? "rollback_failed" : "rolled_back";
 	if (stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
-		rc = unrecorded(&rerr, err);
+		rc = unrecorded(&st, &rerr, err);
 	span_finish(&st, rc < 0 ? err : NULL);
 	free(st.canonical);
 	free(args);

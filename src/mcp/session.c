@@ -651,6 +651,25 @@ static void deliver_answer(struct mcp_session *s, json_t *msg)
  * until its answer; a job that answers later takes it (job_new). */
 static __thread struct tg_span *request_span;
 
+static int known_method(const char *m)
+{
+	static const char *const known[] = {
+		"initialize", "ping", "tools/list", "tools/call", "resources/list",
+		"resources/templates/list", "resources/read", "resources/subscribe",
+		"resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
+		"logging/setLevel", "tasks/get", "tasks/list", "tasks/result", "tasks/cancel",
+		"tasks/update", "subscriptions/listen", "notifications/initialized",
+		"notifications/cancelled", "notifications/progress", "notifications/message",
+		"notifications/roots/list_changed",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(m, known[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The server span of a request or notification (MCP semantic
  * conventions): "METHOD TOOL" for a tool of the catalogue, else "METHOD";
  * the parent the client sent in _meta's traceparent, if any (one that
@@ -682,7 +701,8 @@ static struct tg_span *server_span(struct mcp_session *s, const char *method, js
 			snprintf(name, sizeof(name), "%.64s", method);
 		tg_gate_release(s->mcp->gate, cat);
 	} else {
-		snprintf(name, sizeof(name), "%.120s", method);
+		/* a method MCP has, or _OTHER: a client does not name spans */
+		snprintf(name, sizeof(name), "%s", known_method(method) ? method : "_OTHER");
 	}
 	sp = tg_span_start(tr, name, TG_SPAN_SERVER, NULL, &parent);
 	tg_span_set_str(sp, "mcp.method.name", method);
@@ -1118,9 +1138,13 @@ static void *call_thread(void *arg)
 	pthread_mutex_lock(&s->lock);
 	cancelled = j->f->cancelled;
 	pthread_mutex_unlock(&s->lock);
-	if (!cancelled) {
-		server_span_end(j->span, resp);
-		j->span = NULL;
+	/* before the call leaves the session's in-flight list: once it has,
+	 * the session (and the tracer) may be gone */
+	server_span_end(j->span, cancelled ? NULL : resp);
+	j->span = NULL;
+	if (j->wait_for) {
+		mcp_task_put(&s->mcp->tasks, j->wait_for);
+		j->wait_for = NULL;
 	}
 	/* a cancelled request gets no response */
 	if (cancelled)
@@ -2066,7 +2090,7 @@ static json_t *handle_modern(struct mcp_session *s, json_t *id, const char *meth
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0 } };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 } };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
@@ -2198,7 +2222,7 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 		return do_tools_list(s, id, params, older_than_2025_06(s));
 	if (strcmp(method, "tools/call") == 0) {
 		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0,
-					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0 } };
+					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 } };
 
 		return do_tools_call(s, id, params, mode, sink, &legacy);
 	}

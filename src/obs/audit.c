@@ -46,7 +46,8 @@ struct tg_audit {
 	int is_stream;
 	unsigned flags;
 	char *path;
-	char *real;             /* its absolute path, to see it replaced */
+	int dirfd;              /* its directory (O_PATH) and its name there: */
+	char *base;             /* to see it moved or replaced, symlink or not */
 	pthread_t writer;
 	pthread_mutex_t lock;
 	pthread_cond_t work;    /* to the writer: something to write, or stop */
@@ -158,6 +159,15 @@ static int read_at(int fd, char *buf, size_t n, off_t off)
 
 #define RECORD_START "{\"seq\":"
 
+/* Whether the n bytes at p end as a whole record does: its hash, last. */
+static int ends_record(const char *p, size_t n)
+{
+	size_t ml = strlen(HASH_MARK);
+
+	return n >= ml + 64 + 2 && memcmp(p + n - 2, "\"}", 2) == 0 &&
+	       memcmp(p + n - 2 - 64 - ml, HASH_MARK, ml) == 0 && is_hex64(p + n - 2 - 64);
+}
+
 /* Whether the n bytes at p could be the beginning of record seq as the
  * writer writes it: what a crash mid-write leaves. */
 static int starts_record(const char *p, size_t n, uint64_t seq)
@@ -230,9 +240,18 @@ static int read_tail(struct tg_audit *a, size_t *cut, struct tg_error *err)
 					    a->path, why);
 		}
 	}
-	if (tlen && line_check(tail, tlen, &seq, prev, hash, &edited, why, sizeof(why)) == 0 &&
-	    seq == a->seq + 1 && strcmp(prev, a->hash) == 0) {
-		/* whole, and chained: only its newline was lost */
+	if (tlen && ends_record(tail, tlen)) {
+		/* whole: only its newline was lost, if it holds and follows */
+		int bad = line_check(tail, tlen, &seq, prev, hash, &edited, why, sizeof(why)) < 0;
+
+		if (bad || seq != a->seq + 1 || strcmp(prev, a->hash) != 0) {
+			free(buf);
+			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: its last record (its "
+					    "newline lost) does not verify (%s); `toolgate audit "
+					    "verify` names the first bad one; move the file aside to "
+					    "begin a new log", a->path,
+					    bad ? why : "it does not follow the record before it");
+		}
 		if (write(a->fd, "\n", 1) != 1 || fdatasync(a->fd) < 0) {
 			free(buf);
 			return tg_error_sys(err, errno ? errno : EIO, "audit log %s: end its last "
@@ -278,7 +297,9 @@ static int check_file(struct tg_audit *a, size_t *cut, struct tg_error *err)
 
 	if (fstat(a->fd, &fst) < 0)
 		return tg_error_sys(err, errno, "audit log %s", a->path);
-	if (stat(a->real, &pst) < 0 || pst.st_dev != fst.st_dev || pst.st_ino != fst.st_ino)
+	/* the name as given, through a symlink too (one repointed counts) */
+	if (fstatat(a->dirfd, a->base, &pst, 0) < 0 || pst.st_dev != fst.st_dev ||
+	    pst.st_ino != fst.st_ino)
 		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: the file was moved, "
 				    "removed or replaced since it was opened; its records would "
 				    "go where nobody looks (rotate with the gateway stopped)",
@@ -293,7 +314,25 @@ static int check_file(struct tg_audit *a, size_t *cut, struct tg_error *err)
 		return tg_error_set(err, TG_ERR_INVALID, "audit log %s: record %llu is no longer "
 				    "where it was written: something rewrote the file", a->path,
 				    (unsigned long long)a->seq);
-	return fst.st_size != a->end ? read_tail(a, cut, err) : 0;
+	if (fst.st_size == a->end)
+		return 0;
+	{
+		/* another writer's records follow ours: the first chains on */
+		char next[256], want[80];
+		size_t n = fst.st_size - a->end < (off_t)sizeof(next) - 1
+				   ? (size_t)(fst.st_size - a->end) : sizeof(next) - 1;
+
+		snprintf(want, sizeof(want), "\"prev\":\"%s\"", a->hash);
+		if (read_at(a->fd, next, n, a->end) < 0)
+			return tg_error_sys(err, errno ? errno : EIO, "audit log %s: read", a->path);
+		next[n] = '\0';
+		if (!starts_record(next, n, a->seq + 1) ||
+		    (n >= 200 && !memmem(next, n, want, strlen(want))))
+			return tg_error_set(err, TG_ERR_INVALID, "audit log %s: what follows record "
+					    "%llu is not its successor: something else wrote the "
+					    "file", a->path, (unsigned long long)a->seq);
+	}
+	return read_tail(a, cut, err);
 }
 
 /* ---- the writer -------------------------------------------------------- */
@@ -490,8 +529,10 @@ static void audit_free(struct tg_audit *a)
 	pthread_cond_destroy(&a->work);
 	pthread_cond_destroy(&a->done);
 	pthread_cond_destroy(&a->space);
+	if (a->dirfd >= 0)
+		close(a->dirfd);
 	free(a->path);
-	free(a->real);
+	free(a->base);
 	free(a);
 }
 
@@ -527,6 +568,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	a->path = strdup(path);
 	a->flags = flags;
+	a->dirfd = -1;
 	a->tail = &a->head;
 	a->next_ticket = 1;
 	memcpy(a->hash, ZERO_HASH, 65);
@@ -559,14 +601,34 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 		}
 		/* not a file (/dev/null, a pipe): a stream, as stderr is */
 		a->is_stream = !S_ISREG(st.st_mode);
+		if (!a->is_stream && (fcntl(a->fd, F_GETFL) & O_ACCMODE) != O_RDWR) {
+			/* its chain must be read to go on with it */
+			tg_error_set(err, TG_ERR_INVALID, "audit log %s: a file this process may "
+				     "write but not read", path);
+			audit_free(a);
+			return -1;
+		}
+	}
+	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) &&
+	    lseek(a->fd, 0, SEEK_END) == 0) {
+		tg_error_set(err, TG_ERR_INVALID, "audit log %s: empty (cut?): a new one is begun by "
+			     "the gateway, not here", path);
+		audit_free(a);
+		return -1;
 	}
 	if (!a->is_stream) {
-		a->real = realpath(path, NULL);
+		const char *slash = strrchr(path, '/');
+		char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+				  : strdup(".");
+
+		a->base = strdup(slash ? slash + 1 : path);
+		a->dirfd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+		free(dir);
 		while (flock(a->fd, LOCK_EX) < 0 && errno == EINTR) {
 		}
-		if (!a->path || !a->real || read_tail(a, &cut, err) < 0) {
-			if (!a->path || !a->real)
-				tg_error_sys(err, a->path ? errno : ENOMEM, "audit log %s", path);
+		if (!a->path || !a->base || a->dirfd < 0 || read_tail(a, &cut, err) < 0) {
+			if (!a->path || !a->base || a->dirfd < 0)
+				tg_error_sys(err, a->dirfd < 0 ? errno : ENOMEM, "audit log %s", path);
 			audit_free(a);
 			return -1;
 		}

@@ -197,6 +197,7 @@ struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_spa
 		randombytes_buf(s->ctx.span_id, 8);
 	while (all_zero(s->ctx.span_id, 8));
 	s->ctx.valid = 1;
+	s->ctx.local = 0;
 	hex(s->ctx.trace_id, 16, tid);
 	hex(s->ctx.span_id, 8, sid);
 	s->attrs = json_array();
@@ -216,7 +217,7 @@ struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_spa
 		json_object_set_new(s->o, "traceState", json_string(s->ctx.state));
 	/* trace flags, and whether the parent is remote (in the caller's
 	 * process): OTLP's HAS_IS_REMOTE and IS_REMOTE bits */
-	json_object_set_new(s->o, "flags", json_integer(0x100 | (up && !parent ? 0x200 : 0) |
+	json_object_set_new(s->o, "flags", json_integer(0x100 | (up && !parent && !up->local ? 0x200 : 0) |
 							s->ctx.flags));
 	return s;
 }
@@ -275,10 +276,12 @@ void tg_span_error(struct tg_span *s, const char *type, const char *message)
 
 void tg_span_context(const struct tg_span *s, struct tg_trace_ctx *out)
 {
-	if (s)
+	if (s) {
 		*out = s->ctx;
-	else
+		out->local = 1;
+	} else {
 		memset(out, 0, sizeof(*out));
+	}
 }
 
 void tg_span_ids(const struct tg_span *s, char trace_hex[33], char span_hex[17])
@@ -470,8 +473,9 @@ static int parse_headers(const char *in, struct curl_slist **out, struct tg_erro
 		while (p < end && *p == ' ')
 			p++;
 		if (!eq || eq == p)
-			return tg_error_set(err, TG_ERR_INVALID, "OTLP headers: \"%.*s\" is not "
-					    "key=value", (int)(end - p), p);
+			/* not echoed: it may hold a token */
+			return tg_error_set(err, TG_ERR_INVALID, "OTLP headers: an entry that is "
+					    "not key=value");
 		klen = (size_t)(eq - p);
 		while (klen && p[klen - 1] == ' ')
 			klen--;

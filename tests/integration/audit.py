@@ -322,6 +322,7 @@ for how in ("cut", "moved"):
         before = call(port, "fs.read", {"path": "README.md"})
         held3 = call(port, "fs.write", {"path": "notes/" + how, "content": "x"}, key="k-" + how)
         tk3 = held3.get("result", {}).get("_meta", {}).get("dev.toolgate/error", {}).get("ticket")
+        call(port, "fs.read", {"path": "README.md"})  # synced: the log is where we left it
         if how == "cut":
             os.truncate(LOG3, 0)
         else:

@@ -157,6 +157,7 @@ c("server_span", sv and sv["name"] == "tools/call fs.read" and sv["traceId"] == 
 ex = children(sv, "execute_tool fs.read") if sv else []
 ea = attrs(ex[0]) if ex else {}
 c("execute_tool_span", len(ex) == 1 and ex[0]["traceId"] == TRACE and ex[0]["kind"] == 1 and
+  ex[0]["flags"] == 0x101 and sv["flags"] == 0x301 and
   ea.get("gen_ai.operation.name") == "execute_tool" and ea.get("gen_ai.tool.name") == "fs.read" and
   ea.get("gen_ai.tool.call.id") and ea.get("toolgate.outcome") == "ok" and
   ea.get("toolgate.principal") == "agent" and "status" not in ex[0], ex)

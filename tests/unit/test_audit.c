@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "toolgate/audit.h"
@@ -298,6 +299,40 @@ static int torn(void)
 		tg_audit_close(a);
 		CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 &&
 		      rep.last_seq == 6);
+		/* a whole last record without its newline that was edited is
+		 * refused, and not cut */
+		{
+			char edited[8192], *i7;
+			off_t before;
+
+			CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0);
+			CHECK(load_lines(path, lines, &n) == 0 && n == 6);
+			snprintf(edited, sizeof(edited), "%s", lines[5]);
+			edited[strlen(edited) - 1] = '\0';
+			i7 = strstr(edited, "\"i\":20");
+			CHECK(i7);
+			i7[5] = '1';
+			lines[5][0] = '\0';
+			CHECK(save_lines(path, lines, n) == 0);
+			free_lines(lines, n);
+			fd = open(path, O_WRONLY | O_APPEND);
+			CHECK(fd >= 0 && write(fd, edited, strlen(edited)) == (ssize_t)strlen(edited));
+			before = lseek(fd, 0, SEEK_END);
+			close(fd);
+			CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) < 0 &&
+			      strstr(err.msg, "edited"));
+			fd = open(path, O_RDONLY);
+			CHECK(fd >= 0 && lseek(fd, 0, SEEK_END) == before);
+			close(fd);
+			/* as it was: the record whole again */
+			i7[5] = '0';
+			CHECK(truncate(path, before - (off_t)strlen(edited)) == 0);
+			fd = open(path, O_WRONLY | O_APPEND);
+			CHECK(fd >= 0 && write(fd, edited, strlen(edited)) == (ssize_t)strlen(edited));
+			close(fd);
+			CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0);
+			tg_audit_close(a);
+		}
 		/* what is not the beginning of the record due next is not cut */
 		fd = open(path, O_WRONLY | O_APPEND);
 		CHECK(fd >= 0 && write(fd, "hello", 5) == 5);
@@ -378,6 +413,42 @@ static int moved(void)
 	CHECK(tg_audit_ok(a, &err) < 0 && strstr(err.msg, "moved"));
 	tg_audit_close(a);
 	CHECK(access(path, F_OK) < 0);
+
+	/* a symlink repointed (rotation by link): the name no longer leads
+	 * to the file being written */
+	{
+		char link[160], two[160];
+
+		snprintf(link, sizeof(link), "%s/cur.log", dir);
+		snprintf(two, sizeof(two), "%s/two.log", dir);
+		CHECK(symlink("two.log", link) == 0);
+		CHECK(tg_audit_open(link, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 2) == 0);
+		CHECK(unlink(link) == 0 && symlink("three.log", link) == 0);
+		CHECK(append_n(a, 2, 1) < 0 && tg_audit_ok(a, &err) < 0 && strstr(err.msg, "moved"));
+		tg_audit_close(a);
+		CHECK(unlink(link) == 0 && unlink(two) == 0);
+	}
+	/* another writer's bytes that do not chain on ours stop us */
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 2) == 0);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 2);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, lines[0], strlen(lines[0])) == (ssize_t)strlen(lines[0]));
+	close(fd);
+	free_lines(lines, n);
+	CHECK(append_n(a, 2, 1) < 0 && tg_audit_ok(a, &err) < 0 && strstr(err.msg, "successor"));
+	tg_audit_close(a);
+	CHECK(unlink(path) == 0);
+	/* beside a gateway, an empty log is a cut one: not begun again */
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC | TG_AUDIT_NOT_EMPTY, &a, &err) < 0 &&
+	      strstr(err.msg, "empty"));
+	/* a file that may be written but not read cannot be chained on */
+	CHECK(chmod(path, 0200) == 0);
+	if (geteuid() != 0) /* root reads it all the same */
+		CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) < 0);
+	CHECK(unlink(path) == 0);
 
 	/* two writers: each sees the other's records after its own */
 	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 2) == 0);

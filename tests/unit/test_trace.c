@@ -197,6 +197,7 @@ static int exported(void)
 	CHECK(collector_start(&c, 200) == 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/traces", c.port);
 	o.endpoint = url;
+	o.interval_ms = 60000; /* one export: at free */
 	o.service_name = "toolgate-test";
 	o.headers = "x-tenant=t%201,authorization=Bearer abc";
 	CHECK(tg_tracer_new(&o, &t, &err) == 0);
@@ -346,12 +347,21 @@ static int collector_down(void)
 	CHECK(tg_tracer_new(&o, &t, &err) == 0);
 	for (i = 0; i < 4; i++)
 		tg_span_end(tg_span_start(t, "x", TG_SPAN_INTERNAL, NULL, NULL));
-	for (i = 0; i < 100 && c.requests == 0; i++)
-		usleep(20000); /* the exporter took the first four */
+	for (i = 0; i < 250; i++) { /* the exporter took the first four */
+		int took;
+
+		pthread_mutex_lock(&c.lock);
+		took = c.requests;
+		pthread_mutex_unlock(&c.lock);
+		if (took)
+			break;
+		usleep(20000);
+	}
 	for (i = 0; i < 10; i++)
 		tg_span_end(tg_span_start(t, "y", TG_SPAN_INTERNAL, NULL, NULL));
 	tg_tracer_get_stats(t, &st);
-	CHECK(st.ended == 14 && st.dropped >= 6);
+	/* four in the hung export, four queued, six dropped */
+	CHECK(st.ended == 14 && st.dropped == 6 && st.exports == 1);
 	tg_tracer_free(t);
 	tg_tracer_get_stats(NULL, &st);
 	collector_stop(&c);
