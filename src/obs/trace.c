@@ -72,6 +72,39 @@ static int unhex(const char *s, uint8_t *out, size_t n)
 	return 0;
 }
 
+/* Ids: random, not secret (they travel in headers), so a generator of
+ * each thread's own (xoshiro256**) seeded once from the system's, rather
+ * than a getrandom call for each id. */
+static __thread uint64_t rng[4];
+static __thread int rng_seeded;
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return x << k | x >> (64 - k);
+}
+
+static void random_id(uint8_t *p, size_t n)
+{
+	while (!rng_seeded) {
+		randombytes_buf(rng, sizeof(rng));
+		rng_seeded = (rng[0] | rng[1] | rng[2] | rng[3]) != 0;
+	}
+	while (n) {
+		uint64_t v = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
+		size_t k = n < 8 ? n : 8;
+
+		rng[2] ^= rng[0];
+		rng[3] ^= rng[1];
+		rng[1] ^= rng[2];
+		rng[0] ^= rng[3];
+		rng[2] ^= t;
+		rng[3] = rotl(rng[3], 45);
+		memcpy(p, &v, k);
+		p += k;
+		n -= k;
+	}
+}
+
 static int all_zero(const uint8_t *p, size_t n)
 {
 	while (n--)
@@ -189,12 +222,12 @@ struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_spa
 		hex(up->span_id, 8, pid);
 	} else {
 		do
-			randombytes_buf(s->ctx.trace_id, 16);
+			random_id(s->ctx.trace_id, 16);
 		while (all_zero(s->ctx.trace_id, 16));
 		s->ctx.flags = 1;
 	}
 	do
-		randombytes_buf(s->ctx.span_id, 8);
+		random_id(s->ctx.span_id, 8);
 	while (all_zero(s->ctx.span_id, 8));
 	s->ctx.valid = 1;
 	s->ctx.local = 0;
