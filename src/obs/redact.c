@@ -1,0 +1,459 @@
+/*
+ * The secret redactor's scan and its two faces, one call and a stream
+ * (include/toolgate/redact.h, docs/REDACTION.md). The rules are in
+ * redact_rules.c.
+ *
+ * One loop walks the input a byte at a time through a class table and
+ * stops only where a rule could begin: a byte that starts an anchored
+ * prefix after a non-alphanumeric byte, ':' or '=', or the start of a run
+ * of token bytes long enough for the generic rule. There it asks the rules
+ * in order (anchored, keyed, generic); the first that matches wins, its
+ * span is replaced by "[REDACTED:<rule>]" and the scan goes on after it.
+ *
+ * Each decision at position q reads at most LOOKBEHIND bytes before q and
+ * WINDOW after (the window is cut there, so a rule cannot read further by
+ * mistake). The scan decides a position only once WINDOW bytes follow it
+ * or the input has ended; a stream keeps the undecided tail and
+ * LOOKBEHIND bytes of context, and so makes exactly the decisions one
+ * call makes, whatever the chunks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "obs/redact_int.h"
+#include "toolgate/redact.h"
+
+#define WINDOW TG_REDACT_WINDOW
+#define LOOKBEHIND TG_REDACT_LOOKBEHIND
+/* A stream's buffer: the context, a window, and room for new input. */
+#define STREAM_BUF (64 * 1024)
+#define STEP 4096
+
+static const char *const rule_names[] = {
+	"aws_access_key_id", "aws_secret_access_key", "gcp_api_key", "gcp_service_account",
+	"azure_storage_key", "github_token", "gitlab_token", "slack_token", "slack_webhook",
+	"stripe_key", "openai_key", "anthropic_key", "npm_token", "pypi_token", "sendgrid_key",
+	"twilio_key", "private_key", "jwt", "url_password", "connection_string",
+	"password_assignment", "high_entropy", NULL,
+};
+
+const char *const *tg_redact_rules(void)
+{
+	return rule_names;
+}
+
+/* The scan's state, for one input. Positions are in the current buffer;
+ * base is the input offset of its byte 0. */
+struct scan {
+	uint64_t base;
+	size_t pos;      /* the next position to decide */
+	size_t emitted;  /* input before this was written (as is or redacted) */
+	size_t counted;  /* newlines before this are in line */
+	uint64_t line;
+	size_t checked;  /* bytes before this went through the UTF-8 check */
+	unsigned u8need; /* UTF-8: continuation bytes still expected */
+	unsigned char u8lo, u8hi;
+	unsigned flags;
+	struct tg_redact_finding *f;
+	size_t nf, fcap;
+	uint64_t total;
+	tg_redact_write_fn write;
+	void *arg;
+	int failed;
+};
+
+/* ---- flags ----------------------------------------------------------- */
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* UTF-8 validity and NUL bytes, over b[0..n), carried across calls. */
+static void check_bytes(struct scan *s, const unsigned char *b, size_t n)
+{
+	size_t i = 0;
+
+	if ((s->flags & (TG_REDACT_BINARY | TG_REDACT_INVALID_UTF8)) ==
+	    (TG_REDACT_BINARY | TG_REDACT_INVALID_UTF8))
+		return;
+	while (i < n) {
+		unsigned char x;
+
+		if (s->u8need == 0) {
+			/* ASCII without NUL, eight bytes at a time */
+			while (i + 8 <= n) {
+				uint64_t v;
+
+				memcpy(&v, b + i, 8);
+				if ((v & HIGHS) || ((v - ONES) & ~v & HIGHS))
+					break;
+				i += 8;
+			}
+			if (i >= n)
+				break;
+			x = b[i++];
+			if (x < 0x80) {
+				if (x == 0)
+					s->flags |= TG_REDACT_BINARY;
+			} else if (x < 0xc2 || x > 0xf4) {
+				s->flags |= TG_REDACT_INVALID_UTF8;
+			} else if (x < 0xe0) {
+				s->u8need = 1, s->u8lo = 0x80, s->u8hi = 0xbf;
+			} else if (x < 0xf0) {
+				s->u8need = 2;
+				s->u8lo = x == 0xe0 ? 0xa0 : 0x80; /* overlong */
+				s->u8hi = x == 0xed ? 0x9f : 0xbf; /* surrogates */
+			} else {
+				s->u8need = 3;
+				s->u8lo = x == 0xf0 ? 0x90 : 0x80;
+				s->u8hi = x == 0xf4 ? 0x8f : 0xbf; /* past U+10FFFF */
+			}
+			continue;
+		}
+		x = b[i];
+		if (x < s->u8lo || x > s->u8hi) {
+			/* a broken sequence: this byte starts afresh */
+			s->flags |= TG_REDACT_INVALID_UTF8;
+			s->u8need = 0;
+			continue;
+		}
+		i++;
+		s->u8need--;
+		s->u8lo = 0x80;
+		s->u8hi = 0xbf;
+	}
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static int out(struct scan *s, const char *buf, size_t n, struct tg_error *err)
+{
+	if (n == 0 || s->failed)
+		return s->failed ? -1 : 0;
+	if (s->write(s->arg, buf, n, err) < 0) {
+		s->failed = 1;
+		if (err && err->code == TG_OK)
+			tg_error_set(err, TG_ERR_SYSTEM, "redact: the output could not be written");
+		return -1;
+	}
+	return 0;
+}
+
+static void count_lines(struct scan *s, const unsigned char *b, size_t upto)
+{
+	const unsigned char *p = b + s->counted, *e = b + upto;
+
+	while (p < e && (p = memchr(p, '\n', (size_t)(e - p)))) {
+		s->line++;
+		p++;
+	}
+	if (upto > s->counted)
+		s->counted = upto;
+}
+
+static int record(struct scan *s, const unsigned char *b, const struct rmatch *m,
+		  struct tg_error *err)
+{
+	struct tg_redact_finding *f;
+
+	count_lines(s, b, m->start);
+	s->total++;
+	s->flags |= m->flags;
+	if (s->nf == TG_REDACT_FINDINGS_MAX) {
+		s->flags |= TG_REDACT_FINDINGS_CAPPED;
+		return 0;
+	}
+	if (s->nf == s->fcap) {
+		size_t cap = s->fcap ? s->fcap * 2 : 16;
+
+		if (cap > TG_REDACT_FINDINGS_MAX)
+			cap = TG_REDACT_FINDINGS_MAX;
+		f = realloc(s->f, cap * sizeof(*f));
+		if (!f)
+			return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for findings");
+		s->f = f;
+		s->fcap = cap;
+	}
+	f = &s->f[s->nf++];
+	f->rule = m->rule;
+	f->offset = s->base + m->start;
+	f->length = m->end - m->start;
+	f->line = s->line + 1;
+	f->flags = m->flags;
+	return 0;
+}
+
+/* ---- the scan -------------------------------------------------------- */
+
+/* The next position at or after p, before lim, where a rule could begin
+ * (lim when none). b[p - 1] exists unless p is the input's first byte. */
+static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_t hi)
+{
+	unsigned prev = p ? redact_cls[b[p - 1]] : 0;
+
+	for (; p < lim; p++) {
+		unsigned k = redact_cls[b[p]];
+
+		if (k & C_ASSIGN)
+			return p;
+		if ((k & C_ANCH) && (!(prev & C_ALNUM) || b[p] == '-'))
+			return p;
+		if ((k & C_TOK) && !(prev & C_TOK)) {
+			/* a run starts: a candidate for the generic rule if long */
+			size_t j = p + 1;
+
+			while (j < hi && j - p < HE_MIN && (redact_cls[b[j]] & C_TOK))
+				j++;
+			if (j - p >= HE_MIN)
+				return p;
+		}
+		prev = k;
+	}
+	return lim;
+}
+
+/* The rules in order at candidate q. In a stream, b holds LOOKBEHIND
+ * bytes before any candidate (stream_compact keeps them), so the window
+ * starts where it would in one call over the whole input. */
+static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch *m)
+{
+	struct rwin w;
+	unsigned k = redact_cls[b[q]];
+	unsigned prev;
+
+	w.b = b;
+	w.lo = q > LOOKBEHIND ? q - LOOKBEHIND : 0;
+	w.hi = len - q > WINDOW ? q + WINDOW : len;
+	prev = q > w.lo ? redact_cls[b[q - 1]] : 0;
+	if ((k & C_ANCH) && (!(prev & C_ALNUM) || b[q] == '-') && rules_anchor(&w, q, m))
+		return 1;
+	if ((k & C_ASSIGN) && rules_assign(&w, q, m))
+		return 1;
+	if ((k & C_TOK) && !(prev & C_TOK) && rules_entropy(&w, q, m))
+		return 1;
+	return 0;
+}
+
+/* Decide what can be decided in b[0..len) (all of it at eof), writing the
+ * output up to there. */
+static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
+		    struct tg_error *err)
+{
+	size_t lim = eof ? len : (len > WINDOW ? len - WINDOW : 0);
+	size_t p = s->pos;
+	struct rmatch m;
+
+	while (p < lim) {
+		char marker[64];
+		int mlen;
+
+		p = next_candidate(b, p, lim, len);
+		if (p >= lim)
+			break;
+		if (!try_rules(b, len, p, &m)) {
+			p++;
+			continue;
+		}
+		if (record(s, b, &m, err) < 0 ||
+		    out(s, (const char *)b + s->emitted, m.start - s->emitted, err) < 0)
+			return -1;
+		mlen = snprintf(marker, sizeof(marker), "[REDACTED:%s]", m.rule);
+		if (out(s, marker, (size_t)mlen, err) < 0)
+			return -1;
+		s->emitted = m.end;
+		p = m.end;
+	}
+	if (p < lim)
+		p = lim;
+	s->pos = p; /* past lim when a match ran on: decided up to its end */
+	if (out(s, (const char *)b + s->emitted, p - s->emitted, err) < 0)
+		return -1;
+	s->emitted = p;
+	count_lines(s, b, p);
+	check_bytes(s, b + s->checked, p - s->checked);
+	s->checked = p;
+	if (eof && s->u8need)
+		s->flags |= TG_REDACT_INVALID_UTF8; /* cut mid-character */
+	return 0;
+}
+
+/* ---- one call -------------------------------------------------------- */
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static int grow_write(void *arg, const char *buf, size_t n, struct tg_error *err)
+{
+	struct growbuf *g = arg;
+
+	if (g->len + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 4096;
+		char *p;
+
+		while (cap < g->len + n + 1)
+			cap *= 2;
+		p = realloc(g->p, cap);
+		if (!p)
+			return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the output");
+		g->p = p;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, buf, n);
+	g->len += n;
+	return 0;
+}
+
+int tg_redact(const char *in, size_t n, struct tg_redact_out *out_, struct tg_error *err)
+{
+	struct growbuf g = { NULL, 0, 0 };
+	struct scan s;
+	int rc;
+
+	memset(out_, 0, sizeof(*out_));
+	memset(&s, 0, sizeof(s));
+	tg_error_clear(err);
+	s.write = grow_write;
+	s.arg = &g;
+	/* room for the input as is: most of it is not redacted */
+	g.cap = n + 4096;
+	g.p = malloc(g.cap);
+	if (!g.p) {
+		tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for %zu bytes of output", n);
+		goto fail;
+	}
+	rc = scan_run(&s, (const unsigned char *)in, n, 1, err);
+	if (rc < 0)
+		goto fail;
+	g.p[g.len] = '\0';
+	out_->text = g.p;
+	out_->len = g.len;
+	out_->findings = s.f;
+	out_->nfindings = s.nf;
+	out_->total = s.total;
+	out_->flags = s.flags;
+	return 0;
+fail:
+	free(g.p);
+	free(s.f);
+	return -1;
+}
+
+void tg_redact_out_release(struct tg_redact_out *o)
+{
+	if (!o)
+		return;
+	free(o->text);
+	free(o->findings);
+	memset(o, 0, sizeof(*o));
+}
+
+/* ---- a stream -------------------------------------------------------- */
+
+struct tg_redact_stream {
+	struct scan s;
+	unsigned char *buf; /* STREAM_BUF bytes */
+	size_t len;
+	int finished;
+};
+
+int tg_redact_stream_new(tg_redact_write_fn write, void *arg, struct tg_redact_stream **outp,
+			 struct tg_error *err)
+{
+	struct tg_redact_stream *st;
+
+	*outp = NULL;
+	if (!write)
+		return tg_error_set(err, TG_ERR_INVALID, "redact stream: no output function");
+	st = calloc(1, sizeof(*st));
+	if (!st || !(st->buf = malloc(STREAM_BUF))) {
+		free(st);
+		return tg_error_set(err, TG_ERR_NOMEM, "redact stream: out of memory");
+	}
+	st->s.write = write;
+	st->s.arg = arg;
+	*outp = st;
+	return 0;
+}
+
+/* Drop what no decision can read again: all but LOOKBEHIND bytes before
+ * the next position. */
+static void stream_compact(struct tg_redact_stream *st)
+{
+	struct scan *s = &st->s;
+	size_t keep = s->pos > LOOKBEHIND ? s->pos - LOOKBEHIND : 0;
+
+	if (keep == 0)
+		return;
+	memmove(st->buf, st->buf + keep, st->len - keep);
+	st->len -= keep;
+	s->base += keep;
+	s->pos -= keep;
+	s->emitted -= keep;
+	s->counted -= keep;
+	s->checked -= keep;
+}
+
+int tg_redact_stream_feed(struct tg_redact_stream *st, const void *data, size_t n,
+			  struct tg_error *err)
+{
+	const unsigned char *p = data;
+
+	if (st->finished)
+		return tg_error_set(err, TG_ERR_INVALID, "redact stream: fed after its end");
+	if (st->s.failed)
+		return tg_error_set(err, TG_ERR_INVALID, "redact stream: its output failed before");
+	while (n) {
+		size_t room, take;
+
+		if (st->len == STREAM_BUF)
+			stream_compact(st); /* full: then pos is past half of it */
+		room = STREAM_BUF - st->len;
+		take = n < room ? n : room;
+		memcpy(st->buf + st->len, p, take);
+		st->len += take;
+		p += take;
+		n -= take;
+		/* decide once a step's worth is decidable: tiny writes cost
+		 * no scan each, and output lags the input by at most
+		 * WINDOW + STEP */
+		if (st->len - st->s.pos < WINDOW + STEP)
+			continue;
+		if (scan_run(&st->s, st->buf, st->len, 0, err) < 0)
+			return -1;
+		if (st->s.pos > STREAM_BUF / 2)
+			stream_compact(st);
+	}
+	return 0;
+}
+
+int tg_redact_stream_finish(struct tg_redact_stream *st, struct tg_error *err)
+{
+	if (st->finished)
+		return tg_error_set(err, TG_ERR_INVALID, "redact stream: finished twice");
+	st->finished = 1;
+	return scan_run(&st->s, st->buf, st->len, 1, err);
+}
+
+const struct tg_redact_finding *tg_redact_stream_findings(const struct tg_redact_stream *st,
+							  size_t *n, uint64_t *total,
+							  unsigned *flags)
+{
+	if (n)
+		*n = st->s.nf;
+	if (total)
+		*total = st->s.total;
+	if (flags)
+		*flags = st->s.flags;
+	return st->s.f;
+}
+
+void tg_redact_stream_free(struct tg_redact_stream *st)
+{
+	if (!st)
+		return;
+	free(st->s.f);
+	free(st->buf);
+	free(st);
+}

@@ -1,0 +1,932 @@
+/*
+ * The redaction rules (docs/REDACTION.md): hand-written matchers that the
+ * scan in redact.c calls at a candidate position. Each reads only the
+ * window it is given (struct rwin) so that a stream decides as one call
+ * does. They never allocate.
+ *
+ * Three families: anchored token formats (a fixed prefix, then an
+ * alphabet and a length, a checksum where the format has one), keyed
+ * values (the key before ':' or '=' names a secret; the value must not be
+ * a placeholder and must have some entropy), and a generic rule for long
+ * base64/base62 runs above an entropy floor, with the usual look-alikes
+ * (digests, UUIDs, encoded text and images, identifiers) excluded.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "obs/redact_int.h"
+#include "toolgate/redact.h"
+
+unsigned char redact_cls[256];
+
+__attribute__((constructor)) static void cls_init(void)
+{
+	int c;
+
+	for (c = 0; c < 256; c++) {
+		unsigned char k = 0;
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9');
+
+		if (alnum || c == '+' || c == '/' || c == '_' || c == '-')
+			k |= C_TOK;
+		if (alnum)
+			k |= C_ALNUM;
+		if (c && strchr("AgxhsrnpSe-", c))
+			k |= C_ANCH;
+		if (c == ':' || c == '=')
+			k |= C_ASSIGN;
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+			k |= C_HEX;
+		if (alnum || c == '_' || c == '.' || c == '-')
+			k |= C_IDENT;
+		redact_cls[c] = k;
+	}
+}
+
+#define CLS(c) (redact_cls[(unsigned char)(c)])
+
+static int is_lower(int c) { return c >= 'a' && c <= 'z'; }
+static int is_upper(int c) { return c >= 'A' && c <= 'Z'; }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_alnum(int c) { return CLS(c) & C_ALNUM; }
+static int is_b64url(int c) { return is_alnum(c) || c == '-' || c == '_'; }
+static int is_b64(int c) { return is_alnum(c) || c == '+' || c == '/'; }
+static int is_lhex(int c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+static int is_space(int c) { return c == ' ' || c == '\t'; }
+static int is_tok_fn(int c) { return CLS(c) & C_TOK; }
+
+/* How many bytes from i on satisfy ok, at most max, not past hi. */
+static size_t run_of(const struct rwin *w, size_t i, int (*ok)(int), size_t max)
+{
+	size_t n = 0;
+
+	while (i + n < w->hi && n < max && ok(w->b[i + n]))
+		n++;
+	return n;
+}
+
+static int has_at(const struct rwin *w, size_t i, const char *s)
+{
+	size_t n = strlen(s);
+
+	return i + n <= w->hi && memcmp(w->b + i, s, n) == 0;
+}
+
+/* Whether the token ends at i: no byte of its alphabet follows. */
+static int ends_at(const struct rwin *w, size_t i, int (*ok)(int))
+{
+	return i >= w->hi || !ok(w->b[i]);
+}
+
+static int ci_contains(const unsigned char *v, size_t n, const char *s)
+{
+	size_t k = strlen(s), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (strncasecmp((const char *)v + i, s, k) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- measures -------------------------------------------------------- */
+
+/* Shannon entropy of v[0..n) in bits a byte. */
+static double entropy(const unsigned char *v, size_t n)
+{
+	unsigned short cnt[256];
+	double h = 0;
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < n; i++)
+		cnt[v[i]]++;
+	for (i = 0; i < 256; i++)
+		if (cnt[i]) {
+			double p = (double)cnt[i] / (double)n;
+
+			h -= p * log2(p);
+		}
+	return h;
+}
+
+/* The floor for a random-looking run of n bytes: 80% of what n bytes can
+ * hold (log2 n), which 99.5% of random base62 strings of any length from 20
+ * to 128 pass (docs/REDACTION.md has the figures), capped at 4.8. */
+static double entropy_floor(size_t n)
+{
+	double f = 0.8 * log2((double)n);
+
+	return f > 4.8 ? 4.8 : f;
+}
+
+/* The share of bytes in words: [a-z]{3,}, [A-Z][a-z]{2,}, [A-Z]{4,}.
+ * Identifiers and paths are mostly words; random strings are not (a
+ * random base62 string of 24 bytes reaches 0.7 once in a hundred). */
+static double wordiness(const unsigned char *v, size_t n)
+{
+	size_t i = 0, in_words = 0;
+
+	while (i < n) {
+		size_t j = i;
+
+		if (is_upper(v[i]) && i + 1 < n && is_lower(v[i + 1])) {
+			j = i + 1;
+			while (j < n && is_lower(v[j]))
+				j++;
+			if (j - i >= 3)
+				in_words += j - i;
+		} else if (is_lower(v[i])) {
+			while (j < n && is_lower(v[j]))
+				j++;
+			if (j - i >= 3)
+				in_words += j - i;
+		} else if (is_upper(v[i])) {
+			while (j < n && is_upper(v[j]))
+				j++;
+			if (j - i >= 4)
+				in_words += j - i;
+		} else {
+			j = i + 1;
+		}
+		i = j;
+	}
+	return (double)in_words / (double)n;
+}
+
+static int b64_value(int c)
+{
+	if (is_upper(c))
+		return c - 'A';
+	if (is_lower(c))
+		return c - 'a' + 26;
+	if (is_digit(c))
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* Whether v decodes (base64, either alphabet) to mostly printable text:
+ * base64 of ordinary text is not a key, and random bytes are printable
+ * only a third of the time. Looks at the first 64 bytes. */
+static int decodes_to_text(const unsigned char *v, size_t n)
+{
+	unsigned acc = 0, bits = 0, printable = 0, total = 0;
+	size_t i;
+
+	for (i = 0; i < n && i < 64; i++) {
+		int x = b64_value(v[i]);
+
+		if (x < 0)
+			return 0;
+		acc = (acc << 6) | (unsigned)x;
+		bits += 6;
+		if (bits >= 8) {
+			unsigned char byte = (unsigned char)(acc >> (bits - 8));
+
+			bits -= 8;
+			total++;
+			printable += (byte >= 0x20 && byte < 0x7f) || byte == '\n' ||
+				     byte == '\t' || byte == '\r';
+		}
+	}
+	return total >= 12 && printable * 100 >= total * 85;
+}
+
+/* A placeholder, a template or a reference, not a value: "${DB_PASSWORD}",
+ * "<your-token>", "changeme", "xxxxxxxx", "****". The list is in
+ * docs/REDACTION.md. */
+static int is_placeholder(const unsigned char *v, size_t n)
+{
+	static const char *const words[] = {
+		"xxxx", "****", "....", "example", "placeholder", "changeme", "change_me",
+		"change-me", "changeit", "your_", "your-", "yourpass", "yoursecret", "yourtoken",
+		"yourkey", "yourapi", "redacted", "dummy", "sample", "replace", "insert_",
+		"fixme", "todo", "<", ">", "{{", "}}", "${", "$(", "%s", "%(", "fake",
+	};
+	static const char *const exact[] = {
+		"null", "none", "nil", "true", "false", "undefined", "empty", "secret",
+		"password", "passwd", "token", "required", "optional", "string", "default",
+		"hidden", "masked", "n/a", "notset", "unset", "str", "bool", "int",
+	};
+	size_t i;
+
+	if (n == 0)
+		return 1;
+	if (v[0] == '$' || v[0] == '%' || v[0] == '@' || v[0] == '&')
+		return 1; /* $VAR, %VAR%, @var, &ref: a reference to the value */
+	for (i = 1; i < n && v[i] == v[0]; i++)
+		;
+	if (i == n)
+		return 1;
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strlen(exact[i]) == n && strncasecmp((const char *)v, exact[i], n) == 0)
+			return 1;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (ci_contains(v, n, words[i]))
+			return 1;
+	return 0;
+}
+
+/* ---- checksums ------------------------------------------------------- */
+
+static uint32_t crc32_of(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		c ^= p[i];
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+/* GitHub's and npm's tokens: 30 random base62 bytes, then the CRC32 of
+ * those in base62 (0-9A-Za-z), six digits, zero-padded. */
+static int base62_crc_ok(const unsigned char *body, size_t n)
+{
+	static const char digits[] =
+		"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	uint32_t crc;
+	char enc[6];
+	int i;
+
+	if (n != 36)
+		return 0;
+	crc = crc32_of(body, 30);
+	for (i = 5; i >= 0; i--) {
+		enc[i] = digits[crc % 62];
+		crc /= 62;
+	}
+	return memcmp(enc, body + 30, 6) == 0;
+}
+
+/* A token's random part: its checksum holds, or it is random enough and
+ * no placeholder ("ghp_xxxxxxxx..." in a README is not a token). */
+static int random_enough(const unsigned char *v, size_t n)
+{
+	return !is_placeholder(v, n) && entropy(v, n) >= entropy_floor(n) - 0.5;
+}
+
+/* ---- anchored formats ------------------------------------------------ */
+
+static int found(struct rmatch *m, size_t start, size_t end, const char *rule)
+{
+	m->start = start;
+	m->end = end;
+	m->rule = rule;
+	m->flags = 0;
+	return 1;
+}
+
+static int m_aws_id(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	static const char *const pfx[] = { "AKIA", "ASIA", "ABIA", "ACCA" };
+	size_t i, n;
+
+	for (i = 0; i < 4; i++)
+		if (has_at(w, q, pfx[i]))
+			break;
+	if (i == 4)
+		return 0;
+	for (n = 0; q + 4 + n < w->hi && n < 16; n++) {
+		int c = w->b[q + 4 + n];
+
+		if (!is_upper(c) && !is_digit(c))
+			break;
+	}
+	if (n != 16 || !ends_at(w, q + 20, is_alnum))
+		return 0;
+	/* AWS documents AKIAIOSFODNN7EXAMPLE; its keys never say EXAMPLE */
+	if (ci_contains(w->b + q, 20, "EXAMPLE"))
+		return 0;
+	return found(m, q, q + 20, "aws_access_key_id");
+}
+
+static int m_prefixed(const struct rwin *w, size_t q, size_t plen, int (*ok)(int), size_t min,
+		      size_t max, const char *rule, struct rmatch *m)
+{
+	size_t n = run_of(w, q + plen, ok, max + 1);
+
+	if (n < min || n > max || !random_enough(w->b + q + plen, n))
+		return 0;
+	return found(m, q, q + plen + n, rule);
+}
+
+static int m_github(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t n;
+
+	if (has_at(w, q, "github_pat_")) {
+		n = run_of(w, q + 11, is_b64url, 256);
+		if (n < 60 || n > 120 || !random_enough(w->b + q + 11, n))
+			return 0;
+		return found(m, q, q + 11 + n, "github_token");
+	}
+	if (q + 4 > w->hi || !strchr("pousr", w->b[q + 2]) || w->b[q + 2] == '\0' ||
+	    w->b[q + 3] != '_')
+		return 0;
+	n = run_of(w, q + 4, is_alnum, 37);
+	if (n != 36)
+		return 0;
+	if (!base62_crc_ok(w->b + q + 4, n) && !random_enough(w->b + q + 4, n))
+		return 0;
+	return found(m, q, q + 40, "github_token");
+}
+
+static int m_gitlab(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	static const char *const pfx[] = { "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-",
+					   "glft-", "glsoat-", "gloas-", "glimt-", "glagent-" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++) {
+		size_t pl = strlen(pfx[i]);
+
+		if (!has_at(w, q, pfx[i]))
+			continue;
+		/* glpat-<20> or the newer glpat-<base64url>.<version>.<crc> */
+		for (n = 0; q + pl + n < w->hi && n < 256; n++) {
+			int c = w->b[q + pl + n];
+
+			if (!is_b64url(c) && c != '.')
+				break;
+		}
+		while (n && w->b[q + pl + n - 1] == '.')
+			n--;
+		if (n < 20 || n > 255 || !random_enough(w->b + q + pl, n < 20 ? n : 20))
+			return 0;
+		return found(m, q, q + pl + n, "gitlab_token");
+	}
+	return 0;
+}
+
+static int slack_ok(int c) { return is_alnum(c) || c == '-'; }
+
+static int m_slack(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t n;
+
+	if (has_at(w, q, "xapp-"))
+		return m_prefixed(w, q, 5, slack_ok, 20, 250, "slack_token", m);
+	if (q + 5 > w->hi || memcmp(w->b + q, "xox", 3) != 0 || !strchr("abposre", w->b[q + 3]) ||
+	    w->b[q + 3] == '\0' || w->b[q + 4] != '-')
+		return 0;
+	n = run_of(w, q + 5, slack_ok, 251);
+	if (n < 10 || n > 250 || is_placeholder(w->b + q + 5, n))
+		return 0;
+	return found(m, q, q + 5 + n, "slack_token");
+}
+
+static int webhook_ok(int c) { return is_alnum(c) || c == '/' || c == '_' || c == '-'; }
+
+static int m_slack_webhook(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t p, n;
+
+	if (has_at(w, q, "hooks.slack.com/services/"))
+		p = q + 25;
+	else if (has_at(w, q, "hooks.slack.com/workflows/"))
+		p = q + 26;
+	else if (has_at(w, q, "hooks.slack.com/triggers/"))
+		p = q + 25;
+	else
+		return 0;
+	n = run_of(w, p, webhook_ok, 200);
+	if (n < 20 || is_placeholder(w->b + p, n))
+		return 0;
+	return found(m, p, p + n, "slack_webhook");
+}
+
+static int m_s(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t p, n;
+
+	if (has_at(w, q, "sk_live_") || has_at(w, q, "sk_test_"))
+		return m_prefixed(w, q, 8, is_alnum, 20, 247, "stripe_key", m);
+	if (has_at(w, q, "sk-ant-")) {
+		/* sk-ant-api03-<93 base64url>AA, sk-ant-admin01-..., sk-ant-oat01-... */
+		n = run_of(w, q + 7, is_alnum, 12);
+		if (n < 2 || q + 7 + n >= w->hi || w->b[q + 7 + n] != '-')
+			return 0;
+		p = q + 7 + n + 1;
+		n = run_of(w, p, is_b64url, 301);
+		if (n < 32 || n > 300 || !random_enough(w->b + p, n))
+			return 0;
+		return found(m, q, p + n, "anthropic_key");
+	}
+	if (!has_at(w, q, "sk-"))
+		return 0;
+	/* OpenAI: sk-proj-, sk-svcacct-, sk-admin-, or legacy sk-<48>; every
+	 * form carries "T3BlbkFJ" (base64 of "OpenAI") */
+	p = q + 3;
+	n = run_of(w, p, is_b64url, 301);
+	if (n < 20 || n > 300)
+		return 0;
+	if (!ci_contains(w->b + p, n, "T3BlbkFJ") && (n < 40 || !random_enough(w->b + p, n)))
+		return 0;
+	return found(m, q, p + n, "openai_key");
+}
+
+static int m_S(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t a, b;
+
+	if (has_at(w, q, "SG.")) {
+		a = run_of(w, q + 3, is_b64url, 23);
+		if (a != 22 || q + 3 + a >= w->hi || w->b[q + 3 + a] != '.')
+			return 0;
+		b = run_of(w, q + 26, is_b64url, 44);
+		if (b != 43 || !random_enough(w->b + q + 26, b))
+			return 0;
+		return found(m, q, q + 69, "sendgrid_key");
+	}
+	if (has_at(w, q, "SK")) {
+		a = run_of(w, q + 2, is_lhex, 33);
+		if (a != 32 || !ends_at(w, q + 34, is_alnum) || !random_enough(w->b + q + 2, 32))
+			return 0;
+		return found(m, q, q + 34, "twilio_key");
+	}
+	return 0;
+}
+
+static int m_jwt(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t a, b, c;
+
+	if (!has_at(w, q, "eyJ"))
+		return 0;
+	a = run_of(w, q, is_b64url, 4097);
+	if (a < 10 || a > 4096 || q + a >= w->hi || w->b[q + a] != '.' ||
+	    !has_at(w, q + a + 1, "eyJ"))
+		return 0;
+	b = run_of(w, q + a + 1, is_b64url, 8193);
+	if (b < 10 || b > 8192 || q + a + 1 + b >= w->hi || w->b[q + a + 1 + b] != '.')
+		return 0;
+	c = run_of(w, q + a + b + 2, is_b64url, 1025);
+	if (c > 1024)
+		return 0;
+	return found(m, q, q + a + b + 2 + c, "jwt");
+}
+
+/* "-----BEGIN ... PRIVATE KEY-----" up to its END line, within the cap;
+ * without one there, up to the cap (or the input's end), flagged. */
+static int m_pem(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t p = q + 11, n, cap, e;
+	const unsigned char *end;
+
+	if (!has_at(w, q, "-----BEGIN "))
+		return 0;
+	for (n = 0; p + n < w->hi && n < 40; n++) {
+		int c = w->b[p + n];
+
+		if (!is_upper(c) && !is_digit(c) && c != ' ')
+			break;
+	}
+	/* the label ends in "PRIVATE KEY" (RSA, EC, DSA, OPENSSH, ENCRYPTED,
+	 * PGP ... BLOCK): back up to where it starts */
+	for (e = p; e <= p + n; e++)
+		if (has_at(w, e, "PRIVATE KEY-----") || has_at(w, e, "PRIVATE KEY BLOCK-----"))
+			break;
+	if (e > p + n)
+		return 0;
+	cap = w->hi - q < TG_REDACT_KEY_CAP ? w->hi : q + TG_REDACT_KEY_CAP;
+	end = memmem(w->b + e, cap - e, "-----END ", 9);
+	if (end) {
+		const unsigned char *close;
+		size_t at = (size_t)(end - w->b) + 9;
+		size_t lim = cap - at < 64 ? cap : at + 64;
+
+		close = memmem(w->b + at, lim - at, "-----", 5);
+		if (close) {
+			return found(m, q, (size_t)(close - w->b) + 5, "private_key");
+		}
+	}
+	found(m, q, cap, "private_key");
+	m->flags = TG_REDACT_TRUNCATED;
+	return 1;
+}
+
+int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	switch (w->b[q]) {
+	case 'A':
+		if (has_at(w, q, "AIza"))
+			return run_of(w, q + 4, is_b64url, 36) == 35 &&
+			       random_enough(w->b + q + 4, 35) &&
+			       found(m, q, q + 39, "gcp_api_key");
+		return m_aws_id(w, q, m);
+	case 'g':
+		if (q + 1 < w->hi && w->b[q + 1] == 'h')
+			return m_github(w, q, m);
+		if (q + 1 < w->hi && w->b[q + 1] == 'l')
+			return m_gitlab(w, q, m);
+		return 0;
+	case 'x':
+		return m_slack(w, q, m);
+	case 'h':
+		return m_slack_webhook(w, q, m);
+	case 's':
+		return m_s(w, q, m);
+	case 'r':
+		if (has_at(w, q, "rk_live_") || has_at(w, q, "rk_test_"))
+			return m_prefixed(w, q, 8, is_alnum, 20, 247, "stripe_key", m);
+		return 0;
+	case 'n':
+		if (!has_at(w, q, "npm_") || run_of(w, q + 4, is_alnum, 37) != 36)
+			return 0;
+		if (!base62_crc_ok(w->b + q + 4, 36) && !random_enough(w->b + q + 4, 36))
+			return 0;
+		return found(m, q, q + 40, "npm_token");
+	case 'p':
+		/* the macaroon's first bytes: "pypi.org" (or test.pypi.org) */
+		if (has_at(w, q, "pypi-AgEIcHlwaS5vcmc") || has_at(w, q, "pypi-AgENdGVzdC5weXBp"))
+			return m_prefixed(w, q, 5, is_b64url, 60, 4096, "pypi_token", m);
+		return 0;
+	case 'S':
+		return m_S(w, q, m);
+	case 'e':
+		return m_jwt(w, q, m);
+	case '-':
+		return m_pem(w, q, m);
+	}
+	return 0;
+}
+
+/* ---- key = value ----------------------------------------------------- */
+
+enum key_kind {
+	K_NONE,
+	K_SECRET,      /* password_assignment */
+	K_AUTH,        /* an Authorization header: a scheme, then the credential */
+	K_CONN_PW,     /* password / pwd: a connection string's, when ';' or '&' delimit it */
+	K_AWS_SECRET,
+	K_AZURE,
+	K_GCP_KEY,     /* "private_key" */
+	K_GCP_KEY_ID,  /* "private_key_id" */
+	K_NOT_SECRET,  /* a digest, a cursor, an image: high_entropy keeps off it */
+};
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Which key the identifier before position q (skipping blanks and a
+ * quote) is: normalized (lowercase, no separators) in key; its start in
+ * *kstart. */
+static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
+{
+	static const char *const secret[] = {
+		"password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey",
+		"privatekey", "clientkey", "authkey", "signingkey", "encryptionkey", "masterkey",
+		"credential", "credentials", "passphrase", "apisecret", "sessionkey",
+	};
+	static const char *const not_secret[] = {
+		"pagetoken", "nexttoken", "continuationtoken", "synctoken", "cursor", "hash",
+		"digest", "checksum", "integrity", "etag", "sha", "sha1", "sha256", "sha512",
+		"md5", "nonce", "salt", "iv", "fingerprint", "signature", "image", "icon",
+		"thumbnail", "avatar", "logo", "font", "photo", "data", "id", "uuid", "commit",
+		"revision", "rev", "tokenizer", "publickey", "pubkey", "certificate", "cert",
+	};
+	char key[64];
+	size_t k = q, e, n = 0, i, raw_n;
+	int sep_before_pass;
+
+	while (k > w->lo && q - k < 8 && is_space(w->b[k - 1]))
+		k--;
+	if (k > w->lo && (w->b[k - 1] == '"' || w->b[k - 1] == '\''))
+		k--;
+	e = k;
+	while (k > w->lo && e - k < 63 && (CLS(w->b[k - 1]) & C_IDENT))
+		k--;
+	/* "User Password", "Account Key": ADO keys may hold a space */
+	raw_n = e - k;
+	if (raw_n < 2)
+		return K_NONE;
+	*kstart = k;
+	for (i = k; i < e; i++) {
+		int c = w->b[i];
+
+		if (c == '_' || c == '-' || c == '.')
+			continue;
+		key[n++] = (char)(is_upper(c) ? c + 32 : c);
+	}
+	key[n] = '\0';
+	if (n == 0)
+		return K_NONE;
+	if (strcmp(key, "authorization") == 0 || ends_with(key, n, "authorization"))
+		return K_AUTH;
+	if (ends_with(key, n, "secretaccesskey") || ends_with(key, n, "awssecretkey"))
+		return K_AWS_SECRET;
+	if (ends_with(key, n, "accountkey") || ends_with(key, n, "sharedaccesskey") ||
+	    ends_with(key, n, "storagekey"))
+		return K_AZURE;
+	if (strcmp(key, "privatekeyid") == 0)
+		return K_GCP_KEY_ID;
+	if (strcmp(key, "privatekey") == 0 && (w->b[e] == '"'))
+		return K_GCP_KEY;
+	if (strcmp(key, "password") == 0 || strcmp(key, "pwd") == 0)
+		return K_CONN_PW;
+	for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
+		if (ends_with(key, n, not_secret[i]))
+			return K_NOT_SECRET;
+	for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
+		if (ends_with(key, n, secret[i]))
+			return K_SECRET;
+	/* "pass" and "pwd" only as a whole word: not "bypass", "compass" */
+	sep_before_pass = raw_n > 4 && strchr("_-.", w->b[e - 5]);
+	if ((strcmp(key, "pass") == 0 || (ends_with(key, n, "pass") && sep_before_pass)) ||
+	    (ends_with(key, n, "pwd") && raw_n > 3 && strchr("_-.", w->b[e - 4])))
+		return K_SECRET;
+	return K_NONE;
+}
+
+static int value_end_ok(int c, int conn)
+{
+	if (c == '\n' || c == '\r' || is_space(c) || c == '"' || c == '\'' || c == '`' ||
+	    c == ',' || c == ';' || c == ')' || c == '}' || c == ']' || c == '<' || c == '>' ||
+	    c == '\\' || c == '\0')
+		return 0;
+	return !(conn && c == '&');
+}
+
+/* The value after the operator at q: [*vs, *ve), quoted or not. */
+static int value_after(const struct rwin *w, size_t q, int conn, size_t *vs, size_t *ve,
+		       int *quoted)
+{
+	size_t v = q + 1, i;
+
+	if (v < w->hi && ((w->b[q] == ':' && w->b[v] == '=') || (w->b[q] == '=' && w->b[v] == '>')))
+		v++;
+	for (i = 0; v < w->hi && i < 16 && is_space(w->b[v]); i++)
+		v++;
+	if (v >= w->hi)
+		return 0;
+	*quoted = 0;
+	if (w->b[v] == '"' || w->b[v] == '\'' || w->b[v] == '`' || (conn && w->b[v] == '{')) {
+		int close = w->b[v] == '{' ? '}' : w->b[v];
+
+		*vs = ++v;
+		for (i = v; i < w->hi && i - v < 1024; i++) {
+			if (w->b[i] == '\\' && close != '}') {
+				i++;
+				continue;
+			}
+			if (w->b[i] == close || w->b[i] == '\n')
+				break;
+		}
+		if (i >= w->hi || i - v >= 1024 || w->b[i] != close)
+			return 0;
+		*ve = i;
+		*quoted = 1;
+		return *ve > *vs;
+	}
+	*vs = v;
+	for (i = v; i < w->hi && i - v < 1024 && value_end_ok(w->b[i], conn); i++)
+		;
+	*ve = i;
+	return i - v < 1024 && *ve > *vs;
+}
+
+/* Code, not a value: a call, a member chain, a path. */
+static int looks_like_code(const unsigned char *v, size_t n)
+{
+	size_t i, dots = 0;
+	int ident = is_lower(v[0]) || is_upper(v[0]) || v[0] == '_';
+
+	for (i = 0; i < n; i++) {
+		if (v[i] == '(' || v[i] == '[')
+			return 1;
+		if (v[i] == '.')
+			dots++;
+		else if (!is_alnum(v[i]) && v[i] != '_')
+			ident = 0;
+	}
+	if (ident && dots)
+		return 1; /* process.env.TOKEN, settings.SECRET_KEY */
+	if ((v[0] == '/' || (n > 1 && (v[0] == '.' || v[0] == '~') && v[1] == '/')) &&
+	    wordiness(v, n) > 0.5)
+		return 1;
+	return 0;
+}
+
+/* A keyed value worth redacting: long enough, no placeholder, no code, and
+ * not a plain lowercase word chain ("tls-secret", "db_credentials"). */
+static int secret_value_ok(const unsigned char *v, size_t n, int quoted)
+{
+	int lo = 0, up = 0, dg = 0, sym = 0, other_sym = 0, classes;
+	size_t i;
+
+	if (n < 8 || n > 1000 || is_placeholder(v, n))
+		return 0;
+	if (!quoted && looks_like_code(v, n))
+		return 0;
+	if (memmem(v, n, "://", 3))
+		return 0; /* a URL: url_password decides */
+	for (i = 0; i < n; i++) {
+		int c = v[i];
+
+		if (is_lower(c))
+			lo = 1;
+		else if (is_upper(c))
+			up = 1;
+		else if (is_digit(c))
+			dg = 1;
+		else {
+			sym = 1;
+			if (c != '_' && c != '-' && c != '.' && c != ' ')
+				other_sym = 1;
+		}
+	}
+	if (!up && !dg && !other_sym)
+		return 0;
+	classes = lo + up + dg + sym;
+	if (classes >= 2 && entropy(v, n) >= 2.5)
+		return 1;
+	return n >= 16 && entropy(v, n) >= 3.0;
+}
+
+static int m_url(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t s = q, a = q + 3, i, at = 0, colon = 0;
+
+	while (s > w->lo && q - s < 32 &&
+	       (is_alnum(w->b[s - 1]) || w->b[s - 1] == '+' || w->b[s - 1] == '.' ||
+		w->b[s - 1] == '-'))
+		s--;
+	if (q - s < 2 || !(is_lower(w->b[s]) || is_upper(w->b[s])))
+		return 0;
+	for (i = a; i < w->hi && i - a < 512; i++) {
+		int c = w->b[i];
+
+		if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '\t' || c == '\n' ||
+		    c == '\r' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
+		    c == '\0')
+			break;
+		if (c == '@')
+			at = i;
+	}
+	if (!at)
+		return 0;
+	for (i = a; i < at; i++)
+		if (w->b[i] == ':') {
+			colon = i;
+			break;
+		}
+	if (!colon || at - colon - 1 < 3 || is_placeholder(w->b + colon + 1, at - colon - 1))
+		return 0;
+	return found(m, colon + 1, at, "url_password");
+}
+
+int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	const unsigned char *b = w->b;
+	size_t kstart, vs, ve, n, i;
+	enum key_kind kind;
+	int quoted, conn;
+
+	if (b[q] == ':' && has_at(w, q + 1, "//"))
+		return m_url(w, q, m);
+	if (b[q] == '=' && ((q > w->lo && strchr("=!<>", b[q - 1])) || has_at(w, q + 1, "=")))
+		return 0; /* a comparison */
+	if (b[q] == ':' && ((q > w->lo && b[q - 1] == ':') || has_at(w, q + 1, ":")))
+		return 0;
+	kind = key_before(w, q, &kstart);
+	if (kind == K_NONE || kind == K_NOT_SECRET)
+		return 0;
+	conn = kind == K_CONN_PW || kind == K_AZURE;
+	if (!value_after(w, q, conn, &vs, &ve, &quoted))
+		return 0;
+	if (kind == K_AUTH) {
+		static const char *const schemes[] = { "bearer ", "basic ", "token ", "bot ",
+							"apikey ", "digest " };
+
+		for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+			if (ve - vs > strlen(schemes[i]) &&
+			    strncasecmp((const char *)b + vs, schemes[i], strlen(schemes[i])) == 0) {
+				vs += strlen(schemes[i]);
+				break;
+			}
+		if (!quoted) {
+			/* an unquoted header value runs to the end of its line */
+			for (ve = vs; ve < w->hi && ve - vs < 1024 && value_end_ok(b[ve], 0); ve++)
+				;
+		} else {
+			for (i = vs; i < ve && !is_space(b[i]); i++)
+				;
+			ve = i;
+		}
+		kind = K_SECRET;
+	}
+	if (ve <= vs)
+		return 0;
+	n = ve - vs;
+	/* the value is itself a known format: its own rule names it */
+	if ((CLS(b[vs]) & C_ANCH) && rules_anchor(w, vs, m))
+		return 1;
+	switch (kind) {
+	case K_AWS_SECRET:
+		if (n == 40 && run_of(w, vs, is_b64, 40) == 40 && !ci_contains(b + vs, n, "EXAMPLE") &&
+		    random_enough(b + vs, n))
+			return found(m, vs, ve, "aws_secret_access_key");
+		break;
+	case K_AZURE:
+		if (n >= 40 && run_of(w, vs, is_b64, n) >= n - 2 && random_enough(b + vs, n))
+			return found(m, vs, ve, "azure_storage_key");
+		return 0;
+	case K_GCP_KEY_ID:
+		if (n == 40 && run_of(w, vs, is_lhex, 40) == 40)
+			return found(m, vs, ve, "gcp_service_account");
+		return 0;
+	case K_GCP_KEY:
+		if (has_at(w, vs, "-----BEGIN ") && quoted)
+			return found(m, vs, ve, "gcp_service_account");
+		break;
+	case K_CONN_PW:
+		/* Password=...; in ADO, JDBC, ODBC; user=...&password=... in a URL */
+		if (kstart > w->lo && strchr(";&?{ \t", b[kstart - 1]) &&
+		    (ve >= w->hi || b[ve] == ';' || b[ve] == '&' || b[ve] == '}' ||
+		     (kstart > w->lo && strchr(";&?", b[kstart - 1]))) &&
+		    n >= 3 && !is_placeholder(b + vs, n))
+			return found(m, vs, ve, "connection_string");
+		break;
+	default:
+		break;
+	}
+	if (secret_value_ok(b + vs, n, quoted))
+		return found(m, vs, ve, "password_assignment");
+	return 0;
+}
+
+/* ---- generic --------------------------------------------------------- */
+
+static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	static const char *const hashed[] = { "sha1-", "sha256-", "sha384-", "sha512-", "md5-" };
+	static const char *const media[] = { "iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0",
+					     "UEsDB", "H4sI", "AAAA" /* ssh public keys */ };
+	static const char *const before[] = { "h1:", "sha256:", "sha512:", "sha1:", "md5:",
+					      "base64,", "sha384:" };
+	const unsigned char *v = w->b + q;
+	size_t n = run_of(w, q, is_tok_fn, HE_MAX + 1), end, i, kstart;
+	int lo = 0, up = 0, dg = 0, hex = 1;
+
+	if (n < HE_MIN || n > HE_MAX)
+		return 0;
+	for (end = q + n; end < w->hi && end - q - n < 2 && w->b[end] == '='; end++)
+		;
+	for (i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++)
+		if (has_at(w, q, hashed[i]))
+			return 0;
+	for (i = 0; i < sizeof(media) / sizeof(media[0]); i++)
+		if (has_at(w, q, media[i]))
+			return 0;
+	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+		size_t k = strlen(before[i]);
+
+		if (q - w->lo >= k && strncasecmp((const char *)v - k, before[i], k) == 0)
+			return 0;
+	}
+	for (i = 0; i < n; i++) {
+		int c = v[i];
+
+		lo |= is_lower(c);
+		up |= is_upper(c);
+		dg |= is_digit(c);
+		if (!(CLS(c) & C_HEX) && c != '-')
+			hex = 0;
+	}
+	/* digests and UUIDs are hex; a hex secret needs a key to say so */
+	if (hex || !lo || !up || !dg)
+		return 0;
+	if (wordiness(v, n) >= 0.7 || entropy(v, n) < entropy_floor(n) || decodes_to_text(v, n))
+		return 0;
+	/* "checksum": "...", etag=..., a JSON field holding an image */
+	i = q;
+	while (i > w->lo && q - i < 4 && (w->b[i - 1] == '"' || w->b[i - 1] == '\'' ||
+					  is_space(w->b[i - 1])))
+		i--;
+	if (i > w->lo && (w->b[i - 1] == ':' || w->b[i - 1] == '=') &&
+	    key_before(w, i - 1, &kstart) == K_NOT_SECRET)
+		return 0;
+	return found(m, q, end, "high_entropy");
+}
+
+int rules_entropy(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	return m_entropy(w, q, m);
+}
