@@ -29,6 +29,22 @@
 /* A stream's buffer: the context, a window, and room for new input. */
 #define STREAM_BUF (64 * 1024)
 #define STEP 4096
+/* Secrets remembered so that their repeats are redacted too. */
+#define SEEN_MAX 64
+#define SEEN_MIN 8
+#define SEEN_LONGEST 256
+
+/* What the scan has found so far, to redact again wherever it recurs: a
+ * tool that read a password from a file and then echoes it must not show
+ * it because the second time has no key before it. A bitmap of first two
+ * bytes keeps the check to one lookup a byte. */
+struct seen {
+	uint64_t bits[65536 / 64];
+	unsigned char bytes[SEEN_MAX][SEEN_LONGEST];
+	unsigned short len[SEEN_MAX];
+	const char *rule[SEEN_MAX];
+	size_t n;
+};
 
 static const char *const rule_names[] = {
 	"aws_access_key_id", "aws_secret_access_key", "gcp_api_key", "gcp_service_account",
@@ -58,10 +74,64 @@ struct scan {
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
 	uint64_t total;
+	struct seen *seen; /* allocated at the first finding */
 	tg_redact_write_fn write;
 	void *arg;
 	int failed;
 };
+
+static unsigned pair(const unsigned char *b)
+{
+	return (unsigned)b[0] | (unsigned)b[1] << 8;
+}
+
+static int seen_add(struct scan *s, const unsigned char *v, size_t n, const char *rule,
+		    struct tg_error *err)
+{
+	struct seen *sn = s->seen;
+	size_t i;
+
+	if (n < SEEN_MIN || n > SEEN_LONGEST)
+		return 0;
+	if (!sn) {
+		sn = s->seen = calloc(1, sizeof(*sn));
+		if (!sn)
+			return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory");
+	}
+	if (sn->n == SEEN_MAX)
+		return 0; /* the first ones stay: deterministic, and enough for one output */
+	for (i = 0; i < sn->n; i++)
+		if (sn->len[i] == n && memcmp(sn->bytes[i], v, n) == 0)
+			return 0;
+	memcpy(sn->bytes[sn->n], v, n);
+	sn->len[sn->n] = (unsigned short)n;
+	sn->rule[sn->n] = rule;
+	sn->n++;
+	sn->bits[pair(v) / 64] |= 1ull << (pair(v) % 64);
+	return 0;
+}
+
+/* The longest remembered secret at q that fits before hi. */
+static int seen_at(const struct seen *sn, const unsigned char *b, size_t hi, size_t q,
+		   struct rmatch *m)
+{
+	size_t i, best = 0;
+
+	if (!sn || q + SEEN_MIN > hi || !(sn->bits[pair(b + q) / 64] & (1ull << (pair(b + q) % 64))))
+		return 0;
+	for (i = 0; i < sn->n; i++)
+		if (sn->len[i] > best && q + sn->len[i] <= hi &&
+		    memcmp(b + q, sn->bytes[i], sn->len[i]) == 0) {
+			best = sn->len[i];
+			m->rule = sn->rule[i];
+		}
+	if (!best)
+		return 0;
+	m->start = q;
+	m->end = q + best;
+	m->flags = 0;
+	return 1;
+}
 
 /* ---- flags ----------------------------------------------------------- */
 
@@ -157,6 +227,8 @@ static int record(struct scan *s, const unsigned char *b, const struct rmatch *m
 	struct tg_redact_finding *f;
 
 	count_lines(s, b, m->start);
+	if (seen_add(s, b + m->start, m->end - m->start, m->rule, err) < 0)
+		return -1;
 	s->total++;
 	s->flags |= m->flags;
 	if (s->nf == TG_REDACT_FINDINGS_MAX) {
@@ -187,12 +259,16 @@ static int record(struct scan *s, const unsigned char *b, const struct rmatch *m
 
 /* The next position at or after p, before lim, where a rule could begin
  * (lim when none). b[p - 1] exists unless p is the input's first byte. */
-static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_t hi)
+static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_t hi,
+			     const struct seen *sn)
 {
 	unsigned prev = p ? redact_cls[b[p - 1]] : 0;
 
 	for (; p < lim; p++) {
 		unsigned k = redact_cls[b[p]];
+
+		if (sn && p + 1 < hi && (sn->bits[pair(b + p) / 64] & (1ull << (pair(b + p) % 64))))
+			return p;
 
 		if (k & C_ASSIGN)
 			return p;
@@ -247,10 +323,11 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		char marker[64];
 		int mlen;
 
-		p = next_candidate(b, p, lim, len);
+		p = next_candidate(b, p, lim, len, s->seen);
 		if (p >= lim)
 			break;
-		if (!try_rules(b, len, p, &m)) {
+		if (!try_rules(b, len, p, &m) &&
+		    !seen_at(s->seen, b, len - p > WINDOW ? p + WINDOW : len, p, &m)) {
 			p++;
 			continue;
 		}
@@ -333,10 +410,12 @@ int tg_redact(const char *in, size_t n, struct tg_redact_out *out_, struct tg_er
 	out_->nfindings = s.nf;
 	out_->total = s.total;
 	out_->flags = s.flags;
+	free(s.seen);
 	return 0;
 fail:
 	free(g.p);
 	free(s.f);
+	free(s.seen);
 	return -1;
 }
 
@@ -454,6 +533,7 @@ void tg_redact_stream_free(struct tg_redact_stream *st)
 	if (!st)
 		return;
 	free(st->s.f);
+	free(st->s.seen);
 	free(st->buf);
 	free(st);
 }

@@ -209,7 +209,7 @@ static int is_placeholder(const unsigned char *v, size_t n)
 		"xxxx", "****", "....", "example", "placeholder", "changeme", "change_me",
 		"change-me", "changeit", "your_", "your-", "yourpass", "yoursecret", "yourtoken",
 		"yourkey", "yourapi", "redacted", "dummy", "sample", "replace", "insert_",
-		"fixme", "todo", "<", ">", "{{", "}}", "${", "$(", "%s", "%(", "fake",
+		"fixme", "todo", "<", ">", "{{", "}}", "${", "$(", "fake",
 	};
 	static const char *const exact[] = {
 		"null", "none", "nil", "true", "false", "undefined", "empty", "secret",
@@ -220,8 +220,12 @@ static int is_placeholder(const unsigned char *v, size_t n)
 
 	if (n == 0)
 		return 1;
-	if (v[0] == '$' || v[0] == '%' || v[0] == '@' || v[0] == '&')
-		return 1; /* $VAR, %VAR%, @var, &ref: a reference to the value */
+	/* $VAR, %VAR%, %s, %(name)s: a reference to the value, not it;
+	 * but "%40..." is a percent-encoded password */
+	if (n > 1 && v[0] == '$' && (is_upper(v[1]) || is_lower(v[1]) || v[1] == '_'))
+		return 1;
+	if (v[0] == '%' && (v[n - 1] == '%' || v[1] == '(' || v[1] == '{' || (v[1] == 's' && n == 2)))
+		return 1;
 	for (i = 1; i < n && v[i] == v[0]; i++)
 		;
 	if (i == n)
@@ -276,6 +280,12 @@ static int base62_crc_ok(const unsigned char *body, size_t n)
 static int random_enough(const unsigned char *v, size_t n)
 {
 	return !is_placeholder(v, n) && entropy(v, n) >= entropy_floor(n) - 0.5;
+}
+
+/* The same for hex, whose 16 symbols hold less: 4 bits a byte at most. */
+static int random_hex_enough(const unsigned char *v, size_t n)
+{
+	return !is_placeholder(v, n) && entropy(v, n) >= 3.0;
 }
 
 /* ---- anchored formats ------------------------------------------------ */
@@ -453,7 +463,7 @@ static int m_S(const struct rwin *w, size_t q, struct rmatch *m)
 	}
 	if (has_at(w, q, "SK")) {
 		a = run_of(w, q + 2, is_lhex, 33);
-		if (a != 32 || !ends_at(w, q + 34, is_alnum) || !random_enough(w->b + q + 2, 32))
+		if (a != 32 || !ends_at(w, q + 34, is_alnum) || !random_hex_enough(w->b + q + 2, 32))
 			return 0;
 		return found(m, q, q + 34, "twilio_key");
 	}
@@ -528,7 +538,7 @@ int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 			       found(m, q, q + 39, "gcp_api_key");
 		return m_aws_id(w, q, m);
 	case 'g':
-		if (q + 1 < w->hi && w->b[q + 1] == 'h')
+		if (q + 1 < w->hi && (w->b[q + 1] == 'h' || w->b[q + 1] == 'i'))
 			return m_github(w, q, m);
 		if (q + 1 < w->hi && w->b[q + 1] == 'l')
 			return m_gitlab(w, q, m);
@@ -681,7 +691,9 @@ static int value_after(const struct rwin *w, size_t q, int conn, size_t *vs, siz
 		int close = w->b[v] == '{' ? '}' : w->b[v];
 
 		*vs = ++v;
-		for (i = v; i < w->hi && i - v < 1024; i++) {
+		/* a line at most, and up to the cap: a key in a JSON string is
+		 * one line of a few KiB */
+		for (i = v; i < w->hi && i - v < TG_REDACT_KEY_CAP; i++) {
 			if (w->b[i] == '\\' && close != '}') {
 				i++;
 				continue;
@@ -689,7 +701,7 @@ static int value_after(const struct rwin *w, size_t q, int conn, size_t *vs, siz
 			if (w->b[i] == close || w->b[i] == '\n')
 				break;
 		}
-		if (i >= w->hi || i - v >= 1024 || w->b[i] != close)
+		if (i >= w->hi || i - v >= TG_REDACT_KEY_CAP || w->b[i] != close)
 			return 0;
 		*ve = i;
 		*quoted = 1;
@@ -773,9 +785,11 @@ static int m_url(const struct rwin *w, size_t q, struct rmatch *m)
 	for (i = a; i < w->hi && i - a < 512; i++) {
 		int c = w->b[i];
 
+		/* ';' too: JDBC's parameters follow the host, and a password
+		 * with an '@' would otherwise reach into them */
 		if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '\t' || c == '\n' ||
 		    c == '\r' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
-		    c == '\0')
+		    c == ';' || c == '\0')
 			break;
 		if (c == '@')
 			at = i;
@@ -797,7 +811,7 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	const unsigned char *b = w->b;
 	size_t kstart, vs, ve, n, i;
 	enum key_kind kind;
-	int quoted, conn;
+	int quoted, conn, sep;
 
 	if (b[q] == ':' && has_at(w, q + 1, "//"))
 		return m_url(w, q, m);
@@ -808,8 +822,13 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	kind = key_before(w, q, &kstart);
 	if (kind == K_NONE || kind == K_NOT_SECRET)
 		return 0;
-	conn = kind == K_CONN_PW || kind == K_AZURE;
-	if (!value_after(w, q, conn, &vs, &ve, &quoted))
+	/* the byte before the key: ';' in ADO, JDBC and ODBC strings, '&' or
+	 * '?' in a URL's query, where '&' also ends the value */
+	for (i = kstart; i > w->lo && kstart - i < 8 && is_space(b[i - 1]); i--)
+		;
+	sep = i > w->lo ? b[i - 1] : 0;
+	conn = (kind == K_CONN_PW || kind == K_AZURE) && sep && strchr(";&?{", sep);
+	if (!value_after(w, q, conn && (sep == '&' || sep == '?'), &vs, &ve, &quoted))
 		return 0;
 	if (kind == K_AUTH) {
 		static const char *const schemes[] = { "bearer ", "basic ", "token ", "bot ",
@@ -835,6 +854,8 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	if (ve <= vs)
 		return 0;
 	n = ve - vs;
+	if (kind == K_GCP_KEY && has_at(w, vs, "-----BEGIN ") && quoted)
+		return found(m, vs, ve, "gcp_service_account");
 	/* the value is itself a known format: its own rule names it */
 	if ((CLS(b[vs]) & C_ANCH) && rules_anchor(w, vs, m))
 		return 1;
@@ -852,16 +873,9 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 		if (n == 40 && run_of(w, vs, is_lhex, 40) == 40)
 			return found(m, vs, ve, "gcp_service_account");
 		return 0;
-	case K_GCP_KEY:
-		if (has_at(w, vs, "-----BEGIN ") && quoted)
-			return found(m, vs, ve, "gcp_service_account");
-		break;
 	case K_CONN_PW:
 		/* Password=...; in ADO, JDBC, ODBC; user=...&password=... in a URL */
-		if (kstart > w->lo && strchr(";&?{ \t", b[kstart - 1]) &&
-		    (ve >= w->hi || b[ve] == ';' || b[ve] == '&' || b[ve] == '}' ||
-		     (kstart > w->lo && strchr(";&?", b[kstart - 1]))) &&
-		    n >= 3 && !is_placeholder(b + vs, n))
+		if (conn && n >= 3 && !is_placeholder(b + vs, n))
 			return found(m, vs, ve, "connection_string");
 		break;
 	default:
@@ -873,6 +887,29 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 }
 
 /* ---- generic --------------------------------------------------------- */
+
+static int line_break_at(const struct rwin *w, size_t i)
+{
+	return i >= w->hi || w->b[i] == '\n' || w->b[i] == '\r' || has_at(w, i, "\\n");
+}
+
+/* A line of a base64 block: a certificate, a public key, a MIME part. Their
+ * lines are 64 or 76 bytes (the last shorter, before its END line); a
+ * private key's are redacted whole by private_key before they get here. */
+static int block_line(const struct rwin *w, size_t q, size_t end)
+{
+	size_t n = end - q, e = end;
+
+	if (!(q > w->lo && w->b[q - 1] == '\n') && !(q >= w->lo + 2 && w->b[q - 2] == '\\' &&
+						     w->b[q - 1] == 'n'))
+		return 0;
+	if (!line_break_at(w, end))
+		return 0;
+	if (n == 64 || n == 76)
+		return 1;
+	e += has_at(w, e, "\\n") ? 2 : w->b[e] == '\r' ? 2 : 1;
+	return has_at(w, e, "-----END ");
+}
 
 static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 {
@@ -910,6 +947,8 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 		if (!(CLS(c) & C_HEX) && c != '-')
 			hex = 0;
 	}
+	if (block_line(w, q, end))
+		return 0;
 	/* digests and UUIDs are hex; a hex secret needs a key to say so */
 	if (hex || !lo || !up || !dg)
 		return 0;
