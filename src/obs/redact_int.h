@@ -14,7 +14,7 @@ enum {
 	C_TOK = 1,    /* a run's byte: [A-Za-z0-9+/_-] (base64, base62, ids) */
 	C_ALNUM = 2,
 	C_ANCH = 4,   /* the first byte of an anchored rule's prefix */
-	C_ASSIGN = 8, /* ':' '=': the key before it may name a secret */
+	C_ASSIGN = 8, /* ':' '=' '>': the key (or XML element) before names a secret */
 	C_HEX = 16,
 	C_IDENT = 32, /* a key's byte: [A-Za-z0-9_.-] */
 };
@@ -41,7 +41,8 @@ struct rmatch {
 /* Each returns 1 and fills *m, or 0. */
 /* At a byte of class C_ANCH: the prefixed token formats, JWTs, key blocks. */
 int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m);
-/* At ':' or '=': URLs with a password, and key = value assignments. */
+/* At ':', '=' or '>': URLs with a password, key = value assignments,
+ * <password>value</password>. */
 int rules_assign(const struct rwin *w, size_t q, struct rmatch *m);
 /* At the start of a run of C_TOK bytes at least HE_MIN long. */
 int rules_entropy(const struct rwin *w, size_t q, struct rmatch *m);

@@ -36,7 +36,7 @@ __attribute__((constructor)) static void cls_init(void)
 			k |= C_ALNUM;
 		if (c && strchr("AgxhsrnpSe-", c))
 			k |= C_ANCH;
-		if (c == ':' || c == '=')
+		if (c == ':' || c == '=' || c == '>')
 			k |= C_ASSIGN;
 		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
 			k |= C_HEX;
@@ -528,6 +528,8 @@ static int m_pem(const struct rwin *w, size_t q, struct rmatch *m)
 	return 1;
 }
 
+static int m_flag(const struct rwin *w, size_t q, struct rmatch *m);
+
 int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 {
 	switch (w->b[q]) {
@@ -569,7 +571,7 @@ int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 	case 'e':
 		return m_jwt(w, q, m);
 	case '-':
-		return m_pem(w, q, m);
+		return m_pem(w, q, m) || m_flag(w, q, m);
 	}
 	return 0;
 }
@@ -598,7 +600,26 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 /* Which key the identifier before position q (skipping blanks and a
  * quote) is: normalized (lowercase, no separators) in key; its start in
  * *kstart. */
-static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
+/* The identifier that ends at q, skipping blanks and a quote before q:
+ * [*k, *e); 0 when there is none. */
+static int key_span(const struct rwin *w, size_t q, size_t *k, size_t *e)
+{
+	size_t i = q;
+
+	while (i > w->lo && q - i < 8 && is_space(w->b[i - 1]))
+		i--;
+	if (i > w->lo && (w->b[i - 1] == '"' || w->b[i - 1] == '\''))
+		i--;
+	*e = i;
+	while (i > w->lo && *e - i < 63 && (CLS(w->b[i - 1]) & C_IDENT))
+		i--;
+	*k = i;
+	return *e - i >= 2;
+}
+
+/* What the key b[k..e) names: compared lowercase without separators
+ * ("DB_PASSWORD", "dbPassword" and "db-password" alike). */
+static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e)
 {
 	static const char *const secret[] = {
 		"password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey",
@@ -609,25 +630,13 @@ static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
 		"pagetoken", "nexttoken", "continuationtoken", "synctoken", "cursor", "hash",
 		"digest", "checksum", "integrity", "etag", "sha", "sha1", "sha256", "sha512",
 		"md5", "nonce", "salt", "iv", "fingerprint", "signature", "image", "icon",
-		"thumbnail", "avatar", "logo", "font", "photo", "data", "id", "uuid", "commit",
-		"revision", "rev", "tokenizer", "publickey", "pubkey", "certificate", "cert",
+		"thumbnail", "avatar", "logo", "font", "photo", "data", "id", "id2", "uuid",
+		"commit", "revision", "rev", "tokenizer", "publickey", "pubkey", "certificate",
+		"cert", "challenge", "ciphertext", "encrypted",
 	};
 	char key[64];
-	size_t k = q, e, n = 0, i, raw_n;
-	int sep_before_pass;
+	size_t n = 0, i, raw_n = e - k;
 
-	while (k > w->lo && q - k < 8 && is_space(w->b[k - 1]))
-		k--;
-	if (k > w->lo && (w->b[k - 1] == '"' || w->b[k - 1] == '\''))
-		k--;
-	e = k;
-	while (k > w->lo && e - k < 63 && (CLS(w->b[k - 1]) & C_IDENT))
-		k--;
-	/* "User Password", "Account Key": ADO keys may hold a space */
-	raw_n = e - k;
-	if (raw_n < 2)
-		return K_NONE;
-	*kstart = k;
 	for (i = k; i < e; i++) {
 		int c = w->b[i];
 
@@ -638,7 +647,7 @@ static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
 	key[n] = '\0';
 	if (n == 0)
 		return K_NONE;
-	if (strcmp(key, "authorization") == 0 || ends_with(key, n, "authorization"))
+	if (ends_with(key, n, "authorization"))
 		return K_AUTH;
 	if (ends_with(key, n, "secretaccesskey") || ends_with(key, n, "awssecretkey"))
 		return K_AWS_SECRET;
@@ -647,7 +656,7 @@ static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
 		return K_AZURE;
 	if (strcmp(key, "privatekeyid") == 0)
 		return K_GCP_KEY_ID;
-	if (strcmp(key, "privatekey") == 0 && (w->b[e] == '"'))
+	if (strcmp(key, "privatekey") == 0 && e < w->hi && w->b[e] == '"')
 		return K_GCP_KEY;
 	if (strcmp(key, "password") == 0 || strcmp(key, "pwd") == 0)
 		return K_CONN_PW;
@@ -658,11 +667,20 @@ static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
 		if (ends_with(key, n, secret[i]))
 			return K_SECRET;
 	/* "pass" and "pwd" only as a whole word: not "bypass", "compass" */
-	sep_before_pass = raw_n > 4 && strchr("_-.", w->b[e - 5]);
-	if ((strcmp(key, "pass") == 0 || (ends_with(key, n, "pass") && sep_before_pass)) ||
+	if (strcmp(key, "pass") == 0 ||
+	    (ends_with(key, n, "pass") && raw_n > 4 && strchr("_-.", w->b[e - 5])) ||
 	    (ends_with(key, n, "pwd") && raw_n > 3 && strchr("_-.", w->b[e - 4])))
 		return K_SECRET;
 	return K_NONE;
+}
+
+static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
+{
+	size_t e;
+
+	if (!key_span(w, q, kstart, &e))
+		return K_NONE;
+	return classify_key(w, *kstart, e);
 }
 
 static int value_end_ok(int c, int conn)
@@ -806,20 +824,15 @@ static int m_url(const struct rwin *w, size_t q, struct rmatch *m)
 	return found(m, colon + 1, at, "url_password");
 }
 
-int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
+/* The value after the separator at q (':', '=', '>' of an XML element,
+ * the blank after a --flag) of a key of that kind, which starts at kstart. */
+static int keyed_value(const struct rwin *w, size_t q, enum key_kind kind, size_t kstart,
+		       struct rmatch *m)
 {
 	const unsigned char *b = w->b;
-	size_t kstart, vs, ve, n, i;
-	enum key_kind kind;
+	size_t vs, ve, n, i;
 	int quoted, conn, sep;
 
-	if (b[q] == ':' && has_at(w, q + 1, "//"))
-		return m_url(w, q, m);
-	if (b[q] == '=' && ((q > w->lo && strchr("=!<>", b[q - 1])) || has_at(w, q + 1, "=")))
-		return 0; /* a comparison */
-	if (b[q] == ':' && ((q > w->lo && b[q - 1] == ':') || has_at(w, q + 1, ":")))
-		return 0;
-	kind = key_before(w, q, &kstart);
 	if (kind == K_NONE || kind == K_NOT_SECRET)
 		return 0;
 	/* the byte before the key: ';' in ADO, JDBC and ODBC strings, '&' or
@@ -831,24 +844,20 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	if (!value_after(w, q, conn && (sep == '&' || sep == '?'), &vs, &ve, &quoted))
 		return 0;
 	if (kind == K_AUTH) {
+		/* "Authorization: Bearer <credential>": past the scheme, up to
+		 * a blank (or the closing quote) */
 		static const char *const schemes[] = { "bearer ", "basic ", "token ", "bot ",
 							"apikey ", "digest " };
+		size_t lim = quoted ? ve : (w->hi - vs > 1024 ? vs + 1024 : w->hi);
 
 		for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-			if (ve - vs > strlen(schemes[i]) &&
+			if (lim - vs > strlen(schemes[i]) &&
 			    strncasecmp((const char *)b + vs, schemes[i], strlen(schemes[i])) == 0) {
 				vs += strlen(schemes[i]);
 				break;
 			}
-		if (!quoted) {
-			/* an unquoted header value runs to the end of its line */
-			for (ve = vs; ve < w->hi && ve - vs < 1024 && value_end_ok(b[ve], 0); ve++)
-				;
-		} else {
-			for (i = vs; i < ve && !is_space(b[i]); i++)
-				;
-			ve = i;
-		}
+		for (ve = vs; ve < lim && !is_space(b[ve]) && (quoted || value_end_ok(b[ve], 0)); ve++)
+			;
 		kind = K_SECRET;
 	}
 	if (ve <= vs)
@@ -886,6 +895,69 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	return 0;
 }
 
+/* "curl -u user:password", "--user user:password": the key is a flag. */
+static int user_flag_before(const struct rwin *w, size_t k)
+{
+	if (k > w->lo && (w->b[k - 1] == '\'' || w->b[k - 1] == '"'))
+		k--;
+	return (k >= w->lo + 3 && memcmp(w->b + k - 3, "-u ", 3) == 0) ||
+	       (k >= w->lo + 7 && (memcmp(w->b + k - 7, "--user ", 7) == 0 ||
+				   memcmp(w->b + k - 7, "--user=", 7) == 0));
+}
+
+int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	const unsigned char *b = w->b;
+	size_t kstart = 0, e, vs, ve;
+	enum key_kind kind;
+
+	if (b[q] == ':' && has_at(w, q + 1, "//"))
+		return m_url(w, q, m);
+	if (b[q] == '=' && ((q > w->lo && strchr("=!<>", b[q - 1])) || has_at(w, q + 1, "=")))
+		return 0; /* a comparison */
+	if (b[q] == ':' && ((q > w->lo && b[q - 1] == ':') || has_at(w, q + 1, ":")))
+		return 0;
+	if (b[q] == '>') {
+		/* <password>value</password> */
+		if (!key_span(w, q, &kstart, &e) || e != q || kstart == w->lo ||
+		    b[kstart - 1] != '<')
+			return 0;
+		for (ve = vs = q + 1; ve < w->hi && ve - vs < 1024 && b[ve] != '<' && b[ve] != '\n';
+		     ve++)
+			;
+		if (ve >= w->hi || b[ve] != '<' || ve == vs)
+			return 0;
+		if (classify_key(w, kstart, e) == K_NONE ||
+		    classify_key(w, kstart, e) == K_NOT_SECRET ||
+		    !secret_value_ok(b + vs, ve - vs, 1))
+			return 0;
+		return found(m, vs, ve, "password_assignment");
+	}
+	if (b[q] == ':' && key_span(w, q, &kstart, &e) && e == q && user_flag_before(w, kstart)) {
+		for (ve = vs = q + 1; ve < w->hi && ve - vs < 256 && value_end_ok(b[ve], 0); ve++)
+			;
+		if (ve - vs >= 3 && !is_placeholder(b + vs, ve - vs))
+			return found(m, vs, ve, "password_assignment");
+		return 0;
+	}
+	kind = key_before(w, q, &kstart);
+	return keyed_value(w, q, kind, kstart, m);
+}
+
+/* "--api-key VALUE", "--password VALUE": a flag names the secret after it. */
+static int m_flag(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t e = q + 2;
+
+	if (!has_at(w, q, "--"))
+		return 0;
+	while (e < w->hi && e - q < 40 && (is_alnum(w->b[e]) || w->b[e] == '-' || w->b[e] == '_'))
+		e++;
+	if (e - q < 4 || e >= w->hi || w->b[e] != ' ')
+		return 0;
+	return keyed_value(w, e, classify_key(w, q + 2, e), q + 2, m);
+}
+
 /* ---- generic --------------------------------------------------------- */
 
 static int line_break_at(const struct rwin *w, size_t i)
@@ -913,7 +985,8 @@ static int block_line(const struct rwin *w, size_t q, size_t end)
 
 static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 {
-	static const char *const hashed[] = { "sha1-", "sha256-", "sha384-", "sha512-", "md5-" };
+	static const char *const hashed[] = { "sha1-", "sha256-", "sha384-", "sha512-", "md5-",
+					      "nonce-" /* CSP */ };
 	static const char *const media[] = { "iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0",
 					     "UEsDB", "H4sI", "AAAA" /* ssh public keys */ };
 	static const char *const before[] = { "h1:", "sha256:", "sha512:", "sha1:", "md5:",

@@ -193,6 +193,8 @@ def in_context(r, kind):
 
 def special(r, kind):
     """Kinds whose context is part of the format: (text, [secrets in order])."""
+    if kind == "other_context":
+        return other_context(r)
     if kind == "gcp_service_account":
         kid = rs(r, HEX, 40)
         key = pem(r, escaped=True).replace("RSA PRIVATE KEY", "PRIVATE KEY").replace("EC PRIVATE KEY", "PRIVATE KEY")
@@ -245,7 +247,25 @@ def special(r, kind):
     raise ValueError(kind)
 
 
-SPECIAL = ["gcp_service_account", "azure_storage_key", "slack_webhook", "private_key", "url_password",
+def other_context(r):
+    """Secrets in places no key or prefix announces them: what a redactor
+    misses first. Kept in the corpus so that its figure stays honest."""
+    pw = password(r)
+    hexkey = rs(r, HEX, r.choice([32, 40, 64]))
+    t, s = r.choice([
+        ("<password>%s</password>\n", pw),
+        ("mysql -u root -p'%s' orders < dump.sql\n", pw),
+        ("curl -u admin:%s https://registry.example.org/v2/_catalog\n", pw),
+        ("sshpass -p '%s' ssh deploy@10.0.3.7\n", pw),
+        ("Authorization: Bearer %s\r\n", hexkey),
+        ("datadog-agent --api-key %s\n", hexkey),
+        ("  <add key=\"ApiSecret\" value=\"%s\" />\n", pw),
+        ("PGPASSWORD='%s' psql -h db -U app\n", pw),
+    ])
+    return t % s, [s]
+
+
+SPECIAL = ["other_context", "gcp_service_account", "azure_storage_key", "slack_webhook", "private_key", "url_password",
            "connection_string"]
 ALL_KINDS = ANCHORED + SPECIAL + ["high_entropy"]
 
@@ -370,6 +390,17 @@ def lookalike_items(seed=11, per_kind=70):
             "token = request.headers.get(\"Authorization\")\n", "  secretKeyRef:\n    name: db-credentials\n    key: password\n",
             "\"next_page_token\": \"CiAKGjBpNDd2Nmp3Z3FqbmR4bXJ2ZG5wNTNxZzgQASgB\",\n",
             "Password reset email sent to ada@example.org\n", "bypass: true\n"]))
+        add("random_id", r.choice([
+            "x-amz-id-2: %s\r\n" % b64(r, 57), "  \"nonce\": \"%s\",\n" % b64(r, 18),
+            "Content-Security-Policy: script-src 'nonce-%s'\r\n" % b64(r, 18),
+            "<script src=\"/static/js/main.%s.chunk.js\"></script>\n" % rs(r, HEX, 8),
+            "ETag: \"%s\"\r\n" % rs(r, HEX, 32),
+            "  resourceVersion: \"%d\"\n" % r.randrange(10**8),
+            "GET /oauth/callback?code_challenge=%s&code_challenge_method=S256 HTTP/1.1\n" % b64url(r, 32),
+            "  \"ciphertext\": \"%s\"\n" % b64(r, 48),
+            "checksum = \"%s\"\n" % rs(r, HEX, 64),
+            "\"_resolved\": \"https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz\",\n",
+        ]))
         add("log_line", "%s %s [%s] %s %d %dms\n" % (
             "2026-11-%02dT%02d:%02d:%02dZ" % (r.randrange(1, 29), r.randrange(24), r.randrange(60), r.randrange(60)),
             r.choice(["INFO", "WARN", "DEBUG"]), r.choice(["http-nio-8080-exec-3", "worker-7", "main"]),
