@@ -49,5 +49,6 @@ extern const struct unit_test egress_tests[];
 extern const struct unit_test pool_tests[];
 extern const struct unit_test audit_tests[];
 extern const struct unit_test metrics_tests[];
+extern const struct unit_test redact_tests[];
 
 #endif
