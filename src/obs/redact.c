@@ -120,8 +120,8 @@ static int seen_at(const struct seen *sn, const unsigned char *b, size_t hi, siz
 	if (!sn || q + SEEN_MIN > hi || !(sn->bits[pair(b + q) / 64] & (1ull << (pair(b + q) % 64))))
 		return 0;
 	for (i = 0; i < sn->n; i++)
-		if (sn->len[i] > best && q + sn->len[i] <= hi &&
-		    memcmp(b + q, sn->bytes[i], sn->len[i]) == 0) {
+		if (sn->len[i] > best && q + sn->len[i] <= hi && b[q] == sn->bytes[i][0] &&
+		    b[q + 1] == sn->bytes[i][1] && memcmp(b + q, sn->bytes[i], sn->len[i]) == 0) {
 			best = sn->len[i];
 			m->rule = sn->rule[i];
 		}

@@ -68,12 +68,23 @@ static size_t run_of(const struct rwin *w, size_t i, int (*ok)(int), size_t max)
 	return n;
 }
 
-static int has_at(const struct rwin *w, size_t i, const char *s)
+static inline __attribute__((always_inline)) int has_at_n(const struct rwin *w, size_t i,
+							 const char *s, size_t n)
 {
-	size_t n = strlen(s);
+	size_t j;
 
-	return i + n <= w->hi && memcmp(w->b + i, s, n) == 0;
+	/* byte by byte: most candidates differ at the first */
+	if (i + n > w->hi)
+		return 0;
+	for (j = 0; j < n; j++)
+		if (w->b[i + j] != (unsigned char)s[j])
+			return 0;
+	return 1;
 }
+
+/* s a literal: its length is known when compiled, and so is the compare */
+#define has_at(w, i, s) has_at_n(w, i, s "", sizeof(s) - 1)
+#define has_at_str(w, i, s) has_at_n(w, i, s, strlen(s))
 
 /* Whether the token ends at i: no byte of its alphabet follows. */
 static int ends_at(const struct rwin *w, size_t i, int (*ok)(int))
@@ -301,13 +312,10 @@ static int found(struct rmatch *m, size_t start, size_t end, const char *rule)
 
 static int m_aws_id(const struct rwin *w, size_t q, struct rmatch *m)
 {
-	static const char *const pfx[] = { "AKIA", "ASIA", "ABIA", "ACCA" };
-	size_t i, n;
+	size_t n;
 
-	for (i = 0; i < 4; i++)
-		if (has_at(w, q, pfx[i]))
-			break;
-	if (i == 4)
+	if (!has_at(w, q, "AKIA") && !has_at(w, q, "ASIA") && !has_at(w, q, "ABIA") &&
+	    !has_at(w, q, "ACCA"))
 		return 0;
 	for (n = 0; q + 4 + n < w->hi && n < 16; n++) {
 		int c = w->b[q + 4 + n];
@@ -363,7 +371,7 @@ static int m_gitlab(const struct rwin *w, size_t q, struct rmatch *m)
 	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++) {
 		size_t pl = strlen(pfx[i]);
 
-		if (!has_at(w, q, pfx[i]))
+		if (!has_at_str(w, q, pfx[i]))
 			continue;
 		/* glpat-<20> or the newer glpat-<base64url>.<version>.<crc> */
 		for (n = 0; q + pl + n < w->hi && n < 256; n++) {
@@ -590,12 +598,20 @@ enum key_kind {
 	K_NOT_SECRET,  /* a digest, a cursor, an image: high_entropy keeps off it */
 };
 
-static int ends_with(const char *s, size_t n, const char *suffix)
+static inline __attribute__((always_inline)) int ends_with_n(const char *s, size_t n,
+							    const char *suffix, size_t k)
 {
-	size_t k = strlen(suffix);
+	size_t j;
 
-	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+	if (n < k)
+		return 0;
+	for (j = k; j-- > 0;)
+		if (s[n - k + j] != suffix[j])
+			return 0;
+	return 1;
 }
+
+#define ends_with(s, n, lit) ends_with_n(s, n, lit "", sizeof(lit) - 1)
 
 /* Which key the identifier before position q (skipping blanks and a
  * quote) is: normalized (lowercase, no separators) in key; its start in
@@ -618,8 +634,10 @@ static int key_span(const struct rwin *w, size_t q, size_t *k, size_t *e)
 }
 
 /* What the key b[k..e) names: compared lowercase without separators
- * ("DB_PASSWORD", "dbPassword" and "db-password" alike). */
-static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e)
+ * ("DB_PASSWORD", "dbPassword" and "db-password" alike). K_NOT_SECRET (a
+ * digest's key, an image's) only when not_secret_too: the generic rule's
+ * question, rarer than the keyed rules'. */
+static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int not_secret_too)
 {
 	static const char *const secret[] = {
 		"password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey",
@@ -645,7 +663,15 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e)
 		key[n++] = (char)(is_upper(c) ? c + 32 : c);
 	}
 	key[n] = '\0';
-	if (n == 0)
+	if (n < 2)
+		return K_NONE;
+	if (not_secret_too)
+		for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
+			if (ends_with_n(key, n, not_secret[i], strlen(not_secret[i])))
+				return K_NOT_SECRET;
+	/* every secret key below ends in one of these: most keys (an hour
+	 * of a timestamp, "status", "level") stop here */
+	if (!strchr("dtnylse", key[n - 1]))
 		return K_NONE;
 	if (ends_with(key, n, "authorization"))
 		return K_AUTH;
@@ -661,10 +687,10 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e)
 	if (strcmp(key, "password") == 0 || strcmp(key, "pwd") == 0)
 		return K_CONN_PW;
 	for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
-		if (ends_with(key, n, not_secret[i]))
-			return K_NOT_SECRET;
+		if (ends_with_n(key, n, not_secret[i], strlen(not_secret[i])))
+			return K_NONE; /* "next_page_token": not to redact */
 	for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
-		if (ends_with(key, n, secret[i]))
+		if (ends_with_n(key, n, secret[i], strlen(secret[i])))
 			return K_SECRET;
 	/* "pass" and "pwd" only as a whole word: not "bypass", "compass" */
 	if (strcmp(key, "pass") == 0 ||
@@ -674,13 +700,14 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e)
 	return K_NONE;
 }
 
-static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart)
+static enum key_kind key_before(const struct rwin *w, size_t q, size_t *kstart,
+				 int not_secret_too)
 {
 	size_t e;
 
 	if (!key_span(w, q, kstart, &e))
 		return K_NONE;
-	return classify_key(w, *kstart, e);
+	return classify_key(w, *kstart, e, not_secret_too);
 }
 
 static int value_end_ok(int c, int conn)
@@ -900,9 +927,8 @@ static int user_flag_before(const struct rwin *w, size_t k)
 {
 	if (k > w->lo && (w->b[k - 1] == '\'' || w->b[k - 1] == '"'))
 		k--;
-	return (k >= w->lo + 3 && memcmp(w->b + k - 3, "-u ", 3) == 0) ||
-	       (k >= w->lo + 7 && (memcmp(w->b + k - 7, "--user ", 7) == 0 ||
-				   memcmp(w->b + k - 7, "--user=", 7) == 0));
+	return (k >= w->lo + 3 && has_at(w, k - 3, "-u ")) ||
+	       (k >= w->lo + 7 && (has_at(w, k - 7, "--user ") || has_at(w, k - 7, "--user=")));
 }
 
 int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
@@ -927,8 +953,7 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 			;
 		if (ve >= w->hi || b[ve] != '<' || ve == vs)
 			return 0;
-		if (classify_key(w, kstart, e) == K_NONE ||
-		    classify_key(w, kstart, e) == K_NOT_SECRET ||
+		if (classify_key(w, kstart, e, 0) == K_NONE ||
 		    !secret_value_ok(b + vs, ve - vs, 1))
 			return 0;
 		return found(m, vs, ve, "password_assignment");
@@ -940,7 +965,7 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 			return found(m, vs, ve, "password_assignment");
 		return 0;
 	}
-	kind = key_before(w, q, &kstart);
+	kind = key_before(w, q, &kstart, 0);
 	return keyed_value(w, q, kind, kstart, m);
 }
 
@@ -955,7 +980,7 @@ static int m_flag(const struct rwin *w, size_t q, struct rmatch *m)
 		e++;
 	if (e - q < 4 || e >= w->hi || w->b[e] != ' ')
 		return 0;
-	return keyed_value(w, e, classify_key(w, q + 2, e), q + 2, m);
+	return keyed_value(w, e, classify_key(w, q + 2, e, 0), q + 2, m);
 }
 
 /* ---- generic --------------------------------------------------------- */
@@ -979,7 +1004,9 @@ static int block_line(const struct rwin *w, size_t q, size_t end)
 		return 0;
 	if (n == 64 || n == 76)
 		return 1;
-	e += has_at(w, e, "\\n") ? 2 : w->b[e] == '\r' ? 2 : 1;
+	if (end >= w->hi)
+		return 0;
+	e += has_at(w, e, "\\n") || has_at(w, e, "\r\n") ? 2 : 1;
 	return has_at(w, e, "-----END ");
 }
 
@@ -1000,10 +1027,10 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 	for (end = q + n; end < w->hi && end - q - n < 2 && w->b[end] == '='; end++)
 		;
 	for (i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++)
-		if (has_at(w, q, hashed[i]))
+		if (has_at_str(w, q, hashed[i]))
 			return 0;
 	for (i = 0; i < sizeof(media) / sizeof(media[0]); i++)
-		if (has_at(w, q, media[i]))
+		if (has_at_str(w, q, media[i]))
 			return 0;
 	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
 		size_t k = strlen(before[i]);
@@ -1033,7 +1060,7 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 					  is_space(w->b[i - 1])))
 		i--;
 	if (i > w->lo && (w->b[i - 1] == ':' || w->b[i - 1] == '=') &&
-	    key_before(w, i - 1, &kstart) == K_NOT_SECRET)
+	    key_before(w, i - 1, &kstart, 1) == K_NOT_SECRET)
 		return 0;
 	return found(m, q, end, "high_entropy");
 }
