@@ -71,6 +71,7 @@ struct scan {
 	unsigned u8need; /* UTF-8: continuation bytes still expected */
 	unsigned char u8lo, u8hi;
 	unsigned flags;
+	int key_more;    /* the last match was a key block cut at the cap */
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
 	uint64_t total;
@@ -130,6 +131,7 @@ static int seen_at(const struct seen *sn, const unsigned char *b, size_t hi, siz
 	m->start = q;
 	m->end = q + best;
 	m->flags = 0;
+	m->more = 0;
 	return 1;
 }
 
@@ -291,15 +293,22 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 /* The rules in order at candidate q. In a stream, b holds LOOKBEHIND
  * bytes before any candidate (stream_compact keeps them), so the window
  * starts where it would in one call over the whole input. */
-static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch *m)
+static struct rwin window_at(const unsigned char *b, size_t len, size_t q)
 {
 	struct rwin w;
-	unsigned k = redact_cls[b[q]];
-	unsigned prev;
 
 	w.b = b;
 	w.lo = q > LOOKBEHIND ? q - LOOKBEHIND : 0;
 	w.hi = len - q > WINDOW ? q + WINDOW : len;
+	return w;
+}
+
+static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch *m)
+{
+	struct rwin w = window_at(b, len, q);
+	unsigned k = redact_cls[b[q]];
+	unsigned prev;
+
 	prev = q > w.lo ? redact_cls[b[q - 1]] : 0;
 	if ((k & C_ANCH) && (!(prev & C_ALNUM) || b[q] == '-') && rules_anchor(&w, q, m))
 		return 1;
@@ -323,6 +332,14 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		char marker[64];
 		int mlen;
 
+		if (s->key_more) {
+			/* a key block cut at the cap: its body goes on here */
+			struct rwin w = window_at(b, len, p);
+
+			s->key_more = 0;
+			if (rules_key_more(&w, p, &m))
+				goto matched;
+		}
 		p = next_candidate(b, p, lim, len, s->seen);
 		if (p >= lim)
 			break;
@@ -331,6 +348,8 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 			p++;
 			continue;
 		}
+matched:
+		s->key_more = m.more;
 		if (record(s, b, &m, err) < 0 ||
 		    out(s, (const char *)b + s->emitted, m.start - s->emitted, err) < 0)
 			return -1;
@@ -393,8 +412,9 @@ int tg_redact(const char *in, size_t n, struct tg_redact_out *out_, struct tg_er
 	tg_error_clear(err);
 	s.write = grow_write;
 	s.arg = &g;
-	/* room for the input as is: most of it is not redacted */
-	g.cap = n + 4096;
+	/* room for the input as is, and markers longer than what they hide:
+	 * one allocation for most inputs */
+	g.cap = n + n / 16 + 4096;
 	g.p = malloc(g.cap);
 	if (!g.p) {
 		tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for %zu bytes of output", n);

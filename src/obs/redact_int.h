@@ -36,6 +36,7 @@ struct rmatch {
 	size_t start, end; /* the bytes to redact, start >= q */
 	const char *rule;
 	unsigned flags;    /* TG_REDACT_TRUNCATED */
+	int more;          /* a key block went on past the cap: rules_key_more next */
 };
 
 /* Each returns 1 and fills *m, or 0. */
@@ -44,6 +45,10 @@ int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m);
 /* At ':', '=' or '>': URLs with a password, key = value assignments,
  * <password>value</password>. */
 int rules_assign(const struct rwin *w, size_t q, struct rmatch *m);
+/* Right after a private_key match that ended at the cap inside the key's
+ * body (m->more): the body goes on, in the same rule, up to its end or
+ * the next cap. */
+int rules_key_more(const struct rwin *w, size_t q, struct rmatch *m);
 /* At the start of a run of C_TOK bytes at least HE_MIN long. */
 int rules_entropy(const struct rwin *w, size_t q, struct rmatch *m);
 

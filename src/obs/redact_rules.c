@@ -307,6 +307,7 @@ static int found(struct rmatch *m, size_t start, size_t end, const char *rule)
 	m->end = end;
 	m->rule = rule;
 	m->flags = 0;
+	m->more = 0;
 	return 1;
 }
 
@@ -497,12 +498,64 @@ static int m_jwt(const struct rwin *w, size_t q, struct rmatch *m)
 	return found(m, q, q + a + b + 2 + c, "jwt");
 }
 
+/* Where a key's body ends, walking from i up to cap: base64 bytes and
+ * line breaks ("\n", "\r", or "\\n" in a JSON string) go on, header
+ * lines before the body are skipped, a quote ends it there, anything else
+ * ends it before its line. *more: cap
+ * was reached inside the body. */
+static size_t key_body_end(const struct rwin *w, size_t i, size_t cap, int *more)
+{
+	const unsigned char *b = w->b;
+	size_t line_start = i, last_break = i;
+	int in_body = 0;
+
+	*more = 0;
+	while (i < cap) {
+		int c = b[i];
+
+		if (i == line_start && !in_body && is_upper(c)) {
+			/* a header before the body: "Proc-Type: 4,ENCRYPTED",
+			 * "DEK-Info: ...", "Version: ...", to the line's end */
+			size_t k = i;
+
+			while (k < cap && (is_upper(b[k]) || is_lower(b[k]) || b[k] == '-'))
+				k++;
+			if (k > i && k + 1 < cap && b[k] == ':' && b[k + 1] == ' ') {
+				while (k < cap && b[k] != '\n' && b[k] != '\r' && b[k] != '\\')
+					k++;
+				i = k;
+				if (i >= cap)
+					break;
+				c = b[i];
+			}
+		}
+		if (c == '\n' || c == '\r' || (c == '\\' && i + 1 < cap && b[i + 1] == 'n')) {
+			last_break = i;
+			i += c == '\\' ? 2 : 1;
+			line_start = i;
+			continue;
+		}
+		if (is_b64(c) || c == '=') {
+			in_body = 1;
+			i++;
+			continue;
+		}
+		/* a quote ends a key in a JSON or YAML string there; any other
+		 * byte says the line was not the key's */
+		return (c == '"' || c == '\'') && i > line_start ? i : last_break;
+	}
+	*more = 1;
+	return cap;
+}
+
 /* "-----BEGIN ... PRIVATE KEY-----" up to its END line, within the cap;
- * without one there, up to the cap (or the input's end), flagged. */
+ * without one there, the body up to where it stops looking like one, or
+ * up to the cap (then the scan goes on with rules_key_more), flagged. */
 static int m_pem(const struct rwin *w, size_t q, struct rmatch *m)
 {
-	size_t p = q + 11, n, cap, e;
+	size_t p = q + 11, n, cap, e, body, end_at;
 	const unsigned char *end;
+	int more;
 
 	if (!has_at(w, q, "-----BEGIN "))
 		return 0;
@@ -519,6 +572,7 @@ static int m_pem(const struct rwin *w, size_t q, struct rmatch *m)
 			break;
 	if (e > p + n)
 		return 0;
+	body = e + (has_at(w, e, "PRIVATE KEY-----") ? 16 : 22);
 	cap = w->hi - q < TG_REDACT_KEY_CAP ? w->hi : q + TG_REDACT_KEY_CAP;
 	end = memmem(w->b + e, cap - e, "-----END ", 9);
 	if (end) {
@@ -527,12 +581,27 @@ static int m_pem(const struct rwin *w, size_t q, struct rmatch *m)
 		size_t lim = cap - at < 64 ? cap : at + 64;
 
 		close = memmem(w->b + at, lim - at, "-----", 5);
-		if (close) {
+		if (close)
 			return found(m, q, (size_t)(close - w->b) + 5, "private_key");
-		}
 	}
-	found(m, q, cap, "private_key");
+	end_at = key_body_end(w, body, cap, &more);
+	found(m, q, end_at, "private_key");
 	m->flags = TG_REDACT_TRUNCATED;
+	m->more = more;
+	return 1;
+}
+
+int rules_key_more(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	size_t cap = w->hi - q < TG_REDACT_KEY_CAP ? w->hi : q + TG_REDACT_KEY_CAP;
+	int more;
+	size_t end = key_body_end(w, q, cap, &more);
+
+	if (end == q)
+		return 0;
+	found(m, q, end, "private_key");
+	m->flags = TG_REDACT_TRUNCATED;
+	m->more = more;
 	return 1;
 }
 

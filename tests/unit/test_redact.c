@@ -406,12 +406,13 @@ static int binary_and_invalid_utf8(void)
 	return 0;
 }
 
-/* A key block without its END: redacted up to the cap, flagged, and what
- * follows the cap is shown again. */
+/* A key block without its END: redacted up to the cap, flagged, and on
+ * past it while the body goes on; what follows a body that stops is
+ * shown again. */
 static int key_without_end(void)
 {
 	size_t n = 40000, i;
-	char *s = malloc(n + 1);
+	char *s = malloc(n + 64);
 	struct tg_redact_out o;
 	struct tg_error err;
 
@@ -421,11 +422,26 @@ static int key_without_end(void)
 		s[i] = (i % 65 == 64) ? '\n' : 'A' + (char)(i % 26);
 	s[n] = '\0';
 	CHECK(tg_redact(s, n, &o, &err) == 0);
-	CHECK(o.nfindings >= 1 && strcmp(o.findings[0].rule, "private_key") == 0);
+	CHECK(o.nfindings == 3 && strcmp(o.findings[0].rule, "private_key") == 0);
 	CHECK(o.findings[0].length == TG_REDACT_KEY_CAP);
-	CHECK(o.findings[0].flags & TG_REDACT_TRUNCATED);
+	CHECK(o.findings[1].offset == TG_REDACT_KEY_CAP);
+	CHECK(o.findings[2].offset + o.findings[2].length == n);
+	for (i = 0; i < 3; i++)
+		CHECK(o.findings[i].flags & TG_REDACT_TRUNCATED);
 	CHECK(o.flags & TG_REDACT_TRUNCATED);
-	CHECK(strncmp(o.text, "[REDACTED:private_key]", 22) == 0);
+	CHECK(strcmp(o.text, "[REDACTED:private_key][REDACTED:private_key][REDACTED:private_key]") == 0);
+	tg_redact_out_release(&o);
+	/* cut short (the tool's output was): the key's lines go, the prose stays */
+	strcpy(s, "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nMHcCAQEEIIrYSSNQFaA2Hwf1\n"
+		  "MIIBVwIBADANBgkqhkiG9w0BAQ\nerror: output truncated\n");
+	CHECK(tg_redact(s, strlen(s), &o, &err) == 0);
+	CHECK(o.nfindings == 1 && (o.findings[0].flags & TG_REDACT_TRUNCATED));
+	CHECK(strcmp(o.text, "[REDACTED:private_key]\nerror: output truncated\n") == 0);
+	tg_redact_out_release(&o);
+	/* in a JSON string, up to its closing quote */
+	strcpy(s, "{\"k\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkq\\nhkiG9w0B\", \"x\": 1}");
+	CHECK(tg_redact(s, strlen(s), &o, &err) == 0);
+	CHECK(strcmp(o.text, "{\"k\": \"[REDACTED:private_key]\", \"x\": 1}") == 0);
 	tg_redact_out_release(&o);
 	free(s);
 	return 0;
