@@ -413,12 +413,10 @@ static int m_slack_webhook(const struct rwin *w, size_t q, struct rmatch *m)
 {
 	size_t p, n;
 
-	if (has_at(w, q, "hooks.slack.com/services/"))
+	if (has_at(w, q, "hooks.slack.com/services/") || has_at(w, q, "hooks.slack.com/triggers/"))
 		p = q + 25;
 	else if (has_at(w, q, "hooks.slack.com/workflows/"))
 		p = q + 26;
-	else if (has_at(w, q, "hooks.slack.com/triggers/"))
-		p = q + 25;
 	else
 		return 0;
 	n = run_of(w, p, webhook_ok, 200);
