@@ -81,7 +81,8 @@ TG_API void tg_redact_out_release(struct tg_redact_out *out);
  * decided, at most TG_REDACT_WINDOW + 4 KiB behind the input; write returns 0, or -1 to stop (feed and finish then fail
  * with the error it put in err, or a generic one). The concatenated
  * output, the findings and the flags equal tg_redact()'s over the
- * concatenated input. Memory stays under 64 KiB plus the findings kept. */
+ * concatenated input. Memory stays under 96 KiB (the buffer, the
+ * secrets remembered to redact their repeats) plus the findings kept. */
 typedef int (*tg_redact_write_fn)(void *arg, const char *buf, size_t len, struct tg_error *err);
 struct tg_redact_stream;
 

@@ -706,19 +706,26 @@ static int key_span(const struct rwin *w, size_t q, size_t *k, size_t *e)
  * question, rarer than the keyed rules'. */
 static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int not_secret_too)
 {
-	static const char *const secret[] = {
-		"password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey",
-		"privatekey", "clientkey", "authkey", "signingkey", "encryptionkey", "masterkey",
-		"credential", "credentials", "passphrase", "apisecret", "sessionkey",
+#define KW(s) { s, sizeof(s) - 1 }
+	static const struct {
+		const char *s;
+		size_t n;
+	} secret[] = {
+		KW("password"), KW("passwd"), KW("secret"), KW("token"), KW("apikey"),
+		KW("accesskey"), KW("secretkey"), KW("privatekey"), KW("clientkey"), KW("authkey"),
+		KW("signingkey"), KW("encryptionkey"), KW("masterkey"), KW("credential"),
+		KW("credentials"), KW("passphrase"), KW("apisecret"), KW("sessionkey"),
+	}, not_secret[] = {
+		KW("pagetoken"), KW("nexttoken"), KW("continuationtoken"), KW("synctoken"),
+		KW("cursor"), KW("hash"), KW("digest"), KW("checksum"), KW("integrity"), KW("etag"),
+		KW("sha"), KW("sha1"), KW("sha256"), KW("sha512"), KW("md5"), KW("nonce"), KW("salt"),
+		KW("iv"), KW("fingerprint"), KW("signature"), KW("image"), KW("icon"),
+		KW("thumbnail"), KW("avatar"), KW("logo"), KW("font"), KW("photo"), KW("data"),
+		KW("id"), KW("id2"), KW("uuid"), KW("commit"), KW("revision"), KW("rev"),
+		KW("tokenizer"), KW("publickey"), KW("pubkey"), KW("certificate"), KW("cert"),
+		KW("challenge"), KW("ciphertext"), KW("encrypted"),
 	};
-	static const char *const not_secret[] = {
-		"pagetoken", "nexttoken", "continuationtoken", "synctoken", "cursor", "hash",
-		"digest", "checksum", "integrity", "etag", "sha", "sha1", "sha256", "sha512",
-		"md5", "nonce", "salt", "iv", "fingerprint", "signature", "image", "icon",
-		"thumbnail", "avatar", "logo", "font", "photo", "data", "id", "id2", "uuid",
-		"commit", "revision", "rev", "tokenizer", "publickey", "pubkey", "certificate",
-		"cert", "challenge", "ciphertext", "encrypted",
-	};
+#undef KW
 	char key[64];
 	size_t n = 0, i, raw_n = e - k;
 
@@ -734,7 +741,7 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 		return K_NONE;
 	if (not_secret_too)
 		for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
-			if (ends_with_n(key, n, not_secret[i], strlen(not_secret[i])))
+			if (ends_with_n(key, n, not_secret[i].s, not_secret[i].n))
 				return K_NOT_SECRET;
 	/* every secret key below ends in one of these: most keys (an hour
 	 * of a timestamp, "status", "level") stop here */
@@ -754,10 +761,10 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 	if (strcmp(key, "password") == 0 || strcmp(key, "pwd") == 0)
 		return K_CONN_PW;
 	for (i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++)
-		if (ends_with_n(key, n, not_secret[i], strlen(not_secret[i])))
+		if (ends_with_n(key, n, not_secret[i].s, not_secret[i].n))
 			return K_NONE; /* "next_page_token": not to redact */
 	for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
-		if (ends_with_n(key, n, secret[i], strlen(secret[i])))
+		if (ends_with_n(key, n, secret[i].s, secret[i].n))
 			return K_SECRET;
 	/* "pass" and "pwd" only as a whole word: not "bypass", "compass" */
 	if (strcmp(key, "pass") == 0 ||
