@@ -891,38 +891,42 @@ static int secret_value_ok(const unsigned char *v, size_t n, int quoted)
 	return n >= 16 && entropy(v, n) >= 3.0;
 }
 
+/* A byte that ends a URL's authority. ';' too: JDBC's parameters follow
+ * the host, and a password with an '@' would otherwise reach into them. */
+static int authority_end(int c)
+{
+	return c == '/' || c == '?' || c == '#' || c == ' ' || c == '\t' || c == '\n' ||
+	       c == '\r' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
+	       c == ';' || c == '\0';
+}
+
+/* At the ':' between a URL's user and its password ("scheme://user:pass@"),
+ * not at the scheme's: the password starts right after the decision, so
+ * nothing before it (a token as the user name) goes unexamined. */
 static int m_url(const struct rwin *w, size_t q, struct rmatch *m)
 {
-	size_t s = q, a = q + 3, i, at = 0, colon = 0;
+	size_t u = q, s, i, at = 0;
 
-	while (s > w->lo && q - s < 32 &&
-	       (is_alnum(w->b[s - 1]) || w->b[s - 1] == '+' || w->b[s - 1] == '.' ||
-		w->b[s - 1] == '-'))
-		s--;
-	if (q - s < 2 || !(is_lower(w->b[s]) || is_upper(w->b[s])))
+	while (u > w->lo && q - u < 100 && !authority_end(w->b[u - 1]) && w->b[u - 1] != '@' &&
+	       w->b[u - 1] != ':')
+		u--;
+	if (u < w->lo + 3 || !has_at(w, u - 3, "://"))
 		return 0;
-	for (i = a; i < w->hi && i - a < 512; i++) {
-		int c = w->b[i];
-
-		/* ';' too: JDBC's parameters follow the host, and a password
-		 * with an '@' would otherwise reach into them */
-		if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '\t' || c == '\n' ||
-		    c == '\r' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
-		    c == ';' || c == '\0')
-			break;
-		if (c == '@')
+	for (s = u - 3; s > w->lo && u - 3 - s < 32 &&
+			(is_alnum(w->b[s - 1]) || w->b[s - 1] == '+' || w->b[s - 1] == '.' ||
+			 w->b[s - 1] == '-');
+	     s--)
+		;
+	if (u - 3 - s < 2 || !(is_lower(w->b[s]) || is_upper(w->b[s])))
+		return 0;
+	/* the last '@' before the authority ends: an '@' unencoded in a
+	 * password happens */
+	for (i = q + 1; i < w->hi && i - q < 512 && !authority_end(w->b[i]); i++)
+		if (w->b[i] == '@')
 			at = i;
-	}
-	if (!at)
+	if (!at || at - q - 1 < 3 || is_placeholder(w->b + q + 1, at - q - 1))
 		return 0;
-	for (i = a; i < at; i++)
-		if (w->b[i] == ':') {
-			colon = i;
-			break;
-		}
-	if (!colon || at - colon - 1 < 3 || is_placeholder(w->b + colon + 1, at - colon - 1))
-		return 0;
-	return found(m, colon + 1, at, "url_password");
+	return found(m, q + 1, at, "url_password");
 }
 
 /* The value after the separator at q (':', '=', '>' of an XML element,
@@ -1012,7 +1016,9 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 	enum key_kind kind;
 
 	if (b[q] == ':' && has_at(w, q + 1, "//"))
-		return m_url(w, q, m);
+		return 0; /* a scheme's: its password, if any, is at the next ':' */
+	if (b[q] == ':' && m_url(w, q, m))
+		return 1;
 	if (b[q] == '=' && ((q > w->lo && strchr("=!<>", b[q - 1])) || has_at(w, q + 1, "=")))
 		return 0; /* a comparison */
 	if (b[q] == ':' && ((q > w->lo && b[q - 1] == ':') || has_at(w, q + 1, ":")))

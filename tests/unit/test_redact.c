@@ -530,6 +530,12 @@ static int overlapping(void)
 	strcat(s, "@github.com/acme/infra.git");
 	CHECK(strcmp(rule_of(s, out, sizeof(out)), "url_password") == 0);
 	CHECK(strcmp(out, "https://x-access-token:[REDACTED:url_password]@github.com/acme/infra.git") == 0);
+	/* a token as a URL's user, a password after it: both */
+	s[0] = '\0';
+	put(s, "https://AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16);
+	strcat(s, ":Xk2p9Lm4Qr@s3.example.org/b");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "many") == 0);
+	CHECK(strcmp(out, "https://[REDACTED:aws_access_key_id]:[REDACTED:url_password]@s3.example.org/b") == 0);
 	/* "password=" inside a key block: the block wins */
 	strcpy(s, "-----BEGIN PRIVATE KEY-----\npassword=Summer2024!\n-----END PRIVATE KEY-----\nok");
 	CHECK(strcmp(rule_of(s, out, sizeof(out)), "private_key") == 0);
