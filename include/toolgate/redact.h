@@ -13,10 +13,10 @@
  * TG_REDACT_LOOKBEHIND bytes before the position it is made at and
  * TG_REDACT_WINDOW after. So a stream that keeps that much redacts exactly
  * as one call over the whole input does, whatever the chunks, in memory
- * that does not grow with the input. A private key block longer than
- * TG_REDACT_KEY_CAP (or without its END line) is redacted up to the cap
- * and flagged TG_REDACT_TRUNCATED: the rest of a key that long is still
- * redacted if it looks like one, never shown because it was long.
+ * that does not grow with the input. A private key block without its END
+ * line within TG_REDACT_KEY_CAP is redacted as far as its body goes, in
+ * findings of at most the cap, each flagged TG_REDACT_TRUNCATED: never
+ * shown because it was long.
  *
  * Any bytes are accepted: NUL is a byte, invalid UTF-8 is redacted as the
  * bytes it is; both are flagged so a caller can say what it was given.
