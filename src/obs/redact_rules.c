@@ -604,6 +604,7 @@ int rules_key_more(const struct rwin *w, size_t q, struct rmatch *m)
 }
 
 static int m_flag(const struct rwin *w, size_t q, struct rmatch *m);
+static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m);
 
 int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 {
@@ -646,7 +647,7 @@ int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 	case 'e':
 		return m_jwt(w, q, m);
 	case '-':
-		return m_pem(w, q, m) || m_flag(w, q, m);
+		return m_pem(w, q, m) || m_flag(w, q, m) || m_short_pass(w, q, m);
 	}
 	return 0;
 }
@@ -1000,6 +1001,8 @@ static int keyed_value(const struct rwin *w, size_t q, enum key_kind kind, size_
 	return 0;
 }
 
+static enum key_kind named_by_attribute(const struct rwin *w, size_t k);
+
 /* "curl -u user:password", "--user user:password": the key is a flag. */
 static int user_flag_before(const struct rwin *w, size_t k)
 {
@@ -1046,7 +1049,70 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m)
 		return 0;
 	}
 	kind = key_before(w, q, &kstart, 0);
+	if (kind == K_NONE && b[q] == '=' && q - kstart == 5 &&
+	    strncasecmp((const char *)b + kstart, "value", 5) == 0)
+		kind = named_by_attribute(w, kstart);
 	return keyed_value(w, q, kind, kstart, m);
+}
+
+/* <add key="ApiSecret" value="..."/>: .NET's appSettings, where one
+ * attribute names the value of the next. */
+static enum key_kind named_by_attribute(const struct rwin *w, size_t k)
+{
+	size_t e, s;
+
+	while (k > w->lo && is_space(w->b[k - 1]))
+		k--;
+	if (k == w->lo || (w->b[k - 1] != '"' && w->b[k - 1] != '\''))
+		return K_NONE;
+	e = --k;
+	while (k > w->lo && e - k < 64 && w->b[k - 1] != w->b[e])
+		k--;
+	s = k;
+	if (k < w->lo + 5 || w->b[k - 1] != w->b[e] || w->b[k - 2] != '=' ||
+	    !(strncasecmp((const char *)w->b + k - 5, "key", 3) == 0 ||
+	      (k >= w->lo + 6 && strncasecmp((const char *)w->b + k - 6, "name", 4) == 0)))
+		return K_NONE;
+	return classify_key(w, s, e, 0);
+}
+
+/* mysql -u root -p'...' (the password glued to -p), sshpass -p '...':
+ * a one-letter flag names a password only after these commands. */
+static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	static const char *const cmds[] = { "mysql ", "mysqldump ", "mariadb ", "sshpass " };
+	const unsigned char *b = w->b;
+	size_t ls = q, vs, ve, i;
+	int glued, found_cmd = 0;
+
+	if (!has_at(w, q, "-p") || q + 2 >= w->hi || q == w->lo || !is_space(b[q - 1]))
+		return 0;
+	while (ls > w->lo && b[ls - 1] != '\n')
+		ls--;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]) && !found_cmd; i++)
+		found_cmd = memmem(b + ls, q - ls, cmds[i], strlen(cmds[i])) != NULL;
+	if (!found_cmd)
+		return 0;
+	/* mysql: -pSECRET (a blank after -p asks for it); sshpass: -p SECRET */
+	glued = !is_space(b[q + 2]);
+	vs = glued ? q + 2 : q + 3;
+	if (!glued && (!memmem(b + ls, q - ls, "sshpass ", 8) || !is_space(b[q + 2])))
+		return 0;
+	if (vs < w->hi && (b[vs] == '\'' || b[vs] == '"')) {
+		for (ve = vs + 1; ve < w->hi && ve - vs < 256 && b[ve] != b[vs] && b[ve] != '\n'; ve++)
+			;
+		if (ve >= w->hi || b[ve] != b[vs])
+			return 0;
+		vs++;
+	} else {
+		for (ve = vs; ve < w->hi && ve - vs < 256 && !is_space(b[ve]) && b[ve] != '\n' &&
+			      b[ve] != '\r' && b[ve] != '\0';
+		     ve++)
+			;
+	}
+	if (ve - vs < 4 || is_placeholder(b + vs, ve - vs))
+		return 0;
+	return found(m, vs, ve, "password_assignment");
 }
 
 /* "--api-key VALUE", "--password VALUE": a flag names the secret after it. */

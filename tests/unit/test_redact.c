@@ -157,6 +157,10 @@ static int rules_positive(void)
 	POS("password_assignment", strcat(s, "<password>Tr0ub4dor&3</password>"));
 	POS("password_assignment", strcat(s, "curl -u admin:Tr0ub4dor3 https://x"));
 	POS("password_assignment", strcat(s, "mycli --api-key 9f86d081884c7d659a2feaa0c55ad015 run"));
+	POS("password_assignment", strcat(s, "mysql -u root -p'Tr0ub4dor&3' orders < dump.sql"));
+	POS("password_assignment", strcat(s, "mysqldump -uroot -pTr0ub4dor3 orders"));
+	POS("password_assignment", strcat(s, "sshpass -p 'Tr0ub4dor&3' ssh deploy@10.0.3.7"));
+	POS("password_assignment", strcat(s, "<add key=\"ApiSecret\" value=\"Tr0ub4dor&3\" />"));
 	POS("high_entropy", put(s, "started with ", ALNUM, 40));
 #undef POS
 	return 0;
@@ -187,6 +191,8 @@ static int rules_negative(void)
 		"-----BEGIN PUBLIC KEY-----",
 		"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-api03-REDACTED",
 		"bypass: true", "x=1&y=2", "a:b:c:d", "::1", "",
+		"mysql -u root -p orders", "grep -p pattern file", "cp -pr a b",
+		"<add key=\"PageSize\" value=\"Tr0ub4dor&3\" />",
 	};
 	size_t i;
 
