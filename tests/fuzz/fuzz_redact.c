@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (i = 0; i < nf; i++)
 		if (f[i].offset != one.findings[i].offset || f[i].length != one.findings[i].length ||
-		    f[i].line != one.findings[i].line || strcmp(f[i].rule, one.findings[i].rule) ||
+		    f[i].line != one.findings[i].line || strcmp(f[i].rule, one.findings[i].rule) != 0 ||
 		    f[i].flags != one.findings[i].flags)
 			abort();
 	check_no_repeat(data, size, &one);
