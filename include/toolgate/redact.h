@@ -78,7 +78,7 @@ TG_API int tg_redact(const char *in, size_t n, struct tg_redact_out *out, struct
 TG_API void tg_redact_out_release(struct tg_redact_out *out);
 
 /* Streaming: output (redacted bytes, in order) goes to write as it is
- * decided, at most TG_REDACT_WINDOW + 4 KiB behind the input; write returns 0, or -1 to stop (feed and finish then fail
+ * decided, at most TG_REDACT_WINDOW + 4 KiB + 96 bytes behind the input; write returns 0, or -1 to stop (feed and finish then fail
  * with the error it put in err, or a generic one). The concatenated
  * output, the findings and the flags equal tg_redact()'s over the
  * concatenated input. Memory stays under 96 KiB (the buffer, the

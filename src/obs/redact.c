@@ -321,19 +321,86 @@ static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch
 	return 0;
 }
 
+static size_t window_end(size_t len, size_t q)
+{
+	return len - q > WINDOW ? q + WINDOW : len;
+}
+
+/* Write the input up to m and m's marker, and record it. */
+static int emit(struct scan *s, const unsigned char *b, const struct rmatch *m,
+		struct tg_error *err)
+{
+	char marker[64];
+	int mlen;
+
+	if (record(s, b, m, err) < 0 ||
+	    out(s, (const char *)b + s->emitted, m->start - s->emitted, err) < 0)
+		return -1;
+	mlen = snprintf(marker, sizeof(marker), "[REDACTED:%s]", m->rule);
+	if (out(s, marker, (size_t)mlen, err) < 0)
+		return -1;
+	s->emitted = m->end;
+	return 0;
+}
+
+/* A match decided at p may start later (after a key's blanks, a flag's
+ * name, a scheme word): the positions between are decided too, first. A
+ * match there that ends before m is written before it; one that reaches
+ * into m widens into one redaction over both. */
+static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
+		  struct rmatch *m, struct tg_error *err)
+{
+	size_t q = p;
+	struct rmatch in;
+
+	while (q < m->start) {
+		if (q == p) {
+			/* a rule took p; a remembered secret may start there too */
+			if (!seen_at(s->seen, b, window_end(len, q), q, &in)) {
+				q++;
+				continue;
+			}
+		} else {
+			q = next_candidate(b, q, m->start, len, s->seen);
+			if (q >= m->start)
+				break;
+			if ((!try_rules(b, len, q, &in) &&
+			     !seen_at(s->seen, b, window_end(len, q), q, &in)) ||
+			    in.start > q + SKIP_MAX) {
+				q++;
+				continue;
+			}
+			if (in.start > q && settle(s, b, len, q, &in, err) < 0)
+				return -1;
+		}
+		if (in.end > m->start) {
+			/* one redaction over both, named by the rule decided first */
+			m->start = in.start;
+			if (in.end > m->end) {
+				m->end = in.end;
+				m->more = in.more;
+			}
+			m->flags |= in.flags;
+			return 0;
+		}
+		if (emit(s, b, &in, err) < 0)
+			return -1;
+		q = in.end;
+	}
+	return 0;
+}
+
 /* Decide what can be decided in b[0..len) (all of it at eof), writing the
- * output up to there. */
+ * output up to there. A position is decided once its window and the
+ * positions a match there may skip are all in b. */
 static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		    struct tg_error *err)
 {
-	size_t lim = eof ? len : (len > WINDOW ? len - WINDOW : 0);
+	size_t lim = eof ? len : (len > WINDOW + SKIP_MAX ? len - WINDOW - SKIP_MAX : 0);
 	size_t p = s->pos;
 	struct rmatch m;
 
 	while (p < lim) {
-		char marker[64];
-		int mlen;
-
 		if (s->key_more) {
 			/* a key block cut at the cap: its body goes on here */
 			struct rwin w = window_at(b, len, p);
@@ -345,20 +412,19 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		p = next_candidate(b, p, lim, len, s->seen);
 		if (p >= lim)
 			break;
-		if (!try_rules(b, len, p, &m) &&
-		    !seen_at(s->seen, b, len - p > WINDOW ? p + WINDOW : len, p, &m)) {
+		/* a match further than SKIP_MAX from p would be decided on
+		 * bytes a stream may not hold yet: none is, by construction */
+		if ((!try_rules(b, len, p, &m) && !seen_at(s->seen, b, window_end(len, p), p, &m)) ||
+		    m.start > p + SKIP_MAX) {
 			p++;
 			continue;
 		}
+		if (m.start > p && settle(s, b, len, p, &m, err) < 0)
+			return -1;
 matched:
 		s->key_more = m.more;
-		if (record(s, b, &m, err) < 0 ||
-		    out(s, (const char *)b + s->emitted, m.start - s->emitted, err) < 0)
+		if (emit(s, b, &m, err) < 0)
 			return -1;
-		mlen = snprintf(marker, sizeof(marker), "[REDACTED:%s]", m.rule);
-		if (out(s, marker, (size_t)mlen, err) < 0)
-			return -1;
-		s->emitted = m.end;
 		p = m.end;
 	}
 	if (p < lim)
@@ -531,8 +597,8 @@ int tg_redact_stream_feed(struct tg_redact_stream *st, const void *data, size_t 
 		n -= take;
 		/* decide once a step's worth is decidable: tiny writes cost
 		 * no scan each, and output lags the input by at most
-		 * WINDOW + STEP */
-		if (st->len - st->s.pos < WINDOW + STEP)
+		 * WINDOW + SKIP_MAX + STEP */
+		if (st->len - st->s.pos < WINDOW + SKIP_MAX + STEP)
 			continue;
 		if (scan_run(&st->s, st->buf, st->len, 0, err) < 0)
 			return -1;

@@ -32,8 +32,13 @@ struct rwin {
 	size_t lo, hi;
 };
 
+/* A match starts at most this far after the position it was decided at
+ * (a key's blanks and quote, a flag's name, an Authorization scheme, the
+ * fixed part of a webhook URL): those positions are decided too. */
+#define SKIP_MAX 96
+
 struct rmatch {
-	size_t start, end; /* the bytes to redact, start >= q */
+	size_t start, end; /* the bytes to redact, q <= start <= q + SKIP_MAX */
 	const char *rule;
 	unsigned flags;    /* TG_REDACT_TRUNCATED */
 	int more;          /* a key block went on past the cap: rules_key_more next */

@@ -422,7 +422,8 @@ static int m_slack_webhook(const struct rwin *w, size_t q, struct rmatch *m)
 	n = run_of(w, p, webhook_ok, 200);
 	if (n < 20 || is_placeholder(w->b + p, n))
 		return 0;
-	return found(m, p, p + n, "slack_webhook");
+	/* the whole URL but its scheme: it is the credential */
+	return found(m, q, p + n, "slack_webhook");
 }
 
 static int m_s(const struct rwin *w, size_t q, struct rmatch *m)
