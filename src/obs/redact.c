@@ -344,9 +344,9 @@ static int emit(struct scan *s, const unsigned char *b, const struct rmatch *m,
 }
 
 /* A match decided at p may start later (after a key's blanks, a flag's
- * name, a scheme word): the positions between are decided too, first. A
- * match there that ends before m is written before it; one that reaches
- * into m widens into one redaction over both. */
+ * name, a scheme word): the positions between are decided too, first,
+ * for what starts there. A match there that ends before m is written
+ * before it; one that reaches into m widens m over both. */
 static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
 		  struct rmatch *m, struct tg_error *err)
 {
@@ -364,14 +364,15 @@ static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
 			q = next_candidate(b, q, m->start, len, s->seen);
 			if (q >= m->start)
 				break;
+			/* only what starts where it is decided: a secret in
+			 * the skipped bytes is one of those, and a match that
+			 * skips in turn would make this quadratic */
 			if ((!try_rules(b, len, q, &in) &&
 			     !seen_at(s->seen, b, window_end(len, q), q, &in)) ||
-			    in.start > q + SKIP_MAX) {
+			    in.start != q) {
 				q++;
 				continue;
 			}
-			if (in.start > q && settle(s, b, len, q, &in, err) < 0)
-				return -1;
 		}
 		if (in.end > m->start) {
 			/* one redaction over both, named by the rule decided first */

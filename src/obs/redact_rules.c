@@ -227,7 +227,8 @@ static int is_placeholder(const unsigned char *v, size_t n)
 		"password", "passwd", "token", "required", "optional", "string", "default",
 		"hidden", "masked", "n/a", "notset", "unset", "str", "bool", "int",
 	};
-	size_t i;
+	char low[256];
+	size_t i, low_n;
 
 	if (n == 0)
 		return 1;
@@ -244,8 +245,13 @@ static int is_placeholder(const unsigned char *v, size_t n)
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (strlen(exact[i]) == n && strncasecmp((const char *)v, exact[i], n) == 0)
 			return 1;
+	/* the words, in a lowercase copy of the first 256 bytes: one memmem
+	 * each, so that a long value costs no more than a short one */
+	low_n = n < sizeof(low) ? n : sizeof(low);
+	for (i = 0; i < low_n; i++)
+		low[i] = (char)(is_upper(v[i]) ? v[i] + 32 : v[i]);
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (ci_contains(v, n, words[i]))
+		if (memmem(low, low_n, words[i], strlen(words[i])))
 			return 1;
 	return 0;
 }
@@ -484,8 +490,10 @@ static int m_jwt(const struct rwin *w, size_t q, struct rmatch *m)
 
 	if (!has_at(w, q, "eyJ"))
 		return 0;
-	a = run_of(w, q, is_b64url, 4097);
-	if (a < 10 || a > 4096 || q + a >= w->hi || w->b[q + a] != '.' ||
+	/* a header is a small JSON object: 1 KiB of base64 is plenty, and
+	 * bounds what "eyJ-eyJ-eyJ-..." costs at each "eyJ" */
+	a = run_of(w, q, is_b64url, 1025);
+	if (a < 10 || a > 1024 || q + a >= w->hi || w->b[q + a] != '.' ||
 	    !has_at(w, q + a + 1, "eyJ"))
 		return 0;
 	b = run_of(w, q + a + 1, is_b64url, 8193);
@@ -607,7 +615,10 @@ int rules_key_more(const struct rwin *w, size_t q, struct rmatch *m)
 static int m_flag(const struct rwin *w, size_t q, struct rmatch *m);
 static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m);
 
-int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
+/* The token formats at q; with formats_only, not the flags that name a
+ * value after them (a value is asked whether it is a format: asking it
+ * whether it is a flag would chain from flag to flag). */
+static int anchor_at(const struct rwin *w, size_t q, struct rmatch *m, int formats_only)
 {
 	switch (w->b[q]) {
 	case 'A':
@@ -648,9 +659,15 @@ int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
 	case 'e':
 		return m_jwt(w, q, m);
 	case '-':
-		return m_pem(w, q, m) || m_flag(w, q, m) || m_short_pass(w, q, m);
+		return m_pem(w, q, m) ||
+		       (!formats_only && (m_flag(w, q, m) || m_short_pass(w, q, m)));
 	}
 	return 0;
+}
+
+int rules_anchor(const struct rwin *w, size_t q, struct rmatch *m)
+{
+	return anchor_at(w, q, m, 0);
 }
 
 /* ---- key = value ----------------------------------------------------- */
@@ -828,11 +845,13 @@ static int value_after(const struct rwin *w, size_t q, int conn, size_t *vs, siz
 		*quoted = 1;
 		return *ve > *vs;
 	}
+	/* an unquoted value of more than 256 bytes is no password; the
+	 * bound keeps "password=password=..." linear */
 	*vs = v;
-	for (i = v; i < w->hi && i - v < 1024 && value_end_ok(w->b[i], conn); i++)
+	for (i = v; i < w->hi && i - v < 257 && value_end_ok(w->b[i], conn); i++)
 		;
 	*ve = i;
-	return i - v < 1024 && *ve > *vs;
+	return i - v < 257 && *ve > *vs;
 }
 
 /* Code, not a value: a call, a member chain, a path. */
@@ -973,7 +992,7 @@ static int keyed_value(const struct rwin *w, size_t q, enum key_kind kind, size_
 	if (kind == K_GCP_KEY && has_at(w, vs, "-----BEGIN ") && quoted)
 		return found(m, vs, ve, "gcp_service_account");
 	/* the value is itself a known format: its own rule names it */
-	if ((CLS(b[vs]) & C_ANCH) && rules_anchor(w, vs, m))
+	if ((CLS(b[vs]) & C_ANCH) && anchor_at(w, vs, m, 1) && m->start == vs)
 		return 1;
 	switch (kind) {
 	case K_AWS_SECRET:
@@ -1121,7 +1140,9 @@ static int m_flag(const struct rwin *w, size_t q, struct rmatch *m)
 {
 	size_t e = q + 2;
 
-	if (!has_at(w, q, "--"))
+	/* a flag's name starts with a letter: "-------" is no flag, and a run
+	 * of dashes would otherwise try one at each */
+	if (!has_at(w, q, "--") || q + 2 >= w->hi || !(is_lower(w->b[q + 2]) || is_upper(w->b[q + 2])))
 		return 0;
 	while (e < w->hi && e - q < 40 && (is_alnum(w->b[e]) || w->b[e] == '-' || w->b[e] == '_'))
 		e++;
