@@ -272,8 +272,7 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 		unsigned k = redact_cls[b[p]];
 
 		if (sn && p + 1 < hi && (sn->bits[pair(b + p) / 64] & (1ull << (pair(b + p) % 64))))
-			return p;
-
+			return p; /* a remembered secret may start here */
 		if (k & C_ASSIGN)
 			return p;
 		if ((k & C_ANCH) && (!(prev & C_ALNUM) || b[p] == '-'))
