@@ -34,12 +34,14 @@ PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start
 endif
-PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate $(BUILD)/bench/audit
+PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate $(BUILD)/bench/audit \
+         $(BUILD)/bench/redact
 ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check demo bench bench-schema bench-mcp bench-gate bench-audit fuzz lint clean
+.PHONY: all deps check demo bench bench-schema bench-mcp bench-gate bench-audit bench-redact fuzz \
+        lint clean
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -92,6 +94,10 @@ $(BUILD)/bench/audit: bench/audit.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
 
+$(BUILD)/bench/redact: bench/redact.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
@@ -125,6 +131,10 @@ bench-gate: deps
 bench-audit: deps
 	@$(MAKE) -s --no-print-directory all
 	@$(BUILD)/bench/audit $(BENCH_ARGS)
+
+bench-redact: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/redact.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked

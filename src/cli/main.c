@@ -25,6 +25,7 @@ static void usage(FILE *f)
 		"  approvals list|show|approve|reject ...  write calls awaiting a person\n"
 		"  rollback CALL-ID | list ...                undo an executed write call\n"
 		"  audit verify|tail|query ...      the hash-chained audit log\n"
+		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 		return cmd_rollback(argc - 1, argv + 1);
 	if (strcmp(argv[1], "audit") == 0)
 		return cmd_audit(argc - 1, argv + 1);
+	if (strcmp(argv[1], "redact") == 0)
+		return cmd_redact(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

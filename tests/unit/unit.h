@@ -51,5 +51,6 @@ extern const struct unit_test audit_tests[];
 extern const struct unit_test metrics_tests[];
 extern const struct unit_test trace_tests[];
 extern const struct unit_test scan_tests[];
+extern const struct unit_test redact_tests[];
 
 #endif

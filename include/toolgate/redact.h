@@ -1,0 +1,108 @@
+/*
+ * The secret redactor (docs/REDACTION.md): finds credentials in text (a
+ * tool's result, a log line) and replaces each with "[REDACTED:<rule>]",
+ * where <rule> is one of the stable names below.
+ *
+ * Rules are hand-written matchers behind one pass of prefilters: a byte
+ * class table, two-byte anchors ("gh", "AK", "-----BEGIN", "://"), the
+ * assignment operators '=' and ':' (the key before them is looked up), and
+ * the starts of long base64/base62 runs. A finding never carries the
+ * secret's bytes: a rule name, where it was and how long.
+ *
+ * Every decision looks at a bounded window of input: at most
+ * TG_REDACT_LOOKBEHIND bytes before the position it is made at and
+ * TG_REDACT_WINDOW after. So a stream that keeps that much redacts exactly
+ * as one call over the whole input does, whatever the chunks, in memory
+ * that does not grow with the input. A private key block without its END
+ * line within TG_REDACT_KEY_CAP is redacted as far as its body goes, in
+ * findings of at most the cap, each flagged TG_REDACT_TRUNCATED: never
+ * shown because it was long.
+ *
+ * Any bytes are accepted: NUL is a byte, invalid UTF-8 is redacted as the
+ * bytes it is; both are flagged so a caller can say what it was given.
+ */
+#ifndef TOOLGATE_REDACT_H
+#define TOOLGATE_REDACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest span one rule may match (a private key block), the window
+ * ahead every decision may read, and the context behind it. */
+#define TG_REDACT_KEY_CAP (16 * 1024)
+#define TG_REDACT_WINDOW (TG_REDACT_KEY_CAP + 256)
+#define TG_REDACT_LOOKBEHIND 128
+/* Findings kept in detail; beyond, only counted (TG_REDACT_FINDINGS_CAPPED). */
+#define TG_REDACT_FINDINGS_MAX 10000
+
+/* Flags: of a finding (TRUNCATED) and of a whole input. */
+enum {
+	TG_REDACT_TRUNCATED = 1 << 0,       /* a key block redacted up to the cap, END unseen */
+	TG_REDACT_BINARY = 1 << 1,          /* the input held NUL bytes */
+	TG_REDACT_INVALID_UTF8 = 1 << 2,    /* the input was not valid UTF-8 */
+	TG_REDACT_FINDINGS_CAPPED = 1 << 3, /* more findings than TG_REDACT_FINDINGS_MAX */
+};
+
+struct tg_redact_finding {
+	const char *rule;  /* static: "github_token", ... */
+	uint64_t offset;   /* of the redacted bytes, in the input */
+	uint64_t length;
+	uint64_t line;     /* of offset, from 1 */
+	unsigned flags;    /* TG_REDACT_TRUNCATED */
+};
+
+struct tg_redact_out {
+	char *text;        /* the redacted input, NUL-terminated (len excludes it) */
+	size_t len;
+	struct tg_redact_finding *findings; /* in input order, at most TG_REDACT_FINDINGS_MAX */
+	size_t nfindings;
+	uint64_t total;    /* findings, counting those not kept */
+	unsigned flags;    /* TG_REDACT_* of the whole input, and TRUNCATED if any finding has it */
+};
+
+/* The rule names, in a stable order, NULL-terminated (for docs, tests and
+ * `toolgate redact --rules`). */
+TG_API const char *const *tg_redact_rules(void);
+
+/* Redact in[0..n) in one call. OUT: *out (released with
+ * tg_redact_out_release, also after a failure). The output is at most
+ * a small multiple of n (a redacted span may be shorter than its marker).
+ * -1 and err only when memory runs out. */
+TG_API int tg_redact(const char *in, size_t n, struct tg_redact_out *out, struct tg_error *err);
+TG_API void tg_redact_out_release(struct tg_redact_out *out);
+
+/* Streaming: output (redacted bytes, in order) goes to write as it is
+ * decided, at most TG_REDACT_WINDOW + 4 KiB + 96 bytes behind the input; write returns 0, or -1 to stop (feed and finish then fail
+ * with the error it put in err, or a generic one). The concatenated
+ * output, the findings and the flags equal tg_redact()'s over the
+ * concatenated input. Memory stays under 96 KiB (the buffer, the
+ * secrets remembered to redact their repeats) plus the findings kept. */
+typedef int (*tg_redact_write_fn)(void *arg, const char *buf, size_t len, struct tg_error *err);
+struct tg_redact_stream;
+
+TG_API int tg_redact_stream_new(tg_redact_write_fn write, void *arg,
+				struct tg_redact_stream **out, struct tg_error *err);
+TG_API int tg_redact_stream_feed(struct tg_redact_stream *s, const void *buf, size_t n,
+				 struct tg_error *err);
+/* The end of the input: decide and write what is held back. Feeding after
+ * finish is an error. */
+TG_API int tg_redact_stream_finish(struct tg_redact_stream *s, struct tg_error *err);
+/* The findings so far (borrowed, valid until the next feed or free), and
+ * the count and flags as in struct tg_redact_out. */
+TG_API const struct tg_redact_finding *tg_redact_stream_findings(const struct tg_redact_stream *s,
+								 size_t *n, uint64_t *total,
+								 unsigned *flags);
+/* NULL is a no-op. */
+TG_API void tg_redact_stream_free(struct tg_redact_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * Unit tests: the secret redactor (src/obs/redact.c, redact_rules.c).
+ * Each rule on a secret in its format (made here from a seeded generator:
+ * no credential-shaped literal sits in the repository) and on its
+ * look-alikes; the "[REDACTED:<rule>]" output; a stream fed in any
+ * chunking writing what one call writes, a secret split across writes
+ * included; binary and invalid UTF-8 input; a key block without its end;
+ * the memory a stream holds on 64 MiB without a newline; overlapping and
+ * repeated secrets.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "toolgate/redact.h"
+#include "unit.h"
+
+static const char ALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+static const char B62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+static uint32_t seed = 12345;
+
+static unsigned rnd(void)
+{
+	seed = seed * 1103515245u + 12345u;
+	return seed >> 8;
+}
+
+/* prefix, then n bytes of alphabet, appended to out */
+static void put(char *out, const char *prefix, const char *alphabet, size_t n)
+{
+	size_t len = strlen(out), k = strlen(alphabet), i;
+
+	strcpy(out + len, prefix);
+	len += strlen(prefix);
+	for (i = 0; i < n && k; i++)
+		out[len++] = alphabet[rnd() % k];
+	out[len] = '\0';
+}
+
+static uint32_t crc32_of(const char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		c ^= (unsigned char)p[i];
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+/* A GitHub-format token: 30 random base62 and their CRC32 in base62. */
+static void put_crc_token(char *out, const char *prefix)
+{
+	char body[37];
+	uint32_t crc;
+	int i;
+
+	body[0] = '\0';
+	put(body, "", ALNUM, 30);
+	crc = crc32_of(body, 30);
+	for (i = 35; i >= 30; i--) {
+		body[i] = B62[crc % 62];
+		crc /= 62;
+	}
+	body[36] = '\0';
+	strcat(out, prefix);
+	strcat(out, body);
+}
+
+/* Redact text; the one finding's rule (NULL: none; "many" for several). */
+static const char *rule_of(const char *text, char *redacted, size_t len)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	const char *r;
+
+	if (tg_redact(text, strlen(text), &o, &err) < 0)
+		return "error";
+	if (redacted)
+		snprintf(redacted, len, "%s", o.text);
+	r = o.nfindings == 0 ? NULL : o.nfindings > 1 ? "many" : o.findings[0].rule;
+	tg_redact_out_release(&o);
+	return r;
+}
+
+static int expect_rule(const char *text, const char *rule)
+{
+	char out[8192], marker[64];
+	const char *got = rule_of(text, out, sizeof(out));
+	int same = (!got && !rule) || (got && rule && strcmp(got, rule) == 0);
+
+	if (!same) {
+		fprintf(stderr, "%s: want %s, got %s\n", text, rule ? rule : "nothing",
+			got ? got : "nothing");
+		return -1;
+	}
+	snprintf(marker, sizeof(marker), "[REDACTED:%s]", rule ? rule : "");
+	if (rule && !strstr(out, marker)) {
+		fprintf(stderr, "%s: no %s in %s\n", text, marker, out);
+		return -1;
+	}
+	return 0;
+}
+
+static int rules_positive(void)
+{
+	char s[4096];
+
+#define POS(rule, ...)                                   \
+	do {                                             \
+		s[0] = '\0';                             \
+		__VA_ARGS__;                             \
+		CHECK(expect_rule(s, rule) == 0);        \
+	} while (0)
+	POS("aws_access_key_id", put(s, "id: AK", "", 0), put(s, "IA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16));
+	POS("aws_secret_access_key", put(s, "aws_secret_access_key = ", ALNUM, 38), strcat(s, "+/"));
+	POS("gcp_api_key", put(s, "key=AI", "", 0), put(s, "za", ALNUM, 35));
+	POS("github_token", put_crc_token(s, "export GH=gh" "p_"));
+	POS("github_token", put_crc_token(s, "token gh" "s_"));
+	POS("github_token", put(s, "github" "_pat_", ALNUM, 22), put(s, "_", ALNUM, 59));
+	POS("gitlab_token", put(s, "glp" "at-", ALNUM, 20));
+	POS("slack_token", put(s, "xox" "b-123456789012-1234567890123-", ALNUM, 24));
+	POS("slack_webhook", put(s, "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/", ALNUM, 24));
+	POS("stripe_key", put(s, "sk_" "live_", ALNUM, 24));
+	POS("stripe_key", put(s, "rk_" "live_", ALNUM, 24));
+	POS("openai_key", put(s, "sk-" "proj-", ALNUM, 40), put(s, "T3Blbk" "FJ", ALNUM, 40));
+	POS("anthropic_key", put(s, "sk-" "ant-api03-", ALNUM, 93), strcat(s, "AA"));
+	POS("npm_token", put_crc_token(s, "//registry.npmjs.org/:_authToken=np" "m_"));
+	POS("pypi_token", put(s, "pypi-AgEIcHlwaS5vcmc", ALNUM, 120));
+	POS("sendgrid_key", put(s, "SG.", ALNUM, 22), put(s, ".", ALNUM, 43));
+	POS("twilio_key", put(s, "S" "K", "0123456789abcdef", 32));
+	POS("private_key", strcat(s, "-----BEGIN RSA PRIVATE KEY-----\n"), put(s, "MIIE", ALNUM, 60),
+	    strcat(s, "\n-----END RSA PRIVATE KEY-----\n"));
+	POS("private_key", strcat(s, "-----BEGIN OPENSSH PRIVATE KEY-----\n"), put(s, "b3Bl", ALNUM, 60),
+	    strcat(s, "\n-----END OPENSSH PRIVATE KEY-----"));
+	POS("gcp_service_account", strcat(s, "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n"),
+	    put(s, "MIIE", ALNUM, 60), strcat(s, "\\n-----END PRIVATE KEY-----\\n\"}"));
+	POS("gcp_service_account", put(s, "\"private_key_id\": \"", "0123456789abcdef", 40),
+	    strcat(s, "\""));
+	POS("azure_storage_key", put(s, "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=",
+				     ALNUM, 86), strcat(s, "==;EndpointSuffix=core.windows.net"));
+	POS("jwt", put(s, "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJ", ALNUM, 30),
+	    put(s, ".", ALNUM, 43));
+	POS("url_password", strcat(s, "DATABASE_URL=postgres://app:Xk2p9Lm4Qr@db:5432/orders"));
+	POS("url_password", strcat(s, "redis://:s3cr3t-P4ss@cache:6379/0"));
+	POS("connection_string",
+	    strcat(s, "Server=db;Database=orders;User Id=app;Password=Hx7!kLm2;Encrypt=True"));
+	POS("connection_string", strcat(s, "jdbc:mysql://db/orders?user=app&password=Hx7kLm2q&ssl=1"));
+	POS("password_assignment", strcat(s, "DB_PASSWORD=Summer2024!"));
+	POS("password_assignment", strcat(s, "  \"client_secret\": \"8fK2-pQ9_vLm3nR7\","));
+	POS("password_assignment", strcat(s, "<password>Tr0ub4dor&3</password>"));
+	POS("password_assignment", strcat(s, "curl -u admin:Tr0ub4dor3 https://x"));
+	POS("password_assignment", strcat(s, "mycli --api-key 9f86d081884c7d659a2feaa0c55ad015 run"));
+	POS("password_assignment", strcat(s, "mysql -u root -p'Tr0ub4dor&3' orders < dump.sql"));
+	POS("password_assignment", strcat(s, "mysqldump -uroot -pTr0ub4dor3 orders"));
+	POS("password_assignment", strcat(s, "sshpass -p 'Tr0ub4dor&3' ssh deploy@10.0.3.7"));
+	POS("password_assignment", strcat(s, "<add key=\"ApiSecret\" value=\"Tr0ub4dor&3\" />"));
+	POS("high_entropy", put(s, "started with ", ALNUM, 40));
+#undef POS
+	return 0;
+}
+
+static int rules_negative(void)
+{
+	static const char *const none[] = {
+		"commit 3f2a9c1b7e4d8f6a0b5c2e9d1f7a3b8c4e6d0a2f",
+		"image: app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		"request_id=0b6f7c1e-3d2a-4f5b-9c8d-7e6f5a4b3c2d",
+		"\"integrity\": \"sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==\"",
+		"aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"DB_PASSWORD=${DB_PASSWORD}", "password: <your-password>", "password: changeme",
+		"GITHUB_TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx", "password=********",
+		"token: {{ .Values.apiToken }}", "secret_key = os.environ[\"SECRET_KEY\"]",
+		"const apiKey = process.env.STRIPE_KEY;", "password = getpass.getpass()",
+		"password_min_length: 12", "token_type: bearer", "max_tokens=4096",
+		"secretName: tls-secret", "if password == confirm_password:",
+		"https://github.com/acme/infra/pull/12", "postgres://localhost:5432/orders",
+		"https://user@example.org/x", "git clone git@github.com:acme/infra.git",
+		"echo SGVsbG8gV29ybGQsIHRoaXMgaXMganVzdCBzb21lIHRleHQgaW4gYmFzZTY0 | base64 -d",
+		"at org.springframework.beans.factory.support.AbstractAutowireCapableBeanFactory.createBean",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+		"TestCheckoutService_ProcessPaymentWithExpiredCard_ReturnsDeclined2",
+		"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n-----END CERTIFICATE-----",
+		"-----BEGIN PUBLIC KEY-----",
+		"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-api03-REDACTED",
+		"bypass: true", "x=1&y=2", "a:b:c:d", "::1", "",
+		"mysql -u root -p orders", "grep -p pattern file", "cp -pr a b",
+		"<add key=\"PageSize\" value=\"Tr0ub4dor&3\" />",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		CHECK(expect_rule(none[i], NULL) == 0);
+	return 0;
+}
+
+static int output_format(void)
+{
+	char s[256] = "", want[256], out[512];
+
+	put(s, "k=AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16);
+	strcat(s, " next\nsecond line");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "aws_access_key_id") == 0);
+	snprintf(want, sizeof(want), "k=[REDACTED:aws_access_key_id] next\nsecond line");
+	CHECK(strcmp(out, want) == 0);
+	return 0;
+}
+
+/* A text with a bit of everything, secrets and look-alikes. */
+static char *mixed_text(size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *t = malloc(cap), line[4096];
+	int i;
+
+	if (!t)
+		return NULL;
+	t[0] = '\0';
+	for (i = 0; n + 8192 < cap && i < 400; i++) {
+		line[0] = '\0';
+		switch (i % 9) {
+		case 0:
+			put_crc_token(line, "GITHUB_TOKEN=gh" "p_");
+			break;
+		case 1:
+			strcpy(line, "2026-12-01T10:00:00Z INFO the request was served from cache");
+			break;
+		case 2:
+			strcat(line, "-----BEGIN EC PRIVATE KEY-----\n");
+			put(line, "MHcC", ALNUM, 200);
+			strcat(line, "\n-----END EC PRIVATE KEY-----");
+			break;
+		case 3:
+			strcpy(line, "DATABASE_URL=postgres://app:Xk2p9Lm4Qr@db:5432/orders");
+			break;
+		case 4:
+			put(line, "started with ", ALNUM, 48);
+			break;
+		case 5:
+			strcpy(line, "commit 3f2a9c1b7e4d8f6a0b5c2e9d1f7a3b8c4e6d0a2f \xff\xfe bytes \x01");
+			break;
+		case 6:
+			put(line, "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJ", ALNUM, 30);
+			put(line, ".", ALNUM, 43);
+			break;
+		case 7:
+			strcpy(line, "password: \"Summer2024!\" and later Summer2024! again");
+			break;
+		default:
+			put(line, "  \"description\": \"", "abcdefgh ijklmnop", 300);
+			strcat(line, "\"");
+		}
+		n += (size_t)snprintf(t + n, cap - n, "%s\n", line);
+	}
+	*len = n;
+	return t;
+}
+
+struct sink {
+	char *p;
+	size_t len, cap;
+	int fail_after; /* fail the write after this many bytes (-1: never) */
+};
+
+static int sink_write(void *arg, const char *buf, size_t n, struct tg_error *err)
+{
+	struct sink *s = arg;
+
+	if (s->fail_after >= 0 && s->len + n > (size_t)s->fail_after)
+		return tg_error_set(err, TG_ERR_SYSTEM, "test sink: full");
+	if (s->len + n + 1 > s->cap) {
+		s->cap = (s->len + n + 1) * 2;
+		s->p = realloc(s->p, s->cap);
+		if (!s->p)
+			return -1;
+	}
+	memcpy(s->p + s->len, buf, n);
+	s->len += n;
+	return 0;
+}
+
+/* Stream t in chunks of chunk bytes (0: varying) and compare with one call. */
+static int stream_matches(const char *t, size_t n, size_t chunk)
+{
+	struct tg_redact_out one;
+	struct tg_redact_stream *st;
+	struct sink sink = { NULL, 0, 0, -1 };
+	const struct tg_redact_finding *f;
+	struct tg_error err;
+	size_t off = 0, nf, i;
+	uint64_t total;
+	unsigned flags;
+	int rc = -1;
+
+	if (tg_redact(t, n, &one, &err) < 0 || tg_redact_stream_new(sink_write, &sink, &st, &err) < 0)
+		return -1;
+	while (off < n) {
+		size_t c = chunk ? chunk : 1 + rnd() % 5000;
+
+		if (c > n - off)
+			c = n - off;
+		if (tg_redact_stream_feed(st, t + off, c, &err) < 0)
+			goto out;
+		off += c;
+	}
+	if (tg_redact_stream_finish(st, &err) < 0)
+		goto out;
+	f = tg_redact_stream_findings(st, &nf, &total, &flags);
+	if (sink.len != one.len || memcmp(sink.p, one.text, one.len) != 0 || nf != one.nfindings ||
+	    total != one.total || flags != one.flags) {
+		fprintf(stderr, "chunk %zu: stream %zu bytes %zu findings, one call %zu bytes %zu\n",
+			chunk, sink.len, nf, one.len, one.nfindings);
+		goto out;
+	}
+	for (i = 0; i < nf; i++)
+		if (f[i].offset != one.findings[i].offset || f[i].length != one.findings[i].length ||
+		    f[i].line != one.findings[i].line || strcmp(f[i].rule, one.findings[i].rule) != 0)
+			goto out;
+	rc = 0;
+out:
+	tg_redact_stream_free(st);
+	tg_redact_out_release(&one);
+	free(sink.p);
+	return rc;
+}
+
+static int stream_equals_one_call(void)
+{
+	static const size_t chunks[] = { 1, 2, 3, 7, 64, 1000, 4096, 16384, 17000, 65536, 1 << 20, 0 };
+	size_t n, i;
+	char *t = mixed_text(&n);
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	CHECK(t);
+	CHECK(tg_redact(t, n, &o, &err) == 0);
+	CHECK(o.nfindings > 200); /* the text does hold secrets */
+	tg_redact_out_release(&o);
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		CHECK(stream_matches(t, n, chunks[i]) == 0);
+	for (i = 0; i < 5; i++)
+		CHECK(stream_matches(t, n, 0) == 0);
+	free(t);
+	return 0;
+}
+
+/* A secret split across two writes, at every point. */
+static int split_across_writes(void)
+{
+	char s[256] = "log: token=";
+	size_t n, cut;
+
+	put_crc_token(s, "gh" "p_");
+	strcat(s, " done\n");
+	n = strlen(s);
+	for (cut = 0; cut <= n; cut++) {
+		struct tg_redact_stream *st;
+		struct sink sink = { NULL, 0, 0, -1 };
+		struct tg_error err;
+
+		CHECK(tg_redact_stream_new(sink_write, &sink, &st, &err) == 0);
+		CHECK(tg_redact_stream_feed(st, s, cut, &err) == 0);
+		CHECK(tg_redact_stream_feed(st, s + cut, n - cut, &err) == 0);
+		CHECK(tg_redact_stream_finish(st, &err) == 0);
+		sink.p[sink.len] = '\0';
+		CHECK(strcmp(sink.p, "log: token=[REDACTED:github_token] done\n") == 0);
+		tg_redact_stream_free(st);
+		free(sink.p);
+	}
+	return 0;
+}
+
+static int binary_and_invalid_utf8(void)
+{
+	char s[512] = "\x00\x01\x02 ";
+	size_t n;
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	/* NUL is a byte: a key after one is still found */
+	n = 4;
+	memcpy(s + n, "AKIA", 4);
+	n += 4;
+	s[n] = '\0';
+	put(s + n, "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16);
+	n += 16;
+	memcpy(s + n, "\x00\xff\xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 end", 18);
+	n += 18;
+	CHECK(tg_redact(s, n, &o, &err) == 0);
+	CHECK(o.nfindings == 1 && strcmp(o.findings[0].rule, "aws_access_key_id") == 0);
+	CHECK(o.findings[0].offset == 4 && o.findings[0].length == 20);
+	CHECK(o.flags & TG_REDACT_BINARY);
+	CHECK(o.flags & TG_REDACT_INVALID_UTF8);
+	CHECK(memcmp(o.text + 4, "[REDACTED:aws_access_key_id]\0\xff\xc3", 31) == 0);
+	tg_redact_out_release(&o);
+	/* valid UTF-8, no NUL: no flag; a sequence cut at the end is invalid */
+	CHECK(tg_redact("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, &o, &err) == 0);
+	CHECK(o.flags == 0);
+	tg_redact_out_release(&o);
+	CHECK(tg_redact("caf\xc3", 4, &o, &err) == 0);
+	CHECK(o.flags == TG_REDACT_INVALID_UTF8);
+	tg_redact_out_release(&o);
+	CHECK(tg_redact("", 0, &o, &err) == 0);
+	CHECK(o.len == 0 && o.text && o.text[0] == '\0' && o.nfindings == 0);
+	tg_redact_out_release(&o);
+	return 0;
+}
+
+/* A key block without its END: redacted up to the cap, flagged, and on
+ * past it while the body goes on; what follows a body that stops is
+ * shown again. */
+static int key_without_end(void)
+{
+	size_t n = 40000, i;
+	char *s = malloc(n + 64);
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	CHECK(s);
+	strcpy(s, "-----BEGIN RSA PRIVATE KEY-----\n");
+	for (i = strlen(s); i < n; i++)
+		s[i] = (i % 65 == 64) ? '\n' : 'A' + (char)(i % 26);
+	s[n] = '\0';
+	CHECK(tg_redact(s, n, &o, &err) == 0);
+	CHECK(o.nfindings == 3 && strcmp(o.findings[0].rule, "private_key") == 0);
+	CHECK(o.findings[0].length == TG_REDACT_KEY_CAP);
+	CHECK(o.findings[1].offset == TG_REDACT_KEY_CAP);
+	CHECK(o.findings[2].offset + o.findings[2].length == n);
+	for (i = 0; i < 3; i++)
+		CHECK(o.findings[i].flags & TG_REDACT_TRUNCATED);
+	CHECK(o.flags & TG_REDACT_TRUNCATED);
+	CHECK(strcmp(o.text, "[REDACTED:private_key][REDACTED:private_key][REDACTED:private_key]") == 0);
+	tg_redact_out_release(&o);
+	/* cut short (the tool's output was): the key's lines go, the prose stays */
+	strcpy(s, "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nMHcCAQEEIIrYSSNQFaA2Hwf1\n"
+		  "MIIBVwIBADANBgkqhkiG9w0BAQ\nerror: output truncated\n");
+	CHECK(tg_redact(s, strlen(s), &o, &err) == 0);
+	CHECK(o.nfindings == 1 && (o.findings[0].flags & TG_REDACT_TRUNCATED));
+	CHECK(strcmp(o.text, "[REDACTED:private_key]\nerror: output truncated\n") == 0);
+	tg_redact_out_release(&o);
+	/* in a JSON string, up to its closing quote */
+	strcpy(s, "{\"k\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkq\\nhkiG9w0B\", \"x\": 1}");
+	CHECK(tg_redact(s, strlen(s), &o, &err) == 0);
+	CHECK(strcmp(o.text, "{\"k\": \"[REDACTED:private_key]\", \"x\": 1}") == 0);
+	tg_redact_out_release(&o);
+	free(s);
+	return 0;
+}
+
+static long max_rss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+struct lag {
+	uint64_t written;
+};
+
+static int count_write(void *arg, const char *buf, size_t n, struct tg_error *err)
+{
+	(void)buf, (void)err;
+	((struct lag *)arg)->written += n;
+	return 0;
+}
+
+/* 64 MiB without a newline, in 64 KiB writes: what is held stays under
+ * the window, the output keeps up, memory does not grow. Twice: one long
+ * base64-like run, and text with a secret every MiB. */
+static int memory_bound(void)
+{
+	static char chunk[65536];
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct tg_redact_stream *st;
+		struct lag lag = { 0 };
+		struct tg_error err;
+		uint64_t fed = 0;
+		long before = max_rss_kb();
+		size_t nf;
+		uint64_t total;
+		int i;
+
+		CHECK(tg_redact_stream_new(count_write, &lag, &st, &err) == 0);
+		for (i = 0; i < 1024; i++) {
+			size_t k;
+
+			for (k = 0; k < sizeof(chunk); k++)
+				chunk[k] = pass ? "the quick brown fox "[k % 20] : ALNUM[(k * 7 + i) % 62];
+			if (pass && i % 16 == 0)
+				memcpy(chunk + 1000, " password=Summer2024! ", 22);
+			CHECK(tg_redact_stream_feed(st, chunk, sizeof(chunk), &err) == 0);
+			fed += sizeof(chunk);
+			/* no secret in pass 0: output bytes are input bytes */
+			if (!pass)
+				CHECK(fed - lag.written <= TG_REDACT_WINDOW + 96 + 4096);
+		}
+		CHECK(tg_redact_stream_finish(st, &err) == 0);
+		tg_redact_stream_findings(st, &nf, &total, NULL);
+		CHECK(pass ? total == 64 : total == 0);
+		if (!pass)
+			CHECK(lag.written == fed);
+		tg_redact_stream_free(st);
+		CHECK(max_rss_kb() - before < 16 * 1024);
+	}
+	return 0;
+}
+
+static int overlapping(void)
+{
+	char s[512], out[1024];
+
+	/* a known format as a keyed value: its own rule names it */
+	s[0] = '\0';
+	put_crc_token(s, "password=gh" "p_");
+	CHECK(strcmp(rule_of(s, NULL, 0), "github_token") == 0);
+	/* two secrets side by side */
+	s[0] = '\0';
+	put(s, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16);
+	put_crc_token(s, ":gh" "p_");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "many") == 0);
+	CHECK(strcmp(out, "[REDACTED:aws_access_key_id]:[REDACTED:github_token]") == 0);
+	/* a URL's password that is itself a token: one redaction */
+	s[0] = '\0';
+	put_crc_token(s, "https://x-access-token:gh" "s_");
+	strcat(s, "@github.com/acme/infra.git");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "url_password") == 0);
+	CHECK(strcmp(out, "https://x-access-token:[REDACTED:url_password]@github.com/acme/infra.git") == 0);
+	/* a token as a URL's user, a password after it: both */
+	s[0] = '\0';
+	put(s, "https://AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16);
+	strcat(s, ":Xk2p9Lm4Qr@s3.example.org/b");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "many") == 0);
+	CHECK(strcmp(out, "https://[REDACTED:aws_access_key_id]:[REDACTED:url_password]@s3.example.org/b") == 0);
+	/* "password=" inside a key block: the block wins */
+	strcpy(s, "-----BEGIN PRIVATE KEY-----\npassword=Summer2024!\n-----END PRIVATE KEY-----\nok");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "private_key") == 0);
+	CHECK(strcmp(out, "[REDACTED:private_key]\nok") == 0);
+	/* a secret found once is redacted where it recurs, with the same rule */
+	strcpy(s, "DB_PASSWORD=Summer2024!\necho Summer2024! | psql\n");
+	CHECK(strcmp(rule_of(s, out, sizeof(out)), "many") == 0);
+	CHECK(strcmp(out, "DB_PASSWORD=[REDACTED:password_assignment]\necho "
+			  "[REDACTED:password_assignment] | psql\n") == 0);
+	return 0;
+}
+
+static int lines_and_offsets(void)
+{
+	const char *t = "one\ntwo\npassword: \"Summer2024!\"\nfour\n";
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	CHECK(tg_redact(t, strlen(t), &o, &err) == 0);
+	CHECK(o.nfindings == 1 && o.total == 1);
+	CHECK(o.findings[0].line == 3);
+	CHECK(o.findings[0].offset == (uint64_t)(strstr(t, "Summer") - t));
+	CHECK(o.findings[0].length == 11);
+	tg_redact_out_release(&o);
+	return 0;
+}
+
+static int stream_errors(void)
+{
+	struct tg_redact_stream *st;
+	struct sink sink = { NULL, 0, 0, 10 };
+	struct tg_error err;
+	char big[40000];
+
+	memset(big, 'x', sizeof(big));
+	CHECK(tg_redact_stream_new(NULL, NULL, &st, &err) < 0 && st == NULL);
+	CHECK(err.code == TG_ERR_INVALID);
+	/* the output failing is the caller's error, as it said it */
+	CHECK(tg_redact_stream_new(sink_write, &sink, &st, &err) == 0);
+	CHECK(tg_redact_stream_feed(st, big, sizeof(big), &err) < 0);
+	CHECK(strstr(err.msg, "test sink: full"));
+	CHECK(tg_redact_stream_feed(st, "x", 1, &err) < 0);
+	tg_redact_stream_free(st);
+	free(sink.p);
+	/* feeding after the end */
+	CHECK(tg_redact_stream_new(sink_write, &sink, &st, &err) == 0);
+	sink.p = NULL, sink.len = sink.cap = 0, sink.fail_after = -1;
+	CHECK(tg_redact_stream_finish(st, &err) == 0);
+	CHECK(tg_redact_stream_feed(st, "x", 1, &err) < 0);
+	CHECK(strstr(err.msg, "after its end"));
+	tg_redact_stream_free(st);
+	tg_redact_stream_free(NULL);
+	tg_redact_out_release(NULL);
+	free(sink.p);
+	return 0;
+}
+
+static int rule_names(void)
+{
+	const char *const *r = tg_redact_rules();
+	size_t n = 0;
+
+	for (; *r; r++, n++)
+		CHECK(strspn(*r, "abcdefghijklmnopqrstuvwxyz_") == strlen(*r));
+	CHECK(n == 22);
+	return 0;
+}
+
+const struct unit_test redact_tests[] = {
+	{ "redact/rules_positive", rules_positive },
+	{ "redact/rules_negative", rules_negative },
+	{ "redact/output_format", output_format },
+	{ "redact/stream_equals_one_call", stream_equals_one_call },
+	{ "redact/split_across_writes", split_across_writes },
+	{ "redact/binary_and_invalid_utf8", binary_and_invalid_utf8 },
+	{ "redact/key_without_end", key_without_end },
+	{ "redact/memory_bound", memory_bound },
+	{ "redact/overlapping", overlapping },
+	{ "redact/lines_and_offsets", lines_and_offsets },
+	{ "redact/stream_errors", stream_errors },
+	{ "redact/rule_names", rule_names },
+	UNIT_TESTS_END
+};
