@@ -95,6 +95,7 @@ struct tg_contract {
 				      * command before its call (docs/SANDBOX.md) */
 	int workspace_writable;      /* TG_EXEC_COMMAND: the workspace bound writable (a write tool) */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
+	uint64_t output;             /* limits.output: what it may print; 0: 4 MiB */
 	unsigned millicpus, pids;
 	struct tg_contract_mount *mounts;
 	size_t nmounts;

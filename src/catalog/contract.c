@@ -246,7 +246,7 @@ static int load_errors(struct loader *l, json_t *doc)
 
 static int load_limits(struct loader *l, json_t *lim)
 {
-	static const char *const fields[] = { "memory", "cpus", "pids", "timeout", NULL };
+	static const char *const fields[] = { "memory", "cpus", "pids", "timeout", "output", NULL };
 	struct tg_contract *c = l->c;
 	struct tg_error perr;
 	json_t *v;
@@ -261,6 +261,12 @@ static int load_limits(struct loader *l, json_t *lim)
 	if ((v = json_object_get(lim, "memory")) &&
 	    (!json_is_string(v) || parse_size(json_string_value(v), &c->memory, &perr) < 0))
 		return bad(l, "executor.limits.memory", "a size such as \"256M\"");
+	/* what the tool may print (stdout, stderr each): past it, the run is
+	 * ended and its result flagged output_truncated */
+	if ((v = json_object_get(lim, "output")) &&
+	    (!json_is_string(v) || parse_size(json_string_value(v), &c->output, &perr) < 0 ||
+	     c->output < 1024 || c->output > (64u << 20)))
+		return bad(l, "executor.limits.output", "a size from \"1K\" to \"64M\"");
 	if ((v = json_object_get(lim, "timeout")) &&
 	    (!json_is_string(v) || parse_duration(json_string_value(v), &c->timeout_ms, &perr) < 0))
 		return bad(l, "executor.limits.timeout", "a duration such as \"10s\"");

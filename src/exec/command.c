@@ -238,7 +238,8 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 	while (k->argv[argc])
 		argc++;
 	if (tg_sandbox_spec_set_argv(spec, argc, k->argv, err) < 0 ||
-	    tg_sandbox_spec_set_output_limit(spec, TOOL_OUTPUT_MAX, err) < 0 ||
+	    tg_sandbox_spec_set_output_limit(spec, k->output ? k->output : TOOL_OUTPUT_MAX,
+					     err) < 0 ||
 	    (k->memory && tg_sandbox_spec_set_memory(spec, k->memory, err) < 0) ||
 	    (k->millicpus && tg_sandbox_spec_set_cpus(spec, k->millicpus, err) < 0) ||
 	    (k->pids && tg_sandbox_spec_set_pids(spec, k->pids, err) < 0) ||

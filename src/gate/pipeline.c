@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "toolgate/audit.h"
+#include "toolgate/redact.h"
 #include "toolgate/scan.h"
 #include "toolgate/trace.h"
 #include "toolgate/auth.h"
@@ -121,6 +122,12 @@ struct call_state {
 	int dry;                   /* execute as a dry run */
 	int resumed;               /* rerun after its gateway died running it */
 	int ran;                   /* it reached execution: its record is waited for */
+	struct redaction {         /* secrets taken out of its result (stage 8b) */
+		uint64_t count;
+		const char *rules[8];  /* distinct rules, static names */
+		uint64_t per[8];
+		size_t nrules;
+	} redacted;
 	struct tg_span *span;      /* execute_tool, or NULL: not traced */
 };
 
@@ -633,6 +640,7 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 
 static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err);
 static int stage_check(struct call_state *st);
+static int stage_check_redact(struct tg_gate *g, struct call_state *st);
 
 /* The dry run of a new write call, as its ticket keeps it: 0 and OUT
  * *text (JSON {content, isError, structured?}, malloc'd); 1 when the dry
@@ -646,7 +654,7 @@ static int preview(struct tg_gate *g, struct call_state *st, char **text, struct
 	st->dry = 1;
 	rc = stage_execute(g, st, err);
 	if (rc == 0)
-		rc = stage_check(st);
+		rc = stage_check_redact(g, st);
 	st->dry = 0;
 	if (rc != 0)
 		return rc;
@@ -1000,6 +1008,174 @@ void tg_gate_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)
 	pthread_mutex_unlock(&g->pools_lock);
 }
 
+/* 8b redact: secrets in what the tool returned become [REDACTED:<rule>]
+ * (docs/REDACTION.md) before anyone sees it: the caller, the
+ * idempotency record a retry is answered from, the ticket's preview an
+ * approver reads. Text content and every string of the structured
+ * result; binary content (an image's, audio's base64 data, a resource's
+ * blob) is not text and stays as it is. Counted by rule, for the record
+ * and the metrics; never the secret itself. */
+static void tally(struct redaction *t, const char *rule)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrules && strcmp(t->rules[i], rule) != 0; i++) {
+	}
+	if (i == t->nrules) {
+		if (t->nrules == 8)
+			i = 7; /* a ninth rule counts with the eighth: the total stays right */
+		else
+			t->rules[t->nrules++] = rule;
+	}
+	t->per[i]++;
+}
+
+/* s (n bytes) without its secrets, a new string; NULL when it had none. */
+static json_t *redact_text(const char *s, size_t n, struct redaction *t)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	json_t *v = NULL;
+	size_t i;
+
+	if (tg_redact(s, n, &o, &err) < 0) {
+		/* out of memory: nothing of it shown rather than all of it */
+		tg_redact_out_release(&o);
+		tally(t, "not_redacted");
+		t->count++;
+		return json_string("[REDACTED:out_of_memory]");
+	}
+	if (o.total) {
+		for (i = 0; i < o.nfindings; i++)
+			tally(t, o.findings[i].rule);
+		t->count += o.total;
+		v = json_stringn(o.text, o.len);
+		if (!v) /* a marker cut a character: not UTF-8 any more */
+			v = json_string("[REDACTED:not_utf8]");
+	}
+	tg_redact_out_release(&o);
+	return v;
+}
+
+/* Every string of v, in place. */
+static void redact_json(json_t *v, struct redaction *t)
+{
+	const char *key;
+	json_t *item, *r;
+	size_t i;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, item) {
+			if (json_is_string(item)) {
+				r = redact_text(json_string_value(item), json_string_length(item), t);
+				if (r)
+					json_object_set_new(v, key, r);
+			} else {
+				redact_json(item, t);
+			}
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item) {
+			if (json_is_string(item)) {
+				r = redact_text(json_string_value(item), json_string_length(item), t);
+				if (r)
+					json_array_set_new(v, i, r);
+			} else {
+				redact_json(item, t);
+			}
+		}
+	}
+}
+
+/* The string at o[key], in place. */
+static void redact_member(json_t *o, const char *key, struct redaction *t)
+{
+	json_t *v = json_object_get(o, key), *r;
+
+	if (json_is_string(v) &&
+	    (r = redact_text(json_string_value(v), json_string_length(v), t)) != NULL)
+		json_object_set_new(o, key, r);
+}
+
+static void stage_redact(struct tg_gate *g, struct call_state *st)
+{
+	struct redaction *t = &st->redacted;
+	uint64_t before = t->count, per[8];
+	json_t *item;
+	size_t i, k;
+
+	memcpy(per, t->per, sizeof(per));
+	json_array_foreach(st->out.content, i, item) {
+		const char *type = json_string_value(json_object_get(item, "type"));
+
+		if (type && strcmp(type, "text") == 0)
+			redact_member(item, "text", t);
+		else if (type && strcmp(type, "resource") == 0)
+			redact_member(json_object_get(item, "resource"), "text", t);
+	}
+	if (st->out.structured)
+		redact_json(st->out.structured, t);
+	if (t->count == before)
+		return;
+	for (k = 0; k < t->nrules; k++)
+		if (t->per[k] > per[k])
+			metrics_count(g->metrics, "redactions", t->rules[k]);
+}
+
+/* What a running tool reports (progress, its log lines), without secrets:
+ * the log is a tool's output too. */
+struct notify_redacting {
+	const struct tg_call *call;
+};
+
+static void notify_redacted(void *ctx, const char *event)
+{
+	const struct notify_redacting *n = ctx;
+	struct redaction t;
+	json_t *e = json_loads(event, 0, NULL);
+	char *text;
+
+	memset(&t, 0, sizeof(t));
+	if (!e) /* not JSON: not passed on, secrets or not */
+		return;
+	redact_json(e, &t);
+	text = t.count ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(e);
+	n->call->notify(n->call->notify_ctx, text ? text : event);
+	free(text);
+}
+
+/* The tool's requests to the client share the notifier's context: passed
+ * on as they are, with the caller's. */
+static char *ask_through(void *ctx, const char *request, const volatile int *stop)
+{
+	const struct notify_redacting *n = ctx;
+
+	return n->call->ask(n->call->notify_ctx, request, stop);
+}
+
+static int stage_check_redact(struct tg_gate *g, struct call_state *st)
+{
+	int rc = stage_check(st);
+
+	if (rc >= 0)
+		stage_redact(g, st);
+	return rc;
+}
+
+/* A record's free text (an error, a person's reason, a subject), without
+ * secrets: a tool's message may quote what it was given. */
+static void redact_record(json_t *fields)
+{
+	static const char *const keys[] = { "error", "reason", "subject" };
+	struct redaction t;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	for (i = 0; fields && i < sizeof(keys) / sizeof(keys[0]); i++)
+		redact_member(fields, keys[i], &t);
+}
+
 struct egress_ctx {
 	struct tg_gate *g;
 	const struct call_state *st;
@@ -1021,8 +1197,10 @@ static void egress_denied(void *ctx, const char *destination, const char *why)
 static int stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct egress_ctx ectx = { g, st };
+	struct notify_redacting nr = { st->call };
 	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
-				st->call->notify, st->call->notify_ctx, st->call->ask, st->dry,
+				st->call->notify ? notify_redacted : NULL, &nr,
+				st->call->ask ? ask_through : NULL, st->dry,
 				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
 				gate_sandbox, g };
 	int rc;
@@ -1107,10 +1285,12 @@ static int stage_check(struct call_state *st)
  * nothing done (a refusal), so that a flood of them does not sync each. */
 static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
 {
-	char *text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+	char *text;
 	int64_t t;
 	int rc = 0;
 
+	redact_record(fields);
+	text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
 	json_decref(fields);
 	if (!a) {
 		free(text);
@@ -1383,6 +1563,16 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 		json_object_set_new(o, "args_sha256", json_string(st->fingerprint));
 	if (st->out.sandbox)
 		json_object_set_new(o, "sandbox", json_string(st->out.sandbox));
+	if (st->redacted.count) {
+		/* what was taken out of its result, by rule: never the secret */
+		json_t *by = json_object();
+		size_t k;
+
+		for (k = 0; by && k < st->redacted.nrules; k++)
+			json_object_set_new(by, st->redacted.rules[k],
+					    json_integer((json_int_t)st->redacted.per[k]));
+		json_object_set_new(o, "redacted", by);
+	}
 	if (st->resumed)
 		json_object_set_new(o, "resumed", json_true());
 	if (st->span) {
@@ -1516,7 +1706,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_execute(g, &st, err);
 	if (rc == 0)
-		rc = stage_check(&st);
+		rc = stage_check_redact(g, &st);
 	if (st.claimed && rc < 0) {
 		/* it could not run (the sandbox did not start, the store
 		 * failed): the key's answer says so, rather than "running" for
@@ -1669,7 +1859,7 @@ static int run_stages(struct tg_gate *g, struct call_state *st, struct tg_error 
 	if (rc == 0)
 		rc = stage_execute(g, st, err);
 	if (rc == 0)
-		rc = stage_check(st);
+		rc = stage_check_redact(g, st);
 	return rc;
 }
 

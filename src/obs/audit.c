@@ -557,6 +557,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 {
 	struct tg_audit *a;
 	size_t cut = 0;
+	int created = 0;
 
 	*out = NULL;
 	if (!path || !*path)
@@ -585,6 +586,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 
 		a->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
 		if (a->fd < 0 && errno == ENOENT) {
+			created = 1;
 			a->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 			if (a->fd >= 0 && !(flags & TG_AUDIT_NOSYNC) && sync_dir(path) < 0) {
 				tg_error_sys(err, errno, "audit log %s: sync its directory", path);
@@ -609,7 +611,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 			return -1;
 		}
 	}
-	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) &&
+	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) && !created &&
 	    lseek(a->fd, 0, SEEK_END) == 0) {
 		tg_error_set(err, TG_ERR_INVALID, "audit log %s: empty (cut?): a new one is begun by "
 			     "the gateway, not here", path);

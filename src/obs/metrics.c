@@ -23,6 +23,7 @@ enum fam {
 	F_REPLAYS,    /* {tool} */
 	F_RATE,       /* {tool} */
 	F_DESCRIPTIONS, /* {rule} */
+	F_REDACTIONS, /* {rule} */
 	NFAM
 };
 
@@ -44,6 +45,9 @@ static const struct {
 	{ "toolgate_rate_limited_total", "Calls refused by a rate limit.", "tool", NULL },
 	{ "toolgate_description_findings_total",
 	  "Findings in what models read of the tools (descriptions, schemas), by rule.", "rule",
+	  NULL },
+	{ "toolgate_redactions_total",
+	  "Tool results that had secrets redacted, by rule (once a result for each rule).", "rule",
 	  NULL },
 };
 
@@ -183,6 +187,7 @@ void metrics_count(struct metrics *m, const char *family, const char *label)
 	int fam = strcmp(family, "blocked_loads") == 0          ? F_BLOCKED
 		  : strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
 		  : strcmp(family, "description_findings") == 0   ? F_DESCRIPTIONS
+		  : strcmp(family, "redactions") == 0             ? F_REDACTIONS
 								  : -1;
 
 	if (!m || fam < 0 || !label)

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "toolgate/redact.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
 
@@ -302,8 +303,16 @@ void tg_span_error(struct tg_span *s, const char *type, const char *message)
 	s->error = 1;
 	tg_span_set_str(s, "error.type", type ? type : "_OTHER");
 	status = json_pack("{s:i}", "code", 2); /* STATUS_CODE_ERROR */
-	if (status && message)
-		json_object_set_new(status, "message", bounded_string(message, VALUE_MAX_BYTES));
+	if (status && message) {
+		/* an error's text may quote a tool's output: no secret leaves in it */
+		struct tg_redact_out r;
+		struct tg_error err;
+
+		if (tg_redact(message, strlen(message), &r, &err) == 0)
+			json_object_set_new(status, "message",
+					    bounded_string(r.total ? r.text : message, VALUE_MAX_BYTES));
+		tg_redact_out_release(&r);
+	}
 	json_object_set_new(s->o, "status", status);
 }
 

@@ -1160,6 +1160,41 @@ check descriptions_warned $? "rc=$rc $(cat "$tmp/err") $(cat "$tmp/poison2.log")
 	grep -q 'hidden_from_user in description' "$tmp/out"
 check descriptions_linted $? "rc=$rc $(cat "$tmp/out")"
 
+# a tool that prints past its contract's limits.output: the run ended,
+# the answer and the record flagged output_truncated
+mkdir -p "$tmp/loud"
+cat >"$tmp/loud/loud.json" <<'JSON'
+{"name":"loud","version":"1.0.0","description":"Prints more than it may","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},
+ "executor":{"kind":"command","argv":["python3","-c","print('x' * 100000)"],"limits":{"output":"1K"}}}
+JSON
+printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"loud","arguments":{}}}' |
+	"$TG" serve --catalog "$tmp/loud" --stdio --audit "$tmp/loud.log" >"$tmp/out" 2>"$tmp/err"
+tail -1 "$tmp/out" | jq -e '.result.isError and (.result.content[0].text | test("output_truncated: output passed the limit of 1024 bytes"))' >/dev/null &&
+	[ "$(jq -r 'select(.kind == "call") | .sandbox' "$tmp/loud.log")" = output_truncated ]
+check output_limit_of_contract $? "$(tail -1 "$tmp/out") $(cat "$tmp/err")"
+
+# secrets in a tool's result and in its log lines are redacted before the
+# client sees them; the record says by which rules, never the secret
+mkdir -p "$tmp/leaky"
+cat >"$tmp/leaky/leaky.json" <<'JSON'
+{"name":"leaky","version":"1.0.0","description":"Returns what it should not","owner":{"team":"t","contact":"t@example.test"},
+ "authority":"read","input_schema":{"type":"object"},
+ "executor":{"kind":"command","argv":["python3","-c","import json, sys\nsys.stderr.write('@toolgate ' + json.dumps({'log': {'level': 'info', 'data': 'using postgres://admin:S3cr3tPassw0rd@db.internal:5432/app'}}) + '\\n')\nsys.stderr.flush()\nprint(json.dumps({'note': 'key AKIA2E0A8F3B244C9986', 'nested': {'hook': 'xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx'}, 'n': 3}))"]}}
+JSON
+printf '%s\n%s\n%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"leaky","arguments":{}}}' |
+	"$TG" serve --catalog "$tmp/leaky" --stdio --audit "$tmp/leaky.log" >"$tmp/out" 2>"$tmp/err"
+! grep -q 'S3cr3tPassw0rd\|AKIA2E0A8F3B244C9986\|xoxb-1234' "$tmp/out" "$tmp/leaky.log" &&
+	jq -e -s 'map(select(.id == 2))[0].result | .structuredContent.note == "key [REDACTED:aws_access_key_id]" and
+		.structuredContent.nested.hook == "[REDACTED:slack_token]" and .structuredContent.n == 3 and
+		(.content[0].text | contains("[REDACTED:aws_access_key_id]"))' "$tmp/out" >/dev/null &&
+	jq -e -s 'map(select(.method == "notifications/message"))[0].params.data | contains("admin:[REDACTED:url_password]@")' "$tmp/out" >/dev/null &&
+	jq -e -s 'map(select(.kind == "call"))[0].redacted | .aws_access_key_id >= 1 and .slack_token >= 1' "$tmp/leaky.log" >/dev/null
+check result_and_log_redacted $? "$(cat "$tmp/out") $(cat "$tmp/err") $(grep '"call"' "$tmp/leaky.log")"
+
 # traces: OTLP/HTTP JSON to a collector on loopback, the request's span
 # the child of the client's traceparent, execute_tool and its children,
 # a collector that is down costing no call (tests/integration/otel.py)

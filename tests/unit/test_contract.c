@@ -159,18 +159,24 @@ static int command_executor(void)
 	char *t = variant("\"kind\":\"builtin\",\"name\":\"sql.query\"",
 			  "\"kind\":\"command\",\"argv\":[\"python3\",\"/tool/run.py\"],"
 			  "\"tier\":\"standard\",\"limits\":{\"memory\":\"128M\",\"cpus\":0.5,"
-			  "\"pids\":16,\"timeout\":\"5s\"},"
+			  "\"pids\":16,\"timeout\":\"5s\",\"output\":\"64K\"},"
 			  "\"mounts\":[{\"host\":\"/srv/tool\",\"inside\":\"/tool\"}],"
 			  "\"env\":{\"MODE\":\"ro\"},\"egress\":[\"api.example.test:443\"]");
 
 	CHECK(t && parse(t, &c, &err) == 0);
 	CHECK(c->executor == TG_EXEC_COMMAND && strcmp(c->argv[1], "/tool/run.py") == 0);
 	CHECK(c->memory == 128u << 20 && c->millicpus == 500 && c->pids == 16 &&
-	      c->timeout_ms == 5000);
+	      c->timeout_ms == 5000 && c->output == 64u << 10);
 	CHECK(c->nmounts == 1 && !c->mounts[0].writable && strcmp(c->env[0], "MODE=ro") == 0);
 	CHECK(strcmp(c->egress[0], "api.example.test:443") == 0);
 	tg_contract_free(c);
 	free(t);
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":{\"output\":\"100\"}",
+		      "executor.limits.output"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":{\"output\":\"1G\"}",
+		      "executor.limits.output"));
 	/* an allowlist is the standard tier's, and its rules are read now */
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
 		      "\"kind\":\"command\",\"argv\":[\"t\"],\"egress\":[\"a.test:443\"]",
