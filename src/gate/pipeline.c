@@ -1410,6 +1410,8 @@ int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char 
 	uint64_t before = 0;
 	json_t *o;
 
+	if (strcmp(outcome, "forbidden") == 0) /* a scope it was not granted */
+		metrics_count(g->metrics, "excessive_agency", "out_of_scope");
 	if (!g->audit || !refusal_admit(g, principal, &before))
 		return 0;
 	o = event_fields(principal, subject, outcome, detail);

@@ -24,6 +24,7 @@ enum fam {
 	F_RATE,       /* {tool} */
 	F_DESCRIPTIONS, /* {rule} */
 	F_REDACTIONS, /* {rule} */
+	F_AGENCY,     /* {kind} */
 	NFAM
 };
 
@@ -49,6 +50,8 @@ static const struct {
 	{ "toolgate_redactions_total",
 	  "Tool results that had secrets redacted, by rule (once a result for each rule).", "rule",
 	  NULL },
+	{ "toolgate_excessive_agency_total",
+	  "Attempts by callers to do more than they were granted, by kind.", "kind", NULL },
 };
 
 /* seconds */
@@ -171,8 +174,17 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 		bump(m, F_HELD, t, NULL);
 	if (strcmp(outcome, "replayed") == 0)
 		bump(m, F_REPLAYS, t, NULL);
-	if (strcmp(outcome, "rate_limited") == 0)
+	if (strcmp(outcome, "rate_limited") == 0) {
 		bump(m, F_RATE, t, NULL);
+		bump(m, F_AGENCY, "rate_exceeded", NULL);
+	}
+	/* excessive agency: a caller reaching past what it was granted */
+	if (strcmp(outcome, "forbidden") == 0)
+		bump(m, F_AGENCY, "out_of_scope", NULL);
+	else if (strcmp(outcome, "rejected") == 0)
+		bump(m, F_AGENCY, "write_rejected", NULL);
+	else if (!tool && strcmp(outcome, "protocol_error") == 0)
+		bump(m, F_AGENCY, "unknown_tool", NULL);
 	if (strcmp(outcome, "rolled_back") == 0)
 		bump(m, F_ROLLBACKS, "succeeded", NULL);
 	if (strcmp(outcome, "rollback_failed") == 0)
@@ -188,6 +200,7 @@ void metrics_count(struct metrics *m, const char *family, const char *label)
 		  : strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
 		  : strcmp(family, "description_findings") == 0   ? F_DESCRIPTIONS
 		  : strcmp(family, "redactions") == 0             ? F_REDACTIONS
+		  : strcmp(family, "excessive_agency") == 0       ? F_AGENCY
 								  : -1;
 
 	if (!m || fam < 0 || !label)

@@ -1,11 +1,12 @@
 /*
- * Traces: spans built as OTLP JSON, queued, and exported in batches by a
- * thread of the tracer's own over HTTP (libcurl) to a collector
+ * Traces: spans queued as they end, and exported as OTLP JSON in batches
+ * by a thread of the tracer's own over HTTP (libcurl) to a collector
  * (include/toolgate/trace.h, docs/TRACING.md).
  *
- * A span is a JSON object from its start: its ids, name, kind and times,
- * its attributes as OTLP's key/value list. Ending it takes the queue's
- * lock for a moment, no more: the export happens later, off the call's
+ * A span is flat while the call's thread builds it: its ids, name, kind
+ * and times, its attributes with their strings in one arena (one
+ * allocation, two past 1 KiB of strings). Ending it takes the queue's lock
+ * for a moment, no more: its JSON is made by the exporter, off the call's
  * path. The queue is bounded; a span that finds it full is dropped and
  * counted, and a batch the collector refuses (or does not answer within
  * the timeout) is dropped whole, counted too: a collector that is down
@@ -18,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,18 +43,34 @@ struct tg_tracer {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	json_t **queue;              /* spans ended, oldest first */
+	struct tg_span *head, **tail; /* spans ended, oldest first */
 	size_t queued;
 	int stopping;
 	struct tg_tracer_stats st;
 };
 
+/* A span as the call's thread builds it: flat, its strings in one arena,
+ * so that beginning and ending one costs an allocation or two; its JSON
+ * is written by the exporter, off the call's path. */
+struct span_attr {
+	size_t key, val;             /* offsets in the arena */
+	char type;                   /* 's', 'i', 'b' */
+	int64_t i;
+};
+
 struct tg_span {
 	struct tg_tracer *t;
+	struct tg_span *next;        /* in the queue */
 	struct tg_trace_ctx ctx;     /* its own: trace id, span id, flags, state */
-	json_t *o;                   /* the span, as OTLP JSON has it */
-	json_t *attrs;
-	int error;
+	uint8_t parent[8];
+	int has_parent, remote_parent, kind, error;
+	uint64_t start, end;         /* unix nanoseconds */
+	size_t name, status;         /* arena offsets; status 0: none */
+	struct span_attr attrs[ATTRS_MAX];
+	int nattrs;
+	char *arena;                 /* strings, NUL-terminated; [0] is "" */
+	size_t used, cap;
+	char first[1024];            /* the arena while it fits */
 };
 
 /* ---- W3C Trace Context ---------------------------------------------------- */
@@ -176,30 +194,76 @@ void tg_trace_format(const struct tg_trace_ctx *ctx, char out[56])
 
 /* ---- spans ---------------------------------------------------------------- */
 
-static json_t *nanos_now(void)
+static uint64_t nanos_now(void)
 {
 	struct timespec ts;
-	char n[32];
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	/* OTLP JSON: 64-bit integers as decimal strings */
-	snprintf(n, sizeof(n), "%llu",
-		 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
-	return json_string(n);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* s, at most max bytes of it, cut where a UTF-8 character begins; a value
- * that is not UTF-8 is replaced (a JSON string must be). */
-static json_t *bounded_string(const char *s, size_t max)
+/* Whether s[0..n) is UTF-8 (a JSON string must be). */
+static int utf8_ok(const char *s, size_t n)
 {
-	size_t n = strlen(s);
-	json_t *v;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned c = p[i];
+		size_t k = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3
+			 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+		size_t j;
+
+		if (!k || i + k > n)
+			return 0;
+		for (j = 1; j < k; j++)
+			if ((p[i + j] & 0xc0) != 0x80)
+				return 0;
+		if ((k == 3 && ((c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] >= 0xa0))) ||
+		    (k == 4 && ((c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90))))
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/* s, at most max bytes of it (cut where a UTF-8 character begins; one
+ * that is not UTF-8 replaced), into the arena: its offset, or 0 (the
+ * empty string) when memory runs out. */
+static size_t keep(struct tg_span *sp, const char *s, size_t max)
+{
+	size_t n = strlen(s), at;
 
 	if (n > max)
 		for (n = max; n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; n--) {
 		}
-	v = json_stringn(s, n);
-	return v ? v : json_string("(not UTF-8)");
+	if (!utf8_ok(s, n)) {
+		s = "(not UTF-8)";
+		n = strlen(s);
+	}
+	if (sp->used + n + 1 > sp->cap) {
+		size_t cap = sp->cap * 2 > sp->used + n + 1 ? sp->cap * 2 : sp->used + n + 1;
+		char *a = sp->arena == sp->first ? malloc(cap) : realloc(sp->arena, cap);
+
+		if (!a)
+			return 0;
+		if (sp->arena == sp->first)
+			memcpy(a, sp->first, sp->used);
+		sp->arena = a;
+		sp->cap = cap;
+	}
+	at = sp->used;
+	memcpy(sp->arena + at, s, n);
+	sp->arena[at + n] = '\0';
+	sp->used += n + 1;
+	return at;
+}
+
+static void span_free(struct tg_span *s)
+{
+	if (s->arena != s->first)
+		free(s->arena);
+	free(s);
 }
 
 struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_span_kind kind,
@@ -208,19 +272,29 @@ struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_spa
 	const struct tg_trace_ctx *up = parent ? &parent->ctx : remote && remote->valid ? remote
 											  : NULL;
 	struct tg_span *s;
-	char tid[33], sid[17], pid[17];
 
 	if (!t)
 		return NULL;
-	s = calloc(1, sizeof(*s));
+	s = malloc(sizeof(*s));
 	if (!s)
 		return NULL;
+	memset(s, 0, offsetof(struct tg_span, attrs));
+	s->nattrs = 0;
+	s->arena = s->first;
+	s->cap = sizeof(s->first);
+	s->first[0] = '\0';
+	s->used = 1;
 	s->t = t;
+	s->start = nanos_now();
+	s->kind = (int)kind;
 	if (up) {
 		memcpy(s->ctx.trace_id, up->trace_id, 16);
 		s->ctx.flags = up->flags;
 		memcpy(s->ctx.state, up->state, sizeof(s->ctx.state));
-		hex(up->span_id, 8, pid);
+		memcpy(s->parent, up->span_id, 8);
+		s->has_parent = 1;
+		/* the caller's span is in another process: a remote parent */
+		s->remote_parent = !parent && !up->local;
 	} else {
 		do
 			random_id(s->ctx.trace_id, 16);
@@ -232,88 +306,69 @@ struct tg_span *tg_span_start(struct tg_tracer *t, const char *name, enum tg_spa
 	while (all_zero(s->ctx.span_id, 8));
 	s->ctx.valid = 1;
 	s->ctx.local = 0;
-	hex(s->ctx.trace_id, 16, tid);
-	hex(s->ctx.span_id, 8, sid);
-	s->attrs = json_array();
-	s->o = json_pack("{s:s,s:s,s:o,s:i,s:o,s:O}", "traceId", tid, "spanId", sid, "name",
-			 bounded_string(name ? name : "", NAME_MAX_BYTES), "kind", (int)kind,
-			 "startTimeUnixNano", nanos_now(), "attributes", s->attrs);
-	if (!s->o || !s->attrs) {
-		json_decref(s->o);
-		json_decref(s->attrs);
-		free(s);
-		return NULL;
-	}
-	json_decref(s->attrs); /* the span holds it */
-	if (up)
-		json_object_set_new(s->o, "parentSpanId", json_string(pid));
-	if (s->ctx.state[0])
-		json_object_set_new(s->o, "traceState", json_string(s->ctx.state));
-	/* trace flags, and whether the parent is remote (in the caller's
-	 * process): OTLP's HAS_IS_REMOTE and IS_REMOTE bits */
-	json_object_set_new(s->o, "flags", json_integer(0x100 | (up && !parent && !up->local ? 0x200 : 0) |
-							s->ctx.flags));
+	s->name = keep(s, name ? name : "", NAME_MAX_BYTES);
 	return s;
 }
 
 void tg_span_set_name(struct tg_span *s, const char *name)
 {
 	if (s && name)
-		json_object_set_new(s->o, "name", bounded_string(name, NAME_MAX_BYTES));
+		s->name = keep(s, name, NAME_MAX_BYTES);
 }
 
-static void set_attr(struct tg_span *s, const char *key, json_t *value)
+static struct span_attr *attr_new(struct tg_span *s, const char *key, char type)
 {
-	if (!s || !value || json_array_size(s->attrs) >= ATTRS_MAX) {
-		json_decref(value);
-		return;
-	}
-	json_array_append_new(s->attrs, json_pack("{s:s,s:o}", "key", key, "value", value));
+	struct span_attr *a;
+
+	if (!s || s->nattrs >= ATTRS_MAX)
+		return NULL;
+	a = &s->attrs[s->nattrs++];
+	a->key = keep(s, key, NAME_MAX_BYTES);
+	a->type = type;
+	a->val = 0;
+	a->i = 0;
+	return a;
 }
 
 void tg_span_set_str(struct tg_span *s, const char *key, const char *value)
 {
-	if (s && value)
-		set_attr(s, key, json_pack("{s:o}", "stringValue",
-					   bounded_string(value, VALUE_MAX_BYTES)));
+	struct span_attr *a = value ? attr_new(s, key, 's') : NULL;
+
+	if (a)
+		a->val = keep(s, value, VALUE_MAX_BYTES);
 }
 
 void tg_span_set_int(struct tg_span *s, const char *key, int64_t value)
 {
-	char n[32];
+	struct span_attr *a = attr_new(s, key, 'i');
 
-	if (!s)
-		return;
-	snprintf(n, sizeof(n), "%lld", (long long)value);
-	set_attr(s, key, json_pack("{s:s}", "intValue", n));
+	if (a)
+		a->i = value;
 }
 
 void tg_span_set_bool(struct tg_span *s, const char *key, int value)
 {
-	if (s)
-		set_attr(s, key, json_pack("{s:b}", "boolValue", value));
+	struct span_attr *a = attr_new(s, key, 'b');
+
+	if (a)
+		a->i = value != 0;
 }
 
 void tg_span_error(struct tg_span *s, const char *type, const char *message)
 {
-	json_t *status;
-
 	if (!s || s->error)
 		return;
 	s->error = 1;
 	tg_span_set_str(s, "error.type", type ? type : "_OTHER");
-	status = json_pack("{s:i}", "code", 2); /* STATUS_CODE_ERROR */
-	if (status && message) {
+	if (message) {
 		/* an error's text may quote a tool's output: no secret leaves in it */
 		struct tg_redact_out r;
 		struct tg_error err;
 
 		if (tg_redact(message, strlen(message), &r, &err) == 0)
-			json_object_set_new(status, "message",
-					    bounded_string(r.total ? r.text : message, VALUE_MAX_BYTES));
+			s->status = keep(s, r.total ? r.text : message, VALUE_MAX_BYTES);
 		tg_redact_out_release(&r);
 	}
-	json_object_set_new(s->o, "status", status);
 }
 
 void tg_span_context(const struct tg_span *s, struct tg_trace_ctx *out)
@@ -339,24 +394,79 @@ void tg_span_ids(const struct tg_span *s, char trace_hex[33], char span_hex[17])
 void tg_span_end(struct tg_span *s)
 {
 	struct tg_tracer *t;
+	int queued = 0;
 
 	if (!s)
 		return;
 	t = s->t;
-	json_object_set_new(s->o, "endTimeUnixNano", nanos_now());
+	s->end = nanos_now();
+	s->next = NULL;
 	pthread_mutex_lock(&t->lock);
 	t->st.ended++;
 	if (t->queued < t->queue_max && !t->stopping) {
-		t->queue[t->queued++] = s->o;
-		s->o = NULL;
-		if (t->queued >= t->batch)
+		*t->tail = s;
+		t->tail = &s->next;
+		queued = 1;
+		if (++t->queued >= t->batch)
 			pthread_cond_signal(&t->wake);
 	} else {
 		t->st.dropped++;
 	}
 	pthread_mutex_unlock(&t->lock);
-	json_decref(s->o);
-	free(s);
+	if (!queued)
+		span_free(s);
+}
+
+/* The span as OTLP JSON has it (the exporter's work); NULL out of memory. */
+static json_t *span_json(const struct tg_span *s)
+{
+	char tid[33], sid[17], pid[17], n[32];
+	json_t *o, *attrs = json_array();
+	int i;
+
+	hex(s->ctx.trace_id, 16, tid);
+	hex(s->ctx.span_id, 8, sid);
+	for (i = 0; attrs && i < s->nattrs; i++) {
+		const struct span_attr *a = &s->attrs[i];
+		json_t *v;
+
+		if (a->type == 's') {
+			v = json_pack("{s:s}", "stringValue", s->arena + a->val);
+		} else if (a->type == 'i') {
+			snprintf(n, sizeof(n), "%lld", (long long)a->i); /* int64: a string */
+			v = json_pack("{s:s}", "intValue", n);
+		} else {
+			v = json_pack("{s:b}", "boolValue", (int)a->i);
+		}
+		json_array_append_new(attrs, json_pack("{s:s,s:o}", "key", s->arena + a->key,
+						       "value", v));
+	}
+	o = json_pack("{s:s,s:s,s:s,s:i,s:o}", "traceId", tid, "spanId", sid, "name",
+		      s->arena + s->name, "kind", s->kind, "attributes", attrs);
+	if (!o)
+		return NULL;
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)s->start);
+	json_object_set_new(o, "startTimeUnixNano", json_string(n));
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)s->end);
+	json_object_set_new(o, "endTimeUnixNano", json_string(n));
+	if (s->has_parent) {
+		hex(s->parent, 8, pid);
+		json_object_set_new(o, "parentSpanId", json_string(pid));
+	}
+	if (s->ctx.state[0])
+		json_object_set_new(o, "traceState", json_string(s->ctx.state));
+	/* trace flags, and whether the parent is remote: OTLP's HAS_IS_REMOTE
+	 * and IS_REMOTE bits */
+	json_object_set_new(o, "flags", json_integer(0x100 | (s->remote_parent ? 0x200 : 0) |
+						     s->ctx.flags));
+	if (s->error) {
+		json_t *status = json_pack("{s:i}", "code", 2); /* STATUS_CODE_ERROR */
+
+		if (status && s->status)
+			json_object_set_new(status, "message", json_string(s->arena + s->status));
+		json_object_set_new(o, "status", status);
+	}
+	return o;
 }
 
 /* ---- export --------------------------------------------------------------- */
@@ -370,16 +480,20 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 
 /* POST spans (n of them, taken) as one ExportTraceServiceRequest: 0 when
  * the collector took them. */
-static int export(struct tg_tracer *t, CURL *c, json_t **spans, size_t n, char *why, size_t wlen)
+static int export(struct tg_tracer *t, CURL *c, struct tg_span *spans, char *why, size_t wlen)
 {
 	json_t *list = json_array(), *req;
 	char *body = NULL, cerr[CURL_ERROR_SIZE] = "";
 	long code = 0;
-	size_t i;
 	CURLcode rc;
 
-	for (i = 0; i < n; i++)
-		json_array_append_new(list, spans[i]);
+	while (spans) {
+		struct tg_span *next = spans->next;
+
+		json_array_append_new(list, span_json(spans));
+		span_free(spans);
+		spans = next;
+	}
 	req = json_pack("{s:[{s:O,s:[{s:O,s:o}]}]}", "resourceSpans", "resource", t->resource,
 			"scopeSpans", "scope", t->scope, "spans", list);
 	body = req ? json_dumps(req, JSON_COMPACT) : NULL;
@@ -424,16 +538,26 @@ static CURL *export_handle(struct tg_tracer *t)
 	return c;
 }
 
+static void free_list(struct tg_span *s)
+{
+	while (s) {
+		struct tg_span *next = s->next;
+
+		span_free(s);
+		s = next;
+	}
+}
+
 static void *exporter(void *arg)
 {
 	struct tg_tracer *t = arg;
 	CURL *c = export_handle(t);
-	json_t **batch = calloc(t->batch, sizeof(json_t *));
 	char why[256];
 
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		struct timespec until;
+		struct tg_span *batch, *last;
 		size_t n, i;
 		int rc;
 
@@ -452,19 +576,25 @@ static void *exporter(void *arg)
 				break;
 			continue;
 		}
+		/* the oldest n, taken off the queue */
 		n = t->queued < t->batch ? t->queued : t->batch;
-		if (batch)
-			memcpy(batch, t->queue, n * sizeof(json_t *));
-		else
-			for (i = 0; i < n; i++)
-				json_decref(t->queue[i]);
-		memmove(t->queue, t->queue + n, (t->queued - n) * sizeof(json_t *));
+		batch = t->head;
+		for (i = 1, last = batch; i < n; i++)
+			last = last->next;
+		t->head = last->next;
+		last->next = NULL;
+		if (!t->head)
+			t->tail = &t->head;
 		t->queued -= n;
 		t->st.exports++;
 		pthread_mutex_unlock(&t->lock);
-		rc = batch && c ? export(t, c, batch, n, why, sizeof(why)) : -1;
-		if (!batch || !c)
+		if (c) {
+			rc = export(t, c, batch, why, sizeof(why));
+		} else {
+			rc = -1;
 			snprintf(why, sizeof(why), "out of memory");
+			free_list(batch);
+		}
 		pthread_mutex_lock(&t->lock);
 		if (rc == 0) {
 			t->st.exported += n;
@@ -476,15 +606,15 @@ static void *exporter(void *arg)
 				/* stopping, and the collector did not take a batch:
 				 * the rest go too, rather than hold the exit up for a
 				 * timeout each */
-				for (i = 0; i < t->queued; i++)
-					json_decref(t->queue[i]);
+				free_list(t->head);
+				t->head = NULL;
+				t->tail = &t->head;
 				t->st.dropped += t->queued;
 				t->queued = 0;
 			}
 		}
 	}
 	pthread_mutex_unlock(&t->lock);
-	free(batch);
 	if (c)
 		curl_easy_cleanup(c);
 	return NULL;
@@ -571,16 +701,12 @@ static json_t *kv(const char *key, const char *value)
 /* What a tracer holds, freed (its thread stopped, or never started). */
 static void tracer_release(struct tg_tracer *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->queued; i++)
-		json_decref(t->queue[i]);
+	free_list(t->head);
 	curl_slist_free_all(t->headers);
 	json_decref(t->resource);
 	json_decref(t->scope);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->wake);
-	free(t->queue);
 	free(t->endpoint);
 	free(t);
 }
@@ -612,7 +738,7 @@ int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 	t->timeout_ms = o->timeout_ms ? o->timeout_ms : 5000;
 	if (t->batch > t->queue_max)
 		t->batch = t->queue_max;
-	t->queue = calloc(t->queue_max, sizeof(json_t *));
+	t->tail = &t->head;
 	t->headers = curl_slist_append(NULL, "Content-Type: application/json");
 	t->resource = json_pack("{s:[o,o,o,o]}", "attributes",
 				kv("service.name", o->service_name ? o->service_name : "toolgate"),
@@ -622,7 +748,7 @@ int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 	t->scope = json_pack("{s:s,s:s}", "name", "toolgate", "version", TOOLGATE_VERSION);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
-	if (!t->endpoint || !t->queue || !t->headers || !t->resource || !t->scope) {
+	if (!t->endpoint || !t->headers || !t->resource || !t->scope) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;
 	}

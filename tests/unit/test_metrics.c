@@ -42,6 +42,11 @@ static int counted(void)
 	metrics_call(m, "fs.write", "replayed", NULL, 0.001);
 	metrics_call(m, "fs.write", "tool_error", "cancelled", 0.001);
 	metrics_call(m, "fs.write", "tool_error", "setup_failed", 0.001);
+	metrics_call(m, "fs.write", "forbidden", NULL, 0.001);
+	metrics_call(m, "fs.write", "rejected", NULL, 0.001);
+	metrics_call(m, "fs.write", "rate_limited", NULL, 0.001);
+	metrics_call(m, NULL, "protocol_error", NULL, 0.001);
+	metrics_call(m, NULL, "protocol_error", NULL, 0.001);
 	metrics_count(m, "sandbox_violations", "egress_denied");
 	metrics_count(m, "blocked_loads", "invalid_contract");
 	metrics_count(m, "nothing_of_ours", "x");
@@ -62,6 +67,10 @@ static int counted(void)
 	CHECK(has_line(text, "toolgate_sandbox_violations_total{kind=\"egress_denied\"} 1"));
 	CHECK(has_line(text, "toolgate_blocked_loads_total{reason=\"invalid_contract\"} 1"));
 	CHECK(has_line(text, "toolgate_calls_held_total{tool=\"fs.write\"} 1"));
+	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"out_of_scope\"} 1"));
+	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"write_rejected\"} 1"));
+	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"rate_exceeded\"} 1"));
+	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"unknown_tool\"} 2"));
 	CHECK(has_line(text, "toolgate_rollbacks_total{result=\"succeeded\"} 1"));
 	CHECK(has_line(text, "toolgate_idempotent_replays_total{tool=\"fs.write\"} 1"));
 	CHECK(has_line(text, "toolgate_approvals_total{outcome=\"approved\"} 2"));
