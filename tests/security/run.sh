@@ -558,11 +558,13 @@ t clock_adjtime clock_adjtime killorblock "" "" "" ""
 t personality   personality   killorblock "" "" "" ""
 # 32-bit and x32 entry points: killed; seccomp_syscall is not checked
 # (the name of a foreign-ABI number is not meaningful).
+NO_IA32=
 int80_case() {
 	run_unsb int80_getpid "$TGE" ""
 	if [ "$U_RC" = 139 ] || [ "$U_RC" = 132 ]; then
 		COVERED[int80_getpid]=1
-		skip int80_getpid "no IA32 emulation on this host (unsandboxed rc=$U_RC)"
+		NO_IA32="unsandboxed rc=$U_RC"
+		skip int80_getpid "no IA32 emulation on this host ($NO_IA32)"
 		return
 	fi
 	t int80_getpid int80_getpid kill: "" "" "" ""
@@ -571,7 +573,13 @@ int80_case
 t x32_getpid    x32_getpid    kill: "" "" "" ""
 # a violation must end the whole sandbox, not just the offending process/thread
 t seccomp_child:bpf   seccomp_child  kill:bpf "" "bpf" "" "bpf"
-t seccomp_child:int80 seccomp_child  kill:    "" "int80" "" "int80"
+# without IA32 emulation the kernel itself faults int $0x80 (SIGSEGV)
+# before seccomp sees it: nothing for the filter to end there
+if [ -n "$NO_IA32" ]; then
+	skip seccomp_child:int80 "no IA32 emulation on this host ($NO_IA32)"
+else
+	t seccomp_child:int80 seccomp_child  kill:    "" "int80" "" "int80"
+fi
 t seccomp_thread      seccomp_thread kill:bpf "" "" "" ""
 
 # secrets (TG_SECRET is exported and fd 7 is open on the secret for every run)
