@@ -1057,44 +1057,34 @@ static json_t *redact_text(const char *s, size_t n, struct redaction *t)
 	return v;
 }
 
-/* Every string of v, in place. */
+/* Every string of v (v itself, when it is one), in place. */
 static void redact_json(json_t *v, struct redaction *t)
 {
 	const char *key;
 	json_t *item, *r;
 	size_t i;
 
-	if (json_is_object(v)) {
-		json_object_foreach(v, key, item) {
-			if (json_is_string(item)) {
-				r = redact_text(json_string_value(item), json_string_length(item), t);
-				if (r)
-					json_object_set_new(v, key, r);
-			} else {
-				redact_json(item, t);
-			}
-		}
+	if (json_is_string(v)) {
+		r = redact_text(json_string_value(v), json_string_length(v), t);
+		if (r)
+			json_string_setn(v, json_string_value(r), json_string_length(r));
+		json_decref(r);
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, key, item)
+			redact_json(item, t);
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, item) {
-			if (json_is_string(item)) {
-				r = redact_text(json_string_value(item), json_string_length(item), t);
-				if (r)
-					json_array_set_new(v, i, r);
-			} else {
-				redact_json(item, t);
-			}
-		}
+		json_array_foreach(v, i, item)
+			redact_json(item, t);
 	}
 }
 
-/* The string at o[key], in place. */
+/* The string at o[key], in place (anything else there is left alone). */
 static void redact_member(json_t *o, const char *key, struct redaction *t)
 {
-	json_t *v = json_object_get(o, key), *r;
+	json_t *v = json_object_get(o, key);
 
-	if (json_is_string(v) &&
-	    (r = redact_text(json_string_value(v), json_string_length(v), t)) != NULL)
-		json_object_set_new(o, key, r);
+	if (json_is_string(v))
+		redact_json(v, t);
 }
 
 static void stage_redact(struct tg_gate *g, struct call_state *st)

@@ -382,7 +382,7 @@ def lookalike_items(seed=11, per_kind=70):
             "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.38.33130\\bin\n",
             "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~secret/default-token\n" % str(uuid.UUID(int=r.getrandbits(128))),
             "src/main/java/com/acme/orders/infrastructure/persistence/JpaOrderRepositoryAdapter.java\n",
-            "/home/runner/work/infra/infra/.github/workflows/deploy-production.yml\n"]))
+            ".github/workflows/deploy-production.yml\n"]))
         add("public_key", r.choice([
             "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI%s ada@laptop\n" % rs(r, ALNUM + "+/", 43),
             "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ%s deploy\n" % rs(r, ALNUM + "+/", 300),
