@@ -1,0 +1,76 @@
+/*
+ * Parameter anomalies (docs/ANOMALIES.md): a call's arguments, once they
+ * match the tool's input schema, are looked at for what a tool's caller
+ * seldom means and an attacker often does. Deterministic rules on each
+ * string the arguments hold, chosen by what the schema says the string is
+ * (a field declared SQL is not searched for SQL):
+ *
+ *   sql        SQL injection shapes (UNION SELECT, '; DROP, ' OR 1=1, ...)
+ *   address    an address in a private, loopback, link-local or cloud
+ *              metadata range (169.254.169.254, 10.0.0.7, [::1], their
+ *              decimal, hex and octal spellings, metadata host names)
+ *   traversal  a ".." path segment, plain or percent-encoded, or a NUL
+ *   shell      shell constructs ($(...), backquotes, ; rm, | sh, > /etc/...)
+ *
+ * and two per tool, from a baseline of its past calls (Welford's mean and
+ * variance, kept in the store):
+ *
+ *   size       the arguments' size far above the tool's usual
+ *   entropy    their entropy far from the tool's usual
+ *
+ * What a finding leads to is configuration (the policy's "anomalies"):
+ * by default the call is held for a person's review through the approval
+ * gate, never silently run.
+ */
+#ifndef TOOLGATE_ANOMALY_H
+#define TOOLGATE_ANOMALY_H
+
+#include <stddef.h>
+
+#include "toolgate/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tg_anomaly_rule {
+	TG_ANOMALY_SQL = 0,
+	TG_ANOMALY_ADDRESS,
+	TG_ANOMALY_TRAVERSAL,
+	TG_ANOMALY_SHELL,
+	TG_ANOMALY_SIZE,
+	TG_ANOMALY_ENTROPY,
+	TG_ANOMALY_RULES
+};
+
+#define TG_ANOMALY_BIT(r) (1u << (r))
+/* the rules that look at one string */
+#define TG_ANOMALY_STRING_RULES                                                  \
+	(TG_ANOMALY_BIT(TG_ANOMALY_SQL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS) |     \
+	 TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_SHELL))
+
+/* "sql", "address", "traversal", "shell", "size", "entropy" */
+TG_API const char *tg_anomaly_rule_name(enum tg_anomaly_rule rule);
+/* The rule named name (len bytes); -1 for none. */
+TG_API int tg_anomaly_rule_parse(const char *name, size_t len);
+
+struct tg_anomaly_finding {
+	enum tg_anomaly_rule rule;
+	char at[128];     /* JSON pointer of the value in the arguments; "" the whole */
+	char why[160];    /* printable ASCII: what was seen ("UNION SELECT", "169.254.169.254
+			   * is link-local and cloud metadata (169.254.0.0/16)", ...) */
+};
+
+/* The string rules of rules (a mask of TG_ANOMALY_BIT, others ignored) on
+ * one string s[0, n) (UTF-8 expected, may hold NULs and anything else):
+ * at most one finding a rule, the first max of them in out (their at left
+ * ""), the count as the result. Pure: no state, no allocation beyond the
+ * stack, linear in n. */
+TG_API size_t tg_anomaly_scan_string(const char *s, size_t n, unsigned rules,
+				     struct tg_anomaly_finding *out, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
