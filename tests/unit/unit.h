@@ -52,5 +52,6 @@ extern const struct unit_test metrics_tests[];
 extern const struct unit_test trace_tests[];
 extern const struct unit_test scan_tests[];
 extern const struct unit_test redact_tests[];
+extern const struct unit_test anomaly_tests[];
 
 #endif
