@@ -216,10 +216,9 @@ static void sql_blanks(struct cur *c)
 
 		if (is_blank(p[0]) || p[0] == '+') {
 			c->i++;
-		} else if (left >= 3 && p[0] == '%' && p[1] == '2' && p[2] == '0') {
-			c->i += 3;
-		} else if (left >= 3 && p[0] == '%' && p[1] == '0' && one_of(lower(p[2]), "9abcd")) {
-			c->i += 3;
+		} else if (left >= 3 && p[0] == '%' &&
+			   ((p[1] == '2' && p[2] == '0') || (p[1] == '0' && one_of(lower(p[2]), "9abcd")))) {
+			c->i += 3; /* %20, %09, %0a to %0d */
 		} else if (left >= 4 && p[0] == '/' && p[1] == '*' && p[2] != '!') {
 			/* a comment, a blank to SQL between UNION and SELECT */
 			for (k = 2; k + 1 < left && k < SQL_BLANKS && !(p[k] == '*' && p[k + 1] == '/');
@@ -1340,7 +1339,7 @@ size_t tg_anomaly_scan_string(const char *s, size_t n, unsigned rules,
 			      struct tg_anomaly_finding *out, size_t max)
 {
 	struct text t = { (const unsigned char *)s, s ? n : 0 };
-	char why[sizeof(out->why)];
+	char why[sizeof(((struct tg_anomaly_finding *)NULL)->why)];
 	size_t r, count = 0;
 
 	for (r = 0; r < sizeof(string_rules) / sizeof(string_rules[0]); r++) {
