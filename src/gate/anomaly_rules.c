@@ -169,9 +169,8 @@ static const struct sql_pattern sql_patterns[] = {
 	{ { ";", "delete", "from", "I", "T" }, "stacked DELETE" },
 	{ { ";", "shutdown", "T" }, "stacked SHUTDOWN" },
 	{ { ";", "exec execute", "xp_cmdshell sp_executesql master" }, "stacked EXEC" },
-	{ { "Q", "?)", ";",
-	    "select exec execute declare shutdown drop truncate delete insert update alter create" },
-	  "quote, then a stacked statement" },
+	{ { "Q", "?)", ";", "exec execute declare shutdown waitfor" }, "quote, then a stacked statement" },
+	{ { "Q", "?)", ";", "select", "C", "from -- #" }, "quote, then a stacked SELECT" },
 	{ { "or and xor having || &&", "?(", "L" }, "tautology" },
 	{ { "Q", "?)", "or", "true N", "T" }, "quote, then OR TRUE" },
 	{ { "Q", "?)", "-- # /*", "E" }, "quote, then a comment" },
@@ -726,6 +725,20 @@ static int addr_v6(const struct text *t, size_t i, size_t *next, char *why, size
 	return addr_judge_ip(buf, why, cap, &is_name);
 }
 
+/* Whether /prefix at i after address v names the network v starts
+ * (10.0.0.0/8, 0.0.0.0/0): a range written down, not a host to reach. */
+static int cidr_network(const struct text *t, size_t i, uint32_t v)
+{
+	unsigned bits = 0;
+	size_t j;
+
+	for (j = i; j < t->n && j - i < 2 && is_digit(t->s[j]); j++)
+		bits = bits * 10 + (unsigned)(t->s[j] - '0');
+	if (j == i || bits > 32 || (j < t->n && is_word(t->s[j])))
+		return 0;
+	return bits == 32 ? 0 : (v & (0xffffffffu >> bits)) == 0;
+}
+
 /* A dotted quad at i, four decimal parts, not part of a longer number or
  * word. */
 static int addr_quad(const struct text *t, size_t i, size_t *next, char *why, size_t cap)
@@ -767,6 +780,8 @@ static int addr_quad(const struct text *t, size_t i, size_t *next, char *why, si
 	if (v >= 0xff000000u && (~v & (~v + 1)) == 0)
 		return 0;
 	if ((v >> 24) == 0 && v != 0)
+		return 0;
+	if (end < t->n && s[end] == '/' && cidr_network(t, end + 1, v))
 		return 0;
 	return addr_judge_ip(buf, why, cap, &is_name);
 }

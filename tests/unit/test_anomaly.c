@@ -77,6 +77,8 @@ static const struct sample sql_attacks[] = {
 	S("id=1%20UNION%20SELECT%20password%20FROM%20users"),
 	S("1;SELECT/**/pg_sleep(5)"),
 	S("' or true--"),
+	S("x'; select password from users"),
+	S("10' ; WAITFOR DELAY '0:0:10'--"),
 };
 
 static const struct sample address_attacks[] = {
@@ -127,6 +129,7 @@ static const struct sample address_attacks[] = {
 	S("http://app.localhost/"),
 	S("http://127.0.0.1./"),
 	S("fetch https://LOCALHOST/admin please"),
+	S("eth0 has 10.0.0.5/24"),
 };
 
 static const struct sample traversal_attacks[] = {
@@ -421,6 +424,10 @@ static const struct sample benign[] = {
 	S("Our office IP is 81.2.69.160"),
 	S("Use IPv6 2001:4860:4860::8888 for DNS"),
 	S("Server at 203.0.113.10 responded"),
+	S("0.0.0.0/0 is the default route"),
+	S("Allow 10.0.0.0/8 and 192.168.0.0/16 through the firewall"),
+	S("He shouted \"stop\"; select a card"),
+	S("Set 'verbose'; update the docs"),
 };
 
 static const struct {
