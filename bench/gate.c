@@ -5,6 +5,9 @@
  * a read and a write. Reported, each as median and p99 microseconds:
  *
  *   read, no policy     tg_gate_call of the read tool: the pipeline alone
+ *   read, no anomalies  the same with the anomaly rules off (serve
+ *                       --anomalies off): what looking at the arguments
+ *                       costs, for {"n":1} and for 1 KiB of prose
  *   read, gated         the same with the store attached and scopes checked:
  *                       a read skips dedupe and approval, so this should cost
  *                       what the scope check costs and nothing more
@@ -248,13 +251,15 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/tg-bench-gate-XXXXXX", cat_dir[4200], state[4200], cmd[4300];
 	const char *state_arg = NULL;
 	struct tg_catalog *cat;
-	struct tg_gate *plain, *gated, *audited, *tgate;
-	struct tg_gate_options aopts = { 0 }, topts = { 0 };
+	struct tg_gate *plain, *gated, *audited, *tgate, *quiet;
+	struct tg_gate_options aopts = { 0 }, topts = { 0 }, qopts = { 0 };
 	struct tg_tracer_stats ts;
 	struct tg_audit *audit = NULL;
 	struct tg_store *st;
 	struct tg_error err;
-	double *a, *b, *c, *d, *held, *decide, *run, *replay, *peer, commit;
+	char prose[1200];
+	size_t plen;
+	double *a, *b, *c, *d, *e, *pa, *pe, *held, *decide, *run, *replay, *peer, commit;
 	int failed = 0, f, k;
 
 	for (k = 1; k + 1 < argc; k += 2) {
@@ -285,7 +290,8 @@ int main(int argc, char **argv)
 	    (snprintf(cmd, sizeof(cmd), "%s/audit.log", state),
 	     tg_audit_open(cmd, 0, &audit, &err)) < 0 ||
 	    ((aopts.audit = audit), tg_gate_new(cat, &aopts, &audited, &err)) < 0 ||
-	    !(topts.tracer = traced(&err)) || tg_gate_new(cat, &topts, &tgate, &err) < 0) {
+	    !(topts.tracer = traced(&err)) || tg_gate_new(cat, &topts, &tgate, &err) < 0 ||
+	    ((qopts.anomalies = TG_ANOMALY_OFF), tg_gate_new(cat, &qopts, &quiet, &err)) < 0) {
 		fprintf(stderr, "bench/gate: %s\n", err.msg);
 		return 1;
 	}
@@ -294,14 +300,24 @@ int main(int argc, char **argv)
 	b = calloc(calls, sizeof(*b));
 	c = calloc(calls, sizeof(*c));
 	d = calloc(calls, sizeof(*d));
+	e = calloc(calls, sizeof(*e));
+	pa = calloc(calls, sizeof(*pa));
+	pe = calloc(calls, sizeof(*pe));
 	held = calloc(writes, sizeof(*held));
 	decide = calloc(writes, sizeof(*decide));
 	run = calloc(writes, sizeof(*run));
 	replay = calloc(writes, sizeof(*replay));
 	peer = calloc(writes, sizeof(*peer));
-	if (!a || !b || !c || !d || !held || !decide || !run || !replay || !peer)
+	if (!a || !b || !c || !d || !e || !pa || !pe || !held || !decide || !run || !replay || !peer)
 		return 1;
 
+	/* 1 KiB of prose, as a note or a search a model sends */
+	plen = (size_t)snprintf(prose, sizeof(prose), "{\"n\":1,\"text\":\"");
+	while (plen < 1024 + 16)
+		plen += (size_t)snprintf(prose + plen, sizeof(prose) - plen, "%s",
+					 "Please find the invoices from last March that were paid "
+					 "late, and list each with its customer and amount. ");
+	plen += (size_t)snprintf(prose + plen, sizeof(prose) - plen, "\"}");
 	/* reads, interleaved so that both see the same machine */
 	for (i = 0; i < calls; i++) {
 		struct tg_call r1 = { .principal = "agent", .tool = "bench.read",
@@ -317,6 +333,14 @@ int main(int argc, char **argv)
 		c[i] = timed_call(audited, &r1, &f);
 		failed |= f;
 		d[i] = timed_call(tgate, &r1, &f);
+		failed |= f;
+		e[i] = timed_call(quiet, &r1, &f);
+		failed |= f;
+		r1.arguments = prose;
+		r1.arguments_len = plen;
+		pa[i] = timed_call(plain, &r1, &f);
+		failed |= f;
+		pe[i] = timed_call(quiet, &r1, &f);
 		failed |= f;
 	}
 	/* approved writes, phase by phase */
@@ -351,6 +375,15 @@ int main(int argc, char **argv)
 	printf("bench/gate: %zu reads each way, %zu approved writes; microseconds\n", calls, writes);
 	printf("  %-22s %9s %9s\n", "", "p50", "p99");
 	row("read, no policy", a, calls, 0);
+	row("read, no anomalies", e, calls, 0);
+	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: anomalies add", pct(a, calls, 0.5) -
+	       pct(e, calls, 0.5), pct(a, calls, 0.99) - pct(e, calls, 0.99),
+	       pct(a, calls, 0.5) / pct(e, calls, 0.5));
+	row("1 KiB prose", pa, calls, 0);
+	row("1 KiB, no anomalies", pe, calls, 0);
+	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "1 KiB: anomalies add", pct(pa, calls, 0.5) -
+	       pct(pe, calls, 0.5), pct(pa, calls, 0.99) - pct(pe, calls, 0.99),
+	       pct(pa, calls, 0.5) / pct(pe, calls, 0.5));
 	row("read, gated", b, calls, 0);
 	printf("  %-22s %+9.1f %+9.1f   (%.2fx)\n", "read: gate adds", pct(b, calls, 0.5) -
 	       pct(a, calls, 0.5), pct(b, calls, 0.99) - pct(a, calls, 0.99),
@@ -375,6 +408,7 @@ int main(int argc, char **argv)
 	tg_gate_free(gated);
 	tg_gate_free(audited);
 	tg_gate_free(tgate);
+	tg_gate_free(quiet);
 	tg_tracer_get_stats(topts.tracer, &ts);
 	tg_tracer_free(topts.tracer);
 	printf("  spans: %llu ended, %llu exported in %llu requests, %llu dropped\n",

@@ -69,6 +69,37 @@ struct tg_anomaly_finding {
 TG_API size_t tg_anomaly_scan_string(const char *s, size_t n, unsigned rules,
 				     struct tg_anomaly_finding *out, size_t max);
 
+/* What a finding leads to. */
+enum tg_anomaly_action {
+	TG_ANOMALY_DEFAULT = 0,  /* the configuration's (hold when it says nothing) */
+	TG_ANOMALY_HOLD,         /* held for a person's review: a ticket, never run unseen */
+	TG_ANOMALY_WARN,         /* run, the findings recorded and counted */
+	TG_ANOMALY_OFF,          /* not looked for */
+};
+
+/* "hold", "warn", "off"; -1 for none. */
+TG_API int tg_anomaly_action_parse(const char *name);
+TG_API const char *tg_anomaly_action_name(enum tg_anomaly_action action);
+
+/* The configuration (a policy's "anomalies", docs/ANOMALIES.md):
+ *
+ *   {"action": "hold", "skip": ["entropy"], "size_z": 4, "entropy_z": 4,
+ *    "min_samples": 30, "size_floor": 1024,
+ *    "tools": {"net.scan": {"action": "warn", "skip": ["address"]}}}
+ *
+ * every field optional. */
+struct tg_anomaly_config;
+
+/* The configuration in json (len bytes, a JSON object): OUT *out, or -1
+ * and err naming the field that is wrong. */
+TG_API int tg_anomaly_config_new(const char *json, size_t len, struct tg_anomaly_config **out,
+				 struct tg_error *err);
+TG_API void tg_anomaly_config_free(struct tg_anomaly_config *config);
+/* For tool (a name): what its findings lead to, and the rules looked for
+ * (a mask of TG_ANOMALY_BIT). config NULL: the defaults. */
+TG_API enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_config *config,
+						     const char *tool, unsigned *rules);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,6 +44,9 @@ struct tg_store;
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
 TG_API const char *tg_policy_issuer(const struct tg_policy *policy);
+/* The policy's "anomalies" (toolgate/anomaly.h), NULL when it has none. */
+struct tg_anomaly_config;
+TG_API const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *policy);
 TG_API const char *tg_policy_audience(const struct tg_policy *policy);
 TG_API uint64_t tg_policy_max_ttl(const struct tg_policy *policy); /* seconds */
 /* 1 if name is a principal of the policy. */

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "toolgate/anomaly.h"
 #include "toolgate/catalog.h"
 #include "toolgate/error.h"
 
@@ -70,7 +71,16 @@ struct tg_gate_options {
 		TG_DESCRIPTIONS_WARN,
 		TG_DESCRIPTIONS_OFF,
 	} descriptions;
+	/* What a call with anomalous arguments (toolgate/anomaly.h,
+	 * docs/ANOMALIES.md) gets, over what the configuration says for
+	 * each tool: TG_ANOMALY_DEFAULT leaves it to the configuration. */
+	enum tg_anomaly_action anomalies;
 };
+
+/* The anomaly rules' configuration (a policy's "anomalies"), borrowed:
+ * it must outlive the gate's calls; NULL: the defaults. */
+struct tg_anomaly_config;
+TG_API void tg_gate_set_anomalies(struct tg_gate *gate, const struct tg_anomaly_config *config);
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
  * *out. Thread-safe once made: calls may run from several threads. */

@@ -34,7 +34,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 6
+#define TG_STORE_SCHEMA 7
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -145,6 +145,8 @@ struct tg_ticket {
 	char *arguments;             /* the canonical arguments hashed, or NULL (malloc'd) */
 	char *covers;                /* tools its approver must also approve (a plan's steps,
 				      * space-separated names), or NULL (malloc'd) */
+	char *findings;              /* why its arguments are anomalous (docs/ANOMALIES.md),
+				      * JSON [{rule, at, why}], or NULL (malloc'd) */
 	enum tg_ticket_state state;
 	char *reason;                /* a rejection's (malloc'd), or NULL */
 	char approver[128];          /* who decided */
@@ -152,6 +154,25 @@ struct tg_ticket {
 };
 
 TG_API const char *tg_ticket_state_name(enum tg_ticket_state state);
+
+/* A tool's baseline of argument sizes and entropies (docs/ANOMALIES.md):
+ * Welford's count, mean and sum of squared differences of each. */
+struct tg_baseline {
+	char tool[160];
+	uint64_t size_n;
+	double size_mean, size_m2;   /* of ln(bytes) */
+	uint64_t entropy_n;
+	double entropy_mean, entropy_m2; /* bits a byte */
+};
+
+/* The n baselines b, each replacing the one kept for its tool, in one
+ * transaction. */
+TG_API int tg_store_baselines_put(struct tg_store *store, const struct tg_baseline *b, size_t n,
+				  struct tg_error *err);
+/* fn on each baseline kept (a non-zero return stops, and is returned). */
+TG_API int tg_store_baselines_each(struct tg_store *store,
+				   int (*fn)(void *ctx, const struct tg_baseline *b), void *ctx,
+				   struct tg_error *err);
 /* A pending ticket for req's principal, tool, args_sha256, arguments and preview,
  * expiring ttl seconds after now: OUT *out (its id made here). */
 TG_API int tg_store_ticket_create(struct tg_store *store, const struct tg_ticket *req,

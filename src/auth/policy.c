@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "toolgate/anomaly.h"
 #include "toolgate/auth.h"
 #include "util/file.h"
 #include "util/parse.h"
@@ -20,6 +21,7 @@ struct tg_policy {
 	json_t *principals;          /* name -> {"scopes": [...]} */
 	char *issuer, *audience;
 	uint64_t max_ttl;
+	struct tg_anomaly_config *anomalies; /* NULL: the defaults */
 };
 
 static const char *const actions[] = { "read", "write", "approve" };
@@ -164,7 +166,8 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 
 int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
 {
-	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals" };
+	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals",
+					      "anomalies" };
 	struct tg_policy *p = NULL;
 	json_error_t jerr;
 	json_t *j = NULL, *v;
@@ -226,6 +229,22 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
+	v = json_object_get(j, "anomalies");
+	if (v) {
+		char *a = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		struct tg_error aerr;
+
+		if (!a) {
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		if (tg_anomaly_config_new(a, strlen(a), &p->anomalies, &aerr) < 0) {
+			free(a);
+			bad(err, path, "%s", aerr.msg);
+			goto fail;
+		}
+		free(a);
+	}
 	p->principals = json_incref(json_object_get(j, "principals"));
 	json_decref(j);
 	*out = p;
@@ -241,9 +260,15 @@ void tg_policy_free(struct tg_policy *p)
 	if (!p)
 		return;
 	json_decref(p->principals);
+	tg_anomaly_config_free(p->anomalies);
 	free(p->issuer);
 	free(p->audience);
 	free(p);
+}
+
+const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *p)
+{
+	return p->anomalies;
 }
 
 const char *tg_policy_issuer(const struct tg_policy *p)

@@ -190,7 +190,7 @@ static int valid_date(const char *s)
 }
 
 static int schema_field(struct loader *l, json_t *doc, const char *key, int required,
-			struct tg_schema **out, char **out_text)
+			struct tg_schema **out, char **out_text, json_t **out_json)
 {
 	json_t *v = json_object_get(doc, key);
 	struct tg_error serr;
@@ -210,6 +210,8 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 		return bad(l, key, "invalid schema: %s", serr.msg);
 	}
 	*out_text = txt;
+	if (out_json)
+		*out_json = json_incref(v);
 	return 0;
 }
 
@@ -629,10 +631,10 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	    text(&l, doc, "description", "description", 1, &l.c->description) < 0 ||
 	    load_misc(&l, doc) < 0 ||
 	    schema_field(&l, doc, "input_schema", 1, &l.c->input_schema,
-			 &l.c->input_schema_text) < 0 ||
+			 &l.c->input_schema_text, &l.c->input_schema_json) < 0 ||
 	    contract_param_headers(l.c, origin, err) < 0 ||
 	    schema_field(&l, doc, "output_schema", 0, &l.c->output_schema,
-			 &l.c->output_schema_text) < 0 ||
+			 &l.c->output_schema_text, NULL) < 0 ||
 	    load_errors(&l, doc) < 0 || load_executor(&l, doc) < 0 || load_write_rules(&l, doc) < 0)
 		goto out;
 	/* read means read-only by construction: nothing it mounts is writable */
@@ -734,6 +736,7 @@ void tg_contract_free(struct tg_contract *c)
 	tg_schema_free(c->output_schema);
 	free(c->input_schema_text);
 	free(c->output_schema_text);
+	json_decref(c->input_schema_json);
 	free_list(c->argv);
 	free_list(c->env);
 	free_list(c->egress);

@@ -177,8 +177,9 @@ int cmd_approvals(int argc, char **argv)
 					 &n, &err) < 0)
 			goto fail;
 		for (i = 0; i < n; i++) {
-			printf("%s  %-9s  %-20s  %s\n", list[i].id, tg_ticket_state_name(list[i].state),
-			       list[i].principal, list[i].tool);
+			printf("%s  %-9s  %-20s  %s%s\n", list[i].id,
+			       tg_ticket_state_name(list[i].state), list[i].principal, list[i].tool,
+			       list[i].findings ? "  (anomalous arguments)" : "");
 			tg_ticket_release(&list[i]);
 		}
 		free(list);

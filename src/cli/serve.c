@@ -3,6 +3,7 @@
  *                [--workspace DIR] [--principal NAME] [--audit FILE]
  *                [--state-key FILE] [--policy FILE --state DIR] [--warm N]
  *                [--otlp URL] [--descriptions refuse|warn|off]
+ *                [--anomalies hold|warn|off]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
@@ -20,6 +21,11 @@
  * --otlp URL (or OpenTelemetry's environment: OTEL_EXPORTER_OTLP_ENDPOINT,
  * ..._TRACES_ENDPOINT, ..._HEADERS, OTEL_SERVICE_NAME) exports a span for
  * each request and each tool execution to a collector (docs/TRACING.md).
+ *
+ * --anomalies decides, for every tool, what a call whose arguments the
+ * anomaly rules find something in gets (docs/ANOMALIES.md): held for a
+ * person's review (the default, and what the policy's "anomalies" says
+ * per tool when the flag is not given), run and recorded, or not looked at.
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
@@ -49,6 +55,7 @@ static void usage(FILE *f)
 		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
 		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
+		   "                      [--anomalies hold|warn|off]\n"
 		   "\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
 		   "             been called (0 to 64; default 0: every run starts cold)\n"
@@ -59,7 +66,13 @@ static void usage(FILE *f)
 		   "  --descriptions refuse|warn|off\n"
 		   "             a tool whose description or schema speaks to the model\n"
 		   "             (hidden Unicode, escapes, instructions: docs/SCANNING.md)\n"
-		   "             refuses the catalogue (default), or is recorded and loaded\n");
+		   "             refuses the catalogue (default), or is recorded and loaded\n"
+		   "  --anomalies hold|warn|off\n"
+		   "             a call whose arguments look like an attack (SQL or shell\n"
+		   "             injection, private addresses, path traversal, far from the\n"
+		   "             tool's usual: docs/ANOMALIES.md) is held for approval, or\n"
+		   "             run and recorded, for every tool; default: the policy's\n"
+		   "             \"anomalies\", else hold\n");
 }
 
 /* The tracer --otlp URL (else the OpenTelemetry environment) names: 0 and
@@ -227,7 +240,15 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			}
 		}
-		else if (strcmp(a, "--warm") == 0) {
+		else if (strcmp(a, "--anomalies") == 0) {
+			int action = tg_anomaly_action_parse(v);
+
+			if (action < 0) {
+				fprintf(stderr, "toolgate serve: --anomalies takes hold, warn or off\n");
+				return 2;
+			}
+			gopts.anomalies = (enum tg_anomaly_action)action;
+		} else if (strcmp(a, "--warm") == 0) {
 			char *end;
 			unsigned long n = strtoul(v, &end, 10);
 

@@ -39,6 +39,12 @@ static json_t *ticket_json(const struct tg_ticket *t)
 
 		json_object_set_new(j, "preview", p ? p : json_string(t->preview));
 	}
+	/* why it was held besides its authority: its arguments' anomalies */
+	if (t->findings) {
+		json_t *f = json_loads(t->findings, 0, NULL);
+
+		json_object_set_new(j, "anomalies", f ? f : json_string(t->findings));
+	}
 	if (t->approver[0])
 		json_object_set_new(j, "approver", json_string(t->approver));
 	if (t->reason)

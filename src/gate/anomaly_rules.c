@@ -15,7 +15,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -71,10 +73,14 @@ static int is_blank(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* c is one of set (a NUL byte never is). */
+/* c is one of set (a NUL byte never is). A loop, not strchr: the sets
+ * are short, and this is on every byte's path. */
 static int one_of(unsigned char c, const char *set)
 {
-	return c && strchr(set, c) != NULL;
+	for (; *set; set++)
+		if ((unsigned char)*set == c)
+			return 1;
+	return 0;
 }
 
 /* Whether s[at, at + k) is word (k bytes, lowercase) without case. */
@@ -509,42 +515,121 @@ static int sql_match(const struct text *t, size_t at, const struct sql_pattern *
 	return 1;
 }
 
-/* first[b]: the patterns that may start at byte b. */
-static void sql_first(uint64_t first[256])
-{
-	size_t p;
+/* Where a pattern may start, made once: first[b] the patterns whose first
+ * token has an alternative that is not a keyword and starts with byte b;
+ * keywords[] the keywords first tokens have, each with its patterns. Prose
+ * is mostly words, and most of its words are no keyword: looking a word up
+ * whole, rather than trying each pattern its first letter allows, is what
+ * keeps the rule fast. */
+#define SQL_KEYWORD_MAX 24
 
-	memset(first, 0, 256 * sizeof(first[0]));
+static struct {
+	uint64_t first[256];
+	struct sql_keyword {
+		char word[SQL_KEYWORD_MAX];
+		size_t len;
+		uint64_t patterns;
+	} keywords[96];
+	size_t nkeywords;
+	unsigned char slot[256];  /* by hash: 1 + the keyword's index, 0: none */
+} sql_starts;
+static pthread_once_t sql_starts_once = PTHREAD_ONCE_INIT;
+
+static unsigned sql_hash(const char *w, size_t k)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		h = (h ^ (unsigned char)w[i]) * 16777619u;
+	return h & 255;
+}
+
+static void sql_keyword(const char *a, size_t k, uint64_t bit)
+{
+	size_t i;
+
+	for (i = 0; i < sql_starts.nkeywords; i++)
+		if (sql_starts.keywords[i].len == k && memcmp(sql_starts.keywords[i].word, a, k) == 0)
+			break;
+	if (i == sql_starts.nkeywords) {
+		if (i == sizeof(sql_starts.keywords) / sizeof(sql_starts.keywords[0]) ||
+		    k >= SQL_KEYWORD_MAX)
+			abort(); /* the table above outgrew this one: a programming error */
+		memcpy(sql_starts.keywords[i].word, a, k);
+		sql_starts.keywords[i].len = k;
+		sql_starts.nkeywords++;
+	}
+	sql_starts.keywords[i].patterns |= bit;
+}
+
+static void sql_starts_make(void)
+{
+	size_t p, k;
+
 	for (p = 0; p < sizeof(sql_patterns) / sizeof(sql_patterns[0]); p++) {
 		const char *a = sql_patterns[p].tok[0];
 		uint64_t bit = (uint64_t)1 << p;
 
-		for (; *a; a += strcspn(a, " "), a += *a == ' ') {
+		for (; *a; a += k, a += *a == ' ') {
 			unsigned char b = (unsigned char)*a;
 
-			if (b == 'Q' && (a[1] == ' ' || !a[1])) {
-				first['\''] |= bit;
-				first['"'] |= bit;
+			k = strcspn(a, " ");
+			if (b == 'Q' && k == 1) {
+				sql_starts.first['\''] |= bit;
+				sql_starts.first['"'] |= bit;
+			} else if (b >= 'a' && b <= 'z') {
+				sql_keyword(a, k, bit);
 			} else {
-				first[b] |= bit;
-				if (b >= 'a' && b <= 'z')
-					first[b - 32] |= bit;
+				sql_starts.first[b] |= bit;
 			}
 		}
 	}
+	/* open addressing: 256 slots for fewer than 96 keywords */
+	for (k = 0; k < sql_starts.nkeywords; k++) {
+		unsigned h = sql_hash(sql_starts.keywords[k].word, sql_starts.keywords[k].len);
+
+		while (sql_starts.slot[h])
+			h = (h + 1) & 255;
+		sql_starts.slot[h] = (unsigned char)(k + 1);
+	}
+}
+
+/* The patterns that may start at s[i]: the keyword there, whole, or its
+ * punctuation. */
+static uint64_t sql_candidates(const struct text *t, size_t i)
+{
+	char w[SQL_KEYWORD_MAX];
+	size_t k, j;
+	unsigned h;
+
+	if (!is_alpha(t->s[i]))
+		return sql_starts.first[t->s[i]];
+	for (j = 0; i + j < t->n && is_word(t->s[i + j]); j++) {
+		if (j == SQL_KEYWORD_MAX)
+			return 0;
+		w[j] = (char)lower(t->s[i + j]);
+	}
+	for (h = sql_hash(w, j); (k = sql_starts.slot[h]); h = (h + 1) & 255)
+		if (sql_starts.keywords[k - 1].len == j &&
+		    memcmp(sql_starts.keywords[k - 1].word, w, j) == 0)
+			return sql_starts.keywords[k - 1].patterns;
+	return 0;
 }
 
 static int rule_sql(const struct text *t, char *why, size_t cap)
 {
-	uint64_t first[256], m;
+	uint64_t m;
 	size_t i, p, end;
 
-	sql_first(first);
+	pthread_once(&sql_starts_once, sql_starts_make);
 	for (i = 0; i < t->n; i++) {
-		m = first[t->s[i]];
 		/* a keyword starts a word, or follows a %20 */
-		if (!m || (i > 0 && is_word(t->s[i]) && is_word(t->s[i - 1]) &&
-			   !(i >= 3 && t->s[i - 3] == '%' && is_hex(t->s[i - 2]))))
+		if (i > 0 && is_word(t->s[i]) && is_word(t->s[i - 1]) &&
+		    !(i >= 3 && t->s[i - 3] == '%' && is_hex(t->s[i - 2])))
+			continue;
+		m = sql_candidates(t, i);
+		if (!m)
 			continue;
 		for (p = 0; m; p++, m >>= 1)
 			if ((m & 1) && sql_match(t, i, &sql_patterns[p], &end)) {
@@ -891,6 +976,8 @@ static long pct_at(const struct text *t, size_t i, size_t *len, int *enc)
 
 static enum unit unit_of(long cp)
 {
+	if (cp < 0x80 && is_word((unsigned char)cp))
+		return U_OTHER; /* most bytes: said at once */
 	if (cp == '.' || cp == 0xff0e)
 		return U_DOT;
 	if (cp == '/' || cp == '\\' || cp == 0x2215 || cp == 0x2216 || cp == 0xff0f || cp == 0xff3c)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "gate/anomaly_int.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
 #include <sodium.h>
@@ -81,6 +82,10 @@ struct tg_gate {
 	pthread_mutex_t pools_lock;
 	struct warm_pool *pools;
 	unsigned warm_total;          /* sandboxes the pools keep, together */
+	/* parameter anomalies (docs/ANOMALIES.md) */
+	const struct tg_anomaly_config *anomaly_config; /* borrowed; NULL: the defaults */
+	enum tg_anomaly_action anomaly_action;          /* the operator's, over the config's */
+	struct anomaly_baselines *baselines;
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -129,6 +134,11 @@ struct call_state {
 		size_t nrules;
 	} redacted;
 	struct tg_span *span;      /* execute_tool, or NULL: not traced */
+	/* its arguments' anomalies (stage 4c): what they lead to, and them */
+	enum tg_anomaly_action anomalous;  /* TG_ANOMALY_DEFAULT: none found */
+	struct anomaly_report *anomalies;  /* malloc'd, or NULL */
+	const char *key;           /* the idempotency key: the caller's, or made for a held read */
+	char made_key[80];
 };
 
 static void flush_refusals(struct tg_gate *g);
@@ -183,7 +193,10 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		g->tools_dir = strdup(opts->tools_dir);
 	pthread_mutex_init(&g->pools_lock, NULL);
 	g->warm = opts ? opts->warm : 0;
-	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir)) {
+	g->anomaly_action = opts ? opts->anomalies : TG_ANOMALY_DEFAULT;
+	g->baselines = anomaly_baselines_new();
+	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir) ||
+	    !g->baselines) {
 		tg_gate_free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
@@ -260,6 +273,7 @@ void tg_gate_free(struct tg_gate *g)
 	}
 	pthread_mutex_destroy(&g->pools_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
+	anomaly_baselines_free(g->baselines, g->store);
 	pthread_mutex_destroy(&g->lock);
 	metrics_free(g->metrics);
 	free(g->workspace);
@@ -390,6 +404,47 @@ static int stage_limit(struct call_state *st)
 	return rc;
 }
 
+/* 4c anomalies (docs/ANOMALIES.md): the arguments looked at for what a
+ * caller seldom means and an attacker often does. A finding holds the
+ * call for review (stage 6 makes its ticket, a read's too), or with warn
+ * lets it run; either way it is recorded and counted. */
+static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	enum tg_anomaly_action action;
+	unsigned rules;
+	json_t *args;
+	size_t i;
+
+	action = tg_anomaly_config_tool(g->anomaly_config, st->k->name, &rules);
+	if (g->anomaly_action != TG_ANOMALY_DEFAULT)
+		action = g->anomaly_action;
+	if (action == TG_ANOMALY_OFF)
+		return 0;
+	args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
+	st->anomalies = malloc(sizeof(*st->anomalies));
+	if (!args || !st->anomalies) {
+		json_decref(args);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	anomaly_scan_arguments(st->k->input_schema_json, args, st->args_len, rules,
+			       st->anomalies);
+	json_decref(args);
+	anomaly_judge(g->baselines, g->anomaly_config, st->k->name, rules, st->anomalies);
+	anomaly_baselines_save(g->baselines, g->store, 10);
+	if (!st->anomalies->total) {
+		free(st->anomalies);
+		st->anomalies = NULL;
+		return 0;
+	}
+	st->anomalous = action;
+	metrics_count(g->metrics, "excessive_agency", "anomalous_arguments");
+	for (i = 0; i < TG_ANOMALY_RULES; i++)
+		if (st->anomalies->rules & TG_ANOMALY_BIT(i))
+			metrics_count(g->metrics, "anomalies", tg_anomaly_rule_name(i));
+	tg_span_set_int(st->span, "toolgate.anomalies", (int64_t)st->anomalies->total);
+	return 0;
+}
+
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 
 /* SHA-256 of the arguments' canonical form (sorted keys), hex; the form
@@ -412,8 +467,7 @@ static int args_fingerprint(struct call_state *st)
 
 static struct tg_idem_key idem_key(const struct call_state *st)
 {
-	struct tg_idem_key k = { st->call->principal, st->k->name, st->call->idempotency_key,
-				 st->fingerprint };
+	struct tg_idem_key k = { st->call->principal, st->k->name, st->key, st->fingerprint };
 
 	return k;
 }
@@ -696,8 +750,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 		return -1;
 	if (rc == 1)
 		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
-			      "%.64s is running; retry when it ends", st->k->name,
-			      st->call->idempotency_key);
+			      "%.64s is running; retry when it ends", st->k->name, st->key);
 	j = marker ? json_loads(marker, 0, NULL) : NULL;
 	id = json_string_value(json_object_get(j, "ticket"));
 	if (!id) {
@@ -712,7 +765,9 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 		return -1;
 	tg_ticket_release(&t);
 	st->claimed = 1;
-	if (t.state == TG_TICKET_APPROVED && st->k->resumable && same_tool(st, &t)) {
+	/* a read changes nothing: running it again is safe */
+	if (t.state == TG_TICKET_APPROVED && same_tool(st, &t) &&
+	    (st->k->resumable || st->k->authority != TG_AUTHORITY_WRITE)) {
 		st->resumed = 1;
 		return 0;
 	}
@@ -731,17 +786,16 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 	return 1;
 }
 
-/* 5 dedupe and 6 approve, for a write tool: the call runs (0, its key
- * claimed) only once a person approved these exact arguments; before
- * that, and on every retry under the same key, it is answered (1). A
- * dry run (a tool that supports one) runs at once: it changes nothing. */
+/* 5 dedupe and 6 approve, for a write tool, and a read held for its
+ * anomalies: the call runs (0, its key claimed) only once a person
+ * approved these exact arguments; before that, and on every retry under
+ * the same key, it is answered (1). A write's dry run (a tool that
+ * supports one) runs at once: it changes nothing. */
+static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err);
+
 static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
-	struct tg_idem_record rec;
-	struct tg_idem_key key;
-	struct tg_ticket req, t;
-	int rc;
-
 	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
 		if (st->k->dry_run < 1)
 			return answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
@@ -750,8 +804,10 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 		st->dry = 1;
 		return 0;
 	}
-	if (st->k->authority != TG_AUTHORITY_WRITE)
+	if (st->k->authority != TG_AUTHORITY_WRITE && st->anomalous != TG_ANOMALY_HOLD)
 		return 0; /* a read changes nothing: its dry run is the call */
+	if (st->k->authority != TG_AUTHORITY_WRITE)
+		return hold_read(g, st, err);
 	if (!g->store)
 		return refuse(st, "refused",
 			      "%s@%s is a write tool: write tools run only through the approval "
@@ -761,16 +817,55 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 		return refuse(st, "refused", "%s@%s is a write tool: it needs an idempotency key "
 			      "(_meta[\"dev.toolgate/idempotencyKey\"], or the HTTP Idempotency-Key "
 			      "header)", st->k->name, st->k->version_text);
+	st->key = st->call->idempotency_key;
+	return held(g, st, IDEM_TTL, err);
+}
+
+/* A read whose arguments are anomalous, held as a write is: under the
+ * caller's idempotency key, or one made of its arguments' hash, so that
+ * the same call again finds its ticket. Its result is kept for a retry
+ * until an hour after the ticket would have expired, no longer: a read's
+ * answer goes stale. */
+static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	if (!g->store)
+		return refuse(st, "anomalous", "%s@%s: its arguments are anomalous (%s at %s: %s) and "
+			      "such a call is held for a person's review, which needs a policy and "
+			      "a state directory (serve --policy --state); it did not run",
+			      st->k->name, st->k->version_text,
+			      tg_anomaly_rule_name(st->anomalies->f[0].rule),
+			      st->anomalies->f[0].at[0] ? st->anomalies->f[0].at : "/",
+			      st->anomalies->f[0].why);
 	if (args_fingerprint(st) < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (st->call->idempotency_key) {
+		st->key = st->call->idempotency_key;
+		return held(g, st, IDEM_TTL, err);
+	}
+	snprintf(st->made_key, sizeof(st->made_key), "anomalous:%.32s", st->fingerprint);
+	st->key = st->made_key;
+	return held(g, st, g->ticket_ttl + 3600, err);
+}
+
+/* The call under its key st->key (kept ttl seconds): held for a ticket,
+ * or answered as the ticket stands. */
+static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err)
+{
+	struct tg_idem_record rec;
+	struct tg_idem_key key;
+	struct tg_ticket req, t;
+	int rc;
+
+	if (!st->fingerprint[0] && args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	key = idem_key(st);
-	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), IDEM_TTL, &rec, err) < 0)
+	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), ttl, &rec, err) < 0)
 		return err->code == TG_ERR_INVALID ? refuse(st, "refused", "%s", err->msg) : -1;
 	if (rec.state == TG_IDEM_MISMATCH) {
 		tg_idem_record_release(&rec);
 		return answer(st, "refused", "key_reused", NULL, "idempotency key %.64s was used with "
-			      "other arguments of %s: a new call needs a new key",
-			      st->call->idempotency_key, st->k->name);
+			      "other arguments of %s: a new call needs a new key", st->key,
+			      st->k->name);
 	}
 	if (rec.state == TG_IDEM_RUNNING) {
 		tg_idem_record_release(&rec);
@@ -789,7 +884,7 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	}
 	/* new: the dry run's preview, for the approver and the caller */
 	memset(&req, 0, sizeof(req));
-	if (st->k->dry_run >= 1) {
+	if (st->k->authority == TG_AUTHORITY_WRITE && st->k->dry_run >= 1) {
 		rc = preview(g, st, &req.preview, err);
 		if (rc != 0) {
 			/* it would fail, or could not be shown: no ticket, and the
@@ -803,6 +898,17 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
 	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
 	req.arguments = st->canonical;
+	if (st->anomalies) {
+		json_t *f = anomaly_findings_json(st->anomalies);
+
+		req.findings = f ? json_dumps(f, JSON_COMPACT) : NULL;
+		json_decref(f);
+		if (!req.findings) {
+			free(req.preview);
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
 	/* a plan's approver approves each of its steps' tools too */
 	if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0)
 		req.covers = saga_covers(st->args, st->args_len);
@@ -810,6 +916,7 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 		req.covers = saga_undo_covers(g, st->args, st->args_len);
 	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
 	free(req.covers);
+	free(req.findings);
 	if (rc < 0) {
 		free(req.preview);
 		tg_store_idem_abandon(g->store, &key, NULL);
@@ -1567,6 +1674,23 @@ static int stage_record(struct tg_gate *g, struct call_state *st, const struct t
 	}
 	if (st->resumed)
 		json_object_set_new(o, "resumed", json_true());
+	if (st->anomalies) {
+		/* what the rules saw, without secrets: an excerpt may quote one */
+		json_t *f = anomaly_findings_json(st->anomalies), *item;
+		struct redaction t;
+		size_t k;
+
+		memset(&t, 0, sizeof(t));
+		json_array_foreach(f, k, item) {
+			redact_member(item, "why", &t);
+			redact_member(item, "at", &t);
+		}
+		json_object_set_new(o, "anomalies", f);
+		json_object_set_new(o, "anomalies_total",
+				    json_integer((json_int_t)st->anomalies->total));
+		json_object_set_new(o, "anomaly_action",
+				    json_string(tg_anomaly_action_name(st->anomalous)));
+	}
 	if (st->span) {
 		/* the record and the trace find each other */
 		char tid[33], sid[17];
@@ -1694,6 +1818,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_limit(&st);
 	if (rc == 0)
+		rc = stage_anomalies(g, &st, err);
+	if (rc == 0)
 		rc = stage_write(g, &st, err);
 	if (rc == 0)
 		rc = stage_execute(g, &st, err);
@@ -1715,6 +1841,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
 	st.k = NULL;
 	free(st.canonical);
+	free(st.anomalies);
 	tg_gate_release(g, st.catalog);
 	if (rc < 0) {
 		exec_out_release(&st.out);
@@ -1836,8 +1963,17 @@ nomem:
 
 void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
 {
+	/* the baselines learnt are the old store's; the new one's are added */
+	if (g->store && g->store != store)
+		anomaly_baselines_save(g->baselines, g->store, 0);
 	g->store = store;
 	g->ticket_ttl = ticket_ttl > 0 ? ticket_ttl : 3600;
+	anomaly_baselines_load(g->baselines, store);
+}
+
+void tg_gate_set_anomalies(struct tg_gate *g, const struct tg_anomaly_config *config)
+{
+	g->anomaly_config = config;
 }
 
 /* ---- rollback (docs/PIPELINE.md, "Rollback") ------------------------------- */

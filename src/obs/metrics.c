@@ -25,6 +25,7 @@ enum fam {
 	F_DESCRIPTIONS, /* {rule} */
 	F_REDACTIONS, /* {rule} */
 	F_AGENCY,     /* {kind} */
+	F_ANOMALIES,  /* {rule} */
 	NFAM
 };
 
@@ -35,7 +36,8 @@ static const struct {
 	{ "toolgate_tool_errors_total", "Calls that ended in a tool error (tool_error, bad_output).",
 	  "tool", NULL },
 	{ "toolgate_tool_timeouts_total", "Calls whose sandbox hit its time limit.", "tool", NULL },
-	{ "toolgate_calls_held_total", "Write calls held for a person's approval.", "tool", NULL },
+	{ "toolgate_calls_held_total", "Calls held for a person's approval (writes, anomalous reads).",
+	  "tool", NULL },
 	{ "toolgate_blocked_loads_total", "Catalogue loads refused, by reason.", "reason", NULL },
 	{ "toolgate_sandbox_violations_total",
 	  "Runs the sandbox ended, and connections the egress proxy refused, by kind.", "kind", NULL },
@@ -52,6 +54,9 @@ static const struct {
 	  NULL },
 	{ "toolgate_excessive_agency_total",
 	  "Attempts by callers to do more than they were granted, by kind.", "kind", NULL },
+	{ "toolgate_anomalies_total",
+	  "Calls whose arguments a parameter anomaly rule found something in, by rule.", "rule",
+	  NULL },
 };
 
 /* seconds */
@@ -201,6 +206,7 @@ void metrics_count(struct metrics *m, const char *family, const char *label)
 		  : strcmp(family, "description_findings") == 0   ? F_DESCRIPTIONS
 		  : strcmp(family, "redactions") == 0             ? F_REDACTIONS
 		  : strcmp(family, "excessive_agency") == 0       ? F_AGENCY
+		  : strcmp(family, "anomalies") == 0              ? F_ANOMALIES
 								  : -1;
 
 	if (!m || fam < 0 || !label)

@@ -188,6 +188,15 @@ static const char *const migrations[] = {
 	 * steps); which opening of the store runs a rollback */
 	"ALTER TABLE tickets ADD COLUMN covers TEXT;"
 	"ALTER TABLE rollbacks ADD COLUMN runner TEXT;",
+	/* 6 -> 7: what held a call for review besides its authority (its
+	 * arguments' anomalies); the tools' baselines (docs/ANOMALIES.md) */
+	"ALTER TABLE tickets ADD COLUMN findings TEXT;"
+	"CREATE TABLE baselines ("
+	" tool TEXT PRIMARY KEY,"
+	" size_n INTEGER NOT NULL, size_mean REAL NOT NULL, size_m2 REAL NOT NULL,"
+	" entropy_n INTEGER NOT NULL, entropy_mean REAL NOT NULL, entropy_m2 REAL NOT NULL,"
+	" updated INTEGER NOT NULL"
+	") WITHOUT ROWID;",
 };
 
 static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -794,6 +803,89 @@ int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct t
 	return rc;
 }
 
+/* ---- anomaly baselines ------------------------------------------------------- */
+
+int tg_store_baselines_put(struct tg_store *st, const struct tg_baseline *b, size_t n,
+			   struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t i;
+	int rc;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	rc = exec(st, "BEGIN IMMEDIATE", err);
+	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO baselines (tool, size_n, "
+					  "size_mean, size_m2, entropy_n, entropy_mean, entropy_m2, "
+					  "updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &s,
+					  NULL) != SQLITE_OK)
+		rc = db_error(err, st->db, "baselines");
+	for (i = 0; rc == 0 && i < n; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_text(s, 1, b[i].tool, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)b[i].size_n);
+		sqlite3_bind_double(s, 3, b[i].size_mean);
+		sqlite3_bind_double(s, 4, b[i].size_m2);
+		sqlite3_bind_int64(s, 5, (sqlite3_int64)b[i].entropy_n);
+		sqlite3_bind_double(s, 6, b[i].entropy_mean);
+		sqlite3_bind_double(s, 7, b[i].entropy_m2);
+		sqlite3_bind_int64(s, 8, (sqlite3_int64)time(NULL));
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = db_error(err, st->db, "baselines");
+	}
+	sqlite3_finalize(s);
+	if (rc == 0 || sqlite3_get_autocommit(st->db) == 0)
+		rc = end_tx(st, rc, err);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+int tg_store_baselines_each(struct tg_store *st,
+			    int (*fn)(void *ctx, const struct tg_baseline *b), void *ctx,
+			    struct tg_error *err)
+{
+	struct tg_baseline *all = NULL, *more;
+	size_t n = 0, cap = 0, i;
+	sqlite3_stmt *s;
+	int rc = 0, step;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	if (sqlite3_prepare_v2(st->db, "SELECT tool, size_n, size_mean, size_m2, entropy_n, "
+			       "entropy_mean, entropy_m2 FROM baselines", -1, &s, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&st->lock);
+		return db_error(err, st->db, "baselines");
+	}
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			more = realloc(all, cap * sizeof(*all));
+			if (!more) {
+				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				break;
+			}
+			all = more;
+		}
+		copy_text(all[n].tool, sizeof(all[n].tool), sqlite3_column_text(s, 0));
+		all[n].size_n = (uint64_t)sqlite3_column_int64(s, 1);
+		all[n].size_mean = sqlite3_column_double(s, 2);
+		all[n].size_m2 = sqlite3_column_double(s, 3);
+		all[n].entropy_n = (uint64_t)sqlite3_column_int64(s, 4);
+		all[n].entropy_mean = sqlite3_column_double(s, 5);
+		all[n].entropy_m2 = sqlite3_column_double(s, 6);
+		n++;
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = db_error(err, st->db, "baselines");
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&st->lock);
+	/* called without the store's lock: fn may use the store */
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = fn(ctx, &all[i]);
+	free(all);
+	return rc;
+}
+
 /* ---- approval tickets -------------------------------------------------------- */
 
 static const char *const ticket_states[] = { "pending",   "approved", "rejected",
@@ -822,7 +914,8 @@ void tg_ticket_release(struct tg_ticket *t)
 	free(t->reason);
 	free(t->arguments);
 	free(t->covers);
-	t->preview = t->reason = t->arguments = t->covers = NULL;
+	free(t->findings);
+	t->preview = t->reason = t->arguments = t->covers = t->findings = NULL;
 }
 
 static void copy_text(char *dst, size_t len, const unsigned char *src)
@@ -832,12 +925,13 @@ static void copy_text(char *dst, size_t len, const unsigned char *src)
 
 /* Fill t from a row of SELECT TICKET_COLUMNS. */
 #define TICKET_COLUMNS "id, principal, tool, args_sha256, preview, state, reason, approver, " \
-	"created, decided, expires, arguments, covers"
+	"created, decided, expires, arguments, covers, findings"
 
 static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 {
 	const unsigned char *preview = sqlite3_column_text(s, 4), *reason = sqlite3_column_text(s, 6);
 	const unsigned char *args = sqlite3_column_text(s, 11), *covers = sqlite3_column_text(s, 12);
+	const unsigned char *findings = sqlite3_column_text(s, 13);
 
 	memset(t, 0, sizeof(*t));
 	copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
@@ -853,8 +947,9 @@ static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 	t->reason = reason ? strdup((const char *)reason) : NULL;
 	t->arguments = args ? strdup((const char *)args) : NULL;
 	t->covers = covers ? strdup((const char *)covers) : NULL;
+	t->findings = findings ? strdup((const char *)findings) : NULL;
 	return (preview && !t->preview) || (reason && !t->reason) || (args && !t->arguments) ||
-	       (covers && !t->covers) ? -1 : 0;
+	       (covers && !t->covers) || (findings && !t->findings) ? -1 : 0;
 }
 
 /* A pending ticket past its expiry is expired, fail closed (the caller
@@ -896,8 +991,10 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 				    TG_IDEM_MAX_RESULT);
 	if (req->covers && strlen(req->covers) > 4096)
 		return tg_error_set(err, TG_ERR_LIMIT, "ticket: covers more than 4096 bytes of tools");
+	if (req->findings && strlen(req->findings) > 16384)
+		return tg_error_set(err, TG_ERR_LIMIT, "ticket: findings of more than 16384 bytes");
 	*out = *req;
-	out->preview = out->reason = out->arguments = out->covers = NULL;
+	out->preview = out->reason = out->arguments = out->covers = out->findings = NULL;
 	randombytes_buf(rnd, sizeof(rnd));
 	sodium_bin2hex(out->id, sizeof(out->id), rnd, sizeof(rnd));
 	out->state = TG_TICKET_PENDING;
@@ -911,7 +1008,7 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 		return -1;
 	}
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
-				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8, ?9)", -1, &s, NULL) ==
+				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8, ?9, ?10)", -1, &s, NULL) ==
 			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, out->id, -1, SQLITE_STATIC);
@@ -926,6 +1023,8 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 			sqlite3_bind_text(s, 8, req->arguments, -1, SQLITE_STATIC);
 		if (req->covers)
 			sqlite3_bind_text(s, 9, req->covers, -1, SQLITE_STATIC);
+		if (req->findings)
+			sqlite3_bind_text(s, 10, req->findings, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
 		sqlite3_finalize(s);
 	}
@@ -949,7 +1048,8 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 	pthread_mutex_unlock(&st->lock);
 	if (rc == 0 && ((req->preview && !(out->preview = strdup(req->preview))) ||
 			(req->arguments && !(out->arguments = strdup(req->arguments))) ||
-			(req->covers && !(out->covers = strdup(req->covers))))) {
+			(req->covers && !(out->covers = strdup(req->covers))) ||
+			(req->findings && !(out->findings = strdup(req->findings))))) {
 		tg_ticket_release(out);
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}

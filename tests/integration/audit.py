@@ -30,20 +30,14 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, modern_post, start_http  # noqa: E402
+from mcptest import Checks, example_gateway, issue_token, modern_post, start_http  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
-CAT, WS, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "ws"), os.path.join(TMP, "state")
+CAT, WS = example_gateway(REPO, TMP)
+STATE = os.path.join(TMP, "state")
 POLICY, LOG = os.path.join(TMP, "policy.json"), os.path.join(TMP, "state", "audit.log")
 c = Checks("audit")
 
-shutil.rmtree(TMP, ignore_errors=True)
-os.makedirs(TMP)
-shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
-shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
-for d, _, fs in os.walk(WS):  # the sandbox's user may write it (fs.write)
-    for n in [d] + [os.path.join(d, x) for x in fs]:
-        os.chown(n, 65534, 65534)
 with open(POLICY, "w") as f:
     json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
                               "ops": {"scopes": ["fs.*:approve"]}}}, f)
@@ -58,10 +52,8 @@ def args_hash(args):
                           .encode()).hexdigest()
 
 
-TOKEN = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
-            "--scope", "*:read", "--scope", "fs.*:write").stdout.strip()
-OPS = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
-          "--scope", "fs.*:approve").stdout.strip()
+TOKEN = issue_token(TG, STATE, POLICY, "agent", "*:read", "fs.*:write")
+OPS = issue_token(TG, STATE, POLICY, "ops", "fs.*:approve")
 ERRS = []
 
 

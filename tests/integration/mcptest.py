@@ -3,6 +3,8 @@ mcp_reload.py): their checks' output, a toolgate serve --http started
 for them, HTTP requests and server-sent events read off a response."""
 import http.client
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +33,29 @@ class Checks:
 
     def done(self):
         sys.exit(1 if self.failures else 0)
+
+
+def example_gateway(repo, tmp):
+    """A fresh tmp with the example catalogue and workspace copied in, the
+    workspace owned by the sandbox's user (nobody: fs.write writes it):
+    (catalogue, workspace)."""
+    cat, ws = os.path.join(tmp, "catalog"), os.path.join(tmp, "ws")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    shutil.copytree(os.path.join(repo, "examples/catalog"), cat)
+    shutil.copytree(os.path.join(repo, "examples/workspace"), ws)
+    for d, _, fs in os.walk(ws):
+        for n in [d] + [os.path.join(d, x) for x in fs]:
+            os.chown(n, 65534, 65534)
+    return cat, ws
+
+
+def issue_token(tg, state, policy, principal, *scopes):
+    """A token `toolgate token issue` signs for principal with scopes."""
+    argv = [tg, "token", "issue", "--state", state, "--policy", policy, "--principal", principal]
+    for s in scopes:
+        argv += ["--scope", s]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout.strip()
 
 
 def start_http(argv, err_path):

@@ -53,5 +53,6 @@ extern const struct unit_test trace_tests[];
 extern const struct unit_test scan_tests[];
 extern const struct unit_test redact_tests[];
 extern const struct unit_test anomaly_tests[];
+extern const struct unit_test anomaly_walk_tests[];
 
 #endif

@@ -1,0 +1,739 @@
+/*
+ * Parameter anomalies (toolgate/anomaly.h, docs/ANOMALIES.md), the parts
+ * around the string rules (anomaly_rules.c): the configuration, the walk
+ * of a call's arguments with its input schema, which says what each
+ * string may hold, and the tools' baselines of size and entropy.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "gate/anomaly_int.h"
+#include "toolgate/store.h"
+
+/* ---- actions and configuration ---------------------------------------- */
+
+static const char *const action_names[] = { "default", "hold", "warn", "off" };
+
+int tg_anomaly_action_parse(const char *name)
+{
+	int i;
+
+	for (i = TG_ANOMALY_HOLD; name && i <= TG_ANOMALY_OFF; i++)
+		if (strcmp(name, action_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *tg_anomaly_action_name(enum tg_anomaly_action action)
+{
+	return (unsigned)action <= TG_ANOMALY_OFF ? action_names[action] : "?";
+}
+
+#define ALL_RULES ((1u << TG_ANOMALY_RULES) - 1)
+#define MAX_TOOLS 4096          /* tools a configuration names */
+
+struct tg_anomaly_config {
+	enum tg_anomaly_action action;
+	unsigned rules;           /* looked for, for every tool */
+	double size_z, entropy_z; /* standard deviations above (size), away (entropy) */
+	uint64_t min_samples;     /* calls a baseline needs before it judges */
+	uint64_t size_floor;      /* bytes: smaller arguments are never too large */
+	json_t *tools;            /* name -> {"_action": n, "_rules": mask} */
+};
+
+static const struct tg_anomaly_config defaults = {
+	TG_ANOMALY_HOLD, ALL_RULES, 4.0, 4.0, 30, 1024, NULL,
+};
+
+static int bad(struct tg_error *err, const char *field, const char *why)
+{
+	return tg_error_set(err, TG_ERR_INVALID, "anomalies: %s: %s", field, why);
+}
+
+/* A "skip" list: the rules it names, as a mask. */
+static int skip_mask(const json_t *v, const char *field, unsigned *mask, struct tg_error *err)
+{
+	const json_t *item;
+	size_t i;
+	int r;
+
+	*mask = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v))
+		return bad(err, field, "a list of rule names (sql, address, traversal, shell, size, "
+			   "entropy)");
+	json_array_foreach(v, i, item) {
+		r = json_is_string(item) ? tg_anomaly_rule_parse(json_string_value(item),
+								  json_string_length(item))
+					 : -1;
+		if (r < 0)
+			return bad(err, field, "a list of rule names (sql, address, traversal, "
+				   "shell, size, entropy)");
+		*mask |= TG_ANOMALY_BIT(r);
+	}
+	return 0;
+}
+
+static int action_of(const json_t *v, const char *field, int *out, struct tg_error *err)
+{
+	if (!v)
+		return 0;
+	*out = tg_anomaly_action_parse(json_string_value(v));
+	return *out < 0 ? bad(err, field, "hold, warn or off") : 0;
+}
+
+static int number(const json_t *o, const char *key, double lo, double hi, double *out,
+		  struct tg_error *err)
+{
+	const json_t *v = json_object_get(o, key);
+	char why[96];
+
+	if (!v)
+		return 0;
+	if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi) {
+		snprintf(why, sizeof(why), "a number from %g to %g", lo, hi);
+		return bad(err, key, why);
+	}
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int only(const json_t *o, const char *const *fields, const char *where,
+		struct tg_error *err)
+{
+	const char *key;
+	const json_t *v;
+	size_t i;
+
+	json_object_foreach((json_t *)o, key, v) {
+		for (i = 0; fields[i] && strcmp(fields[i], key) != 0; i++) {
+		}
+		if (!fields[i])
+			return tg_error_set(err, TG_ERR_INVALID, "anomalies: %s: unknown field "
+					    "\"%.64s\"", where, key);
+	}
+	return 0;
+}
+
+static int tool_entries(struct tg_anomaly_config *c, const json_t *tools, struct tg_error *err)
+{
+	static const char *const fields[] = { "action", "skip", NULL };
+	const char *name;
+	const json_t *t;
+	char where[160];
+
+	if (!tools)
+		return 0;
+	if (!json_is_object(tools) || json_object_size(tools) > MAX_TOOLS)
+		return bad(err, "tools", "an object of at most 4096 tools, by name");
+	c->tools = json_object();
+	if (!c->tools)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_object_foreach((json_t *)tools, name, t) {
+		int action = TG_ANOMALY_DEFAULT;
+		unsigned skip;
+
+		snprintf(where, sizeof(where), "tools.%.128s", name);
+		if (!name[0] || strlen(name) > 128 || !json_is_object(t))
+			return bad(err, where, "a tool's name (1 to 128 bytes) and an object");
+		if (only(t, fields, where, err) < 0 ||
+		    action_of(json_object_get(t, "action"), where, &action, err) < 0 ||
+		    skip_mask(json_object_get(t, "skip"), where, &skip, err) < 0)
+			return -1;
+		if (json_object_set_new(c->tools, name, json_pack("{s:i,s:i}", "_action", action,
+								  "_rules",
+								  (int)(c->rules & ~skip))) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int tg_anomaly_config_new(const char *text, size_t len, struct tg_anomaly_config **out,
+			  struct tg_error *err)
+{
+	static const char *const fields[] = { "action", "skip", "size_z", "entropy_z",
+					      "min_samples", "size_floor", "tools", NULL };
+	struct tg_anomaly_config *c;
+	json_error_t jerr;
+	json_t *j;
+	double samples = 30, floor_bytes = 1024;
+	unsigned skip = 0;
+	int action = TG_ANOMALY_HOLD;
+
+	tg_error_clear(err);
+	*out = NULL;
+	if (len > 1u << 20)
+		return bad(err, "configuration", "larger than 1 MiB");
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return bad(err, "configuration", "a JSON object");
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		json_decref(j);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	*c = defaults;
+	if (only(j, fields, "configuration", err) < 0 ||
+	    action_of(json_object_get(j, "action"), "action", &action, err) < 0 ||
+	    skip_mask(json_object_get(j, "skip"), "skip", &skip, err) < 0 ||
+	    number(j, "size_z", 1, 100, &c->size_z, err) < 0 ||
+	    number(j, "entropy_z", 1, 100, &c->entropy_z, err) < 0 ||
+	    number(j, "min_samples", 5, 1e6, &samples, err) < 0 ||
+	    number(j, "size_floor", 0, 64 << 20, &floor_bytes, err) < 0)
+		goto fail;
+	c->action = (enum tg_anomaly_action)action;
+	c->rules = ALL_RULES & ~skip;
+	c->min_samples = (uint64_t)samples;
+	c->size_floor = (uint64_t)floor_bytes;
+	if (tool_entries(c, json_object_get(j, "tools"), err) < 0)
+		goto fail;
+	json_decref(j);
+	*out = c;
+	return 0;
+fail:
+	json_decref(j);
+	tg_anomaly_config_free(c);
+	return -1;
+}
+
+void tg_anomaly_config_free(struct tg_anomaly_config *c)
+{
+	if (!c)
+		return;
+	json_decref(c->tools);
+	free(c);
+}
+
+enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_config *c,
+					      const char *tool, unsigned *rules)
+{
+	const json_t *t;
+	int action;
+
+	if (!c)
+		c = &defaults;
+	*rules = c->rules;
+	t = tool ? json_object_get(c->tools, tool) : NULL;
+	if (!t)
+		return c->action;
+	*rules = (unsigned)json_integer_value(json_object_get(t, "_rules"));
+	action = (int)json_integer_value(json_object_get(t, "_action"));
+	return action == TG_ANOMALY_DEFAULT ? c->action : (enum tg_anomaly_action)action;
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+#define SCHEMA_DEPTH 16       /* $ref and applicators followed to find a subschema */
+#define ENTROPY_MIN_BYTES 64  /* fewer string bytes: their entropy says nothing */
+
+struct walk {
+	const json_t *root;       /* the input schema, for "$ref": "#/..." */
+	unsigned rules;
+	struct anomaly_report *r;
+	char at[512];             /* the JSON pointer being walked */
+	uint64_t hist[256];       /* the strings' bytes */
+	uint64_t bytes;
+};
+
+/* The subschema a local reference ("#", "#/$defs/x") names, or NULL. */
+static const json_t *resolve(const struct walk *w, const json_t *s)
+{
+	const char *ref = json_string_value(json_object_get(s, "$ref"));
+	const json_t *at = w->root;
+	char token[256];
+	size_t n;
+
+	if (!ref || ref[0] != '#')
+		return NULL; /* another document's: unknown here, so plain text */
+	ref++;
+	while (*ref == '/' && at) {
+		ref++;
+		for (n = 0; *ref && *ref != '/' && n + 1 < sizeof(token); ref++) {
+			if (ref[0] == '~' && (ref[1] == '0' || ref[1] == '1'))
+				token[n++] = *++ref == '0' ? '~' : '/';
+			else
+				token[n++] = *ref;
+		}
+		token[n] = '\0';
+		if (json_is_array(at)) {
+			char *end;
+			unsigned long i = strtoul(token, &end, 10);
+
+			at = *end || end == token ? NULL : json_array_get(at, i);
+		} else {
+			at = json_object_get(at, token);
+		}
+	}
+	return *ref ? NULL : at;
+}
+
+static const char *const applicators[] = { "allOf", "anyOf", "oneOf" };
+
+/* The string rules s says its value v may hold (a mask): a declared
+ * language (contentMediaType other than text/plain: code, markup, a
+ * query) holds SQL, shell and relative paths (a link to ../README.md);
+ * a value the schema lists (enum, const) anything; "x-toolgate-allow"
+ * what it names. Through $ref and the applicators. */
+static unsigned allowed(const struct walk *w, const json_t *s, const json_t *v, int depth)
+{
+	const char *media = json_string_value(json_object_get(s, "contentMediaType"));
+	const json_t *e, *item;
+	unsigned m = 0;
+	size_t a, i;
+	int r;
+
+	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
+		return 0;
+	if (media && strcasecmp(media, "text/plain") != 0)
+		m |= TG_ANOMALY_BIT(TG_ANOMALY_SQL) | TG_ANOMALY_BIT(TG_ANOMALY_SHELL) |
+		     TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL);
+	if ((e = json_object_get(s, "const")) && json_equal(e, v))
+		return TG_ANOMALY_STRING_RULES;
+	json_array_foreach(json_object_get(s, "enum"), i, item)
+		if (json_equal(item, v))
+			return TG_ANOMALY_STRING_RULES;
+	json_array_foreach(json_object_get(s, "x-toolgate-allow"), i, item)
+		if (json_is_string(item) &&
+		    (r = tg_anomaly_rule_parse(json_string_value(item), json_string_length(item))) >= 0)
+			m |= TG_ANOMALY_BIT(r);
+	m |= allowed(w, resolve(w, s), v, depth + 1);
+	for (a = 0; a < 3; a++)
+		json_array_foreach(json_object_get(s, applicators[a]), i, item)
+			m |= allowed(w, item, v, depth + 1);
+	return m;
+}
+
+/* The subschema of s for member key (NULL: none known); *declared when a
+ * "properties" names it. */
+static const json_t *member(const struct walk *w, const json_t *s, const char *key,
+			    int *declared, int depth)
+{
+	const json_t *v, *item;
+	size_t a, i;
+
+	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
+		return NULL;
+	if ((v = json_object_get(json_object_get(s, "properties"), key))) {
+		*declared = 1;
+		return v;
+	}
+	if ((v = member(w, resolve(w, s), key, declared, depth + 1)))
+		return v;
+	for (a = 0; a < 3; a++)
+		json_array_foreach(json_object_get(s, applicators[a]), i, item)
+			if ((v = member(w, item, key, declared, depth + 1)))
+				return v;
+	/* a patternProperties member is not known without its regex: plain */
+	if (json_object_get(s, "patternProperties"))
+		return NULL;
+	v = json_object_get(s, "additionalProperties");
+	return json_is_object(v) ? v : NULL;
+}
+
+/* The subschema of s for item i. */
+static const json_t *item_of(const struct walk *w, const json_t *s, size_t i, int depth)
+{
+	const json_t *v, *item;
+	size_t a, k;
+
+	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
+		return NULL;
+	v = json_object_get(s, "prefixItems");
+	if (i < json_array_size(v))
+		return json_array_get(v, i);
+	v = json_object_get(s, "items");
+	if (json_is_object(v))
+		return v;
+	if (json_is_array(v)) /* draft 7's tuple */
+		return json_array_get(v, i);
+	if ((v = item_of(w, resolve(w, s), i, depth + 1)))
+		return v;
+	for (a = 0; a < 3; a++)
+		json_array_foreach(json_object_get(s, applicators[a]), k, item)
+			if ((v = item_of(w, item, i, depth + 1)))
+				return v;
+	return NULL;
+}
+
+static void keep(struct anomaly_report *r, const struct tg_anomaly_finding *f, const char *at)
+{
+	size_t n;
+
+	r->total++;
+	if (r->rules & TG_ANOMALY_BIT(f->rule) || r->n == ANOMALY_MAX_FINDINGS) {
+		r->rules |= TG_ANOMALY_BIT(f->rule);
+		return; /* one kept a rule: enough to show a reviewer */
+	}
+	r->rules |= TG_ANOMALY_BIT(f->rule);
+	r->f[r->n] = *f;
+	/* cut where a character begins: the pointer goes into JSON */
+	n = strlen(at);
+	if (n >= sizeof(r->f[0].at))
+		for (n = sizeof(r->f[0].at) - 1; n > 0 && ((unsigned char)at[n] & 0xc0) == 0x80; n--) {
+		}
+	memcpy(r->f[r->n].at, at, n);
+	r->f[r->n].at[n] = '\0';
+	r->n++;
+}
+
+static void text(struct walk *w, const char *s, size_t n, unsigned rules)
+{
+	struct tg_anomaly_finding f[TG_ANOMALY_RULES];
+	size_t i, found;
+
+	for (i = 0; i < n; i++)
+		w->hist[(unsigned char)s[i]]++;
+	w->bytes += n;
+	if (!rules)
+		return;
+	found = tg_anomaly_scan_string(s, n, rules, f, TG_ANOMALY_RULES);
+	for (i = 0; i < found && i < TG_ANOMALY_RULES; i++)
+		keep(w->r, &f[i], w->at);
+}
+
+/* w->at with "/" and token appended (RFC 6901 escaped); its old length. */
+static size_t push(struct walk *w, const char *token)
+{
+	size_t mark = strlen(w->at), o = mark;
+
+	if (o + 1 < sizeof(w->at))
+		w->at[o++] = '/';
+	for (; *token && o + 2 < sizeof(w->at); token++) {
+		if (*token == '~' || *token == '/') {
+			w->at[o++] = '~';
+			w->at[o++] = *token == '~' ? '0' : '1';
+		} else {
+			w->at[o++] = *token;
+		}
+	}
+	w->at[o] = '\0';
+	return mark;
+}
+
+static void walk(struct walk *w, const json_t *s, const json_t *v)
+{
+	const char *key;
+	const json_t *item;
+	char index[24];
+	size_t i, mark;
+
+	if (json_is_string(v)) {
+		text(w, json_string_value(v), json_string_length(v),
+		     w->rules & TG_ANOMALY_STRING_RULES & ~allowed(w, s, v, 0));
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, key, item) {
+			int declared = 0;
+			const json_t *sub = member(w, s, key, &declared, 0);
+
+			mark = push(w, key);
+			/* a name the schema does not declare is data too */
+			if (!declared)
+				text(w, key, strlen(key), w->rules & TG_ANOMALY_STRING_RULES);
+			walk(w, sub, item);
+			w->at[mark] = '\0';
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item) {
+			snprintf(index, sizeof(index), "%zu", i);
+			mark = push(w, index);
+			walk(w, item_of(w, s, i, 0), item);
+			w->at[mark] = '\0';
+		}
+	}
+}
+
+void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len,
+			    unsigned rules, struct anomaly_report *r)
+{
+	struct walk *w = calloc(1, sizeof(*w));
+	double h = 0;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->size = log(len ? (double)len : 1.0);
+	if (!w) {
+		/* out of memory: looked at all the same, without the schema's leave */
+		struct tg_anomaly_finding f = { TG_ANOMALY_SIZE, "", "not looked at: out of memory" };
+
+		keep(r, &f, "");
+		return;
+	}
+	w->root = schema;
+	w->rules = rules;
+	w->r = r;
+	walk(w, schema, args);
+	for (i = 0; i < 256 && w->bytes; i++)
+		if (w->hist[i]) {
+			double p = (double)w->hist[i] / (double)w->bytes;
+
+			h -= p * log2(p);
+		}
+	r->entropy = h;
+	r->has_entropy = w->bytes >= ENTROPY_MIN_BYTES;
+	free(w);
+}
+
+json_t *anomaly_findings_json(const struct anomaly_report *r)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < r->n; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "rule",
+						   tg_anomaly_rule_name(r->f[i].rule), "at",
+						   r->f[i].at, "why", r->f[i].why));
+	return a;
+}
+
+/* ---- baselines ---------------------------------------------------------- */
+
+#define BUCKETS 256
+#define MAX_BASELINES 65536   /* tools with a baseline, at most */
+#define WEIGHT_CAP 10000      /* past so many calls, an exponentially weighted average */
+#define SIZE_SD_FLOOR 0.25    /* ln bytes: a tool always called alike still varies */
+#define ENTROPY_SD_FLOOR 0.15 /* bits a byte */
+
+struct welford {
+	uint64_t n;
+	double mean, m2;
+};
+
+struct baseline {
+	char tool[160];
+	struct welford size, entropy;
+	int dirty;
+	struct baseline *next;
+};
+
+struct anomaly_baselines {
+	pthread_mutex_t lock;
+	struct baseline *bucket[BUCKETS];
+	size_t count;
+	time_t saved;
+};
+
+struct anomaly_baselines *anomaly_baselines_new(void)
+{
+	struct anomaly_baselines *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		pthread_mutex_init(&b->lock, NULL);
+		b->saved = time(NULL);
+	}
+	return b;
+}
+
+void anomaly_baselines_free(struct anomaly_baselines *b, struct tg_store *store)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	if (store)
+		anomaly_baselines_save(b, store, 0);
+	for (i = 0; i < BUCKETS; i++)
+		while (b->bucket[i]) {
+			struct baseline *e = b->bucket[i];
+
+			b->bucket[i] = e->next;
+			free(e);
+		}
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+static unsigned hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h % BUCKETS;
+}
+
+/* tool's baseline; made when create (NULL: none, or too many). Locked. */
+static struct baseline *find(struct anomaly_baselines *b, const char *tool, int create)
+{
+	unsigned h = hash(tool);
+	struct baseline *e;
+
+	for (e = b->bucket[h]; e; e = e->next)
+		if (strcmp(e->tool, tool) == 0)
+			return e;
+	if (!create || b->count >= MAX_BASELINES || strlen(tool) >= sizeof(e->tool) ||
+	    !(e = calloc(1, sizeof(*e))))
+		return NULL;
+	strcpy(e->tool, tool);
+	e->next = b->bucket[h];
+	b->bucket[h] = e;
+	b->count++;
+	return e;
+}
+
+static void learn(struct welford *w, double x)
+{
+	double d = x - w->mean;
+
+	if (w->n < WEIGHT_CAP) {
+		w->n++;
+		w->mean += d / (double)w->n;
+		w->m2 += d * (x - w->mean);
+	} else {
+		/* the usual moves on, slowly: old calls weigh less */
+		double a = 1.0 / WEIGHT_CAP, var = w->m2 / (double)(w->n - 1);
+
+		w->mean += a * d;
+		var = (1 - a) * (var + a * d * d);
+		w->m2 = var * (double)(w->n - 1);
+	}
+}
+
+static double sd_of(const struct welford *w, double floor_sd)
+{
+	double sd = w->n > 1 ? sqrt(w->m2 / (double)(w->n - 1)) : 0;
+
+	return sd > floor_sd ? sd : floor_sd;
+}
+
+static void human_bytes(double bytes, char *out, size_t len)
+{
+	if (bytes < 10240)
+		snprintf(out, len, "%.0f B", bytes);
+	else if (bytes < 10 * 1048576.0)
+		snprintf(out, len, "%.1f KiB", bytes / 1024);
+	else
+		snprintf(out, len, "%.1f MiB", bytes / 1048576);
+}
+
+static void judge_size(const struct baseline *e, const struct tg_anomaly_config *c,
+		       struct anomaly_report *r)
+{
+	double z = (r->size - e->size.mean) / sd_of(&e->size, SIZE_SD_FLOOR);
+	struct tg_anomaly_finding f = { TG_ANOMALY_SIZE, "", "" };
+	char now[32], usual[32];
+
+	if (exp(r->size) < (double)c->size_floor || z < c->size_z)
+		return;
+	human_bytes(exp(r->size), now, sizeof(now));
+	human_bytes(exp(e->size.mean), usual, sizeof(usual));
+	snprintf(f.why, sizeof(f.why), "%s of arguments, %.1f standard deviations above the "
+		 "tool's usual %s (%llu calls)", now, z, usual, (unsigned long long)e->size.n);
+	keep(r, &f, "");
+}
+
+static void judge_entropy(const struct baseline *e, const struct tg_anomaly_config *c,
+			  struct anomaly_report *r)
+{
+	double z = (r->entropy - e->entropy.mean) / sd_of(&e->entropy, ENTROPY_SD_FLOOR);
+	struct tg_anomaly_finding f = { TG_ANOMALY_ENTROPY, "", "" };
+
+	if (fabs(z) < c->entropy_z)
+		return;
+	snprintf(f.why, sizeof(f.why), "%.2f bits a byte in its strings, %.1f standard "
+		 "deviations %s the tool's usual %.2f (%llu calls)", r->entropy, fabs(z),
+		 z > 0 ? "above" : "below", e->entropy.mean, (unsigned long long)e->entropy.n);
+	keep(r, &f, "");
+}
+
+void anomaly_judge(struct anomaly_baselines *b, const struct tg_anomaly_config *c,
+		   const char *tool, unsigned rules, struct anomaly_report *r)
+{
+	struct baseline *e;
+
+	if (!c)
+		c = &defaults;
+	if (!b || !tool)
+		return;
+	pthread_mutex_lock(&b->lock);
+	e = find(b, tool, 0);
+	if (e && (rules & TG_ANOMALY_BIT(TG_ANOMALY_SIZE)) && e->size.n >= c->min_samples)
+		judge_size(e, c, r);
+	if (e && (rules & TG_ANOMALY_BIT(TG_ANOMALY_ENTROPY)) && r->has_entropy &&
+	    e->entropy.n >= c->min_samples)
+		judge_entropy(e, c, r);
+	/* only what raised nothing is usual */
+	if (!r->total && (e = find(b, tool, 1))) {
+		learn(&e->size, r->size);
+		if (r->has_entropy)
+			learn(&e->entropy, r->entropy);
+		e->dirty = 1;
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+static int loaded(void *ctx, const struct tg_baseline *s)
+{
+	struct anomaly_baselines *b = ctx;
+	struct baseline *e;
+
+	pthread_mutex_lock(&b->lock);
+	if (!find(b, s->tool, 0) && (e = find(b, s->tool, 1))) {
+		e->size.n = s->size_n;
+		e->size.mean = s->size_mean;
+		e->size.m2 = s->size_m2;
+		e->entropy.n = s->entropy_n;
+		e->entropy.mean = s->entropy_mean;
+		e->entropy.m2 = s->entropy_m2;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return 0;
+}
+
+int anomaly_baselines_load(struct anomaly_baselines *b, struct tg_store *store)
+{
+	struct tg_error err;
+
+	if (!b || !store)
+		return 0;
+	if (tg_store_baselines_each(store, loaded, b, &err) < 0) {
+		fprintf(stderr, "toolgate: anomaly baselines not loaded: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
+			    unsigned every)
+{
+	struct tg_baseline *out = NULL;
+	struct baseline *e;
+	struct tg_error err;
+	time_t now = time(NULL);
+	size_t i, n = 0;
+
+	if (!b || !store)
+		return;
+	pthread_mutex_lock(&b->lock);
+	if (every && now - b->saved < (time_t)every) {
+		pthread_mutex_unlock(&b->lock);
+		return;
+	}
+	b->saved = now;
+	out = calloc(b->count ? b->count : 1, sizeof(*out));
+	for (i = 0; out && i < BUCKETS; i++)
+		for (e = b->bucket[i]; e; e = e->next) {
+			if (!e->dirty)
+				continue;
+			snprintf(out[n].tool, sizeof(out[n].tool), "%s", e->tool);
+			out[n].size_n = e->size.n;
+			out[n].size_mean = e->size.mean;
+			out[n].size_m2 = e->size.m2;
+			out[n].entropy_n = e->entropy.n;
+			out[n].entropy_mean = e->entropy.mean;
+			out[n].entropy_m2 = e->entropy.m2;
+			e->dirty = 0;
+			n++;
+		}
+	pthread_mutex_unlock(&b->lock);
+	if (n && tg_store_baselines_put(store, out, n, &err) < 0)
+		fprintf(stderr, "toolgate: anomaly baselines not saved: %s\n", err.msg);
+	free(out);
+}

@@ -1,0 +1,60 @@
+/*
+ * What the pipeline uses of the anomaly rules (src/gate/anomaly.c,
+ * docs/ANOMALIES.md): the walk of a call's arguments with its input
+ * schema, and the tools' baselines.
+ */
+#ifndef TG_ANOMALY_INT_H
+#define TG_ANOMALY_INT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "toolgate/anomaly.h"
+
+struct tg_store;
+
+#define ANOMALY_MAX_FINDINGS 8   /* kept for a call; the count goes on */
+
+/* A call's arguments, looked at. */
+struct anomaly_report {
+	struct tg_anomaly_finding f[ANOMALY_MAX_FINDINGS];
+	size_t n;                 /* kept */
+	size_t total;             /* found */
+	unsigned rules;           /* the rules that found something (TG_ANOMALY_BIT) */
+	/* for the baselines */
+	double size;              /* ln of the arguments' bytes */
+	double entropy;           /* bits a byte of their strings' bytes */
+	int has_entropy;          /* enough string bytes for it to mean anything */
+};
+
+/* The string rules of rules on every string of args (and every member
+ * name the schema does not declare), each rule where schema (the input
+ * schema, as parsed; NULL: none) does not say the string may hold it;
+ * plus the size (len: the arguments' bytes as sent) and entropy. */
+void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len,
+			    unsigned rules, struct anomaly_report *r);
+
+/* The tools' baselines: Welford's running mean and variance of each
+ * tool's sizes and entropies, kept in the store. */
+struct anomaly_baselines;
+
+struct anomaly_baselines *anomaly_baselines_new(void);
+/* Saved first when store is given. */
+void anomaly_baselines_free(struct anomaly_baselines *b, struct tg_store *store);
+/* Those the store keeps, added (a tool already known is left as it is). */
+int anomaly_baselines_load(struct anomaly_baselines *b, struct tg_store *store);
+/* Those changed since they were last saved, saved when at least every
+ * seconds have passed since (0: now). */
+void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
+			    unsigned every);
+
+/* r judged against tool's baseline under config: size and entropy
+ * findings added to r (rules: those looked for); then, when r has no
+ * finding at all, r learnt (so that an anomaly never becomes usual). */
+void anomaly_judge(struct anomaly_baselines *b, const struct tg_anomaly_config *config,
+		   const char *tool, unsigned rules, struct anomaly_report *r);
+
+/* r's findings as a JSON array of {rule, at, why}, a new reference. */
+json_t *anomaly_findings_json(const struct anomaly_report *r);
+
+#endif

