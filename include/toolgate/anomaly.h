@@ -26,6 +26,7 @@
 #define TOOLGATE_ANOMALY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "toolgate/error.h"
 
@@ -84,7 +85,7 @@ TG_API const char *tg_anomaly_action_name(enum tg_anomaly_action action);
 /* The configuration (a policy's "anomalies", docs/ANOMALIES.md):
  *
  *   {"action": "hold", "skip": ["entropy"], "size_z": 4, "entropy_z": 4,
- *    "min_samples": 30, "size_floor": 1024,
+ *    "min_samples": 30, "size_floor": 1024, "max_pending": 16,
  *    "tools": {"net.scan": {"action": "warn", "skip": ["address"]}}}
  *
  * every field optional. */
@@ -99,6 +100,9 @@ TG_API void tg_anomaly_config_free(struct tg_anomaly_config *config);
  * (a mask of TG_ANOMALY_BIT). config NULL: the defaults. */
 TG_API enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_config *config,
 						     const char *tool, unsigned *rules);
+/* How many anomalous reads of one principal may await review at once
+ * (a read scope must not fill the approvers' queue); config NULL: 16. */
+TG_API uint64_t tg_anomaly_config_max_pending(const struct tg_anomaly_config *config);
 
 #ifdef __cplusplus
 }

@@ -211,6 +211,10 @@ TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *
 TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,
 				struct tg_ticket **out, size_t *n, struct tg_error *err);
 TG_API void tg_ticket_release(struct tg_ticket *ticket);
+/* How many of principal's tickets are pending at now and carry findings
+ * (anomalous calls awaiting review): OUT *n. */
+TG_API int tg_store_tickets_anomalous(struct tg_store *store, const char *principal, int64_t now,
+				      uint64_t *n, struct tg_error *err);
 /* How many tickets are in each state (indexed by enum tg_ticket_state) at
  * now, whoever decided them (the admin API, toolgate approvals). */
 TG_API int tg_store_ticket_counts(struct tg_store *store, int64_t now, uint64_t counts[8],

@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "gate/anomaly_int.h"
+#include "toolgate/contract.h"
+#include "toolgate/redact.h"
 #include "toolgate/store.h"
 
 /* ---- actions and configuration ---------------------------------------- */
@@ -43,11 +45,12 @@ struct tg_anomaly_config {
 	double size_z, entropy_z; /* standard deviations above (size), away (entropy) */
 	uint64_t min_samples;     /* calls a baseline needs before it judges */
 	uint64_t size_floor;      /* bytes: smaller arguments are never too large */
+	uint64_t max_pending;     /* a principal's anomalous calls awaiting review, at most */
 	json_t *tools;            /* name -> {"_action": n, "_rules": mask} */
 };
 
 static const struct tg_anomaly_config defaults = {
-	TG_ANOMALY_HOLD, ALL_RULES, 4.0, 4.0, 30, 1024, NULL,
+	TG_ANOMALY_HOLD, ALL_RULES, 4.0, 4.0, 30, 1024, 16, NULL,
 };
 
 static int bad(struct tg_error *err, const char *field, const char *why)
@@ -158,11 +161,12 @@ int tg_anomaly_config_new(const char *text, size_t len, struct tg_anomaly_config
 			  struct tg_error *err)
 {
 	static const char *const fields[] = { "action", "skip", "size_z", "entropy_z",
-					      "min_samples", "size_floor", "tools", NULL };
+					      "min_samples", "size_floor", "max_pending", "tools",
+					      NULL };
 	struct tg_anomaly_config *c;
 	json_error_t jerr;
 	json_t *j;
-	double samples = 30, floor_bytes = 1024;
+	double samples = 30, floor_bytes = 1024, pending = 16;
 	unsigned skip = 0;
 	int action = TG_ANOMALY_HOLD;
 
@@ -187,12 +191,14 @@ int tg_anomaly_config_new(const char *text, size_t len, struct tg_anomaly_config
 	    number(j, "size_z", 1, 100, &c->size_z, err) < 0 ||
 	    number(j, "entropy_z", 1, 100, &c->entropy_z, err) < 0 ||
 	    number(j, "min_samples", 5, 1e6, &samples, err) < 0 ||
-	    number(j, "size_floor", 0, 64 << 20, &floor_bytes, err) < 0)
+	    number(j, "size_floor", 0, 64 << 20, &floor_bytes, err) < 0 ||
+	    number(j, "max_pending", 1, 100000, &pending, err) < 0)
 		goto fail;
 	c->action = (enum tg_anomaly_action)action;
 	c->rules = ALL_RULES & ~skip;
 	c->min_samples = (uint64_t)samples;
 	c->size_floor = (uint64_t)floor_bytes;
+	c->max_pending = (uint64_t)pending;
 	if (tool_entries(c, json_object_get(j, "tools"), err) < 0)
 		goto fail;
 	json_decref(j);
@@ -210,6 +216,11 @@ void tg_anomaly_config_free(struct tg_anomaly_config *c)
 		return;
 	json_decref(c->tools);
 	free(c);
+}
+
+uint64_t tg_anomaly_config_max_pending(const struct tg_anomaly_config *c)
+{
+	return (c ? c : &defaults)->max_pending;
 }
 
 enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_config *c,
@@ -231,12 +242,13 @@ enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_config *c,
 
 /* ---- the walk ----------------------------------------------------------- */
 
-#define SCHEMA_DEPTH 16       /* $ref and applicators followed to find a subschema */
 #define ENTROPY_MIN_BYTES 64  /* fewer string bytes: their entropy says nothing */
 
 struct walk {
 	const json_t *root;       /* the input schema, for "$ref": "#/..." */
 	unsigned rules;
+	unsigned unreachable;     /* rules for what the tool cannot reach: only where
+				   * the schema declares it (an address format) */
 	struct anomaly_report *r;
 	char at[512];             /* the JSON pointer being walked */
 	uint64_t hist[256];       /* the strings' bytes */
@@ -277,90 +289,177 @@ static const json_t *resolve(const struct walk *w, const json_t *s)
 
 static const char *const applicators[] = { "allOf", "anyOf", "oneOf" };
 
-/* The string rules s says its value v may hold (a mask): a declared
- * language (contentMediaType other than text/plain: code, markup, a
- * query) holds SQL, shell and relative paths (a link to ../README.md);
- * a value the schema lists (enum, const) anything; "x-toolgate-allow"
- * what it names. Through $ref and the applicators. */
-static unsigned allowed(const struct walk *w, const json_t *s, const json_t *v, int depth)
+/*
+ * What a schema says of a value is read through its applicators the way
+ * they apply: every allOf branch applies, so what any of them allows is
+ * allowed; of anyOf and oneOf only those the value matches apply, and
+ * which those are is not worked out here, so what is allowed is what
+ * every branch allows (a oneOf whose SQL branch is for another "kind"
+ * does not let SQL through this one). The same for a member's or an
+ * item's subschema: an anyOf or oneOf gives one only when all its
+ * branches give the same one. Every lookup visits at most LOOKUP_NODES
+ * subschemas (a schema of references to anyOfs of references would
+ * otherwise take exponential time): past that it allows nothing and
+ * knows no subschema, which looks at more, never less.
+ */
+#define LOOKUP_NODES 256
+
+/* One node more for this lookup; 0 when its budget is spent. */
+static int visit(int *budget)
 {
-	const char *media = json_string_value(json_object_get(s, "contentMediaType"));
+	return --*budget >= 0;
+}
+
+/* Formats that say a string is an address: the address rule looks at it
+ * whatever the tool can reach. */
+static int address_format(const json_t *s)
+{
+	static const char *const formats[] = { "uri", "uri-reference", "iri", "iri-reference",
+					       "uri-template", "hostname", "idn-hostname",
+					       "ipv4", "ipv6" };
+	const char *f = json_string_value(json_object_get(s, "format"));
+	size_t i;
+
+	for (i = 0; f && i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(f, formats[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 if s lists v (enum or const), anywhere it applies or may apply: a
+ * value the contract's author wrote out is no injection, whichever
+ * branch it matched. */
+static int listed(const struct walk *w, const json_t *s, const json_t *v, int *budget)
+{
 	const json_t *e, *item;
-	unsigned m = 0;
+	size_t a, i;
+
+	if (!json_is_object(s) || !visit(budget))
+		return 0;
+	if ((e = json_object_get(s, "const")) && json_equal(e, v))
+		return 1;
+	json_array_foreach(json_object_get(s, "enum"), i, item)
+		if (json_equal(item, v))
+			return 1;
+	if (listed(w, resolve(w, s), v, budget))
+		return 1;
+	for (a = 0; a < 3; a++)
+		json_array_foreach(json_object_get(s, applicators[a]), i, item)
+			if (listed(w, item, v, budget))
+				return 1;
+	return 0;
+}
+
+/* The string rules s itself allows, and *address when it declares an
+ * address: a declared language (contentMediaType other than text/plain:
+ * code, markup, a query) holds SQL, shell and relative paths (a link to
+ * ../README.md); "x-toolgate-allow" what it names. Through $ref and
+ * allOf (all of it), anyOf and oneOf (what every branch allows). */
+static unsigned allowed(const struct walk *w, const json_t *s, int *address, int *budget)
+{
+	const char *media;
+	const json_t *item, *branches;
+	unsigned m = 0, all;
 	size_t a, i;
 	int r;
 
-	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
+	if (!json_is_object(s) || !visit(budget))
 		return 0;
+	media = json_string_value(json_object_get(s, "contentMediaType"));
 	if (media && strcasecmp(media, "text/plain") != 0)
 		m |= TG_ANOMALY_BIT(TG_ANOMALY_SQL) | TG_ANOMALY_BIT(TG_ANOMALY_SHELL) |
 		     TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL);
-	if ((e = json_object_get(s, "const")) && json_equal(e, v))
-		return TG_ANOMALY_STRING_RULES;
-	json_array_foreach(json_object_get(s, "enum"), i, item)
-		if (json_equal(item, v))
-			return TG_ANOMALY_STRING_RULES;
+	*address |= address_format(s);
 	json_array_foreach(json_object_get(s, "x-toolgate-allow"), i, item)
 		if (json_is_string(item) &&
 		    (r = tg_anomaly_rule_parse(json_string_value(item), json_string_length(item))) >= 0)
 			m |= TG_ANOMALY_BIT(r);
-	m |= allowed(w, resolve(w, s), v, depth + 1);
-	for (a = 0; a < 3; a++)
-		json_array_foreach(json_object_get(s, applicators[a]), i, item)
-			m |= allowed(w, item, v, depth + 1);
-	return m;
+	m |= allowed(w, resolve(w, s), address, budget);
+	json_array_foreach(json_object_get(s, "allOf"), i, item)
+		m |= allowed(w, item, address, budget);
+	for (a = 1; a < 3; a++) {
+		branches = json_object_get(s, applicators[a]);
+		if (!json_array_size(branches))
+			continue;
+		all = TG_ANOMALY_STRING_RULES;
+		json_array_foreach(branches, i, item)
+			all &= allowed(w, item, address, budget);
+		m |= all;
+	}
+	return *budget < 0 ? 0 : m;
 }
 
-/* The subschema of s for member key (NULL: none known); *declared when a
- * "properties" names it. */
-static const json_t *member(const struct walk *w, const json_t *s, const char *key,
-			    int *declared, int depth)
+/* What a member's or an item's subschema is looked up by. */
+struct lookup {
+	const char *key;    /* a member's name; NULL: item index */
+	size_t index;
+	int *declared;      /* set when a "properties" names the member */
+};
+
+static const json_t *sub(const struct walk *w, const json_t *s, const struct lookup *l,
+			 int *budget);
+
+/* The subschema s's applicators give: its reference's, the first allOf
+ * branch that knows one, or the one every anyOf (oneOf) branch gives. */
+static const json_t *through(const struct walk *w, const json_t *s, const struct lookup *l,
+			     int *budget)
 {
-	const json_t *v, *item;
+	const json_t *v, *item, *one;
 	size_t a, i;
 
-	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
+	if ((v = sub(w, resolve(w, s), l, budget)))
+		return v;
+	json_array_foreach(json_object_get(s, "allOf"), i, item)
+		if ((v = sub(w, item, l, budget)))
+			return v;
+	for (a = 1; a < 3; a++) {
+		one = NULL;
+		json_array_foreach(json_object_get(s, applicators[a]), i, item) {
+			v = sub(w, item, l, budget);
+			if (!v || (one && v != one)) {
+				one = NULL;
+				break;
+			}
+			one = v;
+		}
+		if (one)
+			return one;
+	}
+	return NULL;
+}
+
+/* The subschema of s for l's member or item: NULL when none is known
+ * (nothing says, a patternProperties member, branches that disagree). */
+static const json_t *sub(const struct walk *w, const json_t *s, const struct lookup *l,
+			 int *budget)
+{
+	const json_t *v;
+
+	if (!json_is_object(s) || !visit(budget))
 		return NULL;
-	if ((v = json_object_get(json_object_get(s, "properties"), key))) {
-		*declared = 1;
+	if (l->key && (v = json_object_get(json_object_get(s, "properties"), l->key))) {
+		*l->declared = 1;
 		return v;
 	}
-	if ((v = member(w, resolve(w, s), key, declared, depth + 1)))
+	if (!l->key) {
+		v = json_object_get(s, "prefixItems");
+		if (l->index < json_array_size(v))
+			return json_array_get(v, l->index);
+		v = json_object_get(s, "items");
+		if (json_is_object(v))
+			return v;
+		if (json_is_array(v)) /* draft 7's tuple */
+			return json_array_get(v, l->index);
+	}
+	if ((v = through(w, s, l, budget)))
 		return v;
-	for (a = 0; a < 3; a++)
-		json_array_foreach(json_object_get(s, applicators[a]), i, item)
-			if ((v = member(w, item, key, declared, depth + 1)))
-				return v;
+	if (!l->key)
+		return NULL;
 	/* a patternProperties member is not known without its regex: plain */
 	if (json_object_get(s, "patternProperties"))
 		return NULL;
 	v = json_object_get(s, "additionalProperties");
 	return json_is_object(v) ? v : NULL;
-}
-
-/* The subschema of s for item i. */
-static const json_t *item_of(const struct walk *w, const json_t *s, size_t i, int depth)
-{
-	const json_t *v, *item;
-	size_t a, k;
-
-	if (!json_is_object(s) || depth > SCHEMA_DEPTH)
-		return NULL;
-	v = json_object_get(s, "prefixItems");
-	if (i < json_array_size(v))
-		return json_array_get(v, i);
-	v = json_object_get(s, "items");
-	if (json_is_object(v))
-		return v;
-	if (json_is_array(v)) /* draft 7's tuple */
-		return json_array_get(v, i);
-	if ((v = item_of(w, resolve(w, s), i, depth + 1)))
-		return v;
-	for (a = 0; a < 3; a++)
-		json_array_foreach(json_object_get(s, applicators[a]), k, item)
-			if ((v = item_of(w, item, i, depth + 1)))
-				return v;
-	return NULL;
 }
 
 static void keep(struct anomaly_report *r, const struct tg_anomaly_finding *f, const char *at)
@@ -384,6 +483,29 @@ static void keep(struct anomaly_report *r, const struct tg_anomaly_finding *f, c
 	r->n++;
 }
 
+/* 1 if s (n bytes) holds a secret the redactor finds (or could not be
+ * looked at): a finding's excerpt of it, cut, might leave a piece of the
+ * secret that the redactor no longer knows for one. */
+static int holds_secret(const char *s, size_t n)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	int yes = tg_redact(s, n, &o, &err) < 0 || o.total > 0;
+
+	tg_redact_out_release(&o);
+	return yes;
+}
+
+/* f's why without its excerpt: what the rule saw, by name alone. */
+static void withhold_excerpt(struct tg_anomaly_finding *f)
+{
+	char *colon = strstr(f->why, ": ");
+	size_t at = colon ? (size_t)(colon - f->why) : strlen(f->why);
+
+	snprintf(f->why + at, sizeof(f->why) - at, ": [excerpt withheld: the string holds a "
+		 "secret]");
+}
+
 static void text(struct walk *w, const char *s, size_t n, unsigned rules)
 {
 	struct tg_anomaly_finding f[TG_ANOMALY_RULES];
@@ -395,6 +517,9 @@ static void text(struct walk *w, const char *s, size_t n, unsigned rules)
 	if (!rules)
 		return;
 	found = tg_anomaly_scan_string(s, n, rules, f, TG_ANOMALY_RULES);
+	if (found && holds_secret(s, n))
+		for (i = 0; i < found && i < TG_ANOMALY_RULES; i++)
+			withhold_excerpt(&f[i]);
 	for (i = 0; i < found && i < TG_ANOMALY_RULES; i++)
 		keep(w->r, &f[i], w->at);
 }
@@ -418,40 +543,61 @@ static size_t push(struct walk *w, const char *token)
 	return mark;
 }
 
+/* The string rules for string v, whose schema is s. */
+static unsigned string_rules(const struct walk *w, const json_t *s, const json_t *v)
+{
+	int budget = LOOKUP_NODES, address = 0;
+	unsigned rules = w->rules & TG_ANOMALY_STRING_RULES;
+
+	if (listed(w, s, v, &budget))
+		return 0;
+	budget = LOOKUP_NODES;
+	rules &= ~allowed(w, s, &address, &budget);
+	/* what the tool cannot reach, unless the schema says it is that */
+	return rules & ~(w->unreachable & ~(address ? TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS) : 0u));
+}
+
 static void walk(struct walk *w, const json_t *s, const json_t *v)
 {
 	const char *key;
 	const json_t *item;
 	char index[24];
 	size_t i, mark;
+	int budget;
 
 	if (json_is_string(v)) {
-		text(w, json_string_value(v), json_string_length(v),
-		     w->rules & TG_ANOMALY_STRING_RULES & ~allowed(w, s, v, 0));
+		text(w, json_string_value(v), json_string_length(v), string_rules(w, s, v));
 	} else if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, key, item) {
 			int declared = 0;
-			const json_t *sub = member(w, s, key, &declared, 0);
+			struct lookup l = { key, 0, &declared };
+			const json_t *subschema;
 
+			budget = LOOKUP_NODES;
+			subschema = sub(w, s, &l, &budget);
 			mark = push(w, key);
 			/* a name the schema does not declare is data too */
 			if (!declared)
-				text(w, key, strlen(key), w->rules & TG_ANOMALY_STRING_RULES);
-			walk(w, sub, item);
+				text(w, key, strlen(key),
+				     w->rules & TG_ANOMALY_STRING_RULES & ~w->unreachable);
+			walk(w, subschema, item);
 			w->at[mark] = '\0';
 		}
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, item) {
+			struct lookup l = { NULL, i, NULL };
+
 			snprintf(index, sizeof(index), "%zu", i);
 			mark = push(w, index);
-			walk(w, item_of(w, s, i, 0), item);
+			budget = LOOKUP_NODES;
+			walk(w, sub(w, s, &l, &budget), item);
 			w->at[mark] = '\0';
 		}
 	}
 }
 
 void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len,
-			    unsigned rules, struct anomaly_report *r)
+			    unsigned rules, unsigned unreachable, struct anomaly_report *r)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	double h = 0;
@@ -468,6 +614,7 @@ void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len
 	}
 	w->root = schema;
 	w->rules = rules;
+	w->unreachable = unreachable;
 	w->r = r;
 	walk(w, schema, args);
 	for (i = 0; i < 256 && w->bytes; i++)
@@ -479,6 +626,21 @@ void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len
 	r->entropy = h;
 	r->has_entropy = w->bytes >= ENTROPY_MIN_BYTES;
 	free(w);
+}
+
+unsigned anomaly_unreachable(const struct tg_contract *k)
+{
+	int plan = k->executor == TG_EXEC_BUILTIN && k->builtin &&
+		   strncmp(k->builtin, "saga", 4) == 0;
+	unsigned u = 0;
+
+	if (plan) /* its steps are other tools: they may reach anything */
+		return 0;
+	if (k->executor == TG_EXEC_BUILTIN)
+		u |= TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS);
+	else if (!k->egress || !k->egress[0])
+		u |= TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS); /* its network namespace has no route */
+	return u;
 }
 
 json_t *anomaly_findings_json(const struct anomaly_report *r)
@@ -515,6 +677,7 @@ struct baseline {
 
 struct anomaly_baselines {
 	pthread_mutex_t lock;
+	pthread_mutex_t saving;   /* one save at a time, so an older never lands last */
 	struct baseline *bucket[BUCKETS];
 	size_t count;
 	time_t saved;
@@ -526,6 +689,7 @@ struct anomaly_baselines *anomaly_baselines_new(void)
 
 	if (b) {
 		pthread_mutex_init(&b->lock, NULL);
+		pthread_mutex_init(&b->saving, NULL);
 		b->saved = time(NULL);
 	}
 	return b;
@@ -547,6 +711,7 @@ void anomaly_baselines_free(struct anomaly_baselines *b, struct tg_store *store)
 			free(e);
 		}
 	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->saving);
 	free(b);
 }
 
@@ -659,11 +824,21 @@ void anomaly_judge(struct anomaly_baselines *b, const struct tg_anomaly_config *
 	if (e && (rules & TG_ANOMALY_BIT(TG_ANOMALY_ENTROPY)) && r->has_entropy &&
 	    e->entropy.n >= c->min_samples)
 		judge_entropy(e, c, r);
-	/* only what raised nothing is usual */
-	if (!r->total && (e = find(b, tool, 1))) {
-		learn(&e->size, r->size);
-		if (r->has_entropy)
-			learn(&e->entropy, r->entropy);
+	pthread_mutex_unlock(&b->lock);
+}
+
+void anomaly_learn(struct anomaly_baselines *b, const char *tool, double size, double entropy,
+		   int has_entropy)
+{
+	struct baseline *e;
+
+	if (!b || !tool)
+		return;
+	pthread_mutex_lock(&b->lock);
+	if ((e = find(b, tool, 1))) {
+		learn(&e->size, size);
+		if (has_entropy)
+			learn(&e->entropy, entropy);
 		e->dirty = 1;
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -711,9 +886,12 @@ void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
 
 	if (!b || !store)
 		return;
+	if (every ? pthread_mutex_trylock(&b->saving) != 0 : pthread_mutex_lock(&b->saving) != 0)
+		return; /* another call is saving them: this one need not wait */
 	pthread_mutex_lock(&b->lock);
 	if (every && now - b->saved < (time_t)every) {
 		pthread_mutex_unlock(&b->lock);
+		pthread_mutex_unlock(&b->saving);
 		return;
 	}
 	b->saved = now;
@@ -733,7 +911,15 @@ void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
 			n++;
 		}
 	pthread_mutex_unlock(&b->lock);
-	if (n && tg_store_baselines_put(store, out, n, &err) < 0)
+	if (n && tg_store_baselines_put(store, out, n, &err) < 0) {
 		fprintf(stderr, "toolgate: anomaly baselines not saved: %s\n", err.msg);
+		/* saved with the next */
+		pthread_mutex_lock(&b->lock);
+		for (i = 0; i < n; i++)
+			if ((e = find(b, out[i].tool, 0)))
+				e->dirty = 1;
+		pthread_mutex_unlock(&b->lock);
+	}
+	pthread_mutex_unlock(&b->saving);
 	free(out);
 }

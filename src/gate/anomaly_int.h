@@ -29,10 +29,18 @@ struct anomaly_report {
 
 /* The string rules of rules on every string of args (and every member
  * name the schema does not declare), each rule where schema (the input
- * schema, as parsed; NULL: none) does not say the string may hold it;
- * plus the size (len: the arguments' bytes as sent) and entropy. */
+ * schema, as parsed; NULL: none) does not say the string may hold it,
+ * and of those in unreachable (what the tool cannot reach: an address
+ * for a tool with no network) only where the schema says the string is
+ * one; plus the size (len: the arguments' bytes as sent) and entropy. */
 void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len,
-			    unsigned rules, struct anomaly_report *r);
+			    unsigned rules, unsigned unreachable, struct anomaly_report *r);
+/* The rules a tool cannot be steered by, for anomaly_scan_arguments: the
+ * address rule for a tool with no network (a command tool without egress,
+ * a builtin other than a plan), the traversal rule for one with no files
+ * (a builtin other than a plan). */
+struct tg_contract;
+unsigned anomaly_unreachable(const struct tg_contract *k);
 
 /* The tools' baselines: Welford's running mean and variance of each
  * tool's sizes and entropies, kept in the store. */
@@ -49,10 +57,14 @@ void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
 			    unsigned every);
 
 /* r judged against tool's baseline under config: size and entropy
- * findings added to r (rules: those looked for); then, when r has no
- * finding at all, r learnt (so that an anomaly never becomes usual). */
+ * findings added to r (rules: those looked for). */
 void anomaly_judge(struct anomaly_baselines *b, const struct tg_anomaly_config *config,
 		   const char *tool, unsigned rules, struct anomaly_report *r);
+/* A call of tool that raised nothing and ran, learnt: its size, and its
+ * entropy when it has one. Nothing else is (a retry, a poll of a ticket,
+ * a replay, an anomaly): the usual is what tools are used for. */
+void anomaly_learn(struct anomaly_baselines *b, const char *tool, double size, double entropy,
+		   int has_entropy);
 
 /* r's findings as a JSON array of {rule, at, why}, a new reference. */
 json_t *anomaly_findings_json(const struct anomaly_report *r);

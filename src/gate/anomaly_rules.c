@@ -993,7 +993,7 @@ static enum unit unit_of(long cp)
 static enum unit unit_at(const struct text *t, size_t i, size_t *len, int *enc)
 {
 	size_t l2, l3;
-	long b = pct_at(t, i, len, enc), b2, b3;
+	long b = pct_at(t, i, len, enc), b2, b3, cp;
 
 	/* overlong UTF-8 of '.', '/' or '\': C0 AE, C0 AF, C1 9C, E0 80 AE */
 	if ((b == 0xc0 || b == 0xc1) && i + *len < t->n) {
@@ -1003,6 +1003,18 @@ static enum unit unit_at(const struct text *t, size_t i, size_t *len, int *enc)
 			*enc = 1;
 			*len += l2;
 			return unit_of((b & 0x1f) << 6 | (b2 & 0x3f));
+		}
+	} else if (b > 0xe0 && b < 0xf0 && i + *len < t->n) {
+		/* a three-byte character written raw or encoded: fullwidth ．and
+		 * ／, the division and set-minus slashes */
+		b2 = pct_at(t, i + *len, &l2, enc);
+		if (b2 >= 0x80 && b2 <= 0xbf && i + *len + l2 < t->n) {
+			b3 = pct_at(t, i + *len + l2, &l3, enc);
+			cp = (b & 0x0f) << 12 | (b2 & 0x3f) << 6 | (b3 & 0x3f);
+			if (b3 >= 0x80 && b3 <= 0xbf && unit_of(cp) != U_OTHER) {
+				*len += l2 + l3;
+				return unit_of(cp);
+			}
 		}
 	} else if (b == 0xe0 && i + *len < t->n) {
 		b2 = pct_at(t, i + *len, &l2, enc);

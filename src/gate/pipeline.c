@@ -137,6 +137,10 @@ struct call_state {
 	/* its arguments' anomalies (stage 4c): what they lead to, and them */
 	enum tg_anomaly_action anomalous;  /* TG_ANOMALY_DEFAULT: none found */
 	struct anomaly_report *anomalies;  /* malloc'd, or NULL */
+	struct {                           /* found nothing: learnt once it ran */
+		double size, entropy;
+		int has_entropy, due;
+	} usual;
 	const char *key;           /* the idempotency key: the caller's, or made for a held read */
 	char made_key[80];
 };
@@ -411,6 +415,7 @@ static int stage_limit(struct call_state *st)
 static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	enum tg_anomaly_action action;
+	json_error_t jerr;
 	unsigned rules;
 	json_t *args;
 	size_t i;
@@ -420,18 +425,27 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 		action = g->anomaly_action;
 	if (action == TG_ANOMALY_OFF)
 		return 0;
-	args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
+	/* as the validator took them: NULs in strings, integers past 64 bits */
+	args = json_loadb(st->args, st->args_len,
+			  JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+	if (!args)
+		return refuse(st, "invalid_arguments", "%s@%s: its arguments cannot be looked at "
+			      "for anomalies (%s), so the call does not run", st->k->name,
+			      st->k->version_text, jerr.text);
 	st->anomalies = malloc(sizeof(*st->anomalies));
-	if (!args || !st->anomalies) {
+	if (!st->anomalies) {
 		json_decref(args);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	anomaly_scan_arguments(st->k->input_schema_json, args, st->args_len, rules,
-			       st->anomalies);
+			       anomaly_unreachable(st->k), st->anomalies);
 	json_decref(args);
 	anomaly_judge(g->baselines, g->anomaly_config, st->k->name, rules, st->anomalies);
-	anomaly_baselines_save(g->baselines, g->store, 10);
 	if (!st->anomalies->total) {
+		st->usual.size = st->anomalies->size;
+		st->usual.entropy = st->anomalies->entropy;
+		st->usual.has_entropy = st->anomalies->has_entropy;
+		st->usual.due = 1;
 		free(st->anomalies);
 		st->anomalies = NULL;
 		return 0;
@@ -448,11 +462,13 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 
 /* SHA-256 of the arguments' canonical form (sorted keys), hex; the form
- * kept for the ticket. */
+ * kept for the ticket. Arguments the validator took that jansson cannot
+ * hold (an integer past 64 bits, a NUL in a name) are hashed as sent. */
 static int args_fingerprint(struct call_state *st)
 {
-	json_t *a = json_loadb(st->args, st->args_len, 0, NULL);
-	char *text = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_t *a = json_loadb(st->args, st->args_len, JSON_ALLOW_NUL, NULL);
+	char *text = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS)
+		       : strndup(st->args, st->args_len);
 	unsigned char h[crypto_hash_sha256_BYTES];
 
 	json_decref(a);
@@ -491,7 +507,8 @@ static int answer(struct call_state *st, const char *outcome, const char *code, 
 				       "retryable", strcmp(code, "rejected") != 0 &&
 						    strcmp(code, "expired") != 0 &&
 						    strcmp(code, "cancelled") != 0 &&
-						    strcmp(code, "key_reused") != 0);
+						    strcmp(code, "key_reused") != 0 &&
+						    strcmp(code, "anomalous_arguments") != 0);
 	if (st->out.structured && ticket)
 		json_object_set_new(json_object_get(st->out.structured, "error"), "ticket",
 				    json_string(ticket));
@@ -829,9 +846,10 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
 static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	if (!g->store)
-		return refuse(st, "anomalous", "%s@%s: its arguments are anomalous (%s at %s: %s) and "
-			      "such a call is held for a person's review, which needs a policy and "
-			      "a state directory (serve --policy --state); it did not run",
+		return answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its arguments "
+			      "are anomalous (%s at %s: %s) and such a call is held for a person's "
+			      "review, which needs a policy and a state directory (serve --policy "
+			      "--state); it did not run",
 			      st->k->name, st->k->version_text,
 			      tg_anomaly_rule_name(st->anomalies->f[0].rule),
 			      st->anomalies->f[0].at[0] ? st->anomalies->f[0].at : "/",
@@ -881,6 +899,29 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		json_decref(j);
 		tg_idem_record_release(&rec);
 		return rc;
+	}
+	/* new: an anomalous read's principal may have only so many awaiting
+	 * review (its read scope must not fill the approvers' queue) */
+	if (st->k->authority != TG_AUTHORITY_WRITE) {
+		uint64_t pending, cap = tg_anomaly_config_max_pending(g->anomaly_config);
+
+		if (tg_store_tickets_anomalous(g->store, st->call->principal, (int64_t)time(NULL),
+					       &pending, err) < 0) {
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return -1;
+		}
+		if (pending >= cap) {
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return answer(st, "anomalous", "too_many_pending", NULL, "%s@%s: its "
+				      "arguments are anomalous (%s at %s), and %llu anomalous calls of "
+				      "%s already await review (at most %llu): it did not run, and was "
+				      "not held", st->k->name,
+				      st->k->version_text,
+				      tg_anomaly_rule_name(st->anomalies->f[0].rule),
+				      st->anomalies->f[0].at[0] ? st->anomalies->f[0].at : "/",
+				      (unsigned long long)pending, st->call->principal,
+				      (unsigned long long)cap);
+		}
 	}
 	/* new: the dry run's preview, for the approver and the caller */
 	memset(&req, 0, sizeof(req));
@@ -1834,6 +1875,11 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	}
 	if (st.claimed)
 		write_done(g, &st);
+	if (st.usual.due && st.ran) {
+		anomaly_learn(g->baselines, st.k->name, st.usual.size, st.usual.entropy,
+			      st.usual.has_entropy);
+		anomaly_baselines_save(g->baselines, g->store, 10);
+	}
 	if (stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
 		rc = unrecorded(&st, &rerr, err);
 	span_finish(&st, rc < 0 ? err : NULL);

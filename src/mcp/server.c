@@ -126,6 +126,8 @@ void tg_mcp_free(struct tg_mcp *m)
 	mcp_tokens_free(m->tokens);
 	sodium_memzero(m->state_key, sizeof(m->state_key));
 	tg_limiter_free(m->limiter);
+	if (m->policy) /* its anomaly configuration goes with it */
+		tg_gate_set_anomalies(m->gate, NULL);
 	tg_policy_free(m->policy);
 	tg_signer_free(m->signer);
 	if (m->store) /* what the gate learnt is saved, and the gate lets go of it */

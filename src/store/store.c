@@ -803,6 +803,31 @@ int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct t
 	return rc;
 }
 
+int tg_store_tickets_anomalous(struct tg_store *st, const char *principal, int64_t now,
+			       uint64_t *n, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	tg_error_clear(err);
+	*n = 0;
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM tickets WHERE principal = ?1 AND "
+				"state = 'pending' AND expires > ?2 AND findings IS NOT NULL", -1, &s,
+				NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "tickets");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, principal, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			*n = (uint64_t)sqlite3_column_int64(s, 0);
+		else
+			rc = db_error(err, st->db, "tickets");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 /* ---- anomaly baselines ------------------------------------------------------- */
 
 int tg_store_baselines_put(struct tg_store *st, const struct tg_baseline *b, size_t n,

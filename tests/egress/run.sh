@@ -242,16 +242,21 @@ EOF
 echo '{"principals": {"agent7": {"scopes": ["*:read"]}}}' >"$T/policy.json"
 init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 call() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"web.fetch","arguments":{"url":"%s"}}}' "$1" "$2"; }
+# the metadata address is an anomaly the gateway would hold for review
+# (docs/ANOMALIES.md); with --anomalies warn the call runs, recorded as
+# one, and the proxy's own refusal is what is tested here
 { echo "$init"; call 1 http://api.test/from-tool; echo; call 2 http://169.254.169.254/latest/; echo; } |
 	timeout 60 "${IN[@]}" "$TG" serve --catalog "$T/cat" --state "$T/state" --policy "$T/policy.json" \
-		--principal agent7 --record "$T/record" >"$T/serve.out" 2>"$T/serve.err"
+		--principal agent7 --record "$T/record" --anomalies warn >"$T/serve.out" 2>"$T/serve.err"
 check gateway_allowed "$(cat "$T/serve.out" "$T/serve.err")" sh -c "
 	jq -r 'select(.id == 1) | .result.content[0].text' '$T/serve.out' | grep -q 'service api /from-tool'"
 check gateway_denial_recorded "$(cat "$T/record" "$T/serve.out")" sh -c "
 	jq -r 'select(.id == 2) | .result.content[0].text' '$T/serve.out' | grep -q '403' &&
 	jq -s -e 'map(select(.outcome == \"egress_denied\" and .principal == \"agent7\" and
 	       .subject == \"web.fetch@1.0.0\" and (.error // \"\" | startswith(\"169.254.169.254:80: \"))))
-	       | length == 1' '$T/record' >/dev/null && [ $(hits metadata) -eq 0 ]"
+	       | length == 1' '$T/record' >/dev/null && [ $(hits metadata) -eq 0 ] &&
+	jq -s -e 'map(select(.kind == \"call\" and .anomaly_action == \"warn\" and
+	       .anomalies[0].rule == \"address\")) | length == 1' '$T/record' >/dev/null"
 
 # a contract that asks for egress on the strict tier, or with a bad rule, does not load
 sed -e 's/"standard"/"strict"/' "$T/cat/web.fetch-1.0.0.json" >"$T/strict.json"

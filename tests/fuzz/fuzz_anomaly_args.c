@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(schema);
 		return 0;
 	}
-	anomaly_scan_arguments(schema, a, alen, (1u << TG_ANOMALY_RULES) - 1, &r);
+	anomaly_scan_arguments(schema, a, alen, (1u << TG_ANOMALY_RULES) - 1,
+			       size & 1 ? TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS) : 0, &r);
 	if (r.n > r.total || r.n > ANOMALY_MAX_FINDINGS)
 		abort();
 	for (i = 0; i < r.n; i++) {
@@ -48,6 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	json_decref(f);
 	anomaly_judge(b, NULL, "fuzz", (1u << TG_ANOMALY_RULES) - 1, &r);
+	if (!r.total)
+		anomaly_learn(b, "fuzz", r.size, r.entropy, r.has_entropy);
 	json_decref(a);
 	json_decref(schema);
 	return 0;

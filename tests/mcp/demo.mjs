@@ -14,7 +14,7 @@ step("What can this agent do? tools/list");
 await client.listTools();
 step("Read a file of the workspace (fs.read, in the strict sandbox, workspace read-only)");
 await call("fs.read", { path: "src/hello.py" });
-step("Try to leave the workspace");
+step("Try to leave the workspace: a \"..\" path is an anomaly, held for a person (here, with no approval gate, refused)");
 await call("fs.read", { path: "../../../etc/shadow" });
 step("Search the workspace (fs.search)");
 await call("fs.search", { pattern: "TODO" });

@@ -148,6 +148,7 @@ static const struct sample traversal_attacks[] = {
 	S("%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd"),
 	S("..%c0%af..%c0%afetc/passwd"),
 	S("%uff0e%uff0e%u2215etc%u2215passwd"),
+	S("\xef\xbc\x8e\xef\xbc\x8e\xef\xbc\x8f\xef\xbc\x8e\xef\xbc\x8e\xef\xbc\x8f" "etc\xef\xbc\x8fpasswd"),
 	S("..%255c..%255cboot.ini"),
 	S("%e0%80%ae%e0%80%ae/etc/passwd"),
 	S("\xc0\xae\xc0\xae/etc/passwd"),
