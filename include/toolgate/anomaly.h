@@ -104,6 +104,20 @@ TG_API enum tg_anomaly_action tg_anomaly_config_tool(const struct tg_anomaly_con
  * (a read scope must not fill the approvers' queue); config NULL: 16. */
 TG_API uint64_t tg_anomaly_config_max_pending(const struct tg_anomaly_config *config);
 
+/* What the gate's stage 4c would find in args (JSON text, len bytes) for
+ * contract k under config (NULL: the defaults), as an operator asks
+ * `toolgate anomalies`: the string rules, and with store the size and
+ * entropy rules against the tool's baseline kept there (nothing learnt).
+ * The findings kept (one a rule) in out, at most max, their count as the
+ * result; OUT *total all of them, *action what they would lead to; -1 and
+ * err when args are not JSON. */
+struct tg_contract;
+struct tg_store;
+TG_API int tg_anomaly_check(const struct tg_contract *k, const struct tg_anomaly_config *config,
+			    struct tg_store *store, const char *args, size_t len,
+			    struct tg_anomaly_finding *out, size_t max, size_t *total,
+			    enum tg_anomaly_action *action, struct tg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@ int cmd_approvals(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_redact(int argc, char **argv);
+int cmd_anomalies(int argc, char **argv);
 
 /* The audit log's path: file, else the state directory's audit.log; -1
  * when neither is given. cli_audit_open opens it (NULL: it said why on

@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"  rollback CALL-ID | list ...                undo an executed write call\n"
 		"  audit verify|tail|query ...      the hash-chained audit log\n"
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
+		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
 		"\n"
 		"toolgate run --help lists the sandbox options.\n");
 }
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
 		return cmd_audit(argc - 1, argv + 1);
 	if (strcmp(argv[1], "redact") == 0)
 		return cmd_redact(argc - 1, argv + 1);
+	if (strcmp(argv[1], "anomalies") == 0)
+		return cmd_anomalies(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -643,6 +643,44 @@ unsigned anomaly_unreachable(const struct tg_contract *k)
 	return u;
 }
 
+int tg_anomaly_check(const struct tg_contract *k, const struct tg_anomaly_config *config,
+		     struct tg_store *store, const char *args, size_t len,
+		     struct tg_anomaly_finding *out, size_t max, size_t *total,
+		     enum tg_anomaly_action *action, struct tg_error *err)
+{
+	struct anomaly_baselines *b = NULL;
+	struct anomaly_report *r;
+	json_error_t jerr;
+	unsigned rules;
+	json_t *a;
+	size_t i;
+
+	tg_error_clear(err);
+	*total = 0;
+	*action = tg_anomaly_config_tool(config, k->name, &rules);
+	a = json_loadb(args, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+		       &jerr);
+	if (!a)
+		return tg_error_set(err, TG_ERR_INVALID, "arguments: line %d: %s", jerr.line,
+				    jerr.text);
+	r = malloc(sizeof(*r));
+	if (!r || (store && !(b = anomaly_baselines_new()))) {
+		free(r);
+		json_decref(a);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	anomaly_scan_arguments(k->input_schema_json, a, len, rules, anomaly_unreachable(k), r);
+	json_decref(a);
+	if (b && anomaly_baselines_load(b, store) == 0)
+		anomaly_judge(b, config, k->name, rules, r);
+	anomaly_baselines_free(b, NULL);
+	for (i = 0; i < r->n && i < max; i++)
+		out[i] = r->f[i];
+	*total = r->total;
+	free(r);
+	return (int)i;
+}
+
 json_t *anomaly_findings_json(const struct anomaly_report *r)
 {
 	json_t *a = json_array();

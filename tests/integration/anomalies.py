@@ -278,6 +278,25 @@ finally:
     srv.terminate()
     srv.wait(timeout=60)
 
+# toolgate anomalies: what the rules would find, for an operator to try
+def check_cli(args, *extra):
+    p = cli("anomalies", "lookup", "-", "--catalog", CAT, *extra, stdin=json.dumps(args))
+    return p.returncode, p.stdout, p.stderr
+
+
+rc, out, _ = check_cli({"q": SQLI})
+c("cli_finds", rc == 1 and out.startswith("sql at /q: ") and "would be held" in out, out)
+rc, out, _ = check_cli({"q": "weather in Paris"})
+c("cli_nothing", rc == 0 and "nothing found" in out, out)
+rc, out, _ = check_cli({"q": SQLI}, "--policy", POLICY2, "--json")
+c("cli_policy_json", rc == 0 and json.loads(out)["total"] == 0 and
+  json.loads(out)["action"] == "hold", out)
+rc, out, err = check_cli({"q": 42})
+c("cli_schema_first", rc == 2 and "do not match the input schema" in err, err)
+rnd = random.Random(9)
+rc, out, _ = check_cli({"q": " ".join(rnd.choice(words) for _ in range(4000))}, "--state", STATE)
+c("cli_baseline", rc == 1 and out.startswith("size at /: "), out)
+
 # no store: nobody could review it, so it does not run
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},

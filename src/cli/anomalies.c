@@ -1,0 +1,174 @@
+/*
+ * toolgate anomalies TOOL [FILE | -] --catalog DIR [--policy FILE] [--state DIR] [--json]
+ *
+ * What the gateway's anomaly rules (docs/ANOMALIES.md) would find in a
+ * call's arguments, so that an operator can try a contract's schema and
+ * the policy's thresholds before a call is held: the arguments (FILE, or
+ * stdin) checked against TOOL's input schema, then looked at as stage 4c
+ * looks at them, with the policy's "anomalies" (else the defaults) and,
+ * with --state, the tool's baseline kept there (read, never learnt).
+ * Exit 0: nothing found; 1: findings (the call would be held, or run and
+ * recorded with warn); 2: usage, or arguments the schema refuses; 125:
+ * anything else.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "toolgate/anomaly.h"
+#include "toolgate/auth.h"
+#include "toolgate/catalog.h"
+#include "toolgate/contract.h"
+#include "toolgate/schema.h"
+#include "toolgate/store.h"
+#include "util/file.h"
+
+#define MAX_ARGUMENTS (4u << 20) /* as a call's (stage 3) */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate anomalies TOOL [FILE | -] --catalog DIR [--policy FILE]\n"
+		   "                          [--state DIR] [--json]\n"
+		   "\n"
+		   "Looks at a call's arguments (FILE, or stdin) as the gateway would before\n"
+		   "running TOOL: SQL or shell injection, private addresses, path traversal,\n"
+		   "and with --state a size or entropy far from the tool's usual. Prints each\n"
+		   "finding (rule, where, why); exits 1 when there is one.\n");
+}
+
+/* The arguments valid for k's input schema: 0, or 2 (said why). */
+static int valid(const struct tg_contract *k, const char *args, size_t len)
+{
+	struct tg_schema_error ev[4];
+	struct tg_schema_errors errors = { ev, 4, 0 };
+	struct tg_error err;
+	size_t i;
+	int rc = tg_schema_validate(k->input_schema, args, len, &errors, &err);
+
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		fprintf(stderr, "toolgate anomalies: arguments: %s\n", err.msg);
+		return 2;
+	}
+	fprintf(stderr, "toolgate anomalies: the arguments do not match the input schema of "
+		"%s@%s (the gateway refuses them before it looks for anomalies):\n", k->name,
+		k->version_text);
+	for (i = 0; i < errors.n && i < 4; i++)
+		fprintf(stderr, "  %s: %s\n", ev[i].instance_location[0] ? ev[i].instance_location
+									   : "/",
+			ev[i].message);
+	return 2;
+}
+
+static void print(const struct tg_contract *k, const struct tg_anomaly_finding *f, size_t n,
+		  size_t total, enum tg_anomaly_action action, int json)
+{
+	size_t i;
+
+	if (json) {
+		json_t *a = json_array(), *doc;
+		char *text;
+
+		for (i = 0; a && i < n; i++)
+			json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "rule",
+							   tg_anomaly_rule_name(f[i].rule), "at",
+							   f[i].at, "why", f[i].why));
+		doc = json_pack("{s:s,s:s,s:o,s:I,s:s}", "tool", k->name, "version",
+				k->version_text, "findings", a, "total", (json_int_t)total, "action",
+				tg_anomaly_action_name(action));
+		text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		json_decref(doc);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		printf("%s at %s: %s\n", tg_anomaly_rule_name(f[i].rule), f[i].at[0] ? f[i].at : "/",
+		       f[i].why);
+	if (!total)
+		printf("%s@%s: nothing found: the call would run\n", k->name, k->version_text);
+	else
+		printf("%s@%s: %zu finding%s (one a rule shown): %s\n", k->name, k->version_text,
+		       total, total == 1 ? "" : "s",
+		       action == TG_ANOMALY_HOLD ? "the call would be held for review"
+		       : action == TG_ANOMALY_WARN ? "the call would run, recorded as anomalous"
+						   : "not looked for (off)");
+}
+
+int cmd_anomalies(int argc, char **argv)
+{
+	const char *tool = NULL, *file = NULL, *catalog = NULL, *policy_file = NULL, *state = NULL;
+	struct tg_anomaly_finding f[8];
+	enum tg_anomaly_action action;
+	struct tg_policy *policy = NULL;
+	struct tg_catalog *cat = NULL;
+	struct tg_store *store = NULL;
+	const struct tg_contract *k;
+	struct tg_error err;
+	size_t len = 0, total;
+	char *args = NULL;
+	int i, n, json = 0, rc = EXIT_TOOLGATE;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (i + 1 < argc && strcmp(a, "--catalog") == 0) {
+			catalog = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--policy") == 0) {
+			policy_file = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--state") == 0) {
+			state = argv[++i];
+		} else if ((a[0] != '-' || !a[1]) && (!tool || !file)) {
+			*(tool ? &file : &tool) = a; /* TOOL, then FILE ("-": stdin) */
+		} else {
+			usage(stderr); /* an unknown option, or a third operand */
+			return 2;
+		}
+	}
+	if (!tool || !catalog) {
+		usage(stderr);
+		return 2;
+	}
+	args = file_read_all(file && strcmp(file, "-") != 0 ? file : "/dev/stdin", MAX_ARGUMENTS,
+			     0, &len);
+	if (!args) {
+		fprintf(stderr, "toolgate anomalies: %s: %s\n", file ? file : "stdin",
+			errno == EFBIG ? "larger than 4 MiB, the most a call's arguments may be"
+				       : strerror(errno));
+		return errno == EFBIG ? 2 : EXIT_TOOLGATE;
+	}
+	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
+	    tg_catalog_resolve(cat, tool, NULL, &k, &err) < 0 ||
+	    (policy_file && tg_policy_load(policy_file, &policy, &err) < 0) ||
+	    (state && tg_store_open(state, &store, &err) < 0)) {
+		fprintf(stderr, "toolgate anomalies: %s\n", err.msg);
+		goto out;
+	}
+	rc = valid(k, args, len);
+	if (rc != 0)
+		goto out;
+	n = tg_anomaly_check(k, policy ? tg_policy_anomalies(policy) : NULL, store, args, len, f, 8,
+			     &total, &action, &err);
+	if (n < 0) {
+		fprintf(stderr, "toolgate anomalies: %s\n", err.msg);
+		rc = 2;
+		goto out;
+	}
+	print(k, f, (size_t)n, total, action, json);
+	rc = total ? 1 : 0;
+out:
+	free(args);
+	tg_store_close(store);
+	tg_policy_free(policy);
+	tg_catalog_free(cat);
+	return rc;
+}
