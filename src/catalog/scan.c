@@ -23,6 +23,7 @@
 
 #include "toolgate/contract.h"
 #include "toolgate/scan.h"
+#include "util/utf8.h"
 
 #define TEXT_MAX (1u << 20) /* a string scanned, at most */
 #define WORDS_MAX 8192
@@ -82,33 +83,11 @@ static void add(struct scan *s, const char *rule, enum tg_scan_kind kind, size_t
  * bytes that are not UTF-8. */
 static int32_t decode(const unsigned char *p, size_t n, int *len)
 {
-	int32_t c;
-	int k, i;
+	uint32_t c;
+	size_t k = utf8_char(p, n, &c);
 
-	if (p[0] < 0x80) {
-		*len = 1;
-		return p[0];
-	}
-	k = p[0] >= 0xf0 && p[0] < 0xf5 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-	if (!k || (size_t)k > n || (k == 3 && p[0] >= 0xf0)) {
-		*len = -1;
-		return -1;
-	}
-	c = p[0] & (0x7f >> k);
-	for (i = 1; i < k; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*len = -1;
-			return -1;
-		}
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff)) {
-		*len = -1;
-		return -1;
-	}
-	*len = k;
-	return c;
+	*len = k ? (int)k : -1;
+	return k ? (int32_t)c : -1;
 }
 
 static int pictographic(int32_t c)

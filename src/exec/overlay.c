@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "util/utf8.h"
 
 #define MAX_CHANGES 1000
 #define MAX_DEPTH 64
@@ -47,28 +48,6 @@ struct walk {
 	size_t diff_left;
 	int truncated;
 };
-
-/* The length of the valid UTF-8 character at s (n bytes left), or 0. */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-		     : (s[0] & 0xf8) == 0xf0 ? 4 : 0, i;
-	unsigned long cp;
-
-	if (!len || len > n)
-		return 0;
-	cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* no overlong form, no surrogate, nothing past U+10FFFF */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
 
 /* s[0, n) as a JSON string of valid UTF-8 with no control character but a
  * tab: every other byte that is not, and the backslash, written \xNN
@@ -83,7 +62,7 @@ static json_t *safe_text(const char *s, size_t n)
 	if (!out)
 		return NULL;
 	while (i < n) {
-		len = utf8_char(u + i, n - i);
+		len = utf8_char(u + i, n - i, NULL);
 		if (len && !(len == 1 && ((u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f ||
 					 u[i] == '\\'))) {
 			memcpy(p, s + i, len);

@@ -16,6 +16,7 @@
 #include "toolgate/contract.h"
 #include "toolgate/redact.h"
 #include "toolgate/store.h"
+#include "util/utf8.h"
 
 /* ---- actions and configuration ---------------------------------------- */
 
@@ -474,10 +475,7 @@ static void keep(struct anomaly_report *r, const struct tg_anomaly_finding *f, c
 	r->rules |= TG_ANOMALY_BIT(f->rule);
 	r->f[r->n] = *f;
 	/* cut where a character begins: the pointer goes into JSON */
-	n = strlen(at);
-	if (n >= sizeof(r->f[0].at))
-		for (n = sizeof(r->f[0].at) - 1; n > 0 && ((unsigned char)at[n] & 0xc0) == 0x80; n--) {
-		}
+	n = utf8_cut(at, strlen(at), sizeof(r->f[0].at) - 1);
 	memcpy(r->f[r->n].at, at, n);
 	r->f[r->n].at[n] = '\0';
 	r->n++;

@@ -34,6 +34,7 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 #include "toolgate/schema.h"
+#include "util/utf8.h"
 
 #define MAX_ARGUMENTS (4u << 20)   /* a call's arguments, as JSON text */
 #define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
@@ -1653,9 +1654,7 @@ static json_t *tool_name_json(const char *name, int *cut)
 	*cut = n > TOOL_NAME_RECORDED;
 	if (!*cut)
 		return json_string(name);
-	for (n = TOOL_NAME_RECORDED; n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80; n--) {
-	}
-	return json_stringn(name, n);
+	return json_stringn(name, utf8_cut(name, n, TOOL_NAME_RECORDED));
 }
 
 /* 9 record: the call's record in the audit log (docs/AUDIT.md), written

@@ -28,6 +28,7 @@
 #include "toolgate/redact.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
+#include "util/utf8.h"
 
 #define NAME_MAX_BYTES 128
 #define VALUE_MAX_BYTES 1024
@@ -202,42 +203,14 @@ static uint64_t nanos_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether s[0..n) is UTF-8 (a JSON string must be). */
-static int utf8_ok(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = p[i];
-		size_t k = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3
-			 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
-		size_t j;
-
-		if (!k || i + k > n)
-			return 0;
-		for (j = 1; j < k; j++)
-			if ((p[i + j] & 0xc0) != 0x80)
-				return 0;
-		if ((k == 3 && ((c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] >= 0xa0))) ||
-		    (k == 4 && ((c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90))))
-			return 0;
-		i += k;
-	}
-	return 1;
-}
-
 /* s, at most max bytes of it (cut where a UTF-8 character begins; one
  * that is not UTF-8 replaced), into the arena: its offset, or 0 (the
  * empty string) when memory runs out. */
 static size_t keep(struct tg_span *sp, const char *s, size_t max)
 {
-	size_t n = strlen(s), at;
+	size_t n = utf8_cut(s, strlen(s), max), at;
 
-	if (n > max)
-		for (n = max; n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80; n--) {
-		}
-	if (!utf8_ok(s, n)) {
+	if (!utf8_valid(s, n)) {
 		s = "(not UTF-8)";
 		n = strlen(s);
 	}

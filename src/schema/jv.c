@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "schema/schema_int.h"
+#include "util/utf8.h"
 
 #define BLOCK_MIN (16u << 10)
 
@@ -195,27 +196,9 @@ uint64_t jv_hash(const struct jv *v)
 
 /* ---- from jansson ------------------------------------------------------ */
 
-static size_t utf8_seq(const unsigned char *s, size_t n);
-
 /* jansson checks what it parses, but not what json_stringn_nocheck made:
- * the validator relies on valid UTF-8 (regex.c skips PCRE2's check). */
-static int utf8_valid(const char *s, size_t n)
-{
-	size_t i = 0, k;
-
-	while (i < n) {
-		if ((unsigned char)s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		k = utf8_seq((const unsigned char *)s + i, n - i);
-		if (!k)
-			return 0;
-		i += k;
-	}
-	return 1;
-}
-
+ * the validator relies on valid UTF-8 (regex.c skips PCRE2's check), so
+ * strings and names are checked here (util/utf8.h). */
 static int from_json(struct jv_doc *d, const json_t *j, struct jv *out, size_t depth,
 		     size_t max_depth, struct tg_error *err)
 {
@@ -401,34 +384,6 @@ static long read_hex4(struct parser *p)
 	return v;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 static size_t put_utf8(char *o, unsigned long cp)
 {
 	if (cp < 0x80) {
@@ -470,7 +425,7 @@ static int parse_string(struct parser *p, const char **s, uint32_t *n)
 		if (c < 0x20)
 			return p->pos = i, perr(p, "control character in a string");
 		if (c >= 0x80) {
-			size_t k = utf8_seq((const unsigned char *)p->t + i, p->len - i);
+			size_t k = utf8_char((const unsigned char *)p->t + i, p->len - i, NULL);
 
 			if (!k)
 				return p->pos = i, perr(p, "invalid UTF-8 in a string");
@@ -509,7 +464,7 @@ static int parse_string(struct parser *p, const char **s, uint32_t *n)
 		if (c < 0x20)
 			return perr(p, "control character in a string");
 		if (c >= 0x80) {
-			size_t k = utf8_seq((const unsigned char *)p->t + p->pos, p->len - p->pos);
+			size_t k = utf8_char((const unsigned char *)p->t + p->pos, p->len - p->pos, NULL);
 
 			if (!k)
 				return perr(p, "invalid UTF-8 in a string");
