@@ -25,6 +25,7 @@ import base64
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -193,6 +194,13 @@ try:
       'toolgate_anomalies_total{rule="address"}' in m, m[-2000:])
     c("metrics_count_agency", 'toolgate_excessive_agency_total{kind="anomalous_arguments"}' in m,
       m[-2000:])
+    if shutil.which("promtool"):
+        pt = subprocess.run(["promtool", "check", "metrics"], input=m, capture_output=True,
+                            text=True, timeout=60)
+        c("metrics_promtool", pt.returncode == 0 and not (pt.stdout + pt.stderr).strip(),
+          pt.stdout + pt.stderr)
+    else:
+        print("skip - integration/anomalies_metrics_promtool: no promtool (Debian's prometheus)")
 
     # the baseline: usual calls, then ones far off it
     rnd = random.Random(7)
