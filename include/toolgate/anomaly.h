@@ -45,6 +45,7 @@ enum tg_anomaly_rule {
 };
 
 #define TG_ANOMALY_BIT(r) (1u << (r))
+#define TG_ANOMALY_ALL ((1u << TG_ANOMALY_RULES) - 1)
 /* the rules that look at one string */
 #define TG_ANOMALY_STRING_RULES                                                  \
 	(TG_ANOMALY_BIT(TG_ANOMALY_SQL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS) |     \

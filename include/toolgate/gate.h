@@ -96,6 +96,9 @@ TG_API char *tg_gate_metrics(struct tg_gate *gate);
 struct tg_sandbox_pool_stats;
 TG_API void tg_gate_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);
 
+/* A call's arguments, as JSON text, at most (stage 3 refuses more). */
+#define TG_MAX_ARGUMENTS (4u << 20)
+
 struct tg_call {
 	const char *principal;       /* who, as the transport authenticated it */
 	const char *tool;            /* name or name@version */

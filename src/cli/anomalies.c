@@ -21,11 +21,10 @@
 #include "toolgate/auth.h"
 #include "toolgate/catalog.h"
 #include "toolgate/contract.h"
+#include "toolgate/gate.h"
 #include "toolgate/schema.h"
 #include "toolgate/store.h"
 #include "util/file.h"
-
-#define MAX_ARGUMENTS (4u << 20) /* as a call's (stage 3) */
 
 static void usage(FILE *f)
 {
@@ -138,7 +137,7 @@ int cmd_anomalies(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	args = file_read_all(file && strcmp(file, "-") != 0 ? file : "/dev/stdin", MAX_ARGUMENTS,
+	args = file_read_all(file && strcmp(file, "-") != 0 ? file : "/dev/stdin", TG_MAX_ARGUMENTS,
 			     0, &len);
 	if (!args) {
 		fprintf(stderr, "toolgate anomalies: %s: %s\n", file ? file : "stdin",

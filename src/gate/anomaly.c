@@ -37,7 +37,6 @@ const char *tg_anomaly_action_name(enum tg_anomaly_action action)
 	return (unsigned)action <= TG_ANOMALY_OFF ? action_names[action] : "?";
 }
 
-#define ALL_RULES ((1u << TG_ANOMALY_RULES) - 1)
 #define MAX_TOOLS 4096          /* tools a configuration names */
 
 struct tg_anomaly_config {
@@ -51,7 +50,7 @@ struct tg_anomaly_config {
 };
 
 static const struct tg_anomaly_config defaults = {
-	TG_ANOMALY_HOLD, ALL_RULES, 4.0, 4.0, 30, 1024, 16, NULL,
+	TG_ANOMALY_HOLD, TG_ANOMALY_ALL, 4.0, 4.0, 30, 1024, 16, NULL,
 };
 
 static int bad(struct tg_error *err, const char *field, const char *why)
@@ -196,7 +195,7 @@ int tg_anomaly_config_new(const char *text, size_t len, struct tg_anomaly_config
 	    number(j, "max_pending", 1, 100000, &pending, err) < 0)
 		goto fail;
 	c->action = (enum tg_anomaly_action)action;
-	c->rules = ALL_RULES & ~skip;
+	c->rules = TG_ANOMALY_ALL & ~skip;
 	c->min_samples = (uint64_t)samples;
 	c->size_floor = (uint64_t)floor_bytes;
 	c->max_pending = (uint64_t)pending;
@@ -641,6 +640,22 @@ unsigned anomaly_unreachable(const struct tg_contract *k)
 	return u;
 }
 
+int anomaly_look(const struct tg_contract *k, const struct tg_anomaly_config *config,
+		 struct anomaly_baselines *b, unsigned rules, const char *args, size_t len,
+		 struct anomaly_report *r, json_error_t *jerr)
+{
+	/* as the validator took them: NULs in strings, integers past 64 bits */
+	json_t *a = json_loadb(args, len,
+			       JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, jerr);
+
+	if (!a)
+		return -1;
+	anomaly_scan_arguments(k->input_schema_json, a, len, rules, anomaly_unreachable(k), r);
+	json_decref(a);
+	anomaly_judge(b, config, k->name, rules, r);
+	return 0;
+}
+
 int tg_anomaly_check(const struct tg_contract *k, const struct tg_anomaly_config *config,
 		     struct tg_store *store, const char *args, size_t len,
 		     struct tg_anomaly_finding *out, size_t max, size_t *total,
@@ -650,28 +665,28 @@ int tg_anomaly_check(const struct tg_contract *k, const struct tg_anomaly_config
 	struct anomaly_report *r;
 	json_error_t jerr;
 	unsigned rules;
-	json_t *a;
 	size_t i;
+	int rc;
 
 	tg_error_clear(err);
 	*total = 0;
 	*action = tg_anomaly_config_tool(config, k->name, &rules);
-	a = json_loadb(args, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
-		       &jerr);
-	if (!a)
-		return tg_error_set(err, TG_ERR_INVALID, "arguments: line %d: %s", jerr.line,
-				    jerr.text);
 	r = malloc(sizeof(*r));
 	if (!r || (store && !(b = anomaly_baselines_new()))) {
 		free(r);
-		json_decref(a);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	anomaly_scan_arguments(k->input_schema_json, a, len, rules, anomaly_unreachable(k), r);
-	json_decref(a);
-	if (b && anomaly_baselines_load(b, store) == 0)
-		anomaly_judge(b, config, k->name, rules, r);
+	if (b && anomaly_baselines_load(b, store) < 0) {
+		anomaly_baselines_free(b, NULL);
+		b = NULL; /* said on stderr: judged without it */
+	}
+	rc = anomaly_look(k, config, b, rules, args, len, r, &jerr);
 	anomaly_baselines_free(b, NULL);
+	if (rc < 0) {
+		free(r);
+		return tg_error_set(err, TG_ERR_INVALID, "arguments: line %d: %s", jerr.line,
+				    jerr.text);
+	}
 	for (i = 0; i < r->n && i < max; i++)
 		out[i] = r->f[i];
 	*total = r->total;

@@ -66,6 +66,14 @@ void anomaly_judge(struct anomaly_baselines *b, const struct tg_anomaly_config *
 void anomaly_learn(struct anomaly_baselines *b, const char *tool, double size, double entropy,
 		   int has_entropy);
 
+/* Stage 4c's look at args (JSON text, len bytes) for contract k: the
+ * string rules of rules walked with its input schema, then size and
+ * entropy judged against b (NULL: no baseline), into *r; nothing learnt.
+ * -1 and *jerr when jansson cannot read the arguments. */
+int anomaly_look(const struct tg_contract *k, const struct tg_anomaly_config *config,
+		 struct anomaly_baselines *b, unsigned rules, const char *args, size_t len,
+		 struct anomaly_report *r, json_error_t *jerr);
+
 /* r's findings as a JSON array of {rule, at, why}, a new reference. */
 json_t *anomaly_findings_json(const struct anomaly_report *r);
 

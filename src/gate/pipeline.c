@@ -36,7 +36,6 @@
 #include "toolgate/schema.h"
 #include "util/utf8.h"
 
-#define MAX_ARGUMENTS (4u << 20)   /* a call's arguments, as JSON text */
 #define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
 
 /* A catalogue the gate serves or served: calls and readers hold it while
@@ -343,9 +342,9 @@ static int stage_validate(struct call_state *st)
 	size_t i, o;
 	int rc;
 
-	if (st->args_len > MAX_ARGUMENTS)
+	if (st->args_len > TG_MAX_ARGUMENTS)
 		return refuse(st, "invalid_arguments", "arguments larger than %u bytes",
-			      MAX_ARGUMENTS);
+			      TG_MAX_ARGUMENTS);
 	rc = tg_schema_validate(st->k->input_schema, st->args, st->args_len, &errors, &verr);
 	if (rc < 0)
 		return refuse(st, "invalid_arguments", "arguments: %s", verr.msg);
@@ -418,7 +417,6 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 	enum tg_anomaly_action action;
 	json_error_t jerr;
 	unsigned rules;
-	json_t *args;
 	size_t i;
 
 	action = tg_anomaly_config_tool(g->anomaly_config, st->k->name, &rules);
@@ -426,22 +424,17 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 		action = g->anomaly_action;
 	if (action == TG_ANOMALY_OFF)
 		return 0;
-	/* as the validator took them: NULs in strings, integers past 64 bits */
-	args = json_loadb(st->args, st->args_len,
-			  JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
-	if (!args)
+	st->anomalies = malloc(sizeof(*st->anomalies));
+	if (!st->anomalies)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (anomaly_look(st->k, g->anomaly_config, g->baselines, rules, st->args, st->args_len,
+			 st->anomalies, &jerr) < 0) {
+		free(st->anomalies);
+		st->anomalies = NULL;
 		return refuse(st, "invalid_arguments", "%s@%s: its arguments cannot be looked at "
 			      "for anomalies (%s), so the call does not run", st->k->name,
 			      st->k->version_text, jerr.text);
-	st->anomalies = malloc(sizeof(*st->anomalies));
-	if (!st->anomalies) {
-		json_decref(args);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	anomaly_scan_arguments(st->k->input_schema_json, args, st->args_len, rules,
-			       anomaly_unreachable(st->k), st->anomalies);
-	json_decref(args);
-	anomaly_judge(g->baselines, g->anomaly_config, st->k->name, rules, st->anomalies);
 	if (!st->anomalies->total) {
 		st->usual.size = st->anomalies->size;
 		st->usual.entropy = st->anomalies->entropy;
@@ -844,23 +837,32 @@ static int stage_write(struct tg_gate *g, struct call_state *st, struct tg_error
  * the same call again finds its ticket. Its result is kept for a retry
  * until an hour after the ticket would have expired, no longer: a read's
  * answer goes stale. */
+/* The first of the call's findings, for its answer: "RULE at /AT: WHY". */
+static const char *first_finding(const struct call_state *st, char *out, size_t len)
+{
+	const struct tg_anomaly_finding *f = &st->anomalies->f[0];
+
+	snprintf(out, len, "%s at %s: %s", tg_anomaly_rule_name(f->rule), f->at[0] ? f->at : "/",
+		 f->why);
+	return out;
+}
+
 static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
+	char first[320];
+
 	if (!g->store)
 		return answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its arguments "
-			      "are anomalous (%s at %s: %s) and such a call is held for a person's "
-			      "review, which needs a policy and a state directory (serve --policy "
-			      "--state); it did not run",
-			      st->k->name, st->k->version_text,
-			      tg_anomaly_rule_name(st->anomalies->f[0].rule),
-			      st->anomalies->f[0].at[0] ? st->anomalies->f[0].at : "/",
-			      st->anomalies->f[0].why);
-	if (args_fingerprint(st) < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			      "are anomalous (%s) and such a call is held for a person's review, "
+			      "which needs a policy and a state directory (serve --policy --state); "
+			      "it did not run", st->k->name, st->k->version_text,
+			      first_finding(st, first, sizeof(first)));
 	if (st->call->idempotency_key) {
 		st->key = st->call->idempotency_key;
 		return held(g, st, IDEM_TTL, err);
 	}
+	if (args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	snprintf(st->made_key, sizeof(st->made_key), "anomalous:%.32s", st->fingerprint);
 	st->key = st->made_key;
 	return held(g, st, g->ticket_ttl + 3600, err);
@@ -913,13 +915,13 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		}
 		if (pending >= cap) {
 			tg_store_idem_abandon(g->store, &key, NULL);
+			char first[320];
+
 			return answer(st, "anomalous", "too_many_pending", NULL, "%s@%s: its "
-				      "arguments are anomalous (%s at %s), and %llu anomalous calls of "
-				      "%s already await review (at most %llu): it did not run, and was "
-				      "not held", st->k->name,
-				      st->k->version_text,
-				      tg_anomaly_rule_name(st->anomalies->f[0].rule),
-				      st->anomalies->f[0].at[0] ? st->anomalies->f[0].at : "/",
+				      "arguments are anomalous (%s), and %llu anomalous calls of %s "
+				      "already await review (at most %llu): it did not run, and was not "
+				      "held", st->k->name, st->k->version_text,
+				      first_finding(st, first, sizeof(first)),
 				      (unsigned long long)pending, st->call->principal,
 				      (unsigned long long)cap);
 		}

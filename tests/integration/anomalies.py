@@ -22,6 +22,7 @@
     anomalies.py TOOLGATE REPO TMPDIR
 """
 import base64
+import contextlib
 import json
 import os
 import random
@@ -59,8 +60,17 @@ with open(os.path.join(CAT, "lookup-1.0.0.json"), "w") as f:
 PRINCIPALS = {"agent": {"scopes": ["*:read", "fs.*:write"]},
               "agent2": {"scopes": ["*:read"]},
               "ops": {"scopes": ["lookup:approve", "fs.*:approve"]}}
-with open(POLICY, "w") as f:
-    json.dump({"principals": PRINCIPALS, "anomalies": {"min_samples": 20}}, f)
+
+
+def policy_file(name, anomalies):
+    """A policy of PRINCIPALS with these anomalies, as TMP/NAME.json."""
+    path = os.path.join(TMP, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"principals": PRINCIPALS, "anomalies": anomalies}, f)
+    return path
+
+
+policy_file("policy", {"min_samples": 20})
 
 
 def cli(*argv, stdin=None):
@@ -73,11 +83,18 @@ OPS = issue_token(TG, STATE, POLICY, "ops", "lookup:approve", "fs.*:approve")
 ERRS = []
 
 
-def serve(*extra, policy=POLICY, name="serve"):
+@contextlib.contextmanager
+def gateway(*extra, policy=POLICY, name="serve"):
+    """toolgate serve --http over the catalogue while the block runs: its port."""
     err = os.path.join(TMP, name + ".err")
     ERRS.append(err)
-    return start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
-                       "--policy", policy] + list(extra), err)
+    srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                            "--policy", policy] + list(extra), err)
+    try:
+        yield port
+    finally:
+        srv.terminate()
+        srv.wait(timeout=60)
 
 
 def call(port, tool, args, key=None, token=None):
@@ -125,8 +142,7 @@ def metrics(port):
 
 
 SQLI = "1' UNION SELECT password FROM users--"
-srv, port = serve()
-try:
+with gateway() as port:
     plain = call(port, "lookup", {"q": "weather in Paris tomorrow"})
     c("plain_read_runs", ran(plain), plain)
 
@@ -141,7 +157,7 @@ try:
     found = t.get("anomalies", [])
     c("ticket_shows_findings", any(x.get("rule") == "sql" and x.get("at") == "/q" and x.get("why")
                                    for x in found), t)
-    c("ticket_has_no_preview", "preview" not in t, t)
+    c("ticket_has_no_preview", t.get("id") == ticket and "preview" not in t, t)
     c("approved_read_runs", decide("approve", ticket) == 0 and
       ran(call(port, "lookup", {"q": SQLI})), show(ticket))
     c("approved_read_ran_once", show(ticket).get("state") == "executed", show(ticket))
@@ -219,9 +235,6 @@ try:
     et = show(error_of(ent).get("ticket", ""))
     c("far_higher_entropy_held", any(x.get("rule") == "entropy" for x in et.get("anomalies", [])),
       (ent, et))
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 
 recs = records()
 calls = [r for r in recs if r.get("kind") == "call" and r.get("tool") == "lookup"]
@@ -233,58 +246,37 @@ c("record_names_rule_and_place", any(r.get("outcome") == "held" and r.get("anoma
 c("record_keeps_no_arguments", not any("password FROM users" in json.dumps(r) for r in recs), "")
 
 # the baseline was saved at exit: a new gateway judges at once
-srv, port = serve(name="serve2")
-try:
+with gateway(name="serve2") as port:
     rnd = random.Random(8)
     big = call(port, "lookup", {"q": " ".join(rnd.choice(words) for _ in range(4000))})
     c("baseline_survives_restart", error_of(big).get("code") == "awaiting_approval", big)
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 
-srv, port = serve("--anomalies", "warn", name="warn")
-try:
+with gateway("--anomalies", "warn", name="warn") as port:
     r = call(port, "lookup", {"q": "x' OR '1'='1"})
     c("warn_runs", ran(r), r)
     # run, the tool's own defence still holds: fs.read refuses to leave
     r = call(port, "fs.read", {"path": "../../../../etc/passwd"})
     c("warn_tool_still_refuses_traversal", error_of(r).get("code") == "outside_workspace", r)
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 c("warn_recorded", any(x.get("anomaly_action") == "warn" and x.get("outcome") == "ok"
                        for x in records() if x.get("kind") == "call"), "")
 
-POLICY2 = os.path.join(TMP, "policy2.json")
-with open(POLICY2, "w") as f:
-    json.dump({"principals": PRINCIPALS,
-               "anomalies": {"tools": {"lookup": {"skip": ["sql"]}}}}, f)
-srv, port = serve(policy=POLICY2, name="skip")
-try:
+POLICY2 = policy_file("policy2", {"tools": {"lookup": {"skip": ["sql"]}}})
+with gateway(policy=POLICY2, name="skip") as port:
     r = call(port, "lookup", {"q": "x' OR '1'='1"})
     c("policy_skips_a_rule_for_a_tool", ran(r), r)
     r = call(port, "lookup", {"q": "x; rm -rf /tmp/y"})
     c("other_rules_still_hold", error_of(r).get("code") == "awaiting_approval", r)
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 
 # a principal's anomalous calls awaiting review are capped: a read scope
 # cannot fill the approvers' queue
-POLICY3 = os.path.join(TMP, "policy3.json")
-with open(POLICY3, "w") as f:
-    json.dump({"principals": PRINCIPALS, "anomalies": {"max_pending": 2}}, f)
+POLICY3 = policy_file("policy3", {"max_pending": 2})
 AGENT2 = issue_token(TG, STATE, POLICY3, "agent2", "*:read")
-srv, port = serve(policy=POLICY3, name="cap")
-try:
+with gateway(policy=POLICY3, name="cap") as port:
     codes = [error_of(call(port, "lookup", {"q": "$(id %d)" % i}, token=AGENT2)).get("code")
              for i in range(3)]
     third = call(port, "lookup", {"q": "$(id 2)"}, token=AGENT2)
     c("pending_capped", codes[:2] == ["awaiting_approval"] * 2 and third.get("isError") and
       "already await review" in json.dumps(third), (codes, third))
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 
 # toolgate anomalies: what the rules would find, for an operator to try
 def check_cli(args, *extra):
@@ -319,14 +311,11 @@ text = json.dumps(res)
 c("no_store_refuses", res and res[0].get("result", {}).get("isError") and "review" in text
   and "UNION" not in text.split("anomalous")[0], text + p.stderr)
 
-BAD = os.path.join(TMP, "bad.json")
 for name, conf, want in (("action", {"action": "block"}, "action"),
                          ("rule", {"skip": ["sqli"]}, "skip"),
                          ("threshold", {"size_z": 0.1}, "size_z"),
                          ("field", {"sizez": 3}, "sizez")):
-    with open(BAD, "w") as f:
-        json.dump({"principals": PRINCIPALS, "anomalies": conf}, f)
-    p = cli("policy", "lint", BAD)
+    p = cli("policy", "lint", policy_file("bad", conf))
     c("bad_config_refused_" + name, p.returncode != 0 and want in p.stderr + p.stdout,
       p.stdout + p.stderr)
 

@@ -16,7 +16,7 @@
 #include "toolgate/store.h"
 #include "unit.h"
 
-#define ALL ((1u << TG_ANOMALY_RULES) - 1)
+#define ALL TG_ANOMALY_ALL
 
 static int config_parsed(void)
 {
