@@ -7,6 +7,183 @@
 
 #include "exec/exec.h"
 #include "toolgate/gate.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "gate/anomaly_int.h"
+#include "toolgate/audit.h"
+#include "toolgate/store.h"
+#include "toolgate/trace.h"
+
+#define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
+#define IDEM_TTL (24 * 3600)       /* an idempotency key is kept a day */
+
+/* A catalogue the gate serves or served: calls and readers hold it while
+ * they use it, so that a reload never frees one in use. */
+struct snapshot {
+	const struct tg_catalog *catalog;
+	struct tg_catalog *owned;     /* freed with the snapshot; NULL: the caller's */
+	unsigned refs;                /* the gate's while current, and each user's */
+	struct snapshot *next;
+};
+
+/* refusals recorded: at most so many a second, in each bucket */
+#define REFUSALS_PER_S 20.0
+#define REFUSALS_BURST 100.0
+/* a bucket for requests without a principal (401s), the others shared by
+ * principals hashed: one principal's flood hides neither 401s nor, but
+ * for a principal hashed with it, another principal's refusals */
+#define REFUSAL_BUCKETS 64
+/* what a catalogue refused for its descriptions says (and counts by) */
+#define DESCRIPTION_REFUSED "a description speaks to the model, not its user"
+/* an unknown tool's name in its record, at most */
+#define TOOL_NAME_RECORDED 256
+
+struct refusal_bucket {
+	double tokens;          /* of REFUSALS_BURST, REFUSALS_PER_S added a second */
+	struct timespec at;     /* when they were counted */
+	uint64_t suppressed;    /* not recorded since the last that was */
+	int used;
+};
+
+struct tg_gate {
+	pthread_mutex_t lock;         /* the snapshots */
+	struct snapshot *cur;         /* the current one, then retired ones in use */
+	char *workspace, *tools_dir;
+	struct tg_audit *audit;       /* borrowed, or NULL */
+	struct tg_tracer *tracer;     /* borrowed, or NULL */
+	enum tg_descriptions descriptions;
+	struct metrics *metrics;      /* the counters /metrics shows */
+	pthread_mutex_t refusals_lock;
+	struct refusal_bucket refusals[REFUSAL_BUCKETS];
+	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
+	int64_t ticket_ttl;
+	unsigned warm;                /* sandboxes kept ready per tool */
+	pthread_mutex_t pools_lock;
+	struct warm_pool *pools;
+	unsigned warm_total;          /* sandboxes the pools keep, together */
+	/* parameter anomalies (docs/ANOMALIES.md) */
+	const struct tg_anomaly_config *anomaly_config; /* borrowed; NULL: the defaults */
+	enum tg_anomaly_action anomaly_action;          /* the operator's, over the config's */
+	struct anomaly_baselines *baselines;
+};
+
+/* A command tool's warm pool, made at its first call that could use one
+ * (tool@version; a pool that could not be made stays NULL: cold). */
+struct warm_pool {
+	char key[300];
+	struct tg_sandbox_pool *pool;
+	unsigned refs;                /* the gate's list, and calls running in it */
+	struct warm_pool *next;
+};
+
+
+#define IDEM_TTL (24 * 3600)          /* an idempotency key is kept a day */
+
+/* One call on its way through the stages. */
+struct call_state {
+	const struct tg_call *call;
+	const struct tg_catalog *catalog; /* the call's snapshot */
+	const struct tg_contract *k;
+	const char *args;
+	size_t args_len;
+	struct exec_out out;
+	const char *outcome;       /* for the record: ok, tool_error, ... */
+	struct timespec start;
+	/* a write call that runs: its key, claimed; its approved ticket */
+	int claimed;
+	char fingerprint[65];
+	char *canonical;           /* the arguments hashed (malloc'd), or NULL */
+	char ticket[33];           /* the call's id once approved */
+	int dry;                   /* execute as a dry run */
+	int resumed;               /* rerun after its gateway died running it */
+	int ran;                   /* it reached execution: its record is waited for */
+	struct redaction {         /* secrets taken out of its result (stage 8b) */
+		uint64_t count;
+		const char *rules[8];  /* distinct rules, static names */
+		uint64_t per[8];
+		size_t nrules;
+	} redacted;
+	struct tg_span *span;      /* execute_tool, or NULL: not traced */
+	/* its arguments' anomalies (stage 4c): what they lead to, and them */
+	enum tg_anomaly_action anomalous;  /* TG_ANOMALY_DEFAULT: none found */
+	struct anomaly_report *anomalies;  /* malloc'd, or NULL */
+	struct {                           /* found nothing: learnt once it ran */
+		double size, entropy;
+		int has_entropy, due;
+	} usual;
+	const char *key;           /* the idempotency key: the caller's, or made for a held read */
+	char made_key[80];
+};
+
+/* ---- the stages' shared parts (pipeline.c) ---- */
+
+/* A tool result marked as an error, ending the call (1). */
+int gate_refuse(struct call_state *st, const char *outcome, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* 1 if the caller gave up on the call: its cancel fd is readable (after
+ * waiting up to ms for it). */
+int gate_cancelled_within(int fd, int ms);
+/* 7 execute (pipeline.c). */
+int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+
+/* ---- 5-6 the write path (write.c) ---- */
+
+/* SHA-256 of the arguments' canonical form into st->fingerprint; -1 out of memory. */
+int gate_args_fingerprint(struct call_state *st);
+/* 5 dedupe and 6 approve: 0 the call runs (its key claimed, or a read
+ * that need not be held), 1 answered, -1 and err. */
+int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+/* After a claimed write ran: its result is the key's for every retry. */
+void gate_write_done(struct tg_gate *g, struct call_state *st);
+
+/* ---- 8 the output check (output.c) ---- */
+
+/* 8 check and 8b redact: 0, or 1 (refused: bad output). */
+int gate_stage_check_redact(struct tg_gate *g, struct call_state *st);
+/* An overlay dry run's changes appended to its content; -1 out of memory. */
+int gate_overlay_summary(struct call_state *st);
+/* Every string of v (v itself, when it is one) without its secrets, in place. */
+void gate_redact_json(json_t *v, struct redaction *t);
+/* The string at o[key] without its secrets, in place. */
+void gate_redact_member(json_t *o, const char *key, struct redaction *t);
+/* What a running tool reports (progress, its log lines), without secrets:
+ * the log is a tool's output too. */
+struct notify_redacting {
+	const struct tg_call *call;
+};
+
+void gate_notify_redacted(void *ctx, const char *event);
+/* The tool's requests to the client, passed on with the caller's context. */
+char *gate_ask_through(void *ctx, const char *request, const volatile int *stop);
+/* A record's free text (error, reason, subject) without secrets. */
+void gate_redact_record(json_t *fields);
+
+/* ---- 9 record (record.c) ---- */
+
+int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *cerr,
+		      struct tg_error *err);
+void gate_span_begin(struct tg_gate *g, struct call_state *st);
+void gate_span_finish(struct call_state *st, const struct tg_error *err);
+/* A call's answer is not given without its record: why it could not be
+ * written in rerr, said in err (-1). */
+int gate_unrecorded(const struct call_state *st, const struct tg_error *rerr,
+		    struct tg_error *err);
+/* Queued refusal records written out (the gate's end). */
+void gate_flush_refusals(struct tg_gate *g);
+/* A tool name as a record keeps it (cut past TOOL_NAME_RECORDED). */
+json_t *gate_tool_name_json(const char *name, int *cut);
+
+/* ---- rollback (rollback.c) and the calls the gate makes itself ---- */
+
+/* Stages 3, 7 and 8 for a call the gate makes itself. */
+int gate_run_stages(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+/* What the tool produced, as the caller gets it (o released). */
+int gate_call_result(struct exec_out *o, struct tg_call_result *r, struct tg_error *err);
+
 
 /* How one tool of a plan runs: the plan's catalogue and call (its
  * principal, scopes, cancellation), dry or not, under which call id. */

@@ -1,0 +1,262 @@
+/*
+ * Stage 8, the output check (docs/PIPELINE.md, docs/REDACTION.md): a
+ * result against its contract's output schema, then secrets taken out of
+ * everything a tool produced (its result, its progress and log lines, a
+ * dry run's overlay summary) before anyone reads it. It never writes a
+ * secret it found anywhere: only the rule that found it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "gate/gate_int.h"
+#include "obs/metrics.h"
+#include "toolgate/redact.h"
+#include "toolgate/schema.h"
+
+/* 8 check: a successful result against the output schema. */
+static int stage_check(struct call_state *st)
+{
+	struct tg_schema_error ev[MAX_SCHEMA_ERRORS];
+	struct tg_schema_errors errors = { ev, MAX_SCHEMA_ERRORS, 0 };
+	struct tg_error verr;
+	char *text;
+	int rc;
+
+	if (st->out.is_error || !st->k->output_schema)
+		return 0;
+	if (!st->out.structured)
+		return gate_refuse(st, "bad_output", "%s@%s returned no structured result, and its "
+			      "contract promises one", st->k->name, st->k->version_text);
+	text = json_dumps(st->out.structured, JSON_COMPACT);
+	rc = text ? tg_schema_validate(st->k->output_schema, text, strlen(text), &errors, &verr)
+		  : -1;
+	free(text);
+	if (rc == 1)
+		return 0;
+	return gate_refuse(st, "bad_output", "%s@%s returned a result that does not match its output "
+		      "schema%s%s%s%s", st->k->name, st->k->version_text,
+		      rc == 0 && errors.n ? ": " : "", rc == 0 && errors.n ? ev[0].instance_location : "",
+		      rc == 0 && errors.n ? " " : "", rc == 0 && errors.n ? ev[0].message : "");
+}
+
+/* s appended to the text buf[0, *len) of *cap bytes; -1 out of memory. */
+static int append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	size_t l = strlen(s);
+	char *grown;
+
+	if (*len + l + 1 > *cap) {
+		*cap = (*len + l + 1) * 2;
+		grown = realloc(*buf, *cap);
+		if (!grown)
+			return -1;
+		*buf = grown;
+	}
+	memcpy(*buf + *len, s, l + 1);
+	*len += l;
+	return 0;
+}
+
+/* An overlay dry run's changes, as a text block after the tool's own
+ * content: what the caller (and the approver, in the preview) reads. */
+int gate_overlay_summary(struct call_state *st)
+{
+	size_t i, n = json_array_size(st->out.changes), len = 0, cap = 0;
+	char line[400], size[96], *text = NULL;
+	json_t *c, *a, *b;
+	int rc;
+
+	snprintf(line, sizeof(line), "toolgate ran this dry run on an overlay: nothing was "
+		 "written. It would change %zu path%s%s%s\n", n, n == 1 ? "" : "s",
+		 st->out.changes_truncated ? " (and more, not listed)" : "", n ? ":" : ".");
+	rc = append(&text, &len, &cap, line);
+	json_array_foreach(st->out.changes, i, c) {
+		b = json_object_get(c, "before_bytes");
+		a = json_object_get(c, "after_bytes");
+		size[0] = 0;
+		if (b && a)
+			snprintf(size, sizeof(size), " (%lld -> %lld bytes)",
+				 (long long)json_integer_value(b), (long long)json_integer_value(a));
+		else if (a)
+			snprintf(size, sizeof(size), " (%lld bytes)", (long long)json_integer_value(a));
+		/* the path whole: made safe by the walk (no control character) */
+		snprintf(line, sizeof(line), "%s %s ",
+			 json_string_value(json_object_get(c, "change")),
+			 json_string_value(json_object_get(c, "kind")));
+		if (rc == 0)
+			rc = append(&text, &len, &cap, line);
+		if (rc == 0)
+			rc = append(&text, &len, &cap, json_string_value(json_object_get(c, "path")));
+		snprintf(line, sizeof(line), "%s\n", size);
+		if (rc == 0)
+			rc = append(&text, &len, &cap, line);
+		if (rc == 0 && json_is_string(json_object_get(c, "diff")))
+			rc = append(&text, &len, &cap, json_string_value(json_object_get(c, "diff")));
+	}
+	if (rc == 0 && json_array_append_new(st->out.content, exec_text(text)) < 0)
+		rc = -1;
+	free(text);
+	return rc;
+}
+
+/* 8b redact: secrets in what the tool returned become [REDACTED:<rule>]
+ * (docs/REDACTION.md) before anyone sees it: the caller, the
+ * idempotency record a retry is answered from, the ticket's preview an
+ * approver reads. Text content and every string of the structured
+ * result; binary content (an image's, audio's base64 data, a resource's
+ * blob) is not text and stays as it is. Counted by rule, for the record
+ * and the metrics; never the secret itself. */
+static void tally(struct redaction *t, const char *rule)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrules && strcmp(t->rules[i], rule) != 0; i++) {
+	}
+	if (i == t->nrules) {
+		if (t->nrules == 8)
+			i = 7; /* a ninth rule counts with the eighth: the total stays right */
+		else
+			t->rules[t->nrules++] = rule;
+	}
+	t->per[i]++;
+}
+
+/* s (n bytes) without its secrets, a new string; NULL when it had none. */
+static json_t *redact_text(const char *s, size_t n, struct redaction *t)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	json_t *v = NULL;
+	size_t i;
+
+	if (tg_redact(s, n, &o, &err) < 0) {
+		/* out of memory: nothing of it shown rather than all of it */
+		tg_redact_out_release(&o);
+		tally(t, "not_redacted");
+		t->count++;
+		return json_string("[REDACTED:out_of_memory]");
+	}
+	if (o.total) {
+		for (i = 0; i < o.nfindings; i++)
+			tally(t, o.findings[i].rule);
+		t->count += o.total;
+		v = json_stringn(o.text, o.len);
+		if (!v) /* a marker cut a character: not UTF-8 any more */
+			v = json_string("[REDACTED:not_utf8]");
+	}
+	tg_redact_out_release(&o);
+	return v;
+}
+
+/* Every string of v (v itself, when it is one), in place. */
+void gate_redact_json(json_t *v, struct redaction *t)
+{
+	const char *key;
+	json_t *item, *r;
+	size_t i;
+
+	if (json_is_string(v)) {
+		r = redact_text(json_string_value(v), json_string_length(v), t);
+		if (r)
+			json_string_setn(v, json_string_value(r), json_string_length(r));
+		json_decref(r);
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, key, item)
+			gate_redact_json(item, t);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			gate_redact_json(item, t);
+	}
+}
+
+/* The string at o[key], in place (anything else there is left alone). */
+void gate_redact_member(json_t *o, const char *key, struct redaction *t)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_string(v))
+		gate_redact_json(v, t);
+}
+
+static void stage_redact(struct tg_gate *g, struct call_state *st)
+{
+	struct redaction *t = &st->redacted;
+	uint64_t before = t->count, per[8];
+	json_t *item;
+	size_t i, k;
+
+	memcpy(per, t->per, sizeof(per));
+	json_array_foreach(st->out.content, i, item) {
+		const char *type = json_string_value(json_object_get(item, "type"));
+
+		if (type && strcmp(type, "text") == 0)
+			gate_redact_member(item, "text", t);
+		else if (type && strcmp(type, "resource") == 0)
+			gate_redact_member(json_object_get(item, "resource"), "text", t);
+	}
+	if (st->out.structured)
+		gate_redact_json(st->out.structured, t);
+	if (t->count == before)
+		return;
+	for (k = 0; k < t->nrules; k++)
+		if (t->per[k] > per[k])
+			metrics_count(g->metrics, "redactions", t->rules[k]);
+}
+
+void gate_notify_redacted(void *ctx, const char *event)
+{
+	const struct notify_redacting *n = ctx;
+	struct redaction t;
+	json_t *e = json_loads(event, 0, NULL);
+	char *text;
+
+	memset(&t, 0, sizeof(t));
+	if (!e) /* not JSON: not passed on, secrets or not */
+		return;
+	gate_redact_json(e, &t);
+	text = t.count ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(e);
+	n->call->notify(n->call->notify_ctx, text ? text : event);
+	free(text);
+}
+
+/* The tool's requests to the client share the notifier's context: passed
+ * on as they are, with the caller's. */
+char *gate_ask_through(void *ctx, const char *request, const volatile int *stop)
+{
+	const struct notify_redacting *n = ctx;
+
+	return n->call->ask(n->call->notify_ctx, request, stop);
+}
+
+int gate_stage_check_redact(struct tg_gate *g, struct call_state *st)
+{
+	int rc = stage_check(st);
+
+	if (rc >= 0)
+		stage_redact(g, st);
+	return rc;
+}
+
+/* A record's free text (an error, a person's reason, a subject), without
+ * secrets: a tool's message may quote what it was given. */
+void gate_redact_record(json_t *fields)
+{
+	static const char *const keys[] = { "error", "reason", "subject" };
+	struct redaction t;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	for (i = 0; fields && i < sizeof(keys) / sizeof(keys[0]); i++)
+		gate_redact_member(fields, keys[i], &t);
+}

@@ -1,0 +1,417 @@
+/*
+ * Stage 9, the evidence (docs/AUDIT.md, docs/TRACING.md, docs/METRICS.md):
+ * every call's record in the audit log, its span and its metrics, and the
+ * events and refusals the gate records besides. A record holds the
+ * arguments' hash, never the arguments nor the result.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "gate/gate_int.h"
+#include "obs/metrics.h"
+#include "toolgate/audit.h"
+#include "toolgate/trace.h"
+#include "toolgate/sandbox.h"
+#include "util/utf8.h"
+
+
+/* Append one record (fields, released) to a; with wait, until it is
+ * written and synced. 0, or -1 and err: the log failed (said on stderr once
+ * by the log, and every call is refused from then on), or the record could
+ * not be made. Without wait, the record is queued: for what acknowledges
+ * nothing done (a refusal), so that a flood of them does not sync each. */
+static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
+{
+	char *text;
+	int64_t t;
+	int rc = 0;
+
+	gate_redact_record(fields);
+	text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+	json_decref(fields);
+	if (!a) {
+		free(text);
+		return 0;
+	}
+	if (!text)
+		return tg_error_set(err, TG_ERR_NOMEM, "a record could not be made (out of memory)");
+	t = tg_audit_append(a, text, err);
+	if (t < 0)
+		rc = -1;
+	else if (wait)
+		rc = tg_audit_wait(a, t, err);
+	if (rc < 0 && err->code != TG_ERR_SYSTEM)
+		fprintf(stderr, "toolgate: audit: %s\n", err->msg); /* a malformed record */
+	free(text);
+	return rc;
+}
+
+static json_t *event_fields(const char *principal, const char *subject, const char *outcome,
+			    const char *detail)
+{
+	json_t *o = json_pack("{s:s,s:s?,s:s?,s:s?}", "kind", "event", "principal", principal,
+			      "subject", subject, "outcome", outcome);
+
+	if (o && detail)
+		json_object_set_new(o, "error", json_string(detail));
+	return o;
+}
+
+int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
+		    const char *outcome, const char *detail)
+{
+	struct tg_error err;
+
+	return a ? record(a, event_fields(principal, subject, outcome, detail), 1, &err) : 0;
+}
+
+struct tg_tracer *tg_gate_tracer(struct tg_gate *g)
+{
+	return g->tracer;
+}
+
+int gate_audit_ok(struct tg_gate *g, struct tg_error *err)
+{
+	return g->audit ? tg_audit_ok(g->audit, err) : 0;
+}
+
+int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
+			 const char *outcome, const char *detail)
+{
+	if (strcmp(outcome, "egress_denied") == 0)
+		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
+	else if (strcmp(outcome, "load_refused") == 0)
+		metrics_count(g->metrics, "blocked_loads",
+			      detail && strstr(detail, DESCRIPTION_REFUSED) ? "description_injection"
+									 : "invalid_contract");
+	return tg_record_event(g->audit, principal, subject, outcome, detail);
+}
+
+/* Whether a refusal by principal ("" or NULL: none) is recorded: 1 with
+ * how many of its bucket were not since the last that was, 0 when over
+ * the bucket's rate (it is counted). */
+static int refusal_admit(struct tg_gate *g, const char *principal, uint64_t *before)
+{
+	struct refusal_bucket *b;
+	struct timespec now;
+	unsigned h = 5381;
+	const char *p;
+	int keep;
+
+	for (p = principal ? principal : ""; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g->refusals_lock);
+	b = &g->refusals[principal && *principal ? 1 + h % (REFUSAL_BUCKETS - 1) : 0];
+	if (!b->used) {
+		b->used = 1;
+		b->tokens = REFUSALS_BURST;
+	} else {
+		b->tokens += ((double)(now.tv_sec - b->at.tv_sec) +
+			      (double)(now.tv_nsec - b->at.tv_nsec) / 1e9) * REFUSALS_PER_S;
+		if (b->tokens > REFUSALS_BURST)
+			b->tokens = REFUSALS_BURST;
+	}
+	b->at = now;
+	keep = b->tokens >= 1.0;
+	if (keep) {
+		b->tokens -= 1.0;
+		*before = b->suppressed;
+		b->suppressed = 0;
+	} else {
+		b->suppressed++;
+	}
+	pthread_mutex_unlock(&g->refusals_lock);
+	return keep;
+}
+
+/* At the end: the refusals counted but not recorded, so that none is lost. */
+void gate_flush_refusals(struct tg_gate *g)
+{
+	struct tg_error err;
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < REFUSAL_BUCKETS; i++)
+		total += g->refusals[i].suppressed;
+	if (g->audit && total)
+		record(g->audit, json_pack("{s:s,s:s,s:s,s:I}", "kind", "event", "principal", "",
+					   "outcome", "refusals_suppressed", "suppressed_before",
+					   (json_int_t)total), 0, &err);
+}
+
+int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char *subject,
+			   const char *outcome, const char *detail)
+{
+	struct tg_error err;
+	uint64_t before = 0;
+	json_t *o;
+
+	if (strcmp(outcome, "forbidden") == 0) /* a scope it was not granted */
+		metrics_count(g->metrics, "excessive_agency", "out_of_scope");
+	if (!g->audit || !refusal_admit(g, principal, &before))
+		return 0;
+	o = event_fields(principal, subject, outcome, detail);
+	if (o && before)
+		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
+	/* queued, not waited for: a refusal acknowledges nothing done */
+	return record(g->audit, o, 0, &err);
+}
+
+int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
+		       const char *outcome, const char *reason)
+{
+	struct tg_error err;
+	json_t *o;
+
+	if (!a)
+		return 0;
+	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "kind", "decision", "principal", who,
+		      "subject", t->id, "outcome", outcome, "tool", t->tool, "requester",
+		      t->principal, "args_sha256", t->args_sha256);
+	if (o && reason)
+		json_object_set_new(o, "reason", json_string(reason));
+	return record(a, o, 1, &err);
+}
+
+int tg_gate_record_decision(struct tg_gate *g, const char *who, const struct tg_ticket *t,
+			    const char *outcome, const char *reason)
+{
+	return tg_record_decision(g->audit, who, t, outcome, reason);
+}
+
+char *tg_gate_metrics(struct tg_gate *g)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	struct tg_sandbox_pool_stats ws;
+	struct metrics_gauges gg;
+	size_t i;
+	char *text;
+
+	memset(&gg, 0, sizeof(gg));
+	for (i = 0; i < tg_catalog_count(cat); i++)
+		if (tg_catalog_at(cat, i)->authority == TG_AUTHORITY_WRITE)
+			gg.write_tools++;
+	/* every write call waits for a person, or is refused without a
+	 * store: none runs around the gate (stage_write) */
+	gg.write_tools_gated = gg.write_tools;
+	tg_gate_release(g, cat);
+	tg_gate_warm_stats(g, &ws);
+	gg.warm_size = ws.size;
+	gg.warm_ready = ws.ready;
+	gg.warm_refilling = ws.refilling;
+	gg.warm_spent = ws.spent;
+	gg.warm_runs = ws.warm_runs;
+	gg.cold_runs = ws.cold_runs;
+	gg.warm_made = ws.made;
+	gg.warm_failed = ws.failed;
+	if (g->store) {
+		uint64_t n[8];
+		struct tg_error err;
+
+		/* approved: every ticket a person let through, whatever came of it */
+		if (tg_store_ticket_counts(g->store, (int64_t)time(NULL), n, &err) == 0) {
+			gg.have_tickets = 1;
+			gg.approved = n[TG_TICKET_APPROVED] + n[TG_TICKET_EXECUTED] +
+				      n[TG_TICKET_FAILED] + n[TG_TICKET_COMPENSATED];
+			gg.rejected = n[TG_TICKET_REJECTED];
+			gg.expired = n[TG_TICKET_EXPIRED];
+			gg.cancelled = n[TG_TICKET_CANCELLED];
+		}
+	}
+	if (g->audit) {
+		struct tg_audit_stats as;
+		struct tg_error err;
+
+		tg_audit_get_stats(g->audit, &as);
+		gg.audit_records = as.records;
+		gg.audit_groups = as.groups;
+		gg.audit_ok = tg_audit_ok(g->audit, &err) == 0;
+	}
+	if (g->tracer) {
+		struct tg_tracer_stats ts;
+
+		tg_tracer_get_stats(g->tracer, &ts);
+		gg.traced = 1;
+		gg.spans_exported = ts.exported;
+		gg.spans_dropped = ts.dropped;
+		gg.trace_exports = ts.exports;
+		gg.trace_export_failures = ts.export_failures;
+	}
+	text = g->metrics ? metrics_render(g->metrics, &gg) : NULL;
+	return text;
+}
+
+/* A tool name as a record keeps it: a name the catalogue does not have
+ * is the caller's, at most TOOL_NAME_RECORDED bytes of it (cut where a
+ * UTF-8 character begins). */
+json_t *gate_tool_name_json(const char *name, int *cut)
+{
+	size_t n = strlen(name);
+
+	*cut = n > TOOL_NAME_RECORDED;
+	if (!*cut)
+		return json_string(name);
+	return json_stringn(name, utf8_cut(name, n, TOOL_NAME_RECORDED));
+}
+
+/* 9 record: the call's record in the audit log (docs/AUDIT.md), written
+ * and synced before the caller hears the answer when the call ran; a
+ * call refused before it ran is queued (it acknowledges nothing done), and
+ * one refused for its rate is recorded as other refusals are, at most 20
+ * a second for its principal. Its arguments as their SHA-256 (the hash a
+ * ticket shows its approver), never themselves, nor the result: they may
+ * carry secrets. */
+int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *cerr,
+			struct tg_error *err)
+{
+	const char *who = st->call->principal ? st->call->principal : "";
+	struct timespec now;
+	uint64_t before = 0;
+	json_t *o;
+	long long us;
+	int cut = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
+	metrics_call(g->metrics, st->k ? st->k->name : NULL, st->outcome, st->out.sandbox,
+		     (double)us / 1e6);
+	if (!g->audit)
+		return 0;
+	if (strcmp(st->outcome, "rate_limited") == 0 && !refusal_admit(g, who, &before))
+		return 0;
+	o = json_pack("{s:s,s:s,s:o,s:s,s:I}", "kind", "call", "principal", who, "tool",
+		      st->k ? json_string(st->k->name)
+			    : gate_tool_name_json(st->call->tool ? st->call->tool : "", &cut),
+		      "outcome", st->outcome, "duration_us", (json_int_t)us);
+	if (!o)
+		return record(g->audit, NULL, 1, err);
+	if (cut)
+		json_object_set_new(o, "tool_truncated", json_true());
+	if (before)
+		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
+	if (st->k)
+		json_object_set_new(o, "version", json_string(st->k->version_text));
+	if (st->ticket[0])
+		json_object_set_new(o, "call_id", json_string(st->ticket));
+	if (!st->fingerprint[0])
+		gate_args_fingerprint(st);
+	if (st->fingerprint[0])
+		json_object_set_new(o, "args_sha256", json_string(st->fingerprint));
+	if (st->out.sandbox)
+		json_object_set_new(o, "sandbox", json_string(st->out.sandbox));
+	if (st->redacted.count) {
+		/* what was taken out of its result, by rule: never the secret */
+		json_t *by = json_object();
+		size_t k;
+
+		for (k = 0; by && k < st->redacted.nrules; k++)
+			json_object_set_new(by, st->redacted.rules[k],
+					    json_integer((json_int_t)st->redacted.per[k]));
+		json_object_set_new(o, "redacted", by);
+	}
+	if (st->resumed)
+		json_object_set_new(o, "resumed", json_true());
+	if (st->anomalies) {
+		/* what the rules saw, without secrets: an excerpt may quote one */
+		json_t *f = anomaly_findings_json(st->anomalies), *item;
+		struct redaction t;
+		size_t k;
+
+		memset(&t, 0, sizeof(t));
+		json_array_foreach(f, k, item) {
+			gate_redact_member(item, "why", &t);
+			gate_redact_member(item, "at", &t);
+		}
+		json_object_set_new(o, "anomalies", f);
+		json_object_set_new(o, "anomalies_total",
+				    json_integer((json_int_t)st->anomalies->total));
+		json_object_set_new(o, "anomaly_action",
+				    json_string(tg_anomaly_action_name(st->anomalous)));
+	}
+	if (st->span) {
+		/* the record and the trace find each other */
+		char tid[33], sid[17];
+
+		tg_span_ids(st->span, tid, sid);
+		json_object_set_new(o, "trace_id", json_string(tid));
+		json_object_set_new(o, "span_id", json_string(sid));
+	}
+	if (cerr && cerr->code != TG_OK)
+		json_object_set_new(o, "error", json_string(cerr->msg));
+	/* waited for when it ran, or when it changed what the store holds
+	 * (a ticket made, a key claimed): nothing acknowledged goes unsynced */
+	return record(g->audit, o, st->ran || st->ticket[0] || st->claimed, err);
+}
+
+/* The call's execute_tool span (GenAI semantic conventions), begun: a
+ * child of the MCP request's span when the call came with one. */
+void gate_span_begin(struct tg_gate *g, struct call_state *st)
+{
+	st->span = tg_span_start(g->tracer, "execute_tool", TG_SPAN_INTERNAL, NULL,
+				 st->call->trace);
+	tg_span_set_str(st->span, "gen_ai.operation.name", "execute_tool");
+}
+
+/* Outcomes that are no failure of the call: done, shown, held for a
+ * person, answered again, or stopped to ask the client. */
+static int outcome_ok(const char *o)
+{
+	return strcmp(o, "ok") == 0 || strcmp(o, "dry_run") == 0 || strcmp(o, "held") == 0 ||
+	       strcmp(o, "replayed") == 0 || strcmp(o, "input_required") == 0 ||
+	       strcmp(o, "rolled_back") == 0;
+}
+
+/* Its end: the tool, the call's id, the outcome; error.type the outcome
+ * when it is a failure (tool_error for a tool's own). */
+void gate_span_finish(struct call_state *st, const struct tg_error *err)
+{
+	char tid[33], sid[17], name[160];
+	int cut = 0;
+
+	if (!st->span)
+		return;
+	tg_span_ids(st->span, tid, sid);
+	if (st->k) {
+		snprintf(name, sizeof(name), "execute_tool %.120s", st->k->name);
+		tg_span_set_name(st->span, name);
+		tg_span_set_str(st->span, "gen_ai.tool.name", st->k->name);
+		tg_span_set_str(st->span, "toolgate.tool.version", st->k->version_text);
+	} else if (st->call->tool) {
+		json_t *n = gate_tool_name_json(st->call->tool, &cut);
+
+		tg_span_set_str(st->span, "gen_ai.tool.name", json_string_value(n));
+		json_decref(n);
+	}
+	/* a write's call id (the one a rollback takes), else the span's */
+	tg_span_set_str(st->span, "gen_ai.tool.call.id", st->ticket[0] ? st->ticket : sid);
+	tg_span_set_str(st->span, "toolgate.principal", st->call->principal);
+	tg_span_set_str(st->span, "toolgate.outcome", st->outcome);
+	if (st->out.sandbox)
+		tg_span_set_str(st->span, "toolgate.sandbox", st->out.sandbox);
+	if (!outcome_ok(st->outcome))
+		tg_span_error(st->span, st->outcome,
+			      err && err->code != TG_OK ? err->msg : NULL);
+	tg_span_end(st->span);
+	st->span = NULL;
+}
+
+/* A call's answer is not given without its record: why it could not be
+ * written in rerr. */
+int gate_unrecorded(const struct call_state *st, const struct tg_error *rerr,
+		      struct tg_error *err)
+{
+	return tg_error_set(err, TG_ERR_UNAVAILABLE, "%s, but its record could not be written "
+			    "(%s): no answer without a record", st->ran ? "the call ran"
+			    : "the call was answered", rerr->msg);
+}

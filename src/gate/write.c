@@ -1,0 +1,571 @@
+/*
+ * Stages 5 and 6, the write path (docs/PIPELINE.md, "Writes"): a write
+ * call's idempotency key deduplicates it, its ticket holds it until a
+ * person decides, and exactly one retry under the key runs it once
+ * approved. A read whose arguments are anomalous is held here the same
+ * way. Nothing here runs a tool except through stage_execute.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "gate/gate_int.h"
+
+/* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
+
+/* SHA-256 of the arguments' canonical form (sorted keys), hex; the form
+ * kept for the ticket. Arguments the validator took that jansson cannot
+ * hold (an integer past 64 bits, a NUL in a name) are hashed as sent. */
+int gate_args_fingerprint(struct call_state *st)
+{
+	json_t *a = json_loadb(st->args, st->args_len, JSON_ALLOW_NUL, NULL);
+	char *text = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS)
+		       : strndup(st->args, st->args_len);
+	unsigned char h[crypto_hash_sha256_BYTES];
+
+	json_decref(a);
+	if (!text)
+		return -1;
+	crypto_hash_sha256(h, (const unsigned char *)text, strlen(text));
+	sodium_bin2hex(st->fingerprint, sizeof(st->fingerprint), h, sizeof(h));
+	free(st->canonical);
+	st->canonical = text;
+	return 0;
+}
+
+static struct tg_idem_key idem_key(const struct call_state *st)
+{
+	struct tg_idem_key k = { st->call->principal, st->k->name, st->key, st->fingerprint };
+
+	return k;
+}
+
+/* A write call's answer that is not its run: a retryable tool error with
+ * a code (awaiting_approval, running, ...), the ticket when there is one. */
+static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+		  const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	gate_refuse(st, outcome, "%s", text);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message", text,
+				       "retryable", strcmp(code, "rejected") != 0 &&
+						    strcmp(code, "expired") != 0 &&
+						    strcmp(code, "cancelled") != 0 &&
+						    strcmp(code, "key_reused") != 0 &&
+						    strcmp(code, "anomalous_arguments") != 0);
+	if (st->out.structured && ticket)
+		json_object_set_new(json_object_get(st->out.structured, "error"), "ticket",
+				    json_string(ticket));
+	return 1;
+}
+
+/* A result as the key keeps it, to replay byte for byte. */
+static char *result_text(const struct exec_out *o)
+{
+	json_t *j = json_pack("{s:O,s:b}", "content", o->content, "isError", o->is_error);
+	char *text;
+
+	if (j && o->structured)
+		json_object_set(j, "structured", o->structured);
+	/* an overlay dry run's preview: what it would change */
+	if (j && o->changes)
+		json_object_set(j, "changes", o->changes);
+	if (j && o->changes_truncated)
+		json_object_set_new(j, "changes_truncated", json_true());
+	/* in the order it was made: a replay answers byte for byte */
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return text;
+}
+
+static int replay(struct call_state *st, const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+
+	exec_out_release(&st->out);
+	if (!j)
+		return -1;
+	st->out.content = json_incref(json_object_get(j, "content"));
+	st->out.structured = json_incref(json_object_get(j, "structured"));
+	st->out.is_error = json_is_true(json_object_get(j, "isError"));
+	json_decref(j);
+	st->outcome = "replayed";
+	return 1;
+}
+
+static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *kp,
+			 const char *marker, const char *id, const struct tg_ticket *tp,
+			 struct tg_error *err);
+
+/* 1 if the caller gave up on the call: its cancel fd is readable (after
+ * waiting up to ms for it). */
+int gate_cancelled_within(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	if (fd < 0) {
+		if (ms > 0)
+			poll(NULL, 0, ms);
+		return 0;
+	}
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Wait, within the call's budget, for a person to decide ticket id (the
+ * decision may come from another process: the store is looked at every
+ * 100 ms); OUT *t as it stands at the end. The caller hears progress, if
+ * it asked for it, while it waits. */
+static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err);
+
+static int await_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			  struct tg_ticket *t, struct tg_error *err)
+{
+	unsigned budget = st->call->approval_wait_ms;
+	int forever = budget == TG_APPROVAL_WAIT_DECIDED, rc;
+	struct tg_span *span;
+
+	if (budget > TG_MAX_APPROVAL_WAIT_MS)
+		budget = TG_MAX_APPROVAL_WAIT_MS;
+	span = tg_span_start(g->tracer, "approval wait", TG_SPAN_INTERNAL, st->span, NULL);
+	tg_span_set_str(span, "toolgate.ticket", id);
+	rc = wait_decision(g, st, id, budget, forever, t, err);
+	tg_span_set_str(span, "toolgate.ticket.state", rc == 0 ? tg_ticket_state_name(t->state)
+								: "unknown");
+	if (rc < 0)
+		tg_span_error(span, "store", err->msg);
+	tg_span_end(span);
+	return rc;
+}
+
+static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
+			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err)
+{
+	unsigned waited = 0;
+	char event[160];
+
+	if (st->call->notify) {
+		snprintf(event, sizeof(event), "{\"progress\":{\"progress\":0,\"message\":"
+			 "\"awaiting approval: ticket %s\"}}", id);
+		st->call->notify(st->call->notify_ctx, event);
+	}
+	for (;;) {
+		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
+			return -1;
+		if (t->state != TG_TICKET_PENDING || (!forever && waited >= budget))
+			return 0;
+		if (gate_cancelled_within(st->call->cancel_fd, 100)) {
+			/* the caller withdrew its request: nobody may approve it now */
+			if (!st->call->withdraw || !*st->call->withdraw ||
+			    tg_store_ticket_move(g->store, id, TG_TICKET_PENDING,
+						 TG_TICKET_CANCELLED, NULL) < 0)
+				return 0;
+			tg_ticket_release(t);
+			return tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err);
+		}
+		tg_ticket_release(t);
+		waited += 100;
+	}
+}
+
+/* 1 if ticket t was made for the very tool@version the call resolved to. */
+static int same_tool(const struct call_state *st, const struct tg_ticket *t)
+{
+	size_t n = strlen(st->k->name);
+
+	return strncmp(t->tool, st->k->name, n) == 0 && t->tool[n] == '@' &&
+	       strcmp(t->tool + n + 1, st->k->version_text) == 0;
+}
+
+/* The key's result is a ticket (held for approval): what it says now. */
+static int ticket_step(struct tg_gate *g, struct call_state *st, const char *marker,
+		       const char *id, struct tg_error *err)
+{
+	struct tg_idem_key key = idem_key(st);
+	struct tg_ticket t;
+	int rc;
+
+	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	if (t.state == TG_TICKET_PENDING && st->call->approval_wait_ms) {
+		tg_ticket_release(&t);
+		if (await_decision(g, st, id, &t, err) < 0)
+			return -1;
+	}
+	rc = ticket_answer(g, st, &key, marker, id, &t, err);
+	tg_ticket_release(&t);
+	return rc;
+}
+
+/* ticket_step's answer for ticket t, in the state it is. */
+static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *kp,
+			 const char *marker, const char *id, const struct tg_ticket *tp,
+			 struct tg_error *err)
+{
+	struct tg_idem_key key = *kp;
+	struct tg_ticket t = *tp;
+	char *final;
+	int rc;
+
+	switch (t.state) {
+	case TG_TICKET_PENDING:
+		return answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
+			      "(toolgate approvals show %s); call again with the same idempotency key "
+			      "once it is decided", st->k->name, st->k->version_text, id, id);
+	case TG_TICKET_APPROVED:
+		/* what was approved is exactly this version: a retry that now
+		 * resolves to another (a reload, another pin) does not run */
+		if (!same_tool(st, &t))
+			return answer(st, "refused", "version_changed", id, "ticket %s approved %s; "
+				      "this call resolves to %s@%s, which nobody approved: call %s with "
+				      "the same key, or make a new call", id, t.tool, st->k->name,
+				      st->k->version_text, t.tool);
+		/* exactly one retry runs it: the one that takes the key back */
+		rc = tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return answer(st, "refused", "running", id, "%s@%s: the approved call under "
+				      "this idempotency key is running; retry when it ends",
+				      st->k->name, st->k->version_text);
+		st->claimed = 1;
+		snprintf(st->ticket, sizeof(st->ticket), "%s", id);
+		return 0;
+	default:
+		/* decided against, or never: final, and kept as the key's answer */
+		if (t.state == TG_TICKET_REJECTED)
+			answer(st, "rejected", "rejected", id, "%s@%s was rejected by %s: %s",
+			       st->k->name, st->k->version_text, t.approver, t.reason ? t.reason : "");
+		else if (t.state == TG_TICKET_CANCELLED)
+			answer(st, "cancelled", "cancelled", id, "%s@%s: ticket %s was withdrawn "
+			       "before anyone decided; the call did not run (a new call needs a new "
+			       "idempotency key)", st->k->name, st->k->version_text, id);
+		else
+			answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
+			       "run (a new call needs a new idempotency key)", st->k->name,
+			       st->k->version_text, id, tg_ticket_state_name(t.state));
+		final = result_text(&st->out);
+		if (final)
+			tg_store_idem_replace(g->store, &key, marker, strlen(marker), final,
+					      strlen(final), err);
+		free(final);
+		return 1;
+	}
+}
+
+
+/* The dry run of a new write call, as its ticket keeps it: 0 and OUT
+ * *text (JSON {content, isError, structured?}, malloc'd); 1 when the dry
+ * run says the call would fail (st->out is its answer, and the call ends
+ * there); -1 and err. */
+static int preview(struct tg_gate *g, struct call_state *st, char **text, struct tg_error *err)
+{
+	int rc;
+
+	*text = NULL;
+	st->dry = 1;
+	rc = gate_stage_execute(g, st, err);
+	if (rc == 0)
+		rc = gate_stage_check_redact(g, st);
+	st->dry = 0;
+	if (rc != 0)
+		return rc;
+	if (st->out.is_error) {
+		st->outcome = "dry_run_failed";
+		return 1;
+	}
+	*text = result_text(&st->out);
+	exec_out_release(&st->out);
+	if (!*text)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (strlen(*text) > TG_IDEM_MAX_RESULT) {
+		free(*text);
+		*text = NULL;
+		return gate_refuse(st, "refused", "%s@%s: its dry run printed more than %u bytes: too "
+			      "much to show an approver", st->k->name, st->k->version_text,
+			      TG_IDEM_MAX_RESULT);
+	}
+	return 0;
+}
+
+/* A call under this key is running: still, or its gateway died running it
+ * (kill -9, a power cut). Then this one takes the key over: an approved
+ * call of a resumable tool runs again under its call id (the tool replays
+ * what it did); one of a tool that is not ends failed, as its effect is
+ * unknown; 2 when the dead gateway had not made the ticket yet (the call
+ * starts afresh). */
+static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *key,
+		    struct tg_error *err)
+{
+	char *marker = NULL, *final;
+	const char *id;
+	struct tg_ticket t;
+	json_t *j;
+	int rc;
+
+	rc = tg_store_idem_takeover(g->store, key, &marker, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1)
+		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
+			      "%.64s is running; retry when it ends", st->k->name, st->key);
+	j = marker ? json_loads(marker, 0, NULL) : NULL;
+	id = json_string_value(json_object_get(j, "ticket"));
+	if (!id) {
+		json_decref(j);
+		free(marker);
+		return 2;
+	}
+	snprintf(st->ticket, sizeof(st->ticket), "%s", id);
+	json_decref(j);
+	free(marker);
+	if (tg_store_ticket_get(g->store, st->ticket, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	tg_ticket_release(&t);
+	st->claimed = 1;
+	/* a read changes nothing: running it again is safe */
+	if (t.state == TG_TICKET_APPROVED && same_tool(st, &t) &&
+	    (st->k->resumable || st->k->authority != TG_AUTHORITY_WRITE)) {
+		st->resumed = 1;
+		return 0;
+	}
+	/* not resumable: whether it took effect is for a person to find out */
+	answer(st, "interrupted", "interrupted", st->ticket, "%s@%s: the gateway stopped while "
+	       "the approved call %s ran; whether it took effect is unknown (the tool cannot "
+	       "rerun it safely), so it is marked failed: check before calling again with a new "
+	       "idempotency key", st->k->name, st->k->version_text, st->ticket);
+	final = result_text(&st->out);
+	if (!final || tg_store_idem_finish_call(g->store, key, final, strlen(final), st->ticket,
+						TG_TICKET_FAILED, err) < 0)
+		fprintf(stderr, "toolgate: write %s: interrupted call %s: %s\n", st->k->name,
+			st->ticket, final ? err->msg : "out of memory");
+	free(final);
+	st->claimed = 0;
+	return 1;
+}
+
+/* 5 dedupe and 6 approve, for a write tool, and a read held for its
+ * anomalies: the call runs (0, its key claimed) only once a person
+ * approved these exact arguments; before that, and on every retry under
+ * the same key, it is answered (1). A write's dry run (a tool that
+ * supports one) runs at once: it changes nothing. */
+static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err);
+
+int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
+		if (st->k->dry_run < 1)
+			return answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
+				      "what it would do: its contract says dry_run unsupported",
+				      st->k->name, st->k->version_text);
+		st->dry = 1;
+		return 0;
+	}
+	if (st->k->authority != TG_AUTHORITY_WRITE && st->anomalous != TG_ANOMALY_HOLD)
+		return 0; /* a read changes nothing: its dry run is the call */
+	if (st->k->authority != TG_AUTHORITY_WRITE)
+		return hold_read(g, st, err);
+	if (!g->store)
+		return gate_refuse(st, "refused",
+			      "%s@%s is a write tool: write tools run only through the approval "
+			      "gate, which needs a policy and a state directory (serve --policy "
+			      "--state)", st->k->name, st->k->version_text);
+	if (!st->call->idempotency_key)
+		return gate_refuse(st, "refused", "%s@%s is a write tool: it needs an idempotency key "
+			      "(_meta[\"dev.toolgate/idempotencyKey\"], or the HTTP Idempotency-Key "
+			      "header)", st->k->name, st->k->version_text);
+	st->key = st->call->idempotency_key;
+	return held(g, st, IDEM_TTL, err);
+}
+
+/* A read whose arguments are anomalous, held as a write is: under the
+ * caller's idempotency key, or one made of its arguments' hash, so that
+ * the same call again finds its ticket. Its result is kept for a retry
+ * until an hour after the ticket would have expired, no longer: a read's
+ * answer goes stale. */
+/* The first of the call's findings, for its answer: "RULE at /AT: WHY". */
+static const char *first_finding(const struct call_state *st, char *out, size_t len)
+{
+	const struct tg_anomaly_finding *f = &st->anomalies->f[0];
+
+	snprintf(out, len, "%s at %s: %s", tg_anomaly_rule_name(f->rule), f->at[0] ? f->at : "/",
+		 f->why);
+	return out;
+}
+
+static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	char first[320];
+
+	if (!g->store)
+		return answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its arguments "
+			      "are anomalous (%s) and such a call is held for a person's review, "
+			      "which needs a policy and a state directory (serve --policy --state); "
+			      "it did not run", st->k->name, st->k->version_text,
+			      first_finding(st, first, sizeof(first)));
+	if (st->call->idempotency_key) {
+		st->key = st->call->idempotency_key;
+		return held(g, st, IDEM_TTL, err);
+	}
+	if (gate_args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	snprintf(st->made_key, sizeof(st->made_key), "anomalous:%.32s", st->fingerprint);
+	st->key = st->made_key;
+	return held(g, st, g->ticket_ttl + 3600, err);
+}
+
+/* The call under its key st->key (kept ttl seconds): held for a ticket,
+ * or answered as the ticket stands. */
+static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err)
+{
+	struct tg_idem_record rec;
+	struct tg_idem_key key;
+	struct tg_ticket req, t;
+	int rc;
+
+	if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	key = idem_key(st);
+	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), ttl, &rec, err) < 0)
+		return err->code == TG_ERR_INVALID ? gate_refuse(st, "refused", "%s", err->msg) : -1;
+	if (rec.state == TG_IDEM_MISMATCH) {
+		tg_idem_record_release(&rec);
+		return answer(st, "refused", "key_reused", NULL, "idempotency key %.64s was used with "
+			      "other arguments of %s: a new call needs a new key", st->key,
+			      st->k->name);
+	}
+	if (rec.state == TG_IDEM_RUNNING) {
+		tg_idem_record_release(&rec);
+		rc = takeover(g, st, &key, err);
+		if (rc != 2)
+			return rc;
+		/* the dead gateway was still making the ticket: start afresh */
+	} else if (rec.state == TG_IDEM_DONE) {
+		json_t *j = json_loadb(rec.result, rec.result_len, 0, NULL);
+		const char *id = json_string_value(json_object_get(j, "ticket"));
+
+		rc = id ? ticket_step(g, st, rec.result, id, err) : replay(st, rec.result);
+		json_decref(j);
+		tg_idem_record_release(&rec);
+		return rc;
+	}
+	/* new: an anomalous read's principal may have only so many awaiting
+	 * review (its read scope must not fill the approvers' queue) */
+	if (st->k->authority != TG_AUTHORITY_WRITE) {
+		uint64_t pending, cap = tg_anomaly_config_max_pending(g->anomaly_config);
+
+		if (tg_store_tickets_anomalous(g->store, st->call->principal, (int64_t)time(NULL),
+					       &pending, err) < 0) {
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return -1;
+		}
+		if (pending >= cap) {
+			tg_store_idem_abandon(g->store, &key, NULL);
+			char first[320];
+
+			return answer(st, "anomalous", "too_many_pending", NULL, "%s@%s: its "
+				      "arguments are anomalous (%s), and %llu anomalous calls of %s "
+				      "already await review (at most %llu): it did not run, and was not "
+				      "held", st->k->name, st->k->version_text,
+				      first_finding(st, first, sizeof(first)),
+				      (unsigned long long)pending, st->call->principal,
+				      (unsigned long long)cap);
+		}
+	}
+	/* new: the dry run's preview, for the approver and the caller */
+	memset(&req, 0, sizeof(req));
+	if (st->k->authority == TG_AUTHORITY_WRITE && st->k->dry_run >= 1) {
+		rc = preview(g, st, &req.preview, err);
+		if (rc != 0) {
+			/* it would fail, or could not be shown: no ticket, and the
+			 * key is free again */
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return rc;
+		}
+	}
+	/* a ticket for these exact arguments, the key holding it */
+	snprintf(req.principal, sizeof(req.principal), "%s", st->call->principal);
+	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
+	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
+	req.arguments = st->canonical;
+	if (st->anomalies) {
+		json_t *f = anomaly_findings_json(st->anomalies);
+
+		req.findings = f ? json_dumps(f, JSON_COMPACT) : NULL;
+		json_decref(f);
+		if (!req.findings) {
+			free(req.preview);
+			tg_store_idem_abandon(g->store, &key, NULL);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
+	/* a plan's approver approves each of its steps' tools too */
+	if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0)
+		req.covers = saga_covers(st->args, st->args_len);
+	else if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga.undo") == 0)
+		req.covers = saga_undo_covers(g, st->args, st->args_len);
+	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
+	free(req.covers);
+	free(req.findings);
+	if (rc < 0) {
+		free(req.preview);
+		tg_store_idem_abandon(g->store, &key, NULL);
+		return -1;
+	}
+	tg_ticket_release(&t);
+	if (st->call->approval_wait_ms) {
+		/* decided within the caller's budget: answered as its retry
+		 * would be (run once approved, the rejection, ...) */
+		char marker[64];
+
+		snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", t.id);
+		rc = ticket_step(g, st, marker, t.id, err);
+		if (rc <= 0) {
+			free(req.preview);
+			return rc;
+		}
+	} else {
+		answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
+		       "(toolgate approvals show %s); call again with the same idempotency key "
+		       "once it is decided", st->k->name, st->k->version_text, t.id, t.id);
+	}
+	if (req.preview && st->out.structured && strcmp(st->outcome, "held") == 0)
+		json_object_set_new(json_object_get(st->out.structured, "error"), "preview",
+				    json_loads(req.preview, 0, NULL));
+	free(req.preview);
+	return 1;
+}
+
+/* After a claimed write ran: its result is the key's for every retry,
+ * its ticket executed or failed. */
+void gate_write_done(struct tg_gate *g, struct call_state *st)
+{
+	struct tg_idem_key key = idem_key(st);
+	struct tg_error err;
+	char *final = result_text(&st->out);
+
+	if (!final || tg_store_idem_finish_call(g->store, &key, final, strlen(final), st->ticket,
+						st->out.is_error ? TG_TICKET_FAILED
+								 : TG_TICKET_EXECUTED, &err) < 0)
+		fprintf(stderr, "toolgate: write %s: its result was not kept: %s\n", st->k->name,
+			final ? err.msg : "out of memory");
+	free(final);
+}
