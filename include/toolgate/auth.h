@@ -39,7 +39,7 @@ struct tg_store;
 
 /* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
  * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...],
- * "max_token_ttl"?, "rate"? ("60/m")}}}.
+ * "max_token_ttl"?, "rate"? ("60/m")}}, "anomalies"?, "tickets"?}.
  * Every field checked; OUT *out. */
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
@@ -47,6 +47,24 @@ TG_API const char *tg_policy_issuer(const struct tg_policy *policy);
 /* The policy's "anomalies" (toolgate/anomaly.h), NULL when it has none. */
 struct tg_anomaly_config;
 TG_API const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *policy);
+/* What the approvers' queue and the store may hold (a policy's "tickets",
+ * docs/PIPELINE.md, "Bounds of the queue"):
+ *
+ *   {"max_pending": 32, "max_pending_bytes": "16M", "max_bytes": "1M",
+ *    "collect_every": "10m", "keep": "30d"}
+ *
+ * every field optional; a policy without the block has these defaults. */
+struct tg_ticket_policy {
+	uint64_t max_pending;        /* a principal's write tickets awaiting a decision */
+	uint64_t max_pending_bytes;  /* their arguments, previews and findings together */
+	uint64_t max_bytes;          /* one ticket's arguments and preview */
+	uint64_t collect_every_s;    /* serve collects what expired this often; 0: never */
+	uint64_t keep_s;             /* a ticket is kept this long after its decision or expiry */
+};
+/* The defaults above, into *out. */
+TG_API void tg_ticket_policy_defaults(struct tg_ticket_policy *out);
+/* The policy's "tickets", its defaults where it says nothing. */
+TG_API const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *policy);
 TG_API const char *tg_policy_audience(const struct tg_policy *policy);
 TG_API uint64_t tg_policy_max_ttl(const struct tg_policy *policy); /* seconds */
 /* 1 if name is a principal of the policy. */

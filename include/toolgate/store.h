@@ -215,6 +215,11 @@ TG_API void tg_ticket_release(struct tg_ticket *ticket);
  * (anomalous calls awaiting review): OUT *n. */
 TG_API int tg_store_tickets_anomalous(struct tg_store *store, const char *principal, int64_t now,
 				      uint64_t *n, struct tg_error *err);
+/* How many of principal's tickets are pending at now (OUT *n), and the
+ * bytes of their arguments, previews and findings together (OUT *bytes):
+ * what it puts on the approvers' queue. */
+TG_API int tg_store_tickets_pending(struct tg_store *store, const char *principal, int64_t now,
+				    uint64_t *n, uint64_t *bytes, struct tg_error *err);
 /* How many tickets are in each state (indexed by enum tg_ticket_state) at
  * now, whoever decided them (the admin API, toolgate approvals). */
 TG_API int tg_store_ticket_counts(struct tg_store *store, int64_t now, uint64_t counts[8],
@@ -327,10 +332,17 @@ TG_API int tg_store_saga_orphans(struct tg_store *store, char (**ids)[33], size_
 				 struct tg_error *err);
 TG_API void tg_saga_release(struct tg_saga *saga);
 
-/* Delete what expired before now (idempotency records, revocations);
- * OUT *removed (may be NULL). */
-TG_API int tg_store_gc(struct tg_store *store, int64_t now, size_t *removed,
-		       struct tg_error *err);
+/* What one collection removed. */
+struct tg_store_gc_stats {
+	uint64_t idempotency, revocations, tickets;
+};
+/* Delete what expired before now: idempotency records and revocations
+ * past their expiry, and tickets whose decision or expiry, the later, is
+ * keep seconds or more before now (keep < 0: tickets are kept), except
+ * those a plan or a rollback still running reads. A deleted ticket's
+ * call can no longer be rolled back. OUT *stats (may be NULL). */
+TG_API int tg_store_gc(struct tg_store *store, int64_t now, int64_t keep,
+		       struct tg_store_gc_stats *stats, struct tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ struct tg_policy {
 	char *issuer, *audience;
 	uint64_t max_ttl;
 	struct tg_anomaly_config *anomalies; /* NULL: the defaults */
+	struct tg_ticket_policy tickets;
 };
 
 static const char *const actions[] = { "read", "write", "approve" };
@@ -164,10 +165,87 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 	return 0;
 }
 
+void tg_ticket_policy_defaults(struct tg_ticket_policy *out)
+{
+	out->max_pending = 32;
+	out->max_pending_bytes = 16u << 20;
+	out->max_bytes = 1u << 20;
+	out->collect_every_s = 600;
+	out->keep_s = 30 * 86400;
+}
+
+/* A size or duration field of "tickets": a string parse accepts, from min
+ * to max (in its unit); 0 and *out left alone when absent. */
+static int ticket_field(json_t *t, const char *name, int duration, uint64_t min, uint64_t max,
+			const char *path, uint64_t *out, struct tg_error *err)
+{
+	json_t *v = json_object_get(t, name);
+	struct tg_error perr;
+	uint64_t n = 0;
+	int rc = -1;
+
+	if (!v)
+		return 0;
+	if (json_is_string(v))
+		rc = duration ? parse_duration(json_string_value(v), &n, &perr)
+			      : parse_size(json_string_value(v), &n, &perr);
+	if (rc == 0 && duration) { /* kept in whole seconds */
+		rc = n % 1000 ? -1 : 0;
+		n /= 1000;
+	}
+	if (rc < 0 || n < min || n > max)
+		return bad(err, path, "tickets.%s: %s", name,
+			   duration ? (min ? "a duration from 1d to 3650d, such as \"30d\""
+					   : "a duration from 0 (never) to 1d, whole seconds, such as \"10m\"")
+				    : "a size from 1K to 1G, such as \"1M\"");
+	*out = n;
+	return 0;
+}
+
+/* The policy's "tickets" (docs/PIPELINE.md, "Bounds of the queue"), into
+ * *tp, the defaults where it says nothing. */
+static int parse_tickets(json_t *t, const char *path, struct tg_ticket_policy *tp,
+			 struct tg_error *err)
+{
+	static const char *const fields[] = { "max_pending", "max_pending_bytes", "max_bytes",
+					      "collect_every", "keep" };
+	json_t *v;
+	const char *key;
+	size_t i;
+
+	tg_ticket_policy_defaults(tp);
+	if (!t)
+		return 0;
+	if (!json_is_object(t))
+		return bad(err, path, "tickets: want an object");
+	json_object_foreach(t, key, v) {
+		for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && strcmp(key, fields[i]); i++)
+			;
+		if (i == sizeof(fields) / sizeof(fields[0]))
+			return bad(err, path, "tickets: unknown field \"%.64s\"", key);
+	}
+	v = json_object_get(t, "max_pending");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		  json_integer_value(v) > 100000))
+		return bad(err, path, "tickets.max_pending: an integer from 1 to 100000");
+	if (v)
+		tp->max_pending = (uint64_t)json_integer_value(v);
+	if (ticket_field(t, "max_pending_bytes", 0, 1024, 1ull << 30, path, &tp->max_pending_bytes,
+			 err) < 0 ||
+	    ticket_field(t, "max_bytes", 0, 1024, 1ull << 30, path, &tp->max_bytes, err) < 0 ||
+	    ticket_field(t, "collect_every", 1, 0, 86400, path, &tp->collect_every_s, err) < 0 ||
+	    ticket_field(t, "keep", 1, 86400, 3650ull * 86400, path, &tp->keep_s, err) < 0)
+		return -1;
+	if (tp->max_bytes > tp->max_pending_bytes)
+		return bad(err, path, "tickets.max_bytes is more than tickets.max_pending_bytes: "
+			   "not one ticket could be held");
+	return 0;
+}
+
 int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
 {
 	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals",
-					      "anomalies" };
+					      "anomalies", "tickets" };
 	struct tg_policy *p = NULL;
 	json_error_t jerr;
 	json_t *j = NULL, *v;
@@ -245,6 +323,8 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 		}
 		free(a);
 	}
+	if (parse_tickets(json_object_get(j, "tickets"), path, &p->tickets, err) < 0)
+		goto fail;
 	p->principals = json_incref(json_object_get(j, "principals"));
 	json_decref(j);
 	*out = p;
@@ -264,6 +344,11 @@ void tg_policy_free(struct tg_policy *p)
 	free(p->issuer);
 	free(p->audience);
 	free(p);
+}
+
+const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *p)
+{
+	return &p->tickets;
 }
 
 const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *p)

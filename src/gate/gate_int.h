@@ -15,6 +15,7 @@
 
 #include "gate/anomaly_int.h"
 #include "toolgate/audit.h"
+#include "toolgate/auth.h"
 #include "toolgate/store.h"
 #include "toolgate/trace.h"
 
@@ -69,6 +70,12 @@ struct tg_gate {
 	const struct tg_anomaly_config *anomaly_config; /* borrowed; NULL: the defaults */
 	enum tg_anomaly_action anomaly_action;          /* the operator's, over the config's */
 	struct anomaly_baselines *baselines;
+	/* the approvers' queue's bounds, and the store's collector (queue.c) */
+	struct tg_ticket_policy tickets;
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_wake;
+	pthread_t collector;
+	int collector_on, collector_stop;
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -115,6 +122,7 @@ struct call_state {
 		double size, entropy;
 		int has_entropy, due;
 	} usual;
+	const struct gate_run_env *run; /* a plan's step or a compensation: how; NULL: a call */
 	const char *key;           /* the idempotency key: the caller's, or made for a held read */
 	char made_key[80];
 };
@@ -137,8 +145,27 @@ int gate_args_fingerprint(struct call_state *st);
 /* 5 dedupe and 6 approve: 0 the call runs (its key claimed, or a read
  * that need not be held), 1 answered, -1 and err. */
 int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+/* The first of the call's findings, for its answer: "RULE at /AT: WHY". */
+const char *gate_first_finding(const struct call_state *st, char *out, size_t len);
 /* After a claimed write ran: its result is the key's for every retry. */
 void gate_write_done(struct tg_gate *g, struct call_state *st);
+
+/* A write call's answer that is not its run: a tool error with a code
+ * (awaiting_approval, running, ...), the ticket when there is one (1). */
+int gate_answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* ---- the approvers' queue (queue.c) ---- */
+
+/* 0 if a new ticket of bytes (its arguments, and preview) fits the
+ * policy's tickets.max_bytes, else 1 with the call's answer. */
+int gate_queue_fits(struct tg_gate *g, struct call_state *st, size_t bytes);
+/* 0 if the call's principal may have one more write ticket of bytes
+ * awaiting a decision; 1 with the call's answer (too_large_to_hold,
+ * too_many_pending); -1 and err (the store). */
+int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, struct tg_error *err);
+/* The collector stopped (and joined), if it runs. */
+void gate_collector_stop(struct tg_gate *g);
 
 /* ---- 8 the output check (output.c) ---- */
 
@@ -186,21 +213,34 @@ int gate_call_result(struct exec_out *o, struct tg_call_result *r, struct tg_err
 
 
 /* How one tool of a plan runs: the plan's catalogue and call (its
- * principal, scopes, cancellation), dry or not, under which call id. */
+ * principal, scopes, limits, cancellation), dry or not, under which call
+ * id, and as which step of which plan (its record says so). */
 struct gate_run_env {
 	const struct tg_catalog *catalog;
 	const struct tg_call *call;
 	int dry_run;
 	const char *call_id;        /* NULL: none (a dry run) */
+	const char *plan;           /* the plan's call id; NULL: not known yet (its preview) */
+	const char *plan_sha256;    /* the plan's arguments' hash, or NULL */
+	size_t step;                /* 1 for the plan's first step; 0: not a plan's step */
+	int undo;                   /* a compensation: never held, limited nor cut short */
+	int approved;               /* the plan's approver saw this step: found anomalies
+				     * are recorded, and do not hold it again */
 };
 
-/* Contract k on args (JSON text): validated, run, checked against its
- * output schema; 0 and OUT *out (is_error when it refused or failed),
- * -1 and err when it could not run at all. */
+
 /* 0 while the gate's audit log writes (or it has none); -1 and err (why
  * it stopped) once it failed: nothing is done unrecorded then. */
 int gate_audit_ok(struct tg_gate *g, struct tg_error *err);
 
+/* Contract k on args (JSON text), a step of a plan or a compensation,
+ * through the stages a direct call takes: validate, authorize, limit,
+ * anomalies (a step that would be held is not run: its answer is the
+ * tool error anomalous_arguments with its findings, unless run->approved
+ * or run->undo), execute, check, record (a call record of its own, tied
+ * to its plan). 0 and OUT *out (is_error when it was refused or failed),
+ * -1 and err when it could not run at all, or ran and could not be
+ * recorded (TG_ERR_UNAVAILABLE). */
 int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_contract *k,
 	     const char *args, struct exec_out *out, struct tg_error *err);
 /* The compensation of contract k's call call_id made with call_args (JSON
@@ -215,6 +255,11 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 		 struct exec_out *out, struct tg_error *err);
 int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,
 	      struct exec_out *out, struct tg_error *err);
+
+/* The findings of the steps a plan's preview (JSON text: content,
+ * structured) did not run for them, their places within the plan's
+ * arguments (/steps/N/arguments/...): a new array, or NULL for none. */
+json_t *saga_preview_findings(const char *preview);
 
 /* The tools of a plan's steps (its arguments, JSON text), space-separated
  * names, for its ticket's approver to cover too; NULL if none. */

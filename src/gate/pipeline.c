@@ -100,6 +100,9 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->tools_dir)
 		g->tools_dir = strdup(opts->tools_dir);
 	pthread_mutex_init(&g->pools_lock, NULL);
+	pthread_mutex_init(&g->queue_lock, NULL);
+	pthread_cond_init(&g->queue_wake, NULL);
+	tg_ticket_policy_defaults(&g->tickets);
 	g->warm = opts ? opts->warm : 0;
 	g->anomaly_action = opts ? opts->anomalies : TG_ANOMALY_DEFAULT;
 	g->baselines = anomaly_baselines_new();
@@ -167,6 +170,7 @@ void tg_gate_free(struct tg_gate *g)
 
 	if (!g)
 		return;
+	gate_collector_stop(g);
 	gate_flush_refusals(g);
 	/* nothing uses the gate any more: every snapshot goes */
 	while ((sn = g->cur)) {
@@ -180,6 +184,8 @@ void tg_gate_free(struct tg_gate *g)
 		warm_pool_free(w);
 	}
 	pthread_mutex_destroy(&g->pools_lock);
+	pthread_cond_destroy(&g->queue_wake);
+	pthread_mutex_destroy(&g->queue_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
 	pthread_mutex_destroy(&g->lock);
@@ -491,7 +497,14 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 						   strcmp(st->k->builtin, "saga.undo") == 0)) {
 		/* a plan of steps, run (or undone) by the gate itself */
 		struct gate_run_env run = { st->catalog, st->call, st->dry,
-					    st->ticket[0] ? st->ticket : NULL };
+					    st->ticket[0] ? st->ticket : NULL,
+					    st->ticket[0] ? st->ticket : NULL, NULL, 0, 0, 0 };
+
+		/* its steps' records name it: by its id once it has one, by
+		 * its arguments' hash always */
+		if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		run.plan_sha256 = st->fingerprint;
 
 		rc = strcmp(st->k->builtin, "saga") == 0
 			     ? saga_execute(g, &run, st->args, st->args_len, &st->out, err)
@@ -546,6 +559,17 @@ int gate_call_result(struct exec_out *o, struct tg_call_result *r, struct tg_err
 	return 0;
 }
 
+/* A call whose arguments raised nothing and that ran: learnt for the
+ * size and entropy baselines (docs/ANOMALIES.md). */
+static void learn(struct tg_gate *g, const struct call_state *st)
+{
+	if (!st->usual.due || !st->ran)
+		return;
+	anomaly_learn(g->baselines, st->k->name, st->usual.size, st->usual.entropy,
+		      st->usual.has_entropy);
+	anomaly_baselines_save(g->baselines, g->store, 10);
+}
+
 int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_result *r,
 		 struct tg_error *err)
 {
@@ -594,11 +618,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	}
 	if (st.claimed)
 		gate_write_done(g, &st);
-	if (st.usual.due && st.ran) {
-		anomaly_learn(g->baselines, st.k->name, st.usual.size, st.usual.entropy,
-			      st.usual.has_entropy);
-		anomaly_baselines_save(g->baselines, g->store, 10);
-	}
+	learn(g, &st);
 	if (gate_stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
 		rc = gate_unrecorded(&st, &rerr, err);
 	gate_span_finish(&st, rc < 0 ? err : NULL);
@@ -728,6 +748,8 @@ nomem:
 
 void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
 {
+	/* the collector works on the store it was started with */
+	gate_collector_stop(g);
 	/* the baselines learnt are the old store's; the new one's are added */
 	if (g->store && g->store != store)
 		anomaly_baselines_save(g->baselines, g->store, 0);
@@ -762,16 +784,35 @@ struct tg_store *tg_gate_store(const struct tg_gate *g)
 	return g->store;
 }
 
+/* A step of a plan that would be held for its anomalies, not run: its
+ * answer names them, for the plan's preview and its ticket. */
+static int step_held(struct call_state *st)
+{
+	char first[320];
+	json_t *f;
+
+	gate_refuse(st, "anomalous", "%s@%s: its arguments are anomalous (%s): as a step of a "
+		    "plan, it runs only once a person approved the plan", st->k->name,
+		    st->k->version_text, gate_first_finding(st, first, sizeof(first)));
+	f = anomaly_findings_json(st->anomalies);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b,s:o?}}", "error", "code",
+				       "anomalous_arguments", "message", first, "retryable", 0,
+				       "anomalies", f);
+	return 1;
+}
+
 int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_contract *k,
 	     const char *args, struct exec_out *out, struct tg_error *err)
 {
 	struct call_state st;
+	struct tg_error rerr;
 	int rc;
 
 	memset(&st, 0, sizeof(st));
 	memset(out, 0, sizeof(*out));
 	clock_gettime(CLOCK_MONOTONIC, &st.start);
 	st.call = run->call;
+	st.run = run;
 	st.catalog = run->catalog;
 	st.k = k;
 	st.args = args;
@@ -781,8 +822,28 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 	if (run->call_id)
 		snprintf(st.ticket, sizeof(st.ticket), "%s", run->call_id);
 	gate_span_begin(g, &st); /* a plan's step: a sibling of the plan's span */
-	rc = gate_run_stages(g, &st, err);
+	/* a step is a call: the stages a direct call takes, but the approval
+	 * (its plan's); a compensation is the gate's own undoing, and is
+	 * neither limited nor held */
+	rc = stage_validate_traced(g, &st);
+	if (rc == 0 && !run->undo)
+		rc = stage_authorize(&st);
+	if (rc == 0 && !run->undo)
+		rc = stage_limit(&st);
+	if (rc == 0 && !run->undo)
+		rc = stage_anomalies(g, &st, err);
+	if (rc == 0 && st.anomalous == TG_ANOMALY_HOLD && !run->approved)
+		rc = step_held(&st);
+	if (rc == 0)
+		rc = gate_stage_execute(g, &st, err);
+	if (rc == 0)
+		rc = gate_stage_check_redact(g, &st);
+	learn(g, &st);
+	if (gate_stage_record(g, &st, rc < 0 ? err : NULL, &rerr) < 0 && rc >= 0)
+		rc = gate_unrecorded(&st, &rerr, err);
 	gate_span_finish(&st, rc < 0 ? err : NULL);
+	free(st.canonical);
+	free(st.anomalies);
 	if (rc < 0) {
 		exec_out_release(&st.out);
 		return -1;

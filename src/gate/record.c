@@ -304,6 +304,17 @@ int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_
 		json_object_set_new(o, "version", json_string(st->k->version_text));
 	if (st->ticket[0])
 		json_object_set_new(o, "call_id", json_string(st->ticket));
+	if (st->run && st->run->step) {
+		/* a plan's step: which plan (its id once it has one, its
+		 * arguments' hash always: a preview runs before its ticket) */
+		json_object_set_new(o, "plan_step", json_integer((json_int_t)st->run->step));
+		if (st->run->plan)
+			json_object_set_new(o, "plan", json_string(st->run->plan));
+		if (st->run->plan_sha256)
+			json_object_set_new(o, "plan_args_sha256", json_string(st->run->plan_sha256));
+		if (st->run->undo)
+			json_object_set_new(o, "compensation", json_true());
+	}
 	if (!st->fingerprint[0])
 		gate_args_fingerprint(st);
 	if (st->fingerprint[0])
@@ -336,8 +347,12 @@ int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_
 		json_object_set_new(o, "anomalies", f);
 		json_object_set_new(o, "anomalies_total",
 				    json_integer((json_int_t)st->anomalies->total));
+		/* a plan's step whose findings its approver saw runs, held no more */
 		json_object_set_new(o, "anomaly_action",
-				    json_string(tg_anomaly_action_name(st->anomalous)));
+				    json_string(st->run && st->run->approved &&
+								st->anomalous == TG_ANOMALY_HOLD
+							? "approved"
+							: tg_anomaly_action_name(st->anomalous)));
 	}
 	if (st->span) {
 		/* the record and the trace find each other */

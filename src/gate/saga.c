@@ -75,6 +75,19 @@ static char *result_text(const struct exec_out *o)
 	return text;
 }
 
+/* A step's findings, when it was not run for them (gate_run's answer
+ * anomalous_arguments): a new reference, or NULL. */
+static json_t *step_findings(const struct exec_out *o)
+{
+	json_t *e = json_object_get(o->structured, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	json_t *f = json_object_get(e, "anomalies");
+
+	if (!o->is_error || !code || strcmp(code, "anomalous_arguments") != 0 || !json_is_array(f))
+		return NULL;
+	return json_incref(f);
+}
+
 struct plan {
 	size_t n;
 	const struct tg_contract *k[TG_SAGA_MAX_STEPS];
@@ -210,11 +223,14 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 	struct tg_store *st = tg_gate_store(g);
 	struct tg_saga_step *p = &s->steps[i];
 	struct tg_call uncancellable = *run->call;
-	struct gate_run_env env = { run->catalog, run->call, 0, p->call_id };
+	/* its approver approved the plan with this step as it is */
+	struct gate_run_env env = { run->catalog, run->call, 0, p->call_id, s->id, NULL, i + 1,
+				    undo, 1 };
 	const struct tg_contract *k, *tool;
+	struct tg_error aerr;
 	struct exec_out o;
-	char *args = NULL, *text = NULL, subject[240];
-	int ok = 0, rc, recorded;
+	char *args = NULL, *text = NULL;
+	int ok = 0, rc;
 
 	memset(&o, 0, sizeof(o));
 	/* a caller that gives up stops the plan going forward, never its
@@ -256,21 +272,18 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 	free(args);
 	p->state = undo ? (ok ? TG_STEP_COMPENSATED : TG_STEP_COMPENSATION_FAILED)
 			: (ok ? TG_STEP_DONE : TG_STEP_FAILED);
-	snprintf(subject, sizeof(subject), "plan %s step %zu %s%s", s->id, i + 1, p->tool,
-		 undo ? " (undo)" : "");
-	recorded = tg_gate_record_event(g, run->call->principal, subject,
-					tg_saga_step_state_name(p->state), rc < 0 ? err->msg : NULL);
-	/* the plan's own log says where it is, whatever the audit log does */
+	/* the plan's own log says where it is, whatever the audit log does
+	 * (the step's record is its call record, written by gate_run) */
 	if (tg_store_saga_step(st, s->id, i, p->state, text, err) < 0) {
 		free(text);
 		return -1;
 	}
 	free(p->result);
 	p->result = text;
-	if (recorded < 0)
+	if (gate_audit_ok(g, &aerr) < 0)
 		/* no later step runs unrecorded (stage_execute refuses them) */
-		return tg_error_set(err, TG_ERR_UNAVAILABLE, "plan %s step %zu ran, but its record "
-				    "could not be written: the plan stops there", s->id, i + 1);
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "plan %s step %zu: the audit log "
+				    "stopped (%s): the plan stops there", s->id, i + 1, aerr.msg);
 	return ok;
 }
 
@@ -390,16 +403,30 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	if (run->dry_run) {
-		/* each step's own dry run, against the state as it is now */
+		/* each step's own dry run, against the state as it is now, as
+		 * a call of its own: limited, looked at for anomalies and
+		 * recorded; one that would be held is not run, and its place
+		 * in the preview holds its findings, never a result */
 		previews = json_array();
 		for (i = 0; previews && i < p.n; i++) {
-			struct gate_run_env env = { run->catalog, run->call, 1, NULL };
+			struct gate_run_env env = { run->catalog, run->call, 1, NULL, run->plan,
+						    run->plan_sha256, i + 1, 0, 0 };
 			struct exec_out o;
+			json_t *held;
 
 			if (gate_run(g, &env, p.k[i], p.args[i], &o, err) < 0) {
 				json_decref(previews);
 				plan_free(&p);
 				return -1;
+			}
+			held = step_findings(&o);
+			if (held) {
+				json_array_append_new(previews, json_pack("{s:s,s:s,s:b,s:o}", "tool",
+									  p.k[i]->name, "version",
+									  p.k[i]->version_text,
+									  "held", 1, "anomalies", held));
+				exec_out_release(&o);
+				continue;
 			}
 			if (o.is_error) {
 				char *why = result_text(&o);
@@ -516,7 +543,7 @@ int tg_gate_resume_sagas(struct tg_gate *g, size_t *resumed, size_t *failed, str
 		return -1;
 	for (i = 0; i < n; i++) {
 		const struct tg_catalog *cat = tg_gate_acquire(g);
-		struct gate_run_env run = { cat, &call, 0, ids[i] };
+		struct gate_run_env run = { cat, &call, 0, ids[i], ids[i], NULL, 0, 0, 0 };
 		struct exec_out out;
 		struct tg_error derr;
 
@@ -592,5 +619,35 @@ char *saga_undo_covers(struct tg_gate *g, const char *args, size_t len)
 		tg_saga_release(&saga);
 	}
 	json_decref(doc);
+	return out;
+}
+
+/* At most so many of its steps' findings are kept on a plan's ticket. */
+#define PLAN_FINDINGS_MAX 32
+
+json_t *saga_preview_findings(const char *preview)
+{
+	json_t *pv = preview ? json_loads(preview, 0, NULL) : NULL, *out = NULL, *step;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(pv, "structured"), "steps"), i, step) {
+		json_t *f = json_object_get(step, "anomalies"), *item;
+		size_t j;
+
+		json_array_foreach(f, j, item) {
+			const char *at = json_string_value(json_object_get(item, "at"));
+			char where[300];
+
+			if (!out && !(out = json_array()))
+				break;
+			if (json_array_size(out) >= PLAN_FINDINGS_MAX)
+				break;
+			snprintf(where, sizeof(where), "/steps/%zu/arguments%.200s", i, at ? at : "");
+			json_array_append_new(out, json_pack("{s:O?,s:s,s:O?}", "rule",
+							     json_object_get(item, "rule"), "at", where,
+							     "why", json_object_get(item, "why")));
+		}
+	}
+	json_decref(pv);
 	return out;
 }

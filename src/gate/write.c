@@ -51,10 +51,7 @@ static struct tg_idem_key idem_key(const struct call_state *st)
 
 /* A write call's answer that is not its run: a retryable tool error with
  * a code (awaiting_approval, running, ...), the ticket when there is one. */
-static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
-		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
+int gate_answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
 		  const char *fmt, ...)
 {
 	char text[1024];
@@ -69,6 +66,7 @@ static int answer(struct call_state *st, const char *outcome, const char *code, 
 						    strcmp(code, "expired") != 0 &&
 						    strcmp(code, "cancelled") != 0 &&
 						    strcmp(code, "key_reused") != 0 &&
+						    strcmp(code, "too_large_to_hold") != 0 &&
 						    strcmp(code, "anomalous_arguments") != 0);
 	if (st->out.structured && ticket)
 		json_object_set_new(json_object_get(st->out.structured, "error"), "ticket",
@@ -226,14 +224,14 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 
 	switch (t.state) {
 	case TG_TICKET_PENDING:
-		return answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
+		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
 			      "(toolgate approvals show %s); call again with the same idempotency key "
 			      "once it is decided", st->k->name, st->k->version_text, id, id);
 	case TG_TICKET_APPROVED:
 		/* what was approved is exactly this version: a retry that now
 		 * resolves to another (a reload, another pin) does not run */
 		if (!same_tool(st, &t))
-			return answer(st, "refused", "version_changed", id, "ticket %s approved %s; "
+			return gate_answer(st, "refused", "version_changed", id, "ticket %s approved %s; "
 				      "this call resolves to %s@%s, which nobody approved: call %s with "
 				      "the same key, or make a new call", id, t.tool, st->k->name,
 				      st->k->version_text, t.tool);
@@ -242,7 +240,7 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 		if (rc < 0)
 			return -1;
 		if (rc > 0)
-			return answer(st, "refused", "running", id, "%s@%s: the approved call under "
+			return gate_answer(st, "refused", "running", id, "%s@%s: the approved call under "
 				      "this idempotency key is running; retry when it ends",
 				      st->k->name, st->k->version_text);
 		st->claimed = 1;
@@ -251,14 +249,14 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 	default:
 		/* decided against, or never: final, and kept as the key's answer */
 		if (t.state == TG_TICKET_REJECTED)
-			answer(st, "rejected", "rejected", id, "%s@%s was rejected by %s: %s",
+			gate_answer(st, "rejected", "rejected", id, "%s@%s was rejected by %s: %s",
 			       st->k->name, st->k->version_text, t.approver, t.reason ? t.reason : "");
 		else if (t.state == TG_TICKET_CANCELLED)
-			answer(st, "cancelled", "cancelled", id, "%s@%s: ticket %s was withdrawn "
+			gate_answer(st, "cancelled", "cancelled", id, "%s@%s: ticket %s was withdrawn "
 			       "before anyone decided; the call did not run (a new call needs a new "
 			       "idempotency key)", st->k->name, st->k->version_text, id);
 		else
-			answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
+			gate_answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
 			       "run (a new call needs a new idempotency key)", st->k->name,
 			       st->k->version_text, id, tg_ticket_state_name(t.state));
 		final = result_text(&st->out);
@@ -324,7 +322,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 	if (rc < 0)
 		return -1;
 	if (rc == 1)
-		return answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
+		return gate_answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
 			      "%.64s is running; retry when it ends", st->k->name, st->key);
 	j = marker ? json_loads(marker, 0, NULL) : NULL;
 	id = json_string_value(json_object_get(j, "ticket"));
@@ -347,7 +345,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 		return 0;
 	}
 	/* not resumable: whether it took effect is for a person to find out */
-	answer(st, "interrupted", "interrupted", st->ticket, "%s@%s: the gateway stopped while "
+	gate_answer(st, "interrupted", "interrupted", st->ticket, "%s@%s: the gateway stopped while "
 	       "the approved call %s ran; whether it took effect is unknown (the tool cannot "
 	       "rerun it safely), so it is marked failed: check before calling again with a new "
 	       "idempotency key", st->k->name, st->k->version_text, st->ticket);
@@ -373,7 +371,7 @@ int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *
 {
 	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
 		if (st->k->dry_run < 1)
-			return answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
+			return gate_answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
 				      "what it would do: its contract says dry_run unsupported",
 				      st->k->name, st->k->version_text);
 		st->dry = 1;
@@ -402,7 +400,7 @@ int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *
  * until an hour after the ticket would have expired, no longer: a read's
  * answer goes stale. */
 /* The first of the call's findings, for its answer: "RULE at /AT: WHY". */
-static const char *first_finding(const struct call_state *st, char *out, size_t len)
+const char *gate_first_finding(const struct call_state *st, char *out, size_t len)
 {
 	const struct tg_anomaly_finding *f = &st->anomalies->f[0];
 
@@ -416,11 +414,11 @@ static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *
 	char first[320];
 
 	if (!g->store)
-		return answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its arguments "
+		return gate_answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its arguments "
 			      "are anomalous (%s) and such a call is held for a person's review, "
 			      "which needs a policy and a state directory (serve --policy --state); "
 			      "it did not run", st->k->name, st->k->version_text,
-			      first_finding(st, first, sizeof(first)));
+			      gate_first_finding(st, first, sizeof(first)));
 	if (st->call->idempotency_key) {
 		st->key = st->call->idempotency_key;
 		return held(g, st, IDEM_TTL, err);
@@ -430,6 +428,26 @@ static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *
 	snprintf(st->made_key, sizeof(st->made_key), "anomalous:%.32s", st->fingerprint);
 	st->key = st->made_key;
 	return held(g, st, g->ticket_ttl + 3600, err);
+}
+
+/* What holds the call, for its ticket: its own findings, and those of a
+ * plan's steps its preview did not run, so that the approver sees what
+ * the hold is about. OUT *text (JSON, malloc'd), NULL for none; -1 out of
+ * memory. */
+static int ticket_findings(const struct call_state *st, const char *preview, char **text)
+{
+	int plan = st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0;
+	json_t *f = st->anomalies ? anomaly_findings_json(st->anomalies) : json_array();
+	json_t *steps = plan ? saga_preview_findings(preview) : NULL;
+
+	*text = NULL;
+	if (f && steps)
+		json_array_extend(f, steps);
+	json_decref(steps);
+	if (f && json_array_size(f))
+		*text = json_dumps(f, JSON_COMPACT);
+	json_decref(f);
+	return (st->anomalies || steps) && !*text ? -1 : 0;
 }
 
 /* The call under its key st->key (kept ttl seconds): held for a ticket,
@@ -448,7 +466,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		return err->code == TG_ERR_INVALID ? gate_refuse(st, "refused", "%s", err->msg) : -1;
 	if (rec.state == TG_IDEM_MISMATCH) {
 		tg_idem_record_release(&rec);
-		return answer(st, "refused", "key_reused", NULL, "idempotency key %.64s was used with "
+		return gate_answer(st, "refused", "key_reused", NULL, "idempotency key %.64s was used with "
 			      "other arguments of %s: a new call needs a new key", st->key,
 			      st->k->name);
 	}
@@ -481,22 +499,36 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 			tg_store_idem_abandon(g->store, &key, NULL);
 			char first[320];
 
-			return answer(st, "anomalous", "too_many_pending", NULL, "%s@%s: its "
+			return gate_answer(st, "anomalous", "too_many_pending", NULL, "%s@%s: its "
 				      "arguments are anomalous (%s), and %llu anomalous calls of %s "
 				      "already await review (at most %llu): it did not run, and was not "
 				      "held", st->k->name, st->k->version_text,
-				      first_finding(st, first, sizeof(first)),
+				      gate_first_finding(st, first, sizeof(first)),
 				      (unsigned long long)pending, st->call->principal,
 				      (unsigned long long)cap);
 		}
+	}
+	/* new: within what the queue may hold (docs/PIPELINE.md, "Bounds of
+	 * the queue"): a write's principal's tickets, any ticket's size */
+	rc = st->k->authority == TG_AUTHORITY_WRITE
+		     ? gate_queue_admit(g, st, strlen(st->canonical), err)
+		     : gate_queue_fits(g, st, strlen(st->canonical));
+	if (rc != 0) {
+		tg_store_idem_abandon(g->store, &key, NULL);
+		return rc;
 	}
 	/* new: the dry run's preview, for the approver and the caller */
 	memset(&req, 0, sizeof(req));
 	if (st->k->authority == TG_AUTHORITY_WRITE && st->k->dry_run >= 1) {
 		rc = preview(g, st, &req.preview, err);
+		if (rc == 0 && gate_queue_fits(g, st, strlen(st->canonical) + strlen(req.preview))) {
+			free(req.preview);
+			req.preview = NULL;
+			rc = 1;
+		}
 		if (rc != 0) {
-			/* it would fail, or could not be shown: no ticket, and the
-			 * key is free again */
+			/* it would fail, could not be shown, or is too much to
+			 * hold: no ticket, and the key is free again */
 			tg_store_idem_abandon(g->store, &key, NULL);
 			return rc;
 		}
@@ -506,16 +538,10 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 	snprintf(req.tool, sizeof(req.tool), "%s@%s", st->k->name, st->k->version_text);
 	memcpy(req.args_sha256, st->fingerprint, sizeof(req.args_sha256));
 	req.arguments = st->canonical;
-	if (st->anomalies) {
-		json_t *f = anomaly_findings_json(st->anomalies);
-
-		req.findings = f ? json_dumps(f, JSON_COMPACT) : NULL;
-		json_decref(f);
-		if (!req.findings) {
-			free(req.preview);
-			tg_store_idem_abandon(g->store, &key, NULL);
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		}
+	if (ticket_findings(st, req.preview, &req.findings) < 0) {
+		free(req.preview);
+		tg_store_idem_abandon(g->store, &key, NULL);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	/* a plan's approver approves each of its steps' tools too */
 	if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0)
@@ -543,7 +569,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 			return rc;
 		}
 	} else {
-		answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
+		gate_answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
 		       "(toolgate approvals show %s); call again with the same idempotency key "
 		       "once it is decided", st->k->name, st->k->version_text, t.id, t.id);
 	}

@@ -64,6 +64,8 @@ static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, stru
 	/* write tools run through the approval gate, on this store */
 	tg_gate_set_store(m->gate, m->store, 0);
 	tg_gate_set_anomalies(m->gate, tg_policy_anomalies(m->policy));
+	if (tg_gate_set_tickets(m->gate, tg_policy_tickets(m->policy), err) < 0)
+		return -1;
 	m->limiter = tg_limiter_new(m->policy);
 	if (!m->limiter)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -130,8 +132,11 @@ void tg_mcp_free(struct tg_mcp *m)
 		tg_gate_set_anomalies(m->gate, NULL);
 	tg_policy_free(m->policy);
 	tg_signer_free(m->signer);
-	if (m->store) /* what the gate learnt is saved, and the gate lets go of it */
+	if (m->store) { /* its collection stops; what the gate learnt is saved, and the
+			 * gate lets go of it */
+		tg_gate_set_tickets(m->gate, NULL, NULL);
 		tg_gate_set_store(m->gate, NULL, 0);
+	}
 	tg_store_close(m->store);
 	free(m->principal_scopes);
 	free(m);

@@ -26,6 +26,7 @@ enum fam {
 	F_REDACTIONS, /* {rule} */
 	F_AGENCY,     /* {kind} */
 	F_ANOMALIES,  /* {rule} */
+	F_COLLECTED,  /* {kind} */
 	NFAM
 };
 
@@ -57,6 +58,9 @@ static const struct {
 	{ "toolgate_anomalies_total",
 	  "Calls whose arguments a parameter anomaly rule found something in, by rule.", "rule",
 	  NULL },
+	{ "toolgate_store_collected_total",
+	  "Records the store's collection removed, by kind (failed: collections that failed).",
+	  "kind", NULL },
 };
 
 /* seconds */
@@ -114,18 +118,20 @@ static int same(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* One more of fam{l1, l2}, under the lock; past the bound, l1 "other". */
-static void bump(struct metrics *m, int fam, const char *l1, const char *l2)
+/* n more of fam{l1, l2} (a series of 0 shows), under the lock; past the
+ * bound, l1 "other". */
+static void bump_n(struct metrics *m, int fam, const char *l1, const char *l2,
+		   unsigned long long n)
 {
 	size_t i;
 
 	for (i = 0; i < m->ns; i++)
 		if (m->s[i].fam == fam && same(m->s[i].l1, l1) && same(m->s[i].l2, l2)) {
-			m->s[i].n++;
+			m->s[i].n += n;
 			return;
 		}
 	if (m->ns >= METRICS_SERIES - NFAM * 4 && strcmp(l1, "other") != 0) {
-		bump(m, fam, "other", l2 ? "other" : NULL);
+		bump_n(m, fam, "other", l2 ? "other" : NULL, n);
 		return;
 	}
 	if (m->ns == METRICS_SERIES)
@@ -138,7 +144,12 @@ static void bump(struct metrics *m, int fam, const char *l1, const char *l2)
 		free(m->s[m->ns].l2);
 		return;
 	}
-	m->s[m->ns++].n = 1;
+	m->s[m->ns++].n = n;
+}
+
+static void bump(struct metrics *m, int fam, const char *l1, const char *l2)
+{
+	bump_n(m, fam, l1, l2, 1);
 }
 
 static void observe(struct metrics *m, const char *tool, double seconds)
@@ -199,7 +210,7 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 	pthread_mutex_unlock(&m->lock);
 }
 
-void metrics_count(struct metrics *m, const char *family, const char *label)
+void metrics_add(struct metrics *m, const char *family, const char *label, unsigned long long n)
 {
 	int fam = strcmp(family, "blocked_loads") == 0          ? F_BLOCKED
 		  : strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
@@ -207,13 +218,19 @@ void metrics_count(struct metrics *m, const char *family, const char *label)
 		  : strcmp(family, "redactions") == 0             ? F_REDACTIONS
 		  : strcmp(family, "excessive_agency") == 0       ? F_AGENCY
 		  : strcmp(family, "anomalies") == 0              ? F_ANOMALIES
+		  : strcmp(family, "collected") == 0              ? F_COLLECTED
 								  : -1;
 
 	if (!m || fam < 0 || !label)
 		return;
 	pthread_mutex_lock(&m->lock);
-	bump(m, fam, label, NULL);
+	bump_n(m, fam, label, NULL, n);
 	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_count(struct metrics *m, const char *family, const char *label)
+{
+	metrics_add(m, family, label, 1);
 }
 
 /* ---- the text format ------------------------------------------------- */

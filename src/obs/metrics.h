@@ -26,6 +26,9 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 /* One more of family{label}: "blocked_loads" (the reason),
  * "sandbox_violations" (the kind). */
 void metrics_count(struct metrics *m, const char *family, const char *label);
+/* n more of family{label}; also "collected" (what the store's collection
+ * removed, by kind). */
+void metrics_add(struct metrics *m, const char *family, const char *label, unsigned long long n);
 
 /* Gauges read when rendered. */
 struct metrics_gauges {

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/store_int.h"
 #include "toolgate/store.h"
 #include "util/file.h"
 
@@ -27,16 +28,6 @@
 #define APP_ID 0x74676174 /* "tgat": PRAGMA application_id, marks our files */
 #define BUSY_MS 5000      /* another process holding the write lock */
 
-struct tg_store {
-	sqlite3 *db;
-	pthread_mutex_t lock;
-	int schema;
-	char instance[33];    /* this opening's id: who claimed a running key */
-	char *dir;            /* the state directory */
-	int alive_fd;         /* instances/ID.lock, locked while this opening lives */
-};
-
-static void copy_text(char *dst, size_t len, const unsigned char *src);
 static int ticket_move(struct tg_store *st, const char *id, const char *from, const char *to,
 		       const char *approver, const char *reason, int64_t now, struct tg_error *err);
 
@@ -199,13 +190,13 @@ static const char *const migrations[] = {
 	") WITHOUT ROWID;",
 };
 
-static int db_error(struct tg_error *err, sqlite3 *db, const char *what)
+int store_db_error(struct tg_error *err, sqlite3 *db, const char *what)
 {
 	return tg_error_set(err, TG_ERR_SYSTEM, "store: %s: %s", what,
 			    db ? sqlite3_errmsg(db) : "out of memory");
 }
 
-static int exec(struct tg_store *st, const char *sql, struct tg_error *err)
+int store_exec(struct tg_store *st, const char *sql, struct tg_error *err)
 {
 	char *msg = NULL;
 
@@ -218,10 +209,10 @@ static int exec(struct tg_store *st, const char *sql, struct tg_error *err)
 
 /* The end of a write transaction: committed if rc is 0, else rolled
  * back; rc, or -1 when the commit failed. */
-static int end_tx(struct tg_store *st, int rc, struct tg_error *err)
+int store_end_tx(struct tg_store *st, int rc, struct tg_error *err)
 {
 	if (rc == 0)
-		rc = exec(st, "COMMIT", err);
+		rc = store_exec(st, "COMMIT", err);
 	if (rc != 0)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -254,7 +245,7 @@ static int wal(struct tg_store *st, struct tg_error *err)
 			break;
 		sqlite3_sleep(20);
 	}
-	return db_error(err, st->db, "journal_mode = WAL");
+	return store_db_error(err, st->db, "journal_mode = WAL");
 }
 
 /* Bring the schema to TG_STORE_SCHEMA, one transaction a step. */
@@ -266,13 +257,13 @@ static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
 	/* one read transaction, so that the three answers are of one state
 	 * of the file: another process migrating it meanwhile must not look
 	 * like someone else's tables */
-	if (exec(st, "BEGIN", err) < 0)
+	if (store_exec(st, "BEGIN", err) < 0)
 		return -1;
 	if (pragma_int(st, "PRAGMA user_version", &version) < 0 ||
 	    pragma_int(st, "PRAGMA application_id", &app) < 0 ||
 	    pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables) < 0) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		return db_error(err, st->db, path);
+		return store_db_error(err, st->db, path);
 	}
 	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	if (app != 0 && app != APP_ID)
@@ -290,22 +281,22 @@ static int migrate(struct tg_store *st, const char *path, struct tg_error *err)
 		int now = 0;
 
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
-		if (exec(st, "BEGIN IMMEDIATE", err) < 0)
+		if (store_exec(st, "BEGIN IMMEDIATE", err) < 0)
 			return -1;
 		/* another process may have migrated meanwhile: look again,
 		 * holding the write lock */
 		if (pragma_int(st, "PRAGMA user_version", &now) < 0) {
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-			return db_error(err, st->db, path);
+			return store_db_error(err, st->db, path);
 		}
 		if (now > version) {
-			exec(st, "COMMIT", err);
+			store_exec(st, "COMMIT", err);
 			version = now - 1;
 			continue;
 		}
-		if (exec(st, migrations[version], err) < 0 || exec(st, sql, err) < 0 ||
-		    (version == 0 && exec(st, mark, err) < 0) ||
-		    exec(st, "COMMIT", err) < 0) {
+		if (store_exec(st, migrations[version], err) < 0 || store_exec(st, sql, err) < 0 ||
+		    (version == 0 && store_exec(st, mark, err) < 0) ||
+		    store_exec(st, "COMMIT", err) < 0) {
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 			return tg_error_wrap(err, "store %s: migrating to schema %d", path,
 					     version + 1);
@@ -347,7 +338,7 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	if (instance_start(st, err) < 0)
 		goto fail;
 	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-		db_error(err, st->db, path);
+		store_db_error(err, st->db, path);
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, BUSY_MS);
@@ -355,8 +346,8 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	/* WAL: readers never wait for the writer; FULL: a commit is on the
 	 * disk (WAL and its sync) before the caller hears of it */
 	if (wal(st, err) < 0 ||
-	    exec(st, "PRAGMA synchronous = FULL", err) < 0 ||
-	    exec(st, "PRAGMA foreign_keys = ON", err) < 0 || migrate(st, path, err) < 0)
+	    store_exec(st, "PRAGMA synchronous = FULL", err) < 0 ||
+	    store_exec(st, "PRAGMA foreign_keys = ON", err) < 0 || migrate(st, path, err) < 0)
 		goto fail;
 	chmod(path, 0600);
 	free(path);
@@ -415,7 +406,7 @@ static int prepare(struct tg_store *st, const char *sql, sqlite3_stmt **s,
 		   const struct tg_idem_key *k, struct tg_error *err)
 {
 	if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
-		return db_error(err, st->db, "prepare");
+		return store_db_error(err, st->db, "prepare");
 	sqlite3_bind_text(*s, 1, k->principal, -1, SQLITE_STATIC);
 	sqlite3_bind_text(*s, 2, k->tool, -1, SQLITE_STATIC);
 	sqlite3_bind_text(*s, 3, k->key, -1, SQLITE_STATIC);
@@ -463,7 +454,7 @@ static int idem_lookup(struct tg_store *st, const struct tg_idem_key *k, int64_t
 			rec->state = TG_IDEM_RUNNING;
 		}
 	} else if (rc != SQLITE_DONE) {
-		found = db_error(err, st->db, "idempotency lookup");
+		found = store_db_error(err, st->db, "idempotency lookup");
 	}
 	sqlite3_finalize(s);
 	return found;
@@ -482,7 +473,7 @@ int tg_store_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_
 	pthread_mutex_lock(&st->lock);
 	/* read and claim in one write transaction: two gateways on one
 	 * file cannot both see the key free */
-	if (exec(st, "BEGIN IMMEDIATE", err) < 0)
+	if (store_exec(st, "BEGIN IMMEDIATE", err) < 0)
 		goto out;
 	found = idem_lookup(st, k, now, rec, err);
 	if (found != 0) {
@@ -498,7 +489,7 @@ int tg_store_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_
 	sqlite3_bind_int64(s, 6, now);
 	sqlite3_bind_int64(s, 7, now + ttl);
 	if (sqlite3_step(s) != SQLITE_DONE) {
-		db_error(err, st->db, "idempotency claim");
+		store_db_error(err, st->db, "idempotency claim");
 		goto end;
 	}
 	rec->state = TG_IDEM_NEW;
@@ -507,7 +498,7 @@ int tg_store_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_
 	rc = 0;
 end:
 	sqlite3_finalize(s);
-	if (rc == 0 && exec(st, "COMMIT", err) < 0)
+	if (rc == 0 && store_exec(st, "COMMIT", err) < 0)
 		rc = -1;
 	if (rc < 0) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -533,7 +524,7 @@ static int idem_update(struct tg_store *st, const char *sql, const struct tg_ide
 			sqlite3_bind_blob(s, 5, blob, (int)len, SQLITE_STATIC);
 		if (sqlite3_bind_parameter_count(s) >= 6)
 			sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "idempotency");
 		if (rc == 0 && sqlite3_changes(st->db) != 1)
 			rc = tg_error_set(err, TG_ERR_INVALID,
 					  "idempotency key %.64s: no running call of this tool and "
@@ -596,7 +587,7 @@ int tg_store_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, cha
 	if (key_ok(k, err) < 0)
 		return -1;
 	pthread_mutex_lock(&st->lock);
-	if (exec(st, "BEGIN IMMEDIATE", err) < 0) {
+	if (store_exec(st, "BEGIN IMMEDIATE", err) < 0) {
 		pthread_mutex_unlock(&st->lock);
 		return -1;
 	}
@@ -611,7 +602,7 @@ int tg_store_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, cha
 		const void *b = sqlite3_column_blob(s, 1);
 		int n = sqlite3_column_bytes(s, 1);
 
-		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+		store_copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
 		if (b && n > 0 && (*marker = malloc((size_t)n + 1))) {
 			memcpy(*marker, b, (size_t)n);
 			(*marker)[n] = '\0';
@@ -619,7 +610,7 @@ int tg_store_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, cha
 			rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		}
 	} else if (step != SQLITE_DONE) {
-		rc = db_error(err, st->db, "idempotency");
+		rc = store_db_error(err, st->db, "idempotency");
 	}
 	sqlite3_finalize(s);
 	s = NULL;
@@ -634,11 +625,11 @@ int tg_store_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, cha
 		sqlite3_bind_text(s, 4, runner, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1 ? 0
-		     : db_error(err, st->db, "idempotency takeover");
+		     : store_db_error(err, st->db, "idempotency takeover");
 	}
 end:
 	sqlite3_finalize(s);
-	if (rc >= 0 && exec(st, "COMMIT", err) < 0)
+	if (rc >= 0 && store_exec(st, "COMMIT", err) < 0)
 		rc = -1;
 	if (rc < 0)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -662,14 +653,14 @@ int tg_store_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, 
 	if (to != TG_TICKET_EXECUTED && to != TG_TICKET_FAILED)
 		return tg_error_set(err, TG_ERR_INVALID, "a call ends executed or failed");
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0 && (rc = prepare(st, "UPDATE idempotency SET state = 'done', result = ?5 WHERE "
 				     "principal = ?1 AND tool = ?2 AND key = ?3 AND fingerprint = ?4 "
 				     "AND state = 'running' AND runner = ?6", &s, k, err)) == 0) {
 		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
 		sqlite3_bind_blob(s, 5, result, (int)len, SQLITE_STATIC);
 		sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "idempotency");
 		if (rc == 0 && sqlite3_changes(st->db) != 1)
 			rc = tg_error_set(err, TG_ERR_INVALID, "idempotency key %.64s: this gateway "
 					  "no longer holds it", k->key);
@@ -680,7 +671,7 @@ int tg_store_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, 
 	if (rc == 0 && (rc = ticket_move(st, ticket, "approved", tg_ticket_state_name(to), NULL,
 					 NULL, 0, err)) > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %.40s is no longer approved", ticket);
-	rc = end_tx(st, rc, err);
+	rc = store_end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -702,7 +693,7 @@ int tg_store_idem_replace(struct tg_store *st, const struct tg_idem_key *k, cons
 		sqlite3_bind_blob(s, 5, result, (int)len, SQLITE_STATIC);
 		sqlite3_bind_blob(s, 6, expect, (int)elen, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? (sqlite3_changes(st->db) == 1 ? 0 : 1)
-						    : db_error(err, st->db, "idempotency");
+						    : store_db_error(err, st->db, "idempotency");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -725,191 +716,6 @@ void tg_idem_record_release(struct tg_idem_record *rec)
 	rec->result_len = 0;
 }
 
-int tg_store_gc(struct tg_store *st, int64_t now, size_t *removed, struct tg_error *err)
-{
-	static const char *const gc_sql[] = { "DELETE FROM idempotency WHERE expires <= ?1",
-					      "DELETE FROM revocations WHERE expires <= ?1" };
-	sqlite3_stmt *s;
-	size_t i;
-	int rc = 0;
-
-	tg_error_clear(err);
-	pthread_mutex_lock(&st->lock);
-	if (removed)
-		*removed = 0;
-	for (i = 0; rc == 0 && i < 2; i++) {
-		rc = sqlite3_prepare_v2(st->db, gc_sql[i], -1, &s, NULL) == SQLITE_OK
-			     ? 0 : db_error(err, st->db, "gc");
-		if (rc)
-			break;
-		sqlite3_bind_int64(s, 1, now);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "gc");
-		if (rc == 0 && removed)
-			*removed += (size_t)sqlite3_changes(st->db);
-		sqlite3_finalize(s);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return rc;
-}
-
-/* ---- token revocations ------------------------------------------------------ */
-
-int tg_store_revoke(struct tg_store *st, const char *jti, int64_t expires, struct tg_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	tg_error_clear(err);
-	if (!jti || !*jti || strlen(jti) > 64)
-		return tg_error_set(err, TG_ERR_INVALID, "revoke: a token id of 1 to 64 bytes");
-	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO revocations (jti, expires) VALUES "
-				"(?1, ?2)", -1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db,
-										   "revoke");
-	if (rc == 0) {
-		sqlite3_bind_text(s, 1, jti, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, expires);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "revoke");
-		sqlite3_finalize(s);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return rc;
-}
-
-int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM revocations WHERE jti = ?1 AND expires > ?2",
-				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "revoked?");
-	if (rc == 0) {
-		sqlite3_bind_text(s, 1, jti, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		switch (sqlite3_step(s)) {
-		case SQLITE_ROW:
-			rc = 1;
-			break;
-		case SQLITE_DONE:
-			rc = 0;
-			break;
-		default:
-			rc = db_error(err, st->db, "revoked?");
-		}
-		sqlite3_finalize(s);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return rc;
-}
-
-int tg_store_tickets_anomalous(struct tg_store *st, const char *principal, int64_t now,
-			       uint64_t *n, struct tg_error *err)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	tg_error_clear(err);
-	*n = 0;
-	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM tickets WHERE principal = ?1 AND "
-				"state = 'pending' AND expires > ?2 AND findings IS NOT NULL", -1, &s,
-				NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "tickets");
-	if (rc == 0) {
-		sqlite3_bind_text(s, 1, principal, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		if (sqlite3_step(s) == SQLITE_ROW)
-			*n = (uint64_t)sqlite3_column_int64(s, 0);
-		else
-			rc = db_error(err, st->db, "tickets");
-		sqlite3_finalize(s);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return rc;
-}
-
-/* ---- anomaly baselines ------------------------------------------------------- */
-
-int tg_store_baselines_put(struct tg_store *st, const struct tg_baseline *b, size_t n,
-			   struct tg_error *err)
-{
-	sqlite3_stmt *s = NULL;
-	size_t i;
-	int rc;
-
-	tg_error_clear(err);
-	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
-	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO baselines (tool, size_n, "
-					  "size_mean, size_m2, entropy_n, entropy_mean, entropy_m2, "
-					  "updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &s,
-					  NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "baselines");
-	for (i = 0; rc == 0 && i < n; i++) {
-		sqlite3_reset(s);
-		sqlite3_bind_text(s, 1, b[i].tool, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, (sqlite3_int64)b[i].size_n);
-		sqlite3_bind_double(s, 3, b[i].size_mean);
-		sqlite3_bind_double(s, 4, b[i].size_m2);
-		sqlite3_bind_int64(s, 5, (sqlite3_int64)b[i].entropy_n);
-		sqlite3_bind_double(s, 6, b[i].entropy_mean);
-		sqlite3_bind_double(s, 7, b[i].entropy_m2);
-		sqlite3_bind_int64(s, 8, (sqlite3_int64)time(NULL));
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = db_error(err, st->db, "baselines");
-	}
-	sqlite3_finalize(s);
-	if (rc == 0 || sqlite3_get_autocommit(st->db) == 0)
-		rc = end_tx(st, rc, err);
-	pthread_mutex_unlock(&st->lock);
-	return rc;
-}
-
-int tg_store_baselines_each(struct tg_store *st,
-			    int (*fn)(void *ctx, const struct tg_baseline *b), void *ctx,
-			    struct tg_error *err)
-{
-	struct tg_baseline *all = NULL, *more;
-	size_t n = 0, cap = 0, i;
-	sqlite3_stmt *s;
-	int rc = 0, step;
-
-	tg_error_clear(err);
-	pthread_mutex_lock(&st->lock);
-	if (sqlite3_prepare_v2(st->db, "SELECT tool, size_n, size_mean, size_m2, entropy_n, "
-			       "entropy_mean, entropy_m2 FROM baselines", -1, &s, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&st->lock);
-		return db_error(err, st->db, "baselines");
-	}
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			more = realloc(all, cap * sizeof(*all));
-			if (!more) {
-				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-				break;
-			}
-			all = more;
-		}
-		copy_text(all[n].tool, sizeof(all[n].tool), sqlite3_column_text(s, 0));
-		all[n].size_n = (uint64_t)sqlite3_column_int64(s, 1);
-		all[n].size_mean = sqlite3_column_double(s, 2);
-		all[n].size_m2 = sqlite3_column_double(s, 3);
-		all[n].entropy_n = (uint64_t)sqlite3_column_int64(s, 4);
-		all[n].entropy_mean = sqlite3_column_double(s, 5);
-		all[n].entropy_m2 = sqlite3_column_double(s, 6);
-		n++;
-	}
-	if (rc == 0 && step != SQLITE_DONE)
-		rc = db_error(err, st->db, "baselines");
-	sqlite3_finalize(s);
-	pthread_mutex_unlock(&st->lock);
-	/* called without the store's lock: fn may use the store */
-	for (i = 0; rc == 0 && i < n; i++)
-		rc = fn(ctx, &all[i]);
-	free(all);
-	return rc;
-}
 
 /* ---- approval tickets -------------------------------------------------------- */
 
@@ -943,7 +749,7 @@ void tg_ticket_release(struct tg_ticket *t)
 	t->preview = t->reason = t->arguments = t->covers = t->findings = NULL;
 }
 
-static void copy_text(char *dst, size_t len, const unsigned char *src)
+void store_copy_text(char *dst, size_t len, const unsigned char *src)
 {
 	snprintf(dst, len, "%s", src ? (const char *)src : "");
 }
@@ -959,12 +765,12 @@ static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 	const unsigned char *findings = sqlite3_column_text(s, 13);
 
 	memset(t, 0, sizeof(*t));
-	copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
-	copy_text(t->principal, sizeof(t->principal), sqlite3_column_text(s, 1));
-	copy_text(t->tool, sizeof(t->tool), sqlite3_column_text(s, 2));
-	copy_text(t->args_sha256, sizeof(t->args_sha256), sqlite3_column_text(s, 3));
+	store_copy_text(t->id, sizeof(t->id), sqlite3_column_text(s, 0));
+	store_copy_text(t->principal, sizeof(t->principal), sqlite3_column_text(s, 1));
+	store_copy_text(t->tool, sizeof(t->tool), sqlite3_column_text(s, 2));
+	store_copy_text(t->args_sha256, sizeof(t->args_sha256), sqlite3_column_text(s, 3));
 	t->state = (enum tg_ticket_state)state_of((const char *)sqlite3_column_text(s, 5));
-	copy_text(t->approver, sizeof(t->approver), sqlite3_column_text(s, 7));
+	store_copy_text(t->approver, sizeof(t->approver), sqlite3_column_text(s, 7));
 	t->created = sqlite3_column_int64(s, 8);
 	t->decided = sqlite3_column_int64(s, 9);
 	t->expires = sqlite3_column_int64(s, 10);
@@ -986,9 +792,9 @@ static int expire_tickets(struct tg_store *st, int64_t now, struct tg_error *err
 
 	if (sqlite3_prepare_v2(st->db, "UPDATE tickets SET state = 'expired', decided = ?1 WHERE "
 			       "state = 'pending' AND expires <= ?1", -1, &s, NULL) != SQLITE_OK)
-		return db_error(err, st->db, "tickets");
+		return store_db_error(err, st->db, "tickets");
 	sqlite3_bind_int64(s, 1, now);
-	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "tickets");
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "tickets");
 	sqlite3_finalize(s);
 	return rc;
 }
@@ -1028,13 +834,13 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 	out->decided = 0;
 	out->expires = now + ttl;
 	pthread_mutex_lock(&st->lock);
-	if (hold && exec(st, "BEGIN IMMEDIATE", err) < 0) {
+	if (hold && store_exec(st, "BEGIN IMMEDIATE", err) < 0) {
 		pthread_mutex_unlock(&st->lock);
 		return -1;
 	}
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
 				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8, ?9, ?10)", -1, &s, NULL) ==
-			     SQLITE_OK ? 0 : db_error(err, st->db, "ticket");
+			     SQLITE_OK ? 0 : store_db_error(err, st->db, "ticket");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, out->id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, req->principal, -1, SQLITE_STATIC);
@@ -1050,7 +856,7 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 			sqlite3_bind_text(s, 9, req->covers, -1, SQLITE_STATIC);
 		if (req->findings)
 			sqlite3_bind_text(s, 10, req->findings, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "ticket");
 		sqlite3_finalize(s);
 	}
 	if (hold) {
@@ -1062,13 +868,13 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 			sqlite3_bind_text(s, 4, hold->fingerprint, -1, SQLITE_STATIC);
 			sqlite3_bind_blob(s, 5, marker, (int)strlen(marker), SQLITE_STATIC);
 			sqlite3_bind_text(s, 6, st->instance, -1, SQLITE_STATIC);
-			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "idempotency");
+			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "idempotency");
 			if (rc == 0 && sqlite3_changes(st->db) != 1)
 				rc = tg_error_set(err, TG_ERR_INVALID, "idempotency key %.64s: this "
 						  "gateway no longer holds it", hold->key);
 			sqlite3_finalize(s);
 		}
-		rc = end_tx(st, rc, err);
+		rc = store_end_tx(st, rc, err);
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (rc == 0 && ((req->preview && !(out->preview = strdup(req->preview))) ||
@@ -1107,7 +913,7 @@ static int ticket_read(struct tg_store *st, const char *id, struct tg_ticket *t,
 	memset(t, 0, sizeof(*t));
 	if (sqlite3_prepare_v2(st->db, "SELECT " TICKET_COLUMNS " FROM tickets WHERE id = ?1", -1,
 			       &s, NULL) != SQLITE_OK)
-		return db_error(err, st->db, "ticket");
+		return store_db_error(err, st->db, "ticket");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	switch (sqlite3_step(s)) {
 	case SQLITE_ROW:
@@ -1117,7 +923,7 @@ static int ticket_read(struct tg_store *st, const char *id, struct tg_ticket *t,
 		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
 		break;
 	default:
-		rc = db_error(err, st->db, "ticket");
+		rc = store_db_error(err, st->db, "ticket");
 	}
 	sqlite3_finalize(s);
 	if (rc < 0)
@@ -1160,7 +966,7 @@ static int ticket_move(struct tg_store *st, const char *id, const char *from, co
 	if (sqlite3_prepare_v2(st->db, "UPDATE tickets SET state = ?2, approver = coalesce(?3, "
 			       "approver), reason = coalesce(?4, reason), decided = coalesce(?5, "
 			       "decided) WHERE id = ?1 AND state = ?6", -1, &s, NULL) != SQLITE_OK)
-		return db_error(err, st->db, "ticket");
+		return store_db_error(err, st->db, "ticket");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, to, -1, SQLITE_STATIC);
 	if (approver)
@@ -1170,7 +976,7 @@ static int ticket_move(struct tg_store *st, const char *id, const char *from, co
 	if (now)
 		sqlite3_bind_int64(s, 5, now);
 	sqlite3_bind_text(s, 6, from, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "ticket");
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "ticket");
 	if (rc == 0 && sqlite3_changes(st->db) != 1)
 		rc = 1; /* not in state from */
 	sqlite3_finalize(s);
@@ -1249,7 +1055,7 @@ static int select_list(struct tg_store *st, const char *sql, const char *state_n
 	int rc = 0, step;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_error(err, st->db, what);
+		return store_db_error(err, st->db, what);
 	if (state_name)
 		sqlite3_bind_text(s, 1, state_name, -1, SQLITE_STATIC);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1270,7 +1076,7 @@ static int select_list(struct tg_store *st, const char *sql, const char *state_n
 		(*n)++;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
-		rc = db_error(err, st->db, what);
+		rc = store_db_error(err, st->db, what);
 	sqlite3_finalize(s);
 	if (rc < 0) {
 		while (*n)
@@ -1325,7 +1131,7 @@ int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
 	rc = expire_tickets(st, now, err);
 	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT state, count(*) FROM tickets GROUP BY "
 					  "state", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "tickets");
+		rc = store_db_error(err, st->db, "tickets");
 	while (rc == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *state = (const char *)sqlite3_column_text(s, 0);
 
@@ -1337,7 +1143,7 @@ int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
 	if (rc == SQLITE_DONE)
 		rc = 0;
 	else if (rc > 0)
-		rc = db_error(err, st->db, "tickets");
+		rc = store_db_error(err, st->db, "tickets");
 	sqlite3_finalize(s);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
@@ -1376,18 +1182,18 @@ int tg_store_rollback_begin(struct tg_store *st, const char *call_id, const char
 	if (!who || !*who || strlen(who) >= sizeof(((struct tg_rollback *)0)->requested_by))
 		return tg_error_set(err, TG_ERR_INVALID, "rollback %s: who asks is required", call_id);
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	/* one runner at a time: a rollback running in a live process (this
 	 * one included) is not started again; a dead one's is resumed */
 	if (rc == 0 && sqlite3_prepare_v2(st->db, "SELECT runner FROM rollbacks WHERE call_id = ?1 "
 					  "AND state = 'running'", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "rollback");
+		rc = store_db_error(err, st->db, "rollback");
 	if (rc == 0) {
 		char runner[33] = "";
 
 		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+			store_copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
 			if (runner[0] && (strcmp(runner, st->instance) == 0 ||
 					  instance_alive(st, runner)))
 				rc = tg_error_set(err, TG_ERR_INVALID, "call %s is being rolled back "
@@ -1401,16 +1207,16 @@ int tg_store_rollback_begin(struct tg_store *st, const char *call_id, const char
 			       "1, NULL, ?3, NULL, ?4) ON CONFLICT (call_id) DO UPDATE SET state = "
 			       "'running', requested_by = ?2, attempts = attempts + 1, started = ?3, "
 			       "ended = NULL, runner = ?4", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "rollback");
+		rc = store_db_error(err, st->db, "rollback");
 	else if (rc == 0) {
 		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, who, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, now);
 		sqlite3_bind_text(s, 4, st->instance, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "rollback");
 		sqlite3_finalize(s);
 	}
-	rc = end_tx(st, rc, err);
+	rc = store_end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -1426,12 +1232,12 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 	if (len > TG_ROLLBACK_MAX_DETAIL)
 		len = TG_ROLLBACK_MAX_DETAIL;
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
 		rc = sqlite3_prepare_v2(st->db, "UPDATE rollbacks SET state = ?2, detail = ?3, "
 					"ended = ?4 WHERE call_id = ?1 AND state = 'running' AND "
 					"runner = ?5", -1, &s,
-					NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "rollback");
+					NULL) == SQLITE_OK ? 0 : store_db_error(err, st->db, "rollback");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, call_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, ok ? "succeeded" : "failed", -1, SQLITE_STATIC);
@@ -1439,7 +1245,7 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 			sqlite3_bind_text(s, 3, detail, (int)len, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 4, now);
 		sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "rollback");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "rollback");
 		if (rc == 0 && sqlite3_changes(st->db) != 1)
 			rc = tg_error_set(err, TG_ERR_INVALID, "rollback %.40s: not running here",
 					  call_id);
@@ -1448,7 +1254,7 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 	if (rc == 0 && ok && (rc = ticket_move(st, call_id, "executed", "compensated", NULL, NULL, 0,
 					      err)) > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "call %.40s is no longer executed", call_id);
-	rc = end_tx(st, rc, err);
+	rc = store_end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -1460,11 +1266,11 @@ static int fill_rollback(sqlite3_stmt *s, void *p)
 	struct tg_rollback *r = p;
 
 	memset(r, 0, sizeof(*r));
-	copy_text(r->call_id, sizeof(r->call_id), sqlite3_column_text(s, 0));
+	store_copy_text(r->call_id, sizeof(r->call_id), sqlite3_column_text(s, 0));
 	r->state = name && strcmp(name, "succeeded") == 0 ? TG_ROLLBACK_SUCCEEDED
 		 : name && strcmp(name, "failed") == 0 ? TG_ROLLBACK_FAILED
 		 : TG_ROLLBACK_RUNNING;
-	copy_text(r->requested_by, sizeof(r->requested_by), sqlite3_column_text(s, 2));
+	store_copy_text(r->requested_by, sizeof(r->requested_by), sqlite3_column_text(s, 2));
 	r->attempts = sqlite3_column_int(s, 3);
 	r->started = sqlite3_column_int64(s, 5);
 	r->ended = sqlite3_column_int64(s, 6);
@@ -1547,10 +1353,10 @@ static int saga_claim(struct tg_store *st, const char *id, struct tg_error *err)
 
 	if (sqlite3_prepare_v2(st->db, "SELECT runner FROM sagas WHERE id = ?1", -1, &s, NULL) !=
 	    SQLITE_OK)
-		return db_error(err, st->db, "saga");
+		return store_db_error(err, st->db, "saga");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) == SQLITE_ROW) {
-		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
+		store_copy_text(runner, sizeof(runner), sqlite3_column_text(s, 0));
 		rc = strcmp(runner, st->instance) != 0 && instance_alive(st, runner);
 	}
 	sqlite3_finalize(s);
@@ -1564,23 +1370,23 @@ int tg_store_saga_take(struct tg_store *st, const char *id, struct tg_error *err
 
 	tg_error_clear(err);
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
 		rc = saga_claim(st, id, err);
 	if (rc == 0) {
 		rc = sqlite3_prepare_v2(st->db, "UPDATE sagas SET runner = ?2 WHERE id = ?1", -1, &s,
-					NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "saga");
+					NULL) == SQLITE_OK ? 0 : store_db_error(err, st->db, "saga");
 		if (rc == 0) {
 			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 			sqlite3_bind_text(s, 2, st->instance, -1, SQLITE_STATIC);
-			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+			rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "saga");
 			sqlite3_finalize(s);
 		}
 	}
 	if (rc == 1) {
-		exec(st, "COMMIT", err);
+		store_exec(st, "COMMIT", err);
 	} else {
-		rc = end_tx(st, rc, err);
+		rc = store_end_tx(st, rc, err);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
@@ -1598,25 +1404,25 @@ int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_sag
 		return tg_error_set(err, TG_ERR_INVALID, "saga: an id and 1 to %d steps",
 				    TG_SAGA_MAX_STEPS);
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
 		rc = saga_claim(st, id, err);
 	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT INTO sagas (id, state, runner, created, "
 					  "updated) VALUES (?1, 'running', ?2, ?3, ?3) ON CONFLICT "
 					  "(id) DO UPDATE SET runner = ?2", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "saga");
+		rc = store_db_error(err, st->db, "saga");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, st->instance, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, now);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "saga");
 		sqlite3_finalize(s);
 		s = NULL;
 	}
 	if (rc == 0 && sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO saga_steps (saga_id, n, "
 					  "tool, call_id, state, arguments) VALUES (?1, ?2, ?3, ?4, "
 					  "'pending', ?5)", -1, &s, NULL) != SQLITE_OK)
-		rc = db_error(err, st->db, "saga");
+		rc = store_db_error(err, st->db, "saga");
 	for (i = 0; rc == 0 && i < n; i++) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, (sqlite3_int64)i);
@@ -1624,11 +1430,11 @@ int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_sag
 		sqlite3_bind_text(s, 4, steps[i].call_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, steps[i].arguments ? steps[i].arguments : "{}", -1,
 				  SQLITE_STATIC);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(err, st->db, "saga");
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "saga");
 		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);
-	rc = end_tx(st, rc, err);
+	rc = store_end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -1644,18 +1450,18 @@ int tg_store_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 	pthread_mutex_lock(&st->lock);
 	if (sqlite3_prepare_v2(st->db, "SELECT state FROM sagas WHERE id = ?1", -1, &s, NULL) !=
 	    SQLITE_OK) {
-		rc = db_error(err, st->db, "saga");
+		rc = store_db_error(err, st->db, "saga");
 		goto out;
 	}
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
-		copy_text(saga->id, sizeof(saga->id), (const unsigned char *)id);
+		store_copy_text(saga->id, sizeof(saga->id), (const unsigned char *)id);
 		saga->state = (enum tg_saga_state)state_index(saga_states, 5,
 							      (const char *)sqlite3_column_text(s, 0));
 		rc = 0;
 	} else if (step != SQLITE_DONE) {
-		rc = db_error(err, st->db, "saga");
+		rc = store_db_error(err, st->db, "saga");
 	}
 	sqlite3_finalize(s);
 	if (rc != 0)
@@ -1664,7 +1470,7 @@ int tg_store_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 	if (!saga->steps || sqlite3_prepare_v2(st->db, "SELECT n, tool, call_id, state, "
 					       "arguments, result FROM saga_steps WHERE saga_id = "
 					       "?1 ORDER BY n", -1, &s, NULL) != SQLITE_OK) {
-		rc = saga->steps ? db_error(err, st->db, "saga")
+		rc = saga->steps ? store_db_error(err, st->db, "saga")
 				 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1673,8 +1479,8 @@ int tg_store_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 		struct tg_saga_step *p = &saga->steps[saga->n++];
 		const unsigned char *a = sqlite3_column_text(s, 4), *r = sqlite3_column_text(s, 5);
 
-		copy_text(p->tool, sizeof(p->tool), sqlite3_column_text(s, 1));
-		copy_text(p->call_id, sizeof(p->call_id), sqlite3_column_text(s, 2));
+		store_copy_text(p->tool, sizeof(p->tool), sqlite3_column_text(s, 1));
+		store_copy_text(p->call_id, sizeof(p->call_id), sqlite3_column_text(s, 2));
 		p->state = (enum tg_saga_step_state)state_index(step_states, 6, (const char *)
 								sqlite3_column_text(s, 3));
 		p->arguments = a ? strdup((const char *)a) : NULL;
@@ -1685,7 +1491,7 @@ int tg_store_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 		}
 	}
 	if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
-		rc = db_error(err, st->db, "saga");
+		rc = store_db_error(err, st->db, "saga");
 	sqlite3_finalize(s);
 out:
 	pthread_mutex_unlock(&st->lock);
@@ -1707,7 +1513,7 @@ int tg_store_saga_step(struct tg_store *st, const char *id, size_t step,
 	pthread_mutex_lock(&st->lock);
 	rc = sqlite3_prepare_v2(st->db, "UPDATE saga_steps SET state = ?3, result = coalesce(?4, "
 				"result) WHERE saga_id = ?1 AND n = ?2", -1, &s, NULL) == SQLITE_OK
-		     ? 0 : db_error(err, st->db, "saga");
+		     ? 0 : store_db_error(err, st->db, "saga");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, (sqlite3_int64)step);
@@ -1715,7 +1521,7 @@ int tg_store_saga_step(struct tg_store *st, const char *id, size_t step,
 		if (result)
 			sqlite3_bind_blob(s, 4, result, (int)strlen(result), SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1
-			     ? 0 : db_error(err, st->db, "saga step");
+			     ? 0 : store_db_error(err, st->db, "saga step");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -1731,13 +1537,13 @@ int tg_store_saga_set(struct tg_store *st, const char *id, enum tg_saga_state st
 	tg_error_clear(err);
 	pthread_mutex_lock(&st->lock);
 	rc = sqlite3_prepare_v2(st->db, "UPDATE sagas SET state = ?2, updated = ?3 WHERE id = ?1",
-				-1, &s, NULL) == SQLITE_OK ? 0 : db_error(err, st->db, "saga");
+				-1, &s, NULL) == SQLITE_OK ? 0 : store_db_error(err, st->db, "saga");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, tg_saga_state_name(state), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 3, now);
 		rc = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(st->db) == 1
-			     ? 0 : db_error(err, st->db, "saga");
+			     ? 0 : store_db_error(err, st->db, "saga");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -1755,15 +1561,15 @@ int tg_store_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, stru
 	*ids = NULL;
 	*n = 0;
 	pthread_mutex_lock(&st->lock);
-	rc = exec(st, "BEGIN IMMEDIATE", err);
+	rc = store_exec(st, "BEGIN IMMEDIATE", err);
 	if (rc == 0 && (sqlite3_prepare_v2(st->db, "SELECT id, runner FROM sagas WHERE state IN "
 					   "('running', 'compensating') LIMIT 10000", -1, &s,
 					   NULL) != SQLITE_OK ||
 			sqlite3_prepare_v2(st->db, "UPDATE sagas SET runner = ?2 WHERE id = ?1", -1,
 					   &claim, NULL) != SQLITE_OK))
-		rc = db_error(err, st->db, "sagas");
+		rc = store_db_error(err, st->db, "sagas");
 	while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
-		copy_text(runner, sizeof(runner), sqlite3_column_text(s, 1));
+		store_copy_text(runner, sizeof(runner), sqlite3_column_text(s, 1));
 		if (instance_alive(st, runner))
 			continue;
 		if (*n == cap) {
@@ -1775,17 +1581,17 @@ int tg_store_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, stru
 			}
 			list = bigger;
 		}
-		copy_text(list[*n], sizeof(list[*n]), sqlite3_column_text(s, 0));
+		store_copy_text(list[*n], sizeof(list[*n]), sqlite3_column_text(s, 0));
 		sqlite3_bind_text(claim, 1, list[*n], -1, SQLITE_STATIC);
 		sqlite3_bind_text(claim, 2, st->instance, -1, SQLITE_STATIC);
 		if (sqlite3_step(claim) != SQLITE_DONE)
-			rc = db_error(err, st->db, "sagas");
+			rc = store_db_error(err, st->db, "sagas");
 		sqlite3_reset(claim);
 		(*n)++;
 	}
 	sqlite3_finalize(s);
 	sqlite3_finalize(claim);
-	rc = end_tx(st, rc, err);
+	rc = store_end_tx(st, rc, err);
 	pthread_mutex_unlock(&st->lock);
 	if (rc < 0) {
 		free(list);

@@ -122,9 +122,11 @@ int parse_duration(const char *s, uint64_t *ms, struct tg_error *err)
 		unit = 60 * 1000;
 	else if (strcmp(p, "h") == 0)
 		unit = 3600 * 1000;
+	else if (strcmp(p, "d") == 0)
+		unit = 86400ull * 1000;
 	else
 		return tg_error_set(err, TG_ERR_INVALID,
-				    "invalid duration '%s' (use e.g. 250ms, 10s, 2m)", s);
+				    "invalid duration '%s' (use e.g. 250ms, 10s, 2m, 1h, 30d)", s);
 	if (scale(milli, unit, ms) < 0)
 		return tg_error_set(err, TG_ERR_INVALID, "duration '%s' too large", s);
 	return 0;

@@ -1212,6 +1212,22 @@ cat "$tmp/anomalies.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/anomalies.out")))
 grep -q 'anomalies_no_sanitizer_reports' "$tmp/anomalies.out"; check anomalies_ran_to_the_end $? "$(tail -3 "$tmp/anomalies.out")"
 
+# a plan's steps are calls: limited, looked at for anomalies (a step that
+# would be held is not run in a dry run nor a preview) and recorded as
+# calls of their own, tied to the plan (tests/integration/plan_steps.py)
+timeout 300 python3 "$repo/tests/integration/plan_steps.py" "$TG" "$repo" "$tmp/plan_steps" >"$tmp/plan_steps.out" 2>&1
+cat "$tmp/plan_steps.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/plan_steps.out")))
+grep -q 'plan_steps_no_sanitizer_reports' "$tmp/plan_steps.out"; check plan_steps_ran_to_the_end $? "$(tail -3 "$tmp/plan_steps.out")"
+
+# the approvers' queue within the policy's bounds: a principal's pending
+# write tickets capped, a ticket too large refused and nothing stored, the
+# store's collection run and counted (tests/integration/queue_bounds.py)
+timeout 300 python3 "$repo/tests/integration/queue_bounds.py" "$TG" "$repo" "$tmp/queue" >"$tmp/queue.out" 2>&1
+cat "$tmp/queue.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/queue.out")))
+grep -q 'queue_no_sanitizer_reports' "$tmp/queue.out"; check queue_ran_to_the_end $? "$(tail -3 "$tmp/queue.out")"
+
 # kill -9 the gateway at random moments during 1,000 write calls whose
 # clients retry under the same keys: exactly one row per key in the target
 # database, no approval lost, nothing left running; 100 duplicates, one run.

@@ -234,9 +234,9 @@ static int tokens(void)
 	free(bad);
 	tg_policy_free(p2);
 	{
-		size_t removed;
+		struct tg_store_gc_stats gc;
 
-		CHECK(tg_store_gc(st, 1700, &removed, &err) == 0 && removed == 2);
+		CHECK(tg_store_gc(st, 1700, -1, &gc, &err) == 0 && gc.revocations == 2);
 	}
 	/* a corrupted key file is refused, not replaced */
 	f = fopen(path, "w");
@@ -365,7 +365,59 @@ static int signing_key_guarded(void)
 	return 0;
 }
 
+/* The policy's "tickets": defaults when absent, each field checked by
+ * name. */
+static int ticket_policy(void)
+{
+	static const struct {
+		const char *tickets, *says;
+	} bad[] = {
+		{ "[]", "tickets: want an object" },
+		{ "{\"max_pendin\":3}", "tickets: unknown field \"max_pendin\"" },
+		{ "{\"max_pending\":0}", "tickets.max_pending: an integer from 1" },
+		{ "{\"max_pending\":\"3\"}", "tickets.max_pending: an integer from 1" },
+		{ "{\"max_bytes\":\"1Q\"}", "tickets.max_bytes: a size from 1K to 1G" },
+		{ "{\"max_bytes\":\"2G\"}", "tickets.max_bytes: a size from 1K to 1G" },
+		{ "{\"max_bytes\":\"32M\"}", "max_bytes is more than tickets.max_pending_bytes" },
+		{ "{\"keep\":\"1h\"}", "tickets.keep: a duration from 1d" },
+		{ "{\"collect_every\":\"2d\"}", "tickets.collect_every: a duration from 0" },
+		{ "{\"collect_every\":\"1500ms\"}", "tickets.collect_every: a duration from 0" },
+	};
+	const struct tg_ticket_policy *tp;
+	struct tg_policy *p;
+	struct tg_error err;
+	char text[512];
+	size_t i;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(load("p.json", POLICY, &p, &err) == 0);
+	tp = tg_policy_tickets(p);
+	CHECK(tp->max_pending == 32 && tp->max_bytes == 1u << 20 &&
+	      tp->max_pending_bytes == 16u << 20 && tp->collect_every_s == 600 &&
+	      tp->keep_s == 30 * 86400);
+	tg_policy_free(p);
+	CHECK(load("p.json", "{\"principals\":{},\"tickets\":{\"max_pending\":3,\"max_bytes\":"
+		   "\"64K\",\"collect_every\":\"0\",\"keep\":\"2d\"}}", &p, &err) == 0);
+	tp = tg_policy_tickets(p);
+	CHECK(tp->max_pending == 3 && tp->max_bytes == 64u << 10 && tp->collect_every_s == 0 &&
+	      tp->keep_s == 2 * 86400 && tp->max_pending_bytes == 16u << 20);
+	tg_policy_free(p);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"principals\":{},\"tickets\":%s}", bad[i].tickets);
+		p = NULL;
+		if (load("p.json", text, &p, &err) == 0 || !strstr(err.msg, bad[i].says) ||
+		    !strstr(err.msg, "p.json")) {
+			fprintf(stderr, "%s: %s\n", bad[i].tickets, p ? "loaded" : err.msg);
+			tg_policy_free(p);
+			return -1;
+		}
+	}
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test auth_tests[] = {
+	{ "auth/ticket_policy", ticket_policy },
 	{ "auth/signing_key_guarded", signing_key_guarded },
 	{ "auth/rate_limits", rate_limits },
 	{ "auth/policy_and_scopes", policy_and_scopes },

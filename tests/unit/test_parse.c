@@ -42,7 +42,8 @@ static int durations(void)
 	CHECK(parse_duration("1h", &v, &err) == 0 && v == 3600000);
 	CHECK(parse_duration("10 s", &v, &err) < 0);
 	CHECK(parse_duration("s", &v, &err) < 0);
-	CHECK(parse_duration("10d", &v, &err) < 0);
+	CHECK(parse_duration("10d", &v, &err) == 0 && v == 864000000); /* a keeping: days */
+	CHECK(parse_duration("10w", &v, &err) < 0);
 	return 0;
 }
 

@@ -122,9 +122,9 @@ static int idempotency(void)
 	/* expired: gone, the key is new again; gc removes what expired */
 	CHECK(begin_is(st, k, 1100, TG_IDEM_NEW));
 	{
-		size_t removed = 0;
+		struct tg_store_gc_stats gc;
 
-		CHECK(tg_store_gc(st, 5000, &removed, &err) == 0 && removed == 3);
+		CHECK(tg_store_gc(st, 5000, -1, &gc, &err) == 0 && gc.idempotency == 3);
 	}
 	/* a call refused before it ran frees its key */
 	CHECK(begin_is(st, key_of("carol", "t", "k-2", "f"), 6000, TG_IDEM_NEW));
@@ -438,6 +438,55 @@ static int rollbacks(void)
 	return 0;
 }
 
+/* What a principal puts on the approvers' queue is counted, in tickets
+ * and bytes; the collection removes tickets past their keeping, and
+ * keeps those a rollback still running reads. */
+static int queue_and_collection(void)
+{
+	struct tg_ticket req, a, b, c;
+	struct tg_store_gc_stats gc;
+	struct tg_store *st;
+	struct tg_error err;
+	uint64_t n, bytes;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent-1");
+	strcpy(req.tool, "fs.write@1.0.0");
+	memset(req.args_sha256, 'c', 64);
+	req.arguments = "{\"path\":\"a\"}";          /* 12 bytes */
+	req.preview = "would write 1 byte";          /* 18 */
+	CHECK(tg_store_ticket_create(st, &req, 1000, 100, &a, &err) == 0);
+	CHECK(tg_store_ticket_create(st, &req, 1000, 100, &b, &err) == 0);
+	strcpy(req.principal, "agent-2");
+	CHECK(tg_store_ticket_create(st, &req, 1000, 100, &c, &err) == 0);
+	CHECK(tg_store_tickets_pending(st, "agent-1", 1001, &n, &bytes, &err) == 0 && n == 2 &&
+	      bytes == 2 * (12 + 18));
+	/* decided or expired: no longer on the queue */
+	CHECK(tg_store_ticket_decide(st, a.id, "alice", 1, NULL, 1002, &err) == 0);
+	CHECK(tg_store_tickets_pending(st, "agent-1", 1003, &n, &bytes, &err) == 0 && n == 1);
+	CHECK(tg_store_tickets_pending(st, "agent-1", 1100, &n, &bytes, &err) == 0 && n == 0 &&
+	      bytes == 0);
+	/* a's call executed, and its rollback is running */
+	CHECK(tg_store_ticket_move(st, a.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) == 0);
+	CHECK(tg_store_rollback_begin(st, a.id, "alice", 1004, &err) == 0);
+	/* kept for ever (keep < 0), then kept 500 s past expiry or decision */
+	CHECK(tg_store_gc(st, 99999, -1, &gc, &err) == 0 && gc.tickets == 0);
+	CHECK(tg_store_gc(st, 1599, 500, &gc, &err) == 0 && gc.tickets == 0);
+	CHECK(tg_store_gc(st, 1600, 500, &gc, &err) == 0 && gc.tickets == 2); /* b and c */
+	CHECK(tg_store_ticket_get(st, b.id, 1600, &req, &err) < 0 && strstr(err.msg, "no such"));
+	CHECK(tg_store_gc(st, 99999, 500, &gc, &err) == 0 && gc.tickets == 0); /* a: rolling back */
+	CHECK(tg_store_rollback_end(st, a.id, 1, "undone", 99999, &err) == 0);
+	CHECK(tg_store_gc(st, 99999, 500, &gc, &err) == 0 && gc.tickets == 1);
+	tg_ticket_release(&a);
+	tg_ticket_release(&b);
+	tg_ticket_release(&c);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 /* A key whose gateway died running it is taken over by the next one; a
  * live runner's is not; an approved call's end and its ticket's are one
  * commit. */
@@ -504,6 +553,7 @@ const struct unit_test store_tests[] = {
 	{ "store/takeover", takeover },
 	{ "store/tickets", tickets },
 	{ "store/rollbacks", rollbacks },
+	{ "store/queue_and_collection", queue_and_collection },
 	{ "store/opens_and_migrates", opens_and_migrates },
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },
