@@ -98,6 +98,10 @@ TG_API int tg_scope_allows_call(const char *scope, const char *tool, int write);
  * 1 if any of them allows the call, or covers want. */
 TG_API int tg_scopes_allow_call(const char *scopes, const char *tool, int write);
 TG_API int tg_scopes_cover(const char *scopes, const char *want);
+/* 1 if any scope of the list approves some tool (a person who decides,
+ * or an operator): what the gateway-wide views (GET /metrics) ask of a
+ * caller, since they show every principal's calls. */
+TG_API int tg_scopes_approve_any(const char *scopes);
 
 /* ---- rate limits ---------------------------------------------------------- */
 

@@ -466,3 +466,18 @@ int tg_scopes_cover(const char *list, const char *want)
 {
 	return any_scope(list, covers, want, 0);
 }
+
+/* 1 if scope's action is approve. */
+static int approves(const char *scope, const char *unused, int unused2)
+{
+	size_t n = strlen(scope);
+
+	(void)unused;
+	(void)unused2;
+	return n > 8 && strcmp(scope + n - 8, ":approve") == 0;
+}
+
+int tg_scopes_approve_any(const char *list)
+{
+	return any_scope(list, approves, NULL, 0);
+}

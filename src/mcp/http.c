@@ -1500,7 +1500,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
 		}
-		/* the counters: to any caller the server would serve */
+		/* the counters: they show every principal's calls by tool, so
+		 * with a policy only to those who decide (an approve scope),
+		 * never to any agent the server would serve */
+		if (strcmp(url, METRICS) == 0 && h->mcp->policy && !tg_scopes_approve_any(rq->scopes))
+			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+					  "Forbidden: GET /metrics needs a token with an approve scope "
+					  "(docs/METRICS.md)");
 		if (strcmp(url, METRICS) == 0)
 			return metrics_reply(h, c, method);
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)

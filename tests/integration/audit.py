@@ -122,8 +122,9 @@ try:
                 return r.status, r.headers.get("Content-Type", ""), r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, "", ""
-    status, ctype, metrics = scrape(TOKEN)
+    status, ctype, metrics = scrape(OPS)
     anon_metrics = scrape(None)[0]
+    agent_metrics = scrape(TOKEN)[0]
     c("calls_made", not ok["result"].get("isError") and bad["result"].get("isError") and
       anon.get("status") == 401 and ticket and appr.returncode == 0 and
       not ran.get("result", {}).get("isError") and escape.get("result", {}).get("isError"),
@@ -153,6 +154,8 @@ got = {k: series.get(k) for k in want}
 c("metrics_counted", status == 200 and ctype.startswith("text/plain; version=0.0.4") and
   got == want and writes > 0, [status, ctype, got])
 c("metrics_need_a_token", anon_metrics == 401, anon_metrics)
+# every principal's calls are there: an agent's token is not enough
+c("metrics_need_an_approve_scope", agent_metrics == 403, agent_metrics)
 if shutil.which("promtool"):
     pt = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True,
                         text=True, timeout=60)

@@ -42,7 +42,8 @@ os.makedirs(TMP)
 shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
 shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
 with open(POLICY, "w") as f:
-    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]}}}, f)
+    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
+                              "ops": {"scopes": ["*:approve"]}}}, f)
 
 
 def cli(*argv):
@@ -51,6 +52,9 @@ def cli(*argv):
 
 TOKEN = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
             "--scope", "*:read", "--scope", "fs.*:write").stdout.strip()
+# the counters are an operator's (docs/METRICS.md)
+OPS = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
+          "--scope", "*:approve").stdout.strip()
 BODIES = []
 
 
@@ -203,7 +207,7 @@ try:
     metrics = ""
     for _ in range(100):
         req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
-                                     headers={"Authorization": "Bearer " + TOKEN})
+                                     headers={"Authorization": "Bearer " + OPS})
         with urllib.request.urlopen(req, timeout=30) as r:
             metrics = r.read().decode()
         if "toolgate_trace_export_failures_total 0" not in metrics:
