@@ -24,6 +24,11 @@ extern "C" {
 enum tg_authority { TG_AUTHORITY_READ = 1, TG_AUTHORITY_WRITE = 2 };
 enum tg_risk { TG_RISK_LOW = 1, TG_RISK_MEDIUM, TG_RISK_HIGH, TG_RISK_CRITICAL };
 enum tg_executor_kind { TG_EXEC_BUILTIN = 1, TG_EXEC_COMMAND = 2 };
+/* What a command tool is given of the gateway's --workspace, at
+ * /workspace (executor.workspace): nothing (the default), a read-only
+ * bind, or a writable one (a write tool's approved run; read-only in a
+ * dry run). */
+enum tg_workspace { TG_WORKSPACE_NONE = 0, TG_WORKSPACE_READ, TG_WORKSPACE_WRITE };
 
 struct tg_semver {
 	unsigned major, minor, patch;
@@ -95,7 +100,9 @@ struct tg_contract {
 	int interactive;             /* TG_EXEC_COMMAND: stdin stays open for answers */
 	int prestart;                /* TG_EXEC_COMMAND: a warm sandbox starts the
 				      * command before its call (docs/SANDBOX.md) */
-	int workspace_writable;      /* TG_EXEC_COMMAND: the workspace bound writable (a write tool) */
+	enum tg_workspace workspace; /* TG_EXEC_COMMAND: none, read or write (a write tool) */
+	int state;                   /* TG_EXEC_COMMAND, a write tool: its family's state
+				      * directory at /state (docs/contracts.md) */
 	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
 	uint64_t output;             /* limits.output: what it may print; 0: 4 MiB */
 	unsigned millicpus, pids;
@@ -129,7 +136,9 @@ struct tg_contract {
  * folder beside the contract file. OUT *out. -1 with err naming the file, the
  * field and the reason: unknown fields, a missing authority, a write tool
  * without both a dry-run statement and a compensation or an
- * irreversibility, an invalid schema, a bad name or version, an
+ * irreversibility, an invalid schema, a bad name or version, a read
+ * tool that would write (a writable mount, executor.workspace write) or be
+ * given the gateway's state (executor.state), an
  * x-mcp-header annotation that breaks a rule of MCP 2026-07-28 (not an
  * HTTP token, on a type other than integer, string or boolean, reached
  * through anything but properties, a name given twice). */

@@ -51,9 +51,17 @@ struct tg_gate_options {
 	 * waits for its record to be written and synced, and once the log
 	 * has failed every call is refused. */
 	struct tg_audit *audit;
-	/* Added to every command tool's sandbox: the host directory that
-	 * appears as /workspace (read-only), or NULL. */
+	/* The host directory that appears as /workspace to the command
+	 * tools whose contracts ask for it (executor.workspace: read-only,
+	 * or writable in a write tool's approved run), or NULL. */
 	const char *workspace;
+	/* The state directory (serve --state), or NULL: a write tool whose
+	 * contract says executor.state is given its family's part of it,
+	 * STATE/tools/FAMILY, at /state (docs/contracts.md); no other tool
+	 * is given any of it. Made 0700 when missing. tg_gate_new refuses a
+	 * workspace that overlaps it or still holds .toolgate/undo, and a
+	 * catalogue that mounts it (docs/PIPELINE.md, "Command tools"). */
+	const char *state_dir;
 	/* Directory command tools' relative argv[0] and mounts resolve
 	 * against (the catalogue's directory); NULL: as given. */
 	const char *tools_dir;
@@ -83,7 +91,12 @@ struct tg_anomaly_config;
 TG_API void tg_gate_set_anomalies(struct tg_gate *gate, const struct tg_anomaly_config *config);
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
- * *out. Thread-safe once made: calls may run from several threads. */
+ * *out. Thread-safe once made: calls may run from several threads. -1
+ * and err when the catalogue names a builtin that does not exist, or
+ * mounts the state directory (or a directory that holds it, or /tmp where
+ * overlay dry runs keep their layers), or when the workspace does not
+ * exist, overlaps the state directory, or holds .toolgate/undo (the undo
+ * records of an earlier toolgate: err says how to move them). */
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);
@@ -267,7 +280,8 @@ TG_API void tg_gate_release(struct tg_gate *gate, const struct tg_catalog *catal
 /* Serve catalog from now on (the gate takes it, and frees it when it is
  * replaced and released, or with the gate). Calls in flight finish on
  * the catalogue they started with. -1 and err when the catalogue names a
- * builtin that does not exist (it is then still the caller's). */
+ * builtin that does not exist or mounts what tg_gate_new refuses (it is
+ * then still the caller's). */
 TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
 			  struct tg_error *err);
 /* The catalogue the gate serves (borrowed), for a caller that never

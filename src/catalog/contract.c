@@ -315,11 +315,46 @@ static int load_mounts(struct loader *l, json_t *a)
 	return 0;
 }
 
+/* What the gateway gives a command tool besides its mounts
+ * (docs/contracts.md, "executor"): the workspace, none (the default), read
+ * or write, and its family's state directory (a write tool's; the
+ * authority checks come once the whole contract is read). A builtin runs
+ * in the gateway, without a sandbox: it is given neither. */
+static int load_given(struct loader *l, json_t *e)
+{
+	static const char *const modes[] = { "none", "read", "write" };
+	struct tg_contract *c = l->c;
+	json_t *v = json_object_get(e, "workspace"), *st = json_object_get(e, "state");
+
+	if (c->executor != TG_EXEC_COMMAND && (v || st))
+		return bad(l, v ? "executor.workspace" : "executor.state",
+			   "is for command tools: a builtin runs in the gateway, without a sandbox");
+	c->workspace = TG_WORKSPACE_NONE;
+	if (v) {
+		const char *s = json_string_value(v);
+		int i;
+
+		for (i = 0; i < 3 && !(s && strcmp(s, modes[i]) == 0); i++)
+			;
+		if (i == 3)
+			return bad(l, "executor.workspace", "must be none (the default), read or write");
+		c->workspace = (enum tg_workspace)i;
+	}
+	if (st && !json_is_boolean(st))
+		return bad(l, "executor.state", "must be true or false");
+	c->state = json_is_true(st);
+	/* the family names the directory: STATE/tools/FAMILY */
+	if (c->state && c->name[0] == '.')
+		return bad(l, "executor.state", "its directory is the tool's family, its name up "
+			   "to the first dot: a name that starts with a dot has none");
+	return 0;
+}
+
 static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
 					      "mounts", "env", "egress", "output", "interactive",
-					      "workspace", "prestart", NULL };
+					      "workspace", "state", "prestart", NULL };
 	json_t *e = json_object_get(doc, "executor"), *env, *v;
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
@@ -334,6 +369,8 @@ static int load_executor(struct loader *l, json_t *doc)
 		return bad(l, "executor.kind", "required: builtin or command");
 	if (strcmp(kind, "builtin") == 0) {
 		c->executor = TG_EXEC_BUILTIN;
+		if (load_given(l, e) < 0)
+			return -1;
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
@@ -358,11 +395,8 @@ static int load_executor(struct loader *l, json_t *doc)
 	if (v && !json_is_boolean(v))
 		return bad(l, "executor.prestart", "must be true or false");
 	c->prestart = json_is_true(v);
-	v = json_object_get(e, "workspace");
-	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "read") &&
-					 strcmp(json_string_value(v), "write"))))
-		return bad(l, "executor.workspace", "must be read (the default) or write");
-	c->workspace_writable = v && strcmp(json_string_value(v), "write") == 0;
+	if (load_given(l, e) < 0)
+		return -1;
 	v = json_object_get(e, "tier");
 	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
 	if (c->tier < 0)
@@ -459,7 +493,7 @@ static int load_write_rules(struct loader *l, json_t *doc)
 	}
 	if (c->dry_run == TG_DRY_RUN_OVERLAY) {
 		size_t i;
-		int writable = c->workspace_writable;
+		int writable = c->workspace == TG_WORKSPACE_WRITE;
 
 		for (i = 0; i < c->nmounts; i++)
 			writable |= c->mounts[i].writable;
@@ -649,8 +683,16 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 				bad(&l, field, "a read tool cannot mount anything writable");
 				goto out;
 			}
-		if (l.c->workspace_writable) {
-			bad(&l, "executor.workspace", "a read tool cannot write the workspace");
+		if (l.c->workspace == TG_WORKSPACE_WRITE) {
+			bad(&l, "executor.workspace", "write is for write tools: a read tool cannot "
+			    "write the workspace (say read)");
+			goto out;
+		}
+		/* the state holds what write tools keep, copies of deleted
+		 * files among them: no read tool is ever given it */
+		if (l.c->state) {
+			bad(&l, "executor.state", "is for write tools: a read tool is never given "
+			    "the gateway's state");
 			goto out;
 		}
 	}

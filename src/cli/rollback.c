@@ -149,6 +149,7 @@ int cmd_rollback(int argc, char **argv)
 		goto fail;
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
+	gopts.state_dir = state;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0)
 		goto fail;

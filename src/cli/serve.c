@@ -286,6 +286,7 @@ int cmd_serve(int argc, char **argv)
 		return EXIT_TOOLGATE;
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
+	gopts.state_dir = state;
 	/* stdio's principal: named, or "local"; HTTP alone has none */
 	mopts.principal = principal ? principal : http && !stdio ? NULL : "local";
 	mopts.http_tokens = tokens;

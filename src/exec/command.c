@@ -11,8 +11,9 @@
  *
  * Everything the sandbox is given comes from the contract: the tier, the
  * limits, the mounts (read-only for a read tool: the loader refused
- * anything else), the environment. Nothing of the gateway's environment
- * or files passes otherwise.
+ * anything else), the environment, and the gateway's workspace and
+ * state directory only when the contract asks for them (dirs.c). Nothing
+ * of the gateway's environment or files passes otherwise.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,12 +54,14 @@ struct overlays {
 	size_t n;
 	struct {
 		char *host, *inside;   /* malloc'd */
-	} m[65];                       /* a contract's mounts (at most 64), the workspace */
+		int unlisted;          /* its changes are not reported (/state) */
+	} m[66];                       /* a contract's mounts (at most 64), the workspace, the state */
 };
 
 static int layers_dir(struct overlays *ov, struct tg_error *err)
 {
-	snprintf(ov->dir, sizeof(ov->dir), "/tmp/" OVERLAY_PREFIX "%d-XXXXXX", (int)getpid());
+	snprintf(ov->dir, sizeof(ov->dir), EXEC_OVERLAY_DIR "/" OVERLAY_PREFIX "%d-XXXXXX",
+		 (int)getpid());
 	if (!mkdtemp(ov->dir)) {
 		ov->dir[0] = 0;
 		return tg_error_sys(err, errno, "overlay dry run: a directory for its layers");
@@ -131,7 +134,7 @@ static void overlays_free(struct overlays *ov)
 
 void exec_overlay_sweep(void)
 {
-	DIR *d = opendir("/tmp");
+	DIR *d = opendir(EXEC_OVERLAY_DIR);
 	struct dirent *e;
 	char path[300];
 	long pid;
@@ -143,7 +146,7 @@ void exec_overlay_sweep(void)
 		/* a live gateway's layers are its own */
 		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		snprintf(path, sizeof(path), EXEC_OVERLAY_DIR "/%s", e->d_name);
 		if (layers_remove(path, geteuid() == 0) < 0 && layers_remove(path, 0) < 0)
 			fprintf(stderr, "toolgate: %s, left by a gateway that is gone, could not be "
 				"removed: %s\n", path, strerror(errno));
@@ -212,6 +215,8 @@ static int overlay_report(struct overlays *ov, const struct tg_sandbox_spec *spe
 	if (!o->changes)
 		return -1;
 	for (i = 0; rc == 0 && i < ov->n; i++) {
+		if (ov->m[i].unlisted)
+			continue;
 		snprintf(upper, sizeof(upper), "%zu/upper", i);
 		fd = openat(ov->root, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || as_sandbox_user(spec, &c) < 0) {
@@ -226,6 +231,49 @@ static int overlay_report(struct overlays *ov, const struct tg_sandbox_spec *spe
 		close(fd);
 	}
 	return rc;
+}
+
+/* Host directory host at inside: writable when the tool may write it,
+ * but never in a dry run (read-only) and on an overlay in an overlay dry
+ * run (its changes thrown away). */
+static int add_dir(struct tg_sandbox_spec *spec, struct overlays *ov, const struct exec_env *env,
+		   const char *host, const char *inside, int writable, struct tg_error *err)
+{
+	if (ov && writable)
+		return add_overlay(spec, ov, host, inside, err);
+	return tg_sandbox_spec_add_bind(spec, host, inside, writable && !env->dry_run, err);
+}
+
+/* What the gateway gives the tool besides its mounts, and only when its
+ * contract asks (docs/contracts.md): the workspace at /workspace, its
+ * family's state directory at /state. */
+static int add_given(const struct tg_contract *k, const struct exec_env *env,
+		     struct tg_sandbox_spec *spec, struct overlays *ov, struct tg_error *err)
+{
+	char state[4096];
+	unsigned uid, gid;
+
+	if (k->workspace != TG_WORKSPACE_NONE) {
+		if (!env->dirs->workspace)
+			return tg_error_set(err, TG_ERR_INVALID, "%s: executor.workspace: the gateway "
+					    "has no workspace to give it (serve --workspace DIR)",
+					    k->name);
+		if (add_dir(spec, ov, env, env->dirs->workspace, "/workspace",
+			    k->workspace == TG_WORKSPACE_WRITE, err) < 0)
+			return tg_error_wrap(err, "executor.workspace");
+	}
+	if (!k->state)
+		return 0;
+	tg_sandbox_spec_host_id(spec, &uid, &gid);
+	if (exec_state_dir(env->dirs, k, uid, gid, state, sizeof(state), err) < 0 ||
+	    add_dir(spec, ov, env, state, "/state", 1, err) < 0)
+		return tg_error_wrap(err, "executor.state");
+	/* what an overlay dry run writes there is the tool's own records,
+	 * not a change a person approves: thrown away with the rest, not
+	 * listed */
+	if (ov)
+		ov->m[ov->n - 1].unlisted = 1;
+	return 0;
 }
 
 static int build_spec(const struct tg_contract *k, const struct exec_env *env,
@@ -249,31 +297,20 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 		const char *host = k->mounts[i].host;
 
 		/* relative sources are the catalogue's own files */
-		if (host[0] != '/' && env->tools_dir) {
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", env->tools_dir, host) >=
-			    sizeof(path))
+		if (host[0] != '/' && env->dirs->tools_dir) {
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", env->dirs->tools_dir,
+					     host) >= sizeof(path))
 				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
 			host = path;
 		}
 		/* a dry run cannot write, whatever the tool does; an overlay
 		 * dry run writes on a layer that is thrown away */
-		if (ov && k->mounts[i].writable) {
-			if (add_overlay(spec, ov, host, k->mounts[i].inside, err) < 0)
-				return tg_error_wrap(err, "executor.mounts[%zu]", i);
-		} else if (tg_sandbox_spec_add_bind(spec, host, k->mounts[i].inside,
-						    k->mounts[i].writable && !env->dry_run,
-						    err) < 0) {
+		if (add_dir(spec, ov, env, host, k->mounts[i].inside, k->mounts[i].writable,
+			    err) < 0)
 			return tg_error_wrap(err, "executor.mounts[%zu]", i);
-		}
 	}
-	if (env->workspace && ov && k->workspace_writable) {
-		if (add_overlay(spec, ov, env->workspace, "/workspace", err) < 0)
-			return tg_error_wrap(err, "workspace");
-	} else if (env->workspace &&
-		   tg_sandbox_spec_add_bind(spec, env->workspace, "/workspace",
-					    k->workspace_writable && !env->dry_run, err) < 0) {
-		return tg_error_wrap(err, "workspace");
-	}
+	if (add_given(k, env, spec, ov, err) < 0)
+		return -1;
 	for (i = 0; k->env && k->env[i]; i++)
 		if (tg_sandbox_spec_add_env(spec, k->env[i], err) < 0)
 			return -1;

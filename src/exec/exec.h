@@ -26,9 +26,51 @@ struct exec_out {
 struct tg_sandbox_spec;
 struct tg_sandbox_result;
 
+/* Where overlay dry runs keep their layers (command.c): no tool is given
+ * a directory that holds it. */
+#define EXEC_OVERLAY_DIR "/tmp"
+
+/* The host directories a command tool may be given besides its
+ * contract's mounts (dirs.c); made once for a gate, read-only after. */
+struct exec_dirs {
+	char *workspace;        /* --workspace as given: at /workspace to a tool
+				 * whose contract asks (executor.workspace); or NULL */
+	char *tools_dir;        /* relative mount sources resolve against it, or NULL */
+	char *state;            /* --state as given: STATE/tools/FAMILY at /state to a
+				 * write tool that asks (executor.state); or NULL */
+	char *workspace_real, *state_real; /* their real paths, for the checks */
+};
+
+/* The directories of one gateway, each NULL when it has none. OUT *out
+ * (exec_dirs_free). The state directory is made (0700) when missing, as
+ * the store would. -1 and err naming the option when the workspace does
+ * not exist, when it and the state directory overlap (one is, holds or
+ * lies in the other), when the workspace holds the overlay layers'
+ * directory, or when it holds .toolgate/undo, the undo records of an
+ * earlier toolgate (err says how to move them). */
+int exec_dirs_new(const char *workspace, const char *tools_dir, const char *state,
+		  struct exec_dirs **out, struct tg_error *err);
+void exec_dirs_free(struct exec_dirs *d);
+
+/* A catalogue's executors against the gateway's directories: every
+ * builtin exists, and no command tool mounts a directory that is, holds
+ * or lies in the state directory, or holds EXEC_OVERLAY_DIR (a mount that
+ * does not exist is left to its run). -1 and err naming the contract's
+ * file and the mount. */
+struct tg_catalog;
+int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
+		       struct tg_error *err);
+
+/* The state directory of write tool k's family (its name up to the first
+ * dot), STATE/tools/FAMILY, into path[len]: made when missing, mode 0700,
+ * and given to uid:gid, the sandbox's host user, when the gateway is
+ * root. Nothing on the way is followed if it is a symlink. -1 and err
+ * when the gateway has no state directory or it cannot be made. */
+int exec_state_dir(const struct exec_dirs *d, const struct tg_contract *k, unsigned uid,
+		   unsigned gid, char *path, size_t len, struct tg_error *err);
+
 struct exec_env {
-	const char *workspace;  /* host directory bound read-only at /workspace, or NULL */
-	const char *tools_dir;  /* relative mount sources resolve against it, or NULL */
+	const struct exec_dirs *dirs; /* what a tool may be given besides its mounts */
 	int cancel_fd;          /* -1: none */
 	/* What the tool reports while it runs ({"progress": ...} or {"log":
 	 * ...}, docs/PIPELINE.md), as JSON text; NULL: dropped. */

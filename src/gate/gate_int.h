@@ -53,7 +53,7 @@ struct refusal_bucket {
 struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
-	char *workspace, *tools_dir;
+	struct exec_dirs *dirs;       /* what command tools may be given */
 	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_tracer *tracer;     /* borrowed, or NULL */
 	enum tg_descriptions descriptions;

@@ -53,31 +53,20 @@ static void warm_pool_free(struct warm_pool *w)
 static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 			     struct tg_error *err);
 
-/* A builtin that does not exist is a configuration error, said when the
- * catalogue is loaded rather than on the first call. */
-static int check_builtins(const struct tg_catalog *catalog, struct tg_error *err)
-{
-	size_t i;
-
-	for (i = 0; i < tg_catalog_count(catalog); i++) {
-		const struct tg_contract *k = tg_catalog_at(catalog, i);
-
-		if (k->executor == TG_EXEC_BUILTIN && !exec_builtin_exists(k->builtin))
-			return tg_error_set(err, TG_ERR_INVALID, "%s: no builtin tool named '%s'",
-					    k->file, k->builtin);
-	}
-	return 0;
-}
-
 int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		struct tg_gate **out, struct tg_error *err)
 {
+	struct exec_dirs *dirs = NULL;
 	struct tg_gate *g;
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (check_builtins(catalog, err) < 0)
+	if (exec_dirs_new(opts ? opts->workspace : NULL, opts ? opts->tools_dir : NULL,
+			  opts ? opts->state_dir : NULL, &dirs, err) < 0 ||
+	    exec_check_catalog(catalog, dirs, err) < 0) {
+		exec_dirs_free(dirs);
 		return -1;
+	}
 	/* what a killed gateway's overlay dry runs left behind */
 	exec_overlay_sweep();
 	g = calloc(1, sizeof(*g));
@@ -85,8 +74,10 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		g->cur = calloc(1, sizeof(*g->cur));
 	if (!g || !g->cur) {
 		free(g);
+		exec_dirs_free(dirs);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	g->dirs = dirs;
 	g->cur->catalog = catalog;
 	g->cur->refs = 1;
 	pthread_mutex_init(&g->lock, NULL);
@@ -95,10 +86,6 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->descriptions = opts ? opts->descriptions : TG_DESCRIPTIONS_REFUSE;
 	g->metrics = metrics_new();
 	pthread_mutex_init(&g->refusals_lock, NULL);
-	if (opts && opts->workspace)
-		g->workspace = strdup(opts->workspace);
-	if (opts && opts->tools_dir)
-		g->tools_dir = strdup(opts->tools_dir);
 	pthread_mutex_init(&g->pools_lock, NULL);
 	pthread_mutex_init(&g->queue_lock, NULL);
 	pthread_cond_init(&g->queue_wake, NULL);
@@ -106,8 +93,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	g->warm = opts ? opts->warm : 0;
 	g->anomaly_action = opts ? opts->anomalies : TG_ANOMALY_DEFAULT;
 	g->baselines = anomaly_baselines_new();
-	if ((opts && opts->workspace && !g->workspace) || (opts && opts->tools_dir && !g->tools_dir) ||
-	    !g->baselines) {
+	if (!g->baselines) {
 		tg_gate_free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
@@ -190,8 +176,7 @@ void tg_gate_free(struct tg_gate *g)
 	anomaly_baselines_free(g->baselines, g->store);
 	pthread_mutex_destroy(&g->lock);
 	metrics_free(g->metrics);
-	free(g->workspace);
-	free(g->tools_dir);
+	exec_dirs_free(g->dirs);
 	free(g);
 }
 
@@ -479,7 +464,7 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 {
 	struct egress_ctx ectx = { g, st };
 	struct notify_redacting nr = { st->call };
-	struct exec_env env = { g->workspace, g->tools_dir, st->call->cancel_fd,
+	struct exec_env env = { g->dirs, st->call->cancel_fd,
 				st->call->notify ? gate_notify_redacted : NULL, &nr,
 				st->call->ask ? gate_ask_through : NULL, st->dry,
 				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
@@ -669,7 +654,7 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	struct snapshot *sn, *old;
 
 	tg_error_clear(err);
-	if (check_builtins(catalog, err) < 0 || scan_descriptions(g, catalog, err) < 0)
+	if (exec_check_catalog(catalog, g->dirs, err) < 0 || scan_descriptions(g, catalog, err) < 0)
 		return -1;
 	sn = calloc(1, sizeof(*sn));
 	if (!sn)

@@ -1115,6 +1115,15 @@ cat "$tmp/writes.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/writes.out")))
 grep -q 'write_tools_no_sanitizer_reports' "$tmp/writes.out"; check write_tools_ran_to_the_end $? "$(tail -3 "$tmp/writes.out")"
 
+# what a tool is given of the gateway's directories: python.run none of
+# them, fs.read the workspace but no undo copy of an approved deletion,
+# which lies in the state directory; contracts and gateways that would
+# mix them refused (tests/integration/workspace.py)
+timeout 120 python3 "$repo/tests/integration/workspace.py" "$TG" "$repo" "$tmp/workspace" >"$tmp/workspace.out" 2>&1
+cat "$tmp/workspace.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/workspace.out")))
+grep -q 'workspace_no_sanitizer_reports' "$tmp/workspace.out"; check workspace_ran_to_the_end $? "$(tail -3 "$tmp/workspace.out")"
+
 # a held write followed as an MCP task: the 2026-07-28 extension over
 # HTTP, the 2025-11-25 revision's tasks over stdio (tests/integration/mcp_tasks.py)
 timeout 300 python3 "$repo/tests/integration/mcp_tasks.py" "$TG" "$repo" "$tmp/tasks" >"$tmp/tasks.out" 2>&1

@@ -577,13 +577,14 @@ check("refusals_recorded",
       json.dumps(sorted(kinds)) + why[:500])
 
 # ---- an overlay dry run: a command tool with no dry run of its own ----------------
-# (a contract of this test's only: ws.edit writes, deletes and adds files)
+# (a contract of this test's only: ws.edit writes, deletes and adds files, and logs
+# them in its state directory, which an overlay dry run neither keeps nor lists)
 EDIT = {"name": "ws.edit", "version": "1.0.0", "description": "Edits workspace files",
         "owner": {"team": "t", "contact": "t@example.test"}, "authority": "write",
         "dry_run": "overlay", "compensation": {"irreversible": "a test tool"},
         "input_schema": {"type": "object", "properties": {"edits": {"type": "array"}}},
         "executor": {"kind": "command", "argv": ["python3", "/tools/ws_edit.py"],
-                     "tier": "strict", "workspace": "write",
+                     "tier": "strict", "workspace": "write", "state": True,
                      "mounts": [{"host": "tools", "inside": "/tools"}]}}
 with open(os.path.join(CAT, "ws.edit-1.0.0.json"), "w") as f:
     json.dump(EDIT, f)
@@ -597,7 +598,9 @@ ALICE = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal
             "--scope", "ws.*:approve").stdout.strip()
 with open(os.path.join(CAT, "tools", "ws_edit.py"), "w") as f:
     f.write("""import json, os, sys
-for e in json.loads(sys.stdin.readline())["edits"]:
+edits = json.loads(sys.stdin.readline())["edits"]
+open("/state/edits.log", "a").write(json.dumps(edits) + "\\n")  # its own records
+for e in edits:
     p = os.path.join("/workspace", e["path"])
     if "mkdir" in e:
         os.makedirs(p)
@@ -628,8 +631,10 @@ edits = {"edits": [{"path": "notes.txt", "content": notes.replace("\n", "\nan ad
 layers = set(os.listdir("/tmp"))
 dry = serve_call("ws.edit", edits, dry=True)
 text = " ".join(c.get("text", "") for c in dry.get("content", []))
+LOG = os.path.join(STATE, "tools", "ws", "edits.log")
 check("overlay_dry_run_reports_changes",
       not dry.get("isError") and "nothing was written" in text and
+      "/state" not in text and not os.path.exists(LOG) and
       "modified file /workspace/notes.txt" in text and "+an added line" in text and
       "added file /workspace/new/plan.md" in text and "added dir /workspace/new" in text and
       "deleted file /workspace/README.md" in text and tree(WS) == before,
@@ -676,7 +681,8 @@ check("overlay_preview_then_run",
       {("modified", "/workspace/notes.txt"), ("added", "/workspace/new/plan.md"),
        ("deleted", "/workspace/README.md")} <= changes and approved.returncode == 0 and
       not ran.get("isError") and "README.md" not in after and
-      after.get("new/plan.md") == b"# plan\n" and b"an added line" in after["notes.txt"],
+      after.get("new/plan.md") == b"# plan\n" and b"an added line" in after["notes.txt"] and
+      not any(p.startswith("/state") for _, p in changes) and os.path.isfile(LOG),
       json.dumps(shown)[:1500] + approved.stderr + json.dumps(ran))
 
 outcomes = [json.loads(x)["outcome"] for x in open(os.path.join(TMP, "record"))]

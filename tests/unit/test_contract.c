@@ -22,10 +22,10 @@ static int parse(const char *text, struct tg_contract **c, struct tg_error *err)
 	return tg_contract_parse(text, strlen(text), "tools/t.json", NULL, c, err);
 }
 
-/* READ_TOOL with one substitution of `from` by `to`. */
-static char *variant(const char *from, const char *to)
+/* base with one substitution of `from` by `to` (malloc'd; NULL if absent). */
+static char *replace(const char *base, const char *from, const char *to)
 {
-	const char *base = READ_TOOL, *at = strstr(base, from);
+	const char *at = base ? strstr(base, from) : NULL;
 	char *out;
 
 	if (!at)
@@ -37,6 +37,12 @@ static char *variant(const char *from, const char *to)
 	strcpy(out + (at - base), to);
 	strcat(out, at + strlen(from));
 	return out;
+}
+
+/* READ_TOOL with one substitution of `from` by `to`. */
+static char *variant(const char *from, const char *to)
+{
+	return replace(READ_TOOL, from, to);
 }
 
 /* The variant is refused and the message names want. */
@@ -188,6 +194,78 @@ static int command_executor(void)
 	return 0;
 }
 
+#define BUILTIN "\"kind\":\"builtin\",\"name\":\"sql.query\""
+#define WRITE "\"authority\":\"write\",\"dry_run\":\"supported\"," \
+	"\"compensation\":{\"irreversible\":\"a test\"}"
+
+/* READ_TOOL as a command tool whose executor ends with `given`, a write
+ * tool when write; 0 when it loads, and OUT *c. */
+static int command_with(const char *given, int write, struct tg_contract **c,
+			struct tg_error *err)
+{
+	char exec[256], *a, *b;
+	int rc;
+
+	snprintf(exec, sizeof(exec), "\"kind\":\"command\",\"argv\":[\"t\"]%s", given);
+	a = variant(BUILTIN, exec);
+	b = write ? replace(a, "\"authority\":\"read\"", WRITE) : NULL;
+	*c = NULL;
+	rc = (write ? b : a) ? parse(write ? b : a, c, err) : -1;
+	free(a);
+	free(b);
+	return rc;
+}
+
+/* What a command tool is given of the gateway's directories:
+ * executor.workspace none (the default), read or write, executor.state;
+ * a read tool is refused write and the state, naming the file and the
+ * field. */
+static int given_dirs(void)
+{
+	struct tg_contract *c;
+	struct tg_error err;
+
+	CHECK(command_with("", 0, &c, &err) == 0 && c->workspace == TG_WORKSPACE_NONE &&
+	      !c->state);
+	tg_contract_free(c);
+	CHECK(command_with(",\"workspace\":\"none\"", 0, &c, &err) == 0 &&
+	      c->workspace == TG_WORKSPACE_NONE);
+	tg_contract_free(c);
+	CHECK(command_with(",\"workspace\":\"read\"", 0, &c, &err) == 0 &&
+	      c->workspace == TG_WORKSPACE_READ);
+	tg_contract_free(c);
+	CHECK(command_with(",\"workspace\":\"write\",\"state\":true", 1, &c, &err) == 0 &&
+	      c->workspace == TG_WORKSPACE_WRITE && c->state);
+	tg_contract_free(c);
+	CHECK(command_with(",\"workspace\":\"rw\"", 0, &c, &err) < 0 &&
+	      strstr(err.msg, "contract tools/t.json: executor.workspace: must be none (the "
+		     "default), read or write"));
+	CHECK(command_with(",\"workspace\":true", 1, &c, &err) < 0 &&
+	      strstr(err.msg, "tools/t.json: executor.workspace: must be"));
+	CHECK(command_with(",\"workspace\":\"write\"", 0, &c, &err) < 0 &&
+	      strstr(err.msg, "tools/t.json: executor.workspace: write is for write tools"));
+	CHECK(command_with(",\"state\":true", 0, &c, &err) < 0 &&
+	      strstr(err.msg, "tools/t.json: executor.state: is for write tools"));
+	CHECK(command_with(",\"state\":\"yes\"", 1, &c, &err) < 0 &&
+	      strstr(err.msg, "tools/t.json: executor.state: must be true or false"));
+	/* a builtin runs in the gateway: it is given neither */
+	CHECK(refused(BUILTIN, BUILTIN ",\"workspace\":\"read\"",
+		      "executor.workspace: is for command tools"));
+	CHECK(refused(BUILTIN, BUILTIN ",\"state\":false", "executor.state: is for command tools"));
+	/* the state directory is the family's: a name up to its first dot */
+	{
+		char *a = variant(BUILTIN, "\"kind\":\"command\",\"argv\":[\"t\"],\"state\":true");
+		char *b = replace(a, "\"authority\":\"read\"", WRITE);
+		char *d = replace(b, "\"name\":\"sql.query\"", "\"name\":\".query\"");
+
+		CHECK(d && parse(d, &c, &err) < 0 && strstr(err.msg, "executor.state: its directory"));
+		free(a);
+		free(b);
+		free(d);
+	}
+	return 0;
+}
+
 static int semver(void)
 {
 	struct tg_semver a, b;
@@ -206,6 +284,7 @@ const struct unit_test contract_tests[] = {
 	{ "contract/refusals", refusals },
 	{ "contract/write_rules", write_rules },
 	{ "contract/command_executor", command_executor },
+	{ "contract/given_dirs", given_dirs },
 	{ "contract/semver", semver },
 	UNIT_TESTS_END,
 };

@@ -45,6 +45,7 @@ extern const struct unit_test store_tests[];
 extern const struct unit_test auth_tests[];
 extern const struct unit_test task_tests[];
 extern const struct unit_test overlay_tests[];
+extern const struct unit_test dirs_tests[];
 extern const struct unit_test egress_tests[];
 extern const struct unit_test pool_tests[];
 extern const struct unit_test audit_tests[];

@@ -5,12 +5,13 @@ approved call), each change with its prior version kept to undo it.
 
     fs_change.py write | delete | undo     (the arguments on stdin)
 
-Dry run (TOOLGATE_DRY_RUN=1; the workspace is read-only then): the diff
-the change would make, nothing written. A real run has the call's id
-(TOOLGATE_CALL_ID) and keeps, before it touches the file, the prior
-version and what it is about to do in /workspace/.toolgate/undo/ID/
-(written to a temporary folder, synced, then renamed: it exists whole or
-not at all). The change itself is a write to a temporary file, synced and
+Dry run (TOOLGATE_DRY_RUN=1; the workspace and /state are read-only
+then): the diff the change would make, nothing written. A real run has
+the call's id (TOOLGATE_CALL_ID) and keeps, before it touches the file,
+the prior version and what it is about to do in /state/undo/ID/ (the
+contracts' executor.state: the gateway's STATE/tools/fs, outside the
+workspace, which no read tool is given; written to a temporary folder,
+synced, then renamed: it exists whole or not at all). The change itself is a write to a temporary file, synced and
 renamed over the path. result.json in that folder marks the call done: a
 rerun with the same id (the gateway crashed before it kept the result)
 replays it, or finishes the same change if the crash came first. fs.undo
@@ -26,8 +27,9 @@ import shutil
 import stat
 import sys
 
-ROOT = os.environ.get("WORKSPACE_ROOT", "/workspace")  # the mount; tests may move it
-STATE = ".toolgate"
+ROOT = os.environ.get("WORKSPACE_ROOT", "/workspace")  # the mounts; tests may move them
+STATE = os.environ.get("STATE_ROOT", "/state")
+RESERVED = ".toolgate"  # where versions before /state kept the undo records
 MAX_PRIOR = 16 << 20      # bytes of a prior version kept to undo a change
 MAX_DIFF = 64 << 10       # characters of diff shown
 
@@ -40,14 +42,15 @@ class Refused(Exception):
 
 def resolve(rel):
     """The absolute path of rel in the workspace, refusing any way out and
-    the undo folder."""
+    .toolgate/ (the gateway refuses a workspace holding .toolgate/undo)."""
     if not rel or "\0" in rel:
         raise Refused("bad_path", "a path in the workspace is required")
     path = os.path.realpath(os.path.join(ROOT, rel.lstrip("/")))
     if not path.startswith(ROOT + "/"):
         raise Refused("outside_workspace", f"{rel} is outside the workspace")
-    if os.path.relpath(path, ROOT).split("/")[0] == STATE:
-        raise Refused("outside_workspace", f"{rel}: {STATE}/ holds toolgate's undo records")
+    if os.path.relpath(path, ROOT).split("/")[0] == RESERVED:
+        raise Refused("outside_workspace", f"{rel}: {RESERVED}/ is reserved (earlier versions "
+                      "kept toolgate's undo records there)")
     return path
 
 
@@ -115,7 +118,7 @@ def put_json(path, obj):
 def undo_dir(call_id):
     if not call_id or not all(c.isalnum() or c in "-_" for c in call_id):
         raise Refused("not_approved", "a real run needs the approved call's id")
-    return os.path.join(ROOT, STATE, "undo", call_id)
+    return os.path.join(STATE, "undo", call_id)
 
 
 def begin(call_id, meta, prior):
@@ -196,7 +199,7 @@ def undo(args, dry):
     call_id = args["call_id"]
     meta = load(call_id, "meta.json")
     if meta is None:
-        raise Refused("not_found", f"no prior version of call {call_id} in this workspace")
+        raise Refused("not_found", f"no prior version of call {call_id} in the state directory")
     meta = json.loads(meta)
     if load(call_id, "compensated") is not None:
         return {"call_id": call_id, "path": meta["path"], "already": True, "dry_run": dry}

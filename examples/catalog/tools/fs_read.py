@@ -3,7 +3,9 @@
 
 Arguments on stdin ({"path", "offset", "length"}), the result on stdout.
 The workspace is the only place it can read: the sandbox has no other
-user files, and a path that leaves /workspace (.., a symlink) is refused.
+user files (the gateway's undo records are in its state directory, which
+no read tool is given), and a path that leaves /workspace (.., a symlink)
+is refused.
 """
 import base64
 import json
@@ -24,8 +26,6 @@ def main():
     path = os.path.realpath(os.path.join(ROOT, rel))
     if path != ROOT and not path.startswith(ROOT + "/"):
         fail("outside_workspace", f"{args['path']} is outside the workspace")
-    if os.path.relpath(path, ROOT).split("/")[0] == ".toolgate":
-        fail("outside_workspace", f"{args['path']}: .toolgate/ holds toolgate's undo records")
     if not os.path.isfile(path):
         fail("not_found", f"{args['path']}: no such file in the workspace")
     offset, length = args.get("offset", 0), args.get("length", 65536)

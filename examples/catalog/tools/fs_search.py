@@ -20,8 +20,6 @@ def main():
     glob, limit = args.get("glob", "*"), args.get("max_results", 50)
     matches, files = [], 0
     for d, dirs, names in os.walk(ROOT):
-        if d == ROOT and ".toolgate" in dirs:
-            dirs.remove(".toolgate")  # toolgate's undo records, not the workspace's files
         dirs.sort()
         for name in sorted(names):
             if not fnmatch.fnmatch(name, glob):
