@@ -11,6 +11,10 @@
  *              decimal, hex and octal spellings, metadata host names)
  *   traversal  a ".." path segment, plain or percent-encoded, or a NUL
  *   shell      shell constructs ($(...), backquotes, ; rm, | sh, > /etc/...)
+ *   unicode    what a person reviewing the call would not see as it is: bidi
+ *              controls (Trojan Source), terminal escapes and control
+ *              characters, tag characters, zero-width characters joining
+ *              no script, runs of variation selectors
  *
  * and two per tool, from a baseline of its past calls (Welford's mean and
  * variance, kept in the store):
@@ -41,6 +45,7 @@ enum tg_anomaly_rule {
 	TG_ANOMALY_SHELL,
 	TG_ANOMALY_SIZE,
 	TG_ANOMALY_ENTROPY,
+	TG_ANOMALY_UNICODE,     /* a string rule, numbered after the others kept theirs */
 	TG_ANOMALY_RULES
 };
 
@@ -49,16 +54,18 @@ enum tg_anomaly_rule {
 /* the rules that look at one string */
 #define TG_ANOMALY_STRING_RULES                                                  \
 	(TG_ANOMALY_BIT(TG_ANOMALY_SQL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS) |     \
-	 TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_SHELL))
+	 TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_SHELL) | \
+	 TG_ANOMALY_BIT(TG_ANOMALY_UNICODE))
 
-/* "sql", "address", "traversal", "shell", "size", "entropy" */
+/* "sql", "address", "traversal", "shell", "size", "entropy", "unicode" */
 TG_API const char *tg_anomaly_rule_name(enum tg_anomaly_rule rule);
 /* The rule named name (len bytes); -1 for none. */
 TG_API int tg_anomaly_rule_parse(const char *name, size_t len);
 
 struct tg_anomaly_finding {
 	enum tg_anomaly_rule rule;
-	char at[128];     /* JSON pointer of the value in the arguments; "" the whole */
+	char at[128];     /* JSON pointer of the value in the arguments; "" the whole
+			   * (a member name's hidden characters escaped, util/hidden.h) */
 	char why[160];    /* printable ASCII: what was seen ("UNION SELECT", "169.254.169.254
 			   * is link-local and cloud metadata (169.254.0.0/16)", ...) */
 };

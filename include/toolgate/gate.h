@@ -257,8 +257,10 @@ TG_API int tg_record_decision(struct tg_audit *a, const char *who, const struct 
 /* The store the gate's write calls use (tg_gate_set_store), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON
- * text (malloc'd), indented when pretty, its arguments and preview as
- * JSON. */
+ * text (malloc'd; NULL out of memory), indented when pretty, its
+ * arguments and preview as JSON, with arguments_display and
+ * preview_display when they hold hidden characters, and every hidden
+ * character of the text written as a JSON escape (docs/ADMIN.md). */
 struct tg_ticket;
 TG_API char *tg_ticket_to_json(const struct tg_ticket *ticket, int pretty);
 /* 1 if scopes may decide ticket: an approve scope over its tool and over

@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		   "\n"
 		   "Looks at a call's arguments (FILE, or stdin) as the gateway would before\n"
 		   "running TOOL: SQL or shell injection, private addresses, path traversal,\n"
-		   "and with --state a size or entropy far from the tool's usual. Prints each\n"
+		   "hidden characters (bidi controls, terminal escapes), and with --state a\n"
+		   "size or entropy far from the tool's usual. Prints each\n"
 		   "finding (rule, where, why); exits 1 when there is one.\n");
 }
 

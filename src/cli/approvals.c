@@ -11,7 +11,10 @@
  * only with an approve scope covering the ticket's tool; the requester
  * never decides its own ticket; the requester alone may cancel it while
  * it is pending. list shows the pending ones (--all:
- * every one); show prints one as JSON, its dry-run preview included.
+ * every one); show prints one as JSON, its dry-run preview included,
+ * with what a terminal would reorder or obey (bidi controls, escape
+ * sequences) written as JSON escapes and the arguments' display form
+ * beside them (tg_ticket_to_json, docs/ADMIN.md).
  * A decision, and its refusal, goes into the audit log (the state
  * directory's audit.log, or --audit FILE; docs/AUDIT.md).
  */
@@ -41,13 +44,17 @@ static void usage(FILE *f)
 		   "        audit log: DIR/audit.log, or --audit FILE)\n");
 }
 
-static void print_ticket(const struct tg_ticket *t)
+static int print_ticket(const struct tg_ticket *t)
 {
 	char *text = tg_ticket_to_json(t, 1);
 
-	if (text)
-		puts(text);
+	if (!text) {
+		fprintf(stderr, "toolgate approvals show: out of memory\n");
+		return EXIT_TOOLGATE;
+	}
+	puts(text);
 	free(text);
+	return 0;
 }
 
 /* The claims of a token of the policy, checked (release them). */
@@ -190,9 +197,8 @@ int cmd_approvals(int argc, char **argv)
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
 	if (strcmp(verb, "show") == 0) {
-		print_ticket(&t);
+		rc = print_ticket(&t);
 		tg_ticket_release(&t);
-		rc = 0;
 		goto out;
 	}
 	if (strcmp(verb, "cancel") == 0) {

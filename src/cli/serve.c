@@ -69,8 +69,9 @@ static void usage(FILE *f)
 		   "             refuses the catalogue (default), or is recorded and loaded\n"
 		   "  --anomalies hold|warn|off\n"
 		   "             a call whose arguments look like an attack (SQL or shell\n"
-		   "             injection, private addresses, path traversal, far from the\n"
-		   "             tool's usual: docs/ANOMALIES.md) is held for approval, or\n"
+		   "             injection, private addresses, path traversal, bidi controls\n"
+		   "             or terminal escapes, far from the tool's usual:\n"
+		   "             docs/ANOMALIES.md) is held for approval, or\n"
 		   "             run and recorded, for every tool; default: the policy's\n"
 		   "             \"anomalies\", else hold\n");
 }

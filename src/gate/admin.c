@@ -18,10 +18,96 @@
 #include "toolgate/store.h"
 
 #include "gate/gate_int.h"
+#include "util/hidden.h"
 
 #define MAX_REASON 1000
 
-static json_t *ticket_json(const struct tg_ticket *t)
+/* A copy of v with its strings and member names in their display form
+ * (util/hidden.h: hidden characters escaped, backslashes doubled); NULL
+ * out of memory. */
+static json_t *display_copy(const json_t *v)
+{
+	const char *key;
+	const json_t *item;
+	json_t *copy;
+	size_t i;
+	char *text;
+
+	if (json_is_string(v)) {
+		text = hidden_display_new(json_string_value(v), json_string_length(v), NULL);
+		copy = text ? json_string(text) : NULL;
+		free(text);
+		return copy;
+	}
+	if (json_is_array(v)) {
+		copy = json_array();
+		json_array_foreach(v, i, item)
+			if (!copy || json_array_append_new(copy, display_copy(item)) < 0) {
+				json_decref(copy);
+				return NULL;
+			}
+		return copy;
+	}
+	if (!json_is_object(v))
+		return json_deep_copy(v);
+	copy = json_object();
+	json_object_foreach((json_t *)v, key, item) {
+		text = hidden_display_new(key, strlen(key), NULL);
+		if (!copy || !text || json_object_set_new(copy, text, display_copy(item)) < 0) {
+			free(text);
+			json_decref(copy);
+			return NULL;
+		}
+		free(text);
+	}
+	return copy;
+}
+
+/* 1 if a string or member name of v holds a hidden character. */
+static int holds_hidden(const json_t *v)
+{
+	const char *key;
+	const json_t *item;
+	size_t i;
+
+	if (json_is_string(v))
+		return hidden_count(json_string_value(v), json_string_length(v)) > 0;
+	json_array_foreach(v, i, item)
+		if (holds_hidden(item))
+			return 1;
+	json_object_foreach((json_t *)v, key, item)
+		if (hidden_count(key, strlen(key)) || holds_hidden(item))
+			return 1;
+	return 0;
+}
+
+/* text (JSON, else a string) as name in j, and as name_display when it
+ * holds what a person would not see as it is (docs/ADMIN.md); -1 when
+ * that display form cannot be made (out of memory): then neither is
+ * shown, nothing is shown raw that should be escaped. */
+static int set_shown(json_t *j, const char *name, const char *text)
+{
+	/* NULs in strings, as the arguments were taken (stage 3) */
+	json_t *v = json_loads(text, JSON_ALLOW_NUL, NULL), *d;
+	char display[64];
+
+	if (!v)
+		v = json_string(text); /* a preview in words; arguments jansson cannot hold */
+	if (!v)
+		return 0;
+	if (holds_hidden(v)) {
+		snprintf(display, sizeof(display), "%s_display", name);
+		if (!(d = display_copy(v)) || json_object_set_new(j, display, d) < 0) {
+			json_decref(v);
+			return -1;
+		}
+	}
+	json_object_set_new(j, name, v);
+	return 0;
+}
+
+/* t as JSON; with full, its arguments and preview (up to 4 MiB each). */
+static json_t *ticket_json(const struct tg_ticket *t, int full)
 {
 	json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "id", t->id, "state",
 			      tg_ticket_state_name(t->state), "principal", t->principal, "tool",
@@ -31,13 +117,12 @@ static json_t *ticket_json(const struct tg_ticket *t)
 	if (!j)
 		return NULL;
 	/* what the approver decides on: the arguments hashed, and what the
-	 * dry run said they would do (JSON when the pipeline made it) */
-	if (t->arguments)
-		json_object_set_new(j, "arguments", json_loads(t->arguments, 0, NULL));
-	if (t->preview) {
-		json_t *p = json_loads(t->preview, 0, NULL);
-
-		json_object_set_new(j, "preview", p ? p : json_string(t->preview));
+	 * dry run said they would do (JSON when the pipeline made it); each
+	 * also in its display form when it holds hidden characters */
+	if ((full && t->arguments && set_shown(j, "arguments", t->arguments) < 0) ||
+	    (full && t->preview && set_shown(j, "preview", t->preview) < 0)) {
+		json_decref(j);
+		return NULL;
 	}
 	/* why it was held besides its authority: its arguments' anomalies */
 	if (t->findings) {
@@ -54,20 +139,29 @@ static json_t *ticket_json(const struct tg_ticket *t)
 	return j;
 }
 
-char *tg_ticket_to_json(const struct tg_ticket *t, int pretty)
+/* j as JSON text (taken), hidden characters written as JSON escapes so
+ * that a terminal shows them (curl, `toolgate approvals show`). */
+static char *dump(json_t *j, size_t flags)
 {
-	json_t *j = ticket_json(t);
-	char *text = j ? json_dumps(j, pretty ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
+	char *text = j ? json_dumps(j, flags) : NULL, *safe;
 
 	json_decref(j);
-	return text;
+	if (!text)
+		return NULL;
+	safe = hidden_json(text, strlen(text));
+	free(text);
+	return safe;
+}
+
+char *tg_ticket_to_json(const struct tg_ticket *t, int pretty)
+{
+	return dump(ticket_json(t, 1), pretty ? JSON_INDENT(2) : JSON_COMPACT);
 }
 
 /* An answer: status, and *out the JSON text of body (taken). */
 static int answer(json_t *body, int status, char **out)
 {
-	*out = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	json_decref(body);
+	*out = dump(body, JSON_COMPACT);
 	return *out ? status : 500;
 }
 
@@ -151,11 +245,7 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 			    strcmp(list[i].principal, principal) == 0)) {
 			/* a list stays small: the arguments and the preview (up
 			 * to 4 MiB each) are in GET /admin/tickets/ID */
-			json_t *j = ticket_json(&list[i]);
-
-			json_object_del(j, "arguments");
-			json_object_del(j, "preview");
-			json_array_append_new(arr, j);
+			json_array_append_new(arr, ticket_json(&list[i], 0));
 		}
 		tg_ticket_release(&list[i]);
 	}
@@ -204,7 +294,7 @@ static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
 			       "writes again", out);
 	if (tg_store_ticket_get(st, t->id, (int64_t)time(NULL), &now, &err) < 0)
 		return store_failure(&err, out);
-	rc = answer(ticket_json(&now), 200, out);
+	rc = answer(ticket_json(&now, 1), 200, out);
 	tg_ticket_release(&now);
 	return rc;
 }
@@ -348,7 +438,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		}
 		if (rlen == 0 && get) {
 			rc = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0
-				     ? answer(ticket_json(&t), 200, out)
+				     ? answer(ticket_json(&t, 1), 200, out)
 				     : failure(403, "insufficient_scope", "the caller may neither "
 					       "decide this ticket nor did it ask for it", out);
 		} else if (post && rlen > 1 && rlen < sizeof(verb) && rest[0] == '/' &&

@@ -16,6 +16,7 @@
 #include "toolgate/contract.h"
 #include "toolgate/redact.h"
 #include "toolgate/store.h"
+#include "util/hidden.h"
 #include "util/utf8.h"
 
 /* ---- actions and configuration ---------------------------------------- */
@@ -69,15 +70,15 @@ static int skip_mask(const json_t *v, const char *field, unsigned *mask, struct 
 	if (!v)
 		return 0;
 	if (!json_is_array(v))
-		return bad(err, field, "a list of rule names (sql, address, traversal, shell, size, "
-			   "entropy)");
+		return bad(err, field, "a list of rule names (sql, address, traversal, shell, "
+			   "unicode, size, entropy)");
 	json_array_foreach(v, i, item) {
 		r = json_is_string(item) ? tg_anomaly_rule_parse(json_string_value(item),
 								  json_string_length(item))
 					 : -1;
 		if (r < 0)
 			return bad(err, field, "a list of rule names (sql, address, traversal, "
-				   "shell, size, entropy)");
+				   "shell, unicode, size, entropy)");
 		*mask |= TG_ANOMALY_BIT(r);
 	}
 	return 0;
@@ -473,10 +474,16 @@ static void keep(struct anomaly_report *r, const struct tg_anomaly_finding *f, c
 	}
 	r->rules |= TG_ANOMALY_BIT(f->rule);
 	r->f[r->n] = *f;
-	/* cut where a character begins: the pointer goes into JSON */
-	n = utf8_cut(at, strlen(at), sizeof(r->f[0].at) - 1);
-	memcpy(r->f[r->n].at, at, n);
-	r->f[r->n].at[n] = '\0';
+	/* a person reads it: a member name's hidden characters escaped
+	 * (util/hidden.h), cut where a character begins */
+	n = strlen(at);
+	if (hidden_count(at, n)) {
+		hidden_display(at, n, r->f[r->n].at, sizeof(r->f[0].at), NULL);
+	} else {
+		n = utf8_cut(at, n, sizeof(r->f[0].at) - 1);
+		memcpy(r->f[r->n].at, at, n);
+		r->f[r->n].at[n] = '\0';
+	}
 	r->n++;
 }
 

@@ -15,6 +15,11 @@ struct tg_store;
 
 #define ANOMALY_MAX_FINDINGS 8   /* kept for a call; the count goes on */
 
+/* The unicode rule (anomaly_unicode.c) on s[0, n): 1 and why (cap bytes,
+ * printable ASCII: what the character is, an excerpt) when s holds a
+ * hidden character the rule flags (util/hidden.h), else 0. */
+int anomaly_rule_unicode(const unsigned char *s, size_t n, char *why, size_t cap);
+
 /* A call's arguments, looked at. */
 struct anomaly_report {
 	struct tg_anomaly_finding f[ANOMALY_MAX_FINDINGS];

@@ -2,7 +2,8 @@
  * Parameter anomalies, the string rules (include/toolgate/anomaly.h,
  * docs/ANOMALIES.md "The string rules"): sql, address, traversal and
  * shell, each a hand-written scan of one string for what its writer
- * seldom means and an attacker often does.
+ * seldom means and an attacker often does (unicode, the fifth, is in
+ * anomaly_unicode.c).
  *
  * The rules look at shapes, not words: "select" in prose is nothing,
  * "UNION SELECT" or "' OR '1'='1" is SQL; a semicolon is punctuation,
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "toolgate/anomaly.h"
+#include "gate/anomaly_int.h"
 #include "toolgate/egress.h"
 
 #define EXCERPT_MAX 60
@@ -32,7 +33,7 @@ struct text {
 };
 
 static const char *const rule_names[TG_ANOMALY_RULES] = {
-	"sql", "address", "traversal", "shell", "size", "entropy",
+	"sql", "address", "traversal", "shell", "size", "entropy", "unicode",
 };
 
 /* ---- bytes -------------------------------------------------------------------- */
@@ -1424,6 +1425,11 @@ static int rule_shell(const struct text *t, char *why, size_t cap)
 
 /* ---- the interface ------------------------------------------------------------- */
 
+static int rule_unicode(const struct text *t, char *why, size_t cap)
+{
+	return anomaly_rule_unicode(t->s, t->n, why, cap); /* anomaly_unicode.c */
+}
+
 static const struct {
 	enum tg_anomaly_rule rule;
 	int (*scan)(const struct text *t, char *why, size_t cap);
@@ -1432,6 +1438,7 @@ static const struct {
 	{ TG_ANOMALY_ADDRESS, rule_address },
 	{ TG_ANOMALY_TRAVERSAL, rule_traversal },
 	{ TG_ANOMALY_SHELL, rule_shell },
+	{ TG_ANOMALY_UNICODE, rule_unicode },
 };
 
 const char *tg_anomaly_rule_name(enum tg_anomaly_rule rule)

@@ -11,6 +11,10 @@
 - member names the schema does not declare, and strings deep in arrays,
   are looked at too;
 - a write's ticket carries its findings;
+- hidden characters: a read with a bidi override in a plain field is held
+  (rule unicode); a write whose arguments hold one, an ESC and a CSI is
+  shown by `approvals show` and the admin API with them escaped, beside
+  the real arguments and their hash;
 - the record names the rule and where, never the arguments; the metrics
   count them;
 - a tool's baseline: after its usual calls, arguments far larger, or of
@@ -23,9 +27,11 @@
 """
 import base64
 import contextlib
+import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +57,7 @@ with open(os.path.join(CAT, "lookup-1.0.0.json"), "w") as f:
                        "query": {"type": "string", "contentMediaType": "application/sql"},
                        "host": {"$ref": "#/$defs/internal"},
                        "mode": {"enum": ["fast", "$(slow)"]},
+                       "rtl": {"type": "string", "x-toolgate-allow": ["unicode"]},
                        "items": {"type": "array",
                                  "items": {"type": "object", "properties": {"v": {"type": "string"}}}},
                    },
@@ -205,6 +212,40 @@ with gateway() as port:
     listing = cli("approvals", "list", "--state", STATE).stdout
     c("list_marks_anomalous", "(anomalous arguments)" in listing, listing)
 
+    # hidden characters: what the approver reads is what runs
+    r = call(port, "lookup", {"q": "invoice\u202egpj.exe"})
+    ut = show(error_of(r).get("ticket", ""))
+    c("bidi_read_held", error_of(r).get("code") == "awaiting_approval" and
+      any(x.get("rule") == "unicode" and x.get("at") == "/q" and "\\u202E" in x.get("why", "")
+          for x in ut.get("anomalies", [])), (r, ut))
+    r = call(port, "lookup", {"rtl": "\u2067\u05e9\u05dc\u05d5\u05dd\u2069"})
+    c("declared_bidi_runs", ran(r), r)
+    bidi = {"path": "notes/bidi.txt", "content": "ok = 1 \u202e// admin\u2066 \x1b[2J\x9b2J\n"}
+    w = call(port, "fs.write", bidi, key="k-anom-bidi")
+    bid = error_of(w).get("ticket", "")
+    p = cli("approvals", "show", bid, "--state", STATE)
+    c("show_escapes_hidden", p.returncode == 0 and bid and not any(
+        ch in p.stdout for ch in "\u202e\u2066\x1b\x9b") and "\\u202E" in p.stdout, p.stdout)
+    bt = json.loads(p.stdout) if p.returncode == 0 else {}
+    # the canonical form hashed is jansson's: sorted, compact, \u001B
+    canon = re.sub(r"\\u00([0-9a-f]{2})", lambda m: "\\u00" + m.group(1).upper(),
+                   json.dumps(bidi, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    c("show_keeps_real_arguments", bt.get("arguments") == bidi and bt.get("args_sha256") ==
+      hashlib.sha256(canon.encode()).hexdigest(), bt)
+    c("show_display_form", bt.get("arguments_display", {}).get("content") ==
+      "ok = 1 \\u202E// admin\\u2066 \\u001B[2J\\u009B2J\n" and
+      "\\u202E" in json.dumps(bt.get("preview_display")), bt)
+    c("write_flags_unicode", any(x.get("rule") == "unicode" and x.get("at") == "/content"
+                                 for x in bt.get("anomalies", [])), bt)
+    req = urllib.request.Request("http://127.0.0.1:%d/admin/tickets/%s" % (port, bid),
+                                 headers={"Authorization": "Bearer " + OPS})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        raw = resp.read()
+    adm = json.loads(raw)
+    c("admin_escapes_hidden", not any(ch.encode() in raw for ch in "\u202e\u2066\x9b") and
+      adm.get("arguments") == bidi and adm.get("args_sha256") == bt.get("args_sha256") and
+      adm.get("arguments_display") == bt.get("arguments_display"), raw[:600])
+
     m = metrics(port)
     c("metrics_count_rules", 'toolgate_anomalies_total{rule="sql"}' in m and
       'toolgate_anomalies_total{rule="address"}' in m, m[-2000:])
@@ -311,6 +352,10 @@ text = json.dumps(res)
 c("no_store_refuses", res and res[0].get("result", {}).get("isError") and "review" in text
   and "UNION" not in text.split("anomalous")[0], text + p.stderr)
 
+# the policy loads (exit 1: its wildcard write scope is a finding of its own)
+p = cli("policy", "lint", policy_file("skip_unicode", {"skip": ["unicode"]}))
+c("policy_lint_knows_unicode", p.returncode in (0, 1) and "anomalies" not in p.stderr,
+  p.stdout + p.stderr)
 for name, conf, want in (("action", {"action": "block"}, "action"),
                          ("rule", {"skip": ["sqli"]}, "skip"),
                          ("threshold", {"size_z": 0.1}, "size_z"),

@@ -1213,9 +1213,11 @@ failures=$((failures + $(grep -c '^not ok' "$tmp/otel.out")))
 grep -q 'otel_no_sanitizer_reports' "$tmp/otel.out"; check otel_ran_to_the_end $? "$(tail -3 "$tmp/otel.out")"
 
 # parameter anomalies: reads with injected SQL, a metadata address, a
-# traversal or a shell payload held for review, approved or rejected; what
-# the schema declares left alone; baselines of size and entropy, kept
-# across a restart; warn, per-tool skips, no store (tests/integration/anomalies.py)
+# traversal, a shell payload or a bidi override held for review, approved
+# or rejected; what the schema declares left alone; hidden characters
+# shown escaped by approvals show and the admin API; baselines of size and
+# entropy, kept across a restart; warn, per-tool skips, no store
+# (tests/integration/anomalies.py)
 timeout 300 python3 "$repo/tests/integration/anomalies.py" "$TG" "$repo" "$tmp/anomalies" >"$tmp/anomalies.out" 2>&1
 cat "$tmp/anomalies.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/anomalies.out")))

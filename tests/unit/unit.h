@@ -55,5 +55,6 @@ extern const struct unit_test scan_tests[];
 extern const struct unit_test redact_tests[];
 extern const struct unit_test anomaly_tests[];
 extern const struct unit_test anomaly_walk_tests[];
+extern const struct unit_test anomaly_unicode_tests[];
 
 #endif
