@@ -68,6 +68,12 @@ struct tg_gate_options {
 	/* Warm sandboxes kept ready for each command tool once it has been
 	 * called (docs/SANDBOX.md, "Warm pool"); 0: every run cold. */
 	unsigned warm;
+	/* Command tools running at once, from every transport (docs/PIPELINE.md,
+	 * "Sandboxes at once"): at most max_runs (0: 32), at most
+	 * max_runs_per_principal of them one principal's (0: a quarter of
+	 * max_runs); a call past its share waits up to 10 s, then is
+	 * answered busy. */
+	unsigned max_runs, max_runs_per_principal;
 	/* Spans for each call (docs/TRACING.md), borrowed; NULL: none. */
 	struct tg_tracer *tracer;
 	/* What a catalogue whose tools' descriptions speak to the model

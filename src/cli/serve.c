@@ -55,10 +55,15 @@ static void usage(FILE *f)
 		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
 		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
-		   "                      [--anomalies hold|warn|off]\n"
+		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
+		   "                      [--max-runs-per-principal N]\n"
 		   "\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
 		   "             been called (0 to 64; default 0: every run starts cold)\n"
+		   "  --max-runs N, --max-runs-per-principal N\n"
+		   "             command tools running at once (1 to 4096; default 32),\n"
+		   "             and one principal's share of them (default a quarter); a\n"
+		   "             call past its share waits up to 10 s, then is busy\n"
 		   "  --otlp URL export traces (OTLP/HTTP JSON) to URL, as\n"
 		   "             http://127.0.0.1:4318/v1/traces; default: the environment's\n"
 		   "             OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT\n"
@@ -178,6 +183,21 @@ static void *reloader_main(void *arg)
 	}
 }
 
+/* An option's count from min to max, into *out; -1 (said) when it is not. */
+static int count_option(const char *name, const char *v, unsigned long min, unsigned long max,
+			unsigned *out)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (*end || end == v || *v == '-' || n < min || n > max) {
+		fprintf(stderr, "toolgate serve: %s takes %lu to %lu\n", name, min, max);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
@@ -250,14 +270,14 @@ int cmd_serve(int argc, char **argv)
 			}
 			gopts.anomalies = (enum tg_anomaly_action)action;
 		} else if (strcmp(a, "--warm") == 0) {
-			char *end;
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (*end || end == v || n > 64) {
-				fprintf(stderr, "toolgate serve: --warm takes 0 to 64\n");
+			if (count_option(a, v, 0, 64, &gopts.warm) < 0)
 				return 2;
-			}
-			gopts.warm = (unsigned)n;
+		} else if (strcmp(a, "--max-runs") == 0) {
+			if (count_option(a, v, 1, 4096, &gopts.max_runs) < 0)
+				return 2;
+		} else if (strcmp(a, "--max-runs-per-principal") == 0) {
+			if (count_option(a, v, 1, 4096, &gopts.max_runs_per_principal) < 0)
+				return 2;
 		} else {
 			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
 			usage(stderr);

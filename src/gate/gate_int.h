@@ -50,6 +50,19 @@ struct refusal_bucket {
 	int used;
 };
 
+/* The sandboxes running at once (runs.c). */
+#define GATE_RUNS_DEFAULT 32
+struct gate_runner {
+	char principal[160];
+	unsigned n;                   /* 0: a free entry */
+};
+struct gate_runs {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	unsigned max, per_principal, total;
+	struct gate_runner *by;       /* max entries: at most max principals run */
+};
+
 struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
@@ -76,6 +89,7 @@ struct tg_gate {
 	pthread_cond_t queue_wake;
 	pthread_t collector;
 	int collector_on, collector_stop;
+	struct gate_runs runs;        /* command tools running at once */
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -166,6 +180,18 @@ int gate_queue_fits(struct tg_gate *g, struct call_state *st, size_t bytes);
 int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, struct tg_error *err);
 /* The collector stopped (and joined), if it runs. */
 void gate_collector_stop(struct tg_gate *g);
+
+/* ---- the sandboxes at once (runs.c) ---- */
+
+/* At most max (0: GATE_RUNS_DEFAULT) at once, per_principal (0: a
+ * quarter of them) for one principal; -1 out of memory. */
+int gate_runs_init(struct gate_runs *r, unsigned max, unsigned per_principal);
+void gate_runs_release(struct gate_runs *r);
+/* A place for one of principal's runs: 0 taken (give it back), 1 none
+ * within RUNS_WAIT_MS, or the caller gave up (cancel_fd readable). */
+int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd);
+void gate_runs_give(struct gate_runs *r, const char *principal);
+unsigned gate_runs_active(struct gate_runs *r);
 
 /* ---- 8 the output check (output.c) ---- */
 

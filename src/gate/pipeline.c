@@ -77,6 +77,13 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		exec_dirs_free(dirs);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	if (gate_runs_init(&g->runs, opts ? opts->max_runs : 0,
+			   opts ? opts->max_runs_per_principal : 0) < 0) {
+		free(g->cur);
+		free(g);
+		exec_dirs_free(dirs);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
 	g->dirs = dirs;
 	g->cur->catalog = catalog;
 	g->cur->refs = 1;
@@ -170,6 +177,7 @@ void tg_gate_free(struct tg_gate *g)
 		warm_pool_free(w);
 	}
 	pthread_mutex_destroy(&g->pools_lock);
+	gate_runs_release(&g->runs);
 	pthread_cond_destroy(&g->queue_wake);
 	pthread_mutex_destroy(&g->queue_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
@@ -505,7 +513,20 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 		struct tg_span *span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span,
 						     NULL);
 
+		/* a place among the gateway's sandboxes, the principal's share */
+		if (gate_runs_take(&g->runs, st->call->principal, st->call->cancel_fd)) {
+			tg_span_end(span);
+			rc = gate_refuse(st, "busy", "%s@%s: the gateway runs as many sandboxes as it "
+					 "allows %s (%u at once, %u of them one principal's); retry "
+					 "shortly", st->k->name, st->k->version_text,
+					 st->call->principal, g->runs.max, g->runs.per_principal);
+			st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", "busy",
+						       "message", "the gateway's sandboxes are busy",
+						       "retryable", 1);
+			return rc > 0 ? 0 : rc;
+		}
 		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
+		gate_runs_give(&g->runs, st->call->principal);
 		tg_span_set_bool(span, "toolgate.dry_run", st->dry);
 		if (rc < 0)
 			tg_span_error(span, "sandbox_failed", err->msg);

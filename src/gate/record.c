@@ -229,6 +229,8 @@ char *tg_gate_metrics(struct tg_gate *g)
 			gg.cancelled = n[TG_TICKET_CANCELLED];
 		}
 	}
+	gg.runs_active = gate_runs_active(&g->runs);
+	gg.runs_max = g->runs.max;
 	if (g->audit) {
 		struct tg_audit_stats as;
 		struct tg_error err;

@@ -379,6 +379,10 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 		"Writes (each with its sync) that took the records.", g->audit_groups);
 	gauge(&o, "toolgate_audit_up", "1 while the audit log writes; 0 once it failed (calls "
 	      "are refused).", g->audit_ok);
+	gauge(&o, "toolgate_sandboxes_running", "Command tools running now, from every transport.",
+	      g->runs_active);
+	gauge(&o, "toolgate_sandboxes_max", "Command tools that may run at once (a quarter of "
+	      "them one principal's, unless configured).", g->runs_max);
 	if (g->traced) {
 		put(&o, "# HELP toolgate_trace_spans_total Spans ended, by whether the collector "
 			"took them or they were dropped (queue full, export refused).\n"

@@ -37,6 +37,7 @@ struct metrics_gauges {
 	unsigned long long warm_runs, cold_runs, warm_made, warm_failed;
 	unsigned long long audit_records, audit_groups;
 	int audit_ok;
+	unsigned runs_active, runs_max;         /* command tools running, and at most */
 	int traced;                             /* a tracer: the next counts */
 	unsigned long long spans_exported, spans_dropped, trace_exports, trace_export_failures;
 	int have_tickets;                       /* a store: the next counts */

@@ -1239,6 +1239,13 @@ cat "$tmp/queue.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/queue.out")))
 grep -q 'queue_no_sanitizer_reports' "$tmp/queue.out"; check queue_ran_to_the_end $? "$(tail -3 "$tmp/queue.out")"
 
+# the gateway's sandboxes shared: one principal's stateless calls at most
+# its share at once, another's not queued behind them (tests/integration/runs_shared.py)
+timeout 300 python3 "$repo/tests/integration/runs_shared.py" "$TG" "$repo" "$tmp/runs" >"$tmp/runs.out" 2>&1
+cat "$tmp/runs.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/runs.out")))
+grep -q 'runs_no_sanitizer_reports' "$tmp/runs.out"; check runs_ran_to_the_end $? "$(tail -3 "$tmp/runs.out")"
+
 # kill -9 the gateway at random moments during 1,000 write calls whose
 # clients retry under the same keys: exactly one row per key in the target
 # database, no approval lost, nothing left running; 100 duplicates, one run.

@@ -13,7 +13,7 @@
 #define TEST_SECONDS 60
 
 static const struct unit_test *const suites[] = {
-	parse_tests, spec_tests, seccomp_tests, result_tests, cgroup_tests, landlock_tests, schema_tests, contract_tests, param_tests, catalog_tests, run_tests, file_tests, store_tests, auth_tests, task_tests, overlay_tests, dirs_tests, egress_tests, pool_tests, audit_tests, metrics_tests, trace_tests, scan_tests, redact_tests, anomaly_tests, anomaly_walk_tests, anomaly_unicode_tests,
+	parse_tests, spec_tests, seccomp_tests, result_tests, cgroup_tests, landlock_tests, schema_tests, contract_tests, param_tests, catalog_tests, run_tests, file_tests, store_tests, auth_tests, task_tests, overlay_tests, dirs_tests, egress_tests, pool_tests, audit_tests, metrics_tests, trace_tests, scan_tests, redact_tests, anomaly_tests, anomaly_walk_tests, anomaly_unicode_tests, runs_tests,
 };
 
 static int run_one(const struct unit_test *t)

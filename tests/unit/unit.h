@@ -56,5 +56,6 @@ extern const struct unit_test redact_tests[];
 extern const struct unit_test anomaly_tests[];
 extern const struct unit_test anomaly_walk_tests[];
 extern const struct unit_test anomaly_unicode_tests[];
+extern const struct unit_test runs_tests[];
 
 #endif
