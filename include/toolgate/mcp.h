@@ -46,6 +46,10 @@ struct tg_mcp_options {
 	 * of the policy's, with its scopes. NULL: no policy. */
 	const char *policy_file;
 	const char *state_dir;
+	/* Streamable HTTP: seconds a connection has to send a request's
+	 * headers, from its start or the end of its last request (1 to 300;
+	 * 0: 10), however slowly the bytes come (docs/MCP.md, "Connections"). */
+	unsigned http_header_timeout;
 };
 
 struct tg_mcp;

@@ -1,8 +1,8 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
- *                [--workspace DIR] [--principal NAME] [--audit FILE]
- *                [--state-key FILE] [--policy FILE --state DIR] [--warm N]
- *                [--otlp URL] [--descriptions refuse|warn|off]
+ *                [--header-timeout SECS] [--workspace DIR] [--principal NAME]
+ *                [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]
+ *                [--warm N] [--otlp URL] [--descriptions refuse|warn|off]
  *                [--anomalies hold|warn|off]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
@@ -10,9 +10,11 @@
  * client on stdin and stdout; --http serves Streamable HTTP on a loopback
  * address until SIGINT or SIGTERM (with --stdio as well: until stdin
  * closes); with --tokens, every HTTP request needs a bearer token of the
- * file, and its principal is the caller. Every call and decision goes
- * into the audit log (docs/AUDIT.md): --audit FILE, else the state
- * directory's audit.log, else stderr. --state-key names the
+ * file, and its principal is the caller; --header-timeout is how long an
+ * HTTP connection may take to send a request's headers (docs/MCP.md,
+ * "Connections"). Every call and decision goes into the audit log
+ * (docs/AUDIT.md): --audit FILE, else the state directory's audit.log,
+ * else stderr. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
  * several instances behind one address. --policy names the principals and
  * their scopes (docs/AUTH.md): HTTP callers then present tokens signed
@@ -52,12 +54,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
-		   "                      [--workspace DIR] [--principal NAME] [--audit FILE]\n"
-		   "                      [--state-key FILE] [--policy FILE --state DIR] [--warm N]\n"
+		   "                      [--header-timeout SECS] [--workspace DIR] [--principal NAME]\n"
+		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
+		   "                      [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
 		   "                      [--max-runs-per-principal N]\n"
 		   "\n"
+		   "  --header-timeout SECS\n"
+		   "             an HTTP connection that has not sent a request's headers\n"
+		   "             SECS after it opened, or after its last answer, is closed,\n"
+		   "             however slowly they come (1 to 300; default 10)\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
 		   "             been called (0 to 64; default 0: every run starts cold)\n"
 		   "  --max-runs N, --max-runs-per-principal N\n"
@@ -269,6 +276,16 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			}
 			gopts.anomalies = (enum tg_anomaly_action)action;
+		} else if (strcmp(a, "--header-timeout") == 0) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (*end || end == v || n < 1 || n > 300) {
+				fprintf(stderr, "toolgate serve: --header-timeout takes 1 to 300 "
+					"(seconds)\n");
+				return 2;
+			}
+			mopts.http_header_timeout = (unsigned)n;
 		} else if (strcmp(a, "--warm") == 0) {
 			if (count_option(a, v, 0, 64, &gopts.warm) < 0)
 				return 2;

@@ -10,6 +10,10 @@
  * makes a line). A request's token is hashed and compared with every
  * entry in constant time (libsodium), so neither the answer's timing nor
  * an early exit tells which entry came close.
+ *
+ * mcp_http_identify is the whole of HTTP's identify stage: a signed token
+ * with a policy (docs/AUTH.md), a token of the file, or the configured
+ * principal when neither is asked for.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "mcp/mcp_int.h"
 
@@ -130,6 +136,38 @@ const char *mcp_tokens_check(const struct mcp_tokens *t, const char *token, size
 		if (sodium_memcmp(h, t->v[i].hash, sizeof(h)) == 0)
 			found = t->v[i].principal;
 	return found;
+}
+
+int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal, size_t plen,
+		      char **scopes, char *why, size_t wlen)
+{
+	const char *who = m->principal;
+	struct tg_claims claims;
+	struct tg_error err;
+
+	*scopes = NULL;
+	snprintf(why, wlen, "a valid bearer token is required");
+	if (!m->tokens && !m->policy) {
+		snprintf(principal, plen, "%s", who);
+		return 0;
+	}
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return -1;
+	if (m->policy) {
+		if (tg_token_verify(m->signer, m->policy, m->store, auth + 7, strlen(auth + 7), NULL,
+				    (int64_t)time(NULL), &claims, &err) < 0) {
+			snprintf(why, wlen, "%.190s", err.msg);
+			return -1;
+		}
+		snprintf(principal, plen, "%s", claims.sub);
+		*scopes = claims.scope; /* taken */
+		return 1;
+	}
+	who = mcp_tokens_check(m->tokens, auth + 7, strlen(auth + 7));
+	if (!who)
+		return -1;
+	snprintf(principal, plen, "%s", who);
+	return 1;
 }
 
 void mcp_tokens_free(struct mcp_tokens *t)

@@ -19,7 +19,9 @@
  *
  * Each connection has a thread (libmicrohttpd's thread-per-connection
  * mode), so a long tool call holds only its own connection; a
- * notifications/cancelled on another connection kills its sandbox.
+ * notifications/cancelled on another connection kills its sandbox. Which
+ * connections are kept, and for how long they may take to send their
+ * headers, is http_admit.c's.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -36,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
 #include "toolgate/catalog.h"
 
@@ -69,6 +72,7 @@ struct http_session {
 struct tg_mcp_http {
 	struct tg_mcp *mcp;
 	struct MHD_Daemon *daemon;
+	struct http_admit *admit;   /* which connections are kept */
 	pthread_mutex_t lock;       /* the session list */
 	pthread_cond_t idle;        /* a session's user put it back */
 	struct http_session *sessions; /* live, and ended but still in use */
@@ -356,7 +360,9 @@ static enum MHD_Result admin_reply(struct MHD_Connection *c, unsigned status, co
 static enum MHD_Result metrics_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
 				     const char *method)
 {
-	char *text = strcmp(method, "GET") == 0 ? tg_gate_metrics(h->mcp->gate) : NULL;
+	char *text = strcmp(method, "GET") == 0
+			     ? http_admit_metrics(h->admit, tg_gate_metrics(h->mcp->gate))
+			     : NULL;
 	enum MHD_Result rc;
 
 	if (strcmp(method, "GET") != 0)
@@ -371,34 +377,6 @@ static enum MHD_Result metrics_reply(struct tg_mcp_http *h, struct MHD_Connectio
 }
 
 /* ---- checks --------------------------------------------------------------- */
-
-/* "NAME:PORT" for this server: its bound address or localhost, with its
- * port (a Host without a port is port 80, another server). */
-static int is_this_server(const struct tg_mcp_http *h, const char *hostport)
-{
-	char want[96];
-
-	snprintf(want, sizeof(want), "%s:%u", h->addr, h->port);
-	if (strcasecmp(hostport, want) == 0)
-		return 1;
-	snprintf(want, sizeof(want), "localhost:%u", h->port);
-	return strcasecmp(hostport, want) == 0;
-}
-
-/* Origin and Host: only this server's own names (DNS rebinding: a page
- * elsewhere, a local web server on another port included, must not reach
- * a local server). */
-static const char *bad_origin_or_host(const struct tg_mcp_http *h, struct MHD_Connection *c)
-{
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-
-	if (!host || !is_this_server(h, host))
-		return "Forbidden: the Host header does not name this server";
-	if (origin && (strncasecmp(origin, "http://", 7) != 0 || !is_this_server(h, origin + 7)))
-		return "Forbidden: the Origin is not this server's";
-	return NULL;
-}
 
 static int accepts(const char *accept, const char *type)
 {
@@ -830,38 +808,6 @@ static void http_changed(void *ctx, const struct mcp_change *c)
 }
 
 /* ---- who calls, and what they may ------------------------------------------------ */
-
-/* identify: with a policy, the principal and scopes of a bearer token
- * `toolgate token issue` signed (docs/AUTH.md); with a token file, the
- * principal its hash names; without either, the configured principal.
- * 0, or -1 (and rq->why) for a request to refuse with 401. */
-static int identify(struct tg_mcp_http *h, struct MHD_Connection *c, struct request *rq)
-{
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	const char *principal = h->mcp->principal;
-	struct tg_claims claims;
-	struct tg_error err;
-
-	snprintf(rq->why, sizeof(rq->why), "a valid bearer token is required");
-	if ((h->mcp->tokens || h->mcp->policy) && (!auth || strncasecmp(auth, "Bearer ", 7) != 0))
-		return -1;
-	if (h->mcp->policy) {
-		if (tg_token_verify(h->mcp->signer, h->mcp->policy, h->mcp->store, auth + 7,
-				    strlen(auth + 7), NULL, (int64_t)time(NULL), &claims, &err) < 0) {
-			snprintf(rq->why, sizeof(rq->why), "%.190s", err.msg);
-			return -1;
-		}
-		snprintf(rq->principal, sizeof(rq->principal), "%s", claims.sub);
-		rq->scopes = claims.scope; /* taken */
-		return 0;
-	}
-	if (h->mcp->tokens)
-		principal = mcp_tokens_check(h->mcp->tokens, auth + 7, strlen(auth + 7));
-	if (!principal)
-		return -1;
-	snprintf(rq->principal, sizeof(rq->principal), "%s", principal);
-	return 0;
-}
 
 /* With a policy: a tools/call's tool must be one the caller's scopes
  * allow (docs/AUTH.md); NULL, or the scope it needs (in need). An unknown
@@ -1466,6 +1412,48 @@ static enum MHD_Result do_get(struct tg_mcp_http *h, struct MHD_Connection *c,
 	}
 }
 
+/* A request of the admin API (docs/ADMIN.md), its body read: answered
+ * by the gate's router; decisions and refusals go on the record. */
+static enum MHD_Result admin_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
+				    const struct request *rq, const char *url, const char *method)
+{
+	char *out = NULL;
+	const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+	char path[512];
+	int status;
+	enum MHD_Result res;
+
+	/* libmicrohttpd took the query off the URL: put the one parameter
+	 * there is back for the router */
+	snprintf(path, sizeof(path), "%.400s%s%.64s", url, q ? "?state=" : "", q ? q : "");
+	status = tg_gate_admin(h->mcp->gate, rq->principal, rq->scopes ? rq->scopes : "",
+			       method, path, rq->body, rq->len, &out);
+	/* a person's decisions, and every refusal, go on the record */
+	if (strcmp(method, "GET") != 0 || status >= 300) {
+		char outcome[48];
+		json_t *ans = out ? json_loads(out, 0, NULL) : NULL;
+		const char *reason = json_string_value(
+			json_object_get(json_object_get(ans, "error"), "message"));
+
+		snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
+		/* a refusal is queued, and recorded at a bounded rate; what
+		 * was done is answered once it is on the record */
+		if (status >= 400) {
+			tg_gate_record_refusal(h->mcp->gate, rq->principal, path, outcome, reason);
+		} else if (tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome,
+						reason) < 0) {
+			free(out);
+			out = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"done, "
+				     "but its record could not be written: the audit log stopped\"}}");
+			status = 503;
+		}
+		json_decref(ans);
+	}
+	res = admin_reply(c, (unsigned)status, out ? out : "{}");
+	free(out);
+	return res;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -1478,6 +1466,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!rq) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 
+		http_admit_request(h->admit, c);
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
@@ -1486,7 +1475,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 * now, before a byte of the body is read (and before "100
 		 * Continue"): the checks against DNS rebinding, the endpoint,
 		 * the caller's token, a declared length over the ceiling. */
-		why = bad_origin_or_host(h, c);
+		why = http_origin_refused(h->addr, h->port, c);
 		if (why)
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
 		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
@@ -1496,9 +1485,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!rq->admin && strcmp(url, ENDPOINT) != 0 && strcmp(url, METRICS) != 0)
 			return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
 					  "Not Found: the MCP endpoint is /mcp");
-		if (identify(h, c, rq) < 0) {
+		switch (mcp_http_identify(h->mcp, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									      "Authorization"),
+					  rq->principal, sizeof(rq->principal), &rq->scopes, rq->why,
+					  sizeof(rq->why))) {
+		case -1:
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
+		case 1: /* a token holder: may keep its connection between requests */
+			http_admit_trust(h->admit, c);
 		}
 		/* the counters: they show every principal's calls by tool, so
 		 * with a policy only to those who decide (an approve scope),
@@ -1551,45 +1546,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (rq->too_large)
 		return http_error(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
 				  "Payload Too Large: a message is at most 4194304 bytes");
-	if (rq->admin) {
-		char *out = NULL;
-		const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
-		char path[512];
-		int status;
-		enum MHD_Result res;
-
-		/* libmicrohttpd took the query off the URL: put the one
-		 * parameter there is back for the router */
-		snprintf(path, sizeof(path), "%.400s%s%.64s", url, q ? "?state=" : "", q ? q : "");
-		status = tg_gate_admin(h->mcp->gate, rq->principal, rq->scopes ? rq->scopes : "",
-				       method, path, rq->body, rq->len, &out);
-		/* a person's decisions, and every refusal, go on the record */
-		if (strcmp(method, "GET") != 0 || status >= 300) {
-			char outcome[48];
-			json_t *ans = out ? json_loads(out, 0, NULL) : NULL;
-			const char *reason = json_string_value(
-				json_object_get(json_object_get(ans, "error"), "message"));
-
-			snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
-			/* a refusal is queued, and recorded at a bounded rate; what
-			 * was done is answered once it is on the record */
-			if (status >= 400) {
-				tg_gate_record_refusal(h->mcp->gate, rq->principal, path, outcome,
-						       reason);
-			} else if (tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome,
-							reason) < 0) {
-				free(out);
-				out = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":"
-					     "\"done, but its record could not be written: the audit "
-					     "log stopped\"}}");
-				status = 503;
-			}
-			json_decref(ans);
-		}
-		res = admin_reply(c, (unsigned)status, out ? out : "{}");
-		free(out);
-		return res;
-	}
+	if (rq->admin)
+		return admin_answer(h, c, rq, url, method);
 	if (strcmp(method, "POST") == 0)
 		return do_post(h, c, rq, rq->principal);
 	if (strcmp(method, "DELETE") == 0)
@@ -1613,11 +1571,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct tg_mcp_http *h = cls;
 	struct request *rq = *con_cls;
 
-	(void)cls;
-	(void)c;
-	(void)toe;
+	http_admit_done(h->admit, c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	if (rq) {
 		free(rq->body);
 		free(rq->scopes);
@@ -1650,6 +1607,10 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	h->port = port;
 	h->max_idle = DEFAULT_MAX_IDLE;
 	inet_ntop(AF_INET, &sa.sin_addr, h->addr, sizeof(h->addr));
+	if (http_admit_new(m->http_header_timeout, &h->admit, err) < 0) {
+		free(h);
+		return -1;
+	}
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->idle, NULL);
 	/* poll, not select: a descriptor past 1024 (long-lived streams make
@@ -1657,11 +1618,16 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
 					     MHD_USE_ERROR_LOG,
-				     (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-				     (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed,
-				     NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_END);
+				     (uint16_t)port, http_admit_accept, h->admit, handle, h,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+				     MHD_OPTION_NOTIFY_CONNECTION, http_admit_notify, h->admit,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				     /* a backstop: http_admit_accept refuses first, and counts it */
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS + 1,
+				     MHD_OPTION_END);
 	if (!h->daemon) {
+		http_admit_free(h->admit);
 		pthread_cond_destroy(&h->idle);
 		pthread_mutex_destroy(&h->lock);
 		free(h);
@@ -1713,6 +1679,7 @@ void tg_mcp_http_stop(struct tg_mcp_http *h)
 		;
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->daemon);
+	http_admit_free(h->admit); /* every connection closed */
 	/* the calls still running (SSE answers' threads) put their sessions
 	 * back as they end; the last user frees each */
 	pthread_mutex_lock(&h->lock);

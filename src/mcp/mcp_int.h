@@ -1,7 +1,8 @@
 /*
  * Private interface of src/mcp/: JSON-RPC 2.0 framing (jsonrpc.c), the
- * protocol session (session.c), transports (stdio.c, http.c), the HTTP
- * headers that mirror a body (param.c).
+ * protocol session (session.c), transports (stdio.c, http.c; what only
+ * http*.c share is in http_int.h), the HTTP headers that mirror a body
+ * (param.c).
  */
 #ifndef TG_MCP_INT_H
 #define TG_MCP_INT_H
@@ -55,6 +56,7 @@ struct tg_mcp {
 	char *principal;            /* stdio's, as configured */
 	char *instructions;
 	unsigned max_inflight;
+	unsigned http_header_timeout; /* seconds; 0: the default (http_int.h) */
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
 	struct tg_policy *policy;   /* principals and scopes, or NULL (docs/AUTH.md) */
@@ -101,6 +103,15 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 /* The principal a bearer token stands for, or NULL. */
 const char *mcp_tokens_check(const struct mcp_tokens *t, const char *token, size_t len);
 void mcp_tokens_free(struct mcp_tokens *t);
+/* Who an HTTP request is, from its Authorization header (auth, NULL when
+ * absent): with a policy, the subject and scopes of a token `toolgate
+ * token issue` signed; with a token file, the principal its hash names;
+ * without either, the configured principal. OUT principal (plen bytes)
+ * and *scopes (malloc'd, with a policy; else NULL). 1 when a bearer
+ * token verified, 0 when no token is asked for, -1 and why (the reason
+ * for a 401, wlen bytes) when the request is refused. */
+int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal, size_t plen,
+		      char **scopes, char *why, size_t wlen);
 
 /* ---- mrtr.c ---------------------------------------------------------------- */
 

@@ -98,6 +98,7 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	m->principal = strdup(opts && opts->principal ? opts->principal : "local");
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
 	m->max_inflight = opts && opts->max_inflight ? opts->max_inflight : 16;
+	m->http_header_timeout = opts ? opts->http_header_timeout : 0;
 	if (opts && opts->policy_file && load_policy(m, opts, err) < 0) {
 		tg_mcp_free(m);
 		return -1;

@@ -1,0 +1,386 @@
+/*
+ * Admission to the Streamable HTTP listener (docs/MCP.md, "Connections";
+ * docs/SECURITY.md): which connections libmicrohttpd keeps, decided as
+ * they are accepted and while their headers arrive, so that a local
+ * process without a token cannot lock the others out by opening
+ * connections and sending nothing, or sending headers a byte at a time.
+ *
+ * A connection waits while its request's headers are not in: from its
+ * start, and again after each request that carried no token that
+ * verified (a keep-alive wait). A waiting connection has header_timeout
+ * seconds, counted from when it began to wait, not from its last byte
+ * (libmicrohttpd's own timeout is reset by every byte, so a slowloris
+ * would never meet it); and at most HTTP_MAX_WAITING wait at once: a new
+ * connection past that closes the one that has waited longest, so a
+ * client that sends its headers promptly is served however many sit
+ * idle. Connections that serve a request, or hold a token holder's
+ * between requests (libmicrohttpd's 120 s of silence ends those), share
+ * the rest of HTTP_MAX_CONNECTIONS; one client address holds at most
+ * HTTP_MAX_PER_ADDRESS.
+ *
+ * It never reads or writes a connection, nor closes a descriptor: a
+ * connection is ended with shutdown(2), which libmicrohttpd's thread for
+ * it sees as the client leaving. The descriptor stays libmicrohttpd's,
+ * closed only after its CLOSED notification has unlisted it here under
+ * the same lock (libmicrohttpd 0.9.75, MHD_cleanup_connections), so a
+ * descriptor that may have been reused is never shut down.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "mcp/http_int.h"
+
+enum phase {
+	WAITING,  /* for a request's headers: deadline and budget */
+	SERVING,  /* a request's headers are in */
+	IDLE,     /* a token holder's, between requests */
+	CLOSING,  /* shut down here, or ending: not counted against anything */
+	NPHASES
+};
+
+enum { CLOSED_TIMEOUT, CLOSED_BUDGET, NCLOSED };
+enum { REFUSED_ADDRESS, REFUSED_LIMIT, NREFUSED };
+
+struct conn {
+	int fd;
+	uint32_t addr;              /* IPv4, network order; 0: another family */
+	enum phase phase;
+	int trusted;                /* the request's bearer token verified */
+	uint64_t since;             /* ms (monotonic) when it began to wait */
+	struct conn *prev, *next;   /* every connection */
+	struct conn *wprev, *wnext; /* the waiting ones, oldest first */
+};
+
+struct http_admit {
+	pthread_mutex_t lock;       /* everything below */
+	pthread_cond_t wake;        /* the closer: a first waiter, or stop */
+	pthread_t closer;
+	int stopping;
+	uint64_t timeout_ms;
+	struct conn *all;
+	struct conn *whead, *wtail;
+	unsigned n;                 /* listed connections, closing ones too */
+	unsigned count[NPHASES];
+	unsigned long long closed[NCLOSED], refused[NREFUSED];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void set_phase(struct http_admit *a, struct conn *k, enum phase p);
+
+/* End k now: its thread in libmicrohttpd reads the end of the stream
+ * and closes it (the caller holds lock). */
+static void close_conn(struct http_admit *a, struct conn *k, int why)
+{
+	set_phase(a, k, CLOSING);
+	shutdown(k->fd, SHUT_RDWR);
+	a->closed[why]++;
+}
+
+/* k goes to phase p (the caller holds lock). A connection that begins to
+ * wait goes last in line; past the budget, the first in line is closed. */
+static void set_phase(struct http_admit *a, struct conn *k, enum phase p)
+{
+	if (k->phase == WAITING) {
+		*(k->wprev ? &k->wprev->wnext : &a->whead) = k->wnext;
+		*(k->wnext ? &k->wnext->wprev : &a->wtail) = k->wprev;
+		k->wprev = k->wnext = NULL;
+	}
+	a->count[k->phase]--;
+	a->count[p]++;
+	k->phase = p;
+	if (p != WAITING)
+		return;
+	k->since = now_ms();
+	k->wprev = a->wtail;
+	*(a->wtail ? &a->wtail->wnext : &a->whead) = k;
+	a->wtail = k;
+	if (a->whead == k)
+		pthread_cond_signal(&a->wake); /* the closer had nothing to wait for */
+	while (a->count[WAITING] > HTTP_MAX_WAITING)
+		close_conn(a, a->whead, CLOSED_BUDGET);
+}
+
+/* The closer: connections that waited header_timeout are closed, the
+ * oldest first; it sleeps until the next one's deadline. */
+static void *closer_main(void *arg)
+{
+	struct http_admit *a = arg;
+	struct timespec ts;
+	uint64_t at;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stopping) {
+		at = now_ms();
+		while (a->whead && at - a->whead->since >= a->timeout_ms)
+			close_conn(a, a->whead, CLOSED_TIMEOUT);
+		if (!a->whead) {
+			pthread_cond_wait(&a->wake, &a->lock);
+			continue;
+		}
+		at = a->whead->since + a->timeout_ms;
+		ts.tv_sec = (time_t)(at / 1000);
+		ts.tv_nsec = (long)(at % 1000) * 1000000;
+		pthread_cond_timedwait(&a->wake, &a->lock, &ts);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+int http_admit_new(unsigned header_timeout, struct http_admit **out, struct tg_error *err)
+{
+	struct http_admit *a;
+	pthread_condattr_t ca;
+	int rc;
+
+	*out = NULL;
+	if (header_timeout > HTTP_MAX_HEADER_TIMEOUT)
+		return tg_error_set(err, TG_ERR_INVALID, "--header-timeout %u: at most %d seconds",
+				    header_timeout, HTTP_MAX_HEADER_TIMEOUT);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	a->timeout_ms = 1000ull * (header_timeout ? header_timeout : HTTP_HEADER_TIMEOUT);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are monotonic */
+	pthread_cond_init(&a->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = pthread_create(&a->closer, NULL, closer_main, a);
+	if (rc != 0) {
+		pthread_cond_destroy(&a->wake);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		return tg_error_sys(err, rc, "the HTTP listener's connection closer");
+	}
+	*out = a;
+	return 0;
+}
+
+void http_admit_free(struct http_admit *a)
+{
+	struct conn *k;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stopping = 1;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->closer, NULL);
+	/* the daemon stopped: every connection was notified closed; none
+	 * is left but in an allocation's failure path */
+	while ((k = a->all)) {
+		a->all = k->next;
+		free(k);
+	}
+	pthread_cond_destroy(&a->wake);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+static uint32_t address_of(const struct sockaddr *addr, socklen_t len)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+
+	return addr && addr->sa_family == AF_INET && len >= sizeof(*in) ? in->sin_addr.s_addr : 0;
+}
+
+enum MHD_Result http_admit_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct http_admit *a = cls;
+	uint32_t ip = address_of(addr, len);
+	const struct conn *k;
+	unsigned same = 0;
+	enum MHD_Result rc = MHD_YES;
+
+	pthread_mutex_lock(&a->lock);
+	for (k = a->all; k; k = k->next)
+		same += k->addr == ip;
+	/* waiting connections never fill either: the budget closes them first */
+	if (a->n >= HTTP_MAX_CONNECTIONS) {
+		a->refused[REFUSED_LIMIT]++;
+		rc = MHD_NO;
+	} else if (same >= HTTP_MAX_PER_ADDRESS) {
+		a->refused[REFUSED_ADDRESS]++;
+		rc = MHD_NO;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+/* Started: listed, waiting; closed: unlisted (before libmicrohttpd
+ * closes its descriptor). */
+void http_admit_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code)
+{
+	struct http_admit *a = cls;
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct conn *k;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		k = *socket_context;
+		*socket_context = NULL;
+		if (!k)
+			return;
+		pthread_mutex_lock(&a->lock);
+		set_phase(a, k, CLOSING);
+		a->count[CLOSING]--;
+		a->n--;
+		*(k->prev ? &k->prev->next : &a->all) = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		pthread_mutex_unlock(&a->lock);
+		free(k);
+		return;
+	}
+	fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	k = fd ? calloc(1, sizeof(*k)) : NULL;
+	*socket_context = k;
+	if (!k) {
+		/* out of memory: a connection nothing would watch is not served */
+		if (fd)
+			shutdown(fd->connect_fd, SHUT_RDWR);
+		return;
+	}
+	k->fd = fd->connect_fd;
+	k->addr = addr ? address_of(addr->client_addr, sizeof(struct sockaddr_in)) : 0;
+	k->phase = CLOSING;
+	pthread_mutex_lock(&a->lock);
+	k->next = a->all;
+	if (a->all)
+		a->all->prev = k;
+	a->all = k;
+	a->n++;
+	a->count[CLOSING]++;
+	set_phase(a, k, WAITING);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+void http_admit_request(struct http_admit *a, struct MHD_Connection *c)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&a->lock);
+	k->trusted = 0;
+	/* a connection closed here while its headers came in is closing:
+	 * its request is answered into a shut socket */
+	if (k->phase != CLOSING)
+		set_phase(a, k, SERVING);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void http_admit_trust(struct http_admit *a, struct MHD_Connection *c)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&a->lock);
+	k->trusted = 1;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void http_admit_done(struct http_admit *a, struct MHD_Connection *c, int ok)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (k->phase == SERVING)
+		set_phase(a, k, !ok ? CLOSING : k->trusted ? IDLE : WAITING);
+	pthread_mutex_unlock(&a->lock);
+}
+
+char *http_admit_metrics(struct http_admit *a, char *text)
+{
+	char add[1600];
+	size_t len, n;
+	char *out;
+
+	if (!text)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	n = (size_t)snprintf(
+		add, sizeof(add),
+		"# HELP toolgate_http_connections Open HTTP connections: waiting for a request's "
+		"headers, serving a request, or a token holder's idle between requests.\n"
+		"# TYPE toolgate_http_connections gauge\n"
+		"toolgate_http_connections{state=\"waiting\"} %u\n"
+		"toolgate_http_connections{state=\"serving\"} %u\n"
+		"toolgate_http_connections{state=\"idle\"} %u\n"
+		"# HELP toolgate_http_connections_closed_total HTTP connections closed before their "
+		"request's headers were in: past the deadline, or the oldest waiting past the budget.\n"
+		"# TYPE toolgate_http_connections_closed_total counter\n"
+		"toolgate_http_connections_closed_total{reason=\"header_timeout\"} %llu\n"
+		"toolgate_http_connections_closed_total{reason=\"waiting_budget\"} %llu\n"
+		"# HELP toolgate_http_connections_refused_total HTTP connections refused as they were "
+		"accepted: too many of one client address, or in all.\n"
+		"# TYPE toolgate_http_connections_refused_total counter\n"
+		"toolgate_http_connections_refused_total{reason=\"per_address\"} %llu\n"
+		"toolgate_http_connections_refused_total{reason=\"limit\"} %llu\n",
+		a->count[WAITING], a->count[SERVING], a->count[IDLE], a->closed[CLOSED_TIMEOUT],
+		a->closed[CLOSED_BUDGET], a->refused[REFUSED_ADDRESS], a->refused[REFUSED_LIMIT]);
+	pthread_mutex_unlock(&a->lock);
+	len = strlen(text);
+	out = n < sizeof(add) ? realloc(text, len + n + 1) : NULL;
+	if (!out) {
+		free(text);
+		return NULL;
+	}
+	memcpy(out + len, add, n + 1);
+	return out;
+}
+
+/* "NAME:PORT" for this server: its bound address or localhost, with its
+ * port (a Host without a port is port 80, another server). */
+static int is_this_server(const char *addr, unsigned port, const char *hostport)
+{
+	char want[96];
+
+	snprintf(want, sizeof(want), "%s:%u", addr, port);
+	if (strcasecmp(hostport, want) == 0)
+		return 1;
+	snprintf(want, sizeof(want), "localhost:%u", port);
+	return strcasecmp(hostport, want) == 0;
+}
+
+/* Only this server's own names (DNS rebinding: a page elsewhere, a local
+ * web server on another port included, must not reach a local server). */
+const char *http_origin_refused(const char *addr, unsigned port, struct MHD_Connection *c)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+
+	if (!host || !is_this_server(addr, port, host))
+		return "Forbidden: the Host header does not name this server";
+	if (origin && (strncasecmp(origin, "http://", 7) != 0 ||
+		       !is_this_server(addr, port, origin + 7)))
+		return "Forbidden: the Origin is not this server's";
+	return NULL;
+}
