@@ -1,6 +1,7 @@
 """What the MCP integration scripts share (mcp_mrtr.py, mcp_streams.py,
 mcp_reload.py): their checks' output, a toolgate serve --http started
 for them, HTTP requests and server-sent events read off a response."""
+import contextlib
 import http.client
 import json
 import os
@@ -140,3 +141,35 @@ def modern_post(port, method, params, headers=None, timeout=60):
         if line.startswith("data: ") and '"id"' in line:
             return json.loads(line[6:])
     return json.loads(text)
+
+
+@contextlib.contextmanager
+def serving(argv, err_path):
+    """toolgate serve ARGV --http 127.0.0.1:0 while the block runs: its
+    port; stopped (SIGTERM, then waited for) however the block ends."""
+    srv, port = start_http(argv, err_path)
+    try:
+        yield port
+    finally:
+        srv.terminate()
+        srv.wait(timeout=60)
+
+
+def tool_call(port, token, name, args, key=None, dry=False, rid=1):
+    """A stateless tools/call of name with args under token (and an
+    Idempotency-Key, a dry run): its JSON-RPC result, {} when none."""
+    headers = {"Authorization": "Bearer " + token}
+    if key:
+        headers["Idempotency-Key"] = key
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    if dry:
+        meta["dev.toolgate/dryRun"] = True
+    r = modern_post(port, "tools/call", {"id": rid, "name": name, "arguments": args,
+                                         "_meta": meta}, headers)
+    return r.get("result", {})
+
+
+def error_of(result):
+    """A tool result's dev.toolgate/error (code, ticket, ...), {} when none."""
+    return result.get("_meta", {}).get("dev.toolgate/error", {})

@@ -15,7 +15,6 @@ through the stages a direct call does, over HTTP:
 
     plan_steps.py TOOLGATE REPO TMPDIR
 """
-import contextlib
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, example_gateway, issue_token, modern_post, start_http  # noqa: E402
+from mcptest import Checks, error_of, example_gateway, issue_token, serving, tool_call  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 CAT, WS = example_gateway(REPO, TMP)
@@ -44,32 +43,8 @@ with open(os.path.join(WS, "notes.txt")) as f:
 ERR = os.path.join(TMP, "serve.err")
 
 
-@contextlib.contextmanager
-def gateway():
-    srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
-                            "--policy", POLICY], ERR)
-    try:
-        yield port
-    finally:
-        srv.terminate()
-        srv.wait(timeout=60)
-
-
 def call(port, tool, args, key=None, token=None, dry=False):
-    headers = {"Authorization": "Bearer " + (token or TOKEN)}
-    if key:
-        headers["Idempotency-Key"] = key
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}
-    if dry:
-        meta["dev.toolgate/dryRun"] = True
-    r = modern_post(port, "tools/call", {"id": 1, "name": tool, "arguments": args, "_meta": meta},
-                    headers)
-    return r.get("result", {})
-
-
-def error_of(r):
-    return r.get("_meta", {}).get("dev.toolgate/error", {})
+    return tool_call(port, token or TOKEN, tool, args, key=key, dry=dry)
 
 
 def cli(*argv):
@@ -91,7 +66,8 @@ def records():
 
 TRAVERSAL = {"steps": [{"tool": "fs.read", "arguments": {"path": "README.md"}},
                        {"tool": "fs.read", "arguments": {"path": "src/../notes.txt"}}]}
-with gateway() as port:
+with serving([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+              "--policy", POLICY], ERR) as port:
     direct = call(port, "fs.read", {"path": "src/../notes.txt"})
     c("direct_traversal_read_is_held", error_of(direct).get("code") == "awaiting_approval", direct)
 

@@ -14,7 +14,6 @@ queue"), over HTTP, with the policy's "tickets":
 
     queue_bounds.py TOOLGATE REPO TMPDIR
 """
-import contextlib
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, example_gateway, issue_token, modern_post, start_http  # noqa: E402
+from mcptest import Checks, error_of, example_gateway, issue_token, serving, tool_call  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 CAT, WS = example_gateway(REPO, TMP)
@@ -41,24 +40,9 @@ OPS = issue_token(TG, STATE, POLICY, "ops", "*:approve")
 ERR = os.path.join(TMP, "serve.err")
 
 
-@contextlib.contextmanager
-def gateway():
-    srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
-                            "--policy", POLICY], ERR)
-    try:
-        yield port
-    finally:
-        srv.terminate()
-        srv.wait(timeout=60)
-
-
 def write(port, token, key, content="x"):
-    r = modern_post(port, "tools/call", {
-        "id": 1, "name": "fs.write", "arguments": {"path": "q/%s.txt" % key, "content": content},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}},
-        {"Authorization": "Bearer " + token, "Idempotency-Key": key})
-    return r.get("result", {}).get("_meta", {}).get("dev.toolgate/error", {})
+    return error_of(tool_call(port, token, "fs.write",
+                              {"path": "q/%s.txt" % key, "content": content}, key=key))
 
 
 def tickets():
@@ -75,7 +59,8 @@ def du(path):
     return total
 
 
-with gateway() as port:
+with serving([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+              "--policy", POLICY], ERR) as port:
     held = [write(port, AGENT, "k%d" % i) for i in range(3)]
     c("held_up_to_max_pending", all(e.get("code") == "awaiting_approval" for e in held), held)
     over = write(port, AGENT, "k3")

@@ -18,7 +18,7 @@ import threading
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, example_gateway, issue_token, modern_post, start_http  # noqa: E402
+from mcptest import Checks, example_gateway, issue_token, serving, tool_call  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 CAT, WS = example_gateway(REPO, TMP)
@@ -36,22 +36,16 @@ CODE = "import time\nt = time.time()\ntime.sleep(1.2)\nprint(t, time.time())\n"
 
 
 def run(port, token, out, i):
-    r = modern_post(port, "tools/call", {
-        "id": i, "name": "python.run", "arguments": {"code": CODE},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}},
-        {"Authorization": "Bearer " + token})
-    s = r.get("result", {}).get("structuredContent", {})
+    r = tool_call(port, token, "python.run", {"code": CODE}, rid=i)
+    s = r.get("structuredContent", {})
     try:
         out[i] = tuple(float(x) for x in s.get("stdout", "").split())
     except ValueError:
         out[i] = r
 
 
-srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
-                        "--policy", POLICY, "--max-runs", "3", "--max-runs-per-principal", "2"],
-                       ERR)
-try:
+with serving([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE, "--policy",
+              POLICY, "--max-runs", "3", "--max-runs-per-principal", "2"], ERR) as port:
     busy, other = {}, {}
     ths = [threading.Thread(target=run, args=(port, BUSY, busy, i)) for i in range(6)]
     for t in ths:
@@ -81,9 +75,6 @@ try:
         m = resp.read().decode()
     c("metrics_show_the_bound", "toolgate_sandboxes_max 3" in m and
       "toolgate_sandboxes_running 0" in m, [x for x in m.splitlines() if "sandboxes_" in x])
-finally:
-    srv.terminate()
-    srv.wait(timeout=60)
 with open(ERR) as f:
     err = f.read()
 c("no_sanitizer_reports", "ERROR: AddressSanitizer" not in err and "runtime error" not in err,
