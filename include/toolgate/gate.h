@@ -197,13 +197,15 @@ TG_API void tg_call_result_release(struct tg_call_result *r);
 struct tg_store;
 TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int64_t ticket_ttl);
 /* The approvers' queue's bounds and the store's collection (a policy's
- * "tickets", toolgate/auth.h; copied): a principal's write tickets
- * awaiting a decision, their bytes and one ticket's are capped (a call
- * past them is answered too_many_pending or too_large_to_hold, and not
- * held), and a thread of the gate's collects what expired every
- * collect_every_s seconds, on the store set before (set it first; a new
- * store stops the collection). NULL: the defaults, no collection. -1 and
- * err when the thread cannot start. */
+ * "tickets", toolgate/auth.h; copied): a principal's tickets awaiting a
+ * decision, their bytes and one ticket's are capped (a call past them is
+ * answered too_many_pending or too_large_to_hold, and not held), and a
+ * thread of the gate's (signals blocked) collects what expired every
+ * collect_every_s seconds, on the store set before: set the store first,
+ * and keep it open until tg_gate_set_tickets(gate, NULL, NULL), a new
+ * tg_gate_set_store (which stops the collection) or tg_gate_free. Not
+ * while calls run. NULL: the defaults, no collection. -1 and err when
+ * the thread cannot start. */
 struct tg_ticket_policy;
 TG_API int tg_gate_set_tickets(struct tg_gate *gate, const struct tg_ticket_policy *tickets,
 			       struct tg_error *err);

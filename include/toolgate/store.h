@@ -199,13 +199,24 @@ TG_API int tg_store_ticket_move(struct tg_store *store, const char *id, enum tg_
 TG_API int tg_store_idem_finish_call(struct tg_store *store, const struct tg_idem_key *key,
 				     const char *result, size_t len, const char *ticket,
 				     enum tg_ticket_state to, struct tg_error *err);
+/* What one principal may leave for people to decide: at most max_pending
+ * tickets pending, and at most max_bytes held in its tickets that did not
+ * run (pending, rejected, cancelled, expired: their arguments, previews
+ * and findings, until the collection empties them). */
+struct tg_queue_bounds {
+	uint64_t max_pending, max_bytes;
+};
 /* A new write call under key (running, claimed by this opening) held for
  * approval: the pending ticket for req is made and the key's answer
  * becomes {"ticket":"ID"}, in one transaction (a crash leaves both or
- * neither: no ticket nobody will ever claim). OUT *out. */
+ * neither: no ticket nobody will ever claim). With bounds (NULL: none),
+ * req's principal's queue is looked at in the same transaction: 1 (no
+ * ticket, the key still running) when the new ticket would take it past
+ * them. OUT *out. */
 TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *key,
 			      const struct tg_ticket *req, int64_t now, int64_t ttl,
-			      struct tg_ticket *out, struct tg_error *err);
+			      const struct tg_queue_bounds *bounds, struct tg_ticket *out,
+			      struct tg_error *err);
 /* The tickets in state (-1: all), oldest first, at most 10,000: OUT
  * *out, *n (release each, free the array). */
 TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,
@@ -216,8 +227,8 @@ TG_API void tg_ticket_release(struct tg_ticket *ticket);
 TG_API int tg_store_tickets_anomalous(struct tg_store *store, const char *principal, int64_t now,
 				      uint64_t *n, struct tg_error *err);
 /* How many of principal's tickets are pending at now (OUT *n), and the
- * bytes of their arguments, previews and findings together (OUT *bytes):
- * what it puts on the approvers' queue. */
+ * bytes its tickets that did not run still hold (arguments, previews,
+ * findings: OUT *bytes): what it puts on the approvers' queue. */
 TG_API int tg_store_tickets_pending(struct tg_store *store, const char *principal, int64_t now,
 				    uint64_t *n, uint64_t *bytes, struct tg_error *err);
 /* How many tickets are in each state (indexed by enum tg_ticket_state) at
@@ -334,13 +345,17 @@ TG_API void tg_saga_release(struct tg_saga *saga);
 
 /* What one collection removed. */
 struct tg_store_gc_stats {
-	uint64_t idempotency, revocations, tickets;
+	uint64_t idempotency, revocations, tickets, emptied;
 };
 /* Delete what expired before now: idempotency records and revocations
  * past their expiry, and tickets whose decision or expiry, the later, is
  * keep seconds or more before now (keep < 0: tickets are kept), except
  * those a plan or a rollback still running reads. A deleted ticket's
- * call can no longer be rolled back. OUT *stats (may be NULL). */
+ * call can no longer be rolled back. Tickets that ended without running
+ * (rejected, cancelled, expired) are emptied at once: their arguments,
+ * preview and findings go, their hash and states stay (emptied). Done in
+ * batches, the store's lock let go between them. OUT *stats (may be
+ * NULL). */
 TG_API int tg_store_gc(struct tg_store *store, int64_t now, int64_t keep,
 		       struct tg_store_gc_stats *stats, struct tg_error *err);
 

@@ -21,6 +21,8 @@ struct exec_out {
 	const char *sandbox;    /* why the sandbox ended the run (a reason's
 				 * name: seccomp_violation, memory_limit...),
 				 * or NULL: the command ended by itself */
+	int held;               /* the gate did not run it: held for its anomalies
+				 * (a plan's step; never a tool's own say) */
 };
 
 struct tg_sandbox_spec;

@@ -178,6 +178,8 @@ int gate_queue_fits(struct tg_gate *g, struct call_state *st, size_t bytes);
  * awaiting a decision; 1 with the call's answer (too_large_to_hold,
  * too_many_pending); -1 and err (the store). */
 int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, struct tg_error *err);
+/* The answer too_many_pending (1), counted. */
+int gate_queue_full(struct tg_gate *g, struct call_state *st);
 /* The collector stopped (and joined), if it runs. */
 void gate_collector_stop(struct tg_gate *g);
 
@@ -188,8 +190,9 @@ void gate_collector_stop(struct tg_gate *g);
 int gate_runs_init(struct gate_runs *r, unsigned max, unsigned per_principal);
 void gate_runs_release(struct gate_runs *r);
 /* A place for one of principal's runs: 0 taken (give it back), 1 none
- * within RUNS_WAIT_MS, or the caller gave up (cancel_fd readable). */
-int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd);
+ * within RUNS_WAIT_MS (forever: it waits as long as it takes), 2 the
+ * caller gave up (cancel_fd readable). */
+int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd, int forever);
 void gate_runs_give(struct gate_runs *r, const char *principal);
 unsigned gate_runs_active(struct gate_runs *r);
 
@@ -286,6 +289,11 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
  * structured) did not run for them, their places within the plan's
  * arguments (/steps/N/arguments/...): a new array, or NULL for none. */
 json_t *saga_preview_findings(const char *preview);
+
+/* A plan's arguments (JSON text) without its steps' arguments, which are
+ * looked at step by step: malloc'd, or NULL (not a plan's shape, or out
+ * of memory: the whole is looked at then). */
+char *saga_without_arguments(const char *args, size_t len);
 
 /* The tools of a plan's steps (its arguments, JSON text), space-separated
  * names, for its ticket's approver to cover too; NULL if none. */

@@ -95,7 +95,16 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->refusals_lock, NULL);
 	pthread_mutex_init(&g->pools_lock, NULL);
 	pthread_mutex_init(&g->queue_lock, NULL);
-	pthread_cond_init(&g->queue_wake, NULL);
+	{
+		/* the collector's waits are by the monotonic clock: a clock
+		 * set back or forth moves no collection */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&g->queue_wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	tg_ticket_policy_defaults(&g->tickets);
 	g->warm = opts ? opts->warm : 0;
 	g->anomaly_action = opts ? opts->anomalies : TG_ANOMALY_DEFAULT;
@@ -317,8 +326,10 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 {
 	enum tg_anomaly_action action;
 	json_error_t jerr;
+	char *own;
 	unsigned rules;
 	size_t i;
+	int rc;
 
 	action = tg_anomaly_config_tool(g->anomaly_config, st->k->name, &rules);
 	if (g->anomaly_action != TG_ANOMALY_DEFAULT)
@@ -328,8 +339,15 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 	st->anomalies = malloc(sizeof(*st->anomalies));
 	if (!st->anomalies)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	if (anomaly_look(st->k, g->anomaly_config, g->baselines, rules, st->args, st->args_len,
-			 st->anomalies, &jerr) < 0) {
+	/* a plan's steps' arguments are each looked at as a call of their
+	 * tool, with its schema (gate_run): the plan itself by the rest */
+	own = st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0
+		      ? saga_without_arguments(st->args, st->args_len)
+		      : NULL;
+	rc = anomaly_look(st->k, g->anomaly_config, g->baselines, rules, own ? own : st->args,
+			  own ? strlen(own) : st->args_len, st->anomalies, &jerr);
+	free(own);
+	if (rc < 0) {
 		free(st->anomalies);
 		st->anomalies = NULL;
 		return gate_refuse(st, "invalid_arguments", "%s@%s: its arguments cannot be looked at "
@@ -467,6 +485,23 @@ static void egress_denied(void *ctx, const char *destination, const char *why)
 	tg_gate_record_event(e->g, e->st->call->principal, subject, "egress_denied", detail);
 }
 
+/* A call that got no place among the sandboxes: busy (retryable), or
+ * cancelled when its caller gave up waiting; 0, its answer in st. */
+static int busy(struct tg_gate *g, struct call_state *st, int cancelled)
+{
+	if (cancelled) {
+		gate_refuse(st, "cancelled", "%s@%s: cancelled while it waited for a sandbox",
+			    st->k->name, st->k->version_text);
+		return 0;
+	}
+	gate_refuse(st, "busy", "%s@%s: the gateway runs as many sandboxes as it allows %s (%u at "
+		    "once, %u of them one principal's); retry shortly", st->k->name,
+		    st->k->version_text, st->call->principal, g->runs.max, g->runs.per_principal);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", "busy", "message",
+				       "the gateway's sandboxes are busy", "retryable", 1);
+	return 0;
+}
+
 /* 7 execute. */
 int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
@@ -485,7 +520,8 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 		err->code = TG_ERR_UNAVAILABLE;
 		return -1;
 	}
-	st->ran = 1;
+	if (st->k->executor == TG_EXEC_BUILTIN)
+		st->ran = 1; /* a command tool ran once it has its sandbox's place */
 	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||
 						   strcmp(st->k->builtin, "saga.undo") == 0)) {
 		/* a plan of steps, run (or undone) by the gate itself */
@@ -513,18 +549,17 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 		struct tg_span *span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span,
 						     NULL);
 
-		/* a place among the gateway's sandboxes, the principal's share */
-		if (gate_runs_take(&g->runs, st->call->principal, st->call->cancel_fd)) {
+		/* a place among the gateway's sandboxes, the principal's share;
+		 * what a person approved (a claimed write, a plan's steps, an
+		 * undoing) waits for one as long as it takes: busy would use up
+		 * the approval, or leave a plan half done */
+		rc = gate_runs_take(&g->runs, st->call->principal, st->call->cancel_fd,
+				    st->claimed || (st->run && (st->run->approved || st->run->undo)));
+		if (rc != 0) {
 			tg_span_end(span);
-			rc = gate_refuse(st, "busy", "%s@%s: the gateway runs as many sandboxes as it "
-					 "allows %s (%u at once, %u of them one principal's); retry "
-					 "shortly", st->k->name, st->k->version_text,
-					 st->call->principal, g->runs.max, g->runs.per_principal);
-			st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", "busy",
-						       "message", "the gateway's sandboxes are busy",
-						       "retryable", 1);
-			return rc > 0 ? 0 : rc;
+			return busy(g, st, rc == 2);
 		}
+		st->ran = 1;
 		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
 		gate_runs_give(&g->runs, st->call->principal);
 		tg_span_set_bool(span, "toolgate.dry_run", st->dry);
@@ -804,6 +839,7 @@ static int step_held(struct call_state *st)
 	st->out.structured = json_pack("{s:{s:s,s:s,s:b,s:o?}}", "error", "code",
 				       "anomalous_arguments", "message", first, "retryable", 0,
 				       "anomalies", f);
+	st->out.held = 1;
 	return 1;
 }
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -30,7 +31,7 @@ static void *collector(void *arg)
 		struct tg_error err;
 		int64_t every = (int64_t)g->tickets.collect_every_s, keep = (int64_t)g->tickets.keep_s;
 
-		clock_gettime(CLOCK_REALTIME, &when);
+		clock_gettime(CLOCK_MONOTONIC, &when); /* queue_wake waits by it */
 		when.tv_sec += every;
 		while (!g->collector_stop &&
 		       pthread_cond_timedwait(&g->queue_wake, &g->queue_lock, &when) != ETIMEDOUT)
@@ -43,6 +44,7 @@ static void *collector(void *arg)
 			metrics_add(g->metrics, "collected", "idempotency", gc.idempotency);
 			metrics_add(g->metrics, "collected", "revocations", gc.revocations);
 			metrics_add(g->metrics, "collected", "tickets", gc.tickets);
+			metrics_add(g->metrics, "collected", "ticket_contents", gc.emptied);
 		} else {
 			metrics_add(g->metrics, "collected", "failed", 1);
 			fprintf(stderr, "toolgate: collecting what expired: %s\n", err.msg);
@@ -81,7 +83,16 @@ int tg_gate_set_tickets(struct tg_gate *g, const struct tg_ticket_policy *tp,
 		tg_ticket_policy_defaults(&g->tickets);
 	if (!tp || !g->store || !g->tickets.collect_every_s)
 		return 0;
-	rc = pthread_create(&g->collector, NULL, collector, g);
+	{
+		/* signals are the main thread's (serve's SIGHUP reloads): a
+		 * thread of the library's takes none */
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&g->collector, NULL, collector, g);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (rc != 0)
 		return tg_error_sys(err, rc, "the store's collector could not start");
 	g->collector_on = 1;
@@ -114,12 +125,19 @@ int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, str
 		return -1;
 	if (n < tp->max_pending && held + bytes <= tp->max_pending_bytes)
 		return 0;
+	return gate_queue_full(g, st);
+}
+
+int gate_queue_full(struct tg_gate *g, struct call_state *st)
+{
+	const struct tg_ticket_policy *tp = &g->tickets;
+
 	metrics_count(g->metrics, "excessive_agency", "queue_full");
-	return gate_answer(st, "refused", "too_many_pending", NULL, "%s@%s: %s has %llu tickets "
-			   "awaiting a decision, of %llu bytes (the policy's tickets allow %llu, and "
-			   "%llu bytes): it was not held; retry once some are decided or expired",
+	return gate_answer(st, "refused", "too_many_pending", NULL, "%s@%s: %s has as many "
+			   "tickets awaiting a decision, or holds as many bytes in tickets that did "
+			   "not run, as the policy's tickets allow (%llu, %llu bytes): it was not "
+			   "held; retry once some are decided, or expired and collected",
 			   st->k->name, st->k->version_text, st->call->principal,
-			   (unsigned long long)n, (unsigned long long)held,
 			   (unsigned long long)tp->max_pending,
 			   (unsigned long long)tp->max_pending_bytes);
 }

@@ -52,7 +52,15 @@ int gate_runs_init(struct gate_runs *r, unsigned max, unsigned per_principal)
 	if (!r->by)
 		return -1;
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->freed, NULL);
+	{
+		/* waits by the monotonic clock: a clock set back moves none */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&r->freed, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	return 0;
 }
 
@@ -66,11 +74,31 @@ void gate_runs_release(struct gate_runs *r)
 	r->by = NULL;
 }
 
-int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd)
+/* ms from now on the monotonic clock, into *t. */
+static void after_ms(struct timespec *t, long ms)
 {
-	struct timespec until;
-	int waited = 0;
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
 
+static int passed(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd, int forever)
+{
+	struct timespec deadline, slice;
+
+	after_ms(&deadline, RUNS_WAIT_MS);
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		struct gate_runner *p = runner(r, principal, 0);
@@ -82,21 +110,17 @@ int gate_runs_take(struct gate_runs *r, const char *principal, int cancel_fd)
 			pthread_mutex_unlock(&r->lock);
 			return 0;
 		}
-		if (waited >= RUNS_WAIT_MS)
+		if (!forever && passed(&deadline))
 			break;
 		pthread_mutex_unlock(&r->lock);
 		/* the caller that gives up stops waiting */
 		if (gate_cancelled_within(cancel_fd, 0))
-			return 1;
+			return 2;
 		pthread_mutex_lock(&r->lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += RUNS_SLICE_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&r->freed, &r->lock, &until);
-		waited += RUNS_SLICE_MS;
+		/* woken by a place given back, or a slice later to look at the
+		 * cancellation; the deadline is the clock's, whatever wakes it */
+		after_ms(&slice, RUNS_SLICE_MS);
+		pthread_cond_timedwait(&r->freed, &r->lock, &slice);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return 1;

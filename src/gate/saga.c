@@ -75,15 +75,13 @@ static char *result_text(const struct exec_out *o)
 	return text;
 }
 
-/* A step's findings, when it was not run for them (gate_run's answer
- * anomalous_arguments): a new reference, or NULL. */
+/* A step's findings, when the gate did not run it for them (gate_run
+ * marks it held: a tool's own answer cannot): a new reference, or NULL. */
 static json_t *step_findings(const struct exec_out *o)
 {
-	json_t *e = json_object_get(o->structured, "error");
-	const char *code = json_string_value(json_object_get(e, "code"));
-	json_t *f = json_object_get(e, "anomalies");
+	json_t *f = json_object_get(json_object_get(o->structured, "error"), "anomalies");
 
-	if (!o->is_error || !code || strcmp(code, "anomalous_arguments") != 0 || !json_is_array(f))
+	if (!o->held || !json_is_array(f))
 		return NULL;
 	return json_incref(f);
 }
@@ -224,8 +222,8 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 	struct tg_saga_step *p = &s->steps[i];
 	struct tg_call uncancellable = *run->call;
 	/* its approver approved the plan with this step as it is */
-	struct gate_run_env env = { run->catalog, run->call, 0, p->call_id, s->id, NULL, i + 1,
-				    undo, 1 };
+	struct gate_run_env env = { run->catalog, run->call, 0, p->call_id, s->id,
+				    run->plan_sha256, i + 1, undo, 1 };
 	const struct tg_contract *k, *tool;
 	struct tg_error aerr;
 	struct exec_out o;
@@ -264,9 +262,15 @@ static int run_step(struct tg_gate *g, const struct gate_run_env *run, struct tg
 		text = result_text(&o);
 	} else {
 		json_t *j = json_pack("{s:b,s:{s:s}}", "isError", 1, "result", "error", err->msg);
+		char subject[240];
 
 		text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		json_decref(j);
+		/* it did not reach gate_run, whose call record would say so */
+		snprintf(subject, sizeof(subject), "plan %s step %zu %s%s", s->id, i + 1, p->tool,
+			 undo ? " (undo)" : "");
+		tg_gate_record_event(g, run->call->principal, subject,
+				     undo ? "compensation_not_started" : "step_not_started", err->msg);
 	}
 	exec_out_release(&o);
 	free(args);
@@ -329,6 +333,10 @@ static int drive(struct tg_gate *g, const struct gate_run_env *run, const char *
 			if (s.steps[i].state == TG_STEP_FAILED &&
 			    (tg_catalog_resolve(run->catalog, s.steps[i].tool, "0000-01-01", &k,
 						&rerr) < 0 || !k->compensation_tool))
+				continue;
+			/* a read changed nothing: there is nothing to undo */
+			if (tg_catalog_resolve(run->catalog, s.steps[i].tool, "0000-01-01", &k,
+					       &rerr) == 0 && k->authority != TG_AUTHORITY_WRITE)
 				continue;
 			if (s.steps[i].state != TG_STEP_DONE &&
 			    s.steps[i].state != TG_STEP_FAILED &&
@@ -649,5 +657,20 @@ json_t *saga_preview_findings(const char *preview)
 		}
 	}
 	json_decref(pv);
+	return out;
+}
+
+char *saga_without_arguments(const char *args, size_t len)
+{
+	json_t *doc = json_loadb(args, len, 0, NULL), *steps = json_object_get(doc, "steps"), *step;
+	char *out = NULL;
+	size_t i;
+
+	if (json_is_array(steps)) {
+		json_array_foreach(steps, i, step)
+			json_object_del(step, "arguments");
+		out = json_dumps(doc, JSON_COMPACT);
+	}
+	json_decref(doc);
 	return out;
 }

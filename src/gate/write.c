@@ -286,7 +286,9 @@ static int preview(struct tg_gate *g, struct call_state *st, char **text, struct
 	if (rc != 0)
 		return rc;
 	if (st->out.is_error) {
-		st->outcome = "dry_run_failed";
+		/* busy or cancelled before it ran: said as such */
+		if (strcmp(st->outcome, "busy") != 0 && strcmp(st->outcome, "cancelled") != 0)
+			st->outcome = "dry_run_failed";
 		return 1;
 	}
 	*text = result_text(&st->out);
@@ -370,6 +372,16 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	if (st->call->dry_run && st->k->authority == TG_AUTHORITY_WRITE) {
+		char first[320];
+
+		/* a dry run shows what a call would touch: not before a person
+		 * saw arguments that would hold it */
+		if (st->anomalous == TG_ANOMALY_HOLD)
+			return gate_answer(st, "anomalous", "anomalous_arguments", NULL, "%s@%s: its "
+					   "arguments are anomalous (%s): its dry run is not shown; call "
+					   "it for real to have it held for a person's review",
+					   st->k->name, st->k->version_text,
+					   gate_first_finding(st, first, sizeof(first)));
 		if (st->k->dry_run < 1)
 			return gate_answer(st, "refused", "dry_run_unsupported", NULL, "%s@%s cannot show "
 				      "what it would do: its contract says dry_run unsupported",
@@ -430,6 +442,8 @@ static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *
 	return held(g, st, g->ticket_ttl + 3600, err);
 }
 
+#define TICKET_FINDINGS_MAX 16000 /* the store keeps 16,384 bytes of them */
+
 /* What holds the call, for its ticket: its own findings, and those of a
  * plan's steps its preview did not run, so that the approver sees what
  * the hold is about. OUT *text (JSON, malloc'd), NULL for none; -1 out of
@@ -444,8 +458,15 @@ static int ticket_findings(const struct call_state *st, const char *preview, cha
 	if (f && steps)
 		json_array_extend(f, steps);
 	json_decref(steps);
-	if (f && json_array_size(f))
+	/* within what a ticket keeps of them (16 KiB): the first ones */
+	while (f && json_array_size(f)) {
 		*text = json_dumps(f, JSON_COMPACT);
+		if (!*text || strlen(*text) <= TICKET_FINDINGS_MAX)
+			break;
+		free(*text);
+		*text = NULL;
+		json_array_remove(f, json_array_size(f) - 1);
+	}
 	json_decref(f);
 	return (st->anomalies || steps) && !*text ? -1 : 0;
 }
@@ -454,6 +475,7 @@ static int ticket_findings(const struct call_state *st, const char *preview, cha
  * or answered as the ticket stands. */
 static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err)
 {
+	struct tg_queue_bounds bounds;
 	struct tg_idem_record rec;
 	struct tg_idem_key key;
 	struct tg_ticket req, t;
@@ -548,13 +570,17 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		req.covers = saga_covers(st->args, st->args_len);
 	else if (st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga.undo") == 0)
 		req.covers = saga_undo_covers(g, st->args, st->args_len);
-	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &t, err);
+	/* the queue's bounds once more, where no other call can add to it */
+	bounds.max_pending = g->tickets.max_pending;
+	bounds.max_bytes = g->tickets.max_pending_bytes;
+	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &bounds,
+				&t, err);
 	free(req.covers);
 	free(req.findings);
-	if (rc < 0) {
+	if (rc != 0) {
 		free(req.preview);
 		tg_store_idem_abandon(g->store, &key, NULL);
-		return -1;
+		return rc < 0 ? -1 : gate_queue_full(g, st);
 	}
 	tg_ticket_release(&t);
 	if (st->call->approval_wait_ms) {
@@ -573,7 +599,9 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		       "(toolgate approvals show %s); call again with the same idempotency key "
 		       "once it is decided", st->k->name, st->k->version_text, t.id, t.id);
 	}
-	if (req.preview && st->out.structured && strcmp(st->outcome, "held") == 0)
+	/* the caller sees the preview of what it asked, unless what it asked
+	 * is held for its anomalies: then only a person does */
+	if (req.preview && !st->anomalies && st->out.structured && strcmp(st->outcome, "held") == 0)
 		json_object_set_new(json_object_get(st->out.structured, "error"), "preview",
 				    json_loads(req.preview, 0, NULL));
 	free(req.preview);

@@ -801,8 +801,23 @@ static int expire_tickets(struct tg_store *st, int64_t now, struct tg_error *err
 
 /* A pending ticket for req; with hold, the key (running, this opening's)
  * then answers {"ticket": ID}: both in one transaction. */
+/* 1 if req's principal's queue has no room for req's ticket within
+ * bounds (the caller holds the write transaction), 0 if it has, -1. */
+static int queue_full(struct tg_store *st, const struct tg_ticket *req, int64_t now,
+		      const struct tg_queue_bounds *bounds, struct tg_error *err)
+{
+	uint64_t n, bytes, add = (req->arguments ? strlen(req->arguments) : 0) +
+				 (req->preview ? strlen(req->preview) : 0) +
+				 (req->findings ? strlen(req->findings) : 0);
+
+	if (store_queue_load(st, req->principal, now, &n, &bytes, err) < 0)
+		return -1;
+	return n >= bounds->max_pending || bytes + add > bounds->max_bytes;
+}
+
 static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
-			 int64_t ttl, const struct tg_idem_key *hold, struct tg_ticket *out,
+			 int64_t ttl, const struct tg_idem_key *hold,
+			 const struct tg_queue_bounds *bounds, struct tg_ticket *out,
 			 struct tg_error *err)
 {
 	unsigned char rnd[16];
@@ -837,6 +852,13 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 	if (hold && store_exec(st, "BEGIN IMMEDIATE", err) < 0) {
 		pthread_mutex_unlock(&st->lock);
 		return -1;
+	}
+	/* the principal's queue, looked at where nobody else can add to it */
+	rc = hold && bounds ? queue_full(st, req, now, bounds, err) : 0;
+	if (rc != 0) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		pthread_mutex_unlock(&st->lock);
+		return rc;
 	}
 	rc = sqlite3_prepare_v2(st->db, "INSERT INTO tickets (" TICKET_COLUMNS ") VALUES (?1, ?2, "
 				"?3, ?4, ?5, 'pending', NULL, NULL, ?6, NULL, ?7, ?8, ?9, ?10)", -1, &s, NULL) ==
@@ -890,17 +912,18 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
 			   int64_t ttl, struct tg_ticket *out, struct tg_error *err)
 {
-	return ticket_create(st, req, now, ttl, NULL, out, err);
+	return ticket_create(st, req, now, ttl, NULL, NULL, out, err);
 }
 
 int tg_store_idem_hold(struct tg_store *st, const struct tg_idem_key *key,
-		       const struct tg_ticket *req, int64_t now, int64_t ttl, struct tg_ticket *out,
+		       const struct tg_ticket *req, int64_t now, int64_t ttl,
+		       const struct tg_queue_bounds *bounds, struct tg_ticket *out,
 		       struct tg_error *err)
 {
 	tg_error_clear(err);
 	if (key_ok(key, err) < 0)
 		return -1;
-	return ticket_create(st, req, now, ttl, key, out, err);
+	return ticket_create(st, req, now, ttl, key, bounds, out, err);
 }
 
 /* Ticket id as stored, into t (the caller holds lock). */

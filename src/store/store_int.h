@@ -29,4 +29,9 @@ int store_end_tx(struct tg_store *st, int rc, struct tg_error *err);
 /* src (a column's text, or NULL: "") into dst of len bytes, cut. */
 void store_copy_text(char *dst, size_t len, const unsigned char *src);
 
+/* principal's pending tickets at now, and the bytes its tickets that did
+ * not run hold (the caller holds the lock): tg_store_tickets_pending. */
+int store_queue_load(struct tg_store *st, const char *principal, int64_t now, uint64_t *n,
+		     uint64_t *bytes, struct tg_error *err);
+
 #endif

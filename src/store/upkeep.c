@@ -16,43 +16,72 @@
 
 /* Tickets a plan or a rollback still running reads are kept, whatever
  * their age. */
-#define TICKETS_GONE "DELETE FROM tickets WHERE max(expires, coalesce(decided, 0)) <= ?1 - ?2 " \
+#define TICKETS_GONE "DELETE FROM tickets WHERE id IN (SELECT id FROM tickets WHERE " \
+	"max(expires, coalesce(decided, 0)) <= ?1 - ?2 " \
 	"AND id NOT IN (SELECT id FROM sagas WHERE state IN ('running', 'compensating')) " \
-	"AND id NOT IN (SELECT call_id FROM rollbacks WHERE state = 'running')"
+	"AND id NOT IN (SELECT call_id FROM rollbacks WHERE state = 'running') LIMIT 500)"
+/* A ticket that ended without running keeps its hash, not its contents. */
+#define ENDED_UNRUN "(state IN ('rejected', 'cancelled', 'expired') OR " \
+	"(state = 'pending' AND expires <= ?1))"
+#define TICKETS_EMPTIED "UPDATE tickets SET arguments = NULL, preview = NULL, findings = NULL " \
+	"WHERE id IN (SELECT id FROM tickets WHERE " ENDED_UNRUN " AND (arguments IS NOT NULL " \
+	"OR preview IS NOT NULL OR findings IS NOT NULL) LIMIT 500)"
+#define GC_BATCH 500
+
+/* One batch of sql (?1 now, ?2 keep) under the store's lock: OUT *changed. */
+static int gc_batch(struct tg_store *st, const char *sql, int64_t now, int64_t keep,
+		    uint64_t *changed, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*changed = 0;
+	pthread_mutex_lock(&st->lock);
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) == SQLITE_OK
+		     ? 0 : store_db_error(err, st->db, "gc");
+	if (rc == 0) {
+		sqlite3_bind_int64(s, 1, now);
+		if (sqlite3_bind_parameter_count(s) >= 2)
+			sqlite3_bind_int64(s, 2, keep);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "gc");
+		if (rc == 0)
+			*changed = (uint64_t)sqlite3_changes(st->db);
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
 
 int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 		struct tg_error *err)
 {
-	static const char *const gc_sql[] = { "DELETE FROM idempotency WHERE expires <= ?1",
-					      "DELETE FROM revocations WHERE expires <= ?1",
-					      TICKETS_GONE };
-	uint64_t removed[3] = { 0, 0, 0 };
-	sqlite3_stmt *s;
+	static const char *const gc_sql[] = {
+		"DELETE FROM idempotency WHERE (principal, tool, key) IN (SELECT principal, tool, "
+		"key FROM idempotency WHERE expires <= ?1 LIMIT 500)",
+		"DELETE FROM revocations WHERE jti IN (SELECT jti FROM revocations WHERE "
+		"expires <= ?1 LIMIT 500)",
+		TICKETS_GONE,
+		TICKETS_EMPTIED,
+	};
+	uint64_t removed[4] = { 0, 0, 0, 0 }, n;
 	size_t i;
 	int rc = 0;
 
 	tg_error_clear(err);
-	pthread_mutex_lock(&st->lock);
-	for (i = 0; rc == 0 && i < 3; i++) {
+	/* in batches: calls go on between them, whatever the backlog */
+	for (i = 0; rc == 0 && i < 4; i++) {
 		if (i == 2 && keep < 0)
-			break; /* tickets kept for ever */
-		rc = sqlite3_prepare_v2(st->db, gc_sql[i], -1, &s, NULL) == SQLITE_OK
-			     ? 0 : store_db_error(err, st->db, "gc");
-		if (rc)
-			break;
-		sqlite3_bind_int64(s, 1, now);
-		if (i == 2)
-			sqlite3_bind_int64(s, 2, keep);
-		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, st->db, "gc");
-		if (rc == 0)
-			removed[i] = (uint64_t)sqlite3_changes(st->db);
-		sqlite3_finalize(s);
+			continue; /* tickets kept for ever */
+		do {
+			rc = gc_batch(st, gc_sql[i], now, keep, &n, err);
+			removed[i] += n;
+		} while (rc == 0 && n == GC_BATCH);
 	}
-	pthread_mutex_unlock(&st->lock);
 	if (stats) {
 		stats->idempotency = removed[0];
 		stats->revocations = removed[1];
 		stats->tickets = removed[2];
+		stats->emptied = removed[3];
 	}
 	return rc;
 }
@@ -133,20 +162,19 @@ int tg_store_tickets_anomalous(struct tg_store *st, const char *principal, int64
 	return rc;
 }
 
-int tg_store_tickets_pending(struct tg_store *st, const char *principal, int64_t now,
-			     uint64_t *n, uint64_t *bytes, struct tg_error *err)
+int store_queue_load(struct tg_store *st, const char *principal, int64_t now, uint64_t *n,
+		     uint64_t *bytes, struct tg_error *err)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	tg_error_clear(err);
 	*n = *bytes = 0;
-	pthread_mutex_lock(&st->lock);
-	rc = sqlite3_prepare_v2(st->db, "SELECT count(*), coalesce(sum(length(CAST(coalesce("
-				"arguments, '') AS BLOB)) + length(CAST(coalesce(preview, '') AS "
-				"BLOB)) + length(CAST(coalesce(findings, '') AS BLOB))), 0) FROM "
-				"tickets WHERE principal = ?1 AND state = 'pending' AND expires > ?2",
-				-1, &s, NULL) == SQLITE_OK ? 0 : store_db_error(err, st->db, "tickets");
+	rc = sqlite3_prepare_v2(st->db, "SELECT coalesce(sum(state = 'pending' AND expires > ?2), "
+				"0), coalesce(sum(length(CAST(coalesce(arguments, '') AS BLOB)) + "
+				"length(CAST(coalesce(preview, '') AS BLOB)) + length(CAST(coalesce("
+				"findings, '') AS BLOB))), 0) FROM tickets WHERE principal = ?1 AND "
+				"state IN ('pending', 'rejected', 'cancelled', 'expired')", -1, &s,
+				NULL) == SQLITE_OK ? 0 : store_db_error(err, st->db, "tickets");
 	if (rc == 0) {
 		sqlite3_bind_text(s, 1, principal, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, now);
@@ -158,6 +186,17 @@ int tg_store_tickets_pending(struct tg_store *st, const char *principal, int64_t
 		}
 		sqlite3_finalize(s);
 	}
+	return rc;
+}
+
+int tg_store_tickets_pending(struct tg_store *st, const char *principal, int64_t now,
+			     uint64_t *n, uint64_t *bytes, struct tg_error *err)
+{
+	int rc;
+
+	tg_error_clear(err);
+	pthread_mutex_lock(&st->lock);
+	rc = store_queue_load(st, principal, now, n, bytes, err);
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }

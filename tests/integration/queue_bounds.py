@@ -16,8 +16,10 @@ queue"), over HTTP, with the policy's "tickets":
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -32,10 +34,12 @@ c = Checks("queue")
 with open(POLICY, "w") as f:
     json.dump({"principals": {"agent": {"scopes": ["fs.*:write"]},
                               "other": {"scopes": ["fs.*:write"]},
+                              "burst": {"scopes": ["fs.*:write"]},
                               "ops": {"scopes": ["*:approve"]}},
                "tickets": {"max_pending": 3, "max_bytes": "64K", "collect_every": "1s"}}, f)
 AGENT = issue_token(TG, STATE, POLICY, "agent", "fs.*:write")
 OTHER = issue_token(TG, STATE, POLICY, "other", "fs.*:write")
+BURST = issue_token(TG, STATE, POLICY, "burst", "fs.*:write")
 OPS = issue_token(TG, STATE, POLICY, "ops", "*:approve")
 ERR = os.path.join(TMP, "serve.err")
 
@@ -79,6 +83,20 @@ with serving([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE
     c("decided_frees_a_place", rej.returncode == 0 and
       write(port, AGENT, "k4").get("code") == "awaiting_approval", rej.stderr)
 
+    # sixteen at once: the bound is looked at where no other call adds to it
+    got = [None] * 16
+
+    def one(i):
+        got[i] = write(port, BURST, "b%d" % i).get("code")
+
+    ths = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join(timeout=120)
+    c("concurrent_calls_within_the_bound", got.count("awaiting_approval") == 3 and
+      got.count("too_many_pending") == 13, got)
+
     big = write(port, OTHER, "big", "y" * (100 << 10))
     c("too_large_to_hold", big.get("code") == "too_large_to_hold" and
       big.get("retryable") is False and "max_bytes" in big.get("message", ""), big)
@@ -96,13 +114,28 @@ with serving([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE
                                  headers={"Authorization": "Bearer " + OPS})
     with urllib.request.urlopen(req, timeout=30) as resp:
         metrics = resp.read().decode()
-    c("refusals_counted", 'toolgate_excessive_agency_total{kind="queue_full"} 42' in metrics,
+    c("refusals_counted", 'toolgate_excessive_agency_total{kind="queue_full"} 55' in metrics,
       [x for x in metrics.splitlines() if "queue_full" in x])
     c("collection_runs_and_is_counted",
       'toolgate_store_collected_total{kind="tickets"}' in metrics and
       'toolgate_store_collected_total{kind="idempotency"}' in metrics and
       'kind="failed"' not in metrics,
       [x for x in metrics.splitlines() if "collected" in x])
+
+# the collector's thread takes no signal: SIGHUP reloads a stdio gateway
+# with a policy (it ended it, the collector's default action)
+p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                      "--policy", POLICY, "--principal", "agent", "--stdio"], stdin=subprocess.PIPE,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+time.sleep(1.0)
+for _ in range(5):
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.3)
+alive = p.poll() is None
+p.stdin.close()
+p.wait(timeout=60)
+hup_err = p.stderr.read()
+c("sighup_reloads_not_kills", alive and hup_err.count("reloaded") >= 1, (alive, hup_err[-600:]))
 
 bad = os.path.join(TMP, "bad.json")
 with open(bad, "w") as f:

@@ -443,7 +443,7 @@ static int rollbacks(void)
  * keeps those a rollback still running reads. */
 static int queue_and_collection(void)
 {
-	struct tg_ticket req, a, b, c;
+	struct tg_ticket req, a, b, c, t2;
 	struct tg_store_gc_stats gc;
 	struct tg_store *st;
 	struct tg_error err;
@@ -465,9 +465,16 @@ static int queue_and_collection(void)
 	      bytes == 2 * (12 + 18));
 	/* decided or expired: no longer on the queue */
 	CHECK(tg_store_ticket_decide(st, a.id, "alice", 1, NULL, 1002, &err) == 0);
-	CHECK(tg_store_tickets_pending(st, "agent-1", 1003, &n, &bytes, &err) == 0 && n == 1);
+	CHECK(tg_store_tickets_pending(st, "agent-1", 1003, &n, &bytes, &err) == 0 && n == 1 &&
+	      bytes == 12 + 18);
+	/* b expired: off the queue, but its contents count until emptied */
 	CHECK(tg_store_tickets_pending(st, "agent-1", 1100, &n, &bytes, &err) == 0 && n == 0 &&
-	      bytes == 0);
+	      bytes == 12 + 18);
+	CHECK(tg_store_gc(st, 1100, -1, &gc, &err) == 0 && gc.emptied == 2 && gc.tickets == 0);
+	CHECK(tg_store_tickets_pending(st, "agent-1", 1100, &n, &bytes, &err) == 0 && bytes == 0);
+	CHECK(tg_store_ticket_get(st, b.id, 1100, &req, &err) == 0 && !req.arguments &&
+	      !req.preview && req.state == TG_TICKET_EXPIRED && strlen(req.args_sha256) == 64);
+	tg_ticket_release(&req);
 	/* a's call executed, and its rollback is running */
 	CHECK(tg_store_ticket_move(st, a.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) == 0);
 	CHECK(tg_store_rollback_begin(st, a.id, "alice", 1004, &err) == 0);
@@ -475,13 +482,70 @@ static int queue_and_collection(void)
 	CHECK(tg_store_gc(st, 99999, -1, &gc, &err) == 0 && gc.tickets == 0);
 	CHECK(tg_store_gc(st, 1599, 500, &gc, &err) == 0 && gc.tickets == 0);
 	CHECK(tg_store_gc(st, 1600, 500, &gc, &err) == 0 && gc.tickets == 2); /* b and c */
-	CHECK(tg_store_ticket_get(st, b.id, 1600, &req, &err) < 0 && strstr(err.msg, "no such"));
+	CHECK(tg_store_ticket_get(st, b.id, 1600, &t2, &err) < 0 && strstr(err.msg, "no such"));
 	CHECK(tg_store_gc(st, 99999, 500, &gc, &err) == 0 && gc.tickets == 0); /* a: rolling back */
 	CHECK(tg_store_rollback_end(st, a.id, 1, "undone", 99999, &err) == 0);
 	CHECK(tg_store_gc(st, 99999, 500, &gc, &err) == 0 && gc.tickets == 1);
 	tg_ticket_release(&a);
 	tg_ticket_release(&b);
 	tg_ticket_release(&c);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
+/* A held call's ticket is made only while its principal's queue has room,
+ * looked at in the same transaction: no race lets two in past the bound. */
+static int queue_bounded_hold(void)
+{
+	struct tg_queue_bounds bounds = { 2, 1000 };
+	struct tg_idem_record rec;
+	struct tg_ticket req, t;
+	struct tg_store *st;
+	struct tg_error err;
+	char key[8], fp[65];
+	int i, held = 0, full = 0;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent-1");
+	strcpy(req.tool, "fs.write@1.0.0");
+	memset(req.args_sha256, 'd', 64);
+	memset(fp, 'd', 64);
+	fp[64] = '\0';
+	req.arguments = "{\"path\":\"a\"}";
+	for (i = 0; i < 4; i++) {
+		struct tg_idem_key k = { "agent-1", "fs.write", key, fp };
+		int rc;
+
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK(tg_store_idem_begin(st, &k, 1000, 100, &rec, &err) == 0 &&
+		      rec.state == TG_IDEM_NEW);
+		rc = tg_store_idem_hold(st, &k, &req, 1000, 100, &bounds, &t, &err);
+		CHECK(rc >= 0);
+		if (rc == 0) {
+			held++;
+			tg_ticket_release(&t);
+		} else {
+			full++; /* the key is still running: its caller abandons it */
+			CHECK(tg_store_idem_abandon(st, &k, &err) == 0);
+		}
+	}
+	CHECK(held == 2 && full == 2);
+	/* bytes too: another principal with room for two by count, not bytes */
+	strcpy(req.principal, "agent-2");
+	bounds.max_bytes = 20;
+	{
+		struct tg_idem_key k = { "agent-2", "fs.write", "k0", fp };
+
+		CHECK(tg_store_idem_begin(st, &k, 1000, 100, &rec, &err) == 0);
+		CHECK(tg_store_idem_hold(st, &k, &req, 1000, 100, &bounds, &t, &err) == 0);
+		tg_ticket_release(&t);
+		k.key = "k1";
+		CHECK(tg_store_idem_begin(st, &k, 1000, 100, &rec, &err) == 0);
+		CHECK(tg_store_idem_hold(st, &k, &req, 1000, 100, &bounds, &t, &err) == 1);
+	}
 	tg_store_close(st);
 	remove_dir();
 	return 0;
@@ -554,6 +618,7 @@ const struct unit_test store_tests[] = {
 	{ "store/tickets", tickets },
 	{ "store/rollbacks", rollbacks },
 	{ "store/queue_and_collection", queue_and_collection },
+	{ "store/queue_bounded_hold", queue_bounded_hold },
 	{ "store/opens_and_migrates", opens_and_migrates },
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },
