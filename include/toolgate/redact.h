@@ -20,6 +20,12 @@
  *
  * Any bytes are accepted: NUL is a byte, invalid UTF-8 is redacted as the
  * bytes it is; both are flagged so a caller can say what it was given.
+ *
+ * Encoded secrets: a run of base64 (either alphabet, padded or not,
+ * wrapped in lines or not) or hex in the text is decoded, one level, and
+ * the rules run on what it decodes to; when they find a secret there the
+ * whole run is redacted. tg_redact_value goes further for a value that
+ * is nothing but base64 or hex: decoded whole, redacted, encoded again.
  */
 #ifndef TOOLGATE_REDACT_H
 #define TOOLGATE_REDACT_H
@@ -47,6 +53,8 @@ enum {
 	TG_REDACT_BINARY = 1 << 1,          /* the input held NUL bytes */
 	TG_REDACT_INVALID_UTF8 = 1 << 2,    /* the input was not valid UTF-8 */
 	TG_REDACT_FINDINGS_CAPPED = 1 << 3, /* more findings than TG_REDACT_FINDINGS_MAX */
+	TG_REDACT_ENCODED = 1 << 4,         /* found in a decoded run: the run redacted */
+	TG_REDACT_DECODED = 1 << 5,         /* tg_redact_value: decoded whole, encoded again */
 };
 
 struct tg_redact_finding {
@@ -54,7 +62,7 @@ struct tg_redact_finding {
 	uint64_t offset;   /* of the redacted bytes, in the input */
 	uint64_t length;
 	uint64_t line;     /* of offset, from 1 */
-	unsigned flags;    /* TG_REDACT_TRUNCATED */
+	unsigned flags;    /* TG_REDACT_TRUNCATED, TG_REDACT_ENCODED */
 };
 
 struct tg_redact_out {
@@ -63,7 +71,7 @@ struct tg_redact_out {
 	struct tg_redact_finding *findings; /* in input order, at most TG_REDACT_FINDINGS_MAX */
 	size_t nfindings;
 	uint64_t total;    /* findings, counting those not kept */
-	unsigned flags;    /* TG_REDACT_* of the whole input, and TRUNCATED if any finding has it */
+	unsigned flags;    /* TG_REDACT_* of the whole input, and TRUNCATED or ENCODED if any finding has it */
 };
 
 /* The rule names, in a stable order, NULL-terminated (for docs, tests and
@@ -76,6 +84,21 @@ TG_API const char *const *tg_redact_rules(void);
  * -1 and err only when memory runs out. */
 TG_API int tg_redact(const char *in, size_t n, struct tg_redact_out *out, struct tg_error *err);
 TG_API void tg_redact_out_release(struct tg_redact_out *out);
+
+/* Redact one value that may be encoded data (a JSON string of a tool's
+ * result: fs.read's content of a binary file, an image's data, a
+ * resource's blob). A value that is nothing but base64 (standard or
+ * URL-safe, padded or not, in lines of one width or not, a newline at
+ * its end or not) or hex, and whose decoded bytes hold a secret, comes
+ * back encoded the same way with those bytes redacted (their own base64
+ * or hex runs decoded one level, as tg_redact does), flagged
+ * TG_REDACT_DECODED; its findings' offsets and lines are then in the
+ * decoded bytes. Any other value, or one whose decoding holds nothing,
+ * is redacted as tg_redact does. OUT: *out, released with
+ * tg_redact_out_release (also after a failure). -1 and err only when
+ * memory runs out. */
+TG_API int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out,
+			   struct tg_error *err);
 
 /* Streaming: output (redacted bytes, in order) goes to write as it is
  * decided, at most TG_REDACT_WINDOW + 4 KiB + 96 bytes behind the input; write returns 0, or -1 to stop (feed and finish then fail

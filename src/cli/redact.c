@@ -53,6 +53,8 @@ static const struct {
 	{ TG_REDACT_INVALID_UTF8, "invalid_utf8", "the input is not valid UTF-8" },
 	{ TG_REDACT_FINDINGS_CAPPED, "findings_capped",
 	  "more findings than are listed (all were redacted)" },
+	{ TG_REDACT_ENCODED, "encoded",
+	  "a secret was found in what base64 or hex decodes to: the whole run was redacted" },
 };
 
 static int print_json(struct tg_redact_stream *st, uint64_t bytes)
@@ -72,6 +74,8 @@ static int print_json(struct tg_redact_stream *st, uint64_t bytes)
 
 		if (o && (f[i].flags & TG_REDACT_TRUNCATED))
 			json_object_set_new(o, "truncated", json_true());
+		if (o && (f[i].flags & TG_REDACT_ENCODED))
+			json_object_set_new(o, "encoded", json_true());
 		json_array_append_new(list, o);
 	}
 	for (i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)

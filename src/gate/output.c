@@ -112,10 +112,11 @@ int gate_overlay_summary(struct call_state *st)
 /* 8b redact: secrets in what the tool returned become [REDACTED:<rule>]
  * (docs/REDACTION.md) before anyone sees it: the caller, the
  * idempotency record a retry is answered from, the ticket's preview an
- * approver reads. Text content and every string of the structured
- * result; binary content (an image's, audio's base64 data, a resource's
- * blob) is not text and stays as it is. Counted by rule, for the record
- * and the metrics; never the secret itself. */
+ * approver reads. Every string of the content blocks and of the
+ * structured result, one that is all base64 or hex (an image's data, a
+ * resource's blob, fs.read's content of a file that is not UTF-8)
+ * decoded, redacted and encoded again: tg_redact_value. Counted by rule,
+ * for the record and the metrics; never the secret itself. */
 static void tally(struct redaction *t, const char *rule)
 {
 	size_t i;
@@ -139,7 +140,7 @@ static json_t *redact_text(const char *s, size_t n, struct redaction *t)
 	json_t *v = NULL;
 	size_t i;
 
-	if (tg_redact(s, n, &o, &err) < 0) {
+	if (tg_redact_value(s, n, &o, &err) < 0) {
 		/* out of memory: nothing of it shown rather than all of it */
 		tg_redact_out_release(&o);
 		tally(t, "not_redacted");
@@ -192,18 +193,10 @@ static void stage_redact(struct tg_gate *g, struct call_state *st)
 {
 	struct redaction *t = &st->redacted;
 	uint64_t before = t->count, per[8];
-	json_t *item;
-	size_t i, k;
+	size_t k;
 
 	memcpy(per, t->per, sizeof(per));
-	json_array_foreach(st->out.content, i, item) {
-		const char *type = json_string_value(json_object_get(item, "type"));
-
-		if (type && strcmp(type, "text") == 0)
-			gate_redact_member(item, "text", t);
-		else if (type && strcmp(type, "resource") == 0)
-			gate_redact_member(json_object_get(item, "resource"), "text", t);
-	}
+	gate_redact_json(st->out.content, t);
 	if (st->out.structured)
 		gate_redact_json(st->out.structured, t);
 	if (t->count == before)

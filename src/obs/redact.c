@@ -10,6 +10,11 @@
  * in order (anchored, keyed, generic); the first that matches wins, its
  * span is replaced by "[REDACTED:<rule>]" and the scan goes on after it.
  *
+ * At the start of a run of base64 or hex, before the generic rule, the
+ * run is decoded (redact_enc.c) and the rules run on the decoded bytes,
+ * once (they do not decode again): a secret there makes the whole run
+ * the match.
+ *
  * Each decision at position q reads at most LOOKBEHIND bytes before q and
  * WINDOW after (the window is cut there, so a rule cannot read further by
  * mistake). The scan decides a position only once WINDOW bytes follow it
@@ -73,7 +78,10 @@ struct scan {
 	unsigned u8need; /* UTF-8: continuation bytes still expected */
 	unsigned char u8lo, u8hi;
 	unsigned flags;
-	int key_more;    /* the last match was a key block cut at the cap */
+	int more;        /* the last match was cut at a cap: MORE_KEY, MORE_ENC */
+	const char *more_rule;
+	uint64_t enc_next; /* a run cut at the cap, nothing found: decode again here (input offset + 1) */
+	int nodecode;    /* REDACT_NO_DECODE */
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
 	uint64_t total;
@@ -262,9 +270,10 @@ static int record(struct scan *s, const unsigned char *b, const struct rmatch *m
 /* ---- the scan -------------------------------------------------------- */
 
 /* The next position at or after p, before lim, where a rule could begin
- * (lim when none). b[p - 1] exists unless p is the input's first byte. */
+ * (lim when none): a run counts from run_min bytes. b[p - 1] exists
+ * unless p is the input's first byte. */
 static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_t hi,
-			     const struct seen *sn)
+			     const struct seen *sn, size_t run_min)
 {
 	unsigned prev = p ? redact_cls[b[p - 1]] : 0;
 
@@ -281,14 +290,21 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 			/* a run starts: a candidate for the generic rule if long */
 			size_t j = p + 1;
 
-			while (j < hi && j - p < HE_MIN && (redact_cls[b[j]] & C_TOK))
+			while (j < hi && j - p < run_min && (redact_cls[b[j]] & C_TOK))
 				j++;
-			if (j - p >= HE_MIN)
+			if (j - p >= run_min)
 				return p;
 		}
 		prev = k;
 	}
 	return lim;
+}
+
+/* Runs count as candidates from ENC_MIN bytes when they are decoded, from
+ * HE_MIN (the generic rule's least) when not. */
+static size_t run_min(const struct scan *s)
+{
+	return s->nodecode ? HE_MIN : ENC_MIN;
 }
 
 /* The rules in order at candidate q. In a stream, b holds LOOKBEHIND
@@ -304,7 +320,17 @@ static struct rwin window_at(const unsigned char *b, size_t len, size_t q)
 	return w;
 }
 
-static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch *m)
+static size_t window_end(size_t len, size_t q)
+{
+	return len - q > WINDOW ? q + WINDOW : len;
+}
+
+static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_t q, int mid,
+		       struct rmatch *m);
+
+/* s: the scan, for the encoded runs; NULL in decoded bytes (one level). */
+static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
+		     struct rmatch *m)
 {
 	struct rwin w = window_at(b, len, q);
 	unsigned k = redact_cls[b[q]];
@@ -315,14 +341,67 @@ static int try_rules(const unsigned char *b, size_t len, size_t q, struct rmatch
 		return 1;
 	if ((k & C_ASSIGN) && rules_assign(&w, q, m))
 		return 1;
-	if ((k & C_TOK) && !(prev & C_TOK) && rules_entropy(&w, q, m))
-		return 1;
+	if ((k & C_TOK) && !(prev & C_TOK)) {
+		/* a run, or a word where an anchor was asked about: counted
+		 * as far as the two rules of runs care */
+		size_t j = q + 1;
+
+		while (j < w.hi && j - q < HE_MIN && (redact_cls[b[j]] & C_TOK))
+			j++;
+		if (j - q >= ENC_MIN && s && !s->nodecode && try_encoded(s, b, len, q, 0, m))
+			return 1;
+		if (j - q >= HE_MIN && rules_entropy(&w, q, m))
+			return 1;
+	}
 	return 0;
 }
 
-static size_t window_end(size_t len, size_t q)
+/* The first rule that matches anywhere in decoded bytes d[0..n) (at
+ * most ENC_CAP), remembered secrets included: its name, or NULL. */
+static const char *decoded_secret(const unsigned char *d, size_t n, const struct seen *sn)
 {
-	return len - q > WINDOW ? q + WINDOW : len;
+	struct rmatch m;
+	size_t p = 0;
+
+	while ((p = next_candidate(d, p, n, n, sn, HE_MIN)) < n) {
+		if (try_rules(NULL, d, n, p, &m) || seen_at(sn, d, window_end(n, p), p, &m))
+			return m.rule;
+		p++;
+	}
+	return NULL;
+}
+
+/* The run of base64 or hex at q (mid: the rest of a run cut at the cap,
+ * from where s->enc_next said), decoded: when it reads as text and the
+ * rules find a secret in it, the whole run is the match, named by that
+ * secret's rule, and a run cut at the cap is redacted on to its end
+ * (MORE_ENC). Nothing found in a run cut at the cap: it is decoded again
+ * from ENC_BACK before the cut, so that a secret across it is whole in
+ * one of the two decisions. */
+static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_t q, int mid,
+		       struct rmatch *m)
+{
+	unsigned char buf[ENC_CAP];
+	const unsigned char *dec;
+	struct rwin w = window_at(b, len, q);
+	struct enc_span sp;
+	const char *rule;
+	size_t dn;
+
+	if (!enc_run(&w, q, mid, buf, &dec, &dn, &sp))
+		return 0;
+	rule = dn && enc_texty(dec, dn) ? decoded_secret(dec, dn, s->seen) : NULL;
+	if (!rule) {
+		if (sp.capped)
+			s->enc_next = s->base + sp.back + 1;
+		return 0;
+	}
+	m->start = sp.start;
+	m->end = sp.end;
+	m->rule = rule;
+	m->flags = TG_REDACT_ENCODED;
+	m->more = sp.capped ? MORE_ENC : 0;
+	return 1;
 }
 
 /* Write the input up to m and m's marker, and record it. */
@@ -360,13 +439,13 @@ static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
 				continue;
 			}
 		} else {
-			q = next_candidate(b, q, m->start, len, s->seen);
+			q = next_candidate(b, q, m->start, len, s->seen, run_min(s));
 			if (q >= m->start)
 				break;
 			/* only what starts where it is decided: a secret in
 			 * the skipped bytes is one of those, and a match that
 			 * skips in turn would make this quadratic */
-			if ((!try_rules(b, len, q, &in) &&
+			if ((!try_rules(s, b, len, q, &in) &&
 			     !seen_at(s->seen, b, window_end(len, q), q, &in)) ||
 			    in.start != q) {
 				q++;
@@ -390,6 +469,41 @@ static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
 	return 0;
 }
 
+/* What goes on right after a match cut at a cap: a key block's body, an
+ * encoded run. */
+static int more_at(struct scan *s, const unsigned char *b, size_t len, size_t p,
+		   struct rmatch *m)
+{
+	struct rwin w = window_at(b, len, p);
+	int kind = s->more;
+
+	s->more = 0;
+	return kind == MORE_KEY ? rules_key_more(&w, p, m) : rules_enc_more(&w, p, s->more_rule, m);
+}
+
+/* Where the scan must stop next, at most lim: an encoded run's next
+ * decision (s->enc_next, decided there first) when one is due before. */
+static size_t enc_due(struct scan *s, const unsigned char *b, size_t len, size_t p, size_t lim,
+		      struct rmatch *m, int *matched)
+{
+	uint64_t at = s->base + p + 1;
+
+	*matched = 0;
+	if (s->enc_next && s->enc_next <= at) {
+		/* at p, or passed by a match that ran over it */
+		int here = s->enc_next == at;
+
+		s->enc_next = 0;
+		if (here && try_encoded(s, b, len, p, 1, m)) {
+			*matched = 1;
+			return p;
+		}
+	}
+	if (s->enc_next && s->enc_next - 1 - s->base < lim)
+		return (size_t)(s->enc_next - 1 - s->base);
+	return lim;
+}
+
 /* Decide what can be decided in b[0..len) (all of it at eof), writing the
  * output up to there. A position is decided once its window and the
  * positions a match there may skip are all in b. */
@@ -401,20 +515,24 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 	struct rmatch m;
 
 	while (p < lim) {
-		if (s->key_more) {
-			/* a key block cut at the cap: its body goes on here */
-			struct rwin w = window_at(b, len, p);
+		size_t stop = lim;
+		int matched = 0;
 
-			s->key_more = 0;
-			if (rules_key_more(&w, p, &m))
-				goto matched;
-		}
-		p = next_candidate(b, p, lim, len, s->seen);
-		if (p >= lim)
+		if (s->more && more_at(s, b, len, p, &m))
+			goto matched;
+		if (s->enc_next)
+			stop = enc_due(s, b, len, p, lim, &m, &matched);
+		if (matched)
+			goto matched;
+		p = next_candidate(b, p, stop, len, s->seen, run_min(s));
+		if (p >= stop) {
+			if (stop < lim)
+				continue; /* an encoded run's next decision, first */
 			break;
+		}
 		/* a match further than SKIP_MAX from p would be decided on
 		 * bytes a stream may not hold yet: none is, by construction */
-		if ((!try_rules(b, len, p, &m) && !seen_at(s->seen, b, window_end(len, p), p, &m)) ||
+		if ((!try_rules(s, b, len, p, &m) && !seen_at(s->seen, b, window_end(len, p), p, &m)) ||
 		    m.start > p + SKIP_MAX) {
 			p++;
 			continue;
@@ -422,7 +540,8 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		if (m.start > p && settle(s, b, len, p, &m, err) < 0)
 			return -1;
 matched:
-		s->key_more = m.more;
+		s->more = m.more;
+		s->more_rule = m.rule;
 		if (emit(s, b, &m, err) < 0)
 			return -1;
 		p = m.end;
@@ -471,6 +590,12 @@ static int grow_write(void *arg, const char *buf, size_t n, struct tg_error *err
 
 int tg_redact(const char *in, size_t n, struct tg_redact_out *out_, struct tg_error *err)
 {
+	return redact_scan(in, n, 0, out_, err);
+}
+
+int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *out_,
+		struct tg_error *err)
+{
 	struct growbuf g = { NULL, 0, 0 };
 	struct scan s;
 	int rc;
@@ -480,6 +605,7 @@ int tg_redact(const char *in, size_t n, struct tg_redact_out *out_, struct tg_er
 	tg_error_clear(err);
 	s.write = grow_write;
 	s.arg = &g;
+	s.nodecode = (opts & REDACT_NO_DECODE) != 0;
 	/* room for the input as is, and markers longer than what they hide:
 	 * one allocation for most inputs */
 	g.cap = n + n / 16 + 4096;

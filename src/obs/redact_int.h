@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "toolgate/redact.h"
+
 /* Byte classes: one table lookup a byte decides whether a position can
  * start anything at all. */
 enum {
@@ -40,9 +42,12 @@ struct rwin {
 struct rmatch {
 	size_t start, end; /* the bytes to redact, q <= start <= q + SKIP_MAX */
 	const char *rule;
-	unsigned flags;    /* TG_REDACT_TRUNCATED */
-	int more;          /* a key block went on past the cap: rules_key_more next */
+	unsigned flags;    /* TG_REDACT_TRUNCATED, TG_REDACT_ENCODED */
+	int more;          /* the span went on past a cap: MORE_KEY or MORE_ENC next */
 };
+
+/* What goes on at the position right after a match cut at a cap. */
+enum { MORE_KEY = 1, MORE_ENC = 2 };
 
 /* Each returns 1 and fills *m, or 0. */
 /* At a byte of class C_ANCH: the prefixed token formats, JWTs, key blocks. */
@@ -56,5 +61,50 @@ int rules_assign(const struct rwin *w, size_t q, struct rmatch *m);
 int rules_key_more(const struct rwin *w, size_t q, struct rmatch *m);
 /* At the start of a run of C_TOK bytes at least HE_MIN long. */
 int rules_entropy(const struct rwin *w, size_t q, struct rmatch *m);
+
+/* ---- encoded runs (redact_enc.c) ------------------------------------ */
+
+/* A run of base64 or hex shorter than this (padding aside) is not
+ * decoded: 12 bytes, about the least a rule finds anything in. */
+#define ENC_MIN 16
+/* The bytes of input one decision decodes at most (within the window),
+ * and how far before its cut a run that goes on is decoded again, so
+ * that a secret across the cut is whole in one of the two. */
+#define ENC_CAP (16 * 1024)
+#define ENC_BACK 640
+/* A wrapped block's lines (base64 64 or 76, xxd -p 60) join when they
+ * are this long and a multiple of 4. */
+#define ENC_LINE_MIN 16
+#define ENC_LINE_MAX 100
+
+struct enc_span {
+	size_t start, end; /* the encoded bytes, padding included */
+	size_t back;       /* capped: where the next decision decodes again */
+	int capped;        /* the run goes on at end (end is on a quantum) */
+};
+
+/* The run of base64 or hex at q: its span, and its characters decoded in
+ * buf (at least ENC_CAP bytes; NULL: the span only) from the first of
+ * their alignments that reads as text, *dec[0..*dn) (*dn 0: none does).
+ * mid: q is inside a run, where a previous decision cut it (sp->back or
+ * sp->end); otherwise q starts a run (a JSON escape's letter before it
+ * is skipped), and a line that continues a wrapped block is left to the
+ * block's first line. Reads only w. 1 and *sp; 0 when there is no run of
+ * ENC_MIN characters (of one, without buf). */
+int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
+	    const unsigned char **dec, size_t *dn, struct enc_span *sp);
+/* Whether d[0..n) reads as text: 3 bytes in 4 printable ASCII, blanks or
+ * UTF-8. What a tool encodes and a rule could find in is text. */
+int enc_texty(const unsigned char *d, size_t n);
+/* After a match in a decoded run cut at the cap (MORE_ENC): the run goes
+ * on at q and is redacted too, under the same rule, up to its end or
+ * the next cap. */
+int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmatch *m);
+
+/* One call over in[0..n), as tg_redact; REDACT_NO_DECODE: runs of base64
+ * or hex are not decoded (bytes that were decoded already: one level). */
+#define REDACT_NO_DECODE 1u
+int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *out,
+		struct tg_error *err);
 
 #endif

@@ -184,10 +184,8 @@ static int b64_value(int c)
 	return -1;
 }
 
-/* Whether v decodes (base64, either alphabet) to mostly printable text:
- * base64 of ordinary text is not a key, and random bytes are printable
- * only a third of the time. Looks at the first 64 bytes. */
-static int decodes_to_text(const unsigned char *v, size_t n)
+/* Whether v, from its first byte on, decodes to mostly printable text. */
+static int decodes_to_text_at(const unsigned char *v, size_t n)
 {
 	unsigned acc = 0, bits = 0, printable = 0, total = 0;
 	size_t i;
@@ -209,6 +207,21 @@ static int decodes_to_text(const unsigned char *v, size_t n)
 		}
 	}
 	return total >= 12 && printable * 100 >= total * 85;
+}
+
+/* Whether v decodes (base64, either alphabet) to mostly printable text:
+ * base64 of ordinary text is not a key, and random bytes are printable
+ * only a third of the time. Looks at the first 64 bytes, from the start
+ * and from each of the three other alignments (a run cut out of a longer
+ * one, a line after a JSON string's "\n"). */
+static int decodes_to_text(const unsigned char *v, size_t n)
+{
+	size_t a;
+
+	for (a = 0; a < 4 && a < n; a++)
+		if (decodes_to_text_at(v + a, n - a))
+			return 1;
+	return 0;
 }
 
 /* A placeholder, a template or a reference, not a value: "${DB_PASSWORD}",

@@ -6,7 +6,10 @@
  * repeated past three windows) writes exactly what
  * one call writes, with the same findings and flags; and no finding of 8
  * bytes or more (up to the 256 a scan remembers) is left in the output
- * after it was found.
+ * after it was found. The input is also checked in base64 (the encoded
+ * runs' decoder is a parser too: runs cut at the cap, decoded again,
+ * wrapped lines), and as a value (tg_redact_value: a value it found
+ * nothing in comes back as it was; one it decoded had findings).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,12 +95,61 @@ static void check_no_repeat(const uint8_t *in, size_t n, const struct tg_redact_
 
 static void check(const uint8_t *data, size_t size);
 
+/* in[0..n) in base64, in lines of width (0: one line), after "b64: " */
+static uint8_t *encoded(const uint8_t *in, size_t n, size_t width, size_t *len)
+{
+	static const char d[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t *out = malloc(n * 2 + 16), *o = out;
+	size_t i, k, line = 0;
+
+	if (!out)
+		abort();
+	memcpy(o, "b64: ", 5);
+	o += 5;
+	for (i = 0; i < n; i += 3) {
+		unsigned x = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+
+		for (k = 0; k < 4; k++) {
+			if (width && line == width) {
+				*o++ = '\n';
+				line = 0;
+			}
+			*o++ = (uint8_t)(k * 6 < (n - i) * 8 ? d[(x >> (18 - 6 * k)) & 63] : '=');
+			line++;
+		}
+	}
+	*len = (size_t)(o - out);
+	return out;
+}
+
+static void check_value(const uint8_t *data, size_t size)
+{
+	struct tg_redact_out v;
+	struct tg_error err;
+
+	if (tg_redact_value((const char *)data, size, &v, &err) < 0)
+		abort();
+	if (v.total == 0 && (v.len != size || (size && memcmp(v.text, data, size) != 0)))
+		abort();
+	if ((v.flags & TG_REDACT_DECODED) && v.total == 0)
+		abort();
+	tg_redact_out_release(&v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t *big;
+	uint8_t *big, *enc;
 	size_t n;
 
 	check(data, size);
+	check_value(data, size);
+	if (size && (data[0] & 2)) {
+		enc = encoded(data, size, data[0] & 4 ? 76 : 0, &n);
+		check(enc, n);
+		check_value(enc + 5, n - 5);
+		free(enc);
+	}
 	/* inputs past the window too (libFuzzer's stay small): the input
 	 * repeated to 3 windows, when its first byte is odd, so that a
 	 * stream compacts, carries over and redacts repeats */

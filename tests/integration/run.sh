@@ -1204,6 +1204,14 @@ printf '%s\n%s\n%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params
 	jq -e -s 'map(select(.kind == "call"))[0].redacted | .aws_access_key_id >= 1 and .slack_token >= 1' "$tmp/leaky.log" >/dev/null
 check result_and_log_redacted $? "$(cat "$tmp/out") $(cat "$tmp/err") $(grep '"call"' "$tmp/leaky.log")"
 
+# secrets in base64 and hex redacted in what the caller decodes: fs.read of
+# a .env that is not UTF-8, python.run printing b64encode of a secret, a
+# resource's blob (tests/integration/redact_encoded.py)
+timeout 300 python3 "$repo/tests/integration/redact_encoded.py" "$TG" "$repo" "$tmp/renc" >"$tmp/renc.out" 2>&1
+cat "$tmp/renc.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/renc.out")))
+grep -q 'redact_encoded_no_sanitizer_reports' "$tmp/renc.out"; check redact_encoded_ran_to_the_end $? "$(tail -3 "$tmp/renc.out")"
+
 # traces: OTLP/HTTP JSON to a collector on loopback, the request's span
 # the child of the client's traceparent, execute_tool and its children,
 # a collector that is down costing no call (tests/integration/otel.py)

@@ -6,7 +6,9 @@ true_items(): secrets in their real formats (lengths, alphabets, prefixes,
 and the CRC32 checksums GitHub's and npm's tokens carry) inside the
 contexts they turn up in: .env files, YAML and JSON configs, shell
 history, log lines, stack traces, HTTP headers, source code,
-docker-compose, Kubernetes secrets in plain text, curl commands. Each
+docker-compose, Kubernetes secrets in plain text, curl commands; and the
+same encoded as tools print them (base64 and hex, wrapped, in JSON, cut
+out of a longer run: kind "encoded", the whole run being the span). Each
 item: (kind, text, [(start, length), ...]), the spans being the secret's
 bytes that must be redacted.
 
@@ -14,7 +16,8 @@ lookalike_items(): what must not be flagged: git SHAs and other digests in
 their usual places, UUIDs, base64 of images and of ordinary text,
 package-lock integrity values, placeholders, AWS's documented example
 keys, URLs without passwords, long identifiers, minified JS, paths,
-public keys and certificates. Each item: (kind, text).
+public keys and certificates, and base64 or hex of text that holds no
+secret (kind "encoded_text"). Each item: (kind, text).
 
 Usage: corpus.py true|lookalike|bench OUT [MB]   (writes OUT and OUT.spans.json)
 """
@@ -276,7 +279,39 @@ SPECIAL = ["other_context", "gcp_service_account", "azure_storage_key", "slack_w
 ALL_KINDS = ANCHORED + SPECIAL + ["high_entropy"]
 
 
-def true_items(seed=7, per_kind=50):
+def wrap(s, width, brk):
+    return brk.join(s[i:i + width] for i in range(0, len(s), width))
+
+
+def encoded(r, plain):
+    """plain (text) encoded as a tool prints it: (text, the encoded run)."""
+    b = plain.encode()
+    std = base64.b64encode(b).decode()
+    form = r.randrange(8)
+    if form == 0:
+        return "b'%s'\n" % std, std
+    if form == 1:
+        return "echo %s | base64 -d\n" % std, std
+    if form == 2:
+        run = base64.encodebytes(b).decode().rstrip("\n")  # 76 a line
+        return "$ base64 .env\n%s\n" % run, run
+    if form == 3:
+        run = wrap(std, 76, "\\n")
+        return "{\"exit_code\": 0, \"stdout\": \"%s\\n\"}\n" % run, run
+    if form == 4:
+        run = wrap(b.hex(), 60, "\n")
+        return "$ xxd -p config\n%s\n" % run, run
+    if form == 5:
+        run = base64.urlsafe_b64encode(b).decode().rstrip("=")
+        return "GET /callback?state=%s HTTP/1.1\r\n" % run, run
+    if form == 6:
+        run = std[r.randrange(1, 4):]
+        return "...%s\n" % run, run
+    run = wrap(std, 64, "\r\n")
+    return "Content-Transfer-Encoding: base64\r\n\r\n%s\r\n" % run, run
+
+
+def true_items(seed=7, per_kind=50, with_encoded=True):
     r = random.Random(seed)
     items = []
     for kind in ALL_KINDS:
@@ -293,6 +328,17 @@ def true_items(seed=7, per_kind=50):
                 spans.append((i, len(s)))
                 at = i + len(s)
             items.append((kind, text, spans))
+    # the same secrets encoded: the whole run is what must go
+    r = random.Random(seed + 1000)
+    for _ in range(per_kind if with_encoded else 0):
+        kind = r.choice(ANCHORED + ["high_entropy", "url_password", "connection_string", "slack_webhook"])
+        if kind in SPECIAL:
+            plain = special(r, kind)[0]
+        else:
+            t, sec = in_context(r, kind)
+            plain = t.replace("%s", sec, 1)
+        text, run = encoded(r, plain)
+        items.append(("encoded", text, [(text.index(run), len(run))]))
     return items
 
 
@@ -300,7 +346,7 @@ WORDS = ("the request was served from cache after the upstream returned a partia
          "scheduler retried the job on another worker while the queue drained slowly under load").split()
 
 
-def lookalike_items(seed=11, per_kind=70):
+def lookalike_items(seed=11, per_kind=70, with_encoded=True):
     r = random.Random(seed)
     items = []
 
@@ -411,6 +457,19 @@ def lookalike_items(seed=11, per_kind=70):
             "2026-11-%02dT%02d:%02d:%02dZ" % (r.randrange(1, 29), r.randrange(24), r.randrange(60), r.randrange(60)),
             r.choice(["INFO", "WARN", "DEBUG"]), r.choice(["http-nio-8080-exec-3", "worker-7", "main"]),
             " ".join(r.choice(WORDS) for _ in range(8)), r.choice([200, 201, 404, 503]), r.randrange(2000)))
+    # encoded text that holds no secret: prose, settings, placeholders and
+    # AWS's documented example keys, as tools print them
+    r = random.Random(seed + 1000)
+    for _ in range(per_kind if with_encoded else 0):
+        plain = r.choice([
+            " ".join(r.choice(WORDS) for _ in range(r.randrange(4, 60))) + "\n",
+            "LOG_LEVEL=info\nPORT=%d\nREGION=eu-west-1\nWORKERS=%d\n" % (r.randrange(1024, 65535), r.randrange(64)),
+            "DB_PASSWORD=changeme\nAPI_TOKEN=${API_TOKEN}\nSECRET_KEY=<your-secret-key>\n",
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+            "commit %s\nAuthor: Ada <ada@example.org>\n\n    fix: retry on 503\n" % rs(r, HEX, 40),
+            "{\"id\": \"%s\", \"status\": \"shipped\", \"items\": %d}\n" % (uuid.UUID(int=r.getrandbits(128)), r.randrange(9)),
+        ])
+        add("encoded_text", encoded(r, plain)[0])
     return items
 
 
@@ -457,7 +516,9 @@ def bench(path, mb):
     """~mb MB: mostly ordinary text and logs, one true secret or look-alike
     every ~4 KB."""
     r = random.Random(3)
-    trues, looks = true_items(seed=21), lookalike_items(seed=23)
+    # without the encoded kinds: the bench's file stays the one measured
+    # before they were added
+    trues, looks = true_items(seed=21, with_encoded=False), lookalike_items(seed=23, with_encoded=False)
     items = []
     total = 0
     while total < mb * 1000000:

@@ -610,6 +610,338 @@ static int rule_names(void)
 	return 0;
 }
 
+
+/* ---- encoded secrets ---------------------------------------------------- */
+
+static const char UPNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/* in[0..n) in base64 (url: the URL-safe alphabet; pad: '=' at the end;
+ * width: characters a line, brk between lines, 0: one line), appended. */
+static void b64_put(char *out, const void *in, size_t n, int url, int pad, size_t width,
+		    const char *brk)
+{
+	const char *d = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+			    : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *v = in;
+	size_t len = strlen(out), i, k, line = 0;
+
+	for (i = 0; i < n; i += 3) {
+		unsigned x = (unsigned)v[i] << 16 | (i + 1 < n ? (unsigned)v[i + 1] << 8 : 0) |
+			     (i + 2 < n ? v[i + 2] : 0);
+		size_t emit = i + 2 < n ? 4 : i + 1 < n ? 3 : 2;
+
+		for (k = 0; k < 4; k++) {
+			if (k >= emit && !pad)
+				break;
+			if (width && line == width) {
+				strcpy(out + len, brk);
+				len += strlen(brk);
+				line = 0;
+			}
+			out[len++] = k < emit ? d[(x >> (18 - 6 * k)) & 63] : '=';
+			line++;
+		}
+	}
+	out[len] = '\0';
+}
+
+/* Base64 (either alphabet) in s decoded, other bytes skipped; its length. */
+static size_t b64_get(const char *s, unsigned char *out)
+{
+	unsigned acc = 0, bits = 0;
+	size_t o = 0;
+
+	for (; *s; s++) {
+		const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *at = *s == '-' ? a + 62 : *s == '_' ? a + 63 : strchr(a, *s);
+
+		if (!at || *s == '\0')
+			continue;
+		acc = (acc << 6 | (unsigned)(at - a)) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static void hex_put(char *out, const void *in, size_t n, int upper)
+{
+	const unsigned char *v = in;
+	size_t len = strlen(out), i;
+
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, 3, upper ? "%02X" : "%02x", v[i]);
+}
+
+/* A .env as a tool reads it: an AWS key id, a GitHub token, a byte that
+ * is not UTF-8. *tok: the token's 40 bytes. */
+static void dot_env(char *env, char *tok)
+{
+	char *t;
+
+	strcpy(env, "AWS_ACCESS_KEY_ID=AKIA");
+	put(env, "", UPNUM, 16);
+	strcat(env, "\nGITHUB_TOKEN=");
+	t = env + strlen(env);
+	put_crc_token(env, "gh" "p_");
+	memcpy(tok, t, 40);
+	tok[40] = '\0';
+	strcat(env, "\nNAME=caf\xe9\n");
+}
+
+/* text = before + run + after; redacted, it is before + marker + after. */
+static int run_redacted(const char *before, const char *run, const char *after, const char *rule)
+{
+	char text[8192], want[8192];
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	snprintf(text, sizeof(text), "%s%s%s", before, run, after);
+	snprintf(want, sizeof(want), "%s[REDACTED:%s]%s", before, rule, after);
+	CHECK(tg_redact(text, strlen(text), &o, &err) == 0);
+	if (strcmp(o.text, want) != 0 || o.nfindings != 1 ||
+	    !(o.findings[0].flags & TG_REDACT_ENCODED) || !(o.flags & TG_REDACT_ENCODED)) {
+		fprintf(stderr, "%s\n  gave %s (%zu findings)\n  want %s\n", text, o.text,
+			o.nfindings, want);
+		tg_redact_out_release(&o);
+		return -1;
+	}
+	tg_redact_out_release(&o);
+	return stream_matches(text, strlen(text), 1) || stream_matches(text, strlen(text), 0);
+}
+
+/* base64 and hex of a .env in a tool's output, as Python and base64(1)
+ * print them: the whole run is redacted, named by the first secret in it. */
+static int encoded_in_text(void)
+{
+	char env[512], tok[41], run[4096];
+	const char *prose = "The quick brown fox jumps over the lazy dog, and the dog sleeps on "
+			    "while the fox goes home through the wood in the evening light.";
+	const char *aws = "aws_access_key_id";
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	dot_env(env, tok);
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 0, 1, 0, "");
+	CHECK(run_redacted("stdout: b'", run, "'\n", aws) == 0);
+	CHECK(run_redacted("", run, "", aws) == 0);
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 1, 0, 0, "");
+	CHECK(run_redacted("token ", run, " end", aws) == 0);
+	run[0] = '\0';
+	hex_put(run, env, strlen(env), 0);
+	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
+	run[0] = '\0';
+	hex_put(run, env, strlen(env), 1);
+	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
+	/* wrapped as base64(1) and MIME do, and so in a JSON string */
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 0, 1, 76, "\n");
+	CHECK(run_redacted("Content-Transfer-Encoding: base64\n\n", run, "\n--b--\n", aws) == 0);
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 0, 1, 64, "\r\n");
+	CHECK(run_redacted("x:\r\n", run, "\r\n", aws) == 0);
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 0, 1, 76, "\\n");
+	CHECK(run_redacted("{\"stdout\":\"", run, "\\n\",\"exit_code\":0}", aws) == 0);
+	/* one secret alone, printed by b64encode(token) */
+	run[0] = '\0';
+	b64_put(run, tok, 40, 0, 1, 0, "");
+	CHECK(run_redacted("b'", run, "'", "github_token") == 0);
+	/* a run cut out of a longer one (a tail kept, an excerpt) decodes
+	 * whatever its alignment */
+	run[0] = '\0';
+	b64_put(run, env, strlen(env), 0, 1, 0, "");
+	CHECK(run_redacted("...", run + 1, "", aws) == 0);
+	CHECK(run_redacted("", run + 2, "", aws) == 0);
+	CHECK(run_redacted("tail: ", run + 3, "\n", aws) == 0);
+	run[0] = '\0';
+	hex_put(run, env, strlen(env), 0);
+	CHECK(run_redacted("", run + 1, "", aws) == 0);
+	/* a secret the text showed before: its base64 later is a repeat */
+	snprintf(run, sizeof(run), "password: \"Xk2p9Lm4Qr77\"\nlater ");
+	b64_put(run, "Xk2p9Lm4Qr77", 12, 0, 1, 0, "");
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(o.nfindings == 2 && strcmp(o.findings[1].rule, "password_assignment") == 0);
+	CHECK(strstr(o.text, "later [REDACTED:password_assignment]"));
+	tg_redact_out_release(&o);
+	/* base64 of text without a secret, of a documented example key, of
+	 * random bytes: left as they are */
+	run[0] = '\0';
+	b64_put(run, prose, strlen(prose), 0, 1, 0, "");
+	strcat(run, " ");
+	b64_put(run, "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n", 39, 0, 1, 0, "");
+	strcat(run, "\n");
+	hex_put(run, prose, strlen(prose), 0);
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(o.nfindings == 0 && strcmp(o.text, run) == 0);
+	tg_redact_out_release(&o);
+	return 0;
+}
+
+/* A run longer than one decision decodes: a secret anywhere in it, across
+ * a cut too, is found, and the run is redacted from there to its end. */
+static int encoded_long_run(void)
+{
+	static const size_t at[] = { 12270, 12282 - 20, 40000, 99000 };
+	size_t n = 100000, k;
+	char *plain = malloc(n + 64), *text = malloc(n * 2), tok[48];
+	unsigned char *shown = malloc(n * 2);
+
+	CHECK(plain && text && shown);
+	for (k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		struct tg_redact_out o;
+		struct tg_error err;
+		size_t i, visible;
+		char *m;
+
+		for (i = 0; i < n; i++)
+			plain[i] = "the fox and the dog\n"[i % 20];
+		tok[0] = '\0';
+		put_crc_token(tok, "gh" "p_");
+		memcpy(plain + at[k] - 1, " ", 1);
+		memcpy(plain + at[k], tok, 40);
+		memcpy(plain + at[k] + 40, "\n", 1);
+		strcpy(text, "data: ");
+		b64_put(text, plain, n, 0, 1, 0, "");
+		strcat(text, "\nend\n");
+		CHECK(tg_redact(text, strlen(text), &o, &err) == 0);
+		CHECK(o.nfindings >= 1 && strcmp(o.findings[0].rule, "github_token") == 0);
+		m = strstr(o.text, "[REDACTED:github_token]");
+		CHECK(m);
+		/* what is shown of the run decodes to text before the token */
+		visible = (size_t)(m - o.text);
+		memcpy(text, o.text, visible);
+		text[visible] = '\0';
+		CHECK(b64_get(text + 6, shown) <= at[k]);
+		/* after the first marker, only markers up to the run's end */
+		while (strncmp(m, "[REDACTED:github_token]", 23) == 0)
+			m += 23;
+		CHECK(strcmp(m, "\nend\n") == 0);
+		tg_redact_out_release(&o);
+		strcpy(text, "data: ");
+		b64_put(text, plain, n, 0, 1, 0, "");
+		strcat(text, "\nend\n");
+		CHECK(stream_matches(text, strlen(text), 1000) == 0);
+		CHECK(stream_matches(text, strlen(text), 0) == 0);
+	}
+	free(plain);
+	free(text);
+	free(shown);
+	return 0;
+}
+
+static int value_redacted(const char *in, const char *want_decoded, int (*shape)(const char *))
+{
+	unsigned char dec[4096];
+	struct tg_redact_out o;
+	struct tg_error err;
+	size_t i;
+	int hex = 1;
+
+	CHECK(tg_redact_value(in, strlen(in), &o, &err) == 0);
+	CHECK(o.flags & TG_REDACT_DECODED);
+	CHECK(o.total == 2 && o.nfindings == 2);
+	CHECK(strcmp(o.findings[0].rule, "aws_access_key_id") == 0);
+	CHECK(strcmp(o.findings[1].rule, "github_token") == 0);
+	for (i = 0; o.text[i]; i++)
+		hex &= strchr("0123456789abcdefABCDEF", o.text[i]) != NULL;
+	if (hex) {
+		for (i = 0; o.text[2 * i]; i++) {
+			unsigned x;
+
+			CHECK(sscanf(o.text + 2 * i, "%2x", &x) == 1);
+			dec[i] = (unsigned char)x;
+		}
+		dec[i] = '\0';
+	} else {
+		b64_get(o.text, dec);
+	}
+	if (strcmp((const char *)dec, want_decoded) != 0 || (shape && !shape(o.text))) {
+		fprintf(stderr, "%s\n  gave %s\n  decoding to %s\n", in, o.text, dec);
+		tg_redact_out_release(&o);
+		return -1;
+	}
+	tg_redact_out_release(&o);
+	return 0;
+}
+
+static int lines_of_76(const char *s)
+{
+	const char *nl;
+
+	for (; (nl = strchr(s, '\n')) && nl[1]; s = nl + 1)
+		if (nl - s != 76)
+			return 0;
+	return nl && nl - s <= 76 && nl[1] == '\0';
+}
+
+static int url_unpadded(const char *s)
+{
+	return !strpbrk(s, "+/=\n");
+}
+
+static int upper_hex(const char *s)
+{
+	return strspn(s, "0123456789ABCDEF") == strlen(s);
+}
+
+/* A value that is all base64 or hex (fs.read's content of a file that is
+ * not UTF-8): decoded whole, redacted, encoded again the same way. */
+static int value_decoded_whole(void)
+{
+	char env[512], tok[41], v[4096], want[1024], *t;
+	struct tg_redact_out o;
+	struct tg_error err;
+
+	dot_env(env, tok);
+	snprintf(want, sizeof(want), "AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key_id]\n"
+				     "GITHUB_TOKEN=[REDACTED:github_token]\nNAME=caf\xe9\n");
+	v[0] = '\0';
+	b64_put(v, env, strlen(env), 0, 1, 0, "");
+	CHECK(value_redacted(v, want, NULL) == 0);
+	/* base64(1)'s lines and last newline; the URL-safe alphabet unpadded;
+	 * hex, upper case */
+	for (t = env + strlen(env); strlen(env) < 400; t = env + strlen(env))
+		snprintf(t, 64, "# a comment line to make it longer %zu\n", strlen(env));
+	snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s", strstr(env, "# a"));
+	v[0] = '\0';
+	b64_put(v, env, strlen(env), 0, 1, 76, "\n");
+	strcat(v, "\n");
+	CHECK(value_redacted(v, want, lines_of_76) == 0);
+	v[0] = '\0';
+	b64_put(v, env, strlen(env), 1, 0, 0, "");
+	CHECK(value_redacted(v, want, url_unpadded) == 0);
+	v[0] = '\0';
+	hex_put(v, env, strlen(env), 1);
+	CHECK(value_redacted(v, want, upper_hex) == 0);
+	/* nothing in it: as it was, not flagged */
+	v[0] = '\0';
+	b64_put(v, "just some text, nothing secret in it at all", 43, 0, 1, 0, "");
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total == 0 && o.flags == 0 && strcmp(o.text, v) == 0);
+	tg_redact_out_release(&o);
+	/* not all encoded: redacted as text, the run by its marker */
+	strcpy(v, "data ");
+	b64_put(v, env, strlen(env), 0, 1, 0, "");
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(strcmp(o.text, "data [REDACTED:aws_access_key_id]") == 0);
+	CHECK(!(o.flags & TG_REDACT_DECODED));
+	tg_redact_out_release(&o);
+	/* a key that is itself the value: found as it always was */
+	v[0] = '\0';
+	put(v, "", ALNUM, 40);
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total == 1 && strcmp(o.findings[0].rule, "high_entropy") == 0);
+	tg_redact_out_release(&o);
+	return 0;
+}
+
 const struct unit_test redact_tests[] = {
 	{ "redact/rules_positive", rules_positive },
 	{ "redact/rules_negative", rules_negative },
@@ -623,5 +955,8 @@ const struct unit_test redact_tests[] = {
 	{ "redact/lines_and_offsets", lines_and_offsets },
 	{ "redact/stream_errors", stream_errors },
 	{ "redact/rule_names", rule_names },
+	{ "redact/encoded_in_text", encoded_in_text },
+	{ "redact/encoded_long_run", encoded_long_run },
+	{ "redact/value_decoded_whole", value_decoded_whole },
 	UNIT_TESTS_END
 };

@@ -23,7 +23,9 @@ def main():
         sys.exit(1)
     limit = args.get("limit", 100)
     columns = [c[0] for c in cur.description or []]
-    json.dump({"columns": columns, "rows": [list(r) for r in rows[:limit]],
+    # a BLOB as hex, as sql.execute shows one: text the redactor decodes
+    json.dump({"columns": columns,
+               "rows": [[v.hex() if isinstance(v, bytes) else v for v in r] for r in rows[:limit]],
                "truncated": len(rows) > limit}, sys.stdout)
 
 
