@@ -40,8 +40,9 @@ TG_API int tg_egress_parse_ip(const char *host, struct sockaddr_storage *out);
 
 /* The deny range address sa falls in ("loopback", "link-local (cloud
  * metadata)", "private (RFC 1918)"...), or NULL for a public address. An
- * IPv6 address that embeds an IPv4 one (mapped, compatible, NAT64, 6to4)
- * is judged by the IPv4 address. */
+ * IPv6 address that embeds an IPv4 one (mapped, NAT64, 6to4) is judged by
+ * the IPv4 address; the deprecated IPv4-compatible (::/96) and the
+ * IPv4-translated (::ffff:0:0:0/96) forms are denied whatever they carry. */
 TG_API const char *tg_egress_denied_range(const struct sockaddr *sa);
 
 /* ---- the policy -------------------------------------------------------------- */
@@ -80,9 +81,16 @@ struct tg_egress_proxy_options {
 	 * /etc/hosts of the proxy's own, for tests in a network namespace),
 	 * or NULL: getaddrinfo. */
 	const char *const *hosts;
-	tg_egress_deny_fn on_deny;         /* NULL: not told */
+	/* Told each refusal (NULL: not told), from the proxy's threads and
+	 * from tg_egress_proxy_adopt's caller, a run's supervision thread:
+	 * it must not wait (the gateway queues its record). */
+	tg_egress_deny_fn on_deny;
 	void *ctx;
-	unsigned max_clients;              /* at once; 0: 64 */
+	/* Who the run is for (copied; NULL: none, one principal ""): the
+	 * proxies of one principal share at most a quarter of the gateway's
+	 * 256 connections at once, however many runs it has. */
+	const char *principal;
+	unsigned max_clients;              /* at once; 0: 16 */
 	unsigned head_timeout_ms;          /* to send a request head; 0: 10 s */
 	unsigned idle_timeout_ms;          /* a relayed connection silent; 0: 5 min */
 };
@@ -92,7 +100,8 @@ TG_API int tg_egress_proxy_start(const struct tg_egress_proxy_options *opts,
 /* Serve one more client on fd, a connected stream socket (TCP or unix;
  * anything else is refused, ENOTSOCK): a sandbox's loopback listener hands
  * its connections over this way. fd is the proxy's, in every case. 0, or
- * -1 when refused (too many clients: told with a 503 and reported). */
+ * -1 when refused (too many clients of this proxy, of its principal or of
+ * the gateway: told with a 503 and reported). Never waits for a client. */
 TG_API int tg_egress_proxy_adopt(struct tg_egress_proxy *proxy, int fd);
 /* Stop listening, end every connection, remove the socket. */
 TG_API void tg_egress_proxy_stop(struct tg_egress_proxy *proxy);

@@ -247,11 +247,12 @@ TG_API int tg_gate_record_event(struct tg_gate *gate, const char *principal,
 TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
 			   const char *outcome, const char *detail);
 /* A refusal before the pipeline (a request without a valid token, a
- * missing scope), recorded as tg_gate_record_event does but neither waited
- * for nor recorded without bound: at most 20 a second (100 at once); those
- * beyond are counted, and the next one recorded says how many
- * ("suppressed_before"). A flood of bad requests cannot make the log sync
- * for each, nor fill it. */
+ * missing scope) or by a tool's egress proxy (egress_denied), recorded as
+ * tg_gate_record_event does but neither waited for nor recorded without
+ * bound: at most 20 a second (100 at once); those beyond are counted, and
+ * the next one recorded says how many ("suppressed_before"). A flood of
+ * bad requests cannot make the log sync for each, nor fill it, nor hold
+ * up the thread that reports it (a run's supervision thread). */
 TG_API int tg_gate_record_refusal(struct tg_gate *gate, const char *principal,
 				  const char *subject, const char *outcome, const char *detail);
 /* A person's decision on ticket t (approved, rejected, cancelled): who,

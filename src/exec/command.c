@@ -672,6 +672,7 @@ static int egress_start(const struct tg_contract *k, const struct exec_env *env,
 		po.nrules++;
 	po.on_deny = env->egress_denied;
 	po.ctx = env->egress_ctx;
+	po.principal = env->principal;
 	if (tg_egress_proxy_start(&po, proxy, err) < 0)
 		return tg_error_wrap(err, "%s: executor.egress", k->name);
 	return tg_sandbox_spec_set_egress(spec, *proxy, err);

@@ -92,8 +92,8 @@ struct exec_env {
 	int dry_run;
 	const char *call_id;
 	/* A connection the tool's egress allowlist refused (docs/EGRESS.md):
-	 * "host:port" as asked, and why. Called from the proxy's threads.
-	 * NULL: not told. */
+	 * "host:port" as asked, and why. Called from the proxy's threads and
+	 * the run's supervision thread: it must not wait. NULL: not told. */
 	void (*egress_denied)(void *ctx, const char *destination, const char *why);
 	void *egress_ctx;
 	/* Runs the sandbox (the gate's warm pools); poolable when nothing of
@@ -101,6 +101,9 @@ struct exec_env {
 	int (*sandbox)(void *ctx, const struct tg_contract *k, const struct tg_sandbox_spec *spec,
 		       int poolable, struct tg_sandbox_result **out, struct tg_error *err);
 	void *sandbox_ctx;
+	/* Who the call is for: the tool's egress draws on that principal's
+	 * share of the gateway's egress (docs/EGRESS.md, "Limits"). NULL: "". */
+	const char *principal;
 };
 
 void exec_out_release(struct exec_out *o);

@@ -474,7 +474,7 @@ struct egress_ctx {
 };
 
 /* A connection the tool's allowlist refused: recorded with the principal
- * and the tool (the proxy's thread). */
+ * and the tool, queued (the proxy's or the run's supervision thread). */
 static void egress_denied(void *ctx, const char *destination, const char *why)
 {
 	const struct egress_ctx *e = ctx;
@@ -482,7 +482,7 @@ static void egress_denied(void *ctx, const char *destination, const char *why)
 
 	snprintf(subject, sizeof(subject), "%s@%s", e->st->k->name, e->st->k->version_text);
 	snprintf(detail, sizeof(detail), "%.300s: %.380s", destination, why);
-	tg_gate_record_event(e->g, e->st->call->principal, subject, "egress_denied", detail);
+	tg_gate_record_refusal(e->g, e->st->call->principal, subject, "egress_denied", detail);
 }
 
 /* A call that got no place among the sandboxes: busy (retryable), or
@@ -511,7 +511,7 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 				st->call->notify ? gate_notify_redacted : NULL, &nr,
 				st->call->ask ? gate_ask_through : NULL, st->dry,
 				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
-				gate_sandbox, g };
+				gate_sandbox, g, st->call->principal };
 	int rc;
 
 	/* nothing runs unrecorded: a plan's steps, a compensation and a

@@ -88,9 +88,7 @@ int gate_audit_ok(struct tg_gate *g, struct tg_error *err)
 int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *subject,
 			 const char *outcome, const char *detail)
 {
-	if (strcmp(outcome, "egress_denied") == 0)
-		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
-	else if (strcmp(outcome, "load_refused") == 0)
+	if (strcmp(outcome, "load_refused") == 0)
 		metrics_count(g->metrics, "blocked_loads",
 			      detail && strstr(detail, DESCRIPTION_REFUSED) ? "description_injection"
 									 : "invalid_contract");
@@ -159,6 +157,8 @@ int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char 
 
 	if (strcmp(outcome, "forbidden") == 0) /* a scope it was not granted */
 		metrics_count(g->metrics, "excessive_agency", "out_of_scope");
+	else if (strcmp(outcome, "egress_denied") == 0) /* by a tool's egress proxy */
+		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
 	if (!g->audit || !refusal_admit(g, principal, &before))
 		return 0;
 	o = event_fields(principal, subject, outcome, detail);

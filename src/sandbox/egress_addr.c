@@ -3,7 +3,7 @@
  * spelling a client library accepts, so that "0x7f.1" or "2130706433" is
  * known for the loopback address it is, and the ranges no tool may reach
  * (the cloud metadata address among them) unless a rule names the very
- * address.
+ * address, with the IPv4 address an IPv6 one carries judged as itself.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox/egress_int.h"
 #include "toolgate/egress.h"
 
 /* One part of a dotted IPv4 literal: decimal, octal (0...) or hex (0x...);
@@ -189,18 +190,43 @@ static uint32_t v4_at(const unsigned char *b)
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
+static const unsigned char zero[16],
+			   mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff },
+			   translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 },
+			   nat64[12] = { 0, 0x64, 0xff, 0x9b }, sixto4[2] = { 0x20, 0x02 };
+
+int egress_ipv4_of(const struct sockaddr *sa, uint32_t *v4)
+{
+	const unsigned char *a;
+
+	if (sa->sa_family == AF_INET) {
+		*v4 = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+		return 1;
+	}
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	if (prefix(a, mapped, 96) || prefix(a, zero, 96) || prefix(a, nat64, 96) ||
+	    prefix(a, translated, 96)) {
+		*v4 = v4_at(a + 12);
+		return 1;
+	}
+	if (prefix(a, sixto4, 16)) {
+		*v4 = v4_at(a + 2);
+		return 1;
+	}
+	return 0;
+}
+
 const char *tg_egress_denied_range(const struct sockaddr *sa)
 {
-	static const unsigned char zero[16], mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff },
-				   translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 };
-	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
 	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
-	static const unsigned char sixto4[2] = { 0x20, 0x02 }, teredo[4] = { 0x20, 0x01, 0, 0 };
+	static const unsigned char teredo[4] = { 0x20, 0x01, 0, 0 };
 	static const unsigned char discard[8] = { 0x01, 0 }, ula[1] = { 0xfc },
 				   linklocal[2] = { 0xfe, 0x80 }, sitelocal[2] = { 0xfe, 0xc0 },
 				   multicast[1] = { 0xff };
 	const unsigned char *a;
-	const char *r;
+	uint32_t v4;
 
 	if (sa->sa_family == AF_INET)
 		return v4_range(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
@@ -211,12 +237,16 @@ const char *tg_egress_denied_range(const struct sockaddr *sa)
 		return "unspecified (::)";
 	if (memcmp(a, zero, 15) == 0 && a[15] == 1)
 		return "loopback (::1)";
-	/* the IPv4 address inside: judged as itself */
-	if (prefix(a, mapped, 96) || prefix(a, zero, 96) || prefix(a, nat64, 96) ||
-	    prefix(a, translated, 96))
-		return (r = v4_range(v4_at(a + 12))) ? r : NULL;
-	if (prefix(a, sixto4, 16))
-		return (r = v4_range(v4_at(a + 2))) ? r : NULL;
+	/* forms no service is reached by: IPv4-compatible addresses are
+	 * deprecated (RFC 4291; a kernel may tunnel them over IPv4, sit0),
+	 * IPv4-translated ones live inside a translator (RFC 2765) */
+	if (prefix(a, zero, 96))
+		return "IPv4-compatible (::/96), deprecated";
+	if (prefix(a, translated, 96))
+		return "IPv4-translated (::ffff:0:0:0/96), for translators only";
+	/* IPv4-mapped, NAT64, 6to4: the IPv4 address inside, judged as itself */
+	if (egress_ipv4_of(sa, &v4))
+		return v4_range(v4);
 	if (prefix(a, nat64_local, 48))
 		return "local NAT64 (64:ff9b:1::/48)";
 	if (prefix(a, teredo, 32))

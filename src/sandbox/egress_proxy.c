@@ -3,15 +3,17 @@
  * CONNECT, plain HTTP forwarding and SOCKS5, and opens a connection only
  * to what the policy allows.
  *
- * Each client has a thread of its own (at most max_clients at once: one
- * more is closed at once). It has head_timeout_ms to send its request
- * head (16 KiB at most, 100 header lines), then the proxy:
+ * Each client has a thread of its own (at most max_clients at once, and
+ * within the gateway's budget and its principal's share of it,
+ * egress_budget.c: one more is told 503 at once). It has head_timeout_ms
+ * to send its request head (16 KiB at most, 100 header lines), then the
+ * proxy:
  *
  *   1. checks host:port against the allowlist (tg_egress_policy_check);
- *   2. resolves a name itself (its own hosts table, else getaddrinfo),
- *      refuses it when any address it resolves to is in a deny range
- *      (tg_egress_denied_range), and connects to one of the addresses it
- *      checked: nothing is resolved twice, so a name cannot change
+ *   2. resolves a name itself and refuses it when any address it resolves
+ *      to is in a deny range or is this host's own (egress_resolve.c),
+ *      and connects to one of the addresses it checked, an IPv6 one over
+ *      IPv6 only: nothing is resolved twice, so a name cannot change
  *      between the check and the connection (DNS rebinding);
  *   3. relays both ways until either side is done, or idle_timeout_ms of
  *      silence.
@@ -24,8 +26,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -43,21 +43,13 @@
 
 #include "toolgate/egress.h"
 #include "sandbox/egress_int.h"
-#include "util/file.h"
 
 #define MAX_HEADERS 100         /* its lines */
-#define MAX_ADDRS 16            /* addresses of one name tried */
 #define CONNECT_TIMEOUT_MS 10000
 #define RELAY_BUF (16u << 10)
 #define MAX_REPORTS 100         /* refusals a proxy reports one by one */
-#define MAX_CLIENTS_ALL 256     /* connections of every proxy of the process */
+#define RUN_CLIENTS 16          /* a proxy's connections at once, by default */
 #define THREAD_STACK (256u << 10)
-
-/* Every proxy's clients together: one sandbox's proxy is bounded by
- * max_clients, all of them by MAX_CLIENTS_ALL (threads and fds of the
- * gateway no sandbox limit counts). */
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned all_clients;
 
 struct tg_egress_proxy {
 	struct tg_egress_proxy_options o;
@@ -73,6 +65,7 @@ struct tg_egress_proxy {
 	int stopping;                  /* no client admitted any more */
 	unsigned reported, unreported; /* refusals told one by one, and not */
 	struct tg_egress_policy *own_policy; /* made from o.rules, or NULL */
+	struct egress_share *share;    /* o.principal's of the gateway's budget */
 };
 
 struct client {
@@ -178,156 +171,24 @@ static void denied(struct tg_egress_proxy *p, const char *host, unsigned port, c
 
 /* ---- resolving and connecting --------------------------------------------- */
 
-/* One address for name, when word (l bytes) is name (nl bytes): into
- * addrs while there is room, counted in *seen either way. */
-static void add_if(const char *word, size_t l, const char *name, size_t nl, const char *addr,
-		   struct sockaddr_storage *addrs, size_t *n, size_t *seen)
-{
-	if (l == nl && strncasecmp(word, name, nl) == 0 && ++*seen <= MAX_ADDRS &&
-	    tg_egress_parse_ip(addr, &addrs[*n]) == 1)
-		(*n)++;
-}
-
-/* name in /etc/hosts ("ADDRESS NAME [ALIAS...]" lines, # comments), read
- * here rather than through getaddrinfo, so that a name missing from it
- * goes to DNS as an absolute name (below). At most 1 MiB of it. */
-static void etc_hosts(const char *name, size_t nl, struct sockaddr_storage *addrs, size_t *n,
-		      size_t *seen)
-{
-	size_t len;
-	char *text = file_read_all("/etc/hosts", 1u << 20, 1, &len), *line, *lsave = NULL;
-
-	for (line = text ? strtok_r(text, "\n", &lsave) : NULL; line;
-	     line = strtok_r(NULL, "\n", &lsave)) {
-		char *save = NULL, *addr, *w;
-
-		line[strcspn(line, "#")] = 0;
-		addr = strtok_r(line, " \t\r", &save);
-		while (addr && (w = strtok_r(NULL, " \t\r", &save)))
-			add_if(w, strlen(w), name, nl, addr, addrs, n, seen);
-	}
-	free(text);
-}
-
-/* The addresses of name: the proxy's own table (tests), else /etc/hosts,
- * else DNS for the absolute name "NAME." (no search domain is tried: a
- * name that does not exist never becomes one of the site's own); OUT *n.
- * -1 and why when it has none; -2 for more than MAX_ADDRS (a name that
- * resolves to a crowd is refused rather than half checked). */
-static int resolve(struct tg_egress_proxy *p, const char *name, unsigned port,
-		   struct sockaddr_storage *addrs, size_t *n, char *why, size_t len)
-{
-	struct addrinfo hints, *res = NULL, *ai;
-	size_t i, l = strlen(name), seen = 0;
-	char svc[8], absolute[260];
-	int rc;
-
-	*n = 0;
-	if (l && name[l - 1] == '.')
-		l--;
-	for (i = 0; p->hosts && p->hosts[i]; i++) {
-		const char *eq = strchr(p->hosts[i], '=');
-
-		if (eq)
-			add_if(p->hosts[i], (size_t)(eq - p->hosts[i]), name, l, eq + 1, addrs, n,
-			       &seen);
-	}
-	if (!p->hosts)
-		etc_hosts(name, l, addrs, n, &seen);
-	if (seen > MAX_ADDRS)
-		goto crowd;
-	if (p->hosts || seen) {
-		if (!*n)
-			snprintf(why, len, "%.200s does not resolve", name);
-		goto ports;
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
-	snprintf(svc, sizeof(svc), "%u", port);
-	snprintf(absolute, sizeof(absolute), "%.*s.", (int)l, name);
-	rc = getaddrinfo(absolute, svc, &hints, &res);
-	if (rc != 0) {
-		snprintf(why, len, "%.200s does not resolve: %s", name, gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai; ai = ai->ai_next)
-		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
-		    ai->ai_addrlen <= sizeof(addrs[0]) && ++seen <= MAX_ADDRS)
-			memcpy(&addrs[(*n)++], ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(res);
-	if (seen > MAX_ADDRS)
-		goto crowd;
-	if (!*n)
-		snprintf(why, len, "%.200s has no IP address", name);
-ports:
-	for (i = 0; i < *n; i++) {
-		if (addrs[i].ss_family == AF_INET)
-			((struct sockaddr_in *)&addrs[i])->sin_port = htons((uint16_t)port);
-		else
-			((struct sockaddr_in6 *)&addrs[i])->sin6_port = htons((uint16_t)port);
-	}
-	return *n ? 0 : -1;
-crowd:
-	snprintf(why, len, "%.200s resolves to more than %d addresses", name, MAX_ADDRS);
-	*n = 0;
-	return -2;
-}
-
-static const char *addr_text(const struct sockaddr_storage *a, char *buf, size_t len)
-{
-	const void *in = a->ss_family == AF_INET
-				 ? (const void *)&((const struct sockaddr_in *)a)->sin_addr
-				 : (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr;
-
-	return inet_ntop(a->ss_family, in, buf, (socklen_t)len) ? buf : "?";
-}
-
-/* Why one of a name's n addresses may not be reached, and which (*at),
- * or NULL: a deny range, or an address of this host's own interfaces (a
- * public one included; a name that leads there would reach the gateway's
- * own listeners). The interfaces are listed once for all n. */
-static const char *denied_address(const struct sockaddr_storage *addrs, size_t n, size_t *at)
-{
-	struct ifaddrs *list = NULL, *i;
-	const char *range = NULL;
-
-	for (*at = 0; *at < n; (*at)++)
-		if ((range = tg_egress_denied_range((const struct sockaddr *)&addrs[*at])))
-			return range;
-	if (getifaddrs(&list) < 0)
-		return NULL;
-	for (*at = 0; *at < n && !range; (*at)++) {
-		const struct sockaddr_storage *a = &addrs[*at];
-
-		for (i = list; i && !range; i = i->ifa_next) {
-			const struct sockaddr *s = i->ifa_addr;
-
-			if (!s || s->sa_family != a->ss_family)
-				continue;
-			if (s->sa_family == AF_INET ? ((const struct sockaddr_in *)s)->sin_addr.s_addr ==
-							      ((const struct sockaddr_in *)a)->sin_addr.s_addr
-						    : memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr,
-							     &((const struct sockaddr_in6 *)a)->sin6_addr,
-							     16) == 0)
-				range = "this host's own address";
-		}
-		if (range)
-			break;
-	}
-	freeifaddrs(list);
-	return range;
-}
-
 /* A connection to a, within CONNECT_TIMEOUT_MS; -1 (errno). */
 static int connect_to(struct tg_egress_proxy *p, const struct sockaddr_storage *a)
 {
 	socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in)
 						: sizeof(struct sockaddr_in6);
-	int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
+	int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0, one = 1;
 
 	if (fd < 0)
 		return -1;
+	/* an IPv6 address is reached over IPv6 only: a dual-stack socket
+	 * would take ::ffff:a.b.c.d to an IPv4 address judged as IPv6 */
+	if (a->ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	if (connect(fd, (const struct sockaddr *)a, len) < 0) {
 		socklen_t el = sizeof(e);
 
@@ -348,9 +209,8 @@ static int connect_to(struct tg_egress_proxy *p, const struct sockaddr_storage *
 static int open_upstream(struct tg_egress_proxy *p, const char *host, unsigned port, int *code,
 			 char *why, size_t len)
 {
-	struct sockaddr_storage addrs[MAX_ADDRS];
-	const char *no, *range;
-	char text[INET6_ADDRSTRLEN];
+	struct sockaddr_storage addrs[EGRESS_MAX_ADDRS];
+	const char *no;
 	size_t n = 0, i;
 	int literal_rule, fd = -1, e = 0, rc;
 
@@ -367,19 +227,12 @@ static int open_upstream(struct tg_egress_proxy *p, const char *host, unsigned p
 			((struct sockaddr_in *)&addrs[0])->sin_port = htons((uint16_t)port);
 		else
 			((struct sockaddr_in6 *)&addrs[0])->sin6_port = htons((uint16_t)port);
-	} else if ((rc = resolve(p, host, port, addrs, &n, why, len)) < 0) {
+	} else if ((rc = egress_resolve(NULL, p->hosts, host, port, addrs, &n, why, len)) < 0) {
+		/* every address checked: one denied, and the name is refused */
 		*code = rc == -2 ? 403 : 502;
 		if (rc == -2)
 			denied(p, host, port, why);
 		return -1;
-	} else {
-		/* every address checked: one denied, and the name is refused */
-		if ((range = denied_address(addrs, n, &i))) {
-			snprintf(why, len, "%.100s resolves to %s, in a denied range: %s", host,
-				 addr_text(&addrs[i], text, sizeof(text)), range);
-			denied(p, host, port, why);
-			return -1;
-		}
 	}
 	*code = 502;
 	for (i = 0; i < n && fd < 0; i++) {
@@ -957,6 +810,18 @@ static void serve_socks(struct tg_egress_proxy *p, int fd)
 
 /* ---- the listener ------------------------------------------------------------ */
 
+/* A client admitted is gone: its part of the gateway's budget (when it
+ * had it) given back first, then the proxy may stop (and free its share). */
+static void client_done(struct tg_egress_proxy *p, int budget)
+{
+	if (budget)
+		egress_budget_give(p->share);
+	pthread_mutex_lock(&p->lock);
+	p->clients--;
+	pthread_cond_broadcast(&p->idle);
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
@@ -979,21 +844,17 @@ static void *client_main(void *arg)
 	free(buf);
 	close(c->fd);
 	free(c);
-	pthread_mutex_lock(&all_lock);
-	all_clients--;
-	pthread_mutex_unlock(&all_lock);
-	pthread_mutex_lock(&p->lock);
-	p->clients--;
-	pthread_cond_broadcast(&p->idle);
-	pthread_mutex_unlock(&p->lock);
+	client_done(p, 1);
 	return NULL;
 }
 
-/* A client's own thread, or a 503 at once when max_clients are served
- * (the others go on); fd is the proxy's either way. */
+/* A client's own thread, or a 503 at once when max_clients are served or
+ * the gateway's budget or the principal's share of it is taken (the others
+ * go on); fd is the proxy's either way. Never waits: it is called from a
+ * run's supervision thread. */
 static int admit(struct tg_egress_proxy *p, int fd)
 {
-	unsigned max = p->o.max_clients ? p->o.max_clients : 64;
+	unsigned max = p->o.max_clients ? p->o.max_clients : RUN_CLIENTS;
 	const char *full = NULL;
 	struct client *c;
 	pthread_attr_t attr;
@@ -1006,20 +867,8 @@ static int admit(struct tg_egress_proxy *p, int fd)
 	else
 		p->clients++;
 	pthread_mutex_unlock(&p->lock);
-	if (!full) {
-		pthread_mutex_lock(&all_lock);
-		if (all_clients >= MAX_CLIENTS_ALL)
-			full = "too many connections through the gateway's proxies at once";
-		else
-			all_clients++;
-		pthread_mutex_unlock(&all_lock);
-		if (full) {
-			pthread_mutex_lock(&p->lock);
-			p->clients--;
-			pthread_cond_broadcast(&p->idle);
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
+	if (!full && (full = egress_budget_take(p->share)))
+		client_done(p, 0);
 	if (full) {
 		http_error(p, fd, 503, full);
 		denied(p, "", 0, full);
@@ -1038,13 +887,7 @@ static int admit(struct tg_egress_proxy *p, int fd)
 	if (rc < 0) {
 		free(c);
 		close(fd);
-		pthread_mutex_lock(&all_lock);
-		all_clients--;
-		pthread_mutex_unlock(&all_lock);
-		pthread_mutex_lock(&p->lock);
-		p->clients--;
-		pthread_cond_broadcast(&p->idle);
-		pthread_mutex_unlock(&p->lock);
+		client_done(p, 1);
 	}
 	return rc;
 }
@@ -1117,6 +960,9 @@ int tg_egress_proxy_start(const struct tg_egress_proxy_options *opts,
 	p->lfd = p->stop[0] = p->stop[1] = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->idle, NULL);
+	p->o.principal = NULL; /* borrowed no further than here */
+	if (!(p->share = egress_share_get(opts->principal)))
+		goto nomem;
 	while (opts->hosts && opts->hosts[n])
 		n++;
 	if (opts->hosts && !(p->hosts = calloc(n + 1, sizeof(char *))))
@@ -1192,6 +1038,7 @@ void tg_egress_proxy_stop(struct tg_egress_proxy *p)
 		free(p->hosts[i]);
 	free(p->hosts);
 	tg_egress_policy_free(p->own_policy);
+	egress_share_put(p->share); /* no client is left to give back to it */
 	free(p->path);
 	pthread_cond_destroy(&p->idle);
 	pthread_mutex_destroy(&p->lock);

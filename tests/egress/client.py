@@ -13,6 +13,9 @@ will not.
                                      "NAME STATUS" for each
     client.py tool                   a tool: {"url"} on stdin, GET it through
                                      http_proxy, print {"status", "body"}
+    client.py hold N                 a tool: open N connections to the proxy
+                                     and hold them, saying nothing; print
+                                     how many were refused, then wait
 """
 import json
 import os
@@ -136,6 +139,20 @@ def tool():
     print(json.dumps({"status": status, "body": body, "proxy": os.environ.get("http_proxy")}))
 
 
+def hold(n):
+    held = [dial() for _ in range(int(n))]
+    refused = 0
+    time.sleep(0.3)
+    for s in held:
+        s.setblocking(False)
+        try:
+            refused += s.recv(64).startswith(b"HTTP/1.1 503")
+        except OSError:
+            pass
+    print(json.dumps({"refused": refused}), flush=True)
+    time.sleep(60)
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "socks":
@@ -148,5 +165,7 @@ if __name__ == "__main__":
         hostile()
     elif mode == "tool":
         tool()
+    elif mode == "hold":
+        hold(*args)
     else:
         sys.exit("unknown mode " + mode)

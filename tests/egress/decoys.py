@@ -3,7 +3,10 @@
 the decoys' network namespace that suite creates, so that nothing here is
 reachable from anywhere else.
 
-    decoys.py
+    decoys.py            the decoys
+    decoys.py gateway    a service of the gateway's own host, on
+                         192.0.2.1:80 in the gateway's namespace: no name
+                         may lead to it ("HIT gateway ...")
 
 Serves, on addresses the suite put on the namespace's loopback:
 
@@ -22,7 +25,8 @@ never be hit).
 Names: api.test, other.test, meta.test (-> 169.254.169.254), intranet.test
 (-> 10.255.0.9), multi.test (-> api and intranet), rebind.test (api and
 metadata in turn, TTL 0: DNS rebinding), crowd.test (20 addresses),
-self.test (-> 192.0.2.1, the gateway's own address).
+self.test (-> 192.0.2.1, the gateway's own address), self6.test (only an
+AAAA answer, ::ffff:192.0.2.1: the gateway's own address, IPv4-mapped).
 """
 import socket
 import socketserver
@@ -82,6 +86,9 @@ NAMES = {
     "crowd.test": ["203.0.113.%d" % (100 + i) for i in range(20)],
     "self.test": ["192.0.2.1"],
 }
+NAMES6 = {
+    "self6.test": ["::ffff:192.0.2.1"],
+}
 rebind_turn = [0]
 
 
@@ -108,14 +115,21 @@ def dns_answer(query):
         addrs = ["203.0.113.10" if rebind_turn[0] % 2 else "169.254.169.254"]
     else:
         addrs = NAMES.get(name)
-    rcode = 0 if addrs is not None else 3
+    addrs6 = NAMES6.get(name)
+    rcode = 0 if addrs is not None or addrs6 is not None else 3
     answers = b""
     count = 0
     if qtype == 1 and addrs:
         for a in addrs:
             answers += struct.pack("!HHHIH", 0xC00C, 1, 1, 0, 4) + socket.inet_aton(a)
             count += 1
-    hit("dns", "%s %d -> %s" % (name, qtype, addrs if qtype == 1 else []))
+    if qtype == 28 and addrs6:
+        for a in addrs6:
+            answers += struct.pack("!HHHIH", 0xC00C, 28, 1, 0, 16) + \
+                socket.inet_pton(socket.AF_INET6, a)
+            count += 1
+    hit("dns", "%s %d -> %s" % (name, qtype, addrs if qtype == 1 else
+                                 addrs6 if qtype == 28 else []))
     head = struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, count, 0, 0)
     return head + question + answers
 
@@ -128,7 +142,19 @@ def dns_main(sock):
             sock.sendto(reply, peer)
 
 
+def gateway_main():
+    server = ThreadingHTTPServer(("192.0.2.1", 80), http_handler("gateway"))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print("READY gateway", flush=True)
+    sys.stdin.read()
+    threading.Event().wait()
+
+
 def main():
+    if sys.argv[1:] == ["gateway"]:
+        gateway_main()
+        return
     servers = [
         ThreadingHTTPServer(("203.0.113.10", 80), http_handler("api")),
         ThreadingTCP(("203.0.113.10", 5432), LineHandler),

@@ -8,7 +8,9 @@
 # the first (192.0.2.1, its only route the other end); the decoys live in
 # the second, on its loopback (tests/egress/decoys.py): the allowed
 # service, a public service no rule names, the cloud metadata address, a
-# private address, and a DNS server for the test's names. toolgate runs
+# private address, and a DNS server for the test's names; a service of
+# the gateway's own host listens in the first, for no name to reach (a
+# name whose AAAA answer is its address IPv4-mapped). toolgate runs
 # with its own
 # /etc/resolv.conf and /etc/hosts (a private mount namespace), so the proxy
 # resolves through that DNS server like any gateway would, DNS rebinding
@@ -43,10 +45,12 @@ NS=tgegress-$$
 NSD=tgdecoys-$$
 NSPATH=/run/netns/$NS
 DECOYS=
+GWDECOY=
 FAILS=0
 
 cleanup() {
 	[ -n "$DECOYS" ] && kill -9 "$DECOYS" 2>/dev/null
+	[ -n "$GWDECOY" ] && kill -9 "$GWDECOY" 2>/dev/null
 	wait 2>/dev/null
 	ip netns del "$NS" 2>/dev/null
 	ip netns del "$NSD" 2>/dev/null
@@ -78,6 +82,8 @@ for n in "$NS" "$NSD"; do
 done
 ip -n "$NS" link set veth-gw up && ip -n "$NSD" link set veth-decoys up || die "veth up"
 ip -n "$NS" route add default via 192.0.2.2 || die "route"
+# an IPv6 address too, so that the gateway's resolver asks for AAAA answers
+ip -n "$NS" addr add 2001:db8:2::1/64 dev veth-gw nodad || die "addr 2001:db8:2::1"
 for a in 203.0.113.10 203.0.113.20 203.0.113.53 169.254.169.254 10.255.0.9; do
 	ip -n "$NSD" addr add "$a/32" dev lo || die "addr $a"
 done
@@ -101,6 +107,14 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 grep -q READY "$T/decoys.log" || die "the decoys did not start: $(cat "$T/decoys.log")"
+# a service of the gateway's own host, which no name may lead to
+GWDECOY=$( { nsenter "--net=$NSPATH" python3 -u "$REPO/tests/egress/decoys.py" gateway \
+	>>"$T/decoys.log" 2>&1 </dev/null & echo $!; } )
+for _ in $(seq 100); do
+	grep -q "READY gateway" "$T/decoys.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q "READY gateway" "$T/decoys.log" || die "the gateway's decoy did not start: $(cat "$T/decoys.log")"
 hits() { grep -c "^HIT $1 " "$T/decoys.log"; }
 
 # The sandbox runs as host uid 65534: what it reads from $T must be readable.
@@ -188,6 +202,14 @@ check many_addresses "$(cat "$T/o" "$T/e")" grep -q 'resolves to more than 16 ad
 tg "$T/o" "$T/e" --allow-host self.test:80 -- curl -sS http://self.test/
 check gateway_own_address "$(cat "$T/o" "$T/e")" grep -q "resolves to 192.0.2.1, in a denied range: this host's own address" "$T/o"
 
+# the same address as a DNS server may answer it, IPv4-mapped in an AAAA
+# record: normalised to 192.0.2.1 before it is judged, never connected to
+# through a dual-stack socket
+tg "$T/o" "$T/e" --allow-host self6.test:80 -- curl -sS http://self6.test/
+check gateway_own_address_mapped "$(cat "$T/o" "$T/e")" sh -c "
+	grep -q 'self6.test resolves to 192.0.2.1, in a denied range: this host.s own address' '$T/o' &&
+	[ $(hits gateway) -eq 0 ]"
+
 # ---- no way around the proxy ------------------------------------------------------
 
 tg "$T/o" "$T/e" --json --allow-host api.test:80 -- python3 /client.py bypass
@@ -258,6 +280,34 @@ check gateway_denial_recorded "$(cat "$T/record" "$T/serve.out")" sh -c "
 	jq -s -e 'map(select(.kind == \"call\" and .anomaly_action == \"warn\" and
 	       .anomalies[0].rule == \"address\")) | length == 1' '$T/record' >/dev/null"
 
+# a refusal does not hold up its run: the run's supervision thread, which
+# hands the sandbox's connections to the proxy and keeps its deadline,
+# queues the record of those it refuses (49 of 65 here: 16 a run) and goes
+# on while the audit log is held (its writer locked out for 9 s); the run
+# ends at its 4 s deadline
+mkdir -p "$T/cat4/tools"
+cp "$T/client.py" "$T/cat4/tools/client.py"
+cat >"$T/cat4/conns.hold-1.0.0.json" <<'EOF'
+{
+  "name": "conns.hold", "version": "1.0.0", "title": "Hold connections to the egress proxy",
+  "description": "Open connections to the egress proxy and hold them.",
+  "owner": { "team": "qa", "contact": "qa@example.test" },
+  "authority": "read", "risk": "low", "idempotent": true,
+  "input_schema": { "type": "object", "additionalProperties": false },
+  "executor": { "kind": "command", "argv": ["python3", "/tools/client.py", "hold", "65"],
+                "tier": "standard", "egress": ["api.test:80"], "limits": { "timeout": "4s" },
+                "mounts": [ { "host": "tools", "inside": "/tools" } ] }
+}
+EOF
+timeout 90 python3 "$REPO/tests/egress/held_log.py" "$T/record4" 9 -- "${IN[@]}" "$TG" serve \
+	--catalog "$T/cat4" --state "$T/state4" --policy "$T/policy.json" --principal agent7 \
+	--record "$T/record4" >"$T/held" 2>"$T/held.err"
+held_us=$(sed -n 's/^duration_us //p' "$T/held")
+check refusal_not_waited "$(cat "$T/held" "$T/held.err")" sh -c "
+	[ ${held_us:-999999999} -lt 7500000 ] &&
+	grep -q '^call .*\"sandbox\": \"timeout\"' '$T/held' &&
+	grep -q '^refusal .*\"principal\": \"agent7\"' '$T/held'"
+
 # a contract that asks for egress on the strict tier, or with a bad rule, does not load
 sed -e 's/"standard"/"strict"/' "$T/cat/web.fetch-1.0.0.json" >"$T/strict.json"
 sed -e 's/api.test:80/api.test/' "$T/cat/web.fetch-1.0.0.json" >"$T/badrule.json"
@@ -274,6 +324,6 @@ check contract_checked "$(cat "$T/c2" "$T/c3")" sh -c "[ $r2 -ne 0 ] && [ $r3 -n
 
 # ---- the decoys' count ------------------------------------------------------------
 check decoys_untouched "$(grep HIT "$T/decoys.log")" sh -c "[ $(hits metadata) -eq 0 ] &&
-	[ $(hits other) -eq 0 ] && [ $(hits intranet) -eq 1 ]"
+	[ $(hits other) -eq 0 ] && [ $(hits intranet) -eq 1 ] && [ $(hits gateway) -eq 0 ]"
 
 [ "$FAILS" -eq 0 ]

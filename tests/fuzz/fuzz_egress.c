@@ -5,8 +5,9 @@
  * status or reads it into a request whose parts keep their promises (a
  * host of a name or an address, a port 1 to 65535, a path inside the
  * target). The host is then judged by the policy and, as an address, by
- * the deny ranges, as the proxy would: none of it may crash, and an
- * address the policy allows must be the one its rule names.
+ * the deny ranges, as the proxy would: none of it may crash, an
+ * IPv4-mapped literal is read as the IPv4 address, and an address the
+ * policy allows must be the one its rule names.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -62,8 +63,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!rq.connect && (rq.path < rq.target || rq.path > rq.target + strlen(rq.target)))
 		abort();
 	kind = tg_egress_parse_ip(rq.host, &a);
-	if (kind == 1)
+	if (kind == 1) {
+		uint32_t v4;
+
 		(void)tg_egress_denied_range((struct sockaddr *)&a);
+		(void)egress_ipv4_of((struct sockaddr *)&a, &v4);
+		/* an IPv4-mapped literal is the IPv4 address, never left mapped */
+		if (a.ss_family == AF_INET6 &&
+		    IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&a)->sin6_addr))
+			abort();
+	}
 	if (!tg_egress_policy_check(policy, rq.host, rq.port, &literal) && kind == 1) {
 		/* only the two literal rules allow an address */
 		const unsigned char *b = a.ss_family == AF_INET

@@ -17,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ifaddrs.h>
+#include <netdb.h>
+
+#include "sandbox/egress_int.h"
 #include "toolgate/egress.h"
 #include "unit.h"
 
@@ -95,6 +99,8 @@ static int deny_ranges(void)
 		"::ffff:10.0.0.1", "::127.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b:1::1",
 		"2002:a9fe:a9fe::", "2001:0:4136:e378::1", "fd00:ec2::254", "fc00::1",
 		"fe80::1", "fec0::1", "ff02::1", "100::1", "168.63.129.16", "::ffff:0:a9fe:a9fe",
+		/* deprecated or translator-only forms, whatever IPv4 they carry */
+		"::8.8.8.8", "::ffff:0:808:808",
 	};
 	static const char *const open[] = {
 		"8.8.8.8", "203.0.113.10", "172.32.0.1", "100.128.0.1", "169.253.255.255",
@@ -114,6 +120,168 @@ static int deny_ranges(void)
 	}
 	CHECK(strstr(range_of("169.254.169.254"), "metadata"));
 	CHECK(strstr(range_of("fd00:ec2::254"), "metadata"));
+	CHECK(strstr(range_of("::8.8.8.8"), "IPv4-compatible"));
+	return 0;
+}
+
+/* ---- a name's answers, judged ------------------------------------------------- */
+
+/* A resolver and an interface list of the test's own: what the name asked
+ * answers (NULL-terminated), and this host's addresses. */
+static const char *const *fake_answers;
+static char fake_asked[300];
+static int fake_ifaddrs_fail;
+
+static int fake_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+			    struct addrinfo **res)
+{
+	struct addrinfo *head = NULL, **tail = &head;
+	size_t i;
+
+	(void)service;
+	(void)hints;
+	snprintf(fake_asked, sizeof(fake_asked), "%s", node);
+	for (i = 0; fake_answers && fake_answers[i]; i++) {
+		struct addrinfo *ai = calloc(1, sizeof(*ai) + sizeof(struct sockaddr_storage));
+		struct sockaddr_in6 *s6;
+		struct sockaddr_in *s4;
+
+		if (!ai)
+			break;
+		s6 = (struct sockaddr_in6 *)(ai + 1);
+		s4 = (struct sockaddr_in *)(ai + 1);
+		ai->ai_addr = (struct sockaddr *)(ai + 1);
+		ai->ai_socktype = SOCK_STREAM;
+		if (inet_pton(AF_INET6, fake_answers[i], &s6->sin6_addr) == 1) {
+			ai->ai_family = s6->sin6_family = AF_INET6;
+			ai->ai_addrlen = sizeof(*s6);
+		} else if (inet_pton(AF_INET, fake_answers[i], &s4->sin_addr) == 1) {
+			ai->ai_family = s4->sin_family = AF_INET;
+			ai->ai_addrlen = sizeof(*s4);
+		}
+		*tail = ai;
+		tail = &ai->ai_next;
+	}
+	*res = head;
+	return head ? 0 : EAI_NONAME;
+}
+
+static void fake_freeaddrinfo(struct addrinfo *res)
+{
+	while (res) {
+		struct addrinfo *next = res->ai_next;
+
+		free(res);
+		res = next;
+	}
+}
+
+static struct sockaddr_in own_lo = { .sin_family = AF_INET }, own4 = { .sin_family = AF_INET };
+static struct sockaddr_in6 own6 = { .sin6_family = AF_INET6 };
+static struct ifaddrs if_packet = { .ifa_name = (char *)"eth0" },
+		      if_lo = { &if_packet, (char *)"lo", 0, (struct sockaddr *)&own_lo, NULL, { NULL }, NULL },
+		      if_v4 = { &if_lo, (char *)"eth0", 0, (struct sockaddr *)&own4, NULL, { NULL }, NULL },
+		      if_v6 = { &if_v4, (char *)"eth0", 0, (struct sockaddr *)&own6, NULL, { NULL }, NULL };
+
+static int fake_getifaddrs(struct ifaddrs **list)
+{
+	inet_pton(AF_INET, "127.0.0.1", &own_lo.sin_addr);
+	inet_pton(AF_INET, "192.0.2.77", &own4.sin_addr);
+	inet_pton(AF_INET6, "2001:db8::77", &own6.sin6_addr);
+	if (fake_ifaddrs_fail) {
+		errno = ENOMEM;
+		return -1;
+	}
+	*list = &if_v6;
+	return 0;
+}
+
+static void fake_freeifaddrs(struct ifaddrs *list)
+{
+	(void)list;
+}
+
+/* egress_resolve with the fakes, for name answering answers: its status,
+ * and why or the first address (with its family) in out. */
+static int judged(const char *name, const char *const *answers, char *out, size_t len)
+{
+	static const struct egress_sys sys = { fake_getaddrinfo, fake_freeaddrinfo,
+					       fake_getifaddrs, fake_freeifaddrs };
+	struct sockaddr_storage addrs[EGRESS_MAX_ADDRS];
+	char text[INET6_ADDRSTRLEN] = "";
+	size_t n = 99;
+	int rc;
+
+	fake_answers = answers;
+	out[0] = 0;
+	rc = egress_resolve(&sys, NULL, name, 443, addrs, &n, out, len);
+	if (rc == 0 && n) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&addrs[0];
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&addrs[0];
+
+		if (addrs[0].ss_family == AF_INET && ntohs(s4->sin_port) == 443)
+			inet_ntop(AF_INET, &s4->sin_addr, text, sizeof(text));
+		else if (addrs[0].ss_family == AF_INET6 && ntohs(s6->sin6_port) == 443)
+			inet_ntop(AF_INET6, &s6->sin6_addr, text, sizeof(text));
+		snprintf(out, len, "%s %s n=%zu", addrs[0].ss_family == AF_INET ? "v4" : "v6", text,
+			 n);
+	}
+	if (rc != 0 && n != 0)
+		return 99; /* a refused name hands no address over */
+	return rc;
+}
+
+/* A DNS answer is normalised and judged as what is connected to: an
+ * IPv4-mapped answer of an address of this host (::ffff:192.0.2.77, here
+ * an address of eth0) is this host's address, refused, as are its NAT64
+ * and 6to4 forms and its IPv6 address; a public mapped answer is
+ * connected to over IPv4; the deprecated forms are refused; and a host
+ * whose interfaces cannot be listed refuses every name. */
+static int resolve_judged(void)
+{
+	static const char *const mapped_own[] = { "::ffff:192.0.2.77", NULL };
+	static const char *const mapped_public[] = { "::ffff:203.0.113.9", NULL };
+	static const char *const nat64_own[] = { "64:ff9b::c000:24d", NULL };
+	static const char *const sixto4_own[] = { "2002:c000:24d::1", NULL };
+	static const char *const v6_own[] = { "2001:db8::77", NULL };
+	static const char *const v4_own[] = { "203.0.113.9", "192.0.2.77", NULL };
+	static const char *const compatible[] = { "::cb00:7109", NULL };
+	static const char *const mixed[] = { "203.0.113.9", "2001:db8::5", NULL };
+	static const char *crowd[18];
+	static char crowd_text[17][24];
+	char why[400];
+	int i;
+
+	CHECK(judged("own.invalid", mapped_own, why, sizeof(why)) == -2);
+	CHECK(strstr(why, "own.invalid resolves to 192.0.2.77, in a denied range: this host's own "
+		      "address"));
+	CHECK(strcmp(fake_asked, "own.invalid.") == 0); /* the absolute name */
+	CHECK(judged("pub.invalid.", mapped_public, why, sizeof(why)) == 0);
+	CHECK(strcmp(why, "v4 203.0.113.9 n=1") == 0);
+	CHECK(judged("own.invalid", nat64_own, why, sizeof(why)) == -2 &&
+	      strstr(why, "64:ff9b::c000:24d") && strstr(why, "own address"));
+	CHECK(judged("own.invalid", sixto4_own, why, sizeof(why)) == -2 &&
+	      strstr(why, "own address"));
+	CHECK(judged("own.invalid", v6_own, why, sizeof(why)) == -2 && strstr(why, "own address"));
+	CHECK(judged("own.invalid", v4_own, why, sizeof(why)) == -2 &&
+	      strstr(why, "192.0.2.77") && strstr(why, "own address"));
+	CHECK(judged("old.invalid", compatible, why, sizeof(why)) == -2 &&
+	      strstr(why, "IPv4-compatible"));
+	CHECK(judged("pub.invalid", mixed, why, sizeof(why)) == 0);
+	CHECK(strcmp(why, "v4 203.0.113.9 n=2") == 0);
+	CHECK(judged("none.invalid", NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "does not resolve"));
+	for (i = 0; i < 17; i++) {
+		snprintf(crowd_text[i], sizeof(crowd_text[i]), "203.0.113.%d", i + 1);
+		crowd[i] = crowd_text[i];
+	}
+	CHECK(judged("crowd.invalid", crowd, why, sizeof(why)) == -2 &&
+	      strstr(why, "more than 16"));
+	/* the interfaces cannot be listed: refused, not let through */
+	fake_ifaddrs_fail = 1;
+	CHECK(judged("pub.invalid", mapped_public, why, sizeof(why)) == -2 &&
+	      strstr(why, "own addresses cannot be listed"));
+	fake_ifaddrs_fail = 0;
 	return 0;
 }
 
@@ -726,10 +894,126 @@ static int proxy_stop(void)
 	return 0;
 }
 
+/* A connection handed to proxy p (as a sandbox's forwarder would) that
+ * asks for a tunnel to 127.0.0.1:port: its fd, held open, once the tunnel
+ * is established; -1, with the refusal's first line in why, otherwise. */
+static int tunnel(struct tg_egress_proxy *p, unsigned port, char *why, size_t len)
+{
+	char req[80], buf[256];
+	int fds[2];
+	ssize_t r;
+	struct pollfd pf;
+
+	why[0] = 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+		return -1;
+	if (tg_egress_proxy_adopt(p, fds[1]) == 0) {
+		snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", port);
+		if (write(fds[0], req, strlen(req)) != (ssize_t)strlen(req))
+			goto refused;
+	}
+	pf = (struct pollfd){ fds[0], POLLIN, 0 };
+	if (poll(&pf, 1, 5000) != 1 || (r = read(fds[0], buf, sizeof(buf) - 1)) <= 0)
+		goto refused;
+	buf[r] = 0;
+	if (strncmp(buf, "HTTP/1.1 200 ", 13) == 0)
+		return fds[0];
+	snprintf(why, len, "%s", strstr(buf, "toolgate egress: ") ? strstr(buf, "toolgate egress: ")
+								   : buf);
+refused:
+	close(fds[0]);
+	return -1;
+}
+
+/* One principal's concurrent runs cannot take the gateway's egress: 17
+ * runs of alice (a proxy each, 16 connections a run by default) asking
+ * for 272 tunnels get 64 of them, a quarter of the gateway's 256; bob's
+ * run is served beside them; and a run's own limit is 16. */
+static int principal_share(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t slen = sizeof(sin);
+	struct tg_egress_proxy *alice[17], *bob;
+	struct tg_egress_proxy_options o;
+	static int held[17 * 17];
+	struct denials d;
+	struct tg_error err;
+	char rule[40], why[300];
+	const char *rules[1] = { rule };
+	int up, i, k, n = 0, shares = 0, fd;
+
+	/* an upstream that never accepts: its backlog completes the tunnels */
+	signal(SIGPIPE, SIG_IGN);
+	memset(&d, 0, sizeof(d));
+	pthread_mutex_init(&d.lock, NULL);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(up >= 0 && bind(up, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	      listen(up, 1024) == 0 && getsockname(up, (struct sockaddr *)&sin, &slen) == 0);
+	snprintf(rule, sizeof(rule), "127.0.0.1:%u", ntohs(sin.sin_port));
+	memset(&o, 0, sizeof(o));
+	o.rules = rules;
+	o.nrules = 1;
+	o.on_deny = on_deny;
+	o.ctx = &d;
+	o.idle_timeout_ms = 30000;
+	tg_error_clear(&err);
+	o.principal = "alice";
+	for (i = 0; i < 17; i++)
+		CHECK(tg_egress_proxy_start(&o, &alice[i], &err) == 0);
+	o.principal = "bob";
+	CHECK(tg_egress_proxy_start(&o, &bob, &err) == 0);
+	for (i = 0; i < 17; i++)
+		for (k = 0; k < 16; k++) {
+			fd = tunnel(alice[i], ntohs(sin.sin_port), why, sizeof(why));
+			if (fd >= 0)
+				held[n++] = fd;
+			else if (strstr(why, "503") || strstr(why, "share"))
+				shares += strstr(why, "this principal's runs hold their share") != NULL;
+		}
+	if (n != 64 || shares != 272 - 64)
+		fprintf(stderr, "alice holds %d tunnels, %d refused by her share\n", n, shares);
+	CHECK(n == 64 && shares == 272 - 64);
+	/* another principal is served meanwhile */
+	fd = tunnel(bob, ntohs(sin.sin_port), why, sizeof(why));
+	if (fd < 0)
+		fprintf(stderr, "bob refused: %s\n", why);
+	CHECK(fd >= 0);
+	held[n++] = fd;
+	/* a run's own limit: 16 at once by default */
+	for (k = 0; k < 16 && fd >= 0; k++) {
+		fd = tunnel(bob, ntohs(sin.sin_port), why, sizeof(why));
+		if (fd >= 0)
+			held[n++] = fd;
+	}
+	CHECK(k == 16 && fd < 0 && strstr(why, "through the proxy at once"));
+	CHECK(d.n >= 100); /* each refusal reported (the first 100 of a run) */
+	/* the tunnels over (the upstream gone too: a tunnel waits for the
+	 * side still open), alice's share is hers again */
+	for (i = 0; i < n; i++)
+		close(held[i]);
+	close(up);
+	usleep(300000);
+	up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(up >= 0 && setsockopt(up, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)) == 0 &&
+	      bind(up, (struct sockaddr *)&sin, sizeof(sin)) == 0 && listen(up, 16) == 0);
+	fd = tunnel(alice[16], ntohs(sin.sin_port), why, sizeof(why));
+	if (fd < 0)
+		fprintf(stderr, "alice refused after: %s\n", why);
+	CHECK(fd >= 0);
+	close(fd);
+	for (i = 0; i < 17; i++)
+		tg_egress_proxy_stop(alice[i]);
+	tg_egress_proxy_stop(bob);
+	close(up);
+	return 0;
+}
+
 const struct unit_test egress_tests[] = {
 	{ "egress/spellings", spellings },
 	{ "egress/deny_ranges", deny_ranges },
 	{ "egress/rules", rules },
+	{ "egress/resolve_judged", resolve_judged },
 	{ "egress/proxy_connect", proxy_connect },
 	{ "egress/proxy_chain", proxy_chain },
 	{ "egress/proxy_http", proxy_http },
@@ -738,5 +1022,6 @@ const struct unit_test egress_tests[] = {
 	{ "egress/proxy_limits", proxy_limits },
 	{ "egress/proxy_reports", proxy_reports },
 	{ "egress/proxy_stop", proxy_stop },
+	{ "egress/principal_share", principal_share },
 	UNIT_TESTS_END
 };
