@@ -63,8 +63,16 @@ struct tg_gate_options {
 	 * catalogue that mounts it (docs/PIPELINE.md, "Command tools"). */
 	const char *state_dir;
 	/* Directory command tools' relative argv[0] and mounts resolve
-	 * against (the catalogue's directory); NULL: as given. */
+	 * against (the catalogue's directory); NULL: as given. No tool is
+	 * given it to write, nor as its workspace: its contracts and
+	 * programs are what the gateway loads. */
 	const char *tools_dir;
+	/* The gateway's own files outside the state directory (serve's
+	 * --record, --policy, --tokens, --state-key), NULL-terminated, or
+	 * NULL: tg_gate_new refuses a workspace or a contract mount that
+	 * holds one. "-" and what is not a regular file (/dev/null) are
+	 * passed over. */
+	const char *const *own_files;
 	/* Warm sandboxes kept ready for each command tool once it has been
 	 * called (docs/SANDBOX.md, "Warm pool"); 0: every run cold. */
 	unsigned warm;
@@ -99,10 +107,15 @@ TG_API void tg_gate_set_anomalies(struct tg_gate *gate, const struct tg_anomaly_
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
  * *out. Thread-safe once made: calls may run from several threads. -1
  * and err when the catalogue names a builtin that does not exist, or
- * mounts the state directory (or a directory that holds it, or /tmp where
- * overlay dry runs keep their layers), or when the workspace does not
- * exist, overlaps the state directory, or holds .toolgate/undo (the undo
- * records of an earlier toolgate: err says how to move them). */
+ * mounts a directory that is, holds or lies in the state directory or the
+ * workspace, one that holds /tmp (where overlay dry runs keep their
+ * layers), one of own_files or .toolgate/undo, or a writable one that
+ * overlaps tools_dir (a mount that does not exist yet is judged by where
+ * it will be); or when the workspace does not exist, overlaps the state
+ * directory or tools_dir, holds one of own_files, or holds .toolgate/undo
+ * (the undo records of an earlier toolgate: err says how to move them).
+ * Each run checks its mounts and the workspace again (docs/contracts.md,
+ * "What a command tool is given"). */
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);

@@ -71,6 +71,7 @@ int cmd_rollback(int argc, char **argv)
 	const char *state = NULL, *policy = NULL, *token = NULL, *catalog = NULL, *workspace = NULL;
 	const char *id = NULL, *record = NULL;
 	struct tg_gate_options gopts = { 0 };
+	const char *own[3] = { 0 };
 	struct tg_catalog *cat = NULL;
 	struct tg_store *st = NULL;
 	struct tg_gate *gate = NULL;
@@ -150,6 +151,9 @@ int cmd_rollback(int argc, char **argv)
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	gopts.state_dir = state;
+	own[0] = policy; /* the files of its own it reads or writes: no tool is given them */
+	own[1] = record;
+	gopts.own_files = own;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0)
 		goto fail;

@@ -209,7 +209,7 @@ int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
-	const char *state = NULL, *otlp = NULL;
+	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -325,6 +325,16 @@ int cmd_serve(int argc, char **argv)
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	gopts.state_dir = state;
+	{
+		/* the files of its own it reads or writes: no tool is given them */
+		const char *files[] = { record, policy, tokens, state_key };
+		size_t f, n = 0;
+
+		for (f = 0; f < 4; f++)
+			if (files[f])
+				own[n++] = files[f];
+		gopts.own_files = own;
+	}
 	/* stdio's principal: named, or "local"; HTTP alone has none */
 	mopts.principal = principal ? principal : http && !stdio ? NULL : "local";
 	mopts.http_tokens = tokens;

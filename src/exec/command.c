@@ -13,7 +13,9 @@
  * limits, the mounts (read-only for a read tool: the loader refused
  * anything else), the environment, and the gateway's workspace and
  * state directory only when the contract asks for them (dirs.c). Nothing
- * of the gateway's environment or files passes otherwise.
+ * of the gateway's environment or files passes otherwise: each mount and
+ * the workspace are checked again, by their real paths, as the run is
+ * built (exec_dirs_check_bind).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +41,6 @@
 
 #define OVERLAY_SIZE "256m"     /* what an overlay dry run may write, its mounts together */
 #define OVERLAY_INODES "65536"  /* and how many files and directories */
-#define OVERLAY_PREFIX "toolgate-overlay-"
 
 /* An overlay dry run's layers: one upper and work directory per writable
  * mount, in a directory of the gateway's own, /tmp/toolgate-overlay-PID-X
@@ -60,7 +61,7 @@ struct overlays {
 
 static int layers_dir(struct overlays *ov, struct tg_error *err)
 {
-	snprintf(ov->dir, sizeof(ov->dir), EXEC_OVERLAY_DIR "/" OVERLAY_PREFIX "%d-XXXXXX",
+	snprintf(ov->dir, sizeof(ov->dir), EXEC_OVERLAY_DIR "/" EXEC_OVERLAY_PREFIX "%d-XXXXXX",
 		 (int)getpid());
 	if (!mkdtemp(ov->dir)) {
 		ov->dir[0] = 0;
@@ -140,9 +141,9 @@ void exec_overlay_sweep(void)
 	long pid;
 
 	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) != 0)
+		if (strncmp(e->d_name, EXEC_OVERLAY_PREFIX, strlen(EXEC_OVERLAY_PREFIX)) != 0)
 			continue;
-		pid = strtol(e->d_name + strlen(OVERLAY_PREFIX), NULL, 10);
+		pid = strtol(e->d_name + strlen(EXEC_OVERLAY_PREFIX), NULL, 10);
 		/* a live gateway's layers are its own */
 		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
@@ -258,7 +259,8 @@ static int add_given(const struct tg_contract *k, const struct exec_env *env,
 			return tg_error_set(err, TG_ERR_INVALID, "%s: executor.workspace: the gateway "
 					    "has no workspace to give it (serve --workspace DIR)",
 					    k->name);
-		if (add_dir(spec, ov, env, env->dirs->workspace, "/workspace",
+		if (exec_dirs_check_bind(env->dirs, env->dirs->workspace, 0, 0, err) < 0 ||
+		    add_dir(spec, ov, env, env->dirs->workspace, "/workspace",
 			    k->workspace == TG_WORKSPACE_WRITE, err) < 0)
 			return tg_error_wrap(err, "executor.workspace");
 	}
@@ -303,9 +305,11 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
 			host = path;
 		}
-		/* a dry run cannot write, whatever the tool does; an overlay
-		 * dry run writes on a layer that is thrown away */
-		if (add_dir(spec, ov, env, host, k->mounts[i].inside, k->mounts[i].writable,
+		/* the catalogue's check, again by what is there now; a dry
+		 * run cannot write, whatever the tool does; an overlay dry run
+		 * writes on a layer that is thrown away */
+		if (exec_dirs_check_bind(env->dirs, host, 1, k->mounts[i].writable, err) < 0 ||
+		    add_dir(spec, ov, env, host, k->mounts[i].inside, k->mounts[i].writable,
 			    err) < 0)
 			return tg_error_wrap(err, "executor.mounts[%zu]", i);
 	}

@@ -9,12 +9,19 @@
  * the undo copies fs.undo reads.
  *
  * The gateway's own records (its store and audit log, the tools' undo
- * copies, the layers of overlay dry runs) must lie outside every
- * directory a tool can be given: the gate refuses to start when the
- * workspace and the state directory overlap, when the workspace still
- * holds an earlier toolgate's undo records (.toolgate/undo), or when a
- * contract mounts a directory that is, holds or lies in the state
- * directory, or holds the overlay layers' directory.
+ * copies, the layers of overlay dry runs, its record, policy and token
+ * files) and the catalogue it loads must lie outside every directory a
+ * tool can be given, and no contract mount may hand out the workspace,
+ * which only executor.workspace gives: the gate refuses to start when
+ * the workspace overlaps the state directory or the catalogue, holds a
+ * file of the gateway's own or an earlier toolgate's undo records
+ * (.toolgate/undo), and a catalogue whose mounts are, hold or lie in the
+ * state directory or the workspace, hold /tmp (the overlay layers), a
+ * file of the gateway's own or .toolgate/undo, or write the catalogue. A
+ * mount whose source does not exist yet is judged by where it will be
+ * (resolve), and every bind is checked again, by its real path, when a
+ * tool runs (exec_dirs_check_bind): what changed on the host since the
+ * catalogue loaded is caught there.
  *
  * It must never give a tool a directory its contract did not ask for,
  * nor follow a symlink where it makes a state directory or hands it to
@@ -23,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +55,16 @@ static int overlap(const char *a, const char *b)
 	return within(a, b) || within(b, a);
 }
 
+/* How a (a real path) stands to b, which overlap */
+static const char *relation(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0 ? "is" : within(a, b) ? "lies in" : "holds";
+}
+
 void exec_dirs_free(struct exec_dirs *d)
 {
+	size_t i;
+
 	if (!d)
 		return;
 	free(d->workspace);
@@ -56,13 +72,160 @@ void exec_dirs_free(struct exec_dirs *d)
 	free(d->state);
 	free(d->workspace_real);
 	free(d->state_real);
+	free(d->tools_real);
+	for (i = 0; i < d->nown; i++)
+		free(d->own_real[i]);
+	free(d->own_real);
 	free(d);
+}
+
+static int fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+/* One component of *todo taken into out[PATH_MAX] (a real path): "." is
+ * nothing, ".." the parent, a symlink its target (the rest of *todo put
+ * after it), anything else appended, whether it exists or not. */
+static int resolve_step(char *out, char *todo, int *links)
+{
+	char part[PATH_MAX], target[PATH_MAX], rest[PATH_MAX];
+	size_t n, lead = strspn(todo, "/");
+	const char *next;
+	struct stat st;
+	int missing;
+	ssize_t t;
+
+	memmove(todo, todo + lead, strlen(todo + lead) + 1);
+	n = strcspn(todo, "/");
+	next = todo + n + strspn(todo + n, "/");
+	if (n == 0)
+		return 0;
+	if ((n == 1 && todo[0] == '.') || (n == 2 && todo[0] == '.' && todo[1] == '.')) {
+		char *slash = strrchr(out, '/');
+
+		if (n == 2)
+			slash[slash == out] = '\0';
+		memmove(todo, next, strlen(next) + 1);
+		return 0;
+	}
+	if ((size_t)snprintf(part, sizeof(part), "%s/%.*s", strcmp(out, "/") ? out : "", (int)n,
+			     todo) >= sizeof(part))
+		return fail(ENAMETOOLONG);
+	missing = lstat(part, &st) < 0;
+	if (missing && errno != ENOENT && errno != ENOTDIR)
+		return -1;
+	if (missing || !S_ISLNK(st.st_mode)) {
+		/* what does not exist yet is made as a directory would be */
+		memcpy(out, part, strlen(part) + 1);
+		memmove(todo, next, strlen(next) + 1);
+		return 0;
+	}
+	if (++*links > 40)
+		return fail(ELOOP);
+	t = readlink(part, target, sizeof(target) - 1);
+	if (t < 0)
+		return -1;
+	target[t] = '\0';
+	if ((size_t)snprintf(rest, sizeof(rest), "%s/%s", target, next) >= sizeof(rest))
+		return fail(ENAMETOOLONG);
+	if (target[0] == '/')
+		snprintf(out, PATH_MAX, "/");
+	memcpy(todo, rest, strlen(rest) + 1);
+	return 0;
+}
+
+/* The real path of path where it exists, and where it does not yet (the
+ * store makes the state directory after the gate starts; a mount's source
+ * may be made later), what it will be when what is missing is made as
+ * plain directories: symlinks followed, "." and ".." applied, the missing
+ * rest appended. malloc'd; NULL and errno (ELOOP, ENAMETOOLONG, EACCES...). */
+static char *resolve(const char *path)
+{
+	char out[PATH_MAX], todo[PATH_MAX];
+	int links = 0;
+
+	if (!path || !*path || (size_t)snprintf(todo, sizeof(todo), "%s", path) >= sizeof(todo)) {
+		errno = path && *path ? ENAMETOOLONG : ENOENT;
+		return NULL;
+	}
+	if (path[0] == '/')
+		snprintf(out, sizeof(out), "/");
+	else if (!getcwd(out, sizeof(out)))
+		return NULL;
+	while (todo[0])
+		if (resolve_step(out, todo, &links) < 0)
+			return NULL;
+	return strdup(out);
+}
+
+static int say(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* fmt into why[len]: 1 */
+static int say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* Why the host directory at real path real may not be given to a tool
+ * (mount: as a contract's mount, writable or not; else as the workspace),
+ * a phrase that follows its name, into why[len]: 1; or 0. */
+static int refused(const struct exec_dirs *d, const char *real, int mount, int writable,
+		   char *why, size_t len)
+{
+	char tmp[PATH_MAX], stale[PATH_MAX + 32];
+	size_t i, n;
+	struct stat st;
+
+	if (d->state_real && overlap(real, d->state_real))
+		return say(why, len, "%s the gateway's state directory %s, which no tool is given "
+			   "(a write tool may ask for its own part of it: executor.state)",
+			   relation(real, d->state_real), d->state);
+	if (realpath(EXEC_OVERLAY_DIR, tmp)) {
+		n = strlen(tmp);
+		if (within(tmp, real))
+			return say(why, len, "is or holds %s, where overlay dry runs keep their "
+				   "layers", EXEC_OVERLAY_DIR);
+		/* another run's layers, which it could read or change (real
+		 * is not tmp: real[n] is its slash) */
+		if (within(real, tmp) && strncmp(real + n + (n > 1), EXEC_OVERLAY_PREFIX,
+						 strlen(EXEC_OVERLAY_PREFIX)) == 0)
+			return say(why, len, "lies in an overlay dry run's layers (%s/%s*)",
+				   EXEC_OVERLAY_DIR, EXEC_OVERLAY_PREFIX);
+	}
+	if (mount && d->workspace_real && overlap(real, d->workspace_real))
+		return say(why, len, "%s the workspace %s, which a tool is given only when its "
+			   "contract asks (executor.workspace: read or write)",
+			   relation(real, d->workspace_real), d->workspace);
+	if (d->tools_real && (!mount || writable) && overlap(real, d->tools_real))
+		return say(why, len, "%s%s the catalogue directory %s, whose contracts and tool "
+			   "programs the gateway loads", mount ? "is writable and " : "",
+			   relation(real, d->tools_real), d->tools_dir);
+	for (i = 0; i < d->nown; i++)
+		if (within(d->own_real[i], real))
+			return say(why, len, "holds %s, a file of the gateway's own (its record, "
+				   "policy, tokens or key)", d->own_real[i]);
+	/* before the undo records moved to the state directory, the file
+	 * tools kept them here, where every tool given it could read them */
+	snprintf(stale, sizeof(stale), "%s/.toolgate/undo", strcmp(real, "/") ? real : "");
+	if (lstat(stale, &st) == 0)
+		return say(why, len, "holds .toolgate/undo, undo records of an earlier toolgate "
+			   "(copies of changed and deleted files): move them to %s/tools/fs/ or "
+			   "remove them", d->state ? d->state : "STATE");
+	return 0;
 }
 
 /* The checks of exec_dirs_new on d, whose real paths are known. */
 static int dirs_check(const struct exec_dirs *d, struct tg_error *err)
 {
-	char stale[PATH_MAX + 32];
+	char stale[PATH_MAX + 32], why[PATH_MAX + 256];
 	struct stat st;
 
 	if (d->workspace_real && d->state_real && overlap(d->workspace_real, d->state_real))
@@ -72,10 +235,6 @@ static int dirs_check(const struct exec_dirs *d, struct tg_error *err)
 				    "workspace, which tools are given", d->workspace, d->state);
 	if (!d->workspace_real)
 		return 0;
-	if (realpath(EXEC_OVERLAY_DIR, stale) && within(stale, d->workspace_real))
-		return tg_error_set(err, TG_ERR_INVALID, "--workspace %s is or holds %s, where "
-				    "overlay dry runs keep their layers", d->workspace,
-				    EXEC_OVERLAY_DIR);
 	/* before the undo records moved to the state directory, the file
 	 * tools kept them here, where every tool given the workspace could
 	 * read them: they are moved by the operator, never served */
@@ -88,45 +247,46 @@ static int dirs_check(const struct exec_dirs *d, struct tg_error *err)
 				    "%.100s/tools/fs/ && rmdir %.100s/.toolgate) or remove them",
 				    d->workspace, d->state ? d->state : "STATE", stale,
 				    d->state ? d->state : "STATE", d->workspace);
+	/* the catalogue, the overlay layers, the gateway's own files */
+	if (refused(d, d->workspace_real, 0, 0, why, sizeof(why)))
+		return tg_error_set(err, TG_ERR_INVALID, "--workspace %s %s: it is given to tools",
+				    d->workspace, why);
 	return 0;
 }
 
-/* The real path of path, or of what it will be when it is made (the
- * store makes the state directory): malloc'd; NULL and errno. */
-static char *real_path(const char *path)
+/* The gateway's own files outside the state directory (the record, the
+ * policy...), by real path, into d; those that are not regular files
+ * ("-", /dev/null) are not the gateway's to guard. */
+static int own_files(struct exec_dirs *d, const char *const *files, struct tg_error *err)
 {
-	char dir[PATH_MAX], *real = realpath(path, NULL), *base, *out = NULL;
-	size_t n;
+	size_t n = 0;
+	struct stat st;
 
-	if (real || errno != ENOENT)
-		return real;
-	n = (size_t)snprintf(dir, sizeof(dir), "%s", path);
-	if (n >= sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return NULL;
+	while (files && files[n])
+		n++;
+	d->own_real = calloc(n + 1, sizeof(*d->own_real));
+	if (!d->own_real)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	for (; files && *files; files++) {
+		char *real;
+
+		if (strcmp(*files, "-") == 0 || (stat(*files, &st) == 0 && !S_ISREG(st.st_mode)))
+			continue;
+		real = resolve(*files);
+		if (!real)
+			return tg_error_sys(err, errno, "%s", *files);
+		d->own_real[d->nown++] = real;
 	}
-	while (n > 1 && dir[n - 1] == '/')
-		dir[--n] = '\0';
-	base = strrchr(dir, '/');
-	if (base)
-		*base++ = '\0';
-	else
-		base = dir;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		errno = ENOENT;
-		return NULL;
-	}
-	real = realpath(base == dir ? "." : dir[0] ? dir : "/", NULL);
-	if (real && asprintf(&out, "%s/%s", strcmp(real, "/") ? real : "", base) < 0)
-		out = NULL;
-	free(real);
-	return out;
+	return 0;
 }
 
-int exec_dirs_new(const char *workspace, const char *tools_dir, const char *state,
-		  struct exec_dirs **out, struct tg_error *err)
+int exec_dirs_new(const struct tg_gate_options *opts, struct exec_dirs **out,
+		  struct tg_error *err)
 {
 	struct exec_dirs *d = calloc(1, sizeof(*d));
+	const char *workspace = opts ? opts->workspace : NULL;
+	const char *tools_dir = opts ? opts->tools_dir : NULL;
+	const char *state = opts ? opts->state_dir : NULL;
 
 	*out = NULL;
 	if (!d)
@@ -141,11 +301,15 @@ int exec_dirs_new(const char *workspace, const char *tools_dir, const char *stat
 		tg_error_sys(err, errno, "--workspace %s", workspace);
 		goto fail;
 	}
-	if (state && !(d->state_real = real_path(state))) {
+	if (state && !(d->state_real = resolve(state))) {
 		tg_error_sys(err, errno, "--state %s", state);
 		goto fail;
 	}
-	if (dirs_check(d, err) < 0)
+	if (tools_dir && !(d->tools_real = resolve(tools_dir))) {
+		tg_error_sys(err, errno, "--catalog %s", tools_dir);
+		goto fail;
+	}
+	if (own_files(d, opts ? opts->own_files : NULL, err) < 0 || dirs_check(d, err) < 0)
 		goto fail;
 	*out = d;
 	return 0;
@@ -154,12 +318,15 @@ fail:
 	return -1;
 }
 
-/* Mount i of command tool k against d. */
+/* Mount i of command tool k against d, at the catalogue's load: where its
+ * source does not exist yet, as it will be when it is made (the run
+ * checks again, exec_dirs_check_bind). */
 static int mount_check(const struct tg_contract *k, size_t i, const struct exec_dirs *d,
 		       struct tg_error *err)
 {
 	const char *host = k->mounts[i].host;
-	char path[PATH_MAX], real[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX], why[PATH_MAX + 256], *real;
+	int bad;
 
 	if (host[0] != '/' && d->tools_dir) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tools_dir, host) >=
@@ -168,19 +335,30 @@ static int mount_check(const struct tg_contract *k, size_t i, const struct exec_
 					    "too long", k->file, i, host);
 		host = path;
 	}
-	/* one that does not exist is refused when the tool runs */
-	if (!realpath(host, real))
-		return 0;
-	if (d->state_real && overlap(real, d->state_real))
-		return tg_error_set(err, TG_ERR_INVALID, "%s: executor.mounts[%zu]: %s %s the "
-				    "gateway's state directory %s, which no tool is given (a write "
-				    "tool may ask for its own part of it: executor.state)", k->file,
-				    i, k->mounts[i].host, strcmp(real, d->state_real) == 0 ? "is"
-				    : within(real, d->state_real) ? "lies in" : "holds", d->state);
-	if (realpath(EXEC_OVERLAY_DIR, tmp) && within(tmp, real))
-		return tg_error_set(err, TG_ERR_INVALID, "%s: executor.mounts[%zu]: %s is or holds "
-				    "%s, where overlay dry runs keep their layers", k->file, i,
-				    k->mounts[i].host, EXEC_OVERLAY_DIR);
+	real = resolve(host);
+	if (!real)
+		return tg_error_sys(err, errno, "%s: executor.mounts[%zu]: %s", k->file, i,
+				    k->mounts[i].host);
+	bad = refused(d, real, 1, k->mounts[i].writable, why, sizeof(why));
+	free(real);
+	if (bad)
+		return tg_error_set(err, TG_ERR_INVALID, "%s: executor.mounts[%zu]: %s %s", k->file,
+				    i, k->mounts[i].host, why);
+	return 0;
+}
+
+int exec_dirs_check_bind(const struct exec_dirs *d, const char *host, int mount, int writable,
+			 struct tg_error *err)
+{
+	char why[PATH_MAX + 256], *real = realpath(host, NULL);
+	int bad;
+
+	if (!real)
+		return tg_error_sys(err, errno, "%s", host);
+	bad = refused(d, real, mount, writable, why, sizeof(why));
+	free(real);
+	if (bad)
+		return tg_error_set(err, TG_ERR_INVALID, "%s %s: not given to the tool", host, why);
 	return 0;
 }
 
@@ -205,13 +383,36 @@ int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs 
 	return 0;
 }
 
-/* Directory name in dir, made 0700 when missing, opened without
- * following a symlink; -1 and errno. */
-static int subdir(int dir, const char *name)
+/* Directory name in dir, made when missing, opened without following a
+ * symlink, then owned by uid:gid and mode 0700 whatever it was made with
+ * (an operator's mkdir -p leaves the umask's mode): a gateway that is not
+ * root cannot hand one over, and one another user owns is refused. Its
+ * descriptor; -1 and errno. */
+static int subdir(int dir, const char *name, unsigned uid, unsigned gid)
 {
+	struct stat st;
+	int fd, e;
+
 	if (mkdirat(dir, name, 0700) < 0 && errno != EEXIST)
 		return -1;
-	return openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto fail;
+	if (geteuid() == 0 && (st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0)
+		goto fail;
+	if (geteuid() != 0 && st.st_uid != uid) {
+		errno = EPERM;
+		goto fail;
+	}
+	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return -1;
 }
 
 int exec_state_dir(const struct exec_dirs *d, const struct tg_contract *k, unsigned uid,
@@ -220,7 +421,6 @@ int exec_state_dir(const struct exec_dirs *d, const struct tg_contract *k, unsig
 	size_t n = strcspn(k->name, ".");
 	int top = -1, tools = -1, fam = -1, rc = -1;
 	char family[160];
-	struct stat st;
 
 	if (!d->state)
 		return tg_error_set(err, TG_ERR_INVALID, "%s: the gateway has no state directory "
@@ -231,19 +431,14 @@ int exec_state_dir(const struct exec_dirs *d, const struct tg_contract *k, unsig
 		return tg_error_set(err, TG_ERR_INVALID, "%s: its state directory: path too long",
 				    k->name);
 	top = open(d->state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* STATE/tools is the gateway's, STATE/tools/FAMILY the sandbox's
+	 * user's, who writes it; nobody else reads either, and one the
+	 * operator made (moving old records in) is handed over */
 	if (top >= 0)
-		tools = subdir(top, "tools");
+		tools = subdir(top, "tools", geteuid(), getegid());
 	if (tools >= 0)
-		fam = subdir(tools, family);
-	if (fam < 0 || fstat(fam, &st) < 0) {
-		tg_error_sys(err, errno, "%s: its state directory %s", k->name, path);
-		goto out;
-	}
-	/* the sandbox's user writes it, and nobody else reads it; as root,
-	 * one the operator made (moving old records in) is handed over */
-	if ((geteuid() == 0 && (st.st_uid != uid || st.st_gid != gid) &&
-	     fchown(fam, uid, gid) < 0) ||
-	    ((st.st_mode & 07777) != 0700 && fchmod(fam, 0700) < 0)) {
+		fam = subdir(tools, family, uid, gid);
+	if (fam < 0) {
 		tg_error_sys(err, errno, "%s: its state directory %s", k->name, path);
 		goto out;
 	}

@@ -10,6 +10,7 @@
 
 #include "toolgate/contract.h"
 #include "toolgate/error.h"
+#include "toolgate/gate.h"
 
 /* What a tool produced. */
 struct exec_out {
@@ -28,45 +29,67 @@ struct exec_out {
 struct tg_sandbox_spec;
 struct tg_sandbox_result;
 
-/* Where overlay dry runs keep their layers (command.c): no tool is given
- * a directory that holds it. */
+/* Where overlay dry runs keep their layers (command.c), each run's in a
+ * directory EXEC_OVERLAY_DIR/EXEC_OVERLAY_PREFIX...: no tool is given a
+ * directory that holds EXEC_OVERLAY_DIR or lies in a run's layers. */
 #define EXEC_OVERLAY_DIR "/tmp"
+#define EXEC_OVERLAY_PREFIX "toolgate-overlay-"
 
 /* The host directories a command tool may be given besides its
  * contract's mounts (dirs.c); made once for a gate, read-only after. */
 struct exec_dirs {
 	char *workspace;        /* --workspace as given: at /workspace to a tool
 				 * whose contract asks (executor.workspace); or NULL */
-	char *tools_dir;        /* relative mount sources resolve against it, or NULL */
+	char *tools_dir;        /* the catalogue: relative mount sources resolve
+				 * against it; or NULL */
 	char *state;            /* --state as given: STATE/tools/FAMILY at /state to a
 				 * write tool that asks (executor.state); or NULL */
-	char *workspace_real, *state_real; /* their real paths, for the checks */
+	char *workspace_real, *state_real, *tools_real; /* their real paths, for the checks */
+	char **own_real;        /* the gateway's own files (tg_gate_options.own_files) */
+	size_t nown;
 };
 
-/* The directories of one gateway, each NULL when it has none. OUT *out
- * (exec_dirs_free). The state directory is made (0700) when missing, as
- * the store would. -1 and err naming the option when the workspace does
- * not exist, when it and the state directory overlap (one is, holds or
- * lies in the other), when the workspace holds the overlay layers'
- * directory, or when it holds .toolgate/undo, the undo records of an
- * earlier toolgate (err says how to move them). */
-int exec_dirs_new(const char *workspace, const char *tools_dir, const char *state,
-		  struct exec_dirs **out, struct tg_error *err);
+/* The directories of the gateway opts describes (workspace, tools_dir,
+ * state_dir, own_files; opts may be NULL), each NULL when it has none.
+ * OUT *out (exec_dirs_free). A state directory or catalogue that does not
+ * exist yet is judged by where it will be. -1 and err naming the option
+ * when the workspace does not exist; when it and the state directory
+ * overlap (one is, holds or lies in the other); when it holds
+ * .toolgate/undo, the undo records of an earlier toolgate (err says how
+ * to move them); when it overlaps the catalogue, holds the overlay
+ * layers' directory or lies in a run's layers, or holds one of the
+ * gateway's own files. */
+int exec_dirs_new(const struct tg_gate_options *opts, struct exec_dirs **out,
+		  struct tg_error *err);
 void exec_dirs_free(struct exec_dirs *d);
 
 /* A catalogue's executors against the gateway's directories: every
  * builtin exists, and no command tool mounts a directory that is, holds
- * or lies in the state directory, or holds EXEC_OVERLAY_DIR (a mount that
- * does not exist is left to its run). -1 and err naming the contract's
- * file and the mount. */
+ * or lies in the state directory or the workspace, that holds
+ * EXEC_OVERLAY_DIR (or lies in a run's layers), one of the gateway's own
+ * files or .toolgate/undo, nor a writable one that overlaps the
+ * catalogue. A source that does not exist yet is judged by where it will
+ * be when it is made (symlinks on the way followed). -1 and err naming
+ * the contract's file and the mount. */
 struct tg_catalog;
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
 		       struct tg_error *err);
 
+/* Host directory host, about to be bound into a command tool's sandbox
+ * (mount: a contract's mount, writable or not; else the workspace),
+ * checked again by its real path now, as exec_check_catalog and
+ * exec_dirs_new checked it when the catalogue loaded: what changed on the
+ * host since is refused here. -1 and err naming host when it does not
+ * exist or is refused. */
+int exec_dirs_check_bind(const struct exec_dirs *d, const char *host, int mount, int writable,
+			 struct tg_error *err);
+
 /* The state directory of write tool k's family (its name up to the first
  * dot), STATE/tools/FAMILY, into path[len]: made when missing, mode 0700,
  * and given to uid:gid, the sandbox's host user, when the gateway is
- * root. Nothing on the way is followed if it is a symlink. -1 and err
+ * root; STATE/tools likewise the gateway's, mode 0700, whoever made them
+ * (a gateway that is not root refuses one another user owns). Nothing on
+ * the way is followed if it is a symlink. -1 and err
  * when the gateway has no state directory or it cannot be made. */
 int exec_state_dir(const struct exec_dirs *d, const struct tg_contract *k, unsigned uid,
 		   unsigned gid, char *path, size_t len, struct tg_error *err);

@@ -61,9 +61,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (exec_dirs_new(opts ? opts->workspace : NULL, opts ? opts->tools_dir : NULL,
-			  opts ? opts->state_dir : NULL, &dirs, err) < 0 ||
-	    exec_check_catalog(catalog, dirs, err) < 0) {
+	if (exec_dirs_new(opts, &dirs, err) < 0 || exec_check_catalog(catalog, dirs, err) < 0) {
 		exec_dirs_free(dirs);
 		return -1;
 	}

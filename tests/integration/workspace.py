@@ -13,10 +13,19 @@ real gateway (docs/contracts.md, executor.workspace and executor.state):
 - the gateway refuses a workspace still holding .toolgate/undo (an
   earlier toolgate's records) and says how to move them, after which
   the compensation finds them; it refuses a state directory inside the
-  workspace, and a contract that mounts the state directory.
+  workspace, and a contract that mounts the state directory;
+- fs.undo's dry run, which needs no approval, and the preview of a held
+  fs.undo name the deleted file's copy by size and SHA-256, never its
+  content;
+- a read tool mounting STATE/tools/fs, or STATE itself, before the store
+  has made them (a first run) is refused all the same; so is a workspace
+  that is, holds or lies in the catalogue, or holds the record; a
+  contract mount of the workspace, or of a directory holding an earlier
+  toolgate's .toolgate/undo, and a writable mount of the catalogue.
 
     workspace.py TOOLGATE REPO TMPDIR
 """
+import hashlib
 import json
 import os
 import secrets
@@ -99,6 +108,21 @@ c("undo_copy_in_the_state_directory",
   json.dumps(held)[:400] + ok.stderr + json.dumps(done)[:400])
 c("no_records_in_the_workspace", not os.path.exists(os.path.join(WS, ".toolgate")),
   str(os.listdir(WS)))
+
+# fs.undo's dry run needs no approval and answers the caller: the deleted
+# file's copy is named by size and hash, never shown; nor in the preview
+# of an fs.undo held for approval
+WANT = {"bytes": len(SECRET) + 1, "sha256": hashlib.sha256((SECRET + "\n").encode()).hexdigest()}
+_, out = serve(GATEWAY, [{"name": "fs.undo", "arguments": {"call_id": ticket},
+                          "_meta": {"dev.toolgate/dryRun": True}}])
+r = out.get(1) or {}
+sc = r.get("structuredContent") or {}
+c("undo_dry_run_shows_no_content", not r.get("isError") and SECRET not in json.dumps(r) and
+  sc.get("dry_run") is True and sc.get("prior") == WANT and sc.get("current") is None and
+  sc.get("restored") == "prior version", json.dumps(r)[:800])
+r = call("fs.undo", {"call_id": ticket}, "undo-held")
+c("undo_preview_shows_no_content", r.get("isError") and SECRET not in json.dumps(r) and
+  WANT["sha256"] in json.dumps(r), json.dumps(r)[:800])
 
 # python.run's contract asks for no host files: it is given none of them
 PROBE = """
@@ -200,5 +224,99 @@ p, _ = serve(["--catalog", MNT, "--workspace", WS, "--state", STATE])
 c("refuses_mount_of_the_state", p.returncode != 0 and
   "fs.read-1.0.0.json: executor.mounts[1]" in p.stderr and "state directory" in p.stderr,
   p.stderr)
+
+def catalog_with(name, contract):
+    """A copy of the example catalogue with contract added as name.json."""
+    d = os.path.join(TMP, name)
+    shutil.copytree(CAT, d)
+    with open(os.path.join(d, name + ".json"), "w") as f:
+        json.dump(contract, f)
+    return d
+
+
+def peek(name, host):
+    """fs.read as name, mounting host at /m besides its program."""
+    k = json.loads(json.dumps(read))
+    k["name"] = name
+    k["executor"]["mounts"].append({"host": host, "inside": "/m"})
+    return k
+
+
+# a first run: the store makes the state directory after the catalogue is
+# checked; a mount of what will be there is refused all the same
+FRESH = os.path.join(TMP, "fresh-state")
+for name, host, what in (("peek", os.path.join(FRESH, "tools", "fs"), "lies in"),
+                         ("peek_all", FRESH, "is")):
+    p, _ = serve(["--catalog", catalog_with(name, peek(name, host)), "--workspace", WS,
+                  "--state", FRESH, "--record", os.path.join(TMP, "record")])
+    c(f"refuses_{name}_of_a_state_not_made_yet", p.returncode != 0 and
+      f"{name}.json: executor.mounts[1]: {host} {what} the gateway's state directory" in p.stderr,
+      p.stderr)
+
+# the workspace only through executor.workspace; no old undo records in a mount
+p, _ = serve(["--catalog", catalog_with("peek_ws", peek("peek_ws", WS)), "--workspace", WS,
+              "--state", STATE])
+c("refuses_mount_of_the_workspace", p.returncode != 0 and
+  f"peek_ws.json: executor.mounts[1]: {WS} is the workspace" in p.stderr, p.stderr)
+OLD = os.path.join(TMP, "old")
+os.makedirs(os.path.join(OLD, ".toolgate", "undo"))
+p, _ = serve(["--catalog", catalog_with("peek_old", peek("peek_old", OLD)), "--workspace", WS,
+              "--state", STATE])
+c("refuses_mount_with_old_records", p.returncode != 0 and
+  "peek_old.json: executor.mounts[1]" in p.stderr and "holds .toolgate/undo" in p.stderr,
+  p.stderr)
+
+# the catalogue: never the workspace, never written by a tool
+for ws, what in ((CAT, "is"), (os.path.join(CAT, "tools"), "lies in")):
+    p, _ = serve(["--catalog", CAT, "--workspace", ws, "--state", STATE])
+    c(f"refuses_workspace_that_{what.replace(' ', '_')}_the_catalogue", p.returncode != 0 and
+      f"--workspace {ws} {what} the catalogue directory" in p.stderr, p.stderr)
+with open(os.path.join(CAT, "fs.write-1.0.0.json")) as f:
+    w = json.load(f)
+w["name"], w["executor"]["mounts"][0]["writable"] = "fs.write_tools", True
+p, _ = serve(["--catalog", catalog_with("fs.write_tools", w), "--workspace", WS, "--state", STATE])
+c("refuses_writable_mount_of_the_catalogue", p.returncode != 0 and
+  "executor.mounts[0]: tools is writable and lies in the catalogue directory" in p.stderr,
+  p.stderr)
+
+# each bind is checked again when the tool runs: what changed on the host
+# since the catalogue loaded (old records put in a mounted directory) is
+# refused, and the tool does not run
+LATER = os.path.join(TMP, "later")
+os.makedirs(LATER)
+LATER_CAT = catalog_with("peek_later", peek("peek_later", LATER))
+srv = subprocess.Popen([TG, "serve", "--catalog", LATER_CAT, "--workspace", WS, "--record",
+                        os.path.join(TMP, "record")],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+srv.stdin.write(json.dumps(INIT) + "\n")
+srv.stdin.flush()
+first = srv.stdout.readline()
+os.makedirs(os.path.join(LATER, ".toolgate", "undo"))
+srv.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": "peek_later", "arguments": {"path": "README.md"}}})
+                + "\n")
+srv.stdin.flush()
+answer = ""
+while '"id":1' not in answer:
+    line = srv.stdout.readline()
+    if not line:
+        break
+    answer += line
+srv.stdin.close()
+srv.wait(timeout=30)
+errs = srv.stderr.read()
+sanitizer(errs)
+c("refuses_at_run_time_what_changed_since", '"id":0' in first and
+  f"executor.mounts[1]: {LATER} holds .toolgate/undo" in answer and "README" not in answer,
+  first + answer + errs[-1500:])
+
+# the gateway's own files: not in the workspace
+p, _ = serve(["--catalog", CAT, "--workspace", WS, "--state", STATE, "--policy", POLICY,
+              "--record", os.path.join(WS, "record")])
+c("refuses_record_in_the_workspace", p.returncode != 0 and
+  "a file of the gateway's own" in p.stderr, p.stderr)
+if os.path.exists(os.path.join(WS, "record")):
+    os.remove(os.path.join(WS, "record"))
 c("no_sanitizer_reports", not REPORTS, "\n".join(REPORTS))
 c.done()

@@ -6,7 +6,10 @@ approved call), each change with its prior version kept to undo it.
     fs_change.py write | delete | undo     (the arguments on stdin)
 
 Dry run (TOOLGATE_DRY_RUN=1; the workspace and /state are read-only
-then): the diff the change would make, nothing written. A real run has
+then): the diff a write or a delete would make, nothing written; an
+undo names what it would restore and what it would replace by size and
+SHA-256 only, never their content: /state holds copies of what people
+approved to delete, and a dry run answers the caller with no approval. A real run has
 the call's id (TOOLGATE_CALL_ID) and keeps, before it touches the file,
 the prior version and what it is about to do in /state/undo/ID/ (the
 contracts' executor.state: the gateway's STATE/tools/fs, outside the
@@ -16,7 +19,8 @@ renamed over the path. result.json in that folder marks the call done: a
 rerun with the same id (the gateway crashed before it kept the result)
 replays it, or finishes the same change if the crash came first. fs.undo
 puts the prior version back, unless the file changed since (a conflict:
-nothing is touched), and is harmless twice.
+nothing is touched), and is harmless twice; its answer, like its dry
+run's, shows the versions by size and hash.
 """
 import base64
 import difflib
@@ -71,6 +75,12 @@ def read(path):
 
 def sha(data):
     return hashlib.sha256(data).hexdigest() if data is not None else None
+
+
+def summary(data):
+    """A version of a file by its size and SHA-256, never its content; None
+    for no file."""
+    return {"bytes": len(data), "sha256": sha(data)} if data is not None else None
 
 
 def diff(rel, old, new):
@@ -214,9 +224,12 @@ def undo(args, dry):
         if not dry:
             put(os.path.join(undo_dir(call_id), "compensated"), b"")
         return {"call_id": call_id, "path": meta["path"], "already": True, "dry_run": dry}
+    # by size and hash only: the prior version is a copy of what the call
+    # changed or deleted, and this answer goes to whoever asks, a dry run
+    # with no approval (docs/contracts.md, "What a write tool's dry run may show")
     result = {"call_id": call_id, "path": meta["path"], "already": False,
               "restored": "prior version" if meta["existed"] else "absent",
-              "diff": diff(meta["path"], now, prior), "dry_run": dry}
+              "prior": summary(prior), "current": summary(now), "dry_run": dry}
     if dry:
         return result
     if prior is not None:
