@@ -8,14 +8,26 @@
  *   wait for the parent (id maps) -> new session -> clone bind sources ->
  *   drop host identity -> build and pivot into the tmpfs root -> hostname,
  *   loopback (and the egress listener on it) -> rlimits -> no_new_privs ->
- *   landlock -> drop every capability -> not dumpable -> seccomp (listener
- *   handed to the parent) -> the egress forwarder -> vfork the command
+ *   landlock (on the mounts just placed) -> drop every capability -> not
+ *   dumpable -> seccomp (listener to the parent) -> the egress forwarder
+ *   -> vfork the command, which lowers its RLIMIT_NOFILE and execs
  *
  * and then only reaps, so that a command that is itself killed or that
  * signals itself has its status passed through, and reports the command's
  * wait status. When it exits the kernel kills everything left in the pid
  * namespace. No malloc after clone (see sandbox_int.h); every failure is
  * reported with the layer's name and the process exits.
+ *
+ * Descriptors in flight: the kernel counts the descriptors sent over unix
+ * sockets and not yet received per host user, and refuses a sender
+ * (ETOOMANYREFS) once that count passes the sender's RLIMIT_NOFILE. Every
+ * sandbox of a caller runs as the same host user, so a command that sends
+ * a few hundred descriptors and never reads them would stop any sender
+ * with the command's 256. PID 1 and the egress forwarder, which hand
+ * descriptors to the parent, therefore keep the caller's RLIMIT_NOFILE,
+ * raised to its hard limit; only the command's process takes the 256,
+ * just before exec. A root caller takes the seccomp listener with
+ * pidfd_getfd and sends nothing at all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +264,7 @@ static void run_command(const struct sb_plan *plan, char *const *argv, char *con
 	__attribute__((noreturn));
 static void run_command(const struct sb_plan *plan, char *const *argv, char *const *envp)
 {
+	struct rlimit nofile = { plan->cmd_nofile, plan->cmd_nofile };
 	struct sb_msg m;
 	int status_fd = 3;
 
@@ -262,6 +275,15 @@ static void run_command(const struct sb_plan *plan, char *const *argv, char *con
 	    dup3(plan->status_wr, status_fd, O_CLOEXEC) < 0)
 		_exit(125);
 	syscall(SYS_close_range, 4, ~0u, 0);
+	/* the command's own descriptor limit, PID 1's stays (see the top) */
+	if (setrlimit(RLIMIT_NOFILE, &nofile) < 0) {
+		memset(&m, 0, sizeof(m));
+		m.kind = SB_MSG_SETUP_ERROR;
+		m.err = errno;
+		snprintf(m.text, sizeof(m.text), "rlimits: RLIMIT_NOFILE: %s", errdesc(m.err));
+		send_msg(status_fd, &m);
+		_exit(125);
+	}
 	if (chdir(plan->workdir) < 0) {
 		memset(&m, 0, sizeof(m));
 		m.kind = SB_MSG_SETUP_ERROR;
@@ -361,9 +383,9 @@ static int prefork_main(void *arg)
 
 /* Namespaces, cgroup, session, filesystem, identity: everything that
  * still needs the capabilities the new user namespace gave us. */
-static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egress_fd)
+static void setup_world(const struct sb_plan *plan, struct sb_trees *trees, unsigned *layers,
+			int *egress_fd)
 {
-	struct sb_trees trees;
 	const char *what = "";
 	char go;
 	int i;
@@ -389,8 +411,7 @@ static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egres
 		child_fail(plan, "session", errno, "setsid");
 	*layers |= TG_LAYER_NEW_SESSION;
 
-	memset(&trees, -1, sizeof(trees));
-	if (rootfs_clone(plan, &trees, &what) < 0)
+	if (rootfs_clone(plan, trees, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
 	if (drop_identity(plan) < 0)
 		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
@@ -399,7 +420,7 @@ static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egres
 	 * the parent went away before this point. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(plan, "process", errno, "PR_SET_PDEATHSIG");
-	if (rootfs_build(plan, &trees, layers, &what) < 0)
+	if (rootfs_build(plan, trees, layers, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
 	trace(plan, "rootfs");
 	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
@@ -412,9 +433,12 @@ static void setup_world(const struct sb_plan *plan, unsigned *layers, int *egres
 }
 
 /* The layers that take privilege away, most general first; seccomp last
- * because it forbids what the others need. */
-static void restrict_self(const struct sb_plan *plan, unsigned *layers)
+ * because it forbids what the others need. Returns the seccomp listener
+ * when the parent takes it with pidfd_getfd (PID 1 keeps it open for
+ * that), else -1 (sent on plan->sock_wr). */
+static int restrict_self(const struct sb_plan *plan, struct sb_trees *trees, unsigned *layers)
 {
+	struct rlimit nofile;
 	const char *what = "";
 	int i, listener;
 
@@ -424,12 +448,20 @@ static void restrict_self(const struct sb_plan *plan, unsigned *layers)
 		if (setrlimit(plan->rlimits[i].resource, &rl) < 0)
 			child_fail(plan, "rlimits", errno, "setrlimit");
 	}
+	/* ours as high as it goes: what we hand the parent must pass
+	 * whatever a command holds in flight (see the top) */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+			child_fail(plan, "rlimits", errno, "raise PID 1's RLIMIT_NOFILE");
+	}
 	*layers |= TG_LAYER_RLIMITS;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(plan, "no_new_privs", errno, "prctl");
 	*layers |= TG_LAYER_NO_NEW_PRIVS;
-	if (landlock_apply(plan, layers, &what) < 0)
+	if (landlock_apply(plan, trees, layers, &what) < 0)
 		child_fail(plan, "landlock", errno, what);
+	rootfs_close(trees);
 	trace(plan, "landlock");
 	if (drop_caps() < 0)
 		child_fail(plan, "capabilities", errno, "drop");
@@ -440,12 +472,16 @@ static void restrict_self(const struct sb_plan *plan, unsigned *layers)
 	listener = seccomp_install(plan->seccomp, plan->seccomp_ioctl);
 	if (listener < 0)
 		child_fail(plan, "seccomp", errno, "install filter");
-	if (send_fd(plan->sock_wr, listener) < 0)
-		child_fail(plan, "seccomp", errno, "hand the listener to the parent");
-	close(listener);
-	close(plan->sock_wr);
+	if (plan->sock_wr >= 0) {
+		if (send_fd(plan->sock_wr, listener) < 0)
+			child_fail(plan, "seccomp", errno, "hand the listener to the parent");
+		close(listener);
+		close(plan->sock_wr);
+		listener = -1;
+	}
 	*layers |= TG_LAYER_SECCOMP;
 	trace(plan, "seccomp");
+	return listener;
 }
 
 void child_main(const struct sb_plan *plan)
@@ -459,10 +495,11 @@ void child_main(const struct sb_plan *plan)
 	unsigned layers = TG_LAYER_USERNS | TG_LAYER_MOUNTNS | TG_LAYER_PIDNS |
 			  TG_LAYER_IPCNS | TG_LAYER_UTSNS |
 			  TG_LAYER_CLEAN_ENV | TG_LAYER_TIMEOUT;
+	struct sb_trees trees;
 	struct sb_msg m;
 	struct rusage ru;
 	pid_t pid = -1;
-	int i, status, egress_fd = -1;
+	int i, status, egress_fd = -1, listener;
 
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
@@ -477,8 +514,11 @@ void child_main(const struct sb_plan *plan)
 		if (plan->scrub[i][1] > plan->scrub[i][0])
 			memset((void *)plan->scrub[i][0], 0,
 			       plan->scrub[i][1] - plan->scrub[i][0]);
-	setup_world(plan, &layers, &egress_fd);
-	restrict_self(plan, &layers);
+	memset(&trees, -1, sizeof(trees));
+	setup_world(plan, &trees, &layers, &egress_fd);
+	/* the listener, when the parent takes it, stays open as long as we
+	 * live (the command's process and the forwarder close their copies) */
+	listener = restrict_self(plan, &trees, &layers);
 	if (egress_fd >= 0) {
 		if (egress_forwarder(egress_fd, plan->egress_wr) < 0)
 			child_fail(plan, "egress proxy", errno, "start the forwarder");
@@ -502,6 +542,7 @@ void child_main(const struct sb_plan *plan)
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_LAYERS;
 	m.status = (int)layers;
+	m.listener = listener;
 	if (syscall(SYS_write, plan->status_wr, &m, sizeof(m)) != (long)sizeof(m))
 		_exit(125); /* parent gone */
 

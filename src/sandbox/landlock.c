@@ -4,6 +4,11 @@
  * scoping (ABI 6). A second layer under the mount namespace: even a process
  * that found a path out of its root could not open what no rule names.
  *
+ * The rules of the binds, the system directories and the work directory
+ * are given the roots of the mounts rootfs.c placed (their fds), never a
+ * path opened again: a path would follow a symlink planted through a
+ * writable bind, and a rule could then grant more than the mounts do.
+ *
  * The kernel headers of older distributions lack the newer fields, so the
  * structures and bits this file uses are declared here, per the Landlock
  * ABI documentation (Documentation/userspace-api/landlock.rst).
@@ -97,29 +102,42 @@ static uint64_t handled_fs(int abi)
 #define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
 			LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
-static int add_path(int ruleset, const char *path, uint64_t access,
-		    uint64_t handled)
+/* A rule for what fd is (a file gets only the rights a file has). */
+static int add_fd(int ruleset, int fd, uint64_t access, uint64_t handled)
 {
 	struct ll_path_beneath pb;
 	struct stat st;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		access &= LL_FILE_RIGHTS;
+	pb.allowed_access = access & handled;
+	pb.parent_fd = fd;
+	return (int)syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
+}
+
+/* The fixed places: the root's own directories and mounts, which no bind
+ * can replace (the root is read-only, /proc and /dev are reserved). */
+static int add_path(int ruleset, const char *path, uint64_t access,
+		    uint64_t handled)
+{
 	int fd, rc, saved;
 
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
-		access &= LL_FILE_RIGHTS;
-	pb.allowed_access = access & handled;
-	pb.parent_fd = fd;
-	rc = (int)syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH,
-			  &pb, 0);
+	rc = add_fd(ruleset, fd, access, handled);
 	saved = errno;
 	close(fd);
 	errno = saved;
 	return rc;
 }
 
-int landlock_apply(const struct sb_plan *plan, unsigned *layers, const char **what)
+int landlock_apply(const struct sb_plan *plan, const struct sb_trees *t,
+		   unsigned *layers, const char **what)
 {
 	const struct tg_sandbox_spec *spec = plan->spec;
 	struct ll_ruleset_attr attr;
@@ -164,16 +182,23 @@ int landlock_apply(const struct sb_plan *plan, unsigned *layers, const char **wh
 		    errno != ENOENT)
 			goto out;
 	/* Directories bound by plan (lib dirs that are not symlinks). */
-	for (i = 0; plan->sysdirs[i]; i++)
-		if (add_path(ruleset, plan->sysdirs[i], LL_RX, fs) < 0)
+	for (i = 0; i < plan->nsysbinds; i++)
+		if (plan->sysbinds[i].is_dir &&
+		    add_fd(ruleset, t->sys[i], LL_RX, fs) < 0) {
+			*what = plan->sysbinds[i].inside;
 			goto out;
+		}
 	for (i = 0; i < spec->nbinds; i++)
-		if (add_path(ruleset, spec->binds[i].inside,
-			     spec->binds[i].writable ? LL_RW : LL_RX, fs) < 0)
+		if (add_fd(ruleset, t->user[i], spec->binds[i].writable ? LL_RW : LL_RX,
+			   fs) < 0) {
+			*what = spec->binds[i].inside;
 			goto out;
+		}
 	/* The work directory's tmpfs; a covered one has its mount's rule. */
-	if (!plan->workdir_is_bound && add_path(ruleset, plan->workdir, LL_RW, fs) < 0)
+	if (!plan->workdir_is_bound && add_fd(ruleset, t->workdir, LL_RW, fs) < 0) {
+		*what = "work directory";
 		goto out;
+	}
 	if (abi >= 4 && plan->egress_wr >= 0) {
 		struct ll_net_port np = { LL_NET_CONNECT_TCP, TG_SANDBOX_EGRESS_PORT };
 

@@ -13,10 +13,14 @@
  *   (no /sys)    no host path is visible unless bound
  *
  * Bind sources are cloned with open_tree() before anything is mounted over
- * them, then moved into place with move_mount(); targets inside the new
- * root are resolved with RESOLVE_IN_ROOT so a symlink in a bound directory
- * cannot redirect a mount onto the host's tree. Everything after clone runs
- * without malloc (see sandbox_int.h).
+ * them, then moved into place with move_mount(); mount points inside the
+ * new root are walked one component at a time beneath the root and through
+ * no symlink at all (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a symlink that
+ * an earlier run planted through a --rw bind fails the run, naming it,
+ * rather than leading a mount (and the Landlock rule that goes with it)
+ * somewhere else. The placed trees stay open: landlock.c gives its rules
+ * these very mounts, never a path looked up again. Everything after clone
+ * runs without malloc (see sandbox_int.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -138,7 +142,7 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 	char host[64], target[SB_PATH_MAX];
 	struct stat st;
 	unsigned i;
-	int n, ndirs = 0;
+	int n;
 
 	plan->nsysbinds = 0;
 	plan->nlinks = 0;
@@ -167,10 +171,6 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 	    plan_sysbind(plan, "/etc/alternatives", "/etc/alternatives", 0, err) < 0 ||
 	    plan_sysbind(plan, "/etc/localtime", "/etc/localtime", 0, err) < 0)
 		return -1;
-	for (i = 0; i < (unsigned)plan->nsysbinds; i++)
-		if (plan->sysbinds[i].is_dir)
-			plan->sysdirs[ndirs++] = plan->sysbinds[i].inside;
-	plan->sysdirs[ndirs] = NULL;
 	plan->workdir_is_bound = workdir_covered(plan);
 	return 0;
 }
@@ -330,22 +330,28 @@ static int write_file(int dirfd, const char *name, const char *data, mode_t mode
 	return close(fd);
 }
 
-static int open_in_root(int rootfd, const char *rel)
+/* An O_PATH fd of name beneath dirfd: through no symlink (ELOOP), never
+ * out of dirfd (EXDEV); into whatever is mounted on the way. */
+static int open_beneath(int dirfd, const char *name)
 {
 	struct open_how how;
 
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_CLOEXEC;
-	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-	return (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
-/* Open (creating as needed) the mount point `inside` under the root dirfd.
- * Each existing component is resolved with RESOLVE_IN_ROOT, and each
- * missing one is created in the directory so resolved, so a symlink in an
- * earlier bind cannot lead a mkdir or a mount out of the new root. Returns
- * an O_PATH fd. */
-static int make_mountpoint(int rootfd, const char *inside, int is_dir)
+/* What a mount point's symlink is reported as (child_fail adds ELOOP). */
+static char loop_what[SB_PATH_MAX + 96];
+
+/* Open (creating as needed) the mount point `inside` under the root dirfd,
+ * one component at a time, each beneath the directory the last one gave
+ * and through no symlink: a symlink planted in a writable bind (by an
+ * earlier run) fails with ELOOP and *what naming it, so a mount lands
+ * exactly at `inside` or nowhere. A missing component is made in the
+ * directory so opened. Returns an O_PATH fd. */
+static int make_mountpoint(int rootfd, const char *inside, int is_dir, const char **what)
 {
 	char buf[SB_PATH_MAX];
 	char *comp, *slash;
@@ -359,15 +365,15 @@ static int make_mountpoint(int rootfd, const char *inside, int is_dir)
 		return -1;
 	}
 	memcpy(buf, inside, len + 1);
-	parent = open_in_root(rootfd, ".");
+	parent = open_beneath(rootfd, ".");
 	if (parent < 0)
 		return -1;
-	for (comp = buf + 1; comp; comp = slash ? slash + 1 : NULL) {
+	for (comp = buf + 1; comp && *comp; comp = slash ? slash + 1 : NULL) {
 		slash = strchr(comp, '/');
 		last = slash == NULL || slash[1] == '\0';
 		if (slash)
 			*slash = '\0';
-		next = open_in_root(rootfd, buf + 1);
+		next = open_beneath(parent, comp);
 		if (next < 0 && errno == ENOENT) {
 			if (last && !is_dir) {
 				fd = openat(parent, comp, O_WRONLY | O_CREAT | O_EXCL |
@@ -379,7 +385,20 @@ static int make_mountpoint(int rootfd, const char *inside, int is_dir)
 			}
 			if (fd < 0 && errno != EEXIST)
 				goto fail;
-			next = open_in_root(rootfd, buf + 1);
+			next = open_beneath(parent, comp);
+		}
+		if (next < 0 && errno == ELOOP) {
+			/* buf ends at comp here */
+			if (strcmp(buf, inside) == 0)
+				snprintf(loop_what, sizeof(loop_what),
+					 "%s is a symbolic link (a mount point never follows one)",
+					 inside);
+			else
+				snprintf(loop_what, sizeof(loop_what),
+					 "%s: %s is a symbolic link (a mount point never follows one)",
+					 inside, buf);
+			*what = loop_what;
+			errno = ELOOP;
 		}
 		if (next < 0)
 			goto fail;
@@ -404,20 +423,41 @@ fail:
 	return -1;
 }
 
-static int place(int tree, int rootfd, const char *inside, int is_dir)
+/* Move tree onto `inside`; the tree stays open (landlock.c's rules take
+ * it), its caller closes it. */
+static int place(int tree, int rootfd, const char *inside, int is_dir, const char **what)
 {
 	int target, rc, saved;
 
-	target = make_mountpoint(rootfd, inside, is_dir);
+	target = make_mountpoint(rootfd, inside, is_dir, what);
 	if (target < 0)
 		return -1;
 	rc = move_mount(tree, "", target, "",
 			MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	saved = errno;
 	close(target);
-	close(tree);
 	errno = saved;
 	return rc;
+}
+
+void rootfs_close(struct sb_trees *t)
+{
+	int i;
+
+	for (i = 0; i < (int)(sizeof(t->sys) / sizeof(t->sys[0])); i++)
+		if (t->sys[i] >= 0) {
+			close(t->sys[i]);
+			t->sys[i] = -1;
+		}
+	for (i = 0; i < SB_MAX_BINDS; i++)
+		if (t->user[i] >= 0) {
+			close(t->user[i]);
+			t->user[i] = -1;
+		}
+	if (t->workdir >= 0) {
+		close(t->workdir);
+		t->workdir = -1;
+	}
 }
 
 static int setup_dev(const struct sb_plan *plan, struct sb_trees *t, const char **what)
@@ -605,9 +645,8 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) == 0)
 			continue; /* after /etc exists */
 		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
-			  plan->sysbinds[i].is_dir) < 0)
+			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
-		t->sys[i] = -1;
 	}
 	*what = "root links";
 	for (i = 0; i < plan->nlinks; i++)
@@ -617,12 +656,11 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		return -1;
 	*what = "/etc binds";
 	for (i = 0; i < plan->nsysbinds; i++) {
-		if (t->sys[i] < 0)
+		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) != 0)
 			continue;
 		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
-			  plan->sysbinds[i].is_dir) < 0)
+			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
-		t->sys[i] = -1;
 	}
 	if (setup_dev(plan, t, what) < 0 || setup_proc(layers, what) < 0)
 		return -1;
@@ -636,28 +674,32 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		int fd;
 
 		*what = "work directory";
-		fd = make_mountpoint(rootfd, plan->workdir, 1);
+		fd = make_mountpoint(rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);
+		/* by the path just made: in the root's own tmpfs, no link */
 		snprintf(path, sizeof(path), NEWROOT "%s", plan->workdir);
 		if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV,
 			  plan->workdir_opts) < 0)
+			return -1;
+		/* the tmpfs's root, for its Landlock rule */
+		t->workdir = make_mountpoint(rootfd, plan->workdir, 1, what);
+		if (t->workdir < 0)
 			return -1;
 	}
 	for (i = 0; i < spec->nbinds; i++) {
 		*what = spec->binds[i].inside;
 		if (place(t->user[i], rootfd, spec->binds[i].inside,
-			  spec->binds[i].is_dir) < 0)
+			  spec->binds[i].is_dir, what) < 0)
 			return -1;
-		t->user[i] = -1;
 	}
 	if (plan->workdir_is_bound) {
 		int fd;
 
 		/* made where the covering mount allows it (EROFS otherwise) */
 		*what = "work directory";
-		fd = make_mountpoint(rootfd, plan->workdir, 1);
+		fd = make_mountpoint(rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);

@@ -7,8 +7,9 @@
  * supervise -> reap -> collect.
  *
  * Supervision is one poll loop over the child's pidfd, its stdout and
- * stderr, the status pipe, the socket that brings the seccomp listener and
- * then the listener itself, and the caller's stdin. It ends the run (one
+ * stderr, the status pipe, the socket that brings the seccomp listener (a
+ * non-root caller's; root takes it from PID 1 with pidfd_getfd) and then
+ * the listener itself, and the caller's stdin. It ends the run (one
  * SIGKILL to the sandbox's PID 1 takes the whole pid namespace) at the
  * deadline, at a seccomp notification, or when output passes its cap.
  * No signal handler is installed: the library leaves the embedder's signal
@@ -66,6 +67,10 @@ static struct tg_sandbox_probe host;
  * read the caller's command line (/proc/1/cmdline) or environment. */
 static uintptr_t scrub[2][2];
 
+/* Yama's ptrace_scope 3 forbids even root pidfd_getfd: the listener then
+ * comes over a socket, as a non-root caller's does. */
+static int no_pidfd_getfd;
+
 static void find_arg_env(void)
 {
 	char buf[2048], *p;
@@ -97,8 +102,13 @@ static void probe_host_once(void)
 {
 	/* No trial namespaces here (that costs a fork and a network namespace):
 	 * if the kernel refuses them, clone3 and the child name the layer. */
+	char scope[8];
+
 	probe_host_light(&host);
 	find_arg_env();
+	if (file_read_small("/proc/sys/kernel/yama/ptrace_scope", NULL, scope, sizeof(scope)) == 0 &&
+	    scope[0] == '3')
+		no_pidfd_getfd = 1;
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -114,6 +124,7 @@ struct run {
 	int egress_r;             /* the sandbox's loopback connections, or -1 */
 	int job_w;                /* a warm sandbox's job goes here, or -1 */
 	int pidfd, listener, cg_clone_fd;
+	int listener_by_pidfd;    /* taken from PID 1, not sent (take_listener) */
 	pid_t pid;
 	int reaped;
 	uint64_t start, deadline;
@@ -204,6 +215,7 @@ static int plan_run(struct run *r, struct tg_error *err)
 
 	p->spec = s;
 	p->caller_is_root = geteuid() == 0;
+	r->listener_by_pidfd = p->caller_is_root && !no_pidfd_getfd;
 	p->hostname = "sandbox";
 	p->workdir = s->workdir;
 	snprintf(p->tmpfs_opts, sizeof(p->tmpfs_opts), "size=%llu,mode=1777",
@@ -214,7 +226,8 @@ static int plan_run(struct run *r, struct tg_error *err)
 	memcpy(p->scrub, scrub, sizeof(p->scrub));
 	p->nrlimits = 0;
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_CORE, 0 };
-	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_NOFILE, 256 };
+	/* the command's only: PID 1 keeps its own high (child.c) */
+	p->cmd_nofile = 256;
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_FSIZE, s->tmpfs_size };
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MEMLOCK, 64 << 10 };
 	/* Queued signals and POSIX message queues are counted per user up to
@@ -361,6 +374,35 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 	kill_sandbox(r);
 }
 
+/*
+ * The seccomp listener. A root caller takes it from PID 1's descriptors
+ * with pidfd_getfd (root may, over a child in a user namespace it owns),
+ * the number coming with the LAYERS message; PID 1 keeps it open until it
+ * exits. No descriptor travels through a socket, so no count of
+ * descriptors in flight can refuse it (child.c). A non-root caller may not
+ * (PID 1 is not dumpable): it gets it over plan.sock_wr, from a PID 1 whose
+ * RLIMIT_NOFILE stayed the caller's.
+ */
+static void take_listener(struct run *r, int num)
+{
+	int fd;
+
+	if (!r->listener_by_pidfd || r->listener >= 0 || num < 0)
+		return;
+	fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, num, 0);
+	if (fd >= 0) {
+		r->listener = fd; /* close-on-exec */
+		return;
+	}
+	/* PID 1 has ended, its descriptors with it: nothing left to watch */
+	if (errno == ESRCH || errno == EBADF)
+		return;
+	snprintf(r->setup_error, sizeof(r->setup_error),
+		 "seccomp: take the listener from the sandbox's PID 1 (pidfd_getfd): %s",
+		 strerror(errno));
+	kill_sandbox(r);
+}
+
 static void on_status(struct run *r)
 {
 	struct sb_msg m;
@@ -392,6 +434,7 @@ static void on_status(struct run *r)
 		break;
 	case SB_MSG_LAYERS:
 		r->layers = (unsigned)m.status;
+		take_listener(r, m.listener);
 		break;
 	case SB_MSG_TRACE:
 		/* a warm sandbox counts from when it was made; the call from
@@ -802,7 +845,9 @@ static int open_channels(struct run *r, int warm, struct tg_error *err)
 			}
 			return tg_error_sys(err, e, "pipes");
 		}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
+	sock[0] = sock[1] = -1;
+	if (!r->listener_by_pidfd &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
 		int e = errno;
 
 		for (i = 0; i < 5; i++) {

@@ -76,6 +76,9 @@ struct sb_msg {
 	char text[240];
 	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: CPU time of the command and
 				      * all it ran (prestarted: from its start) */
+	int listener; /* SB_MSG_LAYERS: the seccomp listener's number in PID 1,
+		       * which keeps it open for the parent's pidfd_getfd, or
+		       * -1 (sent on plan->sock_wr) */
 };
 
 /* Everything the child needs, computed before clone. */
@@ -85,7 +88,9 @@ struct sb_plan {
 	/* fds the child keeps; all others are closed on entry */
 	int sync_rd;    /* parent writes one byte when maps and cgroup are set */
 	int status_wr;  /* struct sb_msg stream to the parent */
-	int sock_wr;    /* sends the seccomp listener fd to the parent */
+	int sock_wr;    /* sends the seccomp listener fd to the parent, or -1:
+			 * the parent takes it with pidfd_getfd (a root caller;
+			 * see run.c, "The seccomp listener") */
 	int stdin_rd, stdout_wr, stderr_wr;
 	int cg_tasks[3];          /* v1: the child writes "0" to each, or -1 */
 	int egress_wr;            /* egress: hands loopback connections out, or -1 */
@@ -104,7 +109,6 @@ struct sb_plan {
 		int is_dir;
 	} sysbinds[12];
 	int nsysbinds;
-	const char *sysdirs[13]; /* inside paths of sysbinds that are dirs */
 	struct sb_link {
 		char name[32];
 		char target[SB_PATH_MAX];
@@ -120,8 +124,12 @@ struct sb_plan {
 	struct rlimit_plan {
 		int resource;
 		uint64_t value;
-	} rlimits[10];
+	} rlimits[10];            /* PID 1's, and so the command's */
 	int nrlimits;
+	uint64_t cmd_nofile;      /* the command's RLIMIT_NOFILE, set in its own
+				   * process just before exec: PID 1 keeps its
+				   * own as high as it may (descriptors in
+				   * flight, see child.c) */
 };
 
 /* A warm sandbox's job on plan->job_rd: this header, then argc + envc
@@ -138,8 +146,10 @@ void child_fail(const struct sb_plan *plan, const char *layer, int err,
 
 /* rootfs.c, child side; each returns 0 or -1 with errno set and *what
  * naming the step. rootfs_clone takes detached copies of every bind source
- * (while the caller's credentials can still reach them) into fds[];
+ * (while the caller's credentials can still reach them) into t;
  * rootfs_build mounts the tmpfs root, places them, masks /proc and pivots.
+ * The placed trees stay open in t (sys, user, workdir: the roots of those
+ * mounts) for landlock_apply's rules, which rootfs_close then closes.
  * OUT *layers gains TG_LAYER_ROOTFS and TG_LAYER_USERNS_LIMIT. */
 #define SB_DEVICES 5
 struct sb_trees {
@@ -147,10 +157,12 @@ struct sb_trees {
 	int user[SB_MAX_BINDS];
 	int dev[SB_DEVICES];
 	int layers[SB_MAX_BINDS][3]; /* an overlay's lower, upper, work (O_PATH) */
+	int workdir;                 /* the work directory's tmpfs, or -1 */
 };
 int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what);
 int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		 unsigned *layers, const char **what);
+void rootfs_close(struct sb_trees *t);
 /* Plan side: fill sysbinds, links (runs in the parent). */
 int rootfs_plan(struct sb_plan *plan, struct tg_error *err);
 
@@ -175,10 +187,13 @@ int sandbox_seccomp_export(int fd, int which, struct tg_error *err);
 
 /* landlock.c */
 int landlock_abi(void);
-/* Child side: restrict self per the plan. 0 or -1 (errno set, *what set).
- * OUT *layers gains the TG_LAYER_LANDLOCK_* bits applied. */
-int landlock_apply(const struct sb_plan *plan, unsigned *layers,
-		   const char **what);
+/* Child side: restrict self per the plan. The rules of the binds, the
+ * system directories and the work directory's tmpfs are given the roots
+ * of those very mounts, t's fds (rootfs_build), never a path looked up
+ * again: -1 for a bind is an error (EBADF). 0 or -1 (errno set, *what
+ * set). OUT *layers gains the TG_LAYER_LANDLOCK_* bits applied. */
+int landlock_apply(const struct sb_plan *plan, const struct sb_trees *t,
+		   unsigned *layers, const char **what);
 
 /* cgroup.c: a small backend interface over cgroup v1 and v2. */
 struct sb_cgroup;

@@ -139,6 +139,7 @@ static void usage(FILE *f)
 		"       tg-escape listen-path PATH        unix socket decoy at PATH (mode 0777)\n"
 		"       tg-escape shm-create TAG          SysV shm segment holding the secret marker\n"
 		"       tg-escape victim TAG [SECONDS]    sleeping process with TAG in argv\n"
+		"       tg-escape fd-pass                 pass one fd over a unix socket, NOFILE 256\n"
 		"exit: 0 escaped, 1 blocked, 2 could not tell\n"
 		"attempts:\n");
 	list_attempts(f, 1);
@@ -170,6 +171,8 @@ int main(int argc, char **argv)
 		return tg_helper_shm_create(argc - 1, argv + 1);
 	if (strcmp(argv[1], "victim") == 0)
 		return tg_helper_victim(argc - 1, argv + 1);
+	if (strcmp(argv[1], "fd-pass") == 0)
+		return tg_helper_fd_pass(argc - 1, argv + 1);
 
 	a = find_attempt(argv[1]);
 	if (!a) {

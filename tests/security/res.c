@@ -20,7 +20,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,6 +188,99 @@ static int a_fd_exhaustion(int argc, char **argv)
 	if (n > thresh)
 		return tg_report(TG_ESCAPED, "opened %ld fds (limit %ld)", n, thresh);
 	return tg_report(TG_BLOCKED, "stopped after %ld fds: %s", n, tg_errname(err));
+}
+
+/* Send fd n times in one message on sock: 0, or -1 with errno. */
+static int send_fds(int sock, int fd, int n)
+{
+	union {
+		char buf[CMSG_SPACE(200 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	char byte = 'x';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg;
+	struct cmsghdr *h;
+	int i;
+
+	if (n > 200)
+		n = 200;
+	memset(&msg, 0, sizeof msg);
+	memset(&c, 0, sizeof c);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = c.buf;
+	msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+	h = CMSG_FIRSTHDR(&msg);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	for (i = 0; i < n; i++)
+		memcpy(CMSG_DATA(h) + (size_t)i * sizeof(int), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The sandbox's RLIMIT_NOFILE, unsandboxed too. */
+static void nofile_256(void)
+{
+	struct rlimit rl = { 256, 256 };
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/*
+ * Descriptors in flight: the kernel counts, per host user, descriptors sent
+ * over unix sockets and not yet received, and refuses a sender once the
+ * count passes the sender's RLIMIT_NOFILE. Send one descriptor over and
+ * over without reading until refused, print "READY n", hold them until
+ * stdin closes (at most SECONDS). Every sandbox of a caller is one host
+ * user: the harness starts other runs meanwhile, which must all start.
+ * 0 = more than 256 held in flight (the attack is in place; the harness
+ * judges its effect), 1 = refused before that.
+ */
+static int a_fd_inflight(int argc, char **argv)
+{
+	long secs = argl(argc, argv, 1, 20);
+	struct pollfd in = { 0, POLLIN, 0 };
+	int sv[2], p[2], i, err = 0;
+	long held = 0;
+
+	nofile_256();
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || pipe(p) < 0)
+		return tg_report(TG_UNKNOWN, "socketpair: %s", tg_errname(errno));
+	for (i = 0; i < 20; i++) {
+		if (send_fds(sv[0], p[0], 200) < 0) {
+			err = errno;
+			break;
+		}
+		held += 200;
+	}
+	printf("READY %ld\n", held);
+	fflush(stdout);
+	if (held <= 256)
+		return tg_report(TG_BLOCKED, "only %ld descriptors in flight: %s", held,
+				 tg_errname(err));
+	poll(&in, 1, (int)(secs * 1000));
+	return tg_report(TG_ESCAPED, "held %ld descriptors in flight (then %s)", held,
+			 tg_errname(err));
+}
+
+/* Helper for the harness: pass one descriptor over a socket pair with the
+ * sandbox's RLIMIT_NOFILE, as a sandbox's PID 1 did with its seccomp
+ * listener. 0 passed, 1 refused. */
+int tg_helper_fd_pass(int argc, char **argv)
+{
+	int sv[2];
+
+	(void)argc;
+	(void)argv;
+	tg_current = "fd-pass";
+	nofile_256();
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
+		return tg_report(TG_UNKNOWN, "socketpair: %s", tg_errname(errno));
+	if (send_fds(sv[0], sv[1], 1) < 0)
+		return tg_report(TG_BLOCKED, "passing one descriptor: %s", tg_errname(errno));
+	return tg_report(TG_ESCAPED, "passed one descriptor");
 }
 
 static int a_cpu_spin(int argc, char **argv)
@@ -455,6 +550,7 @@ const struct tg_attempt tg_res_attempts[] = {
 	{ "memory_balloon", "resources", a_memory_balloon, "[MiB]  touch 512 MiB" },
 	{ "disk_fill", "resources", a_disk_fill, "[DIR MAX THRESH]  write >100 of 200 MiB" },
 	{ "fd_exhaustion", "resources", a_fd_exhaustion, "[MAX THRESH]  open >300 fds" },
+	{ "fd_inflight", "resources", a_fd_inflight, "[SECONDS]  hold >256 fds in flight over a unix socket until stdin closes" },
 	{ "cpu_spin", "resources", a_cpu_spin, "[SECONDS]  spin past the timeout" },
 	{ "cpu_quota", "resources", a_cpu_quota, "[SECONDS RATIO]  use more CPUs than allowed" },
 	{ "output_flood", "resources", a_output_flood, "[MiB]  write 8 MiB to stdout" },

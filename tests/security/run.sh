@@ -600,6 +600,68 @@ t disk_fill:dev_shm disk_fill   blocked_or_memory "" "$T/fill" "" "/dev/shm"
 LIMITATION="a --rw bind is the host's filesystem: RLIMIT_FSIZE caps each file, nothing caps the total, docs/SECURITY.md" \
 t disk_fill:rw_bind disk_fill   blocked "" "$T/fill" "--rw $T/rwfill:/rw" "/rw"
 t fd_exhaustion  fd_exhaustion  blocked "" "" "" ""
+
+# Descriptors in flight are counted per host user, and every sandbox runs as
+# the same one: one run holding hundreds in flight must not keep the others
+# from starting (each hands descriptors to toolgate while it starts).
+# hold_start CMD...: the holder, its stdin a fifo we keep open (fd 9) until
+# the others are done; its "READY n" line in $T/hold.out. Sets HOLD_PID.
+hold_start() {
+	local i
+	rm -f "$T/hold.in" "$T/hold.out" && mkfifo "$T/hold.in"
+	timeout -s KILL 60 "$@" <"$T/hold.in" >"$T/hold.out" 2>"$T/hold.err" &
+	HOLD_PID=$!
+	exec 9>"$T/hold.in"
+	for i in $(seq 100); do
+		grep -q READY "$T/hold.out" && break
+		sleep 0.1
+	done
+	HELD=$(awk '/^READY/ {print $2}' "$T/hold.out")
+}
+hold_end() { # -> HOLD_RC
+	exec 9>&-
+	wait "$HOLD_PID"
+	HOLD_RC=$?
+}
+inflight_case() {
+	local why="" i ok=0 first=""
+	COVERED[fd_inflight]=1
+	# unsandboxed, as the sandbox's host user: another process of that
+	# user, with the sandbox's RLIMIT_NOFILE, cannot pass a descriptor
+	hold_start "${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TGE" fd_inflight 30
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TGE" fd-pass >/dev/null 2>"$T/u.err"
+	U_RC=$? U_MSG=$(tail -n 1 "$T/u.err")
+	hold_end
+	if [ "${HELD:-0}" -le 256 ] || [ "$U_RC" != 1 ]; then
+		result fd_inflight "unsandboxed, $HELD descriptors in flight did not stop another sender (rc=$U_RC: $U_MSG), so the test could not fail"
+		return
+	fi
+	# sandboxed: while one run holds them, five others must start
+	hold_start "${NSX[@]}" "$TG" run --timeout 40s --ro "$BUILD/tests:/t" -- \
+		/t/tg-escape fd_inflight 30
+	for i in 1 2 3 4 5; do
+		timeout -s KILL 60 "${NSX[@]}" "$TG" run --json -- true >"$T/s.json" 2>"$T/s.err" </dev/null
+		S_RC=$?
+		parse_json fd_inflight
+		if [ "$S_RC" = 0 ] && [ "$S_REASON" = ok ]; then
+			ok=$((ok + 1))
+		elif [ -z "$first" ]; then
+			first="$(sb_desc) $(tail -c 200 "$T/s.err")"
+		fi
+		if grep -qaE 'Sanitizer|runtime error:' "$T/s.err"; then
+			why="sanitizer report from toolgate: $(grep -aE 'Sanitizer|runtime error:' "$T/s.err" | head -n 1)"
+		fi
+	done
+	hold_end
+	if [ "${HELD:-0}" -le 256 ] || [ "$HOLD_RC" != 0 ]; then
+		why="${why:+$why; }the sandboxed holder did not hold its descriptors to the end (held ${HELD:-none}, rc=$HOLD_RC: $(tail -c 200 "$T/hold.err"))"
+	fi
+	[ "$ok" = 5 ] || why="${why:+$why; }$ok of 5 runs started while another held $HELD descriptors in flight; first failure: $first"
+	U_MSG="$HELD in flight; another sender: $U_MSG" S_MSG="$ok of 5 runs started"
+	result fd_inflight "$why"
+}
+inflight_case
 t cpu_spin       cpu_spin       timeout "" "3" "--timeout 1s" "3"
 t cpu_quota      cpu_quota      blocked "" "2 0.8" "--cpus 0.5" "2 0.8"
 t core_dump      core_dump      blocked "" "$T/core" "" "/tmp"

@@ -24,6 +24,7 @@ static int restricted_child(void)
 	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
 	struct sockaddr_in sa;
 	struct sb_plan plan;
+	struct sb_trees trees;
 	const char *what = "";
 	unsigned layers = 0;
 	int fd;
@@ -33,9 +34,9 @@ static int restricted_child(void)
 	plan.landlock_abi = (unsigned)landlock_abi();
 	plan.workdir = "/tmp";
 	plan.workdir_is_bound = 1; /* /tmp has its own rule */
-	plan.sysdirs[0] = NULL;
+	memset(&trees, -1, sizeof(trees));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    landlock_apply(&plan, &layers, &what) < 0)
+	    landlock_apply(&plan, &trees, &layers, &what) < 0)
 		return 10;
 	if (!(layers & TG_LAYER_LANDLOCK_FS))
 		return 11;
@@ -101,6 +102,72 @@ static int rules_hold(void)
 	return 0;
 }
 
+/* A bind's rule is given the mount itself (its fd from rootfs_build),
+ * never its inside path opened again, which a symlink planted through a
+ * writable bind could lead elsewhere: here the inside path does not even
+ * exist, and what the fd names is writable, nothing beside it. */
+static char bound[] = "/var/tmp/tg-unit-llbind-XXXXXX";
+
+static int bind_child(void)
+{
+	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct sb_plan plan;
+	struct sb_trees trees;
+	struct tg_error err;
+	const char *what = "";
+	unsigned layers = 0;
+	char path[96];
+	int fd;
+
+	if (!spec || tg_sandbox_spec_add_bind(spec, bound, "/tg-unit-no-such-inside", 1, &err) < 0)
+		return 20;
+	memset(&plan, 0, sizeof(plan));
+	plan.spec = spec;
+	plan.landlock_abi = (unsigned)landlock_abi();
+	plan.workdir = "/tmp";
+	plan.workdir_is_bound = 1;
+	memset(&trees, -1, sizeof(trees));
+	trees.user[0] = open(bound, O_PATH | O_CLOEXEC);
+	if (trees.user[0] < 0)
+		return 21;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    landlock_apply(&plan, &trees, &layers, &what) < 0)
+		return 22;
+	snprintf(path, sizeof(path), "%s/new", bound);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 23;
+	close(fd);
+	snprintf(path, sizeof(path), "%s-beside", bound);
+	if (open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) >= 0 || errno != EACCES)
+		return 24;
+	tg_sandbox_spec_free(spec);
+	return 0;
+}
+
+static int bind_rule_by_fd(void)
+{
+	char path[96];
+	pid_t pid;
+	int st;
+
+	CHECK(mkdtemp(bound));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(bind_child());
+	CHECK(waitpid(pid, &st, 0) == pid);
+	snprintf(path, sizeof(path), "%s/new", bound);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-beside", bound);
+	unlink(path);
+	rmdir(bound);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "child status %#x\n", st);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return 0;
+}
+
 static int tiers(void)
 {
 	struct tg_sandbox_probe p;
@@ -134,6 +201,7 @@ static int tiers(void)
 
 const struct unit_test landlock_tests[] = {
 	{ "landlock/rules_hold", rules_hold },
+	{ "landlock/bind_rule_by_fd", bind_rule_by_fd },
 	{ "probe/tiers", tiers },
 	UNIT_TESTS_END,
 };

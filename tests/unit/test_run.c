@@ -247,6 +247,62 @@ static int bind_source_swapped_for_symlink(void)
 	return 0;
 }
 
+/* Two writable binds, one nested in the other: a first run renames the
+ * directory the inner bind sits in and leaves a symlink to "/" where its
+ * mount point was. The second run's inner bind, and its read-write
+ * Landlock rule, must not land on the root (where the rule would cover
+ * /proc): the run fails, naming the mount point. */
+static int nested_bind_symlink_planted(void)
+{
+	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	char dir[] = "/tmp/tg-unit-nest-XXXXXX", a[64], b[64], p[96];
+	char *plant[] = { "sh", "-c", "mv /data/a /data/a.old && mkdir /data/a && ln -s / /data/a/b",
+			  NULL };
+	char *argv[] = { "sh", "-c", "echo 500 > /proc/self/oom_score_adj && echo wrote", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	struct stat st;
+
+	CHECK(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/A", dir);
+	snprintf(b, sizeof(b), "%s/B", dir);
+	snprintf(p, sizeof(p), "%s/a", a);
+	CHECK(mkdir(a, 0777) == 0 && mkdir(b, 0777) == 0 && mkdir(p, 0777) == 0);
+	snprintf(p, sizeof(p), "%s/a/b", a);
+	CHECK(mkdir(p, 0777) == 0);
+	/* the sandbox's host user (65534 for root) may write them */
+	snprintf(p, sizeof(p), "%s/a", a);
+	CHECK(chmod(a, 0777) == 0 && chmod(p, 0777) == 0 && chmod(b, 0777) == 0);
+	CHECK(tg_sandbox_spec_add_bind(s, a, "/data", 1, &err) == 0);
+	CHECK(tg_sandbox_spec_add_bind(s, b, "/data/a/b", 1, &err) == 0);
+	r = run_argv(s, plant);
+	CHECK(r && r->reason == TG_REASON_OK && r->exit_code == 0);
+	tg_sandbox_result_free(r);
+	snprintf(p, sizeof(p), "%s/a/b", a);
+	CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+	r = run_argv(s, argv);
+	CHECK(r);
+	if (r->reason != TG_REASON_SETUP_FAILED)
+		fprintf(stderr, "second run: %s, out '%s'\n", tg_sandbox_reason_name(r->reason),
+			r->out.data ? r->out.data : "");
+	CHECK(r->reason == TG_REASON_SETUP_FAILED && r->out.len == 0);
+	CHECK(strstr(r->message, "rootfs") && strstr(r->message, "/data/a/b") &&
+	      strstr(r->message, "symbolic link"));
+	tg_sandbox_result_free(r);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/a", a);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/a.old/b", a);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/a.old", a);
+	rmdir(p);
+	rmdir(a);
+	rmdir(b);
+	rmdir(dir);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 /* Runs from several threads at once: each gets its own sandbox, output
  * and result. */
 static void *thread_runs(void *arg)
@@ -296,6 +352,7 @@ static int concurrent_threads(void)
 const struct unit_test run_tests[] = {
 	{ "run/concurrent_threads", concurrent_threads },
 	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },
+	{ "run/nested_bind_symlink_planted", nested_bind_symlink_planted },
 	{ "run/cancel_fd_ends_run", cancel_fd_ends_run },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
 	{ "run/stdin_bytes_exact", stdin_bytes_exact },
