@@ -205,6 +205,136 @@ static int count_option(const char *name, const char *v, unsigned long min, unsi
 	return 0;
 }
 
+/* What serve was asked. */
+struct serve_args {
+	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
+	const char *state, *otlp;
+	int stdio;
+	struct tg_gate_options gopts;
+	struct tg_mcp_options mopts;
+};
+
+/* argv into *a: 0, 1 (--help said: exit 0), or 2 (a usage error, said). */
+static int serve_parse(int argc, char **argv, struct serve_args *a)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(o, "--stdio") == 0) {
+			a->stdio = 1;
+			continue;
+		}
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(o, "--catalog") == 0)
+			a->catalog = v;
+		else if (strcmp(o, "--workspace") == 0)
+			a->workspace = v;
+		else if (strcmp(o, "--principal") == 0)
+			a->principal = v;
+		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
+			a->record = v;
+		else if (strcmp(o, "--http") == 0)
+			a->http = v;
+		else if (strcmp(o, "--tokens") == 0)
+			a->tokens = v;
+		else if (strcmp(o, "--state-key") == 0)
+			a->state_key = v;
+		else if (strcmp(o, "--policy") == 0)
+			a->policy = v;
+		else if (strcmp(o, "--state") == 0)
+			a->state = v;
+		else if (strcmp(o, "--otlp") == 0)
+			a->otlp = v;
+		else if (strcmp(o, "--descriptions") == 0) {
+			if (strcmp(v, "refuse") == 0)
+				a->gopts.descriptions = TG_DESCRIPTIONS_REFUSE;
+			else if (strcmp(v, "warn") == 0)
+				a->gopts.descriptions = TG_DESCRIPTIONS_WARN;
+			else if (strcmp(v, "off") == 0)
+				a->gopts.descriptions = TG_DESCRIPTIONS_OFF;
+			else {
+				fprintf(stderr, "toolgate serve: --descriptions takes refuse, warn "
+					"or off\n");
+				return 2;
+			}
+		}
+		else if (strcmp(o, "--anomalies") == 0) {
+			int action = tg_anomaly_action_parse(v);
+
+			if (action < 0) {
+				fprintf(stderr, "toolgate serve: --anomalies takes hold, warn or off\n");
+				return 2;
+			}
+			a->gopts.anomalies = (enum tg_anomaly_action)action;
+		} else if (strcmp(o, "--header-timeout") == 0) {
+			if (count_option(o, v, 1, 300, &a->mopts.http_header_timeout) < 0)
+				return 2;
+		} else if (strcmp(o, "--warm") == 0) {
+			if (count_option(o, v, 0, 64, &a->gopts.warm) < 0)
+				return 2;
+		} else if (strcmp(o, "--max-runs") == 0) {
+			if (count_option(o, v, 1, 4096, &a->gopts.max_runs) < 0)
+				return 2;
+		} else if (strcmp(o, "--max-runs-per-principal") == 0) {
+			if (count_option(o, v, 1, 4096, &a->gopts.max_runs_per_principal) < 0)
+				return 2;
+		} else {
+			fprintf(stderr, "toolgate serve: unknown option '%s'\n", o);
+			usage(stderr);
+			return 2;
+		}
+		i++;
+	}
+	if (!a->catalog) {
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* A rollback a crash interrupted is finished before anything else runs
+ * (its compensation is idempotent by the call's id), and so is a plan a
+ * dead gateway left half-way, forward or back. */
+static void resume_interrupted(struct tg_gate *gate)
+{
+	size_t resumed, failed;
+	struct tg_error err;
+
+	if (tg_gate_resume_rollbacks(gate, &resumed, &failed, &err) < 0)
+		fprintf(stderr, "toolgate serve: resuming rollbacks: %s\n", err.msg);
+	else if (resumed)
+		fprintf(stderr, "toolgate serve: resumed %zu interrupted rollback%s, %zu "
+			"failed again (toolgate rollback list)\n", resumed,
+			resumed == 1 ? "" : "s", failed);
+	if (tg_gate_resume_sagas(gate, &resumed, &failed, &err) < 0)
+		fprintf(stderr, "toolgate serve: resuming plans: %s\n", err.msg);
+	else if (resumed)
+		fprintf(stderr, "toolgate serve: resumed %zu interrupted plan%s, %zu "
+			"neither done nor compensated\n", resumed, resumed == 1 ? "" : "s",
+			failed);
+}
+
+/* Every client, run, warm sandbox and proxied connection holds
+ * descriptors: as many as the hard limit allows. */
+static void raise_nofile(void)
+{
+	struct rlimit nf;
+
+	if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
+		nf.rlim_cur = nf.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nf);
+	}
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
@@ -217,107 +347,21 @@ int cmd_serve(int argc, char **argv)
 	struct tg_catalog *cat = NULL;
 	struct tg_gate *gate = NULL;
 	struct tg_mcp *mcp = NULL;
+	struct serve_args args = { 0 };
 	struct tg_error err;
-	int i, rc = EXIT_TOOLGATE;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (strcmp(a, "--stdio") == 0) {
-			stdio = 1;
-			continue;
-		}
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 0;
-		}
-		if (!v) {
-			usage(stderr);
-			return 2;
-		}
-		if (strcmp(a, "--catalog") == 0)
-			catalog = v;
-		else if (strcmp(a, "--workspace") == 0)
-			workspace = v;
-		else if (strcmp(a, "--principal") == 0)
-			principal = v;
-		else if (strcmp(a, "--audit") == 0 || strcmp(a, "--record") == 0)
-			record = v;
-		else if (strcmp(a, "--http") == 0)
-			http = v;
-		else if (strcmp(a, "--tokens") == 0)
-			tokens = v;
-		else if (strcmp(a, "--state-key") == 0)
-			state_key = v;
-		else if (strcmp(a, "--policy") == 0)
-			policy = v;
-		else if (strcmp(a, "--state") == 0)
-			state = v;
-		else if (strcmp(a, "--otlp") == 0)
-			otlp = v;
-		else if (strcmp(a, "--descriptions") == 0) {
-			if (strcmp(v, "refuse") == 0)
-				gopts.descriptions = TG_DESCRIPTIONS_REFUSE;
-			else if (strcmp(v, "warn") == 0)
-				gopts.descriptions = TG_DESCRIPTIONS_WARN;
-			else if (strcmp(v, "off") == 0)
-				gopts.descriptions = TG_DESCRIPTIONS_OFF;
-			else {
-				fprintf(stderr, "toolgate serve: --descriptions takes refuse, warn "
-					"or off\n");
-				return 2;
-			}
-		}
-		else if (strcmp(a, "--anomalies") == 0) {
-			int action = tg_anomaly_action_parse(v);
-
-			if (action < 0) {
-				fprintf(stderr, "toolgate serve: --anomalies takes hold, warn or off\n");
-				return 2;
-			}
-			gopts.anomalies = (enum tg_anomaly_action)action;
-		} else if (strcmp(a, "--header-timeout") == 0) {
-			char *end;
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (*end || end == v || n < 1 || n > 300) {
-				fprintf(stderr, "toolgate serve: --header-timeout takes 1 to 300 "
-					"(seconds)\n");
-				return 2;
-			}
-			mopts.http_header_timeout = (unsigned)n;
-		} else if (strcmp(a, "--warm") == 0) {
-			if (count_option(a, v, 0, 64, &gopts.warm) < 0)
-				return 2;
-		} else if (strcmp(a, "--max-runs") == 0) {
-			if (count_option(a, v, 1, 4096, &gopts.max_runs) < 0)
-				return 2;
-		} else if (strcmp(a, "--max-runs-per-principal") == 0) {
-			if (count_option(a, v, 1, 4096, &gopts.max_runs_per_principal) < 0)
-				return 2;
-		} else {
-			fprintf(stderr, "toolgate serve: unknown option '%s'\n", a);
-			usage(stderr);
-			return 2;
-		}
-		i++;
-	}
-	if (!catalog) {
-		usage(stderr);
-		return 2;
-	}
+	rc = serve_parse(argc, argv, &args);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	rc = EXIT_TOOLGATE;
+	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
+	record = args.record, http = args.http, tokens = args.tokens;
+	state_key = args.state_key, policy = args.policy, state = args.state, otlp = args.otlp;
+	stdio = args.stdio, gopts = args.gopts, mopts = args.mopts;
 	/* a client that goes away mid-answer must not kill the gateway */
 	signal(SIGPIPE, SIG_IGN);
-	{
-		/* every client, run, warm sandbox and proxied connection holds
-		 * descriptors: as many as the hard limit allows */
-		struct rlimit nf;
-
-		if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
-			nf.rlim_cur = nf.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &nf);
-		}
-	}
+	raise_nofile();
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
 	if (!gopts.audit)
@@ -362,25 +406,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "toolgate serve: the audit log cannot be written: not serving\n");
 		goto out;
 	}
-	{
-		/* a rollback a crash interrupted is finished before anything
-		 * else runs (its compensation is idempotent by the call's id) */
-		size_t resumed, failed;
-
-		if (tg_gate_resume_rollbacks(gate, &resumed, &failed, &err) < 0)
-			fprintf(stderr, "toolgate serve: resuming rollbacks: %s\n", err.msg);
-		else if (resumed)
-			fprintf(stderr, "toolgate serve: resumed %zu interrupted rollback%s, %zu "
-				"failed again (toolgate rollback list)\n", resumed,
-				resumed == 1 ? "" : "s", failed);
-		/* and a plan a dead gateway left half-way, forward or back */
-		if (tg_gate_resume_sagas(gate, &resumed, &failed, &err) < 0)
-			fprintf(stderr, "toolgate serve: resuming plans: %s\n", err.msg);
-		else if (resumed)
-			fprintf(stderr, "toolgate serve: resumed %zu interrupted plan%s, %zu "
-				"neither done nor compensated\n", resumed, resumed == 1 ? "" : "s",
-				failed);
-	}
+	resume_interrupted(gate);
 	{
 		/* blocked before the server's threads start, so that they
 		 * inherit the mask and sigwait gets the signals: SIGHUP
