@@ -1466,9 +1466,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!rq) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 
-		http_admit_request(h->admit, c);
-		rq = calloc(1, sizeof(*rq));
-		if (!rq)
+		/* shut by the admission as it came in: nothing of it is done */
+		if (http_admit_request(h->admit, c) < 0 || !(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
 		*con_cls = rq;
 		/* The headers are complete: whatever they decide is answered
@@ -1493,7 +1492,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return unauthorized(c, rq->why);
 		case 1: /* a token holder: may keep its connection between requests */
-			http_admit_trust(h->admit, c);
+			if ((why = http_admit_trust(h->admit, c, rq->principal)))
+				return http_error(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, why);
 		}
 		/* the counters: they show every principal's calls by tool, so
 		 * with a policy only to those who decide (an approve scope),
@@ -1607,7 +1607,7 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	h->port = port;
 	h->max_idle = DEFAULT_MAX_IDLE;
 	inet_ntop(AF_INET, &sa.sin_addr, h->addr, sizeof(h->addr));
-	if (http_admit_new(m->http_header_timeout, &h->admit, err) < 0) {
+	if (http_admit_new(m->http_header_timeout, m->tokens || m->policy, &h->admit, err) < 0) {
 		free(h);
 		return -1;
 	}
@@ -1624,7 +1624,7 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 				     MHD_OPTION_NOTIFY_CONNECTION, http_admit_notify, h->admit,
 				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 				     /* a backstop: http_admit_accept refuses first, and counts it */
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS + 1,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MHD_LIMIT,
 				     MHD_OPTION_END);
 	if (!h->daemon) {
 		http_admit_free(h->admit);

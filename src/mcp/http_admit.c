@@ -16,7 +16,15 @@
  * idle. Connections that serve a request, or hold a token holder's
  * between requests (libmicrohttpd's 120 s of silence ends those), share
  * the rest of HTTP_MAX_CONNECTIONS; one client address holds at most
- * HTTP_MAX_PER_ADDRESS.
+ * HTTP_MAX_PER_ADDRESS, one principal HTTP_MAX_PER_PRINCIPAL (its own
+ * longest-idle is closed for one more). A new connection past either of
+ * the first two closes the longest-waiting connection (of its address,
+ * or of all), else the longest-idle: it is refused only when every one
+ * serves a request, so neither idle token holders nor waiting strangers
+ * keep an approver out. With tokens, a connection whose request was
+ * refused (no token that verified) is shut down once answered; and a
+ * request whose connection was shut down here while it came in is not
+ * served (http_admit_request).
  *
  * It never reads or writes a connection, nor closes a descriptor: a
  * connection is ended with shutdown(2), which libmicrohttpd's thread for
@@ -40,20 +48,26 @@
 enum phase {
 	WAITING,  /* for a request's headers: deadline and budget */
 	SERVING,  /* a request's headers are in */
-	IDLE,     /* a token holder's, between requests */
+	IDLE,     /* a token holder's, between requests: closed for room */
 	CLOSING,  /* shut down here, or ending: not counted against anything */
 	NPHASES
 };
 
-enum { CLOSED_TIMEOUT, CLOSED_BUDGET, NCLOSED };
-enum { REFUSED_ADDRESS, REFUSED_LIMIT, NREFUSED };
+enum { CLOSED_TIMEOUT, CLOSED_BUDGET, CLOSED_ROOM, CLOSED_PRINCIPAL, NCLOSED };
+enum { REFUSED_ADDRESS, REFUSED_LIMIT, REFUSED_PRINCIPAL, NREFUSED };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PRINCIPAL_MAX 128 /* MCP_MAX_PRINCIPAL: rq->principal's size */
 
 struct conn {
 	int fd;
 	uint32_t addr;              /* IPv4, network order; 0: another family */
 	enum phase phase;
 	int trusted;                /* the request's bearer token verified */
+	char principal[PRINCIPAL_MAX]; /* whose token, when trusted */
 	uint64_t since;             /* ms (monotonic) when it began to wait */
+	uint64_t turn;              /* when its phase began: the lowest, longest */
 	struct conn *prev, *next;   /* every connection */
 	struct conn *wprev, *wnext; /* the waiting ones, oldest first */
 };
@@ -63,10 +77,12 @@ struct http_admit {
 	pthread_cond_t wake;        /* the closer: a first waiter, or stop */
 	pthread_t closer;
 	int stopping;
+	int tokens;                 /* every request needs a token */
 	uint64_t timeout_ms;
 	struct conn *all;
 	struct conn *whead, *wtail;
 	unsigned n;                 /* listed connections, closing ones too */
+	uint64_t turns;             /* phases begun */
 	unsigned count[NPHASES];
 	unsigned long long closed[NCLOSED], refused[NREFUSED];
 };
@@ -102,6 +118,7 @@ static void set_phase(struct http_admit *a, struct conn *k, enum phase p)
 	a->count[k->phase]--;
 	a->count[p]++;
 	k->phase = p;
+	k->turn = ++a->turns;
 	if (p != WAITING)
 		return;
 	k->since = now_ms();
@@ -140,7 +157,8 @@ static void *closer_main(void *arg)
 	return NULL;
 }
 
-int http_admit_new(unsigned header_timeout, struct http_admit **out, struct tg_error *err)
+int http_admit_new(unsigned header_timeout, int tokens, struct http_admit **out,
+		   struct tg_error *err)
 {
 	struct http_admit *a;
 	pthread_condattr_t ca;
@@ -154,6 +172,7 @@ int http_admit_new(unsigned header_timeout, struct http_admit **out, struct tg_e
 	if (!a)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	a->timeout_ms = 1000ull * (header_timeout ? header_timeout : HTTP_HEADER_TIMEOUT);
+	a->tokens = tokens;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are monotonic */
@@ -199,27 +218,49 @@ static uint32_t address_of(const struct sockaddr *addr, socklen_t len)
 	return addr && addr->sa_family == AF_INET && len >= sizeof(*in) ? in->sin_addr.s_addr : 0;
 }
 
+/* Room for one more connection (the caller holds lock), among address
+ * ip's or, with all, every address's: the one that has waited longest
+ * for its headers is closed, else the token holder's idle longest. 0;
+ * -1 when every one serves a request (or is closing already). */
+static int make_room(struct http_admit *a, int all, uint32_t ip)
+{
+	struct conn *k, *v;
+
+	for (v = a->whead; v && !all && v->addr != ip; v = v->wnext) /* oldest first */
+		;
+	for (k = v ? NULL : a->all; k; k = k->next)
+		if (k->phase == IDLE && (all || k->addr == ip) && (!v || k->turn < v->turn))
+			v = k;
+	if (!v)
+		return -1;
+	close_conn(a, v, CLOSED_ROOM);
+	return 0;
+}
+
 enum MHD_Result http_admit_accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
 	struct http_admit *a = cls;
 	uint32_t ip = address_of(addr, len);
-	const struct conn *k;
+	struct conn *k;
 	unsigned same = 0;
-	enum MHD_Result rc = MHD_YES;
+	int why = -1;
 
 	pthread_mutex_lock(&a->lock);
 	for (k = a->all; k; k = k->next)
-		same += k->addr == ip;
-	/* waiting connections never fill either: the budget closes them first */
-	if (a->n >= HTTP_MAX_CONNECTIONS) {
-		a->refused[REFUSED_LIMIT]++;
-		rc = MHD_NO;
-	} else if (same >= HTTP_MAX_PER_ADDRESS) {
-		a->refused[REFUSED_ADDRESS]++;
-		rc = MHD_NO;
-	}
+		same += k->addr == ip && k->phase != CLOSING;
+	/* past a limit, the longest-waiting or longest-idle there makes
+	 * room: refused only when every one there serves a request, or
+	 * when too many closed here have not gone yet */
+	if (a->n >= HTTP_MAX_CONNECTIONS + HTTP_MAX_CLOSING)
+		why = REFUSED_LIMIT;
+	else if (same >= HTTP_MAX_PER_ADDRESS && make_room(a, 0, ip) < 0)
+		why = REFUSED_ADDRESS;
+	else if (a->n - a->count[CLOSING] >= HTTP_MAX_CONNECTIONS && make_room(a, 1, 0) < 0)
+		why = REFUSED_LIMIT;
+	if (why >= 0)
+		a->refused[why]++;
 	pthread_mutex_unlock(&a->lock);
-	return rc;
+	return why < 0 ? MHD_YES : MHD_NO;
 }
 
 /* Started: listed, waiting; closed: unlisted (before libmicrohttpd
@@ -279,30 +320,58 @@ static struct conn *conn_of(struct MHD_Connection *c)
 	return i ? i->socket_context : NULL;
 }
 
-void http_admit_request(struct http_admit *a, struct MHD_Connection *c)
+int http_admit_request(struct http_admit *a, struct MHD_Connection *c)
 {
 	struct conn *k = conn_of(c);
+	int rc = 0;
 
 	if (!k)
-		return;
+		return 0;
 	pthread_mutex_lock(&a->lock);
 	k->trusted = 0;
-	/* a connection closed here while its headers came in is closing:
-	 * its request is answered into a shut socket */
-	if (k->phase != CLOSING)
+	/* a connection closed here while its headers came in (libmicrohttpd
+	 * may have had them whole) is closing: its request is not served,
+	 * so that no tool runs for a client that sees its connection reset */
+	if (k->phase == CLOSING)
+		rc = -1;
+	else
 		set_phase(a, k, SERVING);
 	pthread_mutex_unlock(&a->lock);
+	return rc;
 }
 
-void http_admit_trust(struct http_admit *a, struct MHD_Connection *c)
+const char *http_admit_trust(struct http_admit *a, struct MHD_Connection *c,
+			     const char *principal)
 {
-	struct conn *k = conn_of(c);
+	struct conn *k = conn_of(c), *j, *idlest = NULL;
+	unsigned held = 0;
+	const char *why = NULL;
 
 	if (!k)
-		return;
+		return NULL;
 	pthread_mutex_lock(&a->lock);
-	k->trusted = 1;
+	/* the principal's other connections: only its own make room for it */
+	for (j = a->all; j; j = j->next) {
+		if (j == k || !j->trusted || (j->phase != SERVING && j->phase != IDLE) ||
+		    strcmp(j->principal, principal) != 0)
+			continue;
+		held++;
+		if (j->phase == IDLE && (!idlest || j->turn < idlest->turn))
+			idlest = j;
+	}
+	if (held >= HTTP_MAX_PER_PRINCIPAL && idlest) {
+		close_conn(a, idlest, CLOSED_PRINCIPAL);
+	} else if (held >= HTTP_MAX_PER_PRINCIPAL) {
+		a->refused[REFUSED_PRINCIPAL]++;
+		why = "Too Many Requests: this principal's " STR(HTTP_MAX_PER_PRINCIPAL)
+		      " connections all serve requests; one must end first";
+	}
+	if (!why) {
+		k->trusted = 1;
+		snprintf(k->principal, sizeof(k->principal), "%s", principal);
+	}
 	pthread_mutex_unlock(&a->lock);
+	return why;
 }
 
 void http_admit_done(struct http_admit *a, struct MHD_Connection *c, int ok)
@@ -312,14 +381,28 @@ void http_admit_done(struct http_admit *a, struct MHD_Connection *c, int ok)
 	if (!k)
 		return;
 	pthread_mutex_lock(&a->lock);
-	if (k->phase == SERVING)
-		set_phase(a, k, !ok ? CLOSING : k->trusted ? IDLE : WAITING);
+	if (k->phase != SERVING) {
+		/* closing already */
+	} else if (ok && k->trusted) {
+		set_phase(a, k, IDLE);
+	} else if (ok && !a->tokens) {
+		set_phase(a, k, WAITING);
+	} else {
+		/* with tokens, an answer without one that verified was a
+		 * refusal, queued at the handler's first call: libmicrohttpd
+		 * (0.9.75) closes such a connection once it is sent. It is
+		 * shut down here as well, so that it never waits uncounted;
+		 * its answer is sent already (a FIN follows it) */
+		set_phase(a, k, CLOSING);
+		if (ok)
+			shutdown(k->fd, SHUT_RDWR);
+	}
 	pthread_mutex_unlock(&a->lock);
 }
 
 char *http_admit_metrics(struct http_admit *a, char *text)
 {
-	char add[1600];
+	char add[2400];
 	size_t len, n;
 	char *out;
 
@@ -334,18 +417,25 @@ char *http_admit_metrics(struct http_admit *a, char *text)
 		"toolgate_http_connections{state=\"waiting\"} %u\n"
 		"toolgate_http_connections{state=\"serving\"} %u\n"
 		"toolgate_http_connections{state=\"idle\"} %u\n"
-		"# HELP toolgate_http_connections_closed_total HTTP connections closed before their "
-		"request's headers were in: past the deadline, or the oldest waiting past the budget.\n"
+		"# HELP toolgate_http_connections_closed_total HTTP connections closed by the server: "
+		"waiting for a request's headers past the deadline, or the oldest waiting past the "
+		"budget; waiting or idle, to make room for a new one; a principal's idle longest, for "
+		"one more of its own.\n"
 		"# TYPE toolgate_http_connections_closed_total counter\n"
 		"toolgate_http_connections_closed_total{reason=\"header_timeout\"} %llu\n"
 		"toolgate_http_connections_closed_total{reason=\"waiting_budget\"} %llu\n"
-		"# HELP toolgate_http_connections_refused_total HTTP connections refused as they were "
-		"accepted: too many of one client address, or in all.\n"
+		"toolgate_http_connections_closed_total{reason=\"room\"} %llu\n"
+		"toolgate_http_connections_closed_total{reason=\"per_principal\"} %llu\n"
+		"# HELP toolgate_http_connections_refused_total HTTP connections refused: as they were "
+		"accepted, too many of one client address or in all, every one serving a request; or "
+		"at a request (429), its principal's every connection serving one.\n"
 		"# TYPE toolgate_http_connections_refused_total counter\n"
 		"toolgate_http_connections_refused_total{reason=\"per_address\"} %llu\n"
-		"toolgate_http_connections_refused_total{reason=\"limit\"} %llu\n",
+		"toolgate_http_connections_refused_total{reason=\"limit\"} %llu\n"
+		"toolgate_http_connections_refused_total{reason=\"per_principal\"} %llu\n",
 		a->count[WAITING], a->count[SERVING], a->count[IDLE], a->closed[CLOSED_TIMEOUT],
-		a->closed[CLOSED_BUDGET], a->refused[REFUSED_ADDRESS], a->refused[REFUSED_LIMIT]);
+		a->closed[CLOSED_BUDGET], a->closed[CLOSED_ROOM], a->closed[CLOSED_PRINCIPAL],
+		a->refused[REFUSED_ADDRESS], a->refused[REFUSED_LIMIT], a->refused[REFUSED_PRINCIPAL]);
 	pthread_mutex_unlock(&a->lock);
 	len = strlen(text);
 	out = n < sizeof(add) ? realloc(text, len + n + 1) : NULL;

@@ -11,13 +11,22 @@ its headers a byte at a time, and yet
   header deadline (--header-timeout 3) of the server taking it, which is
   before it answered the initialize;
 - the metrics count what was closed and why;
-- one client address cannot hold more than 256 connections, even with a
-  token; another address still gets in.
+- answers refused for want of a token do not count against the waiting
+  budget once answered: 800 of them, 8 at a time, next to 120 idle
+  connections, close none of those;
+- a token holder keeps at most 64 connections: its 100 keep-alive ones
+  leave 64 open, its oldest closed; a listener full of 512 token holders'
+  idle connections (the approver's address holding 256 of them) still
+  takes an approver's, closing the longest-idle one (of its address, then
+  of all);
+- one client address cannot hold more than 256 connections that serve
+  requests (held by their bodies, four principals' 64 each); another
+  address still gets in; a principal whose 64 all serve is answered 429.
 
     http_flood.py TOOLGATE REPO TMPDIR
 
-Loopback only; about ten seconds. The process raises its own descriptor
-limit (the flood needs some 700).
+Loopback only; about ten seconds (thirty under the sanitizers). The
+process raises its own descriptor limit (the flood needs some 700).
 """
 import http.client
 import json
@@ -30,15 +39,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcptest import Checks, issue_token, start_http  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 c = Checks("http_flood")
-FLOOD, DEADLINE, PER_ADDRESS = 600, 3, 256
+FLOOD, DEADLINE, PER_ADDRESS, PER_PRINCIPAL, LIMIT = 600, 3, 256, 64, 512
 
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 want = 2048 if hard == resource.RLIM_INFINITY else min(hard, 2048)
@@ -54,32 +61,52 @@ os.makedirs(TMP)
 CAT, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "state")
 POLICY, ERR = os.path.join(TMP, "policy.json"), os.path.join(TMP, "serve.err")
 shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
+OTHERS = ["p%d" % i for i in range(1, 8)]  # seven more token holders
 with open(POLICY, "w") as f:
-    json.dump({"principals": {"agent": {"scopes": ["*:read"]},
-                              "alice": {"scopes": ["sql.*:approve"]}}}, f)
+    json.dump({"principals": dict({"agent": {"scopes": ["*:read"]},
+                                   "alice": {"scopes": ["sql.*:approve"]}},
+                                  **{p: {"scopes": ["*:read"]} for p in OTHERS})}, f)
 AGENT = issue_token(TG, STATE, POLICY, "agent", "*:read")
 ALICE = issue_token(TG, STATE, POLICY, "alice", "sql.*:approve")
+TOKEN = {p: issue_token(TG, STATE, POLICY, p, "*:read") for p in OTHERS}
 srv, port = start_http([TG, "serve", "--catalog", CAT, "--state", STATE, "--policy", POLICY,
                         "--audit", os.path.join(TMP, "audit.log"),
                         "--header-timeout", str(DEADLINE)], ERR)
-URL = "http://127.0.0.1:%d" % port
 
 
-def call(method, path, token, body=None, timeout=10):
-    """(status, text) of one request on a connection of its own; (None,
-    why) when the connection failed (refused, closed, timed out)."""
-    h = {"Authorization": "Bearer " + token, "Accept": "application/json, text/event-stream"}
+def call(method, path, token, body=None, timeout=10, src="127.0.0.1"):
+    """(status, text) of one request on a connection of its own from
+    address src; (None, why) when the connection failed (refused, closed,
+    timed out)."""
+    h = {"Accept": "application/json, text/event-stream", "Connection": "close"}
+    if token:
+        h["Authorization"] = "Bearer " + token
     if body is not None:
         h["Content-Type"] = "application/json"
-    req = urllib.request.Request(URL + path, method=method, headers=h,
-                                 data=json.dumps(body).encode() if body is not None else None)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(src, 0))
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+        r = conn.getresponse()
+        return r.status, r.read().decode()
     except (OSError, http.client.HTTPException) as e:
         return None, repr(e)
+    finally:
+        conn.close()
+
+
+def scrape():
+    """The connection metrics, as an approver reads them (docs/METRICS.md)."""
+    status, text = call("GET", "/metrics", ALICE)
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if status == 200 and line.startswith("toolgate_http_connections")}
+
+
+def closed(reason):
+    return 'toolgate_http_connections_closed_total{reason="%s"}' % reason
+
+
+def refused(reason):
+    return 'toolgate_http_connections_refused_total{reason="%s"}' % reason
 
 
 def still_open(socks):
@@ -178,23 +205,50 @@ c("slowloris_closed_within_the_deadline", slow in closed_at and sent[0] >= 4,
 for s in flood + [slow]:
     s.close()
 
-status, text = call("GET", "/metrics", ALICE)  # an approver: docs/METRICS.md
-metrics = {}
-for line in text.splitlines():
-    if line.startswith("toolgate_http_connections"):
-        name, value = line.rsplit(" ", 1)
-        metrics[name] = float(value)
-timeout_n = metrics.get('toolgate_http_connections_closed_total{reason="header_timeout"}', 0)
-budget_n = metrics.get('toolgate_http_connections_closed_total{reason="waiting_budget"}', 0)
-c("metrics_count_the_closed", status == 200 and timeout_n >= 1 and budget_n >= 1 and
-  timeout_n + budget_n >= FLOOD + 1, "status %s: %s" % (status, metrics))
+metrics = scrape()
+timeout_n, budget_n = metrics.get(closed("header_timeout"), 0), metrics.get(closed("waiting_budget"), 0)
+c("metrics_count_the_closed", timeout_n >= 1 and budget_n >= 1 and timeout_n + budget_n >= FLOOD + 1,
+  "%s" % metrics)
 
-# ---- one address, 256 connections -------------------------------------------------
-def authenticated(src):
-    """A connection that made one request with a token, kept open."""
+
+# ---- refused answers do not wait ---------------------------------------------------
+def tokenless(n):
+    for _ in range(n):
+        call("GET", "/mcp", None)
+
+
+idle = [connect() for _ in range(120)]
+time.sleep(0.2)
+before = scrape().get(closed("waiting_budget"), 0)
+workers = [threading.Thread(target=tokenless, args=(100,)) for _ in range(8)]
+for t in workers:
+    t.start()
+for t in workers:
+    t.join()
+after = scrape().get(closed("waiting_budget"), 0)
+# 120 wait (until the deadline), and at most 8 more that have not sent
+# their headers yet: an answered 401 that waited again, until its close,
+# would push the longest-waiting out
+c("refused_answers_do_not_wait", after == before,
+  "%d closed for the waiting budget" % (after - before))
+for s in idle:
+    s.close()
+
+
+# ---- token holders' idle connections ---------------------------------------------
+def authenticated(src, token=AGENT, body=None):
+    """A connection that made one request with a token, kept open: the
+    socket and the status (None: closed unanswered). body: a POST whose
+    body never comes (the connection serves it until then), unread."""
     s = connect(src)
+    if body is not None:
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                  b"Accept: application/json, text/event-stream\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                  % (port, token.encode(), body))
+        return s, 0
     s.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n\r\n"
-              % (port, AGENT.encode()))
+              % (port, token.encode()))
     got = b""
     while b"\r\n\r\n" not in got:
         part = s.recv(4096)
@@ -209,35 +263,107 @@ def authenticated(src):
     return s, int(head.split()[1])
 
 
-held, statuses = [], set()
-for _ in range(PER_ADDRESS):
-    try:
-        s, st = authenticated("127.0.0.1")
-    except OSError as e:
-        statuses.add(repr(e))
-        break
-    held.append(s)
-    statuses.add(st)
-c("an_address_holds_its_connections", len(held) == PER_ADDRESS and statuses == {406},
-  "%d held, statuses %s" % (len(held), statuses))
+def hold(src, token, n, body=None):
+    """n connections of token's from src: (sockets, set of statuses)."""
+    socks, statuses = [], set()
+    for _ in range(n):
+        try:
+            s, st = authenticated(src, token, body)
+        except OSError as e:
+            statuses.add(repr(e))
+            continue
+        socks.append(s)
+        statuses.add(st)
+    return socks, statuses
+
+
+def settle(state, ok):
+    """Wait (up to 5 s) for the server's count of connections in state to
+    be ok(n)."""
+    key = 'toolgate_http_connections{state="%s"}' % state
+    for _ in range(50):
+        n = scrape().get(key)
+        if n is not None and ok(n):
+            return n
+        time.sleep(0.1)
+    return n
+
+
+agent, st = hold("127.0.0.2", AGENT, 100)
+time.sleep(0.2)
+# the oldest closed: those that went idle first on the server's side, which
+# a connection whose thread sent its answer but was slow to finish may miss
+oldest = still_open(agent[:100 - PER_PRINCIPAL])
+c("a_principal_keeps_at_most_64_idle", st == {406} and still_open(agent) == PER_PRINCIPAL and
+  oldest <= 4, "statuses %s; %d of 100 open, %d of its oldest 36" % (st, still_open(agent), oldest))
+agent = [s for s in agent if still_open([s])]
+# 448 more of seven other principals: 192 from one address, 256 from the
+# approver's own; with the agent's 64, the listener's 512 are taken
+others, sts = {}, set()
+for i, p in enumerate(OTHERS):
+    others[p], st = hold("127.0.0.3" if i < 3 else "127.0.0.1", TOKEN[p], PER_PRINCIPAL)
+    sts |= st
+held = agent + sum(others.values(), [])
+c("the_listener_fills_with_idle_token_holders", sts == {406} and still_open(held) == LIMIT,
+  "statuses %s, %d of %d open" % (sts, still_open(held), LIMIT))
+# the approver's address is full: its longest-idle connection makes room
+here = sum((others[p] for p in OTHERS[3:]), [])
+status, text = call("GET", "/admin/tickets", ALICE)
+time.sleep(0.1)
+c("approver_gets_in_past_its_address_full_of_idle", status == 200 and '"tickets"' in text and
+  still_open(here) == PER_ADDRESS - 1 and still_open(held) == LIMIT - 1,
+  "status %s %s; %d of the address's open, %d of all" %
+  (status, text[:200], still_open(here), still_open(held)))
+# the listener is full again (the approver keeps a connection of her own):
+# the longest-idle of all makes room for her next
+mine, st = hold("127.0.0.8", ALICE, 1)
+status, text = call("GET", "/admin/tickets", ALICE, src="127.0.0.9")
+time.sleep(0.1)
+c("approver_gets_in_past_a_listener_full_of_idle", st == {406} and status == 200 and
+  still_open(agent) == PER_PRINCIPAL - 1 and still_open(held + mine) == LIMIT - 1,
+  "status %s %s %s; %d of the longest-idle principal's open, %d of all" %
+  (st, status, text[:200], still_open(agent), still_open(held + mine)))
+metrics = scrape()
+c("metrics_count_the_closed_for_room",
+  metrics.get(closed("per_principal"), 0) >= 100 - PER_PRINCIPAL and
+  metrics.get(closed("room"), 0) >= 2, "%s" % metrics)
+for s in held + mine:
+    s.close()
+settle("idle", lambda n: n == 0)
+
+# ---- one address, 256 connections serving requests ----------------------------------
+serving, sts = [], set()
+for p in OTHERS[:4]:
+    socks, st = hold("127.0.0.5", TOKEN[p], PER_PRINCIPAL, body=100)
+    serving += socks
+    sts |= st
+n = settle("serving", lambda n: n > PER_ADDRESS)  # and the scrape's own
+c("an_address_holds_its_serving_connections", len(serving) == PER_ADDRESS and sts == {0} and
+  n > PER_ADDRESS, "%d held, statuses %s, %s serving" % (len(serving), sts, n))
 try:
-    s, st = authenticated("127.0.0.1")
+    s, st = authenticated("127.0.0.5")
     s.close()
 except OSError as e:
     st = repr(e)
 c("one_address_past_its_limit_is_refused", st is None or "Error" in str(st), "got %s" % st)
 try:
-    s, st = authenticated("127.0.0.2")
+    s, st = authenticated("127.0.0.6")
     s.close()
 except OSError as e:
     st = repr(e)
 c("another_address_still_gets_in", st == 406, "got %s" % st)
-for s in held:
+for _ in range(10):  # once the server has read each of its 64's headers
+    status, text = call("GET", "/mcp", TOKEN[OTHERS[0]], src="127.0.0.6")
+    if status == 429:
+        break
+    time.sleep(0.2)
+c("a_principal_with_64_serving_is_answered_429", status == 429 and "64 connections" in text,
+  "status %s %s" % (status, text[:300]))
+for s in serving:
     s.close()
-status, text = call("GET", "/metrics", ALICE)  # an approver: docs/METRICS.md
-refused = [line for line in text.splitlines()
-           if line.startswith('toolgate_http_connections_refused_total{reason="per_address"}')]
-c("metrics_count_the_refused", refused and float(refused[0].split()[-1]) >= 1, text[-600:])
+metrics = scrape()
+c("metrics_count_the_refused", metrics.get(refused("per_address"), 0) >= 1 and
+  metrics.get(refused("per_principal"), 0) >= 1, "%s" % metrics)
 
 srv.terminate()
 rc = srv.wait(timeout=60)
