@@ -351,14 +351,40 @@ static char loop_what[SB_PATH_MAX + 96];
  * earlier run) fails with ELOOP and *what naming it, so a mount lands
  * exactly at `inside` or nowhere. A missing component is made in the
  * directory so opened. Returns an O_PATH fd. */
-static int make_mountpoint(int rootfd, const char *inside, int is_dir, const char **what)
+/* inside, its first component one of the root's own links (bin ->
+ * usr/bin, made by this run in its fresh root: trusted, unlike a link in
+ * a bind) written as where the link leads, into out; else inside. */
+static const char *through_root_links(const struct sb_plan *plan, const char *inside,
+				      char *out, size_t len)
 {
-	char buf[SB_PATH_MAX];
+	int i;
+
+	for (i = 0; i < plan->nlinks; i++) {
+		const char *name = plan->links[i].name, *to = plan->links[i].target;
+		size_t n = strlen(name);
+
+		if (inside[0] != '/' || strncmp(inside + 1, name, n) != 0 ||
+		    (inside[1 + n] != '/' && inside[1 + n] != '\0'))
+			continue;
+		while (*to == '/')
+			to++;
+		if ((size_t)snprintf(out, len, "/%s%s", to, inside + 1 + n) >= len)
+			return inside; /* too long: walked as it is, and refused */
+		return out;
+	}
+	return inside;
+}
+
+static int make_mountpoint(const struct sb_plan *plan, int rootfd, const char *inside,
+			   int is_dir, const char **what)
+{
+	char buf[SB_PATH_MAX], canon[SB_PATH_MAX];
 	char *comp, *slash;
 	int parent, next, fd, last, saved;
 	struct stat st;
 	size_t len;
 
+	inside = through_root_links(plan, inside, canon, sizeof(canon));
 	len = strlen(inside);
 	if (len >= sizeof(buf) || inside[0] != '/') {
 		errno = ENAMETOOLONG;
@@ -425,11 +451,12 @@ fail:
 
 /* Move tree onto `inside`; the tree stays open (landlock.c's rules take
  * it), its caller closes it. */
-static int place(int tree, int rootfd, const char *inside, int is_dir, const char **what)
+static int place(const struct sb_plan *plan, int tree, int rootfd, const char *inside,
+		 int is_dir, const char **what)
 {
 	int target, rc, saved;
 
-	target = make_mountpoint(rootfd, inside, is_dir, what);
+	target = make_mountpoint(plan, rootfd, inside, is_dir, what);
 	if (target < 0)
 		return -1;
 	rc = move_mount(tree, "", target, "",
@@ -644,7 +671,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 	for (i = 0; i < plan->nsysbinds; i++) {
 		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) == 0)
 			continue; /* after /etc exists */
-		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
+		if (place(plan, t->sys[i], rootfd, plan->sysbinds[i].inside,
 			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -658,7 +685,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 	for (i = 0; i < plan->nsysbinds; i++) {
 		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) != 0)
 			continue;
-		if (place(t->sys[i], rootfd, plan->sysbinds[i].inside,
+		if (place(plan, t->sys[i], rootfd, plan->sysbinds[i].inside,
 			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -670,27 +697,29 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		  plan->tmpfs_opts) < 0)
 		return -1;
 	if (!plan->workdir_is_bound) {
-		char path[SB_PATH_MAX + 8];
+		char path[SB_PATH_MAX + 8], canon[SB_PATH_MAX];
 		int fd;
 
 		*what = "work directory";
-		fd = make_mountpoint(rootfd, plan->workdir, 1, what);
+		fd = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);
-		/* by the path just made: in the root's own tmpfs, no link */
-		snprintf(path, sizeof(path), NEWROOT "%s", plan->workdir);
+		/* by the path just made: in the root's own tmpfs, no link but
+		 * the root's own */
+		snprintf(path, sizeof(path), NEWROOT "%s",
+			 through_root_links(plan, plan->workdir, canon, sizeof(canon)));
 		if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV,
 			  plan->workdir_opts) < 0)
 			return -1;
 		/* the tmpfs's root, for its Landlock rule */
-		t->workdir = make_mountpoint(rootfd, plan->workdir, 1, what);
+		t->workdir = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
 		if (t->workdir < 0)
 			return -1;
 	}
 	for (i = 0; i < spec->nbinds; i++) {
 		*what = spec->binds[i].inside;
-		if (place(t->user[i], rootfd, spec->binds[i].inside,
+		if (place(plan, t->user[i], rootfd, spec->binds[i].inside,
 			  spec->binds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -699,7 +728,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 
 		/* made where the covering mount allows it (EROFS otherwise) */
 		*what = "work directory";
-		fd = make_mountpoint(rootfd, plan->workdir, 1, what);
+		fd = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);

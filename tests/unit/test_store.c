@@ -503,7 +503,7 @@ static int queue_bounded_hold(void)
 	struct tg_ticket req, t;
 	struct tg_store *st;
 	struct tg_error err;
-	char key[8], fp[65];
+	char key[16], fp[65];
 	int i, held = 0, full = 0;
 
 	CHECK(fresh_dir() == 0);
