@@ -7,7 +7,7 @@ set -eu
 PKGS="gcc make pkg-config libc6-dev libseccomp-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libsodium-dev libsqlite3-dev libcurl4-openssl-dev
       clang libclang-rt-14-dev bubblewrap iproute2 jq python3 util-linux
       procps bsdextrautils python3-jsonschema curl
-      json-schema-test-suite prometheus"
+      json-schema-test-suite prometheus unicode-data"
 
 missing=""
 for p in $PKGS; do

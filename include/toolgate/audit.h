@@ -61,8 +61,11 @@ TG_API int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out
 TG_API void tg_audit_close(struct tg_audit *a);
 
 /* Queue one record: fields_json a JSON object ("{...}") of at most
- * TG_AUDIT_RECORD_MAX bytes, without the keys seq, ts, prev and hash. The
- * record's time is now. A ticket (> 0) for tg_audit_wait, or -1 and err
+ * TG_AUDIT_RECORD_MAX bytes, without the keys seq, ts, prev and hash,
+ * written compact with its hidden characters (bidi controls, control
+ * characters, zero-width, tag characters, variation selectors) as JSON
+ * escapes: the same values, and at most TG_AUDIT_RECORD_MAX bytes so
+ * written. The record's time is now. A ticket (> 0) for tg_audit_wait, or -1 and err
  * (malformed fields, or the log failed: the error says why). Blocks while
  * more than 16 MiB wait to be written. */
 TG_API int64_t tg_audit_append(struct tg_audit *a, const char *fields_json,

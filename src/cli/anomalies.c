@@ -50,16 +50,20 @@ static int valid(const struct tg_contract *k, const char *args, size_t len)
 	if (rc == 1)
 		return 0;
 	if (rc < 0) {
-		fprintf(stderr, "toolgate anomalies: arguments: %s\n", err.msg);
+		cli_say(stderr, "anomalies", err.msg); /* it may quote the arguments */
 		return 2;
 	}
 	fprintf(stderr, "toolgate anomalies: the arguments do not match the input schema of "
 		"%s@%s (the gateway refuses them before it looks for anomalies):\n", k->name,
 		k->version_text);
-	for (i = 0; i < errors.n && i < 4; i++)
-		fprintf(stderr, "  %s: %s\n", ev[i].instance_location[0] ? ev[i].instance_location
-									   : "/",
-			ev[i].message);
+	for (i = 0; i < errors.n && i < 4; i++) {
+		/* where (member names) and why (a value) are the arguments' */
+		fputs("  ", stderr);
+		cli_put_text(stderr, ev[i].instance_location[0] ? ev[i].instance_location : "/");
+		fputs(": ", stderr);
+		cli_put_text(stderr, ev[i].message);
+		fputc('\n', stderr);
+	}
 	return 2;
 }
 
@@ -159,7 +163,7 @@ int cmd_anomalies(int argc, char **argv)
 	n = tg_anomaly_check(k, policy ? tg_policy_anomalies(policy) : NULL, store, args, len, f, 8,
 			     &total, &action, &err);
 	if (n < 0) {
-		fprintf(stderr, "toolgate anomalies: %s\n", err.msg);
+		cli_say(stderr, "anomalies", err.msg);
 		rc = 2;
 		goto out;
 	}

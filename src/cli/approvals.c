@@ -126,7 +126,7 @@ int cmd_approvals(int argc, char **argv)
 	struct tg_store *st = NULL;
 	struct tg_ticket t, *list;
 	struct tg_error err;
-	char who[128] = "";
+	char who[128] = "", who_verb[32];
 	size_t n, i;
 	int a, all = 0, rc = 1, decide, listing;
 
@@ -232,7 +232,8 @@ int cmd_approvals(int argc, char **argv)
 	tg_ticket_release(&t);
 	goto out;
 fail:
-	fprintf(stderr, "toolgate approvals %s: %s\n", verb, err.msg);
+	snprintf(who_verb, sizeof(who_verb), "approvals %s", verb);
+	cli_say(stderr, who_verb, err.msg);
 	if (decide)
 		tg_record_event(audit, who, id, "refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;

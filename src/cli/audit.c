@@ -12,7 +12,10 @@
  * query prints the records that match every filter given; TIME is
  * RFC 3339 (2026-12-01T06:40:00Z, or a prefix of it: 2026-12-01) or unix
  * seconds. The log is the state directory's audit.log unless FILE is
- * given.
+ * given. tail and query print each record as the same JSON with what a
+ * terminal would obey or reorder (bidi controls, escape sequences, tag and
+ * zero-width characters an agent put in a tool's name or an argument
+ * quoted by an error) written as JSON escapes, whoever wrote the log.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -234,7 +237,8 @@ static int tail_last(struct lines *r, long n)
 		count++;
 	}
 	for (i = count > n ? count - n : 0; i < count; i++) {
-		fputs(ring[i % n] ? ring[i % n] : "", stdout);
+		if (ring[i % n])
+			cli_put_json(stdout, ring[i % n]); /* escaped: cli/shown.c */
 		free(ring[i % n]);
 		ring[i % n] = NULL;
 	}
@@ -257,7 +261,7 @@ static int tail(const char *path, long n, int follow)
 	if (follow)
 		for (;;) { /* until killed, as tail -f */
 			while ((line = lines_next(&r))) {
-				fputs(line, stdout);
+				cli_put_json(stdout, line);
 				fflush(stdout);
 			}
 			usleep(200000);
@@ -276,7 +280,7 @@ static int query(const char *path, const struct filter *flt)
 		return EXIT_TOOLGATE;
 	while ((line = lines_next(&r)))
 		if (matches(flt, line)) {
-			fputs(line, stdout);
+			cli_put_json(stdout, line);
 			found++;
 		}
 	lines_close(&r);

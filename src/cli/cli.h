@@ -35,6 +35,17 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 		    struct tg_store *st, const struct tg_ticket *t, char *who, size_t len,
 		    struct tg_error *err);
 
+/* Text others chose, printed with what a terminal would obey or reorder
+ * escaped (src/cli/shown.c): cli_put_json writes JSON text json as the
+ * same JSON, its hidden characters as JSON escapes (nothing added: a
+ * line keeps its newline); cli_put_text writes text in its display form
+ * (a bidi override as the six characters \u202E, a backslash doubled);
+ * cli_say writes "toolgate WHO: TEXT" and a newline, TEXT so. */
+#include <stdio.h>
+void cli_put_json(FILE *f, const char *json);
+void cli_put_text(FILE *f, const char *text);
+void cli_say(FILE *f, const char *who, const char *text);
+
 /* Exit statuses shared by the subcommands, after env(1) and timeout(1). */
 #define EXIT_TIMEOUT 124
 #define EXIT_TOOLGATE 125

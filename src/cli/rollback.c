@@ -8,7 +8,8 @@
  * an approve scope over the call's tool: undoing a write is a person's
  * decision like approving it. --dry-run shows what the compensation would
  * restore. list shows every rollback, its attempts and outcome, and the
- * success rate.
+ * success rate. What the compensation answered, and an error, are printed
+ * with the characters a terminal would obey or reorder escaped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,13 +56,15 @@ static int list(struct tg_store *st, struct tg_error *err)
 	return 0;
 }
 
-/* The compensation's result, as the operator reads it. */
+/* The compensation's result, as the operator reads it: what the tool
+ * wrote, with what a terminal would obey or reorder as JSON escapes. */
 static void print_result(const struct tg_call_result *r)
 {
 	json_t *j = json_loads(r->structured_json ? r->structured_json : r->content_json, 0, NULL);
 	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 
-	puts(text ? text : r->content_json);
+	cli_put_json(stdout, text ? text : r->content_json ? r->content_json : "null");
+	putchar('\n');
 	free(text);
 	json_decref(j);
 }
@@ -177,7 +180,7 @@ int cmd_rollback(int argc, char **argv)
 	tg_call_result_release(&r);
 	goto out;
 fail:
-	fprintf(stderr, "toolgate rollback: %s\n", err.msg);
+	cli_say(stderr, "rollback", err.msg);
 	tg_record_event(gopts.audit, who, id, "rollback_refused", err.msg);
 	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
 out:

@@ -5,8 +5,9 @@
  * or a browser show text in another order than a tool reads it (Trojan
  * Source); control characters and escape sequences, which a terminal
  * acts on; tag characters, which spell ASCII invisibly; zero-width and
- * blank characters where they join no script; a run of variation
- * selectors. Which characters those are, in context, is util/hidden.c's;
+ * blank characters where they join no script; variation selectors after
+ * a character they do not vary (a hidden byte each). Which characters
+ * those are, in context, is util/hidden.c's;
  * this file only words the finding. Like the other string rules it is
  * pure, linear and allocates nothing; it never changes what runs.
  */
@@ -28,6 +29,10 @@ static const char *label(const struct hidden *c)
 		return "terminal escape";
 	if (c->kind == HIDDEN_CONTROL && c->cp == '\r')
 		return "carriage return without a newline";
+	if (c->kind == HIDDEN_VARIATION)
+		return "variation selector after a character it does not vary";
+	if (c->kind == HIDDEN_INVISIBLE)
+		return "invisible character outside the writing it belongs to";
 	return hidden_kind_name(c->kind);
 }
 

@@ -3,8 +3,10 @@
  * thread of its own (include/toolgate/audit.h, docs/AUDIT.md).
  *
  * An appender queues its record (fields checked and serialized again,
- * compact, so a line is one line whatever the caller passed) with a
- * ticket and its time. The writer takes all that waits, and under an
+ * compact, so a line is one line whatever the caller passed, and what a
+ * terminal would obey or reorder written as JSON escapes, so that the
+ * log is safe to read with cat or tail: util/hidden.h) with a ticket and
+ * its time. The writer takes all that waits, and under an
  * exclusive flock of the file: reads the tail again if the file is not
  * where it left it (another process appended), numbers the records and
  * chains them, writes the group in one write and syncs it. A failed
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "toolgate/audit.h"
+#include "util/hidden.h"
 
 #define PENDING_MAX (16u << 20) /* bytes queued before appenders wait */
 #define LINE_MAX_BYTES (TG_AUDIT_RECORD_MAX + 512)
@@ -693,7 +696,7 @@ int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_e
 	json_t *o;
 	json_error_t jerr;
 	struct entry *e;
-	char *text;
+	char *text, *safe;
 	size_t n, i;
 	int64_t t;
 
@@ -717,6 +720,18 @@ int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_e
 		}
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
+	/* the same values, nothing a terminal acts on (a bidi control, an
+	 * escape sequence in a tool's name or an error quoting arguments) */
+	safe = text ? hidden_json(text, strlen(text)) : NULL;
+	free(text);
+	text = safe;
+	if (text && strlen(text) > TG_AUDIT_RECORD_MAX) {
+		n = strlen(text);
+		free(text);
+		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes once its hidden "
+				    "characters are escaped, over the ceiling of %d", n,
+				    TG_AUDIT_RECORD_MAX);
+	}
 	e = text ? calloc(1, sizeof(*e)) : NULL;
 	if (!e) {
 		free(text);

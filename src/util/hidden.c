@@ -2,16 +2,22 @@
  * Hidden characters (util/hidden.h, docs/ANOMALIES.md "unicode"): which
  * characters a person does not see as they are, found in context, and
  * the text written so that they are seen. A table of ranges says what a
- * code point is; the scan adds what its neighbours say (a joiner between
- * two letters of a script that joins is writing; an emoji flag's tag
- * characters are its name). Nothing here allocates but the *_new and
- * hidden_json results; nothing depends on the locale. It must never
- * change what a call runs with: it makes copies for people to read.
+ * code point is (it covers every Default_Ignorable_Code_Point and every
+ * format character, General_Category Cf, of Unicode 15); the scan adds
+ * what the character before says: a joiner after a letter of a script
+ * that joins is writing, a variation selector after a base that has
+ * variation sequences is its presentation, the tag characters of an RGI
+ * subdivision flag are its name. Those are only not flagged: every
+ * character of the table is found, and escaped wherever a person reads
+ * it. Nothing here allocates but the *_new and hidden_json results;
+ * nothing depends on the locale. It must never change what a call runs
+ * with: it makes copies for people to read.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/hidden.h"
+#include "util/hidden_tables.h"
 #include "util/utf8.h"
 
 #define NO_CHAR 0x110000u      /* hidden_scan.prev before the first character */
@@ -24,12 +30,17 @@ static const struct range {
 	/* sorted: a binary search finds a code point's */
 	{ 0x00ad, 0x00ad, HIDDEN_IGNORABLE },   /* soft hyphen */
 	{ 0x034f, 0x034f, HIDDEN_IGNORABLE },   /* combining grapheme joiner */
+	{ 0x0600, 0x0605, HIDDEN_PREPENDED },   /* Arabic number signs */
 	{ 0x061c, 0x061c, HIDDEN_BIDI_MARK },   /* Arabic letter mark */
+	{ 0x06dd, 0x06dd, HIDDEN_PREPENDED },   /* Arabic end of ayah */
+	{ 0x070f, 0x070f, HIDDEN_PREPENDED },   /* Syriac abbreviation mark */
+	{ 0x0890, 0x0891, HIDDEN_PREPENDED },   /* Arabic pound and piastre marks above */
+	{ 0x08e2, 0x08e2, HIDDEN_PREPENDED },   /* Arabic disputed end of ayah */
 	{ 0x115f, 0x1160, HIDDEN_INVISIBLE },   /* Hangul choseong, jungseong fillers */
 	{ 0x17b4, 0x17b5, HIDDEN_IGNORABLE },   /* Khmer inherent vowels */
-	{ 0x180b, 0x180d, HIDDEN_IGNORABLE },   /* Mongolian free variation selectors */
+	{ 0x180b, 0x180d, HIDDEN_VARIATION },   /* Mongolian free variation selectors */
 	{ 0x180e, 0x180e, HIDDEN_INVISIBLE },   /* Mongolian vowel separator */
-	{ 0x180f, 0x180f, HIDDEN_IGNORABLE },
+	{ 0x180f, 0x180f, HIDDEN_VARIATION },
 	{ 0x200b, 0x200d, HIDDEN_INVISIBLE },   /* zero-width space, non-joiner, joiner */
 	{ 0x200e, 0x200f, HIDDEN_BIDI_MARK },   /* left-to-right, right-to-left marks */
 	{ 0x2028, 0x2029, HIDDEN_SEPARATOR },
@@ -42,8 +53,12 @@ static const struct range {
 	{ 0xfe00, 0xfe0f, HIDDEN_VARIATION },
 	{ 0xfeff, 0xfeff, HIDDEN_INVISIBLE },   /* zero-width no-break space, BOM */
 	{ 0xffa0, 0xffa0, HIDDEN_INVISIBLE },   /* halfwidth Hangul filler */
+	{ 0xfff0, 0xfff8, HIDDEN_FORMAT },      /* unassigned, ignorable */
 	{ 0xfff9, 0xfffb, HIDDEN_FORMAT },      /* interlinear annotation */
-	{ 0x1bca0, 0x1bca3, HIDDEN_IGNORABLE }, /* shorthand format controls */
+	{ 0x110bd, 0x110bd, HIDDEN_PREPENDED }, /* Kaithi number signs */
+	{ 0x110cd, 0x110cd, HIDDEN_PREPENDED },
+	{ 0x13430, 0x1343f, HIDDEN_INVISIBLE }, /* Egyptian hieroglyph format controls */
+	{ 0x1bca0, 0x1bca3, HIDDEN_INVISIBLE }, /* shorthand format controls */
 	{ 0x1d173, 0x1d17a, HIDDEN_INVISIBLE }, /* musical formatting */
 	{ 0xe0000, 0xe007f, HIDDEN_TAG },
 	{ 0xe0080, 0xe00ff, HIDDEN_FORMAT },    /* unassigned, ignorable */
@@ -62,9 +77,13 @@ static enum hidden_kind kind_of(uint32_t c)
 		return HIDDEN_NONE;
 	if (c <= 0x9f)
 		return HIDDEN_CONTROL; /* DEL, C1 (U+009B is CSI to a terminal) */
-	/* most letters and pictures are nowhere near a range */
-	if ((c > 0x00ad && c < 0x034f) || (c > 0x206f && c < 0x3164) ||
-	    (c > 0x3164 && c < 0xfe00) || (c > 0x1d17a && c < 0xe0000))
+	/* most letters and pictures are nowhere near a range: Latin, Greek,
+	 * Cyrillic, the Indic scripts, CJK, Hangul, emoji */
+	if (c < 0x0600 ? c != 0x00ad && c != 0x034f
+		       : (c > 0x08e2 && c < 0x115f) || (c > 0x1160 && c < 0x17b4) ||
+				 (c > 0x180f && c < 0x200b) ||
+				 (c > 0x206f && c < 0xfe00 && c != 0x3164) ||
+				 (c > 0xfffb && c < 0x110bd) || (c > 0x1d17a && c < 0xe0000))
 		return HIDDEN_NONE;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -79,14 +98,96 @@ static enum hidden_kind kind_of(uint32_t c)
 	return HIDDEN_NONE;
 }
 
-/* A character of a script or a picture (not ASCII, not hidden): what a
- * zero-width joiner, non-joiner or space follows as writing. A variation
- * selector is part of the emoji before it. */
-static int writing(uint32_t c)
+static int in_ranges(const struct hidden_range *r, size_t n, uint32_t c)
 {
-	enum hidden_kind k = kind_of(c);
+	size_t lo = 0, hi = n;
 
-	return c >= 0x80 && c < NO_CHAR && (k == HIDDEN_NONE || k == HIDDEN_VARIATION);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c < r[mid].lo)
+			hi = mid;
+		else if (c > r[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* A letter or mark of a script that writes with zero-width characters. */
+static int joining_letter(uint32_t c)
+{
+	return c >= 0x80 && c < NO_CHAR && in_ranges(hidden_letters, hidden_letters_n, c);
+}
+
+/* What an emoji is made of (Extended_Pictographic). */
+static int pictograph(uint32_t c)
+{
+	return c >= 0x80 && c < NO_CHAR && in_ranges(hidden_pictographs, hidden_pictographs_n, c);
+}
+
+/* Whether invisible character c after prev is writing: a joiner,
+ * non-joiner, zero-width space, word joiner, vowel separator or filler
+ * after a letter of a script that writes with them (Persian's non-joiner,
+ * Devanagari's half forms, Thai's word breaks); a zero-width joiner also
+ * inside an emoji sequence (after a pictograph, a skin tone or the
+ * emoji presentation selector); a format control of one script in that
+ * script's text. Not after ASCII ("ad\u200Bmin"), first, after a space,
+ * punctuation or a letter of another script, nor after another hidden
+ * character (a run spells bits). */
+static int joins(uint32_t c, uint32_t prev)
+{
+	if (c >= 0x13430 && c <= 0x1343f) /* Egyptian hieroglyphs */
+		return (prev >= 0x13000 && prev < 0x13430) || (prev >= 0x13440 && prev <= 0x13455);
+	if (c >= 0x1bca0 && c <= 0x1bca3) /* Duployan shorthand */
+		return prev >= 0x1bc00 && prev <= 0x1bc9f;
+	if (c >= 0x1d173 && c <= 0x1d17a) /* between musical symbols */
+		return prev >= 0x1d100 && prev <= 0x1d1ff && !(prev >= 0x1d173 && prev <= 0x1d17a);
+	if (c == 0x200d && (prev == 0xfe0f || (prev >= 0x1f3fb && prev <= 0x1f3ff) ||
+			    pictograph(prev)))
+		return 1;
+	return joining_letter(prev);
+}
+
+/* The selectors of the standardized variation sequences of base (bits as
+ * util/hidden_tables.h says). */
+static uint32_t variant_selectors(uint32_t base)
+{
+	size_t lo = 0, hi = hidden_variants_n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (base < hidden_variants[mid].base)
+			hi = mid;
+		else if (base > hidden_variants[mid].base)
+			lo = mid + 1;
+		else
+			return hidden_variants[mid].selectors;
+	}
+	return 0;
+}
+
+/* Whether variation selector c after prev is presentation: U+FE0E or
+ * U+FE0F after a pictograph or a keycap's digit, # or *; U+FE00 to U+FE0D
+ * and Mongolian's after a base of a standardized variation sequence with
+ * that selector; U+E0100 to U+E01EF (the ideographic variation database's)
+ * after a CJK ideograph. Anywhere else a selector varies nothing: it is a
+ * hidden byte (variation-selector smuggling spells text with one a letter). */
+static int varies(uint32_t c, uint32_t prev)
+{
+	if (c == 0xfe0e || c == 0xfe0f)
+		return pictograph(prev) || (prev >= '0' && prev <= '9') || prev == '#' ||
+		       prev == '*';
+	if (c >= 0xfe00 && c <= 0xfe0d)
+		return (int)(variant_selectors(prev) >> (c - 0xfe00) & 1);
+	if (c >= 0xe0100 && c <= 0xe01ef)
+		return (prev >= 0x3400 && prev <= 0x4dbf) || (prev >= 0x4e00 && prev <= 0x9fff) ||
+		       (prev >= 0xf900 && prev <= 0xfaff) || (prev >= 0x20000 && prev <= 0x3ffff);
+	if (c >= 0x180b && c <= 0x180f)
+		return (int)(variant_selectors(prev) >> (c == 0x180f ? 19 : 16 + (c - 0x180b)) & 1);
+	return 0;
 }
 
 /* The character at s[i] (n bytes): its length, 0 when not UTF-8. */
@@ -108,22 +209,50 @@ void hidden_scan_init(struct hidden_scan *h, const char *s, size_t n)
 	h->flag_end = 0;
 }
 
-/* After U+1F3F4 (a black flag), two to seven tag letters or digits and
- * the cancel tag are the name of a flag (England's is "gbeng"): the end of
- * that sequence, or 0. */
+/* After U+1F3F4 (a black flag), the tag characters of an RGI subdivision
+ * flag, England's, Scotland's or Wales's ("gbeng", "gbsct", "gbwls", then
+ * the cancel tag): the end of that sequence, or 0. Other tag sequences
+ * make no emoji anyone shows: they are flagged. */
 static size_t flag_tags(const struct hidden_scan *h)
 {
-	size_t i = h->i, k, count = 0;
+	static const char *const names[] = { "gbeng", "gbsct", "gbwls" };
+	char name[6];
+	size_t i = h->i, k, count, f;
 	uint32_t c;
 
-	while (i < h->n && (k = decode(h->s, h->n, i, &c)) &&
-	       ((c >= 0xe0030 && c <= 0xe0039) || (c >= 0xe0061 && c <= 0xe007a)) && count < 7) {
+	for (count = 0; count < 6 && i < h->n && (k = decode(h->s, h->n, i, &c)); count++) {
+		if (c < 0xe0020 || c > 0xe007f)
+			return 0;
+		name[count] = (char)(c - 0xe0000);
 		i += k;
-		count++;
 	}
-	if (count < 2 || i >= h->n || !(k = decode(h->s, h->n, i, &c)) || c != 0xe007f)
+	if (count < 6 || name[5] != 0x7f)
 		return 0;
-	return i + k;
+	for (f = 0; f < sizeof(names) / sizeof(names[0]); f++)
+		if (memcmp(name, names[f], 5) == 0)
+			return i;
+	return 0;
+}
+
+/* Whether c (after prev) is one the unicode rule flags. */
+static int anomalous(const struct hidden_scan *h, const struct hidden *c, uint32_t prev)
+{
+	switch (c->kind) {
+	case HIDDEN_CONTROL:
+		/* a NUL is the traversal rule's; CR LF ends a line */
+		return c->cp != 0 && !(c->cp == '\r' && h->i < h->n && h->s[h->i] == '\n');
+	case HIDDEN_INVISIBLE:
+		return !joins(c->cp, prev);
+	case HIDDEN_VARIATION:
+		return !varies(c->cp, prev);
+	case HIDDEN_TAG:
+		return c->at >= h->flag_end;
+	case HIDDEN_BIDI:
+	case HIDDEN_FORMAT:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 int hidden_scan_next(struct hidden_scan *h, struct hidden *c)
@@ -153,31 +282,10 @@ int hidden_scan_next(struct hidden_scan *h, struct hidden *c)
 				h->flag_end = end;
 		}
 		k = kind_of(cp);
-		if (k == HIDDEN_NONE || (k == HIDDEN_TAG && at < h->flag_end) ||
-		    (k == HIDDEN_VARIATION && kind_of(prev) != HIDDEN_VARIATION))
-			continue; /* a selector after a character is its presentation */
+		if (k == HIDDEN_NONE)
+			continue;
 		*c = (struct hidden){ at, len, cp, k, 0 };
-		switch (k) {
-		case HIDDEN_CONTROL:
-			/* a NUL is the traversal rule's; CR LF ends a line */
-			c->anomalous = cp != 0 && !(cp == '\r' && h->i < h->n && h->s[h->i] == '\n');
-			break;
-		case HIDDEN_INVISIBLE:
-			/* after a letter of a script or an emoji it is writing
-			 * (Persian's non-joiner, an emoji's joiner, Thai's word
-			 * breaks); after ASCII ("ad\u200Bmin"), first, or after
-			 * another hidden character (a run spells bits) it is not */
-			c->anomalous = !writing(prev);
-			break;
-		case HIDDEN_BIDI:
-		case HIDDEN_TAG:
-		case HIDDEN_FORMAT:
-		case HIDDEN_VARIATION:
-			c->anomalous = 1;
-			break;
-		default:
-			break;
-		}
+		c->anomalous = anomalous(h, c, prev);
 		return 1;
 	}
 	return 0;
@@ -188,8 +296,8 @@ const char *hidden_kind_name(enum hidden_kind kind)
 	static const char *const names[] = {
 		"visible character", "bidi control", "bidi mark", "control character",
 		"tag character", "invisible character", "invisible format character",
-		"variation selector after another", "line or paragraph separator",
-		"ignorable character", "byte that is not UTF-8",
+		"variation selector", "line or paragraph separator",
+		"ignorable character", "prepended concatenation mark", "byte that is not UTF-8",
 	};
 
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";

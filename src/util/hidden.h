@@ -3,11 +3,13 @@
  * (docs/ANOMALIES.md, "unicode"). Bidi controls reorder what follows
  * them on screen (Trojan Source), control characters and escape
  * sequences make a terminal move, clear or recolour, zero-width
- * characters and tag characters carry text nobody sees. One scanner
- * says where they are, in context (a zero-width joiner inside an emoji
- * or a Persian word is writing, after an ASCII letter it is not);
- * the unicode anomaly rule flags some of them, and whatever shows a
- * call's arguments to a person escapes all of them.
+ * characters, variation selectors and tag characters carry text nobody
+ * sees. One scanner says where they are, and in context which of them
+ * are writing (a zero-width joiner inside an emoji or a Persian word,
+ * U+FE0F after a heart, an ideographic variation selector after a CJK
+ * ideograph) and which are not (the same after an ASCII letter): the
+ * unicode anomaly rule flags the latter, and whatever shows a call's
+ * arguments to a person escapes all of them.
  */
 #ifndef TG_UTIL_HIDDEN_H
 #define TG_UTIL_HIDDEN_H
@@ -21,12 +23,16 @@ enum hidden_kind {
 	HIDDEN_BIDI_MARK,   /* U+200E, U+200F, U+061C: direction marks of RTL text */
 	HIDDEN_CONTROL,     /* C0 but tab and newline, DEL, C1: a terminal acts on them */
 	HIDDEN_TAG,         /* U+E0000-U+E007F: ASCII spelt invisibly */
-	HIDDEN_INVISIBLE,   /* zero-width spaces and joiners, BOM, blank fillers */
+	HIDDEN_INVISIBLE,   /* zero-width spaces and joiners, BOM, blank fillers, the
+			     * format controls of Egyptian hieroglyphs, shorthand, music */
 	HIDDEN_FORMAT,      /* invisible operators, deprecated format controls, annotations,
 			     * unassigned ignorables: nothing legitimate in arguments */
-	HIDDEN_VARIATION,   /* a variation selector right after another */
+	HIDDEN_VARIATION,   /* variation selectors: U+FE00-U+FE0F, U+E0100-U+E01EF,
+			     * Mongolian's U+180B-U+180D, U+180F */
 	HIDDEN_SEPARATOR,   /* U+2028, U+2029: line and paragraph separators */
 	HIDDEN_IGNORABLE,   /* soft hyphen, grapheme joiner, other ignorables of a script */
+	HIDDEN_PREPENDED,   /* Arabic, Syriac, Kaithi number signs: they span the digits
+			     * after them */
 	HIDDEN_BYTE,        /* a byte that is not UTF-8 */
 };
 
@@ -35,7 +41,8 @@ struct hidden {
 	size_t at, len;         /* its bytes */
 	uint32_t cp;            /* its code point (the byte, for HIDDEN_BYTE) */
 	enum hidden_kind kind;
-	int anomalous;          /* one the unicode rule flags */
+	int anomalous;          /* one the unicode rule flags (not writing in its
+				 * context: util/hidden.c says what is) */
 };
 
 /* A scan of s[0, n) (any bytes), from its start. */
@@ -43,12 +50,14 @@ struct hidden_scan {
 	const unsigned char *s;
 	size_t n, i;
 	uint32_t prev;          /* the character before i; past U+10FFFF: none */
-	size_t flag_end;        /* tags before this end an emoji flag's sequence */
+	size_t flag_end;        /* tags before this name an RGI subdivision flag */
 };
 
 void hidden_scan_init(struct hidden_scan *h, const char *s, size_t n);
-/* The next hidden character: 1 and OUT *c, 0 at the text's end. A scan
- * is linear in n: a black flag's look ahead reads at most 8 characters. */
+/* The next hidden character: 1 and OUT *c, 0 at the text's end. Every
+ * character of the table is found, in any context; c->anomalous says
+ * whether its context makes it writing. A scan is linear in n: a black
+ * flag's look ahead reads at most 6 characters. */
 int hidden_scan_next(struct hidden_scan *h, struct hidden *c);
 
 /* What a kind is, for a person: "bidi control", "tag character", ... */

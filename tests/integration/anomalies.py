@@ -14,7 +14,12 @@
 - hidden characters: a read with a bidi override in a plain field is held
   (rule unicode); a write whose arguments hold one, an ESC and a CSI is
   shown by `approvals show` and the admin API with them escaped, beside
-  the real arguments and their hash;
+  the real arguments and their hash; variation selectors after ASCII
+  letters (smuggling), a zero-width space after a no-break space and tag
+  characters that name no flag are held, a write of them shown escaped;
+  an emoji's, an ideograph's selector and a subdivision flag run;
+  `toolgate anomalies` prints a schema's complaint about a member name
+  with a bidi override escaped;
 - the record names the rule and where, never the arguments; the metrics
   count them;
 - a tool's baseline: after its usual calls, arguments far larger, or of
@@ -246,6 +251,29 @@ with gateway() as port:
       adm.get("arguments") == bidi and adm.get("args_sha256") == bt.get("args_sha256") and
       adm.get("arguments_display") == bt.get("arguments_display"), raw[:600])
 
+    # variation-selector smuggling: "hello" shown, a hidden byte a letter;
+    # a joiner after a no-break space; tags that name no flag
+    smuggled = "h\U000E0172e\U000E0170l\U000E0163l\U000E0163o\U000E0164"
+    for name, q in (("selectors", smuggled), ("zwsp_after_nbsp", "ad\u00a0\u200bmin"),
+                    ("fake_flag_tags", "\U0001F3F4\U000E0068\U000E0069\U000E007F")):
+        r = call(port, "lookup", {"q": q})
+        ut = show(error_of(r).get("ticket", ""))
+        c(name + "_read_held", error_of(r).get("code") == "awaiting_approval" and
+          any(x.get("rule") == "unicode" and x.get("at") == "/q"
+              for x in ut.get("anomalies", [])), (r, ut))
+    w = call(port, "fs.write", {"path": "notes/vs.txt", "content": smuggled}, key="k-anom-vs")
+    p = cli("approvals", "show", error_of(w).get("ticket", ""), "--state", STATE)
+    vt = json.loads(p.stdout) if p.returncode == 0 else {}
+    c("show_escapes_selectors", p.returncode == 0 and "\U000E0172" not in p.stdout and
+      vt.get("arguments", {}).get("content") == smuggled and
+      vt.get("arguments_display", {}).get("content") ==
+      "h\\u{E0172}e\\u{E0170}l\\u{E0163}l\\u{E0163}o\\u{E0164}" and
+      any(x.get("rule") == "unicode" and x.get("at") == "/content"
+          for x in vt.get("anomalies", [])), p.stdout)
+    r = call(port, "lookup", {"q": "I \u2764\ufe0f it, \u845b\U000E0100 \U0001F3F4\U000E0067"
+                                   "\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F"})
+    c("real_variation_sequences_run", ran(r), r)
+
     m = metrics(port)
     c("metrics_count_rules", 'toolgate_anomalies_total{rule="sql"}' in m and
       'toolgate_anomalies_total{rule="address"}' in m, m[-2000:])
@@ -334,6 +362,10 @@ c("cli_policy_json", rc == 0 and json.loads(out)["total"] == 0 and
   json.loads(out)["action"] == "hold", out)
 rc, out, err = check_cli({"q": 42})
 c("cli_schema_first", rc == 2 and "do not match the input schema" in err, err)
+# the schema's complaint names a member the arguments chose: shown escaped
+rc, out, err = check_cli({"a\u202eb\x1b[2J": 42})
+c("cli_complaint_escaped", rc == 2 and "do not match" in err and "/a\\u202Eb\\u001B[2J" in err
+  and not any(ch in err for ch in "\u202e\x1b"), repr(err))
 rnd = random.Random(9)
 rc, out, _ = check_cli({"q": " ".join(rnd.choice(words) for _ in range(4000))}, "--state", STATE)
 c("cli_baseline", rc == 1 and out.startswith("size at /: "), out)

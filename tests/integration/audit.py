@@ -13,7 +13,10 @@
   record is in the log, and the log verifies (after the next open cuts a
   torn last line, if the kill left one);
 - a log that cannot be written: the call that ran is answered with an
-  error, and the next is refused.
+  error, and the next is refused;
+- what an agent chose (a tool name with a bidi override, a CSI, an ESC)
+  is written to the log as JSON escapes, the same values; tail and query
+  print escaped a log written raw, as before, which still verifies.
 
     audit.py TOOLGATE REPO TMPDIR
 """
@@ -237,6 +240,46 @@ r = verify_copy(lines[:-1], "--expect", head)
 r2 = verify_copy(lines, "--expect", head)
 c("expect_finds_cut_log", r.returncode == 1 and "not there" in r.stdout and r2.returncode == 0,
   [r.stdout, r2.stdout])
+
+# hidden characters an agent chose: a tool by a name that reorders and
+# clears what a terminal shows, recorded as JSON escapes (the same value)
+LOG4 = os.path.join(TMP, "hidden.log")
+EVIL = "fs.read\u202etxt.exe\x9b2J\x1b]0;owned\x07\U000E0041"
+RAW = ["\u202e", "\x9b", "\x1b", "\x07", "\U000E0041"]
+# (over stdio: an HTTP header could not carry the name)
+msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": EVIL, "arguments": {"path": "README.md"}}}]
+p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--audit", LOG4],
+                   input="".join(json.dumps(m) + "\n" for m in msgs), capture_output=True,
+                   text=True, timeout=120)
+evil = [json.loads(x) for x in p.stdout.splitlines() if '"id":1' in x.replace(" ", "")]
+text = open(LOG4, encoding="utf-8").read()
+mine = [r for r in records(LOG4) if r.get("tool") == EVIL and EVIL in r.get("error", "")]
+c("hidden_recorded_escaped", evil and mine and
+  not any(ch in text for ch in RAW) and "\\u202E" in text and
+  cli("audit", "verify", LOG4).returncode == 0, [evil, text[-600:]])
+# a log written raw (before records were escaped, or by another program):
+# it verifies; tail and query print it escaped, the same JSON
+OLD = os.path.join(TMP, "old.log")
+prev, old = "0" * 64, []
+for seq, tool in enumerate(["fs.read", EVIL], 1):
+    head = json.dumps({"seq": seq, "ts": "2026-11-30T10:00:0%d.000000Z" % seq, "prev": prev,
+                       "kind": "call", "principal": "agent", "tool": tool, "outcome": "ok"},
+                      ensure_ascii=False, separators=(",", ":"))[:-1]
+    prev = hashlib.sha256(head.encode()).hexdigest()
+    old.append(head + ',"hash":"' + prev + '"}\n')
+with open(OLD, "w", encoding="utf-8") as f:
+    f.writelines(old)
+v = cli("audit", "verify", OLD)
+t = cli("audit", "tail", OLD, "-n", "1")
+q = cli("audit", "query", OLD, "--principal", "agent")
+c("old_raw_log_verifies", v.returncode == 0 and "2 records" in v.stdout, v.stdout + v.stderr)
+c("tail_query_escape_hidden", all(not any(ch in p.stdout for ch in RAW) for p in (t, q)) and
+  json.loads(t.stdout)["tool"] == EVIL and [json.loads(x)["tool"] for x in q.stdout.splitlines()]
+  == ["fs.read", EVIL] and "\\u202E" in t.stdout, [t.stdout, q.stdout])
 
 # kill -9 while four threads call: each acknowledged call is on the record
 LOG2 = os.path.join(TMP, "kill.log")

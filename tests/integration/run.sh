@@ -1141,7 +1141,8 @@ grep -q 'warm_no_sanitizer_reports' "$tmp/warm.out"; check warm_ran_to_the_end $
 
 # the hash-chained audit log: calls, decisions and loads recorded, the
 # chain verified, tampering named, kill -9 losing no acknowledged record,
-# a log that cannot be written refusing calls (tests/integration/audit.py)
+# a log that cannot be written refusing calls, hidden characters written
+# and printed escaped (tests/integration/audit.py)
 timeout 300 python3 "$repo/tests/integration/audit.py" "$TG" "$repo" "$tmp/audit" >"$tmp/audit.out" 2>&1
 cat "$tmp/audit.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/audit.out")))
@@ -1221,9 +1222,9 @@ failures=$((failures + $(grep -c '^not ok' "$tmp/otel.out")))
 grep -q 'otel_no_sanitizer_reports' "$tmp/otel.out"; check otel_ran_to_the_end $? "$(tail -3 "$tmp/otel.out")"
 
 # parameter anomalies: reads with injected SQL, a metadata address, a
-# traversal, a shell payload or a bidi override held for review, approved
-# or rejected; what the schema declares left alone; hidden characters
-# shown escaped by approvals show and the admin API; baselines of size and
+# traversal, a shell payload, a bidi override or smuggling selectors held
+# for review, approved or rejected; what the schema declares left alone;
+# hidden characters shown escaped by approvals show and the admin API; baselines of size and
 # entropy, kept across a restart; warn, per-tool skips, no store
 # (tests/integration/anomalies.py)
 timeout 300 python3 "$repo/tests/integration/anomalies.py" "$TG" "$repo" "$tmp/anomalies" >"$tmp/anomalies.out" 2>&1

@@ -2,7 +2,8 @@
 fs.write and fs.delete held with their dry run's preview, approved by
 another identity, run once, replayed, and rolled back by toolgate rollback
 with their compensations (sql.undo, fs.undo); dry runs that change nothing;
-conflicts that refuse to undo; a rollback a crash interrupted, resumed.
+conflicts that refuse to undo; a rollback a crash interrupted, resumed;
+what a compensation answers, printed with hidden characters escaped.
 
     write_tools.py TOOLGATE REPO TMPDIR
 
@@ -237,6 +238,23 @@ made = os.path.exists(os.path.join(WS, "out/new.txt"))
 rb = rollback(ticket)
 check("fs_write_new_file_rolled_back", made and rb.returncode == 0 and
       not os.path.exists(os.path.join(WS, "out")), rb.stdout + rb.stderr)
+
+# what the compensation answers is shown escaped: a path with a bidi
+# override, an isolate, an ESC and a CSI (the same JSON, parsed; fs.undo
+# names the path, and shows no content)
+bidi = "notes/b\u202eid\u2066i\x1b[2J\x9b2J.txt"
+ticket, _, done = held_then_run("fs.write", {"path": bidi, "content": "x\n"}, "w-bidi")
+rb = rollback(ticket, "--dry-run")
+shown = rb.stdout[:rb.stdout.rfind("}") + 1]
+try:
+    path = json.loads(shown).get("path", "")
+except ValueError:
+    path = ""
+rb2 = rollback(ticket)
+check("rollback_shows_hidden_escaped", done is not None and not done.get("isError") and
+      rb.returncode == 0 and not any(ch in rb.stdout + rb2.stdout for ch in "\u202e\u2066\x1b\x9b")
+      and "\\u202E" in rb.stdout and path == bidi and rb2.returncode == 0,
+      json.dumps(done) + repr(rb.stdout) + rb.stderr)
 
 # fs.delete, and a dry run of it that keeps the file
 r = serve_call("fs.delete", {"path": "README.md"}, dry=True)

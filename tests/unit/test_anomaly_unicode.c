@@ -1,11 +1,16 @@
 /*
  * Unit tests: the unicode anomaly rule (src/gate/anomaly_unicode.c) and
  * the hidden characters it rests on (src/util/hidden.c). Trojan Source
- * strings, terminal escapes, tag characters (ASCII smuggling), zero-width
- * characters in ASCII words and runs of variation selectors are flagged;
- * right-to-left text with its marks, Persian's non-joiner, emoji
- * sequences and flags, Indic joiners, CRLF, soft hyphens and ideographic
- * variation sequences are not. Then what a person reads: the display
+ * strings, terminal escapes, tag characters (ASCII smuggling, flags that
+ * are not RGI), zero-width characters after what is not a letter of a
+ * script that joins, variation selectors after what they do not vary
+ * (smuggling), the unassigned ignorables and scripts' format controls out
+ * of their script are flagged; right-to-left text with its marks,
+ * Persian's non-joiner, emoji sequences and the subdivision flags, Indic,
+ * Khmer, Myanmar and Japanese joiners and breaks, CRLF, soft hyphens,
+ * emoji, standardized and ideographic variation sequences are not. The
+ * table covers Unicode's Default_Ignorable_Code_Point and Cf (from
+ * Debian's unicode-data, when installed). Then what a person reads: the display
  * form (every hidden character escaped, backslashes doubled, cut), JSON
  * escaped for a terminal (the same values), the walk with the schema
  * (enum, x-toolgate-allow, a declared language, member names), and a
@@ -79,12 +84,43 @@ static const struct sample attacks[] = {
 	S("\u65E5\u672C\u200B\u200C\u200B\u200D\u8A9E"),
 	S("\U0001F600\U000E0100\U000E0101\U000E0102"),
 	S("x\uFE0F\uFE0F"),
+	/* variation-selector smuggling: one selector a letter, a byte each
+	 * ("hello" shown, "hello" and five hidden bytes read) */
+	S("h\U000E0172e\U000E0170l\U000E0163l\U000E0163o\U000E0164"),
+	S("hello\uFE01"),
+	S("x\uFE0F"),
+	S("\u65E5\uFE0E"),
+	S("\u845B\uFE03"),
+	S("\U0001F600\U000E0100"),
+	S("a\u180Bb"),
+	/* tag characters after a black flag that name no RGI flag */
+	S("\U0001F3F4\U000E0068\U000E0069\U000E007F"),
+	S("\U0001F3F4\U000E0075\U000E0073\U000E0063\U000E0061\U000E007F"),
+	S("\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+	  "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0068\U000E007F"),
+	/* zero-width characters after what is not a letter of a script that
+	 * joins: no-break space, Latin-1, Cyrillic, punctuation, an emoji
+	 * (but for its joiner), an ideographic space */
+	S("ad\u00A0\u200Bmin"),
+	S("caf\u00E9\u200Bx"),
+	S("\u0416\u200D\u0416"),
+	S("\u2022\u200C"),
+	S("\U0001F600\u200Bx"),
+	S("\u3000\u200B"),
+	S("a\u00AE\u200Cb"),
 	/* invisible format characters */
 	S("x\u2062y"),
 	S("\u206Adeprecated"),
 	S("a\uFFF9hidden\uFFFAannotation\uFFFBb"),
 	S("\U000E0080"),
 	S("\U000E01F0"),
+	/* the rest of Default_Ignorable and Cf: unassigned ignorables,
+	 * format controls of a script outside it */
+	S("a\uFFF0b"),
+	S("\uFFF8"),
+	S("x\U00013430y"),
+	S("\U00013000\U00013430\U00013431"),
+	S("ab\U0001BCA0"),
 };
 
 static const struct sample benign[] = {
@@ -124,6 +160,26 @@ static const struct sample benign[] = {
 	S("C:\\Users\\me\\report.txt"),
 	S("\\u202E is the right-to-left override"),
 	S("price: 5\u00A0\u20AC"),
+	/* real variation sequences: emoji and text presentation, keycaps,
+	 * standardized variants (a slashed zero, math, Myanmar, CJK
+	 * compatibility ideographs), Mongolian */
+	S("#\uFE0F\u20E3 \u00AE\uFE0F \u2122\uFE0E \u203C\uFE0F \u263A\uFE0F"),
+	S("0\uFE00 \u2229\uFE00 \u1000\uFE00 \u8C48\uFE00"),
+	S("\u1823\u180B\u1828\u180C"),
+	/* the three RGI subdivision flags, emoji joined after skin tones and
+	 * presentation selectors */
+	S("\U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F Cymru"),
+	S("\U0001F469\U0001F3FD\u200D\U0001F4BB \U0001F3F3\uFE0F\u200D\u26A7\uFE0F"),
+	/* zero-width characters in scripts that write with them: Japanese
+	 * after a prolonged sound mark, Khmer, Myanmar, Korean, Arabic after
+	 * a tatweel; Egyptian hieroglyphs with their format controls */
+	S("\u30B3\u30FC\u30D2\u30FC\u200B\u3092"),
+	S("\u1781\u17D2\u1798\u17C2\u179A\u200B\u1797\u17B6\u179F\u17B6"),
+	S("\u1019\u103C\u1014\u103A\u200B\u1019\u102C"),
+	S("\uD55C\uAD6D\uC5B4\u200B\uBB38\uC7A5"),
+	S("\u0644\u0640\u200D"),
+	S("\U00013000\U00013430\U00013001"),
+	S("\u0600\u0661\u0662\u0663"),
 };
 
 /* Whether the string rules flag x with unicode (-1: a why not printable). */
@@ -204,6 +260,13 @@ static int said(void)
 	CHECK(strcmp(f[0].why, "control character \\u0001: a\\u0000b\\u0001") == 0);
 	CHECK(tg_anomaly_scan_string(tags, sizeof(tags) - 1, UNICODE_BIT, f, 2) == 1);
 	CHECK(starts(f[0].why, "tag characters spelling \"ign\\\\r\": hi\\u{E0069}"));
+	/* a selector that varies nothing, a space joining nothing */
+	CHECK(tg_anomaly_scan_string("h\U000E0172i", 6, UNICODE_BIT, f, 2) == 1);
+	CHECK(strcmp(f[0].why, "variation selector after a character it does not vary "
+			       "\\u{E0172}: h\\u{E0172}i") == 0);
+	CHECK(tg_anomaly_scan_string("ad\u00A0\u200Bmin", 10, UNICODE_BIT, f, 2) == 1);
+	CHECK(strcmp(f[0].why, "invisible character outside the writing it belongs to "
+			       "\\u200B: ad\\xc2\\xa0\\u200Bmin") == 0);
 	/* from 16 bytes before, at most 60 bytes, cut */
 	k = (size_t)snprintf(big, sizeof(big), "%s\u202E", "0123456789abcdefghijklmnop");
 	while (k < 200)
@@ -244,10 +307,15 @@ static int display(void)
 	CHECK(SHOWS("Version\u200E 2", "Version\\u200E 2", 1));
 	CHECK(SHOWS("\u06CC\u200C\u062E", "\u06CC\\u200C\u062E", 1));
 	CHECK(SHOWS("a\u2028b\u00ADc", "a\\u2028b\\u00ADc", 2));
-	/* a flag's tags and a selector after a character are what they show */
+	/* selectors and tag characters, wherever they are: a flag's name, a
+	 * heart's presentation, and those that smuggle bytes alike */
 	CHECK(SHOWS("\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F",
-		    "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F", 0));
-	CHECK(SHOWS("\u2764\uFE0F\uFE0F", "\u2764\uFE0F\\uFE0F", 1));
+		    "\U0001F3F4\\u{E0067}\\u{E0062}\\u{E0065}\\u{E006E}\\u{E0067}\\u{E007F}", 6));
+	CHECK(SHOWS("\u2764\uFE0F\uFE0F", "\u2764\\uFE0F\\uFE0F", 2));
+	CHECK(SHOWS("h\U000E0172i\uFE01", "h\\u{E0172}i\\uFE01", 2));
+	CHECK(SHOWS("\u845B\U000E0100", "\u845B\\u{E0100}", 1));
+	/* the rest of Default_Ignorable and Cf */
+	CHECK(SHOWS("a\uFFF0\U00013430\u0600", "a\\uFFF0\\u{13430}\\u0600", 3));
 	CHECK(SHOWS("plain \u00E9", "plain \u00E9", 0));
 	CHECK(SHOWS("", "", 0));
 	CHECK(hidden_count("a\u202Eb", 5) == 1 && hidden_count("ab", 2) == 0);
@@ -271,11 +339,11 @@ static int json_escaped(void)
 
 	CHECK(v);
 	text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-	CHECK(text && hidden_count(text, strlen(text)) == 4);
+	CHECK(text && hidden_count(text, strlen(text)) == 5);
 	safe = hidden_json(text, strlen(text));
 	CHECK(safe && hidden_count(safe, strlen(safe)) == 0 && utf8_valid(safe, strlen(safe)));
 	CHECK(strstr(safe, "x\\u202Ey") && strstr(safe, "k\\uDB40\\uDC41") &&
-	      strstr(safe, "\\u009B2J") && strstr(safe, "\u00E9\u2764\uFE0F\\uFE0F"));
+	      strstr(safe, "\\u009B2J") && strstr(safe, "\u00E9\u2764\\uFE0F\\uFE0F"));
 	back = json_loads(safe, JSON_ALLOW_NUL, NULL);
 	CHECK(back && json_equal(back, v));
 	json_decref(back);
@@ -380,6 +448,88 @@ static int ticket_shown(void)
 	return 0;
 }
 
+/* c as UTF-8 into out (4 bytes): its length. */
+static size_t encode(uint32_t c, char *out)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | c >> 12);
+		out[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | c >> 18);
+	out[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* The code points the UCD file path gives property prop ("00AD ; Cf",
+ * "200B..200F ; Default_Ignorable_Code_Point"): each found by the scan,
+ * alone, and escaped in the display form. How many; -1 when the file is
+ * not there; -2 (said) when one is missed. */
+static long ucd_found(const char *path, const char *prop)
+{
+	FILE *f = fopen(path, "re");
+	char line[512], name[64], utf8[4], shown[32];
+	unsigned lo, hi, c;
+	long count = 0, missed = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%x..%x ; %63[A-Za-z_]", &lo, &hi, name) != 3) {
+			if (sscanf(line, "%x ; %63[A-Za-z_]", &lo, name) != 2)
+				continue;
+			hi = lo;
+		}
+		if (strcmp(name, prop) != 0 || hi > 0x10ffff)
+			continue;
+		for (c = lo; c <= hi; c++) {
+			size_t n = encode(c, utf8);
+
+			hidden_display(utf8, n, shown, sizeof(shown), NULL);
+			count++;
+			if (hidden_count(utf8, n) != 1 || strncmp(shown, "\\u", 2) != 0) {
+				if (missed++ < 10)
+					fprintf(stderr, "U+%04X (%s) is not found: shown \"%s\"\n", c,
+						prop, shown);
+			}
+		}
+	}
+	fclose(f);
+	return missed ? -2 : count;
+}
+
+#define UCD "/usr/share/unicode/"
+
+/* The table covers Unicode's Default_Ignorable_Code_Point and General
+ * Category Cf, as Debian's unicode-data has them (skipped, saying so, when
+ * it is not installed: scripts/install-deps.sh installs it). */
+static int ucd_covered(void)
+{
+	long ignorable = ucd_found(UCD "DerivedCoreProperties.txt", "Default_Ignorable_Code_Point"),
+	     cf = ucd_found(UCD "extracted/DerivedGeneralCategory.txt", "Cf");
+
+	if (ignorable == -1 || cf == -1) {
+		printf("# skipped: " UCD " has no Unicode data (apt-get install unicode-data)\n");
+		return 0;
+	}
+	CHECK(ignorable > 4000 && cf > 150);
+	printf("# unicode data: %ld Default_Ignorable_Code_Point and %ld Cf code points, each "
+	       "found and escaped\n", ignorable, cf);
+	return 0;
+}
+
 /* 4 MiB of hidden characters and of anything: linear, every why printable. */
 static int large(void)
 {
@@ -418,6 +568,7 @@ const struct unit_test anomaly_unicode_tests[] = {
 	{ "anomaly/unicode_corpus", corpus },
 	{ "anomaly/unicode_said", said },
 	{ "anomaly/unicode_display", display },
+	{ "anomaly/unicode_ucd_covered", ucd_covered },
 	{ "anomaly/unicode_json_escaped", json_escaped },
 	{ "anomaly/unicode_walk", walk },
 	{ "anomaly/unicode_ticket_shown", ticket_shown },

@@ -508,7 +508,53 @@ static int refused(void)
 	return 0;
 }
 
+/* What an agent chose is written with what a terminal would obey or
+ * reorder as JSON escapes: the same values, a chain that verifies; a
+ * record that grows past the ceiling so is refused. */
+static int escaped(void)
+{
+	static const char rec[] = "{\"kind\":\"call\",\"tool\":\"fs.read\u202etxt.exe\xc2\x9b"
+				  "2J\\u001b]0;x\\u0007\U000E0041\",\"note\":\"\u00e9 ok\"}";
+	char dir[64], path[128], *lines[LINES_MAX], *big;
+	struct tg_audit_report rep;
+	struct tg_audit *a;
+	struct tg_error err;
+	json_t *o;
+	size_t k;
+	int n;
+
+	CHECK(unit_tmpdir(dir, "audit-e") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0);
+	CHECK(tg_audit_append(a, rec, &err) > 0);
+	/* 16,000 tag characters: 64,000 bytes, 192,000 escaped */
+	big = malloc(TG_AUDIT_RECORD_MAX);
+	CHECK(big);
+	memcpy(big, "{\"a\":\"", 6);
+	for (k = 6; k < 64000; k += 4)
+		memcpy(big + k, "\U000E0041", 4);
+	memcpy(big + k, "\"}", 3);
+	CHECK(tg_audit_append(a, big, &err) < 0 && strstr(err.msg, "escaped"));
+	free(big);
+	tg_audit_close(a);
+	CHECK(load_lines(path, lines, &n) == 0 && n == 1);
+	CHECK(!strstr(lines[0], "\u202e") && !strstr(lines[0], "\xc2\x9b") &&
+	      !strchr(lines[0], 0x1b) && !strchr(lines[0], 0x07) && !strstr(lines[0], "\U000E0041"));
+	CHECK(strstr(lines[0], "\"tool\":\"fs.read\\u202Etxt.exe\\u009B2J\\u001B]0;x\\u0007"
+			       "\\uDB40\\uDC41\""));
+	CHECK(strstr(lines[0], "\u00e9 ok")); /* what shows as it is stays so */
+	o = json_loads(lines[0], 0, NULL);
+	CHECK(o && strcmp(json_string_value(json_object_get(o, "tool")),
+			  "fs.read\u202etxt.exe\xc2\x9b" "2J\x1b]0;x\x07\U000E0041") == 0);
+	json_decref(o);
+	free_lines(lines, n);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 && rep.records == 1);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test audit_tests[] = {
+	{ "audit/escaped", escaped },
 	{ "audit/chain", chain },
 	{ "audit/tamper", tamper },
 	{ "audit/torn", torn },
