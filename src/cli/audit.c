@@ -62,6 +62,12 @@ struct tg_audit *cli_audit_open(const char *file, const char *state, const char 
 
 	if (cli_audit_path(file, state, path, sizeof(path)) < 0)
 		return NULL;
+	/* a gateway's first start makes its state directory, as the store
+	 * would: the log opens first, there */
+	if (!file && strcmp(who, "serve") == 0 && mkdir(state, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "toolgate %s: --state %s: %s\n", who, state, strerror(errno));
+		return NULL;
+	}
 	if (tg_audit_open(path, flags, &a, &err) < 0) {
 		fprintf(stderr, "toolgate %s: %s\n", who, err.msg);
 		return NULL;

@@ -998,6 +998,15 @@ check policy_rate_limited $? "$(cat "$tmp/mcp.out" "$tmp/rec5")"
 "$TG" serve --catalog "$tmp/mcp" "${P2[@]}" --principal mallory </dev/null 2>"$tmp/err"; rc=$?
 [ $rc -ne 0 ] && grep -q 'principal mallory is not in the policy' "$tmp/err"
 check policy_unknown_stdio_principal_refused $? "rc=$rc $(cat "$tmp/err")"
+# a first start makes its state directory (the audit log opens there
+# first); a mistyped one's parent is named
+printf '%s\n' "$INIT" | "$TG" serve --catalog "$tmp/mcp" --state "$tmp/fresh-state" \
+	--policy "$tmp/policy3.json" >/dev/null 2>"$tmp/err"; rc=$?
+"$TG" serve --catalog "$tmp/mcp" --state "$tmp/no/such/state" --policy "$tmp/policy3.json" \
+	</dev/null 2>"$tmp/err2"; rc2=$?
+[ $rc -eq 0 ] && [ "$(stat -c %a "$tmp/fresh-state")" = 700 ] && [ -s "$tmp/fresh-state/audit.log" ] &&
+	[ $rc2 -ne 0 ] && grep -q -- "--state $tmp/no/such/state: No such file or directory" "$tmp/err2"
+check serve_makes_its_state_dir $? "rc=$rc $(cat "$tmp/err") rc2=$rc2 $(cat "$tmp/err2")"
 
 # --- approvals: decided by a token with an approve scope, never the requester ---------------
 cat >"$tmp/policy4.json" <<'JSON'
