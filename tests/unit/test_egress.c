@@ -1097,6 +1097,7 @@ static int refusals_accounted(void)
 	for (i = 0; i < 5; i++)
 		tg_gate_record_refusal(g, "agent7", "admin.tool", "forbidden", "no scope admin:write");
 	tg_gate_free(g);
+	tg_catalog_free(cat); /* the caller's, as tg_gate_new was given it */
 	tg_audit_close(a);
 	n = accounted(path, &forbidden);
 	if (n != 365 || forbidden != 5)
