@@ -72,7 +72,8 @@ struct tg_gate {
 	enum tg_descriptions descriptions;
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
-	struct refusal_bucket refusals[REFUSAL_BUCKETS];
+	struct refusal_bucket refusals[REFUSAL_BUCKETS];        /* auth, scope, rate, admin */
+	struct refusal_bucket egress_refusals[REFUSAL_BUCKETS]; /* tools' egress proxies */
 	struct tg_store *store;       /* write calls' keys and tickets, or NULL */
 	int64_t ticket_ttl;
 	unsigned warm;                /* sandboxes kept ready per tool */
@@ -230,6 +231,14 @@ int gate_unrecorded(const struct call_state *st, const struct tg_error *rerr,
 		    struct tg_error *err);
 /* Queued refusal records written out (the gate's end). */
 void gate_flush_refusals(struct tg_gate *g);
+/* A connection a tool's egress proxy refused (destination, why), by
+ * principal's run of subject (TOOL@VERSION): recorded as
+ * tg_gate_record_refusal records an egress_denied one, in buckets of
+ * egress refusals only; a run's summary (destination EGRESS_SUMMARY, one
+ * a run) is recorded whatever the rate, so that the N refusals it counts
+ * are never counted as one. Queued, never waited for. */
+int gate_record_egress_refusal(struct tg_gate *g, const char *principal, const char *subject,
+			       const char *destination, const char *why);
 /* A tool name as a record keeps it (cut past TOOL_NAME_RECORDED). */
 json_t *gate_tool_name_json(const char *name, int *cut);
 

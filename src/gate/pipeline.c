@@ -476,11 +476,10 @@ struct egress_ctx {
 static void egress_denied(void *ctx, const char *destination, const char *why)
 {
 	const struct egress_ctx *e = ctx;
-	char subject[400], detail[700];
+	char subject[400];
 
 	snprintf(subject, sizeof(subject), "%s@%s", e->st->k->name, e->st->k->version_text);
-	snprintf(detail, sizeof(detail), "%.300s: %.380s", destination, why);
-	tg_gate_record_refusal(e->g, e->st->call->principal, subject, "egress_denied", detail);
+	gate_record_egress_refusal(e->g, e->st->call->principal, subject, destination, why);
 }
 
 /* A call that got no place among the sandboxes: busy (retryable), or

@@ -19,6 +19,7 @@
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
+#include "sandbox/egress_int.h"
 #include "toolgate/audit.h"
 #include "toolgate/trace.h"
 #include "toolgate/sandbox.h"
@@ -97,8 +98,12 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 
 /* Whether a refusal by principal ("" or NULL: none) is recorded: 1 with
  * how many of its bucket were not since the last that was, 0 when over
- * the bucket's rate (it is counted). */
-static int refusal_admit(struct tg_gate *g, const char *principal, uint64_t *before)
+ * the bucket's rate (it is counted). egress: the buckets of egress
+ * refusals, which use up neither auth, scope nor rate refusals' rate.
+ * always: recorded whatever the rate, using up none of it (a run's one
+ * summary of the refusals its proxy did not report one by one). */
+static int refusal_admit(struct tg_gate *g, const char *principal, int egress, int always,
+			 uint64_t *before)
 {
 	struct refusal_bucket *b;
 	struct timespec now;
@@ -110,7 +115,8 @@ static int refusal_admit(struct tg_gate *g, const char *principal, uint64_t *bef
 		h = h * 33 + (unsigned char)*p;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&g->refusals_lock);
-	b = &g->refusals[principal && *principal ? 1 + h % (REFUSAL_BUCKETS - 1) : 0];
+	b = egress ? g->egress_refusals : g->refusals;
+	b += principal && *principal ? 1 + h % (REFUSAL_BUCKETS - 1) : 0;
 	if (!b->used) {
 		b->used = 1;
 		b->tokens = REFUSALS_BURST;
@@ -121,9 +127,10 @@ static int refusal_admit(struct tg_gate *g, const char *principal, uint64_t *bef
 			b->tokens = REFUSALS_BURST;
 	}
 	b->at = now;
-	keep = b->tokens >= 1.0;
+	keep = always || b->tokens >= 1.0;
 	if (keep) {
-		b->tokens -= 1.0;
+		if (!always)
+			b->tokens -= 1.0;
 		*before = b->suppressed;
 		b->suppressed = 0;
 	} else {
@@ -141,31 +148,48 @@ void gate_flush_refusals(struct tg_gate *g)
 	size_t i;
 
 	for (i = 0; i < REFUSAL_BUCKETS; i++)
-		total += g->refusals[i].suppressed;
+		total += g->refusals[i].suppressed + g->egress_refusals[i].suppressed;
 	if (g->audit && total)
 		record(g->audit, json_pack("{s:s,s:s,s:s,s:I}", "kind", "event", "principal", "",
 					   "outcome", "refusals_suppressed", "suppressed_before",
 					   (json_int_t)total), 0, &err);
 }
 
-int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char *subject,
-			   const char *outcome, const char *detail)
+static int refusal_record(struct tg_gate *g, const char *principal, const char *subject,
+			  const char *outcome, const char *detail, int always)
 {
+	int egress = strcmp(outcome, "egress_denied") == 0; /* by a tool's egress proxy */
 	struct tg_error err;
 	uint64_t before = 0;
 	json_t *o;
 
 	if (strcmp(outcome, "forbidden") == 0) /* a scope it was not granted */
 		metrics_count(g->metrics, "excessive_agency", "out_of_scope");
-	else if (strcmp(outcome, "egress_denied") == 0) /* by a tool's egress proxy */
+	else if (egress)
 		metrics_count(g->metrics, "sandbox_violations", "egress_denied");
-	if (!g->audit || !refusal_admit(g, principal, &before))
+	if (!g->audit || !refusal_admit(g, principal, egress, always, &before))
 		return 0;
 	o = event_fields(principal, subject, outcome, detail);
 	if (o && before)
 		json_object_set_new(o, "suppressed_before", json_integer((json_int_t)before));
 	/* queued, not waited for: a refusal acknowledges nothing done */
 	return record(g->audit, o, 0, &err);
+}
+
+int tg_gate_record_refusal(struct tg_gate *g, const char *principal, const char *subject,
+			   const char *outcome, const char *detail)
+{
+	return refusal_record(g, principal, subject, outcome, detail, 0);
+}
+
+int gate_record_egress_refusal(struct tg_gate *g, const char *principal, const char *subject,
+			       const char *destination, const char *why)
+{
+	char detail[700];
+
+	snprintf(detail, sizeof(detail), "%.300s: %.380s", destination, why);
+	return refusal_record(g, principal, subject, "egress_denied", detail,
+			      strcmp(destination, EGRESS_SUMMARY) == 0);
 }
 
 int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
@@ -290,7 +314,7 @@ int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_
 		     (double)us / 1e6);
 	if (!g->audit)
 		return 0;
-	if (strcmp(st->outcome, "rate_limited") == 0 && !refusal_admit(g, who, &before))
+	if (strcmp(st->outcome, "rate_limited") == 0 && !refusal_admit(g, who, 0, 0, &before))
 		return 0;
 	o = json_pack("{s:s,s:s,s:o,s:s,s:I}", "kind", "call", "principal", who, "tool",
 		      st->k ? json_string(st->k->name)

@@ -195,6 +195,16 @@ static const unsigned char zero[16],
 			   translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 },
 			   nat64[12] = { 0, 0x64, 0xff, 0x9b }, sixto4[2] = { 0x20, 0x02 };
 
+/* An ISATAP interface identifier (RFC 5214: 0:5efe or 200:5efe, then an
+ * IPv4 address), under whatever /64: 1 and OUT *v4, or 0. */
+static int isatap(const unsigned char *a, uint32_t *v4)
+{
+	if ((a[8] | 0x02) != 0x02 || a[9] != 0 || a[10] != 0x5e || a[11] != 0xfe)
+		return 0;
+	*v4 = v4_at(a + 12);
+	return 1;
+}
+
 int egress_ipv4_of(const struct sockaddr *sa, uint32_t *v4)
 {
 	const unsigned char *a;
@@ -215,18 +225,35 @@ int egress_ipv4_of(const struct sockaddr *sa, uint32_t *v4)
 		*v4 = v4_at(a + 2);
 		return 1;
 	}
-	return 0;
+	return isatap(a, v4);
 }
+
+/* IPv6 ranges denied as such, the counterparts of the IPv4 ones and those
+ * of IPv6's own; the first that holds an address names it. */
+static const struct {
+	unsigned char net[16];
+	unsigned bits;
+	const char *name;
+} v6_denied[] = {
+	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, "local NAT64 (64:ff9b:1::/48)" },
+	{ { 0x01, 0 }, 64, "discard-only (100::/64)" },
+	{ { 0x01, 0, 0, 0, 0, 0, 0, 1 }, 64, "dummy prefix (100:0:0:1::/64)" },
+	{ { 0x20, 0x01, 0, 0 }, 32, "Teredo (2001::/32), which hides an IPv4 address" },
+	{ { 0x20, 0x01, 0, 0x02, 0, 0 }, 48, "benchmarking (2001:2::/48)" },
+	{ { 0x20, 0x01 }, 23, "IETF protocol assignments, anycast services among them (2001::/23)" },
+	{ { 0x5f, 0 }, 16, "segment routing SIDs (5f00::/16)" },
+	{ { 0xfc }, 7, "unique-local, cloud metadata among them (fc00::/7)" },
+	{ { 0xfe, 0x80 }, 10, "link-local (fe80::/10)" },
+	{ { 0xfe, 0xc0 }, 10, "site-local (fec0::/10)" },
+	{ { 0xff }, 8, "multicast (ff00::/8)" },
+};
 
 const char *tg_egress_denied_range(const struct sockaddr *sa)
 {
-	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
-	static const unsigned char teredo[4] = { 0x20, 0x01, 0, 0 };
-	static const unsigned char discard[8] = { 0x01, 0 }, ula[1] = { 0xfc },
-				   linklocal[2] = { 0xfe, 0x80 }, sitelocal[2] = { 0xfe, 0xc0 },
-				   multicast[1] = { 0xff };
 	const unsigned char *a;
+	const char *range;
 	uint32_t v4;
+	size_t i;
 
 	if (sa->sa_family == AF_INET)
 		return v4_range(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
@@ -244,22 +271,14 @@ const char *tg_egress_denied_range(const struct sockaddr *sa)
 		return "IPv4-compatible (::/96), deprecated";
 	if (prefix(a, translated, 96))
 		return "IPv4-translated (::ffff:0:0:0/96), for translators only";
-	/* IPv4-mapped, NAT64, 6to4: the IPv4 address inside, judged as itself */
-	if (egress_ipv4_of(sa, &v4))
+	for (i = 0; i < sizeof(v6_denied) / sizeof(v6_denied[0]); i++)
+		if (prefix(a, v6_denied[i].net, v6_denied[i].bits))
+			return v6_denied[i].name;
+	/* IPv4-mapped, NAT64, 6to4, ISATAP: the IPv4 address inside, judged
+	 * as itself (an ISATAP identifier under a 6to4 prefix: both) */
+	if (egress_ipv4_of(sa, &v4) && (range = v4_range(v4)))
+		return range;
+	if (isatap(a, &v4))
 		return v4_range(v4);
-	if (prefix(a, nat64_local, 48))
-		return "local NAT64 (64:ff9b:1::/48)";
-	if (prefix(a, teredo, 32))
-		return "Teredo (2001::/32), which hides an IPv4 address";
-	if (prefix(a, discard, 64))
-		return "discard-only (100::/64)";
-	if (prefix(a, ula, 7))
-		return "unique-local, cloud metadata among them (fc00::/7)";
-	if (prefix(a, linklocal, 10))
-		return "link-local (fe80::/10)";
-	if (prefix(a, sitelocal, 10))
-		return "site-local (fec0::/10)";
-	if (prefix(a, multicast, 8))
-		return "multicast (ff00::/8)";
 	return NULL;
 }

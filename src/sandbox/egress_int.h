@@ -14,6 +14,11 @@
 
 #define MAX_HEAD (16u << 10) /* a request head, bytes */
 #define EGRESS_MAX_ADDRS 16  /* addresses of one name checked */
+/* The destination of a run's last report, of the refusals its proxy did
+ * not report one by one ("N more refusals, ..."): never a HOST:PORT nor
+ * "(any)", so that the gateway tells it from one refusal (it records it
+ * whatever the rate: src/gate/record.c). */
+#define EGRESS_SUMMARY "(more)"
 
 struct egress_request {
 	char method[16];
@@ -34,7 +39,9 @@ const char *egress_parse_request(const char *buf, size_t head, struct egress_req
 
 /* The IPv4 address sa is or carries (host order): an IPv4 address, or an
  * IPv6 one that embeds it (IPv4-mapped, IPv4-compatible, IPv4-translated,
- * NAT64 64:ff9b::/96, 6to4 2002::/16). 1 and OUT *v4, or 0 (egress_addr.c). */
+ * NAT64 64:ff9b::/96, 6to4 2002::/16, else an ISATAP interface identifier
+ * ...:0:5efe:a.b.c.d or ...:200:5efe:a.b.c.d). 1 and OUT *v4, or 0
+ * (egress_addr.c). */
 int egress_ipv4_of(const struct sockaddr *sa, uint32_t *v4);
 
 struct addrinfo;

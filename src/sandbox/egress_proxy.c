@@ -1026,7 +1026,7 @@ void tg_egress_proxy_stop(struct tg_egress_proxy *p)
 
 		snprintf(why, sizeof(why), "%u more refusals, not reported one by one",
 			 p->unreported);
-		p->o.on_deny(p->o.ctx, "(any)", why);
+		p->o.on_deny(p->o.ctx, EGRESS_SUMMARY, why);
 	}
 	if (p->lfd >= 0)
 		close(p->lfd);

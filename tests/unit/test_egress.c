@@ -2,7 +2,7 @@
  * every spelling, the deny ranges, the rules, and the proxy itself over
  * loopback only: an upstream of the test's own on 127.0.0.1, reached
  * through a rule that names that address (a name that resolves there is
- * refused, as loopback is). */
+ * refused, as loopback is); the gate's record of egress refusals. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -20,8 +20,14 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 
+#include <jansson.h>
+
+#include "gate/gate_int.h"
 #include "sandbox/egress_int.h"
+#include "toolgate/audit.h"
+#include "toolgate/catalog.h"
 #include "toolgate/egress.h"
+#include "toolgate/gate.h"
 #include "unit.h"
 
 /* ---- addresses and rules ------------------------------------------------- */
@@ -101,10 +107,20 @@ static int deny_ranges(void)
 		"fe80::1", "fec0::1", "ff02::1", "100::1", "168.63.129.16", "::ffff:0:a9fe:a9fe",
 		/* deprecated or translator-only forms, whatever IPv4 they carry */
 		"::8.8.8.8", "::ffff:0:808:808",
+		/* IETF protocol assignments (192.0.0.0/24's counterpart): PCP,
+		 * TURN and DNS-SD anycast, benchmarking (198.18.0.0/15's), the
+		 * rest of 2001::/23; SRv6 SIDs, the dummy prefix */
+		"2001:1::1", "2001:1::2", "2001:1::3", "2001:2::1", "2001:2:0:ffff::1", "2001:3::1",
+		"2001:1ff:ffff::1", "5f00::1", "5f00:ffff::1", "100:0:0:1::1", "100::1:0:0:1",
+		/* ISATAP: judged by the IPv4 address it carries */
+		"2001:db8::5efe:10.0.0.1", "2001:db8::200:5efe:169.254.169.254",
+		"2606:4700::5efe:127.0.0.1", "2002:808:808::5efe:10.0.0.1",
 	};
 	static const char *const open[] = {
 		"8.8.8.8", "203.0.113.10", "172.32.0.1", "100.128.0.1", "169.253.255.255",
 		"2001:db8::1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808",
+		"2001:200::1", "5eff::1", "100:0:0:2::1", "2001:db8::5efe:8.8.8.8",
+		"2001:db8::200:5efe:8.8.8.8", "2001:db8::400:5efe:a00:1", "2001:db8::5eff:a00:1",
 	};
 	size_t i;
 
@@ -121,6 +137,11 @@ static int deny_ranges(void)
 	CHECK(strstr(range_of("169.254.169.254"), "metadata"));
 	CHECK(strstr(range_of("fd00:ec2::254"), "metadata"));
 	CHECK(strstr(range_of("::8.8.8.8"), "IPv4-compatible"));
+	CHECK(strstr(range_of("2001::1"), "Teredo"));
+	CHECK(strstr(range_of("2001:2::1"), "benchmarking"));
+	CHECK(strstr(range_of("2001:1::1"), "IETF protocol assignments"));
+	CHECK(strstr(range_of("2001:db8::5efe:10.0.0.1"), "private (10.0.0.0/8)"));
+	CHECK(strstr(range_of("fd00::5efe:8.8.8.8"), "unique-local"));
 	return 0;
 }
 
@@ -834,6 +855,8 @@ static int proxy_reports(void)
 	CHECK(g.denials.n == 100);
 	rig_stop(&g);
 	CHECK(g.denials.n == 101 && strstr(g.denials.last, "12 more refusals"));
+	/* the summary's destination is its own, for the gateway to tell it */
+	CHECK(strncmp(g.denials.last, EGRESS_SUMMARY " ", strlen(EGRESS_SUMMARY) + 1) == 0);
 	return 0;
 }
 
@@ -1009,6 +1032,82 @@ static int principal_share(void)
 	return 0;
 }
 
+/* ---- refusals recorded by the gateway ----------------------------------------- */
+
+/* What the audit log at path accounts for: each egress_denied record one
+ * refusal, or the N of a run's summary, each record's suppressed_before,
+ * the last refusals_suppressed; OUT *forbidden, the forbidden records. */
+static long long accounted(const char *path, int *forbidden)
+{
+	char line[4096], *at;
+	long long total = 0;
+	FILE *f = fopen(path, "r");
+
+	*forbidden = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *outcome = json_string_value(json_object_get(o, "outcome"));
+		const char *error = json_string_value(json_object_get(o, "error"));
+
+		if (outcome && strcmp(outcome, "egress_denied") == 0)
+			total += error && (at = strstr(error, EGRESS_SUMMARY ": ")) == error
+					 ? strtoll(at + strlen(EGRESS_SUMMARY) + 2, NULL, 10) : 1;
+		if (outcome && strcmp(outcome, "forbidden") == 0) {
+			total++;
+			++*forbidden;
+		}
+		total += json_integer_value(json_object_get(o, "suppressed_before"));
+		json_decref(o);
+	}
+	fclose(f);
+	return total;
+}
+
+/* Three runs of one principal refuse 160, 100 and 100 connections (the
+ * first's proxy reports 100 and then "60 more"), then the principal calls
+ * a tool out of its scope five times: the log accounts for all 365, the
+ * summary's 60 included though the bucket was spent when it came, and the
+ * five forbidden calls are recorded each, the egress refusals having
+ * used up buckets of their own. */
+static int refusals_accounted(void)
+{
+	struct tg_gate_options go;
+	struct tg_catalog *cat;
+	struct tg_audit *a;
+	struct tg_gate *g;
+	struct tg_error err;
+	char dir[64], path[128];
+	int i, forbidden;
+	long long n;
+
+	CHECK(unit_tmpdir(dir, "refusals") == 0);
+	CHECK(tg_catalog_load_dir(dir, NULL, &cat, &err) == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	CHECK(tg_audit_open(path, 0, &a, &err) == 0);
+	memset(&go, 0, sizeof(go));
+	go.audit = a;
+	CHECK(tg_gate_new(cat, &go, &g, &err) == 0);
+	for (i = 0; i < 300; i++)
+		gate_record_egress_refusal(g, "agent7", "web.fetch@1.0.0", "10.0.0.1:22",
+					   "no rule names this address");
+	gate_record_egress_refusal(g, "agent7", "web.fetch@1.0.0", EGRESS_SUMMARY,
+				   "60 more refusals, not reported one by one");
+	for (i = 0; i < 5; i++)
+		tg_gate_record_refusal(g, "agent7", "admin.tool", "forbidden", "no scope admin:write");
+	tg_gate_free(g);
+	tg_catalog_free(cat); /* the caller's, as tg_gate_new was given it */
+	tg_audit_close(a);
+	n = accounted(path, &forbidden);
+	if (n != 365 || forbidden != 5)
+		fprintf(stderr, "the log accounts for %lld refusals of 365, %d forbidden of 5\n", n,
+			forbidden);
+	unit_rmtree(dir);
+	CHECK(n == 365 && forbidden == 5);
+	return 0;
+}
+
 const struct unit_test egress_tests[] = {
 	{ "egress/spellings", spellings },
 	{ "egress/deny_ranges", deny_ranges },
@@ -1023,5 +1122,6 @@ const struct unit_test egress_tests[] = {
 	{ "egress/proxy_reports", proxy_reports },
 	{ "egress/proxy_stop", proxy_stop },
 	{ "egress/principal_share", principal_share },
+	{ "egress/refusals_accounted", refusals_accounted },
 	UNIT_TESTS_END
 };
