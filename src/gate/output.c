@@ -159,7 +159,37 @@ static json_t *redact_text(const char *s, size_t n, struct redaction *t)
 	return v;
 }
 
-/* Every string of v (v itself, when it is one), in place. */
+/* Object o's member names without their secrets: a name that held one
+ * is renamed (a name taken already gets "#2", "#3", ...), its value kept. */
+static void redact_names(json_t *o, struct redaction *t)
+{
+	const char *key;
+	json_t *item, *names = json_array(), *n;
+	size_t i;
+
+	json_object_foreach(o, key, item)
+		json_array_append_new(names, json_string(key));
+	json_array_foreach(names, i, n) {
+		const char *name = json_string_value(n);
+		json_t *r = name ? redact_text(name, strlen(name), t) : NULL;
+		char renamed[1100];
+		unsigned k;
+
+		if (!r)
+			continue;
+		snprintf(renamed, sizeof(renamed), "%.1000s", json_string_value(r));
+		for (k = 2; json_object_get(o, renamed) && k < 1000; k++)
+			snprintf(renamed, sizeof(renamed), "%.1000s#%u", json_string_value(r), k);
+		item = json_incref(json_object_get(o, name));
+		json_object_del(o, name);
+		json_object_set_new(o, renamed, item);
+		json_decref(r);
+	}
+	json_decref(names);
+}
+
+/* Every string of v (v itself, when it is one), members' names included,
+ * in place. */
 void gate_redact_json(json_t *v, struct redaction *t)
 {
 	const char *key;
@@ -174,6 +204,7 @@ void gate_redact_json(json_t *v, struct redaction *t)
 	} else if (json_is_object(v)) {
 		json_object_foreach(v, key, item)
 			gate_redact_json(item, t);
+		redact_names(v, t);
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, item)
 			gate_redact_json(item, t);
@@ -189,16 +220,50 @@ void gate_redact_member(json_t *o, const char *key, struct redaction *t)
 		gate_redact_json(v, t);
 }
 
+/* The text block of st's content that is its structured result's JSON
+ * (a command tool's answer gives both), or NULL. */
+static json_t *text_mirrors(const struct call_state *st)
+{
+	json_t *first = json_array_get(st->out.content, 0), *text;
+	char *dump;
+	int same;
+
+	if (!st->out.structured || json_array_size(st->out.content) < 1)
+		return NULL;
+	text = json_object_get(first, "text");
+	if (!json_is_string(text))
+		return NULL;
+	dump = json_dumps(st->out.structured, JSON_COMPACT | JSON_ENCODE_ANY);
+	same = dump && strcmp(dump, json_string_value(text)) == 0;
+	free(dump);
+	return same ? text : NULL;
+}
+
 static void stage_redact(struct tg_gate *g, struct call_state *st)
 {
 	struct redaction *t = &st->redacted;
 	uint64_t before = t->count, per[8];
+	json_t *mirror;
 	size_t k;
 
 	memcpy(per, t->per, sizeof(per));
-	gate_redact_json(st->out.content, t);
+	mirror = text_mirrors(st);
 	if (st->out.structured)
 		gate_redact_json(st->out.structured, t);
+	if (mirror) {
+		/* the text block is the structured result's JSON: made again
+		 * from it redacted, not read apart (its escaping and its
+		 * one string differ from what the caller decodes) */
+		char *text = json_dumps(st->out.structured, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		if (!text || json_string_set(mirror, text) < 0)
+			json_string_set(mirror, "[REDACTED:out_of_memory]");
+		free(text);
+	}
+	gate_redact_json(st->out.content, t);
+	/* an overlay dry run's diffs: the lines it would remove were read */
+	if (st->out.changes)
+		gate_redact_json(st->out.changes, t);
 	if (t->count == before)
 		return;
 	for (k = 0; k < t->nrules; k++)
@@ -223,13 +288,25 @@ void gate_notify_redacted(void *ctx, const char *event)
 	free(text);
 }
 
-/* The tool's requests to the client share the notifier's context: passed
- * on as they are, with the caller's. */
+/* The tool's requests to the client (sampling, elicitation) share the
+ * notifier's context: passed on with the caller's, without secrets, as
+ * its reports are; what is not JSON is not passed on. */
 char *gate_ask_through(void *ctx, const char *request, const volatile int *stop)
 {
 	const struct notify_redacting *n = ctx;
+	json_t *q = json_loads(request, 0, NULL);
+	struct redaction t;
+	char *text, *answer;
 
-	return n->call->ask(n->call->notify_ctx, request, stop);
+	if (!q)
+		return NULL;
+	memset(&t, 0, sizeof(t));
+	gate_redact_json(q, &t);
+	text = t.count ? json_dumps(q, JSON_COMPACT) : NULL;
+	json_decref(q);
+	answer = n->call->ask(n->call->notify_ctx, text ? text : request, stop);
+	free(text);
+	return answer;
 }
 
 int gate_stage_check_redact(struct tg_gate *g, struct call_state *st)

@@ -6,7 +6,11 @@ stdio with the example catalogue:
 - fs.read of a .env holding an AWS key id, a GitHub token and a byte that
   is not UTF-8 (so fs.read returns it as base64): the structured content
   is still base64, and decodes to the file with both secrets redacted;
-  the text block shows neither; the record counts both rules;
+  the text block is that structured content's JSON (made again from it
+  once redacted, never redacted apart); the record counts both rules;
+- fs.read of a binary file with a token among random bytes: neither copy
+  decodes to the token;
+- a tool whose answer holds secrets as member names: renamed;
 - python.run printing b64encode of a secret (as bytes and as str), its
   URL-safe form and its hex, and base64(1)'s wrapped lines: none of it
   reaches the caller;
@@ -22,6 +26,7 @@ in the repository.
 import base64
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -52,6 +57,21 @@ CAT, WS = example_gateway(REPO, TMP)
 with open(os.path.join(WS, ".env"), "wb") as f:
     f.write(ENV)
 os.chown(os.path.join(WS, ".env"), 65534, 65534)
+
+# a binary file (a database, say) holding a token among random bytes: its
+# base64 in the structured content, and the text block that mirrors it
+rnd = bytes(random.Random(7).randrange(256) for _ in range(701))
+with open(os.path.join(WS, "app.db"), "wb") as f:
+    f.write(rnd + b"GITHUB_TOKEN=" + GH.encode() + b"\n" + rnd[:99])
+os.chown(os.path.join(WS, "app.db"), 65534, 65534)
+# a tool whose answer holds secrets as member names
+with open(os.path.join(CAT, "keyed-1.0.0.json"), "w") as f:
+    json.dump({"name": "keyed", "version": "1.0.0", "description": "Returns names",
+               "owner": {"team": "t", "contact": "t@example.test"}, "authority": "read",
+               "input_schema": {"type": "object"},
+               "executor": {"kind": "command",
+                            "argv": ["python3", "-c", "print(%r)" % json.dumps(
+                                {GH: 1, "nested": {AWS: "x"}, "plain": 2})]}}, f)
 
 # a tool answering with an MCP result: a resource's blob, an image's data
 blob = base64.b64encode(ENV).decode()
@@ -86,6 +106,9 @@ requests = [
     {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
      "params": {"name": "python.run", "arguments": {"code": SNIPPET}}},
     {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "blobby", "arguments": {}}},
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+     "params": {"name": "fs.read", "arguments": {"path": "app.db"}}},
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "keyed", "arguments": {}}},
 ]
 log = os.path.join(TMP, "audit.log")
 p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--stdio", "--audit", log],
@@ -109,7 +132,7 @@ for s in (AWS, GH, "GITHUB_TOKEN=" + GH, "AWS_ACCESS_KEY_ID=" + AWS):
               base64.urlsafe_b64encode(b).decode().rstrip("=")]
 forms += [blob[:40], base64.b64encode(ENV[:60]).decode()]
 leaked = [f for f in forms if f in out]
-c("no_secret_in_any_form", not leaked and len(answers) == 4,
+c("no_secret_in_any_form", not leaked and len(answers) == 6,
   "leaked %d forms; answers %s; stderr %s" % (len(leaked), sorted(answers), p.stderr[-1500:]))
 
 
@@ -127,7 +150,8 @@ got = decoded(sc.get("content", ""))
 c("fs_read_base64_redacted",
   sc.get("encoding") == "base64" and got.startswith(b"# staging\nAWS_ACCESS_KEY_ID=[REDACTED:aws_access_key_id]\n"
                                                     b"GITHUB_TOKEN=[REDACTED:github_token]\nOWNER=Jos\xe9")
-  and "[REDACTED:aws_access_key_id]" in text and not read.get("isError"), json.dumps(read)[:1500])
+  and text == json.dumps(sc, separators=(",", ":"), ensure_ascii=False)
+  and not read.get("isError"), json.dumps(read)[:1500])
 
 run = answers.get(3, {})
 stdout = run.get("structuredContent", {}).get("stdout", "")
@@ -140,6 +164,20 @@ res, img = decoded(blk[0].get("resource", {}).get("blob", "")), decoded(blk[1].g
 c("blob_and_image_data_redacted",
   b"GITHUB_TOKEN=[REDACTED:github_token]" in res and b"token=[REDACTED:github_token]\0" in img
   and img.startswith(b"\x89PNG"), json.dumps(answers.get(4))[:1500])
+
+db = answers.get(5, {})
+seen = [decoded(db.get("structuredContent", {}).get("content", ""))]
+try:
+    seen.append(decoded(json.loads((db.get("content") or [{}])[0].get("text", "{}"))
+                        .get("content", "")))
+except ValueError:
+    seen.append(b"")
+c("binary_file_redacted_in_both_copies",
+  all(GH.encode() not in x and b"GITHUB_TOKEN=" in x for x in seen) and
+  all(GH not in json.dumps(db) for _ in (0,)), [x[-120:] for x in seen])
+keyed = answers.get(6, {})
+c("member_names_redacted", GH not in json.dumps(keyed) and AWS not in json.dumps(keyed) and
+  keyed.get("structuredContent", {}).get("plain") == 2, json.dumps(keyed)[:600])
 
 calls = [json.loads(x) for x in open(log) if '"kind":"call"' in x] if os.path.exists(log) else []
 counts = {r.get("tool"): r.get("redacted", {}) for r in calls}
