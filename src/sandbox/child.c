@@ -26,8 +26,10 @@
  * with the command's 256. PID 1 and the egress forwarder, which hand
  * descriptors to the parent, therefore keep the caller's RLIMIT_NOFILE,
  * raised to its hard limit; only the command's process takes the 256,
- * just before exec. A root caller takes the seccomp listener with
- * pidfd_getfd and sends nothing at all.
+ * just before exec. A root caller with CAP_SYS_PTRACE takes the seccomp
+ * listener with pidfd_getfd and sends nothing at all. (A command can
+ * still put far more than 256 in flight: datagram senders asleep on a
+ * full queue pass the kernel's check; docs/SECURITY.md.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -210,7 +212,12 @@ static int egress_forwarder(int lfd, int chan)
 
 		if (c < 0 && (errno == EINTR || errno == ECONNABORTED))
 			continue;
-		if (c < 0 || send_fd(chan, c) < 0)
+		if (c < 0)
+			_exit(0);
+		/* a handoff the kernel's count of descriptors in flight refuses
+		 * (ETOOMANYREFS: another run of the same host user holds many)
+		 * loses that one connection, not every later one */
+		if (send_fd(chan, c) < 0 && errno != ETOOMANYREFS)
 			_exit(0);
 		close(c);
 	}

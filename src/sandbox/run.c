@@ -98,6 +98,20 @@ static void find_arg_env(void)
 	}
 }
 
+/* 1 if CAP_SYS_PTRACE is in this process's effective set. */
+static int has_cap_sys_ptrace(void)
+{
+	char status[4096], *p;
+	unsigned long long eff;
+
+	if (file_read_small("/proc/self/status", NULL, status, sizeof(status)) < 0)
+		return 0;
+	p = strstr(status, "\nCapEff:");
+	if (!p || sscanf(p + 9, "%llx", &eff) != 1)
+		return 0;
+	return (eff >> 19) & 1; /* CAP_SYS_PTRACE */
+}
+
 static void probe_host_once(void)
 {
 	/* No trial namespaces here (that costs a fork and a network namespace):
@@ -108,6 +122,12 @@ static void probe_host_once(void)
 	find_arg_env();
 	if (file_read_small("/proc/sys/kernel/yama/ptrace_scope", NULL, scope, sizeof(scope)) == 0 &&
 	    scope[0] == '3')
+		no_pidfd_getfd = 1;
+	/* PID 1 is not dumpable and has not exec'd: taking its descriptor
+	 * needs CAP_SYS_PTRACE in the caller's own namespace, which a root
+	 * in a container (Docker's default set) or a unit with a bounded
+	 * set lacks: the socket then, as for a non-root caller */
+	if (!has_cap_sys_ptrace())
 		no_pidfd_getfd = 1;
 }
 
@@ -375,8 +395,9 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 }
 
 /*
- * The seccomp listener. A root caller takes it from PID 1's descriptors
- * with pidfd_getfd (root may, over a child in a user namespace it owns),
+ * The seccomp listener. A root caller with CAP_SYS_PTRACE takes it from
+ * PID 1's descriptors with pidfd_getfd (PID 1 is not dumpable: owning
+ * its user namespace is not enough; probe_host_once looks),
  * the number coming with the LAYERS message; PID 1 keeps it open until it
  * exits. No descriptor travels through a socket, so no count of
  * descriptors in flight can refuse it (child.c). A non-root caller may not

@@ -32,6 +32,16 @@ check signal_in_json $? "rc=$rc signal=$(json .signal)"
 "$TG" run -- true; rc=$?
 [ $rc -eq 0 ]; check true_exits_zero $? "rc=$rc"
 
+# a root caller without CAP_SYS_PTRACE (Docker's default set, a unit's
+# bounded set) gets the seccomp listener over the socket: every run failed
+# when it took it with pidfd_getfd
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "$TG" run -- true 2>"$tmp/err"; rc=$?
+	[ $rc -eq 0 ]; check run_without_cap_sys_ptrace $? "rc=$rc $(cat "$tmp/err")"
+else
+	echo "skip - integration/run_without_cap_sys_ptrace: needs root and setpriv"
+fi
+
 # --- stdin and stdout bytes are exact --------------------------------------
 head -c 3000000 /dev/urandom >"$tmp/blob"
 "$TG" run --output-limit 4M -- cat <"$tmp/blob" >"$tmp/blob.out"; rc=$?
