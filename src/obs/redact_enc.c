@@ -434,12 +434,15 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 	if (redact_scan((const char *)dec, dn, 0, &dec_out, err) < 0)
 		goto out;
 	if (dec_out.total == 0) {
-		/* nothing in it: the value as text (its run decoded already),
-		 * the decoded copies gone first (a blob may be large) */
+		/* nothing in it as decoded from its first character: the value
+		 * as text, its run decoded as runs are, from whichever
+		 * alignment reads as text (a value cut out of a longer one,
+		 * "ab" + base64), the decoded copies gone first (a blob may be
+		 * large) */
 		free(dec);
 		dec = NULL;
 		tg_redact_out_release(&dec_out);
-		rc = redact_scan(in, n, REDACT_NO_DECODE, out, err);
+		rc = redact_scan(in, n, 0, out, err);
 		goto out;
 	}
 	enc = encode_as((const unsigned char *)dec_out.text, dec_out.len, &f, &elen);

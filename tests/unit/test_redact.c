@@ -933,6 +933,18 @@ static int value_decoded_whole(void)
 	CHECK(strcmp(o.text, "data [REDACTED:aws_access_key_id]") == 0);
 	CHECK(!(o.flags & TG_REDACT_DECODED));
 	tg_redact_out_release(&o);
+	/* misaligned (a value cut out of a longer one, "ab" + base64
+	 * unpadded, "a" + hex): decoded from the alignment that reads */
+	strcpy(v, "ab");
+	b64_put(v, env, strlen(env), 0, 0, 0, "");
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total >= 1 && strcmp(o.text, "[REDACTED:aws_access_key_id]") == 0);
+	tg_redact_out_release(&o);
+	strcpy(v, "a");
+	hex_put(v, env, strlen(env), 0);
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total >= 1 && strcmp(o.text, "[REDACTED:aws_access_key_id]") == 0);
+	tg_redact_out_release(&o);
 	/* a key that is itself the value: found as it always was */
 	v[0] = '\0';
 	put(v, "", ALNUM, 40);
