@@ -81,6 +81,7 @@ struct scan {
 	int more;        /* the last match was cut at a cap: MORE_KEY, MORE_ENC */
 	const char *more_rule;
 	uint64_t enc_next; /* a run cut at the cap, nothing found: decode again here (input offset + 1) */
+	uint64_t enc_done; /* the input offset where the last run decoded ended */
 	int nodecode;    /* REDACT_NO_DECODE */
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
@@ -388,8 +389,11 @@ static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_
 	const char *rule;
 	size_t dn;
 
-	if (!enc_run(&w, q, mid, buf, &dec, &dn, &sp))
+	if (!enc_run(&w, q, mid, s->enc_done > s->base ? (size_t)(s->enc_done - s->base) : 0, buf,
+		     &dec, &dn, &sp))
 		return 0;
+	if (s->base + sp.end > s->enc_done)
+		s->enc_done = s->base + sp.end;
 	rule = dn && enc_texty(dec, dn) ? decoded_secret(dec, dn, s->seen) : NULL;
 	if (!rule) {
 		if (sp.capped)

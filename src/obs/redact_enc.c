@@ -114,29 +114,6 @@ static size_t line_before(const struct rwin *w, size_t e)
 	return e - k;
 }
 
-/* Whether a run starting at s continues a wrapped block: a line break
- * ends right before it, after a line that joins. That line's first
- * byte decided for both: it is at most ENC_LINE_MAX + 5 bytes back,
- * within the lookbehind. */
-static int inside_block(const struct rwin *w, size_t s)
-{
-	const unsigned char *b = w->b;
-	size_t e;
-
-	if (s > w->lo && b[s - 1] == '\n') {
-		e = s - 1;
-		if (e > w->lo && b[e - 1] == '\r')
-			e--;
-	} else if (s >= w->lo + 2 && b[s - 2] == '\\' && b[s - 1] == 'n') {
-		e = s - 2;
-		if (e >= w->lo + 2 && b[e - 2] == '\\' && b[e - 1] == 'r')
-			e -= 2;
-	} else {
-		return 0;
-	}
-	return line_joins(line_before(w, e));
-}
-
 /* How many of d[0..n) are not text (printable ASCII, blanks, UTF-8),
  * counting no further than stop. */
 static size_t not_text(const unsigned char *d, size_t n, size_t stop)
@@ -194,7 +171,7 @@ static size_t decode_aligned(unsigned char *v, size_t n, size_t *at)
 	return decode_chars(v + best_a, n - best_a, hex ? 1 : 0);
 }
 
-int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
+int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char *buf,
 	    const unsigned char **dec, size_t *dn, struct enc_span *sp)
 {
 	const unsigned char *b = w->b;
@@ -205,7 +182,9 @@ int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
 		/* "...\\nQUtJ..." in a JSON string: the run is after the escape */
 		if (q > w->lo && b[q - 1] == '\\' && b[q] && strchr("nrtbf", b[q]))
 			s = q + 1;
-		if (inside_block(w, s))
+		/* a line of a wrapped block decoded already from its first
+		 * line; one whose first line a rule took is decoded from here */
+		if (s < done)
 			return 0;
 	} else {
 		/* the line so far, for whether it joins the next */
@@ -275,7 +254,7 @@ int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmat
 {
 	struct enc_span sp;
 
-	if (!enc_run(w, q, 1, NULL, NULL, NULL, &sp))
+	if (!enc_run(w, q, 1, 0, NULL, NULL, NULL, &sp))
 		return 0;
 	m->start = sp.start;
 	m->end = sp.end;

@@ -88,10 +88,11 @@ struct enc_span {
  * their alignments that reads as text, *dec[0..*dn) (*dn 0: none does).
  * mid: q is inside a run, where a previous decision cut it (sp->back or
  * sp->end); otherwise q starts a run (a JSON escape's letter before it
- * is skipped), and a line that continues a wrapped block is left to the
- * block's first line. Reads only w. 1 and *sp; 0 when there is no run of
- * ENC_MIN characters (of one, without buf). */
-int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
+ * is skipped), and one that starts before done (where the last run
+ * decoded ended: a later line of a wrapped block decoded from its first)
+ * is not decoded again. Reads only w. 1 and *sp; 0 when there is no run
+ * of ENC_MIN characters (of one, without buf). */
+int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char *buf,
 	    const unsigned char **dec, size_t *dn, struct enc_span *sp);
 /* Whether d[0..n) reads as text: 3 bytes in 4 printable ASCII, blanks or
  * UTF-8. What a tool encodes and a rule could find in is text. */

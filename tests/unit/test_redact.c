@@ -784,6 +784,40 @@ static int encoded_in_text(void)
 	return 0;
 }
 
+/* A wrapped block whose first line a rule takes ("token=" + base64 of a
+ * .env, "Authorization: Basic " + a block): its later lines are decoded
+ * from the second, not skipped as lines of a block decoded already. */
+static int encoded_block_after_rule(void)
+{
+	static const char *const before[] = { "token=", "Authorization: Basic " };
+	char env[512], tok[41], text[4096];
+	struct tg_redact_out o;
+	struct tg_error err;
+	size_t k;
+
+	dot_env(env, tok);
+	for (k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
+		const char *nl;
+
+		strcpy(text, before[k]);
+		b64_put(text, env, strlen(env), 0, 1, 76, "\n");
+		strcat(text, "\n");
+		CHECK(tg_redact(text, strlen(text), &o, &err) == 0);
+		nl = strchr(o.text, '\n');
+		/* the first line a marker, the rest one marker */
+		if (!nl || strncmp(nl + 1, "[REDACTED:", 10) != 0 || o.nfindings != 2 ||
+		    strchr(nl + 1, '\n') != o.text + o.len - 1) {
+			fprintf(stderr, "%s\n  gave %s\n", text, o.text);
+			tg_redact_out_release(&o);
+			return -1;
+		}
+		tg_redact_out_release(&o);
+		CHECK(stream_matches(text, strlen(text), 1) == 0);
+		CHECK(stream_matches(text, strlen(text), 0) == 0);
+	}
+	return 0;
+}
+
 /* A run longer than one decision decodes: a secret anywhere in it, across
  * a cut too, is found, and the run is redacted from there to its end. */
 static int encoded_long_run(void)
@@ -969,6 +1003,7 @@ const struct unit_test redact_tests[] = {
 	{ "redact/rule_names", rule_names },
 	{ "redact/encoded_in_text", encoded_in_text },
 	{ "redact/encoded_long_run", encoded_long_run },
+	{ "redact/encoded_block_after_rule", encoded_block_after_rule },
 	{ "redact/value_decoded_whole", value_decoded_whole },
 	UNIT_TESTS_END
 };
