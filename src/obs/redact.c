@@ -494,11 +494,10 @@ static size_t enc_due(struct scan *s, const unsigned char *b, size_t len, size_t
 
 	*matched = 0;
 	if (s->enc_next && s->enc_next <= at) {
-		/* at p, or passed by a match that ran over it */
-		int here = s->enc_next == at;
-
+		/* at p, or passed by a match that ran over it: then from the
+		 * match's end, where the scan resumed, the run going on there */
 		s->enc_next = 0;
-		if (here && try_encoded(s, b, len, p, 1, m)) {
+		if (try_encoded(s, b, len, p, 1, m)) {
 			*matched = 1;
 			return p;
 		}

@@ -870,6 +870,50 @@ static int encoded_long_run(void)
 	return 0;
 }
 
+/* A plain match in a long run across where its next decision decodes
+ * again (a key-shaped "/AKIA..." in base64): the run is decoded on from
+ * the match's end, and a token in its tail is found. */
+static int encoded_match_across_redecode(void)
+{
+	size_t n = 40000, i, o;
+	char *plain = malloc(n + 1), *text = malloc(n * 2), tok[48];
+
+	CHECK(plain && text);
+	for (i = 0; i < n; i++)
+		plain[i] = "the fox and the dog\n"[i % 20];
+	tok[0] = '\0';
+	put_crc_token(tok, "gh" "p_");
+	memcpy(plain + 30000, tok, 40);
+	plain[30040] = '\n';
+	for (o = 15690; o < 15760; o++) {
+		struct tg_redact_out r;
+		struct tg_error err;
+		char *k;
+
+		strcpy(text, "data: ");
+		b64_put(text, plain, n, 0, 1, 0, "");
+		strcat(text, "\nend\n");
+		k = text + 6 + o;
+		k[0] = k[21] = '/';
+		memcpy(k + 1, "AKIA", 4);
+		for (i = 5; i < 21; i++)
+			k[i] = UPNUM[(o + i) % 32];
+		CHECK(tg_redact(text, strlen(text), &r, &err) == 0);
+		if (!strstr(r.text, "[REDACTED:aws_access_key_id]") ||
+		    !strstr(r.text, "[REDACTED:github_token]")) {
+			fprintf(stderr, "key at %zu: the token in the run's tail was shown\n", o);
+			tg_redact_out_release(&r);
+			return -1;
+		}
+		tg_redact_out_release(&r);
+		if (o % 16 == 0)
+			CHECK(stream_matches(text, strlen(text), 1000) == 0);
+	}
+	free(plain);
+	free(text);
+	return 0;
+}
+
 static int value_redacted(const char *in, const char *want_decoded, int (*shape)(const char *))
 {
 	unsigned char dec[4096];
@@ -1004,6 +1048,7 @@ const struct unit_test redact_tests[] = {
 	{ "redact/encoded_in_text", encoded_in_text },
 	{ "redact/encoded_long_run", encoded_long_run },
 	{ "redact/encoded_block_after_rule", encoded_block_after_rule },
+	{ "redact/encoded_match_across_redecode", encoded_match_across_redecode },
 	{ "redact/value_decoded_whole", value_decoded_whole },
 	UNIT_TESTS_END
 };
