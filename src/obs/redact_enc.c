@@ -244,6 +244,19 @@ int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char 
 	return 1;
 }
 
+size_t enc_short(const struct rwin *w, size_t q, size_t r, unsigned char *out, size_t *end)
+{
+	size_t pad = 0;
+
+	while (pad < 2 && q + r + pad < w->hi && w->b[q + r + pad] == '=')
+		pad++;
+	*end = q + r + pad;
+	if (r % 4 == 1 || (pad && (r + pad) % 4))
+		return 0;
+	memcpy(out, w->b + q, r);
+	return decode_chars(out, r, 0);
+}
+
 int enc_texty(const unsigned char *d, size_t n)
 {
 	/* stops once a quarter is not text: random bytes are told soon */

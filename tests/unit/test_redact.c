@@ -770,6 +770,24 @@ static int encoded_in_text(void)
 	CHECK(o.nfindings == 2 && strcmp(o.findings[1].rule, "password_assignment") == 0);
 	CHECK(strstr(o.text, "later [REDACTED:password_assignment]"));
 	tg_redact_out_release(&o);
+	/* a password of 8 to 11 bytes: its base64 (12 to 16 characters) too */
+	snprintf(run, sizeof(run), "password: \"Xk2p9Lm4\"\nlater ");
+	b64_put(run, "Xk2p9Lm4", 8, 0, 1, 0, "");
+	strcat(run, " and ");
+	b64_put(run, "Xk2p9Lm4", 8, 0, 0, 0, "");
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(strstr(o.text, "later [REDACTED:password_assignment] and "
+			     "[REDACTED:password_assignment]"));
+	tg_redact_out_release(&o);
+	CHECK(stream_matches(run, strlen(run), 1) == 0);
+	/* a secret found in a decoded run: its bare repeat later too */
+	snprintf(run, sizeof(run), "b'");
+	b64_put(run, "db_password=Zq8vLm2pWx44\n", 25, 0, 1, 0, "");
+	strcat(run, "'\nthen Zq8vLm2pWx44 again");
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(strstr(o.text, "then [REDACTED:password_assignment] again"));
+	tg_redact_out_release(&o);
+	CHECK(stream_matches(run, strlen(run), 1) == 0);
 	/* base64 of text without a secret, of a documented example key, of
 	 * random bytes: left as they are */
 	run[0] = '\0';
