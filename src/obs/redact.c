@@ -309,7 +309,9 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 			/* a run starts: a candidate for the generic rule if long */
 			size_t j = p + 1;
 
-			while (j < hi && j - p < run_min && (redact_cls[b[j]] & C_TOK))
+			/* JSON's escaped slash "\\/" goes on in it */
+			while (j < hi && j - p < run_min &&
+			       ((redact_cls[b[j]] & C_TOK) || (b[j] == '\\' && j + 1 < hi && b[j + 1] == '/')))
 				j++;
 			if (j - p >= run_min)
 				return p;
@@ -368,7 +370,8 @@ static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t 
 		 * as far as the two rules of runs care */
 		size_t j = q + 1;
 
-		while (j < w.hi && j - q < HE_MIN && (redact_cls[b[j]] & C_TOK))
+		while (j < w.hi && j - q < HE_MIN &&
+		       ((redact_cls[b[j]] & C_TOK) || (b[j] == '\\' && j + 1 < w.hi && b[j + 1] == '/')))
 			j++;
 		if (j - q >= ENC_MIN && s && !s->nodecode && try_encoded(s, b, len, q, 0, m))
 			return 1;

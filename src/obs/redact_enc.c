@@ -101,17 +101,21 @@ static int line_joins(size_t len)
 	return len >= ENC_LINE_MIN && len <= ENC_LINE_MAX && len % 4 == 0;
 }
 
-/* The line of run bytes that ends at e: its length, a JSON escape's
- * letter before it ("\\nQUtJ") not counted, at most ENC_LINE_MAX + 1. */
+/* The line of run bytes that ends at e: its characters (JSON's escaped
+ * slash "\\/" one), a JSON escape's letter before it ("\\nQUtJ") not
+ * counted, at most ENC_LINE_MAX + 1. */
 static size_t line_before(const struct rwin *w, size_t e)
 {
-	size_t k = e;
+	size_t k = e, n = 0;
 
-	while (k > w->lo && e - k <= ENC_LINE_MAX + 1 && TOK(w->b[k - 1]))
-		k--;
-	if (k < e && k > w->lo && w->b[k - 1] == '\\' && strchr("nrtbf", w->b[k]))
-		k++;
-	return e - k;
+	while (k > w->lo && n <= ENC_LINE_MAX + 1 && TOK(w->b[k - 1])) {
+		k--, n++;
+		if (w->b[k] == '/' && k > w->lo && w->b[k - 1] == '\\')
+			k--;
+	}
+	if (n && k > w->lo && w->b[k - 1] == '\\' && strchr("nrtbf", w->b[k]))
+		n--;
+	return n;
 }
 
 /* How many of d[0..n) are not text (printable ASCII, blanks, UTF-8),
@@ -218,6 +222,14 @@ int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char 
 			memcpy(buf + at, b + from, i - from);
 		if (sp->capped || i >= w->hi)
 			break;
+		if (b[i] == '\\' && i + 1 < w->hi && b[i + 1] == '/') {
+			/* JSON's escaped slash: the run goes on through it */
+			if (buf)
+				buf[chars] = '/';
+			chars++, line++;
+			i += 2;
+			continue;
+		}
 		if (b[i] == '=') {
 			/* padding ends the run */
 			i++;

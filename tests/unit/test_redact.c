@@ -724,6 +724,7 @@ static int encoded_in_text(void)
 	const char *aws = "aws_access_key_id";
 	struct tg_redact_out o;
 	struct tg_error err;
+	size_t k;
 
 	dot_env(env, tok);
 	run[0] = '\0';
@@ -749,6 +750,28 @@ static int encoded_in_text(void)
 	run[0] = '\0';
 	b64_put(run, env, strlen(env), 0, 1, 76, "\\n");
 	CHECK(run_redacted("{\"stdout\":\"", run, "\\n\",\"exit_code\":0}", aws) == 0);
+	/* a JSON encoder that escapes '/' ("\\/"): the run goes on through
+	 * it, from a first piece shorter than a run, and wrapped */
+	{
+		char esc[4096], *r, *e;
+		size_t len = strlen(env);
+
+		memmove(env + 3, env, len + 1);
+		memcpy(env, "???", 3); /* "Pz8/" */
+		for (k = 0; k < 2; k++) {
+			run[0] = '\0';
+			b64_put(run, env, strlen(env), 0, 1, k ? 64 : 0, "\\n");
+			for (r = run, e = esc; *r; r++) {
+				if (*r == '/')
+					*e++ = '\\';
+				*e++ = *r;
+			}
+			*e = '\0';
+			CHECK(strstr(esc, "Pz8\\/"));
+			CHECK(run_redacted("{\"out\":\"", esc, "\"}", aws) == 0);
+		}
+		memmove(env, env + 3, len + 1);
+	}
 	/* one secret alone, printed by b64encode(token) */
 	run[0] = '\0';
 	b64_put(run, tok, 40, 0, 1, 0, "");
