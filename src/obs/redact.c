@@ -93,6 +93,7 @@ struct scan {
 	} dsec[DSEC_MAX];
 	size_t ndsec;
 	int nodecode;    /* REDACT_NO_DECODE */
+	int noentropy;   /* REDACT_NO_ENTROPY */
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
 	uint64_t total;
@@ -378,7 +379,7 @@ static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t 
 		if (j - q < ENC_MIN && j - q >= ENC_SEEN_MIN && s && !s->nodecode && s->seen &&
 		    try_short(s, &w, q, j - q, m))
 			return 1;
-		if (j - q >= HE_MIN && rules_entropy(&w, q, m))
+		if (j - q >= HE_MIN && !(s && s->noentropy) && rules_entropy(&w, q, m))
 			return 1;
 	}
 	return 0;
@@ -667,6 +668,7 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 	s.write = grow_write;
 	s.arg = &g;
 	s.nodecode = (opts & REDACT_NO_DECODE) != 0;
+	s.noentropy = (opts & REDACT_NO_ENTROPY) != 0;
 	/* room for the input as is, and markers longer than what they hide:
 	 * one allocation for most inputs */
 	g.cap = n + n / 16 + 4096;

@@ -406,6 +406,11 @@ static char *encode_as(const unsigned char *v, size_t n, const struct form *f, s
 	return out;
 }
 
+/* A value longer than this that decodes to bytes that are not text is
+ * an encoding (an image, an archive), not a key that is the value itself
+ * (an Azure key is 88 characters): high_entropy does not run on it. */
+#define VALUE_KEY_MAX 128
+
 static void take(struct tg_redact_out *to, struct tg_redact_out *from)
 {
 	*to = *from;
@@ -420,6 +425,7 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 	unsigned char *dec = NULL;
 	size_t i, dn = 0, elen = 0;
 	char *enc = NULL;
+	unsigned binary;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -435,7 +441,11 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 		if (TOK(v[i]))
 			dec[dn++] = v[i];
 	dn = decode_chars(dec, dn, f.hex);
-	if (redact_scan((const char *)dec, dn, 0, &dec_out, err) < 0)
+	/* bytes that are not text (an image, an archive), and their
+	 * encoding: the rules of formats and keys only, high_entropy would
+	 * cut random bytes */
+	binary = enc_texty(dec, dn) ? 0 : REDACT_NO_ENTROPY;
+	if (redact_scan((const char *)dec, dn, binary, &dec_out, err) < 0)
 		goto out;
 	if (dec_out.total == 0) {
 		/* nothing in it as decoded from its first character: the value
@@ -446,7 +456,7 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 		free(dec);
 		dec = NULL;
 		tg_redact_out_release(&dec_out);
-		rc = redact_scan(in, n, 0, out, err);
+		rc = redact_scan(in, n, n > VALUE_KEY_MAX ? binary : 0, out, err);
 		goto out;
 	}
 	enc = encode_as((const unsigned char *)dec_out.text, dec_out.len, &f, &elen);
@@ -457,7 +467,7 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 	}
 	/* what it encodes to is shown: the rules see it too (bytes that
 	 * happen to spell a token stay what they were where nothing changed) */
-	if (redact_scan(enc, elen, REDACT_NO_DECODE, &again, err) < 0)
+	if (redact_scan(enc, elen, REDACT_NO_DECODE | binary, &again, err) < 0)
 		goto out;
 	take(out, &dec_out);
 	free(out->text);

@@ -111,8 +111,11 @@ int enc_texty(const unsigned char *d, size_t n);
 int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmatch *m);
 
 /* One call over in[0..n), as tg_redact; REDACT_NO_DECODE: runs of base64
- * or hex are not decoded (bytes that were decoded already: one level). */
+ * or hex are not decoded (bytes that were decoded already: one level);
+ * REDACT_NO_ENTROPY: the generic rule (high_entropy) does not run (bytes
+ * decoded from a value that are not text: an image's, an archive's). */
 #define REDACT_NO_DECODE 1u
+#define REDACT_NO_ENTROPY 2u
 int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *out,
 		struct tg_error *err);
 

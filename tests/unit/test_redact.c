@@ -1064,6 +1064,35 @@ static int value_decoded_whole(void)
 	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
 	CHECK(o.total >= 1 && strcmp(o.text, "[REDACTED:aws_access_key_id]") == 0);
 	tg_redact_out_release(&o);
+	/* binary (an image with a text chunk): a key in a format is found,
+	 * an id that is only random-looking is not cut out of it */
+	{
+		unsigned char bin[600];
+		size_t i;
+
+		for (i = 0; i < sizeof(bin); i++)
+			bin[i] = (unsigned char)(rnd() | 0x80);
+		memcpy(bin + 200, "tEXtComment\0id ", 16);
+		for (i = 0; i < 40; i++)
+			bin[216 + i] = (unsigned char)ALNUM[rnd() % 62];
+		memcpy(bin + 256, " key AKIA", 9);
+		for (i = 0; i < 16; i++)
+			bin[265 + i] = (unsigned char)UPNUM[rnd() % 32];
+		bin[281] = ' ';
+		v[0] = '\0';
+		b64_put(v, bin, sizeof(bin), 0, 1, 76, "\n");
+		CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+		CHECK(o.total == 1 && strcmp(o.findings[0].rule, "aws_access_key_id") == 0);
+		CHECK(o.flags & TG_REDACT_DECODED);
+		tg_redact_out_release(&o);
+		/* without the key: as it was */
+		memset(bin + 256, ' ', 26);
+		v[0] = '\0';
+		b64_put(v, bin, sizeof(bin), 0, 1, 76, "\n");
+		CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+		CHECK(o.total == 0 && strcmp(o.text, v) == 0);
+		tg_redact_out_release(&o);
+	}
 	/* a key that is itself the value: found as it always was */
 	v[0] = '\0';
 	put(v, "", ALNUM, 40);
