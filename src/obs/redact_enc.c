@@ -146,15 +146,27 @@ static size_t not_text(const unsigned char *d, size_t n, size_t stop)
  * characters skipped, 0 or 1 for hex) whose decoding reads most as text
  * at its start, middle and end (64 characters each): a run cut out of a
  * longer one (a tail kept, an excerpt) still decodes, and so does one
- * whose first line is something else. *at: the characters skipped. */
+ * whose first line is something else. Hex may follow "0x". *at: the
+ * characters skipped. */
 static size_t decode_aligned(unsigned char *v, size_t n, size_t *at)
 {
 	unsigned char head[64];
-	size_t a, k, hex = n >= 2, best = SIZE_MAX, best_a = 0;
-	size_t from[3] = { 0, n / 2 & ~(size_t)3, n > 64 ? (n - 64) & ~(size_t)3 : 0 };
+	size_t a, k, hex, best = SIZE_MAX, best_a = 0;
+	size_t pre = n > 4 && v[0] == '0' && (v[1] | 0x20) == 'x' ? 2 : 0;
+	size_t from[3];
 
-	for (k = 0; hex && k < n; k++)
+	/* hex, "0x" before it or not */
+	for (k = pre, hex = n >= pre + 2; hex && k < n; k++)
 		hex = HEX(v[k]) != 0;
+	if (hex && pre) {
+		v += pre;
+		n -= pre;
+	} else {
+		pre = 0;
+	}
+	from[0] = 0;
+	from[1] = n / 2 & ~(size_t)3;
+	from[2] = n > 64 ? (n - 64) & ~(size_t)3 : 0;
 	for (a = 0; a < (hex ? 2 : 4) && a < n; a++) {
 		size_t other = 0, f;
 
@@ -171,7 +183,7 @@ static size_t decode_aligned(unsigned char *v, size_t n, size_t *at)
 		if (best == 0)
 			break; /* all text: none reads better */
 	}
-	*at = best_a;
+	*at = pre + best_a;
 	return decode_chars(v + best_a, n - best_a, hex ? 1 : 0);
 }
 

@@ -740,6 +740,9 @@ static int encoded_in_text(void)
 	run[0] = '\0';
 	hex_put(run, env, strlen(env), 1);
 	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
+	strcpy(run, "0x");
+	hex_put(run, env, strlen(env), 0);
+	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
 	/* wrapped as base64(1) and MIME do, and so in a JSON string */
 	run[0] = '\0';
 	b64_put(run, env, strlen(env), 0, 1, 76, "\n");
