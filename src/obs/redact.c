@@ -40,6 +40,8 @@
 #define SEEN_MAX 64
 #define SEEN_MIN 8
 #define SEEN_LONGEST 256
+/* The secrets a decoded run remembers at most. */
+#define DSEC_MAX 4
 
 /* What the scan has found so far, to redact again wherever it recurs: a
  * tool that read a password from a file and then echoes it must not show
@@ -81,7 +83,17 @@ struct scan {
 	int more;        /* the last match was cut at a cap: MORE_KEY, MORE_ENC */
 	const char *more_rule;
 	uint64_t enc_next; /* a run cut at the cap, nothing found: decode again here (input offset + 1) */
+	uint64_t enc_done; /* the input offset where the last run decoded ended */
+	/* the secrets the last run decoded held, remembered when it is
+	 * redacted: their bare repeats later are repeats */
+	struct {
+		unsigned char b[SEEN_LONGEST];
+		size_t len;
+		const char *rule;
+	} dsec[DSEC_MAX];
+	size_t ndsec;
 	int nodecode;    /* REDACT_NO_DECODE */
+	int noentropy;   /* REDACT_NO_ENTROPY */
 	struct tg_redact_finding *f;
 	size_t nf, fcap;
 	uint64_t total;
@@ -241,6 +253,14 @@ static int record(struct scan *s, const unsigned char *b, const struct rmatch *m
 	count_lines(s, b, m->start);
 	if (seen_add(s, b + m->start, m->end - m->start, m->rule, err) < 0)
 		return -1;
+	if (m->flags & TG_REDACT_ENCODED) {
+		size_t i;
+
+		for (i = 0; i < s->ndsec; i++)
+			if (seen_add(s, s->dsec[i].b, s->dsec[i].len, s->dsec[i].rule, err) < 0)
+				return -1;
+		s->ndsec = 0;
+	}
 	s->total++;
 	s->flags |= m->flags;
 	if (s->nf == TG_REDACT_FINDINGS_MAX) {
@@ -290,7 +310,9 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 			/* a run starts: a candidate for the generic rule if long */
 			size_t j = p + 1;
 
-			while (j < hi && j - p < run_min && (redact_cls[b[j]] & C_TOK))
+			/* JSON's escaped slash "\\/" goes on in it */
+			while (j < hi && j - p < run_min &&
+			       ((redact_cls[b[j]] & C_TOK) || (b[j] == '\\' && j + 1 < hi && b[j + 1] == '/')))
 				j++;
 			if (j - p >= run_min)
 				return p;
@@ -300,11 +322,12 @@ static size_t next_candidate(const unsigned char *b, size_t p, size_t lim, size_
 	return lim;
 }
 
-/* Runs count as candidates from ENC_MIN bytes when they are decoded, from
- * HE_MIN (the generic rule's least) when not. */
+/* Runs count as candidates from ENC_MIN bytes when they are decoded
+ * (ENC_SEEN_MIN once a secret is remembered: its base64 is a repeat),
+ * from HE_MIN (the generic rule's least) when not. */
 static size_t run_min(const struct scan *s)
 {
-	return s->nodecode ? HE_MIN : ENC_MIN;
+	return s->nodecode ? HE_MIN : s->seen ? ENC_SEEN_MIN : ENC_MIN;
 }
 
 /* The rules in order at candidate q. In a stream, b holds LOOKBEHIND
@@ -327,6 +350,8 @@ static size_t window_end(size_t len, size_t q)
 
 static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_t q, int mid,
 		       struct rmatch *m);
+static int try_short(struct scan *s, const struct rwin *w, size_t q, size_t r,
+		     struct rmatch *m);
 
 /* s: the scan, for the encoded runs; NULL in decoded bytes (one level). */
 static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
@@ -346,29 +371,63 @@ static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t 
 		 * as far as the two rules of runs care */
 		size_t j = q + 1;
 
-		while (j < w.hi && j - q < HE_MIN && (redact_cls[b[j]] & C_TOK))
+		while (j < w.hi && j - q < HE_MIN &&
+		       ((redact_cls[b[j]] & C_TOK) || (b[j] == '\\' && j + 1 < w.hi && b[j + 1] == '/')))
 			j++;
 		if (j - q >= ENC_MIN && s && !s->nodecode && try_encoded(s, b, len, q, 0, m))
 			return 1;
-		if (j - q >= HE_MIN && rules_entropy(&w, q, m))
+		if (j - q < ENC_MIN && j - q >= ENC_SEEN_MIN && s && !s->nodecode && s->seen &&
+		    try_short(s, &w, q, j - q, m))
+			return 1;
+		if (j - q >= HE_MIN && !(s && s->noentropy) && rules_entropy(&w, q, m))
 			return 1;
 	}
 	return 0;
 }
 
 /* The first rule that matches anywhere in decoded bytes d[0..n) (at
- * most ENC_CAP), remembered secrets included: its name, or NULL. */
-static const char *decoded_secret(const unsigned char *d, size_t n, const struct seen *sn)
+ * most ENC_CAP), remembered secrets included: its name, or NULL. The
+ * first DSEC_MAX secrets found, in s->dsec. */
+static const char *decoded_secret(struct scan *s, const unsigned char *d, size_t n)
 {
+	const char *first = NULL;
 	struct rmatch m;
 	size_t p = 0;
 
-	while ((p = next_candidate(d, p, n, n, sn, HE_MIN)) < n) {
-		if (try_rules(NULL, d, n, p, &m) || seen_at(sn, d, window_end(n, p), p, &m))
-			return m.rule;
+	while (s->ndsec < DSEC_MAX && (p = next_candidate(d, p, n, n, s->seen, HE_MIN)) < n) {
+		if (try_rules(NULL, d, n, p, &m) || seen_at(s->seen, d, window_end(n, p), p, &m)) {
+			if (!first)
+				first = m.rule;
+			if (m.end - m.start <= SEEN_LONGEST) {
+				memcpy(s->dsec[s->ndsec].b, d + m.start, m.end - m.start);
+				s->dsec[s->ndsec].len = m.end - m.start;
+				s->dsec[s->ndsec++].rule = m.rule;
+			}
+			p = m.end > p ? m.end : p + 1;
+			continue;
+		}
 		p++;
 	}
-	return NULL;
+	return first;
+}
+
+/* A run of ENC_SEEN_MIN to ENC_MIN characters at q (r of them), with
+ * secrets remembered: when its base64 holds one, the run is a repeat. */
+static int try_short(struct scan *s, const struct rwin *w, size_t q, size_t r,
+		     struct rmatch *m)
+{
+	unsigned char d[ENC_MIN];
+	size_t dn, end, i;
+
+	dn = enc_short(w, q, r, d, &end);
+	for (i = 0; i + SEEN_MIN <= dn; i++)
+		if (seen_at(s->seen, d, dn, i, m)) {
+			m->start = q;
+			m->end = end;
+			m->flags = TG_REDACT_ENCODED;
+			return 1;
+		}
+	return 0;
 }
 
 /* The run of base64 or hex at q (mid: the rest of a run cut at the cap,
@@ -388,9 +447,13 @@ static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_
 	const char *rule;
 	size_t dn;
 
-	if (!enc_run(&w, q, mid, buf, &dec, &dn, &sp))
+	if (!enc_run(&w, q, mid, s->enc_done > s->base ? (size_t)(s->enc_done - s->base) : 0, buf,
+		     &dec, &dn, &sp))
 		return 0;
-	rule = dn && enc_texty(dec, dn) ? decoded_secret(dec, dn, s->seen) : NULL;
+	if (s->base + sp.end > s->enc_done)
+		s->enc_done = s->base + sp.end;
+	s->ndsec = 0;
+	rule = dn && enc_texty(dec, dn) ? decoded_secret(s, dec, dn) : NULL;
 	if (!rule) {
 		if (sp.capped)
 			s->enc_next = s->base + sp.back + 1;
@@ -490,11 +553,10 @@ static size_t enc_due(struct scan *s, const unsigned char *b, size_t len, size_t
 
 	*matched = 0;
 	if (s->enc_next && s->enc_next <= at) {
-		/* at p, or passed by a match that ran over it */
-		int here = s->enc_next == at;
-
+		/* at p, or passed by a match that ran over it: then from the
+		 * match's end, where the scan resumed, the run going on there */
 		s->enc_next = 0;
-		if (here && try_encoded(s, b, len, p, 1, m)) {
+		if (try_encoded(s, b, len, p, 1, m)) {
 			*matched = 1;
 			return p;
 		}
@@ -606,6 +668,7 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 	s.write = grow_write;
 	s.arg = &g;
 	s.nodecode = (opts & REDACT_NO_DECODE) != 0;
+	s.noentropy = (opts & REDACT_NO_ENTROPY) != 0;
 	/* room for the input as is, and markers longer than what they hide:
 	 * one allocation for most inputs */
 	g.cap = n + n / 16 + 4096;

@@ -101,40 +101,21 @@ static int line_joins(size_t len)
 	return len >= ENC_LINE_MIN && len <= ENC_LINE_MAX && len % 4 == 0;
 }
 
-/* The line of run bytes that ends at e: its length, a JSON escape's
- * letter before it ("\\nQUtJ") not counted, at most ENC_LINE_MAX + 1. */
+/* The line of run bytes that ends at e: its characters (JSON's escaped
+ * slash "\\/" one), a JSON escape's letter before it ("\\nQUtJ") not
+ * counted, at most ENC_LINE_MAX + 1. */
 static size_t line_before(const struct rwin *w, size_t e)
 {
-	size_t k = e;
+	size_t k = e, n = 0;
 
-	while (k > w->lo && e - k <= ENC_LINE_MAX + 1 && TOK(w->b[k - 1]))
-		k--;
-	if (k < e && k > w->lo && w->b[k - 1] == '\\' && strchr("nrtbf", w->b[k]))
-		k++;
-	return e - k;
-}
-
-/* Whether a run starting at s continues a wrapped block: a line break
- * ends right before it, after a line that joins. That line's first
- * byte decided for both: it is at most ENC_LINE_MAX + 5 bytes back,
- * within the lookbehind. */
-static int inside_block(const struct rwin *w, size_t s)
-{
-	const unsigned char *b = w->b;
-	size_t e;
-
-	if (s > w->lo && b[s - 1] == '\n') {
-		e = s - 1;
-		if (e > w->lo && b[e - 1] == '\r')
-			e--;
-	} else if (s >= w->lo + 2 && b[s - 2] == '\\' && b[s - 1] == 'n') {
-		e = s - 2;
-		if (e >= w->lo + 2 && b[e - 2] == '\\' && b[e - 1] == 'r')
-			e -= 2;
-	} else {
-		return 0;
+	while (k > w->lo && n <= ENC_LINE_MAX + 1 && TOK(w->b[k - 1])) {
+		k--, n++;
+		if (w->b[k] == '/' && k > w->lo && w->b[k - 1] == '\\')
+			k--;
 	}
-	return line_joins(line_before(w, e));
+	if (n && k > w->lo && w->b[k - 1] == '\\' && strchr("nrtbf", w->b[k]))
+		n--;
+	return n;
 }
 
 /* How many of d[0..n) are not text (printable ASCII, blanks, UTF-8),
@@ -165,15 +146,27 @@ static size_t not_text(const unsigned char *d, size_t n, size_t stop)
  * characters skipped, 0 or 1 for hex) whose decoding reads most as text
  * at its start, middle and end (64 characters each): a run cut out of a
  * longer one (a tail kept, an excerpt) still decodes, and so does one
- * whose first line is something else. *at: the characters skipped. */
+ * whose first line is something else. Hex may follow "0x". *at: the
+ * characters skipped. */
 static size_t decode_aligned(unsigned char *v, size_t n, size_t *at)
 {
 	unsigned char head[64];
-	size_t a, k, hex = n >= 2, best = SIZE_MAX, best_a = 0;
-	size_t from[3] = { 0, n / 2 & ~(size_t)3, n > 64 ? (n - 64) & ~(size_t)3 : 0 };
+	size_t a, k, hex, best = SIZE_MAX, best_a = 0;
+	size_t pre = n > 4 && v[0] == '0' && (v[1] | 0x20) == 'x' ? 2 : 0;
+	size_t from[3];
 
-	for (k = 0; hex && k < n; k++)
+	/* hex, "0x" before it or not */
+	for (k = pre, hex = n >= pre + 2; hex && k < n; k++)
 		hex = HEX(v[k]) != 0;
+	if (hex && pre) {
+		v += pre;
+		n -= pre;
+	} else {
+		pre = 0;
+	}
+	from[0] = 0;
+	from[1] = n / 2 & ~(size_t)3;
+	from[2] = n > 64 ? (n - 64) & ~(size_t)3 : 0;
 	for (a = 0; a < (hex ? 2 : 4) && a < n; a++) {
 		size_t other = 0, f;
 
@@ -190,11 +183,11 @@ static size_t decode_aligned(unsigned char *v, size_t n, size_t *at)
 		if (best == 0)
 			break; /* all text: none reads better */
 	}
-	*at = best_a;
+	*at = pre + best_a;
 	return decode_chars(v + best_a, n - best_a, hex ? 1 : 0);
 }
 
-int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
+int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char *buf,
 	    const unsigned char **dec, size_t *dn, struct enc_span *sp)
 {
 	const unsigned char *b = w->b;
@@ -205,7 +198,9 @@ int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
 		/* "...\\nQUtJ..." in a JSON string: the run is after the escape */
 		if (q > w->lo && b[q - 1] == '\\' && b[q] && strchr("nrtbf", b[q]))
 			s = q + 1;
-		if (inside_block(w, s))
+		/* a line of a wrapped block decoded already from its first
+		 * line; one whose first line a rule took is decoded from here */
+		if (s < done)
 			return 0;
 	} else {
 		/* the line so far, for whether it joins the next */
@@ -239,6 +234,14 @@ int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
 			memcpy(buf + at, b + from, i - from);
 		if (sp->capped || i >= w->hi)
 			break;
+		if (b[i] == '\\' && i + 1 < w->hi && b[i + 1] == '/') {
+			/* JSON's escaped slash: the run goes on through it */
+			if (buf)
+				buf[chars] = '/';
+			chars++, line++;
+			i += 2;
+			continue;
+		}
 		if (b[i] == '=') {
 			/* padding ends the run */
 			i++;
@@ -265,6 +268,19 @@ int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
 	return 1;
 }
 
+size_t enc_short(const struct rwin *w, size_t q, size_t r, unsigned char *out, size_t *end)
+{
+	size_t pad = 0;
+
+	while (pad < 2 && q + r + pad < w->hi && w->b[q + r + pad] == '=')
+		pad++;
+	*end = q + r + pad;
+	if (r % 4 == 1 || (pad && (r + pad) % 4))
+		return 0;
+	memcpy(out, w->b + q, r);
+	return decode_chars(out, r, 0);
+}
+
 int enc_texty(const unsigned char *d, size_t n)
 {
 	/* stops once a quarter is not text: random bytes are told soon */
@@ -275,7 +291,7 @@ int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmat
 {
 	struct enc_span sp;
 
-	if (!enc_run(w, q, 1, NULL, NULL, NULL, &sp))
+	if (!enc_run(w, q, 1, 0, NULL, NULL, NULL, &sp))
 		return 0;
 	m->start = sp.start;
 	m->end = sp.end;
@@ -402,6 +418,11 @@ static char *encode_as(const unsigned char *v, size_t n, const struct form *f, s
 	return out;
 }
 
+/* A value longer than this that decodes to bytes that are not text is
+ * an encoding (an image, an archive), not a key that is the value itself
+ * (an Azure key is 88 characters): high_entropy does not run on it. */
+#define VALUE_KEY_MAX 128
+
 static void take(struct tg_redact_out *to, struct tg_redact_out *from)
 {
 	*to = *from;
@@ -416,6 +437,7 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 	unsigned char *dec = NULL;
 	size_t i, dn = 0, elen = 0;
 	char *enc = NULL;
+	unsigned binary;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -431,15 +453,22 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 		if (TOK(v[i]))
 			dec[dn++] = v[i];
 	dn = decode_chars(dec, dn, f.hex);
-	if (redact_scan((const char *)dec, dn, 0, &dec_out, err) < 0)
+	/* bytes that are not text (an image, an archive), and their
+	 * encoding: the rules of formats and keys only, high_entropy would
+	 * cut random bytes */
+	binary = enc_texty(dec, dn) ? 0 : REDACT_NO_ENTROPY;
+	if (redact_scan((const char *)dec, dn, binary, &dec_out, err) < 0)
 		goto out;
 	if (dec_out.total == 0) {
-		/* nothing in it: the value as text (its run decoded already),
-		 * the decoded copies gone first (a blob may be large) */
+		/* nothing in it as decoded from its first character: the value
+		 * as text, its run decoded as runs are, from whichever
+		 * alignment reads as text (a value cut out of a longer one,
+		 * "ab" + base64), the decoded copies gone first (a blob may be
+		 * large) */
 		free(dec);
 		dec = NULL;
 		tg_redact_out_release(&dec_out);
-		rc = redact_scan(in, n, REDACT_NO_DECODE, out, err);
+		rc = redact_scan(in, n, n > VALUE_KEY_MAX ? binary : 0, out, err);
 		goto out;
 	}
 	enc = encode_as((const unsigned char *)dec_out.text, dec_out.len, &f, &elen);
@@ -450,7 +479,7 @@ int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out, struct 
 	}
 	/* what it encodes to is shown: the rules see it too (bytes that
 	 * happen to spell a token stay what they were where nothing changed) */
-	if (redact_scan(enc, elen, REDACT_NO_DECODE, &again, err) < 0)
+	if (redact_scan(enc, elen, REDACT_NO_DECODE | binary, &again, err) < 0)
 		goto out;
 	take(out, &dec_out);
 	free(out->text);

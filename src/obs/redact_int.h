@@ -67,6 +67,9 @@ int rules_entropy(const struct rwin *w, size_t q, struct rmatch *m);
 /* A run of base64 or hex shorter than this (padding aside) is not
  * decoded: 12 bytes, about the least a rule finds anything in. */
 #define ENC_MIN 16
+/* Shorter runs, down to this (the base64 of 8 bytes, a remembered
+ * secret's least), are decoded only to look for remembered secrets. */
+#define ENC_SEEN_MIN 11
 /* The bytes of input one decision decodes at most (within the window),
  * and how far before its cut a run that goes on is decoded again, so
  * that a secret across the cut is whole in one of the two. */
@@ -88,11 +91,17 @@ struct enc_span {
  * their alignments that reads as text, *dec[0..*dn) (*dn 0: none does).
  * mid: q is inside a run, where a previous decision cut it (sp->back or
  * sp->end); otherwise q starts a run (a JSON escape's letter before it
- * is skipped), and a line that continues a wrapped block is left to the
- * block's first line. Reads only w. 1 and *sp; 0 when there is no run of
- * ENC_MIN characters (of one, without buf). */
-int enc_run(const struct rwin *w, size_t q, int mid, unsigned char *buf,
+ * is skipped), and one that starts before done (where the last run
+ * decoded ended: a later line of a wrapped block decoded from its first)
+ * is not decoded again. Reads only w. 1 and *sp; 0 when there is no run
+ * of ENC_MIN characters (of one, without buf). */
+int enc_run(const struct rwin *w, size_t q, int mid, size_t done, unsigned char *buf,
 	    const unsigned char **dec, size_t *dn, struct enc_span *sp);
+/* The run of r base64 characters at q (ENC_SEEN_MIN <= r < ENC_MIN, all
+ * in w) decoded into out (at least r bytes), at its first character:
+ * the decoded length (0 when r and its padding are not base64's), *end
+ * past its padding. */
+size_t enc_short(const struct rwin *w, size_t q, size_t r, unsigned char *out, size_t *end);
 /* Whether d[0..n) reads as text: 3 bytes in 4 printable ASCII, blanks or
  * UTF-8. What a tool encodes and a rule could find in is text. */
 int enc_texty(const unsigned char *d, size_t n);
@@ -102,8 +111,11 @@ int enc_texty(const unsigned char *d, size_t n);
 int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmatch *m);
 
 /* One call over in[0..n), as tg_redact; REDACT_NO_DECODE: runs of base64
- * or hex are not decoded (bytes that were decoded already: one level). */
+ * or hex are not decoded (bytes that were decoded already: one level);
+ * REDACT_NO_ENTROPY: the generic rule (high_entropy) does not run (bytes
+ * decoded from a value that are not text: an image's, an archive's). */
 #define REDACT_NO_DECODE 1u
+#define REDACT_NO_ENTROPY 2u
 int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *out,
 		struct tg_error *err);
 

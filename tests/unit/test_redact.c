@@ -724,6 +724,7 @@ static int encoded_in_text(void)
 	const char *aws = "aws_access_key_id";
 	struct tg_redact_out o;
 	struct tg_error err;
+	size_t k;
 
 	dot_env(env, tok);
 	run[0] = '\0';
@@ -739,6 +740,9 @@ static int encoded_in_text(void)
 	run[0] = '\0';
 	hex_put(run, env, strlen(env), 1);
 	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
+	strcpy(run, "0x");
+	hex_put(run, env, strlen(env), 0);
+	CHECK(run_redacted("dump ", run, "\n", aws) == 0);
 	/* wrapped as base64(1) and MIME do, and so in a JSON string */
 	run[0] = '\0';
 	b64_put(run, env, strlen(env), 0, 1, 76, "\n");
@@ -749,6 +753,28 @@ static int encoded_in_text(void)
 	run[0] = '\0';
 	b64_put(run, env, strlen(env), 0, 1, 76, "\\n");
 	CHECK(run_redacted("{\"stdout\":\"", run, "\\n\",\"exit_code\":0}", aws) == 0);
+	/* a JSON encoder that escapes '/' ("\\/"): the run goes on through
+	 * it, from a first piece shorter than a run, and wrapped */
+	{
+		char esc[4096], *r, *e;
+		size_t len = strlen(env);
+
+		memmove(env + 3, env, len + 1);
+		memcpy(env, "???", 3); /* "Pz8/" */
+		for (k = 0; k < 2; k++) {
+			run[0] = '\0';
+			b64_put(run, env, strlen(env), 0, 1, k ? 64 : 0, "\\n");
+			for (r = run, e = esc; *r; r++) {
+				if (*r == '/')
+					*e++ = '\\';
+				*e++ = *r;
+			}
+			*e = '\0';
+			CHECK(strstr(esc, "Pz8\\/"));
+			CHECK(run_redacted("{\"out\":\"", esc, "\"}", aws) == 0);
+		}
+		memmove(env, env + 3, len + 1);
+	}
 	/* one secret alone, printed by b64encode(token) */
 	run[0] = '\0';
 	b64_put(run, tok, 40, 0, 1, 0, "");
@@ -770,6 +796,24 @@ static int encoded_in_text(void)
 	CHECK(o.nfindings == 2 && strcmp(o.findings[1].rule, "password_assignment") == 0);
 	CHECK(strstr(o.text, "later [REDACTED:password_assignment]"));
 	tg_redact_out_release(&o);
+	/* a password of 8 to 11 bytes: its base64 (12 to 16 characters) too */
+	snprintf(run, sizeof(run), "password: \"Xk2p9Lm4\"\nlater ");
+	b64_put(run, "Xk2p9Lm4", 8, 0, 1, 0, "");
+	strcat(run, " and ");
+	b64_put(run, "Xk2p9Lm4", 8, 0, 0, 0, "");
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(strstr(o.text, "later [REDACTED:password_assignment] and "
+			     "[REDACTED:password_assignment]"));
+	tg_redact_out_release(&o);
+	CHECK(stream_matches(run, strlen(run), 1) == 0);
+	/* a secret found in a decoded run: its bare repeat later too */
+	snprintf(run, sizeof(run), "b'");
+	b64_put(run, "db_password=Zq8vLm2pWx44\n", 25, 0, 1, 0, "");
+	strcat(run, "'\nthen Zq8vLm2pWx44 again");
+	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
+	CHECK(strstr(o.text, "then [REDACTED:password_assignment] again"));
+	tg_redact_out_release(&o);
+	CHECK(stream_matches(run, strlen(run), 1) == 0);
 	/* base64 of text without a secret, of a documented example key, of
 	 * random bytes: left as they are */
 	run[0] = '\0';
@@ -781,6 +825,40 @@ static int encoded_in_text(void)
 	CHECK(tg_redact(run, strlen(run), &o, &err) == 0);
 	CHECK(o.nfindings == 0 && strcmp(o.text, run) == 0);
 	tg_redact_out_release(&o);
+	return 0;
+}
+
+/* A wrapped block whose first line a rule takes ("token=" + base64 of a
+ * .env, "Authorization: Basic " + a block): its later lines are decoded
+ * from the second, not skipped as lines of a block decoded already. */
+static int encoded_block_after_rule(void)
+{
+	static const char *const before[] = { "token=", "Authorization: Basic " };
+	char env[512], tok[41], text[4096];
+	struct tg_redact_out o;
+	struct tg_error err;
+	size_t k;
+
+	dot_env(env, tok);
+	for (k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
+		const char *nl;
+
+		strcpy(text, before[k]);
+		b64_put(text, env, strlen(env), 0, 1, 76, "\n");
+		strcat(text, "\n");
+		CHECK(tg_redact(text, strlen(text), &o, &err) == 0);
+		nl = strchr(o.text, '\n');
+		/* the first line a marker, the rest one marker */
+		if (!nl || strncmp(nl + 1, "[REDACTED:", 10) != 0 || o.nfindings != 2 ||
+		    strchr(nl + 1, '\n') != o.text + o.len - 1) {
+			fprintf(stderr, "%s\n  gave %s\n", text, o.text);
+			tg_redact_out_release(&o);
+			return -1;
+		}
+		tg_redact_out_release(&o);
+		CHECK(stream_matches(text, strlen(text), 1) == 0);
+		CHECK(stream_matches(text, strlen(text), 0) == 0);
+	}
 	return 0;
 }
 
@@ -833,6 +911,50 @@ static int encoded_long_run(void)
 	free(plain);
 	free(text);
 	free(shown);
+	return 0;
+}
+
+/* A plain match in a long run across where its next decision decodes
+ * again (a key-shaped "/AKIA..." in base64): the run is decoded on from
+ * the match's end, and a token in its tail is found. */
+static int encoded_match_across_redecode(void)
+{
+	size_t n = 40000, i, o;
+	char *plain = malloc(n + 1), *text = malloc(n * 2), tok[48];
+
+	CHECK(plain && text);
+	for (i = 0; i < n; i++)
+		plain[i] = "the fox and the dog\n"[i % 20];
+	tok[0] = '\0';
+	put_crc_token(tok, "gh" "p_");
+	memcpy(plain + 30000, tok, 40);
+	plain[30040] = '\n';
+	for (o = 15690; o < 15760; o++) {
+		struct tg_redact_out r;
+		struct tg_error err;
+		char *k;
+
+		strcpy(text, "data: ");
+		b64_put(text, plain, n, 0, 1, 0, "");
+		strcat(text, "\nend\n");
+		k = text + 6 + o;
+		k[0] = k[21] = '/';
+		memcpy(k + 1, "AKIA", 4);
+		for (i = 5; i < 21; i++)
+			k[i] = UPNUM[(o + i) % 32];
+		CHECK(tg_redact(text, strlen(text), &r, &err) == 0);
+		if (!strstr(r.text, "[REDACTED:aws_access_key_id]") ||
+		    !strstr(r.text, "[REDACTED:github_token]")) {
+			fprintf(stderr, "key at %zu: the token in the run's tail was shown\n", o);
+			tg_redact_out_release(&r);
+			return -1;
+		}
+		tg_redact_out_release(&r);
+		if (o % 16 == 0)
+			CHECK(stream_matches(text, strlen(text), 1000) == 0);
+	}
+	free(plain);
+	free(text);
 	return 0;
 }
 
@@ -933,6 +1055,47 @@ static int value_decoded_whole(void)
 	CHECK(strcmp(o.text, "data [REDACTED:aws_access_key_id]") == 0);
 	CHECK(!(o.flags & TG_REDACT_DECODED));
 	tg_redact_out_release(&o);
+	/* misaligned (a value cut out of a longer one, "ab" + base64
+	 * unpadded, "a" + hex): decoded from the alignment that reads */
+	strcpy(v, "ab");
+	b64_put(v, env, strlen(env), 0, 0, 0, "");
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total >= 1 && strcmp(o.text, "[REDACTED:aws_access_key_id]") == 0);
+	tg_redact_out_release(&o);
+	strcpy(v, "a");
+	hex_put(v, env, strlen(env), 0);
+	CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+	CHECK(o.total >= 1 && strcmp(o.text, "[REDACTED:aws_access_key_id]") == 0);
+	tg_redact_out_release(&o);
+	/* binary (an image with a text chunk): a key in a format is found,
+	 * an id that is only random-looking is not cut out of it */
+	{
+		unsigned char bin[600];
+		size_t i;
+
+		for (i = 0; i < sizeof(bin); i++)
+			bin[i] = (unsigned char)(rnd() | 0x80);
+		memcpy(bin + 200, "tEXtComment\0id ", 16);
+		for (i = 0; i < 40; i++)
+			bin[216 + i] = (unsigned char)ALNUM[rnd() % 62];
+		memcpy(bin + 256, " key AKIA", 9);
+		for (i = 0; i < 16; i++)
+			bin[265 + i] = (unsigned char)UPNUM[rnd() % 32];
+		bin[281] = ' ';
+		v[0] = '\0';
+		b64_put(v, bin, sizeof(bin), 0, 1, 76, "\n");
+		CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+		CHECK(o.total == 1 && strcmp(o.findings[0].rule, "aws_access_key_id") == 0);
+		CHECK(o.flags & TG_REDACT_DECODED);
+		tg_redact_out_release(&o);
+		/* without the key: as it was */
+		memset(bin + 256, ' ', 26);
+		v[0] = '\0';
+		b64_put(v, bin, sizeof(bin), 0, 1, 76, "\n");
+		CHECK(tg_redact_value(v, strlen(v), &o, &err) == 0);
+		CHECK(o.total == 0 && strcmp(o.text, v) == 0);
+		tg_redact_out_release(&o);
+	}
 	/* a key that is itself the value: found as it always was */
 	v[0] = '\0';
 	put(v, "", ALNUM, 40);
@@ -957,6 +1120,8 @@ const struct unit_test redact_tests[] = {
 	{ "redact/rule_names", rule_names },
 	{ "redact/encoded_in_text", encoded_in_text },
 	{ "redact/encoded_long_run", encoded_long_run },
+	{ "redact/encoded_block_after_rule", encoded_block_after_rule },
+	{ "redact/encoded_match_across_redecode", encoded_match_across_redecode },
 	{ "redact/value_decoded_whole", value_decoded_whole },
 	UNIT_TESTS_END
 };
