@@ -180,7 +180,10 @@ c("member_names_redacted", GH not in json.dumps(keyed) and AWS not in json.dumps
   keyed.get("structuredContent", {}).get("plain") == 2, json.dumps(keyed)[:600])
 
 calls = [json.loads(x) for x in open(log) if '"kind":"call"' in x] if os.path.exists(log) else []
-counts = {r.get("tool"): r.get("redacted", {}) for r in calls}
+counts = {}
+for r in calls:  # by tool, over its calls (fs.read reads .env and app.db)
+    for rule, n in r.get("redacted", {}).items():
+        counts.setdefault(r.get("tool"), {})[rule] = counts.get(r.get("tool"), {}).get(rule, 0) + n
 c("record_counts_rules",
   counts.get("fs.read", {}).get("aws_access_key_id", 0) >= 1 and
   counts.get("fs.read", {}).get("github_token", 0) >= 1 and
