@@ -374,7 +374,7 @@ static int load_executor(struct loader *l, json_t *doc)
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
-		return bad(l, "executor.kind", "mcp (upstream servers) is reserved, not yet supported");
+		return bad(l, "executor.kind", "mcp (upstream servers) is reserved: this gateway runs builtin and command tools");
 	if (strcmp(kind, "command") != 0)
 		return bad(l, "executor.kind", "must be builtin or command");
 	c->executor = TG_EXEC_COMMAND;
