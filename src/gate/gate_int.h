@@ -9,6 +9,7 @@
 #include "toolgate/gate.h"
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -287,6 +288,18 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 int gate_compensation(const struct tg_catalog *cat, const struct tg_contract *k,
 		      const char *call_id, const char *call_args, const struct tg_contract **undo,
 		      char **args, struct tg_error *err);
+
+/* 1 if contract k is a plan (the builtin "saga"), or a plan's undo
+ * ("saga.undo"): the gate runs them itself (saga.c). */
+static inline int gate_is_plan(const struct tg_contract *k)
+{
+	return k->executor == TG_EXEC_BUILTIN && strcmp(k->builtin, "saga") == 0;
+}
+
+static inline int gate_is_plan_undo(const struct tg_contract *k)
+{
+	return k->executor == TG_EXEC_BUILTIN && strcmp(k->builtin, "saga.undo") == 0;
+}
 
 /* The builtins "saga" and "saga.undo" (saga.c). */
 int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,

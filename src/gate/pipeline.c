@@ -339,9 +339,7 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	/* a plan's steps' arguments are each looked at as a call of their
 	 * tool, with its schema (gate_run): the plan itself by the rest */
-	own = st->k->executor == TG_EXEC_BUILTIN && strcmp(st->k->builtin, "saga") == 0
-		      ? saga_without_arguments(st->args, st->args_len)
-		      : NULL;
+	own = gate_is_plan(st->k) ? saga_without_arguments(st->args, st->args_len) : NULL;
 	rc = anomaly_look(st->k, g->anomaly_config, g->baselines, rules, own ? own : st->args,
 			  own ? strlen(own) : st->args_len, st->anomalies, &jerr);
 	free(own);
@@ -519,8 +517,7 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 	}
 	if (st->k->executor == TG_EXEC_BUILTIN)
 		st->ran = 1; /* a command tool ran once it has its sandbox's place */
-	if (st->k->executor == TG_EXEC_BUILTIN && (strcmp(st->k->builtin, "saga") == 0 ||
-						   strcmp(st->k->builtin, "saga.undo") == 0)) {
+	if (gate_is_plan(st->k) || gate_is_plan_undo(st->k)) {
 		/* a plan of steps, run (or undone) by the gate itself */
 		struct gate_run_env run = { st->catalog, st->call, st->dry,
 					    st->ticket[0] ? st->ticket : NULL,
@@ -532,7 +529,7 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		run.plan_sha256 = st->fingerprint;
 
-		rc = strcmp(st->k->builtin, "saga") == 0
+		rc = gate_is_plan(st->k)
 			     ? saga_execute(g, &run, st->args, st->args_len, &st->out, err)
 			     : saga_undo(g, &run, st->args, st->args_len, &st->out, err);
 	} else if (st->k->executor == TG_EXEC_BUILTIN) {

@@ -459,11 +459,7 @@ static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_
 			s->enc_next = s->base + sp.back + 1;
 		return 0;
 	}
-	m->start = sp.start;
-	m->end = sp.end;
-	m->rule = rule;
-	m->flags = TG_REDACT_ENCODED;
-	m->more = sp.capped ? MORE_ENC : 0;
+	enc_match(m, &sp, rule);
 	return 1;
 }
 

@@ -293,11 +293,7 @@ int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmat
 
 	if (!enc_run(w, q, 1, 0, NULL, NULL, NULL, &sp))
 		return 0;
-	m->start = sp.start;
-	m->end = sp.end;
-	m->rule = rule;
-	m->flags = TG_REDACT_ENCODED;
-	m->more = sp.capped ? MORE_ENC : 0;
+	enc_match(m, &sp, rule);
 	return 1;
 }
 

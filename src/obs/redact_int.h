@@ -86,6 +86,17 @@ struct enc_span {
 	int capped;        /* the run goes on at end (end is on a quantum) */
 };
 
+/* m is the encoded run sp, redacted whole for rule (its cap said in
+ * more): what both the scan and a capped run's next decision report. */
+static inline void enc_match(struct rmatch *m, const struct enc_span *sp, const char *rule)
+{
+	m->start = sp->start;
+	m->end = sp->end;
+	m->rule = rule;
+	m->flags = TG_REDACT_ENCODED;
+	m->more = sp->capped ? MORE_ENC : 0;
+}
+
 /* The run of base64 or hex at q: its span, and its characters decoded in
  * buf (at least ENC_CAP bytes; NULL: the span only) from the first of
  * their alignments that reads as text, *dec[0..*dn) (*dn 0: none does).
