@@ -8,9 +8,10 @@
  *   wait for the parent (id maps) -> new session -> clone bind sources ->
  *   drop host identity -> build and pivot into the tmpfs root -> hostname,
  *   loopback (and the egress listener on it) -> rlimits -> no_new_privs ->
- *   landlock (on the mounts just placed) -> drop every capability -> not
- *   dumpable -> seccomp (listener to the parent) -> the egress forwarder
- *   -> vfork the command, which lowers its RLIMIT_NOFILE and execs
+ *   landlock (on the mounts just placed) -> drop every capability ->
+ *   seccomp -> the hand-over (the parent takes the seccomp listener and the
+ *   egress listener) -> not dumpable -> vfork the command, which lowers its
+ *   RLIMIT_NOFILE and execs
  *
  * and then only reaps, so that a command that is itself killed or that
  * signals itself has its status passed through, and reports the command's
@@ -21,15 +22,15 @@
  * Descriptors in flight: the kernel counts the descriptors sent over unix
  * sockets and not yet received per host user, and refuses a sender
  * (ETOOMANYREFS) once that count passes the sender's RLIMIT_NOFILE. Every
- * sandbox of a caller runs as the same host user, so a command that sends
- * a few hundred descriptors and never reads them would stop any sender
- * with the command's 256. PID 1 and the egress forwarder, which hand
- * descriptors to the parent, therefore keep the caller's RLIMIT_NOFILE,
- * raised to its hard limit; only the command's process takes the 256,
- * just before exec. A root caller with CAP_SYS_PTRACE takes the seccomp
- * listener with pidfd_getfd and sends nothing at all. (A command can
- * still put far more than 256 in flight: datagram senders asleep on a
- * full queue pass the kernel's check; docs/SECURITY.md.)
+ * sandbox of a caller runs as the same host user, and a command can put
+ * thousands in flight (datagram senders asleep on a full queue pass the
+ * check before the count grows). So nothing of ours passes a descriptor
+ * through a socket: the parent takes the two it needs from PID 1 with
+ * pidfd_getfd (run.c, "The hand-over") and accepts the egress connections
+ * itself. Only where the host forbids pidfd_getfd (Yama's ptrace_scope 3,
+ * an LSM) does PID 1 send the listener, and an egress forwarder each
+ * connection, both with the caller's RLIMIT_NOFILE raised to its hard
+ * limit; only the command's process takes the 256, just before exec.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -190,9 +191,10 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
-/* The egress forwarder, a process of the sandbox under all its layers:
- * each connection to the listener goes to the parent, which hands it to
- * the proxy. A raw clone (no atfork handlers, which could wait on a lock
+/* The egress forwarder, where the parent could not take the listener (an
+ * 'S' hand-over), a process of the sandbox under all its layers: each
+ * connection to the listener goes to the parent, which hands it to the
+ * proxy. A raw clone (no atfork handlers, which could wait on a lock
  * some thread of the caller held at clone time); the child makes system
  * calls only. It goes with the pid namespace. -1 (errno) when it cannot
  * start. */
@@ -439,11 +441,57 @@ static void setup_world(const struct sb_plan *plan, struct sb_trees *trees, unsi
 		child_fail(plan, "egress proxy", errno, "listen on 127.0.0.1:3128");
 }
 
+/*
+ * The hand-over: the parent takes the seccomp listener and the egress
+ * listening socket from our descriptors with pidfd_getfd, so that no
+ * count of descriptors in flight can refuse them (see the top). That
+ * needs us dumpable while it looks (the caller owns our user namespace,
+ * but our memory is its copy, which only CAP_SYS_PTRACE in the caller's
+ * own namespace reaches otherwise; a root caller's id switch made us
+ * not dumpable): nothing else runs in the sandbox yet, and no process of
+ * the sandbox's host user outside it owns our namespace. Then never
+ * again: the command must not open /proc/1/fd or /proc/1/mem. The answer
+ * is 'T' (taken: both are closed here, no forwarder is needed) or 'S'
+ * (send the listener on plan->handover; the forwarder passes the egress
+ * connections). The egress listener stays in *egress_fd for an 'S'.
+ */
+static void hand_over(const struct sb_plan *plan, int listener, int *egress_fd)
+{
+	struct sb_msg m;
+	char answer = 0;
+	ssize_t n;
+
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_HANDOVER;
+	m.listener = listener;
+	m.egress = *egress_fd;
+	send_msg(plan->status_wr, &m);
+	do
+		n = read(plan->handover, &answer, 1);
+	while (n < 0 && errno == EINTR);
+	/* Not dumpable before anything else: the command cannot open
+	 * /proc/1/fd or /proc/1/mem. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
+	if (n != 1 || (answer != 'T' && answer != 'S'))
+		_exit(125); /* the parent is gone, or gave up on us */
+	if (answer == 'S' && send_fd(plan->handover, listener) < 0)
+		child_fail(plan, "seccomp", errno, "hand the listener to the parent");
+	close(listener);
+	close(plan->handover);
+	if (answer == 'T' && *egress_fd >= 0) {
+		close(*egress_fd);
+		*egress_fd = -1;
+	}
+	trace(plan, answer == 'T' ? "hand-over: taken" : "hand-over: sent");
+}
+
 /* The layers that take privilege away, most general first; seccomp last
- * because it forbids what the others need. Returns the seccomp listener
- * when the parent takes it with pidfd_getfd (PID 1 keeps it open for
- * that), else -1 (sent on plan->sock_wr). */
-static int restrict_self(const struct sb_plan *plan, struct sb_trees *trees, unsigned *layers)
+ * because it forbids what the others need; then the hand-over. */
+static void restrict_self(const struct sb_plan *plan, struct sb_trees *trees, unsigned *layers,
+			  int *egress_fd)
 {
 	struct rlimit nofile;
 	const char *what = "";
@@ -455,8 +503,8 @@ static int restrict_self(const struct sb_plan *plan, struct sb_trees *trees, uns
 		if (setrlimit(plan->rlimits[i].resource, &rl) < 0)
 			child_fail(plan, "rlimits", errno, "setrlimit");
 	}
-	/* ours as high as it goes: what we hand the parent must pass
-	 * whatever a command holds in flight (see the top) */
+	/* ours as high as it goes: what an 'S' hand-over sends must pass
+	 * what it can of the descriptors a command holds in flight */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
@@ -473,28 +521,18 @@ static int restrict_self(const struct sb_plan *plan, struct sb_trees *trees, uns
 	if (drop_caps() < 0)
 		child_fail(plan, "capabilities", errno, "drop");
 	*layers |= TG_LAYER_CAPS;
-	/* Not dumpable: the command cannot open /proc/1/fd or /proc/1/mem. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
 	listener = seccomp_install(plan->seccomp, plan->seccomp_ioctl);
 	if (listener < 0)
 		child_fail(plan, "seccomp", errno, "install filter");
-	if (plan->sock_wr >= 0) {
-		if (send_fd(plan->sock_wr, listener) < 0)
-			child_fail(plan, "seccomp", errno, "hand the listener to the parent");
-		close(listener);
-		close(plan->sock_wr);
-		listener = -1;
-	}
 	*layers |= TG_LAYER_SECCOMP;
 	trace(plan, "seccomp");
-	return listener;
+	hand_over(plan, listener, egress_fd);
 }
 
 void child_main(const struct sb_plan *plan)
 {
 	const int keep[] = {
-		plan->sync_rd, plan->status_wr, plan->sock_wr,
+		plan->sync_rd, plan->status_wr, plan->handover,
 		plan->stdin_rd, plan->stdout_wr, plan->stderr_wr,
 		plan->cg_tasks[0], plan->cg_tasks[1], plan->cg_tasks[2],
 		plan->egress_wr, plan->job_rd,
@@ -506,7 +544,7 @@ void child_main(const struct sb_plan *plan)
 	struct sb_msg m;
 	struct rusage ru;
 	pid_t pid = -1;
-	int i, status, egress_fd = -1, listener;
+	int i, status, egress_fd = -1;
 
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
@@ -523,13 +561,12 @@ void child_main(const struct sb_plan *plan)
 			       plan->scrub[i][1] - plan->scrub[i][0]);
 	memset(&trees, -1, sizeof(trees));
 	setup_world(plan, &trees, &layers, &egress_fd);
-	/* the listener, when the parent takes it, stays open as long as we
-	 * live (the command's process and the forwarder close their copies) */
-	listener = restrict_self(plan, &trees, &layers);
-	if (egress_fd >= 0) {
-		if (egress_forwarder(egress_fd, plan->egress_wr) < 0)
-			child_fail(plan, "egress proxy", errno, "start the forwarder");
+	restrict_self(plan, &trees, &layers, &egress_fd);
+	if (egress_fd >= 0 && egress_forwarder(egress_fd, plan->egress_wr) < 0)
+		child_fail(plan, "egress proxy", errno, "start the forwarder");
+	if (egress_fd >= 0)
 		close(egress_fd);
+	if (plan->egress_wr >= 0) {
 		close(plan->egress_wr);
 		layers |= TG_LAYER_EGRESS_PROXY;
 	}
@@ -549,7 +586,6 @@ void child_main(const struct sb_plan *plan)
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_LAYERS;
 	m.status = (int)layers;
-	m.listener = listener;
 	if (syscall(SYS_write, plan->status_wr, &m, sizeof(m)) != (long)sizeof(m))
 		_exit(125); /* parent gone */
 

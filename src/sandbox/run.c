@@ -7,9 +7,8 @@
  * supervise -> reap -> collect.
  *
  * Supervision is one poll loop over the child's pidfd, its stdout and
- * stderr, the status pipe, the socket that brings the seccomp listener (a
- * non-root caller's; root takes it from PID 1 with pidfd_getfd) and then
- * the listener itself, and the caller's stdin. It ends the run (one
+ * stderr, the status pipe (which brings the hand-over: see below), the
+ * seccomp listener, the sandbox's egress listener, and the caller's stdin. It ends the run (one
  * SIGKILL to the sandbox's PID 1 takes the whole pid namespace) at the
  * deadline, at a seccomp notification, or when output passes its cap.
  * No signal handler is installed: the library leaves the embedder's signal
@@ -67,10 +66,6 @@ static struct tg_sandbox_probe host;
  * read the caller's command line (/proc/1/cmdline) or environment. */
 static uintptr_t scrub[2][2];
 
-/* Yama's ptrace_scope 3 forbids even root pidfd_getfd: the listener then
- * comes over a socket, as a non-root caller's does. */
-static int no_pidfd_getfd;
-
 static void find_arg_env(void)
 {
 	char buf[2048], *p;
@@ -98,37 +93,12 @@ static void find_arg_env(void)
 	}
 }
 
-/* 1 if CAP_SYS_PTRACE is in this process's effective set. */
-static int has_cap_sys_ptrace(void)
-{
-	char status[4096], *p;
-	unsigned long long eff;
-
-	if (file_read_small("/proc/self/status", NULL, status, sizeof(status)) < 0)
-		return 0;
-	p = strstr(status, "\nCapEff:");
-	if (!p || sscanf(p + 9, "%llx", &eff) != 1)
-		return 0;
-	return (eff >> 19) & 1; /* CAP_SYS_PTRACE */
-}
-
 static void probe_host_once(void)
 {
 	/* No trial namespaces here (that costs a fork and a network namespace):
 	 * if the kernel refuses them, clone3 and the child name the layer. */
-	char scope[8];
-
 	probe_host_light(&host);
 	find_arg_env();
-	if (file_read_small("/proc/sys/kernel/yama/ptrace_scope", NULL, scope, sizeof(scope)) == 0 &&
-	    scope[0] == '3')
-		no_pidfd_getfd = 1;
-	/* PID 1 is not dumpable and has not exec'd: taking its descriptor
-	 * needs CAP_SYS_PTRACE in the caller's own namespace, which a root
-	 * in a container (Docker's default set) or a unit with a bounded
-	 * set lacks: the socket then, as for a non-root caller */
-	if (!has_cap_sys_ptrace())
-		no_pidfd_getfd = 1;
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -140,11 +110,13 @@ struct run {
 	char *env_owned[8];
 	int nowned;
 	struct sb_cgroup *cg;
-	int sync_w, status_r, sock_r, stdin_w, stdout_r, stderr_r;
-	int egress_r;             /* the sandbox's loopback connections, or -1 */
+	int sync_w, status_r, handover, stdin_w, stdout_r, stderr_r;
+	int egress_l;             /* the sandbox's egress listener, taken, or -1 */
+	uint64_t egress_pause;    /* no accept before (out of descriptors) */
+	int handed_over;          /* SB_MSG_HANDOVER answered */
+	int egress_r;             /* or its connections from the forwarder */
 	int job_w;                /* a warm sandbox's job goes here, or -1 */
 	int pidfd, listener, cg_clone_fd;
-	int listener_by_pidfd;    /* taken from PID 1, not sent (take_listener) */
 	pid_t pid;
 	int reaped;
 	uint64_t start, deadline;
@@ -235,7 +207,6 @@ static int plan_run(struct run *r, struct tg_error *err)
 
 	p->spec = s;
 	p->caller_is_root = geteuid() == 0;
-	r->listener_by_pidfd = p->caller_is_root && !no_pidfd_getfd;
 	p->hostname = "sandbox";
 	p->workdir = s->workdir;
 	snprintf(p->tmpfs_opts, sizeof(p->tmpfs_opts), "size=%llu,mode=1777",
@@ -395,33 +366,51 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 }
 
 /*
- * The seccomp listener. A root caller with CAP_SYS_PTRACE takes it from
- * PID 1's descriptors with pidfd_getfd (PID 1 is not dumpable: owning
- * its user namespace is not enough; probe_host_once looks),
- * the number coming with the LAYERS message; PID 1 keeps it open until it
- * exits. No descriptor travels through a socket, so no count of
- * descriptors in flight can refuse it (child.c). A non-root caller may not
- * (PID 1 is not dumpable): it gets it over plan.sock_wr, from a PID 1 whose
- * RLIMIT_NOFILE stayed the caller's.
+ * The hand-over: PID 1, dumpable for this moment only (child.c), names
+ * the seccomp listener and the egress listener in its descriptor table
+ * and waits; we take both with pidfd_getfd and answer 'T'. The caller owns
+ * the sandbox's user namespace, root or not, which is what pidfd_getfd's
+ * ptrace check asks of a dumpable PID 1: no CAP_SYS_PTRACE needed. No
+ * descriptor travels through a socket, so no count of descriptors in
+ * flight can refuse them (child.c), and we accept the egress connections
+ * ourselves. Where the host forbids it (Yama's ptrace_scope 3, an LSM's
+ * ptrace rule) we answer 'S': PID 1 sends the listener on r->handover and
+ * a forwarder in the sandbox passes each connection on r->egress_r.
  */
-static void take_listener(struct run *r, int num)
+static void take_handover(struct run *r, const struct sb_msg *m)
 {
-	int fd;
+	int l = -1, e = -1, why = 0;
+	char answer = 'S';
 
-	if (!r->listener_by_pidfd || r->listener >= 0 || num < 0)
-		return;
-	fd = (int)syscall(SYS_pidfd_getfd, r->pidfd, num, 0);
-	if (fd >= 0) {
-		r->listener = fd; /* close-on-exec */
-		return;
+	if (r->handover < 0 || r->handed_over)
+		return; /* once, from PID 1 before the command (nothing else
+			 * holds the status pipe's write end) */
+	r->handed_over = 1;
+	if (m->listener >= 0)
+		l = (int)syscall(SYS_pidfd_getfd, r->pidfd, m->listener, 0);
+	if (l >= 0 && m->egress >= 0)
+		e = (int)syscall(SYS_pidfd_getfd, r->pidfd, m->egress, 0);
+	if (l >= 0 && (m->egress < 0 || e >= 0)) {
+		answer = 'T';
+		r->listener = l; /* both close-on-exec */
+		r->egress_l = e;
+		if (e >= 0)
+			fcntl(e, F_SETFL, O_NONBLOCK);
+	} else {
+		why = errno;
+		if (l >= 0)
+			close(l);
 	}
-	/* PID 1 has ended, its descriptors with it: nothing left to watch */
-	if (errno == ESRCH || errno == EBADF)
-		return;
-	snprintf(r->setup_error, sizeof(r->setup_error),
-		 "seccomp: take the listener from the sandbox's PID 1 (pidfd_getfd): %s",
-		 strerror(errno));
-	kill_sandbox(r);
+	/* PID 1 may be gone meanwhile: its result says why */
+	if (send(r->handover, &answer, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		why = 0;
+	if (answer == 'T')
+		close_fd(&r->handover);
+	if (r->plan.trace)
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: hand-over %s%s%s\n",
+			(now_us() - r->start) / 1000.0,
+			answer == 'T' ? "taken (pidfd_getfd)" : "over the socket",
+			why ? ": pidfd_getfd: " : "", why ? strerror(why) : "");
 }
 
 static void on_status(struct run *r)
@@ -455,7 +444,9 @@ static void on_status(struct run *r)
 		break;
 	case SB_MSG_LAYERS:
 		r->layers = (unsigned)m.status;
-		take_listener(r, m.listener);
+		break;
+	case SB_MSG_HANDOVER:
+		take_handover(r, &m);
 		break;
 	case SB_MSG_TRACE:
 		/* a warm sandbox counts from when it was made; the call from
@@ -561,6 +552,30 @@ static void relay_read(struct run *r)
 	r->inoff = 0;
 }
 
+/* Connections to the sandbox's egress listener (taken at the hand-over),
+ * to the proxy. Out of descriptors, the rest wait in the backlog a while
+ * rather than spin the loop. */
+static void on_egress_connect(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		int c = accept4(r->egress_l, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c >= 0) {
+			tg_egress_proxy_adopt(r->spec->egress, c);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			r->egress_pause = now_us() + 50000;
+		else if (errno != EAGAIN)
+			close_fd(&r->egress_l);
+		return;
+	}
+}
+
 static void supervise(struct run *r, struct tg_sandbox_result *res)
 {
 	size_t outcap = 0, errcap = 0;
@@ -571,9 +586,9 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 	 * the pool's to wait for, off the call's path */
 	while ((!r->reaped || r->stdout_r >= 0 || r->stderr_r >= 0 || r->status_r >= 0) &&
 	       !(r->warm && r->got_exit && r->stdout_r < 0 && r->stderr_r < 0)) {
-		struct pollfd p[9];
+		struct pollfd p[10];
 		int n = 0, i_pid = -1, i_out = -1, i_err = -1, i_st = -1, i_sock = -1,
-		    i_ln = -1, i_in = -1, i_cancel = -1, i_egress = -1, timeout;
+		    i_ln = -1, i_in = -1, i_cancel = -1, i_egress = -1, i_el = -1, timeout;
 		uint64_t t = now_us();
 
 		if (r->stdin_w >= 0 && r->inlen == 0 && r->caller_in_eof)
@@ -586,12 +601,14 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			p[i_err = n++] = (struct pollfd){ r->stderr_r, POLLIN, 0 };
 		if (r->status_r >= 0)
 			p[i_st = n++] = (struct pollfd){ r->status_r, POLLIN, 0 };
-		if (r->sock_r >= 0)
-			p[i_sock = n++] = (struct pollfd){ r->sock_r, POLLIN, 0 };
+		if (r->handover >= 0)
+			p[i_sock = n++] = (struct pollfd){ r->handover, POLLIN, 0 };
 		if (r->listener >= 0)
 			p[i_ln = n++] = (struct pollfd){ r->listener, POLLIN, 0 };
 		if (r->egress_r >= 0 && !r->reaped)
 			p[i_egress = n++] = (struct pollfd){ r->egress_r, POLLIN, 0 };
+		if (r->egress_l >= 0 && !r->reaped && t >= r->egress_pause)
+			p[i_el = n++] = (struct pollfd){ r->egress_l, POLLIN, 0 };
 		if (!r->reaped && !r->killed_cancel && r->spec->cancel_fd >= 0)
 			p[i_cancel = n++] = (struct pollfd){ r->spec->cancel_fd, POLLIN, 0 };
 		if (r->stdin_w >= 0 && r->inlen > 0)
@@ -606,6 +623,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			timeout = 100;
 		} else if (!r->reaped) {
 			timeout = (int)((r->deadline - t + 999) / 1000);
+			if (r->egress_l >= 0 && t < r->egress_pause)
+				timeout = 10;
 		} else {
 			timeout = 1000; /* draining after exit; pipes close with the ns */
 		}
@@ -625,8 +644,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 		if (i_sock >= 0 && p[i_sock].revents) {
 			int eof;
 
-			r->listener = recv_fd(r->sock_r, &eof);
-			close_fd(&r->sock_r);
+			r->listener = recv_fd(r->handover, &eof);
+			close_fd(&r->handover);
 		}
 		if (i_egress >= 0 && p[i_egress].revents) {
 			int eof, fd = recv_fd(r->egress_r, &eof);
@@ -636,6 +655,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			else if (eof)
 				close_fd(&r->egress_r);
 		}
+		if (i_el >= 0 && p[i_el].revents)
+			on_egress_connect(r);
 		if (i_st >= 0 && p[i_st].revents)
 			on_status(r);
 		if (i_out >= 0 && p[i_out].revents)
@@ -823,9 +844,9 @@ static struct run *run_new(const struct tg_sandbox_spec *spec)
 	if (!r)
 		return NULL;
 	r->spec = spec;
-	r->sync_w = r->status_r = r->sock_r = r->stdin_w = r->stdout_r = r->stderr_r = -1;
-	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = r->job_w = -1;
-	r->plan.sync_rd = r->plan.status_wr = r->plan.sock_wr = r->plan.egress_wr = -1;
+	r->sync_w = r->status_r = r->handover = r->stdin_w = r->stdout_r = r->stderr_r = -1;
+	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = r->egress_l = r->job_w = -1;
+	r->plan.sync_rd = r->plan.status_wr = r->plan.handover = r->plan.egress_wr = -1;
 	r->plan.job_rd = -1;
 	r->plan.stdin_rd = r->plan.stdout_wr = r->plan.stderr_wr = -1;
 	for (i = 0; i < 3; i++)
@@ -840,7 +861,7 @@ static void close_child_ends(struct run *r)
 
 	close_fd(&r->plan.sync_rd);
 	close_fd(&r->plan.status_wr);
-	close_fd(&r->plan.sock_wr);
+	close_fd(&r->plan.handover);
 	close_fd(&r->plan.egress_wr);
 	close_fd(&r->plan.job_rd);
 	close_fd(&r->plan.stdin_rd);
@@ -866,9 +887,7 @@ static int open_channels(struct run *r, int warm, struct tg_error *err)
 			}
 			return tg_error_sys(err, e, "pipes");
 		}
-	sock[0] = sock[1] = -1;
-	if (!r->listener_by_pidfd &&
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
 		int e = errno;
 
 		for (i = 0; i < 5; i++) {
@@ -887,8 +906,8 @@ static int open_channels(struct run *r, int warm, struct tg_error *err)
 	r->plan.stdout_wr = p[3][1];
 	r->stderr_r = p[4][0];
 	r->plan.stderr_wr = p[4][1];
-	r->sock_r = sock[0];
-	r->plan.sock_wr = sock[1];
+	r->handover = sock[0];
+	r->plan.handover = sock[1];
 	fcntl(r->stdin_w, F_SETFL, O_NONBLOCK);
 	if (r->spec->egress) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
@@ -919,8 +938,9 @@ static void run_free(struct run *r)
 	cgroup_destroy(r->cg);
 	close_fd(&r->sync_w);
 	close_fd(&r->status_r);
-	close_fd(&r->sock_r);
+	close_fd(&r->handover);
 	close_fd(&r->egress_r);
+	close_fd(&r->egress_l);
 	close_fd(&r->job_w);
 	close_fd(&r->stdin_w);
 	close_fd(&r->stdout_r);

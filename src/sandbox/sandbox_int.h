@@ -66,6 +66,8 @@ enum sb_msg_kind {
 	SB_MSG_EXEC_ERROR,      /* err = errno of execve */
 	SB_MSG_EXIT,            /* status = wait status of the command */
 	SB_MSG_LAYERS,          /* status = TG_LAYER_* bits applied */
+	SB_MSG_HANDOVER,        /* listener, egress: numbers in PID 1 (run.c,
+				 * "The hand-over"); PID 1 waits for the answer */
 	SB_MSG_TRACE,           /* text = step, err = microseconds since clone */
 };
 
@@ -76,9 +78,9 @@ struct sb_msg {
 	char text[240];
 	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: CPU time of the command and
 				      * all it ran (prestarted: from its start) */
-	int listener; /* SB_MSG_LAYERS: the seccomp listener's number in PID 1,
-		       * which keeps it open for the parent's pidfd_getfd, or
-		       * -1 (sent on plan->sock_wr) */
+	int listener; /* SB_MSG_HANDOVER: the seccomp listener's number in
+		       * PID 1, and the egress listening socket's (or -1) */
+	int egress;
 };
 
 /* Everything the child needs, computed before clone. */
@@ -88,12 +90,13 @@ struct sb_plan {
 	/* fds the child keeps; all others are closed on entry */
 	int sync_rd;    /* parent writes one byte when maps and cgroup are set */
 	int status_wr;  /* struct sb_msg stream to the parent */
-	int sock_wr;    /* sends the seccomp listener fd to the parent, or -1:
-			 * the parent takes it with pidfd_getfd (a root caller;
-			 * see run.c, "The seccomp listener") */
+	int handover;   /* the parent's answer to SB_MSG_HANDOVER ('T' taken,
+			 * 'S' send), and the listener sent on it after an 'S'
+			 * (run.c, "The hand-over") */
 	int stdin_rd, stdout_wr, stderr_wr;
 	int cg_tasks[3];          /* v1: the child writes "0" to each, or -1 */
-	int egress_wr;            /* egress: hands loopback connections out, or -1 */
+	int egress_wr;            /* egress: the forwarder hands loopback
+				   * connections out here after an 'S', or -1 */
 	int job_rd;               /* a warm sandbox reads its job here, or -1 */
 	char *const *envp;
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */

@@ -33,13 +33,31 @@ check signal_in_json $? "rc=$rc signal=$(json .signal)"
 [ $rc -eq 0 ]; check true_exits_zero $? "rc=$rc"
 
 # a root caller without CAP_SYS_PTRACE (Docker's default set, a unit's
-# bounded set) gets the seccomp listener over the socket: every run failed
-# when it took it with pidfd_getfd
+# bounded set) takes the sandbox's descriptors with pidfd_getfd all the same
+# (it owns the sandbox's user namespace; PID 1 is dumpable for that moment)
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "$TG" run -- true 2>"$tmp/err"; rc=$?
-	[ $rc -eq 0 ]; check run_without_cap_sys_ptrace $? "rc=$rc $(cat "$tmp/err")"
+	setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace env TOOLGATE_TRACE=1 \
+		"$TG" run -- true 2>"$tmp/err"; rc=$?
+	[ $rc -eq 0 ] && grep -q 'hand-over taken (pidfd_getfd)' "$tmp/err"
+	check run_without_cap_sys_ptrace $? "rc=$rc $(grep -v 'trace: .*ms  [a-z]*$' "$tmp/err" | tail -n 5)"
 else
 	echo "skip - integration/run_without_cap_sys_ptrace: needs root and setpriv"
+fi
+
+# where the host refuses pidfd_getfd (Yama's ptrace_scope 3, an LSM), the
+# listener comes over a socket and a forwarder passes egress connections
+if [ -x "$build/tests/tg-escape" ]; then
+	TOOLGATE_TRACE=1 "$build/tests/tg-escape" deny-pidfd-getfd "$TG" run -- echo fine \
+		>"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc -eq 0 ] && [ "$(cat "$tmp/out")" = fine ] &&
+		grep -q 'hand-over over the socket: pidfd_getfd: Operation not permitted' "$tmp/err"
+	check handover_over_socket $? "rc=$rc $(grep -v 'trace: .*ms  [a-z]*$' "$tmp/err" | tail -n 5)"
+	"$build/tests/tg-escape" deny-pidfd-getfd "$TG" run --allow-host api.test:80 -- \
+		curl -sS -w '\nstatus %{http_code}\n' http://other.test/ >"$tmp/out" 2>"$tmp/err"; rc=$?
+	grep -qx 'status 403' "$tmp/out"
+	check handover_over_socket_egress $? "rc=$rc $(cat "$tmp/out") $(tail -n 3 "$tmp/err")"
+else
+	echo "skip - integration/handover_over_socket: no $build/tests/tg-escape"
 fi
 
 # --- stdin and stdout bytes are exact --------------------------------------

@@ -139,7 +139,8 @@ static void usage(FILE *f)
 		"       tg-escape listen-path PATH        unix socket decoy at PATH (mode 0777)\n"
 		"       tg-escape shm-create TAG          SysV shm segment holding the secret marker\n"
 		"       tg-escape victim TAG [SECONDS]    sleeping process with TAG in argv\n"
-		"       tg-escape fd-pass                 pass one fd over a unix socket, NOFILE 256\n"
+		"       tg-escape fd-pass [NOFILE]        pass one fd over a unix socket (NOFILE 256)\n"
+		"       tg-escape deny-pidfd-getfd CMD... run CMD with pidfd_getfd refused (EPERM)\n"
 		"exit: 0 escaped, 1 blocked, 2 could not tell\n"
 		"attempts:\n");
 	list_attempts(f, 1);
@@ -173,6 +174,8 @@ int main(int argc, char **argv)
 		return tg_helper_victim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "fd-pass") == 0)
 		return tg_helper_fd_pass(argc - 1, argv + 1);
+	if (strcmp(argv[1], "deny-pidfd-getfd") == 0)
+		return tg_helper_deny_pidfd_getfd(argc - 1, argv + 1);
 
 	a = find_attempt(argv[1]);
 	if (!a) {

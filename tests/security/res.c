@@ -8,9 +8,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,8 @@
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <time.h>
@@ -190,11 +195,12 @@ static int a_fd_exhaustion(int argc, char **argv)
 	return tg_report(TG_BLOCKED, "stopped after %ld fds: %s", n, tg_errname(err));
 }
 
-/* Send fd n times in one message on sock: 0, or -1 with errno. */
+/* Send fd n times (at most SCM_MAX_FD, 253) in one message on sock: 0,
+ * or -1 with errno. */
 static int send_fds(int sock, int fd, int n)
 {
 	union {
-		char buf[CMSG_SPACE(200 * sizeof(int))];
+		char buf[CMSG_SPACE(253 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	char byte = 'x';
@@ -203,8 +209,8 @@ static int send_fds(int sock, int fd, int n)
 	struct cmsghdr *h;
 	int i;
 
-	if (n > 200)
-		n = 200;
+	if (n > 253)
+		n = 253;
 	memset(&msg, 0, sizeof msg);
 	memset(&c, 0, sizeof c);
 	msg.msg_iov = &iov;
@@ -265,22 +271,118 @@ static int a_fd_inflight(int argc, char **argv)
 			 tg_errname(err));
 }
 
-/* Helper for the harness: pass one descriptor over a socket pair with the
- * sandbox's RLIMIT_NOFILE, as a sandbox's PID 1 did with its seccomp
- * listener. 0 passed, 1 refused. */
+/* A datagram receiver bound to an abstract name and a sender connected to
+ * it (one way: a sender only waits for room in a full queue when the
+ * receiver is not connected back, as a socket pair's would be); the
+ * receiver's queue filled with messages that carry nothing. 0 or -1. */
+static int full_dgram_pair(int tag, int *rx, int *tx)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	char none = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "tg-amp-%d-%d", (int)getpid(), tag);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+	*rx = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	*tx = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*rx < 0 || *tx < 0 || bind(*rx, (struct sockaddr *)&a, len) < 0 ||
+	    connect(*tx, (struct sockaddr *)&a, len) < 0)
+		return -1;
+	while (send(*tx, &none, 1, MSG_DONTWAIT) == 1) {
+	}
+	return errno == EAGAIN ? 0 : -1;
+}
+
+/*
+ * The same, amplified past the check: the kernel checks the count before
+ * a send but adds to it only when the message is queued, so senders
+ * asleep on a full datagram queue have all passed the check. SENDERS
+ * processes each wait to queue 253 descriptors on a receiver we filled;
+ * one read from each lets them all in. "READY n" with the number queued,
+ * held until stdin closes (at most SECONDS). 0 = more than 256 held.
+ */
+static int a_fd_inflight_amp(int argc, char **argv)
+{
+	long nsend = argl(argc, argv, 1, 40), secs = argl(argc, argv, 2, 20), i, queued = 0;
+	struct pollfd in = { 0, POLLIN, 0 };
+	int rx[64], tx, st;
+
+	if (nsend < 1 || nsend > 64)
+		nsend = 40;
+	nofile_256();
+	for (i = 0; i < nsend; i++) {
+		pid_t pid;
+
+		if (full_dgram_pair((int)i, &rx[i], &tx) < 0)
+			return tg_report(TG_UNKNOWN, "datagram pair %ld: %s", i, tg_errname(errno));
+		pid = fork();
+		if (pid < 0)
+			return tg_report(TG_UNKNOWN, "fork: %s", tg_errname(errno));
+		if (pid == 0)
+			_exit(send_fds(tx, tx, 253) < 0 ? 1 : 0);
+		close(tx);
+	}
+	/* every sender past the check and asleep, then room for each */
+	usleep(500000);
+	for (i = 0; i < nsend; i++) {
+		char b;
+
+		if (recv(rx[i], &b, 1, MSG_DONTWAIT) < 0)
+			return tg_report(TG_UNKNOWN, "read from receiver %ld: %s", i,
+					 tg_errname(errno));
+	}
+	while (wait(&st) > 0)
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			queued += 253;
+	printf("READY %ld\n", queued);
+	fflush(stdout);
+	if (queued <= 256)
+		return tg_report(TG_BLOCKED, "only %ld descriptors in flight", queued);
+	poll(&in, 1, (int)(secs * 1000));
+	return tg_report(TG_ESCAPED, "held %ld descriptors in flight, %ld senders", queued, nsend);
+}
+
+/* Helper for the harness: pass one descriptor over a socket pair with
+ * RLIMIT_NOFILE at NOFILE (the command's 256 unless given), as a sandbox's
+ * PID 1 did with its seccomp listener. 0 passed, 1 refused. */
 int tg_helper_fd_pass(int argc, char **argv)
 {
+	long nofile = argl(argc, argv, 1, 256);
+	struct rlimit rl = { (rlim_t)nofile, (rlim_t)nofile };
 	int sv[2];
 
-	(void)argc;
-	(void)argv;
 	tg_current = "fd-pass";
-	nofile_256();
+	setrlimit(RLIMIT_NOFILE, &rl);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
 		return tg_report(TG_UNKNOWN, "socketpair: %s", tg_errname(errno));
 	if (send_fds(sv[0], sv[1], 1) < 0)
 		return tg_report(TG_BLOCKED, "passing one descriptor: %s", tg_errname(errno));
 	return tg_report(TG_ESCAPED, "passed one descriptor");
+}
+
+/* Helper for the harness: run CMD with pidfd_getfd refused (EPERM), as
+ * Yama's ptrace_scope 3 or an LSM would refuse it, so that toolgate's
+ * other way of taking the sandbox's descriptors is tried. */
+int tg_helper_deny_pidfd_getfd(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	tg_current = "deny-pidfd-getfd";
+	if (argc < 2)
+		return tg_report(TG_UNKNOWN, "usage: deny-pidfd-getfd CMD [ARG...]");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return tg_report(TG_UNKNOWN, "seccomp: %s", tg_errname(errno));
+	execvp(argv[1], argv + 1);
+	return tg_report(TG_UNKNOWN, "exec %s: %s", argv[1], tg_errname(errno));
 }
 
 static int a_cpu_spin(int argc, char **argv)
@@ -551,6 +653,7 @@ const struct tg_attempt tg_res_attempts[] = {
 	{ "disk_fill", "resources", a_disk_fill, "[DIR MAX THRESH]  write >100 of 200 MiB" },
 	{ "fd_exhaustion", "resources", a_fd_exhaustion, "[MAX THRESH]  open >300 fds" },
 	{ "fd_inflight", "resources", a_fd_inflight, "[SECONDS]  hold >256 fds in flight over a unix socket until stdin closes" },
+	{ "fd_inflight_amp", "resources", a_fd_inflight_amp, "[SENDERS SECONDS]  hold SENDERS x 253 fds in flight (senders asleep on full queues) until stdin closes" },
 	{ "cpu_spin", "resources", a_cpu_spin, "[SECONDS]  spin past the timeout" },
 	{ "cpu_quota", "resources", a_cpu_quota, "[SECONDS RATIO]  use more CPUs than allowed" },
 	{ "output_flood", "resources", a_output_flood, "[MiB]  write 8 MiB to stdout" },

@@ -602,8 +602,10 @@ t disk_fill:rw_bind disk_fill   blocked "" "$T/fill" "--rw $T/rwfill:/rw" "/rw"
 t fd_exhaustion  fd_exhaustion  blocked "" "" "" ""
 
 # Descriptors in flight are counted per host user, and every sandbox runs as
-# the same one: one run holding hundreds in flight must not keep the others
-# from starting (each hands descriptors to toolgate while it starts).
+# the same one: one run holding thousands in flight (senders asleep on full
+# datagram queues pass the kernel's check) must not keep the others from
+# starting, nor a running sandbox's egress connections from reaching the
+# proxy. Nothing the sandbox hands toolgate may travel through a socket.
 # hold_start CMD...: the holder, its stdin a fifo we keep open (fd 9) until
 # the others are done; its "READY n" line in $T/hold.out. Sets HOLD_PID.
 hold_start() {
@@ -623,43 +625,84 @@ hold_end() { # -> HOLD_RC
 	wait "$HOLD_PID"
 	HOLD_RC=$?
 }
+# inflight_try LABEL CMD...: one run that must start (and, with egress, reach
+# the proxy: its refusal of an unlisted host is the proof) while the holder
+# holds; counts INF_OK, keeps the first failure in INF_FIRST
+inflight_try() {
+	local label=$1
+	shift
+	timeout -s KILL 60 "$@" >"$T/s.json" 2>"$T/s.err" </dev/null
+	S_RC=$?
+	parse_json fd_inflight
+	if [ "$S_RC" = 0 ] && [ "$S_REASON" = ok ] &&
+		{ [ "$label" != egress ] || jq -r .stdout "$T/s.json" | grep -qx 'status 403'; }; then
+		INF_OK=$((INF_OK + 1))
+	elif [ -z "$INF_FIRST" ]; then
+		INF_FIRST="$label: $(sb_desc) $(jq -r .stdout "$T/s.json" 2>/dev/null | tail -c 100) $(tail -c 200 "$T/s.err")"
+	fi
+	if grep -qaE 'Sanitizer|runtime error:' "$T/s.err"; then
+		INF_WHY="${INF_WHY:+$INF_WHY; }sanitizer report from toolgate: $(grep -aE 'Sanitizer|runtime error:' "$T/s.err" | head -n 1)"
+	fi
+}
+# inflight_hold_check WHO: the holder held thousands to the end
+inflight_hold_check() {
+	if [ "${HELD:-0}" -le 1024 ] || [ "$HOLD_RC" != 0 ]; then
+		INF_WHY="${INF_WHY:+$INF_WHY; }$1: the sandboxed holder did not hold its descriptors to the end (held ${HELD:-none}, rc=$HOLD_RC: $(tail -c 200 "$T/hold.err"))"
+	fi
+}
 inflight_case() {
-	local why="" i ok=0 first=""
-	COVERED[fd_inflight]=1
-	# unsandboxed, as the sandbox's host user: another process of that
-	# user, with the sandbox's RLIMIT_NOFILE, cannot pass a descriptor
+	local runs=(prlimit --nofile=1024:1024) noptrace=(setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace)
+	local want=5 deleg="" c
+	COVERED[fd_inflight]=1 COVERED[fd_inflight_amp]=1
+	INF_OK=0 INF_FIRST="" INF_WHY=""
+	# unsandboxed, as the sandbox's host user: the holder puts far more in
+	# flight than a sender with a limit of 1024 may pass
 	hold_start "${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$TGE" fd_inflight 30
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$TGE" fd-pass >/dev/null 2>"$T/u.err"
+		"$TGE" fd_inflight_amp 40 30
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TGE" fd-pass 1024 >/dev/null 2>"$T/u.err"
 	U_RC=$? U_MSG=$(tail -n 1 "$T/u.err")
 	hold_end
-	if [ "${HELD:-0}" -le 256 ] || [ "$U_RC" != 1 ]; then
-		result fd_inflight "unsandboxed, $HELD descriptors in flight did not stop another sender (rc=$U_RC: $U_MSG), so the test could not fail"
+	if [ "${HELD:-0}" -le 1024 ] || [ "$U_RC" != 1 ]; then
+		result fd_inflight "unsandboxed, $HELD descriptors in flight did not stop a sender with RLIMIT_NOFILE 1024 (rc=$U_RC: $U_MSG), so the test could not fail"
 		return
 	fi
-	# sandboxed: while one run holds them, five others must start
+	# sandboxed, a root caller's: others start, with and without
+	# CAP_SYS_PTRACE, and a running sandbox's egress connection is handed on
 	hold_start "${NSX[@]}" "$TG" run --timeout 40s --ro "$BUILD/tests:/t" -- \
-		/t/tg-escape fd_inflight 30
-	for i in 1 2 3 4 5; do
-		timeout -s KILL 60 "${NSX[@]}" "$TG" run --json -- true >"$T/s.json" 2>"$T/s.err" </dev/null
-		S_RC=$?
-		parse_json fd_inflight
-		if [ "$S_RC" = 0 ] && [ "$S_REASON" = ok ]; then
-			ok=$((ok + 1))
-		elif [ -z "$first" ]; then
-			first="$(sb_desc) $(tail -c 200 "$T/s.err")"
-		fi
-		if grep -qaE 'Sanitizer|runtime error:' "$T/s.err"; then
-			why="sanitizer report from toolgate: $(grep -aE 'Sanitizer|runtime error:' "$T/s.err" | head -n 1)"
-		fi
-	done
+		/t/tg-escape fd_inflight_amp 40 30
+	inflight_try start "${NSX[@]}" "${runs[@]}" "$TG" run --json -- true
+	inflight_try start "${NSX[@]}" "${runs[@]}" "$TG" run --json -- true
+	inflight_try no_ptrace "${NSX[@]}" "${noptrace[@]}" "${runs[@]}" "$TG" run --json -- true
+	inflight_try no_ptrace "${NSX[@]}" "${noptrace[@]}" "${runs[@]}" "$TG" run --json -- true
+	inflight_try egress "${NSX[@]}" "${runs[@]}" "$TG" run --json --allow-host api.test:80 -- \
+		curl -sS -w '\nstatus %{http_code}\n' http://other.test/
 	hold_end
-	if [ "${HELD:-0}" -le 256 ] || [ "$HOLD_RC" != 0 ]; then
-		why="${why:+$why; }the sandboxed holder did not hold its descriptors to the end (held ${HELD:-none}, rc=$HOLD_RC: $(tail -c 200 "$T/hold.err"))"
+	inflight_hold_check root
+	# a non-root caller's, with a cgroup delegated to it (cgroup v1 here;
+	# the integration suite's non_root_caller does the same)
+	if [ ! -f /sys/fs/cgroup/cgroup.controllers ] && [ -d /sys/fs/cgroup/pids ]; then
+		deleg="tg-sec-inflight-$$"
+		for c in memory pids cpu; do
+			[ -d "/sys/fs/cgroup/$c" ] || continue
+			mkdir "/sys/fs/cgroup/$c/$deleg" &&
+				chown 65534:65534 "/sys/fs/cgroup/$c/$deleg" "/sys/fs/cgroup/$c/$deleg/cgroup.procs"
+		done
+		local user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		hold_start "${NSX[@]}" "${user[@]}" "$TG" run --timeout 40s --cgroup-parent "/$deleg" \
+			--ro "$BUILD/tests:/t" -- /t/tg-escape fd_inflight_amp 40 30
+		inflight_try non_root "${NSX[@]}" "${runs[@]}" "${user[@]}" "$TG" run --json --cgroup-parent "/$deleg" -- true
+		inflight_try non_root "${NSX[@]}" "${runs[@]}" "${user[@]}" "$TG" run --json --cgroup-parent "/$deleg" -- true
+		hold_end
+		inflight_hold_check non-root
+		want=7
+		for c in memory pids cpu; do
+			rmdir "/sys/fs/cgroup/$c/$deleg"/* 2>/dev/null
+			rmdir "/sys/fs/cgroup/$c/$deleg" 2>/dev/null
+		done
 	fi
-	[ "$ok" = 5 ] || why="${why:+$why; }$ok of 5 runs started while another held $HELD descriptors in flight; first failure: $first"
-	U_MSG="$HELD in flight; another sender: $U_MSG" S_MSG="$ok of 5 runs started"
-	result fd_inflight "$why"
+	[ "$INF_OK" = "$want" ] || INF_WHY="${INF_WHY:+$INF_WHY; }$INF_OK of $want runs started while another held $HELD descriptors in flight; first failure: $INF_FIRST"
+	U_MSG="$HELD in flight; another sender: $U_MSG" S_MSG="$INF_OK of $want runs started"
+	result fd_inflight "$INF_WHY"
 }
 inflight_case
 t cpu_spin       cpu_spin       timeout "" "3" "--timeout 1s" "3"

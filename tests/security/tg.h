@@ -67,5 +67,6 @@ int tg_helper_victim(int argc, char **argv);
 int tg_helper_listen_path(int argc, char **argv);
 int tg_helper_shm_create(int argc, char **argv);
 int tg_helper_fd_pass(int argc, char **argv);
+int tg_helper_deny_pidfd_getfd(int argc, char **argv);
 
 #endif
