@@ -155,8 +155,11 @@ TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,
 				       const char *dir, struct tg_error *err);
 /* Egress through proxy (toolgate/egress.h), for the standard tier: the
  * sandbox's network namespace stays empty but for loopback, where a
- * listener on 127.0.0.1:TG_SANDBOX_EGRESS_PORT hands every connection to
- * the proxy, outside, through a unix socket; http_proxy, https_proxy and
+ * listener on 127.0.0.1:TG_SANDBOX_EGRESS_PORT, taken from the sandbox
+ * before its command starts, is accepted on by the run's supervision and
+ * every connection handed to the proxy (where the host refuses
+ * pidfd_getfd, a forwarder in the sandbox passes them over a unix socket:
+ * docs/SANDBOX.md, "Limits"); http_proxy, https_proxy and
  * all_proxy (both cases) name it unless the spec sets them, and landlock's
  * TCP rules (ABI 4) let the command connect to that port only. The proxy
  * is borrowed: it must outlive the run. Refused for the strict tier, whose

@@ -189,6 +189,52 @@ static int a_setns(int argc, char **argv)
 	return tg_report(TG_BLOCKED, "%s", errs);
 }
 
+/* The sandbox's PID 1 is a copy of the caller's memory (forked, not
+ * exec'd), dumpable only while toolgate takes its descriptors, before the
+ * command exists: its maps, memory and descriptors must be closed to us.
+ * Outside, PID (the harness's victim, which it may read). */
+static int a_proc1_mem(int argc, char **argv)
+{
+	static char maps[1 << 16];
+	char path[64], link[256], errs[256] = "";
+	pid_t pid = argc > 1 ? parse_pid(argv[1]) : 1;
+	unsigned long lo, hi;
+	long n;
+	int fd;
+
+	if (pid < 0)
+		return tg_report(TG_UNKNOWN, "usage: proc1_mem [PID]");
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	n = tg_read_file(path, maps, sizeof maps - 1);
+	if (n <= 0) {
+		snprintf(errs, sizeof errs, "maps: %s; ", n < 0 ? tg_errname(errno) : "empty");
+	} else {
+		char perms[8], byte[64];
+
+		maps[n] = '\0';
+		if (sscanf(maps, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+			return tg_report(TG_UNKNOWN, "/proc/1/maps: unexpected \"%.40s\"", maps);
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pread(fd, byte, sizeof byte, (off_t)lo) > 0)
+			return tg_report(TG_ESCAPED, "read pid %d's memory at %#lx through %s",
+					 (int)pid, lo, path);
+		return tg_report(TG_ESCAPED, "read /proc/%d/maps (%ld bytes; mem: %s)", (int)pid, n,
+				 fd < 0 ? tg_errname(errno) : "no read");
+	}
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return tg_report(TG_ESCAPED, "opened %s", path);
+	snprintf(errs + strlen(errs), sizeof errs - strlen(errs), "mem: %s; ", tg_errname(errno));
+	for (int i = 0; i < 64; i++) {
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, i);
+		if (readlink(path, link, sizeof link - 1) >= 0)
+			return tg_report(TG_ESCAPED, "followed %s", path);
+	}
+	return tg_report(TG_BLOCKED, "%sfd: %s", errs, tg_errname(errno));
+}
+
 static int a_unshare_user(int argc, char **argv)
 {
 	(void)argc;
@@ -471,6 +517,7 @@ const struct tg_attempt tg_proc_attempts[] = {
 	{ "process_vm_readv", "process", a_process_vm_readv, "PID  read another process's memory" },
 	{ "process_vm_writev", "process", a_process_vm_writev, "[PID]  process_vm_writev, invalid flags" },
 	{ "setns", "process", a_setns, "setns into /proc/1/ns/*" },
+	{ "proc1_mem", "process", a_proc1_mem, "[PID]  read PID 1's memory (/proc/1/maps, mem, fd)" },
 	{ "unshare_user", "process", a_unshare_user, "unshare(CLONE_NEWUSER)" },
 	{ "clone_newuser", "process", a_clone_newuser, "clone(CLONE_NEWUSER)" },
 	{ "clone3_ns", "process", a_clone3_ns, "clone3 with namespace flags" },

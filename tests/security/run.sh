@@ -518,6 +518,10 @@ t tioclinux     tioclinux     blocked "" "" "" ""
 t tiocsti_highbits  tiocsti_highbits  blocked "" "" "" ""
 t tioclinux_highbits tioclinux_highbits blocked "" "" "" ""
 t pidfd_getfd   pidfd_getfd   kill:pidfd_getfd "" "$V1" "" "$V1" hc_victim_alive
+# PID 1 is a copy of toolgate's memory, dumpable while toolgate takes the
+# seccomp and egress listeners from it: not by the time the command runs
+t proc1_mem     proc1_mem     blocked "" "$V1" "" ""
+t proc1_mem:egress proc1_mem  blocked "" "$V1" "--allow-host api.test:80" ""
 
 # TIOCSTI: both runs under a pseudo-terminal (script(1)); sandboxed both
 # with --json and without (where stdout/stderr may be the caller's tty).
