@@ -397,15 +397,17 @@ static void take_handover(struct run *r, const struct sb_msg *m)
 		if (e >= 0)
 			fcntl(e, F_SETFL, O_NONBLOCK);
 	} else {
-		why = errno;
+		why = m->listener < 0 ? EBADF : errno;
 		if (l >= 0)
 			close(l);
 	}
 	/* PID 1 may be gone meanwhile: its result says why */
 	if (send(r->handover, &answer, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		why = 0;
-	if (answer == 'T')
+	if (answer == 'T') {
 		close_fd(&r->handover);
+		close_fd(&r->egress_r); /* no forwarder will write there */
+	}
 	if (r->plan.trace)
 		fprintf(stderr, "toolgate trace: %8.3f ms  parent: hand-over %s%s%s\n",
 			(now_us() - r->start) / 1000.0,
