@@ -142,36 +142,10 @@ static json_t *create_task_result(struct mcp_task *t, json_t *id)
 		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 }
 
-/* Job j's call as a task (j->opts.task): TASK_NOW answers with the task
- * at once; TASK_MAYBE waits up to TASK_AFTER_MS for the run and answers
- * as a request would when it ended (or stopped to ask by MRTR), else
- * makes the call a task and answers with that. The run is the task's
- * from the start, so that nothing of it depends on the request's life. */
-json_t *task_call(struct mcp_session *s, struct call_job *j)
+/* The run of task t takes what job j had: the call, its options, where
+ * its reports go; its own session, as s's principal. */
+static void task_take_job(struct mcp_session *s, struct mcp_task *t, struct call_job *j)
 {
-	struct mcp_tasks *ts = &s->mcp->tasks;
-	struct mcp_task *t = mcp_task_new(s->principal, j->opts.modern, j->opts.task_ttl_ms);
-	pthread_attr_t attr;
-	pthread_t th;
-	int64_t until;
-	json_t *resp = NULL;
-	int gave_up = 0;
-
-	if (!t)
-		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
-	pthread_mutex_lock(&ts->lock);
-	if (mcp_task_add_locked(ts, t) < 0) {
-		int stopping = ts->stopping;
-
-		pthread_mutex_unlock(&ts->lock);
-		mcp_task_put(ts, t);
-		return rpc_error_json(j->id, RPC_INVALID_REQUEST,
-				      stopping ? "tools/call: the server is stopping"
-					       : "tools/call: 32 of this principal's tasks are "
-						 "unfinished; wait for one, or cancel one");
-	}
-	pthread_mutex_unlock(&ts->lock);
-	/* the run takes what the job had */
 	t->name = j->name;
 	t->args = j->args;
 	t->scopes = j->scopes;
@@ -201,36 +175,84 @@ json_t *task_call(struct mcp_session *s, struct call_job *j)
 	pthread_mutex_lock(&s->lock);
 	t->s.log_level = s->log_level;
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Start task t's run (added, not listed). A 2025-11-25 task (now) is one
+ * from the start: listed, its creation recorded, before its run begins,
+ * so that a run that ends at once (the gate refusing the call) finds it
+ * listed and settles it. Listed once the run had begun, such a task could
+ * end unlisted and stay working for ever, counted toward TASK_MAX_LIVE.
+ * -1 when the run could not start: t has left the registry, failed. */
+static int task_start(struct mcp_session *s, struct mcp_task *t, int now)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	pthread_attr_t attr;
+	pthread_t th;
+	int started, listed;
+
+	if (now && t->name) {
+		t->sink.send = NULL; /* the run reports to nobody */
+		task_record(s->mcp, s->principal, t->id, "created", t->name);
+		pthread_mutex_lock(&ts->lock);
+		mcp_task_list_locked(ts, t);
+		pthread_mutex_unlock(&ts->lock);
+	}
 	pthread_mutex_lock(&ts->lock);
 	t->refs++; /* the run's */
 	ts->running++;
 	pthread_mutex_unlock(&ts->lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (!t->name || pthread_create(&th, &attr, task_runner, t) != 0) {
-		pthread_attr_destroy(&attr);
-		mcp_session_release(&t->s, 0);
-		pthread_mutex_lock(&ts->lock);
-		ts->running--;
-		t->refs--;
-		t->done = 1;
-		mcp_task_settle_locked(t, NULL);
-		mcp_task_drop_locked(ts, t);
-		pthread_cond_broadcast(&ts->changed);
+	started = t->name && pthread_create(&th, &attr, task_runner, t) == 0;
+	pthread_attr_destroy(&attr);
+	if (started)
+		return 0;
+	mcp_session_release(&t->s, 0);
+	pthread_mutex_lock(&ts->lock);
+	listed = t->listed;
+	ts->running--;
+	t->refs--;
+	t->done = 1;
+	mcp_task_settle_locked(t, NULL);
+	mcp_task_drop_locked(ts, t);
+	pthread_cond_broadcast(&ts->changed);
+	pthread_mutex_unlock(&ts->lock);
+	if (listed)
+		task_record(s->mcp, s->principal, t->id, "failed", t->name);
+	return -1;
+}
+
+/* Job j's call as a task (j->opts.task): TASK_NOW answers with the task
+ * at once; TASK_MAYBE waits up to TASK_AFTER_MS for the run and answers
+ * as a request would when it ended (or stopped to ask by MRTR), else
+ * makes the call a task and answers with that. The run is the task's
+ * from the start, so that nothing of it depends on the request's life. */
+json_t *task_call(struct mcp_session *s, struct call_job *j)
+{
+	struct mcp_tasks *ts = &s->mcp->tasks;
+	struct mcp_task *t = mcp_task_new(s->principal, j->opts.modern, j->opts.task_ttl_ms);
+	int64_t until;
+	json_t *resp = NULL;
+	int gave_up = 0;
+
+	if (!t)
+		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
+	pthread_mutex_lock(&ts->lock);
+	if (mcp_task_add_locked(ts, t) < 0) {
+		int stopping = ts->stopping;
+
 		pthread_mutex_unlock(&ts->lock);
 		mcp_task_put(ts, t);
-		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
+		return rpc_error_json(j->id, RPC_INVALID_REQUEST,
+				      stopping ? "tools/call: the server is stopping"
+					       : "tools/call: 32 of this principal's tasks are "
+						 "unfinished; wait for one, or cancel one");
 	}
-	pthread_attr_destroy(&attr);
-	if (j->opts.task == TASK_NOW) {
-		/* 2025-11-25: a task from the start; the run reports to nobody */
-		task_record(s->mcp, s->principal, t->id, "created", t->name);
-		pthread_mutex_lock(&t->sink_lock);
-		t->sink.send = NULL;
-		pthread_mutex_unlock(&t->sink_lock);
-		pthread_mutex_lock(&ts->lock);
-		mcp_task_list_locked(ts, t);
-		pthread_mutex_unlock(&ts->lock);
+	pthread_mutex_unlock(&ts->lock);
+	task_take_job(s, t, j);
+	if (task_start(s, t, j->opts.task == TASK_NOW) < 0) {
+		mcp_task_put(ts, t);
+		return rpc_error_json(j->id, RPC_INTERNAL_ERROR, "tools/call: out of resources");
 	}
 	until = mcp_now_ms() + TASK_AFTER_MS;
 	pthread_mutex_lock(&ts->lock);

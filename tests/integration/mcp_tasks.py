@@ -361,6 +361,49 @@ try:
 finally:
     old.close()
 
+# calls that fail at once (a write without its idempotency key, arguments
+# the schema refuses) still end as tasks that failed, with the error: none
+# stays working, none counts toward the 32 unfinished tasks a principal may
+# have, so the 33rd is a task too (issue 17)
+fast = Stdio("2025-11-25")
+try:
+    ids, refused = [], []
+    for i in range(33):
+        params = {"name": "sql.execute", "task": {}, "arguments": ins}
+        if i % 2:
+            params["arguments"] = {"params": ["no statement"]}
+            params["_meta"] = {"dev.toolgate/idempotencyKey": "fast-%d" % i}
+        r = fast.ask("tools/call", params)
+        tid = r.get("result", {}).get("task", {}).get("taskId")
+        (ids.append(tid) if tid else refused.append(r))
+    ended, end = {}, time.time() + 10
+    while len(ended) < len(ids) and time.time() < end:
+        for tid in ids:
+            if tid not in ended:
+                g = fast.ask("tasks/get", {"taskId": tid}).get("result", {})
+                if g.get("status") not in ("working", "input_required"):
+                    ended[tid] = g
+        time.sleep(0.05)
+    stuck = [t for t in ids if t not in ended]
+    # what each kind of failure answers (a task that never ends, never)
+    results = [fast.wait(fast.send("tasks/result", {"taskId": ids[k]}), 5)
+               if len(ids) > k and ids[k] in ended else {} for k in (0, 1)]
+    check("fast_failing_tasks_end_failed",
+          not refused and len(ids) == 33 and not stuck and
+          all(g.get("status") == "failed" and g.get("statusMessage") for g in ended.values())
+          and all(r.get("result", {}).get("isError") is True for r in results) and
+          "idempotency" in json.dumps(results[0]).lower(),
+          "%d refused, %d of %d stuck working: %s %s" % (
+              len(refused), len(stuck), len(ids), json.dumps(refused[:1])[:300],
+              json.dumps(results)[:600]))
+finally:
+    try:
+        fast.close()
+    except subprocess.TimeoutExpired:
+        fast.p.kill()
+        fast.p.wait()
+        check("fast_failing_tasks_server_exits", False, "it waited for tasks that never end")
+
 with open(os.path.join(TMP, "stdio.err")) as f:
     sanitizer(f.read())
 check("no_sanitizer_reports", not REPORTS, "\n".join(REPORTS)[:3000])
