@@ -1,8 +1,8 @@
 /*
  * Private interface of src/mcp/: JSON-RPC 2.0 framing (jsonrpc.c), the
- * protocol session (session.c), transports (stdio.c, http.c; what only
- * http*.c share is in http_int.h), the HTTP headers that mirror a body
- * (param.c).
+ * protocol session (session*.c; what only they share is in session_int.h),
+ * transports (stdio.c, http.c; what only http*.c share is in http_int.h),
+ * the HTTP headers that mirror a body (param.c).
  */
 #ifndef TG_MCP_INT_H
 #define TG_MCP_INT_H
@@ -195,7 +195,7 @@ char *rpc_error(json_t *id, int code, const char *message);
 json_t *rpc_error_json(json_t *id, int code, const char *message);
 json_t *rpc_result_json(json_t *id, json_t *result);
 
-/* ---- session.c ------------------------------------------------------------ */
+/* ---- session*.c ----------------------------------------------------------- */
 
 /* Where a session's messages go: a transport's writer, called from any
  * thread (the session serializes calls to it). */
@@ -211,7 +211,7 @@ struct mcp_session {
 	void *send_ctx;
 	pthread_mutex_t lock;             /* everything below, and send */
 	pthread_cond_t changed;           /* an in-flight call ended */
-	int state;                        /* SESSION_* (session.c) */
+	int state;                        /* SESSION_* (session_int.h) */
 	char version[16];                 /* negotiated protocol revision */
 	json_t *client_capabilities;      /* only sampling, elicitation, roots: {} */
 	int log_level;
@@ -281,7 +281,7 @@ struct call_opts {
 	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
 	int dry_run;                   /* _meta's dev.toolgate/dryRun */
 	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait */
-	int task;                      /* TASK_NEVER, TASK_MAYBE, TASK_NOW (session.c) */
+	int task;                      /* TASK_NEVER, TASK_MAYBE, TASK_NOW (session_int.h) */
 	int64_t task_ttl_ms;           /* TASK_NOW: the client's ttl; 0: the default */
 	struct mcp_task *run_of;       /* the task this call runs for, or NULL */
 	struct tg_trace_ctx trace;     /* the request's span (valid 0: untraced) */
@@ -334,7 +334,7 @@ struct mcp_task {
 	int refs;
 	json_t *sync_resp;             /* the run's answer, while not listed */
 	const char *missing;           /* a capability a question needed, undeclared */
-	/* what the run runs (session.c) */
+	/* what the run runs (session_tasks.c) */
 	struct mcp_session s;          /* the task's own: its principal, no client */
 	char *name, *args, *scopes, *idem_key;
 	json_t *req_id, *token;        /* the request's id and progressToken */

@@ -123,6 +123,17 @@ def ticket_of(task):
     return msg.split("ticket ")[1].split()[0] if "ticket " in msg else ""
 
 
+def held(port, tok, tid, seconds=30):
+    """The task once its call awaits approval (the dry run before it may
+    take a while on a loaded machine), or as it is after seconds."""
+    end = time.time() + seconds
+    while True:
+        r = get(port, tok, tid).get("result", {})
+        if ticket_of(r) or r.get("status") != "working" or time.time() > end:
+            return r
+        time.sleep(0.1)
+
+
 setup()
 AGENT, BOB = token("agent", "sql.*:write", "*:read"), token("bob", "sql.*:write", "*:read")
 ALICE = token("alice", "sql.*:approve")
@@ -139,7 +150,7 @@ try:
     price = rows("SELECT price_cents FROM products WHERE id = 1")
     created = call(port, AGENT, upd, "t-upd").get("result", {})
     tid = created.get("taskId", "")
-    task = get(port, AGENT, tid).get("result", {})
+    task = held(port, AGENT, tid)
     ticket = ticket_of(task)
     check("held_call_becomes_task", created.get("resultType") == "task" and
           task.get("status") == "working" and ticket and
@@ -177,13 +188,7 @@ try:
     # cancelled while it awaits approval: the request is withdrawn
     dele = {"sql": "DELETE FROM orders WHERE id = ?", "params": [1]}
     tid2 = call(port, AGENT, dele, "t-del").get("result", {}).get("taskId", "")
-    t2 = until(port, AGENT, tid2, ("working",))
-    ticket2 = ticket_of(t2)
-    for _ in range(50):  # the message says so once the ticket is there
-        if ticket2:
-            break
-        time.sleep(0.1)
-        ticket2 = ticket_of(get(port, AGENT, tid2).get("result", {}))
+    ticket2 = ticket_of(held(port, AGENT, tid2))
     ack = modern(port, AGENT, "tasks/cancel", {"taskId": tid2}, name=tid2).get("result", {})
     t2 = get(port, AGENT, tid2).get("result", {})
     for _ in range(50):
@@ -200,8 +205,7 @@ try:
 
     # rejected: the task completes with the refusal as the tool's error
     tid3 = call(port, AGENT, dele, "t-rej").get("result", {}).get("taskId", "")
-    time.sleep(0.3)
-    ticket3 = ticket_of(until(port, AGENT, tid3, ("working",)))
+    ticket3 = ticket_of(held(port, AGENT, tid3))
     rej = cli("approvals", "reject", ticket3, "--reason", "not today", "--state", STATE,
               "--policy", POLICY, "--token", ALICE)
     t3 = until(port, AGENT, tid3, ("completed", "failed"))
@@ -356,6 +360,49 @@ try:
           plain.get("result", {}).get("isError") is True, json.dumps(plain))
 finally:
     old.close()
+
+# calls that fail at once (a write without its idempotency key, arguments
+# the schema refuses) still end as tasks that failed, with the error: none
+# stays working, none counts toward the 32 unfinished tasks a principal may
+# have, so the 33rd is a task too (issue 17)
+fast = Stdio("2025-11-25")
+try:
+    ids, refused = [], []
+    for i in range(33):
+        params = {"name": "sql.execute", "task": {}, "arguments": ins}
+        if i % 2:
+            params["arguments"] = {"params": ["no statement"]}
+            params["_meta"] = {"dev.toolgate/idempotencyKey": "fast-%d" % i}
+        r = fast.ask("tools/call", params)
+        tid = r.get("result", {}).get("task", {}).get("taskId")
+        (ids.append(tid) if tid else refused.append(r))
+    ended, end = {}, time.time() + 10
+    while len(ended) < len(ids) and time.time() < end:
+        for tid in ids:
+            if tid not in ended:
+                g = fast.ask("tasks/get", {"taskId": tid}).get("result", {})
+                if g.get("status") not in ("working", "input_required"):
+                    ended[tid] = g
+        time.sleep(0.05)
+    stuck = [t for t in ids if t not in ended]
+    # what each kind of failure answers (a task that never ends, never)
+    results = [fast.wait(fast.send("tasks/result", {"taskId": ids[k]}), 5)
+               if len(ids) > k and ids[k] in ended else {} for k in (0, 1)]
+    check("fast_failing_tasks_end_failed",
+          not refused and len(ids) == 33 and not stuck and
+          all(g.get("status") == "failed" and g.get("statusMessage") for g in ended.values())
+          and all(r.get("result", {}).get("isError") is True for r in results) and
+          "idempotency" in json.dumps(results[0]).lower(),
+          "%d refused, %d of %d stuck working: %s %s" % (
+              len(refused), len(stuck), len(ids), json.dumps(refused[:1])[:300],
+              json.dumps(results)[:600]))
+finally:
+    try:
+        fast.close()
+    except subprocess.TimeoutExpired:
+        fast.p.kill()
+        fast.p.wait()
+        check("fast_failing_tasks_server_exits", False, "it waited for tasks that never end")
 
 with open(os.path.join(TMP, "stdio.err")) as f:
     sanitizer(f.read())
