@@ -207,7 +207,6 @@ int cmd_approvals(int argc, char **argv)
 	rc = approvals_parse(argc - 1, argv + 1, decide, listing, &args);
 	if (rc >= 0)
 		return rc;
-	rc = 1;
 	state = args.state, policy = args.policy, token = args.token, reason = args.reason;
 	id = args.id, record = args.record, all = args.all;
 	snprintf(who_verb, sizeof(who_verb), "approvals %.16s", verb);

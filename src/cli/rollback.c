@@ -142,7 +142,6 @@ int cmd_rollback(int argc, char **argv)
 	rc = rollback_parse(argc, argv, &args);
 	if (rc >= 0)
 		return rc;
-	rc = EXIT_NO;
 	state = args.state, policy = args.policy, token = args.token, catalog = args.catalog;
 	workspace = args.workspace, id = args.id, record = args.record, dry = args.dry;
 	/* nothing here makes a state directory or a store: a typo is said */
