@@ -93,8 +93,8 @@ int cli_count(const char *who, const char *name, const char *v, unsigned long mi
 	      unsigned long max, unsigned long *out);
 /* A reading command's state directory: 0 when it exists, else -1 having
  * said so, naming it. cli_has_store: 1 when it holds the store's
- * database (a gateway makes it at its first write call; before that there
- * is nothing to read). Neither creates anything. */
+ * database (serve --policy FILE --state DIR and token revoke make it;
+ * before that there is nothing in it to read). Neither creates anything. */
 #define CLI_STORE_FILE "toolgate.db" /* docs/STORE.md */
 int cli_state_exists(const char *who, const char *state);
 int cli_has_store(const char *state);

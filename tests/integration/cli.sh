@@ -46,7 +46,7 @@ for cmd in "approvals list" "approvals show ID" "rollback list" "audit verify" "
 	check "missing_state_${name}_not_made" $? "$cmd made $typo: $(ls -la "$typo" 2>&1 | head -3)"
 done
 
-# a gateway's state directory before any write call: nothing to list, no
+# a gateway's state directory without a store (no --policy): nothing to list, no
 # store made by looking
 "$TG" serve --catalog "$repo/examples/catalog" --state "$tmp/st" </dev/null 2>"$tmp/err"
 check serve_made_state $? "$(cat "$tmp/err")"
