@@ -44,6 +44,7 @@ for cmd in "approvals list" "approvals show ID" "rollback list" "audit verify" "
 	t "missing_state_${name}_is_an_error" 3 "--state $typo: no such state directory" $cmd --state "$typo"
 	[ ! -e "$typo" ]
 	check "missing_state_${name}_not_made" $? "$cmd made $typo: $(ls -la "$typo" 2>&1 | head -3)"
+	rm -rf "$typo" # each on its own
 done
 
 # a gateway's state directory without a store (no --policy): nothing to list, no
