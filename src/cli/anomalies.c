@@ -8,8 +8,8 @@
  * looks at them, with the policy's "anomalies" (else the defaults) and,
  * with --state, the tool's baseline kept there (read, never learnt).
  * Exit 0: nothing found; 1: findings (the call would be held, or run and
- * recorded with warn); 2: usage, or arguments the schema refuses; 125:
- * anything else.
+ * recorded with warn); 2: usage; 3: arguments the schema refuses, or a
+ * catalogue, policy, state or file that cannot be used (docs/CLI.md).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -35,10 +35,14 @@ static void usage(FILE *f)
 		   "running TOOL: SQL or shell injection, private addresses, path traversal,\n"
 		   "hidden characters (bidi controls, terminal escapes), and with --state a\n"
 		   "size or entropy far from the tool's usual. Prints each\n"
-		   "finding (rule, where, why); exits 1 when there is one.\n");
+		   "finding (rule, where, why).\n"
+		   "\n"
+		   "Exit status: 0 nothing found; 1 findings; 2 usage; 3 arguments the input\n"
+		   "schema refuses, or a catalogue, policy, state directory or file that\n"
+		   "cannot be used (docs/CLI.md).\n");
 }
 
-/* The arguments valid for k's input schema: 0, or 2 (said why). */
+/* The arguments valid for k's input schema: 0, or EXIT_DATA (said why). */
 static int valid(const struct tg_contract *k, const char *args, size_t len)
 {
 	struct tg_schema_error ev[4];
@@ -51,7 +55,7 @@ static int valid(const struct tg_contract *k, const char *args, size_t len)
 		return 0;
 	if (rc < 0) {
 		cli_say(stderr, "anomalies", err.msg); /* it may quote the arguments */
-		return 2;
+		return EXIT_DATA;
 	}
 	fprintf(stderr, "toolgate anomalies: the arguments do not match the input schema of "
 		"%s@%s (the gateway refuses them before it looks for anomalies):\n", k->name,
@@ -64,7 +68,7 @@ static int valid(const struct tg_contract *k, const char *args, size_t len)
 		cli_put_text(stderr, ev[i].message);
 		fputc('\n', stderr);
 	}
-	return 2;
+	return EXIT_DATA;
 }
 
 static void print(const struct tg_contract *k, const struct tg_anomaly_finding *f, size_t n,
@@ -103,6 +107,15 @@ static void print(const struct tg_contract *k, const struct tg_anomaly_finding *
 						   : "not looked for (off)");
 }
 
+static const struct option options[] = {
+	CLI_OPTION_CATALOG,
+	CLI_OPTION_POLICY,
+	CLI_OPTION_STATE,
+	{ "json", no_argument, NULL, 'j' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
 int cmd_anomalies(int argc, char **argv)
 {
 	const char *tool = NULL, *file = NULL, *catalog = NULL, *policy_file = NULL, *state = NULL;
@@ -115,40 +128,35 @@ int cmd_anomalies(int argc, char **argv)
 	struct tg_error err;
 	size_t len = 0, total;
 	char *args = NULL;
-	int i, n, json = 0, rc = EXIT_TOOLGATE;
+	int i, n, json = 0, rc = EXIT_DATA;
+	const struct cli_bind binds[] = {
+		{ 'c', &catalog }, { 'p', &policy_file }, { 's', &state }, { 0, NULL },
+	};
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (i + 1 < argc && strcmp(a, "--catalog") == 0) {
-			catalog = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--policy") == 0) {
-			policy_file = argv[++i];
-		} else if (i + 1 < argc && strcmp(a, "--state") == 0) {
-			state = argv[++i];
-		} else if ((a[0] != '-' || !a[1]) && (!tool || !file)) {
-			*(tool ? &file : &tool) = a; /* TOOL, then FILE ("-": stdin) */
-		} else {
-			usage(stderr); /* an unknown option, or a third operand */
-			return 2;
-		}
-	}
-	if (!tool || !catalog) {
+	i = cli_parse("anomalies", argc, argv, ":h", options, usage, binds, cli_set_flag, &json);
+	if (i >= 0)
+		return i;
+	tool = optind < argc ? argv[optind++] : NULL;
+	file = optind < argc ? argv[optind++] : NULL; /* "-": stdin */
+	if (!tool || !catalog || optind < argc) {
+		fprintf(stderr, "toolgate anomalies: %s\n",
+			!tool ? "which TOOL?" : !catalog ? "--catalog DIR is needed"
+				  : "TOOL and one FILE at most");
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
+	/* reading: a baseline is never learnt here, and no store is made */
+	if (state && cli_state_exists("anomalies", state) < 0)
+		return EXIT_DATA;
+	if (state && !cli_has_store(state))
+		state = NULL; /* no call recorded yet: no baseline */
 	args = file_read_all(file && strcmp(file, "-") != 0 ? file : "/dev/stdin", TG_MAX_ARGUMENTS,
 			     0, &len);
 	if (!args) {
 		fprintf(stderr, "toolgate anomalies: %s: %s\n", file ? file : "stdin",
 			errno == EFBIG ? "larger than 4 MiB, the most a call's arguments may be"
 				       : strerror(errno));
-		return errno == EFBIG ? 2 : EXIT_TOOLGATE;
+		return EXIT_DATA;
 	}
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_catalog_resolve(cat, tool, NULL, &k, &err) < 0 ||
@@ -164,7 +172,7 @@ int cmd_anomalies(int argc, char **argv)
 			     &total, &action, &err);
 	if (n < 0) {
 		cli_say(stderr, "anomalies", err.msg);
-		rc = 2;
+		rc = EXIT_DATA;
 		goto out;
 	}
 	print(k, f, (size_t)n, total, action, json);

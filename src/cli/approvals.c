@@ -16,7 +16,10 @@
  * sequences) written as JSON escapes and the arguments' display form
  * beside them (tg_ticket_to_json, docs/ADMIN.md).
  * A decision, and its refusal, goes into the audit log (the state
- * directory's audit.log, or --audit FILE; docs/AUDIT.md).
+ * directory's audit.log, or --audit FILE; docs/AUDIT.md). Nothing here
+ * creates the state directory or the store: a directory that is not
+ * there is an error (exit 3, docs/CLI.md), one without a store yet has
+ * no tickets.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +44,10 @@ static void usage(FILE *f)
 		   "--reason TEXT\n"
 		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n"
 		   "       (approve, reject, cancel: the decision, or its refusal, goes into the\n"
-		   "        audit log: DIR/audit.log, or --audit FILE)\n");
+		   "        audit log: DIR/audit.log, or --audit FILE)\n"
+		   "\n"
+		   "Exit status: 0 done, 1 refused, 2 usage, 3 the state directory, store or\n"
+		   "audit log missing or failing (docs/CLI.md).\n");
 }
 
 static int print_ticket(const struct tg_ticket *t)
@@ -50,7 +56,7 @@ static int print_ticket(const struct tg_ticket *t)
 
 	if (!text) {
 		fprintf(stderr, "toolgate approvals show: out of memory\n");
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	}
 	puts(text);
 	free(text);
@@ -115,73 +121,112 @@ static int unrecorded(int recorded)
 		return 0;
 	fprintf(stderr, "toolgate approvals: the decision was taken, but its record could not "
 		"be written to the audit log\n");
-	return EXIT_TOOLGATE;
+	return EXIT_DATA;
+}
+
+static const struct option options[] = {
+	{ "all", no_argument, NULL, 'a' },
+	CLI_OPTION_STATE,
+	CLI_OPTION_POLICY,
+	{ "token", required_argument, NULL, 't' },
+	{ "reason", required_argument, NULL, 'r' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "record", required_argument, NULL, 'A' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* What approvals was asked. */
+struct approvals_args {
+	const char *state, *policy, *token, *reason, *id, *record;
+	int all;
+};
+
+/* argv (argv[0] the verb) into *a: -1, or the exit status (--help: 0;
+ * a usage error, said: 2). */
+static int approvals_parse(int argc, char **argv, int decide, int listing,
+			   struct approvals_args *a)
+{
+	const struct cli_bind binds[] = {
+		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token },
+		{ 'r', &a->reason }, { 'A', &a->record }, { 0, NULL },
+	};
+	char who[48];
+	int rc;
+
+	snprintf(who, sizeof(who), "approvals %.20s", argv[0]);
+	rc = cli_parse(who, argc, argv, ":h", options, usage, binds, cli_set_flag, &a->all);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		a->id = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "toolgate %s: one ID only ('%s', then '%s')\n", who, a->id,
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!a->state || (!listing && !a->id) || (listing && a->id) ||
+	    (decide && (!a->policy || !a->token))) {
+		fprintf(stderr, "toolgate %s: %s\n", who,
+			!a->state ? "--state DIR is needed"
+			: listing && a->id ? "list takes no ID"
+			: !a->id ? "which ticket? an ID is needed"
+				 : "--policy FILE and --token TOKEN are needed");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
 }
 
 int cmd_approvals(int argc, char **argv)
 {
-	const char *state = NULL, *policy = NULL, *token = NULL, *reason = NULL, *id = NULL, *verb;
-	const char *record = NULL;
+	const char *state, *policy, *token, *reason, *id, *verb;
+	const char *record;
+	struct approvals_args args = { 0 };
 	struct tg_audit *audit = NULL;
 	struct tg_store *st = NULL;
 	struct tg_ticket t, *list;
 	struct tg_error err;
 	char who[128] = "", who_verb[32];
 	size_t n, i;
-	int a, all = 0, rc = 1, decide, listing;
+	int all, rc = 1, decide, listing;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	verb = argv[1];
 	decide = strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
 		 strcmp(verb, "cancel") == 0;
 	listing = strcmp(verb, "list") == 0;
-	for (a = 2; a < argc; a++) {
-		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-
-		if (strcmp(o, "--all") == 0) {
-			all = 1;
-			continue;
-		}
-		if (o[0] != '-' && !id) {
-			id = o;
-			continue;
-		}
-		if (!v) {
-			usage(stderr);
-			return 2;
-		}
-		if (strcmp(o, "--state") == 0)
-			state = v;
-		else if (strcmp(o, "--policy") == 0)
-			policy = v;
-		else if (strcmp(o, "--token") == 0)
-			token = v;
-		else if (strcmp(o, "--reason") == 0)
-			reason = v;
-		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
-			record = v;
-		else {
-			usage(stderr);
-			return 2;
-		}
-		a++;
+	if (!decide && !listing && strcmp(verb, "show") != 0) {
+		fprintf(stderr, "toolgate approvals: unknown command '%s' (list, show, approve, "
+			"reject or cancel)\n", verb);
+		return EXIT_USAGE;
 	}
-	if (!(decide || listing || strcmp(verb, "show") == 0) || !state || (!listing && !id) ||
-	    (decide && (!policy || !token))) {
-		usage(stderr);
-		return 2;
-	}
+	rc = approvals_parse(argc - 1, argv + 1, decide, listing, &args);
+	if (rc >= 0)
+		return rc;
+	state = args.state, policy = args.policy, token = args.token, reason = args.reason;
+	id = args.id, record = args.record, all = args.all;
+	snprintf(who_verb, sizeof(who_verb), "approvals %.16s", verb);
+	/* nothing here makes a state directory or a store: a typo is said */
+	if (cli_state_exists(who_verb, state) < 0)
+		return EXIT_DATA;
 	/* a person's decision, and its refusal, in the log serve writes */
 	if (decide && !(audit = cli_audit_open(record, state, "approvals")))
-		return EXIT_TOOLGATE;
-	if (tg_store_open(state, &st, &err) < 0)
+		return EXIT_DATA;
+	if (!cli_has_store(state) && !listing) {
+		/* no write call was ever held here */
+		tg_error_set(&err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
+		goto fail;
+	}
+	if (cli_has_store(state) && tg_store_open(state, &st, &err) < 0)
 		goto fail;
 	if (listing) {
-		if (tg_store_ticket_list(st, all ? -1 : TG_TICKET_PENDING, (int64_t)time(NULL), &list,
-					 &n, &err) < 0)
+		list = NULL, n = 0;
+		if (st && tg_store_ticket_list(st, all ? -1 : TG_TICKET_PENDING, (int64_t)time(NULL),
+					       &list, &n, &err) < 0)
 			goto fail;
 		for (i = 0; i < n; i++) {
 			printf("%s  %-9s  %-20s  %s%s\n", list[i].id,
@@ -232,11 +277,10 @@ int cmd_approvals(int argc, char **argv)
 	tg_ticket_release(&t);
 	goto out;
 fail:
-	snprintf(who_verb, sizeof(who_verb), "approvals %s", verb);
 	cli_say(stderr, who_verb, err.msg);
 	if (decide)
 		tg_record_event(audit, who, id, "refused", err.msg);
-	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+	rc = err.code == TG_ERR_INVALID ? EXIT_NO : EXIT_DATA;
 out:
 	tg_store_close(st);
 	tg_audit_close(audit);

@@ -40,7 +40,11 @@ static void usage(FILE *f)
 		   "                            [--outcome O] [--kind K] [--since TIME] "
 		   "[--until TIME]\n"
 		   "\n"
-		   "TIME: RFC 3339 (2026-12-01T06:40:00Z, or a prefix: 2026-12-01) or unix seconds\n");
+		   "TIME: RFC 3339 (2026-12-01T06:40:00Z, or a prefix: 2026-12-01) or unix seconds\n"
+		   "\n"
+		   "Exit status: 0; 1 a broken chain (verify) or nothing matched (query);\n"
+		   "2 usage; 3 the log or the state directory missing or unreadable\n"
+		   "(docs/CLI.md).\n");
 }
 
 int cli_audit_path(const char *file, const char *state, char *out, size_t len)
@@ -145,13 +149,14 @@ static int verify(const char *path, const char *expect)
 	memset(&head, 0, sizeof(head));
 	if (expect && (sscanf(expect, "%llu:%64[0-9a-f]", &seq, head.hash) != 2 ||
 		       strlen(head.hash) != 64)) {
-		fprintf(stderr, "toolgate audit verify: --expect wants SEQ:HASH (64 hex digits)\n");
-		return 2;
+		fprintf(stderr, "toolgate audit verify: --expect %s: wants SEQ:HASH (64 hex digits)\n",
+			expect);
+		return EXIT_USAGE;
 	}
 	head.seq = seq;
 	if (tg_audit_verify(path, expect ? &head : NULL, &rep, &err) < 0) {
 		fprintf(stderr, "toolgate audit verify: %s\n", err.msg);
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	}
 	if (rep.bad_line) {
 		printf("%s: line %llu: %s\n", path, (unsigned long long)rep.bad_line, rep.problem);
@@ -259,10 +264,10 @@ static int tail(const char *path, long n, int follow)
 	const char *line;
 
 	if (lines_open(&r, path, "tail") < 0)
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	if (tail_last(&r, n) < 0) {
 		lines_close(&r);
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	}
 	if (follow)
 		for (;;) { /* until killed, as tail -f */
@@ -283,7 +288,7 @@ static int query(const char *path, const struct filter *flt)
 	long found = 0;
 
 	if (lines_open(&r, path, "query") < 0)
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	while ((line = lines_next(&r)))
 		if (matches(flt, line)) {
 			cli_put_json(stdout, line);
@@ -293,79 +298,98 @@ static int query(const char *path, const struct filter *flt)
 	return found ? 0 : 1;
 }
 
+static const struct option options[] = {
+	CLI_OPTION_STATE,
+	{ "expect", required_argument, NULL, 'e' },
+	{ "principal", required_argument, NULL, 'P' },
+	{ "tool", required_argument, NULL, 'T' },
+	{ "outcome", required_argument, NULL, 'O' },
+	{ "kind", required_argument, NULL, 'K' },
+	{ "since", required_argument, NULL, 'S' },
+	{ "until", required_argument, NULL, 'U' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* What audit was asked. */
+struct audit_args {
+	const char *file, *state, *expect;
+	struct filter flt;
+	long n;
+	int follow;
+};
+
+/* An option that is more than a value into *a: 0, or -1 (said). */
+static int audit_option(int opt, const char *v, void *ctx)
+{
+	struct audit_args *a = ctx;
+	unsigned long n;
+
+	switch (opt) {
+	case 'S':
+	case 'U':
+		if (time_key(v, opt == 'S' ? a->flt.since : a->flt.until, sizeof(a->flt.since)) < 0) {
+			fprintf(stderr, "toolgate audit: --%s %s: not RFC 3339 or unix seconds\n",
+				opt == 'S' ? "since" : "until", v);
+			return -1;
+		}
+		break;
+	case 'n':
+		if (cli_count("audit tail", "-n", v, 1, 100000, &n) < 0)
+			return -1;
+		a->n = (long)n;
+		break;
+	case 'f':
+		a->follow = 1;
+		break;
+	}
+	return 0;
+}
+
 int cmd_audit(int argc, char **argv)
 {
-	const char *file = NULL, *state = NULL, *expect = NULL, *verb;
-	struct filter flt;
-	char path[4096];
-	long n = 10;
-	int a, follow = 0;
+	struct audit_args a;
+	const struct cli_bind binds[] = {
+		{ 's', &a.state }, { 'e', &a.expect }, { 'P', &a.flt.principal },
+		{ 'T', &a.flt.tool }, { 'O', &a.flt.outcome }, { 'K', &a.flt.kind }, { 0, NULL },
+	};
+	const char *verb;
+	char path[4096], who[32];
+	int rc;
 
-	memset(&flt, 0, sizeof(flt));
-	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+	memset(&a, 0, sizeof(a));
+	a.n = 10;
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	verb = argv[1];
-	for (a = 2; a < argc; a++) {
-		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-
-		if (strcmp(o, "-f") == 0) {
-			follow = 1;
-			continue;
-		}
-		if (o[0] != '-' && !file) {
-			file = o;
-			continue;
-		}
-		if (!v) {
-			usage(stderr);
-			return 2;
-		}
-		if (strcmp(o, "--state") == 0)
-			state = v;
-		else if (strcmp(o, "--expect") == 0)
-			expect = v;
-		else if (strcmp(o, "-n") == 0) {
-			char *end;
-
-			n = strtol(v, &end, 10);
-			if (*end || n < 1 || n > 100000) {
-				fprintf(stderr, "toolgate audit tail: -n takes 1 to 100000\n");
-				return 2;
-			}
-		} else if (strcmp(o, "--principal") == 0)
-			flt.principal = v;
-		else if (strcmp(o, "--tool") == 0)
-			flt.tool = v;
-		else if (strcmp(o, "--outcome") == 0)
-			flt.outcome = v;
-		else if (strcmp(o, "--kind") == 0)
-			flt.kind = v;
-		else if (strcmp(o, "--since") == 0 || strcmp(o, "--until") == 0) {
-			char *to = o[2] == 's' ? flt.since : flt.until;
-
-			if (time_key(v, to, sizeof(flt.since)) < 0) {
-				fprintf(stderr, "toolgate audit: %s %s: not RFC 3339 or unix seconds\n",
-					o, v);
-				return 2;
-			}
-		} else {
-			usage(stderr);
-			return 2;
-		}
-		a++;
+	if (strcmp(verb, "verify") != 0 && strcmp(verb, "tail") != 0 && strcmp(verb, "query") != 0) {
+		fprintf(stderr, "toolgate audit: unknown command '%s' (verify, tail or query)\n",
+			verb);
+		return EXIT_USAGE;
 	}
-	if (cli_audit_path(file, state, path, sizeof(path)) < 0) {
-		fprintf(stderr, "toolgate audit: which log? FILE or --state DIR\n");
-		return 2;
+	snprintf(who, sizeof(who), "audit %s", verb);
+	rc = cli_parse(who, argc - 1, argv + 1, ":hn:f", options, usage, binds, audit_option, &a);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc - 1)
+		a.file = argv[1 + optind++];
+	if (optind < argc - 1) {
+		fprintf(stderr, "toolgate %s: one FILE only ('%s', then '%s')\n", who, a.file,
+			argv[1 + optind]);
+		return EXIT_USAGE;
 	}
+	if (cli_audit_path(a.file, a.state, path, sizeof(path)) < 0) {
+		fprintf(stderr, "toolgate %s: which log? FILE or --state DIR\n", who);
+		return EXIT_USAGE;
+	}
+	/* reading: a state directory that is not there is said, not made */
+	if (!a.file && cli_state_exists(who, a.state) < 0)
+		return EXIT_DATA;
 	if (strcmp(verb, "verify") == 0)
-		return verify(path, expect);
+		return verify(path, a.expect);
 	if (strcmp(verb, "tail") == 0)
-		return tail(path, n, follow);
-	if (strcmp(verb, "query") == 0)
-		return query(path, &flt);
-	usage(stderr);
-	return 2;
+		return tail(path, a.n, a.follow);
+	return query(path, &a.flt);
 }

@@ -31,7 +31,7 @@ static int cmd_list(const char *dir)
 
 	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
-		return 2;
+		return EXIT_DATA;
 	}
 	printf("%-32s %-12s %-6s %-9s %s\n", "NAME", "VERSION", "AUTH", "RISK", "STATUS");
 	for (i = 0; i < tg_catalog_count(cat); i++) {
@@ -61,14 +61,14 @@ static int cmd_show(const char *dir, const char *ref)
 
 	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
-		return 2;
+		return EXIT_DATA;
 	}
 	if (tg_catalog_resolve(cat, ref, NULL, &c, &err) < 0) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
 		rc = 1;
 	} else if (!(def = tg_catalog_mcp_tool(c, NULL, &err))) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
-		rc = 2;
+		rc = EXIT_DATA;
 	} else {
 		printf("# %s@%s from %s, owner %s <%s>\n%s\n", c->name, c->version_text, c->file,
 		       c->owner_team, c->owner_contact, def);
@@ -94,7 +94,7 @@ static int cmd_diff(const char *old_path, const char *new_path)
 	struct tg_contract *o = NULL, *n = NULL;
 	struct tg_diff d;
 	struct tg_error err;
-	int rc = 2;
+	int rc = EXIT_DATA;
 
 	if (tg_contract_load(old_path, NULL, &o, &err) < 0 ||
 	    tg_contract_load(new_path, NULL, &n, &err) < 0 || tg_catalog_diff(o, n, &d, &err) < 0) {
@@ -126,25 +126,68 @@ static int cmd_lint(const char *dir)
 
 	if (problems < 0) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
-		return 2;
+		return EXIT_DATA;
 	}
 	printf("%zu contracts, %d problems\n", files, problems);
 	return problems ? 1 : 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate catalog list DIR\n"
+		   "       toolgate catalog show DIR NAME[@VERSION]\n"
+		   "       toolgate catalog lint DIR\n"
+		   "       toolgate catalog diff OLD.json NEW.json\n"
+		   "\n"
+		   "Exit status: 0; 1 lint problems, a breaking diff, or no such tool (show);\n"
+		   "2 usage; 3 a catalogue or contract that does not load (docs/CLI.md).\n");
+}
+
+static const struct option options[] = {
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
 int cmd_catalog(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "list") == 0)
-		return cmd_list(argv[2]);
-	if (argc == 4 && strcmp(argv[1], "show") == 0)
-		return cmd_show(argv[2], argv[3]);
-	if (argc == 3 && strcmp(argv[1], "lint") == 0)
-		return cmd_lint(argv[2]);
-	if (argc == 4 && strcmp(argv[1], "diff") == 0)
-		return cmd_diff(argv[2], argv[3]);
-	fprintf(stderr, "usage: toolgate catalog list DIR\n"
-			"       toolgate catalog show DIR NAME[@VERSION]\n"
-			"       toolgate catalog lint DIR\n"
-			"       toolgate catalog diff OLD.json NEW.json\n");
-	return 2;
+	static const struct {
+		const char *verb;
+		int operands;
+	} verbs[] = { { "list", 1 }, { "show", 2 }, { "lint", 1 }, { "diff", 2 } };
+	char who[32];
+	char **ops;
+	size_t v;
+	int opt, n;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+		if (strcmp(argv[1], verbs[v].verb) == 0)
+			break;
+	if (v == sizeof(verbs) / sizeof(verbs[0])) {
+		fprintf(stderr, "toolgate catalog: unknown command '%s' (list, show, lint or diff)\n",
+			argv[1]);
+		return EXIT_USAGE;
+	}
+	snprintf(who, sizeof(who), "catalog %s", verbs[v].verb);
+	opt = cli_parse(who, argc - 1, argv + 1, ":h", options, usage, NULL, NULL, NULL);
+	if (opt >= 0)
+		return opt;
+	ops = argv + 1 + optind;
+	n = argc - 1 - optind;
+	if (n != verbs[v].operands) {
+		fprintf(stderr, "toolgate %s: takes %s (%d argument%s given)\n", who,
+			verbs[v].operands == 1 ? "DIR"
+			: v == 1 ? "DIR NAME[@VERSION]" : "OLD.json NEW.json", n, n == 1 ? "" : "s");
+		return EXIT_USAGE;
+	}
+	if (v == 0)
+		return cmd_list(ops[0]);
+	if (v == 1)
+		return cmd_show(ops[0], ops[1]);
+	if (v == 2)
+		return cmd_lint(ops[0]);
+	return cmd_diff(ops[0], ops[1]);
 }

@@ -46,10 +46,57 @@ void cli_put_json(FILE *f, const char *json);
 void cli_put_text(FILE *f, const char *text);
 void cli_say(FILE *f, const char *who, const char *text);
 
-/* Exit statuses shared by the subcommands, after env(1) and timeout(1). */
+/* Exit statuses, one table for every command (docs/CLI.md). run passes
+ * its command's status through, so its own failures, a usage error among
+ * them, are 125 as env(1) and timeout(1) have it, and 124, 126 and 127
+ * are theirs too. */
+#define EXIT_NO 1          /* the answer is no: findings, invalid, refused */
+#define EXIT_USAGE 2       /* the command line: an option, a value, an operand */
+#define EXIT_DATA 3        /* configuration or data: a file, directory, store or
+			    * log missing, unreadable, malformed or not writable */
 #define EXIT_TIMEOUT 124
-#define EXIT_TOOLGATE 125
+#define EXIT_TOOLGATE 125  /* run: refused, or the sandbox could not be set up */
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
+
+#include <getopt.h>
+/* The command line (src/cli/opts.c). cli_parse is getopt_long over argv
+ * (argv[0] the command's or the verb's name; operands anywhere, "--" ends
+ * the options), where shortopts starts with ':' and has 'h', and longopts
+ * has CLI_OPTION_HELP. --help prints usage on stdout; a usage error,
+ * naming the option, is said on stderr as "toolgate WHO: ...". An option
+ * whose val is in binds (ended by {0, NULL}; binds may be NULL) has its
+ * value stored in *to, the last given winning; any other goes to
+ * other(opt, optarg, ctx), which returns 0, or -1 having said why (a
+ * usage error). -1 once every option is read (the operands from
+ * argv[optind]); else the exit status: 0 after --help, EXIT_USAGE after a
+ * usage error. */
+struct cli_bind {
+	int val;
+	const char **to;
+};
+int cli_parse(const char *who, int argc, char **argv, const char *shortopts,
+	      const struct option *longopts, void (*usage)(FILE *), const struct cli_bind *binds,
+	      int (*other)(int opt, const char *arg, void *ctx), void *ctx);
+/* An other for a command whose one option without a value is a flag:
+ * *(int *)ctx = 1. */
+int cli_set_flag(int opt, const char *arg, void *ctx);
+/* The options several commands share, the same everywhere. */
+#define CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
+#define CLI_OPTION_STATE { "state", required_argument, NULL, 's' }
+#define CLI_OPTION_POLICY { "policy", required_argument, NULL, 'p' }
+#define CLI_OPTION_CATALOG { "catalog", required_argument, NULL, 'c' }
+#define CLI_OPTION_END { NULL, 0, NULL, 0 }
+/* v, a whole number from min to max, into *out: 0, or -1 having said
+ * "toolgate WHO: NAME 'V': takes a whole number from MIN to MAX". */
+int cli_count(const char *who, const char *name, const char *v, unsigned long min,
+	      unsigned long max, unsigned long *out);
+/* A reading command's state directory: 0 when it exists, else -1 having
+ * said so, naming it. cli_has_store: 1 when it holds the store's
+ * database (serve --policy FILE --state DIR and token revoke make it;
+ * before that there is nothing in it to read). Neither creates anything. */
+#define CLI_STORE_FILE "toolgate.db" /* docs/STORE.md */
+int cli_state_exists(const char *who, const char *state);
+int cli_has_store(const char *state);
 
 #endif

@@ -93,17 +93,36 @@ out:
 	return rc;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate doctor [--json]\n"
+		   "\n"
+		   "Each kernel feature the sandbox's tiers need, and what each tier\n"
+		   "guarantees on this host. Exit status: 0; 1 the strict tier cannot be\n"
+		   "guaranteed here; 2 usage (docs/CLI.md).\n");
+}
+
+static const struct option options[] = {
+	{ "json", no_argument, NULL, 'j' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct tg_sandbox_probe p;
 	struct tg_error err;
-	int strict_ok, standard_ok, json = argc > 1 && strcmp(argv[1], "--json") == 0, warm_ok = 0;
+	int strict_ok, standard_ok, json = 0, warm_ok = 0, opt;
 	char strict_msg[512], standard_msg[512];
 	struct warm_probe w;
 
-	if (argc > 1 && !json) {
-		fprintf(stderr, "toolgate doctor: unknown option '%s'\n", argv[1]);
-		return 2;
+	opt = cli_parse("doctor", argc, argv, ":h", options, usage, NULL, cli_set_flag, &json);
+	if (opt >= 0)
+		return opt;
+	if (optind < argc) {
+		fprintf(stderr, "toolgate doctor: unexpected argument '%s' (see --help)\n",
+			argv[optind]);
+		return EXIT_USAGE;
 	}
 	tg_sandbox_probe_host(&p);
 	strict_ok = tg_sandbox_tier_check(TG_TIER_STRICT, &p, &err) == 0;

@@ -19,6 +19,7 @@ static void usage(FILE *f)
 		"  schema test [--remotes DIR] FILE...  run JSON Schema Test Suite files\n"
 		"  catalog list|lint DIR            the tool contracts of a directory\n"
 		"  catalog show DIR NAME[@VERSION]  one tool's MCP definition\n"
+		"  catalog diff OLD.json NEW.json   what changed, and whether it breaks callers\n"
 		"  serve --catalog DIR [--stdio]    the MCP gateway over a catalogue\n"
 		"  token issue|verify|revoke ...    signed tokens for a policy's principals\n"
 		"  policy lint FILE [--catalog DIR] excessive agency in a policy\n"
@@ -28,14 +29,17 @@ static void usage(FILE *f)
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
 		"\n"
-		"toolgate run --help lists the sandbox options.\n");
+		"toolgate COMMAND --help says what each takes. Exit status: 0; 1 the answer\n"
+		"is no (findings, invalid, refused); 2 usage; 3 a file, directory, store or\n"
+		"log missing, malformed or failing; run: its command's, 124 to 127 its own\n"
+		"(docs/CLI.md).\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
@@ -71,5 +75,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "toolgate: unknown command '%s' (try toolgate --help)\n", argv[1]);
-	return 2;
+	return EXIT_USAGE;
 }

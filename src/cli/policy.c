@@ -5,8 +5,8 @@
  * wildcard write scope, a principal whose own token lifetime is above
  * the policy's, tokens allowed to live longer than a day, and with the
  * catalogue, write tools nobody may approve. Exit 0 when there is
- * nothing to report, 1 when there is, 2 for bad usage or a policy that
- * does not load.
+ * nothing to report, 1 when there is, 2 for bad usage, 3 for a policy
+ * or catalogue that does not load (docs/CLI.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,10 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate policy lint FILE [--catalog DIR]\n");
+	fprintf(f, "usage: toolgate policy lint FILE [--catalog DIR]\n"
+		   "\n"
+		   "Exit status: 0 nothing to report; 1 findings; 2 usage; 3 a policy or\n"
+		   "catalogue that does not load (docs/CLI.md).\n");
 }
 
 /* 1 if any principal holds a scope that approves tool. */
@@ -55,6 +58,12 @@ static unsigned lint_scopes(const char *path, const struct tg_policy *p, const c
 	return findings;
 }
 
+static const struct option options[] = {
+	CLI_OPTION_CATALOG,
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
 int cmd_policy(int argc, char **argv)
 {
 	const char *path = NULL, *catalog = NULL;
@@ -62,32 +71,32 @@ int cmd_policy(int argc, char **argv)
 	struct tg_catalog *cat = NULL;
 	struct tg_error err;
 	unsigned findings = 0;
+	const struct cli_bind binds[] = { { 'c', &catalog }, { 0, NULL } };
 	size_t i;
-	int a;
+	int opt;
 
-	if (argc < 2 || strcmp(argv[1], "lint") != 0) {
-		usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
-		return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
 	}
-	for (a = 2; a < argc; a++) {
-		if (strcmp(argv[a], "--catalog") == 0 && a + 1 < argc)
-			catalog = argv[++a];
-		else if (argv[a][0] != '-' && !path)
-			path = argv[a];
-		else {
-			usage(stderr);
-			return 2;
-		}
+	if (strcmp(argv[1], "lint") != 0) {
+		fprintf(stderr, "toolgate policy: unknown command '%s' (lint)\n", argv[1]);
+		return EXIT_USAGE;
 	}
-	if (!path) {
-		usage(stderr);
-		return 2;
+	opt = cli_parse("policy lint", argc - 1, argv + 1, ":h", options, usage, binds, NULL, NULL);
+	if (opt >= 0)
+		return opt;
+	if (optind + 1 != argc - 1) {
+		fprintf(stderr, "toolgate policy lint: takes one FILE (%d given)\n",
+			argc - 1 - optind);
+		return EXIT_USAGE;
 	}
+	path = argv[1 + optind];
 	if (tg_policy_load(path, &p, &err) < 0 ||
 	    (catalog && tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0)) {
 		fprintf(stderr, "toolgate policy lint: %s\n", err.msg);
 		tg_policy_free(p);
-		return 2;
+		return EXIT_DATA;
 	}
 	if (tg_policy_max_ttl(p) > DAY) {
 		printf("%s: excessive agency: tokens may live %llu h (max_token_ttl); keep them "

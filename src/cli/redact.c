@@ -26,7 +26,10 @@ static void usage(FILE *f)
 		   "\n"
 		   "Prints FILE (stdin when absent or -) with every secret replaced by\n"
 		   "[REDACTED:<rule>]; --json lists the findings (rule, offset, length, line)\n"
-		   "instead. --rules lists the rules.\n");
+		   "instead. --rules lists the rules.\n"
+		   "\n"
+		   "Exit status: 0 (findings or not); 2 usage; 3 FILE cannot be read or\n"
+		   "stdout written (docs/CLI.md).\n");
 }
 
 static int write_stdout(void *arg, const char *buf, size_t len, struct tg_error *err)
@@ -91,6 +94,21 @@ static int print_json(struct tg_redact_stream *st, uint64_t bytes)
 	return rc;
 }
 
+static const struct option options[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "rules", no_argument, NULL, 'r' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* --json (flags[0]) and --rules (flags[1]). */
+static int set_flag(int opt, const char *arg, void *ctx)
+{
+	(void)arg;
+	((int *)ctx)[opt == 'r'] = 1;
+	return 0;
+}
+
 int cmd_redact(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -98,38 +116,32 @@ int cmd_redact(int argc, char **argv)
 	struct tg_error err;
 	uint64_t bytes = 0;
 	char buf[65536];
-	int json = 0, fd = 0, i, rc = EXIT_TOOLGATE;
+	int json = 0, fd = 0, i, opt, rc = EXIT_DATA, flags[2] = { 0, 0 };
 	unsigned fl;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
-		} else if (strcmp(argv[i], "--rules") == 0) {
-			const char *const *r;
+	opt = cli_parse("redact", argc, argv, ":h", options, usage, NULL, set_flag, flags);
+	if (opt >= 0)
+		return opt;
+	json = flags[0];
+	if (flags[1]) {
+		const char *const *r;
 
-			for (r = tg_redact_rules(); *r; r++)
-				puts(*r);
-			return 0;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "toolgate redact: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
-		} else if (path) {
-			fprintf(stderr, "toolgate redact: one FILE at most ('%s', then '%s')\n", path,
-				argv[i]);
-			return 2;
-		} else {
-			path = argv[i];
-		}
+		for (r = tg_redact_rules(); *r; r++)
+			puts(*r);
+		return 0;
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "toolgate redact: one FILE at most ('%s', then '%s')\n", path,
+			argv[optind]);
+		return EXIT_USAGE;
 	}
 	if (path && strcmp(path, "-") != 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fprintf(stderr, "toolgate redact: %s: %s\n", path, strerror(errno));
-			return EXIT_TOOLGATE;
+			return EXIT_DATA;
 		}
 	}
 	if (tg_redact_stream_new(json ? write_nowhere : write_stdout, NULL, &st, &err) < 0)

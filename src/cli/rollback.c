@@ -9,7 +9,8 @@
  * decision like approving it. --dry-run shows what the compensation would
  * restore. list shows every rollback, its attempts and outcome, and the
  * success rate. What the compensation answered, and an error, are printed
- * with the characters a terminal would obey or reorder escaped.
+ * with the characters a terminal would obey or reorder escaped. Nothing
+ * here creates the state directory or the store (docs/CLI.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,15 +32,20 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE "
 		   "--token TOKEN\n"
 		   "                [--workspace DIR] [--audit FILE] [--dry-run]\n"
-		   "       toolgate rollback list --state DIR\n");
+		   "       toolgate rollback list --state DIR\n"
+		   "\n"
+		   "Exit status: 0 done, 1 refused or the compensation failed, 2 usage, 3 the\n"
+		   "state directory, store, catalogue or audit log missing or failing\n"
+		   "(docs/CLI.md).\n");
 }
 
 static int list(struct tg_store *st, struct tg_error *err)
 {
-	struct tg_rollback *r;
-	size_t n, i, ok = 0, done = 0;
+	struct tg_rollback *r = NULL;
+	size_t n = 0, i, ok = 0, done = 0;
 
-	if (tg_store_rollback_list(st, -1, &r, &n, err) < 0)
+	/* no store: no write call was ever made here, so nothing to list */
+	if (st && tg_store_rollback_list(st, -1, &r, &n, err) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		printf("%s  %-9s  %-20s  attempts %d\n", r[i].call_id,
@@ -69,10 +75,59 @@ static void print_result(const struct tg_call_result *r)
 	json_decref(j);
 }
 
+static const struct option options[] = {
+	{ "dry-run", no_argument, NULL, 'n' },
+	CLI_OPTION_STATE,
+	CLI_OPTION_POLICY,
+	CLI_OPTION_CATALOG,
+	{ "token", required_argument, NULL, 't' },
+	{ "workspace", required_argument, NULL, 'w' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "record", required_argument, NULL, 'A' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* What rollback was asked. */
+struct rollback_args {
+	const char *state, *policy, *token, *catalog, *workspace, *id, *record;
+	int dry;
+};
+
+/* argv into *a: -1, or the exit status (--help: 0; a usage error, said: 2). */
+static int rollback_parse(int argc, char **argv, struct rollback_args *a)
+{
+	const struct cli_bind binds[] = {
+		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'c', &a->catalog },
+		{ 'w', &a->workspace }, { 'A', &a->record }, { 0, NULL },
+	};
+	int rc = cli_parse("rollback", argc, argv, ":h", options, usage, binds, cli_set_flag, &a->dry);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		a->id = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "toolgate rollback: one CALL-ID only ('%s', then '%s')\n", a->id,
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!a->id || !a->state ||
+	    (strcmp(a->id, "list") != 0 && (!a->policy || !a->token || !a->catalog))) {
+		fprintf(stderr, "toolgate rollback: %s\n",
+			!a->id ? "which call? a CALL-ID, or list, is needed"
+			: !a->state ? "--state DIR is needed"
+				    : "--catalog DIR, --policy FILE and --token TOKEN are needed");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
 int cmd_rollback(int argc, char **argv)
 {
-	const char *state = NULL, *policy = NULL, *token = NULL, *catalog = NULL, *workspace = NULL;
-	const char *id = NULL, *record = NULL;
+	const char *state, *policy, *token, *catalog, *workspace, *id, *record;
+	struct rollback_args args = { 0 };
 	struct tg_gate_options gopts = { 0 };
 	const char *own[3] = { 0 };
 	struct tg_catalog *cat = NULL;
@@ -82,50 +137,17 @@ int cmd_rollback(int argc, char **argv)
 	struct tg_ticket t;
 	struct tg_error err;
 	char who[128] = "";
-	int a, dry = 0, rc = 1;
+	int dry, rc;
 
-	for (a = 1; a < argc; a++) {
-		const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-
-		if (strcmp(o, "--help") == 0) {
-			usage(stdout);
-			return 0;
-		}
-		if (strcmp(o, "--dry-run") == 0) {
-			dry = 1;
-			continue;
-		}
-		if (o[0] != '-' && !id) {
-			id = o;
-			continue;
-		}
-		if (!v) {
-			usage(stderr);
-			return 2;
-		}
-		if (strcmp(o, "--state") == 0)
-			state = v;
-		else if (strcmp(o, "--policy") == 0)
-			policy = v;
-		else if (strcmp(o, "--token") == 0)
-			token = v;
-		else if (strcmp(o, "--catalog") == 0)
-			catalog = v;
-		else if (strcmp(o, "--workspace") == 0)
-			workspace = v;
-		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
-			record = v;
-		else {
-			usage(stderr);
-			return 2;
-		}
-		a++;
-	}
-	if (!id || !state) {
-		usage(stderr);
-		return 2;
-	}
-	if (tg_store_open(state, &st, &err) < 0)
+	rc = rollback_parse(argc, argv, &args);
+	if (rc >= 0)
+		return rc;
+	state = args.state, policy = args.policy, token = args.token, catalog = args.catalog;
+	workspace = args.workspace, id = args.id, record = args.record, dry = args.dry;
+	/* nothing here makes a state directory or a store: a typo is said */
+	if (cli_state_exists(strcmp(id, "list") == 0 ? "rollback list" : "rollback", state) < 0)
+		return EXIT_DATA;
+	if (cli_has_store(state) && tg_store_open(state, &st, &err) < 0)
 		goto fail;
 	if (strcmp(id, "list") == 0) {
 		rc = list(st, &err) < 0 ? -1 : 0;
@@ -133,17 +155,17 @@ int cmd_rollback(int argc, char **argv)
 			goto fail;
 		goto out;
 	}
-	if (!policy || !token || !catalog) {
-		tg_store_close(st);
-		usage(stderr);
-		return 2;
-	}
 	/* the compensation's record, in the log serve writes, and a
 	 * refusal's: nothing is done unrecorded */
 	gopts.audit = cli_audit_open(record, state, "rollback");
 	if (!gopts.audit) {
-		rc = EXIT_TOOLGATE;
+		rc = EXIT_DATA;
 		goto out;
+	}
+	if (!st) {
+		/* no write call was ever made here */
+		tg_error_set(&err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
+		goto fail;
 	}
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
@@ -182,7 +204,7 @@ int cmd_rollback(int argc, char **argv)
 fail:
 	cli_say(stderr, "rollback", err.msg);
 	tg_record_event(gopts.audit, who, id, "rollback_refused", err.msg);
-	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+	rc = err.code == TG_ERR_INVALID ? EXIT_NO : EXIT_DATA;
 out:
 	tg_gate_free(gate);
 	tg_catalog_free(cat);

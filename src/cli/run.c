@@ -2,8 +2,9 @@
  * toolgate run [options] -- CMD [ARGS...]: one command in the sandbox.
  *
  * Exit status: the command's; 128+N if a signal N ended it; 124 on
- * timeout; 125 when toolgate refused or the sandbox could not be set up;
- * 126 and 127 when the command could not be executed or found.
+ * timeout; 125 when toolgate refused, the sandbox could not be set up or
+ * the command line is wrong (as env(1): 2 could be the command's); 126
+ * and 127 when the command could not be executed or found (docs/CLI.md).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /*
- * toolgate schema validate [--draft7] SCHEMA INSTANCE
- *     exit 0 valid, 1 invalid, 2 error
- * toolgate schema test [--draft7] [--remotes DIR] FILE...
+ * toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE
+ *     exit 0 valid, 1 invalid, 2 usage, 3 a file that does not load
+ * toolgate schema test [--draft7] [--format-assert] [--remotes DIR] FILE...
  *     runs files in the JSON Schema Test Suite's format; ends with
  *     "N passed, M failed". --remotes serves http://localhost:1234/ from DIR
  *     (the suite's remotes/), never from the network.
@@ -31,6 +31,55 @@ static char *slurp(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n"
+		   "       toolgate schema test [--draft7] [--format-assert] [--remotes DIR] "
+		   "FILE...\n"
+		   "\n"
+		   "Exit status: 0 valid (every test passed); 1 invalid (a test failed);\n"
+		   "2 usage; 3 a file that cannot be read or does not load (docs/CLI.md).\n");
+}
+
+static const struct option options[] = {
+	{ "draft7", no_argument, NULL, 'd' },
+	{ "format-assert", no_argument, NULL, 'f' },
+	{ "remotes", required_argument, NULL, 'r' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* One of validate's or test's options into the struct tg_schema_options
+ * ctx: 0. */
+static int schema_option(int opt, const char *arg, void *ctx)
+{
+	struct tg_schema_options *o = ctx;
+
+	if (opt == 'd') {
+		o->draft = TG_SCHEMA_DRAFT7;
+	} else if (opt == 'f') {
+		o->format_assert = 1;
+	} else {
+		o->remote_base = SUITE_BASE;
+		o->remote_dir = arg;
+	}
+	return 0;
+}
+
+/* The options of validate or test (argv[0] the verb) into *o: -1 (the
+ * operands from argv[optind]), or the exit status (--help: 0; a usage
+ * error, said: 2). --remotes is test's only. */
+static int schema_parse(const char *who, int argc, char **argv, struct tg_schema_options *o)
+{
+	int rc = cli_parse(who, argc, argv, ":h", options, usage, NULL, schema_option, o);
+
+	if (rc < 0 && o->remote_dir && strcmp(who, "schema test") != 0) {
+		fprintf(stderr, "toolgate %s: --remotes is for schema test\n", who);
+		return EXIT_USAGE;
+	}
+	return rc;
+}
+
 /* the library's ceilings (docs/SCHEMA.md) */
 #define MAX_SCHEMA_TEXT (8u << 20)
 #define MAX_INSTANCE_TEXT (16u << 20)
@@ -47,37 +96,31 @@ static int cmd_validate(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
-	while (argc > 3 && argv[1][0] == '-') {
-		if (strcmp(argv[1], "--draft7") == 0) {
-			o.draft = TG_SCHEMA_DRAFT7;
-		} else if (strcmp(argv[1], "--format-assert") == 0) {
-			o.format_assert = 1;
-		} else {
-			fprintf(stderr, "toolgate schema: unknown option '%s'\n", argv[1]);
-			return 2;
-		}
-		argc--;
-		argv++;
-	}
+	rc = schema_parse("schema validate", argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc != 3) {
-		fprintf(stderr, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n");
-		return 2;
+		fprintf(stderr, "toolgate schema validate: takes SCHEMA INSTANCE (%d given)\n",
+			argc - 1);
+		return EXIT_USAGE;
 	}
 	stext = slurp(argv[1], MAX_SCHEMA_TEXT, &slen);
 	itext = stext ? slurp(argv[2], MAX_INSTANCE_TEXT, &ilen) : NULL;
 	if (!stext || !itext) {
 		free(stext);
 		free(itext);
-		return 2;
+		return EXIT_DATA;
 	}
 	if (tg_schema_compile(stext, slen, &o, &schema, &err) < 0) {
 		fprintf(stderr, "toolgate schema: %s: %s\n", argv[1], err.msg);
-		rc = 2;
+		rc = EXIT_DATA;
 	} else {
 		rc = tg_schema_validate(schema, itext, ilen, &errors, &err);
 		if (rc < 0) {
 			fprintf(stderr, "toolgate schema: %s: %s\n", argv[2], err.msg);
-			rc = 2;
+			rc = EXIT_DATA;
 		} else if (rc == 0) {
 			for (i = 0; i < errors.n; i++)
 				printf("%s: %s (%s)\n", ev[i].instance_location[0] ? ev[i].instance_location : "/",
@@ -136,27 +179,17 @@ static void run_group(const char *file, json_t *group, const struct tg_schema_op
 static int cmd_test(int argc, char **argv)
 {
 	struct tg_schema_options o;
-	int passed = 0, failed = 0, i = 1;
+	int passed = 0, failed = 0, i;
 
 	memset(&o, 0, sizeof(o));
-	for (;;) {
-		if (i + 1 < argc && strcmp(argv[i], "--remotes") == 0) {
-			o.remote_base = SUITE_BASE;
-			o.remote_dir = argv[i + 1];
-			i += 2;
-		} else if (i < argc && strcmp(argv[i], "--draft7") == 0) {
-			o.draft = TG_SCHEMA_DRAFT7;
-			i++;
-		} else if (i < argc && strcmp(argv[i], "--format-assert") == 0) {
-			o.format_assert = 1;
-			i++;
-		} else {
-			break;
-		}
-	}
+	i = schema_parse("schema test", argc, argv, &o);
+	if (i >= 0)
+		return i;
+	i = optind;
 	if (i >= argc) {
-		fprintf(stderr, "usage: toolgate schema test [--draft7] [--format-assert] [--remotes DIR] FILE...\n");
-		return 2;
+		fprintf(stderr, "toolgate schema test: which FILE?\n");
+		usage(stderr);
+		return EXIT_USAGE;
 	}
 	for (; i < argc; i++) {
 		json_error_t jerr;
@@ -168,7 +201,7 @@ static int cmd_test(int argc, char **argv)
 			fprintf(stderr, "toolgate schema: %s: %s\n", argv[i],
 				doc ? "not a test file" : jerr.text);
 			json_decref(doc);
-			return 2;
+			return EXIT_DATA;
 		}
 		json_array_foreach(doc, k, g)
 			run_group(base ? base + 1 : argv[i], g, &o, &passed, &failed);
@@ -184,7 +217,14 @@ int cmd_schema(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "test") == 0)
 		return cmd_test(argc - 1, argv + 1);
-	fprintf(stderr, "usage: toolgate schema validate [--draft7] [--format-assert] SCHEMA INSTANCE\n"
-			"       toolgate schema test [--draft7] [--remotes DIR] FILE...\n");
-	return 2;
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc >= 2)
+		fprintf(stderr, "toolgate schema: unknown command '%s' (validate or test)\n",
+			argv[1]);
+	else
+		usage(stderr);
+	return EXIT_USAGE;
 }

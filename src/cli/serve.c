@@ -190,115 +190,153 @@ static void *reloader_main(void *arg)
 	}
 }
 
-/* An option's count from min to max, into *out; -1 (said) when it is not. */
-static int count_option(const char *name, const char *v, unsigned long min, unsigned long max,
-			unsigned *out)
-{
-	char *end;
-	unsigned long n = strtoul(v, &end, 10);
-
-	if (*end || end == v || *v == '-' || n < min || n > max) {
-		fprintf(stderr, "toolgate serve: %s takes %lu to %lu\n", name, min, max);
-		return -1;
-	}
-	*out = (unsigned)n;
-	return 0;
-}
-
 /* What serve was asked. */
 struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
 	const char *state, *otlp;
+	char addr[64];  /* --http's */
+	unsigned port;
 	int stdio;
 	struct tg_gate_options gopts;
 	struct tg_mcp_options mopts;
 };
 
-/* argv into *a: 0, 1 (--help said: exit 0), or 2 (a usage error, said). */
+enum {
+	OPT_STDIO = 256, OPT_CATALOG, OPT_WORKSPACE, OPT_PRINCIPAL, OPT_AUDIT, OPT_HTTP, OPT_TOKENS,
+	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
+	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL,
+};
+
+static const struct option options[] = {
+	{ "stdio", no_argument, NULL, OPT_STDIO },
+	{ "catalog", required_argument, NULL, OPT_CATALOG },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "principal", required_argument, NULL, OPT_PRINCIPAL },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "record", required_argument, NULL, OPT_AUDIT },
+	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "tokens", required_argument, NULL, OPT_TOKENS },
+	{ "state-key", required_argument, NULL, OPT_STATE_KEY },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "otlp", required_argument, NULL, OPT_OTLP },
+	{ "descriptions", required_argument, NULL, OPT_DESCRIPTIONS },
+	{ "anomalies", required_argument, NULL, OPT_ANOMALIES },
+	{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+	{ "warm", required_argument, NULL, OPT_WARM },
+	{ "max-runs", required_argument, NULL, OPT_MAX_RUNS },
+	{ "max-runs-per-principal", required_argument, NULL, OPT_MAX_RUNS_PER_PRINCIPAL },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* A count option's value, from min to max, into *out: 0, or -1 (said). */
+static int count_option(int opt, const char *v, unsigned long min, unsigned long max,
+			unsigned *out)
+{
+	const struct option *o = options;
+	char name[40];
+	unsigned long n;
+
+	while (o->name && o->val != opt)
+		o++;
+	snprintf(name, sizeof(name), "--%s", o->name ? o->name : "?");
+	if (cli_count("serve", name, v, min, max, &n) < 0)
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* --stdio, or an option whose value is a choice or a count, into *a: 0,
+ * or -1 (said). */
+static int serve_option(int opt, const char *v, void *ctx)
+{
+	struct serve_args *a = ctx;
+	int action;
+
+	switch (opt) {
+	case OPT_STDIO:
+		a->stdio = 1;
+		return 0;
+	case OPT_DESCRIPTIONS:
+		if (strcmp(v, "refuse") == 0)
+			a->gopts.descriptions = TG_DESCRIPTIONS_REFUSE;
+		else if (strcmp(v, "warn") == 0)
+			a->gopts.descriptions = TG_DESCRIPTIONS_WARN;
+		else if (strcmp(v, "off") == 0)
+			a->gopts.descriptions = TG_DESCRIPTIONS_OFF;
+		else
+			break;
+		return 0;
+	case OPT_ANOMALIES:
+		action = tg_anomaly_action_parse(v);
+		if (action < 0)
+			break;
+		a->gopts.anomalies = (enum tg_anomaly_action)action;
+		return 0;
+	case OPT_HEADER_TIMEOUT:
+		return count_option(opt, v, 1, 300, &a->mopts.http_header_timeout);
+	case OPT_WARM:
+		return count_option(opt, v, 0, 64, &a->gopts.warm);
+	case OPT_MAX_RUNS:
+		return count_option(opt, v, 1, 4096, &a->gopts.max_runs);
+	case OPT_MAX_RUNS_PER_PRINCIPAL:
+		return count_option(opt, v, 1, 4096, &a->gopts.max_runs_per_principal);
+	}
+	fprintf(stderr, "toolgate serve: %s '%s': takes %s\n",
+		opt == OPT_DESCRIPTIONS ? "--descriptions" : "--anomalies", v,
+		opt == OPT_DESCRIPTIONS ? "refuse, warn or off" : "hold, warn or off");
+	return -1;
+}
+
+/* argv into *a: -1, or the exit status (--help: 0; a usage error, said: 2). */
 static int serve_parse(int argc, char **argv, struct serve_args *a)
 {
-	int i;
+	const struct cli_bind binds[] = {
+		{ OPT_CATALOG, &a->catalog }, { OPT_WORKSPACE, &a->workspace },
+		{ OPT_PRINCIPAL, &a->principal }, { OPT_AUDIT, &a->record }, { OPT_HTTP, &a->http },
+		{ OPT_TOKENS, &a->tokens }, { OPT_STATE_KEY, &a->state_key },
+		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_OTLP, &a->otlp },
+		{ 0, NULL },
+	};
+	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 
-	for (i = 1; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (strcmp(o, "--stdio") == 0) {
-			a->stdio = 1;
-			continue;
-		}
-		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (!v) {
-			usage(stderr);
-			return 2;
-		}
-		if (strcmp(o, "--catalog") == 0)
-			a->catalog = v;
-		else if (strcmp(o, "--workspace") == 0)
-			a->workspace = v;
-		else if (strcmp(o, "--principal") == 0)
-			a->principal = v;
-		else if (strcmp(o, "--audit") == 0 || strcmp(o, "--record") == 0)
-			a->record = v;
-		else if (strcmp(o, "--http") == 0)
-			a->http = v;
-		else if (strcmp(o, "--tokens") == 0)
-			a->tokens = v;
-		else if (strcmp(o, "--state-key") == 0)
-			a->state_key = v;
-		else if (strcmp(o, "--policy") == 0)
-			a->policy = v;
-		else if (strcmp(o, "--state") == 0)
-			a->state = v;
-		else if (strcmp(o, "--otlp") == 0)
-			a->otlp = v;
-		else if (strcmp(o, "--descriptions") == 0) {
-			if (strcmp(v, "refuse") == 0)
-				a->gopts.descriptions = TG_DESCRIPTIONS_REFUSE;
-			else if (strcmp(v, "warn") == 0)
-				a->gopts.descriptions = TG_DESCRIPTIONS_WARN;
-			else if (strcmp(v, "off") == 0)
-				a->gopts.descriptions = TG_DESCRIPTIONS_OFF;
-			else {
-				fprintf(stderr, "toolgate serve: --descriptions takes refuse, warn "
-					"or off\n");
-				return 2;
-			}
-		}
-		else if (strcmp(o, "--anomalies") == 0) {
-			int action = tg_anomaly_action_parse(v);
-
-			if (action < 0) {
-				fprintf(stderr, "toolgate serve: --anomalies takes hold, warn or off\n");
-				return 2;
-			}
-			a->gopts.anomalies = (enum tg_anomaly_action)action;
-		} else if (strcmp(o, "--header-timeout") == 0) {
-			if (count_option(o, v, 1, 300, &a->mopts.http_header_timeout) < 0)
-				return 2;
-		} else if (strcmp(o, "--warm") == 0) {
-			if (count_option(o, v, 0, 64, &a->gopts.warm) < 0)
-				return 2;
-		} else if (strcmp(o, "--max-runs") == 0) {
-			if (count_option(o, v, 1, 4096, &a->gopts.max_runs) < 0)
-				return 2;
-		} else if (strcmp(o, "--max-runs-per-principal") == 0) {
-			if (count_option(o, v, 1, 4096, &a->gopts.max_runs_per_principal) < 0)
-				return 2;
-		} else {
-			fprintf(stderr, "toolgate serve: unknown option '%s'\n", o);
-			usage(stderr);
-			return 2;
-		}
-		i++;
+	if (rc >= 0)
+		return rc;
+	if (optind < argc) {
+		fprintf(stderr, "toolgate serve: unexpected argument '%s' (see --help)\n",
+			argv[optind]);
+		return EXIT_USAGE;
 	}
 	if (!a->catalog) {
+		fprintf(stderr, "toolgate serve: --catalog DIR is needed\n");
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
-	return 0;
+	if (a->tokens && a->policy) {
+		fprintf(stderr, "toolgate serve: --tokens or --policy, not both (a policy's tokens "
+			"are signed, docs/AUTH.md)\n");
+		return EXIT_USAGE;
+	}
+	if (a->tokens && !a->http) {
+		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
+		return EXIT_USAGE;
+	}
+	if (a->http) {
+		const char *colon = strrchr(a->http, ':');
+		char *end = NULL;
+		unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+
+		if (!colon || colon == a->http || (size_t)(colon - a->http) >= sizeof(a->addr) ||
+		    end == colon + 1 || *end || colon[1] == '-' || port > 65535) {
+			fprintf(stderr, "toolgate serve: --http '%s': wants ADDR:PORT, such as "
+				"127.0.0.1:8080\n", a->http);
+			return EXIT_USAGE;
+		}
+		snprintf(a->addr, sizeof(a->addr), "%.*s", (int)(colon - a->http), a->http);
+		a->port = (unsigned)port;
+	}
+	return -1;
 }
 
 /* A rollback a crash interrupted is finished before anything else runs
@@ -352,9 +390,9 @@ int cmd_serve(int argc, char **argv)
 	int rc;
 
 	rc = serve_parse(argc, argv, &args);
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	rc = EXIT_TOOLGATE;
+	if (rc >= 0)
+		return rc;
+	rc = EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
 	state_key = args.state_key, policy = args.policy, state = args.state, otlp = args.otlp;
@@ -365,7 +403,7 @@ int cmd_serve(int argc, char **argv)
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
 	if (!gopts.audit)
-		return EXIT_TOOLGATE;
+		return EXIT_DATA;
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	gopts.state_dir = state;
@@ -385,15 +423,6 @@ int cmd_serve(int argc, char **argv)
 	mopts.state_key_file = state_key;
 	mopts.policy_file = policy;
 	mopts.state_dir = state;
-	if (tokens && policy) {
-		fprintf(stderr, "toolgate serve: --tokens or --policy, not both (a policy's tokens "
-			"are signed, docs/AUTH.md)\n");
-		return 2;
-	}
-	if (tokens && !http) {
-		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
-		return 2;
-	}
 	if (tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
@@ -422,21 +451,11 @@ int cmd_serve(int argc, char **argv)
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 	if (http) {
-		char addr[64];
-		const char *colon = strrchr(http, ':');
-		unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 0;
-
-		if (!colon || (size_t)(colon - http) >= sizeof(addr) || port > 65535) {
-			fprintf(stderr, "toolgate serve: --http wants ADDR:PORT, such as 127.0.0.1:8080\n");
-			rc = 2;
-			goto out;
-		}
-		snprintf(addr, sizeof(addr), "%.*s", (int)(colon - http), http);
-		if (tg_mcp_http_start(mcp, addr, (unsigned)port, &server, &err) < 0) {
+		if (tg_mcp_http_start(mcp, args.addr, args.port, &server, &err) < 0) {
 			fprintf(stderr, "toolgate serve: %s\n", err.msg);
 			goto out;
 		}
-		fprintf(stderr, "toolgate serve: MCP on http://%s:%u/mcp\n", addr,
+		fprintf(stderr, "toolgate serve: MCP on http://%s:%u/mcp\n", args.addr,
 			tg_mcp_http_port(server));
 	}
 	if (!http || stdio) {

@@ -26,7 +26,11 @@ static void usage(FILE *f)
 		   "                            --scope SCOPE [--scope SCOPE...] [--ttl 10m]\n"
 		   "                            [--audience AUD]\n"
 		   "       toolgate token verify --state DIR --policy FILE [--audience AUD] [TOKEN]\n"
-		   "       toolgate token revoke --state DIR --policy FILE [TOKEN]\n");
+		   "       toolgate token revoke --state DIR --policy FILE [TOKEN]\n"
+		   "\n"
+		   "TOKEN \"-\" or none: stdin's first line. Exit status: 0; 1 the token is\n"
+		   "refused; 2 usage; 3 the state directory, key, store or policy missing\n"
+		   "or failing (docs/CLI.md).\n");
 }
 
 /* TOKEN, or stdin's first line for "-" or none (at most TG_MAX_TOKEN). */
@@ -47,66 +51,108 @@ static char *token_arg(const char *arg)
 	return line;
 }
 
+static const struct option options[] = {
+	CLI_OPTION_STATE,
+	CLI_OPTION_POLICY,
+	{ "principal", required_argument, NULL, 'P' },
+	{ "audience", required_argument, NULL, 'a' },
+	{ "ttl", required_argument, NULL, 't' },
+	{ "scope", required_argument, NULL, 'S' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+/* What token was asked. */
+struct token_args {
+	const char *state, *policy, *principal, *audience, *ttl, *token;
+	const char *scopes[TG_MAX_SCOPES];
+	size_t nscopes;
+};
+
+/* --scope, the one option given more than once. */
+static int add_scope(int opt, const char *arg, void *ctx)
+{
+	struct token_args *a = ctx;
+
+	(void)opt;
+	if (a->nscopes == TG_MAX_SCOPES) {
+		fprintf(stderr, "toolgate token: --scope %s: at most %d scopes\n", arg,
+			TG_MAX_SCOPES);
+		return -1;
+	}
+	a->scopes[a->nscopes++] = arg;
+	return 0;
+}
+
+/* argv (argv[0] the verb) into *a: -1, or the exit status (--help: 0; a
+ * usage error, said: 2). */
+static int token_parse(int argc, char **argv, struct token_args *a)
+{
+	const struct cli_bind binds[] = {
+		{ 's', &a->state }, { 'p', &a->policy }, { 'P', &a->principal },
+		{ 'a', &a->audience }, { 't', &a->ttl }, { 0, NULL },
+	};
+	char who[32];
+	int rc;
+
+	snprintf(who, sizeof(who), "token %.16s", argv[0]);
+	rc = cli_parse(who, argc, argv, ":h", options, usage, binds, add_scope, a);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		a->token = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "toolgate %s: one TOKEN only\n", who);
+		return EXIT_USAGE;
+	}
+	if (!a->state || !a->policy) {
+		fprintf(stderr, "toolgate %s: --state DIR and --policy FILE are needed\n", who);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
 int cmd_token(int argc, char **argv)
 {
-	const char *state = NULL, *policy_path = NULL, *principal = NULL, *audience = NULL;
-	const char *ttl_text = "10m", *scopes[TG_MAX_SCOPES], *token_text = NULL, *verb;
+	const char *state, *policy_path, *principal, *audience, *ttl_text, *token_text, *verb;
+	struct token_args args = { 0 };
 	struct tg_policy *policy = NULL;
 	struct tg_signer *signer = NULL;
 	struct tg_store *store = NULL;
 	struct tg_claims claims;
 	struct tg_error err;
-	size_t nscopes = 0;
 	uint64_t ttl_ms;
 	char *token = NULL;
-	int i, rc = EXIT_TOOLGATE;
+	int rc;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	verb = argv[1];
-	for (i = 2; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (a[0] != '-' || strcmp(a, "-") == 0) {
-			token_text = a;
-			continue;
-		}
-		if (!v) {
-			fprintf(stderr, "toolgate token: %s needs a value\n", a);
-			return 2;
-		}
-		if (strcmp(a, "--state") == 0)
-			state = v;
-		else if (strcmp(a, "--policy") == 0)
-			policy_path = v;
-		else if (strcmp(a, "--principal") == 0)
-			principal = v;
-		else if (strcmp(a, "--audience") == 0)
-			audience = v;
-		else if (strcmp(a, "--ttl") == 0)
-			ttl_text = v;
-		else if (strcmp(a, "--scope") == 0 && nscopes < TG_MAX_SCOPES)
-			scopes[nscopes++] = v;
-		else {
-			fprintf(stderr, "toolgate token: unknown option '%s' (or more than %d scopes)\n",
-				a, TG_MAX_SCOPES);
-			return 2;
-		}
-		i++;
+	if (strcmp(verb, "issue") != 0 && strcmp(verb, "verify") != 0 &&
+	    strcmp(verb, "revoke") != 0) {
+		fprintf(stderr, "toolgate token: unknown command '%s' (issue, verify or revoke)\n",
+			verb);
+		return EXIT_USAGE;
 	}
-	if (!state || !policy_path ||
-	    (strcmp(verb, "issue") != 0 && strcmp(verb, "verify") != 0 &&
-	     strcmp(verb, "revoke") != 0)) {
-		usage(stderr);
-		return 2;
-	}
+	rc = token_parse(argc - 1, argv + 1, &args);
+	if (rc >= 0)
+		return rc;
+	rc = EXIT_DATA;
+	state = args.state, policy_path = args.policy, principal = args.principal;
+	audience = args.audience, ttl_text = args.ttl ? args.ttl : "10m";
+	token_text = args.token;
+	/* issue makes the state directory and its key; verify and revoke use them */
+	if (strcmp(verb, "issue") != 0 && cli_state_exists(strcmp(verb, "verify") == 0 ?
+							   "token verify" : "token revoke", state) < 0)
+		return EXIT_DATA;
 	if (tg_policy_load(policy_path, &policy, &err) < 0 ||
 	    tg_signer_open(state, strcmp(verb, "issue") == 0, &signer, &err) < 0)
 		goto fail;
 	if (strcmp(verb, "issue") == 0) {
-		struct tg_token_request req = { principal, scopes, nscopes, 0, audience };
+		struct tg_token_request req = { principal, args.scopes, args.nscopes, 0, audience };
 
 		if (parse_duration(ttl_text, &ttl_ms, &err) < 0)
 			goto fail;
@@ -121,15 +167,18 @@ int cmd_token(int argc, char **argv)
 	if (!token) {
 		fprintf(stderr, "toolgate token: no token (an argument, or a line on stdin, of at "
 			"most %d bytes)\n", TG_MAX_TOKEN);
-		rc = 2;
+		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (tg_store_open(state, &store, &err) < 0 ||
-	    tg_token_verify(signer, policy, store, token, strlen(token), audience,
-			    (int64_t)time(NULL), &claims, &err) < 0) {
-		rc = strcmp(verb, "verify") == 0 && err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+	/* verify reads the revocations, if any were ever made: no store made */
+	if ((strcmp(verb, "revoke") == 0 || cli_has_store(state)) &&
+	    tg_store_open(state, &store, &err) < 0) {
+		rc = EXIT_DATA;
 		goto fail_rc;
 	}
+	if (tg_token_verify(signer, policy, store, token, strlen(token), audience,
+			    (int64_t)time(NULL), &claims, &err) < 0)
+		goto fail;
 	if (strcmp(verb, "verify") == 0) {
 		printf("{\"sub\":\"%s\",\"jti\":\"%s\",\"iat\":%lld,\"exp\":%lld,\"scope\":\"%s\"}\n",
 		       claims.sub, claims.jti, (long long)claims.iat, (long long)claims.exp,
@@ -145,8 +194,8 @@ int cmd_token(int argc, char **argv)
 	if (rc == 0)
 		goto out;
 fail:
-	/* refused (bad input, the policy says no): 1; the system failed: 125 */
-	rc = err.code == TG_ERR_INVALID ? 1 : EXIT_TOOLGATE;
+	/* refused (bad input, the policy says no): 1; the state, key or policy: 3 */
+	rc = err.code == TG_ERR_INVALID ? EXIT_NO : EXIT_DATA;
 fail_rc:
 	fprintf(stderr, "toolgate token %s: %s\n", verb, err.msg);
 out:

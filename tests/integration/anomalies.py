@@ -361,10 +361,10 @@ rc, out, _ = check_cli({"q": SQLI}, "--policy", POLICY2, "--json")
 c("cli_policy_json", rc == 0 and json.loads(out)["total"] == 0 and
   json.loads(out)["action"] == "hold", out)
 rc, out, err = check_cli({"q": 42})
-c("cli_schema_first", rc == 2 and "do not match the input schema" in err, err)
+c("cli_schema_first", rc == 3 and "do not match the input schema" in err, err)
 # the schema's complaint names a member the arguments chose: shown escaped
 rc, out, err = check_cli({"a\u202eb\x1b[2J": 42})
-c("cli_complaint_escaped", rc == 2 and "do not match" in err and "/a\\u202Eb\\u001B[2J" in err
+c("cli_complaint_escaped", rc == 3 and "do not match" in err and "/a\\u202Eb\\u001B[2J" in err
   and not any(ch in err for ch in "\u202e\x1b"), repr(err))
 rnd = random.Random(9)
 rc, out, _ = check_cli({"q": " ".join(rnd.choice(words) for _ in range(4000))}, "--state", STATE)

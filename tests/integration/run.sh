@@ -380,15 +380,15 @@ echo '{"n":"x"}' >"$tmp/i.json"
 check schema_invalid_exit_1_with_locations $? "rc=$rc $(cat "$tmp/out")"
 printf '{"n":1,"n":2}' >"$tmp/i.json"
 "$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'duplicate member name' "$tmp/err"
+[ $rc -eq 3 ] && grep -q 'duplicate member name' "$tmp/err"
 check schema_duplicate_member_refused $? "rc=$rc $(cat "$tmp/err")"
 head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/i.json"
 "$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'larger than 16777216 bytes' "$tmp/err"
+[ $rc -eq 3 ] && grep -q 'larger than 16777216 bytes' "$tmp/err"
 check schema_instance_ceiling $? "rc=$rc $(cat "$tmp/err")"
 python3 -c 'print("[" * 10000 + "]" * 10000)' >"$tmp/i.json"
 "$TG" schema validate "$tmp/s.json" "$tmp/i.json" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'nested deeper than 512' "$tmp/err"
+[ $rc -eq 3 ] && grep -q 'nested deeper than 512' "$tmp/err"
 check schema_deep_instance $? "rc=$rc $(cat "$tmp/err")"
 rm -f "$tmp/i.json"
 
@@ -948,7 +948,7 @@ printf '{"principals":{"a":{"scopes":["*:write"]}}}' >"$tmp/star.json"
 check policy_lint_star_write $? "rc=$rc $(cat "$tmp/out.txt")"
 printf '{"principals":{"a":{"scopes":["x:fly"]}}}' >"$tmp/bad-policy.json"
 "$TG" policy lint "$tmp/bad-policy.json" >"$tmp/out.txt" 2>&1; rc=$?
-[ $rc = 2 ] && grep -q 'scope x:fly' "$tmp/out.txt"
+[ $rc = 3 ] && grep -q 'scope x:fly' "$tmp/out.txt"
 check policy_lint_refuses_bad_file $? "rc=$rc $(cat "$tmp/out.txt")"
 
 # the gateway with a policy: HTTP callers present signed tokens; each call
@@ -1368,6 +1368,13 @@ stale=$(leftover_cgroups)
 "$TG" run -- true
 [ "$stale" -gt "$cg_before" ] && [ "$(leftover_cgroups)" -eq "$cg_before" ]
 check stale_cgroups_swept $? "after kill -9: $stale, after the next run: $(leftover_cgroups), before: $cg_before"
+
+# the command line: --help everywhere, usage errors, the exit-status
+# table, reading commands that make no state (tests/integration/cli.sh)
+bash "$repo/tests/integration/cli.sh" "$TG" "$repo" >"$tmp/cli.out" 2>&1
+cat "$tmp/cli.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/cli.out")))
+grep -q 'cli_ran_to_the_end' "$tmp/cli.out"; check cli_ran_to_the_end $? "$(tail -3 "$tmp/cli.out")"
 
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then

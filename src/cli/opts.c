@@ -1,0 +1,131 @@
+/*
+ * What the subcommands share about their command lines (src/cli/cli.h):
+ * getopt_long with one set of conventions (GNU style, --help on stdout
+ * with exit 0, a usage error on stderr naming the option), counts read
+ * from an option's value, and the check that a reading command's state
+ * directory is there (and whether it holds a store yet).
+ *
+ * It never creates, opens or changes anything: a missing state directory
+ * is said and left missing, so that a typo cannot make a new, empty one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+/* What cli_opt returns besides an option's val. */
+#define CLI_HELP (-2)
+#define CLI_BAD (-3)
+
+static void cli_opt_begin(void)
+{
+	optind = 0; /* glibc: start afresh */
+	opterr = 0; /* the messages below name the option and the command */
+}
+
+/* The next option's val, -1 at the end, CLI_HELP (usage printed on
+ * stdout) or CLI_BAD (a usage error said on stderr). */
+static int cli_opt(const char *who, int argc, char **argv, const char *shortopts,
+		   const struct option *longopts, void (*usage)(FILE *))
+{
+	int opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+	if (opt == 'h') {
+		usage(stdout);
+		return CLI_HELP;
+	}
+	if (opt == ':') {
+		fprintf(stderr, "toolgate %s: option %s needs a value (see --help)\n", who, arg);
+		return CLI_BAD;
+	}
+	if (opt == '?') {
+		if (optopt && optopt < 256 && strncmp(arg, "--", 2) != 0)
+			fprintf(stderr, "toolgate %s: unknown option '-%c' (see --help)\n", who,
+				optopt);
+		else if (optopt)
+			/* a long option given a value it does not take */
+			fprintf(stderr, "toolgate %s: option '%s' takes no value (see --help)\n",
+				who, arg);
+		else
+			fprintf(stderr, "toolgate %s: unknown option '%s' (see --help)\n", who, arg);
+		return CLI_BAD;
+	}
+	return opt;
+}
+
+int cli_parse(const char *who, int argc, char **argv, const char *shortopts,
+	      const struct option *longopts, void (*usage)(FILE *), const struct cli_bind *binds,
+	      int (*other)(int opt, const char *arg, void *ctx), void *ctx)
+{
+	const struct cli_bind *b;
+	int opt;
+
+	cli_opt_begin();
+	while ((opt = cli_opt(who, argc, argv, shortopts, longopts, usage)) != -1) {
+		if (opt == CLI_HELP)
+			return 0;
+		if (opt == CLI_BAD)
+			return EXIT_USAGE;
+		for (b = binds; b && b->to && b->val != opt; b++) {
+		}
+		if (b && b->to)
+			*b->to = optarg;
+		else if (!other || other(opt, optarg, ctx) < 0)
+			return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int cli_set_flag(int opt, const char *arg, void *ctx)
+{
+	(void)opt, (void)arg;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+int cli_count(const char *who, const char *name, const char *v, unsigned long min,
+	      unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*end || end == v || *v == '-' || *v == '+' || errno || n < min || n > max) {
+		fprintf(stderr, "toolgate %s: %s '%s': takes a whole number from %lu to %lu\n", who,
+			name, v, min, max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+int cli_state_exists(const char *who, const char *state)
+{
+	struct stat sb;
+
+	if (stat(state, &sb) < 0) {
+		fprintf(stderr, "toolgate %s: --state %s: %s\n", who, state,
+			errno == ENOENT ? "no such state directory" : strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "toolgate %s: --state %s: not a directory\n", who, state);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_has_store(const char *state)
+{
+	char path[4096];
+
+	return snprintf(path, sizeof(path), "%s/%s", state, CLI_STORE_FILE) < (int)sizeof(path) &&
+	       access(path, F_OK) == 0;
+}
