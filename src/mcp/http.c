@@ -448,8 +448,9 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 		return tg_error_set(err, TG_ERR_INVALID, "--http %s: not an IPv4 address", addr);
 	if (!(ntohl(sa.sin_addr.s_addr) >> 24 == 127))
 		return tg_error_set(err, TG_ERR_INVALID,
-				    "--http %s: only loopback addresses (127.0.0.0/8); nothing "
-				    "authenticates HTTP clients yet", addr);
+				    "--http %s: only loopback addresses (127.0.0.0/8): HTTP is "
+				    "served without TLS, so bearer tokens would cross the network "
+				    "in the clear", addr);
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
