@@ -33,7 +33,8 @@ struct tg_mcp_options {
 	unsigned max_inflight;     /* concurrent tools/call per session; 0: 16 */
 	/* Streamable HTTP: a file of bearer tokens' SHA-256 and the principals
 	 * they stand for (docs/MCP.md); every request must then carry one.
-	 * NULL: none required (loopback only). */
+	 * NULL: none required (without a policy, every HTTP request is the
+	 * configured principal). */
 	const char *http_tokens;
 	/* A file of 64 hex digits: the key that seals the requestState of
 	 * 2026-07-28 multi round-trip calls, shared by every instance that
@@ -75,8 +76,11 @@ TG_API int tg_mcp_reload(struct tg_mcp *mcp, struct tg_catalog *catalog, struct 
 
 /* Streamable HTTP on http://ADDR:PORT/mcp (docs/MCP.md), served by
  * threads of its own until tg_mcp_http_stop. ADDR must be a loopback
- * address: nothing authenticates HTTP clients yet. PORT 0 picks a free
- * one (tg_mcp_http_port says which). OUT *out. */
+ * address (127.0.0.0/8): callers may be authenticated by bearer tokens,
+ * but HTTP is served without TLS, so tokens must not cross a network.
+ * PORT 0 picks a free one (tg_mcp_http_port says which). OUT *out; -1
+ * and err for another address, when it cannot listen, or out of memory
+ * or threads. */
 struct tg_mcp_http;
 TG_API int tg_mcp_http_start(struct tg_mcp *mcp, const char *addr, unsigned port,
 			     struct tg_mcp_http **out, struct tg_error *err);

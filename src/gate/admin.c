@@ -2,7 +2,7 @@
  * The admin API (include/toolgate/gate.h, docs/ADMIN.md): approval tickets
  * and rollbacks as JSON over HTTP, the same decisions as `toolgate
  * approvals` and `toolgate rollback`, by the principal the caller's token
- * names and within its scopes. The HTTP server (src/mcp/http.c) routes
+ * names and within its scopes. The HTTP server (src/mcp/http_admin.c) routes
  * /admin/... here; this file knows nothing of HTTP but the status codes.
  */
 #include <stdio.h>

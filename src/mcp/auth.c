@@ -13,7 +13,14 @@
  *
  * mcp_http_identify is the whole of HTTP's identify stage: a signed token
  * with a policy (docs/AUTH.md), a token of the file, or the configured
- * principal when neither is asked for.
+ * principal when neither is asked for. With a policy, a request's
+ * tools/call must also be one its token's scopes allow before it goes
+ * further (http_missing_scope); the refusals are answered here, 401 for
+ * no token that verified and 403 insufficient_scope (RFC 6750).
+ *
+ * It never names a principal but the one a token verified, or the
+ * configured one when no token is asked for; what a call may do beyond
+ * its scopes is the gate's to decide, not this file's.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +31,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
+#include "toolgate/catalog.h"
 
 #define MAX_TOKENS 4096
 #define MAX_TOKEN_FILE (1u << 20)
@@ -176,4 +185,95 @@ void mcp_tokens_free(struct mcp_tokens *t)
 		return;
 	free(t->v);
 	free(t);
+}
+
+/* ---- who calls, and what they may ------------------------------------------------ */
+
+/* With a policy: a tools/call's tool must be one the caller's scopes
+ * allow (docs/AUTH.md); NULL, or the scope it needs (in need). An unknown
+ * tool is left to the call, which answers it. */
+const char *http_missing_scope(struct tg_mcp_http *h, const struct request *rq, json_t *msg,
+			       char *need, size_t len)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *m;
+	size_t i;
+
+	/* a batch: every call in it (the pipeline checks them again) */
+	json_array_foreach(msg, i, m)
+		if (http_missing_scope(h, rq, m, need, len))
+			return need;
+	const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+	const struct tg_catalog *cat;
+	const struct tg_contract *k;
+	struct tg_error err;
+	char tool[160];
+	int write = -1;
+
+	if (!rq->scopes || !method || strcmp(method, "tools/call") != 0 || !name)
+		return NULL;
+	cat = tg_gate_acquire(h->mcp->gate);
+	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0) {
+		write = k->authority == TG_AUTHORITY_WRITE;
+		snprintf(tool, sizeof(tool), "%s", k->name); /* without @version */
+		snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
+	}
+	tg_gate_release(h->mcp->gate, cat);
+	if (write < 0)
+		return NULL;
+	return tg_scopes_allow_call(rq->scopes, tool, write) ? NULL : need;
+}
+
+/* 403 insufficient_scope (RFC 6750): the token is good, not for this. */
+enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const struct request *rq, json_t *msg, const char *need)
+{
+	json_t *id = json_object_get(msg, "id");
+	char text[300], hdr[300], *body;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	/* refused before the pipeline: recorded here, as the pipeline
+	 * records its own refusals */
+	tg_gate_record_refusal(h->mcp->gate, rq->principal, need, "forbidden",
+			       "insufficient_scope");
+	snprintf(text, sizeof(text), "Forbidden: insufficient_scope: the call needs the scope %s",
+		 need);
+	body = rpc_error(id ? id : json_null(), RPC_INVALID_REQUEST, text);
+	json_decref(msg);
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, body ? body : (char *)"",
+					    MHD_RESPMEM_MUST_COPY);
+	free(body);
+	if (!r)
+		return MHD_NO;
+	snprintf(hdr, sizeof(hdr), "Bearer realm=\"toolgate\", error=\"insufficient_scope\", "
+		 "scope=\"%s\"", need);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", hdr);
+	rc = MHD_queue_response(c, MHD_HTTP_FORBIDDEN, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* 401: no bearer token that verified. */
+enum MHD_Result http_unauthorized(struct MHD_Connection *c, const char *why)
+{
+	char text[260], *body;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	snprintf(text, sizeof(text), "Unauthorized: %s", why);
+	body = rpc_error(json_null(), RPC_INVALID_REQUEST, text);
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, body ? body : (char *)"",
+					    MHD_RESPMEM_MUST_COPY);
+
+	free(body);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"toolgate\", "
+				"error=\"invalid_token\"");
+	rc = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return rc;
 }

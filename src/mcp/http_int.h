@@ -1,14 +1,23 @@
 /*
  * Private interface of the Streamable HTTP transport's files: the
- * requests (http.c) and the admission of connections (http_admit.c).
- * Only src/mcp/http*.c include it.
+ * requests and the server's lifecycle (http.c), the admission of
+ * connections (http_admit.c), the session registry (http_session.c),
+ * event streams and subscriptions/listen (http_stream.c), the
+ * 2026-07-28 stateless era (http_modern.c), /admin and /metrics
+ * (http_admin.c), and who calls and what they may (auth.c). Only those
+ * files include it.
  */
 #ifndef TG_MCP_HTTP_INT_H
 #define TG_MCP_HTTP_INT_H
 
+#include <arpa/inet.h>
+#include <jansson.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "mcp/mcp_int.h"
 #include "toolgate/error.h"
 
 /* The listener's connections (docs/MCP.md, "Connections"). */
@@ -72,5 +81,142 @@ char *http_admit_metrics(struct http_admit *a, char *text);
 /* The Host and Origin of c's request: NULL when they name this server
  * (addr, or localhost, with port), else why not (DNS rebinding). */
 const char *http_origin_refused(const char *addr, unsigned port, struct MHD_Connection *c);
+
+/* ---- the server and its requests (http.c) ------------------------------- */
+
+#define MAX_STREAMS 32 /* a session's streams kept for resuming */
+
+struct http_session {
+	char id[33];
+	struct mcp_session s;
+	time_t last_used;
+	int users;                  /* requests and readers using it now */
+	unsigned long streams;      /* streams opened (their numbers) */
+	struct mcp_stream *kept[MAX_STREAMS]; /* resumable, oldest first */
+	size_t nstreams;
+	struct mcp_stream *get;     /* the GET stream (under s.lock), or NULL */
+	int ended;                  /* DELETEd or expired: freed by the last user */
+	struct http_session *next;
+};
+
+struct tg_mcp_http {
+	struct tg_mcp *mcp;
+	struct MHD_Daemon *daemon;
+	struct http_admit *admit;   /* which connections are kept */
+	pthread_mutex_t lock;       /* the session list */
+	pthread_cond_t idle;        /* a session's user put it back */
+	struct http_session *sessions; /* live, and ended but still in use */
+	unsigned nsessions;
+	unsigned port;
+	char addr[INET_ADDRSTRLEN]; /* the bound address, for the Host check */
+	unsigned max_idle;
+	int stopping;
+	struct http_listener *listeners; /* subscriptions/listen streams */
+	struct mcp_watcher watcher; /* hears of catalogue reloads */
+};
+
+struct request {
+	char *body;
+	size_t len, cap;
+	size_t discarded;           /* bytes dropped past the ceiling */
+	int too_large;
+	char principal[MCP_MAX_PRINCIPAL]; /* identified from the headers */
+	char *scopes;               /* the caller's token's, with a policy; else NULL */
+	char why[200];              /* why the token was refused */
+	int admin;                  /* /admin/...: the admin API (docs/ADMIN.md) */
+};
+
+/* Queue an answer of status with body (copied), of type and naming
+ * session_id when not NULL. */
+enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *type,
+			   const char *body, const char *session_id);
+/* An HTTP error with a JSON-RPC error body (what the TypeScript SDK's
+ * server sends, so clients can show the reason). */
+enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int code,
+			   const char *message);
+/* 1 if an Accept header value takes type (or any type). */
+int http_accepts(const char *accept, const char *type);
+/* The revision a modern (2026-07-28) request names in its _meta, or NULL. */
+const char *http_meta_version(json_t *msg);
+/* mcp_header_fn on a connection (ctx): the first line of header name,
+ * every line counted in *count (a proxy may read another of two than
+ * this server would). */
+const char *http_lookup_header(void *ctx, const char *name, unsigned *count);
+
+/* ---- the session registry (http_session.c) -------------------------------- */
+
+/* A new legacy session of principal (initialize), listed and in use by
+ * the caller until http_session_put; NULL and why (a 503's reason) when
+ * stopping, out of memory or past the ceilings of sessions. */
+struct http_session *http_session_new(struct tg_mcp_http *h, const char *principal,
+				      const char **why);
+/* A session for one modern request: listed, but ended from the start;
+ * NULL when stopping or out of memory. */
+struct http_session *http_session_once(struct tg_mcp_http *h, const char *principal);
+/* The live session named id, in use by the caller until http_session_put;
+ * NULL when there is none (ended or expired). */
+struct http_session *http_session_get(struct tg_mcp_http *h, const char *id);
+/* The caller's use of hs ends; the last user of an ended session frees it. */
+void http_session_put(struct tg_mcp_http *h, struct http_session *hs);
+/* DELETE, or initialize refused: hs ends now, its calls cancelled. */
+void http_session_end(struct tg_mcp_http *h, struct http_session *hs);
+/* Keep st in hs for resuming, or let it go (the caller holds h->lock). */
+void http_session_keep_stream(struct http_session *hs, struct mcp_stream *st);
+void http_session_forget_stream(struct http_session *hs, struct mcp_stream *st);
+/* Idle sessions end, unused ended ones are freed (the caller holds h->lock). */
+void http_sessions_expire(struct tg_mcp_http *h, time_t now);
+/* Stopping: every session ends, its streams and calls first (the caller
+ * holds h->lock). */
+void http_sessions_end_all(struct tg_mcp_http *h);
+
+/* ---- event streams and subscriptions/listen (http_stream.c) -------------- */
+
+/* A call that may report while it runs: a tools/call of a command tool
+ * or with a progress token (answered by http_answer_sse). */
+int http_may_report(struct tg_mcp_http *h, json_t *msg);
+/* Answer msg as an SSE stream; takes msg and the caller's use of hs (hs
+ * is a legacy session's unless msg is modern). */
+enum MHD_Result http_answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
+				struct http_session *hs, json_t *msg, const char *scopes);
+/* A modern subscriptions/listen: takes msg and the use of hs. */
+enum MHD_Result http_answer_listen(struct tg_mcp_http *h, struct MHD_Connection *c,
+				   struct http_session *hs, json_t *msg, const char *principal);
+/* GET: a legacy session's stream, or the rest of one with Last-Event-ID. */
+enum MHD_Result http_get_stream(struct tg_mcp_http *h, struct MHD_Connection *c,
+				const char *principal);
+/* mcp_watch_fn: a reload, told to the sessions and subscriptions of h. */
+void http_changed(void *ctx, const struct mcp_change *c);
+/* Stopping: every subscription gets its completion result (the caller
+ * holds h->lock). */
+void http_listeners_complete(struct tg_mcp_http *h);
+
+/* ---- the 2026-07-28 stateless era (http_modern.c) -------------------------- */
+
+/* A modern POST: no session, the headers checked against the body. Takes msg. */
+enum MHD_Result http_post_modern(struct tg_mcp_http *h, struct MHD_Connection *c, json_t *msg,
+				 const struct request *rq);
+
+/* ---- who calls, and what they may (auth.c) --------------------------------- */
+
+/* With a policy, the scope a tools/call (or a batch's) needs that rq's
+ * token lacks, written to need (len bytes); else NULL. */
+const char *http_missing_scope(struct tg_mcp_http *h, const struct request *rq, json_t *msg,
+			       char *need, size_t len);
+/* 403 insufficient_scope for msg (taken), recorded as a refusal. */
+enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const struct request *rq, json_t *msg, const char *need);
+/* 401 with WWW-Authenticate, for why. */
+enum MHD_Result http_unauthorized(struct MHD_Connection *c, const char *why);
+
+/* ---- /admin and /metrics (http_admin.c) ------------------------------------ */
+
+/* An answer of the admin API: JSON, never cached. */
+enum MHD_Result http_admin_reply(struct MHD_Connection *c, unsigned status, const char *json);
+/* A request of the admin API, its body read (docs/ADMIN.md). */
+enum MHD_Result http_admin_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  const struct request *rq, const char *url, const char *method);
+/* GET /metrics (docs/METRICS.md). */
+enum MHD_Result http_metrics_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
+				   const char *method);
 
 #endif

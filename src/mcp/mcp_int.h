@@ -1,8 +1,8 @@
 /*
  * Private interface of src/mcp/: JSON-RPC 2.0 framing (jsonrpc.c), the
  * protocol session (session*.c; what only they share is in session_int.h),
- * transports (stdio.c, http.c; what only http*.c share is in http_int.h),
- * the HTTP headers that mirror a body (param.c).
+ * transports (stdio.c, http*.c; what only http*.c and auth.c share is in
+ * http_int.h), the HTTP headers that mirror a body (param.c).
  */
 #ifndef TG_MCP_INT_H
 #define TG_MCP_INT_H

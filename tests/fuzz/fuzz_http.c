@@ -1,5 +1,5 @@
 /*
- * libFuzzer entry point: the Streamable HTTP transport (src/mcp/http.c)
+ * libFuzzer entry point: the Streamable HTTP transport (src/mcp/http*.c)
  * as a client reaches it, bytes on a socket: libmicrohttpd parses them
  * and toolgate's handler answers (sessions, header checks, bodies,
  * JSON-RPC). The server runs in this process on a loopback port, so a
