@@ -40,7 +40,9 @@ void modern_result(json_t *result, int cacheable)
 	json_object_set_new(meta, META_SERVER_INFO, server_info());
 	if (cacheable) {
 		json_object_set_new(result, "ttlMs", json_integer(CACHE_TTL_MS));
-		/* what a principal may see will depend on it (issue 5) */
+		/* not to be shared between principals (docs/MCP.md): each is
+		 * listed the same catalogue today, its scopes deciding only
+		 * what it may call */
 		json_object_set_new(result, "cacheScope", json_string("private"));
 	}
 }
