@@ -1,8 +1,9 @@
 /*
  * toolgate store: the gateway's durable state (docs/STORE.md), behind one
- * interface. The embedded default is SQLite in WAL mode, one file in the
- * state directory: idempotency records now; token revocations, approval
- * tickets and saga logs as the approval gate arrives (issue 5).
+ * interface that names no database: idempotency records, token
+ * revocations, approval tickets, rollback and saga logs, anomaly
+ * baselines. A backend sits behind it (docs/STORE.md, "Backends"); today
+ * SQLite in WAL mode, one file in the state directory.
  *
  * Durability: every write is one transaction, committed before the call
  * returns, with synchronous=FULL: a record the caller was told about
