@@ -25,6 +25,12 @@ static const struct tg_store_ops *const backends[] = { &store_sqlite_ops };
 
 int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 {
+	return store_open_with(backends[0], dir, out, err);
+}
+
+int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_store **out,
+		    struct tg_error *err)
+{
 	struct tg_store *st;
 	unsigned char rnd[16];
 
@@ -40,7 +46,7 @@ int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	st->ops = backends[0];
+	st->ops = ops;
 	randombytes_buf(rnd, sizeof(rnd));
 	sodium_bin2hex(st->instance, sizeof(st->instance), rnd, sizeof(rnd));
 	st->alive_fd = -1;

@@ -164,6 +164,11 @@ struct tg_store_ops {
 /* The backends (one file each): SQLite in src/store/sqlite*.c. */
 extern const struct tg_store_ops store_sqlite_ops;
 
+/* tg_store_open with the backend ops (tg_store_open: the first of the
+ * front's backends[]); what a test of the seam opens a stand-in with. */
+int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_store **out,
+		    struct tg_error *err);
+
 /* ---- the openings' liveness (src/store/instance.c) ---- */
 
 /* This opening's lock, instances/ID.lock under st->dir, taken; the files
