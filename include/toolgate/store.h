@@ -8,9 +8,10 @@
  * Durability: every write is one transaction, committed before the call
  * returns, with synchronous=FULL: a record the caller was told about
  * survives kill -9 of the gateway and a power cut, and a record is never
- * half-written (SQLite's atomic commit). The schema is versioned
- * (PRAGMA user_version) and migrated forward on open; a file written by a
- * newer toolgate is refused, never rewritten.
+ * half-written (one transaction: SQLite's atomic commit today). The
+ * schema is versioned (TG_STORE_SCHEMA; SQLite's PRAGMA user_version)
+ * and migrated forward on open; a database written by a newer toolgate is
+ * refused, never rewritten.
  *
  *     struct tg_store *st;
  *     tg_store_open("/var/lib/toolgate", &st, &err);

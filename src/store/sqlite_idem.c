@@ -24,9 +24,9 @@ static int idem_lookup(struct tg_store *st, const struct tg_idem_key *k, int64_t
 	sqlite3_stmt *s;
 	int rc, found = 0;
 
-	if (store_prepare_key(st, "SELECT fingerprint, state, result, created, expires FROM idempotency "
-		    "WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND expires > ?4", &s, k,
-		    err) < 0)
+	if (store_prepare_key(st, "SELECT fingerprint, state, result, created, expires FROM "
+			      "idempotency WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND "
+			      "expires > ?4", &s, k, err) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 4, now);
 	rc = sqlite3_step(s);
@@ -79,9 +79,9 @@ int sq_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
 		rc = found < 0 ? -1 : 0;
 		goto end;
 	}
-	if (store_prepare_key(st, "INSERT OR REPLACE INTO idempotency (principal, tool, key, fingerprint, "
-		    "state, result, runner, created, expires) VALUES (?1, ?2, ?3, ?4, 'running', "
-		    "NULL, ?5, ?6, ?7)", &s, k, err) < 0)
+	if (store_prepare_key(st, "INSERT OR REPLACE INTO idempotency (principal, tool, key, "
+			      "fingerprint, state, result, runner, created, expires) VALUES (?1, ?2, "
+			      "?3, ?4, 'running', NULL, ?5, ?6, ?7)", &s, k, err) < 0)
 		goto end;
 	sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, st->instance, -1, SQLITE_STATIC);
@@ -169,8 +169,9 @@ int sq_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, char **ma
 		pthread_mutex_unlock(sq_lock(st));
 		return -1;
 	}
-	if (store_prepare_key(st, "SELECT runner, result FROM idempotency WHERE principal = ?1 AND tool = ?2 "
-		    "AND key = ?3 AND fingerprint = ?4 AND state = 'running'", &s, k, err) < 0) {
+	if (store_prepare_key(st, "SELECT runner, result FROM idempotency WHERE principal = ?1 AND "
+			      "tool = ?2 AND key = ?3 AND fingerprint = ?4 AND state = 'running'", &s,
+			      k, err) < 0) {
 		rc = -1;
 		goto end;
 	}
@@ -194,9 +195,9 @@ int sq_idem_takeover(struct tg_store *st, const struct tg_idem_key *k, char **ma
 	s = NULL;
 	/* the runner is gone: its lock is free (it died holding the key) */
 	if (rc == 1 && runner[0] && !store_instance_alive(st, runner)) {
-		if (store_prepare_key(st, "UPDATE idempotency SET runner = ?5 WHERE principal = ?1 AND "
-			    "tool = ?2 AND key = ?3 AND state = 'running' AND runner = ?4", &s, k,
-			    err) < 0) {
+		if (store_prepare_key(st, "UPDATE idempotency SET runner = ?5 WHERE principal = ?1 "
+				      "AND tool = ?2 AND key = ?3 AND state = 'running' AND runner = "
+				      "?4", &s, k, err) < 0) {
 			rc = -1;
 			goto end;
 		}
@@ -267,9 +268,9 @@ int sq_idem_replace(struct tg_store *st, const struct tg_idem_key *k, const char
 	int rc;
 
 	pthread_mutex_lock(sq_lock(st));
-	rc = store_prepare_key(st, "UPDATE idempotency SET result = ?5 WHERE principal = ?1 AND tool = ?2 "
-		     "AND key = ?3 AND fingerprint = ?4 AND state = 'done' AND result = ?6", &s, k,
-		     err);
+	rc = store_prepare_key(st, "UPDATE idempotency SET result = ?5 WHERE principal = ?1 AND "
+			       "tool = ?2 AND key = ?3 AND fingerprint = ?4 AND state = 'done' AND "
+			       "result = ?6", &s, k, err);
 	if (rc == 0) {
 		sqlite3_bind_text(s, 4, k->fingerprint, -1, SQLITE_STATIC);
 		sqlite3_bind_blob(s, 5, result, (int)len, SQLITE_STATIC);
