@@ -1,15 +1,17 @@
 /*
  * toolgate store: the gateway's durable state (docs/STORE.md), behind one
- * interface. The embedded default is SQLite in WAL mode, one file in the
- * state directory: idempotency records now; token revocations, approval
- * tickets and saga logs as the approval gate arrives (issue 5).
+ * interface that names no database: idempotency records, token
+ * revocations, approval tickets, rollback and saga logs, anomaly
+ * baselines. A backend sits behind it (docs/STORE.md, "Backends"); today
+ * SQLite in WAL mode, one file in the state directory.
  *
  * Durability: every write is one transaction, committed before the call
  * returns, with synchronous=FULL: a record the caller was told about
  * survives kill -9 of the gateway and a power cut, and a record is never
- * half-written (SQLite's atomic commit). The schema is versioned
- * (PRAGMA user_version) and migrated forward on open; a file written by a
- * newer toolgate is refused, never rewritten.
+ * half-written (one transaction: SQLite's atomic commit today). The
+ * schema is versioned (TG_STORE_SCHEMA; SQLite's PRAGMA user_version)
+ * and migrated forward on open; a database written by a newer toolgate is
+ * refused, never rewritten.
  *
  *     struct tg_store *st;
  *     tg_store_open("/var/lib/toolgate", &st, &err);

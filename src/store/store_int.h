@@ -1,37 +1,184 @@
 /*
- * What the store's files share (src/store/): the opening, and the
- * statement helpers. Nothing outside src/store/ includes it.
+ * The store's backend seam (docs/STORE.md, "Backends"): what the front,
+ * src/store/store.c, asks of a backend, in one table of operations, in
+ * the shape of OpenSSH's ssh-sandbox.h or crun's custom handlers. The
+ * front checks every input, makes ids, and owns the openings' liveness
+ * (src/store/instance.c); a backend keeps the tables and makes each op
+ * atomic. Nothing here names SQLite: a PostgreSQL backend is a new file
+ * that fills a struct tg_store_ops. Nothing outside src/store/ includes it.
+ *
+ * Every op: 0 on success, -1 with err filled (TG_ERR_SYSTEM for the
+ * database, TG_ERR_NOMEM, TG_ERR_INVALID for a refused move), and 1 where
+ * its comment gives it a meaning. Ops are called from any thread at once;
+ * the backend serialises what it must. Inputs reach an op already checked
+ * (the front's key_ok, size limits, allowed moves).
  */
 #ifndef TG_STORE_INT_H
 #define TG_STORE_INT_H
 
-#include <pthread.h>
-#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "toolgate/store.h"
 
+struct tg_store_ops;
+
 struct tg_store {
-	sqlite3 *db;
-	pthread_mutex_t lock;
-	int schema;
+	const struct tg_store_ops *ops;
+	void *be;             /* the backend's own state, made by ops->open */
+	int schema;           /* set by ops->open: the schema of the open database */
 	char instance[33];    /* this opening's id: who claimed a running key */
 	char *dir;            /* the state directory */
 	int alive_fd;         /* instances/ID.lock, locked while this opening lives */
 };
 
-/* err says what failed and SQLite's message (TG_ERR_SYSTEM); -1. */
-int store_db_error(struct tg_error *err, sqlite3 *db, const char *what);
-/* sql run whole; -1 and err. */
-int store_exec(struct tg_store *st, const char *sql, struct tg_error *err);
-/* The end of a write transaction: committed if rc is 0, else rolled
- * back; rc, or -1 when the commit failed. */
-int store_end_tx(struct tg_store *st, int rc, struct tg_error *err);
-/* src (a column's text, or NULL: "") into dst of len bytes, cut. */
-void store_copy_text(char *dst, size_t len, const unsigned char *src);
+struct tg_store_ops {
+	const char *name;     /* "sqlite" */
 
-/* principal's pending tickets at now, and the bytes its tickets that did
- * not run hold (the caller holds the lock): tg_store_tickets_pending. */
-int store_queue_load(struct tg_store *st, const char *principal, int64_t now, uint64_t *n,
-		     uint64_t *bytes, struct tg_error *err);
+	/* ---- lifecycle ---- */
+	/* Open st->dir's database (st->instance and st->dir are set), migrate
+	 * it forward to TG_STORE_SCHEMA, one atomic step a version, and set
+	 * st->be and st->schema. TG_ERR_INVALID: a database from a newer
+	 * toolgate, or not toolgate's (refused, never rewritten). On failure
+	 * the front calls close. */
+	int (*open)(struct tg_store *st, struct tg_error *err);
+	/* Release st->be (NULL when open failed early). Cannot fail. */
+	void (*close)(struct tg_store *st);
+
+	/* ---- idempotency: (principal, tool, key) is one record ---- */
+	/* Read and, when absent or expired, claim for st->instance as running
+	 * with expiry now + ttl, in one atomic step (two gateways on one
+	 * database never both get TG_IDEM_NEW). OUT *rec (result malloc'd for
+	 * TG_IDEM_DONE; released on failure). */
+	int (*idem_begin)(struct tg_store *st, const struct tg_idem_key *key, int64_t now,
+			  int64_t ttl, struct tg_idem_record *rec, struct tg_error *err);
+	/* The running record of key with its fingerprint becomes done with
+	 * result (len bytes, stored byte for byte). TG_ERR_INVALID when no
+	 * such running record. */
+	int (*idem_finish)(struct tg_store *st, const struct tg_idem_key *key, const char *result,
+			   size_t len, struct tg_error *err);
+	/* A done record whose result is expect (len bytes) goes back to
+	 * running, claimed by st->instance: 0, or 1 when it is not so. */
+	int (*idem_reclaim)(struct tg_store *st, const struct tg_idem_key *key, const char *expect,
+			    size_t len, struct tg_error *err);
+	/* A running record whose runner is dead (store_instance_alive) is
+	 * claimed for st->instance: 0 and OUT *marker (its result, malloc'd,
+	 * or NULL); 1 not taken (*marker NULL). */
+	int (*idem_takeover)(struct tg_store *st, const struct tg_idem_key *key, char **marker,
+			     struct tg_error *err);
+	/* A done record whose result is expect answers result: 0, or 1. */
+	int (*idem_replace)(struct tg_store *st, const struct tg_idem_key *key, const char *expect,
+			    size_t elen, const char *result, size_t len, struct tg_error *err);
+	/* The running record of key is deleted. TG_ERR_INVALID when none. */
+	int (*idem_abandon)(struct tg_store *st, const struct tg_idem_key *key,
+			    struct tg_error *err);
+	/* In one transaction: the record, running and st->instance's, becomes
+	 * done with result, and ticket moves approved -> to. TG_ERR_INVALID
+	 * when either does not hold (nothing changed). */
+	int (*idem_finish_call)(struct tg_store *st, const struct tg_idem_key *key,
+				const char *result, size_t len, const char *ticket,
+				enum tg_ticket_state to, struct tg_error *err);
+
+	/* ---- approval tickets ---- */
+	/* Insert t (id, principal, tool, args_sha256, created, expires and the
+	 * optional texts set by the front; pending). With hold, in the same
+	 * transaction: bounds (NULL: none) checked against t->principal's
+	 * queue (1, nothing written, when t would pass them), then hold's
+	 * running record of st->instance answers {"ticket":"ID"}
+	 * (TG_ERR_INVALID when this opening no longer holds it). */
+	int (*ticket_insert)(struct tg_store *st, const struct tg_ticket *t,
+			     const struct tg_idem_key *hold, const struct tg_queue_bounds *bounds,
+			     struct tg_error *err);
+	/* Ticket id as it stands at now: a pending one past its expiry is
+	 * moved to expired first. OUT *t; TG_ERR_INVALID for no such ticket. */
+	int (*ticket_get)(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
+			  struct tg_error *err);
+	/* Ticket id from -> to, atomically; approver and reason (NULL: kept),
+	 * decided = now (0: kept). 1 when it is not in from (nothing
+	 * changed): the compare-and-set that stops two approvers. */
+	int (*ticket_move)(struct tg_store *st, const char *id, enum tg_ticket_state from,
+			   enum tg_ticket_state to, const char *approver, const char *reason,
+			   int64_t now, struct tg_error *err);
+	/* Pending tickets past expiry expired, then those in state (-1: all),
+	 * oldest first, at most 10,000. OUT *out, *n. */
+	int (*ticket_list)(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
+			   size_t *n, struct tg_error *err);
+	/* Pending tickets past expiry expired, then the count in each state. */
+	int (*ticket_counts)(struct tg_store *st, int64_t now, uint64_t counts[8],
+			     struct tg_error *err);
+	/* principal's pending tickets at now, and the bytes its tickets that
+	 * did not run hold (arguments, previews, findings). */
+	int (*tickets_pending)(struct tg_store *st, const char *principal, int64_t now,
+			       uint64_t *n, uint64_t *bytes, struct tg_error *err);
+	/* principal's pending tickets at now that carry findings. */
+	int (*tickets_anomalous)(struct tg_store *st, const char *principal, int64_t now,
+				 uint64_t *n, struct tg_error *err);
+
+	/* ---- rollbacks ---- */
+	/* Log an attempt of call_id's rollback as running, by who, for
+	 * st->instance (attempts + 1). TG_ERR_INVALID when a live opening
+	 * runs it. */
+	int (*rollback_begin)(struct tg_store *st, const char *call_id, const char *who,
+			      int64_t now, struct tg_error *err);
+	/* The attempt st->instance runs ended (detail: len bytes, or NULL);
+	 * ok also moves the ticket executed -> compensated, in one
+	 * transaction. TG_ERR_INVALID when either does not hold. */
+	int (*rollback_end)(struct tg_store *st, const char *call_id, int ok, const char *detail,
+			    size_t len, int64_t now, struct tg_error *err);
+	int (*rollback_list)(struct tg_store *st, int state, struct tg_rollback **out, size_t *n,
+			     struct tg_error *err);
+
+	/* ---- sagas ---- */
+	/* Log saga id with its n steps pending unless logged (then kept), and
+	 * claim it for st->instance: 0, or 1 when a live opening runs it. */
+	int (*saga_begin)(struct tg_store *st, const char *id, const struct tg_saga_step *steps,
+			  size_t n, int64_t now, struct tg_error *err);
+	int (*saga_take)(struct tg_store *st, const char *id, struct tg_error *err);
+	/* 0 and OUT *saga, or 1 when none (released on -1). */
+	int (*saga_get)(struct tg_store *st, const char *id, struct tg_saga *saga,
+			struct tg_error *err);
+	/* TG_ERR_SYSTEM when no such step. */
+	int (*saga_step)(struct tg_store *st, const char *id, size_t step,
+			 enum tg_saga_step_state state, const char *result, struct tg_error *err);
+	int (*saga_set)(struct tg_store *st, const char *id, enum tg_saga_state state, int64_t now,
+			struct tg_error *err);
+	/* Sagas running or compensating whose runner is dead, each claimed
+	 * for st->instance in the same transaction. OUT *ids (malloc'd), *n. */
+	int (*saga_orphans)(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_error *err);
+
+	/* ---- revocations, baselines, collection ---- */
+	int (*revoke)(struct tg_store *st, const char *jti, int64_t expires, struct tg_error *err);
+	/* 1 revoked at now, 0 not. */
+	int (*revoked)(struct tg_store *st, const char *jti, int64_t now, struct tg_error *err);
+	/* The n baselines, each replacing its tool's, in one transaction. */
+	int (*baselines_put)(struct tg_store *st, const struct tg_baseline *b, size_t n,
+			     struct tg_error *err);
+	/* Every baseline kept: OUT *out (malloc'd, or NULL), *n. */
+	int (*baselines_load)(struct tg_store *st, struct tg_baseline **out, size_t *n,
+			      struct tg_error *err);
+	/* tg_store_gc's collection, in batches that let other calls in. */
+	int (*gc)(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
+		  struct tg_error *err);
+};
+
+/* The backends (one file each): SQLite in src/store/sqlite*.c. */
+extern const struct tg_store_ops store_sqlite_ops;
+
+/* tg_store_open with the backend ops (tg_store_open: the first of the
+ * front's backends[]); what a test of the seam opens a stand-in with. */
+int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_store **out,
+		    struct tg_error *err);
+
+/* ---- the openings' liveness (src/store/instance.c) ---- */
+
+/* This opening's lock, instances/ID.lock under st->dir, taken; the files
+ * of dead openings swept. */
+int store_instance_start(struct tg_store *st, struct tg_error *err);
+/* The lock let go and its file removed. */
+void store_instance_stop(struct tg_store *st);
+/* 1 if the opening id is alive (its lock is held, or it is this one), 0
+ * if not (its file is then removed). What a backend asks before taking
+ * over a running key, saga or rollback. */
+int store_instance_alive(const struct tg_store *st, const char *id);
 
 #endif

@@ -1,4 +1,5 @@
-/* Unit tests: src/store/store.c, the durable state (docs/STORE.md). */
+/* Unit tests: src/store/, the durable state (docs/STORE.md): the public
+ * calls over the SQLite backend, and the front over a stand-in backend. */
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/store_int.h"
 #include "toolgate/store.h"
 #include "unit.h"
 
@@ -613,7 +615,138 @@ static int takeover(void)
 	return 0;
 }
 
+/* ---- the seam: a stand-in backend, to see what reaches an op ---- */
+
+static int fake_calls;
+static struct tg_ticket fake_row;
+
+static int fake_open(struct tg_store *st, struct tg_error *err)
+{
+	(void)err;
+	st->schema = TG_STORE_SCHEMA;
+	return 0;
+}
+
+static void fake_close(struct tg_store *st)
+{
+	(void)st;
+}
+
+static int fake_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
+			   int64_t ttl, struct tg_idem_record *rec, struct tg_error *err)
+{
+	(void)st, (void)k, (void)err;
+	fake_calls++;
+	rec->state = TG_IDEM_NEW;
+	rec->expires = now + ttl;
+	return 0;
+}
+
+static int fake_ticket_insert(struct tg_store *st, const struct tg_ticket *t,
+			      const struct tg_idem_key *hold, const struct tg_queue_bounds *bounds,
+			      struct tg_error *err)
+{
+	(void)st, (void)hold, (void)bounds, (void)err;
+	fake_calls++;
+	fake_row = *t;
+	return 0;
+}
+
+static int fake_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
+			   struct tg_error *err)
+{
+	(void)st, (void)now, (void)err;
+	fake_calls++;
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	snprintf(t->principal, sizeof(t->principal), "alice");
+	t->state = TG_TICKET_PENDING;
+	return 0;
+}
+
+static int fake_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_state from,
+			    enum tg_ticket_state to, const char *approver, const char *reason,
+			    int64_t now, struct tg_error *err)
+{
+	(void)st, (void)id, (void)approver, (void)reason, (void)now, (void)err;
+	fake_calls++;
+	return from == TG_TICKET_PENDING && to == TG_TICKET_APPROVED ? 0 : 1;
+}
+
+static int fake_baselines_load(struct tg_store *st, struct tg_baseline **out, size_t *n,
+			       struct tg_error *err)
+{
+	(void)st, (void)err;
+	fake_calls++;
+	*out = calloc(2, sizeof(**out));
+	*n = *out ? 2 : 0;
+	return *out ? 0 : -1;
+}
+
+static const struct tg_store_ops fake_ops = {
+	.name = "fake",
+	.open = fake_open,
+	.close = fake_close,
+	.idem_begin = fake_idem_begin,
+	.ticket_insert = fake_ticket_insert,
+	.ticket_get = fake_ticket_get,
+	.ticket_move = fake_ticket_move,
+	.baselines_load = fake_baselines_load,
+};
+
+static int count_baseline(void *ctx, const struct tg_baseline *b)
+{
+	(void)b;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* A backend plugs in with its ops table alone; the front checks what it
+ * hands an op (a refused input never reaches one), makes the ticket's id
+ * and times, and runs a caller's function over what an op loaded. */
+static int seam(void)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef";
+	struct tg_idem_key bad = { "p", "t", "has space", "fp" }, good = { "p", "t", "k1", "fp" };
+	struct tg_ticket req, out;
+	struct tg_idem_record rec;
+	struct tg_store *st;
+	struct tg_error err;
+	int seen = 0;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(store_open_with(&fake_ops, dir, &st, &err) == 0);
+	CHECK(tg_store_schema(st) == TG_STORE_SCHEMA);
+	CHECK(tg_store_idem_begin(st, &bad, 1, 10, &rec, &err) < 0 && err.code == TG_ERR_INVALID);
+	CHECK(tg_store_ticket_get(st, "not-an-id", 1, &out, &err) < 0 && err.code == TG_ERR_INVALID);
+	CHECK(tg_store_ticket_move(st, id, TG_TICKET_PENDING, TG_TICKET_EXECUTED, &err) < 0 &&
+	      strstr(err.msg, "not a move"));
+	CHECK(fake_calls == 0);
+	CHECK(tg_store_idem_begin(st, &good, 1, 10, &rec, &err) == 0 && rec.state == TG_IDEM_NEW &&
+	      rec.expires == 11 && fake_calls == 1);
+	/* the requester's own decision: read through the op, refused before a move */
+	CHECK(tg_store_ticket_decide(st, id, "alice", 1, NULL, 5, &err) < 0 &&
+	      strstr(err.msg, "cannot approve") && fake_calls == 2);
+	CHECK(tg_store_ticket_decide(st, id, "bob", 1, NULL, 5, &err) == 0 && fake_calls == 4);
+	/* the op's 1 (not in the state expected) becomes the front's refusal */
+	CHECK(tg_store_ticket_move(st, id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) < 0 &&
+	      strstr(err.msg, "is not approved") && fake_calls == 5);
+	memset(&req, 0, sizeof(req));
+	snprintf(req.principal, sizeof(req.principal), "alice");
+	snprintf(req.tool, sizeof(req.tool), "t@1");
+	memset(req.args_sha256, 'a', 64);
+	CHECK(tg_store_ticket_create(st, &req, 100, 50, &out, &err) == 0 && fake_calls == 6);
+	CHECK(strlen(fake_row.id) == 32 && strspn(fake_row.id, "0123456789abcdef") == 32 &&
+	      strcmp(out.id, fake_row.id) == 0 && fake_row.state == TG_TICKET_PENDING &&
+	      fake_row.created == 100 && fake_row.expires == 150);
+	tg_ticket_release(&out);
+	CHECK(tg_store_baselines_each(st, count_baseline, &seen, &err) == 0 && seen == 2);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
+	{ "store/seam", seam },
 	{ "store/takeover", takeover },
 	{ "store/tickets", tickets },
 	{ "store/rollbacks", rollbacks },
