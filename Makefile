@@ -181,7 +181,7 @@ lint: $(GEN_SRC)
 	  --std=c11 -D_GNU_SOURCE -Iinclude -Isrc --suppress=missingIncludeSystem \
 	  --suppress=unknownMacro \
 	  --inline-suppr src tools tests/unit
-	@scripts/tidy.sh
+	@TIDY_ANALYZER=1 scripts/tidy.sh
 
 clean:
 	rm -rf build build-asan build-fuzz

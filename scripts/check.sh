@@ -28,13 +28,15 @@ run_pass() { # BUILD-DIR SAN
 # The habits a program checks (tests/README.md): banned calls, length
 # ceilings and header comments (tools/checksrc.py), then clang-tidy.
 habit() { # NAME COMMAND...
-	local name=$1
+	local name=$1 last
 	shift
 	if nice "$@" >"$log" 2>&1; then
-		echo "ok - $name: $(tail -1 "$log")"
+		last=$(tail -1 "$log")
+		echo "ok - $name: ${last#"$name: "}"
 		pass=$((pass + 1))
 	else
-		echo "not ok - $name: $(tail -1 "$log")"
+		last=$(tail -1 "$log")
+		echo "not ok - $name: ${last#"$name: "}"
 		head -n -1 "$log"
 		fail=$((fail + 1))
 	fi
