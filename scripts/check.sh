@@ -25,6 +25,25 @@ run_pass() { # BUILD-DIR SAN
 	skip=$((skip + $(grep -c '^skip ' "$log")))
 }
 
+# The habits a program checks (tests/README.md): banned calls, length
+# ceilings and header comments (tools/checksrc.py), then clang-tidy.
+habit() { # NAME COMMAND...
+	local name=$1 last
+	shift
+	if nice "$@" >"$log" 2>&1; then
+		last=$(tail -1 "$log")
+		echo "ok - $name: ${last#"$name: "}"
+		pass=$((pass + 1))
+	else
+		last=$(tail -1 "$log")
+		echo "not ok - $name: ${last#"$name: "}"
+		head -n -1 "$log"
+		fail=$((fail + 1))
+	fi
+}
+habit checksrc tools/checksrc.py
+habit clang-tidy scripts/tidy.sh
+
 run_pass build 0
 run_pass build-asan 1
 

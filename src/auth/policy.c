@@ -392,18 +392,22 @@ int tg_policy_grants(const struct tg_policy *p, const char *name, const char *sc
 char *tg_policy_scope_list(const struct tg_policy *p, const char *name)
 {
 	json_t *scopes = json_object_get(json_object_get(p->principals, name), "scopes"), *s;
-	size_t i, n = 1;
+	size_t i, n = 1, off = 0;
 	char *out;
 
 	json_array_foreach(scopes, i, s)
 		n += json_string_length(s) + 1;
 	out = calloc(1, n);
 	json_array_foreach(scopes, i, s) {
+		size_t len = json_string_length(s);
+
 		if (!out)
 			break;
 		if (i)
-			strcat(out, " ");
-		strcat(out, json_string_value(s));
+			out[off++] = ' ';
+		if (len)
+			memcpy(out + off, json_string_value(s), len);
+		off += len;
 	}
 	return out;
 }

@@ -57,8 +57,9 @@ static int create_key(struct tg_signer *s, const char *dir, const char *path, st
 
 	crypto_sign_keypair(s->pk, s->sk);
 	sodium_bin2hex(hex, sizeof(hex) - 1, s->sk, sizeof(s->sk));
-	strcat(hex, "\n");
-	n = strlen(hex);
+	n = 2 * crypto_sign_SECRETKEYBYTES;
+	hex[n++] = '\n';
+	hex[n] = '\0';
 	snprintf(tmp, sizeof(tmp), "%s/signing.key.XXXXXX", dir);
 	fd = mkstemp(tmp);
 	if (fd < 0)
@@ -252,10 +253,13 @@ int tg_token_issue(const struct tg_signer *s, const struct tg_policy *p,
 	scope = calloc(1, n + 1);
 	if (!scope)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	for (i = 0; i < req->nscopes; i++) {
+	for (i = 0, n = 0; i < req->nscopes; i++) {
+		size_t len = strlen(req->scopes[i]);
+
 		if (i)
-			strcat(scope, " ");
-		strcat(scope, req->scopes[i]);
+			scope[n++] = ' ';
+		memcpy(scope + n, req->scopes[i], len);
+		n += len;
 	}
 	randombytes_buf(jti, sizeof(jti));
 	sodium_bin2hex(jti_hex, sizeof(jti_hex), jti, sizeof(jti));

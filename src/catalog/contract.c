@@ -650,7 +650,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		bad(&l, "version", "required: a semantic version such as 1.2.0");
 		goto out;
 	}
-	strcpy(l.c->version_text, a);
+	memcpy(l.c->version_text, a, strlen(a) + 1); /* shorter: checked above */
 	a = json_string_value(json_object_get(doc, "authority"));
 	if (!json_object_get(doc, "authority")) {
 		bad(&l, "authority", "required: read or write (there is no default)");

@@ -68,8 +68,15 @@ static json_t *safe_text(const char *s, size_t n)
 			memcpy(p, s + i, len);
 			p += len;
 			i += len;
+		} else if (u[i] == '\\') {
+			*p++ = '\\';
+			*p++ = '\\';
+			i++;
 		} else {
-			p += sprintf(p, u[i] == '\\' ? "\\\\" : "\\x%02x", u[i]);
+			*p++ = '\\';
+			*p++ = 'x';
+			*p++ = "0123456789abcdef"[u[i] >> 4];
+			*p++ = "0123456789abcdef"[u[i] & 15];
 			i++;
 		}
 	}
@@ -190,13 +197,15 @@ static int put_lines(json_t *buf, char mark, const char *text, const size_t *s, 
 		size_t l = s[i + 1] - s[i];
 		json_t *safe;
 		char *line;
+		size_t size;
 
 		if (l && text[s[i] + l - 1] == '\n')
 			l--;
 		safe = safe_text(text + s[i], l);
-		line = safe ? malloc(json_string_length(safe) + 3) : NULL;
+		size = safe ? json_string_length(safe) + 3 : 0;
+		line = safe ? malloc(size) : NULL;
 		if (line)
-			sprintf(line, "%c%s\n", mark, json_string_value(safe));
+			snprintf(line, size, "%c%s\n", mark, json_string_value(safe));
 		json_decref(safe);
 		if (!line || json_array_append_new(buf, json_string(line)) < 0) {
 			free(line);
@@ -240,7 +249,7 @@ static char *unified_diff(const char *path, const char *a, size_t alen, const ch
 	out = malloc(total + 1);
 	if (!out)
 		goto done;
-	p = out + sprintf(out, "--- %s\n+++ %s\n%s", path, path, head);
+	p = out + snprintf(out, total + 1, "--- %s\n+++ %s\n%s", path, path, head);
 	json_array_foreach(lines, i, l) {
 		memcpy(p, json_string_value(l), json_string_length(l));
 		p += json_string_length(l);

@@ -794,7 +794,7 @@ static struct baseline *find(struct anomaly_baselines *b, const char *tool, int 
 	if (!create || b->count >= MAX_BASELINES || strlen(tool) >= sizeof(e->tool) ||
 	    !(e = calloc(1, sizeof(*e))))
 		return NULL;
-	strcpy(e->tool, tool);
+	memcpy(e->tool, tool, strlen(tool) + 1); /* shorter: checked above */
 	e->next = b->bucket[h];
 	b->bucket[h] = e;
 	b->count++;

@@ -7,7 +7,8 @@
  *     9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 alice
  *
  * so the file holds no usable secret (`printf %s "$token" | sha256sum`
- * makes a line). A request's token is hashed and compared with every
+ * makes a line). A token stands for one principal: a hash listed twice is
+ * refused, never settled by order. A request's token is hashed and compared with every
  * entry in constant time (libsodium), so neither the answer's timing nor
  * an early exit tells which entry came close.
  *
@@ -42,6 +43,7 @@ struct mcp_tokens {
 	struct {
 		unsigned char hash[crypto_hash_sha256_BYTES];
 		char principal[MCP_MAX_PRINCIPAL];
+		unsigned line;
 	} *v;
 	size_t n;
 };
@@ -61,6 +63,22 @@ int mcp_principal_valid(const char *p)
 		if (!isalnum((unsigned char)p[i]) && !strchr("._@-", p[i]))
 			return 0;
 	return 1;
+}
+
+/* The entry being added (t->v[t->n]) has the hash of an earlier one: -1 and
+ * err naming both lines. A token stands for one principal; which of two
+ * would be a guess (the last one won before this check). */
+static int duplicate(const struct mcp_tokens *t, const char *path, struct tg_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (memcmp(t->v[i].hash, t->v[t->n].hash, sizeof(t->v[i].hash)) == 0)
+			return tg_error_set(err, TG_ERR_INVALID, "--tokens %s: line %u: the token "
+					    "of line %u again (for %s, there for %s): list each "
+					    "token once", path, t->v[t->n].line, t->v[i].line,
+					    t->v[t->n].principal, t->v[i].principal);
+	return 0;
 }
 
 int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *err)
@@ -115,6 +133,12 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 		}
 		/* mcp_principal_valid: shorter than the field */
 		memcpy(t->v[t->n].principal, principal, strlen(principal) + 1);
+		t->v[t->n].line = lineno;
+		if (duplicate(t, path, err) < 0) {
+			fclose(f);
+			mcp_tokens_free(t);
+			return -1;
+		}
 		t->n++;
 	}
 	fclose(f);

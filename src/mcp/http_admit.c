@@ -252,6 +252,7 @@ enum MHD_Result http_admit_accept(void *cls, const struct sockaddr *addr, sockle
 	 * room: refused only when every one there serves a request, or
 	 * when too many closed here have not gone yet */
 	if (a->n >= HTTP_MAX_CONNECTIONS + HTTP_MAX_CLOSING)
+		/* NOLINTNEXTLINE(bugprone-branch-clone): the address's turn is between */
 		why = REFUSED_LIMIT;
 	else if (same >= HTTP_MAX_PER_ADDRESS && make_room(a, 0, ip) < 0)
 		why = REFUSED_ADDRESS;

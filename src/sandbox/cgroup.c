@@ -174,12 +174,12 @@ static void detect(void)
 	if (is_fs("/sys/fs/cgroup", CGROUP2_SUPER_MAGIC) &&
 	    v2_has_controllers("/sys/fs/cgroup", &det.memory, &det.pids, &det.cpu)) {
 		det.version = 2;
-		strcpy(det.root[0], "/sys/fs/cgroup");
+		snprintf(det.root[0], sizeof(det.root[0]), "/sys/fs/cgroup");
 	} else if (is_fs("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC) &&
 		   v2_has_controllers("/sys/fs/cgroup/unified", &det.memory,
 				      &det.pids, &det.cpu)) {
 		det.version = 2;
-		strcpy(det.root[0], "/sys/fs/cgroup/unified");
+		snprintf(det.root[0], sizeof(det.root[0]), "/sys/fs/cgroup/unified");
 	} else {
 		for (i = 0; i < 3; i++) {
 			snprintf(det.root[i], sizeof(det.root[i]), "/sys/fs/cgroup/%s", v1[i]);
@@ -305,7 +305,7 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 	if (spec->cgroup_parent) {
 		snprintf(cg->parent, sizeof(cg->parent), "%s", spec->cgroup_parent);
 	} else if (geteuid() == 0) {
-		strcpy(cg->parent, "/toolgate");
+		snprintf(cg->parent, sizeof(cg->parent), "/toolgate");
 	} else {
 		if (own_cgroup(det.version == 2 ? "" : "memory", own, sizeof(own)) < 0)
 			own[0] = '\0';

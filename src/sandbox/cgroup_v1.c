@@ -3,7 +3,9 @@
  * hierarchies. OOM kills are counted by memory.oom_control's oom_kill
  * (Linux 4.13+), hits of the pids limit by pids.events.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,19 +54,43 @@ static int v1_limits(struct sb_cgroup *cg, const struct tg_sandbox_spec *spec,
 	return 0;
 }
 
+/* The pid a line of cgroup.procs names: digits alone, then the newline or
+ * the end; 0 for anything else. Never 0 or negative: kill(0) would signal
+ * the gateway's own process group and kill(-1) every process it may. */
+static pid_t procs_pid(const char *line)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)line[0]))
+		return 0;
+	errno = 0;
+	v = strtol(line, &end, 10);
+	if (errno || (*end != '\n' && *end != '\0') || v <= 0 || v > INT_MAX)
+		return 0;
+	return (pid_t)v;
+}
+
 static void v1_kill(struct sb_cgroup *cg)
 {
 	char path[SB_PATH_MAX + 16], line[32];
 	FILE *f;
-	int i;
+	int i, partial;
 
 	for (i = 0; i < cg->ndirs; i++) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir[i]);
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		while (fgets(line, sizeof(line), f))
-			kill((pid_t)atoi(line), SIGKILL);
+		/* a line longer than the buffer is no pid: none of its pieces */
+		for (partial = 0; fgets(line, sizeof(line), f);) {
+			int whole = strchr(line, '\n') != NULL;
+			pid_t pid = partial || (!whole && !feof(f)) ? 0 : procs_pid(line);
+
+			partial = !whole;
+			if (pid > 0)
+				kill(pid, SIGKILL);
+		}
 		fclose(f);
 	}
 }

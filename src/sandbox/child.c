@@ -139,7 +139,7 @@ static int loopback_up(void)
 	if (fd < 0)
 		return -1;
 	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
+	memcpy(ifr.ifr_name, "lo", 3);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
 		ifr.ifr_flags |= IFF_UP;
 		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);

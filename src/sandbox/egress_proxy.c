@@ -656,11 +656,12 @@ static void serve_connect(struct tg_egress_proxy *p, int fd, const struct egress
 
 static void serve_http(struct tg_egress_proxy *p, int fd, char *buf, size_t used)
 {
+	static const char close_line[] = "Connection: close\r\n\r\n";
 	struct egress_request *rq = malloc(sizeof(*rq));
 	const char *no;
 	char why[400], *out = NULL, *eol;
-	size_t head, n, off;
-	int code = 400, up = -1;
+	size_t head, n, off, cap;
+	int code = 400, up = -1, w;
 
 	head = read_head(p, fd, buf, &used, &code);
 	if (!head || !rq) {
@@ -686,12 +687,16 @@ static void serve_http(struct tg_egress_proxy *p, int fd, char *buf, size_t used
 	}
 	/* the request line in origin form, Host from the URL, hop-by-hop
 	 * headers dropped; one request, then the answer */
-	out = malloc(head + sizeof(rq->host) + 64);
+	cap = head + sizeof(rq->host) + 64;
+	out = malloc(cap);
 	if (!out)
 		goto out;
-	n = (size_t)sprintf(out, "%s %s%s %s\r\nHost: %.*s\r\n", rq->method,
-			    *rq->path == '/' ? "" : "/", rq->path, rq->version,
-			    (int)(rq->path - rq->target - 7), rq->target + 7);
+	w = snprintf(out, cap, "%s %s%s %s\r\nHost: %.*s\r\n", rq->method,
+		     *rq->path == '/' ? "" : "/", rq->path, rq->version,
+		     (int)(rq->path - rq->target - 7), rq->target + 7);
+	if (w < 0 || (size_t)w >= cap)
+		goto out;
+	n = (size_t)w;
 	for (off = rq->line_end; off < head - 2; off = (size_t)(eol - buf) + 2) {
 		eol = strstr(buf + off, "\r\n");
 		if (!hop_by_hop(buf + off, (size_t)(eol - buf) - off)) {
@@ -699,7 +704,10 @@ static void serve_http(struct tg_egress_proxy *p, int fd, char *buf, size_t used
 			n += (size_t)(eol - buf) + 2 - off;
 		}
 	}
-	n += (size_t)sprintf(out + n, "Connection: close\r\n\r\n");
+	if (n + sizeof(close_line) > cap)
+		goto out;
+	memcpy(out + n, close_line, sizeof(close_line) - 1);
+	n += sizeof(close_line) - 1;
 	if (write_all(p, up, out, n) == 0 &&
 	    forward_body(p, fd, up, buf + head, used - head, rq->body) == 0)
 		relay(p, fd, up, RELAY_RESPONSE, NULL, 0);

@@ -1083,6 +1083,18 @@ int run_wait_ready(struct run *r, int timeout_ms, struct tg_error *err)
 			    r->setup_error[0] ? r->setup_error : "ended before it was ready");
 }
 
+/* s and its NUL at buf + off when they fit in cap bytes (the caller sized
+ * buf from the same strings, so they do); the offset after them. */
+static size_t put_string(char *buf, size_t cap, size_t off, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (off > cap || n > cap - off)
+		return off;
+	memcpy(buf + off, s, n);
+	return off + n;
+}
+
 int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandbox_result **out,
 	      struct tg_error *err)
 {
@@ -1117,9 +1129,9 @@ int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandb
 		memcpy(buf, &h, sizeof(h));
 		off = sizeof(h);
 		for (i = 0; i < spec->argc; i++)
-			off += (size_t)sprintf(buf + off, "%s", spec->argv[i]) + 1;
+			off = put_string(buf, sizeof(h) + len, off, spec->argv[i]);
 		for (i = 0; i < n; i++)
-			off += (size_t)sprintf(buf + off, "%s", r->envp[i]) + 1;
+			off = put_string(buf, sizeof(h) + len, off, r->envp[i]);
 		for (len = 0; len < off;) {
 			ssize_t w = send(r->job_w, buf + len, off - len, MSG_NOSIGNAL);
 

@@ -5,10 +5,12 @@
  * real in every sandbox test).
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/cgroup_int.h"
@@ -211,9 +213,58 @@ static int reuse_baselines(void)
 	return 0;
 }
 
+/* A child that waits to be killed (for 20 s at most); -1 if fork fails. */
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		alarm(20);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+/* v1's kill signals the pids of cgroup.procs and nothing else: a line that
+ * is not a positive pid alone is skipped, and so is every piece of a line
+ * longer than its buffer. atoi made "0", "x" and "" pid 0, and kill(0)
+ * signals the caller's own process group: here the test's own group (it
+ * makes one first), so a regression kills this test and nothing else. No
+ * line here is a negative number or another process's pid. */
+static int v1_kill_lines(void)
+{
+	char tmp[] = "/tmp/tg-unit-cgk-XXXXXX", text[512];
+	struct sb_cgroup cg;
+	pid_t listed, spared;
+	int st;
+
+	CHECK(setpgid(0, 0) == 0);
+	CHECK(mkdtemp(tmp));
+	listed = sleeper();
+	spared = sleeper();
+	CHECK(listed > 0 && spared > 0);
+	memset(&cg, 0, sizeof(cg));
+	cg.ops = &cg_v1_ops;
+	cg.ndirs = 1;
+	snprintf(cg.dir[0], sizeof(cg.dir[0]), "%s", tmp);
+	snprintf(text, sizeof(text),
+		 "0\nx\n\n00\n %d\n+%d\n%dx\n0000000000000000000000000000000%d\n%d\n", (int)spared,
+		 (int)spared, (int)spared, (int)spared, (int)listed);
+	CHECK(put(tmp, "cgroup.procs", text) == 0);
+	cg.ops->kill(&cg);
+	CHECK(waitpid(listed, &st, 0) == listed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	CHECK(waitpid(spared, &st, WNOHANG) == 0);
+	kill(spared, SIGKILL);
+	CHECK(waitpid(spared, &st, 0) == spared);
+	rm_tree(tmp);
+	return 0;
+}
+
 const struct unit_test cgroup_tests[] = {
 	{ "cgroup/v2_backend", v2_backend },
 	{ "cgroup/v1_backend", v1_backend },
 	{ "cgroup/reuse_baselines", reuse_baselines },
+	{ "cgroup/v1_kill_lines", v1_kill_lines },
 	UNIT_TESTS_END,
 };

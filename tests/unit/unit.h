@@ -24,38 +24,13 @@ struct unit_test {
 
 #define UNIT_TESTS_END { NULL, NULL }
 
+/* A file tests/unit/test_NAME.c defines
+ *     const struct unit_test NAME_tests[] = { { "NAME/what", fn }, ..., UNIT_TESTS_END };
+ * and nothing else registers it: the Makefile finds the file, main.c runs it. */
+
 /* A fresh directory /tmp/tg-unit-NAME-XXXXXX in dir (64 bytes); 0 or -1. */
 int unit_tmpdir(char *dir, const char *name);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
-
-extern const struct unit_test parse_tests[];
-extern const struct unit_test spec_tests[];
-extern const struct unit_test seccomp_tests[];
-extern const struct unit_test run_tests[];
-extern const struct unit_test cgroup_tests[];
-extern const struct unit_test landlock_tests[];
-extern const struct unit_test schema_tests[];
-extern const struct unit_test contract_tests[];
-extern const struct unit_test param_tests[];
-extern const struct unit_test catalog_tests[];
-extern const struct unit_test result_tests[];
-extern const struct unit_test file_tests[];
-extern const struct unit_test store_tests[];
-extern const struct unit_test auth_tests[];
-extern const struct unit_test task_tests[];
-extern const struct unit_test overlay_tests[];
-extern const struct unit_test dirs_tests[];
-extern const struct unit_test egress_tests[];
-extern const struct unit_test pool_tests[];
-extern const struct unit_test audit_tests[];
-extern const struct unit_test metrics_tests[];
-extern const struct unit_test trace_tests[];
-extern const struct unit_test scan_tests[];
-extern const struct unit_test redact_tests[];
-extern const struct unit_test anomaly_tests[];
-extern const struct unit_test anomaly_walk_tests[];
-extern const struct unit_test anomaly_unicode_tests[];
-extern const struct unit_test runs_tests[];
 
 #endif
