@@ -245,12 +245,13 @@ char *task_ask(void *ctx, const char *request, const volatile int *stop)
 			line = json_dumps(json_object_get(t->answers, json_string_value(k)),
 					  JSON_COMPACT);
 			if (line) {
-				char *grown = realloc(text, len + strlen(line) + 2);
+				size_t add = strlen(line) + 2;
+				char *grown = realloc(text, len + add);
 
 				if (grown) {
 					text = grown;
-					len += (size_t)sprintf(text + len, "%s%s", len ? "\n" : "",
-							       line);
+					len += (size_t)snprintf(text + len, add, "%s%s",
+								len ? "\n" : "", line);
 				}
 				free(line);
 			}

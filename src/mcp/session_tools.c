@@ -413,7 +413,7 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 	if (token && !json_is_string(token) && !json_is_integer(token))
 		token = NULL; /* the specification: a string or an integer */
 	/* it is copied into every progress notification: bounded */
-	if (token && json_is_string(token) && json_string_length(token) > 256)
+	if (json_is_string(token) && json_string_length(token) > 256)
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: _meta.progressToken longer than 256 bytes");
 	/* a batch (2025-03-26) has no tasks */
