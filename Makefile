@@ -1,5 +1,6 @@
 # toolgate: plain make. `make` builds, `make check` installs what is missing,
-# builds and runs every test twice (plain, then ASan+UBSan), `make demo`
+# builds and runs every test twice (plain, then ASan+UBSan), `make check-long`
+# the same with the long fault and fuzz runs at full length, `make demo`
 # shows the sandbox at work. See docs/VERIFY.md.
 
 CC      ?= gcc
@@ -40,7 +41,7 @@ ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
+.PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact fuzz lint clean FORCE
 all: $(PROGS)
 
@@ -118,6 +119,11 @@ deps:
 
 check: deps
 	@scripts/check.sh
+
+# make check with the long fault-injection rounds at full length and each
+# fuzzer a minute (docs/VERIFY.md)
+check-long: deps
+	@TOOLGATE_CHECK_LONG=1 scripts/check.sh
 
 # The house rules a program checks (banned calls, length ceilings, header
 # comments; tools/checksrc.py) and clang-tidy over src/: both in make check.

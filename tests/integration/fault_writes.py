@@ -4,7 +4,11 @@ per idempotency key, through the sandbox) to their end, retrying under the
 same keys through every crash and restart, and a person approves each
 held call from the CLI. Then the target database is counted.
 
-    fault_writes.py TOOLGATE REPO TMPDIR [N]
+    fault_writes.py TOOLGATE REPO TMPDIR [N [SECONDS]]
+
+N keys at most (1000 by default), fewer where this machine would take
+more than about SECONDS (600 by default) to drive them: `make check` asks
+for a short run, `make check-long` for the full one (tests/integration/run.sh).
 
 Every tenth key is a plan (plan.run, a saga of sql.execute steps) instead
 of one call, and every twentieth plan's last step passes its dry run but
@@ -34,6 +38,7 @@ from mcptest import Checks
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
+BUDGET = float(sys.argv[5]) if len(sys.argv) > 5 else 600
 WORKERS = 8
 check = Checks("fault")
 CAT, DATA, STATE = (os.path.join(TMP, d) for d in ("catalog", "data", "state"))
@@ -212,10 +217,12 @@ one = max(time.time() - t0, 0.1) * max(1.0, WORKERS / (os.cpu_count() or 1))
 print(f"# one write call, held, approved and run, with {WORKERS} sharing "
       f"{os.cpu_count()} CPUs: {one:.2f} s")
 # a key takes about 0.6 such calls under the kills: as many keys as end in
-# about ten minutes on this machine, at most N (the count is printed)
-fit = max(50, int(1000 / one))
+# about BUDGET seconds on this machine, at most N (the count is printed);
+# never fewer than 100: a kill comes every three or four keys, and
+# kills_happened wants ten at least
+fit = max(100, int(BUDGET / (0.6 * one)))
 if fit < N:
-    print(f"# {fit} of the {N} keys: what this machine drives in the time")
+    print(f"# {fit} of the {N} keys: what this machine drives in about {BUDGET:.0f} s")
     keys = keys[:fit]
     with lock:
         todo[:] = [k for k in todo if k in set(keys)]
