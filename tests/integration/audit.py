@@ -303,7 +303,11 @@ def caller(n):
 ths = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
 for t in ths:
     t.start()
-time.sleep(2.0)
+# killed once eight calls are acknowledged, the others under way (at most
+# 30 s: a slow machine's first calls take long)
+deadline = time.time() + 30
+while len(acked) < 8 and time.time() < deadline:
+    time.sleep(0.05)
 srv.send_signal(signal.SIGKILL)
 srv.wait(timeout=30)
 stop.set()
@@ -323,14 +327,16 @@ c("kill9_log_verifies_after_reopen", v2.returncode == 0, v2.stdout)
 
 # a log that cannot be written: not served at all from the start; and
 # once its disk is full, the call that ran is answered with an error and
-# the next is refused (a 64 KiB tmpfs in a mount namespace of its own)
+# the next is refused (a tmpfs in a mount namespace of its own: 16 KiB,
+# some thirty calls fill it; 64 KiB, four times as many, in make check-long)
 full = subprocess.run([TG, "serve", "--catalog", CAT, "--audit", "/dev/full", "--stdio"],
                       input="", capture_output=True, text=True, timeout=60)
 c("unwritable_log_not_served", full.returncode != 0 and "audit log" in full.stderr, full.stderr)
 SMALL = os.path.join(TMP, "small")
 os.makedirs(SMALL)
 srv, port = start_http(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                        'mount -t tmpfs -o size=64k tmpfs "$0" && exec "$@"', SMALL,
+                        'mount -t tmpfs -o size=%s tmpfs "$0" && exec "$@"' %
+                        ("64k" if os.environ.get("TOOLGATE_CHECK_LONG") == "1" else "16k"), SMALL,
                         TG, "serve", "--catalog", CAT, "--workspace", WS,
                         "--audit", os.path.join(SMALL, "audit.log")],
                        os.path.join(TMP, "small.err"))
@@ -343,6 +349,7 @@ try:
             break
     after = call(port, "fs.read", {"path": "README.md"}, token=None)
     failed = json.dumps(answers[-1])
+    print("# the full log refused call %d" % len(answers))
     c("full_log_refuses_calls", len(answers) > 10 and "result" not in answers[-1] and
       "record could not be written" in failed and "result" not in after and
       "audit log" in json.dumps(after), [len(answers), answers[-1], after])
