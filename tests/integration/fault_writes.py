@@ -99,7 +99,11 @@ class Gateway:
                                        "--policy", POLICY, "--http", f"127.0.0.1:{self.port}",
                                        "--record", os.path.join(TMP, "record")],
                                       stderr=self.err)
-            for _ in range(100):
+            # a live gateway is waited for up to a minute: under the
+            # sanitizers on a loaded machine, a start after a kill (its
+            # recovery of what the kill cut) has taken longer than 2 s
+            until = time.time() + 60
+            while time.time() < until:
                 if self.p.poll() is not None:
                     break  # the port is not free yet: again
                 try:
