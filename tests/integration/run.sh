@@ -1045,7 +1045,9 @@ P4=(--state "$tmp/state4" --policy "$tmp/policy4.json")
 for who in agent-1 alice bob; do
 	"$TG" token issue "${P4[@]}" --principal "$who" --scope "$(jq -r ".principals[\"$who\"].scopes[-1]" "$tmp/policy4.json")" >"$tmp/tok.$who"
 done
-"$TG" approvals list --state "$tmp/state4" >/dev/null
+# the store as a user gets it: serve with the policy makes it (a reading
+# command never does, docs/CLI.md)
+printf '%s\n' "$INIT" | "$TG" serve --catalog "$tmp/mcp" "${P4[@]}" >/dev/null 2>&1
 # a ticket as the pipeline will make it (the store's schema, docs/STORE.md)
 python3 - "$tmp/state4/toolgate.db" <<'PY'
 import sqlite3, sys, time
