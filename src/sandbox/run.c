@@ -365,6 +365,13 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 	kill_sandbox(r);
 }
 
+static void trace_parent(const struct run *r, const char *what)
+{
+	if (r->plan.trace)
+		fprintf(stderr, "toolgate trace: %8.3f ms  parent: %s\n",
+			(double)(now_us() - r->start) / 1000.0, what);
+}
+
 /*
  * The hand-over: PID 1, dumpable for this moment only (child.c), names
  * the seccomp listener and the egress listener in its descriptor table
@@ -408,11 +415,14 @@ static void take_handover(struct run *r, const struct sb_msg *m)
 		close_fd(&r->handover);
 		close_fd(&r->egress_r); /* no forwarder will write there */
 	}
-	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: hand-over %s%s%s\n",
-			(now_us() - r->start) / 1000.0,
-			answer == 'T' ? "taken (pidfd_getfd)" : "over the socket",
-			why ? ": pidfd_getfd: " : "", why ? strerror(why) : "");
+	if (r->plan.trace) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "hand-over %s%s%s",
+			 answer == 'T' ? "taken (pidfd_getfd)" : "over the socket",
+			 why ? ": pidfd_getfd: " : "", why ? strerror(why) : "");
+		trace_parent(r, what);
+	}
 }
 
 static void on_status(struct run *r)
@@ -829,13 +839,6 @@ static pid_t clone_sandbox(int *pidfd, int cgroup_fd)
 	 * We learn of the exit through the pidfd and reap with __WALL. */
 	args.exit_signal = 0;
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
-
-static void trace_parent(const struct run *r, const char *what)
-{
-	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: %s\n",
-			(double)(now_us() - r->start) / 1000.0, what);
 }
 
 static struct run *run_new(const struct tg_sandbox_spec *spec)
