@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 	const char *state_arg = NULL;
 	struct tg_catalog *cat;
 	struct tg_gate *plain, *gated, *audited, *tgate, *quiet;
-	struct tg_gate_options aopts = { 0 }, topts = { 0 }, qopts = { 0 };
+	struct tg_gate_options aopts = { 0 }, topts = { 0 }, qopts = { 0 }, sopts = { 0 };
 	struct tg_tracer_stats ts;
 	struct tg_audit *audit = NULL;
 	struct tg_store *st;
@@ -285,8 +285,9 @@ int main(int argc, char **argv)
 						   ",\"dry_run\":\"supported\",\"compensation\":"
 						   "{\"irreversible\":\"bench\"}")) < 0 ||
 	    tg_catalog_load_dir(cat_dir, NULL, &cat, &err) < 0 ||
-	    tg_gate_new(cat, NULL, &plain, &err) < 0 || tg_gate_new(cat, NULL, &gated, &err) < 0 ||
-	    tg_store_open(state, &st, &err) < 0 ||
+	    tg_gate_new(cat, NULL, &plain, &err) < 0 || tg_store_open(state, &st, &err) < 0 ||
+	    ((sopts.store = st), (sopts.ticket_ttl = 3600),
+	     tg_gate_new(cat, &sopts, &gated, &err)) < 0 ||
 	    (snprintf(cmd, sizeof(cmd), "%s/audit.log", state),
 	     tg_audit_open(cmd, 0, &audit, &err)) < 0 ||
 	    ((aopts.audit = audit), tg_gate_new(cat, &aopts, &audited, &err)) < 0 ||
@@ -295,7 +296,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench/gate: %s\n", err.msg);
 		return 1;
 	}
-	tg_gate_set_store(gated, st, 3600);
 	a = calloc(calls, sizeof(*a));
 	b = calloc(calls, sizeof(*b));
 	c = calloc(calls, sizeof(*c));

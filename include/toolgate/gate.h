@@ -44,6 +44,9 @@ struct tg_gate;
 struct tg_audit;
 struct tg_tracer;
 struct tg_trace_ctx;
+struct tg_store;
+struct tg_policy;
+struct tg_signer;
 
 struct tg_gate_options {
 	/* The audit log (toolgate/audit.h) the record stage appends every
@@ -97,16 +100,29 @@ struct tg_gate_options {
 	 * docs/ANOMALIES.md) gets, over what the configuration says for
 	 * each tool: TG_ANOMALY_DEFAULT leaves it to the configuration. */
 	enum tg_anomaly_action anomalies;
+	/* Write tools run through store (toolgate/store.h), borrowed: a
+	 * write call needs an idempotency key, is held in a ticket (expiring
+	 * after ticket_ttl s, 0: an hour) until a person approves its exact
+	 * arguments, then runs once, and every retry under its key replays
+	 * the outcome. NULL: write tools are refused. */
+	struct tg_store *store;
+	int64_t ticket_ttl;
+	/* The policy (toolgate/auth.h, docs/AUTH.md), borrowed, and the
+	 * signer whose key checks its tokens (tg_gate_identify; revoked in
+	 * store, which a policy needs): its principals' scopes and rates,
+	 * the approvers' queue's bounds and the store's collection (its
+	 * "tickets": a thread of the gate's, signals blocked, collects what
+	 * expired every collect_every), and the anomaly rules' configuration.
+	 * Both must outlive the gate. NULL: no policy, no scope checked, no
+	 * rate, the defaults. */
+	const struct tg_policy *policy;
+	struct tg_signer *signer;
 };
-
-/* The anomaly rules' configuration (a policy's "anomalies"), borrowed:
- * it must outlive the gate's calls; NULL: the defaults. */
-struct tg_anomaly_config;
-TG_API void tg_gate_set_anomalies(struct tg_gate *gate, const struct tg_anomaly_config *config);
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
  * *out. Thread-safe once made: calls may run from several threads. -1
- * and err when the catalogue names a builtin that does not exist, or
+ * and err for a policy without a signer or a store, when the store's
+ * collection cannot start, when the catalogue names a builtin that does not exist, or
  * mounts a directory that is, holds or lies in the state directory or the
  * workspace, one that holds /tmp (where overlay dry runs keep their
  * layers), one of own_files or .toolgate/undo, or a writable one that
@@ -159,8 +175,6 @@ struct tg_call {
 	 * docs/AUTH.md): the authorize stage refuses a tool none of them
 	 * allows. NULL: no policy, nothing to check. */
 	const char *scopes;
-	/* The principals' rate limits (docs/AUTH.md), or NULL: none. */
-	struct tg_limiter *limiter;
 	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
 	const char *idempotency_key;
 	/* Non-zero: show what the call would do, do nothing (the tool must
@@ -202,26 +216,30 @@ TG_API int tg_gate_call(struct tg_gate *gate, const struct tg_call *call,
 			struct tg_call_result *r, struct tg_error *err);
 TG_API void tg_call_result_release(struct tg_call_result *r);
 
-/* Write tools run through store (borrowed): a write call needs an
- * idempotency key, is held in a ticket (expiring after ticket_ttl s,
- * 0: an hour) until a person approves its exact arguments, then runs
- * once, and every retry under its key replays the outcome. Without a
- * store, write tools are refused. */
-struct tg_store;
-TG_API void tg_gate_set_store(struct tg_gate *gate, struct tg_store *store, int64_t ticket_ttl);
-/* The approvers' queue's bounds and the store's collection (a policy's
- * "tickets", toolgate/auth.h; copied): a principal's tickets awaiting a
- * decision, their bytes and one ticket's are capped (a call past them is
- * answered too_many_pending or too_large_to_hold, and not held), and a
- * thread of the gate's (signals blocked) collects what expired every
- * collect_every_s seconds, on the store set before: set the store first,
- * and keep it open until tg_gate_set_tickets(gate, NULL, NULL), a new
- * tg_gate_set_store (which stops the collection) or tg_gate_free. Not
- * while calls run. NULL: the defaults, no collection. -1 and err when
- * the thread cannot start. */
-struct tg_ticket_policy;
-TG_API int tg_gate_set_tickets(struct tg_gate *gate, const struct tg_ticket_policy *tickets,
-			       struct tg_error *err);
+/* Who calls (docs/AUTH.md), for a transport, which never checks a
+ * signed token or a call's scope itself. tg_gate_has_policy: 1 if the gate has a
+ * policy (every caller then presents a token it signed). tg_gate_identify:
+ * the bearer token (len bytes) checked (signature, issuer, audience,
+ * lifetime, revocation): 0 and its principal (into principal, plen bytes)
+ * and OUT *scopes (malloc'd); -1 and err, which says why, without a
+ * policy too. tg_gate_principal_scopes: a configured principal's scopes
+ * (stdio's): 1 and OUT *scopes (malloc'd), 0 and "" when the policy does
+ * not name it (it holds none), -1 without a policy or out of memory. */
+TG_API int tg_gate_has_policy(const struct tg_gate *gate);
+TG_API int tg_gate_identify(struct tg_gate *gate, const char *token, size_t len,
+			    char *principal, size_t plen, char **scopes, struct tg_error *err);
+TG_API int tg_gate_principal_scopes(struct tg_gate *gate, const char *principal,
+				    char **scopes);
+/* Whether scopes (space-separated; NULL: no policy, anything goes) allow
+ * a call of tool (name or name@version) as the pipeline's stage 4 decides
+ * it: 1 yes (or the tool does not resolve: the call answers that); 0 and,
+ * in need (len bytes), the scope it needs, TOOL:read or TOOL:write. */
+TG_API int tg_gate_authorize(struct tg_gate *gate, const char *scopes, const char *tool,
+			     char *need, size_t len);
+/* 1 if scopes may read the gateway's counters (tg_gate_metrics): without
+ * a policy anyone, with one only a holder of an approve scope (they show
+ * every principal's calls by tool). */
+TG_API int tg_gate_may_observe(const struct tg_gate *gate, const char *scopes);
 
 /* Roll back the executed write call call_id (its ticket's id) with its
  * contract's compensation, on behalf of who (a person with approve rights
@@ -276,7 +294,7 @@ TG_API int tg_gate_record_decision(struct tg_gate *gate, const char *who,
 				   const char *reason);
 TG_API int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
 			      const char *outcome, const char *reason);
-/* The store the gate's write calls use (tg_gate_set_store), or NULL. */
+/* The store the gate's write calls use (its options'), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON
  * text (malloc'd; NULL out of memory), indented when pretty, its

@@ -28,7 +28,11 @@ extern "C" {
 struct tg_mcp_options {
 	const char *principal;     /* who a stdio client is (configured, not claimed); NULL:
 				    * "local", which with a policy that does not name it
-				    * holds no scope */
+				    * holds no scope. With the gate's policy (its
+				    * tg_gate_options), one named must be the policy's, and
+				    * has its scopes; HTTP callers then present tokens that
+				    * `toolgate token issue` signed, and every call needs a
+				    * scope for its tool. */
 	const char *instructions;  /* for the client's model, or NULL */
 	unsigned max_inflight;     /* concurrent tools/call per session; 0: 16 */
 	/* Streamable HTTP: a file of bearer tokens' SHA-256 and the principals
@@ -40,13 +44,6 @@ struct tg_mcp_options {
 	 * 2026-07-28 multi round-trip calls, shared by every instance that
 	 * may see a retry. NULL: a random key of this process's own. */
 	const char *state_key_file;
-	/* A policy file (docs/AUTH.md) and the state directory of the key
-	 * that signs tokens and the store that revokes them: HTTP callers
-	 * then present tokens that `toolgate token issue` signed, and every
-	 * call needs a scope for its tool. The stdio principal must be one
-	 * of the policy's, with its scopes. NULL: no policy. */
-	const char *policy_file;
-	const char *state_dir;
 	/* Streamable HTTP: seconds a connection has to send a request's
 	 * headers, from its start or the end of its last request (1 to 300;
 	 * 0: 10), however slowly the bytes come (docs/MCP.md, "Connections"). */
@@ -55,7 +52,9 @@ struct tg_mcp_options {
 
 struct tg_mcp;
 
-/* A server over gate (borrowed: it must outlive the server). OUT *out. */
+/* A server over gate (borrowed: it must outlive the server), which it
+ * asks who calls and what they may. OUT *out; -1 and err for a principal
+ * that is not the gate's policy's, a bad state key or token file. */
 TG_API int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts,
 		      struct tg_mcp **out, struct tg_error *err);
 TG_API void tg_mcp_free(struct tg_mcp *mcp);

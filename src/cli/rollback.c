@@ -179,10 +179,10 @@ int cmd_rollback(int argc, char **argv)
 	own[0] = policy; /* the files of its own it reads or writes: no tool is given them */
 	own[1] = record;
 	gopts.own_files = own;
+	gopts.store = st;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0)
 		goto fail;
-	tg_gate_set_store(gate, st, 0);
 	rc = tg_gate_rollback(gate, id, who, dry, &r, &err);
 	if (rc < 0)
 		goto fail;

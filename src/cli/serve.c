@@ -46,9 +46,11 @@
 
 #include "cli/cli.h"
 #include "toolgate/audit.h"
+#include "toolgate/auth.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/mcp.h"
+#include "toolgate/store.h"
 #include "toolgate/trace.h"
 
 static void usage(FILE *f)
@@ -361,6 +363,44 @@ static void resume_interrupted(struct tg_gate *gate)
 			failed);
 }
 
+/* What --policy brings, which the gate is given: the policy, the key in
+ * the state directory that checks its tokens, and the store that revokes
+ * them and holds write calls. The stdio principal named must be the
+ * policy's. Freed by compose_free. */
+struct composed {
+	struct tg_policy *policy;
+	struct tg_signer *signer;
+	struct tg_store *store;
+};
+
+static int compose(const char *policy, const char *state, const char *principal,
+		   struct composed *c, struct tg_gate_options *gopts, struct tg_error *err)
+{
+	if (!policy)
+		return 0;
+	if (!state)
+		return tg_error_set(err, TG_ERR_INVALID, "a policy needs the state directory of "
+				    "its signing key (--state DIR)");
+	if (tg_policy_load(policy, &c->policy, err) < 0 ||
+	    tg_signer_open(state, 1, &c->signer, err) < 0 ||
+	    tg_store_open(state, &c->store, err) < 0)
+		return -1;
+	if (principal && !tg_policy_knows(c->policy, principal))
+		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s",
+				    principal, policy);
+	gopts->policy = c->policy;
+	gopts->signer = c->signer;
+	gopts->store = c->store;
+	return 0;
+}
+
+static void compose_free(struct composed *c)
+{
+	tg_store_close(c->store);
+	tg_signer_free(c->signer);
+	tg_policy_free(c->policy);
+}
+
 /* Every client, run, warm sandbox and proxied connection holds
  * descriptors: as many as the hard limit allows. */
 static void raise_nofile(void)
@@ -386,6 +426,7 @@ int cmd_serve(int argc, char **argv)
 	struct tg_gate *gate = NULL;
 	struct tg_mcp *mcp = NULL;
 	struct serve_args args = { 0 };
+	struct composed composed = { 0 };
 	struct tg_error err;
 	int rc;
 
@@ -421,11 +462,10 @@ int cmd_serve(int argc, char **argv)
 	mopts.principal = principal ? principal : http && !stdio ? NULL : "local";
 	mopts.http_tokens = tokens;
 	mopts.state_key_file = state_key;
-	mopts.policy_file = policy;
-	mopts.state_dir = state;
 	if (tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
+	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		fprintf(stderr, "toolgate serve: %s\n", err.msg);
 		tg_record_event(gopts.audit, "", catalog, "load_refused", err.msg);
@@ -490,6 +530,7 @@ out:
 	tg_mcp_http_stop(server);
 	tg_mcp_free(mcp);
 	tg_gate_free(gate);
+	compose_free(&composed); /* what the gate learnt is saved: now the store goes */
 	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);

@@ -92,6 +92,11 @@ struct tg_gate {
 	pthread_t collector;
 	int collector_on, collector_stop;
 	struct gate_runs runs;        /* command tools running at once */
+	/* who may call (identity.c): the policy and the key that checks its
+	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */
+	const struct tg_policy *policy;
+	struct tg_signer *signer;
+	struct tg_limiter *limiter;
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -184,6 +189,22 @@ int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, str
 int gate_queue_full(struct tg_gate *g, struct call_state *st);
 /* The collector stopped (and joined), if it runs. */
 void gate_collector_stop(struct tg_gate *g);
+
+/* The store's collection of what expired, started on g->store by
+ * the policy's tickets.collect_every; -1 and err when its thread cannot start. */
+int gate_collector_start(struct tg_gate *g, struct tg_error *err);
+
+/* ---- who calls (identity.c) ---- */
+
+/* The policy, signer and limiter of opts (none without a policy); -1 and
+ * err for a policy without a signer or a store, or out of memory. */
+int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
+		       struct tg_error *err);
+void gate_identity_release(struct tg_gate *g);
+/* 1 and the scope contract k needs in need (len bytes) when scopes (the
+ * caller's; NULL: no policy) allow none of it, else 0: stage 4 and
+ * tg_gate_authorize, one decision. */
+int gate_scope_missing(const struct tg_contract *k, const char *scopes, char *need, size_t len);
 
 /* ---- the sandboxes at once (runs.c) ---- */
 

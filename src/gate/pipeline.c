@@ -53,6 +53,14 @@ static void warm_pool_free(struct warm_pool *w)
 static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 			     struct tg_error *err);
 
+/* The store write calls use, and the baselines it holds. */
+static void gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
+{
+	g->store = store;
+	g->ticket_ttl = ticket_ttl > 0 ? ticket_ttl : 3600;
+	anomaly_baselines_load(g->baselines, store);
+}
+
 int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		struct tg_gate **out, struct tg_error *err)
 {
@@ -111,7 +119,13 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		tg_gate_free(g);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	if (scan_descriptions(g, catalog, err) < 0) {
+	/* the composition the caller made: the store, then the policy over
+	 * it, then the collection on both */
+	gate_set_store(g, opts ? opts->store : NULL, opts ? opts->ticket_ttl : 0);
+	if (opts && opts->policy)
+		g->tickets = *tg_policy_tickets(opts->policy);
+	if (gate_identity_init(g, opts, err) < 0 || scan_descriptions(g, catalog, err) < 0 ||
+	    gate_collector_start(g, err) < 0) {
 		tg_gate_free(g);
 		return -1;
 	}
@@ -189,6 +203,7 @@ void tg_gate_free(struct tg_gate *g)
 	pthread_mutex_destroy(&g->queue_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
+	gate_identity_release(g);
 	pthread_mutex_destroy(&g->lock);
 	metrics_free(g->metrics);
 	exec_dirs_free(g->dirs);
@@ -282,30 +297,31 @@ static int stage_validate_traced(struct tg_gate *g, struct call_state *st)
 
 /* 4 authorize: with scopes (the caller's token's, or its principal's in
  * the policy), one must allow this tool: TOOL:read for a read tool,
- * TOOL:write for a write tool (docs/AUTH.md). */
+ * TOOL:write for a write tool (docs/AUTH.md). tg_gate_authorize asks the
+ * same (identity.c). */
 static int stage_authorize(struct call_state *st)
 {
-	int write = st->k->authority == TG_AUTHORITY_WRITE;
+	char need[200];
 
-	if (!st->call->scopes || tg_scopes_allow_call(st->call->scopes, st->k->name, write))
+	if (!gate_scope_missing(st->k, st->call->scopes, need, sizeof(need)))
 		return 0;
 	return gate_refuse(st, "forbidden", "%s@%s: the caller may not call it (it needs the scope "
-		      "%s:%s)", st->k->name, st->k->version_text, st->k->name, write ? "write" : "read");
+			   "%s)", st->k->name, st->k->version_text, need);
 }
 
 /* 4b limit: the principal's rate for this tool (a token bucket). A
  * limited call is a retryable tool error that says when. */
-static int stage_limit(struct call_state *st)
+static int stage_limit(struct tg_gate *g, struct call_state *st)
 {
 	struct timespec now;
 	uint64_t retry_ms, now_ms;
 	int rc;
 
-	if (!st->call->limiter)
+	if (!g->limiter)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-	if (tg_limiter_take(st->call->limiter, st->call->principal, st->k->name, now_ms, &retry_ms))
+	if (tg_limiter_take(g->limiter, st->call->principal, st->k->name, now_ms, &retry_ms))
 		return 0;
 	rc = gate_refuse(st, "rate_limited", "%s@%s: rate limited: %s has called it as often as its "
 		    "rate allows; retry in %.1f s", st->k->name, st->k->version_text,
@@ -635,7 +651,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_authorize(&st);
 	if (rc == 0)
-		rc = stage_limit(&st);
+		rc = stage_limit(g, &st);
 	if (rc == 0)
 		rc = stage_anomalies(g, &st, err);
 	if (rc == 0)
@@ -781,23 +797,6 @@ nomem:
 	return NULL;
 }
 
-void tg_gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
-{
-	/* the collector works on the store it was started with */
-	gate_collector_stop(g);
-	/* the baselines learnt are the old store's; the new one's are added */
-	if (g->store && g->store != store)
-		anomaly_baselines_save(g->baselines, g->store, 0);
-	g->store = store;
-	g->ticket_ttl = ticket_ttl > 0 ? ticket_ttl : 3600;
-	anomaly_baselines_load(g->baselines, store);
-}
-
-void tg_gate_set_anomalies(struct tg_gate *g, const struct tg_anomaly_config *config)
-{
-	g->anomaly_config = config;
-}
-
 /* ---- rollback (docs/PIPELINE.md, "Rollback") ------------------------------- */
 
 /* Stages 3, 7 and 8 for a call the gate makes itself (a compensation, a
@@ -865,7 +864,7 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 	if (rc == 0 && !run->undo)
 		rc = stage_authorize(&st);
 	if (rc == 0 && !run->undo)
-		rc = stage_limit(&st);
+		rc = stage_limit(g, &st);
 	if (rc == 0 && !run->undo)
 		rc = stage_anomalies(g, &st, err);
 	if (rc == 0 && st.anomalous == TG_ANOMALY_HOLD && !run->approved)

@@ -70,18 +70,11 @@ void gate_collector_stop(struct tg_gate *g)
 	g->collector_stop = 0;
 }
 
-int tg_gate_set_tickets(struct tg_gate *g, const struct tg_ticket_policy *tp,
-			struct tg_error *err)
+int gate_collector_start(struct tg_gate *g, struct tg_error *err)
 {
 	int rc;
 
-	tg_error_clear(err);
-	gate_collector_stop(g);
-	if (tp)
-		g->tickets = *tp;
-	else
-		tg_ticket_policy_defaults(&g->tickets);
-	if (!tp || !g->store || !g->tickets.collect_every_s)
+	if (!g->policy || !g->store || !g->tickets.collect_every_s)
 		return 0;
 	{
 		/* signals are the main thread's (serve's SIGHUP reloads): a

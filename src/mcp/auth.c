@@ -13,15 +13,16 @@
  * an early exit tells which entry came close.
  *
  * mcp_http_identify is the whole of HTTP's identify stage: a signed token
- * with a policy (docs/AUTH.md), a token of the file, or the configured
- * principal when neither is asked for. With a policy, a request's
- * tools/call must also be one its token's scopes allow before it goes
- * further (http_missing_scope); the refusals are answered here, 401 for
- * no token that verified and 403 insufficient_scope (RFC 6750).
+ * with a policy (docs/AUTH.md), which the gate checks (tg_gate_identify),
+ * a token of the file, or the configured principal when neither is asked
+ * for. With a policy, a request's tools/call must also be one its token's
+ * scopes allow before it goes further, as the gate decides it
+ * (tg_gate_authorize, the pipeline's stage 4); the refusals are answered
+ * here, 401 for no token that verified and 403 insufficient_scope (RFC 6750).
  *
  * It never names a principal but the one a token verified, or the
- * configured one when no token is asked for; what a call may do beyond
- * its scopes is the gate's to decide, not this file's.
+ * configured one when no token is asked for; it never holds a signing key
+ * or decides a call's scope itself: that is the gate's.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -34,7 +35,6 @@
 
 #include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
-#include "toolgate/catalog.h"
 
 #define MAX_TOKENS 4096
 #define MAX_TOKEN_FILE (1u << 20)
@@ -175,7 +175,6 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 		      char **scopes, char *why, size_t wlen)
 {
 	const char *who = m->principal;
-	struct tg_claims claims;
 	struct tg_error err;
 
 	*scopes = NULL;
@@ -187,13 +186,12 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
 		return -1;
 	if (m->policy) {
-		if (tg_token_verify(m->signer, m->policy, m->store, auth + 7, strlen(auth + 7), NULL,
-				    (int64_t)time(NULL), &claims, &err) < 0) {
+		/* the gate checks it: the transport holds no key */
+		if (tg_gate_identify(m->gate, auth + 7, strlen(auth + 7), principal, plen, scopes,
+				     &err) < 0) {
 			snprintf(why, wlen, "%.190s", err.msg);
 			return -1;
 		}
-		snprintf(principal, plen, "%s", claims.sub);
-		*scopes = claims.scope; /* taken */
 		return 1;
 	}
 	who = mcp_tokens_check(m->tokens, auth + 7, strlen(auth + 7));
@@ -214,12 +212,14 @@ void mcp_tokens_free(struct mcp_tokens *t)
 /* ---- who calls, and what they may ------------------------------------------------ */
 
 /* With a policy: a tools/call's tool must be one the caller's scopes
- * allow (docs/AUTH.md); NULL, or the scope it needs (in need). An unknown
- * tool is left to the call, which answers it. */
+ * allow (docs/AUTH.md), as the gate decides it; NULL, or the scope it
+ * needs (in need). An unknown tool is left to the call, which answers it. */
 const char *http_missing_scope(struct tg_mcp_http *h, const struct request *rq, json_t *msg,
 			       char *need, size_t len)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
+	const char *name = json_string_value(json_object_get(json_object_get(msg, "params"),
+							     "name"));
 	json_t *m;
 	size_t i;
 
@@ -227,25 +227,9 @@ const char *http_missing_scope(struct tg_mcp_http *h, const struct request *rq, 
 	json_array_foreach(msg, i, m)
 		if (http_missing_scope(h, rq, m, need, len))
 			return need;
-	const char *name = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
-	const struct tg_catalog *cat;
-	const struct tg_contract *k;
-	struct tg_error err;
-	char tool[160];
-	int write = -1;
-
 	if (!rq->scopes || !method || strcmp(method, "tools/call") != 0 || !name)
 		return NULL;
-	cat = tg_gate_acquire(h->mcp->gate);
-	if (tg_catalog_resolve(cat, name, NULL, &k, &err) == 0) {
-		write = k->authority == TG_AUTHORITY_WRITE;
-		snprintf(tool, sizeof(tool), "%s", k->name); /* without @version */
-		snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
-	}
-	tg_gate_release(h->mcp->gate, cat);
-	if (write < 0)
-		return NULL;
-	return tg_scopes_allow_call(rq->scopes, tool, write) ? NULL : need;
+	return tg_gate_authorize(h->mcp->gate, rq->scopes, name, need, len) ? NULL : need;
 }
 
 /* 403 insufficient_scope (RFC 6750): the token is good, not for this. */

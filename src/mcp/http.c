@@ -345,10 +345,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			if ((why = http_admit_trust(h->admit, c, rq->principal)))
 				return http_error(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, why);
 		}
-		/* the counters: they show every principal's calls by tool, so
-		 * with a policy only to those who decide (an approve scope),
-		 * never to any agent the server would serve */
-		if (strcmp(url, METRICS) == 0 && h->mcp->policy && !tg_scopes_approve_any(rq->scopes))
+		/* the counters: the gate says who may see them */
+		if (strcmp(url, METRICS) == 0 && !tg_gate_may_observe(h->mcp->gate, rq->scopes))
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
 					  "Forbidden: GET /metrics needs a token with an approve scope "
 					  "(docs/METRICS.md)");

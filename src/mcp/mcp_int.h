@@ -12,9 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "toolgate/auth.h"
 #include "toolgate/mcp.h"
-#include "toolgate/store.h"
 #include "toolgate/trace.h"
 
 #define MCP_MAX_MESSAGE (4u << 20)     /* one JSON-RPC message, bytes */
@@ -59,11 +57,8 @@ struct tg_mcp {
 	unsigned http_header_timeout; /* seconds; 0: the default (http_int.h) */
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
-	struct tg_policy *policy;   /* principals and scopes, or NULL (docs/AUTH.md) */
-	struct tg_signer *signer;   /* checks bearer JWTs, with a policy */
-	struct tg_store *store;     /* revocations, with a policy */
+	int policy;                 /* the gate has a policy (docs/AUTH.md) */
 	char *principal_scopes;     /* the stdio principal's, with a policy */
-	struct tg_limiter *limiter; /* the policy's rates, with a policy */
 	pthread_mutex_t lock;       /* watchers */
 	pthread_mutex_t reload_lock;
 	struct mcp_watcher *watchers;

@@ -41,35 +41,25 @@ static int state_key(struct tg_mcp *m, const char *path, struct tg_error *err)
 	return rc;
 }
 
-/* The policy, the key that checks tokens, the store of revocations; and
- * the stdio principal's scopes, which it must have. */
-static int load_policy(struct tg_mcp *m, const struct tg_mcp_options *opts, struct tg_error *err)
+/* With the gate's policy: the stdio principal's scopes, which a
+ * principal named must have. */
+static int stdio_scopes(struct tg_mcp *m, const struct tg_mcp_options *opts,
+			struct tg_error *err)
 {
-	const char *p = m->principal;
+	int known;
 
-	if (!opts->state_dir)
-		return tg_error_set(err, TG_ERR_INVALID, "a policy needs the state directory of "
-				    "its signing key (--state DIR)");
-	if (tg_policy_load(opts->policy_file, &m->policy, err) < 0 ||
-	    tg_signer_open(opts->state_dir, 1, &m->signer, err) < 0 ||
-	    tg_store_open(opts->state_dir, &m->store, err) < 0)
-		return -1;
-	/* a stdio principal named must be the policy's; the default one,
-	 * when it is not, holds no scope (fail closed) */
-	if (!tg_policy_knows(m->policy, p) && opts->principal)
-		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s", p,
-				    opts->policy_file);
-	m->principal_scopes = tg_policy_knows(m->policy, p) ? tg_policy_scope_list(m->policy, p)
-							     : strdup("");
-	/* write tools run through the approval gate, on this store */
-	tg_gate_set_store(m->gate, m->store, 0);
-	tg_gate_set_anomalies(m->gate, tg_policy_anomalies(m->policy));
-	if (tg_gate_set_tickets(m->gate, tg_policy_tickets(m->policy), err) < 0)
-		return -1;
-	m->limiter = tg_limiter_new(m->policy);
-	if (!m->limiter)
+	m->policy = tg_gate_has_policy(m->gate);
+	if (!m->policy)
+		return 0;
+	known = tg_gate_principal_scopes(m->gate, m->principal, &m->principal_scopes);
+	if (known < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	return m->principal_scopes ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	/* the default one, when the policy does not name it, holds no
+	 * scope (fail closed); one named must be the policy's */
+	if (!known && opts && opts->principal)
+		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy",
+				    m->principal);
+	return 0;
 }
 
 int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct tg_mcp **out,
@@ -99,7 +89,7 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 	m->instructions = opts && opts->instructions ? strdup(opts->instructions) : NULL;
 	m->max_inflight = opts && opts->max_inflight ? opts->max_inflight : 16;
 	m->http_header_timeout = opts ? opts->http_header_timeout : 0;
-	if (opts && opts->policy_file && load_policy(m, opts, err) < 0) {
+	if (m->principal && stdio_scopes(m, opts, err) < 0) {
 		tg_mcp_free(m);
 		return -1;
 	}
@@ -128,17 +118,6 @@ void tg_mcp_free(struct tg_mcp *m)
 	free(m->instructions);
 	mcp_tokens_free(m->tokens);
 	sodium_memzero(m->state_key, sizeof(m->state_key));
-	tg_limiter_free(m->limiter);
-	if (m->policy) /* its anomaly configuration goes with it */
-		tg_gate_set_anomalies(m->gate, NULL);
-	tg_policy_free(m->policy);
-	tg_signer_free(m->signer);
-	if (m->store) { /* its collection stops; what the gate learnt is saved, and the
-			 * gate lets go of it */
-		tg_gate_set_tickets(m->gate, NULL, NULL);
-		tg_gate_set_store(m->gate, NULL, 0);
-	}
-	tg_store_close(m->store);
 	free(m->principal_scopes);
 	free(m);
 }

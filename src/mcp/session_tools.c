@@ -153,7 +153,7 @@ json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
 	struct tg_call call = { s->principal, name, args, args ? strlen(args) : 0,
 				f ? f->cancel[0] : -1, NULL, tool_event, &rep,
 				opts->run_of ? task_ask : mrtr ? tool_ask_modern : tool_ask,
-				&rep.suspended, opts->scopes, s->mcp->limiter, opts->idem_key,
+				&rep.suspended, opts->scopes, opts->idem_key,
 				opts->dry_run, opts->approval_wait_ms,
 				opts->run_of ? &opts->run_of->withdraw : NULL, NULL };
 	struct tg_call_result r;

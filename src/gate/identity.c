@@ -1,0 +1,114 @@
+/*
+ * Who calls, and what they may (include/toolgate/gate.h, docs/AUTH.md):
+ * the gate's policy, the key that checks its tokens and the store that
+ * revokes them, as the CLI composed them into tg_gate_options; a bearer
+ * token into a principal and its scopes (stage 1 for a transport), the
+ * principals' rates, and the one decision of whether scopes allow a tool
+ * (stage 4), which the pipeline and a transport's early 403 both ask.
+ *
+ * Owns: the gate's limiter and its borrowed policy and signer. Must never:
+ * forward or keep a caller's token, or grant a tool no scope names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gate/gate_int.h"
+#include "toolgate/auth.h"
+
+int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
+		       struct tg_error *err)
+{
+	if (!opts || !opts->policy)
+		return 0;
+	/* tokens are checked by the signer's key and revoked in the store */
+	if (!opts->signer || !opts->store)
+		return tg_error_set(err, TG_ERR_INVALID, "a policy needs the key that signs its "
+				    "tokens and the store that revokes them (the state directory, "
+				    "--state DIR)");
+	g->policy = opts->policy;
+	g->signer = opts->signer;
+	g->anomaly_config = tg_policy_anomalies(opts->policy);
+	g->limiter = tg_limiter_new(opts->policy);
+	if (!g->limiter)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+void gate_identity_release(struct tg_gate *g)
+{
+	tg_limiter_free(g->limiter);
+	g->limiter = NULL;
+	g->policy = NULL;
+	g->signer = NULL;
+	g->anomaly_config = NULL;
+}
+
+int tg_gate_has_policy(const struct tg_gate *g)
+{
+	return g->policy != NULL;
+}
+
+int tg_gate_identify(struct tg_gate *g, const char *token, size_t len, char *principal,
+		     size_t plen, char **scopes, struct tg_error *err)
+{
+	struct tg_claims claims;
+
+	tg_error_clear(err);
+	*scopes = NULL;
+	if (!g->policy)
+		return tg_error_set(err, TG_ERR_INVALID, "no policy: the gate checks no token");
+	if (tg_token_verify(g->signer, g->policy, g->store, token, len, NULL, (int64_t)time(NULL),
+			    &claims, err) < 0)
+		return -1;
+	snprintf(principal, plen, "%s", claims.sub);
+	*scopes = claims.scope; /* taken */
+	return 0;
+}
+
+int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **scopes)
+{
+	*scopes = NULL;
+	if (!g->policy)
+		return -1;
+	/* one the policy does not name holds no scope: fail closed */
+	*scopes = tg_policy_knows(g->policy, principal) ? tg_policy_scope_list(g->policy, principal)
+							 : strdup("");
+	if (!*scopes)
+		return -1;
+	return tg_policy_knows(g->policy, principal) ? 1 : 0;
+}
+
+int gate_scope_missing(const struct tg_contract *k, const char *scopes, char *need, size_t len)
+{
+	int write = k->authority == TG_AUTHORITY_WRITE;
+
+	if (!scopes || tg_scopes_allow_call(scopes, k->name, write))
+		return 0;
+	snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
+	return 1;
+}
+
+int tg_gate_may_observe(const struct tg_gate *g, const char *scopes)
+{
+	/* the counters show every principal's calls by tool: with a policy,
+	 * only to those who decide, never to any agent the gate serves */
+	return !g->policy || (scopes && tg_scopes_approve_any(scopes));
+}
+
+int tg_gate_authorize(struct tg_gate *g, const char *scopes, const char *tool, char *need,
+		      size_t len)
+{
+	const struct tg_catalog *cat;
+	const struct tg_contract *k;
+	struct tg_error err;
+	int missing = 0;
+
+	cat = tg_gate_acquire(g);
+	/* a tool that does not resolve is the call's to answer */
+	if (tg_catalog_resolve(cat, tool, NULL, &k, &err) == 0)
+		missing = gate_scope_missing(k, scopes, need, len);
+	tg_gate_release(g, cat);
+	return !missing;
+}
