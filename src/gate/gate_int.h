@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"

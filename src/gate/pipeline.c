@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/anomaly.h"
 #include "exec/exec.h"
-#include "gate/anomaly_int.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
 #include <sodium.h>
