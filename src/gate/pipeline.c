@@ -56,12 +56,20 @@ static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog
 int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		struct tg_gate **out, struct tg_error *err)
 {
+	struct exec_dirs_options dirs_opts = { 0 };
 	struct exec_dirs *dirs = NULL;
 	struct tg_gate *g;
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (exec_dirs_new(opts, &dirs, err) < 0 || exec_check_catalog(catalog, dirs, err) < 0) {
+	if (opts) {
+		dirs_opts.workspace = opts->workspace;
+		dirs_opts.tools_dir = opts->tools_dir;
+		dirs_opts.state_dir = opts->state_dir;
+		dirs_opts.own_files = opts->own_files;
+	}
+	if (exec_dirs_new(&dirs_opts, &dirs, err) < 0 ||
+	    exec_check_catalog(catalog, dirs, err) < 0) {
 		exec_dirs_free(dirs);
 		return -1;
 	}
