@@ -89,7 +89,7 @@ struct tg_contract {
 	struct tg_schema *input_schema, *output_schema; /* output may be NULL */
 	char *input_schema_text, *output_schema_text;   /* as written, for MCP */
 	struct json_t *input_schema_json; /* the input schema parsed (jansson), read-only:
-					   * the anomaly rules' walk (src/gate/anomaly.c) */
+					   * the anomaly rules' walk (src/auth/anomaly.c) */
 	struct tg_contract_error *errors;
 	size_t nerrors;
 	enum tg_executor_kind executor;

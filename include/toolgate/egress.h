@@ -65,7 +65,12 @@ TG_API const char *tg_egress_policy_check(const struct tg_egress_policy *p, cons
 
 struct tg_egress_proxy;
 
-/* A refused attempt: destination as asked ("host:port"), and why. */
+/* A refused attempt: destination as asked ("host:port"), and why. At
+ * the proxy's stop, the refusals it did not report one by one are
+ * reported once, with destination TG_EGRESS_SUMMARY and why "N more
+ * refusals, ...": never a HOST:PORT nor "(any)", so that whoever records
+ * refusals tells it from one (the gateway records it whatever the rate). */
+#define TG_EGRESS_SUMMARY "(more)"
 typedef void (*tg_egress_deny_fn)(void *ctx, const char *destination, const char *why);
 
 struct tg_egress_proxy_options {

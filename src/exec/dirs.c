@@ -280,7 +280,7 @@ static int own_files(struct exec_dirs *d, const char *const *files, struct tg_er
 	return 0;
 }
 
-int exec_dirs_new(const struct tg_gate_options *opts, struct exec_dirs **out,
+int exec_dirs_new(const struct exec_dirs_options *opts, struct exec_dirs **out,
 		  struct tg_error *err)
 {
 	struct exec_dirs *d = calloc(1, sizeof(*d));

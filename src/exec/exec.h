@@ -10,7 +10,6 @@
 
 #include "toolgate/contract.h"
 #include "toolgate/error.h"
-#include "toolgate/gate.h"
 
 /* What a tool produced. */
 struct exec_out {
@@ -45,13 +44,22 @@ struct exec_dirs {
 	char *state;            /* --state as given: STATE/tools/FAMILY at /state to a
 				 * write tool that asks (executor.state); or NULL */
 	char *workspace_real, *state_real, *tools_real; /* their real paths, for the checks */
-	char **own_real;        /* the gateway's own files (tg_gate_options.own_files) */
+	char **own_real;        /* the gateway's own files (exec_dirs_options.own_files) */
 	size_t nown;
 };
 
-/* The directories of the gateway opts describes (workspace, tools_dir,
- * state_dir, own_files; opts may be NULL), each NULL when it has none.
- * OUT *out (exec_dirs_free). A state directory or catalogue that does not
+/* The gateway's settings of those directories, borrowed for
+ * exec_dirs_new: the gate fills them from its own options (what each
+ * means is said there, toolgate/gate.h); each NULL when it has none. */
+struct exec_dirs_options {
+	const char *workspace;        /* --workspace, or NULL */
+	const char *tools_dir;        /* the catalogue's directory, or NULL */
+	const char *state_dir;        /* --state, or NULL */
+	const char *const *own_files; /* NULL-terminated, or NULL */
+};
+
+/* The directories of the gateway opts describes (opts may be NULL: it has
+ * none). OUT *out (exec_dirs_free). A state directory or catalogue that does not
  * exist yet is judged by where it will be. -1 and err naming the option
  * when the workspace does not exist; when it and the state directory
  * overlap (one is, holds or lies in the other); when it holds
@@ -59,7 +67,7 @@ struct exec_dirs {
  * to move them); when it overlaps the catalogue, holds the overlay
  * layers' directory or lies in a run's layers, or holds one of the
  * gateway's own files. */
-int exec_dirs_new(const struct tg_gate_options *opts, struct exec_dirs **out,
+int exec_dirs_new(const struct exec_dirs_options *opts, struct exec_dirs **out,
 		  struct tg_error *err);
 void exec_dirs_free(struct exec_dirs *d);
 

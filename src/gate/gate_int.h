@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
@@ -256,7 +256,7 @@ void gate_flush_refusals(struct tg_gate *g);
 /* A connection a tool's egress proxy refused (destination, why), by
  * principal's run of subject (TOOL@VERSION): recorded as
  * tg_gate_record_refusal records an egress_denied one, in buckets of
- * egress refusals only; a run's summary (destination EGRESS_SUMMARY, one
+ * egress refusals only; a run's summary (destination TG_EGRESS_SUMMARY, one
  * a run) is recorded whatever the rate, so that the N refusals it counts
  * are never counted as one. Queued, never waited for. */
 int gate_record_egress_refusal(struct tg_gate *g, const char *principal, const char *subject,

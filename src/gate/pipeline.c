@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/anomaly.h"
 #include "exec/exec.h"
-#include "gate/anomaly_int.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
 #include <sodium.h>
@@ -64,12 +64,20 @@ static void gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ti
 int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		struct tg_gate **out, struct tg_error *err)
 {
+	struct exec_dirs_options dirs_opts = { 0 };
 	struct exec_dirs *dirs = NULL;
 	struct tg_gate *g;
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (exec_dirs_new(opts, &dirs, err) < 0 || exec_check_catalog(catalog, dirs, err) < 0) {
+	if (opts) {
+		dirs_opts.workspace = opts->workspace;
+		dirs_opts.tools_dir = opts->tools_dir;
+		dirs_opts.state_dir = opts->state_dir;
+		dirs_opts.own_files = opts->own_files;
+	}
+	if (exec_dirs_new(&dirs_opts, &dirs, err) < 0 ||
+	    exec_check_catalog(catalog, dirs, err) < 0) {
 		exec_dirs_free(dirs);
 		return -1;
 	}

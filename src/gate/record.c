@@ -19,8 +19,8 @@
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
-#include "sandbox/egress_int.h"
 #include "toolgate/audit.h"
+#include "toolgate/egress.h"
 #include "toolgate/trace.h"
 #include "toolgate/sandbox.h"
 #include "util/utf8.h"
@@ -189,7 +189,7 @@ int gate_record_egress_refusal(struct tg_gate *g, const char *principal, const c
 
 	snprintf(detail, sizeof(detail), "%.300s: %.380s", destination, why);
 	return refusal_record(g, principal, subject, "egress_denied", detail,
-			      strcmp(destination, EGRESS_SUMMARY) == 0);
+			      strcmp(destination, TG_EGRESS_SUMMARY) == 0);
 }
 
 int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,

@@ -14,11 +14,6 @@
 
 #define MAX_HEAD (16u << 10) /* a request head, bytes */
 #define EGRESS_MAX_ADDRS 16  /* addresses of one name checked */
-/* The destination of a run's last report, of the refusals its proxy did
- * not report one by one ("N more refusals, ..."): never a HOST:PORT nor
- * "(any)", so that the gateway tells it from one refusal (it records it
- * whatever the rate: src/gate/record.c). */
-#define EGRESS_SUMMARY "(more)"
 
 struct egress_request {
 	char method[16];

@@ -1034,7 +1034,7 @@ void tg_egress_proxy_stop(struct tg_egress_proxy *p)
 
 		snprintf(why, sizeof(why), "%u more refusals, not reported one by one",
 			 p->unreported);
-		p->o.on_deny(p->o.ctx, EGRESS_SUMMARY, why);
+		p->o.on_deny(p->o.ctx, TG_EGRESS_SUMMARY, why);
 	}
 	if (p->lfd >= 0)
 		close(p->lfd);

@@ -1,6 +1,6 @@
 /*
  * libFuzzer entry point: the string rules of parameter anomalies
- * (src/gate/anomaly_rules.c, a file a rule), on arbitrary bytes (NULs, invalid UTF-8,
+ * (src/auth/anomaly_rules.c, a file a rule), on arbitrary bytes (NULs, invalid UTF-8,
  * half a percent escape, unterminated quotes and comments). Never a
  * crash; at most one finding a rule, each rule's in order, its why
  * printable and NUL-terminated, its at left empty; the count the same

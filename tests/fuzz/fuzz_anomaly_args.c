@@ -1,6 +1,6 @@
 /*
  * libFuzzer entry point: a call's arguments walked with an input schema
- * (src/gate/anomaly.c), both from the input: the bytes before the first
+ * (src/auth/anomaly.c), both from the input: the bytes before the first
  * NUL are the schema, the rest the arguments (a call's arguments and a
  * contract's schema are both outside input). Never a crash, nor a walk
  * without end (references to themselves, deep nesting); every finding
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

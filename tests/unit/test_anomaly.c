@@ -1,6 +1,6 @@
 /*
  * Unit tests: the string rules of parameter anomalies
- * (src/gate/anomaly_rules.c, a file a rule). Attack strings of the kinds published
+ * (src/auth/anomaly_rules.c, a file a rule). Attack strings of the kinds published
  * payload lists hold are each flagged by the rule meant for them;
  * ordinary values a tool is called with (commit messages, mail, prose
  * that uses SQL's words, paths, public URLs, versions, prices, markdown,

@@ -1,5 +1,5 @@
 /*
- * Unit tests: the unicode anomaly rule (src/gate/anomaly_unicode.c) and
+ * Unit tests: the unicode anomaly rule (src/auth/anomaly_unicode.c) and
  * the hidden characters it rests on (src/util/hidden.c). Trojan Source
  * strings, terminal escapes, tag characters (ASCII smuggling, flags that
  * are not RGI), zero-width characters after what is not a letter of a
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly_int.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
 #include "unit.h"

@@ -1,5 +1,5 @@
 /*
- * Unit tests: what surrounds the anomaly rules (src/gate/anomaly.c): the
+ * Unit tests: what surrounds the anomaly rules (src/auth/anomaly.c): the
  * configuration and its errors; the walk of arguments with their input
  * schema (what a schema declares is left alone, undeclared member names
  * and strings deep in arrays are looked at, a finding says where); the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly_int.h"
 #include "toolgate/store.h"
 #include "unit.h"
 

@@ -24,8 +24,8 @@
 static int dirs(const char *ws, const char *tools, const char *state, const char *const *own,
 		struct exec_dirs **d, struct tg_error *err)
 {
-	struct tg_gate_options o = { .workspace = ws, .tools_dir = tools, .state_dir = state,
-				     .own_files = own };
+	struct exec_dirs_options o = { .workspace = ws, .tools_dir = tools, .state_dir = state,
+					.own_files = own };
 
 	return exec_dirs_new(&o, d, err);
 }

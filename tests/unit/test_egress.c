@@ -856,7 +856,7 @@ static int proxy_reports(void)
 	rig_stop(&g);
 	CHECK(g.denials.n == 101 && strstr(g.denials.last, "12 more refusals"));
 	/* the summary's destination is its own, for the gateway to tell it */
-	CHECK(strncmp(g.denials.last, EGRESS_SUMMARY " ", strlen(EGRESS_SUMMARY) + 1) == 0);
+	CHECK(strncmp(g.denials.last, TG_EGRESS_SUMMARY " ", strlen(TG_EGRESS_SUMMARY) + 1) == 0);
 	return 0;
 }
 
@@ -1052,8 +1052,9 @@ static long long accounted(const char *path, int *forbidden)
 		const char *error = json_string_value(json_object_get(o, "error"));
 
 		if (outcome && strcmp(outcome, "egress_denied") == 0)
-			total += error && (at = strstr(error, EGRESS_SUMMARY ": ")) == error
-					 ? strtoll(at + strlen(EGRESS_SUMMARY) + 2, NULL, 10) : 1;
+			total += error && (at = strstr(error, TG_EGRESS_SUMMARY ": ")) == error
+					 ? strtoll(at + strlen(TG_EGRESS_SUMMARY) + 2, NULL, 10)
+					 : 1;
 		if (outcome && strcmp(outcome, "forbidden") == 0) {
 			total++;
 			++*forbidden;
@@ -1092,7 +1093,7 @@ static int refusals_accounted(void)
 	for (i = 0; i < 300; i++)
 		gate_record_egress_refusal(g, "agent7", "web.fetch@1.0.0", "10.0.0.1:22",
 					   "no rule names this address");
-	gate_record_egress_refusal(g, "agent7", "web.fetch@1.0.0", EGRESS_SUMMARY,
+	gate_record_egress_refusal(g, "agent7", "web.fetch@1.0.0", TG_EGRESS_SUMMARY,
 				   "60 more refusals, not reported one by one");
 	for (i = 0; i < 5; i++)
 		tg_gate_record_refusal(g, "agent7", "admin.tool", "forbidden", "no scope admin:write");

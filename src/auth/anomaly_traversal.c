@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gate/anomaly_int.h"
-#include "gate/anomaly_text.h"
+#include "auth/anomaly_int.h"
+#include "auth/anomaly_text.h"
 
 /*
  * The string is read as units: a dot, a separator (/ or \), a NUL, a break

@@ -4,8 +4,8 @@
  * anomaly_shell.c): the string a rule scans, the byte classes they share,
  * and the finding's excerpt. ASCII byte tests only, never the locale's.
  */
-#ifndef TG_GATE_ANOMALY_TEXT_H
-#define TG_GATE_ANOMALY_TEXT_H
+#ifndef TG_AUTH_ANOMALY_TEXT_H
+#define TG_AUTH_ANOMALY_TEXT_H
 
 #include <stddef.h>
 

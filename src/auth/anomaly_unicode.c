@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly_int.h"
 #include "util/hidden.h"
 #include "util/utf8.h"
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gate/anomaly_int.h"
-#include "gate/anomaly_text.h"
+#include "auth/anomaly_int.h"
+#include "auth/anomaly_text.h"
 
 /*
  * SQL is found by patterns of tokens. A token is alternatives separated by

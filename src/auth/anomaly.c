@@ -2,7 +2,10 @@
  * Parameter anomalies (toolgate/anomaly.h, docs/ANOMALIES.md), the parts
  * around the string rules (anomaly_rules.c): the configuration, the walk
  * of a call's arguments with its input schema, which says what each
- * string may hold, and the tools' baselines of size and entropy.
+ * string may hold, and the tools' baselines of size and entropy. The
+ * gate calls these (auth/anomaly.h); what a call with findings leads to,
+ * held or warned and recorded, is the gate's, and nothing here must ever
+ * call into the gate or decide it.
  */
 #include <math.h>
 #include <pthread.h>
@@ -12,7 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "gate/anomaly_int.h"
+#include "auth/anomaly_int.h"
 #include "toolgate/contract.h"
 #include "toolgate/redact.h"
 #include "toolgate/store.h"

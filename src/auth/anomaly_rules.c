@@ -23,8 +23,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gate/anomaly_int.h"
-#include "gate/anomaly_text.h"
+#include "auth/anomaly_int.h"
+#include "auth/anomaly_text.h"
 
 
 static const char *const rule_names[TG_ANOMALY_RULES] = {
