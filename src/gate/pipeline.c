@@ -540,9 +540,10 @@ static int execute_command(struct tg_gate *g, struct call_state *st, struct tg_e
 				st->call->ask ? gate_ask_through : NULL, st->dry,
 				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
 				gate_sandbox, g, st->call->principal };
-	struct tg_span *span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span, NULL);
+	struct tg_span *span;
 	int rc;
 
+	span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span, NULL);
 	/* a place among the gateway's sandboxes, the principal's share; what
 	 * a person approved (a claimed write, a plan's steps, an undoing)
 	 * waits for one as long as it takes: busy would use up the approval,

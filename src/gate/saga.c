@@ -501,7 +501,8 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 	snprintf(plan, sizeof(plan), "%s", id ? id : "");
 	json_decref(doc);
 	if (!st || !plan[0]) {
-		refuse(out, "bad_request", "a plan's undoing takes the plan's call_id, and a state directory");
+		refuse(out, "bad_request", "a plan's undoing takes the plan's call_id, and a state "
+		       "directory");
 		return 0;
 	}
 	rc = tg_store_saga_get(st, plan, &s, err);

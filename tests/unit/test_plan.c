@@ -48,10 +48,10 @@ static int plan_catalog(const char *dir, const char *run, const char *undo,
 
 		if (!f)
 			return -1;
-		fputs("{\"name\":\"echo\",\"version\":\"1.0.0\",\"description\":\"d\",\"authority\":"
-		      "\"read\",\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"input_schema\":"
-		      "{\"type\":\"object\"},\"executor\":{\"kind\":\"builtin\",\"name\":\"echo\"}}",
-		      f);
+		fputs("{\"name\":\"echo\",\"version\":\"1.0.0\",\"description\":\"d\","
+		      "\"authority\":\"read\",\"owner\":{\"team\":\"t\",\"contact\":\"c\"},"
+		      "\"input_schema\":{\"type\":\"object\"},"
+		      "\"executor\":{\"kind\":\"builtin\",\"name\":\"echo\"}}", f);
 		if (fclose(f) != 0)
 			return -1;
 	}
@@ -195,7 +195,8 @@ static int plan_spellings(void)
 		     "\"preview\":{\"said\":\"hello\"}}],\"dry_run\":true}\n"));
 	CHECK(strstr(now, "nested [{\"type\":\"text\",\"text\":\"step 1: a plan cannot hold a "
 		     "plan\"}]\n"));
-	CHECK(strstr(now, "ran {\"plan\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"state\":\"done\","));
+	CHECK(strstr(now, "ran {\"plan\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"state\":"
+		     "\"done\","));
 	CHECK(strstr(now, "undone {\"plan\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"state\":"
 		     "\"compensated\","));
 	if (strcmp(now, older) != 0)
