@@ -23,7 +23,16 @@ extern "C" {
 
 enum tg_authority { TG_AUTHORITY_READ = 1, TG_AUTHORITY_WRITE = 2 };
 enum tg_risk { TG_RISK_LOW = 1, TG_RISK_MEDIUM, TG_RISK_HIGH, TG_RISK_CRITICAL };
-enum tg_executor_kind { TG_EXEC_BUILTIN = 1, TG_EXEC_COMMAND = 2 };
+/* How a tool runs (docs/contracts.md, "executor"): a builtin in the
+ * gateway, a command in a sandbox, or a plan ("plan") or a plan's undoing
+ * ("plan.undo"), which the gate runs itself as a saga of other tools'
+ * calls (docs/PIPELINE.md, "Sagas"). */
+enum tg_executor_kind {
+	TG_EXEC_BUILTIN = 1,
+	TG_EXEC_COMMAND = 2,
+	TG_EXEC_PLAN = 3,
+	TG_EXEC_PLAN_UNDO = 4,
+};
 /* What a command tool is given of the gateway's --workspace, at
  * /workspace (executor.workspace): nothing (the default), a read-only
  * bind, or a writable one (a write tool's approved run; read-only in a
@@ -93,7 +102,7 @@ struct tg_contract {
 	struct tg_contract_error *errors;
 	size_t nerrors;
 	enum tg_executor_kind executor;
-	char *builtin;               /* TG_EXEC_BUILTIN: its name */
+	char *builtin;               /* TG_EXEC_BUILTIN: its name; NULL otherwise */
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
 	int tier;                    /* enum tg_tier */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
@@ -141,7 +150,10 @@ struct tg_contract {
  * given the gateway's state (executor.state), an
  * x-mcp-header annotation that breaks a rule of MCP 2026-07-28 (not an
  * HTTP token, on a type other than integer, string or boolean, reached
- * through anything but properties, a name given twice). */
+ * through anything but properties, a name given twice), a plan's executor
+ * with a field besides its kind. The older spelling of a plan's executor,
+ * a builtin named "saga" or "saga.undo", loads as TG_EXEC_PLAN or
+ * TG_EXEC_PLAN_UNDO (c->builtin NULL). */
 TG_API int tg_contract_load(const char *path, const struct tg_schema_options *opts,
 			    struct tg_contract **out, struct tg_error *err);
 /* The same from text; origin names it in errors. */

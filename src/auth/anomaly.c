@@ -637,17 +637,17 @@ void anomaly_scan_arguments(const json_t *schema, const json_t *args, size_t len
 
 unsigned anomaly_unreachable(const struct tg_contract *k)
 {
-	int plan = k->executor == TG_EXEC_BUILTIN && k->builtin &&
-		   strncmp(k->builtin, "saga", 4) == 0;
-	unsigned u = 0;
-
-	if (plan) /* its steps are other tools: they may reach anything */
+	switch (k->executor) {
+	case TG_EXEC_PLAN:
+	case TG_EXEC_PLAN_UNDO: /* its steps are other tools: they may reach anything */
 		return 0;
-	if (k->executor == TG_EXEC_BUILTIN)
-		u |= TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS);
-	else if (!k->egress || !k->egress[0])
-		u |= TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS); /* its network namespace has no route */
-	return u;
+	case TG_EXEC_BUILTIN:
+		return TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS);
+	case TG_EXEC_COMMAND:
+		break;
+	}
+	/* a command tool without egress: its network namespace has no route */
+	return k->egress && k->egress[0] ? 0 : TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS);
 }
 
 int anomaly_look(const struct tg_contract *k, const struct tg_anomaly_config *config,

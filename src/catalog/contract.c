@@ -8,7 +8,9 @@
  * statement and a compensation or an irreversibility (DESIGN: every write
  * has a rollback story), a schema that does not compile, a name outside the
  * MCP tool-name rules, a version that is not semver, an x-mcp-header
- * that breaks MCP 2026-07-28's rules (param_header.c).
+ * that breaks MCP 2026-07-28's rules (param_header.c). The executor's kind
+ * is read here once, aliases included, so that no other part tells a plan
+ * by a name.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -350,6 +352,46 @@ static int load_given(struct loader *l, json_t *e)
 	return 0;
 }
 
+/* Whether executor e is a plan's: TG_EXEC_PLAN ("plan"), TG_EXEC_PLAN_UNDO
+ * ("plan.undo"), or 0. *older: spelt the older way, a builtin named "saga"
+ * or "saga.undo", which catalogues written before plans had a kind of
+ * their own still say. */
+static int plan_kind(const char *kind, json_t *e, int *older)
+{
+	const char *name = json_string_value(json_object_get(e, "name"));
+
+	*older = strcmp(kind, "builtin") == 0 && name &&
+		 (strcmp(name, "saga") == 0 || strcmp(name, "saga.undo") == 0);
+	if (*older)
+		kind = strcmp(name, "saga") == 0 ? "plan" : "plan.undo";
+	if (strcmp(kind, "plan") == 0)
+		return TG_EXEC_PLAN;
+	return strcmp(kind, "plan.undo") == 0 ? TG_EXEC_PLAN_UNDO : 0;
+}
+
+/* A plan and its undoing are run by the gate itself (src/gate/saga.c),
+ * their steps being other tools' calls, each with its own executor: the
+ * plan's says its kind and nothing else (the older spelling its name
+ * too). A field that would configure a sandbox or a builtin is a mistake
+ * about what runs, so it is refused rather than ignored. */
+static int load_plan(struct loader *l, json_t *e, int kind, int older)
+{
+	const char *key;
+	json_t *v;
+
+	l->c->executor = (enum tg_executor_kind)kind;
+	json_object_foreach(e, key, v) {
+		char field[160];
+
+		if (strcmp(key, "kind") == 0 || (older && strcmp(key, "name") == 0))
+			continue;
+		snprintf(field, sizeof(field), "executor.%s", key);
+		return bad(l, field, "a plan's executor takes only its kind: its steps are "
+			   "other tools, each run by its own executor");
+	}
+	return 0;
+}
+
 static int load_executor(struct loader *l, json_t *doc)
 {
 	static const char *const fields[] = { "kind", "name", "argv", "tier", "limits",
@@ -359,6 +401,7 @@ static int load_executor(struct loader *l, json_t *doc)
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
 	size_t i = 0;
+	int plan, older;
 
 	if (!e)
 		return bad(l, "executor", "required");
@@ -366,7 +409,10 @@ static int load_executor(struct loader *l, json_t *doc)
 		return json_is_object(e) ? -1 : bad(l, "executor", "must be an object");
 	kind = json_string_value(json_object_get(e, "kind"));
 	if (!kind)
-		return bad(l, "executor.kind", "required: builtin or command");
+		return bad(l, "executor.kind", "required: builtin, command, plan or plan.undo");
+	plan = plan_kind(kind, e, &older);
+	if (plan)
+		return load_plan(l, e, plan, older);
 	if (strcmp(kind, "builtin") == 0) {
 		c->executor = TG_EXEC_BUILTIN;
 		if (load_given(l, e) < 0)
@@ -374,9 +420,10 @@ static int load_executor(struct loader *l, json_t *doc)
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
-		return bad(l, "executor.kind", "mcp (upstream servers) is reserved: this gateway runs builtin and command tools");
+		return bad(l, "executor.kind", "mcp (upstream servers) is reserved: this gateway "
+			   "runs builtin and command tools, and plans");
 	if (strcmp(kind, "command") != 0)
-		return bad(l, "executor.kind", "must be builtin or command");
+		return bad(l, "executor.kind", "must be builtin, command, plan or plan.undo");
 	c->executor = TG_EXEC_COMMAND;
 	if (string_list(l, json_object_get(e, "argv"), "executor.argv", 256, &c->argv) < 0)
 		return -1;

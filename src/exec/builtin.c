@@ -2,7 +2,8 @@
  * Builtin tools: small tools implemented in C inside the gateway, for
  * what needs no sandbox because it touches nothing outside the call
  * (echo, the time). Anything that reads files, databases or the network
- * is a command tool in the sandbox instead.
+ * is a command tool in the sandbox instead. Plans are not builtins: they
+ * are an executor kind of their own, which the gate runs (src/gate/saga.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +62,6 @@ static const struct {
 } builtins[] = {
 	{ "echo", builtin_echo },
 	{ "time.now", builtin_time },
-	/* plans: run by the gate itself (src/gate/saga.c), never here */
-	{ "saga", NULL },
-	{ "saga.undo", NULL },
 };
 
 int exec_builtin_exists(const char *name)
@@ -84,7 +82,7 @@ int exec_builtin(const struct tg_contract *k, json_t *args, int dry_run, struct 
 	(void)dry_run; /* none of these touches anything: its dry run is the call */
 	memset(o, 0, sizeof(*o));
 	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
-		if (strcmp(builtins[i].name, k->builtin) == 0 && builtins[i].fn) {
+		if (strcmp(builtins[i].name, k->builtin) == 0) {
 			if (builtins[i].fn(args, o) < 0) {
 				exec_out_release(o);
 				return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -310,19 +310,9 @@ int gate_compensation(const struct tg_catalog *cat, const struct tg_contract *k,
 		      const char *call_id, const char *call_args, const struct tg_contract **undo,
 		      char **args, struct tg_error *err);
 
-/* 1 if contract k is a plan (the builtin "saga"), or a plan's undo
- * ("saga.undo"): the gate runs them itself (saga.c). */
-static inline int gate_is_plan(const struct tg_contract *k)
-{
-	return k->executor == TG_EXEC_BUILTIN && strcmp(k->builtin, "saga") == 0;
-}
-
-static inline int gate_is_plan_undo(const struct tg_contract *k)
-{
-	return k->executor == TG_EXEC_BUILTIN && strcmp(k->builtin, "saga.undo") == 0;
-}
-
-/* The builtins "saga" and "saga.undo" (saga.c). */
+/* The executors of a plan (TG_EXEC_PLAN) and of its undoing
+ * (TG_EXEC_PLAN_UNDO), which the gate runs itself: their steps are calls
+ * of other tools through gate_run. */
 int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,
 		 struct exec_out *out, struct tg_error *err);
 int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *args, size_t len,

@@ -363,7 +363,8 @@ static int stage_anomalies(struct tg_gate *g, struct call_state *st, struct tg_e
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	/* a plan's steps' arguments are each looked at as a call of their
 	 * tool, with its schema (gate_run): the plan itself by the rest */
-	own = gate_is_plan(st->k) ? saga_without_arguments(st->args, st->args_len) : NULL;
+	own = st->k->executor == TG_EXEC_PLAN ? saga_without_arguments(st->args, st->args_len)
+					      : NULL;
 	rc = anomaly_look(st->k, g->anomaly_config, g->baselines, rules, own ? own : st->args,
 			  own ? strlen(own) : st->args_len, st->anomalies, &jerr);
 	free(own);
@@ -505,24 +506,56 @@ static void egress_denied(void *ctx, const char *destination, const char *why)
 }
 
 /* A call that got no place among the sandboxes: busy (retryable), or
- * cancelled when its caller gave up waiting; 0, its answer in st. */
-static int busy(struct tg_gate *g, struct call_state *st, int cancelled)
+ * cancelled when its caller gave up waiting; its answer in st. */
+static void busy(struct tg_gate *g, struct call_state *st, int cancelled)
 {
 	if (cancelled) {
 		gate_refuse(st, "cancelled", "%s@%s: cancelled while it waited for a sandbox",
 			    st->k->name, st->k->version_text);
-		return 0;
+		return;
 	}
 	gate_refuse(st, "busy", "%s@%s: the gateway runs as many sandboxes as it allows %s (%u at "
 		    "once, %u of them one principal's); retry shortly", st->k->name,
 		    st->k->version_text, st->call->principal, g->runs.max, g->runs.per_principal);
 	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", "busy", "message",
 				       "the gateway's sandboxes are busy", "retryable", 1);
-	return 0;
 }
 
-/* 7 execute. */
-int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+/* A plan of steps, run (or undone) by the gate itself (saga.c). */
+static int execute_plan(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	struct gate_run_env run = { st->catalog, st->call, st->dry,
+				    st->ticket[0] ? st->ticket : NULL,
+				    st->ticket[0] ? st->ticket : NULL, NULL, 0, 0, 0 };
+
+	st->ran = 1;
+	/* its steps' records name it: by its id once it has one, by its
+	 * arguments' hash always */
+	if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	run.plan_sha256 = st->fingerprint;
+	if (st->k->executor == TG_EXEC_PLAN)
+		return saga_execute(g, &run, st->args, st->args_len, &st->out, err);
+	return saga_undo(g, &run, st->args, st->args_len, &st->out, err);
+}
+
+static int execute_builtin(struct call_state *st, struct tg_error *err)
+{
+	json_t *args;
+	int rc;
+
+	st->ran = 1;
+	args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
+	if (!args)
+		return tg_error_set(err, TG_ERR_INVALID, "arguments: not JSON");
+	rc = exec_builtin(st->k, args, st->dry, &st->out, err);
+	json_decref(args);
+	return rc;
+}
+
+/* A command tool in its sandbox: 0 when it ran, 1 when it got no place
+ * among the sandboxes (answered busy or cancelled in st), or -1. */
+static int execute_command(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	struct egress_ctx ectx = { g, st };
 	struct notify_redacting nr = { st->call };
@@ -531,7 +564,37 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 				st->call->ask ? gate_ask_through : NULL, st->dry,
 				st->ticket[0] ? st->ticket : NULL, egress_denied, &ectx,
 				gate_sandbox, g, st->call->principal };
+	struct tg_span *span;
 	int rc;
+
+	span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span, NULL);
+	/* a place among the gateway's sandboxes, the principal's share; what
+	 * a person approved (a claimed write, a plan's steps, an undoing)
+	 * waits for one as long as it takes: busy would use up the approval,
+	 * or leave a plan half done */
+	rc = gate_runs_take(&g->runs, st->call->principal, st->call->cancel_fd,
+			    st->claimed || (st->run && (st->run->approved || st->run->undo)));
+	if (rc != 0) {
+		tg_span_end(span);
+		busy(g, st, rc == 2);
+		return 1;
+	}
+	st->ran = 1; /* a command tool ran once it has its sandbox's place */
+	rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
+	gate_runs_give(&g->runs, st->call->principal);
+	tg_span_set_bool(span, "toolgate.dry_run", st->dry);
+	if (rc < 0)
+		tg_span_error(span, "sandbox_failed", err->msg);
+	else if (st->out.sandbox)
+		tg_span_error(span, st->out.sandbox, NULL);
+	tg_span_end(span);
+	return rc;
+}
+
+/* 7 execute: by the contract's executor kind. */
+int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	int rc = -1; /* the loader gives every contract one of the kinds below */
 
 	/* nothing runs unrecorded: a plan's steps, a compensation and a
 	 * dry run come here too */
@@ -539,53 +602,19 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 		err->code = TG_ERR_UNAVAILABLE;
 		return -1;
 	}
-	if (st->k->executor == TG_EXEC_BUILTIN)
-		st->ran = 1; /* a command tool ran once it has its sandbox's place */
-	if (gate_is_plan(st->k) || gate_is_plan_undo(st->k)) {
-		/* a plan of steps, run (or undone) by the gate itself */
-		struct gate_run_env run = { st->catalog, st->call, st->dry,
-					    st->ticket[0] ? st->ticket : NULL,
-					    st->ticket[0] ? st->ticket : NULL, NULL, 0, 0, 0 };
-
-		/* its steps' records name it: by its id once it has one, by
-		 * its arguments' hash always */
-		if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		run.plan_sha256 = st->fingerprint;
-
-		rc = gate_is_plan(st->k)
-			     ? saga_execute(g, &run, st->args, st->args_len, &st->out, err)
-			     : saga_undo(g, &run, st->args, st->args_len, &st->out, err);
-	} else if (st->k->executor == TG_EXEC_BUILTIN) {
-		json_t *args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
-
-		if (!args)
-			return tg_error_set(err, TG_ERR_INVALID, "arguments: not JSON");
-		rc = exec_builtin(st->k, args, st->dry, &st->out, err);
-		json_decref(args);
-	} else {
-		struct tg_span *span = tg_span_start(g->tracer, "sandbox", TG_SPAN_INTERNAL, st->span,
-						     NULL);
-
-		/* a place among the gateway's sandboxes, the principal's share;
-		 * what a person approved (a claimed write, a plan's steps, an
-		 * undoing) waits for one as long as it takes: busy would use up
-		 * the approval, or leave a plan half done */
-		rc = gate_runs_take(&g->runs, st->call->principal, st->call->cancel_fd,
-				    st->claimed || (st->run && (st->run->approved || st->run->undo)));
-		if (rc != 0) {
-			tg_span_end(span);
-			return busy(g, st, rc == 2);
-		}
-		st->ran = 1;
-		rc = exec_command(st->k, st->args, st->args_len, &env, &st->out, err);
-		gate_runs_give(&g->runs, st->call->principal);
-		tg_span_set_bool(span, "toolgate.dry_run", st->dry);
-		if (rc < 0)
-			tg_span_error(span, "sandbox_failed", err->msg);
-		else if (st->out.sandbox)
-			tg_span_error(span, st->out.sandbox, NULL);
-		tg_span_end(span);
+	switch (st->k->executor) {
+	case TG_EXEC_PLAN:
+	case TG_EXEC_PLAN_UNDO:
+		rc = execute_plan(g, st, err);
+		break;
+	case TG_EXEC_BUILTIN:
+		rc = execute_builtin(st, err);
+		break;
+	case TG_EXEC_COMMAND:
+		rc = execute_command(g, st, err);
+		if (rc == 1) /* answered without running */
+			return 0;
+		break;
 	}
 	if (rc < 0)
 		return rc;

@@ -1,15 +1,17 @@
 /*
  * Sagas (docs/PIPELINE.md, "Sagas"): a plan of write calls approved and
- * run as one. The builtin tool "saga" takes {"steps": [{"tool",
- * "arguments"}, ...]}; its dry run is every step's dry run; once approved,
- * its steps run in order, each logged in the store before and after it
- * runs, each under a call id of its own derived from the plan's. When a
- * step fails, the steps done before it are undone by their compensations,
- * newest first. "saga.undo" undoes a finished plan the same way (the
- * plan's rollback). A crash anywhere leaves the log saying where it was:
- * the plan's retry, or the next gateway to start (tg_gate_resume_sagas),
- * drives it on from there, and every step and compensation is idempotent
- * by its call id, so nothing runs twice and nothing is left half-undone.
+ * run as one. A tool whose executor is a plan ("kind": "plan",
+ * TG_EXEC_PLAN) takes {"steps": [{"tool", "arguments"}, ...]}; its dry
+ * run is every step's dry run; once approved, its steps run in order,
+ * each logged in the store before and after it runs, each under a call id
+ * of its own derived from the plan's. When a step fails, the steps done
+ * before it are undone by their compensations, newest first. A plan's
+ * undoing ("kind": "plan.undo", TG_EXEC_PLAN_UNDO) undoes a finished plan
+ * the same way (the plan's rollback). A crash anywhere leaves the log
+ * saying where it was: the plan's retry, or the next gateway to start
+ * (tg_gate_resume_sagas), drives it on from there, and every step and
+ * compensation is idempotent by its call id, so nothing runs twice and
+ * nothing is left half-undone.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -133,7 +135,7 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 			break;
 		}
 		write = k->authority == TG_AUTHORITY_WRITE;
-		if (k->executor == TG_EXEC_BUILTIN && strncmp(k->builtin, "saga", 4) == 0) {
+		if (k->executor == TG_EXEC_PLAN || k->executor == TG_EXEC_PLAN_UNDO) {
 			rc = refuse(out, "bad_plan", "step %zu: a plan cannot hold a plan", i + 1);
 			break;
 		}
@@ -499,7 +501,8 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 	snprintf(plan, sizeof(plan), "%s", id ? id : "");
 	json_decref(doc);
 	if (!st || !plan[0]) {
-		refuse(out, "bad_request", "saga.undo takes the plan's call_id, and a state directory");
+		refuse(out, "bad_request", "a plan's undoing takes the plan's call_id, and a state "
+		       "directory");
 		return 0;
 	}
 	rc = tg_store_saga_get(st, plan, &s, err);

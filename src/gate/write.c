@@ -450,7 +450,7 @@ static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *
  * memory. */
 static int ticket_findings(const struct call_state *st, const char *preview, char **text)
 {
-	int plan = gate_is_plan(st->k);
+	int plan = st->k->executor == TG_EXEC_PLAN;
 	json_t *f = st->anomalies ? anomaly_findings_json(st->anomalies) : json_array();
 	json_t *steps = plan ? saga_preview_findings(preview) : NULL;
 
@@ -566,9 +566,9 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	/* a plan's approver approves each of its steps' tools too */
-	if (gate_is_plan(st->k))
+	if (st->k->executor == TG_EXEC_PLAN)
 		req.covers = saga_covers(st->args, st->args_len);
-	else if (gate_is_plan_undo(st->k))
+	else if (st->k->executor == TG_EXEC_PLAN_UNDO)
 		req.covers = saga_undo_covers(g, st->args, st->args_len);
 	/* the queue's bounds once more, where no other call can add to it */
 	bounds.max_pending = g->tickets.max_pending;

@@ -23,6 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (c->authority == TG_AUTHORITY_WRITE &&
 		     (c->dry_run < 0 || (!c->compensation_tool && !c->irreversible))))
 			abort();
+		/* a plan's executor is its kind alone, however it was spelt */
+		if ((c->executor == TG_EXEC_PLAN || c->executor == TG_EXEC_PLAN_UNDO) &&
+		    (c->builtin || c->argv || c->nmounts || c->env || c->egress))
+			abort();
 		tg_contract_free(c);
 	} else if (!strstr(err.msg, "fuzz.json")) {
 		abort(); /* every refusal names the file */

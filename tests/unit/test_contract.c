@@ -266,6 +266,54 @@ static int given_dirs(void)
 	return 0;
 }
 
+/* READ_TOOL with the executor `exec`: its kind once loaded, or 0 (and
+ * OUT err) when refused. */
+static int kind_of(const char *exec, struct tg_error *err)
+{
+	struct tg_contract *c = NULL;
+	char *t = variant(BUILTIN, exec);
+	int kind = t && parse(t, &c, err) == 0 ? (int)c->executor : 0;
+
+	if (kind > TG_EXEC_COMMAND && c->builtin)
+		kind = -1; /* a plan has no builtin's name */
+	tg_contract_free(c);
+	free(t);
+	return kind;
+}
+
+/* A plan and its undoing are executor kinds of their own, spelt "plan"
+ * and "plan.undo", or the older way, a builtin named "saga" or
+ * "saga.undo": the same kind either way. Their executor says nothing but
+ * that (their steps are other tools), so any other field is refused,
+ * named. */
+static int plan_executor(void)
+{
+	struct tg_error err;
+
+	CHECK(kind_of("\"kind\":\"plan\"", &err) == TG_EXEC_PLAN);
+	CHECK(kind_of("\"kind\":\"plan.undo\"", &err) == TG_EXEC_PLAN_UNDO);
+	CHECK(kind_of("\"kind\":\"builtin\",\"name\":\"saga\"", &err) == TG_EXEC_PLAN);
+	CHECK(kind_of("\"name\":\"saga.undo\",\"kind\":\"builtin\"", &err) ==
+	      TG_EXEC_PLAN_UNDO);
+	/* only those two names are the older spelling */
+	CHECK(kind_of("\"kind\":\"builtin\",\"name\":\"sagas\"", &err) == TG_EXEC_BUILTIN);
+	CHECK(kind_of("\"kind\":\"builtin\",\"name\":\"plan\"", &err) == TG_EXEC_BUILTIN);
+	CHECK(kind_of("\"kind\":\"plan\",\"argv\":[\"t\"]", &err) == 0 &&
+	      strstr(err.msg, "contract tools/t.json: executor.argv: a plan's executor takes only "
+		     "its kind"));
+	CHECK(kind_of("\"kind\":\"plan\",\"name\":\"saga\"", &err) == 0 &&
+	      strstr(err.msg, "tools/t.json: executor.name: a plan's executor takes only"));
+	CHECK(kind_of("\"kind\":\"plan.undo\",\"workspace\":\"none\"", &err) == 0 &&
+	      strstr(err.msg, "tools/t.json: executor.workspace: a plan's"));
+	CHECK(kind_of("\"kind\":\"builtin\",\"name\":\"saga\",\"tier\":\"strict\"",
+		      &err) == 0 && strstr(err.msg, "tools/t.json: executor.tier: a plan's"));
+	CHECK(kind_of("\"kind\":\"plan\",\"nmae\":1", &err) == 0 &&
+	      strstr(err.msg, "executor.nmae: unknown field"));
+	CHECK(kind_of("\"kind\":\"plans\"", &err) == 0 &&
+	      strstr(err.msg, "executor.kind: must be builtin, command, plan or plan.undo"));
+	return 0;
+}
+
 static int semver(void)
 {
 	struct tg_semver a, b;
@@ -285,6 +333,7 @@ const struct unit_test contract_tests[] = {
 	{ "contract/write_rules", write_rules },
 	{ "contract/command_executor", command_executor },
 	{ "contract/given_dirs", given_dirs },
+	{ "contract/plan_executor", plan_executor },
 	{ "contract/semver", semver },
 	UNIT_TESTS_END,
 };
