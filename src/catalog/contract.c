@@ -577,6 +577,12 @@ static int load_write_rules(struct loader *l, json_t *doc)
 	if (c->resumable && c->authority != TG_AUTHORITY_WRITE)
 		return bad(l, "resumable", "says how a write survives a crash: a read has nothing "
 			   "to resume");
+	/* a plan runs its steps once a person approved it as a whole: held,
+	 * as only a write is */
+	if ((c->executor == TG_EXEC_PLAN || c->executor == TG_EXEC_PLAN_UNDO) &&
+	    c->authority != TG_AUTHORITY_WRITE)
+		return bad(l, "authority", "a plan (or its undoing) runs writes once approved as a "
+			   "whole: it must be write");
 	if (c->prestart && (c->authority == TG_AUTHORITY_WRITE || (c->egress && c->egress[0])))
 		return bad(l, "executor.prestart", "is for read tools without egress (a write's "
 			   "call id is in its environment; egress has a proxy of the call's own)");

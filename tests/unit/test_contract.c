@@ -266,19 +266,27 @@ static int given_dirs(void)
 	return 0;
 }
 
-/* READ_TOOL with the executor `exec`: its kind once loaded, or 0 (and
- * OUT err) when refused. */
-static int kind_of(const char *exec, struct tg_error *err)
+/* READ_TOOL with the executor `exec`, a write tool when write: its kind
+ * once loaded, or 0 (and OUT err) when refused. */
+static int kind_of_tool(const char *exec, int write, struct tg_error *err)
 {
 	struct tg_contract *c = NULL;
 	char *t = variant(BUILTIN, exec);
-	int kind = t && parse(t, &c, err) == 0 ? (int)c->executor : 0;
+	char *w = write && t ? replace(t, "\"authority\":\"read\"", WRITE) : NULL;
+	int kind = (write ? w : t) && parse(write ? w : t, &c, err) == 0 ? (int)c->executor : 0;
 
 	if (kind > TG_EXEC_COMMAND && c->builtin)
 		kind = -1; /* a plan has no builtin's name */
 	tg_contract_free(c);
 	free(t);
+	free(w);
 	return kind;
+}
+
+/* The same, a write tool: what a plan must be. */
+static int kind_of(const char *exec, struct tg_error *err)
+{
+	return kind_of_tool(exec, 1, err);
 }
 
 /* A plan and its undoing are executor kinds of their own, spelt "plan"
@@ -309,6 +317,14 @@ static int plan_executor(void)
 		      &err) == 0 && strstr(err.msg, "tools/t.json: executor.tier: a plan's"));
 	CHECK(kind_of("\"kind\":\"plan\",\"nmae\":1", &err) == 0 &&
 	      strstr(err.msg, "executor.nmae: unknown field"));
+	/* a plan runs writes once approved as a whole: never a read, which
+	 * nobody approves */
+	CHECK(kind_of_tool("\"kind\":\"plan\"", 0, &err) == 0 &&
+	      strstr(err.msg, "tools/t.json: authority: a plan (or its undoing) runs writes"));
+	CHECK(kind_of_tool("\"kind\":\"builtin\",\"name\":\"saga.undo\"", 0, &err) == 0 &&
+	      strstr(err.msg, "it must be write"));
+	CHECK(kind_of_tool("\"kind\":\"builtin\",\"name\":\"sagas\"", 0, &err) ==
+	      TG_EXEC_BUILTIN);
 	CHECK(kind_of("\"kind\":\"plans\"", &err) == 0 &&
 	      strstr(err.msg, "executor.kind: must be builtin, command, plan or plan.undo"));
 	return 0;
