@@ -10,6 +10,10 @@ check`; tests/README.md). Over every .c and .h under the given directories
   file-length      no file over 1,500 lines
   function-length  no function over 150 lines (signature to closing brace)
   header-comment   every .c opens with a comment saying what it implements
+  layers           a part of src/ includes only the headers of the parts it
+                   may call (docs/ARCHITECTURE.md, "The parts"), public
+                   (include/toolgate/) or its own, and never another part's
+                   private *_int.h
 
 Calls are found in code only: comments, string and character literals are
 blanked first, so a word in a comment is not a call. Each problem is printed
@@ -39,7 +43,30 @@ BANNED = {
     "gets": "fgets",
 }
 BANNED_RE = re.compile(r"(?<![\w.>])(" + "|".join(BANNED) + r")\s*\(")
-RULES = ("banned", "file-length", "function-length", "header-comment")
+RULES = ("banned", "file-length", "function-length", "header-comment", "layers")
+# docs/ARCHITECTURE.md's table: the parts each part of src/ may include
+# (itself always), and the part each public header belongs to
+MAY_INCLUDE = {
+    "util": set(),
+    "sandbox": {"util"},
+    "schema": {"util"},
+    "catalog": {"util", "schema", "sandbox"},
+    "auth": {"util", "store", "catalog", "sandbox", "obs"},
+    "exec": {"util", "sandbox", "catalog"},
+    "store": {"util"},
+    "obs": {"util"},
+    "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs"},
+    "mcp": {"util", "gate", "catalog", "obs"},
+    "cli": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "gate",
+            "mcp"},
+}
+PUBLIC_PART = {
+    "error.h": "util", "sandbox.h": "sandbox", "egress.h": "sandbox", "schema.h": "schema",
+    "catalog.h": "catalog", "contract.h": "catalog", "scan.h": "catalog", "auth.h": "auth",
+    "anomaly.h": "auth", "store.h": "store", "audit.h": "obs", "redact.h": "obs",
+    "trace.h": "obs", "version.h": "util", "gate.h": "gate", "mcp.h": "mcp",
+}
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # rules another program applies with the same allow-list (scripts/tidy.sh)
 OTHER_RULES = ("clang-tidy",)
 
@@ -134,9 +161,48 @@ def functions(code):
     return found
 
 
+def check_layers(path, text, problems):
+    """Each #include "..." of a file under src/PART/ against MAY_INCLUDE."""
+    parts = os.path.normpath(path).split(os.sep)
+    if "src" not in parts:
+        return
+    i = parts.index("src")
+    if i + 2 >= len(parts) or parts[i + 1] not in MAY_INCLUDE:
+        return
+    me = parts[i + 1]
+    for m in INCLUDE_RE.finditer(text):
+        inc = m.group(1)
+        if inc.startswith("toolgate/"):
+            owner = PUBLIC_PART.get(inc[len("toolgate/"):])
+            if owner is None:
+                problems.append((path, line_of(text, m.start()), "layers",
+                                 "%s: a public header checksrc does not know: add it to "
+                                 "PUBLIC_PART" % inc))
+                continue
+        elif "/" in inc:
+            owner = inc.split("/", 1)[0]
+            if me == "cli" and owner not in ("cli", "util"):
+                problems.append((path, line_of(text, m.start()), "layers",
+                                 "%s: the CLI uses the library through its public headers "
+                                 "(include/toolgate/) only" % inc))
+                continue
+            if owner != me and inc.endswith("_int.h"):
+                problems.append((path, line_of(text, m.start()), "layers",
+                                 "%s is the private header of src/%s/: only its own part "
+                                 "includes it" % (inc, owner)))
+                continue
+        else:
+            continue
+        if owner != me and owner not in MAY_INCLUDE[me]:
+            problems.append((path, line_of(text, m.start()), "layers",
+                             "src/%s/ may not include %s (src/%s/ is not a part it may "
+                             "call: docs/ARCHITECTURE.md)" % (me, inc, owner)))
+
+
 def check_file(path, problems):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
+    check_layers(path, text, problems)
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if lines > MAX_FILE_LINES:
         problems.append((path, lines, "file-length",

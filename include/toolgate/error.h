@@ -24,6 +24,7 @@ enum tg_errcode {
 	TG_ERR_SYSTEM,      /* a system call failed */
 	TG_ERR_UNAVAILABLE, /* a kernel facility a tier needs is missing */
 	TG_ERR_LIMIT,       /* an input exceeded its ceiling */
+	TG_ERR_FORBIDDEN,   /* the caller may not: a scope it lacks, another's ticket */
 };
 
 struct tg_error {

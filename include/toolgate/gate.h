@@ -309,6 +309,36 @@ TG_API char *tg_ticket_to_json(const struct tg_ticket *ticket, int pretty);
 TG_API int tg_ticket_approvable(const struct tg_ticket *ticket, const char *scopes, char *need,
 				size_t len);
 
+/* A person's decision on a held write ticket (docs/PIPELINE.md, "Write
+ * calls"), the one way the admin API and `toolgate approvals` take it. */
+enum tg_decision {
+	TG_DECISION_APPROVE = 1,
+	TG_DECISION_REJECT,   /* a reason of 1 to 1000 bytes is required */
+	TG_DECISION_CANCEL,   /* withdrawn by its requester while pending */
+};
+/* Decision d on ticket id in store, by who (the principal its verified
+ * token names) holding scopes (that token's), with reason (NULL: none;
+ * at most 1000 bytes, recorded with any decision), recorded in audit
+ * (borrowed; NULL: nowhere). In order: the ticket is read; the log must
+ * be writing (no decision the log cannot keep); who may decide it
+ * (cancel: the requester alone; approve, reject: an approve scope over
+ * its tool and each tool it covers, tg_ticket_approvable); the reason
+ * fits; the store takes it (only while pending; the requester never
+ * approves itself); the log records it (docs/AUDIT.md, "decision").
+ * 0 decided and recorded; 1 decided, but its record could not be written
+ * (the decision stands in the store, the log has stopped: err says so);
+ * -1 and err, nothing decided: TG_ERR_UNAVAILABLE the log has stopped,
+ * TG_ERR_FORBIDDEN who may not (err names the requester, or the scope
+ * missing), TG_ERR_LIMIT the reason is too long, else the store's
+ * refusal (TG_ERR_INVALID: no such ticket, not pending, a rejection
+ * without a reason, the requester approving itself) or failure.
+ * Refusals are recorded by the caller, which knows how (a transport at a
+ * bounded rate, docs/AUDIT.md). */
+struct tg_store;
+TG_API int tg_gate_decide(struct tg_store *store, struct tg_audit *audit, const char *who,
+			  const char *scopes, const char *id, enum tg_decision d,
+			  const char *reason, struct tg_error *err);
+
 /* Resume each rollback a crash interrupted (logged as running): OUT
  * *resumed, and *failed of them whose compensation failed again. */
 TG_API int tg_gate_resume_rollbacks(struct tg_gate *gate, size_t *resumed, size_t *failed,

@@ -10,7 +10,9 @@
  * by whoever the token (issued for the policy, docs/AUTH.md) names, and
  * only with an approve scope covering the ticket's tool; the requester
  * never decides its own ticket; the requester alone may cancel it while
- * it is pending. list shows the pending ones (--all:
+ * it is pending. This file verifies the token; tg_gate_decide
+ * (src/gate/decide.c) takes the decision, as for the admin API. list
+ * shows the pending ones (--all:
  * every one); show prints one as JSON, its dry-run preview included,
  * with what a terminal would reorder or obey (bidi controls, escape
  * sequences) written as JSON escapes and the arguments' display form
@@ -43,8 +45,9 @@ static void usage(FILE *f)
 		   "       toolgate approvals reject ID --state DIR --policy FILE --token TOKEN "
 		   "--reason TEXT\n"
 		   "       toolgate approvals cancel ID --state DIR --policy FILE --token TOKEN\n"
-		   "       (approve, reject, cancel: the decision, or its refusal, goes into the\n"
-		   "        audit log: DIR/audit.log, or --audit FILE)\n"
+		   "       (approve, reject, cancel: the decision, with its --reason TEXT of at\n"
+		   "        most 1000 bytes if given, or its refusal, goes into the audit log:\n"
+		   "        DIR/audit.log, or --audit FILE)\n"
 		   "\n"
 		   "Exit status: 0 done, 1 refused, 2 usage, 3 the state directory, store or\n"
 		   "audit log missing or failing (docs/CLI.md).\n");
@@ -79,19 +82,6 @@ static int token_claims(const char *state, const char *policy_path, const char *
 	return rc;
 }
 
-/* The principal a token names. */
-static int token_principal(const char *state, const char *policy_path, const char *token,
-			   struct tg_store *st, char *who, size_t len, struct tg_error *err)
-{
-	struct tg_claims c;
-
-	if (token_claims(state, policy_path, token, st, &c, err) < 0)
-		return -1;
-	snprintf(who, len, "%s", c.sub);
-	tg_claims_release(&c);
-	return 0;
-}
-
 /* The approver a token names, if its scopes may decide ticket t (its
  * tool, and each tool it covers). */
 int cli_approver_of(const char *state, const char *policy_path, const char *token,
@@ -114,10 +104,10 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 }
 
 /* The decision stands in the store; its record did not make it (the log
- * said why on stderr): the exit status says so. */
-static int unrecorded(int recorded)
+ * said why on stderr; tg_gate_decide answered 1): the exit status says so. */
+static int unrecorded(int decided)
 {
-	if (recorded == 0)
+	if (decided == 0)
 		return 0;
 	fprintf(stderr, "toolgate approvals: the decision was taken, but its record could not "
 		"be written to the audit log\n");
@@ -186,7 +176,9 @@ int cmd_approvals(int argc, char **argv)
 	struct tg_audit *audit = NULL;
 	struct tg_store *st = NULL;
 	struct tg_ticket t, *list;
+	struct tg_claims c;
 	struct tg_error err;
+	enum tg_decision d;
 	char who[128] = "", who_verb[32];
 	size_t n, i;
 	int all, rc = 1, decide, listing;
@@ -239,48 +231,37 @@ int cmd_approvals(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
-		goto fail;
-	if (strcmp(verb, "show") == 0) {
+	if (!decide) {
+		if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+			goto fail;
 		rc = print_ticket(&t);
 		tg_ticket_release(&t);
 		goto out;
 	}
-	if (strcmp(verb, "cancel") == 0) {
-		/* the requester's own, while pending */
-		rc = policy && token ? token_principal(state, policy, token, st, who, sizeof(who),
-							&err) : -1;
-		if (rc == 0 && strcmp(who, t.principal) != 0)
-			rc = tg_error_set(&err, TG_ERR_INVALID, "%s did not ask for this call: only "
-					  "%s may cancel it", who, t.principal);
-		if (rc < 0 || tg_store_ticket_move(st, id, TG_TICKET_PENDING, TG_TICKET_CANCELLED,
-						   &err) < 0) {
-			tg_ticket_release(&t);
-			goto fail;
-		}
-		printf("%s cancelled by %s\n", id, who);
-		rc = unrecorded(tg_record_decision(audit, who, &t, "cancelled", NULL));
-		tg_ticket_release(&t);
-		goto out;
-	}
-	rc = policy && token ? cli_approver_of(state, policy, token, st, &t, who, sizeof(who), &err)
-			     : -1;
-	if (rc < 0 ||
-	    tg_store_ticket_decide(st, id, who, strcmp(verb, "approve") == 0, reason,
-				   (int64_t)time(NULL), &err) < 0) {
-		tg_ticket_release(&t);
+	/* who decides: the principal the token names, with its scopes */
+	if (token_claims(state, policy, token, st, &c, &err) < 0)
 		goto fail;
-	}
-	printf("%s %s by %s\n", id, strcmp(verb, "approve") == 0 ? "approved" : "rejected", who);
-	rc = unrecorded(tg_record_decision(audit, who, &t, strcmp(verb, "approve") == 0
-					  ? "approved" : "rejected", reason));
-	tg_ticket_release(&t);
+	snprintf(who, sizeof(who), "%s", c.sub);
+	d = strcmp(verb, "approve") == 0 ? TG_DECISION_APPROVE
+	    : strcmp(verb, "reject") == 0 ? TG_DECISION_REJECT
+					  : TG_DECISION_CANCEL;
+	rc = tg_gate_decide(st, audit, who, c.scope, id, d, reason, &err);
+	tg_claims_release(&c);
+	if (rc < 0)
+		goto fail;
+	printf("%s %s by %s\n", id, d == TG_DECISION_APPROVE ? "approved"
+				    : d == TG_DECISION_REJECT ? "rejected" : "cancelled", who);
+	rc = unrecorded(rc);
 	goto out;
 fail:
 	cli_say(stderr, who_verb, err.msg);
 	if (decide)
 		tg_record_event(audit, who, id, "refused", err.msg);
-	rc = err.code == TG_ERR_INVALID ? EXIT_NO : EXIT_DATA;
+	/* refused (by the policy, the requester, the ticket's state, the
+	 * reason's ceiling), or a file, the store or the log failing */
+	rc = err.code == TG_ERR_INVALID || err.code == TG_ERR_FORBIDDEN || err.code == TG_ERR_LIMIT
+		     ? EXIT_NO
+		     : EXIT_DATA;
 out:
 	tg_store_close(st);
 	tg_audit_close(audit);

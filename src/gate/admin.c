@@ -1,9 +1,11 @@
 /*
  * The admin API (include/toolgate/gate.h, docs/ADMIN.md): approval tickets
  * and rollbacks as JSON over HTTP, the same decisions as `toolgate
- * approvals` and `toolgate rollback`, by the principal the caller's token
- * names and within its scopes. The HTTP server (src/mcp/http_admin.c) routes
- * /admin/... here; this file knows nothing of HTTP but the status codes.
+ * approvals` (both through tg_gate_decide, decide.c) and `toolgate
+ * rollback`, by the principal the caller's token names and within its
+ * scopes. The HTTP server (src/mcp/http_admin.c) routes /admin/... here
+ * and records the refusals; this file knows nothing of HTTP but the
+ * status codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,6 @@
 
 #include "gate/gate_int.h"
 #include "util/hidden.h"
-
-#define MAX_REASON 1000
 
 /* A copy of v with its strings and member names in their display form
  * (util/hidden.h: hidden characters escaped, backslashes doubled); NULL
@@ -253,46 +253,38 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 	return answer(json_pack("{s:o}", "tickets", arr), 200, out);
 }
 
-/* POST /admin/tickets/ID/{approve,reject,cancel}. */
+/* POST /admin/tickets/ID/{approve,reject,cancel}: tg_gate_decide, its
+ * refusals as statuses (the messages name neither the requester nor the
+ * scope: the caller may not be allowed to see the ticket). */
 static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
-		  const char *scopes, const struct tg_ticket *t, const char *verb, json_t *body,
-		  char **out)
+		  const char *scopes, const char *id, const char *verb, json_t *body, char **out)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	const char *outcome = strcmp(verb, "cancel") == 0    ? "cancelled"
-			      : strcmp(verb, "approve") == 0 ? "approved"
-							     : "rejected";
+	enum tg_decision d = strcmp(verb, "cancel") == 0    ? TG_DECISION_CANCEL
+			     : strcmp(verb, "approve") == 0 ? TG_DECISION_APPROVE
+							    : TG_DECISION_REJECT;
 	struct tg_ticket now;
 	struct tg_error err;
 	int rc;
 
-	/* no decision the log cannot keep */
-	if (gate_audit_ok(g, &err) < 0)
+	rc = tg_gate_decide(st, g->audit, principal, scopes, id, d, reason, &err);
+	if (rc < 0 && err.code == TG_ERR_UNAVAILABLE)
 		return failure(503, "unavailable", err.msg, out);
-	if (strcmp(verb, "cancel") == 0) {
-		if (strcmp(principal, t->principal) != 0)
-			return failure(403, "forbidden", "only the principal that asked for a call "
-				       "may cancel it", out);
-		rc = tg_store_ticket_move(st, t->id, TG_TICKET_PENDING, TG_TICKET_CANCELLED, &err);
-	} else {
-		if (!may_approve(scopes, t))
-			return failure(403, "insufficient_scope", "the caller's scopes do not approve "
-				       "this tool", out);
-		if (reason && strlen(reason) > MAX_REASON)
-			return failure(400, "bad_request", "reason: at most 1000 bytes", out);
-		rc = tg_store_ticket_decide(st, t->id, principal, strcmp(verb, "approve") == 0,
-					    reason, (int64_t)time(NULL), &err);
-	}
+	if (rc < 0 && err.code == TG_ERR_FORBIDDEN)
+		return d == TG_DECISION_CANCEL
+			       ? failure(403, "forbidden", "only the principal that asked for a "
+					 "call may cancel it", out)
+			       : failure(403, "insufficient_scope", "the caller's scopes do not "
+					 "approve this tool", out);
+	if (rc < 0 && err.code == TG_ERR_LIMIT)
+		return failure(400, "bad_request", err.msg, out);
 	if (rc < 0)
 		return store_failure(&err, out);
-	/* who decided what, on which arguments' hash: on the record. Should
-	 * that fail, the decision stands in the store, but the log has
-	 * stopped: nothing runs on it until the log writes again. */
-	if (tg_gate_record_decision(g, principal, t, outcome, reason) < 0)
+	if (rc > 0)
 		return failure(503, "unavailable", "the decision was taken, but its record could "
 			       "not be written: the audit log stopped, and no call runs until it "
 			       "writes again", out);
-	if (tg_store_ticket_get(st, t->id, (int64_t)time(NULL), &now, &err) < 0)
+	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &now, &err) < 0)
 		return store_failure(&err, out);
 	rc = answer(ticket_json(&now, 1), 200, out);
 	tg_ticket_release(&now);
@@ -432,26 +424,27 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		const char *rest = path + 15 + 32;
 		size_t rlen = plen - 15 - 32;
 
-		if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0) {
-			json_decref(doc);
-			return store_failure(&err, out);
-		}
-		if (rlen == 0 && get) {
-			rc = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0
-				     ? answer(ticket_json(&t, 1), 200, out)
-				     : failure(403, "insufficient_scope", "the caller may neither "
-					       "decide this ticket nor did it ask for it", out);
-		} else if (post && rlen > 1 && rlen < sizeof(verb) && rest[0] == '/' &&
-			   (snprintf(verb, sizeof(verb), "%.*s", (int)rlen - 1, rest + 1),
-			    strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
-			    strcmp(verb, "cancel") == 0)) {
-			rc = decide(g, st, principal, scopes, &t, verb, doc, out);
+		if (post && rlen > 1 && rlen < sizeof(verb) && rest[0] == '/' &&
+		    (snprintf(verb, sizeof(verb), "%.*s", (int)rlen - 1, rest + 1),
+		     strcmp(verb, "approve") == 0 || strcmp(verb, "reject") == 0 ||
+		     strcmp(verb, "cancel") == 0)) {
+			/* it reads the ticket first: no such ticket is a 404 */
+			rc = decide(g, st, principal, scopes, id, verb, doc, out);
+		} else if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0) {
+			rc = store_failure(&err, out);
 		} else {
-			rc = failure(rlen == 0 ? 405 : 404, rlen == 0 ? "method_not_allowed"
-				     : "not_found", rlen == 0 ? "GET" : "POST .../approve, "
-				     ".../reject or .../cancel", out);
+			if (rlen == 0 && get)
+				rc = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0
+					     ? answer(ticket_json(&t, 1), 200, out)
+					     : failure(403, "insufficient_scope", "the caller may "
+						       "neither decide this ticket nor did it ask "
+						       "for it", out);
+			else
+				rc = failure(rlen == 0 ? 405 : 404, rlen == 0 ? "method_not_allowed"
+					     : "not_found", rlen == 0 ? "GET" : "POST .../approve, "
+					     ".../reject or .../cancel", out);
+			tg_ticket_release(&t);
 		}
-		tg_ticket_release(&t);
 	} else {
 		rc = failure(404, "not_found", "the admin API: /admin/tickets, /admin/tickets/ID, "
 			     "/admin/tickets/ID/{approve,reject,cancel}, /admin/calls/ID/rollback, "
