@@ -49,6 +49,22 @@ TG_API int tg_error_sys(struct tg_error *err, int errnum, const char *fmt, ...)
 TG_API int tg_error_wrap(struct tg_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* What the library has to say that no call returns: a failure on a
+ * thread of its own (a collection, a record it could not keep), something
+ * a crashed gateway left behind, or the sandbox's timings under
+ * TOOLGATE_TRACE=1. The library writes nowhere itself: fn gets each
+ * message (one line, no newline, no "toolgate:" prefix) with its level,
+ * from any thread, so it must be thread-safe and must not call back into
+ * the library. Set it once, before the library's first call; NULL (the
+ * default): the messages are dropped. The toolgate command sends them to
+ * stderr. */
+enum tg_log_level {
+	TG_LOG_ERROR = 0,   /* something was not done: a record, a cleanup */
+	TG_LOG_TRACE,       /* TOOLGATE_TRACE=1: where a sandbox's start spends its time */
+};
+typedef void (*tg_log_fn)(void *ctx, enum tg_log_level level, const char *message);
+TG_API void tg_log_set(tg_log_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

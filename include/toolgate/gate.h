@@ -272,7 +272,7 @@ TG_API int tg_gate_admin(struct tg_gate *gate, const char *principal, const char
  * a token, arguments or a result. To the gate's audit log
  * (tg_gate_record_event), or to a (tg_record_event; NULL: nowhere); each
  * returns once the record is written: 0, or -1 when the log failed (it
- * says so on stderr). */
+ * says so to the library's messages, tg_log_set). */
 TG_API int tg_gate_record_event(struct tg_gate *gate, const char *principal,
 				const char *subject, const char *outcome, const char *detail);
 TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,

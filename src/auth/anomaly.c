@@ -20,6 +20,7 @@
 #include "toolgate/redact.h"
 #include "toolgate/store.h"
 #include "util/hidden.h"
+#include "util/log.h"
 #include "util/utf8.h"
 
 /* ---- actions and configuration ---------------------------------------- */
@@ -930,7 +931,7 @@ int anomaly_baselines_load(struct anomaly_baselines *b, struct tg_store *store)
 	if (!b || !store)
 		return 0;
 	if (tg_store_baselines_each(store, loaded, b, &err) < 0) {
-		fprintf(stderr, "toolgate: anomaly baselines not loaded: %s\n", err.msg);
+		tg_log(TG_LOG_ERROR, "anomaly baselines not loaded: %s", err.msg);
 		return -1;
 	}
 	return 0;
@@ -973,7 +974,7 @@ void anomaly_baselines_save(struct anomaly_baselines *b, struct tg_store *store,
 		}
 	pthread_mutex_unlock(&b->lock);
 	if (n && tg_store_baselines_put(store, out, n, &err) < 0) {
-		fprintf(stderr, "toolgate: anomaly baselines not saved: %s\n", err.msg);
+		tg_log(TG_LOG_ERROR, "anomaly baselines not saved: %s", err.msg);
 		/* saved with the next */
 		pthread_mutex_lock(&b->lock);
 		for (i = 0; i < n; i++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "toolgate/error.h"
 #include "toolgate/version.h"
 
 static void usage(FILE *f)
@@ -35,8 +36,17 @@ static void usage(FILE *f)
 		"(docs/CLI.md).\n");
 }
 
+/* The library's messages (tg_log_set): to stderr, a line each (stdio
+ * locks the stream, so lines from several threads do not interleave). */
+static void log_to_stderr(void *ctx, enum tg_log_level level, const char *message)
+{
+	(void)ctx;
+	fprintf(stderr, "toolgate%s: %s\n", level == TG_LOG_TRACE ? " trace" : "", message);
+}
+
 int main(int argc, char **argv)
 {
+	tg_log_set(log_to_stderr, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

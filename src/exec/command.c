@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "util/log.h"
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
 
@@ -124,8 +125,8 @@ static void overlays_free(struct overlays *ov)
 	if (ov->root >= 0)
 		close(ov->root);
 	if (ov->dir[0] && layers_remove(ov->dir, ov->mounted) < 0)
-		fprintf(stderr, "toolgate: overlay dry run: %s could not be removed: %s\n", ov->dir,
-			strerror(errno));
+		tg_log(TG_LOG_ERROR, "overlay dry run: %s could not be removed: %s", ov->dir,
+		       strerror(errno));
 	for (i = 0; i < ov->n; i++) {
 		free(ov->m[i].host);
 		free(ov->m[i].inside);
@@ -149,8 +150,8 @@ void exec_overlay_sweep(void)
 			continue;
 		snprintf(path, sizeof(path), EXEC_OVERLAY_DIR "/%s", e->d_name);
 		if (layers_remove(path, geteuid() == 0) < 0 && layers_remove(path, 0) < 0)
-			fprintf(stderr, "toolgate: %s, left by a gateway that is gone, could not be "
-				"removed: %s\n", path, strerror(errno));
+			tg_log(TG_LOG_ERROR, "%s, left by a gateway that is gone, could not be "
+			       "removed: %s", path, strerror(errno));
 	}
 	if (d)
 		closedir(d);
@@ -196,8 +197,7 @@ static void as_self(struct creds *c)
 	syscall(SYS_setfsgid, getegid());
 	if (syscall(SYS_setgroups, c->ngroups, c->groups) < 0) {
 		/* this thread would go on with fewer groups than the process */
-		fprintf(stderr, "toolgate: overlay dry run: the thread's groups cannot be "
-			"restored\n");
+		tg_log(TG_LOG_ERROR, "overlay dry run: the thread's groups cannot be restored");
 		abort();
 	}
 }

@@ -18,6 +18,7 @@
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
+#include "util/log.h"
 
 /* Its collections, done by a thread of the gate's until it is stopped. */
 static void *collector(void *arg)
@@ -47,7 +48,7 @@ static void *collector(void *arg)
 			metrics_add(g->metrics, "collected", "ticket_contents", gc.emptied);
 		} else {
 			metrics_add(g->metrics, "collected", "failed", 1);
-			fprintf(stderr, "toolgate: collecting what expired: %s\n", err.msg);
+			tg_log(TG_LOG_ERROR, "collecting what expired: %s", err.msg);
 		}
 		pthread_mutex_lock(&g->queue_lock);
 	}

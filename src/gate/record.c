@@ -23,6 +23,7 @@
 #include "toolgate/egress.h"
 #include "toolgate/trace.h"
 #include "toolgate/sandbox.h"
+#include "util/log.h"
 #include "util/utf8.h"
 
 
@@ -52,7 +53,7 @@ static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error 
 	else if (wait)
 		rc = tg_audit_wait(a, t, err);
 	if (rc < 0 && err->code != TG_ERR_SYSTEM)
-		fprintf(stderr, "toolgate: audit: %s\n", err->msg); /* a malformed record */
+		tg_log(TG_LOG_ERROR, "audit: %s", err->msg); /* a malformed record */
 	free(text);
 	return rc;
 }

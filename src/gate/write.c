@@ -19,6 +19,7 @@
 #include <sodium.h>
 
 #include "gate/gate_int.h"
+#include "util/log.h"
 
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 
@@ -354,8 +355,8 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 	final = result_text(&st->out);
 	if (!final || tg_store_idem_finish_call(g->store, key, final, strlen(final), st->ticket,
 						TG_TICKET_FAILED, err) < 0)
-		fprintf(stderr, "toolgate: write %s: interrupted call %s: %s\n", st->k->name,
-			st->ticket, final ? err->msg : "out of memory");
+		tg_log(TG_LOG_ERROR, "write %s: interrupted call %s: %s", st->k->name, st->ticket,
+		       final ? err->msg : "out of memory");
 	free(final);
 	st->claimed = 0;
 	return 1;
@@ -619,7 +620,7 @@ void gate_write_done(struct tg_gate *g, struct call_state *st)
 	if (!final || tg_store_idem_finish_call(g->store, &key, final, strlen(final), st->ticket,
 						st->out.is_error ? TG_TICKET_FAILED
 								 : TG_TICKET_EXECUTED, &err) < 0)
-		fprintf(stderr, "toolgate: write %s: its result was not kept: %s\n", st->k->name,
-			final ? err.msg : "out of memory");
+		tg_log(TG_LOG_ERROR, "write %s: its result was not kept: %s", st->k->name,
+		       final ? err.msg : "out of memory");
 	free(final);
 }

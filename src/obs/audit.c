@@ -30,6 +30,7 @@
 
 #include "toolgate/audit.h"
 #include "util/hidden.h"
+#include "util/log.h"
 
 #define PENDING_MAX (16u << 20) /* bytes queued before appenders wait */
 #define LINE_MAX_BYTES (TG_AUDIT_RECORD_MAX + 512)
@@ -505,8 +506,8 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&a->lock);
 		if (rc < 0 && !a->failed) {
 			a->failed = 1;
-			fprintf(stderr, "toolgate: %s: the audit log stopped; calls are refused\n",
-				a->failure);
+			tg_log(TG_LOG_ERROR, "%s: the audit log stopped; calls are refused",
+			       a->failure);
 		}
 		if (rc == 0)
 			a->durable = last;

@@ -37,6 +37,7 @@
 #include "sandbox/cgroup_int.h"
 #include "sandbox/sandbox_int.h"
 #include "util/file.h"
+#include "util/log.h"
 
 #define CHUNK 65536
 
@@ -368,8 +369,8 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 static void trace_parent(const struct run *r, const char *what)
 {
 	if (r->plan.trace)
-		fprintf(stderr, "toolgate trace: %8.3f ms  parent: %s\n",
-			(double)(now_us() - r->start) / 1000.0, what);
+		tg_log(TG_LOG_TRACE, "%8.3f ms  parent: %s", (double)(now_us() - r->start) / 1000.0,
+		       what);
 }
 
 /*
@@ -447,8 +448,8 @@ static void on_status(struct run *r)
 		break;
 	case SB_MSG_EXIT:
 		if (r->plan.trace)
-			fprintf(stderr, "toolgate trace: %8.3f ms  parent: exit status\n",
-				(now_us() - r->start) / 1000.0);
+			tg_log(TG_LOG_TRACE, "%8.3f ms  parent: exit status",
+			       (now_us() - r->start) / 1000.0);
 		r->got_exit = 1;
 		r->exit_status = m.status;
 		r->cmd_utime_us = m.utime_us;
@@ -463,8 +464,8 @@ static void on_status(struct run *r)
 	case SB_MSG_TRACE:
 		/* a warm sandbox counts from when it was made; the call from
 		 * when it began (earlier steps come out negative) */
-		fprintf(stderr, "toolgate trace: %8.3f ms  %s\n",
-			((double)m.err - (double)(r->start - r->plan.trace_start)) / 1000.0, m.text);
+		tg_log(TG_LOG_TRACE, "%8.3f ms  %s",
+		       ((double)m.err - (double)(r->start - r->plan.trace_start)) / 1000.0, m.text);
 		break;
 	}
 }
@@ -705,8 +706,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 						     (uint64_t)ru.ru_stime.tv_usec;
 				res->wall_us = now_us() - r->start;
 				if (r->plan.trace)
-					fprintf(stderr, "toolgate trace: %8.3f ms  reaped\n",
-						res->wall_us / 1000.0);
+					tg_log(TG_LOG_TRACE, "%8.3f ms  reaped",
+					       res->wall_us / 1000.0);
 				if (!r->got_exit && WIFSIGNALED(st)) {
 					/* init itself was killed: the command went with it */
 					r->exit_status = st;
@@ -720,8 +721,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 	if (!r->reaped) {
 		res->wall_us = now_us() - r->start;
 		if (r->plan.trace)
-			fprintf(stderr, "toolgate trace: %8.3f ms  warm: done (the pool reaps)\n",
-				res->wall_us / 1000.0);
+			tg_log(TG_LOG_TRACE, "%8.3f ms  warm: done (the pool reaps)",
+			       res->wall_us / 1000.0);
 	}
 }
 
@@ -964,7 +965,8 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	char go = 'g';
 
 	r->start = now_us();
-	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL;
+	/* timings only when asked for, and when someone reads them */
+	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL && tg_log_on();
 	r->plan.trace_start = r->start;
 	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0)
 		return -1;

@@ -553,6 +553,47 @@ static int escaped(void)
 	return 0;
 }
 
+/* What the library says of a log that stopped goes to the sink its
+ * caller set (tg_log_set), once, never to stderr by itself. */
+struct said {
+	int n;
+	enum tg_log_level level;
+	char first[600];
+};
+
+static void keep_said(void *ctx, enum tg_log_level level, const char *message)
+{
+	struct said *s = ctx;
+
+	if (s->n++ == 0) {
+		s->level = level;
+		snprintf(s->first, sizeof(s->first), "%s", message);
+	}
+}
+
+static int stop_said(void)
+{
+	struct said s = { 0 };
+	char dir[64], path[128];
+	struct tg_audit *a;
+	struct tg_error err;
+
+	CHECK(unit_tmpdir(dir, "audit-log") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	tg_log_set(keep_said, &s);
+	CHECK(tg_audit_open(path, TG_AUDIT_NOSYNC, &a, &err) == 0 && append_n(a, 0, 3) == 0);
+	CHECK(s.n == 0);
+	CHECK(truncate(path, 0) == 0);
+	CHECK(append_n(a, 3, 1) < 0 && append_n(a, 4, 1) < 0);
+	CHECK(s.n == 1 && s.level == TG_LOG_ERROR && strstr(s.first, "something cut it") &&
+	      strstr(s.first, "the audit log stopped; calls are refused") &&
+	      strncmp(s.first, "toolgate", 8) != 0 && !strchr(s.first, '\n'));
+	tg_audit_close(a);
+	tg_log_set(NULL, NULL);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test audit_tests[] = {
 	{ "audit/escaped", escaped },
 	{ "audit/chain", chain },
@@ -560,5 +601,6 @@ const struct unit_test audit_tests[] = {
 	{ "audit/torn", torn },
 	{ "audit/moved", moved },
 	{ "audit/refused", refused },
+	{ "audit/stop_said", stop_said },
 	UNIT_TESTS_END,
 };
