@@ -10,6 +10,9 @@ check`; tests/README.md). Over every .c and .h under the given directories
   file-length      no file over 1,500 lines
   function-length  no function over 150 lines (signature to closing brace)
   header-comment   every .c opens with a comment saying what it implements
+  prints           no part of the library (src/ but src/cli/) writes to
+                   stdout or stderr (printf, puts, perror, fprintf(stderr..)):
+                   its messages go to the caller's sink (util/log.h)
   layers           a part of src/ includes only the headers of the parts it
                    may call (docs/ARCHITECTURE.md, "The parts"), public
                    (include/toolgate/) or its own, and never another part's
@@ -43,7 +46,8 @@ BANNED = {
     "gets": "fgets",
 }
 BANNED_RE = re.compile(r"(?<![\w.>])(" + "|".join(BANNED) + r")\s*\(")
-RULES = ("banned", "file-length", "function-length", "header-comment", "layers")
+RULES = ("banned", "file-length", "function-length", "header-comment", "prints", "layers")
+PRINTS_RE = re.compile(r"(?<![\w.>])(printf|puts|perror|putchar)\s*\(|\b(stderr|stdout)\b")
 # docs/ARCHITECTURE.md's table: the parts each part of src/ may include
 # (itself always), and the part each public header belongs to
 MAY_INCLUDE = {
@@ -212,6 +216,13 @@ def check_file(path, problems):
         problems.append((path, 1, "header-comment",
                          "does not open with a comment saying what it implements"))
     code = blank(text, directives=False)
+    parts = os.path.normpath(path).split(os.sep)
+    if "src" in parts and "cli" not in parts:
+        for m in PRINTS_RE.finditer(code):
+            problems.append((path, line_of(code, m.start()), "prints",
+                             "%s: the library writes nowhere itself: tg_log (util/log.h) "
+                             "hands a message to the caller's sink"
+                             % (m.group(1) or m.group(2))))
     for m in BANNED_RE.finditer(code):
         name = m.group(1)
         problems.append((path, line_of(code, m.start()), "banned",
