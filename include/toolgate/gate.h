@@ -2,15 +2,16 @@
  * toolgate gate: the pipeline every tool call goes through, whatever
  * transport brought it (docs/PIPELINE.md).
  *
- *   1 identify   the principal the transport authenticated
+ *   1 identify   the principal the transport authenticated (a token: tg_gate_identify)
  *   2 resolve    name[@version] -> contract; deprecation and sunset
  *   3 validate   arguments against the input schema
- *   4 authorize  the caller's scopes allow the tool, within its rate (docs/AUTH.md)
- *   5 dedupe     (issue 5)
- *   6 approve    (issue 5)
- *   7 execute    builtin, or a command in the sandbox
- *   8 check      the output against the output schema
- *   9 record     one structured line per call (the audit chain: issue 7)
+ *   4 authorize  the caller's scopes allow the tool, within its rate (docs/AUTH.md);
+ *                the arguments' anomalies (docs/ANOMALIES.md)
+ *   5 dedupe     a write's idempotency key: one run per key, retries replay it
+ *   6 approve    a write held in a ticket, with its dry run, until a person decides
+ *   7 execute    builtin, a command in the sandbox, or a plan of other calls
+ *   8 check      the output against the output schema; secrets redacted; caps
+ *   9 record     one record per call in the hash-chained audit log, a span, metrics
  *
  * A stage ends the call either with a protocol error (the call itself is
  * wrong: an unknown tool, malformed arguments' container) or with a tool

@@ -7,7 +7,8 @@
  *     int ok = tg_schema_validate(s, inst, inst_len, NULL, &err); // 1, 0 or -1
  *     tg_schema_free(s);
  *
- * Work in progress (issue 3): see docs/SCHEMA.md for what is implemented.
+ * docs/SCHEMA.md says what is implemented and how it is tested (the
+ * official JSON Schema Test Suite).
  */
 #ifndef TOOLGATE_SCHEMA_H
 #define TOOLGATE_SCHEMA_H

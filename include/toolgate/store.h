@@ -126,7 +126,7 @@ TG_API int tg_store_revoked(struct tg_store *store, const char *jti, int64_t now
 
 /* ---- approval tickets --------------------------------------------------------- */
 
-/* A write call waiting for, or past, a person's decision (issue 5). */
+/* A write call waiting for, or past, a person's decision (docs/PIPELINE.md). */
 enum tg_ticket_state {
 	TG_TICKET_PENDING,
 	TG_TICKET_APPROVED,
