@@ -287,9 +287,8 @@ int main(int argc, char **argv)
 	if (snippet_fd < 0 || write(snippet_fd, "pass\n", 5) != 5)
 		return 1;
 	for (w = 0; w < 2; w++) {
-		spec[w] = tg_sandbox_spec_new(TG_TIER_STRICT);
-		warm_spec[w] = tg_sandbox_spec_new(TG_TIER_STRICT);
-		if (!spec[w] || !warm_spec[w] ||
+		if (tg_sandbox_spec_new(TG_TIER_STRICT, &spec[w], &err) < 0 ||
+		    tg_sandbox_spec_new(TG_TIER_STRICT, &warm_spec[w], &err) < 0 ||
 		    tg_sandbox_spec_set_argv(spec[w], w ? 3 : 1, workloads[w].argv, &err) < 0 ||
 		    tg_sandbox_spec_set_argv(warm_spec[w], w ? 3 : 1,
 					     w ? zygote_argv : workloads[w].argv, &err) < 0 ||

@@ -110,6 +110,25 @@ struct tg_audit_report {
 TG_API int tg_audit_verify(const char *path, const struct tg_audit_head *expect,
 			   struct tg_audit_report *rep, struct tg_error *err);
 
+/* ---- the records of what is not a call (docs/AUDIT.md) ----
+ * A call's own record is the gate's (its stage 9). These are the others,
+ * each to a (NULL: nowhere), returning once the record is written: 0, or
+ * -1 when the log failed (said to the library's messages, tg_log_set).
+ *
+ * tg_record_event: a refusal before the pipeline (a bad token, a missing
+ * scope), a person's refusal, a load. subject names what it was about (a
+ * tool, a ticket, a path), outcome what happened, detail why (NULL:
+ * nothing to add); never a token, arguments or a result.
+ *
+ * tg_record_decision: a person's decision on ticket t (approved,
+ * rejected, cancelled; toolgate/store.h): who, the ticket, its tool, who
+ * asked, the arguments' hash, and reason (tg_gate_decide writes it). */
+struct tg_ticket;
+TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
+			   const char *outcome, const char *detail);
+TG_API int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
+			      const char *outcome, const char *reason);
+
 #ifdef __cplusplus
 }
 #endif

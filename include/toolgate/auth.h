@@ -106,9 +106,11 @@ TG_API int tg_scopes_approve_any(const char *scopes);
 /* ---- rate limits ---------------------------------------------------------- */
 
 /* Token buckets per principal and tool, by the policy's rates (the policy
- * must outlive the limiter). Thread-safe. */
+ * must outlive the limiter). Thread-safe. OUT *out; -1 and err out of
+ * memory. */
 struct tg_limiter;
-TG_API struct tg_limiter *tg_limiter_new(const struct tg_policy *policy);
+TG_API int tg_limiter_new(const struct tg_policy *policy, struct tg_limiter **out,
+			  struct tg_error *err);
 TG_API void tg_limiter_free(struct tg_limiter *limiter);
 /* One call of tool by principal at now_ms (a monotonic clock): 1 allowed;
  * 0 limited, and OUT *retry_ms when a call would be allowed again. */
@@ -121,7 +123,7 @@ TG_API int tg_limiter_take(struct tg_limiter *limiter, const char *principal, co
  * create, made when missing. OUT *out. */
 TG_API int tg_signer_open(const char *dir, int create, struct tg_signer **out,
 			  struct tg_error *err);
-TG_API void tg_signer_free(struct tg_signer *signer);
+TG_API void tg_signer_close(struct tg_signer *signer);
 /* The key id tokens carry (hex of the public key's SHA-256, 16 chars). */
 TG_API const char *tg_signer_kid(const struct tg_signer *signer);
 

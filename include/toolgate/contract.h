@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "toolgate/error.h"
+#include "toolgate/sandbox.h"
 #include "toolgate/schema.h"
 
 #ifdef __cplusplus
@@ -97,14 +98,14 @@ struct tg_contract {
 	int open_world;              /* reaches outside the host (annotations) */
 	struct tg_schema *input_schema, *output_schema; /* output may be NULL */
 	char *input_schema_text, *output_schema_text;   /* as written, for MCP */
-	struct json_t *input_schema_json; /* the input schema parsed (jansson), read-only:
-					   * the anomaly rules' walk (src/auth/anomaly.c) */
+	void *input_schema_doc;      /* the library's own: the input schema parsed, for
+				      * the anomaly rules' walk (src/catalog/contract_doc.h) */
 	struct tg_contract_error *errors;
 	size_t nerrors;
 	enum tg_executor_kind executor;
 	char *builtin;               /* TG_EXEC_BUILTIN: its name; NULL otherwise */
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
-	int tier;                    /* enum tg_tier */
+	enum tg_tier tier;           /* TG_EXEC_COMMAND: the sandbox's */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */
 	int interactive;             /* TG_EXEC_COMMAND: stdin stays open for answers */
 	int prestart;                /* TG_EXEC_COMMAND: a warm sandbox starts the

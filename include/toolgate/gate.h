@@ -143,7 +143,7 @@ TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 TG_API char *tg_gate_metrics(struct tg_gate *gate);
 /* The warm pools' counts, summed over the tools (zeros without --warm). */
 struct tg_sandbox_pool_stats;
-TG_API void tg_gate_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);
+TG_API void tg_gate_get_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);
 
 /* A call's arguments, as JSON text, at most (stage 3 refuses more). */
 #define TG_MAX_ARGUMENTS (4u << 20)
@@ -174,7 +174,8 @@ struct tg_call {
 	const volatile int *input_required;
 	/* The scopes the caller holds (space-separated PATTERN:ACTION,
 	 * docs/AUTH.md): the authorize stage refuses a tool none of them
-	 * allows. NULL: no policy, nothing to check. */
+	 * allows. NULL: none, with the gate's policy (every tool refused);
+	 * without a policy nothing is checked. */
 	const char *scopes;
 	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
 	const char *idempotency_key;
@@ -231,9 +232,9 @@ TG_API int tg_gate_identify(struct tg_gate *gate, const char *token, size_t len,
 			    char *principal, size_t plen, char **scopes, struct tg_error *err);
 TG_API int tg_gate_principal_scopes(struct tg_gate *gate, const char *principal,
 				    char **scopes);
-/* Whether scopes (space-separated; NULL: no policy, anything goes) allow
- * a call of tool (name or name@version) as the pipeline's stage 4 decides
- * it: 1 yes (or the tool does not resolve: the call answers that); 0 and,
+/* Whether scopes (space-separated; NULL: none, with a policy; without
+ * one anything goes) allow a call of tool (name or name@version) as the
+ * pipeline's stage 4 decides it: 1 yes (or the tool does not resolve: the call answers that); 0 and,
  * in need (len bytes), the scope it needs, TOOL:read or TOOL:write. */
 TG_API int tg_gate_authorize(struct tg_gate *gate, const char *scopes, const char *tool,
 			     char *need, size_t len);
@@ -266,18 +267,9 @@ TG_API int tg_gate_resume_sagas(struct tg_gate *gate, size_t *resumed, size_t *f
 TG_API int tg_gate_admin(struct tg_gate *gate, const char *principal, const char *scopes,
 			 const char *method, const char *path, const char *body, size_t len,
 			 char **out);
-/* A record for what is not a call (docs/AUDIT.md): a refusal before the
- * pipeline (a bad token, a missing scope), a person's decision or its
- * refusal, a load. subject names what it was about (a tool, a ticket, a
- * path), outcome what happened, detail why (NULL: nothing to add); never
- * a token, arguments or a result. To the gate's audit log
- * (tg_gate_record_event), or to a (tg_record_event; NULL: nowhere); each
- * returns once the record is written: 0, or -1 when the log failed (it
- * says so to the library's messages, tg_log_set). */
+/* tg_record_event (toolgate/audit.h) to the gate's audit log. */
 TG_API int tg_gate_record_event(struct tg_gate *gate, const char *principal,
 				const char *subject, const char *outcome, const char *detail);
-TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
-			   const char *outcome, const char *detail);
 /* A refusal before the pipeline (a request without a valid token, a
  * missing scope) or by a tool's egress proxy (egress_denied), recorded as
  * tg_gate_record_event does but neither waited for nor recorded without
@@ -287,14 +279,6 @@ TG_API int tg_record_event(struct tg_audit *a, const char *principal, const char
  * up the thread that reports it (a run's supervision thread). */
 TG_API int tg_gate_record_refusal(struct tg_gate *gate, const char *principal,
 				  const char *subject, const char *outcome, const char *detail);
-/* A person's decision on ticket t (approved, rejected, cancelled): who,
- * the ticket, its tool, who asked, the arguments' hash, and reason. */
-struct tg_ticket;
-TG_API int tg_gate_record_decision(struct tg_gate *gate, const char *who,
-				   const struct tg_ticket *t, const char *outcome,
-				   const char *reason);
-TG_API int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_ticket *t,
-			      const char *outcome, const char *reason);
 /* The store the gate's write calls use (its options'), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON

@@ -105,8 +105,10 @@ typedef void (*tg_sandbox_output_fn)(int stream, const char *buf, size_t len,
 				     void *ctx);
 
 /* A spec with the tier's defaults (strict: 1 CPU, 256 MiB, 64 pids, 10 s,
- * 1 MiB of output per stream, no network). Returns NULL on ENOMEM. */
-TG_API struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier);
+ * 1 MiB of output per stream, no network): OUT *out; -1 and err for a
+ * tier that is neither, or out of memory. */
+TG_API int tg_sandbox_spec_new(enum tg_tier tier, struct tg_sandbox_spec **out,
+			       struct tg_error *err);
 TG_API void tg_sandbox_spec_free(struct tg_sandbox_spec *spec);
 
 /* The command: argv[0] is looked up in the sandbox's PATH. Copied. */

@@ -128,6 +128,7 @@ TG_API int tg_store_revoked(struct tg_store *store, const char *jti, int64_t now
 
 /* A write call waiting for, or past, a person's decision (docs/PIPELINE.md). */
 enum tg_ticket_state {
+	TG_TICKET_ANY = -1,          /* a list's filter: every state */
 	TG_TICKET_PENDING,
 	TG_TICKET_APPROVED,
 	TG_TICKET_REJECTED,          /* with a reason */
@@ -219,9 +220,9 @@ TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *
 			      const struct tg_ticket *req, int64_t now, int64_t ttl,
 			      const struct tg_queue_bounds *bounds, struct tg_ticket *out,
 			      struct tg_error *err);
-/* The tickets in state (-1: all), oldest first, at most 10,000: OUT
- * *out, *n (release each, free the array). */
-TG_API int tg_store_ticket_list(struct tg_store *store, int state, int64_t now,
+/* The tickets in state (TG_TICKET_ANY: all), oldest first, at most
+ * 10,000: OUT *out, *n (release each, free the array). */
+TG_API int tg_store_ticket_list(struct tg_store *store, enum tg_ticket_state state, int64_t now,
 				struct tg_ticket **out, size_t *n, struct tg_error *err);
 TG_API void tg_ticket_release(struct tg_ticket *ticket);
 /* How many of principal's tickets are pending at now and carry findings
@@ -245,6 +246,7 @@ TG_API int tg_store_ticket_counts(struct tg_store *store, int64_t now, uint64_t 
  * a rollback a crash interrupted is found again (state running) and
  * resumed; the compensation is idempotent by the call id. */
 enum tg_rollback_state {
+	TG_ROLLBACK_ANY = -1,        /* a list's filter: every state */
 	TG_ROLLBACK_RUNNING,
 	TG_ROLLBACK_SUCCEEDED,       /* the ticket is compensated */
 	TG_ROLLBACK_FAILED,          /* detail says why; may be tried again */
@@ -273,10 +275,10 @@ TG_API int tg_store_rollback_begin(struct tg_store *store, const char *call_id, 
  * longer is cut) says what the compensation answered. */
 TG_API int tg_store_rollback_end(struct tg_store *store, const char *call_id, int ok,
 				 const char *detail, int64_t now, struct tg_error *err);
-/* The rollbacks in state (-1: all), oldest first, at most 10,000: OUT
- * *out, *n (release each, free the array). */
-TG_API int tg_store_rollback_list(struct tg_store *store, int state, struct tg_rollback **out,
-				  size_t *n, struct tg_error *err);
+/* The rollbacks in state (TG_ROLLBACK_ANY: all), oldest first, at most
+ * 10,000: OUT *out, *n (release each, free the array). */
+TG_API int tg_store_rollback_list(struct tg_store *store, enum tg_rollback_state state,
+				  struct tg_rollback **out, size_t *n, struct tg_error *err);
 TG_API void tg_rollback_release(struct tg_rollback *r);
 
 /* ---- sagas ------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "auth/anomaly_int.h"
+#include "catalog/contract_doc.h"
 #include "toolgate/contract.h"
 #include "toolgate/redact.h"
 #include "toolgate/store.h"
@@ -661,7 +662,7 @@ int anomaly_look(const struct tg_contract *k, const struct tg_anomaly_config *co
 
 	if (!a)
 		return -1;
-	anomaly_scan_arguments(k->input_schema_json, a, len, rules, anomaly_unreachable(k), r);
+	anomaly_scan_arguments(contract_input_doc(k), a, len, rules, anomaly_unreachable(k), r);
 	json_decref(a);
 	anomaly_judge(b, config, k->name, rules, r);
 	return 0;

@@ -33,15 +33,17 @@ struct tg_limiter {
 	size_t cursor;              /* where the next eviction looks */
 };
 
-struct tg_limiter *tg_limiter_new(const struct tg_policy *policy)
+int tg_limiter_new(const struct tg_policy *policy, struct tg_limiter **out, struct tg_error *err)
 {
 	struct tg_limiter *l = calloc(1, sizeof(*l));
 
+	*out = NULL;
 	if (!l)
-		return NULL;
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	l->policy = policy;
 	pthread_mutex_init(&l->lock, NULL);
-	return l;
+	*out = l;
+	return 0;
 }
 
 void tg_limiter_free(struct tg_limiter *l)

@@ -176,7 +176,7 @@ fail:
 	return -1;
 }
 
-void tg_signer_free(struct tg_signer *s)
+void tg_signer_close(struct tg_signer *s)
 {
 	if (s)
 		sodium_free(s); /* zeroed */

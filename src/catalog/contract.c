@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "catalog/catalog_int.h"
+#include "catalog/contract_doc.h"
 #include "toolgate/contract.h"
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
@@ -192,7 +193,7 @@ static int valid_date(const char *s)
 }
 
 static int schema_field(struct loader *l, json_t *doc, const char *key, int required,
-			struct tg_schema **out, char **out_text, json_t **out_json)
+			struct tg_schema **out, char **out_text, void **out_doc)
 {
 	json_t *v = json_object_get(doc, key);
 	struct tg_error serr;
@@ -212,8 +213,8 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 		return bad(l, key, "invalid schema: %s", serr.msg);
 	}
 	*out_text = txt;
-	if (out_json)
-		*out_json = json_incref(v);
+	if (out_doc) /* the contract's input_schema_doc (contract_doc.h) */
+		*out_doc = json_incref(v);
 	return 0;
 }
 
@@ -401,7 +402,7 @@ static int load_executor(struct loader *l, json_t *doc)
 	struct tg_contract *c = l->c;
 	const char *kind, *key;
 	size_t i = 0;
-	int plan, older;
+	int plan, older, tier;
 
 	if (!e)
 		return bad(l, "executor", "required");
@@ -445,9 +446,10 @@ static int load_executor(struct loader *l, json_t *doc)
 	if (load_given(l, e) < 0)
 		return -1;
 	v = json_object_get(e, "tier");
-	c->tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
-	if (c->tier < 0)
+	tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
+	if (tier < 0)
 		return bad(l, "executor.tier", "must be strict or standard");
+	c->tier = (enum tg_tier)tier;
 	if (load_limits(l, json_object_get(e, "limits")) < 0 ||
 	    load_mounts(l, json_object_get(e, "mounts")) < 0 ||
 	    string_list(l, json_object_get(e, "egress"), "executor.egress", 64, &c->egress) < 0)
@@ -718,7 +720,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	    text(&l, doc, "description", "description", 1, &l.c->description) < 0 ||
 	    load_misc(&l, doc) < 0 ||
 	    schema_field(&l, doc, "input_schema", 1, &l.c->input_schema,
-			 &l.c->input_schema_text, &l.c->input_schema_json) < 0 ||
+			 &l.c->input_schema_text, &l.c->input_schema_doc) < 0 ||
 	    contract_param_headers(l.c, origin, err) < 0 ||
 	    schema_field(&l, doc, "output_schema", 0, &l.c->output_schema,
 			 &l.c->output_schema_text, NULL) < 0 ||
@@ -831,7 +833,7 @@ void tg_contract_free(struct tg_contract *c)
 	tg_schema_free(c->output_schema);
 	free(c->input_schema_text);
 	free(c->output_schema_text);
-	json_decref(c->input_schema_json);
+	json_decref(contract_input_doc(c));
 	free_list(c->argv);
 	free_list(c->env);
 	free_list(c->egress);

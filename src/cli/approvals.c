@@ -77,7 +77,7 @@ static int token_claims(const char *state, const char *policy_path, const char *
 	if (tg_policy_load(policy_path, &p, err) == 0 && tg_signer_open(state, 0, &s, err) == 0 &&
 	    tg_token_verify(s, p, st, token, strlen(token), NULL, (int64_t)time(NULL), c, err) == 0)
 		rc = 0;
-	tg_signer_free(s);
+	tg_signer_close(s);
 	tg_policy_free(p);
 	return rc;
 }
@@ -217,7 +217,7 @@ int cmd_approvals(int argc, char **argv)
 		goto fail;
 	if (listing) {
 		list = NULL, n = 0;
-		if (st && tg_store_ticket_list(st, all ? -1 : TG_TICKET_PENDING, (int64_t)time(NULL),
+		if (st && tg_store_ticket_list(st, all ? TG_TICKET_ANY : TG_TICKET_PENDING, (int64_t)time(NULL),
 					       &list, &n, &err) < 0)
 			goto fail;
 		for (i = 0; i < n; i++) {

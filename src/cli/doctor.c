@@ -34,7 +34,7 @@ struct warm_probe {
 static int probe_warm(struct warm_probe *w)
 {
 	char *argv[] = { "/bin/true", NULL };
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = NULL;
 	struct tg_sandbox_pool *pool = NULL;
 	struct tg_sandbox_pool_stats st;
 	struct tg_error err;
@@ -43,7 +43,8 @@ static int probe_warm(struct warm_probe *w)
 	memset(w, 0, sizeof(*w));
 	w->cold_ms = w->warm_ms = 1e9;
 	tg_error_clear(&err);
-	if (!s || tg_sandbox_spec_set_argv(s, 1, argv, &err) < 0)
+	if (tg_sandbox_spec_new(TG_TIER_STRICT, &s, &err) < 0 ||
+	    tg_sandbox_spec_set_argv(s, 1, argv, &err) < 0)
 		goto out;
 	for (i = 0; i < 3; i++) {
 		struct tg_sandbox_result *r = NULL;

@@ -45,7 +45,7 @@ static int list(struct tg_store *st, struct tg_error *err)
 	size_t n = 0, i, ok = 0, done = 0;
 
 	/* no store: no write call was ever made here, so nothing to list */
-	if (st && tg_store_rollback_list(st, -1, &r, &n, err) < 0)
+	if (st && tg_store_rollback_list(st, TG_ROLLBACK_ANY, &r, &n, err) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		printf("%s  %-9s  %-20s  attempts %d\n", r[i].call_id,

@@ -347,9 +347,8 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "toolgate run: --tier must be strict or standard\n");
 		return EXIT_TOOLGATE;
 	}
-	spec = tg_sandbox_spec_new((enum tg_tier)tier);
-	if (!spec) {
-		fprintf(stderr, "toolgate run: out of memory\n");
+	if (tg_sandbox_spec_new((enum tg_tier)tier, &spec, &err) < 0) {
+		fprintf(stderr, "toolgate run: %s\n", err.msg);
 		return EXIT_TOOLGATE;
 	}
 	opterr = 0;

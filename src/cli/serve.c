@@ -397,7 +397,7 @@ static int compose(const char *policy, const char *state, const char *principal,
 static void compose_free(struct composed *c)
 {
 	tg_store_close(c->store);
-	tg_signer_free(c->signer);
+	tg_signer_close(c->signer);
 	tg_policy_free(c->policy);
 }
 

@@ -201,7 +201,7 @@ fail_rc:
 out:
 	free(token);
 	tg_store_close(store);
-	tg_signer_free(signer);
+	tg_signer_close(signer);
 	tg_policy_free(policy);
 	return rc;
 }

@@ -689,20 +689,21 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	struct reports *reports = NULL;
 	struct asker *asker = NULL;
 	int pfd[2] = { -1, -1 };
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new((enum tg_tier)k->tier);
+	struct tg_sandbox_spec *spec = NULL;
 	struct tg_sandbox_result *r = NULL;
 	struct overlays *ov = NULL;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, e;
 
 	memset(o, 0, sizeof(*o));
-	if (spec && env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY) {
+	if (tg_sandbox_spec_new(k->tier, &spec, err) < 0)
+		return -1;
+	if (env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY) {
 		ov = calloc(1, sizeof(*ov));
-		if (ov)
-			ov->root = -1;
-	}
-	if (!spec || (env->dry_run && k->dry_run == TG_DRY_RUN_OVERLAY && !ov)) {
-		tg_sandbox_spec_free(spec);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		if (!ov) {
+			tg_sandbox_spec_free(spec);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+		ov->root = -1;
 	}
 	if (build_spec(k, env, spec, ov, err) < 0)
 		goto out;
@@ -719,8 +720,12 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 	if (k->interactive) {
 		/* stdin a pipe kept open: the arguments, then the answers */
 		asker = calloc(1, sizeof(*asker));
-		if (!asker || pipe2(pfd, O_CLOEXEC) < 0) {
-			tg_error_set(err, TG_ERR_NOMEM, "out of resources");
+		if (!asker) {
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		if (pipe2(pfd, O_CLOEXEC) < 0) {
+			tg_error_sys(err, errno, "%s: the pipe of its answers", k->name);
 			goto out;
 		}
 		asker->env = env;
@@ -729,10 +734,11 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		asker->len = len;
 		pthread_mutex_init(&asker->lock, NULL);
 		pthread_cond_init(&asker->more, NULL);
-		if (pthread_create(&asker->t, NULL, asker_main, asker) != 0) {
+		e = pthread_create(&asker->t, NULL, asker_main, asker);
+		if (e != 0) {
 			pthread_cond_destroy(&asker->more);
 			pthread_mutex_destroy(&asker->lock);
-			tg_error_set(err, TG_ERR_NOMEM, "out of resources");
+			tg_error_sys(err, e, "%s: the thread that writes its answers", k->name);
 			goto out_asker;
 		}
 		asker->running = 1;

@@ -217,13 +217,13 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 	struct tg_ticket *list;
 	struct tg_error err;
 	json_t *arr = json_array();
-	int state = TG_TICKET_PENDING;
+	int state = TG_TICKET_PENDING; /* -2: a state that is none */
 	size_t n, i;
 
 	if (query && strncmp(query, "state=", 6) == 0) {
 		state = -2;
 		if (strcmp(query + 6, "all") == 0)
-			state = -1;
+			state = TG_TICKET_ANY;
 		for (i = 0; state == -2 && i <= TG_TICKET_COMPENSATED; i++)
 			if (strcmp(query + 6, tg_ticket_state_name((enum tg_ticket_state)i)) == 0)
 				state = (int)i;
@@ -236,7 +236,8 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 		json_decref(arr);
 		return failure(400, "bad_request", "the one query parameter is state=", out);
 	}
-	if (tg_store_ticket_list(st, state, (int64_t)time(NULL), &list, &n, &err) < 0) {
+	if (tg_store_ticket_list(st, (enum tg_ticket_state)state, (int64_t)time(NULL), &list, &n,
+				 &err) < 0) {
 		json_decref(arr);
 		return store_failure(&err, out);
 	}
@@ -335,7 +336,7 @@ static int list_rollbacks(struct tg_store *st, const char *principal, const char
 	json_t *arr = json_array();
 	size_t n, i, ok = 0, ended = 0;
 
-	if (tg_store_rollback_list(st, -1, &r, &n, &err) < 0) {
+	if (tg_store_rollback_list(st, TG_ROLLBACK_ANY, &r, &n, &err) < 0) {
 		json_decref(arr);
 		return store_failure(&err, out);
 	}
@@ -396,7 +397,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 	} else if (plen == 11 && strncmp(path, "/admin/warm", 11) == 0) {
 		struct tg_sandbox_pool_stats ws;
 
-		tg_gate_warm_stats(g, &ws);
+		tg_gate_get_warm_stats(g, &ws);
 		/* an operator's view (its errors name host paths): approvers */
 		rc = !scopes || !strstr(scopes, ":approve")
 			     ? failure(403, "insufficient_scope", "the warm pools are shown to a "

@@ -201,10 +201,16 @@ int gate_collector_start(struct tg_gate *g, struct tg_error *err);
 int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
 		       struct tg_error *err);
 void gate_identity_release(struct tg_gate *g);
+/* The scopes of the gate's own calls (a plan a dead gateway left, driven
+ * on as it was approved): by this pointer, never by its text, they pass
+ * the authorize stage and spend no principal's rate. */
+extern const char gate_own_scopes[];
 /* 1 and the scope contract k needs in need (len bytes) when scopes (the
- * caller's; NULL: no policy) allow none of it, else 0: stage 4 and
- * tg_gate_authorize, one decision. */
-int gate_scope_missing(const struct tg_contract *k, const char *scopes, char *need, size_t len);
+ * caller's) allow none of it, else 0: stage 4, a plan's steps and
+ * tg_gate_authorize, one decision. With a policy, NULL scopes hold none
+ * (fail closed); without one there is nothing to check. */
+int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, const char *scopes,
+		       char *need, size_t len);
 
 /* ---- the sandboxes at once (runs.c) ---- */
 

@@ -30,10 +30,7 @@ int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
 	g->policy = opts->policy;
 	g->signer = opts->signer;
 	g->anomaly_config = tg_policy_anomalies(opts->policy);
-	g->limiter = tg_limiter_new(opts->policy);
-	if (!g->limiter)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	return 0;
+	return tg_limiter_new(opts->policy, &g->limiter, err);
 }
 
 void gate_identity_release(struct tg_gate *g)
@@ -80,11 +77,16 @@ int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **sc
 	return tg_policy_knows(g->policy, principal) ? 1 : 0;
 }
 
-int gate_scope_missing(const struct tg_contract *k, const char *scopes, char *need, size_t len)
+const char gate_own_scopes[] = "";
+
+int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, const char *scopes,
+		       char *need, size_t len)
 {
 	int write = k->authority == TG_AUTHORITY_WRITE;
 
-	if (!scopes || tg_scopes_allow_call(scopes, k->name, write))
+	if (scopes == gate_own_scopes || (!scopes && !g->policy))
+		return 0;
+	if (scopes && tg_scopes_allow_call(scopes, k->name, write))
 		return 0;
 	snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
 	return 1;
@@ -108,7 +110,7 @@ int tg_gate_authorize(struct tg_gate *g, const char *scopes, const char *tool, c
 	cat = tg_gate_acquire(g);
 	/* a tool that does not resolve is the call's to answer */
 	if (tg_catalog_resolve(cat, tool, NULL, &k, &err) == 0)
-		missing = gate_scope_missing(k, scopes, need, len);
+		missing = gate_scope_missing(g, k, scopes, need, len);
 	tg_gate_release(g, cat);
 	return !missing;
 }

@@ -307,11 +307,11 @@ static int stage_validate_traced(struct tg_gate *g, struct call_state *st)
  * the policy), one must allow this tool: TOOL:read for a read tool,
  * TOOL:write for a write tool (docs/AUTH.md). tg_gate_authorize asks the
  * same (identity.c). */
-static int stage_authorize(struct call_state *st)
+static int stage_authorize(struct tg_gate *g, struct call_state *st)
 {
 	char need[200];
 
-	if (!gate_scope_missing(st->k, st->call->scopes, need, sizeof(need)))
+	if (!gate_scope_missing(g, st->k, st->call->scopes, need, sizeof(need)))
 		return 0;
 	return gate_refuse(st, "forbidden", "%s@%s: the caller may not call it (it needs the scope "
 			   "%s)", st->k->name, st->k->version_text, need);
@@ -325,7 +325,9 @@ static int stage_limit(struct tg_gate *g, struct call_state *st)
 	uint64_t retry_ms, now_ms;
 	int rc;
 
-	if (!g->limiter)
+	/* the gate's own calls (a plan driven on after a crash) were
+	 * approved, and are no principal's */
+	if (!g->limiter || st->call->scopes == gate_own_scopes)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
@@ -461,7 +463,7 @@ static int gate_sandbox(void *ctx, const struct tg_contract *k, const struct tg_
 	return rc;
 }
 
-void tg_gate_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)
+void tg_gate_get_warm_stats(struct tg_gate *g, struct tg_sandbox_pool_stats *sum)
 {
 	struct warm_pool *w;
 
@@ -686,7 +688,7 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	if (rc == 0)
 		rc = stage_validate_traced(g, &st);
 	if (rc == 0)
-		rc = stage_authorize(&st);
+		rc = stage_authorize(g, &st);
 	if (rc == 0)
 		rc = stage_limit(g, &st);
 	if (rc == 0)
@@ -899,7 +901,7 @@ int gate_run(struct tg_gate *g, const struct gate_run_env *run, const struct tg_
 	 * neither limited nor held */
 	rc = stage_validate_traced(g, &st);
 	if (rc == 0 && !run->undo)
-		rc = stage_authorize(&st);
+		rc = stage_authorize(g, &st);
 	if (rc == 0 && !run->undo)
 		rc = stage_limit(g, &st);
 	if (rc == 0 && !run->undo)

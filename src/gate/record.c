@@ -209,12 +209,6 @@ int tg_record_decision(struct tg_audit *a, const char *who, const struct tg_tick
 	return record(a, o, 1, &err);
 }
 
-int tg_gate_record_decision(struct tg_gate *g, const char *who, const struct tg_ticket *t,
-			    const char *outcome, const char *reason)
-{
-	return tg_record_decision(g->audit, who, t, outcome, reason);
-}
-
 char *tg_gate_metrics(struct tg_gate *g)
 {
 	const struct tg_catalog *cat = tg_gate_acquire(g);
@@ -231,7 +225,7 @@ char *tg_gate_metrics(struct tg_gate *g)
 	 * store: none runs around the gate (stage_write) */
 	gg.write_tools_gated = gg.write_tools;
 	tg_gate_release(g, cat);
-	tg_gate_warm_stats(g, &ws);
+	tg_gate_get_warm_stats(g, &ws);
 	gg.warm_size = ws.size;
 	gg.warm_ready = ws.ready;
 	gg.warm_refilling = ws.refilling;

@@ -105,8 +105,8 @@ static void plan_free(struct plan *p)
 
 /* The steps of a plan's arguments, resolved and checked: 0, 1 (refused:
  * out says why), -1 and err. */
-static int plan_of(const struct gate_run_env *run, const char *args, size_t len, struct plan *p,
-		   struct exec_out *out, struct tg_error *err)
+static int plan_of(const struct tg_gate *g, const struct gate_run_env *run, const char *args,
+		   size_t len, struct plan *p, struct exec_out *out, struct tg_error *err)
 {
 	json_t *doc = json_loadb(args, len, 0, NULL), *steps = json_object_get(doc, "steps"), *step;
 	size_t i;
@@ -124,6 +124,7 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 		json_t *a = json_object_get(step, "arguments");
 		const struct tg_contract *k;
 		struct tg_error rerr;
+		char need[200];
 		int write;
 
 		if (!tool || (a && !json_is_object(a))) {
@@ -140,9 +141,9 @@ static int plan_of(const struct gate_run_env *run, const char *args, size_t len,
 			break;
 		}
 		/* the caller's scopes allow each step, not only the plan */
-		if (run->call->scopes && !tg_scopes_allow_call(run->call->scopes, k->name, write)) {
+		if (gate_scope_missing(g, k, run->call->scopes, need, sizeof(need))) {
 			rc = refuse(out, "forbidden", "step %zu: the caller may not call %s (it needs "
-				    "the scope %s:%s)", i + 1, k->name, k->name, write ? "write" : "read");
+				    "the scope %s)", i + 1, k->name, need);
 			break;
 		}
 		/* after a crash a step runs again: it must replay; and a step
@@ -409,7 +410,7 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = plan_of(run, args, len, &p, out, err);
+	rc = plan_of(g, run, args, len, &p, out, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	if (run->dry_run) {
@@ -543,7 +544,9 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 
 int tg_gate_resume_sagas(struct tg_gate *g, size_t *resumed, size_t *failed, struct tg_error *err)
 {
-	struct tg_call call = { .principal = "toolgate", .cancel_fd = -1 };
+	/* approved before the crash: its steps run as the gate's own */
+	struct tg_call call = { .principal = "toolgate", .cancel_fd = -1,
+				.scopes = gate_own_scopes };
 	char (*ids)[33];
 	size_t n, i;
 

@@ -49,13 +49,13 @@ static int probe_namespaces(int *userns, int *others)
  * non-root caller needs one delegated): try it. */
 static void probe_cgroup_writable(struct tg_sandbox_probe *p)
 {
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *spec = NULL;
 	struct sb_cgroup *cg = NULL;
 	struct tg_error err;
 	size_t n;
 
 	p->cgroup_writable = 0;
-	if (!spec || p->cgroup_version == 0)
+	if (p->cgroup_version == 0 || tg_sandbox_spec_new(TG_TIER_STRICT, &spec, &err) < 0)
 		goto out;
 	if (cgroup_create(spec, &cg, &err) == 0) {
 		p->cgroup_writable = 1;

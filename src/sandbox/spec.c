@@ -31,16 +31,17 @@ static const struct tier_defaults tier_defaults[] = {
 	[TG_TIER_STANDARD] = { 1ull << 30, 2000, 256, 60 * 1000, 4ull << 20, 256ull << 20 },
 };
 
-struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier)
+int tg_sandbox_spec_new(enum tg_tier tier, struct tg_sandbox_spec **out, struct tg_error *err)
 {
 	struct tg_sandbox_spec *s;
 	const struct tier_defaults *d;
 
+	*out = NULL;
 	if (tier != TG_TIER_STRICT && tier != TG_TIER_STANDARD)
-		return NULL;
+		return tg_error_set(err, TG_ERR_INVALID, "tier %d: strict or standard", (int)tier);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	d = &tier_defaults[tier];
 	s->tier = tier;
 	s->memory = d->memory;
@@ -55,9 +56,10 @@ struct tg_sandbox_spec *tg_sandbox_spec_new(enum tg_tier tier)
 	s->workdir = strdup("/work");
 	if (!s->workdir) {
 		free(s);
-		return NULL;
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	return s;
+	*out = s;
+	return 0;
 }
 
 static void free_argv(struct tg_sandbox_spec *s)

@@ -335,13 +335,13 @@ int tg_store_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_sta
 	return rc;
 }
 
-int tg_store_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
-			 size_t *n, struct tg_error *err)
+int tg_store_ticket_list(struct tg_store *st, enum tg_ticket_state state, int64_t now,
+			 struct tg_ticket **out, size_t *n, struct tg_error *err)
 {
 	tg_error_clear(err);
 	*out = NULL;
 	*n = 0;
-	return st->ops->ticket_list(st, state, now, out, n, err);
+	return st->ops->ticket_list(st, (int)state, now, out, n, err);
 }
 
 int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
@@ -411,13 +411,13 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 	return st->ops->rollback_end(st, call_id, ok, detail, len, now, err);
 }
 
-int tg_store_rollback_list(struct tg_store *st, int state, struct tg_rollback **out, size_t *n,
-			   struct tg_error *err)
+int tg_store_rollback_list(struct tg_store *st, enum tg_rollback_state state,
+			   struct tg_rollback **out, size_t *n, struct tg_error *err)
 {
 	tg_error_clear(err);
 	*out = NULL;
 	*n = 0;
-	return st->ops->rollback_list(st, state, out, n, err);
+	return st->ops->rollback_list(st, (int)state, out, n, err);
 }
 
 /* ---- sagas -------------------------------------------------------------------- */

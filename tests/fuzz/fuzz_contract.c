@@ -23,9 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (c->authority == TG_AUTHORITY_WRITE &&
 		     (c->dry_run < 0 || (!c->compensation_tool && !c->irreversible))))
 			abort();
-		/* a plan's executor is its kind alone, however it was spelt */
+		/* one of the four kinds, which the gate switches on */
+		if (c->executor < TG_EXEC_BUILTIN || c->executor > TG_EXEC_PLAN_UNDO)
+			abort();
+		/* a plan's executor is its kind alone, however it was spelt,
+		 * and a plan is a write (held until a person approves it) */
 		if ((c->executor == TG_EXEC_PLAN || c->executor == TG_EXEC_PLAN_UNDO) &&
-		    (c->builtin || c->argv || c->nmounts || c->env || c->egress))
+		    (c->builtin || c->argv || c->nmounts || c->env || c->egress ||
+		     c->authority != TG_AUTHORITY_WRITE))
 			abort();
 		tg_contract_free(c);
 	} else if (!strstr(err.msg, "fuzz.json")) {

@@ -32,12 +32,12 @@ static int bad_inside(const char *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = NULL;
 	struct tg_error err;
 	char *buf = malloc(size + 1), *field[4] = { "", "", "", "" };
 	size_t i, n = 0;
 
-	if (!s || !buf)
+	if (tg_sandbox_spec_new(TG_TIER_STRICT, &s, &err) < 0 || !buf)
 		abort();
 	memcpy(buf, data, size);
 	buf[size] = '\0';

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "toolgate/sandbox.h"
 #include "unit.h"
 
 #define TEST_SECONDS 60
@@ -59,6 +60,16 @@ void unit_rmtree(const char *dir)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+struct tg_sandbox_spec *unit_spec(void)
+{
+	struct tg_sandbox_spec *s = NULL;
+	struct tg_error err;
+
+	if (tg_sandbox_spec_new(TG_TIER_STRICT, &s, &err) < 0)
+		fprintf(stderr, "tg_sandbox_spec_new: %s\n", err.msg);
+	return s;
 }
 
 int main(int argc, char **argv)

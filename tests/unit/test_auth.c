@@ -150,7 +150,7 @@ static int tokens(void)
 	snprintf(path, sizeof(path), "%s/signing.key", dir);
 	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
 	CHECK(tg_signer_open(dir, 0, &s2, &err) == 0 && strcmp(tg_signer_kid(s), tg_signer_kid(s2)) == 0);
-	tg_signer_free(s2);
+	tg_signer_close(s2);
 	CHECK(tg_store_open(dir, &st, &err) == 0);
 	CHECK(tg_token_issue(s, p, &req, 1000, &tok, &err) == 0);
 	CHECK(tg_token_verify(s, p, st, tok, strlen(tok), NULL, 1000, &c, &err) == 0);
@@ -246,7 +246,7 @@ static int tokens(void)
 	CHECK(n > 100);
 	free(tok);
 	tg_store_close(st);
-	tg_signer_free(s);
+	tg_signer_close(s);
 	tg_policy_free(p);
 	remove_dir();
 	return 0;
@@ -265,7 +265,7 @@ static int rate_limits(void)
 		   "\"3/s\"},\"free\":{\"scopes\":[\"*:read\"]}}}", &p, &err) == 0);
 	CHECK(tg_policy_rate(p, "agent-1", &window) == 3 && window == 1000);
 	CHECK(tg_policy_rate(p, "free", NULL) == 0);
-	l = tg_limiter_new(p);
+	CHECK(tg_limiter_new(p, &l, &err) == 0);
 	CHECK(l);
 	for (i = 0; i < 3; i++)
 		CHECK(tg_limiter_take(l, "agent-1", "sql.query", 10000, &retry) == 1);
@@ -314,7 +314,7 @@ static int signing_key_guarded(void)
 	CHECK(tg_signer_open(dir, 1, &s, &err) < 0 && strstr(err.msg, "writable by group or others"));
 	CHECK(chmod(dir, 0700) == 0);
 	CHECK(tg_signer_open(dir, 1, &s, &err) == 0);
-	tg_signer_free(s);
+	tg_signer_close(s);
 	snprintf(path, sizeof(path), "%s/signing.key", dir);
 	CHECK(chmod(path, 0644) == 0);
 	CHECK(tg_signer_open(dir, 0, &s, &err) < 0 && strstr(err.msg, "not a private file"));
@@ -359,7 +359,7 @@ static int signing_key_guarded(void)
 	CHECK(same == 6);
 	CHECK(tg_signer_open(dir, 0, &s, &err) == 0);
 	snprintf(kid, sizeof(kid), "%s", tg_signer_kid(s));
-	tg_signer_free(s);
+	tg_signer_close(s);
 	CHECK(strlen(kid) == 16);
 	remove_dir();
 	return 0;

@@ -55,7 +55,7 @@ static void rm_tree(const char *dir)
 static int v2_backend(void)
 {
 	char tmp[] = "/tmp/tg-unit-cg2-XXXXXX", parent[1100];
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *spec = unit_spec();
 	struct sb_cgroup cg;
 	struct sb_cgroup_stats st;
 	struct tg_error err;
@@ -106,7 +106,7 @@ static int v1_backend(void)
 {
 	static const char *const ctrl[3] = { "memory", "pids", "cpu" };
 	char tmp[] = "/tmp/tg-unit-cg1-XXXXXX";
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *spec = unit_spec();
 	struct sb_cgroup cg;
 	struct sb_cgroup_stats st;
 	struct tg_error err;

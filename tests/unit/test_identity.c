@@ -85,7 +85,7 @@ static void release(struct composed *c)
 {
 	tg_gate_free(c->gate);
 	tg_store_close(c->store);
-	tg_signer_free(c->signer);
+	tg_signer_close(c->signer);
 	tg_policy_free(c->policy);
 	tg_catalog_free(c->cat);
 	unit_rmtree(c->dir);
@@ -203,10 +203,20 @@ static int authorize_is_stage_4(void)
 	/* an approve scope calls nothing */
 	CHECK(tg_gate_authorize(c.gate, "*:approve", "echo.a", need, sizeof(need)) == 0 &&
 	      strcmp(need, "echo.a:read") == 0);
-	/* no scopes given: no policy to check against */
-	CHECK(tg_gate_authorize(c.gate, NULL, "other.b", need, sizeof(need)) == 1);
+	/* with a policy, no scopes given is none held: fail closed, for a
+	 * caller of the library that forgot them as for a transport */
+	CHECK(tg_gate_authorize(c.gate, NULL, "other.b", need, sizeof(need)) == 0 &&
+	      strcmp(need, "other.b:read") == 0);
+	CHECK(call(c.gate, "agent-1", NULL, "echo.a", text, sizeof(text)) == 1 &&
+	      strstr(text, "it needs the scope echo.a:read"));
+	CHECK(call(c.gate, "mallory", NULL, "other.b", text, sizeof(text)) == 1);
 	/* a tool that does not resolve is the call's to answer */
 	CHECK(tg_gate_authorize(c.gate, "echo.*:read", "nope", need, sizeof(need)) == 1);
+	release(&c);
+	/* without a policy there is nothing to check */
+	CHECK(compose(&c, 0) == 0);
+	CHECK(tg_gate_authorize(c.gate, NULL, "other.b", need, sizeof(need)) == 1);
+	CHECK(call(c.gate, "anyone", NULL, "other.b", text, sizeof(text)) == 0);
 	release(&c);
 	return 0;
 }

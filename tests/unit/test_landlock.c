@@ -21,7 +21,7 @@ static char outside[] = "/var/tmp/tg-unit-landlock-XXXXXX";
 
 static int restricted_child(void)
 {
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *spec = unit_spec();
 	struct sockaddr_in sa;
 	struct sb_plan plan;
 	struct sb_trees trees;
@@ -110,7 +110,7 @@ static char bound[] = "/var/tmp/tg-unit-llbind-XXXXXX";
 
 static int bind_child(void)
 {
-	struct tg_sandbox_spec *spec = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *spec = unit_spec();
 	struct sb_plan plan;
 	struct sb_trees trees;
 	struct tg_error err;

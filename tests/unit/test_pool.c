@@ -19,7 +19,7 @@
 
 static struct tg_sandbox_spec *spec_of(char **argv)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	int argc = 0;
 
 	while (argv[argc])

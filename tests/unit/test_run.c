@@ -31,7 +31,7 @@ static struct tg_sandbox_result *run_argv(struct tg_sandbox_spec *s, char **argv
 
 static int exit_codes_and_layers(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 7", NULL };
 	struct tg_sandbox_result *r = run_argv(s, argv);
 	/* every layer but the egress proxy, which takes an allowlist */
@@ -65,7 +65,7 @@ static void collect(int stream, const char *buf, size_t len, void *ctx)
 
 static int stdin_bytes_exact(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "cat", NULL };
 	static char data[200000];
 	struct tg_sandbox_result *r;
@@ -94,7 +94,7 @@ static int stdin_bytes_exact(void)
 
 static int output_limit_exact(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "sh", "-c", "yes abcdefgh", NULL };
 	struct tg_sandbox_result *r;
 	struct tg_error err;
@@ -114,7 +114,7 @@ static int output_limit_exact(void)
 
 static int timeout_kills_namespace(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	/* a background child that ignores SIGTERM and outlives the shell */
 	char *argv[] = { "sh", "-c", "trap '' TERM; (sleep 30 &); sleep 30", NULL };
 	struct tg_sandbox_result *r;
@@ -131,7 +131,7 @@ static int timeout_kills_namespace(void)
 
 static int env_is_clean(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "env", NULL };
 	struct tg_sandbox_result *r;
 	struct tg_error err;
@@ -152,7 +152,7 @@ static int env_is_clean(void)
 
 static int exec_errors(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "no-such-command-tg", NULL };
 	char *argv2[] = { "/etc/passwd", NULL };
 	struct tg_sandbox_result *r = run_argv(s, argv);
@@ -169,7 +169,7 @@ static int exec_errors(void)
 
 static int refused_without_command(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	struct tg_sandbox_result *r = (void *)1;
 	struct tg_error err;
 
@@ -181,7 +181,7 @@ static int refused_without_command(void)
 
 static int many_runs_no_fd_leak(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "true", NULL };
 	int i, before, after;
 
@@ -202,7 +202,7 @@ static int many_runs_no_fd_leak(void)
 
 static int cancel_fd_ends_run(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char *argv[] = { "sleep", "30", NULL };
 	struct tg_sandbox_result *r;
 	int p[2];
@@ -224,7 +224,7 @@ static int cancel_fd_ends_run(void)
  * run time: the path is resolved again without following any. */
 static int bind_source_swapped_for_symlink(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char dir[] = "/tmp/tg-unit-swap-XXXXXX", path[64];
 	char *argv[] = { "ls", "/data/etc", NULL };
 	struct tg_sandbox_result *r;
@@ -254,7 +254,7 @@ static int bind_source_swapped_for_symlink(void)
  * /proc): the run fails, naming the mount point. */
 static int nested_bind_symlink_planted(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	char dir[] = "/tmp/tg-unit-nest-XXXXXX", a[64], b[64], p[96];
 	char *plant[] = { "sh", "-c", "mv /data/a /data/a.old && mkdir /data/a && ln -s / /data/a/b",
 			  NULL };
@@ -310,7 +310,7 @@ static void *thread_runs(void *arg)
 	long id = (long)arg, i;
 
 	for (i = 0; i < 5; i++) {
-		struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+		struct tg_sandbox_spec *s = unit_spec();
 		char script[64], want[64];
 		char *argv[] = { "sh", "-c", script, NULL };
 		struct tg_sandbox_result *r;

@@ -7,7 +7,7 @@
 
 static int defaults(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 
 	CHECK(s);
 	CHECK(s->memory == 256ull << 20 && s->millicpus == 1000 && s->pids == 64);
@@ -15,13 +15,19 @@ static int defaults(void)
 	CHECK(strcmp(s->workdir, "/work") == 0 && s->nenv == 0 && s->stdin_fd == -1);
 	tg_sandbox_spec_free(s);
 	tg_sandbox_spec_free(NULL);
-	CHECK(tg_sandbox_spec_new((enum tg_tier)7) == NULL);
+	{
+		struct tg_sandbox_spec *none = (struct tg_sandbox_spec *)1;
+		struct tg_error err;
+
+		CHECK(tg_sandbox_spec_new((enum tg_tier)7, &none, &err) < 0 && !none &&
+		      err.code == TG_ERR_INVALID && strstr(err.msg, "strict or standard"));
+	}
 	return 0;
 }
 
 static int binds(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	struct tg_error err;
 
 	CHECK(tg_sandbox_spec_add_bind(s, "/nonexistent-tg", NULL, 0, &err) < 0);
@@ -44,7 +50,7 @@ static int binds(void)
 
 static int limits(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	struct tg_error err;
 
 	CHECK(tg_sandbox_spec_set_memory(s, 1 << 20, &err) < 0 && strstr(err.msg, "--memory"));
@@ -66,7 +72,7 @@ static int limits(void)
 
 static int env_and_argv(void)
 {
-	struct tg_sandbox_spec *s = tg_sandbox_spec_new(TG_TIER_STRICT);
+	struct tg_sandbox_spec *s = unit_spec();
 	struct tg_error err;
 	char *argv[] = { "echo", "hi", NULL };
 	char *empty[] = { "", NULL };

@@ -372,7 +372,7 @@ static int tickets(void)
 	tg_ticket_release(&list[0]);
 	free(list);
 	tg_ticket_release(&t);
-	CHECK(tg_store_ticket_list(st, -1, 3060, &list, &n, &err) == 0 && n == 3);
+	CHECK(tg_store_ticket_list(st, TG_TICKET_ANY, 3060, &list, &n, &err) == 0 && n == 3);
 	while (n)
 		tg_ticket_release(&list[--n]);
 	free(list);
@@ -429,7 +429,7 @@ static int rollbacks(void)
 	tg_ticket_release(&t2);
 	/* done is done */
 	CHECK(tg_store_rollback_begin(st, t.id, "bob", 1009, &err) == 1);
-	CHECK(tg_store_rollback_list(st, -1, &list, &n, &err) == 0 && n == 1 &&
+	CHECK(tg_store_rollback_list(st, TG_ROLLBACK_ANY, &list, &n, &err) == 0 && n == 1 &&
 	      list[0].state == TG_ROLLBACK_SUCCEEDED && list[0].attempts == 2 &&
 	      strcmp(list[0].detail, "restored 3 rows") == 0 && list[0].ended == 1007);
 	tg_rollback_release(&list[0]);

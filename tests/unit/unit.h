@@ -32,5 +32,7 @@ struct unit_test {
 int unit_tmpdir(char *dir, const char *name);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
+/* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */
+struct tg_sandbox_spec *unit_spec(void);
 
 #endif
