@@ -1,0 +1,219 @@
+/*
+ * The unit tests' gate fixture (gatefix.h): a gate composed as serve
+ * composes it, on a temporary directory, and its audit log read back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gatefix.h"
+#include "unit.h"
+
+/* text into DIR/rel. */
+static int put(const char *dir, const char *rel, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	if (fputs(text, f) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The catalogue: each contract as cat/N.json. */
+static int catalogue(struct fix *f, const char *const *contracts, struct tg_error *err)
+{
+	char path[128], rel[32];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/cat", f->dir);
+	if (mkdir(path, 0700) < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "mkdir %s", path);
+	for (i = 0; contracts && contracts[i]; i++) {
+		snprintf(rel, sizeof(rel), "cat/%zu.json", i);
+		if (contracts[i][0] == '@') {
+			json_t *k = json_load_file(contracts[i] + 1, 0, NULL);
+			char to[160];
+			int rc;
+
+			snprintf(to, sizeof(to), "%s/%s", f->dir, rel);
+			rc = k ? json_dump_file(k, to, 0) : -1;
+			json_decref(k);
+			if (rc < 0)
+				return tg_error_set(err, TG_ERR_SYSTEM, "copy %s", contracts[i] + 1);
+		} else if (put(f->dir, rel, contracts[i]) < 0) {
+			return tg_error_set(err, TG_ERR_SYSTEM, "write %s", rel);
+		}
+	}
+	return tg_catalog_load_dir(path, NULL, &f->cat, err);
+}
+
+int fix_open(struct fix *f, const struct fix_spec *spec)
+{
+	struct tg_gate_options o = { 0 };
+	struct tg_error err = { 0 };
+	char path[128];
+
+	memset(f, 0, sizeof(*f));
+	if (unit_tmpdir(f->dir, spec->name) < 0)
+		return -1;
+	snprintf(f->log, sizeof(f->log), "%s/audit.log", f->dir);
+	snprintf(path, sizeof(path), "%s/state", f->dir);
+	if (catalogue(f, spec->contracts, &err) < 0 || tg_store_open(path, &f->store, &err) < 0 ||
+	    tg_audit_open(f->log, TG_AUDIT_NOSYNC, &f->audit, &err) < 0)
+		goto fail;
+	if (spec->policy) {
+		snprintf(path, sizeof(path), "%s/policy.json", f->dir);
+		if (put(f->dir, "policy.json", spec->policy) < 0) {
+			tg_error_set(&err, TG_ERR_SYSTEM, "write policy.json");
+			goto fail;
+		}
+		if (tg_policy_load(path, &f->policy, &err) < 0 ||
+		    tg_signer_open(f->dir, 1, &f->signer, &err) < 0)
+			goto fail;
+	}
+	o.audit = f->audit;
+	o.store = f->store;
+	o.policy = f->policy;
+	o.signer = f->signer;
+	o.anomalies = spec->anomalies;
+	if (tg_gate_new(f->cat, &o, &f->gate, &err) == 0)
+		return 0;
+fail:
+	fprintf(stderr, "# fixture %s: %s\n", spec->name, err.msg);
+	fix_remove(f);
+	return -1;
+}
+
+void fix_close(struct fix *f)
+{
+	tg_gate_free(f->gate);
+	tg_audit_close(f->audit);
+	tg_store_close(f->store);
+	tg_signer_close(f->signer);
+	tg_policy_free(f->policy);
+	tg_catalog_free(f->cat);
+	f->gate = NULL;
+	f->audit = NULL;
+	f->store = NULL;
+	f->signer = NULL;
+	f->policy = NULL;
+	f->cat = NULL;
+}
+
+void fix_remove(struct fix *f)
+{
+	fix_close(f);
+	if (f->dir[0])
+		unit_rmtree(f->dir);
+	f->dir[0] = '\0';
+}
+
+int fix_call(struct fix *f, const struct fix_call *c, struct tg_call_result *r,
+	     struct tg_error *err)
+{
+	struct tg_call call;
+
+	memset(&call, 0, sizeof(call));
+	call.principal = c->principal;
+	call.tool = c->tool;
+	call.arguments = c->args;
+	call.arguments_len = c->args ? strlen(c->args) : 0;
+	call.cancel_fd = -1;
+	call.today = c->today;
+	call.scopes = c->scopes;
+	call.idempotency_key = c->key;
+	call.dry_run = c->dry_run;
+	return tg_gate_call(f->gate, &call, r, err);
+}
+
+void fix_error_code(const struct tg_call_result *r, char *code, char *ticket)
+{
+	json_t *doc = r->structured_json ? json_loads(r->structured_json, 0, NULL) : NULL;
+	json_t *e = json_object_get(doc, "error");
+	const char *c = json_string_value(json_object_get(e, "code"));
+	const char *t = json_string_value(json_object_get(e, "ticket"));
+
+	snprintf(code, 64, "%s", c ? c : "");
+	snprintf(ticket, 64, "%s", t ? t : "");
+	json_decref(doc);
+}
+
+json_t *fix_records(const char *path)
+{
+	json_t *recs = json_array();
+	FILE *fp = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!fp || !recs) {
+		if (fp)
+			fclose(fp);
+		json_decref(recs);
+		return NULL;
+	}
+	while ((n = getline(&line, &cap, fp)) > 0) {
+		json_t *r = json_loadb(line, (size_t)n, 0, NULL);
+
+		if (!json_is_object(r)) {
+			fprintf(stderr, "# not a record: %s", line);
+			json_decref(r);
+			json_decref(recs);
+			recs = NULL;
+			break;
+		}
+		json_array_append_new(recs, r);
+	}
+	free(line);
+	fclose(fp);
+	return recs;
+}
+
+/* 1 if member key of r is the string want (NULL: anything). */
+static int is(json_t *r, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(r, key));
+
+	return !want || (v && strcmp(v, want) == 0);
+}
+
+size_t fix_count(json_t *recs, const char *kind, const char *tool, const char *outcome,
+		 json_t **last)
+{
+	size_t i, n = 0;
+	json_t *r;
+
+	if (last)
+		*last = NULL;
+	json_array_foreach(recs, i, r) {
+		if (!is(r, "kind", kind) || !is(r, "tool", tool) || !is(r, "outcome", outcome))
+			continue;
+		n++;
+		if (last)
+			*last = r;
+	}
+	return n;
+}
+
+int fix_log_holds(const char *path, const char *what)
+{
+	FILE *fp = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+	int found;
+
+	if (!fp)
+		return -1;
+	found = getdelim(&text, &len, '\0', fp) >= 0 && strstr(text, what) != NULL;
+	free(text);
+	fclose(fp);
+	return found;
+}

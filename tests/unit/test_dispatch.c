@@ -1,0 +1,322 @@
+/* Unit tests: the MCP dispatch (src/mcp/session.c, stdio.c) without a
+ * socket: tg_mcp_serve_stdio in a thread over two pipes, on a gate with a
+ * policy, a real store and a real audit log (gatefix.h); the stdio
+ * principal's scopes come from the policy. Each answer is read with a
+ * time limit, so a server that does not answer fails the test at once. */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolgate/mcp.h"
+#include "gatefix.h"
+#include "unit.h"
+
+#define READ_MS 5000 /* one answer's wait: a builtin answers in microseconds */
+
+static const char *const contracts[] = {
+	"{\"name\":\"echo\",\"version\":\"1.0.0\"," FIX_OWNER ",\"authority\":\"read\","
+	"\"input_schema\":{\"type\":\"object\"}," FIX_ECHO "}",
+	"{\"name\":\"other\",\"version\":\"1.0.0\"," FIX_OWNER ",\"authority\":\"read\","
+	"\"input_schema\":{\"type\":\"object\"}," FIX_ECHO "}",
+	NULL,
+};
+
+#define POLICY "{\"audience\":\"gw\",\"max_token_ttl\":\"1h\",\"principals\":{" \
+	"\"agent\":{\"scopes\":[\"echo:read\"]}}}"
+
+/* One stdio session: the server's thread between two pipes. */
+struct session {
+	struct tg_mcp *mcp;
+	int to_server, from_server;  /* the client's ends */
+	int in, out;                 /* the server's */
+	pthread_t thread;
+	int started, rc;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static void *serve(void *arg)
+{
+	struct session *s = arg;
+	struct tg_error err;
+
+	s->rc = tg_mcp_serve_stdio(s->mcp, s->in, s->out, &err);
+	close(s->out); /* the client reads the end of the answers */
+	return NULL;
+}
+
+static int start(struct session *s, struct tg_mcp *mcp)
+{
+	int a[2], b[2];
+
+	memset(s, 0, sizeof(*s));
+	s->mcp = mcp;
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		close(a[0]);
+		close(a[1]);
+		return -1;
+	}
+	s->in = a[0];
+	s->to_server = a[1];
+	s->from_server = b[0];
+	s->out = b[1];
+	if (pthread_create(&s->thread, NULL, serve, s) != 0)
+		return -1;
+	s->started = 1;
+	return 0;
+}
+
+/* The client closes its side: the server ends (0), its answers all read. */
+static int stop(struct session *s)
+{
+	if (s->to_server >= 0)
+		close(s->to_server);
+	s->to_server = -1;
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	s->started = 0;
+	close(s->in);
+	close(s->from_server);
+	return s->rc;
+}
+
+static int send_line(struct session *s, const char *line)
+{
+	size_t n = strlen(line);
+
+	return write(s->to_server, line, n) == (ssize_t)n && write(s->to_server, "\n", 1) == 1
+		       ? 0 : -1;
+}
+
+/* The server's next line, parsed (any JSON), waiting at most READ_MS:
+ * NULL when none came (said on stderr). */
+static json_t *next_line(struct session *s)
+{
+	for (;;) {
+		char *nl = memchr(s->buf, '\n', s->len);
+		struct pollfd p = { s->from_server, POLLIN, 0 };
+		ssize_t n;
+
+		if (nl) {
+			size_t line = (size_t)(nl - s->buf);
+			json_t *j = json_loadb(s->buf, line, JSON_DECODE_ANY, NULL);
+
+			if (!j)
+				fprintf(stderr, "# not JSON: %.*s\n", (int)line, s->buf);
+			memmove(s->buf, nl + 1, s->len - line - 1);
+			s->len -= line + 1;
+			return j;
+		}
+		if (s->len == sizeof(s->buf) || poll(&p, 1, READ_MS) != 1) {
+			fprintf(stderr, "# no answer within %d ms\n", READ_MS);
+			return NULL;
+		}
+		n = read(s->from_server, s->buf + s->len, sizeof(s->buf) - s->len);
+		if (n <= 0) {
+			fprintf(stderr, "# the server closed its output\n");
+			return NULL;
+		}
+		s->len += (size_t)n;
+	}
+}
+
+/* The answer to request id (NULL: an answer whose id is null), the lines
+ * before it (notifications) passed over. */
+static json_t *answer(struct session *s, json_int_t id, int null_id)
+{
+	json_t *j;
+
+	while ((j = next_line(s)) != NULL) {
+		json_t *got = json_object_get(j, "id");
+
+		if (null_id ? json_is_null(got) : json_integer_value(got) == id)
+			return j;
+		json_decref(j);
+	}
+	return NULL;
+}
+
+/* The code of an error answer, 0 for none. */
+static json_int_t error_code(json_t *a)
+{
+	return json_integer_value(json_object_get(json_object_get(a, "error"), "code"));
+}
+
+/* initialize in version, answered with that version, then initialized. */
+static int initialize(struct session *s, const char *version)
+{
+	const char *chosen;
+	char line[300];
+	json_t *a;
+	int ok;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+		 "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":"
+		 "{\"name\":\"unit\",\"version\":\"1\"}}}", version);
+	if (send_line(s, line) < 0 || !(a = answer(s, 1, 0)))
+		return -1;
+	chosen = json_string_value(json_object_get(json_object_get(a, "result"),
+						   "protocolVersion"));
+	ok = chosen && strcmp(chosen, version) == 0 &&
+	     json_is_object(json_object_get(json_object_get(a, "result"), "serverInfo"));
+	json_decref(a);
+	if (!ok)
+		fprintf(stderr, "# initialize %s refused\n", version);
+	return ok && send_line(s, "{\"jsonrpc\":\"2.0\",\"method\":"
+			       "\"notifications/initialized\"}") == 0 ? 0 : -1;
+}
+
+/* The text of a tools/call answer's first content block, or "". */
+static const char *first_text(json_t *a)
+{
+	json_t *c = json_array_get(json_object_get(json_object_get(a, "result"), "content"), 0);
+	const char *t = json_string_value(json_object_get(c, "text"));
+
+	return t ? t : "";
+}
+
+static int open_server(struct fix *f, struct tg_mcp **mcp)
+{
+	struct fix_spec spec = { "dispatch", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct tg_mcp_options mo = { 0 };
+	struct tg_error err;
+
+	*mcp = NULL;
+	if (fix_open(f, &spec) < 0)
+		return -1;
+	mo.principal = "agent";
+	if (tg_mcp_new(f->gate, &mo, mcp, &err) < 0) {
+		fprintf(stderr, "# %s\n", err.msg);
+		fix_remove(f);
+		return -1;
+	}
+	return 0;
+}
+
+/* A session of the current revision: tools listed, a call answered, its
+ * record in the log; a method that does not exist, a line that is not
+ * JSON and a batch (not in this revision) answered with their JSON-RPC
+ * errors; a tool the principal's scopes do not allow refused as a tool
+ * error, recorded forbidden. */
+static int session_latest(void)
+{
+	struct session s;
+	struct tg_mcp *mcp;
+	struct fix f;
+	json_t *a, *tools, *recs, *rec;
+
+	CHECK(open_server(&f, &mcp) == 0);
+	CHECK(start(&s, mcp) == 0);
+	CHECK(initialize(&s, TG_MCP_LATEST) == 0);
+
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}") == 0);
+	CHECK((a = answer(&s, 2, 0)) != NULL);
+	tools = json_object_get(json_object_get(a, "result"), "tools");
+	CHECK(json_array_size(tools) == 2);
+	CHECK(strcmp(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
+		     "echo") == 0);
+	CHECK(json_is_object(json_object_get(json_array_get(tools, 0), "inputSchema")));
+	json_decref(a);
+
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"echo\",\"arguments\":{\"said\":\"hello\"}}}") == 0);
+	CHECK((a = answer(&s, 3, 0)) != NULL);
+	CHECK(json_is_false(json_object_get(json_object_get(a, "result"), "isError")));
+	CHECK(strcmp(json_string_value(json_object_get(json_object_get(json_object_get(
+		     a, "result"), "structuredContent"), "said")), "hello") == 0);
+	json_decref(a);
+
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"no/such\"}") == 0);
+	CHECK((a = answer(&s, 4, 0)) != NULL && error_code(a) == -32601);
+	json_decref(a);
+
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":") == 0);
+	CHECK((a = answer(&s, 0, 1)) != NULL && error_code(a) == -32700);
+	json_decref(a);
+
+	CHECK(send_line(&s, "[{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}]") == 0);
+	CHECK((a = answer(&s, 0, 1)) != NULL && error_code(a) == -32600);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(a, "error"), "message")),
+		     "batches are not supported"));
+	json_decref(a);
+
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"other\",\"arguments\":{}}}") == 0);
+	CHECK((a = answer(&s, 7, 0)) != NULL);
+	CHECK(json_is_true(json_object_get(json_object_get(a, "result"), "isError")));
+	CHECK(strstr(first_text(a), "it needs the scope other:read"));
+	json_decref(a);
+
+	/* still serving after all of that */
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}") == 0);
+	CHECK((a = answer(&s, 8, 0)) != NULL && json_is_object(json_object_get(a, "result")));
+	json_decref(a);
+	CHECK(stop(&s) == 0);
+	tg_mcp_free(mcp);
+	fix_close(&f);
+
+	CHECK((recs = fix_records(f.log)) != NULL);
+	CHECK(fix_count(recs, "call", "echo", "ok", &rec) == 1);
+	CHECK(strcmp(json_string_value(json_object_get(rec, "principal")), "agent") == 0);
+	CHECK(fix_count(recs, "call", "other", "forbidden", &rec) == 1);
+	CHECK(strcmp(json_string_value(json_object_get(rec, "principal")), "agent") == 0);
+	CHECK(fix_count(recs, "call", NULL, NULL, NULL) == 2);
+	CHECK(fix_log_holds(f.log, "hello") == 0);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* A 2025-03-26 session takes a batch: one array of answers, a call's
+ * among them; an empty batch is an error. */
+static int batch_2025_03_26(void)
+{
+	struct session s;
+	struct tg_mcp *mcp;
+	struct fix f;
+	json_t *a, *recs;
+	size_t i;
+	int ping = 0, call = 0;
+
+	CHECK(open_server(&f, &mcp) == 0);
+	CHECK(start(&s, mcp) == 0);
+	CHECK(initialize(&s, "2025-03-26") == 0);
+	CHECK(send_line(&s, "[{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"},"
+			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+			"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"echo\",\"arguments\":{\"said\":\"in a batch\"}}}]") == 0);
+	CHECK((a = next_line(&s)) != NULL && json_array_size(a) == 2);
+	for (i = 0; i < 2; i++) {
+		json_t *one = json_array_get(a, i);
+		json_int_t id = json_integer_value(json_object_get(one, "id"));
+
+		ping += id == 10 && json_is_object(json_object_get(one, "result"));
+		call += id == 11 && strstr(first_text(one), "in a batch") != NULL;
+	}
+	json_decref(a);
+	CHECK(ping == 1 && call == 1);
+	CHECK(send_line(&s, "[]") == 0);
+	CHECK((a = answer(&s, 0, 1)) != NULL && error_code(a) == -32600);
+	json_decref(a);
+	CHECK(stop(&s) == 0);
+	tg_mcp_free(mcp);
+	fix_close(&f);
+
+	CHECK((recs = fix_records(f.log)) != NULL);
+	CHECK(fix_count(recs, "call", "echo", "ok", NULL) == 1);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+const struct unit_test dispatch_tests[] = {
+	{ "dispatch/session_latest", session_latest },
+	{ "dispatch/batch_2025_03_26", batch_2025_03_26 },
+	UNIT_TESTS_END,
+};
