@@ -13,6 +13,9 @@ check`; tests/README.md). Over every .c and .h under the given directories
   prints           no part of the library (src/ but src/cli/) writes to
                    stdout or stderr (printf, puts, perror, fprintf(stderr..)):
                    its messages go to the caller's sink (util/log.h)
+  public-header    a header of include/toolgate/ names no jansson type
+                   (json_t, jansson.h): what a program that embeds the
+                   library sees is the library's own
   layers           a part of src/ includes only the headers of the parts it
                    may call (docs/ARCHITECTURE.md, "The parts"), public
                    (include/toolgate/) or its own, and never another part's
@@ -46,7 +49,9 @@ BANNED = {
     "gets": "fgets",
 }
 BANNED_RE = re.compile(r"(?<![\w.>])(" + "|".join(BANNED) + r")\s*\(")
-RULES = ("banned", "file-length", "function-length", "header-comment", "prints", "layers")
+RULES = ("banned", "file-length", "function-length", "header-comment", "prints",
+         "public-header", "layers")
+JANSSON_RE = re.compile(r"\bjson_\w*t\b|jansson\.h")
 PRINTS_RE = re.compile(r"(?<![\w.>])(printf|puts|perror|putchar)\s*\(|\b(stderr|stdout)\b")
 # docs/ARCHITECTURE.md's table: the parts each part of src/ may include
 # (itself always), and the part each public header belongs to
@@ -207,6 +212,14 @@ def check_file(path, problems):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     check_layers(path, text, problems)
+    if os.sep + "toolgate" + os.sep in os.path.normpath(path) and "include" in path:
+        code = blank(text, directives=False)
+        for m in JANSSON_RE.finditer(blank(text)):
+            problems.append((path, line_of(code, m.start()), "public-header",
+                             "%s: no jansson type in a public header" % m.group(0)))
+        for m in re.finditer(r"#\s*include\s*<jansson\.h>", text):
+            problems.append((path, line_of(text, m.start()), "public-header",
+                             "jansson.h: no jansson type in a public header"))
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if lines > MAX_FILE_LINES:
         problems.append((path, lines, "file-length",
@@ -253,7 +266,7 @@ def main(argv):
     args = argv[1:]
     if len(args) >= 2 and args[0] == "--allow":
         allow_path, args = args[1], args[2:]
-    roots = args or ["src"]
+    roots = args or ["src", "include"]
     files = []
     for root in roots:
         if os.path.isfile(root):
