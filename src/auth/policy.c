@@ -109,7 +109,8 @@ static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
 	return tg_error_set(err, TG_ERR_INVALID, "policy %s: %s", path, msg);
 }
 
-/* "N/s", "N/m", "N/h": kept as _rate (N) and _window (ms) in p. */
+/* "N/s", "N/m", "N/h": kept as _rate (N) and _window (ms) in p. -1
+ * malformed, -2 out of memory. */
 static int parse_rate(json_t *p, json_t *rate)
 {
 	const char *r = json_string_value(rate);
@@ -119,9 +120,10 @@ static int parse_rate(json_t *p, json_t *rate)
 	if (!r || sscanf(r, "%lu/%c%c", &n, &unit, &extra) != 2 || n < 1 || n > 1000000 ||
 	    !strchr("smh", unit) || r[0] == '-' || r[0] == '+')
 		return -1;
-	json_object_set_new(p, "_rate", json_integer((json_int_t)n));
-	json_object_set_new(p, "_window", json_integer(unit == 's' ? 1000 : unit == 'm' ? 60000
-								     : 3600000));
+	if (json_object_set_new(p, "_rate", json_integer((json_int_t)n)) < 0 ||
+	    json_object_set_new(p, "_window", json_integer(unit == 's' ? 1000 : unit == 'm' ? 60000
+										: 3600000)) < 0)
+		return -2;
 	return 0;
 }
 
@@ -131,6 +133,7 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 	json_t *p, *scopes, *s, *ttl, *rate;
 	uint64_t ms;
 	size_t i;
+	int rc;
 
 	if (!json_is_object(ps) || json_object_size(ps) > MAX_PRINCIPALS)
 		return bad(err, path, "\"principals\": an object of at most 1024 principals");
@@ -145,7 +148,9 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 		    !json_is_array(scopes) || json_array_size(scopes) > TG_MAX_SCOPES)
 			return bad(err, path, "principal %s: want {\"scopes\": [at most 64 scopes], "
 				   "\"max_token_ttl\"?, \"rate\"?}", name);
-		if (rate && parse_rate(p, rate) < 0)
+		if (rate && (rc = parse_rate(p, rate)) == -2)
+			return tg_error_set(err, TG_ERR_NOMEM, "policy %s: out of memory", path);
+		if (rate && rc < 0)
 			return bad(err, path, "principal %s: rate: \"N/s\", \"N/m\" or \"N/h\", N "
 				   "from 1 to 1000000 (calls of each tool)", name);
 		if (ttl && (!json_is_string(ttl) ||
@@ -154,8 +159,8 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 			return bad(err, path, "principal %s: max_token_ttl: a duration from 1s to 30 "
 				   "days", name);
 		/* kept in seconds, for tg_policy_principal_ttl */
-		if (ttl)
-			json_object_set_new(p, "_ttl", json_integer((json_int_t)(ms / 1000)));
+		if (ttl && json_object_set_new(p, "_ttl", json_integer((json_int_t)(ms / 1000))) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "policy %s: out of memory", path);
 		json_array_foreach(scopes, i, s)
 			if (!tg_scope_valid(json_string_value(s)))
 				return bad(err, path, "scope %.100s: want PATTERN:read|write|approve "

@@ -381,7 +381,7 @@ char *tg_catalog_mcp_tool(const struct tg_contract *k, const char *exposed, stru
 {
 	json_t *o = json_object(), *ann = json_object(), *in = NULL, *outs = NULL;
 	char *text = NULL;
-	int destructive;
+	int destructive, bad = 0;
 
 	tg_error_clear(err);
 	if (!o || !ann)
@@ -396,30 +396,33 @@ char *tg_catalog_mcp_tool(const struct tg_contract *k, const char *exposed, stru
 	/* every hint from the contract: a caller's claims never reach here */
 	destructive = k->authority == TG_AUTHORITY_WRITE &&
 		      (k->irreversible || k->risk >= TG_RISK_HIGH);
-	json_object_set_new(o, "name", json_string(exposed ? exposed : k->name));
+	bad |= json_object_set_new(o, "name", json_string(exposed ? exposed : k->name));
 	if (k->title)
-		json_object_set_new(o, "title", json_string(k->title));
-	json_object_set_new(o, "description", json_string(k->description));
-	json_object_set_new(o, "inputSchema", in);
+		bad |= json_object_set_new(o, "title", json_string(k->title));
+	bad |= json_object_set_new(o, "description", json_string(k->description));
+	bad |= json_object_set_new(o, "inputSchema", in);
 	in = NULL;
 	if (outs) {
-		json_object_set_new(o, "outputSchema", outs);
+		bad |= json_object_set_new(o, "outputSchema", outs);
 		outs = NULL;
 	}
 	if (k->title)
-		json_object_set_new(ann, "title", json_string(k->title));
-	json_object_set_new(ann, "readOnlyHint", json_boolean(k->authority == TG_AUTHORITY_READ));
-	json_object_set_new(ann, "destructiveHint", json_boolean(destructive));
-	json_object_set_new(ann, "idempotentHint", json_boolean(k->idempotent));
-	json_object_set_new(ann, "openWorldHint", json_boolean(k->open_world));
-	json_object_set_new(o, "annotations", ann);
+		bad |= json_object_set_new(ann, "title", json_string(k->title));
+	bad |= json_object_set_new(ann, "readOnlyHint",
+				   json_boolean(k->authority == TG_AUTHORITY_READ));
+	bad |= json_object_set_new(ann, "destructiveHint", json_boolean(destructive));
+	bad |= json_object_set_new(ann, "idempotentHint", json_boolean(k->idempotent));
+	bad |= json_object_set_new(ann, "openWorldHint", json_boolean(k->open_world));
+	bad |= json_object_set_new(o, "annotations", ann);
 	ann = NULL;
 	/* forbidden is MCP's default: said only otherwise */
 	if (k->tasks != TG_TASKS_FORBIDDEN)
-		json_object_set_new(o, "execution",
-				    json_pack("{s:s}", "taskSupport",
-					      k->tasks == TG_TASKS_REQUIRED ? "required" : "optional"));
-	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+		bad |= json_object_set_new(o, "execution",
+					   json_pack("{s:s}", "taskSupport",
+						     k->tasks == TG_TASKS_REQUIRED ? "required" : "optional"));
+	/* a member that could not be set fails the whole definition: a
+	 * tool listed without its name or schema is not the contract's */
+	text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!text)
 		goto fail;
 	json_decref(o);

@@ -130,14 +130,19 @@ static int load_file_content(json_t *r, const char *dir, const char *file, struc
 		if (!t)
 			return bad(err, file, "file", "%s is not UTF-8 text; give a binary mimeType",
 				   rel);
-		json_object_set_new(r, "_text", t);
+		if (json_object_set_new(r, "_text", t) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	} else {
+		int rc;
+
 		b64 = base64((unsigned char *)data, len);
 		free(data);
 		if (!b64)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		json_object_set_new(r, "_blob", json_string(b64));
+		rc = json_object_set_new(r, "_blob", json_string(b64));
 		free(b64);
+		if (rc < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	json_object_del(r, "file");
 	return 0;
@@ -179,11 +184,13 @@ static int load_resource(struct tg_catalog *c, const char *dir, const char *file
 	if (json_object_get(r, "file") && load_file_content(r, dir, file, err) < 0)
 		return -1;
 	if (json_object_get(r, "text")) {
-		json_object_set(r, "_text", json_object_get(r, "text"));
+		if (json_object_set(r, "_text", json_object_get(r, "text")) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		json_object_del(r, "text");
 	}
 	if (json_object_get(r, "blob")) {
-		json_object_set(r, "_blob", json_object_get(r, "blob"));
+		if (json_object_set(r, "_blob", json_object_get(r, "blob")) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		json_object_del(r, "blob");
 	}
 	list = uri ? c->resources : c->templates;
@@ -192,8 +199,9 @@ static int load_resource(struct tg_catalog *c, const char *dir, const char *file
 			return bad(err, file, key, "%s is also in %s", json_string_value(
 					   json_object_get(r, key)),
 				   json_string_value(json_object_get(v, "_file")));
-	json_object_set_new(r, "_file", json_string(file));
-	return json_array_append(list, r);
+	if (json_object_set_new(r, "_file", json_string(file)) < 0 || json_array_append(list, r) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return 0;
 }
 
 /* A prompt's "elicit": what it asks the user before it renders, {key,
@@ -275,7 +283,9 @@ check_args:
 				bad(err, file, "arguments", "completions: an array of strings");
 				goto fail;
 			}
-			json_object_set(completions, json_string_value(json_object_get(a, "name")), comp);
+			if (json_object_set(completions, json_string_value(json_object_get(a, "name")),
+					    comp) < 0)
+				goto nomem;
 			json_object_del(a, "completions");
 		}
 	}
@@ -315,15 +325,21 @@ check_args:
 			    json_string_value(json_object_get(v, "_file")));
 			goto fail;
 		}
-	json_object_set(p, "_messages", msgs);
+	if (json_object_set(p, "_messages", msgs) < 0)
+		goto nomem;
 	json_object_del(p, "messages");
 	if (json_object_get(p, "elicit")) {
-		json_object_set(p, "_elicit", json_object_get(p, "elicit"));
+		if (json_object_set(p, "_elicit", json_object_get(p, "elicit")) < 0)
+			goto nomem;
 		json_object_del(p, "elicit");
 	}
-	json_object_set_new(p, "_completions", completions);
-	json_object_set_new(p, "_file", json_string(file));
-	return json_array_append(c->prompts, p);
+	if (json_object_set_new(p, "_completions", completions) < 0 ||
+	    json_object_set_new(p, "_file", json_string(file)) < 0 ||
+	    json_array_append(c->prompts, p) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return 0;
+nomem:
+	tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 fail:
 	json_decref(completions);
 	return -1;
@@ -391,8 +407,10 @@ static json_t *public_copy(json_t *def)
 	const char *key;
 
 	json_object_foreach(def, key, v)
-		if (key[0] != '_')
-			json_object_set(o, key, v);
+		if (key[0] != '_' && json_object_set(o, key, v) < 0) {
+			json_decref(o); /* out of memory: never a definition cut short */
+			return NULL;
+		}
 	return o;
 }
 
@@ -403,8 +421,12 @@ static char *dump_list(json_t *list, struct tg_error *err)
 	size_t i;
 
 	json_array_foreach(list, i, v)
-		json_array_append_new(out, public_copy(v));
-	text = json_dumps(out, JSON_COMPACT);
+		if (json_array_append_new(out, public_copy(v)) < 0) {
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+	text = out ? json_dumps(out, JSON_COMPACT) : NULL;
 	json_decref(out);
 	if (!text)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -503,8 +525,11 @@ static json_t *content_of(json_t *def, const char *uri)
 
 	if (!item)
 		return NULL;
-	if (json_object_get(def, "mimeType"))
-		json_object_set(item, "mimeType", json_object_get(def, "mimeType"));
+	if (json_object_get(def, "mimeType") &&
+	    json_object_set(item, "mimeType", json_object_get(def, "mimeType")) < 0) {
+		json_decref(item);
+		return NULL;
+	}
 	return item;
 }
 
@@ -517,11 +542,11 @@ char *tg_catalog_resource_read(const struct tg_catalog *c, const char *uri, stru
 	tg_error_clear(err);
 	json_array_foreach(c->resources, i, def)
 		if (strcmp(json_string_value(json_object_get(def, "uri")), uri) == 0) {
+			const char *k = json_object_get(def, "_text") ? "_text" : "_blob";
+
 			item = content_of(def, uri);
-			if (item && json_object_get(def, "_text"))
-				json_object_set(item, "text", json_object_get(def, "_text"));
-			else if (item)
-				json_object_set(item, "blob", json_object_get(def, "_blob"));
+			if (item && json_object_set(item, k + 1, json_object_get(def, k)) < 0)
+				goto nomem;
 			break;
 		}
 	json_array_foreach(c->templates, i, def) {
@@ -533,8 +558,11 @@ char *tg_catalog_resource_read(const struct tg_catalog *c, const char *uri, stru
 			char *t = fill(json_string_value(json_object_get(def, "_text")), vars, "{", "}");
 
 			item = t ? content_of(def, uri) : NULL;
-			if (item)
-				json_object_set_new(item, "text", json_string(t));
+			if (item && json_object_set_new(item, "text", json_string(t)) < 0) {
+				free(t);
+				json_decref(vars);
+				goto nomem;
+			}
 			free(t);
 		}
 		json_decref(vars);
@@ -552,6 +580,10 @@ char *tg_catalog_resource_read(const struct tg_catalog *c, const char *uri, stru
 	if (!text)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return text;
+nomem:
+	json_decref(item);
+	tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return NULL;
 }
 
 /* Every string of v with {{argument}} filled, in place. */
@@ -563,12 +595,10 @@ static int fill_all(json_t *v, json_t *args)
 
 	if (json_is_string(v)) {
 		char *t = fill(json_string_value(v), args, "{{", "}}");
+		int rc = t ? json_string_set(v, t) : -1;
 
-		if (!t)
-			return -1;
-		json_string_set(v, t);
 		free(t);
-		return 0;
+		return rc;
 	}
 	if (json_is_array(v))
 		json_array_foreach(v, i, x)
@@ -636,18 +666,18 @@ char *tg_catalog_prompt_get(const struct tg_catalog *c, const char *name, const 
 			json_decref(args);
 			return NULL;
 		}
-		json_object_set_new(args, an, json_string("")); /* optional, not given */
+		if (json_object_set_new(args, an, json_string("")) < 0) /* optional, not given */
+			goto nomem;
 	}
 	json_object_foreach(json_object_get(json_object_get(json_object_get(p, "_elicit"),
 							    "requestedSchema"), "properties"), key, v)
-		if (!json_object_get(args, key))
-			json_object_set_new(args, key, json_string("")); /* not asked, not given */
+		if (!json_object_get(args, key) &&
+		    json_object_set_new(args, key, json_string("")) < 0) /* not asked, not given */
+			goto nomem;
 	msgs = json_deep_copy(json_object_get(p, "_messages"));
 	if (!msgs || fill_all(msgs, args) < 0) {
 		json_decref(msgs);
-		json_decref(args);
-		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		return NULL;
+		goto nomem;
 	}
 	json_decref(args);
 	/* an embedded resource named by uri alone gets the catalogue's
@@ -667,20 +697,32 @@ char *tg_catalog_prompt_get(const struct tg_catalog *c, const char *name, const 
 		}
 		{
 			json_t *list = json_loads(contents, 0, NULL);
+			int rc = json_object_update(res, json_array_get(list, 0));
 
-			json_object_update(res, json_array_get(list, 0));
 			json_decref(list);
+			free(contents);
+			if (rc < 0) {
+				json_decref(msgs);
+				tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				return NULL;
+			}
 		}
-		free(contents);
 	}
 	result = json_pack("{s:o}", "messages", msgs);
-	if (result && json_object_get(p, "description"))
-		json_object_set(result, "description", json_object_get(p, "description"));
+	if (result && json_object_get(p, "description") &&
+	    json_object_set(result, "description", json_object_get(p, "description")) < 0) {
+		json_decref(result);
+		result = NULL;
+	}
 	text = result ? json_dumps(result, JSON_COMPACT) : NULL;
 	json_decref(result);
 	if (!text)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return text;
+nomem:
+	json_decref(args);
+	tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return NULL;
 }
 
 char *tg_catalog_complete(const struct tg_catalog *c, const char *prompt, const char *argument,
