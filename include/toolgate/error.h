@@ -45,7 +45,9 @@ TG_API int tg_error_set(struct tg_error *err, enum tg_errcode code,
 TG_API int tg_error_sys(struct tg_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Prefix the existing message with "context: ". Returns -1. */
+/* Prefix the existing message with "context: ", keeping its code and
+ * sys_errno: for a callee that filled err, in place of a tg_error_set that
+ * would lose them. Returns -1. err may be NULL. */
 TG_API int tg_error_wrap(struct tg_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -315,15 +315,14 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 	v = json_object_get(j, "anomalies");
 	if (v) {
 		char *a = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-		struct tg_error aerr;
 
 		if (!a) {
 			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 			goto fail;
 		}
-		if (tg_anomaly_config_new(a, strlen(a), &p->anomalies, &aerr) < 0) {
+		if (tg_anomaly_config_new(a, strlen(a), &p->anomalies, err) < 0) {
 			free(a);
-			bad(err, path, "%s", aerr.msg);
+			tg_error_wrap(err, "policy %s", path); /* its code kept: out of memory */
 			goto fail;
 		}
 		free(a);

@@ -113,6 +113,8 @@ static size_t bad_compensation(const struct tg_catalog *c, size_t from, struct t
 		if (!c->v[i]->compensation_tool)
 			continue;
 		if (tg_catalog_resolve(c, c->v[i]->compensation_tool, "0000-01-01", &undo, &rerr) < 0) {
+			/* the catalogue is what is wrong (INVALID), even when the
+			 * tool it names is retired (UNAVAILABLE from resolve) */
 			tg_error_set(err, TG_ERR_INVALID, "contract %s: compensation.tool: %s",
 				     c->v[i]->file, rerr.msg);
 			return i + 1;

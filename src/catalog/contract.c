@@ -196,7 +196,6 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 			struct tg_schema **out, char **out_text, void **out_doc)
 {
 	json_t *v = json_object_get(doc, key);
-	struct tg_error serr;
 	char *txt;
 
 	*out = NULL;
@@ -208,9 +207,10 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 	txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (!txt)
 		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
-	if (tg_schema_compile(txt, strlen(txt), l->opts, out, &serr) < 0) {
+	if (tg_schema_compile(txt, strlen(txt), l->opts, out, l->err) < 0) {
 		free(txt);
-		return bad(l, key, "invalid schema: %s", serr.msg);
+		/* its code kept: out of memory is not a bad contract */
+		return tg_error_wrap(l->err, "contract %s: %s: invalid schema", l->origin, key);
 	}
 	*out_text = txt;
 	if (out_doc) /* the contract's input_schema_doc (contract_doc.h) */

@@ -55,7 +55,8 @@ static int decide_checks(const struct tg_ticket *t, struct tg_audit *audit, cons
 {
 	struct tg_error aerr;
 
-	/* no decision the log cannot keep */
+	/* no decision the log cannot keep; UNAVAILABLE, not the log's own
+	 * SYSTEM: the approval surfaces answer it as "try later" (admin.c) */
 	if (audit && tg_audit_ok(audit, &aerr) < 0)
 		return tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", aerr.msg);
 	if (may_decide(t, who, scopes, d, err) < 0)

@@ -169,12 +169,13 @@ int tg_mcp_serve_stdio(struct tg_mcp *m, int in_fd, int out_fd, struct tg_error 
 	pthread_mutex_init(&o.lock, NULL);
 	pthread_cond_init(&o.more, NULL);
 	pthread_cond_init(&o.drained, NULL);
-	if (pthread_create(&o.writer, NULL, writer_main, &o) != 0) {
+	rc = pthread_create(&o.writer, NULL, writer_main, &o);
+	if (rc != 0) {
 		pthread_cond_destroy(&o.drained);
 		pthread_cond_destroy(&o.more);
 		pthread_mutex_destroy(&o.lock);
 		free(buf);
-		return tg_error_set(err, TG_ERR_SYSTEM, "no thread for the writer");
+		return tg_error_sys(err, rc, "the thread that writes to the client");
 	}
 	mcp_session_init(&s, m, send_line, &o);
 	/* the configured principal's scopes, with a policy (HTTP requests

@@ -654,7 +654,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (rc != 0) {
 			audit_free(a);
-			return tg_error_set(err, TG_ERR_SYSTEM, "audit log: no thread");
+			return tg_error_sys(err, rc, "audit log: its writer thread");
 		}
 	}
 	if (cut) {

@@ -733,7 +733,7 @@ int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 	rc = pthread_create(&t->thread, NULL, exporter, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		tg_error_set(err, TG_ERR_SYSTEM, "tracer: no thread");
+		tg_error_sys(err, rc, "tracer: its exporter thread");
 		goto fail;
 	}
 	*out = t;

@@ -978,8 +978,11 @@ int tg_egress_proxy_start(const struct tg_egress_proxy_options *opts,
 	for (i = 0; i < n; i++)
 		if (!(p->hosts[i] = strdup(opts->hosts[i])))
 			goto nomem;
-	if (pipe2(p->stop, O_CLOEXEC) < 0)
-		goto nomem;
+	if (pipe2(p->stop, O_CLOEXEC) < 0) {
+		tg_error_sys(err, errno, "egress proxy: its stop pipe");
+		tg_egress_proxy_stop(p);
+		return -1;
+	}
 	if (!opts->socket_path) {
 		*out = p; /* clients come through tg_egress_proxy_adopt only */
 		return 0;
@@ -1000,8 +1003,10 @@ int tg_egress_proxy_start(const struct tg_egress_proxy_options *opts,
 		tg_egress_proxy_stop(p);
 		return -1;
 	}
-	if (pthread_create(&p->acceptor, NULL, acceptor_main, p) != 0) {
-		tg_error_set(err, TG_ERR_NOMEM, "egress proxy: no thread");
+	rc = pthread_create(&p->acceptor, NULL, acceptor_main, p);
+	if (rc != 0) {
+		/* pthread_create returns its error (EAGAIN: no thread) */
+		tg_error_sys(err, rc, "egress proxy: its accepting thread");
 		tg_egress_proxy_stop(p);
 		return -1;
 	}

@@ -140,7 +140,7 @@ int tg_sandbox_pool_new(const struct tg_sandbox_spec *tmpl, unsigned size, int p
 	struct tg_sandbox_pool *p;
 	unsigned want;
 	long cpus;
-	int i;
+	int i, e;
 
 	*out = NULL;
 	if (size == 0 || size > POOL_MAX)
@@ -163,15 +163,20 @@ int tg_sandbox_pool_new(const struct tg_sandbox_spec *tmpl, unsigned size, int p
 	want = cpus < 1 ? 1 : cpus > REFILLERS ? REFILLERS : (unsigned)cpus;
 	if (want > size)
 		want = size;
+	/* fewer refillers than wanted still make a pool; none, no pool */
+	e = 0;
 	while (p->tmpl && p->nrefillers < want &&
-	       pthread_create(&p->refiller[p->nrefillers], NULL, refill_main, p) == 0)
+	       !(e = pthread_create(&p->refiller[p->nrefillers], NULL, refill_main, p)))
 		p->nrefillers++;
 	if (!p->nrefillers) {
 		tg_sandbox_spec_free(p->tmpl);
 		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->lock);
 		free(p);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of resources");
+		/* pthread_create returns its error, EAGAIN for no thread; none
+		 * tried: the template's copy failed */
+		return e ? tg_error_sys(err, e, "warm pool: its refill thread")
+			 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	*out = p;
 	return 0;

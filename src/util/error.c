@@ -51,7 +51,7 @@ int tg_error_sys(struct tg_error *err, int errnum, const char *fmt, ...)
 
 int tg_error_wrap(struct tg_error *err, const char *fmt, ...)
 {
-	char prefix[256];
+	char prefix[sizeof(err->msg)];
 	char old[sizeof(err->msg)];
 	va_list ap;
 

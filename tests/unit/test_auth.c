@@ -88,6 +88,9 @@ static int policy_and_scopes(void)
 	CHECK(load("b5.json", "{\"principals\":{\"a\":{\"scopes\":[]},\"a\":{\"scopes\":[]}}}", &p,
 		   &err) < 0);
 	CHECK(load("b6.json", "[1]", &p, &err) < 0 && strstr(err.msg, "want a JSON object"));
+	/* the anomaly configuration's reason, after the policy's name */
+	CHECK(load("b7.json", "{\"principals\":{},\"anomalies\":{\"size_z\":0}}", &p, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && strstr(err.msg, "b7.json: anomalies: size_z"));
 	remove_dir();
 	return 0;
 }

@@ -88,8 +88,9 @@ static int refusals(void)
 	CHECK(refused("\"name\":\"sql.query\"", "\"name\":\"sql query\"", "name:"));
 	CHECK(refused("\"version\":\"1.2.0\"", "\"version\":\"1.2\"", "version:"));
 	CHECK(refused("\"version\":\"1.2.0\"", "\"version\":\"01.2.0\"", "version:"));
+	/* the schema compiler's reason follows the contract's context */
 	CHECK(refused("\"type\":\"object\",\"properties\"", "\"type\":\"obj\",\"properties\"",
-		      "input_schema: invalid schema"));
+		      "input_schema: invalid schema: unknown type 'obj'"));
 	CHECK(refused("\"retryable\":false", "\"retryable\":\"no\"", "errors[0]: retryable"));
 	CHECK(refused("\"code\":\"syntax\",", "", "errors[0].code: required"));
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"", "\"kind\":\"mcp\"", "reserved"));
