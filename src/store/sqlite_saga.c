@@ -363,7 +363,7 @@ int sq_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_
 	char (*list)[33] = NULL, (*bigger)[33], runner[33];
 	sqlite3_stmt *s = NULL, *claim = NULL;
 	size_t cap = 0;
-	int rc;
+	int rc, step = SQLITE_DONE;
 
 	pthread_mutex_lock(sq_lock(st));
 	rc = store_exec(st, "BEGIN IMMEDIATE", err);
@@ -373,9 +373,9 @@ int sq_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_
 			sqlite3_prepare_v2(sq_db(st), "UPDATE sagas SET runner = ?2 WHERE id = ?1", -1,
 					   &claim, NULL) != SQLITE_OK))
 		rc = store_db_error(err, sq_db(st), "sagas");
-	/* a failed step ends the scan: the sagas not reached are found at the
-	 * next start */
-	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+	/* a failed step ends the scan, and says so (the transaction is
+	 * rolled back: nothing claimed); the sagas are found at the next start */
+	while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW) {
 		store_copy_text(runner, sizeof(runner), sqlite3_column_text(s, 1));
 		if (store_instance_alive(st, runner))
 			continue;
@@ -396,6 +396,8 @@ int sq_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_
 		sqlite3_reset(claim);
 		(*n)++;
 	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = store_db_error(err, sq_db(st), "sagas");
 	sqlite3_finalize(s);
 	sqlite3_finalize(claim);
 	rc = store_end_tx(st, rc, err);
