@@ -404,8 +404,9 @@ static int load_executor(struct loader *l, json_t *doc)
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
-		return bad(l, "executor.kind", "mcp (upstream servers) is reserved: this gateway "
-			   "runs builtin and command tools, and plans");
+		return bad(l, "executor.kind", "mcp is reserved: an upstream MCP server is "
+			   "declared in the catalogue's upstreams/NAME.json (docs/UPSTREAMS.md), "
+			   "not in a contract");
 	if (strcmp(kind, "command") != 0)
 		return bad(l, "executor.kind", "must be builtin, command, plan or plan.undo");
 	c->executor = TG_EXEC_COMMAND;
