@@ -122,8 +122,8 @@ struct tg_upstream {
  * a field of the other transport, a url with userinfo or without a host,
  * a mount whose host path does not exist, an egress rule without a port,
  * a credential file that is not a regular file of the caller's with mode
- * 0600 or stricter, two tools exposed under one name, a string over its
- * bound. */
+ * 0600 or stricter or that resolves under /proc or /dev, two tools exposed
+ * under one name, a string over its bound. */
 TG_API int tg_upstream_load(const char *path, struct tg_upstream **out, struct tg_error *err);
 /* The same from text; origin is the file's path (its base name gives NAME)
  * and names it in errors. */
@@ -133,6 +133,9 @@ TG_API void tg_upstream_free(struct tg_upstream *upstream);
 
 TG_API const char *tg_upstream_transport_name(enum tg_upstream_transport transport);
 TG_API const char *tg_upstream_pin_name(enum tg_upstream_pin pin);
+/* name is an MCP tool name, as a declaration's tools and renames are: 1
+ * to 128 of A-Z a-z 0-9 _ . - */
+TG_API int tg_upstream_tool_name_ok(const char *name);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,8 @@
  *
  * Carrying a declaration starts nothing: what runs an upstream is not
  * here. This file must never let a contract and an upstream's tool share a
- * name, nor an upstream's compensation point at a read.
+ * name, nor an upstream's compensation point at anything but a write: a
+ * write contract, or a name an upstream's write is exposed under.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,30 +64,58 @@ static int clash(const struct tg_catalog *c, const struct tg_upstream *u, struct
 	return 0;
 }
 
-/* Each compensation of u's tools names a write: an upstream's tool (one
- * not declared is a write) or a write contract. */
+/* Why ref, a name in upstream owner's namespace, is not a write owner
+ * exposes, or NULL: it must be one of the names its tools are served
+ * under, not hidden, not read (a tool not declared is a write, exposed
+ * under its own name). */
+static const char *not_exposed_write(const struct tg_catalog *c, const struct tg_upstream *owner,
+				     const char *ref)
+{
+	const char *tool = ref + strlen(owner->name) + 1;
+	const struct tg_upstream_tool *t;
+	const struct tg_upstream *o;
+	size_t k;
+
+	if (!tg_upstream_tool_name_ok(tool))
+		return "is not a tool's: after the namespace, a tool name is 1 to 128 of "
+		       "A-Z a-z 0-9 _ . -";
+	t = exposed_tool(c, ref, &o);
+	if (t)
+		return t->authority == TG_UPSTREAM_READ ? "is a read tool, and undoing a write "
+							  "writes" : NULL;
+	/* not an exposed name: a declared tool's own name, hidden or renamed */
+	for (k = 0; k < owner->ntools; k++)
+		if (strcmp(owner->tools[k].name, tool) == 0)
+			return owner->tools[k].hide ? "is a hidden tool, never served"
+						    : "is a renamed tool's own name, and it is "
+						      "served under its rename";
+	return NULL;
+}
+
+/* Each compensation of u's tools names a write: an upstream's exposed
+ * tool (one not declared is a write) or a write contract. */
 static int bad_compensation(const struct tg_catalog *c, const struct tg_upstream *u,
 			    struct tg_error *err)
 {
 	size_t i;
 
 	for (i = 0; i < u->ntools; i++) {
-		const char *ref = u->tools[i].compensation_tool;
-		const struct tg_upstream_tool *t;
+		const char *ref = u->tools[i].compensation_tool, *why;
 		const struct tg_upstream *owner;
 		const struct tg_contract *k;
 		struct tg_error rerr;
 
 		if (!ref)
 			continue;
-		t = exposed_tool(c, ref, &owner);
-		if (owner && (!t || t->authority == TG_UPSTREAM_WRITE))
-			continue;
-		if (owner)
+		exposed_tool(c, ref, &owner);
+		/* a name that is no tool's is not echoed: it may hold anything */
+		if (owner && (why = not_exposed_write(c, owner, ref)))
 			return tg_error_set(err, TG_ERR_INVALID, "upstream %s: tools.%s.compensation."
-					    "tool: %s is a read tool of upstream %s, and undoing a "
-					    "write writes", u->file, u->tools[i].name, ref,
-					    owner->file);
+					    "tool: %s %s (upstream %s)", u->file, u->tools[i].name,
+					    tg_upstream_tool_name_ok(ref + strlen(owner->name) + 1)
+					    ? ref : "the name", why, owner->file);
+		if (owner)
+			continue;
 		if (tg_catalog_resolve(c, ref, "0000-01-01", &k, &rerr) < 0)
 			return tg_error_set(err, TG_ERR_INVALID, "upstream %s: tools.%s.compensation."
 					    "tool: %s", u->file, u->tools[i].name, rerr.msg);

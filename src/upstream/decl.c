@@ -48,9 +48,25 @@ int up_nomem(struct up_loader *l)
 
 void up_field(char *buf, size_t size, const char *where, const char *key)
 {
+	size_t n, i;
+
 	/* a path cut short still names where it starts */
-	if (snprintf(buf, size, "%s%s%.200s", where, where[0] ? "." : "", key) >= (int)size)
+	n = (size_t)snprintf(buf, size, "%s%s", where, where[0] ? "." : "");
+	if (n >= size) {
 		buf[size - 1] = '\0';
+		return;
+	}
+	/* a key is the file's text: no control byte of it reaches a terminal
+	 * or splits a lint line */
+	for (i = 0; key[i] && i < 200 && n + 5 < size; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
 }
 
 int up_only(struct up_loader *l, json_t *obj, const char *where, const char *const *allowed)

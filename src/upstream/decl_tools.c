@@ -3,9 +3,9 @@
  * the rest of the file is decl.c's).
  *
  * A credential is a path: the file must be a regular file of the caller's,
- * mode 0600 or stricter, when the declaration loads, and it is never read
- * here, so the secret never sits in the parsed declaration nor in an error
- * message. A tool whose declaration does not say read is a write: the
+ * mode 0600 or stricter, not under /proc or /dev, when the declaration
+ * loads, and it is never read here, so the secret never sits in the parsed
+ * declaration nor in an error message. A tool whose declaration does not say read is a write: the
  * server's own readOnlyHint is the server's claim, and the gateway holds a
  * write for approval whatever the server says.
  */
@@ -24,11 +24,17 @@
 #define MAX_CREDENTIALS 64
 #define MAX_TOOL_NAME 128 /* MCP's tool names, the exposed ones included */
 
-/* Headers the gateway itself sets on a request to an HTTP upstream: a
+#define MAX_ARGS_TEXT (16 * 1024) /* a compensation's arguments, serialized */
+#define MAX_ARGS_KEY 256
+
+/* Headers the gateway itself sets on a request to an HTTP upstream, or
+ * that speak to a proxy or to the connection rather than to the server: a
  * credential under one of these names would fight the transport. */
 static const char *const transport_headers[] = {
-	"Host", "Content-Type", "Content-Length", "Accept", "Connection", "Transfer-Encoding",
-	"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID", NULL,
+	"Host", "Content-Type", "Content-Length", "Accept", "Accept-Encoding", "Connection",
+	"Keep-Alive", "Transfer-Encoding", "TE", "Trailer", "Upgrade", "Expect",
+	"Proxy-Authorization", "Proxy-Connection", "Mcp-Session-Id", "Mcp-Protocol-Version",
+	"Last-Event-ID", NULL,
 };
 
 /* RFC 9110 tchar: an HTTP header name, 1 to 128 of them. */
@@ -44,7 +50,7 @@ static int header_name_ok(const char *s)
 	return 1;
 }
 
-static int tool_name_ok(const char *s)
+int tg_upstream_tool_name_ok(const char *s)
 {
 	size_t n = strlen(s), i;
 
@@ -56,15 +62,34 @@ static int tool_name_ok(const char *s)
 	return 1;
 }
 
+/* path is /proc or /dev or below one: the kernel's files, never a
+ * secret's (/proc/self/environ is a regular file of the caller's, mode
+ * 0400, and holds the gateway's own environment). */
+static int kernel_path(const char *path)
+{
+	return (strncmp(path, "/proc", 5) == 0 && (path[5] == '/' || !path[5])) ||
+	       (strncmp(path, "/dev", 4) == 0 && (path[4] == '/' || !path[4]));
+}
+
 /* The file a secret will be read from, checked without reading it. */
 static int secret_file(struct up_loader *l, const char *field, const char *path)
 {
 	struct stat st;
+	char *real;
+	int kernel;
 
 	if (!up_absolute(path))
 		return up_bad(l, field, "%.200s: must be an absolute path to the secret's file", path);
 	if (stat(path, &st) < 0)
 		return up_bad(l, field, "%.200s: %s", path, strerror(errno));
+	/* where it resolves, links followed; a link that resolves nowhere
+	 * (/dev/stdin on a pipe) is refused by the path it was given */
+	real = realpath(path, NULL);
+	kernel = kernel_path(path) || !real || kernel_path(real);
+	free(real);
+	if (kernel)
+		return up_bad(l, field, "%.200s is under /proc or /dev: a secret's file is an "
+			      "ordinary file of its own", path);
 	if (!S_ISREG(st.st_mode))
 		return up_bad(l, field, "%.200s is not a regular file", path);
 	if (st.st_uid != geteuid())
@@ -167,7 +192,7 @@ static int mapping_ok(json_t *v, int depth)
 			strcspn(s + 12, "}") == n - 13);
 	}
 	json_object_foreach(v, key, item)
-		if (!mapping_ok(item, depth + 1))
+		if (strlen(key) > MAX_ARGS_KEY || !mapping_ok(item, depth + 1))
 			return 0;
 	json_array_foreach(v, i, item)
 		if (!mapping_ok(item, depth + 1))
@@ -208,9 +233,12 @@ static int load_compensation(struct up_loader *l, struct tg_upstream_tool *t, js
 		return up_bad(l, sub, "an object mapping the undo tool's arguments, with tool");
 	if (args && !mapping_ok(args, 0))
 		return up_bad(l, sub, "a placeholder is \"${call_id}\" or \"${arguments.NAME}\", "
-			      "the whole string, at most 16 deep");
+			      "the whole string; at most 16 deep, each key at most %d bytes",
+			      MAX_ARGS_KEY);
 	if (args && !(t->compensation_args = json_dumps(args, JSON_COMPACT)))
 		return up_nomem(l);
+	if (args && strlen(t->compensation_args) > MAX_ARGS_TEXT)
+		return up_bad(l, sub, "at most %d bytes as compact JSON", MAX_ARGS_TEXT);
 	return 0;
 }
 
@@ -267,7 +295,7 @@ static int load_tool(struct up_loader *l, struct tg_upstream_tool *t, json_t *o,
 		return -1;
 	up_field(field, sizeof(field), where, "rename");
 	if ((v = json_object_get(o, "rename")) &&
-	    (!json_is_string(v) || !tool_name_ok(json_string_value(v))))
+	    (!json_is_string(v) || !tg_upstream_tool_name_ok(json_string_value(v))))
 		return up_bad(l, field, "a tool's name: 1 to 128 of A-Z a-z 0-9 _ . -");
 	rename = v ? json_string_value(v) : t->name;
 	if (asprintf(&t->exposed, "%s.%s", l->u->name, rename) < 0) {
@@ -316,7 +344,7 @@ int up_load_tools(struct up_loader *l, json_t *doc)
 		struct tg_upstream_tool *t = &u->tools[u->ntools];
 
 		up_field(where, sizeof(where), "tools", key);
-		if (!tool_name_ok(key))
+		if (!tg_upstream_tool_name_ok(key))
 			return up_bad(l, where, "a tool's name is 1 to 128 of A-Z a-z 0-9 _ . -");
 		u->ntools++;
 		if (!(t->name = strdup(key)))

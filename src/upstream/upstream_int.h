@@ -29,7 +29,8 @@ int up_nomem(struct up_loader *l);
 int up_only(struct up_loader *l, json_t *obj, const char *where, const char *const *allowed);
 /* v, a string of at most max bytes without NUL, copied into OUT *out. */
 int up_string(struct up_loader *l, json_t *v, const char *field, size_t max, char **out);
-/* "where.key" (where "" : "key") into buf. */
+/* "where.key" (where "" : "key") into buf, key's control bytes (below
+ * 0x20, 0x7f) written \xNN. */
 void up_field(char *buf, size_t size, const char *where, const char *key);
 /* A boolean field of obj (absent: 0) into OUT *out. */
 int up_bool(struct up_loader *l, json_t *obj, const char *key, const char *field, int *out);

@@ -320,6 +320,92 @@ static int tool_refusals(void)
 	return 0;
 }
 
+/* A credential that resolves under /proc or /dev is refused, whatever its
+ * mode: /proc/self/environ is a regular 0400 file of the caller's. */
+static int credential_paths(void)
+{
+	char dir[64], link[128], text[512];
+
+	CHECK(refused(STDIO "\"credentials\":{\"env\":{\"K\":\"/proc/self/environ\"}}}",
+		      "credentials.env.K: /proc/self/environ is under /proc or /dev"));
+	CHECK(refused(STDIO "\"credentials\":{\"env\":{\"K\":\"/proc/self/fd/0\"}}}",
+		      "credentials.env.K: /proc/self/fd/0 is under /proc or /dev"));
+	CHECK(refused(STDIO "\"credentials\":{\"env\":{\"K\":\"/dev/stdin\"}}}",
+		      "credentials.env.K: /dev/stdin is under /proc or /dev"));
+	/* by where it resolves, not by how it is spelt */
+	CHECK(unit_tmpdir(dir, "upstream-cred") == 0);
+	snprintf(link, sizeof(link), "%s/environ", dir);
+	CHECK(symlink("/proc/self/environ", link) == 0);
+	snprintf(text, sizeof(text), HTTP "\"credentials\":{\"header\":{\"X-Key\":\"%s\"}}}",
+		 link);
+	CHECK(refused(text, "credentials.header.X-Key: "));
+	CHECK(refused(text, "is under /proc or /dev"));
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* Headers that speak to a proxy or to the connection, any case. */
+static int reserved_headers(void)
+{
+	static const char *const reserved[] = {
+		"Proxy-Authorization", "proxy-connection", "Connection", "upgrade", "TE",
+		"Trailer", "Keep-Alive", "Expect", "transfer-encoding", "Content-Length",
+		"Accept-Encoding", NULL,
+	};
+	char text[512];
+	size_t i;
+
+	for (i = 0; reserved[i]; i++) {
+		snprintf(text, sizeof(text), HTTP "\"credentials\":{\"header\":{\"%s\":\"/x\"}}}",
+			 reserved[i]);
+		CHECK(refused(text, "is a header the gateway's transport sets"));
+	}
+	return 0;
+}
+
+/* A key of the file reaches a message with its control bytes escaped. */
+static int field_escapes(void)
+{
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	const char *text = STDIO "\"env\":{\"A\\nB\\u007f\":\"v\"}}";
+
+	CHECK(refused(text, "env.A\\x0aB\\x7f: a variable's name"));
+	CHECK(parse(text, &u, &err) < 0 && !strchr(err.msg, '\n') && !strchr(err.msg, 0x7f));
+	CHECK(refused(STDIO "\"tools\":{\"x\\r\":{}}}", "tools.x\\x0d: a tool's name"));
+	return 0;
+}
+
+/* compensation.arguments: keys at most 256 bytes, at most 16 KiB. */
+static int compensation_bounds(void)
+{
+	char *big = malloc(32 * 1024);
+	size_t n;
+
+	CHECK(big);
+	n = (size_t)snprintf(big, 128, STDIO "\"tools\":{\"w\":{\"compensation\":{\"tool\":"
+			     "\"t.u\",\"arguments\":{\"");
+	memset(big + n, 'k', 257);
+	memcpy(big + n + 257, "\":1}}}}}", 9);
+	CHECK(refused(big, "tools.w.compensation.arguments: "));
+	memset(big + n, 'k', 256);
+	memcpy(big + n + 256, "\":1}}}}}", 9);
+	CHECK(loads(big));
+	/* each string is under 4096, the whole over 16 KiB */
+	n = (size_t)snprintf(big, 128, STDIO "\"tools\":{\"w\":{\"compensation\":{\"tool\":"
+			     "\"t.u\",\"arguments\":{");
+	for (int k = 0; k < 5; k++) {
+		n += (size_t)snprintf(big + n, 16, "%s\"a%d\":\"", k ? "," : "", k);
+		memset(big + n, 'v', 4000);
+		n += 4000;
+		big[n++] = '"';
+	}
+	memcpy(big + n, "}}}}}", 6);
+	CHECK(refused(big, "tools.w.compensation.arguments: at most 16384 bytes"));
+	free(big);
+	return 0;
+}
+
 static int write_contract(const char *dir, const char *file, const char *name,
 			  const char *extra)
 {
@@ -406,6 +492,19 @@ static int catalogue_namespace(void)
 	return 0;
 }
 
+/* upstreams/fs.json, its tool w compensated by ref and the tools of
+ * catalogue_compensation, is refused with want. */
+static int comp_says(const char *d, const char *ref, const char *want)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), STDIO "\"tools\":{\"list\":{\"authority\":\"read\","
+		 "\"rename\":\"ls\"},\"peek\":{\"hide\":true},\"mv\":{\"rename\":\"move\"},"
+		 "\"w\":{\"compensation\":{\"tool\":\"%s\"}}}}", ref);
+	return write_file(d, "upstreams/fs.json", text, 0644) == 0 &&
+	       catalogue_says(d, "upstreams/fs.json: tools.w.compensation.tool: ", want);
+}
+
 /* A compensation names a write: an upstream's tool (one not declared is a
  * write) or a write contract. */
 static int catalogue_compensation(void)
@@ -433,6 +532,19 @@ static int catalogue_compensation(void)
 			 "{\"tool\":\"nowhere\"}}}}", 0644) == 0);
 	CHECK(catalogue_says(d, "tools.write.compensation.tool: tool 'nowhere': no such tool",
 			     "fs.json"));
+	/* in an upstream's namespace: one of its exposed, non-hidden writes */
+	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"list\":{\"authority\":"
+			 "\"read\",\"rename\":\"ls\"},\"peek\":{\"hide\":true},\"mv\":{\"rename\":"
+			 "\"move\"},\"w\":{\"compensation\":{\"tool\":\"fs.w\"}},\"u\":{\"compensation\":"
+			 "{\"tool\":\"fs.move\"}},\"v\":{\"compensation\":{\"tool\":\"fs.other\"}}}}",
+			 0644) == 0);
+	CHECK(catalogue_says(d, NULL, NULL));
+	CHECK(comp_says(d, "fs.list", "fs.list is a renamed tool's own name"));
+	CHECK(comp_says(d, "fs.mv", "fs.mv is a renamed tool's own name"));
+	CHECK(comp_says(d, "fs.ls", "fs.ls is a read tool"));
+	CHECK(comp_says(d, "fs.peek", "fs.peek is a hidden tool"));
+	CHECK(comp_says(d, "fs.no such@1", "the name is not a tool's"));
+	CHECK(comp_says(d, "fs.", "the name is not a tool's"));
 	unit_rmtree(d);
 	return 0;
 }
@@ -497,6 +609,10 @@ const struct unit_test upstream_tests[] = {
 	{ "upstream/http_loads", http_loads },
 	{ "upstream/refusals", refusals },
 	{ "upstream/tool_refusals", tool_refusals },
+	{ "upstream/credential_paths", credential_paths },
+	{ "upstream/reserved_headers", reserved_headers },
+	{ "upstream/field_escapes", field_escapes },
+	{ "upstream/compensation_bounds", compensation_bounds },
 	{ "upstream/catalogue_namespace", catalogue_namespace },
 	{ "upstream/catalogue_compensation", catalogue_compensation },
 	{ "upstream/lint_and_gate", lint_and_gate },
