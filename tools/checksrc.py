@@ -59,21 +59,23 @@ MAY_INCLUDE = {
     "util": set(),
     "sandbox": {"util"},
     "schema": {"util"},
-    "catalog": {"util", "schema", "sandbox"},
+    "catalog": {"util", "schema", "sandbox", "upstream"},
     "auth": {"util", "store", "catalog", "sandbox", "obs"},
     "exec": {"util", "sandbox", "catalog"},
     "store": {"util"},
     "obs": {"util"},
-    "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs"},
+    "upstream": {"util", "schema", "sandbox", "obs"},
+    "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "upstream"},
     "mcp": {"util", "gate", "catalog", "obs"},
     "cli": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "gate",
-            "mcp"},
+            "mcp", "upstream"},
 }
 PUBLIC_PART = {
     "error.h": "util", "sandbox.h": "sandbox", "egress.h": "sandbox", "schema.h": "schema",
     "catalog.h": "catalog", "contract.h": "catalog", "scan.h": "catalog", "auth.h": "auth",
     "anomaly.h": "auth", "store.h": "store", "audit.h": "obs", "redact.h": "obs",
     "trace.h": "obs", "version.h": "util", "gate.h": "gate", "mcp.h": "mcp",
+    "upstream.h": "upstream",
 }
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # rules another program applies with the same allow-list (scripts/tidy.sh)

@@ -23,8 +23,13 @@ extern "C" {
 
 struct tg_catalog;
 
-/* Load every *.json file of dir (not recursive). -1 with err naming the
- * first contract refused, or the two files of a duplicate name@version. */
+/* Load every *.json file of dir (not recursive), the resources and prompts
+ * of its resources/ and prompts/ folders, and the upstreams declared in
+ * its upstreams/ folder (NAME.json each; a file not ending .json there is
+ * ignored, a missing folder is none). -1 with err naming the first
+ * contract or declaration refused, the two files of a duplicate
+ * name@version, or the contract and the upstream of a name in an
+ * upstream's namespace (NAME.). */
 TG_API int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 			       struct tg_catalog **out, struct tg_error *err);
 TG_API void tg_catalog_free(struct tg_catalog *catalog);
@@ -32,6 +37,14 @@ TG_API void tg_catalog_free(struct tg_catalog *catalog);
 /* The contracts, sorted by name and then version (ascending). */
 TG_API size_t tg_catalog_count(const struct tg_catalog *catalog);
 TG_API const struct tg_contract *tg_catalog_at(const struct tg_catalog *catalog, size_t i);
+
+/* The upstreams declared (docs/UPSTREAMS.md), sorted by name, borrowed
+ * from the catalog. They are carried, not run: nothing of the catalogue
+ * starts a server. */
+struct tg_upstream;
+TG_API size_t tg_catalog_upstream_count(const struct tg_catalog *catalog);
+TG_API const struct tg_upstream *tg_catalog_upstream_at(const struct tg_catalog *catalog,
+							size_t i);
 
 /* Resolve a reference (see above). today is "YYYY-MM-DD" for the sunset
  * check (NULL: the current UTC date). OUT *out, borrowed from the catalog.
@@ -95,13 +108,15 @@ TG_API int tg_catalog_diff(const struct tg_contract *old_version,
 /* Check every contract of dir without stopping at the first problem:
  * each file that does not load, each name@version found twice, each
  * breaking change between consecutive versions that keep their major
- * version. report is called with one line per problem (and, for a
- * breaking change, one indented line per breaking finding). OUT *files:
- * how many contracts were read. Returns the number of problems, or -1
- * with err when dir cannot be read. */
+ * version, each upstream declaration that does not load, each contract
+ * in an upstream's namespace. report is called with one line per problem
+ * (and, for a breaking change, one indented line per breaking finding).
+ * OUT *files: how many contracts were read, *upstreams: how many upstream
+ * declarations. Returns the number of problems, or -1 with err when dir
+ * (or its upstreams/ folder) cannot be read. */
 TG_API int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 			   void (*report)(const char *line, void *ctx), void *ctx,
-			   size_t *files, struct tg_error *err);
+			   size_t *files, size_t *upstreams, struct tg_error *err);
 
 #ifdef __cplusplus
 }

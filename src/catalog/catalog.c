@@ -1,7 +1,8 @@
 /*
  * The catalogue (include/toolgate/catalog.h): contracts loaded from a
  * directory, version resolution with deprecation and sunset, and the MCP
- * tool definitions derived from contracts, never from callers.
+ * tool definitions derived from contracts, never from callers. Resources
+ * and prompts are content.c's, upstreams' declarations upstreams.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -159,7 +160,8 @@ int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 		duplicate_error(dir, c, i, err);
 		goto fail;
 	}
-	if (bad_compensation(c, 0, err) || catalog_load_content(c, dir, err) < 0)
+	if (bad_compensation(c, 0, err) || catalog_load_content(c, dir, err) < 0 ||
+	    catalog_load_upstreams(c, dir, err) < 0)
 		goto fail;
 	catalog_free_files(files);
 	*out = c;
@@ -172,15 +174,16 @@ fail:
 
 int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 		    void (*report)(const char *line, void *ctx), void *ctx, size_t *files_read,
-		    struct tg_error *err)
+		    size_t *upstreams_read, struct tg_error *err)
 {
-	struct tg_catalog c = { NULL, 0, NULL, NULL, NULL };
+	struct tg_catalog c = { .v = NULL };
 	struct tg_error lerr;
 	char **files, line[1024];
 	size_t i, k;
-	int problems = 0;
+	int problems = 0, up;
 
 	*files_read = 0;
+	*upstreams_read = 0;
 	tg_error_clear(err);
 	files = catalog_json_files(dir, 0, err);
 	if (!files)
@@ -250,11 +253,15 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 		report(lerr.msg, ctx);
 		problems++;
 	}
+	/* the upstreams' declarations, each on its own, and their names
+	 * against the contracts' */
+	up = catalog_lint_upstreams(&c, dir, report, ctx, upstreams_read, err);
+	catalog_free_upstreams(&c);
 	catalog_free_content(&c);
 	for (i = 0; i < c.n; i++)
 		tg_contract_free(c.v[i]);
 	free(c.v);
-	return problems;
+	return up < 0 ? -1 : problems + up;
 }
 
 void tg_catalog_free(struct tg_catalog *c)
@@ -267,6 +274,7 @@ void tg_catalog_free(struct tg_catalog *c)
 		tg_contract_free(c->v[i]);
 	free(c->v);
 	catalog_free_content(c);
+	catalog_free_upstreams(c);
 	free(c);
 }
 

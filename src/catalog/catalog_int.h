@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "toolgate/catalog.h"
+#include "toolgate/upstream.h"
 
 struct tg_catalog {
 	struct tg_contract **v;
@@ -15,12 +16,26 @@ struct tg_catalog {
 	json_t *resources;      /* array: MCP resource definitions, content under "_text"/"_blob" */
 	json_t *templates;      /* array: MCP resource templates, "_text" to fill */
 	json_t *prompts;        /* array: MCP prompt definitions, "_messages" to fill */
+	struct tg_upstream **up; /* DIR/upstreams/NAME.json, sorted by name */
+	size_t nup;
 };
 
 /* DIR/resources/NAME.json and DIR/prompts/NAME.json into c (content.c). Absent
  * folders are no error. -1 and err naming the file and the field. */
 int catalog_load_content(struct tg_catalog *c, const char *dir, struct tg_error *err);
 void catalog_free_content(struct tg_catalog *c);
+
+/* DIR/upstreams/NAME.json into c (upstreams.c), after the contracts. An
+ * absent folder is no error. -1 and err naming the file and the field,
+ * or the two files of a clash of names. */
+int catalog_load_upstreams(struct tg_catalog *c, const char *dir, struct tg_error *err);
+/* Lint's: every declaration of DIR/upstreams on its own, each problem
+ * reported; OUT *files how many were read. The number of problems, or -1
+ * and err when the folder cannot be read. */
+int catalog_lint_upstreams(struct tg_catalog *c, const char *dir,
+			   void (*report)(const char *line, void *ctx), void *ctx, size_t *files,
+			   struct tg_error *err);
+void catalog_free_upstreams(struct tg_catalog *c);
 
 /* The *.json entries of dir, sorted, NULL-terminated, malloc'd (catalog.c);
  * NULL and err. A missing dir gives an empty list when missing_ok. */

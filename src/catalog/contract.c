@@ -22,6 +22,7 @@
 
 #include "catalog/catalog_int.h"
 #include "catalog/contract_doc.h"
+#include "sandbox/limits.h"
 #include "toolgate/contract.h"
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
@@ -249,43 +250,25 @@ static int load_errors(struct loader *l, json_t *doc)
 	return 0;
 }
 
+/* executor.limits: the sandbox's reader (sandbox/limits.h), the one for
+ * every file of the catalogue that gives a sandbox limits. */
 static int load_limits(struct loader *l, json_t *lim)
 {
-	static const char *const fields[] = { "memory", "cpus", "pids", "timeout", "output", NULL };
 	struct tg_contract *c = l->c;
-	struct tg_error perr;
-	json_t *v;
-	uint64_t x;
+	struct sandbox_limits s;
+	const char *key, *why;
+	char field[160];
 
-	if (!lim)
-		return 0;
-	if (!json_is_object(lim))
-		return bad(l, "executor.limits", "must be an object");
-	if (only(l, lim, "executor.limits", fields) < 0)
-		return -1;
-	if ((v = json_object_get(lim, "memory")) &&
-	    (!json_is_string(v) || parse_size(json_string_value(v), &c->memory, &perr) < 0))
-		return bad(l, "executor.limits.memory", "a size such as \"256M\"");
-	/* what the tool may print (stdout, stderr each): past it, the run is
-	 * ended and its result flagged output_truncated */
-	if ((v = json_object_get(lim, "output")) &&
-	    (!json_is_string(v) || parse_size(json_string_value(v), &c->output, &perr) < 0 ||
-	     c->output < 1024 || c->output > (64u << 20)))
-		return bad(l, "executor.limits.output", "a size from \"1K\" to \"64M\"");
-	if ((v = json_object_get(lim, "timeout")) &&
-	    (!json_is_string(v) || parse_duration(json_string_value(v), &c->timeout_ms, &perr) < 0))
-		return bad(l, "executor.limits.timeout", "a duration such as \"10s\"");
-	if ((v = json_object_get(lim, "pids"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
-			return bad(l, "executor.limits.pids", "an integer from 1 to 65536");
-		c->pids = (unsigned)json_integer_value(v);
+	if (sandbox_limits_parse(lim, &s, &key, &why) < 0) {
+		snprintf(field, sizeof(field), "executor.limits%s%.100s", key ? "." : "",
+			 key ? key : "");
+		return bad(l, field, "%s", why);
 	}
-	if ((v = json_object_get(lim, "cpus"))) {
-		x = (uint64_t)(json_number_value(v) * 1000 + 0.5);
-		if (!json_is_number(v) || x < 10 || x > 1024000)
-			return bad(l, "executor.limits.cpus", "a number from 0.01");
-		c->millicpus = (unsigned)x;
-	}
+	c->memory = s.memory;
+	c->output = s.output;
+	c->timeout_ms = s.timeout_ms;
+	c->pids = s.pids;
+	c->millicpus = s.millicpus;
 	return 0;
 }
 
@@ -421,8 +404,9 @@ static int load_executor(struct loader *l, json_t *doc)
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
-		return bad(l, "executor.kind", "mcp (upstream servers) is reserved: this gateway "
-			   "runs builtin and command tools, and plans");
+		return bad(l, "executor.kind", "mcp is reserved: an upstream MCP server is "
+			   "declared in the catalogue's upstreams/NAME.json (docs/UPSTREAMS.md), "
+			   "not in a contract");
 	if (strcmp(kind, "command") != 0)
 		return bad(l, "executor.kind", "must be builtin, command, plan or plan.undo");
 	c->executor = TG_EXEC_COMMAND;

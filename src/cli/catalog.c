@@ -1,11 +1,14 @@
 /*
  * toolgate catalog list DIR         every contract: name, version, authority,
- *                                   risk, status
+ *                                   risk, status; then every upstream: name,
+ *                                   transport, tools declared, pin
  * toolgate catalog show DIR REF     one tool (name, name@1, name@1.2.3): its
  *                                   MCP definition
  * toolgate catalog lint DIR         every contract loads, no name@version twice,
  *                                   no breaking change without a major version
- *                                   bump; each problem on its own line, exit 1
+ *                                   bump, every upstream declaration loads and
+ *                                   keeps its namespace; each problem on its own
+ *                                   line, exit 1
  * toolgate catalog diff OLD NEW     two contract files: each change, and whether
  *                                   it breaks callers (exit 1 when it does)
  */
@@ -15,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "toolgate/catalog.h"
+#include "toolgate/upstream.h"
 
 static const char *risk_name(enum tg_risk r)
 {
@@ -46,6 +50,16 @@ static int cmd_list(const char *dir)
 		printf("%-32s %-12s %-6s %-9s %s\n", c->name, c->version_text,
 		       c->authority == TG_AUTHORITY_READ ? "read" : "write", risk_name(c->risk),
 		       status);
+	}
+	/* the upstreams after the contracts, only when there are some: a
+	 * catalogue without them lists as it always did */
+	if (tg_catalog_upstream_count(cat))
+		printf("\n%-32s %-9s %-6s %s\n", "UPSTREAM", "TRANSPORT", "TOOLS", "PIN");
+	for (i = 0; i < tg_catalog_upstream_count(cat); i++) {
+		const struct tg_upstream *u = tg_catalog_upstream_at(cat, i);
+
+		printf("%-32s %-9s %-6zu %s\n", u->name, tg_upstream_transport_name(u->transport),
+		       u->ntools, tg_upstream_pin_name(u->pin));
 	}
 	tg_catalog_free(cat);
 	return 0;
@@ -121,14 +135,17 @@ static void print_line(const char *line, void *ctx)
 static int cmd_lint(const char *dir)
 {
 	struct tg_error err;
-	size_t files;
-	int problems = tg_catalog_lint(dir, NULL, print_line, NULL, &files, &err);
+	size_t files, upstreams;
+	int problems = tg_catalog_lint(dir, NULL, print_line, NULL, &files, &upstreams, &err);
 
 	if (problems < 0) {
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
 		return EXIT_DATA;
 	}
-	printf("%zu contracts, %d problems\n", files, problems);
+	if (upstreams)
+		printf("%zu contracts, %zu upstreams, %d problems\n", files, upstreams, problems);
+	else
+		printf("%zu contracts, %d problems\n", files, problems);
 	return problems ? 1 : 0;
 }
 
@@ -140,7 +157,8 @@ static void usage(FILE *f)
 		   "       toolgate catalog diff OLD.json NEW.json\n"
 		   "\n"
 		   "Exit status: 0; 1 lint problems, a breaking diff, or no such tool (show);\n"
-		   "2 usage; 3 a catalogue or contract that does not load (docs/CLI.md).\n");
+		   "2 usage; 3 a catalogue, a contract or an upstream's declaration that does\n"
+		   "not load (docs/CLI.md).\n");
 }
 
 static const struct option options[] = {

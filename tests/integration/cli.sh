@@ -70,6 +70,23 @@ t redact_missing_file 3 "$tmp/none" redact "$tmp/none"
 t schema_missing_file 3 "$tmp/none" schema validate "$tmp/none" "$tmp/none"
 t audit_verify_holds 0 "" audit verify "$tmp/st/audit.log"
 
+# --- upstreams in a catalogue (docs/UPSTREAMS.md): listed, linted, refused -------------
+mkdir -p "$tmp/upcat/upstreams"
+printf '{"transport":"http","url":"https://h.test/mcp","tools":{"echo":{"authority":"read"}}}' \
+	>"$tmp/upcat/upstreams/everything.json"
+"$TG" catalog list "$tmp/upcat" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 0 ] && grep -Eq '^everything +http +1 +strict$' "$tmp/out"
+check catalog_list_upstream $? "$(cat "$tmp/out" "$tmp/err")"
+"$TG" catalog lint "$tmp/upcat" >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -qx '0 contracts, 1 upstreams, 0 problems' "$tmp/out"
+check catalog_lint_upstream_clean $? "$(cat "$tmp/out")"
+printf '{"transport":"stdio","argv":["x"],"sandbox":{"egress":["h.test"]}}' \
+	>"$tmp/upcat/upstreams/bad.json"
+"$TG" catalog lint "$tmp/upcat" >"$tmp/out" 2>&1
+[ $? -eq 1 ] && grep -qF "upstream $tmp/upcat/upstreams/bad.json: sandbox.egress[0]: " "$tmp/out"
+check catalog_lint_upstream_refused $? "$(cat "$tmp/out")"
+t catalog_list_upstream_refused 3 "upstreams/bad.json: sandbox.egress[0]" catalog list "$tmp/upcat"
+
 # --- usage errors: exit 2, the option named ------------------------------------------
 t usage_unknown_option_approvals 2 "'--bogus'" approvals list --bogus --state "$tmp/st"
 t usage_unknown_option_rollback 2 "'--bogus'" rollback list --state "$tmp/st" --bogus

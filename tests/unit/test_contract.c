@@ -184,6 +184,17 @@ static int command_executor(void)
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
 		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":{\"output\":\"1G\"}",
 		      "executor.limits.output"));
+	/* the limits are the sandbox's reader's (sandbox/limits.h): a CPU
+	 * share out of range is refused before it is converted */
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":{\"cpus\":-1}",
+		      "executor.limits.cpus: a number from 0.01 to 1024"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":{\"disk\":1}",
+		      "executor.limits.disk: unknown field"));
+	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
+		      "\"kind\":\"command\",\"argv\":[\"t\"],\"limits\":7",
+		      "executor.limits: must be an object"));
 	/* an allowlist is the standard tier's, and its rules are read now */
 	CHECK(refused("\"kind\":\"builtin\",\"name\":\"sql.query\"",
 		      "\"kind\":\"command\",\"argv\":[\"t\"],\"egress\":[\"a.test:443\"]",

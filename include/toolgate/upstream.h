@@ -1,0 +1,143 @@
+/*
+ * toolgate upstreams: an MCP server people already run, declared to be put
+ * behind the gate (docs/UPSTREAMS.md). One JSON file each,
+ * upstreams/NAME.json in the catalogue directory, where NAME is the
+ * namespace its tools are exposed under (NAME.tool). A declaration says how
+ * the server is reached (a command over stdio, in a sandbox, or a URL over
+ * Streamable HTTP), the secrets the gateway injects (paths to files, never
+ * the secrets themselves), what each of its tools may do, and how its
+ * definitions are pinned.
+ *
+ *     struct tg_upstream *u;
+ *     if (tg_upstream_load("cat/upstreams/everything.json", &u, &err) < 0)
+ *             fprintf(stderr, "%s\n", err.msg); // names file, field and reason
+ *
+ * Loading reads and checks the file; it starts nothing. The catalogue
+ * (toolgate/catalog.h) loads every declaration of its upstreams/ folder.
+ */
+#ifndef TOOLGATE_UPSTREAM_H
+#define TOOLGATE_UPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "toolgate/error.h"
+#include "toolgate/sandbox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the server is reached: a command started by the gateway, spoken to
+ * on its stdin and stdout, or a URL (Streamable HTTP). */
+enum tg_upstream_transport { TG_UPSTREAM_STDIO = 1, TG_UPSTREAM_HTTP = 2 };
+
+/* What is done when a tool's definition changes under its name: refused
+ * until a person accepts it (strict, the default), served while a ticket
+ * is open (review), nothing (off). */
+enum tg_upstream_pin { TG_UPSTREAM_PIN_STRICT = 0, TG_UPSTREAM_PIN_REVIEW, TG_UPSTREAM_PIN_OFF };
+
+/* A tool's authority. Write is the default: a tool whose declaration does
+ * not say read is held for approval, whatever its readOnlyHint says. */
+enum tg_upstream_authority { TG_UPSTREAM_WRITE = 0, TG_UPSTREAM_READ = 1 };
+
+/* Whether a call may run as an MCP task, as a contract's "tasks" (the same
+ * values as enum tg_task_support): a write's default is optional, a
+ * read's forbidden. */
+enum tg_upstream_tasks {
+	TG_UPSTREAM_TASKS_FORBIDDEN = 0,
+	TG_UPSTREAM_TASKS_OPTIONAL,
+	TG_UPSTREAM_TASKS_REQUIRED,
+};
+
+/* Limits of the declaration itself (docs/UPSTREAMS.md, "Limits"). */
+#define TG_UPSTREAM_MAX_BYTES (256u << 10) /* the file */
+#define TG_UPSTREAM_MAX_TOOLS 1024         /* entries of "tools" */
+#define TG_UPSTREAM_MAX_ARGV 64
+#define TG_UPSTREAM_MAX_URL 2048
+
+struct tg_upstream_mount {
+	char *host;                  /* absolute, existed when the declaration loaded */
+	char *inside;                /* absolute; the host path when not given */
+	int writable;                /* read-only unless "writable": true */
+};
+
+/* A secret the gateway injects: an environment variable of a stdio
+ * server, or a header of the requests to an HTTP one. Only the path of
+ * the file is held: a regular file of the caller's, mode 0600 or stricter
+ * when the declaration loaded, read by whatever starts the server. */
+struct tg_upstream_credential {
+	char *name;                  /* the variable's or the header's name */
+	char *path;                  /* absolute */
+};
+
+struct tg_upstream_tool {
+	char *name;                  /* the upstream's own name for it */
+	char *exposed;               /* what agents call: NAME.name, or NAME.rename */
+	enum tg_upstream_authority authority;
+	int dry_run;                 /* 1 supported, 0 unsupported (the default) */
+	char *compensation_tool;     /* the tool that undoes a write, or NULL */
+	char *compensation_args;     /* its argument mapping, JSON text, or NULL */
+	char *irreversible;          /* the reason nothing undoes it, or NULL */
+	enum tg_upstream_tasks tasks;
+	int hide;                    /* never listed nor callable */
+};
+
+struct tg_upstream {
+	char *file;                  /* where it was loaded from */
+	char *name;                  /* the namespace: [a-z][a-z0-9-]{0,31}, the file's NAME */
+	enum tg_upstream_transport transport;
+
+	/* TG_UPSTREAM_STDIO */
+	char **argv;                 /* NULL-terminated, 1 to 64 entries */
+	char **env;                  /* "NAME=VALUE", NULL-terminated; NULL for none */
+	char *workdir;               /* absolute, inside the sandbox; NULL: the default */
+	enum tg_tier tier;           /* standard unless the declaration says strict */
+	struct tg_upstream_mount *mounts;
+	size_t nmounts;
+	char **egress;               /* "host:port", NULL-terminated; NULL for none */
+	uint64_t memory, timeout_ms; /* 0: the tier's defaults */
+	uint64_t output;             /* limits.output; 0: 4 MiB */
+	unsigned millicpus, pids;
+	int per_call;                /* a fresh server for each call */
+
+	/* TG_UPSTREAM_HTTP */
+	char *url;                   /* http:// or https://, a host, no userinfo */
+	char *url_rule;              /* "host:port" of url: the egress rule it is reached by */
+
+	/* environment variables (stdio) or headers (http) */
+	struct tg_upstream_credential *credentials;
+	size_t ncredentials;
+
+	struct tg_upstream_tool *tools; /* those declared; a tool not declared is a write */
+	size_t ntools;
+	enum tg_upstream_pin pin;
+};
+
+/* Load and check one declaration, path ending in NAME.json (at most
+ * TG_UPSTREAM_MAX_BYTES). Nothing is started and no credential is read.
+ * OUT *out. -1 with err naming the file, the field and the reason: an
+ * unknown field (by its path: sandbox.mounts[1].hots), a NAME outside
+ * [a-z][a-z0-9-]{0,31} or a "name" other than it, a missing argv or url,
+ * a field of the other transport, a url with userinfo or without a host,
+ * a mount whose host path does not exist, an egress rule without a port,
+ * a credential file that is not a regular file of the caller's with mode
+ * 0600 or stricter or that resolves under /proc or /dev, two tools exposed
+ * under one name, a string over its bound. */
+TG_API int tg_upstream_load(const char *path, struct tg_upstream **out, struct tg_error *err);
+/* The same from text; origin is the file's path (its base name gives NAME)
+ * and names it in errors. */
+TG_API int tg_upstream_parse(const char *text, size_t len, const char *origin,
+			     struct tg_upstream **out, struct tg_error *err);
+TG_API void tg_upstream_free(struct tg_upstream *upstream);
+
+TG_API const char *tg_upstream_transport_name(enum tg_upstream_transport transport);
+TG_API const char *tg_upstream_pin_name(enum tg_upstream_pin pin);
+/* name is an MCP tool name, as a declaration's tools and renames are: 1
+ * to 128 of A-Z a-z 0-9 _ . - */
+TG_API int tg_upstream_tool_name_ok(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
