@@ -97,7 +97,8 @@ TG_API int tg_sandbox_spec_set_cgroup_parent(struct tg_sandbox_spec *spec,
 					     const char *path, struct tg_error *err);
 
 /* Called with each chunk of output as it arrives (stream 1 or 2); only
- * bytes within the output limit are passed. It runs inside the supervision
+ * bytes within the output limit are passed (a server run's: every byte,
+ * tg_sandbox_spec_set_server). It runs inside the supervision
  * loop: while it blocks, neither the deadline nor a seccomp violation is
  * acted on, so it must not block for long (toolgate run bounds its writes
  * by the run's deadline). */
@@ -125,7 +126,8 @@ TG_API int tg_sandbox_spec_set_timeout(struct tg_sandbox_spec *spec,
 				       uint64_t ms, struct tg_error *err);
 TG_API uint64_t tg_sandbox_spec_get_timeout(const struct tg_sandbox_spec *spec);
 /* Cap on the captured bytes of each of stdout and stderr. A run whose
- * output passes the cap is ended with reason output_truncated. */
+ * output passes the cap is ended with reason output_truncated. A server
+ * run captures nothing, so has no cap. */
 TG_API int tg_sandbox_spec_set_output_limit(struct tg_sandbox_spec *spec,
 					    uint64_t bytes, struct tg_error *err);
 /* Size of each tmpfs the sandbox may write (/tmp, the work directory). */
@@ -183,6 +185,20 @@ TG_API void tg_sandbox_spec_set_stdin_fd(struct tg_sandbox_spec *spec, int fd);
 TG_API void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *spec, int fd);
 TG_API void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *spec,
 					  tg_sandbox_output_fn fn, void *ctx);
+/* on: a server run, for a process that lives as long as its caller (an
+ * MCP server speaking JSON-RPC on its stdin and stdout). It has no
+ * wall-clock limit (the spec's timeout is ignored, and with it the
+ * RLIMIT_CPU backstop; the cgroup's CPU quota still applies, and
+ * TG_LAYER_TIMEOUT is not in its layers). stdout and stderr go to the
+ * output function only, every byte, and are never kept: the result's out
+ * and err stay empty and no output limit applies (without an output
+ * function they are dropped). stdin is relayed from the stdin fd for the
+ * whole run; end of file there (the caller closed its end) closes the
+ * server's stdin. It ends when the server exits (reason ok, or
+ * memory_limit, pids_limit, seccomp_violation as any run), or at once when
+ * the cancel fd becomes readable: reason cancelled, signal SIGKILL. Off by
+ * default. docs/SANDBOX.md, "Server runs". */
+TG_API void tg_sandbox_spec_set_server(struct tg_sandbox_spec *spec, int on);
 
 struct tg_sandbox_output {
 	char *data;        /* NUL-terminated for convenience; len is exact */
@@ -235,7 +251,8 @@ TG_API void tg_sandbox_result_free(struct tg_sandbox_result *result);
  * place, each waiting for its command; prestart: with the template's own
  * command already started, waiting for its stdin (an interpreter that has
  * done its imports). tg_sandbox_pool_run runs spec in a ready one when
- * spec matches the template: the same tier, limits, timeout, tmpfs size,
+ * spec matches the template: the same tier, limits, timeout, server or not
+ * (tg_sandbox_spec_set_server), tmpfs size,
  * binds (no overlay), work directory, host ids, cgroup parent and egress
  * or none; for a prestart pool also the same command and environment.
  * Otherwise, or when none is ready, it runs spec cold (tg_sandbox_run).

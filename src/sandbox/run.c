@@ -10,7 +10,9 @@
  * stderr, the status pipe (which brings the hand-over: see below), the
  * seccomp listener, the sandbox's egress listener, and the caller's stdin. It ends the run (one
  * SIGKILL to the sandbox's PID 1 takes the whole pid namespace) at the
- * deadline, at a seccomp notification, or when output passes its cap.
+ * deadline, at a seccomp notification, when output passes its cap, or when
+ * the caller cancels. A server run has no deadline and no cap: its output
+ * is streamed, never kept.
  * No signal handler is installed: the library leaves the embedder's signal
  * dispositions alone.
  */
@@ -40,6 +42,7 @@
 #include "util/log.h"
 
 #define CHUNK 65536
+#define NO_DEADLINE UINT64_MAX /* a server run's (tg_sandbox_spec_set_server) */
 
 static uint64_t now_us(void)
 {
@@ -226,9 +229,12 @@ static int plan_run(struct run *r, struct tg_error *err)
 	 * the host (for a root caller, root's): keep the sandbox's share small. */
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_SIGPENDING, 256 };
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_MSGQUEUE, 0 };
-	/* CPU seconds per process: a backstop under the wall-clock kill. */
-	p->rlimits[p->nrlimits++] =
-		(struct rlimit_plan){ RLIMIT_CPU, s->timeout_ms / 1000 + 2 };
+	/* CPU seconds per process: a backstop under the wall-clock kill. A
+	 * server has none (it would end a server that lives for days); the
+	 * cgroup's CPU quota still caps its rate. */
+	if (!s->server)
+		p->rlimits[p->nrlimits++] =
+			(struct rlimit_plan){ RLIMIT_CPU, s->timeout_ms / 1000 + 2 };
 	p->seccomp = seccomp_program(SB_SECCOMP_MAIN, err);
 	p->seccomp_ioctl = seccomp_program(SB_SECCOMP_IOCTL, err);
 	if (!p->seccomp || !p->seccomp_ioctl)
@@ -507,6 +513,13 @@ static void on_output(struct run *r, int stream, int *fd, struct tg_sandbox_outp
 		close_fd(fd);
 		return;
 	}
+	if (r->spec->server) {
+		/* streamed, never kept: no cap to reach, nothing that grows
+		 * with a server's days of talk (tg_sandbox_spec_set_server) */
+		if (r->spec->out_fn)
+			r->spec->out_fn(stream, buf, (size_t)n, r->spec->out_ctx);
+		return;
+	}
 	if (o->truncated)
 		return; /* drained and dropped until the sandbox is gone */
 	take = (size_t)n;
@@ -635,7 +648,8 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 			r->killed_timeout = 1;
 			timeout = 100;
 		} else if (!r->reaped) {
-			timeout = (int)((r->deadline - t + 999) / 1000);
+			timeout = r->deadline == NO_DEADLINE ? -1
+							     : (int)((r->deadline - t + 999) / 1000);
 			if (r->egress_l >= 0 && t < r->egress_pause)
 				timeout = 10;
 		} else {
@@ -713,6 +727,10 @@ static void supervise(struct run *r, struct tg_sandbox_result *res)
 					r->exit_status = st;
 				}
 				close_fd(&r->stdin_w);
+				/* a server had no deadline: its pipes get
+				 * their grace from its end */
+				if (r->deadline == NO_DEADLINE)
+					r->deadline = now_us();
 			}
 		}
 		if (r->reaped && now_us() > r->deadline + 5000000u)
@@ -742,6 +760,8 @@ static void finish(struct run *r, struct tg_sandbox_result *res)
 		res->cpu_system_us = r->cmd_stime_us;
 	}
 	res->layers = r->layers;
+	if (r->spec->server)
+		res->layers &= ~(unsigned)TG_LAYER_TIMEOUT; /* a server has none */
 	if (r->killed_timeout)
 		res->limits_hit |= TG_LIMIT_TIMEOUT;
 	if (cs.oom_kills)
@@ -1003,7 +1023,7 @@ static int conclude(struct run *r, struct tg_sandbox_result **out, struct tg_err
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if (r->spec->stdin_fd < 0)
 		r->caller_in_eof = 1;
-	r->deadline = now_us() + r->spec->timeout_ms * 1000u;
+	r->deadline = r->spec->server ? NO_DEADLINE : now_us() + r->spec->timeout_ms * 1000u;
 	supervise(r, res);
 	finish(r, res);
 	*out = res;

@@ -55,6 +55,7 @@ struct tg_sandbox_spec {
 	char *cgroup_parent;
 	unsigned host_uid, host_gid; /* a root caller's identity outside */
 	struct tg_egress_proxy *egress; /* borrowed; NULL: no network */
+	int server;    /* tg_sandbox_spec_set_server: no deadline, output streamed only */
 };
 
 struct sock_fprog;

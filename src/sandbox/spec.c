@@ -525,6 +525,11 @@ void tg_sandbox_spec_set_cancel_fd(struct tg_sandbox_spec *s, int fd)
 	s->cancel_fd = fd;
 }
 
+void tg_sandbox_spec_set_server(struct tg_sandbox_spec *s, int on)
+{
+	s->server = !!on;
+}
+
 void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *s,
 				   tg_sandbox_output_fn fn, void *ctx)
 {
@@ -618,7 +623,7 @@ int spec_pool_match(const struct tg_sandbox_spec *t, const struct tg_sandbox_spe
 
 	/* what the sandbox is made of before its command is known */
 	if (t->tier != s->tier || t->memory != s->memory || t->millicpus != s->millicpus ||
-	    t->pids != s->pids || t->timeout_ms != s->timeout_ms ||
+	    t->pids != s->pids || t->timeout_ms != s->timeout_ms || t->server != s->server ||
 	    t->tmpfs_size != s->tmpfs_size || t->host_uid != s->host_uid ||
 	    t->host_gid != s->host_gid || !same_str(t->workdir, s->workdir) ||
 	    !same_str(t->cgroup_parent, s->cgroup_parent) || !t->egress != !s->egress ||

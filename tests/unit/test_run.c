@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "toolgate/sandbox.h"
@@ -219,6 +221,201 @@ static int cancel_fd_ends_run(void)
 	return 0;
 }
 
+/* ---- server runs (tg_sandbox_spec_set_server) ---------------------- */
+
+#define LINE_LEN 2000 /* three lines pass the 4096-byte output limit */
+
+struct echo {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	char got[3 * (LINE_LEN + 1)];
+	size_t len;
+	int other;      /* bytes on stderr, or past what was sent */
+	int in_w, cancel_w;
+};
+
+static void echo_collect(int stream, const char *buf, size_t len, void *ctx)
+{
+	struct echo *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	if (stream != 1 || e->len + len > sizeof(e->got)) {
+		e->other = 1;
+	} else {
+		memcpy(e->got + e->len, buf, len);
+		e->len += len;
+	}
+	pthread_cond_signal(&e->more);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Writes each line only once the echo of the one before came back (so
+ * the output really streams), 700 ms apart, then cancels. */
+static void *echo_writer(void *arg)
+{
+	struct echo *e = arg;
+	char line[LINE_LEN + 1];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct timespec until;
+		size_t want = (size_t)(i + 1) * sizeof(line);
+
+		memset(line, 'a' + i, LINE_LEN);
+		line[LINE_LEN] = '\n';
+		if (write(e->in_w, line, sizeof(line)) != (ssize_t)sizeof(line))
+			return (void *)1;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		pthread_mutex_lock(&e->lock);
+		while (e->len < want && !e->other &&
+		       pthread_cond_timedwait(&e->more, &e->lock, &until) == 0) {
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (e->len != want || e->other) {
+			fprintf(stderr, "line %d: %zu bytes echoed, want %zu\n", i, e->len, want);
+			return (void *)1;
+		}
+		usleep(700000);
+	}
+	return write(e->cancel_w, "c", 1) == 1 ? NULL : (void *)1;
+}
+
+/* A server (cat) outlives the timeout it would have had, streams more
+ * than the output limit without truncation or keeping any, and is ended
+ * by the cancel fd. */
+static int server_streams_until_cancelled(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *argv[] = { "cat", NULL };
+	struct echo e = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	pthread_t t;
+	void *ret;
+	int in[2], cancel[2], i;
+
+	CHECK(pipe(in) == 0 && pipe(cancel) == 0);
+	e.in_w = in[1];
+	e.cancel_w = cancel[1];
+	CHECK(tg_sandbox_spec_set_timeout(s, 1000, &err) == 0);
+	CHECK(tg_sandbox_spec_set_output_limit(s, 4096, &err) == 0);
+	tg_sandbox_spec_set_server(s, 1);
+	tg_sandbox_spec_set_stdin_fd(s, in[0]);
+	tg_sandbox_spec_set_cancel_fd(s, cancel[0]);
+	tg_sandbox_spec_set_output_fn(s, echo_collect, &e);
+	CHECK(pthread_create(&t, NULL, echo_writer, &e) == 0);
+	r = run_argv(s, argv);
+	CHECK(pthread_join(t, &ret) == 0 && ret == NULL);
+	CHECK(r && r->reason == TG_REASON_CANCELLED && r->signal == 9 && !r->exited);
+	CHECK(r->wall_us >= 2000000 && r->limits_hit == 0);
+	CHECK(r->out.len == 0 && !r->out.truncated && r->err.len == 0);
+	CHECK(!(r->layers & TG_LAYER_TIMEOUT) && (r->layers & TG_LAYER_SECCOMP));
+	CHECK(e.len == sizeof(e.got) && !e.other);
+	for (i = 0; i < (int)e.len; i++)
+		CHECK(e.got[i] == ((i + 1) % (LINE_LEN + 1) ? 'a' + i / (LINE_LEN + 1) : '\n'));
+	tg_sandbox_result_free(r);
+	close(in[0]);
+	close(in[1]);
+	close(cancel[0]);
+	close(cancel[1]);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+struct eof_ctx {
+	int in_w;
+	char out[64], err[64];
+	size_t nout, nerr;
+};
+
+/* Closes the server's stdin from the caller's side once it answered. */
+static void close_on_answer(int stream, const char *buf, size_t len, void *ctx)
+{
+	struct eof_ctx *c = ctx;
+	char *to = stream == 1 ? c->out : c->err;
+	size_t *n = stream == 1 ? &c->nout : &c->nerr;
+
+	if (*n + len < sizeof(c->out)) {
+		memcpy(to + *n, buf, len);
+		*n += len;
+		to[*n] = '\0';
+	}
+	if (c->in_w >= 0 && strstr(c->out, "got one\n")) {
+		close(c->in_w);
+		c->in_w = -1;
+	}
+}
+
+/* The caller closes its end of stdin: the server reads end of file and
+ * exits, and the run ends with its exit code. Its CPU seconds are not
+ * limited by the timeout's backstop: it has the caller's own. */
+static int server_exits_on_stdin_eof(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *argv[] = { "sh", "-c",
+			 "while read l; do echo \"got $l\"; done; echo \"bye $(ulimit -t)\" >&2; exit 3",
+			 NULL };
+	struct eof_ctx c = { .in_w = -1 };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	struct rlimit cpu;
+	char bye[64];
+	int in[2], cancel[2];
+
+	CHECK(getrlimit(RLIMIT_CPU, &cpu) == 0);
+	if (cpu.rlim_cur == RLIM_INFINITY)
+		snprintf(bye, sizeof(bye), "bye unlimited\n");
+	else
+		snprintf(bye, sizeof(bye), "bye %llu\n", (unsigned long long)cpu.rlim_cur);
+	CHECK(tg_sandbox_spec_set_timeout(s, 1000, &err) == 0);
+	CHECK(pipe(in) == 0 && pipe(cancel) == 0);
+	CHECK(write(in[1], "one\n", 4) == 4);
+	c.in_w = in[1];
+	tg_sandbox_spec_set_server(s, 1);
+	tg_sandbox_spec_set_stdin_fd(s, in[0]);
+	tg_sandbox_spec_set_cancel_fd(s, cancel[0]);
+	tg_sandbox_spec_set_output_fn(s, close_on_answer, &c);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OK && r->exited && r->exit_code == 3);
+	CHECK(c.in_w == -1 && strcmp(c.out, "got one\n") == 0 && strcmp(c.err, bye) == 0);
+	CHECK(r->out.len == 0 && r->err.len == 0);
+	tg_sandbox_result_free(r);
+	close(in[0]);
+	close(cancel[0]);
+	close(cancel[1]);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
+/* A server ended by its cgroup's OOM kill or by seccomp says so, as any
+ * run does, its stdin still open. */
+static int server_limits_as_any_run(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *hog[] = { "python3", "-c", "x = bytearray(100 << 20)", NULL };
+	char *bad[] = { "unshare", "-U", "true", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	int in[2];
+
+	CHECK(pipe(in) == 0);
+	CHECK(tg_sandbox_spec_set_memory(s, 64u << 20, &err) == 0);
+	tg_sandbox_spec_set_server(s, 1);
+	tg_sandbox_spec_set_stdin_fd(s, in[0]);
+	r = run_argv(s, hog);
+	CHECK(r && r->reason == TG_REASON_MEMORY_LIMIT && (r->limits_hit & TG_LIMIT_MEMORY));
+	tg_sandbox_result_free(r);
+	r = run_argv(s, bad);
+	CHECK(r && r->reason == TG_REASON_SECCOMP_VIOLATION);
+	CHECK(strcmp(r->seccomp_syscall_name, "unshare") == 0);
+	tg_sandbox_result_free(r);
+	close(in[0]);
+	close(in[1]);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 /* A bind source checked when the spec was built and swapped for a symlink
  * before the run (by an earlier sandbox writing there, say) is refused at
  * run time: the path is resolved again without following any. */
@@ -354,6 +551,9 @@ const struct unit_test run_tests[] = {
 	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },
 	{ "run/nested_bind_symlink_planted", nested_bind_symlink_planted },
 	{ "run/cancel_fd_ends_run", cancel_fd_ends_run },
+	{ "run/server_streams_until_cancelled", server_streams_until_cancelled },
+	{ "run/server_exits_on_stdin_eof", server_exits_on_stdin_eof },
+	{ "run/server_limits_as_any_run", server_limits_as_any_run },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
 	{ "run/stdin_bytes_exact", stdin_bytes_exact },
 	{ "run/output_limit_exact", output_limit_exact },

@@ -92,10 +92,31 @@ static int env_and_argv(void)
 	return 0;
 }
 
+/* Off by default; a warm sandbox made for one kind of run never serves
+ * the other (a server's has no CPU-seconds rlimit). */
+static int server(void)
+{
+	struct tg_sandbox_spec *t = unit_spec(), *s = unit_spec(), *d;
+
+	CHECK(t && s && !s->server);
+	tg_sandbox_spec_set_server(s, 7);
+	CHECK(s->server == 1);
+	CHECK(!spec_pool_match(t, s, 0) && !spec_pool_match(s, t, 0));
+	d = spec_dup(s);
+	CHECK(d && d->server && spec_pool_match(d, s, 0));
+	tg_sandbox_spec_set_server(s, 0);
+	CHECK(!s->server && spec_pool_match(t, s, 0));
+	tg_sandbox_spec_free(d);
+	tg_sandbox_spec_free(s);
+	tg_sandbox_spec_free(t);
+	return 0;
+}
+
 const struct unit_test spec_tests[] = {
 	{ "spec/defaults", defaults },
 	{ "spec/binds", binds },
 	{ "spec/limits", limits },
 	{ "spec/env_and_argv", env_and_argv },
+	{ "spec/server", server },
 	UNIT_TESTS_END,
 };
