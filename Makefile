@@ -22,7 +22,7 @@ endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
                src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c \
-               src/obs/*.c)
+               src/obs/*.c src/upstream/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)

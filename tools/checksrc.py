@@ -64,10 +64,11 @@ MAY_INCLUDE = {
     "exec": {"util", "sandbox", "catalog"},
     "store": {"util"},
     "obs": {"util"},
-    "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs"},
+    "upstream": {"util", "schema", "sandbox", "obs"},
+    "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "upstream"},
     "mcp": {"util", "gate", "catalog", "obs"},
     "cli": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "gate",
-            "mcp"},
+            "mcp", "upstream"},
 }
 PUBLIC_PART = {
     "error.h": "util", "sandbox.h": "sandbox", "egress.h": "sandbox", "schema.h": "schema",
