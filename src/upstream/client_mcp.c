@@ -1,0 +1,236 @@
+/*
+ * MCP's requests on the client side (client.h): the initialize handshake
+ * with its version negotiation, tools/list with its pages, tools/call and
+ * ping, over the connection of client.c.
+ *
+ * Must never: accept a protocol version it does not speak, follow a
+ * server's cursors without a ceiling on pages and tools, or interpret a
+ * tool's result (the gate checks it).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "upstream/client_int.h"
+
+/* The revisions this client speaks, newest first (the first is offered). */
+static const char *const versions[] = { UPSTREAM_PROTOCOL, "2025-06-18", "2025-03-26" };
+
+/* A server's value quoted for a message: escaped JSON, at most 64 bytes. */
+static void quote(json_t *v, char *out, size_t size)
+{
+	char *text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+
+	snprintf(out, size, "%.64s", text ? text : "(none)");
+	free(text);
+}
+
+/* The answer to initialize checked; 0, or -1 and err. */
+static int check_init(json_t *res, struct tg_error *err)
+{
+	json_t *v;
+	const char *version;
+	char q[80];
+	size_t i;
+
+	if (!json_is_object(res))
+		return tg_error_set(err, TG_ERR_INVALID, "initialize: the answer is not an object");
+	v = json_object_get(res, "protocolVersion");
+	version = json_string_value(v);
+	for (i = 0; version && i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(version, versions[i]) == 0)
+			break;
+	if (!version || i == sizeof(versions) / sizeof(versions[0])) {
+		quote(v, q, sizeof(q));
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "initialize: the server speaks protocol version %s; toolgate "
+				    "speaks 2025-11-25, 2025-06-18 and 2025-03-26",
+				    q);
+	}
+	v = json_object_get(res, "capabilities");
+	if (v && !json_is_object(v))
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "initialize: \"capabilities\" is not an object");
+	v = json_object_get(res, "serverInfo");
+	if (v && !json_is_object(v))
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "initialize: \"serverInfo\" is not an object");
+	v = json_object_get(res, "instructions");
+	if (v && !json_is_string(v))
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "initialize: \"instructions\" is not a string");
+	return 0;
+}
+
+int upstream_client_initialize(struct upstream_client *c, const char *name, const char *version,
+			       json_t *capabilities, int timeout_ms, struct tg_error *err)
+{
+	json_t *params, *res = NULL;
+	int rc;
+
+	tg_error_clear(err);
+	params = json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", UPSTREAM_PROTOCOL,
+			   "capabilities", capabilities ? json_incref(capabilities) : json_object(),
+			   "clientInfo", "name", name, "version", version);
+	if (!params)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	rc = upstream_client_request(c, "initialize", params, timeout_ms, &res, err);
+	json_decref(params);
+	if (rc == 0)
+		rc = check_init(res, err);
+	else if (rc > 0)
+		rc = -1; /* the server refused: err says how */
+	if (rc < 0) {
+		/* a server that never answers, refuses or speaks another
+		 * revision is of no use: the connection ends here */
+		client_break(c, "%s", err ? err->msg : "initialize failed");
+		json_decref(res);
+		return -1;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->init_result = res;
+	snprintf(c->protocol, sizeof(c->protocol), "%s",
+		 json_string_value(json_object_get(res, "protocolVersion")));
+	c->ready = 1;
+	pthread_mutex_unlock(&c->lock);
+	if (upstream_client_notify(c, "notifications/initialized", NULL, err) < 0)
+		return tg_error_wrap(err, "initialize");
+	return 0;
+}
+
+const char *upstream_client_protocol(struct upstream_client *c)
+{
+	return c->ready ? c->protocol : NULL;
+}
+
+json_t *upstream_client_capabilities(struct upstream_client *c)
+{
+	return json_object_get(c->init_result, "capabilities");
+}
+
+json_t *upstream_client_server_info(struct upstream_client *c)
+{
+	return json_object_get(c->init_result, "serverInfo");
+}
+
+const char *upstream_client_instructions(struct upstream_client *c)
+{
+	return json_string_value(json_object_get(c->init_result, "instructions"));
+}
+
+/* One page's tools appended to all; 0, or -1 and err. */
+static int take_page(json_t *all, json_t *res, unsigned page, struct tg_error *err)
+{
+	json_t *tools = json_object_get(res, "tools"), *tool;
+	size_t i;
+
+	if (!json_is_array(tools))
+		return tg_error_set(err, TG_ERR_INVALID, "tools/list: page %u has no tools array",
+				    page + 1);
+	if (json_array_size(all) + json_array_size(tools) > UPSTREAM_MAX_TOOLS)
+		return tg_error_set(err, TG_ERR_LIMIT, "tools/list: more than %u tools",
+				    UPSTREAM_MAX_TOOLS);
+	json_array_foreach(tools, i, tool) {
+		if (!json_is_object(tool) || !json_is_string(json_object_get(tool, "name")))
+			return tg_error_set(err, TG_ERR_INVALID,
+					    "tools/list: page %u, tool %zu: not an object with a "
+					    "name",
+					    page + 1, i);
+		if (json_array_append(all, tool) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t **tools,
+			       struct tg_error *err)
+{
+	json_t *all = json_array(), *cursor = NULL, *res = NULL, *params, *next;
+	unsigned page;
+	int rc = -1;
+
+	tg_error_clear(err);
+	*tools = NULL;
+	if (!all)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	for (page = 0;; page++) {
+		if (page == UPSTREAM_MAX_PAGES) {
+			tg_error_set(err, TG_ERR_LIMIT, "tools/list: more than %u pages",
+				     UPSTREAM_MAX_PAGES);
+			goto out;
+		}
+		params = cursor ? json_pack("{s:O}", "cursor", cursor) : NULL;
+		if (cursor && !params) {
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		rc = upstream_client_request(c, "tools/list", params, timeout_ms, &res, err);
+		json_decref(params);
+		if (rc != 0 || take_page(all, res, page, err) < 0) {
+			rc = -1;
+			goto out;
+		}
+		next = json_object_get(res, "nextCursor");
+		if (!next || json_is_null(next))
+			break;
+		if (!json_is_string(next) || (cursor && json_equal(next, cursor))) {
+			rc = tg_error_set(err, TG_ERR_INVALID,
+					  "tools/list: page %u's nextCursor is %s", page + 1,
+					  json_is_string(next) ? "the cursor that asked for it"
+							       : "not a string");
+			goto out;
+		}
+		json_decref(cursor);
+		cursor = json_incref(next);
+		json_decref(res);
+		res = NULL;
+	}
+	*tools = all;
+	all = NULL;
+	rc = 0;
+out:
+	json_decref(res);
+	json_decref(cursor);
+	json_decref(all);
+	return rc;
+}
+
+int upstream_client_call_tool(struct upstream_client *c, const char *name, json_t *arguments,
+			      json_t *meta, int timeout_ms, json_t **result, struct tg_error *err)
+{
+	json_t *params = json_pack("{s:s}", "name", name);
+	int rc;
+
+	*result = NULL;
+	tg_error_clear(err);
+	if (params && json_object_set_new(params, "arguments",
+					  arguments ? json_incref(arguments) : json_object()) < 0) {
+		json_decref(params);
+		params = NULL;
+	}
+	if (params && meta && json_object_set(params, "_meta", meta) < 0) {
+		json_decref(params);
+		params = NULL;
+	}
+	if (!params)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	rc = upstream_client_request(c, "tools/call", params, timeout_ms, result, err);
+	json_decref(params);
+	if (rc == 0 && !json_is_object(*result)) {
+		json_decref(*result);
+		*result = NULL;
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "tools/call %s: the result is not an object", name);
+	}
+	return rc;
+}
+
+int upstream_client_ping(struct upstream_client *c, int timeout_ms, struct tg_error *err)
+{
+	json_t *res = NULL;
+	int rc = upstream_client_request(c, "ping", NULL, timeout_ms, &res, err);
+
+	if (rc == 0 && !json_is_object(res))
+		rc = tg_error_set(err, TG_ERR_INVALID, "ping: the answer is not an object");
+	json_decref(res);
+	return rc == 0 ? 0 : -1;
+}
