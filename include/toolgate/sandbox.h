@@ -196,8 +196,10 @@ TG_API void tg_sandbox_spec_set_output_fn(struct tg_sandbox_spec *spec,
  * whole run; end of file there (the caller closed its end) closes the
  * server's stdin. It ends when the server exits (reason ok, or
  * memory_limit, pids_limit, seccomp_violation as any run), or at once when
- * the cancel fd becomes readable: reason cancelled, signal SIGKILL. Off by
- * default. docs/SANDBOX.md, "Server runs". */
+ * the cancel fd becomes readable: reason cancelled, signal SIGKILL; without
+ * a cancel fd tg_sandbox_run returns only when the server exits. The
+ * output function must not block (nothing else is served meanwhile, and
+ * no deadline bounds it). Off by default. docs/SANDBOX.md, "Server runs". */
 TG_API void tg_sandbox_spec_set_server(struct tg_sandbox_spec *spec, int on);
 
 struct tg_sandbox_output {

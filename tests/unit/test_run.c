@@ -388,6 +388,46 @@ static int server_exits_on_stdin_eof(void)
 	return 0;
 }
 
+/* Bytes each stream brought, taken slowly (the server writes faster
+ * than they are taken, and exits with its pipes full). */
+static void count_slowly(int stream, const char *buf, size_t len, void *ctx)
+{
+	size_t *n = ctx;
+
+	(void)buf;
+	n[stream == 2 ? 1 : 0] += len;
+	usleep(300);
+}
+
+/* A server that writes a burst past the output limit (1 MiB by default)
+ * and exits: every byte of both streams reaches the output function,
+ * none is cut by the limit, and those in its pipes when it is reaped are
+ * read too. (A pipe holds one read's worth here, so the grace after a
+ * server's end, counted from it since it has no deadline, is not what
+ * this shows.) */
+static int server_last_words(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *argv[] = { "sh", "-c", "head -c 1000000 /dev/zero; head -c 3000000 /dev/zero >&2",
+			 NULL };
+	struct tg_sandbox_result *r;
+	size_t n[2] = { 0, 0 };
+	int in[2];
+
+	CHECK(pipe(in) == 0);
+	tg_sandbox_spec_set_server(s, 1);
+	tg_sandbox_spec_set_stdin_fd(s, in[0]);
+	tg_sandbox_spec_set_output_fn(s, count_slowly, n);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OK && r->exited && r->exit_code == 0);
+	CHECK(n[0] == 1000000 && n[1] == 3000000);
+	tg_sandbox_result_free(r);
+	close(in[0]);
+	close(in[1]);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 /* A server ended by its cgroup's OOM kill or by seccomp says so, as any
  * run does, its stdin still open. */
 static int server_limits_as_any_run(void)
@@ -554,6 +594,7 @@ const struct unit_test run_tests[] = {
 	{ "run/server_streams_until_cancelled", server_streams_until_cancelled },
 	{ "run/server_exits_on_stdin_eof", server_exits_on_stdin_eof },
 	{ "run/server_limits_as_any_run", server_limits_as_any_run },
+	{ "run/server_last_words", server_last_words },
 	{ "run/exit_codes_and_layers", exit_codes_and_layers },
 	{ "run/stdin_bytes_exact", stdin_bytes_exact },
 	{ "run/output_limit_exact", output_limit_exact },
