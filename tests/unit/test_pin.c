@@ -1,13 +1,15 @@
 /* Unit tests: src/upstream/pin.c and src/schema/jcs.c, pinning an
  * upstream's tool definitions (docs/UPSTREAMS.md, "Pins"): the canonical
- * form (RFC 8785's own examples, its number vectors), the hash, and the
- * comparison of a listing with the pins. */
+ * form (RFC 8785's own examples, its number vectors), the hash, the
+ * comparison of a listing with the pins, and the pins' table of the store. */
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema/jcs.h"
+#include "toolgate/store.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
 
@@ -288,11 +290,137 @@ static int compare(void)
 	return 0;
 }
 
+/* ---- the store ---------------------------------------------------------------- */
+
+static int pin_of(struct tg_pin *p, const char *upstream, const char *json, int64_t at)
+{
+	struct tg_pin_definition d;
+
+	if (definition_of(json, &d) < 0)
+		return -1;
+	memset(p, 0, sizeof(*p));
+	snprintf(p->upstream, sizeof(p->upstream), "%s", upstream);
+	snprintf(p->tool, sizeof(p->tool), "%s", d.tool);
+	memcpy(p->sha256, d.sha256, sizeof(p->sha256));
+	p->definition = d.canonical;
+	d.canonical = NULL;
+	p->pinned_at = at;
+	snprintf(p->pinned_by, sizeof(p->pinned_by), "alice");
+	tg_pin_definition_release(&d);
+	return 0;
+}
+
+static int store_pins(void)
+{
+	struct tg_pin a, b, got, *list;
+	struct tg_store *st;
+	struct tg_error err;
+	char dir[64];
+	size_t n;
+
+	CHECK(unit_tmpdir(dir, "pin") == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(pin_of(&a, "docs", def_base, 100) == 0);
+	CHECK(pin_of(&b, "docs", "{\"name\":\"fetch\",\"inputSchema\":{\"type\":\"object\"}}", 101) == 0);
+	CHECK(tg_store_pin_get(st, "docs", "search", &got, &err) == 1 && !got.definition);
+	CHECK(tg_store_pin_set(st, &a, &err) == 0);
+	CHECK(tg_store_pin_set(st, &b, &err) == 0);
+	CHECK(tg_store_pin_get(st, "docs", "search", &got, &err) == 0);
+	CHECK(strcmp(got.definition, a.definition) == 0 && strcmp(got.sha256, a.sha256) == 0 &&
+	      got.pinned_at == 100 && strcmp(got.pinned_by, "alice") == 0 &&
+	      strcmp(got.upstream, "docs") == 0 && strcmp(got.tool, "search") == 0);
+	tg_pin_release(&got);
+	/* another upstream's tool of the same name is another pin */
+	CHECK(tg_store_pin_get(st, "other", "search", &got, &err) == 1);
+
+	/* replace: a person accepted a new definition */
+	tg_pin_release(&a);
+	CHECK(pin_of(&a, "docs", "{\"name\":\"search\",\"description\":\"v2\"}", 200) == 0);
+	snprintf(a.pinned_by, sizeof(a.pinned_by), "bob");
+	CHECK(tg_store_pin_set(st, &a, &err) == 0);
+	CHECK(tg_store_pin_list(st, "docs", &list, &n, &err) == 0 && n == 2);
+	CHECK(strcmp(list[0].tool, "fetch") == 0 && strcmp(list[1].tool, "search") == 0 &&
+	      strcmp(list[1].sha256, a.sha256) == 0 && strcmp(list[1].pinned_by, "bob") == 0 &&
+	      list[1].pinned_at == 200 && strcmp(list[1].definition, a.definition) == 0);
+	tg_pin_release(&list[0]);
+	tg_pin_release(&list[1]);
+	free(list);
+	CHECK(tg_store_pin_list(st, "other", &list, &n, &err) == 0 && n == 0 && !list);
+
+	/* refused: names outside their forms, a hash that is not the definition's */
+	CHECK(tg_store_pin_get(st, "Docs", "search", &got, &err) < 0 && err.code == TG_ERR_INVALID);
+	CHECK(tg_store_pin_get(st, "docs", "a b", &got, &err) < 0 && err.code == TG_ERR_INVALID);
+	CHECK(tg_store_pin_list(st, "", &list, &n, &err) < 0 && err.code == TG_ERR_INVALID);
+	CHECK(tg_store_pin_delete(st, "docs", "", &err) < 0 && err.code == TG_ERR_INVALID);
+	b.sha256[0] = b.sha256[0] == '0' ? '1' : '0';
+	CHECK(tg_store_pin_set(st, &b, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "SHA-256"));
+	b.pinned_by[0] = '\0';
+	CHECK(tg_store_pin_set(st, &b, &err) < 0 && err.code == TG_ERR_INVALID);
+
+	/* delete, then a second time: none */
+	CHECK(tg_store_pin_delete(st, "docs", "fetch", &err) == 0);
+	CHECK(tg_store_pin_delete(st, "docs", "fetch", &err) == 1);
+	tg_store_close(st);
+
+	/* what was kept survives a reopening */
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_pin_list(st, "docs", &list, &n, &err) == 0 && n == 1 &&
+	      strcmp(list[0].tool, "search") == 0 && strcmp(list[0].sha256, a.sha256) == 0);
+	tg_pin_release(&list[0]);
+	free(list);
+	tg_store_close(st);
+	tg_pin_release(&a);
+	tg_pin_release(&b);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* An upstream holds at most TG_PIN_MAX_TOOLS pins: the 1025th is refused,
+ * a pin replacing one of the 1024 is not. The 1024 are written in one
+ * transaction beside the store, as another program would. */
+static int store_pin_bound(void)
+{
+	struct tg_pin p, got, *list;
+	struct tg_store *st;
+	struct tg_error err;
+	char dir[64], path[128];
+	sqlite3 *db;
+	size_t n, i;
+
+	CHECK(unit_tmpdir(dir, "pin-bound") == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	snprintf(path, sizeof(path), "%s/toolgate.db", dir);
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+			   "WHERE x < 1024) INSERT INTO upstream_pins SELECT 'docs', 't' || x, "
+			   "'h', '{}', 0, 'x' FROM c", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(pin_of(&p, "docs", def_base, 1) == 0);
+	CHECK(tg_store_pin_set(st, &p, &err) < 0 && err.code == TG_ERR_LIMIT);
+	CHECK(tg_store_pin_get(st, "docs", "search", &got, &err) == 1);
+	snprintf(p.tool, sizeof(p.tool), "t1");
+	CHECK(tg_store_pin_set(st, &p, &err) == 0);
+	/* another upstream is counted apart */
+	snprintf(p.upstream, sizeof(p.upstream), "other");
+	CHECK(tg_store_pin_set(st, &p, &err) == 0);
+	CHECK(tg_store_pin_list(st, "docs", &list, &n, &err) == 0 && n == TG_PIN_MAX_TOOLS);
+	for (i = 0; i < n; i++)
+		tg_pin_release(&list[i]);
+	free(list);
+	tg_pin_release(&p);
+	tg_store_close(st);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test pin_tests[] = {
 	{ "pin/jcs_known_answers", jcs_known_answers },
 	{ "pin/jcs_numbers", jcs_numbers },
 	{ "pin/jcs_refuses", jcs_refuses },
 	{ "pin/definition_hash", definition_hash },
 	{ "pin/compare", compare },
+	{ "pin/store", store_pins },
+	{ "pin/store_bound", store_pin_bound },
 	UNIT_TESTS_END,
 };
