@@ -36,7 +36,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 7
+#define TG_STORE_SCHEMA 8
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -346,6 +346,45 @@ TG_API int tg_store_saga_set(struct tg_store *store, const char *id, enum tg_sag
 TG_API int tg_store_saga_orphans(struct tg_store *store, char (**ids)[33], size_t *n,
 				 struct tg_error *err);
 TG_API void tg_saga_release(struct tg_saga *saga);
+
+/* ---- upstream pins ------------------------------------------------------------ */
+
+/* The definition of an upstream's tool as it was accepted
+ * (docs/UPSTREAMS.md, "Pins"): its canonical text, kept so that what
+ * changed can be shown, and that text's SHA-256. One a tool. */
+#define TG_PIN_MAX_DEFINITION (1u << 20) /* bytes, as TG_UPSTREAM_MAX_DEFINITION */
+#define TG_PIN_MAX_TOOLS 1024            /* pins of one upstream, as TG_UPSTREAM_MAX_LISTED */
+
+struct tg_pin {
+	char upstream[33];           /* the declaration's NAME: [a-z][a-z0-9-]{0,31} */
+	char tool[129];              /* the upstream's own name: 1 to 128 of A-Z a-z 0-9 _ . - */
+	char sha256[65];             /* of definition, lower-case hex */
+	char *definition;            /* the canonical definition (malloc'd) */
+	int64_t pinned_at;           /* when, as the caller counts time (seconds) */
+	char pinned_by[128];         /* who accepted it: 1 to 127 bytes */
+};
+
+/* upstream's pin of tool: 0 and OUT *pin, 1 when there is none (*pin
+ * cleared). TG_ERR_INVALID for a name outside its form. */
+TG_API int tg_store_pin_get(struct tg_store *store, const char *upstream, const char *tool,
+			    struct tg_pin *pin, struct tg_error *err);
+/* pin kept, replacing the one of its upstream and tool. TG_ERR_INVALID
+ * for a name outside its form, no pinned_by, or a sha256 that is not
+ * the definition's; TG_ERR_LIMIT for a definition past
+ * TG_PIN_MAX_DEFINITION or a new pin past TG_PIN_MAX_TOOLS for its
+ * upstream. */
+TG_API int tg_store_pin_set(struct tg_store *store, const struct tg_pin *pin,
+			    struct tg_error *err);
+/* upstream's pin of tool deleted: 0, or 1 when there was none. */
+TG_API int tg_store_pin_delete(struct tg_store *store, const char *upstream, const char *tool,
+			       struct tg_error *err);
+/* upstream's pins, by tool name: OUT *out (release each, free the
+ * array; NULL when none), *n. */
+TG_API int tg_store_pin_list(struct tg_store *store, const char *upstream, struct tg_pin **out,
+			     size_t *n, struct tg_error *err);
+TG_API void tg_pin_release(struct tg_pin *pin);
+
+/* ---- collection ----------------------------------------------------------------- */
 
 /* What one collection removed. */
 struct tg_store_gc_stats {

@@ -137,6 +137,69 @@ TG_API const char *tg_upstream_pin_name(enum tg_upstream_pin pin);
  * to 128 of A-Z a-z 0-9 _ . - */
 TG_API int tg_upstream_tool_name_ok(const char *name);
 
+/* ---- pins (docs/UPSTREAMS.md, "Pins") ------------------------------------------ */
+
+/* A tool's definition as pinned: what an upstream's tools/list says of
+ * it, reduced to the members that tell a model what the tool is and
+ * does, {name, title, description, inputSchema, outputSchema,
+ * annotations} (those absent are left out, nothing else is kept), in
+ * RFC 8785 (JCS) canonical form, and that text's SHA-256. */
+#define TG_UPSTREAM_MAX_DEFINITION (1u << 20) /* bytes of a definition, and of its canonical form */
+#define TG_UPSTREAM_MAX_LISTED 1024           /* tools of one listing compared */
+
+struct tg_pin_definition {
+	char *tool;                  /* its "name" (malloc'd) */
+	char *canonical;             /* the canonical text (malloc'd) */
+	char sha256[65];             /* of canonical, lower-case hex */
+};
+
+/* The definition json (len bytes, one tools/list entry, at most
+ * TG_UPSTREAM_MAX_DEFINITION) into OUT *out. -1 and err: TG_ERR_INVALID
+ * for text that is not a JSON object, a member named twice, a "name" that
+ * is not an MCP tool name (tg_upstream_tool_name_ok), a value canonical
+ * JSON cannot hold (a NUL in a string, a number past a double's range);
+ * TG_ERR_LIMIT past the bound; TG_ERR_NOMEM. Each message names the tool
+ * when it is known. */
+TG_API int tg_upstream_definition(const char *json, size_t len, struct tg_pin_definition *out,
+				  struct tg_error *err);
+/* Frees what d holds and clears it; a cleared one is a no-op. */
+TG_API void tg_pin_definition_release(struct tg_pin_definition *d);
+
+/* A pin the comparison is given: a tool's name and the SHA-256 (hex) of
+ * its pinned definition, as the store keeps them (tg_store_pin_list). */
+struct tg_pin_ref {
+	const char *tool;
+	const char *sha256;
+};
+
+/* What became of a tool between its pin and a listing. A definition is
+ * compared as a whole: a renamed tool is one removed and one added. */
+enum tg_pin_change {
+	TG_PIN_UNCHANGED = 0,        /* listed with its pinned definition */
+	TG_PIN_CHANGED,              /* listed with another definition */
+	TG_PIN_ADDED,                /* listed, never pinned */
+	TG_PIN_REMOVED,              /* pinned, not listed */
+};
+
+struct tg_pin_verdict {
+	const char *tool;            /* borrowed from the listing or the pins */
+	enum tg_pin_change change;
+	size_t listed;               /* its index in the listing; SIZE_MAX when removed */
+	size_t pin;                  /* its index in the pins; SIZE_MAX when added */
+};
+
+/* The n definitions listed against the npins pins: OUT *out (malloc'd;
+ * free it, it borrows its names from both), *nout: one verdict for each
+ * tool listed, in the listing's order, then one for each pin not listed,
+ * in the pins' order. -1 and err: TG_ERR_LIMIT for more than
+ * TG_UPSTREAM_MAX_LISTED of either, TG_ERR_INVALID for a tool listed or
+ * pinned twice, TG_ERR_NOMEM. */
+TG_API int tg_upstream_pins_compare(const struct tg_pin_definition *listed, size_t n,
+				    const struct tg_pin_ref *pins, size_t npins,
+				    struct tg_pin_verdict **out, size_t *nout,
+				    struct tg_error *err);
+TG_API const char *tg_pin_change_name(enum tg_pin_change change);
+
 #ifdef __cplusplus
 }
 #endif

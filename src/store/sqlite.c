@@ -4,7 +4,7 @@
  * store_sqlite_ops, the table the front (store.c) dispatches through.
  * SQLite in WAL mode, one connection behind a mutex, every change one
  * transaction; the tables' operations live in sqlite_idem.c,
- * sqlite_ticket.c, sqlite_saga.c and sqlite_upkeep.c.
+ * sqlite_ticket.c, sqlite_saga.c, sqlite_upkeep.c and sqlite_pin.c.
  *
  * Migrations: migrations[i] takes the schema from version i to i + 1;
  * each runs in its own transaction with the PRAGMA user_version that
@@ -112,6 +112,17 @@ static const char *const migrations[] = {
 	" size_n INTEGER NOT NULL, size_mean REAL NOT NULL, size_m2 REAL NOT NULL,"
 	" entropy_n INTEGER NOT NULL, entropy_mean REAL NOT NULL, entropy_m2 REAL NOT NULL,"
 	" updated INTEGER NOT NULL"
+	") WITHOUT ROWID;",
+	/* 7 -> 8: the accepted definitions of upstreams' tools
+	 * (docs/UPSTREAMS.md, "Pins") */
+	"CREATE TABLE upstream_pins ("
+	" upstream TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" sha256 TEXT NOT NULL,"
+	" definition TEXT NOT NULL,"
+	" pinned_at INTEGER NOT NULL,"
+	" pinned_by TEXT NOT NULL,"
+	" PRIMARY KEY (upstream, tool)"
 	") WITHOUT ROWID;",
 };
 
@@ -373,5 +384,9 @@ const struct tg_store_ops store_sqlite_ops = {
 	.revoked = sq_revoked,
 	.baselines_put = sq_baselines_put,
 	.baselines_load = sq_baselines_load,
+	.pin_get = sq_pin_get,
+	.pin_set = sq_pin_set,
+	.pin_delete = sq_pin_delete,
+	.pin_list = sq_pin_list,
 	.gc = sq_gc,
 };

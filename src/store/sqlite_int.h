@@ -129,4 +129,13 @@ int sq_baselines_load(struct tg_store *st, struct tg_baseline **out, size_t *n,
 int sq_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 	  struct tg_error *err);
 
+/* sqlite_pin.c: upstream pins */
+int sq_pin_get(struct tg_store *st, const char *upstream, const char *tool, struct tg_pin *pin,
+	       struct tg_error *err);
+int sq_pin_set(struct tg_store *st, const struct tg_pin *pin, struct tg_error *err);
+int sq_pin_delete(struct tg_store *st, const char *upstream, const char *tool,
+		  struct tg_error *err);
+int sq_pin_list(struct tg_store *st, const char *upstream, struct tg_pin **out, size_t *n,
+		struct tg_error *err);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * The store's front (include/toolgate/store.h, docs/STORE.md): every
  * public tg_store_* call, its inputs checked here once (key, sizes,
- * states, the moves a ticket may make, who may decide), then handed to
+ * states, the moves a ticket may make, who may decide, the names and
+ * hash of a pin), then handed to
  * the backend through st->ops (store_int.h), SQLite's today
  * (src/store/sqlite*.c). It also makes the openings (the state directory,
  * the instance id and lock) and the tickets' ids, and names the states.
@@ -499,7 +500,7 @@ int tg_store_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, stru
 	return st->ops->saga_orphans(st, ids, n, err);
 }
 
-/* ---- revocations, baselines, collection ------------------------------------------ */
+/* ---- revocations, baselines ---------------------------------------------------- */
 
 int tg_store_revoke(struct tg_store *st, const char *jti, int64_t expires, struct tg_error *err)
 {
@@ -538,6 +539,97 @@ int tg_store_baselines_each(struct tg_store *st,
 	free(all);
 	return rc;
 }
+
+/* ---- upstream pins ---------------------------------------------------------------- */
+
+/* upstream is a declaration's NAME ([a-z][a-z0-9-]{0,31}) and tool an MCP
+ * tool name (1 to 128 of A-Z a-z 0-9 _ . -), as toolgate/upstream.h has
+ * them. */
+static int pin_names_ok(const char *upstream, const char *tool, struct tg_error *err)
+{
+	size_t nu = upstream ? strlen(upstream) : 0, nt = tool ? strlen(tool) : 0;
+
+	if (nu < 1 || nu > 32 || upstream[0] < 'a' || upstream[0] > 'z' ||
+	    strspn(upstream, "abcdefghijklmnopqrstuvwxyz0123456789-") != nu)
+		return tg_error_set(err, TG_ERR_INVALID, "pin: upstream %.40s: not an upstream's name",
+				    upstream ? upstream : "");
+	if (nt < 1 || nt > 128 ||
+	    strspn(tool, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != nt)
+		return tg_error_set(err, TG_ERR_INVALID, "pin: upstream %s: tool %.140s: not a tool's "
+				    "name", upstream, tool ? tool : "");
+	return 0;
+}
+
+void tg_pin_release(struct tg_pin *pin)
+{
+	free(pin->definition);
+	pin->definition = NULL;
+}
+
+int tg_store_pin_get(struct tg_store *st, const char *upstream, const char *tool,
+		     struct tg_pin *pin, struct tg_error *err)
+{
+	tg_error_clear(err);
+	memset(pin, 0, sizeof(*pin));
+	if (pin_names_ok(upstream, tool, err) < 0)
+		return -1;
+	return st->ops->pin_get(st, upstream, tool, pin, err);
+}
+
+int tg_store_pin_set(struct tg_store *st, const struct tg_pin *pin, struct tg_error *err)
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char hex[65];
+	size_t len;
+
+	tg_error_clear(err);
+	/* the caller's arrays: each must end within itself before strlen */
+	if (!memchr(pin->upstream, '\0', sizeof(pin->upstream)) ||
+	    !memchr(pin->tool, '\0', sizeof(pin->tool)) ||
+	    !memchr(pin->sha256, '\0', sizeof(pin->sha256)) ||
+	    !memchr(pin->pinned_by, '\0', sizeof(pin->pinned_by)))
+		return tg_error_set(err, TG_ERR_INVALID, "pin: a name, hash or pinned_by that does "
+				    "not end in its field");
+	if (pin_names_ok(pin->upstream, pin->tool, err) < 0)
+		return -1;
+	if (!pin->definition || !pin->pinned_by[0])
+		return tg_error_set(err, TG_ERR_INVALID, "pin %s.%s: a definition and who pinned it "
+				    "are required", pin->upstream, pin->tool);
+	len = strlen(pin->definition);
+	if (len > TG_PIN_MAX_DEFINITION)
+		return tg_error_set(err, TG_ERR_LIMIT, "pin %s.%s: a definition of %zu bytes, more "
+				    "than %u", pin->upstream, pin->tool, len, TG_PIN_MAX_DEFINITION);
+	/* the hash is the pin: one that is not its definition's would
+	 * accept a definition nobody was shown */
+	crypto_hash_sha256(h, (const unsigned char *)pin->definition, len);
+	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	if (strcmp(hex, pin->sha256) != 0)
+		return tg_error_set(err, TG_ERR_INVALID, "pin %s.%s: the SHA-256 is not the "
+				    "definition's", pin->upstream, pin->tool);
+	return st->ops->pin_set(st, pin, err);
+}
+
+int tg_store_pin_delete(struct tg_store *st, const char *upstream, const char *tool,
+			struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (pin_names_ok(upstream, tool, err) < 0)
+		return -1;
+	return st->ops->pin_delete(st, upstream, tool, err);
+}
+
+int tg_store_pin_list(struct tg_store *st, const char *upstream, struct tg_pin **out, size_t *n,
+		      struct tg_error *err)
+{
+	tg_error_clear(err);
+	*out = NULL;
+	*n = 0;
+	if (pin_names_ok(upstream, "-", err) < 0)
+		return -1;
+	return st->ops->pin_list(st, upstream, out, n, err);
+}
+
+/* ---- collection -------------------------------------------------------------------- */
 
 int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 		struct tg_error *err)

@@ -156,6 +156,21 @@ struct tg_store_ops {
 	/* Every baseline kept: OUT *out (malloc'd, or NULL), *n. */
 	int (*baselines_load)(struct tg_store *st, struct tg_baseline **out, size_t *n,
 			      struct tg_error *err);
+
+	/* ---- upstream pins: (upstream, tool) is one pin ---- */
+	/* 0 and OUT *pin, or 1 when none. */
+	int (*pin_get)(struct tg_store *st, const char *upstream, const char *tool,
+		       struct tg_pin *pin, struct tg_error *err);
+	/* Insert or replace, in one transaction with the count: TG_ERR_LIMIT
+	 * when it would be its upstream's pin past TG_PIN_MAX_TOOLS. */
+	int (*pin_set)(struct tg_store *st, const struct tg_pin *pin, struct tg_error *err);
+	/* 0, or 1 when none. */
+	int (*pin_delete)(struct tg_store *st, const char *upstream, const char *tool,
+			  struct tg_error *err);
+	/* By tool name, at most TG_PIN_MAX_TOOLS. OUT *out (malloc'd), *n. */
+	int (*pin_list)(struct tg_store *st, const char *upstream, struct tg_pin **out, size_t *n,
+			struct tg_error *err);
+
 	/* tg_store_gc's collection, in batches that let other calls in. */
 	int (*gc)(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 		  struct tg_error *err);

@@ -27,6 +27,7 @@
 #include "toolgate/redact.h"
 #include "toolgate/schema.h"
 #include "toolgate/store.h"
+#include "toolgate/upstream.h"
 #include "unit.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -621,6 +622,50 @@ static int redact(void)
 	return 0;
 }
 
+/* A definition made canonical and hashed, then a listing of it compared
+ * with a pin of another definition and one of a tool gone. */
+static int pin_case(unsigned long n)
+{
+	static const char def[] =
+		"{\"name\":\"search\",\"description\":\"Search.\",\"_meta\":{\"x\":1},"
+		"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":"
+		"\"string\",\"maxLength\":1e2}}},\"annotations\":{\"readOnlyHint\":true}}";
+	const struct tg_pin_ref pins[] = { { "search", "00" }, { "gone", "11" } };
+	struct tg_pin_definition d;
+	struct tg_pin_verdict *v = NULL;
+	struct tg_error err;
+	size_t nv = 0;
+	char *all = NULL;
+	int rc;
+
+	failalloc_arm(n);
+	rc = tg_upstream_definition(def, sizeof(def) - 1, &d, &err);
+	if (rc == 0)
+		rc = tg_upstream_pins_compare(&d, 1, pins, 2, &v, &nv, &err);
+	failalloc_disarm();
+	if (rc < 0) {
+		tg_pin_definition_release(&d);
+		return failed_cleanly("tg_upstream_definition", &err);
+	}
+	if (nv != 2 || asprintf(&all, "%s %s %s %s", d.sha256, d.canonical,
+				tg_pin_change_name(v[0].change), tg_pin_change_name(v[1].change)) < 0)
+		rc = -1;
+	else
+		rc = same_text("tg_upstream_definition", &base_text, n, all);
+	free(all);
+	free(v);
+	tg_pin_definition_release(&d);
+	return rc;
+}
+
+static int pins(void)
+{
+	CHECK(route_allocators() == 0);
+	CHECK(each_failure("tg_upstream_definition", pin_case) == 0);
+	free(base_text);
+	return 0;
+}
+
 static int egress_case(unsigned long n)
 {
 	static const char *const rules[] = { "api.example.com:443", "DB.internal.:5432",
@@ -877,6 +922,7 @@ const struct unit_test alloc_tests[] = {
 	{ "alloc/audit", audit },
 	{ "alloc/redact", redact },
 	{ "alloc/egress", egress },
+	{ "alloc/pins", pins },
 	PART_TESTS("store_open", store_open),
 	{ "alloc/store_calls", store_calls },
 	{ "alloc/gate", gate_calls },
