@@ -61,7 +61,7 @@ MAY_INCLUDE = {
     "schema": {"util"},
     "catalog": {"util", "schema", "sandbox", "upstream"},
     "auth": {"util", "store", "catalog", "sandbox", "obs"},
-    "exec": {"util", "sandbox", "catalog"},
+    "exec": {"util", "sandbox", "catalog", "upstream", "obs"},
     "store": {"util"},
     "obs": {"util"},
     "upstream": {"util", "schema", "sandbox", "obs"},

@@ -63,6 +63,8 @@ TG_API int tg_error_wrap(struct tg_error *err, const char *fmt, ...)
 enum tg_log_level {
 	TG_LOG_ERROR = 0,   /* something was not done: a record, a cleanup */
 	TG_LOG_TRACE,       /* TOOLGATE_TRACE=1: where a sandbox's start spends its time */
+	TG_LOG_INFO,        /* what an operator may want to read: an upstream server's
+			     * stderr (redacted), its restarts */
 };
 typedef void (*tg_log_fn)(void *ctx, enum tg_log_level level, const char *message);
 TG_API void tg_log_set(tg_log_fn fn, void *ctx);

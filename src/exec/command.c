@@ -662,23 +662,24 @@ static void on_output(int stream, const char *buf, size_t len, void *ctx)
 	}
 }
 
-/* The tool's egress, for one run: a proxy of its allowlist; refusals go
- * to env->egress_denied. OUT *proxy. */
-static int egress_start(const struct tg_contract *k, const struct exec_env *env,
-			struct tg_sandbox_spec *spec, struct tg_egress_proxy **proxy,
-			struct tg_error *err)
+/* The tool's egress (and an upstream's, upstream_run.c): a proxy of its
+ * allowlist for one run. */
+int exec_egress_start(char *const *rules, const char *who, const char *field,
+		      void (*on_deny)(void *ctx, const char *destination, const char *why),
+		      void *ctx, const char *principal, struct tg_sandbox_spec *spec,
+		      struct tg_egress_proxy **proxy, struct tg_error *err)
 {
 	struct tg_egress_proxy_options po;
 
 	memset(&po, 0, sizeof(po));
-	po.rules = (const char *const *)k->egress;
-	while (k->egress[po.nrules])
+	po.rules = (const char *const *)rules;
+	while (rules[po.nrules])
 		po.nrules++;
-	po.on_deny = env->egress_denied;
-	po.ctx = env->egress_ctx;
-	po.principal = env->principal;
+	po.on_deny = on_deny;
+	po.ctx = ctx;
+	po.principal = principal;
 	if (tg_egress_proxy_start(&po, proxy, err) < 0)
-		return tg_error_wrap(err, "%s: executor.egress", k->name);
+		return tg_error_wrap(err, "%s: %s", who, field);
 	return tg_sandbox_spec_set_egress(spec, *proxy, err);
 }
 
@@ -709,7 +710,9 @@ int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		goto out;
 	/* an overlay dry run has no network: what it would send could not
 	 * be taken back like its files */
-	if (k->egress && k->egress[0] && !ov && egress_start(k, env, spec, &proxy, err) < 0)
+	if (k->egress && k->egress[0] && !ov &&
+	    exec_egress_start(k->egress, k->name, "executor.egress", env->egress_denied,
+			      env->egress_ctx, env->principal, spec, &proxy, err) < 0)
 		goto out;
 	if (k->interactive && memchr(args, '\n', len)) {
 		/* the arguments are the first line: one line */

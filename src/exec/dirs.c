@@ -362,6 +362,21 @@ int exec_dirs_check_bind(const struct exec_dirs *d, const char *host, int mount,
 	return 0;
 }
 
+int exec_dirs_check_secret(const struct exec_dirs *d, const char *real, struct tg_error *err)
+{
+	size_t i;
+
+	if (d && d->state_real && within(real, d->state_real))
+		return tg_error_set(err, TG_ERR_INVALID, "%s lies in the gateway's state directory "
+				    "%s: a secret's file is kept elsewhere", real, d->state);
+	for (i = 0; d && i < d->nown; i++)
+		if (strcmp(d->own_real[i], real) == 0)
+			return tg_error_set(err, TG_ERR_INVALID, "%s is a file of the gateway's own "
+					    "(its record, policy, tokens or key), not a secret to "
+					    "give a server", real);
+	return 0;
+}
+
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
 		       struct tg_error *err)
 {

@@ -27,6 +27,7 @@ struct exec_out {
 
 struct tg_sandbox_spec;
 struct tg_sandbox_result;
+struct tg_egress_proxy;
 
 /* Where overlay dry runs keep their layers (command.c), each run's in a
  * directory EXEC_OVERLAY_DIR/EXEC_OVERLAY_PREFIX...: no tool is given a
@@ -91,6 +92,11 @@ int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs 
  * exist or is refused. */
 int exec_dirs_check_bind(const struct exec_dirs *d, const char *host, int mount, int writable,
 			 struct tg_error *err);
+
+/* File real (a real path), about to be read as a secret (an upstream's
+ * credentials.env): -1 and err naming it when it is one of the gateway's
+ * own files or lies in its state directory. */
+int exec_dirs_check_secret(const struct exec_dirs *d, const char *real, struct tg_error *err);
 
 /* The state directory of write tool k's family (its name up to the first
  * dot), STATE/tools/FAMILY, into path[len]: made when missing, mode 0700,
@@ -171,6 +177,16 @@ int exec_builtin_exists(const char *name);
  * (a layer the tier needs is missing). */
 int exec_command(const struct tg_contract *k, const char *args, size_t len,
 		 const struct exec_env *env, struct exec_out *o, struct tg_error *err);
+
+/* Egress for one sandbox run through a proxy of rules (NULL-terminated,
+ * at least one), started here and set on spec: refusals go to on_deny
+ * (NULL: not told) with ctx, drawn on principal's share (NULL: "").
+ * OUT *proxy (tg_egress_proxy_stop after the run). -1 and err naming
+ * who (a tool or an upstream) and field. */
+int exec_egress_start(char *const *rules, const char *who, const char *field,
+		      void (*on_deny)(void *ctx, const char *destination, const char *why),
+		      void *ctx, const char *principal, struct tg_sandbox_spec *spec,
+		      struct tg_egress_proxy **proxy, struct tg_error *err);
 
 /* A text content block. */
 json_t *exec_text(const char *text);

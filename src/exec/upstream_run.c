@@ -1,0 +1,910 @@
+/*
+ * The runner of one stdio upstream (exec/upstream_run.h; docs/UPSTREAMS.md,
+ * "The runner"): its declared server run in the sandbox as a server run
+ * (docs/SANDBOX.md, "Server runs"), spoken to by the upstream client
+ * (src/upstream/client.h), restarted with backoff when it dies.
+ *
+ * One generation a start: a sandbox spec built from the declaration (tier,
+ * argv, env, workdir, mounts checked against the gateway's directories as
+ * a contract's are, egress through a proxy of its allowlist as a command
+ * tool's, limits), the credentials read into its environment, a thread
+ * in tg_sandbox_run, two pipes (the server's stdin, written by the
+ * client; its stdout, written by the output function and read by the
+ * client), a cancel pipe. A supervisor thread starts generations, waits
+ * for the one up to end (the run ends, or the client breaks), tears it
+ * down once no call holds it, and starts the next after a delay.
+ *
+ * The server's environment is what the declaration gives, the
+ * credentials and the sandbox's own defaults: the sandbox never passes
+ * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
+ * at a time, redacted, cut and rate-limited.
+ *
+ * Never: log a credential's value, keep one in a buffer of its own after
+ * the spec has it, run the server outside the sandbox, or leave a thread,
+ * a descriptor or a run behind at upstream_run_free.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/upstream_run.h"
+#include "toolgate/egress.h"
+#include "toolgate/redact.h"
+#include "toolgate/sandbox.h"
+#include "toolgate/version.h"
+#include "upstream/client.h"
+#include "util/log.h"
+
+/* The most of a redacted line shown: a tg_log line is 1023 bytes */
+#define LOG_SHOWN 900
+
+/* A stderr line on its way to the log, and the rate it may go at. */
+struct lines {
+	char buf[UPSTREAM_RUN_LOG_LINE];
+	size_t len;
+	int cut;                /* the line went past buf: the rest is dropped */
+	double tokens;          /* lines that may be logged now */
+	uint64_t last_ms;
+	unsigned long dropped;  /* lines not logged since the last that was */
+};
+
+/* One start of the server. */
+struct gen {
+	struct upstream_run *r;
+	struct tg_sandbox_spec *spec;
+	struct tg_egress_proxy *proxy;
+	struct upstream_client *client;
+	int in_r, out_w;        /* the run's ends: the server's stdin, its stdout */
+	int cancel_r, cancel_w;
+	pthread_t thread;
+	int running;            /* thread was started */
+	struct lines log;
+	/* under r->lock */
+	int ended;              /* the run is over; why says how */
+	char why[384];
+	unsigned refs;          /* calls using client */
+};
+
+struct upstream_run {
+	const struct tg_upstream *u;
+	struct upstream_run_options opts;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t supervisor;
+	int supervising;
+	/* under lock */
+	int stop;
+	struct gen *starting;   /* being started: stop cancels its run */
+	struct gen *cur;        /* up: initialized and listed */
+	char *tools;            /* the last tools/list, JSON text */
+	char why[512];          /* why it is not up, or "" */
+	unsigned starts;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* cond's wait until ms on the monotonic clock (the cond is made so). */
+static void wait_until(struct upstream_run *r, uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+
+	pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+}
+
+static void cancel_run(struct gen *g)
+{
+	ssize_t w;
+
+	do
+		w = write(g->cancel_w, "x", 1);
+	while (w < 0 && errno == EINTR);
+}
+
+/* ---- credentials ----------------------------------------------------- */
+
+/* path is /proc or /dev or below one (the descriptor's own path, as the
+ * kernel names it): /proc/self/environ is a regular file of the caller's,
+ * mode 0400, and the gateway's environment is no secret of the server's. */
+static int kernel_path(const char *path)
+{
+	return (strncmp(path, "/proc", 5) == 0 && (path[5] == '/' || !path[5])) ||
+	       (strncmp(path, "/dev", 4) == 0 && (path[4] == '/' || !path[4]));
+}
+
+/* The secret of credential c into buf[UPSTREAM_RUN_CREDENTIAL_MAX + 1],
+ * checked on the descriptor opened: OUT *len. -1 and err naming the
+ * upstream and the credential, never the value. */
+static int credential_read(const struct upstream_run *r, const struct tg_upstream_credential *c,
+			   char *buf, size_t *len, struct tg_error *err)
+{
+	const char *name = r->u->name;
+	char link[64], real[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd, rc = -1;
+
+	*len = 0;
+	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name,
+				    c->name, c->path);
+	/* the file as it is now, not as the catalogue saw it */
+	if (fstat(fd, &st) < 0) {
+		tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name, c->name,
+			     c->path);
+		goto out;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, sizeof(real) - 1);
+	if (n < 0) {
+		tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name, c->name,
+			     c->path);
+		goto out;
+	}
+	real[n] = '\0';
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+	    kernel_path(real)) {
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s is not a "
+			     "regular file of the gateway's user with mode 0600 or stricter, "
+			     "outside /proc and /dev", name, c->name, c->path);
+		goto out;
+	}
+	if (st.st_size > (off_t)UPSTREAM_RUN_CREDENTIAL_MAX) {
+		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: credentials.env.%s: %s is over %u "
+			     "bytes", name, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
+		goto out;
+	}
+	if (exec_dirs_check_secret(r->opts.dirs, real, err) < 0) {
+		tg_error_wrap(err, "upstream %s: credentials.env.%s", name, c->name);
+		goto out;
+	}
+	/* one byte more than allowed: a file that grew is seen */
+	while (got <= UPSTREAM_RUN_CREDENTIAL_MAX) {
+		n = read(fd, buf + got, UPSTREAM_RUN_CREDENTIAL_MAX + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name,
+				     c->name, c->path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got > UPSTREAM_RUN_CREDENTIAL_MAX) {
+		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: credentials.env.%s: %s is over %u "
+			     "bytes", name, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
+		goto out;
+	}
+	/* a file written with echo ends in a newline that is no part of it */
+	if (got && buf[got - 1] == '\n') {
+		got--;
+		if (got && buf[got - 1] == '\r')
+			got--;
+	}
+	if (memchr(buf, '\0', got)) {
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s holds a NUL "
+			     "byte, which no environment variable can", name, c->name, c->path);
+		goto out;
+	}
+	*len = got;
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* Every credential into spec's environment, NAME=VALUE; the buffers
+ * wiped whatever happens. */
+static int add_credentials(const struct upstream_run *r, struct tg_sandbox_spec *spec,
+			   struct tg_error *err)
+{
+	size_t cap = 128 + UPSTREAM_RUN_CREDENTIAL_MAX + 2, i, len, nl;
+	char *buf = malloc(UPSTREAM_RUN_CREDENTIAL_MAX + 1), *var = malloc(cap);
+	int rc = 0;
+
+	if (!buf || !var) {
+		free(buf);
+		free(var);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	for (i = 0; rc == 0 && i < r->u->ncredentials; i++) {
+		const struct tg_upstream_credential *c = &r->u->credentials[i];
+
+		nl = strlen(c->name);
+		if (nl > 127) {
+			rc = tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env: a name "
+					  "too long", r->u->name);
+			break;
+		}
+		rc = credential_read(r, c, buf, &len, err);
+		if (rc < 0)
+			break;
+		memcpy(var, c->name, nl);
+		var[nl] = '=';
+		memcpy(var + nl + 1, buf, len);
+		var[nl + 1 + len] = '\0';
+		rc = tg_sandbox_spec_add_env(spec, var, err);
+		if (rc < 0)
+			tg_error_set(err, err->code, "upstream %s: credentials.env.%s: the sandbox "
+				     "refused it", r->u->name, c->name);
+		sodium_memzero(var, nl + 2 + len);
+	}
+	/* what was read, a refused file's too */
+	sodium_memzero(buf, UPSTREAM_RUN_CREDENTIAL_MAX + 1);
+	free(buf);
+	free(var);
+	return rc;
+}
+
+/* ---- the sandbox spec ------------------------------------------------ */
+
+static int build_mounts(const struct upstream_run *r, struct tg_sandbox_spec *spec,
+			struct tg_error *err)
+{
+	const struct tg_upstream *u = r->u;
+	size_t i;
+
+	for (i = 0; i < u->nmounts; i++) {
+		const struct tg_upstream_mount *m = &u->mounts[i];
+
+		/* the checks a contract's mount gets, by what is there now */
+		if ((r->opts.dirs &&
+		     exec_dirs_check_bind(r->opts.dirs, m->host, 1, m->writable, err) < 0) ||
+		    tg_sandbox_spec_add_bind(spec, m->host, m->inside, m->writable, err) < 0)
+			return tg_error_wrap(err, "upstream %s: sandbox.mounts[%zu]", u->name, i);
+	}
+	return 0;
+}
+
+/* g's spec from the declaration (and its egress proxy). */
+static int build_spec(struct gen *g, struct tg_error *err)
+{
+	const struct upstream_run *r = g->r;
+	const struct tg_upstream *u = r->u;
+	size_t i;
+	int argc = 0;
+
+	if (tg_sandbox_spec_new(u->tier, &g->spec, err) < 0)
+		return tg_error_wrap(err, "upstream %s", u->name);
+	while (u->argv[argc])
+		argc++;
+	if (tg_sandbox_spec_set_argv(g->spec, argc, u->argv, err) < 0 ||
+	    (u->memory && tg_sandbox_spec_set_memory(g->spec, u->memory, err) < 0) ||
+	    (u->millicpus && tg_sandbox_spec_set_cpus(g->spec, u->millicpus, err) < 0) ||
+	    (u->pids && tg_sandbox_spec_set_pids(g->spec, u->pids, err) < 0) ||
+	    (u->workdir && tg_sandbox_spec_set_workdir(g->spec, u->workdir, err) < 0))
+		return tg_error_wrap(err, "upstream %s", u->name);
+	for (i = 0; u->env && u->env[i]; i++)
+		if (tg_sandbox_spec_add_env(g->spec, u->env[i], err) < 0)
+			return tg_error_wrap(err, "upstream %s: env", u->name);
+	if (build_mounts(r, g->spec, err) < 0 || add_credentials(r, g->spec, err) < 0)
+		return -1;
+	/* no egress: no network at all (the sandbox's empty namespace) */
+	if (u->egress && u->egress[0] &&
+	    exec_egress_start(u->egress, u->name, "sandbox.egress", r->opts.egress_denied,
+			      r->opts.egress_ctx, r->opts.principal, g->spec, &g->proxy, err) < 0)
+		return tg_error_wrap(err, "upstream");
+	tg_sandbox_spec_set_server(g->spec, 1);
+	return 0;
+}
+
+/* ---- the run: its output --------------------------------------------- */
+
+/* One stderr line, cut, redacted, to the log within the rate. */
+static void log_line(struct gen *g)
+{
+	struct lines *l = &g->log;
+	struct tg_redact_out o;
+	struct tg_error e;
+	uint64_t now = now_ms();
+	size_t i;
+
+	l->tokens += (double)(now - l->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
+	if (l->tokens > UPSTREAM_RUN_LOG_BURST)
+		l->tokens = UPSTREAM_RUN_LOG_BURST;
+	l->last_ms = now;
+	if (l->tokens < 1) {
+		l->dropped++;
+		return;
+	}
+	l->tokens -= 1;
+	if (l->dropped)
+		tg_log(TG_LOG_INFO, "upstream %s: %lu lines of its stderr not logged (over %d a "
+		       "second)", g->r->u->name, l->dropped, UPSTREAM_RUN_LOG_RATE);
+	l->dropped = 0;
+	/* a terminal's control sequences are not the server's to send */
+	for (i = 0; i < l->len; i++)
+		if (((unsigned char)l->buf[i] < 0x20 && l->buf[i] != '\t') || l->buf[i] == 0x7f)
+			l->buf[i] = '?';
+	memset(&o, 0, sizeof(o));
+	/* what tg_log takes in one line, the prefix and the mark after */
+	if (tg_redact(l->buf, l->len, &o, &e) == 0)
+		tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
+		       (int)(o.len > LOG_SHOWN ? LOG_SHOWN : o.len), o.text,
+		       l->cut || o.len > LOG_SHOWN ? " [cut]" : "");
+	else
+		tg_log(TG_LOG_INFO, "upstream %s: a line of its stderr not shown: %s",
+		       g->r->u->name, e.msg);
+	tg_redact_out_release(&o);
+}
+
+static void stderr_bytes(struct gen *g, const char *buf, size_t len)
+{
+	struct lines *l = &g->log;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\n') {
+			log_line(g);
+			l->len = 0;
+			l->cut = 0;
+		} else if (l->len < sizeof(l->buf)) {
+			l->buf[l->len++] = buf[i];
+		} else {
+			l->cut = 1;
+		}
+	}
+}
+
+/* stdout to the client's pipe. Never blocks past the run's cancel: a
+ * client that stopped reading (broken) cannot hold up the supervision. */
+static void stdout_bytes(struct gen *g, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len && g->out_w >= 0) {
+		struct pollfd p[2] = { { g->out_w, POLLOUT, 0 }, { g->cancel_r, POLLIN, 0 } };
+		ssize_t w;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (p[1].revents)
+			return; /* being stopped: the rest is nobody's */
+		w = write(g->out_w, buf + off, len - off);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0)
+			return; /* the client is gone: EPIPE (SIGPIPE is blocked) */
+		off += (size_t)w;
+	}
+}
+
+static void on_output(int stream, const char *buf, size_t len, void *ctx)
+{
+	if (stream == 1)
+		stdout_bytes(ctx, buf, len);
+	else
+		stderr_bytes(ctx, buf, len);
+}
+
+/* How the run ended, in words, into g->why (under the lock). */
+static void describe_end(struct gen *g, const struct tg_sandbox_result *res,
+			 const struct tg_error *e)
+{
+	if (!res)
+		snprintf(g->why, sizeof(g->why), "the sandbox refused it: %.300s", e->msg);
+	else if (res->reason != TG_REASON_OK && res->reason != TG_REASON_CANCELLED)
+		snprintf(g->why, sizeof(g->why), "the sandbox ended it: %s%s%.300s",
+			 tg_sandbox_reason_name(res->reason), res->message[0] ? ": " : "",
+			 res->message);
+	else if (res->reason == TG_REASON_CANCELLED)
+		snprintf(g->why, sizeof(g->why), "stopped by the gateway");
+	else if (res->exec_errno)
+		snprintf(g->why, sizeof(g->why), "its command could not be run: %s",
+			 strerror(res->exec_errno));
+	else if (res->exited)
+		snprintf(g->why, sizeof(g->why), "it exited with status %d", res->exit_code);
+	else
+		snprintf(g->why, sizeof(g->why), "it was killed by signal %d", res->signal);
+}
+
+static void *run_main(void *arg)
+{
+	struct gen *g = arg;
+	struct tg_sandbox_result *res = NULL;
+	struct tg_error e;
+	sigset_t pipe;
+
+	/* the client gone is EPIPE on stdout's pipe, never SIGPIPE */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+	memset(&e, 0, sizeof(e));
+	if (tg_sandbox_run(g->spec, &res, &e) < 0)
+		res = NULL;
+	if (g->log.len)
+		log_line(g);
+	/* end of file to the client: it breaks, its waiters wake */
+	close(g->out_w);
+	g->out_w = -1;
+	close(g->in_r);
+	g->in_r = -1;
+	pthread_mutex_lock(&g->r->lock);
+	describe_end(g, res, &e);
+	g->ended = 1;
+	pthread_cond_broadcast(&g->r->cond);
+	pthread_mutex_unlock(&g->r->lock);
+	tg_sandbox_result_free(res);
+	return NULL;
+}
+
+/* ---- generations ----------------------------------------------------- */
+
+static void gen_free(struct gen *g)
+{
+	if (!g)
+		return;
+	if (g->running) {
+		cancel_run(g);
+		pthread_join(g->thread, NULL);
+	}
+	/* no call is in the client (the supervisor waited for them) */
+	upstream_client_free(g->client);
+	tg_egress_proxy_stop(g->proxy);
+	tg_sandbox_spec_free(g->spec);
+	if (g->in_r >= 0)
+		close(g->in_r);
+	if (g->out_w >= 0)
+		close(g->out_w);
+	if (g->cancel_r >= 0)
+		close(g->cancel_r);
+	if (g->cancel_w >= 0)
+		close(g->cancel_w);
+	free(g);
+}
+
+/* A generation with its run and client started (not yet initialized);
+ * OUT *out. -1 and err. */
+static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *err)
+{
+	struct gen *g = calloc(1, sizeof(*g));
+	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, cancel[2], e;
+
+	*out = NULL;
+	if (!g)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	g->r = r;
+	g->in_r = g->out_w = g->cancel_r = g->cancel_w = -1;
+	g->log.tokens = UPSTREAM_RUN_LOG_BURST;
+	g->log.last_ms = now_ms();
+	if (pipe2(cancel, O_CLOEXEC) < 0) {
+		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
+		goto fail;
+	}
+	g->cancel_r = cancel[0];
+	g->cancel_w = cancel[1];
+	if (build_spec(g, err) < 0)
+		goto fail;
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0) {
+		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
+		if (in[0] >= 0) {
+			close(in[0]);
+			close(in[1]);
+		}
+		goto fail;
+	}
+	g->in_r = in[0];
+	g->out_w = outp[1];
+	/* written a part at a time between polls of the cancel fd */
+	if (fcntl(g->out_w, F_SETFL, O_NONBLOCK) < 0) {
+		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
+		close(outp[0]);
+		close(in[1]);
+		goto fail;
+	}
+	/* the client owns the other ends from here, whatever happens */
+	if (upstream_client_new(outp[0], in[1], NULL, &g->client, err) < 0) {
+		tg_error_wrap(err, "upstream %s", r->u->name);
+		goto fail;
+	}
+	tg_sandbox_spec_set_stdin_fd(g->spec, g->in_r);
+	tg_sandbox_spec_set_cancel_fd(g->spec, g->cancel_r);
+	tg_sandbox_spec_set_output_fn(g->spec, on_output, g);
+	if (upstream_client_start(g->client, err) < 0) {
+		tg_error_wrap(err, "upstream %s", r->u->name);
+		goto fail;
+	}
+	e = pthread_create(&g->thread, NULL, run_main, g);
+	if (e != 0) {
+		tg_error_sys(err, e, "upstream %s: a thread", r->u->name);
+		goto fail;
+	}
+	g->running = 1;
+	*out = g;
+	return 0;
+fail:
+	gen_free(g);
+	return -1;
+}
+
+/* Start a generation and make it up: initialize, tools/list. The tools
+ * into *tools (JSON text). OUT *out, or NULL and why in err. */
+static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct tg_error *err)
+{
+	struct gen *g;
+	json_t *list = NULL;
+
+	*out = NULL;
+	*tools = NULL;
+	if (gen_start(r, &g, err) < 0)
+		return -1;
+	pthread_mutex_lock(&r->lock);
+	r->starts++;
+	r->starting = g;
+	if (r->stop)
+		cancel_run(g);
+	pthread_mutex_unlock(&r->lock);
+	if (upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, NULL,
+				       UPSTREAM_RUN_HANDSHAKE_MS, err) < 0 ||
+	    upstream_client_list_tools(g->client, UPSTREAM_RUN_HANDSHAKE_MS, &list, err) < 0 ||
+	    !(*tools = json_dumps(list, JSON_COMPACT))) {
+		if (!*tools && list)
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		json_decref(list);
+		pthread_mutex_lock(&r->lock);
+		r->starting = NULL;
+		pthread_mutex_unlock(&r->lock);
+		/* a run that ended says why better than the client's EOF */
+		cancel_run(g);
+		pthread_join(g->thread, NULL);
+		g->running = 0;
+		if (g->why[0] && strcmp(g->why, "stopped by the gateway") != 0)
+			tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", g->why);
+		gen_free(g);
+		return -1;
+	}
+	json_decref(list);
+	*out = g;
+	return 0;
+}
+
+/* Wait for g, up, to go down (or the runner to stop), then take it out of
+ * service and free it once no call holds it. */
+static void gen_watch(struct upstream_run *r, struct gen *g)
+{
+	char broke[256];
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke)))
+		wait_until(r, now_ms() + 200);
+	r->cur = NULL;
+	if (!g->ended && !r->stop)
+		snprintf(g->why, sizeof(g->why), "its connection broke: %s", broke);
+	pthread_mutex_unlock(&r->lock);
+	/* the run ends, the client breaks: every call in it returns */
+	cancel_run(g);
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+	pthread_mutex_lock(&r->lock);
+	if (!r->stop)
+		snprintf(r->why, sizeof(r->why), "%s", g->why);
+	while (g->refs)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	gen_free(g);
+}
+
+static void *supervise(void *arg)
+{
+	struct upstream_run *r = arg;
+	unsigned delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
+	struct tg_error err;
+	uint64_t up_at, wake;
+	struct gen *g;
+	char *tools;
+
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		if (r->stop) {
+			pthread_mutex_unlock(&r->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&r->lock);
+		if (gen_up(r, &g, &tools, &err) == 0) {
+			up_at = now_ms();
+			pthread_mutex_lock(&r->lock);
+			r->starting = NULL;
+			free(r->tools);
+			r->tools = tools;
+			r->cur = g;
+			r->why[0] = '\0';
+			pthread_cond_broadcast(&r->cond);
+			pthread_mutex_unlock(&r->lock);
+			gen_watch(r, g);
+			if (now_ms() - up_at >= UPSTREAM_RUN_STABLE_MS)
+				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
+		} else {
+			pthread_mutex_lock(&r->lock);
+			if (!r->stop)
+				snprintf(r->why, sizeof(r->why), "%s", err.msg);
+			pthread_mutex_unlock(&r->lock);
+		}
+		pthread_mutex_lock(&r->lock);
+		if (!r->stop)
+			tg_log(TG_LOG_INFO, "upstream %s: the server is down (%s): restarting in "
+			       "%u ms", r->u->name, r->why, delay);
+		pthread_cond_broadcast(&r->cond);
+		wake = now_ms() + delay;
+		while (!r->stop && now_ms() < wake)
+			wait_until(r, wake);
+		pthread_mutex_unlock(&r->lock);
+		delay = delay * 2 > UPSTREAM_RUN_BACKOFF_MAX_MS ? UPSTREAM_RUN_BACKOFF_MAX_MS
+								: delay * 2;
+	}
+}
+
+/* ---- the runner ------------------------------------------------------ */
+
+int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_options *opts,
+		     struct upstream_run **out, struct tg_error *err)
+{
+	struct upstream_run *r;
+	pthread_condattr_t ca;
+	struct gen *probe;
+	int e;
+
+	*out = NULL;
+	if (u->transport != TG_UPSTREAM_STDIO || !u->argv)
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: not a stdio upstream",
+				    u->name);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	r->u = u;
+	if (opts)
+		r->opts = *opts;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	snprintf(r->why, sizeof(r->why), "starting");
+	/* what is refused is said now, not in a restart loop's log */
+	probe = calloc(1, sizeof(*probe));
+	if (!probe) {
+		upstream_run_free(r);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	probe->r = r;
+	probe->in_r = probe->out_w = probe->cancel_r = probe->cancel_w = -1;
+	e = build_spec(probe, err);
+	gen_free(probe);
+	if (e < 0) {
+		upstream_run_free(r);
+		return -1;
+	}
+	e = pthread_create(&r->supervisor, NULL, supervise, r);
+	if (e != 0) {
+		upstream_run_free(r);
+		return tg_error_sys(err, e, "upstream %s: a thread", u->name);
+	}
+	r->supervising = 1;
+	*out = r;
+	return 0;
+}
+
+void upstream_run_free(struct upstream_run *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = 1;
+	if (r->starting)
+		cancel_run(r->starting);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	if (r->supervising)
+		pthread_join(r->supervisor, NULL);
+	free(r->tools);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* The generation up, with a reference, waiting until deadline (ms) or
+ * cancel_fd; NULL and err. Called and returns with the lock held. */
+static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel_fd,
+			   struct tg_error *err)
+{
+	struct pollfd p = { cancel_fd, POLLIN, 0 };
+
+	while (!r->cur && !r->stop) {
+		if (now_ms() >= deadline) {
+			if (r->starts == 0 || strcmp(r->why, "starting") == 0)
+				tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
+					     r->u->name);
+			else
+				tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is "
+					     "down: %s", r->u->name, r->why);
+			return NULL;
+		}
+		if (cancel_fd >= 0 && poll(&p, 1, 0) > 0) {
+			tg_error_set(err, TG_ERR_INVALID, "upstream %s: cancelled", r->u->name);
+			return NULL;
+		}
+		wait_until(r, deadline < now_ms() + 100 ? deadline : now_ms() + 100);
+	}
+	if (r->stop) {
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped", r->u->name);
+		return NULL;
+	}
+	r->cur->refs++;
+	return r->cur;
+}
+
+int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err)
+{
+	struct gen *g;
+
+	pthread_mutex_lock(&r->lock);
+	g = gen_get(r, now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0), -1, err);
+	if (g) {
+		g->refs--;
+		pthread_cond_broadcast(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return g ? 0 : -1;
+}
+
+char *upstream_run_tools(struct upstream_run *r)
+{
+	char *t;
+
+	pthread_mutex_lock(&r->lock);
+	t = r->tools ? strdup(r->tools) : NULL;
+	pthread_mutex_unlock(&r->lock);
+	return t;
+}
+
+unsigned upstream_run_starts(struct upstream_run *r)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->starts;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+/* A call's canceller: cancel_fd readable cancels request id. */
+struct canceller {
+	struct upstream_client *c;
+	int64_t id;
+	int cancel_fd, done[2];
+	pthread_t t;
+};
+
+static void *cancel_main(void *arg)
+{
+	struct canceller *k = arg;
+	struct pollfd p[2] = { { k->cancel_fd, POLLIN, 0 }, { k->done[0], POLLIN, 0 } };
+
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (p[0].revents && !p[1].revents)
+		upstream_client_cancel(k->c, k->id, "cancelled by the caller");
+	return NULL;
+}
+
+/* Send tools/call and wait for it, cancel_fd watched by a thread of its
+ * own meanwhile. 0, 1 or -1 as upstream_client_wait. */
+static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_ms,
+		     int cancel_fd, json_t **res, struct tg_error *err)
+{
+	struct canceller k = { .c = g->client, .cancel_fd = cancel_fd, .done = { -1, -1 } };
+	json_t *params;
+	ssize_t w;
+	int rc, e;
+
+	*res = NULL;
+	if (cancel_fd >= 0 && pipe2(k.done, O_CLOEXEC) < 0)
+		return tg_error_sys(err, errno, "a pipe");
+	params = json_pack("{s:s,s:O}", "name", tool, "arguments", args);
+	k.id = params ? upstream_client_send(g->client, "tools/call", params, err)
+		      : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_decref(params);
+	e = k.id >= 0 && cancel_fd >= 0 ? pthread_create(&k.t, NULL, cancel_main, &k) : 0;
+	if (e != 0) {
+		/* answered or not, it is forgotten */
+		upstream_client_cancel(g->client, k.id, "the gateway could not watch the call");
+		rc = upstream_client_wait(g->client, k.id, timeout_ms, res, err);
+		json_decref(*res);
+		*res = NULL;
+		rc = tg_error_sys(err, e, "a thread to watch the call's cancel fd");
+	} else if (k.id >= 0) {
+		rc = upstream_client_wait(g->client, k.id, timeout_ms, res, err);
+		if (cancel_fd >= 0) {
+			do
+				w = write(k.done[1], "x", 1);
+			while (w < 0 && errno == EINTR);
+			pthread_join(k.t, NULL);
+		}
+	} else {
+		rc = -1;
+	}
+	if (k.done[0] >= 0) {
+		close(k.done[0]);
+		close(k.done[1]);
+	}
+	return rc;
+}
+
+int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
+		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err)
+{
+	const char *name = r->u->name;
+	uint64_t start = now_ms(), deadline, left;
+	json_t *args, *res = NULL;
+	struct gen *g;
+	int rc;
+
+	*result_json = NULL;
+	if (timeout_ms <= 0)
+		timeout_ms = !r->u->timeout_ms ? UPSTREAM_RUN_CALL_MS
+			     : r->u->timeout_ms > INT_MAX ? INT_MAX : (int)r->u->timeout_ms;
+	deadline = start + (uint64_t)timeout_ms;
+	args = args_json ? json_loads(args_json, JSON_REJECT_DUPLICATES, NULL) : json_object();
+	if (!json_is_object(args)) {
+		json_decref(args);
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s: the arguments are not "
+				    "a JSON object", name, tool);
+	}
+	pthread_mutex_lock(&r->lock);
+	g = gen_get(r, deadline, cancel_fd, err);
+	pthread_mutex_unlock(&r->lock);
+	if (!g) {
+		json_decref(args);
+		return -1;
+	}
+	left = deadline > now_ms() ? deadline - now_ms() : 1;
+	rc = call_wait(g, tool, args, (int)left, cancel_fd, &res, err);
+	json_decref(args);
+	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
+		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	else if (rc < 0 && err->code == TG_ERR_UNAVAILABLE) {
+		char broke[sizeof(err->msg)];
+
+		/* the connection broke: the run's end, when it comes soon,
+		 * says why better than the client's EOF */
+		snprintf(broke, sizeof(broke), "%s", err->msg);
+		pthread_mutex_lock(&r->lock);
+		deadline = now_ms() + 2000;
+		while (!g->ended && now_ms() < deadline)
+			wait_until(r, deadline);
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: %s: the server died: %s",
+			     name, tool, g->ended ? g->why : broke);
+		pthread_mutex_unlock(&r->lock);
+	} else if (rc != 0) {
+		/* a timeout, a cancel, its JSON-RPC error */
+		tg_error_wrap(err, "upstream %s: %s", name, tool);
+	}
+	json_decref(res);
+	pthread_mutex_lock(&r->lock);
+	g->refs--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return rc == 0 ? 0 : -1;
+}

@@ -1,0 +1,98 @@
+/*
+ * The runner of one stdio upstream (issue 18; docs/UPSTREAMS.md, "The
+ * runner"): its declaration's server kept running in the sandbox, spoken
+ * to with the upstream client (src/upstream/client.h), restarted when it
+ * dies. Private to the gateway (src/gate/ will be its caller); upstream_run.c
+ * owns it.
+ *
+ * Life of a runner:
+ *
+ *     struct upstream_run *r;
+ *     if (upstream_run_new(u, &opts, &r, &err) < 0) ... // refused: err names why
+ *     upstream_run_wait(r, 15000, &err);               // optional: up, tools listed
+ *     char *tools = upstream_run_tools(r);             // JSON array text, malloc'd
+ *     upstream_run_call(r, "echo", "{\"text\":\"hi\"}", 5000, -1, &res, &err);
+ *     upstream_run_free(r);                            // nothing left behind
+ *
+ * A declaration's per_call (a fresh server per call) is not honoured yet:
+ * one server serves every call.
+ */
+#ifndef TG_EXEC_UPSTREAM_RUN_H
+#define TG_EXEC_UPSTREAM_RUN_H
+
+#include <stddef.h>
+
+#include "exec/exec.h"
+#include "toolgate/error.h"
+#include "toolgate/upstream.h"
+
+#define UPSTREAM_RUN_HANDSHAKE_MS 10000     /* initialize, then each page of tools/list */
+#define UPSTREAM_RUN_CREDENTIAL_MAX (64u << 10) /* one credentials.env file */
+#define UPSTREAM_RUN_BACKOFF_MIN_MS 500     /* the first restart's delay, doubled each time */
+#define UPSTREAM_RUN_BACKOFF_MAX_MS 30000
+#define UPSTREAM_RUN_STABLE_MS 60000        /* up this long: the delay starts again at the min */
+#define UPSTREAM_RUN_LOG_LINE 512           /* a stderr line logged, bytes (the rest cut) */
+#define UPSTREAM_RUN_LOG_RATE 10            /* stderr lines logged a second, on average */
+#define UPSTREAM_RUN_LOG_BURST 50           /* and at once */
+#define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor
+					     * declaration gives one */
+
+struct upstream_run_options {
+	/* The gateway's directories (exec_dirs_new): the mounts and
+	 * credential files are checked against them; borrowed, must outlive
+	 * the runner; NULL: checked against nothing. */
+	const struct exec_dirs *dirs;
+	/* A connection the upstream's egress allowlist refused, as
+	 * exec_env.egress_denied; NULL: not told. */
+	void (*egress_denied)(void *ctx, const char *destination, const char *why);
+	void *egress_ctx;
+	const char *principal;   /* whose share of the egress; NULL: "" */
+};
+
+struct upstream_run;
+
+/* A runner of stdio upstream u (borrowed: it must outlive the runner;
+ * opts copied, its pointers borrowed likewise; may be NULL). Its sandbox spec is built and its credentials
+ * read once here, so that a refusal is said at once: -1 and err naming the
+ * upstream and the mount or credential (a mount that is, holds or lies in
+ * the state directory, one of the gateway's own files...; a credential
+ * file that is not a regular file of the caller's with no group or other
+ * bits, over 64 KiB, one of the gateway's own files, in the state
+ * directory or under /proc or /dev). Then a thread starts the server and
+ * keeps it running (restarts with backoff); the call returns without
+ * waiting for it. OUT *out. */
+int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_options *opts,
+		     struct upstream_run **out, struct tg_error *err);
+
+/* Stop: the server's run cancelled, every thread joined, every
+ * descriptor closed; no process or cgroup is left. No call may be in
+ * progress. NULL: nothing. */
+void upstream_run_free(struct upstream_run *r);
+
+/* Wait at most timeout_ms for the server to be up (initialized, its tools
+ * listed). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
+ * why it is not (its last failure), or TG_ERR_LIMIT when still starting. */
+int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err);
+
+/* The tools of the last tools/list, a JSON array as text (malloc'd), or
+ * NULL before the first listing (or out of memory). */
+char *upstream_run_tools(struct upstream_run *r);
+
+/* Call tool (the upstream's own name) with args_json (an object's text;
+ * NULL: {}), waiting at most timeout_ms (<= 0: the declaration's
+ * limits.timeout, else UPSTREAM_RUN_CALL_MS) for the server to be up and
+ * answer; cancel_fd (-1: none) readable cancels it (the server is sent
+ * notifications/cancelled). 0: *result_json the MCP tool result, JSON
+ * text (malloc'd). -1 and err, *result_json NULL:
+ *   TG_ERR_UNAVAILABLE: the server is down, or died during the call; err
+ *     names the upstream and why (its exit status, the signal, the
+ *     sandbox's reason, or the client's: "connection broken: EOF");
+ *   TG_ERR_LIMIT: timed out; TG_ERR_INVALID: cancelled, args_json not an
+ *     object, or the server answered a JSON-RPC error (err says it). */
+int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
+		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err);
+
+/* How many times the server was started (tests). */
+unsigned upstream_run_starts(struct upstream_run *r);
+
+#endif

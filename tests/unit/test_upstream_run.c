@@ -1,0 +1,404 @@
+/*
+ * Unit tests: the runner of a stdio upstream (src/exec/upstream_run.c),
+ * with tests/upstream/fake_server.py (mode runner) in the sandbox, declared
+ * in a temporary catalogue (upstreams/fake.json) and loaded with
+ * tg_upstream_load: its tools listed and called, a credential in its
+ * environment and the gateway's own not, a mount readable and the rest of
+ * the host absent, a server killed mid-call restarted, nothing left behind.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/upstream_run.h"
+#include "toolgate/upstream.h"
+#include "unit.h"
+
+#define SECRET "s3cr3t-for-the-test"
+#define T 8000 /* ms: the first call waits for the server's start */
+
+/* The log's lines, kept. */
+struct said {
+	pthread_mutex_t lock;
+	char text[8192];
+	size_t len;
+};
+
+static struct said said = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void keep_log(void *ctx, enum tg_log_level level, const char *message)
+{
+	struct said *s = ctx;
+
+	(void)level;
+	pthread_mutex_lock(&s->lock);
+	s->len += (size_t)snprintf(s->text + s->len, sizeof(s->text) - s->len, "%s\n", message);
+	if (s->len >= sizeof(s->text))
+		s->len = sizeof(s->text) - 1;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* 1 when the log holds needle, waiting at most a second. */
+static int log_has(const char *needle)
+{
+	int i, yes = 0;
+
+	for (i = 0; i < 100 && !yes; i++) {
+		pthread_mutex_lock(&said.lock);
+		yes = strstr(said.text, needle) != NULL;
+		pthread_mutex_unlock(&said.lock);
+		if (!yes)
+			usleep(10000);
+	}
+	return yes;
+}
+
+static int put(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	if (fclose(f) != 0)
+		return -1;
+	return chmod(path, mode);
+}
+
+/* The directory of fake_server.py, absolute: from the working directory
+ * (the tree's root), else from the test binary's (build/tests/). */
+static int fake_dir(char *out)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n;
+
+	if (realpath("tests/upstream", out) && access("tests/upstream/fake_server.py", R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../../tests/upstream", dirname(exe));
+	return realpath(path, out) ? 0 : -1;
+}
+
+/* upstreams/fake.json in dir, extra (JSON members, "" for none) after
+ * argv and the fake server's mount; loaded into *u. */
+static int declare(const char *dir, const char *extra, struct tg_upstream **u)
+{
+	char fake[PATH_MAX], sub[PATH_MAX], text[8192];
+	struct tg_error err;
+
+	if (fake_dir(fake) < 0)
+		return -1;
+	snprintf(sub, sizeof(sub), "%s/upstreams", dir);
+	if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(text, sizeof(text),
+		 "{\"transport\": \"stdio\", \"argv\": [\"/usr/bin/python3\", "
+		 "\"/srv/fake/fake_server.py\", \"runner\"], \"sandbox\": {\"mounts\": "
+		 "[{\"host\": \"%s\", \"inside\": \"/srv/fake\"}]}%s}",
+		 fake, extra);
+	if (put(sub, "fake.json", text, 0600) < 0)
+		return -1;
+	snprintf(sub, sizeof(sub), "%s/upstreams/fake.json", dir);
+	if (tg_upstream_load(sub, u, &err) < 0) {
+		fprintf(stderr, "load: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The children of every thread of this process: 0 when none. */
+static int children(void)
+{
+	char path[PATH_MAX], buf[64];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+	FILE *f;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			n += fgets(buf, sizeof(buf), f) != NULL && buf[0] != '\n';
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* One call; its structuredContent's member key, or NULL (the error in
+ * err). */
+static json_t *call(struct upstream_run *r, const char *tool, const char *args,
+		    struct tg_error *err)
+{
+	char *text = NULL;
+	json_t *res, *sc;
+
+	if (upstream_run_call(r, tool, args, T, -1, &text, err) < 0)
+		return NULL;
+	res = json_loads(text, 0, NULL);
+	free(text);
+	sc = json_incref(json_object_get(res, "structuredContent"));
+	json_decref(res);
+	return sc;
+}
+
+/* The server runs in the sandbox: its tools listed and called, the
+ * credential given, the gateway's environment not; the mount readable,
+ * the rest of the host absent; its stderr logged redacted. */
+static int serves(void)
+{
+	char dir[64], extra[4096], data[PATH_MAX], state[PATH_MAX], *tools, *args;
+	const char *p;
+	int i;
+	struct exec_dirs_options dopts = { 0 };
+	struct upstream_run_options ro = { 0 };
+	struct exec_dirs *dirs = NULL;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	json_t *v;
+
+	tg_log_set(keep_log, &said);
+	setenv("TG_TEST_HOST_SECRET", "the-gateway-s-own", 1);
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	CHECK(mkdir(data, 0755) == 0 && mkdir(state, 0700) == 0);
+	CHECK(put(data, "f.txt", "mounted", 0644) == 0);
+	CHECK(put(dir, "outside.txt", "not given", 0644) == 0);
+	CHECK(put(dir, "token", SECRET "\r\n", 0600) == 0);
+	snprintf(extra, sizeof(extra),
+		 ", \"env\": {\"PLAIN\": \"1\"}, \"credentials\": {\"env\": {\"TG_TEST_TOKEN\": "
+		 "\"%s/token\"}}", dir);
+	CHECK(declare(dir, extra, &u) == 0);
+	/* a second mount, read-only, for the data */
+	u->mounts = realloc(u->mounts, 2 * sizeof(*u->mounts));
+	CHECK(u->mounts);
+	u->mounts[1].host = strdup(data);
+	u->mounts[1].inside = strdup("/data");
+	u->mounts[1].writable = 0;
+	u->nmounts = 2;
+	dopts.state_dir = state;
+	CHECK(exec_dirs_new(&dopts, &dirs, &err) == 0);
+	ro.dirs = dirs;
+	if (upstream_run_new(u, &ro, &r, &err) < 0) {
+		fprintf(stderr, "new: %s\n", err.msg);
+		return -1;
+	}
+	if (upstream_run_wait(r, T, &err) < 0) {
+		fprintf(stderr, "wait: %s\n", err.msg);
+		return -1;
+	}
+	tools = upstream_run_tools(r);
+	CHECK(tools && strstr(tools, "\"echo\"") && strstr(tools, "\"die\"") &&
+	      strstr(tools, "\"read\""));
+	free(tools);
+	v = call(r, "echo", "{\"text\":\"hi\"}", &err);
+	CHECK(v && strcmp(json_string_value(json_object_get(v, "text")), "hi") == 0);
+	json_decref(v);
+	/* the credential, its CR LF stripped; compared, never printed */
+	v = call(r, "env", "{\"name\":\"TG_TEST_TOKEN\"}", &err);
+	CHECK(v && json_is_true(json_object_get(v, "set")));
+	CHECK(strcmp(json_string_value(json_object_get(v, "value")), SECRET) == 0);
+	json_decref(v);
+	v = call(r, "env", "{\"name\":\"PLAIN\"}", &err);
+	CHECK(v && json_is_true(json_object_get(v, "set")));
+	json_decref(v);
+	v = call(r, "env", "{\"name\":\"TG_TEST_HOST_SECRET\"}", &err);
+	CHECK(v && json_is_false(json_object_get(v, "set")));
+	json_decref(v);
+	v = call(r, "read", "{\"path\":\"/data/f.txt\"}", &err);
+	CHECK(v && strcmp(json_string_value(json_object_get(v, "text")), "mounted") == 0);
+	json_decref(v);
+	snprintf(extra, sizeof(extra), "{\"path\":\"%s/outside.txt\"}", dir);
+	v = call(r, "read", extra, &err);
+	CHECK(v && json_is_false(json_object_get(v, "ok")));
+	json_decref(v);
+	/* nor is the credential's file */
+	snprintf(extra, sizeof(extra), "{\"path\":\"%s/token\"}", dir);
+	v = call(r, "read", extra, &err);
+	CHECK(v && json_is_false(json_object_get(v, "ok")));
+	json_decref(v);
+	/* stderr: prefixed, redacted, a long line cut */
+	v = call(r, "say", "{\"lines\":[\"hello from fake\",\"key ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"]}",
+		 &err);
+	CHECK(v);
+	json_decref(v);
+	CHECK(log_has("upstream fake: hello from fake"));
+	CHECK(log_has("upstream fake: key [REDACTED:"));
+	CHECK(!log_has("ghp_0123456789"));
+	/* past the rate, lines are counted, not logged; a long line is cut */
+	memset(extra, 'a', 3000);
+	extra[3000] = '\0';
+	v = json_pack("{s:[s]}", "lines", extra);
+	for (i = 0; v && i < 120; i++)
+		json_array_append_new(json_object_get(v, "lines"), json_string("chatty"));
+	args = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	CHECK(args);
+	v = call(r, "say", args, &err);
+	free(args);
+	CHECK(v);
+	json_decref(v);
+	usleep(300000);
+	v = call(r, "say", "{\"lines\":[\"after the flood\"]}", &err);
+	CHECK(v);
+	json_decref(v);
+	CHECK(log_has("upstream fake: after the flood"));
+	CHECK(log_has("lines of its stderr not logged"));
+	if (!log_has("aaaa [cut]"))
+		fprintf(stderr, "%s", said.text);
+	CHECK(log_has("aaaa [cut]"));
+	pthread_mutex_lock(&said.lock);
+	for (i = 0, p = said.text; (p = strstr(p, "chatty")); p++)
+		i++;
+	pthread_mutex_unlock(&said.lock);
+	CHECK(i >= 40 && i <= 60);
+	CHECK(!log_has(SECRET));
+	upstream_run_free(r);
+	exec_dirs_free(dirs);
+	tg_upstream_free(u);
+	tg_log_set(NULL, NULL);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A server killed mid-call: the call fails naming the upstream and the
+ * signal, the server is started again, the next call works; stopping
+ * leaves no process, thread or descriptor. */
+static int restarts(void)
+{
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *text = NULL;
+	int fds, threads;
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, "", &u) == 0);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_call(r, "die", NULL, T, -1, &text, &err) == -1 && !text);
+	if (err.code != TG_ERR_UNAVAILABLE || !strstr(err.msg, "upstream fake: die:") ||
+	    !strstr(err.msg, "signal 9")) {
+		fprintf(stderr, "die: %s\n", err.msg);
+		return -1;
+	}
+	v = call(r, "echo", "{\"text\":\"again\"}", &err);
+	if (!v)
+		fprintf(stderr, "echo: %s\n", err.msg);
+	CHECK(v && strcmp(json_string_value(json_object_get(v, "text")), "again") == 0);
+	json_decref(v);
+	CHECK(upstream_run_starts(r) == 2);
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	CHECK(count_dir("/proc/self/fd") == fds);
+	CHECK(count_dir("/proc/self/task") == threads);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* What the gateway keeps is not given: a mount of the state directory, a
+ * credential that is a file of its own, in its state directory, or whose
+ * mode changed since the declaration loaded; each refused by name. */
+static int refuses(void)
+{
+	char dir[64], state[PATH_MAX], own[PATH_MAX], extra[PATH_MAX + 128];
+	const char *own_files[] = { own, NULL };
+	struct exec_dirs_options dopts = { 0 };
+	struct upstream_run_options ro = { 0 };
+	struct exec_dirs *dirs = NULL;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(own, sizeof(own), "%s/tokens.json", dir);
+	CHECK(mkdir(state, 0700) == 0);
+	CHECK(put(dir, "tokens.json", "{}", 0600) == 0 && put(state, "k", "x", 0600) == 0);
+	CHECK(put(dir, "loose", "x", 0600) == 0);
+	dopts.state_dir = state;
+	dopts.own_files = own_files;
+	CHECK(exec_dirs_new(&dopts, &dirs, &err) == 0);
+	ro.dirs = dirs;
+
+	/* the state directory as a mount */
+	CHECK(declare(dir, "", &u) == 0);
+	free(u->mounts[0].host);
+	u->mounts[0].host = strdup(state);
+	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
+	CHECK(strstr(err.msg, "upstream fake: sandbox.mounts[0]") && strstr(err.msg, "state"));
+	tg_upstream_free(u);
+
+	/* the gateway's token file as a credential */
+	snprintf(extra, sizeof(extra), ", \"credentials\": {\"env\": {\"K\": \"%s\"}}", own);
+	CHECK(declare(dir, extra, &u) == 0);
+	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
+	CHECK(strstr(err.msg, "upstream fake: credentials.env.K") &&
+	      strstr(err.msg, "gateway's own"));
+	tg_upstream_free(u);
+
+	/* a file of the state directory */
+	snprintf(extra, sizeof(extra), ", \"credentials\": {\"env\": {\"K\": \"%s/k\"}}", state);
+	CHECK(declare(dir, extra, &u) == 0);
+	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
+	CHECK(strstr(err.msg, "credentials.env.K") && strstr(err.msg, "state directory"));
+	tg_upstream_free(u);
+
+	/* a mode loosened after the load */
+	snprintf(extra, sizeof(extra), ", \"credentials\": {\"env\": {\"K\": \"%s/loose\"}}", dir);
+	CHECK(declare(dir, extra, &u) == 0);
+	snprintf(own, sizeof(own), "%s/loose", dir);
+	CHECK(chmod(own, 0640) == 0);
+	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
+	CHECK(strstr(err.msg, "credentials.env.K") && strstr(err.msg, "0600"));
+	tg_upstream_free(u);
+
+	exec_dirs_free(dirs);
+	unit_rmtree(dir);
+	return 0;
+}
+
+const struct unit_test upstream_run_tests[] = {
+	{ "upstream_run/serves", serves },
+	{ "upstream_run/restarts", restarts },
+	{ "upstream_run/refuses", refuses },
+	UNIT_TESTS_END
+};
