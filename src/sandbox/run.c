@@ -1166,6 +1166,7 @@ int run_start(struct run *r, const struct tg_sandbox_spec *spec, struct tg_sandb
 				break; /* the sandbox is gone: its result says why */
 			len += (size_t)w;
 		}
+		explicit_bzero(buf, off); /* its environment may hold secrets */
 		free(buf);
 		close_fd(&r->job_w);
 	}

@@ -88,8 +88,12 @@ void tg_sandbox_spec_free(struct tg_sandbox_spec *s)
 		free(s->binds[i].upper);
 		free(s->binds[i].work);
 	}
-	for (i = 0; i < s->nenv; i++)
+	/* a variable may hold a secret (an upstream's credential): wiped,
+	 * not left in freed memory */
+	for (i = 0; i < s->nenv; i++) {
+		explicit_bzero(s->env[i], strlen(s->env[i]));
 		free(s->env[i]);
+	}
 	free(s->workdir);
 	free(s->cgroup_parent);
 	free(s);
@@ -477,6 +481,7 @@ int tg_sandbox_spec_add_env(struct tg_sandbox_spec *s, const char *a,
 	/* A later assignment of the same name replaces the earlier one. */
 	for (i = 0; i < s->nenv; i++)
 		if (strncmp(s->env[i], a, (size_t)(eq - a) + 1) == 0) {
+			explicit_bzero(s->env[i], strlen(s->env[i]));
 			free(s->env[i]);
 			s->env[i] = copy;
 			return 0;
