@@ -44,14 +44,15 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/version.h"
 #include "upstream/client.h"
+#include "util/hidden.h"
 #include "util/log.h"
 
 /* The most of a redacted line shown: a tg_log line is 1023 bytes */
-#define LOG_SHOWN 900
+#define LOG_SHOWN UPSTREAM_RUN_LOG_LINE
 
 /* A stderr line on its way to the log, and the rate it may go at. */
 struct lines {
-	char buf[UPSTREAM_RUN_LOG_LINE];
+	char buf[UPSTREAM_RUN_LOG_READ];
 	size_t len;
 	int cut;                /* the line went past buf: the rest is dropped */
 	double tokens;          /* lines that may be logged now */
@@ -128,6 +129,23 @@ static int kernel_path(const char *path)
 	       (strncmp(path, "/dev", 4) == 0 && (path[4] == '/' || !path[4]));
 }
 
+/* 1 if real (a real path) is, or lies in, the real path of one of u's
+ * mounts. */
+static int in_a_mount(const struct tg_upstream *u, const char *real)
+{
+	char dir[PATH_MAX];
+	size_t i, n;
+
+	for (i = 0; i < u->nmounts; i++) {
+		if (!realpath(u->mounts[i].host, dir))
+			continue; /* the mount's own check says so */
+		n = strlen(dir);
+		if (strncmp(real, dir, n) == 0 && (real[n] == '/' || !real[n] || n == 1))
+			return 1;
+	}
+	return 0;
+}
+
 /* The secret of credential c into buf[UPSTREAM_RUN_CREDENTIAL_MAX + 1],
  * checked on the descriptor opened: OUT *len. -1 and err naming the
  * upstream and the credential, never the value. */
@@ -174,6 +192,14 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 	}
 	if (exec_dirs_check_secret(r->opts.dirs, real, err) < 0) {
 		tg_error_wrap(err, "upstream %s: credentials.env.%s", name, c->name);
+		goto out;
+	}
+	if (in_a_mount(r->u, real)) {
+		/* the server could read it there, or (writable) swap it for a
+		 * link to another file of the gateway's before a restart */
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s lies in one "
+			     "of its own mounts: a secret is given in the environment only", name,
+			     c->name, c->path);
 		goto out;
 	}
 	/* one byte more than allowed: a file that grew is seen */
@@ -310,15 +336,52 @@ static int build_spec(struct gen *g, struct tg_error *err)
 
 /* ---- the run: its output --------------------------------------------- */
 
+/* What a server wrote, as the gateway's log may show it: redacted
+ * (docs/REDACTION.md), then each character a terminal acts on or a
+ * reader does not see (C0 and C1 controls, escapes, bidi controls,
+ * zero-width characters: util/hidden.h) as '?', at most cap - 1 bytes,
+ * NUL-terminated. 0, or -1 when it could not be redacted (out is then
+ * a note saying so). */
+static int shown(const char *in, size_t n, char *out, size_t cap)
+{
+	struct tg_redact_out o;
+	struct hidden_scan h;
+	struct hidden c;
+	struct tg_error e;
+	size_t from = 0, k = 0;
+
+	memset(&o, 0, sizeof(o));
+	if (tg_redact(in, n, &o, &e) < 0) {
+		snprintf(out, cap, "(not shown: %s)", e.msg);
+		return -1;
+	}
+	hidden_scan_init(&h, o.text, o.len);
+	while (k + 1 < cap) {
+		int more = hidden_scan_next(&h, &c);
+		size_t end = more ? c.at : o.len, take = end - from;
+
+		if (take > cap - 1 - k)
+			take = cap - 1 - k;
+		memcpy(out + k, o.text + from, take);
+		k += take;
+		if (!more || k + 1 >= cap)
+			break;
+		/* a tab is the one control a line may keep */
+		out[k++] = c.cp == '\t' ? '\t' : '?';
+		from = c.at + c.len;
+	}
+	out[k] = '\0';
+	tg_redact_out_release(&o);
+	return 0;
+}
+
 /* One stderr line, cut, redacted, to the log within the rate. */
 static void log_line(struct gen *g)
 {
 	struct lines *l = &g->log;
-	struct tg_redact_out o;
-	struct tg_error e;
+	char text[UPSTREAM_RUN_LOG_READ + 1];
 	uint64_t now = now_ms();
-	size_t i;
-
+	size_t len;
 	l->tokens += (double)(now - l->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
 	if (l->tokens > UPSTREAM_RUN_LOG_BURST)
 		l->tokens = UPSTREAM_RUN_LOG_BURST;
@@ -332,20 +395,14 @@ static void log_line(struct gen *g)
 		tg_log(TG_LOG_INFO, "upstream %s: %lu lines of its stderr not logged (over %d a "
 		       "second)", g->r->u->name, l->dropped, UPSTREAM_RUN_LOG_RATE);
 	l->dropped = 0;
-	/* a terminal's control sequences are not the server's to send */
-	for (i = 0; i < l->len; i++)
-		if (((unsigned char)l->buf[i] < 0x20 && l->buf[i] != '\t') || l->buf[i] == 0x7f)
-			l->buf[i] = '?';
-	memset(&o, 0, sizeof(o));
-	/* what tg_log takes in one line, the prefix and the mark after */
-	if (tg_redact(l->buf, l->len, &o, &e) == 0)
-		tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
-		       (int)(o.len > LOG_SHOWN ? LOG_SHOWN : o.len), o.text,
-		       l->cut || o.len > LOG_SHOWN ? " [cut]" : "");
-	else
-		tg_log(TG_LOG_INFO, "upstream %s: a line of its stderr not shown: %s",
-		       g->r->u->name, e.msg);
-	tg_redact_out_release(&o);
+	/* redacted whole (a secret across the cut is still one), then cut
+	 * to what tg_log takes in one line with the prefix and the mark */
+	len = 0;
+	if (shown(l->buf, l->len, text, sizeof(text)) == 0)
+		len = strlen(text);
+	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
+	       (int)(len > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
+	       l->cut || len > LOG_SHOWN ? " [cut]" : "");
 }
 
 static void stderr_bytes(struct gen *g, const char *buf, size_t len)
@@ -410,8 +467,10 @@ static void describe_end(struct gen *g, const struct tg_sandbox_result *res,
 		snprintf(g->why, sizeof(g->why), "the sandbox ended it: %s%s%.300s",
 			 tg_sandbox_reason_name(res->reason), res->message[0] ? ": " : "",
 			 res->message);
-	else if (res->reason == TG_REASON_CANCELLED)
+	else if (res->reason == TG_REASON_CANCELLED && !g->why[0])
 		snprintf(g->why, sizeof(g->why), "stopped by the gateway");
+	else if (res->reason == TG_REASON_CANCELLED)
+		; /* the gateway stopped it for a reason already said (its connection broke) */
 	else if (res->exec_errno)
 		snprintf(g->why, sizeof(g->why), "its command could not be run: %s",
 			 strerror(res->exec_errno));
@@ -638,8 +697,10 @@ static void *supervise(void *arg)
 				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
 		} else {
 			pthread_mutex_lock(&r->lock);
+			/* it may quote the server (an error it answered
+			 * initialize with): shown as the log may show it */
 			if (!r->stop)
-				snprintf(r->why, sizeof(r->why), "%s", err.msg);
+				shown(err.msg, strlen(err.msg), r->why, sizeof(r->why));
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
@@ -731,7 +792,9 @@ static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel
 {
 	struct pollfd p = { cancel_fd, POLLIN, 0 };
 
-	while (!r->cur && !r->stop) {
+	/* a server whose run has ended is not served, though the supervisor
+	 * may not have noticed yet: the call waits for the next one */
+	while ((!r->cur || r->cur->ended) && !r->stop) {
 		if (now_ms() >= deadline) {
 			if (r->starts == 0 || strcmp(r->why, "starting") == 0)
 				tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
@@ -898,7 +961,12 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 			     name, tool, g->ended ? g->why : broke);
 		pthread_mutex_unlock(&r->lock);
 	} else if (rc != 0) {
-		/* a timeout, a cancel, its JSON-RPC error */
+		/* a timeout, a cancel, its JSON-RPC error: the server's words,
+		 * shown as the log may show them */
+		char said[sizeof(err->msg)];
+
+		shown(err->msg, strlen(err->msg), said, sizeof(said));
+		snprintf(err->msg, sizeof(err->msg), "%s", said);
 		tg_error_wrap(err, "upstream %s: %s", name, tool);
 	}
 	json_decref(res);

@@ -32,6 +32,7 @@
 #define UPSTREAM_RUN_BACKOFF_MAX_MS 30000
 #define UPSTREAM_RUN_STABLE_MS 60000        /* up this long: the delay starts again at the min */
 #define UPSTREAM_RUN_LOG_LINE 512           /* a stderr line logged, bytes (the rest cut) */
+#define UPSTREAM_RUN_LOG_READ 4096          /* of a line, read and redacted before the cut */
 #define UPSTREAM_RUN_LOG_RATE 10            /* stderr lines logged a second, on average */
 #define UPSTREAM_RUN_LOG_BURST 50           /* and at once */
 #define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor

@@ -487,6 +487,7 @@ int tg_sandbox_spec_add_env(struct tg_sandbox_spec *s, const char *a,
 			return 0;
 		}
 	if (s->nenv == SB_MAX_ENV) {
+		explicit_bzero(copy, strlen(copy));
 		free(copy);
 		return tg_error_set(err, TG_ERR_LIMIT, "--env: at most %d variables", SB_MAX_ENV);
 	}

@@ -278,6 +278,18 @@ static int serves(void)
 	CHECK(v);
 	json_decref(v);
 	CHECK(log_has("upstream fake: after the flood"));
+	/* what a terminal acts on (a C1 CSI, a bidi override), and the
+	 * server's own error text, as the log may show them */
+	usleep(1100000);
+	v = call(r, "say", "{\"lines\":[\"csi \\u009b31m rlo \\u202e end\"]}", &err);
+	CHECK(v);
+	json_decref(v);
+	CHECK(log_has("upstream fake: csi ?31m rlo ? end"));
+	v = call(r, "fail", "{\"message\":\"\\u001b]0;x\\u0007 token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"}",
+		 &err);
+	CHECK(!v && strstr(err.msg, "upstream fake: fail") && !strchr(err.msg, 0x1b) &&
+	      !strchr(err.msg, 0x07) && !strstr(err.msg, "ghp_0123456789") &&
+	      strstr(err.msg, "[REDACTED:"));
 	CHECK(log_has("lines of its stderr not logged"));
 	if (!log_has("aaaa [cut]"))
 		fprintf(stderr, "%s", said.text);
@@ -380,6 +392,19 @@ static int refuses(void)
 	CHECK(declare(dir, extra, &u) == 0);
 	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
 	CHECK(strstr(err.msg, "credentials.env.K") && strstr(err.msg, "state directory"));
+	tg_upstream_free(u);
+
+	/* a credential in one of its own mounts: the server could read it
+	 * there, or swap it for a link before a restart */
+	snprintf(extra, sizeof(extra), "%s/m", dir);
+	CHECK(mkdir(extra, 0700) == 0 && put(extra, "tok", "x", 0600) == 0);
+	snprintf(extra, sizeof(extra), ", \"credentials\": {\"env\": {\"K\": \"%s/m/tok\"}}", dir);
+	CHECK(declare(dir, extra, &u) == 0);
+	free(u->mounts[0].host);
+	snprintf(extra, sizeof(extra), "%s/m", dir);
+	u->mounts[0].host = strdup(extra);
+	CHECK(upstream_run_new(u, &ro, &r, &err) == -1 && !r);
+	CHECK(strstr(err.msg, "credentials.env.K") && strstr(err.msg, "its own mounts"));
 	tg_upstream_free(u);
 
 	/* a mode loosened after the load */
