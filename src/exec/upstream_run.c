@@ -44,6 +44,7 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/version.h"
 #include "upstream/client.h"
+#include "upstream/secret.h"
 #include "util/hidden.h"
 #include "util/log.h"
 
@@ -120,15 +121,6 @@ static void cancel_run(struct gen *g)
 
 /* ---- credentials ----------------------------------------------------- */
 
-/* path is /proc or /dev or below one (the descriptor's own path, as the
- * kernel names it): /proc/self/environ is a regular file of the caller's,
- * mode 0400, and the gateway's environment is no secret of the server's. */
-static int kernel_path(const char *path)
-{
-	return (strncmp(path, "/proc", 5) == 0 && (path[5] == '/' || !path[5])) ||
-	       (strncmp(path, "/dev", 4) == 0 && (path[4] == '/' || !path[4]));
-}
-
 /* 1 if real (a real path) is, or lies in, the real path of one of u's
  * mounts. */
 static int in_a_mount(const struct tg_upstream *u, const char *real)
@@ -153,7 +145,7 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 			   char *buf, size_t *len, struct tg_error *err)
 {
 	const char *name = r->u->name;
-	char link[64], real[PATH_MAX];
+	char link[64], real[PATH_MAX], why[128];
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
@@ -178,11 +170,11 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 		goto out;
 	}
 	real[n] = '\0';
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
-	    kernel_path(real)) {
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s is not a "
-			     "regular file of the gateway's user with mode 0600 or stricter, "
-			     "outside /proc and /dev", name, c->name, c->path);
+	/* the loader's rule, on the file opened (the path the kernel gives
+	 * the descriptor is where it resolves) */
+	if (upstream_secret_check(&st, real, real, why, sizeof(why)) < 0) {
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s %s", name,
+			     c->name, c->path, why);
 		goto out;
 	}
 	if (st.st_size > (off_t)UPSTREAM_RUN_CREDENTIAL_MAX) {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "upstream/secret.h"
 #include "upstream/upstream_int.h"
 
 #define MAX_CREDENTIALS 64
@@ -71,34 +72,42 @@ static int kernel_path(const char *path)
 	       (strncmp(path, "/dev", 4) == 0 && (path[4] == '/' || !path[4]));
 }
 
+int upstream_secret_check(const struct stat *st, const char *given, const char *real, char *why,
+			  size_t len)
+{
+	/* a link that resolves nowhere (/dev/stdin on a pipe) is judged
+	 * by the path it was given */
+	if (kernel_path(given) || !real || kernel_path(real))
+		snprintf(why, len, "is under /proc or /dev: a secret's file is an ordinary file "
+			 "of its own");
+	else if (!S_ISREG(st->st_mode))
+		snprintf(why, len, "is not a regular file");
+	else if (st->st_uid != geteuid())
+		snprintf(why, len, "is owned by uid %u, not by this user (uid %u)",
+			 (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_mode & 077)
+		snprintf(why, len, "has mode %04o: a secret's file is 0600 or stricter (chmod 600)",
+			 (unsigned)(st->st_mode & 07777));
+	else
+		return 0;
+	return -1;
+}
+
 /* The file a secret will be read from, checked without reading it. */
 static int secret_file(struct up_loader *l, const char *field, const char *path)
 {
 	struct stat st;
-	char *real;
-	int kernel;
+	char *real, why[128];
+	int rc;
 
 	if (!up_absolute(path))
 		return up_bad(l, field, "%.200s: must be an absolute path to the secret's file", path);
 	if (stat(path, &st) < 0)
 		return up_bad(l, field, "%.200s: %s", path, strerror(errno));
-	/* where it resolves, links followed; a link that resolves nowhere
-	 * (/dev/stdin on a pipe) is refused by the path it was given */
-	real = realpath(path, NULL);
-	kernel = kernel_path(path) || !real || kernel_path(real);
+	real = realpath(path, NULL); /* where it resolves, links followed */
+	rc = upstream_secret_check(&st, path, real, why, sizeof(why));
 	free(real);
-	if (kernel)
-		return up_bad(l, field, "%.200s is under /proc or /dev: a secret's file is an "
-			      "ordinary file of its own", path);
-	if (!S_ISREG(st.st_mode))
-		return up_bad(l, field, "%.200s is not a regular file", path);
-	if (st.st_uid != geteuid())
-		return up_bad(l, field, "%.200s is owned by uid %u, not by this user (uid %u)", path,
-			      (unsigned)st.st_uid, (unsigned)geteuid());
-	if (st.st_mode & 077)
-		return up_bad(l, field, "%.200s has mode %04o: a secret's file is 0600 or stricter "
-			      "(chmod 600)", path, (unsigned)(st.st_mode & 07777));
-	return 0;
+	return rc < 0 ? up_bad(l, field, "%.200s %s", path, why) : 0;
 }
 
 /* name is refused as a credential's (header or variable) for this upstream:
