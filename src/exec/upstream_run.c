@@ -90,6 +90,7 @@ struct upstream_run {
 	struct gen *starting;   /* being started: stop cancels its run */
 	struct gen *cur;        /* up: initialized and listed */
 	char *tools;            /* the last tools/list, JSON text */
+	uint64_t listing;       /* changes of tools: upstream_run_tools */
 	char why[512];          /* why it is not up, or "" */
 	unsigned starts;
 };
@@ -666,6 +667,7 @@ static void *supervise(void *arg)
 	uint64_t up_at, wake;
 	struct gen *g;
 	char *tools;
+	int changed;
 
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
@@ -678,12 +680,17 @@ static void *supervise(void *arg)
 			up_at = now_ms();
 			pthread_mutex_lock(&r->lock);
 			r->starting = NULL;
+			changed = !r->tools || strcmp(r->tools, tools) != 0;
+			if (changed)
+				r->listing++;
 			free(r->tools);
 			r->tools = tools;
 			r->cur = g;
 			r->why[0] = '\0';
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
+			if (changed && r->opts.tools_changed)
+				r->opts.tools_changed(r->opts.tools_ctx);
 			gen_watch(r, g);
 			if (now_ms() - up_at >= UPSTREAM_RUN_STABLE_MS)
 				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
@@ -824,12 +831,14 @@ int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *e
 	return g ? 0 : -1;
 }
 
-char *upstream_run_tools(struct upstream_run *r)
+char *upstream_run_tools(struct upstream_run *r, uint64_t *listing)
 {
 	char *t;
 
 	pthread_mutex_lock(&r->lock);
 	t = r->tools ? strdup(r->tools) : NULL;
+	if (listing)
+		*listing = r->listing;
 	pthread_mutex_unlock(&r->lock);
 	return t;
 }

@@ -21,6 +21,7 @@
 #define TG_EXEC_UPSTREAM_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "exec/exec.h"
 #include "toolgate/error.h"
@@ -48,6 +49,12 @@ struct upstream_run_options {
 	void (*egress_denied)(void *ctx, const char *destination, const char *why);
 	void *egress_ctx;
 	const char *principal;   /* whose share of the egress; NULL: "" */
+	/* The server's tools changed: a listing differs from the one before
+	 * (the first listing counts as a change). Called from the runner's
+	 * thread without its lock: it must not wait, nor call the runner
+	 * back but for upstream_run_tools. NULL: not told. */
+	void (*tools_changed)(void *ctx);
+	void *tools_ctx;
 };
 
 struct upstream_run;
@@ -76,8 +83,10 @@ void upstream_run_free(struct upstream_run *r);
 int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err);
 
 /* The tools of the last tools/list, a JSON array as text (malloc'd), or
- * NULL before the first listing (or out of memory). */
-char *upstream_run_tools(struct upstream_run *r);
+ * NULL before the first listing (or out of memory); *listing (may be
+ * NULL) the listing's number: 0 before the first, and one more each time
+ * what the server lists changes, whether across a restart or not. */
+char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
 
 /* Call tool (the upstream's own name) with args_json (an object's text;
  * NULL: {}), waiting at most timeout_ms (<= 0: the declaration's

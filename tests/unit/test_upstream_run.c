@@ -182,6 +182,7 @@ static int serves(void)
 {
 	char dir[64], extra[4096], data[PATH_MAX], state[PATH_MAX], *tools, *args;
 	const char *p;
+	uint64_t listing = 0;
 	int i;
 	struct exec_dirs_options dopts = { 0 };
 	struct upstream_run_options ro = { 0 };
@@ -222,9 +223,10 @@ static int serves(void)
 		fprintf(stderr, "wait: %s\n", err.msg);
 		return -1;
 	}
-	tools = upstream_run_tools(r);
+	tools = upstream_run_tools(r, &listing);
 	CHECK(tools && strstr(tools, "\"echo\"") && strstr(tools, "\"die\"") &&
 	      strstr(tools, "\"read\""));
+	CHECK(listing == 1);
 	free(tools);
 	v = call(r, "echo", "{\"text\":\"hi\"}", &err);
 	CHECK(v && strcmp(json_string_value(json_object_get(v, "text")), "hi") == 0);
@@ -317,6 +319,7 @@ static int restarts(void)
 	struct tg_upstream *u = NULL;
 	struct tg_error err;
 	char dir[64], *text = NULL;
+	uint64_t listing = 0;
 	int fds, threads;
 	json_t *v;
 
@@ -337,6 +340,9 @@ static int restarts(void)
 	CHECK(v && strcmp(json_string_value(json_object_get(v, "text")), "again") == 0);
 	json_decref(v);
 	CHECK(upstream_run_starts(r) == 2);
+	/* the same tools after the restart: the listing has not changed */
+	free(upstream_run_tools(r, &listing));
+	CHECK(listing == 1);
 	upstream_run_free(r);
 	CHECK(children() == 0);
 	CHECK(count_dir("/proc/self/fd") == fds);
