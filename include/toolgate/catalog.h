@@ -46,6 +46,29 @@ TG_API size_t tg_catalog_upstream_count(const struct tg_catalog *catalog);
 TG_API const struct tg_upstream *tg_catalog_upstream_at(const struct tg_catalog *catalog,
 							size_t i);
 
+/* One tool of upstream u (docs/UPSTREAMS.md, "Serving"), as a contract
+ * of executor kind TG_EXEC_UPSTREAM: def_json is one entry of the
+ * server's tools/list (len bytes, at most TG_UPSTREAM_MAX_DEFINITION).
+ * Its name, title, description, inputSchema and outputSchema are the
+ * server's, the schemas compiled by toolgate's validator; what it may do
+ * is u's (a write unless declared read, whatever its annotations say; a
+ * write without a declared compensation is irreversible); its version is
+ * 0.0.0. 0 and OUT *out; 1 when u hides the tool (*out NULL); -1 and err
+ * naming the upstream and the tool: a name outside MCP's tool-name rules,
+ * no inputSchema, a schema that does not compile, a title or description
+ * that is not a string of at most 64 KiB, an exposed name over 128
+ * characters, a declared dry_run.argument that is not a boolean property
+ * of the inputSchema. */
+TG_API int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def_json, size_t len,
+				    struct tg_contract **out, struct tg_error *err);
+/* A catalogue of base's contracts, resources, prompts and upstreams and
+ * the n contracts of tools (each made by tg_catalog_upstream_tool), of
+ * which it takes ownership, whatever it returns (the array itself stays
+ * the caller's). base is borrowed: it must outlive the result. OUT *out.
+ * -1 and err when a name would be served twice, or out of memory. */
+TG_API int tg_catalog_derive(const struct tg_catalog *base, struct tg_contract **tools, size_t n,
+			     struct tg_catalog **out, struct tg_error *err);
+
 /* Resolve a reference (see above). today is "YYYY-MM-DD" for the sunset
  * check (NULL: the current UTC date). OUT *out, borrowed from the catalog.
  * -1: TG_ERR_INVALID for a malformed reference or an unknown tool or

@@ -33,6 +33,9 @@ enum tg_executor_kind {
 	TG_EXEC_COMMAND = 2,
 	TG_EXEC_PLAN = 3,
 	TG_EXEC_PLAN_UNDO = 4,
+	TG_EXEC_UPSTREAM = 5,        /* a tool of an upstream MCP server: never in a
+				      * contract file, made by the gate from the
+				      * server's listing (tg_catalog_upstream_tool) */
 };
 /* What a command tool is given of the gateway's --workspace, at
  * /workspace (executor.workspace): nothing (the default), a read-only
@@ -104,6 +107,10 @@ struct tg_contract {
 	size_t nerrors;
 	enum tg_executor_kind executor;
 	char *builtin;               /* TG_EXEC_BUILTIN: its name; NULL otherwise */
+	char *upstream;              /* TG_EXEC_UPSTREAM: the upstream's name (its namespace) */
+	char *upstream_tool;         /* TG_EXEC_UPSTREAM: the server's own name of the tool */
+	char *dry_run_argument;      /* TG_EXEC_UPSTREAM with dry_run 1: the boolean argument
+				      * set true to ask the server for a dry run */
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */
 	enum tg_tier tier;           /* TG_EXEC_COMMAND: the sandbox's */
 	int output_mcp;              /* TG_EXEC_COMMAND: stdout is an MCP tool result */

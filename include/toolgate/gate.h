@@ -345,6 +345,18 @@ TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
  * reloads it; others use tg_gate_acquire. */
 TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
 
+/* fn(ctx, old, now) is told, from a thread of the gate's, each time what
+ * the gate serves changes without a reload: an upstream's server listed
+ * other tools (docs/UPSTREAMS.md, "Serving"). old and now are held for the
+ * call (borrowed). fn must not call tg_gate_reload; it may take its own
+ * time (the next change waits). One hook: a second call replaces the
+ * first; fn NULL removes it, and returns once no call of the old hook
+ * runs. */
+TG_API void tg_gate_on_change(struct tg_gate *gate,
+			      void (*fn)(void *ctx, const struct tg_catalog *old,
+					 const struct tg_catalog *now),
+			      void *ctx);
+
 /* The catalogue's tools as MCP lists them (JSON text of an array of tool
  * definitions, malloc'd): one per name, the version a bare name resolves
  * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. Of the

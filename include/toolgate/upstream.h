@@ -75,7 +75,9 @@ struct tg_upstream_tool {
 	char *name;                  /* the upstream's own name for it */
 	char *exposed;               /* what agents call: NAME.name, or NAME.rename */
 	enum tg_upstream_authority authority;
-	int dry_run;                 /* 1 supported, 0 unsupported (the default) */
+	int dry_run;                 /* 1: the server shows what a call would do when
+				      * dry_run_argument is true; 0 unsupported (the default) */
+	char *dry_run_argument;      /* the boolean argument that asks for it, or NULL */
 	char *compensation_tool;     /* the tool that undoes a write, or NULL */
 	char *compensation_args;     /* its argument mapping, JSON text, or NULL */
 	char *irreversible;          /* the reason nothing undoes it, or NULL */
@@ -112,6 +114,8 @@ struct tg_upstream {
 	struct tg_upstream_tool *tools; /* those declared; a tool not declared is a write */
 	size_t ntools;
 	enum tg_upstream_pin pin;
+	char sha256[65];             /* of the file's bytes, hex: the same file, the same
+				      * declaration (a reload keeps its server running) */
 };
 
 /* Load and check one declaration, path ending in NAME.json (at most

@@ -642,6 +642,7 @@ unsigned anomaly_unreachable(const struct tg_contract *k)
 	switch (k->executor) {
 	case TG_EXEC_PLAN:
 	case TG_EXEC_PLAN_UNDO: /* its steps are other tools: they may reach anything */
+	case TG_EXEC_UPSTREAM:  /* a server with its own mounts and network */
 		return 0;
 	case TG_EXEC_BUILTIN:
 		return TG_ANOMALY_BIT(TG_ANOMALY_TRAVERSAL) | TG_ANOMALY_BIT(TG_ANOMALY_ADDRESS);

@@ -270,12 +270,64 @@ void tg_catalog_free(struct tg_catalog *c)
 
 	if (!c)
 		return;
-	for (i = 0; i < c->n; i++)
-		tg_contract_free(c->v[i]);
+	if (c->base) {
+		/* what it has of its base is the base's */
+		for (i = 0; i < c->nown; i++)
+			tg_contract_free(c->own[i]);
+		free(c->own);
+	} else {
+		for (i = 0; i < c->n; i++)
+			tg_contract_free(c->v[i]);
+		catalog_free_upstreams(c);
+	}
 	free(c->v);
 	catalog_free_content(c);
-	catalog_free_upstreams(c);
 	free(c);
+}
+
+int tg_catalog_derive(const struct tg_catalog *base, struct tg_contract **tools, size_t n,
+		      struct tg_catalog **out, struct tg_error *err)
+{
+	struct tg_catalog *c;
+	size_t i, j;
+
+	*out = NULL;
+	tg_error_clear(err);
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->v = calloc(base->n + n + 1, sizeof(*c->v))) ||
+	    !(c->own = calloc(n + 1, sizeof(*c->own)))) {
+		if (c)
+			free(c->v);
+		free(c);
+		for (i = 0; i < n; i++)
+			tg_contract_free(tools[i]);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	c->base = base;
+	memcpy(c->own, tools, n * sizeof(*tools));
+	c->nown = n;
+	memcpy(c->v, base->v, base->n * sizeof(*c->v));
+	memcpy(c->v + base->n, tools, n * sizeof(*tools));
+	c->n = base->n + n;
+	c->resources = json_incref(base->resources);
+	c->templates = json_incref(base->templates);
+	c->prompts = json_incref(base->prompts);
+	c->up = base->up;
+	c->nup = base->nup;
+	qsort(c->v, c->n, sizeof(*c->v), by_name_version);
+	/* a tool has one name: the namespaces keep an upstream's apart from
+	 * the contracts, and the gate gives each name once; said if not */
+	for (i = 1; i < c->n; i++)
+		if (strcmp(c->v[i - 1]->name, c->v[i]->name) == 0)
+			for (j = 0; j < n; j++)
+				if (tools[j] == c->v[i - 1] || tools[j] == c->v[i]) {
+					tg_error_set(err, TG_ERR_INVALID, "%s: served twice",
+						     c->v[i]->name);
+					tg_catalog_free(c);
+					return -1;
+				}
+	*out = c;
+	return 0;
 }
 
 size_t tg_catalog_count(const struct tg_catalog *c)

@@ -18,6 +18,11 @@ struct tg_catalog {
 	json_t *prompts;        /* array: MCP prompt definitions, "_messages" to fill */
 	struct tg_upstream **up; /* DIR/upstreams/NAME.json, sorted by name */
 	size_t nup;
+	/* a catalogue with an upstream's tools (tg_catalog_derive): base's
+	 * contracts, content and upstreams borrowed, its own tools in own */
+	const struct tg_catalog *base;
+	struct tg_contract **own;
+	size_t nown;
 };
 
 /* DIR/resources/NAME.json and DIR/prompts/NAME.json into c (content.c). Absent

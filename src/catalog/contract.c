@@ -830,6 +830,9 @@ void tg_contract_free(struct tg_contract *c)
 	free(c->owner_team);
 	free(c->owner_contact);
 	free(c->builtin);
+	free(c->upstream);
+	free(c->upstream_tool);
+	free(c->dry_run_argument);
 	free(c->compensation_tool);
 	free(c->compensation_args);
 	free(c->irreversible);

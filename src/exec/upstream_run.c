@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "exec/upstream_run.h"
+#include "obs/shown.h"
 #include "toolgate/egress.h"
 #include "toolgate/redact.h"
 #include "toolgate/sandbox.h"
@@ -329,45 +330,6 @@ static int build_spec(struct gen *g, struct tg_error *err)
 
 /* ---- the run: its output --------------------------------------------- */
 
-/* What a server wrote, as the gateway's log may show it: redacted
- * (docs/REDACTION.md), then each character a terminal acts on or a
- * reader does not see (C0 and C1 controls, escapes, bidi controls,
- * zero-width characters: util/hidden.h) as '?', at most cap - 1 bytes,
- * NUL-terminated. 0, or -1 when it could not be redacted (out is then
- * a note saying so). */
-static int shown(const char *in, size_t n, char *out, size_t cap)
-{
-	struct tg_redact_out o;
-	struct hidden_scan h;
-	struct hidden c;
-	struct tg_error e;
-	size_t from = 0, k = 0;
-
-	memset(&o, 0, sizeof(o));
-	if (tg_redact(in, n, &o, &e) < 0) {
-		snprintf(out, cap, "(not shown: %s)", e.msg);
-		return -1;
-	}
-	hidden_scan_init(&h, o.text, o.len);
-	while (k + 1 < cap) {
-		int more = hidden_scan_next(&h, &c);
-		size_t end = more ? c.at : o.len, take = end - from;
-
-		if (take > cap - 1 - k)
-			take = cap - 1 - k;
-		memcpy(out + k, o.text + from, take);
-		k += take;
-		if (!more || k + 1 >= cap)
-			break;
-		/* a tab is the one control a line may keep */
-		out[k++] = c.cp == '\t' ? '\t' : '?';
-		from = c.at + c.len;
-	}
-	out[k] = '\0';
-	tg_redact_out_release(&o);
-	return 0;
-}
-
 /* One stderr line, cut, redacted, to the log within the rate. */
 static void log_line(struct gen *g)
 {
@@ -391,7 +353,7 @@ static void log_line(struct gen *g)
 	/* redacted whole (a secret across the cut is still one), then cut
 	 * to what tg_log takes in one line with the prefix and the mark */
 	len = 0;
-	if (shown(l->buf, l->len, text, sizeof(text)) == 0)
+	if (obs_shown(l->buf, l->len, text, sizeof(text)) == 0)
 		len = strlen(text);
 	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
 	       (int)(len > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
@@ -699,7 +661,7 @@ static void *supervise(void *arg)
 			/* it may quote the server (an error it answered
 			 * initialize with): shown as the log may show it */
 			if (!r->stop)
-				shown(err.msg, strlen(err.msg), r->why, sizeof(r->why));
+				obs_shown(err.msg, strlen(err.msg), r->why, sizeof(r->why));
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
@@ -966,7 +928,7 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		 * shown as the log may show them */
 		char said[sizeof(err->msg)];
 
-		shown(err->msg, strlen(err->msg), said, sizeof(said));
+		obs_shown(err->msg, strlen(err->msg), said, sizeof(said));
 		snprintf(err->msg, sizeof(err->msg), "%s", said);
 		tg_error_wrap(err, "upstream %s: %s", name, tool);
 	}

@@ -23,13 +23,38 @@
 #define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
 #define IDEM_TTL (24 * 3600)       /* an idempotency key is kept a day */
 
-/* A catalogue the gate serves or served: calls and readers hold it while
- * they use it, so that a reload never frees one in use. */
-struct snapshot {
+/* A catalogue the gate was given (tg_gate_new's, or a reload's): the
+ * snapshots made of it, and the upstreams declared in it, borrow from it
+ * (snapshot.c). */
+struct gate_base {
 	const struct tg_catalog *catalog;
-	struct tg_catalog *owned;     /* freed with the snapshot; NULL: the caller's */
+	struct tg_catalog *owned;     /* freed with it; NULL: the caller's */
+	unsigned refs;                /* the gate's while current, each snapshot's and
+				       * each upstream's of it (under the gate's lock) */
+};
+
+/* A catalogue the gate serves or served: its base's contracts and the
+ * upstreams' tools as they were listed when it was made (snapshot.c).
+ * Calls and readers hold it while they use it, so that neither a reload
+ * nor a new listing ever frees one in use. */
+struct snapshot {
+	const struct tg_catalog *catalog; /* the base's, or owned */
+	struct tg_catalog *owned;     /* with the upstreams' tools (tg_catalog_derive), or NULL */
+	struct gate_base *base;       /* a reference */
 	unsigned refs;                /* the gate's while current, and each user's */
 	struct snapshot *next;
+};
+
+/* An upstream the gate serves (upstreams.c): its declaration, from the
+ * base that declared it, and its server's runner. */
+struct upstream_run;
+struct gate_upstream {
+	struct tg_gate *gate;
+	const struct tg_upstream *u;  /* borrowed from base */
+	struct gate_base *base;       /* a reference */
+	struct upstream_run *run;
+	unsigned refs;                /* the gate's while served, and each call's in it */
+	struct gate_upstream *next;
 };
 
 /* refusals recorded: at most so many a second, in each bucket */
@@ -65,8 +90,22 @@ struct gate_runs {
 };
 
 struct tg_gate {
-	pthread_mutex_t lock;         /* the snapshots */
+	pthread_mutex_t lock;         /* the snapshots, bases and upstreams */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
+	struct gate_base *base;       /* the current base (a reference) */
+	struct gate_upstream *ups;    /* the upstreams served */
+	/* one change of what is served at a time: a reload, or a snapshot
+	 * made anew after an upstream listed other tools (snapshot.c) */
+	pthread_mutex_t rebuild_lock;
+	/* the thread that makes that snapshot, woken by the runners */
+	pthread_mutex_t ups_lock;
+	pthread_cond_t ups_wake;
+	pthread_t ups_thread;
+	int ups_on, ups_stop, ups_dirty;
+	/* told of each such snapshot (tg_gate_on_change), under changed_lock */
+	pthread_mutex_t changed_lock;
+	void (*changed)(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now);
+	void *changed_ctx;
 	struct exec_dirs *dirs;       /* what command tools may be given */
 	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_tracer *tracer;     /* borrowed, or NULL */
@@ -211,6 +250,45 @@ extern const char gate_own_scopes[];
  * (fail closed); without one there is nothing to check. */
 int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, const char *scopes,
 		       char *need, size_t len);
+
+/* ---- snapshots and upstreams (snapshot.c, upstreams.c) ---- */
+
+/* The gate's snapshots begun over catalog (borrowed), the caller's; -1
+ * out of memory. */
+int gate_snapshots_init(struct tg_gate *g, const struct tg_catalog *catalog,
+			struct tg_error *err);
+/* Every snapshot and base freed: nothing uses the gate any more. */
+void gate_snapshots_release(struct tg_gate *g);
+/* A reference on b given back; the last frees it. */
+void gate_base_put(struct tg_gate *g, struct gate_base *b);
+/* The upstreams' thread started, unless it runs (signals blocked); -1 and
+ * err. Stopped and joined, if it runs. */
+int gate_rebuilder_start(struct tg_gate *g, struct tg_error *err);
+void gate_rebuilder_stop(struct tg_gate *g);
+/* What a catalogue's descriptions say to the model, recorded and counted;
+ * -1 and err when the policy refuses it (pipeline.c). */
+int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
+			   struct tg_error *err);
+
+/* The upstreams of base served from now on, under rebuild_lock: a
+ * runner kept for each declared as before (the same file), started for
+ * each new or changed one, ended for those no longer declared (once no
+ * call uses it). -1 and err naming the upstream when a runner cannot be
+ * made (a refused mount or credential): then nothing changed. */
+int gate_upstreams_sync(struct tg_gate *g, struct gate_base *base, struct tg_error *err);
+/* Every upstream ended (the gate's end). */
+void gate_upstreams_release(struct tg_gate *g);
+/* The tools the upstreams serve now, as contracts (tg_catalog_upstream_tool),
+ * under rebuild_lock: OUT *tools (malloc'd), *n. A tool that cannot be
+ * served (its schema, a description the scanner refuses) is left out,
+ * logged and recorded. -1 out of memory. */
+int gate_upstream_tools(struct tg_gate *g, struct tg_contract ***tools, size_t *n);
+/* Told by a runner: its server lists other tools; the snapshot is made
+ * anew by the gate's thread (started when needed). */
+void gate_upstreams_changed(void *ctx);
+/* 7 execute for TG_EXEC_UPSTREAM: 0 ran (or answered: the upstream is
+ * down, timed out, failed), -1 and err. */
+int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err);
 
 /* ---- the sandboxes at once (runs.c) ---- */
 

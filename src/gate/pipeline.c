@@ -50,9 +50,6 @@ static void warm_pool_free(struct warm_pool *w)
 }
 
 
-static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
-			     struct tg_error *err);
-
 /* The store write calls use, and the baselines it holds. */
 static void gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
 {
@@ -84,24 +81,30 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	/* what a killed gateway's overlay dry runs left behind */
 	exec_overlay_sweep();
 	g = calloc(1, sizeof(*g));
-	if (g)
-		g->cur = calloc(1, sizeof(*g->cur));
-	if (!g || !g->cur) {
-		free(g);
+	if (!g) {
 		exec_dirs_free(dirs);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	pthread_mutex_init(&g->lock, NULL);
+	if (gate_snapshots_init(g, catalog, err) < 0) {
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		exec_dirs_free(dirs);
+		return -1;
+	}
 	if (gate_runs_init(&g->runs, opts ? opts->max_runs : 0,
 			   opts ? opts->max_runs_per_principal : 0) < 0) {
-		free(g->cur);
+		gate_snapshots_release(g);
+		pthread_mutex_destroy(&g->lock);
 		free(g);
 		exec_dirs_free(dirs);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	g->dirs = dirs;
-	g->cur->catalog = catalog;
-	g->cur->refs = 1;
-	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->rebuild_lock, NULL);
+	pthread_mutex_init(&g->changed_lock, NULL);
+	pthread_mutex_init(&g->ups_lock, NULL);
+	pthread_cond_init(&g->ups_wake, NULL);
 	g->audit = opts ? opts->audit : NULL;
 	g->tracer = opts ? opts->tracer : NULL;
 	g->descriptions = opts ? opts->descriptions : TG_DESCRIPTIONS_REFUSE;
@@ -132,11 +135,19 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	gate_set_store(g, opts ? opts->store : NULL, opts ? opts->ticket_ttl : 0);
 	if (opts && opts->policy)
 		g->tickets = *tg_policy_tickets(opts->policy);
-	if (gate_identity_init(g, opts, err) < 0 || scan_descriptions(g, catalog, err) < 0 ||
+	if (gate_identity_init(g, opts, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0 ||
 	    gate_collector_start(g, err) < 0) {
 		tg_gate_free(g);
 		return -1;
 	}
+	/* the declared servers start now; their tools are served once listed */
+	pthread_mutex_lock(&g->rebuild_lock);
+	if (gate_upstreams_sync(g, g->base, err) < 0) {
+		pthread_mutex_unlock(&g->rebuild_lock);
+		tg_gate_free(g);
+		return -1;
+	}
+	pthread_mutex_unlock(&g->rebuild_lock);
 	*out = g;
 	return 0;
 }
@@ -145,8 +156,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
  * finding recorded and counted; with the refuse policy (the default) a
  * finding refuses the catalogue, naming the first. -1 and err too when a
  * finding could not be recorded: nothing is loaded unrecorded. */
-static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
-			     struct tg_error *err)
+int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
+			   struct tg_error *err)
 {
 	const char *outcome = g->descriptions == TG_DESCRIPTIONS_REFUSE ? "description_refused"
 									 : "description_warning";
@@ -180,25 +191,17 @@ static int scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog
 			    total > 1 ? " (and more)" : "");
 }
 
-static void snapshot_free(struct snapshot *sn)
-{
-	tg_catalog_free(sn->owned);
-	free(sn);
-}
-
 void tg_gate_free(struct tg_gate *g)
 {
-	struct snapshot *sn;
-
 	if (!g)
 		return;
 	gate_collector_stop(g);
+	gate_rebuilder_stop(g);
+	/* nothing uses the gate any more: every server ends, every
+	 * snapshot goes */
+	gate_upstreams_release(g);
 	gate_flush_refusals(g);
-	/* nothing uses the gate any more: every snapshot goes */
-	while ((sn = g->cur)) {
-		g->cur = sn->next;
-		snapshot_free(sn);
-	}
+	gate_snapshots_release(g);
 	while (g->pools) {
 		struct warm_pool *w = g->pools;
 
@@ -212,6 +215,10 @@ void tg_gate_free(struct tg_gate *g)
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);
+	pthread_cond_destroy(&g->ups_wake);
+	pthread_mutex_destroy(&g->ups_lock);
+	pthread_mutex_destroy(&g->changed_lock);
+	pthread_mutex_destroy(&g->rebuild_lock);
 	pthread_mutex_destroy(&g->lock);
 	metrics_free(g->metrics);
 	exec_dirs_free(g->dirs);
@@ -617,6 +624,11 @@ int gate_stage_execute(struct tg_gate *g, struct call_state *st, struct tg_error
 		if (rc == 1) /* answered without running */
 			return 0;
 		break;
+	case TG_EXEC_UPSTREAM:
+		rc = gate_execute_upstream(g, st, err);
+		if (rc == 1) /* answered: the upstream failed, its outcome said */
+			return 0;
+		break;
 	}
 	if (rc < 0)
 		return rc;
@@ -723,68 +735,6 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		return -1;
 	}
 	return gate_call_result(&st.out, r, err);
-}
-
-const struct tg_catalog *tg_gate_acquire(struct tg_gate *g)
-{
-	const struct tg_catalog *c;
-
-	pthread_mutex_lock(&g->lock);
-	g->cur->refs++;
-	c = g->cur->catalog;
-	pthread_mutex_unlock(&g->lock);
-	return c;
-}
-
-void tg_gate_release(struct tg_gate *g, const struct tg_catalog *catalog)
-{
-	struct snapshot **p, *sn = NULL;
-
-	pthread_mutex_lock(&g->lock);
-	for (p = &g->cur; *p; p = &(*p)->next)
-		if ((*p)->catalog == catalog) {
-			if (--(*p)->refs == 0) {
-				sn = *p; /* retired, and its last user is done */
-				*p = sn->next;
-			}
-			break;
-		}
-	pthread_mutex_unlock(&g->lock);
-	if (sn)
-		snapshot_free(sn);
-}
-
-int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_error *err)
-{
-	struct snapshot *sn, *old;
-
-	tg_error_clear(err);
-	if (exec_check_catalog(catalog, g->dirs, err) < 0 || scan_descriptions(g, catalog, err) < 0)
-		return -1;
-	sn = calloc(1, sizeof(*sn));
-	if (!sn)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	sn->catalog = catalog;
-	sn->owned = catalog;
-	sn->refs = 1;
-	pthread_mutex_lock(&g->lock);
-	old = g->cur;
-	sn->next = old;
-	g->cur = sn;
-	/* the old one is retired: its users finish with it, the last frees it */
-	if (--old->refs == 0) {
-		sn->next = old->next;
-		pthread_mutex_unlock(&g->lock);
-		snapshot_free(old);
-		return 0;
-	}
-	pthread_mutex_unlock(&g->lock);
-	return 0;
-}
-
-const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
-{
-	return g->cur->catalog;
 }
 
 char *tg_gate_tools_json(struct tg_gate *g, const char *today, struct tg_error *err)

@@ -330,7 +330,8 @@ int http_may_report(struct tg_mcp_http *h, json_t *msg)
 	if (json_object_get(json_object_get(params, "_meta"), "progressToken"))
 		return 1;
 	cat = tg_gate_acquire(h->mcp->gate);
-	yes = tg_catalog_resolve(cat, name, NULL, &k, &err) == 0 && k->executor == TG_EXEC_COMMAND;
+	yes = tg_catalog_resolve(cat, name, NULL, &k, &err) == 0 &&
+	      (k->executor == TG_EXEC_COMMAND || k->executor == TG_EXEC_UPSTREAM);
 	tg_gate_release(h->mcp->gate, cat);
 	return yes;
 }

@@ -61,6 +61,7 @@ struct tg_mcp {
 	char *principal_scopes;     /* the stdio principal's, with a policy */
 	pthread_mutex_t lock;       /* watchers */
 	pthread_mutex_t reload_lock;
+	int hooked;             /* told of the gate's own changes (tg_gate_on_change) */
 	struct mcp_watcher *watchers;
 	struct mcp_tasks tasks;
 };

@@ -62,6 +62,8 @@ static int stdio_scopes(struct tg_mcp *m, const struct tg_mcp_options *opts,
 	return 0;
 }
 
+static void gate_changed(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now);
+
 int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct tg_mcp **out,
 	       struct tg_error *err)
 {
@@ -102,6 +104,9 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 		tg_mcp_free(m);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
+	/* what an upstream lists anew reaches the sessions as a reload does */
+	tg_gate_on_change(gate, gate_changed, m);
+	m->hooked = 1;
 	*out = m;
 	return 0;
 }
@@ -110,6 +115,8 @@ void tg_mcp_free(struct tg_mcp *m)
 {
 	if (!m)
 		return;
+	if (m->hooked)
+		tg_gate_on_change(m->gate, NULL, NULL);
 	/* task runs use the gate: they end before anything goes */
 	mcp_tasks_stop(&m->tasks);
 	pthread_mutex_destroy(&m->lock);
@@ -209,12 +216,49 @@ static json_t *updated_uris(const struct tg_catalog *a, const struct lists *la,
 	return out;
 }
 
+/* The sessions told what differs between old (listed in lo) and now. */
+static void tell(struct tg_mcp *m, const struct tg_catalog *old, const struct lists *lo,
+		 const struct tg_catalog *now)
+{
+	struct lists ln = { 0 };
+	struct mcp_change c = { 0, 0, 0, NULL };
+	struct mcp_watcher *w;
+
+	if (lists_of(now, &ln) == 0) {
+		c.tools = strcmp(lo->tools, ln.tools) != 0;
+		c.prompts = strcmp(lo->prompts, ln.prompts) != 0;
+		c.resources = strcmp(lo->resources, ln.resources) != 0 ||
+			      strcmp(lo->templates, ln.templates) != 0;
+		c.updated = updated_uris(old, lo, now, &ln);
+	} else {
+		/* out of memory: say everything changed, clients list again */
+		c.tools = c.prompts = c.resources = 1;
+	}
+	pthread_mutex_lock(&m->lock);
+	for (w = m->watchers; w; w = w->next)
+		w->fn(w->ctx, &c);
+	pthread_mutex_unlock(&m->lock);
+	json_decref(c.updated);
+	lists_free(&ln);
+}
+
+/* The gate's own change (an upstream listed other tools), as a reload's. */
+static void gate_changed(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now)
+{
+	struct tg_mcp *m = ctx;
+	struct lists lo = { 0 };
+
+	pthread_mutex_lock(&m->reload_lock);
+	if (lists_of(old, &lo) == 0)
+		tell(m, old, &lo, now);
+	pthread_mutex_unlock(&m->reload_lock);
+	lists_free(&lo);
+}
+
 int tg_mcp_reload(struct tg_mcp *m, struct tg_catalog *catalog, struct tg_error *err)
 {
 	const struct tg_catalog *old, *now;
-	struct lists lo = { 0 }, ln = { 0 };
-	struct mcp_change c = { 0, 0, 0, NULL };
-	struct mcp_watcher *w;
+	struct lists lo = { 0 };
 	int rc = -1;
 
 	tg_error_clear(err);
@@ -227,27 +271,12 @@ int tg_mcp_reload(struct tg_mcp *m, struct tg_catalog *catalog, struct tg_error 
 	if (tg_gate_reload(m->gate, catalog, err) < 0)
 		goto out;
 	now = tg_gate_acquire(m->gate);
-	if (lists_of(now, &ln) == 0) {
-		c.tools = strcmp(lo.tools, ln.tools) != 0;
-		c.prompts = strcmp(lo.prompts, ln.prompts) != 0;
-		c.resources = strcmp(lo.resources, ln.resources) != 0 ||
-			      strcmp(lo.templates, ln.templates) != 0;
-		c.updated = updated_uris(old, &lo, now, &ln);
-	} else {
-		/* out of memory: say everything changed, clients list again */
-		c.tools = c.prompts = c.resources = 1;
-	}
+	tell(m, old, &lo, now);
 	tg_gate_release(m->gate, now);
-	pthread_mutex_lock(&m->lock);
-	for (w = m->watchers; w; w = w->next)
-		w->fn(w->ctx, &c);
-	pthread_mutex_unlock(&m->lock);
-	json_decref(c.updated);
 	rc = 0;
 out:
 	tg_gate_release(m->gate, old);
 	pthread_mutex_unlock(&m->reload_lock);
 	lists_free(&lo);
-	lists_free(&ln);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sodium.h>
 #include <sys/stat.h>
 
 #include "sandbox/limits.h"
@@ -510,6 +511,13 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 	    load_transport(&l, doc) < 0 || up_load_credentials(&l, doc) < 0 ||
 	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0)
 		goto out;
+	{
+		unsigned char h[crypto_hash_sha256_BYTES];
+
+		/* the file as it was read: a reload knows an unchanged one */
+		crypto_hash_sha256(h, (const unsigned char *)text, len);
+		sodium_bin2hex(l.u->sha256, sizeof(l.u->sha256), h, sizeof(h));
+	}
 	*out = l.u;
 	l.u = NULL;
 	rc = 0;
@@ -569,6 +577,7 @@ void tg_upstream_free(struct tg_upstream *u)
 	for (i = 0; i < u->ntools; i++) {
 		free(u->tools[i].name);
 		free(u->tools[i].exposed);
+		free(u->tools[i].dry_run_argument);
 		free(u->tools[i].compensation_tool);
 		free(u->tools[i].compensation_args);
 		free(u->tools[i].irreversible);

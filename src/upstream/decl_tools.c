@@ -266,13 +266,45 @@ static int word(json_t *v, const char *const *words, int def)
 	return -1;
 }
 
+/* "unsupported", or {"argument": NAME}: the boolean argument that asks
+ * the server to show what the call would do instead of doing it (the
+ * filesystem server's dryRun). There is no dry run MCP itself asks for,
+ * and a server that ignores a flag it does not know would do the write in
+ * what the approver takes for its preview: so the argument is named,
+ * and a listing whose schema has no such boolean withdraws the tool. */
+static int load_dry_run(struct up_loader *l, struct tg_upstream_tool *t, json_t *v,
+			const char *field)
+{
+	static const char *const fields[] = { "argument", NULL };
+	const char *a;
+
+	if (json_is_string(v) && strcmp(json_string_value(v), "unsupported") == 0)
+		return 0;
+	if (json_is_string(v) && strcmp(json_string_value(v), "supported") == 0)
+		return up_bad(l, field, "name the boolean argument that asks the server for a dry "
+			      "run: {\"argument\": \"dryRun\"} (MCP has no dry run of its own)");
+	if (!json_is_object(v))
+		return up_bad(l, field, "must be unsupported (the default) or {\"argument\": "
+			      "NAME}");
+	if (up_only(l, v, field, fields) < 0)
+		return -1;
+	a = json_string_value(json_object_get(v, "argument"));
+	if (!a || !a[0] || strlen(a) > 128)
+		return up_bad(l, field, "argument: required, the name (1 to 128 bytes) of the "
+			      "tool's boolean argument that asks for a dry run");
+	t->dry_run_argument = strdup(a);
+	if (!t->dry_run_argument)
+		return up_nomem(l);
+	t->dry_run = 1;
+	return 0;
+}
+
 static int load_tool(struct up_loader *l, struct tg_upstream_tool *t, json_t *o,
 		     const char *where)
 {
 	static const char *const fields[] = { "authority", "dry_run", "compensation", "tasks",
 					      "rename", "hide", NULL };
 	static const char *const auth[] = { "write", "read", NULL };
-	static const char *const dry[] = { "unsupported", "supported", NULL };
 	static const char *const tasks[] = { "forbidden", "optional", "required", NULL };
 	char field[UPSTREAM_MAX_FIELD];
 	json_t *v;
@@ -288,8 +320,8 @@ static int load_tool(struct up_loader *l, struct tg_upstream_tool *t, json_t *o,
 		return up_bad(l, field, "must be read or write (a tool with none given is a write)");
 	t->authority = (enum tg_upstream_authority)i;
 	up_field(field, sizeof(field), where, "dry_run");
-	if ((t->dry_run = word(json_object_get(o, "dry_run"), dry, 0)) < 0)
-		return up_bad(l, field, "must be supported or unsupported (the default)");
+	if ((v = json_object_get(o, "dry_run")) && load_dry_run(l, t, v, field) < 0)
+		return -1;
 	up_field(field, sizeof(field), where, "tasks");
 	i = word(json_object_get(o, "tasks"), tasks, t->authority == TG_UPSTREAM_WRITE
 						     ? TG_UPSTREAM_TASKS_OPTIONAL

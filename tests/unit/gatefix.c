@@ -27,8 +27,40 @@ static int put(const char *dir, const char *rel, const char *text)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* The upstreams' declarations as cat/upstreams/NAME.json. */
+static int declare(struct fix *f, const char *const *up, struct tg_error *err)
+{
+	char fake[4096], rel[96], path[192], *text, *at;
+	size_t i;
+
+	snprintf(rel, sizeof(rel), "%s/cat/upstreams", f->dir);
+	if (mkdir(rel, 0700) < 0 || unit_upstream_dir(fake) < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "mkdir %s, or no tests/upstream", rel);
+	for (i = 0; up[i] && up[i + 1]; i += 2) {
+		text = malloc(strlen(up[i + 1]) + strlen(fake) + 1);
+		if (!text)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		strcpy(text, up[i + 1]);
+		if ((at = strstr(text, "@FAKE@"))) {
+			memmove(at + strlen(fake), at + 6, strlen(at + 6) + 1);
+			memcpy(at, fake, strlen(fake));
+		}
+		snprintf(rel, sizeof(rel), "cat/upstreams/%s.json", up[i]);
+		if (put(f->dir, rel, text) < 0) {
+			free(text);
+			return tg_error_set(err, TG_ERR_SYSTEM, "write %s", rel);
+		}
+		free(text);
+		snprintf(path, sizeof(path), "%s/%s", f->dir, rel);
+		if (chmod(path, 0600) < 0)
+			return tg_error_set(err, TG_ERR_SYSTEM, "chmod %s", path);
+	}
+	return 0;
+}
+
 /* The catalogue: each contract as cat/N.json. */
-static int catalogue(struct fix *f, const char *const *contracts, struct tg_error *err)
+static int catalogue(struct fix *f, const char *const *contracts, const char *const *upstreams,
+		     struct tg_error *err)
 {
 	char path[128], rel[32];
 	size_t i;
@@ -52,6 +84,8 @@ static int catalogue(struct fix *f, const char *const *contracts, struct tg_erro
 			return tg_error_set(err, TG_ERR_SYSTEM, "write %s", rel);
 		}
 	}
+	if (upstreams && upstreams[0] && declare(f, upstreams, err) < 0)
+		return -1;
 	return tg_catalog_load_dir(path, NULL, &f->cat, err);
 }
 
@@ -66,7 +100,7 @@ int fix_open(struct fix *f, const struct fix_spec *spec)
 		return -1;
 	snprintf(f->log, sizeof(f->log), "%s/audit.log", f->dir);
 	snprintf(path, sizeof(path), "%s/state", f->dir);
-	if (catalogue(f, spec->contracts, &err) < 0 || tg_store_open(path, &f->store, &err) < 0 ||
+	if (catalogue(f, spec->contracts, spec->upstreams, &err) < 0 || tg_store_open(path, &f->store, &err) < 0 ||
 	    tg_audit_open(f->log, TG_AUDIT_NOSYNC, &f->audit, &err) < 0)
 		goto fail;
 	if (spec->policy) {

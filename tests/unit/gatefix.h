@@ -28,6 +28,10 @@ struct fix_spec {
 	const char *const *contracts;
 	const char *policy;              /* JSON text, or NULL: no policy */
 	enum tg_anomaly_action anomalies;
+	/* upstream declarations: NAME, JSON text, NAME, JSON text...,
+	 * NULL-terminated, each written as cat/upstreams/NAME.json, mode 0600;
+	 * "@FAKE@" in a text becomes tests/upstream's absolute path */
+	const char *const *upstreams;
 };
 
 struct fix {

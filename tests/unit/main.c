@@ -2,6 +2,8 @@
  * Unit test runner (see unit.h). Usage: unit-tests [NAME-SUBSTRING]: every
  * test, or those whose name contains the substring (tests/README.md).
  */
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,21 @@ int unit_tmpdir(char *dir, const char *name)
 {
 	snprintf(dir, 64, "/tmp/tg-unit-%.32s-XXXXXX", name);
 	return mkdtemp(dir) ? 0 : -1;
+}
+
+int unit_upstream_dir(char *out)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n;
+
+	if (realpath("tests/upstream", out) && access("tests/upstream/fake_server.py", R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../../tests/upstream", dirname(exe));
+	return realpath(path, out) ? 0 : -1;
 }
 
 void unit_rmtree(const char *dir)

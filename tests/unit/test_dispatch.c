@@ -183,7 +183,7 @@ static const char *first_text(json_t *a)
 
 static int open_server(struct fix *f, struct tg_mcp **mcp)
 {
-	struct fix_spec spec = { "dispatch", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct fix_spec spec = { "dispatch", contracts, POLICY, TG_ANOMALY_DEFAULT, NULL };
 	struct tg_mcp_options mo = { 0 };
 	struct tg_error err;
 

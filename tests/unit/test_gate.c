@@ -44,7 +44,7 @@ static const char *const contracts[] = {
 
 static int open_gate(struct fix *f, const char *name, enum tg_anomaly_action anomalies)
 {
-	struct fix_spec spec = { name, contracts, POLICY, anomalies };
+	struct fix_spec spec = { name, contracts, POLICY, anomalies, NULL };
 
 	return fix_open(f, &spec);
 }

@@ -108,7 +108,7 @@ static int run_and_records(void)
 	struct tg_saga s;
 	struct tg_error err;
 	char code[64], id[64], ticket[64], step1[33], step2[33];
-	struct fix_spec spec = { "saga-run", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct fix_spec spec = { "saga-run", contracts, POLICY, TG_ANOMALY_DEFAULT, NULL };
 	struct fix f;
 	json_t *recs, *rec, *planrec;
 
@@ -172,7 +172,7 @@ static int run_and_records(void)
  * it when the caller no longer holds the scope (no step run, no log). */
 static int step_refused_for_scope(void)
 {
-	struct fix_spec spec = { "saga-scope", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct fix_spec spec = { "saga-scope", contracts, POLICY, TG_ANOMALY_DEFAULT, NULL };
 	struct tg_call_result r;
 	struct tg_ticket *all = NULL, t;
 	struct tg_saga s;
@@ -218,7 +218,7 @@ static int step_refused_for_scope(void)
  * (it may have taken effect); the plan ends compensated. */
 static int step_fails_undone(void)
 {
-	struct fix_spec spec = { "saga-fail", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct fix_spec spec = { "saga-fail", contracts, POLICY, TG_ANOMALY_DEFAULT, NULL };
 	struct tg_call_result r;
 	struct tg_saga s;
 	struct tg_error err;
@@ -296,7 +296,7 @@ static int leave_plan(const char *dir, const char *id, enum tg_saga_step_state f
  * back for one that was being undone. */
 static int resume(void)
 {
-	struct fix_spec spec = { "saga-resume", contracts, POLICY, TG_ANOMALY_DEFAULT };
+	struct fix_spec spec = { "saga-resume", contracts, POLICY, TG_ANOMALY_DEFAULT, NULL };
 	struct tg_saga s;
 	struct tg_error err;
 	size_t resumed, failed;

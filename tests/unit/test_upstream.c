@@ -81,7 +81,7 @@ static int stdio_loads(void)
 		 "\"credentials\":{\"env\":{\"API_TOKEN\":\"%s/token\"}},"
 		 "\"tools\":{\"echo\":{\"authority\":\"read\"},\"add\":{\"authority\":\"read\","
 		 "\"rename\":\"sum\"},\"longRunningOperation\":{\"tasks\":\"required\","
-		 "\"dry_run\":\"supported\",\"compensation\":{\"tool\":\"everything.undo\","
+		 "\"dry_run\":{\"argument\":\"dryRun\"},\"compensation\":{\"tool\":\"everything.undo\","
 		 "\"arguments\":{\"id\":\"${call_id}\"}}},\"printEnv\":{\"hide\":true}},"
 		 "\"per_call\":true}", dir, dir, dir);
 	CHECK(write_file(dir, "upstreams/everything.json", text, 0644) == 0);
@@ -111,7 +111,8 @@ static int stdio_loads(void)
 	CHECK(strcmp(u->tools[1].name, "add") == 0);
 	CHECK(strcmp(u->tools[1].exposed, "everything.sum") == 0);
 	/* no authority given: a write */
-	CHECK(u->tools[2].authority == TG_UPSTREAM_WRITE && u->tools[2].dry_run == 1);
+	CHECK(u->tools[2].authority == TG_UPSTREAM_WRITE && u->tools[2].dry_run == 1 &&
+	      strcmp(u->tools[2].dry_run_argument, "dryRun") == 0);
 	CHECK(u->tools[2].tasks == TG_UPSTREAM_TASKS_REQUIRED);
 	CHECK(strcmp(u->tools[2].compensation_tool, "everything.undo") == 0);
 	CHECK(strcmp(u->tools[2].compensation_args, "{\"id\":\"${call_id}\"}") == 0);
@@ -297,7 +298,13 @@ static int tool_refusals(void)
 	CHECK(refused(STDIO "\"tools\":{\"w\":{\"tasks\":\"sometimes\"}}}",
 		      "tools.w.tasks: must be forbidden, optional or required"));
 	CHECK(refused(STDIO "\"tools\":{\"w\":{\"dry_run\":\"overlay\"}}}",
-		      "tools.w.dry_run: must be supported or unsupported"));
+		      "tools.w.dry_run: must be unsupported (the default) or {\"argument\""));
+	CHECK(refused(STDIO "\"tools\":{\"w\":{\"dry_run\":\"supported\"}}}",
+		      "tools.w.dry_run: name the boolean argument"));
+	CHECK(refused(STDIO "\"tools\":{\"w\":{\"dry_run\":{\"arg\":\"x\"}}}}",
+		      "tools.w.dry_run.arg: unknown field"));
+	CHECK(refused(STDIO "\"tools\":{\"w\":{\"dry_run\":{}}}}",
+		      "tools.w.dry_run: argument: required"));
 	CHECK(refused(STDIO "\"tools\":{\"w\":{\"hide\":\"yes\"}}}",
 		      "tools.w.hide: must be true or false"));
 	CHECK(refused(STDIO "\"tools\":[]}", "tools: must be an object of at most 1024"));

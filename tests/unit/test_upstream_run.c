@@ -77,23 +77,6 @@ static int put(const char *dir, const char *name, const char *text, mode_t mode)
 	return chmod(path, mode);
 }
 
-/* The directory of fake_server.py, absolute: from the working directory
- * (the tree's root), else from the test binary's (build/tests/). */
-static int fake_dir(char *out)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n;
-
-	if (realpath("tests/upstream", out) && access("tests/upstream/fake_server.py", R_OK) == 0)
-		return 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../../tests/upstream", dirname(exe));
-	return realpath(path, out) ? 0 : -1;
-}
-
 /* upstreams/fake.json in dir, extra (JSON members, "" for none) after
  * argv and the fake server's mount; loaded into *u. */
 static int declare(const char *dir, const char *extra, struct tg_upstream **u)
@@ -101,7 +84,7 @@ static int declare(const char *dir, const char *extra, struct tg_upstream **u)
 	char fake[PATH_MAX], sub[PATH_MAX], text[8192];
 	struct tg_error err;
 
-	if (fake_dir(fake) < 0)
+	if (unit_upstream_dir(fake) < 0)
 		return -1;
 	snprintf(sub, sizeof(sub), "%s/upstreams", dir);
 	if (mkdir(sub, 0700) < 0 && errno != EEXIST)

@@ -30,6 +30,10 @@ struct unit_test {
 
 /* A fresh directory /tmp/tg-unit-NAME-XXXXXX in dir (64 bytes); 0 or -1. */
 int unit_tmpdir(char *dir, const char *name);
+/* tests/upstream (the fake MCP server's directory), absolute, into out
+ * (PATH_MAX bytes): from the working directory (the tree's root), else
+ * from the test binary's (build/tests/). 0 or -1. */
+int unit_upstream_dir(char *out);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
 /* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */

@@ -1,0 +1,304 @@
+/*
+ * What the gate serves, as snapshots (src/gate/gate_int.h): a catalogue
+ * the gate was given (its base: tg_gate_new's, then each reload's) and
+ * the tools its upstreams listed, made into one catalogue
+ * (tg_catalog_derive) that calls and listings hold while they use it.
+ *
+ * A snapshot is made anew on a reload, and when an upstream's server lists
+ * other tools (its runner tells the gate; a thread of the gate's, started
+ * with the first upstream, makes the snapshot, so the runner never waits
+ * on it). One is made at a time
+ * (rebuild_lock). The snapshot it replaces is retired: its users finish
+ * with it and the last frees it, and the base it borrows from lives as
+ * long as a snapshot or an upstream of it does.
+ *
+ * Never: free a snapshot or a base while anything holds it, or call the
+ * change hook with a lock of the gate's held (the hook's owner may be in a
+ * reload, waiting for rebuild_lock).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/gate_int.h"
+#include "toolgate/catalog.h"
+#include "toolgate/gate.h"
+#include "util/log.h"
+
+static struct gate_base *base_new(const struct tg_catalog *catalog, struct tg_catalog *owned)
+{
+	struct gate_base *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->catalog = catalog;
+		b->owned = owned;
+		b->refs = 1;
+	}
+	return b;
+}
+
+void gate_base_put(struct tg_gate *g, struct gate_base *b)
+{
+	int last;
+
+	if (!b)
+		return;
+	pthread_mutex_lock(&g->lock);
+	last = --b->refs == 0;
+	pthread_mutex_unlock(&g->lock);
+	if (last) {
+		tg_catalog_free(b->owned);
+		free(b);
+	}
+}
+
+static void snapshot_free(struct tg_gate *g, struct snapshot *sn)
+{
+	tg_catalog_free(sn->owned);
+	gate_base_put(g, sn->base);
+	free(sn);
+}
+
+int gate_snapshots_init(struct tg_gate *g, const struct tg_catalog *catalog,
+			struct tg_error *err)
+{
+	g->base = base_new(catalog, NULL);
+	g->cur = calloc(1, sizeof(*g->cur));
+	if (!g->base || !g->cur) {
+		free(g->base);
+		free(g->cur);
+		g->base = NULL;
+		g->cur = NULL;
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	/* the upstreams' tools come once their servers listed them */
+	g->cur->catalog = catalog;
+	g->cur->base = g->base;
+	g->cur->refs = 1;
+	g->base->refs++;
+	return 0;
+}
+
+void gate_snapshots_release(struct tg_gate *g)
+{
+	struct snapshot *sn;
+
+	while ((sn = g->cur)) {
+		g->cur = sn->next;
+		snapshot_free(g, sn);
+	}
+	gate_base_put(g, g->base);
+	g->base = NULL;
+}
+
+const struct tg_catalog *tg_gate_acquire(struct tg_gate *g)
+{
+	const struct tg_catalog *c;
+
+	pthread_mutex_lock(&g->lock);
+	g->cur->refs++;
+	c = g->cur->catalog;
+	pthread_mutex_unlock(&g->lock);
+	return c;
+}
+
+void tg_gate_release(struct tg_gate *g, const struct tg_catalog *catalog)
+{
+	struct snapshot **p, *sn = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	for (p = &g->cur; *p; p = &(*p)->next)
+		if ((*p)->catalog == catalog) {
+			if (--(*p)->refs == 0) {
+				sn = *p; /* retired, and its last user is done */
+				*p = sn->next;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	if (sn)
+		snapshot_free(g, sn);
+}
+
+const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
+{
+	return g->cur->catalog;
+}
+
+/* A snapshot of base and the upstreams' tools now (under rebuild_lock),
+ * holding base; NULL and err. */
+static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
+				      struct tg_error *err)
+{
+	struct snapshot *sn = calloc(1, sizeof(*sn));
+	struct tg_contract **tools = NULL;
+	size_t n = 0;
+
+	if (!sn || gate_upstream_tools(g, &tools, &n) < 0) {
+		free(sn);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (n && tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
+		free(tools);
+		free(sn);
+		return NULL;
+	}
+	free(tools);
+	sn->catalog = sn->owned ? sn->owned : base->catalog;
+	sn->refs = 1;
+	pthread_mutex_lock(&g->lock);
+	sn->base = base;
+	base->refs++;
+	pthread_mutex_unlock(&g->lock);
+	return sn;
+}
+
+/* sn made current (its reference the gate's); the one it replaces
+ * retired, freed now if nothing holds it. */
+static void snapshot_install(struct tg_gate *g, struct snapshot *sn)
+{
+	struct snapshot *old;
+
+	pthread_mutex_lock(&g->lock);
+	old = g->cur;
+	sn->next = old;
+	g->cur = sn;
+	if (--old->refs == 0) {
+		sn->next = old->next;
+		pthread_mutex_unlock(&g->lock);
+		snapshot_free(g, old);
+		return;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_error *err)
+{
+	struct gate_base *base, *old;
+	struct snapshot *sn;
+
+	tg_error_clear(err);
+	if (exec_check_catalog(catalog, g->dirs, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0)
+		return -1;
+	base = base_new(catalog, NULL);
+	if (!base)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	pthread_mutex_lock(&g->rebuild_lock);
+	if (gate_upstreams_sync(g, base, err) < 0 || !(sn = snapshot_make(g, base, err))) {
+		/* the catalogue stays the caller's: it was not taken */
+		pthread_mutex_unlock(&g->rebuild_lock);
+		free(base);
+		return -1;
+	}
+	/* taken: freed with the last snapshot or upstream of it */
+	base->owned = catalog;
+	pthread_mutex_lock(&g->lock);
+	old = g->base;
+	g->base = base;
+	pthread_mutex_unlock(&g->lock);
+	snapshot_install(g, sn);
+	pthread_mutex_unlock(&g->rebuild_lock);
+	gate_base_put(g, old);
+	return 0;
+}
+
+/* The snapshot made anew for the upstreams' tools as they are now; the
+ * change hook told. */
+static void rebuild(struct tg_gate *g)
+{
+	const struct tg_catalog *old, *now;
+	struct snapshot *sn;
+	struct tg_error err;
+
+	pthread_mutex_lock(&g->rebuild_lock);
+	old = tg_gate_acquire(g);
+	sn = snapshot_make(g, g->base, &err);
+	if (sn)
+		snapshot_install(g, sn);
+	pthread_mutex_unlock(&g->rebuild_lock);
+	if (!sn) {
+		tg_log(TG_LOG_ERROR, "the upstreams' tools could not be served anew: %s", err.msg);
+		tg_gate_release(g, old);
+		return;
+	}
+	now = tg_gate_acquire(g);
+	pthread_mutex_lock(&g->changed_lock);
+	if (g->changed)
+		g->changed(g->changed_ctx, old, now);
+	pthread_mutex_unlock(&g->changed_lock);
+	tg_gate_release(g, now);
+	tg_gate_release(g, old);
+}
+
+static void *rebuilder(void *arg)
+{
+	struct tg_gate *g = arg;
+
+	pthread_mutex_lock(&g->ups_lock);
+	for (;;) {
+		while (!g->ups_dirty && !g->ups_stop)
+			pthread_cond_wait(&g->ups_wake, &g->ups_lock);
+		if (g->ups_stop)
+			break;
+		g->ups_dirty = 0;
+		pthread_mutex_unlock(&g->ups_lock);
+		rebuild(g);
+		pthread_mutex_lock(&g->ups_lock);
+	}
+	pthread_mutex_unlock(&g->ups_lock);
+	return NULL;
+}
+
+int gate_rebuilder_start(struct tg_gate *g, struct tg_error *err)
+{
+	sigset_t all, old;
+	int e = 0;
+
+	pthread_mutex_lock(&g->ups_lock);
+	if (!g->ups_on) {
+		/* the process's signals are its main thread's */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		e = pthread_create(&g->ups_thread, NULL, rebuilder, g);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		g->ups_on = e == 0;
+	}
+	pthread_mutex_unlock(&g->ups_lock);
+	return e ? tg_error_sys(err, e, "the upstreams' thread") : 0;
+}
+
+void gate_upstreams_changed(void *ctx)
+{
+	struct tg_gate *g = ctx;
+
+	pthread_mutex_lock(&g->ups_lock);
+	g->ups_dirty = 1;
+	pthread_cond_signal(&g->ups_wake);
+	pthread_mutex_unlock(&g->ups_lock);
+}
+
+void gate_rebuilder_stop(struct tg_gate *g)
+{
+	int on;
+
+	pthread_mutex_lock(&g->ups_lock);
+	g->ups_stop = 1;
+	on = g->ups_on;
+	pthread_cond_signal(&g->ups_wake);
+	pthread_mutex_unlock(&g->ups_lock);
+	if (on)
+		pthread_join(g->ups_thread, NULL);
+}
+
+void tg_gate_on_change(struct tg_gate *g,
+		       void (*fn)(void *ctx, const struct tg_catalog *old,
+				  const struct tg_catalog *now),
+		       void *ctx)
+{
+	pthread_mutex_lock(&g->changed_lock);
+	g->changed = fn;
+	g->changed_ctx = ctx;
+	pthread_mutex_unlock(&g->changed_lock);
+}

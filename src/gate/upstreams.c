@@ -1,0 +1,427 @@
+/*
+ * The upstreams the gate serves (docs/UPSTREAMS.md, "Serving"): a runner
+ * for each declared server (src/exec/upstream_run.c), kept across reloads
+ * that leave its declaration as it was, the tools each lists made into
+ * contracts for the snapshots (snapshot.c), and stage 7 for those tools:
+ * the call forwarded to the server, its answer made the call's output for
+ * stages 8 and 9.
+ *
+ * An upstream's tool reaches here only through every stage before 7, as
+ * any contract's: validated against the schema the server listed,
+ * authorized, limited, checked for anomalies, held for approval when it
+ * writes (the declaration's authority, never the server's hints), and run
+ * once per idempotency key.
+ *
+ * Never: forward a dry run to a tool that has no declared way to ask for
+ * one (the server would do the write), or show the caller or the log a
+ * server's text unredacted.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/upstream_run.h"
+#include "gate/gate_int.h"
+#include "obs/metrics.h"
+#include "obs/shown.h"
+#include "toolgate/audit.h"
+#include "toolgate/catalog.h"
+#include "toolgate/scan.h"
+#include "toolgate/upstream.h"
+#include "util/log.h"
+
+/* ---- the runners --------------------------------------------------------- */
+
+static void egress_refused(void *ctx, const char *destination, const char *why)
+{
+	struct gate_upstream *e = ctx;
+	char subject[200];
+
+	snprintf(subject, sizeof(subject), "upstream %s", e->u->name);
+	gate_record_egress_refusal(e->gate, "", subject, destination, why);
+}
+
+static void entry_free(struct tg_gate *g, struct gate_upstream *e)
+{
+	upstream_run_free(e->run);
+	gate_base_put(g, e->base);
+	free(e);
+}
+
+/* A reference on e given back; the last ends its server. */
+static void entry_put(struct tg_gate *g, struct gate_upstream *e)
+{
+	int last;
+
+	pthread_mutex_lock(&g->lock);
+	last = --e->refs == 0;
+	pthread_mutex_unlock(&g->lock);
+	if (last)
+		entry_free(g, e);
+}
+
+/* The upstream named name, with a reference; NULL when none is served. */
+static struct gate_upstream *entry_get(struct tg_gate *g, const char *name)
+{
+	struct gate_upstream *e;
+
+	pthread_mutex_lock(&g->lock);
+	for (e = g->ups; e; e = e->next)
+		if (strcmp(e->u->name, name) == 0) {
+			e->refs++;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	return e;
+}
+
+static struct gate_upstream *entry_new(struct tg_gate *g, struct gate_base *base,
+				       const struct tg_upstream *u, struct tg_error *err)
+{
+	struct upstream_run_options opts = { 0 };
+	struct gate_upstream *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	e->gate = g;
+	e->u = u;
+	e->refs = 1;
+	opts.dirs = g->dirs;
+	opts.egress_denied = egress_refused;
+	opts.egress_ctx = e;
+	opts.tools_changed = gate_upstreams_changed;
+	opts.tools_ctx = g;
+	if (upstream_run_new(u, &opts, &e->run, err) < 0) {
+		free(e);
+		return NULL;
+	}
+	pthread_mutex_lock(&g->lock);
+	e->base = base;
+	base->refs++;
+	pthread_mutex_unlock(&g->lock);
+	return e;
+}
+
+/* The entry of g->ups that serves u as it is declared now, or NULL. */
+static struct gate_upstream *kept(struct tg_gate *g, const struct tg_upstream *u)
+{
+	struct gate_upstream *e;
+
+	for (e = g->ups; e; e = e->next)
+		if (strcmp(e->u->name, u->name) == 0 && strcmp(e->u->sha256, u->sha256) == 0)
+			return e;
+	return NULL;
+}
+
+int gate_upstreams_sync(struct tg_gate *g, struct gate_base *base, struct tg_error *err)
+{
+	size_t n = tg_catalog_upstream_count(base->catalog), nold = 0, i, j;
+	struct gate_upstream **v, **old = NULL, *e, *list = NULL;
+
+	/* the list changes only here, under rebuild_lock: read as it is */
+	for (e = g->ups; e; e = e->next)
+		nold++;
+	v = calloc(n + 1, sizeof(*v));
+	old = calloc(nold + 1, sizeof(*old));
+	if (!v || !old) {
+		free(v);
+		free(old);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	for (e = g->ups, j = 0; e; e = e->next)
+		old[j++] = e;
+	/* those made anew first: a refusal leaves everything as it was */
+	for (i = 0; i < n; i++) {
+		const struct tg_upstream *u = tg_catalog_upstream_at(base->catalog, i);
+
+		if (u->transport != TG_UPSTREAM_STDIO) {
+			tg_log(TG_LOG_INFO, "upstream %s: reached over HTTP, which the gateway does "
+			       "not serve yet: its tools are not listed", u->name);
+			continue;
+		}
+		if (kept(g, u))
+			continue;
+		if (!(v[i] = entry_new(g, base, u, err)))
+			goto fail;
+	}
+	if (n && gate_rebuilder_start(g, err) < 0)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (!v[i])
+			v[i] = kept(g, tg_catalog_upstream_at(base->catalog, i));
+	pthread_mutex_lock(&g->lock);
+	for (i = n; i-- > 0;)
+		if (v[i]) {
+			v[i]->next = list;
+			list = v[i];
+		}
+	g->ups = list;
+	pthread_mutex_unlock(&g->lock);
+	/* those no longer declared as they were: ended once no call uses them */
+	for (j = 0; j < nold; j++) {
+		int stays = 0;
+
+		for (i = 0; i < n; i++)
+			stays |= v[i] == old[j];
+		if (!stays)
+			entry_put(g, old[j]);
+	}
+	free(v);
+	free(old);
+	return 0;
+fail:
+	for (i = 0; i < n; i++)
+		if (v[i])
+			entry_free(g, v[i]);
+	free(v);
+	free(old);
+	return -1;
+}
+
+void gate_upstreams_release(struct tg_gate *g)
+{
+	struct gate_upstream *e;
+
+	while ((e = g->ups)) {
+		g->ups = e->next;
+		entry_put(g, e);
+	}
+}
+
+/* ---- their tools --------------------------------------------------------- */
+
+/* Tool name of upstream e not served, and why (its server's text shown
+ * safe): logged and recorded. */
+static void withdrawn(struct tg_gate *g, const struct gate_upstream *e, const char *why)
+{
+	char shown[600], subject[200];
+
+	obs_shown(why, strlen(why), shown, sizeof(shown));
+	snprintf(subject, sizeof(subject), "upstream %s", e->u->name);
+	tg_log(TG_LOG_INFO, "%s: a tool is not served: %s", subject, shown);
+	if (tg_record_event(g->audit, "", subject, "upstream_tool_withdrawn", shown) < 0)
+		tg_log(TG_LOG_ERROR, "%s: its withdrawal could not be recorded", subject);
+}
+
+/* 1 if k's description or schemas speak to the model (docs/SCANNING.md):
+ * each finding recorded and counted; withdrawn unless the gateway loads
+ * such tools anyway (--descriptions). */
+static int speaks(struct tg_gate *g, const struct gate_upstream *e, const struct tg_contract *k)
+{
+	struct tg_scan_finding f[16];
+	char line[400], why[700];
+	size_t n, i;
+
+	if (g->descriptions == TG_DESCRIPTIONS_OFF)
+		return 0;
+	n = tg_scan_contract(k, f, 16);
+	for (i = 0; i < n && i < 16; i++) {
+		tg_scan_describe(&f[i], line, sizeof(line));
+		metrics_count(g->metrics, "description_findings", f[i].rule);
+		snprintf(why, sizeof(why), "%s: %s%s", k->name, line,
+			 g->descriptions == TG_DESCRIPTIONS_REFUSE ? ": " DESCRIPTION_REFUSED : "");
+		if (g->descriptions == TG_DESCRIPTIONS_REFUSE)
+			withdrawn(g, e, why);
+		else if (tg_record_event(g->audit, "", k->name, "description_warning", line) < 0)
+			tg_log(TG_LOG_ERROR, "%s: a description finding could not be recorded",
+			       k->name);
+	}
+	return n && g->descriptions == TG_DESCRIPTIONS_REFUSE;
+}
+
+/* Whether name is among the n tools made so far. */
+static int served(struct tg_contract **v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i]->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Upstream e's listing made into contracts, appended to *v (*n, *cap). */
+static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_contract ***v,
+		    size_t *n, size_t *cap)
+{
+	char *text = upstream_run_tools(e->run, NULL), why[600];
+	json_t *list = text ? json_loads(text, 0, NULL) : NULL, *def;
+	struct tg_contract *k, **nv;
+	struct tg_error err;
+	size_t i;
+	int rc;
+
+	free(text);
+	json_array_foreach(list, i, def) {
+		char *d = json_dumps(def, JSON_COMPACT);
+
+		if (!d)
+			goto nomem;
+		rc = tg_catalog_upstream_tool(e->u, d, strlen(d), &k, &err);
+		free(d);
+		if (rc == 1)
+			continue; /* hidden */
+		if (rc < 0) {
+			if (err.code == TG_ERR_NOMEM)
+				goto nomem;
+			withdrawn(g, e, err.msg);
+			continue;
+		}
+		if (served(*v, *n, k->name)) {
+			/* a rename onto the name of a tool the server also lists */
+			snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool served "
+				 "already (rename one of them)", k->upstream_tool, k->name);
+			withdrawn(g, e, why);
+			tg_contract_free(k);
+			continue;
+		}
+		if (speaks(g, e, k)) {
+			tg_contract_free(k);
+			continue;
+		}
+		if (*n == *cap) {
+			nv = realloc(*v, (*cap * 2 + 16) * sizeof(*nv));
+			if (!nv) {
+				tg_contract_free(k);
+				goto nomem;
+			}
+			*v = nv;
+			*cap = *cap * 2 + 16;
+		}
+		(*v)[(*n)++] = k;
+	}
+	json_decref(list);
+	return 0;
+nomem:
+	json_decref(list);
+	return -1;
+}
+
+int gate_upstream_tools(struct tg_gate *g, struct tg_contract ***tools, size_t *n)
+{
+	struct tg_contract **v = NULL;
+	struct gate_upstream *e;
+	size_t cap = 0, i;
+
+	*tools = NULL;
+	*n = 0;
+	for (e = g->ups; e; e = e->next)
+		if (tools_of(g, e, &v, n, &cap) < 0) {
+			for (i = 0; i < *n; i++)
+				tg_contract_free(v[i]);
+			free(v);
+			*n = 0;
+			return -1;
+		}
+	*tools = v;
+	return 0;
+}
+
+/* ---- 7 execute ----------------------------------------------------------- */
+
+/* The upstream's answer, an MCP tool result, as the call's output. */
+static int result_out(struct call_state *st, const char *text)
+{
+	json_t *r = json_loads(text, 0, NULL), *content, *sc, *b;
+	size_t i;
+	int ok;
+
+	content = json_object_get(r, "content");
+	sc = json_object_get(r, "structuredContent");
+	ok = json_is_object(r) && json_is_array(content) && (!sc || json_is_object(sc)) &&
+	     (!json_object_get(r, "isError") || json_is_boolean(json_object_get(r, "isError")));
+	json_array_foreach(content, i, b)
+		ok &= json_is_object(b) && json_is_string(json_object_get(b, "type"));
+	if (!ok) {
+		json_decref(r);
+		gate_refuse(st, "bad_output", "%s: upstream %s answered something that is not an "
+			    "MCP tool result", st->k->name, st->k->upstream);
+		return 1;
+	}
+	st->out.content = json_incref(content);
+	st->out.structured = json_incref(sc);
+	st->out.is_error = json_is_true(json_object_get(r, "isError"));
+	json_decref(r);
+	return 0;
+}
+
+/* The call's arguments, with the declared dry-run argument set when the
+ * call is a dry run; malloc'd, or NULL. */
+static char *arguments(const struct call_state *st)
+{
+	json_t *a;
+	char *text;
+
+	if (!st->dry)
+		return strndup(st->args, st->args_len);
+	a = json_loadb(st->args, st->args_len, 0, NULL);
+	if (!json_is_object(a) ||
+	    json_object_set_new(a, st->k->dry_run_argument, json_true()) < 0) {
+		json_decref(a);
+		return NULL;
+	}
+	text = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return text;
+}
+
+/* The runner's failure as the call's answer (1): a tool error with a
+ * code, the runner's message (the server's text in it already shown safe). */
+static int failed(struct call_state *st, const struct tg_error *cerr)
+{
+	const char *code = "upstream_error", *outcome = "upstream_error";
+	int retryable = 0;
+
+	if (gate_cancelled_within(st->call->cancel_fd, 0)) {
+		code = outcome = "cancelled";
+	} else if (cerr->code == TG_ERR_UNAVAILABLE) {
+		code = outcome = "upstream_unavailable";
+		retryable = 1;
+	} else if (cerr->code == TG_ERR_LIMIT) {
+		code = outcome = "upstream_timeout";
+		retryable = 1;
+	}
+	gate_refuse(st, outcome, "%s: %s", st->k->name, cerr->msg);
+	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message",
+				       cerr->msg, "retryable", retryable);
+	return 1;
+}
+
+int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	const struct tg_contract *k = st->k;
+	struct gate_upstream *e;
+	struct tg_error cerr;
+	char *args, *result = NULL;
+	int rc;
+
+	/* a dry run only where the server was declared to take one */
+	if (st->dry && !k->dry_run_argument)
+		return gate_refuse(st, "refused", "%s cannot show what it would do: its upstream "
+				   "declares no dry_run", k->name);
+	e = entry_get(g, k->upstream);
+	if (!e)
+		return gate_refuse(st, "upstream_unavailable", "%s: upstream %s is no longer "
+				   "served", k->name, k->upstream);
+	args = arguments(st);
+	if (!args) {
+		entry_put(g, e);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	st->ran = 1;
+	rc = upstream_run_call(e->run, k->upstream_tool, args,
+			       k->call_timeout_ms > 0 && k->call_timeout_ms < 86400000
+			       ? (int)k->call_timeout_ms : 0,
+			       st->call->cancel_fd, &result, &cerr);
+	free(args);
+	entry_put(g, e);
+	if (rc < 0)
+		return failed(st, &cerr);
+	rc = result_out(st, result);
+	free(result);
+	return rc;
+}

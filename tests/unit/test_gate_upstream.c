@@ -1,0 +1,264 @@
+/*
+ * Unit tests: an upstream's tools served by the gate (src/gate/upstreams.c,
+ * snapshot.c, src/catalog/upstream_tool.c), with tests/upstream/fake_server.py
+ * (mode runner) in the sandbox: its tools listed under its namespace as the
+ * declaration says (renamed, hidden, read or write), every call through the
+ * pipeline (validated by toolgate's validator, a write held for approval,
+ * run once when approved), a dead server a typed error and then restarted,
+ * a reload that changes the declaration serving what it says, and what a
+ * listing cannot serve withdrawn.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gatefix.h"
+#include "toolgate/upstream.h"
+#include "unit.h"
+
+#define FAKE_ARGV "\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\"," \
+		  "\"/srv/fake/fake_server.py\",\"runner\"],\"sandbox\":{\"mounts\":" \
+		  "[{\"host\":\"@FAKE@\",\"inside\":\"/srv/fake\"}]}"
+
+static const char *const plain[] = {
+	"{\"name\":\"plain\",\"version\":\"1.0.0\",\"authority\":\"read\"," FIX_OWNER ","
+	"\"input_schema\":{\"type\":\"object\"}," FIX_ECHO "}",
+	NULL,
+};
+
+/* The gate's tools, parsed; waits at most 15 s for a tool named want. */
+static json_t *tools_with(struct tg_gate *g, const char *want)
+{
+	struct tg_error err;
+	json_t *list = NULL, *t;
+	size_t i;
+	int n;
+
+	for (n = 0; n < 1500; n++) {
+		char *text = tg_gate_tools_json(g, NULL, &err);
+
+		json_decref(list);
+		list = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		json_array_foreach(list, i, t)
+			if (strcmp(json_string_value(json_object_get(t, "name")), want) == 0)
+				return list;
+		usleep(10000);
+	}
+	fprintf(stderr, "# no tool %s was served\n", want);
+	json_decref(list);
+	return NULL;
+}
+
+static json_t *tool(json_t *list, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(list, i, t)
+		if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+			return t;
+	return NULL;
+}
+
+static int read_only(json_t *t)
+{
+	return json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint"));
+}
+
+/* One call; its result's text (malloc'd, content and structured) or NULL
+ * on a protocol error; its error code into code. */
+static char *call(struct fix *f, const char *tool_name, const char *args, const char *key,
+		  char *code, char *ticket)
+{
+	struct fix_call c = { "alice", tool_name, args, NULL, key, NULL, 0 };
+	struct tg_call_result r;
+	struct tg_error err;
+	char *text;
+
+	code[0] = ticket[0] = '\0';
+	if (fix_call(f, &c, &r, &err) < 0) {
+		snprintf(code, 64, "protocol");
+		return NULL;
+	}
+	fix_error_code(&r, code, ticket);
+	if (asprintf(&text, "%s %s%s", r.is_error ? "error" : "ok", r.content_json,
+		     r.structured_json ? r.structured_json : "") < 0)
+		text = NULL;
+	tg_call_result_release(&r);
+	return text;
+}
+
+static int serves(void)
+{
+	static const char *const ups[] = {
+		"fake",
+		"{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
+		"\"add\":{\"authority\":\"read\",\"rename\":\"sum\"},"
+		"\"env\":{\"hide\":true},\"die\":{\"authority\":\"read\"}}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateup", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char code[64], ticket[64], *out;
+	struct fix f;
+	json_t *list, *recs;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = tools_with(f.gate, "fake.echo");
+	CHECK(list);
+	/* the declaration's names and authority, never the server's hints */
+	CHECK(tool(list, "plain") && read_only(tool(list, "fake.echo")));
+	CHECK(tool(list, "fake.sum") && read_only(tool(list, "fake.sum")) && !tool(list, "fake.add"));
+	CHECK(!tool(list, "fake.env") && tool(list, "fake.read") && !read_only(tool(list, "fake.read")));
+	CHECK(json_is_string(json_object_get(tool(list, "fake.echo"), "description")));
+	json_decref(list);
+
+	out = call(&f, "fake.echo", "{\"text\":\"hi there\"}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "hi there"));
+	free(out);
+	out = call(&f, "fake.sum", "{\"a\":1,\"b\":2}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0);
+	free(out);
+	/* toolgate's validator, against the schema the server listed */
+	out = call(&f, "fake.echo", "{\"text\":5}", NULL, code, ticket);
+	CHECK(out && strstr(out, "do not match the input schema of fake.echo"));
+	free(out);
+	/* hidden: no such tool */
+	out = call(&f, "fake.env", "{\"name\":\"PATH\"}", NULL, code, ticket);
+	CHECK(!out && strcmp(code, "protocol") == 0);
+	/* not declared: a write, held for a person */
+	out = call(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "error", 5) == 0 && strstr(out, "it needs an idempotency key"));
+	free(out);
+	out = call(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", "k-1", code, ticket);
+	CHECK(out && strcmp(code, "awaiting_approval") == 0 && ticket[0]);
+	free(out);
+	/* a server that dies mid-call: a typed error, then it is back */
+	out = call(&f, "fake.die", "{}", NULL, code, ticket);
+	CHECK(out && strcmp(code, "upstream_unavailable") == 0 && strstr(out, "signal 9"));
+	free(out);
+	out = call(&f, "fake.echo", "{\"text\":\"again\"}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "again"));
+	free(out);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "call", "fake.echo", "ok", NULL) == 2);
+	CHECK(fix_count(recs, "call", "fake.die", "upstream_unavailable", NULL) == 1);
+	CHECK(fix_count(recs, "call", "fake.read", "held", NULL) == 1);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* A write approved runs once; its retries replay what it answered. */
+static int approved_once(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"tools\":{\"say\":{\"compensation\":"
+			"{\"irreversible\":\"it only says\"}}}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateupw", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char code[64], ticket[64], first[64], *out, *again;
+	struct tg_ticket t;
+	struct tg_error err;
+	struct fix f;
+	json_t *list, *recs;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = tools_with(f.gate, "fake.say");
+	CHECK(list && !read_only(tool(list, "fake.say")));
+	json_decref(list);
+	out = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	CHECK(out && strcmp(code, "awaiting_approval") == 0);
+	free(out);
+	snprintf(first, sizeof(first), "%s", ticket);
+	CHECK(tg_store_ticket_get(f.store, first, (int64_t)time(NULL), &t, &err) == 0);
+	tg_ticket_release(&t);
+	CHECK(tg_store_ticket_decide(f.store, first, "bob", 1, NULL, (int64_t)time(NULL), &err) == 0);
+	out = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0);
+	again = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	CHECK(again && strcmp(out, again) == 0);
+	free(out);
+	free(again);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "call", "fake.say", "ok", NULL) == 1);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+static int changes;
+
+static void changed(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now)
+{
+	(void)ctx;
+	(void)old;
+	(void)now;
+	__atomic_add_fetch(&changes, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A reload that declares the upstream otherwise serves what it says, and
+ * the hook hears of it; a tool the listing cannot serve is withdrawn. */
+static int reloads(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
+			"\"add\":{\"dry_run\":{\"argument\":\"dryRun\"}}}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateupr", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char path[256], code[64], ticket[64], *out;
+	struct tg_catalog *cat;
+	struct tg_error err;
+	struct fix f;
+	json_t *list;
+	FILE *fp;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	tg_gate_on_change(f.gate, changed, NULL);
+	list = tools_with(f.gate, "fake.echo");
+	/* add declares a dry run its schema has no argument for: withdrawn */
+	CHECK(list && !tool(list, "fake.add"));
+	json_decref(list);
+	snprintf(path, sizeof(path), "%s/cat/upstreams/fake.json", f.dir);
+	{
+		char fake[4096], text[8192];
+
+		CHECK(unit_upstream_dir(fake) == 0);
+		snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
+			 "\"/srv/fake/fake_server.py\",\"runner\"],\"sandbox\":{\"mounts\":"
+			 "[{\"host\":\"%s\",\"inside\":\"/srv/fake\"}]},\"tools\":{\"echo\":"
+			 "{\"authority\":\"read\",\"rename\":\"repeat\"}}}", fake);
+		fp = fopen(path, "w");
+		CHECK(fp && fputs(text, fp) >= 0 && fclose(fp) == 0);
+	}
+	snprintf(path, sizeof(path), "%s/cat", f.dir);
+	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
+	CHECK(tg_gate_reload(f.gate, cat, &err) == 0);
+	list = tools_with(f.gate, "fake.repeat");
+	CHECK(list && !tool(list, "fake.echo") && tool(list, "fake.add"));
+	json_decref(list);
+	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) >= 1);
+	out = call(&f, "fake.repeat", "{\"text\":\"renamed\"}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "renamed"));
+	free(out);
+	tg_gate_on_change(f.gate, NULL, NULL);
+	fix_remove(&f);
+	return 0;
+}
+
+const struct unit_test gate_upstream_tests[] = {
+	{ "gate_upstream/serves", serves },
+	{ "gate_upstream/approved_once", approved_once },
+	{ "gate_upstream/reloads", reloads },
+	UNIT_TESTS_END
+};
