@@ -557,6 +557,77 @@ static int test_runner(void)
 	return 0;
 }
 
+/* toolgate's own `serve --http` (src/mcp/http.c, a real Streamable HTTP
+ * server) as the upstream: initialized, listed, a builtin tool called
+ * (its answer an event stream when a progress token is given), the
+ * session DELETEd at the end. The binary and the examples are found from
+ * the test binary's directory (build/tests/). */
+static int test_toolgate(void)
+{
+	char exe[PATH_MAX], root[PATH_MAX], bin[PATH_MAX + 16], cat[PATH_MAX + 32],
+		ws[PATH_MAX + 32], line[512];
+	const char *argv[] = { "toolgate", "serve", "--catalog", cat, "--workspace", ws, "--http",
+			       "127.0.0.1:0", NULL };
+	struct tg_error err;
+	struct web w;
+	json_t *tools = NULL, *res = NULL, *args, *meta;
+	const char *at;
+	ssize_t n;
+	int from[2], ok;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&w, 0, sizeof(w));
+	memset(&seen.progress, 0, sizeof(seen) - offsetof(struct seen, progress));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	CHECK(n > 0);
+	exe[n] = '\0';
+	snprintf(root, sizeof(root), "%s", dirname(exe)); /* build/tests */
+	snprintf(bin, sizeof(bin), "%s/../toolgate", root);
+	snprintf(cat, sizeof(cat), "%s/../../examples/catalog", root);
+	snprintf(ws, sizeof(ws), "%s/../../examples/workspace", root);
+	CHECK(access(bin, X_OK) == 0 && access(cat, R_OK) == 0);
+	CHECK(unit_tmpdir(w.dir, "http") == 0 && pipe2(from, O_CLOEXEC) == 0);
+	w.pid = fork();
+	CHECK(w.pid >= 0);
+	if (w.pid == 0) {
+		dup2(from[1], 2);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(from[1]);
+	/* its stderr: the audit's lines, then "... MCP on http://127.0.0.1:PORT/mcp" */
+	f = fdopen(from[0], "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f) && !(at = strstr(line, "MCP on http://127.0.0.1:")))
+		len++;
+	CHECK(len < 1000 && at);
+	w.port = (int)strtol(at + strlen("MCP on http://127.0.0.1:"), NULL, 10);
+	CHECK(w.port > 0);
+	CHECK(bridge_start(&w, "127.0.0.1", 0) == 0);
+	CHECK(upstream_client_initialize(w.c, "toolgate-test", "0", NULL, T, &err) == 0);
+	CHECK(strcmp(upstream_client_protocol(w.c), UPSTREAM_PROTOCOL) == 0);
+	CHECK(upstream_client_notify(w.c, "notifications/initialized", NULL, &err) == 0);
+	CHECK(upstream_client_list_tools(w.c, T, &tools, &err) == 0);
+	CHECK(json_array_size(tools) > 3);
+	json_decref(tools);
+	args = json_pack("{s:s}", "path", "notes.txt");
+	meta = json_pack("{s:s}", "progressToken", "p1");
+	ok = upstream_client_call_tool(w.c, "fs.read", args, meta, T, &res, &err);
+	json_decref(args);
+	json_decref(meta);
+	if (ok != 0)
+		fprintf(stderr, "fs.read: %s\n", err.msg);
+	CHECK(ok == 0);
+	CHECK(json_is_array(json_object_get(res, "content")));
+	CHECK(!json_is_true(json_object_get(res, "isError")));
+	json_decref(res);
+	CHECK(upstream_client_ping(w.c, T, &err) == 0);
+	fclose(f);
+	web_stop(&w);
+	return 0;
+}
+
 const struct unit_test upstream_http_tests[] = {
 	{ "upstream_http/json", test_json },
 	{ "upstream_http/sse", test_sse },
@@ -568,5 +639,6 @@ const struct unit_test upstream_http_tests[] = {
 	{ "upstream_http/refused", test_refused },
 	{ "upstream_http/bad_header", test_bad_header },
 	{ "upstream_http/runner", test_runner },
+	{ "upstream_http/toolgate", test_toolgate },
 	UNIT_TESTS_END
 };
