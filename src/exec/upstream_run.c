@@ -1,6 +1,6 @@
 /*
- * The runner of one stdio upstream (exec/upstream_run.h; docs/UPSTREAMS.md,
- * "The runner"): its declared server run in the sandbox as a server run
+ * The runner of one upstream (exec/upstream_run.h; docs/UPSTREAMS.md,
+ * "The runner"): a stdio one's declared server run in the sandbox as a server run
  * (docs/SANDBOX.md, "Server runs"), spoken to by the upstream client
  * (src/upstream/client.h), restarted with backoff when it dies.
  *
@@ -18,6 +18,11 @@
  * credentials and the sandbox's own defaults: the sandbox never passes
  * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
  * at a time, redacted, cut and rate-limited.
+ *
+ * An http upstream's generation has no sandbox: its run is the bridge of
+ * src/upstream/http.c (its own egress proxy, the credentials as headers)
+ * between the client and the server's url, on the generation's thread,
+ * ended by the same cancel pipe.
  *
  * Never: log a credential's value, keep one in a buffer of its own after
  * the spec has it, run the server outside the sandbox, or leave a thread,
@@ -45,6 +50,7 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/version.h"
 #include "upstream/client.h"
+#include "upstream/http.h"
 #include "upstream/secret.h"
 #include "util/hidden.h"
 #include "util/log.h"
@@ -68,6 +74,7 @@ struct gen {
 	struct tg_sandbox_spec *spec;
 	struct tg_egress_proxy *proxy;
 	struct upstream_client *client;
+	struct upstream_http *http; /* an http upstream's bridge, for its run */
 	int in_r, out_w;        /* the run's ends: the server's stdin, its stdout */
 	int cancel_r, cancel_w;
 	pthread_t thread;
@@ -140,13 +147,20 @@ static int in_a_mount(const struct tg_upstream *u, const char *real)
 	return 0;
 }
 
+/* Where a credential is declared: the variable of a stdio server's
+ * environment, the header of an HTTP server's requests. */
+static const char *credential_field(const struct tg_upstream *u)
+{
+	return u->transport == TG_UPSTREAM_HTTP ? "credentials.header" : "credentials.env";
+}
+
 /* The secret of credential c into buf[UPSTREAM_RUN_CREDENTIAL_MAX + 1],
  * checked on the descriptor opened: OUT *len. -1 and err naming the
  * upstream and the credential, never the value. */
 static int credential_read(const struct upstream_run *r, const struct tg_upstream_credential *c,
 			   char *buf, size_t *len, struct tg_error *err)
 {
-	const char *name = r->u->name;
+	const char *name = r->u->name, *field = credential_field(r->u);
 	char link[64], real[PATH_MAX], why[128];
 	struct stat st;
 	ssize_t n;
@@ -156,18 +170,18 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 	*len = 0;
 	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name,
-				    c->name, c->path);
+		return tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name,
+				    field, c->name, c->path);
 	/* the file as it is now, not as the catalogue saw it */
 	if (fstat(fd, &st) < 0) {
-		tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name, c->name,
+		tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name, field, c->name,
 			     c->path);
 		goto out;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, real, sizeof(real) - 1);
 	if (n < 0) {
-		tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name, c->name,
+		tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name, field, c->name,
 			     c->path);
 		goto out;
 	}
@@ -175,25 +189,25 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 	/* the loader's rule, on the file opened (the path the kernel gives
 	 * the descriptor is where it resolves) */
 	if (upstream_secret_check(&st, real, real, why, sizeof(why)) < 0) {
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s %s", name,
-			     c->name, c->path, why);
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s %s", name,
+			     field, c->name, c->path, why);
 		goto out;
 	}
 	if (st.st_size > (off_t)UPSTREAM_RUN_CREDENTIAL_MAX) {
-		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: credentials.env.%s: %s is over %u "
-			     "bytes", name, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
+		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %s.%s: %s is over %u "
+			     "bytes", name, field, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
 		goto out;
 	}
 	if (exec_dirs_check_secret(r->opts.dirs, real, err) < 0) {
-		tg_error_wrap(err, "upstream %s: credentials.env.%s", name, c->name);
+		tg_error_wrap(err, "upstream %s: %s.%s", name, field, c->name);
 		goto out;
 	}
 	if (in_a_mount(r->u, real)) {
 		/* the server could read it there, or (writable) swap it for a
 		 * link to another file of the gateway's before a restart */
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s lies in one "
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s lies in one "
 			     "of its own mounts: a secret is given in the environment only", name,
-			     c->name, c->path);
+			     field, c->name, c->path);
 		goto out;
 	}
 	/* one byte more than allowed: a file that grew is seen */
@@ -202,8 +216,8 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			tg_error_sys(err, errno, "upstream %s: credentials.env.%s: %s", name,
-				     c->name, c->path);
+			tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name,
+				     field, c->name, c->path);
 			goto out;
 		}
 		if (n == 0)
@@ -211,8 +225,8 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 		got += (size_t)n;
 	}
 	if (got > UPSTREAM_RUN_CREDENTIAL_MAX) {
-		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: credentials.env.%s: %s is over %u "
-			     "bytes", name, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
+		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %s.%s: %s is over %u "
+			     "bytes", name, field, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
 		goto out;
 	}
 	/* a file written with echo ends in a newline that is no part of it */
@@ -222,8 +236,9 @@ static int credential_read(const struct upstream_run *r, const struct tg_upstrea
 			got--;
 	}
 	if (memchr(buf, '\0', got)) {
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env.%s: %s holds a NUL "
-			     "byte, which no environment variable can", name, c->name, c->path);
+		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s holds a NUL "
+			     "byte, which no environment variable or header can", name, field,
+			     c->name, c->path);
 		goto out;
 	}
 	*len = got;
@@ -274,6 +289,49 @@ static int add_credentials(const struct upstream_run *r, struct tg_sandbox_spec 
 	free(buf);
 	free(var);
 	return rc;
+}
+
+/* What headers_read gave, wiped and freed. */
+static void headers_release(struct upstream_http_header *h, size_t n)
+{
+	size_t i;
+
+	for (i = 0; h && i < n; i++)
+		if (h[i].value) {
+			sodium_memzero((char *)h[i].value, UPSTREAM_RUN_CREDENTIAL_MAX + 1);
+			free((char *)h[i].value);
+		}
+	free(h);
+}
+
+/* The credentials of an http upstream as its requests' headers, read
+ * (each file as credential_read reads it): OUT *out, an array of
+ * u->ncredentials, released by headers_release whatever happens after. */
+static int headers_read(const struct upstream_run *r, struct upstream_http_header **out,
+			struct tg_error *err)
+{
+	struct upstream_http_header *h;
+	size_t i, n = r->u->ncredentials;
+	char *buf;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	h = calloc(n, sizeof(*h));
+	if (!h)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		h[i].name = r->u->credentials[i].name;
+		h[i].value = buf = malloc(UPSTREAM_RUN_CREDENTIAL_MAX + 1);
+		if (!buf || credential_read(r, &r->u->credentials[i], buf, &h[i].len, err) < 0) {
+			if (!buf)
+				tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			headers_release(h, n);
+			return -1;
+		}
+	}
+	*out = h;
+	return 0;
 }
 
 /* ---- the sandbox spec ------------------------------------------------ */
@@ -465,6 +523,26 @@ static void *run_main(void *arg)
 	return NULL;
 }
 
+/* An http upstream's run: its bridge (src/upstream/http.c) carries the
+ * client's messages until cancelled or broken. */
+static void *http_main(void *arg)
+{
+	struct gen *g = arg;
+	char why[256];
+
+	upstream_http_run(g->http, g->cancel_r, why, sizeof(why));
+	pthread_mutex_lock(&g->r->lock);
+	if (strcmp(why, "stopped") != 0)
+		/* why it broke says more than the client's EOF */
+		snprintf(g->why, sizeof(g->why), "%s", why);
+	else if (!g->why[0])
+		snprintf(g->why, sizeof(g->why), "stopped by the gateway");
+	g->ended = 1;
+	pthread_cond_broadcast(&g->r->cond);
+	pthread_mutex_unlock(&g->r->lock);
+	return NULL;
+}
+
 /* ---- generations ----------------------------------------------------- */
 
 static void gen_free(struct gen *g)
@@ -477,6 +555,7 @@ static void gen_free(struct gen *g)
 	}
 	/* no call is in the client (the supervisor waited for them) */
 	upstream_client_free(g->client);
+	upstream_http_free(g->http);
 	tg_egress_proxy_stop(g->proxy);
 	tg_sandbox_spec_free(g->spec);
 	if (g->in_r >= 0)
@@ -488,6 +567,35 @@ static void gen_free(struct gen *g)
 	if (g->cancel_w >= 0)
 		close(g->cancel_w);
 	free(g);
+}
+
+/* g's bridge to its http upstream, the client over it, and the run's
+ * thread. -1 and err. */
+static int gen_start_http(struct gen *g, struct tg_error *err)
+{
+	const struct upstream_run *r = g->r;
+	struct upstream_http_options o = { .egress_denied = r->opts.egress_denied,
+					   .egress_ctx = r->opts.egress_ctx,
+					   .principal = r->opts.principal };
+	struct upstream_http_header *h = NULL;
+	int cin, cout, e;
+
+	if (headers_read(r, &h, err) < 0)
+		return -1;
+	o.headers = h;
+	o.nheaders = h ? r->u->ncredentials : 0;
+	e = upstream_http_new(r->u, &o, &cin, &cout, &g->http, err);
+	headers_release(h, o.nheaders);
+	if (e < 0)
+		return -1;
+	if (upstream_client_new(cin, cout, NULL, &g->client, err) < 0 ||
+	    upstream_client_start(g->client, err) < 0)
+		return tg_error_wrap(err, "upstream %s", r->u->name);
+	e = pthread_create(&g->thread, NULL, http_main, g);
+	if (e != 0)
+		return tg_error_sys(err, e, "upstream %s: a thread", r->u->name);
+	g->running = 1;
+	return 0;
 }
 
 /* A generation with its run and client started (not yet initialized);
@@ -510,6 +618,12 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 	}
 	g->cancel_r = cancel[0];
 	g->cancel_w = cancel[1];
+	if (r->u->transport == TG_UPSTREAM_HTTP) {
+		if (gen_start_http(g, err) < 0)
+			goto fail;
+		*out = g;
+		return 0;
+	}
 	if (build_spec(g, err) < 0)
 		goto fail;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0) {
@@ -689,9 +803,10 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 	int e;
 
 	*out = NULL;
-	if (u->transport != TG_UPSTREAM_STDIO || !u->argv)
-		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: not a stdio upstream",
-				    u->name);
+	if ((u->transport != TG_UPSTREAM_STDIO || !u->argv) &&
+	    (u->transport != TG_UPSTREAM_HTTP || !u->url || !u->url_rule))
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: neither a stdio nor an "
+				    "http upstream", u->name);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -712,7 +827,15 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 	}
 	probe->r = r;
 	probe->in_r = probe->out_w = probe->cancel_r = probe->cancel_w = -1;
-	e = build_spec(probe, err);
+	if (u->transport == TG_UPSTREAM_HTTP) {
+		struct upstream_http_header *h = NULL;
+
+		/* its credentials: the files read and checked, then wiped */
+		e = headers_read(r, &h, err);
+		headers_release(h, h ? u->ncredentials : 0);
+	} else {
+		e = build_spec(probe, err);
+	}
 	gen_free(probe);
 	if (e < 0) {
 		upstream_run_free(r);

@@ -1,8 +1,9 @@
 /*
- * The runner of one stdio upstream (issue 18; docs/UPSTREAMS.md, "The
- * runner"): its declaration's server kept running in the sandbox, spoken
- * to with the upstream client (src/upstream/client.h), restarted when it
- * dies. Private to the gateway (src/gate/ will be its caller); upstream_run.c
+ * The runner of one upstream (issue 18; docs/UPSTREAMS.md, "The runner"):
+ * a stdio declaration's server kept running in the sandbox, or an http
+ * one's reached through the Streamable HTTP bridge (src/upstream/http.h),
+ * spoken to with the upstream client (src/upstream/client.h), started
+ * again when it dies or its connection breaks. Private to the gateway (src/gate/ will be its caller); upstream_run.c
  * owns it.
  *
  * Life of a runner:
@@ -28,7 +29,7 @@
 #include "toolgate/upstream.h"
 
 #define UPSTREAM_RUN_HANDSHAKE_MS 10000     /* initialize, then each page of tools/list */
-#define UPSTREAM_RUN_CREDENTIAL_MAX (64u << 10) /* one credentials.env file */
+#define UPSTREAM_RUN_CREDENTIAL_MAX (64u << 10) /* one credential's file */
 #define UPSTREAM_RUN_BACKOFF_MIN_MS 500     /* the first restart's delay, doubled each time */
 #define UPSTREAM_RUN_BACKOFF_MAX_MS 30000
 #define UPSTREAM_RUN_STABLE_MS 60000        /* up this long: the delay starts again at the min */
@@ -59,8 +60,9 @@ struct upstream_run_options {
 
 struct upstream_run;
 
-/* A runner of stdio upstream u (borrowed: it must outlive the runner;
- * opts copied, its pointers borrowed likewise; may be NULL). Its sandbox spec is built and its credentials
+/* A runner of upstream u, stdio or http (borrowed: it must outlive the
+ * runner; opts copied, its pointers borrowed likewise; may be NULL). A
+ * stdio one's sandbox spec is built, and either's credentials
  * read once here, so that a refusal is said at once: -1 and err naming the
  * upstream and the mount or credential (a mount that is, holds or lies in
  * the state directory, one of the gateway's own files...; a credential

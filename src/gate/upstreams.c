@@ -1,6 +1,6 @@
 /*
  * The upstreams the gate serves (docs/UPSTREAMS.md, "Serving"): a runner
- * for each declared server (src/exec/upstream_run.c), kept across reloads
+ * for each declared server (started in the sandbox, or reached over HTTP) (src/exec/upstream_run.c), kept across reloads
  * that leave its declaration as it was, the tools each lists made into
  * contracts for the snapshots (snapshot.c), and stage 7 for those tools:
  * the call forwarded to the server, its answer made the call's output for
@@ -138,11 +138,6 @@ int gate_upstreams_sync(struct tg_gate *g, struct gate_base *base, struct tg_err
 	for (i = 0; i < n; i++) {
 		const struct tg_upstream *u = tg_catalog_upstream_at(base->catalog, i);
 
-		if (u->transport != TG_UPSTREAM_STDIO) {
-			tg_log(TG_LOG_INFO, "upstream %s: reached over HTTP, which the gateway does "
-			       "not serve yet: its tools are not listed", u->name);
-			continue;
-		}
 		if (kept(g, u))
 			continue;
 		if (!(v[i] = entry_new(g, base, u, err)))
