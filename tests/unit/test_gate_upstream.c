@@ -5,13 +5,16 @@
  * declaration says (renamed, hidden, read or write), every call through the
  * pipeline (validated by toolgate's validator, a write held for approval,
  * run once when approved), a dead server a typed error and then restarted,
- * a reload that changes the declaration serving what it says, and what a
- * listing cannot serve withdrawn.
+ * a reload that changes the declaration serving what it says, what a
+ * listing cannot serve withdrawn, and an upstream over Streamable HTTP
+ * (tests/upstream/fake_http.py) served the same way.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,9 +259,68 @@ static int reloads(void)
 	return 0;
 }
 
+/* tests/upstream/fake_http.py on 127.0.0.1: its pid, *port; -1. */
+static pid_t fake_http(int *port)
+{
+	char dir[4096], script[4200], line[32];
+	size_t len = 0;
+	int from[2];
+	pid_t pid;
+
+	if (unit_upstream_dir(dir) < 0 || pipe(from) < 0)
+		return -1;
+	snprintf(script, sizeof(script), "%s/fake_http.py", dir);
+	pid = fork();
+	if (pid == 0) {
+		dup2(from[1], 1);
+		execl("/usr/bin/python3", "python3", script, "0", (char *)NULL);
+		_exit(127);
+	}
+	close(from[1]);
+	while (pid > 0 && len + 1 < sizeof(line) && read(from[0], line + len, 1) == 1 &&
+	       line[len] != '\n')
+		len++;
+	line[len] = '\0';
+	close(from[0]);
+	*port = (int)strtol(line, NULL, 10);
+	return *port > 0 ? pid : -1;
+}
+
+/* An upstream reached over Streamable HTTP, served as a stdio one is. */
+static int over_http(void)
+{
+	char decl[256], code[64], ticket[64], *out;
+	const char *ups[] = { "web", decl, NULL };
+	struct fix_spec spec = { "gateuph", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	struct fix f;
+	json_t *list;
+	int port = 0, rc = -1;
+	pid_t pid = fake_http(&port);
+
+	CHECK(pid > 0);
+	snprintf(decl, sizeof(decl), "{\"transport\":\"http\",\"url\":\"http://127.0.0.1:%d/mcp\","
+		 "\"tools\":{\"echo\":{\"authority\":\"read\"}}}", port);
+	if (fix_open(&f, &spec) < 0)
+		goto out;
+	list = tools_with(f.gate, "web.echo");
+	if (list && read_only(tool(list, "web.echo")) && tool(list, "web.slow") &&
+	    !read_only(tool(list, "web.slow"))) {
+		out = call(&f, "web.echo", "{\"over\":\"http\"}", NULL, code, ticket);
+		rc = out && strncmp(out, "ok ", 3) == 0 && strstr(out, "http") ? 0 : -1;
+		free(out);
+	}
+	json_decref(list);
+	fix_remove(&f);
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
 const struct unit_test gate_upstream_tests[] = {
 	{ "gate_upstream/serves", serves },
 	{ "gate_upstream/approved_once", approved_once },
 	{ "gate_upstream/reloads", reloads },
+	{ "gate_upstream/over_http", over_http },
 	UNIT_TESTS_END
 };
