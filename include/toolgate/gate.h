@@ -130,7 +130,11 @@ struct tg_gate_options {
  * overlaps tools_dir (a mount that does not exist yet is judged by where
  * it will be); or when the workspace does not exist, overlaps the state
  * directory or tools_dir, holds one of own_files, or holds .toolgate/undo
- * (the undo records of an earlier toolgate: err says how to move them).
+ * (the undo records of an earlier toolgate: err says how to move them);
+ * or when an upstream's credential file lies where a sandbox is given it
+ * (the workspace, the catalogue, a command tool's or another upstream's
+ * mount), is one of own_files or lies in the state directory; or when an
+ * upstream's runner refuses its mounts or credentials (docs/UPSTREAMS.md).
  * Each run checks its mounts and the workspace again (docs/contracts.md,
  * "What a command tool is given"). */
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,

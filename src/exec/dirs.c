@@ -39,6 +39,7 @@
 
 #include "exec/exec.h"
 #include "toolgate/catalog.h"
+#include "toolgate/upstream.h"
 
 /* a is b, or lies in it (both real paths) */
 static int within(const char *a, const char *b)
@@ -318,24 +319,33 @@ fail:
 	return -1;
 }
 
+/* Host path host of a mount (relative: to the catalogue), resolved;
+ * malloc'd, or NULL. */
+static char *mount_real(const struct exec_dirs *d, const char *host)
+{
+	char path[PATH_MAX];
+
+	if (host[0] != '/' && d && d->tools_dir) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tools_dir, host) >=
+		    sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		host = path;
+	}
+	return resolve(host);
+}
+
 /* Mount i of command tool k against d, at the catalogue's load: where its
  * source does not exist yet, as it will be when it is made (the run
  * checks again, exec_dirs_check_bind). */
 static int mount_check(const struct tg_contract *k, size_t i, const struct exec_dirs *d,
 		       struct tg_error *err)
 {
-	const char *host = k->mounts[i].host;
-	char path[PATH_MAX], why[PATH_MAX + 256], *real;
+	char why[PATH_MAX + 256], *real;
 	int bad;
 
-	if (host[0] != '/' && d->tools_dir) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tools_dir, host) >=
-		    sizeof(path))
-			return tg_error_set(err, TG_ERR_INVALID, "%s: executor.mounts[%zu]: %s: path "
-					    "too long", k->file, i, host);
-		host = path;
-	}
-	real = resolve(host);
+	real = mount_real(d, k->mounts[i].host);
 	if (!real)
 		return tg_error_sys(err, errno, "%s: executor.mounts[%zu]: %s", k->file, i,
 				    k->mounts[i].host);
@@ -377,6 +387,79 @@ int exec_dirs_check_secret(const struct exec_dirs *d, const char *real, struct t
 	return 0;
 }
 
+/* Why a secret's file at real (upstream u's credential) must not be
+ * where it is, into why; 0 when it may. Every other place a sandbox is
+ * given: the workspace, the catalogue, a command tool's mount, another
+ * upstream's mount (u's own, the runner refuses each time it starts). */
+static int secret_exposed(const struct tg_catalog *catalog, const struct exec_dirs *d,
+			  const struct tg_upstream *u, const char *real, char *why, size_t len)
+{
+	size_t i, m;
+	char *host;
+	int in;
+
+	if (d && d->workspace_real && within(real, d->workspace_real))
+		return say(why, len, "lies in the workspace %s, which tools are given", d->workspace);
+	if (d && d->tools_real && within(real, d->tools_real))
+		return say(why, len, "lies in the catalogue %s", d->tools_dir);
+	for (i = 0; i < tg_catalog_count(catalog); i++) {
+		const struct tg_contract *k = tg_catalog_at(catalog, i);
+
+		for (m = 0; k->executor == TG_EXEC_COMMAND && m < k->nmounts; m++) {
+			host = mount_real(d, k->mounts[m].host);
+			in = host && within(real, host);
+			free(host);
+			if (in)
+				return say(why, len, "lies in %s's executor.mounts[%zu] %s", k->file,
+					   m, k->mounts[m].host);
+		}
+	}
+	for (i = 0; i < tg_catalog_upstream_count(catalog); i++) {
+		const struct tg_upstream *v = tg_catalog_upstream_at(catalog, i);
+
+		for (m = 0; v != u && m < v->nmounts; m++) {
+			host = resolve(v->mounts[m].host);
+			in = host && within(real, host);
+			free(host);
+			if (in)
+				return say(why, len, "lies in upstream %s's sandbox.mounts[%zu] %s",
+					   v->name, m, v->mounts[m].host);
+		}
+	}
+	return 0;
+}
+
+/* Each credential of each upstream of catalog, where no sandbox sees it. */
+static int check_credentials(const struct tg_catalog *catalog, const struct exec_dirs *d,
+			     struct tg_error *err)
+{
+	char why[PATH_MAX + 256], *real;
+	size_t i, c;
+	int bad;
+
+	for (i = 0; i < tg_catalog_upstream_count(catalog); i++) {
+		const struct tg_upstream *u = tg_catalog_upstream_at(catalog, i);
+
+		for (c = 0; c < u->ncredentials; c++) {
+			real = resolve(u->credentials[c].path);
+			if (!real)
+				return tg_error_sys(err, errno, "upstream %s: credentials: %s",
+						    u->name, u->credentials[c].name);
+			bad = secret_exposed(catalog, d, u, real, why, sizeof(why)) ||
+			      (exec_dirs_check_secret(d, real, err) < 0 &&
+			       snprintf(why, sizeof(why), "%s", err->msg) >= 0);
+			free(real);
+			if (bad)
+				return tg_error_set(err, TG_ERR_INVALID, "upstream %s: the credential "
+						    "%s: %s %s: a secret's file lies where no "
+						    "sandbox is given it", u->name,
+						    u->credentials[c].name, u->credentials[c].path,
+						    why);
+		}
+	}
+	return 0;
+}
+
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
 		       struct tg_error *err)
 {
@@ -395,7 +478,7 @@ int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs 
 			if (mount_check(k, m, d, err) < 0)
 				return -1;
 	}
-	return 0;
+	return check_credentials(catalog, d, err);
 }
 
 /* Directory name in dir, made when missing, opened without following a

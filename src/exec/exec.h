@@ -77,7 +77,9 @@ void exec_dirs_free(struct exec_dirs *d);
  * or lies in the state directory or the workspace, that holds
  * EXEC_OVERLAY_DIR (or lies in a run's layers), one of the gateway's own
  * files or .toolgate/undo, nor a writable one that overlaps the
- * catalogue. A source that does not exist yet is judged by where it will
+ * catalogue. No upstream's credential file lies in the workspace,
+ * the catalogue, a command tool's mount or another upstream's, is one of
+ * the gateway's own files or lies in the state directory. A source that does not exist yet is judged by where it will
  * be when it is made (symlinks on the way followed). -1 and err naming
  * the contract's file and the mount. */
 struct tg_catalog;

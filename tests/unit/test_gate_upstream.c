@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -317,10 +318,62 @@ out:
 	return rc;
 }
 
+static int put(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	return fclose(f) == 0 && chmod(path, mode) == 0 ? 0 : -1;
+}
+
+/* A credential that another upstream's sandbox is given (its mount holds
+ * the file) refuses the gate, naming both; elsewhere it is served. */
+static int credential_exposed(void)
+{
+	char dir[64], path[256], text[1024];
+	struct tg_catalog *cat = NULL;
+	struct tg_gate *g = NULL;
+	struct tg_error err;
+
+	CHECK(unit_tmpdir(dir, "gateupc") == 0);
+	snprintf(path, sizeof(path), "%s/cat", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/cat/upstreams", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/shared/token", dir);
+	CHECK(put(path, "s3cret\n", 0600) == 0);
+	snprintf(path, sizeof(path), "%s/cat/upstreams/a.json", dir);
+	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/bin/true\"],"
+		 "\"sandbox\":{\"mounts\":[{\"host\":\"%s/shared\"}]}}", dir);
+	CHECK(put(path, text, 0600) == 0);
+	snprintf(path, sizeof(path), "%s/cat/upstreams/b.json", dir);
+	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/bin/true\"],"
+		 "\"credentials\":{\"env\":{\"TOKEN\":\"%s/shared/token\"}}}", dir);
+	CHECK(put(path, text, 0600) == 0);
+	snprintf(path, sizeof(path), "%s/cat", dir);
+	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
+	CHECK(tg_gate_new(cat, NULL, &g, &err) == -1 && !g);
+	if (!strstr(err.msg, "upstream b: the credential TOKEN") ||
+	    !strstr(err.msg, "upstream a's sandbox.mounts[0]")) {
+		fprintf(stderr, "# %s\n", err.msg);
+		return -1;
+	}
+	tg_catalog_free(cat);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test gate_upstream_tests[] = {
 	{ "gate_upstream/serves", serves },
 	{ "gate_upstream/approved_once", approved_once },
 	{ "gate_upstream/reloads", reloads },
 	{ "gate_upstream/over_http", over_http },
+	{ "gate_upstream/credential_exposed", credential_exposed },
 	UNIT_TESTS_END
 };
