@@ -12,7 +12,12 @@
  * client; its stdout, written by the output function and read by the
  * client), a cancel pipe. A supervisor thread starts generations, waits
  * for the one up to end (the run ends, or the client breaks), tears it
- * down once no call holds it, and starts the next after a delay.
+ * down once no call holds it, and starts the next after a delay. The
+ * server's notifications/tools/list_changed, on the client's dispatcher
+ * thread, only raise a flag: the supervisor lists the tools again, one
+ * listing at a time and at most one per UPSTREAM_RUN_RELIST_MS, so a
+ * server that floods them neither blocks the client's queue nor makes
+ * the runner spin.
  *
  * The server's environment is what the declaration gives, the
  * credentials and the sandbox's own defaults: the sandbox never passes
@@ -93,6 +98,9 @@ struct upstream_run {
 	uint64_t listing;       /* changes of tools: upstream_run_tools */
 	char why[512];          /* why it is not up, or "" */
 	unsigned starts;
+	int relist;             /* list_changed came: list the tools again */
+	uint64_t relist_at;     /* not before this (ms) */
+	struct upstream_run_stats stats;
 };
 
 static uint64_t now_ms(void)
@@ -503,6 +511,73 @@ static void *run_main(void *arg)
 	return NULL;
 }
 
+/* ---- what the server notifies --------------------------------------- */
+
+/* The client's notification callback, on its dispatcher thread: never
+ * waits but for the runner's lock, which nobody holds across a wait on
+ * the server. */
+static void on_notification(void *ctx, const char *method, json_t *params)
+{
+	struct gen *g = ctx;
+	struct upstream_run *r = g->r;
+
+	(void)params;
+	if (strcmp(method, "notifications/tools/list_changed") == 0) {
+		/* a flag, however many come: the supervisor lists once */
+		pthread_mutex_lock(&r->lock);
+		r->relist = 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+/* tools (JSON text, taken) as the runner's listing, under the lock: 1
+ * when it differs from the one before (its number goes up). */
+static int listing_set_locked(struct upstream_run *r, char *tools)
+{
+	int changed = !r->tools || strcmp(r->tools, tools) != 0;
+
+	if (changed)
+		r->listing++;
+	free(r->tools);
+	r->tools = tools;
+	return changed;
+}
+
+/* After list_changed: g's tools listed again and kept, the owner told
+ * when they differ; a failure keeps the listing before and is logged.
+ * On the supervisor, without the lock. */
+static void relist(struct upstream_run *r, struct gen *g)
+{
+	char said[LOG_SHOWN + 1], *tools = NULL;
+	struct tg_error err;
+	json_t *list = NULL;
+	int changed;
+
+	if (upstream_client_list_tools(g->client, UPSTREAM_RUN_HANDSHAKE_MS, &list, &err) < 0 ||
+	    !(tools = json_dumps(list, JSON_COMPACT))) {
+		if (list)
+			tg_error_set(&err, TG_ERR_NOMEM, "out of memory");
+		json_decref(list);
+		pthread_mutex_lock(&r->lock);
+		r->stats.relists++;
+		r->stats.relist_failures++;
+		pthread_mutex_unlock(&r->lock);
+		/* it may quote the server (an error it answered) */
+		shown(err.msg, strlen(err.msg), said, sizeof(said));
+		tg_log(TG_LOG_INFO, "upstream %s: its tools changed, but listing them again "
+		       "failed (%s): the tools listed before are kept", r->u->name, said);
+		return;
+	}
+	json_decref(list);
+	pthread_mutex_lock(&r->lock);
+	r->stats.relists++;
+	changed = listing_set_locked(r, tools);
+	pthread_mutex_unlock(&r->lock);
+	if (changed && r->opts.tools_changed)
+		r->opts.tools_changed(r->opts.tools_ctx);
+}
+
 /* ---- generations ----------------------------------------------------- */
 
 static void gen_free(struct gen *g)
@@ -533,6 +608,7 @@ static void gen_free(struct gen *g)
 static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *err)
 {
 	struct gen *g = calloc(1, sizeof(*g));
+	struct upstream_client_ops ops = { .notification = on_notification, .ctx = g };
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, cancel[2], e;
 
 	*out = NULL;
@@ -568,7 +644,7 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 		goto fail;
 	}
 	/* the client owns the other ends from here, whatever happens */
-	if (upstream_client_new(outp[0], in[1], NULL, &g->client, err) < 0) {
+	if (upstream_client_new(outp[0], in[1], &ops, &g->client, err) < 0) {
 		tg_error_wrap(err, "upstream %s", r->u->name);
 		goto fail;
 	}
@@ -633,15 +709,28 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 	return 0;
 }
 
-/* Wait for g, up, to go down (or the runner to stop), then take it out of
- * service and free it once no call holds it. */
+/* Wait for g, up, to go down (or the runner to stop), listing its tools
+ * again when it says they changed; then take it out of service and free
+ * it once no call holds it. */
 static void gen_watch(struct upstream_run *r, struct gen *g)
 {
 	char broke[256];
+	uint64_t now;
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke)))
-		wait_until(r, now_ms() + 200);
+	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke))) {
+		now = now_ms();
+		if (r->relist && now >= r->relist_at) {
+			r->relist = 0;
+			pthread_mutex_unlock(&r->lock);
+			relist(r, g);
+			pthread_mutex_lock(&r->lock);
+			/* from its end: a slow server is listed no more often */
+			r->relist_at = now_ms() + UPSTREAM_RUN_RELIST_MS;
+			continue;
+		}
+		wait_until(r, r->relist && r->relist_at < now + 200 ? r->relist_at : now + 200);
+	}
 	r->cur = NULL;
 	if (!g->ended && !r->stop)
 		snprintf(g->why, sizeof(g->why), "its connection broke: %s", broke);
@@ -680,11 +769,7 @@ static void *supervise(void *arg)
 			up_at = now_ms();
 			pthread_mutex_lock(&r->lock);
 			r->starting = NULL;
-			changed = !r->tools || strcmp(r->tools, tools) != 0;
-			if (changed)
-				r->listing++;
-			free(r->tools);
-			r->tools = tools;
+			changed = listing_set_locked(r, tools);
 			r->cur = g;
 			r->why[0] = '\0';
 			pthread_cond_broadcast(&r->cond);
@@ -774,6 +859,9 @@ void upstream_run_free(struct upstream_run *r)
 	r->stop = 1;
 	if (r->starting)
 		cancel_run(r->starting);
+	/* a listing again in progress returns at once */
+	if (r->cur)
+		cancel_run(r->cur);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	if (r->supervising)
@@ -851,6 +939,13 @@ unsigned upstream_run_starts(struct upstream_run *r)
 	n = r->starts;
 	pthread_mutex_unlock(&r->lock);
 	return n;
+}
+
+void upstream_run_get_stats(struct upstream_run *r, struct upstream_run_stats *s)
+{
+	pthread_mutex_lock(&r->lock);
+	*s = r->stats;
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* A call's canceller: cancel_fd readable cancels request id. */

@@ -38,6 +38,8 @@
 #define UPSTREAM_RUN_LOG_BURST 50           /* and at once */
 #define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor
 					     * declaration gives one */
+#define UPSTREAM_RUN_RELIST_MS 250          /* list_changed: at most one tools/list again
+					     * this often (a burst is one) */
 
 struct upstream_run_options {
 	/* The gateway's directories (exec_dirs_new): the mounts and
@@ -85,7 +87,10 @@ int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *e
 /* The tools of the last tools/list, a JSON array as text (malloc'd), or
  * NULL before the first listing (or out of memory); *listing (may be
  * NULL) the listing's number: 0 before the first, and one more each time
- * what the server lists changes, whether across a restart or not. */
+ * what the server lists changes, whether across a restart or not: the
+ * tools are listed at each start, and again when the server sends
+ * notifications/tools/list_changed (at most once per
+ * UPSTREAM_RUN_RELIST_MS; a failed listing keeps the one before). */
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
 
 /* Call tool (the upstream's own name) with args_json (an object's text;
@@ -104,5 +109,13 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 
 /* How many times the server was started (tests). */
 unsigned upstream_run_starts(struct upstream_run *r);
+
+struct upstream_run_stats {
+	uint64_t relists;           /* tools listed again after list_changed */
+	uint64_t relist_failures;   /* of those, failed: the listing before kept */
+};
+
+/* The runner's counters, copied into *s (OUT). */
+void upstream_run_get_stats(struct upstream_run *r, struct upstream_run_stats *s);
 
 #endif

@@ -352,6 +352,108 @@ static int restarts(void)
 	return 0;
 }
 
+/* One call's structuredContent member key as an integer, or -1. */
+static long long call_int(struct upstream_run *r, const char *tool, const char *args,
+			  const char *key)
+{
+	struct tg_error err;
+	json_t *v = call(r, tool, args, &err);
+	long long n = json_is_integer(json_object_get(v, key))
+			      ? (long long)json_integer_value(json_object_get(v, key)) : -1;
+
+	if (!v)
+		fprintf(stderr, "%s: %s\n", tool, err.msg);
+	json_decref(v);
+	return n;
+}
+
+static void count_changes(void *ctx)
+{
+	__atomic_add_fetch((int *)ctx, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The server changes its tools and says so: they are listed again, the
+ * listing's number goes up and the owner is told; a burst of
+ * list_changed is listed a few times, not once each; a listing that
+ * fails keeps the one before, logged redacted. One server keeps its
+ * state across calls. */
+static int relists(void)
+{
+	struct upstream_run_options ro = { 0 };
+	struct upstream_run_stats st;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *tools;
+	uint64_t listing = 0;
+	int changes = 0, i;
+	long long lists;
+	json_t *v;
+
+	tg_log_set(keep_log, &said);
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, "", &u) == 0);
+	ro.tools_changed = count_changes;
+	ro.tools_ctx = &changes;
+	CHECK(upstream_run_new(u, &ro, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	free(upstream_run_tools(r, &listing));
+	CHECK(listing == 1);
+	/* told after the server is up: wait can return first */
+	for (i = 0; i < 100 && !__atomic_load_n(&changes, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 1);
+	v = call(r, "change", "{\"description\":\"Rug pulled.\",\"notify\":20}", &err);
+	CHECK(v && json_is_true(json_object_get(v, "changed")));
+	json_decref(v);
+	for (i = 0; i < 500 && listing < 2; i++) {
+		usleep(10000);
+		free(upstream_run_tools(r, &listing));
+	}
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 2 && tools && strstr(tools, "Rug pulled."));
+	free(tools);
+	for (i = 0; i < 100 && __atomic_load_n(&changes, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 2);
+	/* the burst's listings are over: two pages each, the first and at
+	 * most three more for twenty notifications */
+	usleep(1000000);
+	lists = call_int(r, "lists", NULL, "lists");
+	CHECK(lists >= 4 && lists <= 8);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.relists >= 1 && st.relists <= 3 && st.relist_failures == 0);
+	free(upstream_run_tools(r, &listing));
+	CHECK(listing == 2 && __atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 2);
+
+	/* a listing that fails: the one before stays */
+	v = call(r, "breaklist", NULL, &err);
+	CHECK(v && json_is_true(json_object_get(v, "broken")));
+	json_decref(v);
+	for (i = 0; i < 500 && st.relist_failures == 0; i++) {
+		usleep(10000);
+		upstream_run_get_stats(r, &st);
+	}
+	CHECK(st.relist_failures == 1);
+	CHECK(log_has("upstream fake: its tools changed, but listing them again failed"));
+	CHECK(log_has("[REDACTED:") && !log_has("ghp_0123456789"));
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 2 && tools && strstr(tools, "Rug pulled."));
+	free(tools);
+
+	/* one long-lived server: its state stays between calls */
+	CHECK(call_int(r, "count", NULL, "count") == 1);
+	CHECK(call_int(r, "count", NULL, "count") == 2);
+	CHECK(call_int(r, "count", NULL, "count") == 3);
+	CHECK(upstream_run_starts(r) == 1);
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	tg_upstream_free(u);
+	tg_log_set(NULL, NULL);
+	unit_rmtree(dir);
+	return 0;
+}
+
 /* What the gateway keeps is not given: a mount of the state directory, a
  * credential that is a file of its own, in its state directory, or whose
  * mode changed since the declaration loaded; each refused by name. */
@@ -430,6 +532,7 @@ static int refuses(void)
 const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/serves", serves },
 	{ "upstream_run/restarts", restarts },
+	{ "upstream_run/relists", relists },
 	{ "upstream_run/refuses", refuses },
 	UNIT_TESTS_END
 };
