@@ -19,6 +19,12 @@
  * server that floods them neither blocks the client's queue nor makes
  * the runner spin.
  *
+ * per_call: the supervisor starts a server only to list the tools (again
+ * after a list_changed), and stops it once listed; each call starts a
+ * generation of its own (its mounts and credentials checked again, as at
+ * every start), initializes it, calls, and ends it whatever happened, at
+ * most UPSTREAM_RUN_PER_CALL_MAX at once.
+ *
  * The server's environment is what the declaration gives, the
  * credentials and the sandbox's own defaults: the sandbox never passes
  * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
@@ -100,6 +106,7 @@ struct upstream_run {
 	unsigned starts;
 	int relist;             /* list_changed came: list the tools again */
 	uint64_t relist_at;     /* not before this (ms) */
+	unsigned percall;       /* per_call: the calls' servers running */
 	struct upstream_run_stats stats;
 };
 
@@ -668,6 +675,18 @@ fail:
 	return -1;
 }
 
+/* g's start failed, err saying how: its run ended and g freed; a run
+ * that ended of itself says why better than the client's EOF. */
+static void gen_failed(struct gen *g, struct tg_error *err)
+{
+	cancel_run(g);
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+	if (g->why[0] && strcmp(g->why, "stopped by the gateway") != 0)
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", g->why);
+	gen_free(g);
+}
+
 /* Start a generation and make it up: initialize, tools/list. The tools
  * into *tools (JSON text). OUT *out, or NULL and why in err. */
 static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct tg_error *err)
@@ -695,13 +714,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 		pthread_mutex_lock(&r->lock);
 		r->starting = NULL;
 		pthread_mutex_unlock(&r->lock);
-		/* a run that ended says why better than the client's EOF */
-		cancel_run(g);
-		pthread_join(g->thread, NULL);
-		g->running = 0;
-		if (g->why[0] && strcmp(g->why, "stopped by the gateway") != 0)
-			tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", g->why);
-		gen_free(g);
+		gen_failed(g, err);
 		return -1;
 	}
 	json_decref(list);
@@ -748,15 +761,33 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 	gen_free(g);
 }
 
+/* per_call, the tools listed: wait for the runner to stop, or a call's
+ * server to say its tools changed (then the supervisor lists them again,
+ * not before r->relist_at). */
+static void listed_wait(struct upstream_run *r)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		now = now_ms();
+		if (r->stop || (r->relist && now >= r->relist_at))
+			break;
+		wait_until(r, r->relist ? r->relist_at : now + 1000);
+	}
+	r->relist = 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
 static void *supervise(void *arg)
 {
 	struct upstream_run *r = arg;
 	unsigned delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
 	struct tg_error err;
 	uint64_t up_at, wake;
+	int changed, relisting = 0;
 	struct gen *g;
 	char *tools;
-	int changed;
 
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
@@ -770,12 +801,25 @@ static void *supervise(void *arg)
 			pthread_mutex_lock(&r->lock);
 			r->starting = NULL;
 			changed = listing_set_locked(r, tools);
-			r->cur = g;
+			if (!r->u->per_call)
+				r->cur = g;
 			r->why[0] = '\0';
+			r->relist_at = up_at + UPSTREAM_RUN_RELIST_MS;
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
 			if (changed && r->opts.tools_changed)
 				r->opts.tools_changed(r->opts.tools_ctx);
+			if (r->u->per_call) {
+				/* listed: each call starts a server of its own */
+				gen_free(g);
+				pthread_mutex_lock(&r->lock);
+				r->stats.relists += (unsigned)relisting;
+				pthread_mutex_unlock(&r->lock);
+				listed_wait(r);
+				relisting = 1;
+				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
+				continue;
+			}
 			gen_watch(r, g);
 			if (now_ms() - up_at >= UPSTREAM_RUN_STABLE_MS)
 				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
@@ -785,10 +829,16 @@ static void *supervise(void *arg)
 			 * initialize with): shown as the log may show it */
 			if (!r->stop)
 				shown(err.msg, strlen(err.msg), r->why, sizeof(r->why));
+			/* per_call: the listing before stays */
+			r->stats.relists += (unsigned)relisting;
+			r->stats.relist_failures += (unsigned)relisting;
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
-		if (!r->stop)
+		if (!r->stop && r->u->per_call)
+			tg_log(TG_LOG_INFO, "upstream %s: listing its tools failed (%s): trying "
+			       "again in %u ms", r->u->name, r->why, delay);
+		else if (!r->stop)
 			tg_log(TG_LOG_INFO, "upstream %s: the server is down (%s): restarting in "
 			       "%u ms", r->u->name, r->why, delay);
 		pthread_cond_broadcast(&r->cond);
@@ -872,31 +922,41 @@ void upstream_run_free(struct upstream_run *r)
 	free(r);
 }
 
+/* One wait of a caller for the runner, the lock held: -1 and err once
+ * deadline (ms) has passed (busy: the number of per_call servers was the
+ * reason) or cancel_fd is readable, else 0 after at most 100 ms. */
+static int wait_slice(struct upstream_run *r, uint64_t deadline, int cancel_fd, int busy,
+		      struct tg_error *err)
+{
+	struct pollfd p = { cancel_fd, POLLIN, 0 };
+
+	if (now_ms() >= deadline) {
+		if (busy)
+			return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %u calls already have "
+					    "a server of their own (per_call)", r->u->name,
+					    UPSTREAM_RUN_PER_CALL_MAX);
+		if (r->starts == 0 || strcmp(r->why, "starting") == 0)
+			return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
+					    r->u->name);
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is down: %s",
+				    r->u->name, r->why);
+	}
+	if (cancel_fd >= 0 && poll(&p, 1, 0) > 0)
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: cancelled", r->u->name);
+	wait_until(r, deadline < now_ms() + 100 ? deadline : now_ms() + 100);
+	return 0;
+}
+
 /* The generation up, with a reference, waiting until deadline (ms) or
  * cancel_fd; NULL and err. Called and returns with the lock held. */
 static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel_fd,
 			   struct tg_error *err)
 {
-	struct pollfd p = { cancel_fd, POLLIN, 0 };
-
 	/* a server whose run has ended is not served, though the supervisor
 	 * may not have noticed yet: the call waits for the next one */
-	while ((!r->cur || r->cur->ended) && !r->stop) {
-		if (now_ms() >= deadline) {
-			if (r->starts == 0 || strcmp(r->why, "starting") == 0)
-				tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
-					     r->u->name);
-			else
-				tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is "
-					     "down: %s", r->u->name, r->why);
+	while ((!r->cur || r->cur->ended) && !r->stop)
+		if (wait_slice(r, deadline, cancel_fd, 0, err) < 0)
 			return NULL;
-		}
-		if (cancel_fd >= 0 && poll(&p, 1, 0) > 0) {
-			tg_error_set(err, TG_ERR_INVALID, "upstream %s: cancelled", r->u->name);
-			return NULL;
-		}
-		wait_until(r, deadline < now_ms() + 100 ? deadline : now_ms() + 100);
-	}
 	if (r->stop) {
 		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped", r->u->name);
 		return NULL;
@@ -905,18 +965,87 @@ static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel
 	return r->cur;
 }
 
-int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err)
+/* per_call: a server of the call's own, started and initialized by
+ * deadline, once fewer than UPSTREAM_RUN_PER_CALL_MAX run; NULL and err.
+ * percall_end ends it. */
+static struct gen *percall_up(struct upstream_run *r, const char *tool, uint64_t deadline,
+			      int cancel_fd, struct tg_error *err)
 {
-	struct gen *g;
+	char said[sizeof(err->msg)];
+	struct gen *g = NULL;
+	uint64_t left;
 
 	pthread_mutex_lock(&r->lock);
-	g = gen_get(r, now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0), -1, err);
-	if (g) {
+	while (r->percall >= UPSTREAM_RUN_PER_CALL_MAX && !r->stop)
+		if (wait_slice(r, deadline, cancel_fd, 1, err) < 0)
+			goto out;
+	if (r->stop) {
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped", r->u->name);
+		goto out;
+	}
+	r->percall++;
+	r->starts++;
+	pthread_mutex_unlock(&r->lock);
+	if (gen_start(r, &g, err) < 0) {
+		/* a refusal names the upstream already */
+		pthread_mutex_lock(&r->lock);
+		r->percall--;
+		pthread_cond_broadcast(&r->cond);
+		goto out;
+	}
+	left = deadline > now_ms() ? deadline - now_ms() : 1;
+	if (left > UPSTREAM_RUN_HANDSHAKE_MS)
+		left = UPSTREAM_RUN_HANDSHAKE_MS;
+	if (upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, NULL, (int)left,
+				       err) == 0)
+		return g;
+	gen_failed(g, err);
+	g = NULL;
+	/* it may quote the server (an error it answered initialize with) */
+	shown(err->msg, strlen(err->msg), said, sizeof(said));
+	tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: %s: its server did not start: %s",
+		     r->u->name, tool, said);
+	pthread_mutex_lock(&r->lock);
+	r->percall--;
+	pthread_cond_broadcast(&r->cond);
+out:
+	pthread_mutex_unlock(&r->lock);
+	return g;
+}
+
+/* per_call: the call's server ended, whatever happened: no process,
+ * thread or descriptor of it left. */
+static void percall_end(struct upstream_run *r, struct gen *g)
+{
+	gen_free(g);
+	pthread_mutex_lock(&r->lock);
+	r->percall--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err)
+{
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	struct gen *g = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->u->per_call) {
+		/* up: the tools listed; each call starts its own server */
+		while (!r->tools && !r->stop && rc == 0)
+			rc = wait_slice(r, deadline, -1, 0, err);
+		if (rc == 0 && r->stop)
+			rc = tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped",
+					  r->u->name);
+	} else if ((g = gen_get(r, deadline, -1, err)) != NULL) {
 		g->refs--;
 		pthread_cond_broadcast(&r->cond);
+	} else {
+		rc = -1;
 	}
 	pthread_mutex_unlock(&r->lock);
-	return g ? 0 : -1;
+	return rc;
 }
 
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing)
@@ -1031,9 +1160,13 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s: the arguments are not "
 				    "a JSON object", name, tool);
 	}
-	pthread_mutex_lock(&r->lock);
-	g = gen_get(r, deadline, cancel_fd, err);
-	pthread_mutex_unlock(&r->lock);
+	if (r->u->per_call) {
+		g = percall_up(r, tool, deadline, cancel_fd, err);
+	} else {
+		pthread_mutex_lock(&r->lock);
+		g = gen_get(r, deadline, cancel_fd, err);
+		pthread_mutex_unlock(&r->lock);
+	}
 	if (!g) {
 		json_decref(args);
 		return -1;
@@ -1066,6 +1199,10 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		tg_error_wrap(err, "upstream %s: %s", name, tool);
 	}
 	json_decref(res);
+	if (r->u->per_call) {
+		percall_end(r, g);
+		return rc == 0 ? 0 : -1;
+	}
 	pthread_mutex_lock(&r->lock);
 	g->refs--;
 	pthread_cond_broadcast(&r->cond);

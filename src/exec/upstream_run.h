@@ -14,8 +14,9 @@
  *     upstream_run_call(r, "echo", "{\"text\":\"hi\"}", 5000, -1, &res, &err);
  *     upstream_run_free(r);                            // nothing left behind
  *
- * A declaration's per_call (a fresh server per call) is not honoured yet:
- * one server serves every call.
+ * A declaration's per_call (a fresh server per call): the server is
+ * started to list the tools and stopped; each call starts one of its own
+ * (at most UPSTREAM_RUN_PER_CALL_MAX at once) and ends it when it returns.
  */
 #ifndef TG_EXEC_UPSTREAM_RUN_H
 #define TG_EXEC_UPSTREAM_RUN_H
@@ -38,6 +39,7 @@
 #define UPSTREAM_RUN_LOG_BURST 50           /* and at once */
 #define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor
 					     * declaration gives one */
+#define UPSTREAM_RUN_PER_CALL_MAX 4        /* per_call: the calls' servers at once */
 #define UPSTREAM_RUN_RELIST_MS 250          /* list_changed: at most one tools/list again
 					     * this often (a burst is one) */
 
@@ -80,7 +82,7 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 void upstream_run_free(struct upstream_run *r);
 
 /* Wait at most timeout_ms for the server to be up (initialized, its tools
- * listed). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
+ * listed; per_call: its tools listed once). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
  * why it is not (its last failure), or TG_ERR_LIMIT when still starting. */
 int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err);
 
@@ -97,17 +99,24 @@ char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
  * NULL: {}), waiting at most timeout_ms (<= 0: the declaration's
  * limits.timeout, else UPSTREAM_RUN_CALL_MS) for the server to be up and
  * answer; cancel_fd (-1: none) readable cancels it (the server is sent
- * notifications/cancelled). 0: *result_json the MCP tool result, JSON
- * text (malloc'd). -1 and err, *result_json NULL:
- *   TG_ERR_UNAVAILABLE: the server is down, or died during the call; err
- *     names the upstream and why (its exit status, the signal, the
- *     sandbox's reason, or the client's: "connection broken: EOF");
- *   TG_ERR_LIMIT: timed out; TG_ERR_INVALID: cancelled, args_json not an
+ * notifications/cancelled). per_call: the call starts a server of its
+ * own (its mounts and credentials checked again), initializes it within
+ * the same timeout and ends it before returning, whatever happened;
+ * while UPSTREAM_RUN_PER_CALL_MAX calls hold one it waits for its turn.
+ * 0: *result_json the MCP tool result, JSON text (malloc'd). -1 and err,
+ * *result_json NULL:
+ *   TG_ERR_UNAVAILABLE: the server is down, or died during the call, or
+ *     (per_call) its server did not start; err names the upstream and
+ *     why (its exit status, the signal, the sandbox's reason, a refused
+ *     credential, or the client's: "connection broken: EOF");
+ *   TG_ERR_LIMIT: timed out (per_call: also waiting for its turn);
+ *   TG_ERR_INVALID: cancelled, args_json not an
  *     object, or the server answered a JSON-RPC error (err says it). */
 int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
 		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err);
 
-/* How many times the server was started (tests). */
+/* How many times the server was started (tests); per_call: the listing's
+ * starts and every call's. */
 unsigned upstream_run_starts(struct upstream_run *r);
 
 struct upstream_run_stats {

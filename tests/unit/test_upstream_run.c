@@ -158,6 +158,17 @@ static int children(void)
 	return n;
 }
 
+/* r freed: 0 when no process, descriptor or thread is left beyond the
+ * fds and threads counted before it was made. */
+static int stopped_clean(struct upstream_run *r, int fds, int threads)
+{
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	CHECK(count_dir("/proc/self/fd") == fds);
+	CHECK(count_dir("/proc/self/task") == threads);
+	return 0;
+}
+
 /* One call; its structuredContent's member key, or NULL (the error in
  * err). */
 static json_t *call(struct upstream_run *r, const char *tool, const char *args,
@@ -343,10 +354,7 @@ static int restarts(void)
 	/* the same tools after the restart: the listing has not changed */
 	free(upstream_run_tools(r, &listing));
 	CHECK(listing == 1);
-	upstream_run_free(r);
-	CHECK(children() == 0);
-	CHECK(count_dir("/proc/self/fd") == fds);
-	CHECK(count_dir("/proc/self/task") == threads);
+	CHECK(stopped_clean(r, fds, threads) == 0);
 	tg_upstream_free(u);
 	unit_rmtree(dir);
 	return 0;
@@ -454,6 +462,130 @@ static int relists(void)
 	return 0;
 }
 
+/* 0 once no process of this one's is left, waiting at most two
+ * seconds (a server being stopped). */
+static int no_children(void)
+{
+	int i;
+
+	for (i = 0; i < 200 && children(); i++)
+		usleep(10000);
+	return children() == 0 ? 0 : -1;
+}
+
+/* per_call: the server started to list the tools, then stopped; each call
+ * a fresh server (its state starts again), ended when the call returns,
+ * its credential read again; a credential gone fails that call by name;
+ * nothing left behind after each call or at the end. */
+static int per_call(void)
+{
+	char dir[64], extra[PATH_MAX + 128], path[PATH_MAX], *text = NULL, *tools;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	uint64_t listing = 0;
+	int fds, threads, i;
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(put(dir, "token", SECRET, 0600) == 0);
+	snprintf(extra, sizeof(extra), ", \"per_call\": true, \"credentials\": {\"env\": "
+		 "{\"TG_TEST_TOKEN\": \"%s/token\"}}", dir);
+	CHECK(declare(dir, extra, &u) == 0 && u->per_call);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 1 && tools && strstr(tools, "\"count\""));
+	free(tools);
+	/* the listing's server is stopped once it has listed */
+	CHECK(no_children() == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK(call_int(r, "count", NULL, "count") == 1);
+		CHECK(children() == 0);
+	}
+	CHECK(upstream_run_starts(r) == 4);
+	v = call(r, "env", "{\"name\":\"TG_TEST_TOKEN\"}", &err);
+	CHECK(v && strcmp(json_string_value(json_object_get(v, "value")), SECRET) == 0);
+	json_decref(v);
+	/* a server that dies mid-call: that call fails, the next works */
+	CHECK(upstream_run_call(r, "die", NULL, T, -1, &text, &err) == -1 && !text);
+	CHECK(err.code == TG_ERR_UNAVAILABLE && strstr(err.msg, "signal 9"));
+	CHECK(call_int(r, "count", NULL, "count") == 1);
+	/* checked again at each start: a credential gone is that call's
+	 * failure, named */
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK(unlink(path) == 0);
+	CHECK(upstream_run_call(r, "count", NULL, T, -1, &text, &err) == -1 && !text);
+	CHECK(strstr(err.msg, "upstream fake") && strstr(err.msg, "credentials.env.TG_TEST_TOKEN"));
+	CHECK(children() == 0);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* Calls at once, per_call: each its own server, at most
+ * UPSTREAM_RUN_PER_CALL_MAX at a time, all answered. */
+struct racer {
+	struct upstream_run *r;
+	long long count;
+	int done;
+};
+
+static void *race(void *arg)
+{
+	struct racer *k = arg;
+
+	k->count = call_int(k->r, "count", NULL, "count");
+	__atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int per_call_at_once(void)
+{
+	struct racer k[UPSTREAM_RUN_PER_CALL_MAX + 2];
+	pthread_t t[UPSTREAM_RUN_PER_CALL_MAX + 2];
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64];
+	size_t i, n = UPSTREAM_RUN_PER_CALL_MAX + 2, done = 0;
+	int most = 0, now;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, ", \"per_call\": true", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	for (i = 0; i < n; i++) {
+		k[i].r = r;
+		k[i].count = 0;
+		k[i].done = 0;
+		CHECK(pthread_create(&t[i], NULL, race, &k[i]) == 0);
+	}
+	/* a server is a child of the thread that runs it: never more than
+	 * the bound at once */
+	while (done < n) {
+		now = children();
+		most = now > most ? now : most;
+		usleep(2000);
+		for (i = 0, done = 0; i < n; i++)
+			done += (size_t)__atomic_load_n(&k[i].done, __ATOMIC_SEQ_CST);
+	}
+	CHECK(most <= UPSTREAM_RUN_PER_CALL_MAX);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < n; i++)
+		CHECK(k[i].count == 1);
+	CHECK(upstream_run_starts(r) == 1 + n);
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
 /* What the gateway keeps is not given: a mount of the state directory, a
  * credential that is a file of its own, in its state directory, or whose
  * mode changed since the declaration loaded; each refused by name. */
@@ -533,6 +665,8 @@ const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/serves", serves },
 	{ "upstream_run/restarts", restarts },
 	{ "upstream_run/relists", relists },
+	{ "upstream_run/per_call", per_call },
+	{ "upstream_run/per_call_at_once", per_call_at_once },
 	{ "upstream_run/refuses", refuses },
 	UNIT_TESTS_END
 };
