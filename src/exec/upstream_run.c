@@ -28,11 +28,15 @@
  * The server's environment is what the declaration gives, the
  * credentials and the sandbox's own defaults: the sandbox never passes
  * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
- * at a time, redacted, cut and rate-limited.
+ * at a time, redacted, cut and rate-limited; so are its
+ * notifications/message. Its notifications/progress reach the hook of
+ * the call whose token they carry (a call to that server), the others
+ * are dropped.
  *
  * Never: log a credential's value, keep one in a buffer of its own after
- * the spec has it, run the server outside the sandbox, or leave a thread,
- * a descriptor or a run behind at upstream_run_free.
+ * the spec has it, run the server outside the sandbox, log or hand on the
+ * server's text unredacted, wait on the server in the client's callbacks,
+ * or leave a thread, a descriptor or a run behind at upstream_run_free.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,14 +66,29 @@
 /* The most of a redacted line shown: a tg_log line is 1023 bytes */
 #define LOG_SHOWN UPSTREAM_RUN_LOG_LINE
 
-/* A stderr line on its way to the log, and the rate it may go at. */
+/* The rate a server's lines may go to the log at. */
+struct rate {
+	double tokens;          /* lines that may be logged now */
+	uint64_t last_ms;
+	unsigned long dropped;  /* lines not logged since the last that was */
+};
+
+/* A stderr line on its way to the log. */
 struct lines {
 	char buf[UPSTREAM_RUN_LOG_READ];
 	size_t len;
 	int cut;                /* the line went past buf: the rest is dropped */
-	double tokens;          /* lines that may be logged now */
-	uint64_t last_ms;
-	unsigned long dropped;  /* lines not logged since the last that was */
+	struct rate rate;
+};
+
+/* A call that asked for its progress (upstream_run_call_ex), known to the
+ * notification callback by its token and its server. */
+struct call_reg {
+	struct call_reg *next;
+	const struct gen *g;
+	char token[32];
+	const struct upstream_run_call_hooks *hooks;
+	unsigned busy;          /* hooks running on the dispatcher: the call waits */
 };
 
 /* One start of the server. */
@@ -83,6 +102,7 @@ struct gen {
 	pthread_t thread;
 	int running;            /* thread was started */
 	struct lines log;
+	struct rate messages;   /* notifications/message, on the dispatcher */
 	/* under r->lock */
 	int ended;              /* the run is over; why says how */
 	char why[384];
@@ -108,6 +128,8 @@ struct upstream_run {
 	uint64_t relist_at;     /* not before this (ms) */
 	unsigned percall;       /* per_call: the calls' servers running */
 	struct upstream_run_stats stats;
+	struct call_reg *calls; /* the calls that asked for their progress */
+	uint64_t tokens;        /* progress tokens given */
 };
 
 static uint64_t now_ms(void)
@@ -383,34 +405,51 @@ static int shown(const char *in, size_t n, char *out, size_t cap)
 	return 0;
 }
 
+/* 1 when one more line of what (stderr's, its log messages) may go to
+ * the log of upstream name now; the count of those that could not is
+ * logged with the next that can. */
+static int rate_take(struct rate *rt, const char *name, const char *what)
+{
+	uint64_t now = now_ms();
+
+	rt->tokens += (double)(now - rt->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
+	if (rt->tokens > UPSTREAM_RUN_LOG_BURST)
+		rt->tokens = UPSTREAM_RUN_LOG_BURST;
+	rt->last_ms = now;
+	if (rt->tokens < 1) {
+		rt->dropped++;
+		return 0;
+	}
+	rt->tokens -= 1;
+	if (rt->dropped)
+		tg_log(TG_LOG_INFO, "upstream %s: %lu %s not logged (over %d a second)", name,
+		       rt->dropped, what, UPSTREAM_RUN_LOG_RATE);
+	rt->dropped = 0;
+	return 1;
+}
+
+/* A server's line (len bytes of buf, cut: there was more) to the log:
+ * redacted whole (a secret across the cut is still one), then cut to
+ * what tg_log takes in one line with the prefix and the mark. */
+static void log_text(const char *name, const char *buf, size_t len, int cut)
+{
+	char text[UPSTREAM_RUN_LOG_READ + 1];
+	size_t n = 0;
+
+	if (shown(buf, len, text, sizeof(text)) == 0)
+		n = strlen(text);
+	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", name,
+	       (int)(n > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
+	       cut || n > LOG_SHOWN ? " [cut]" : "");
+}
+
 /* One stderr line, cut, redacted, to the log within the rate. */
 static void log_line(struct gen *g)
 {
 	struct lines *l = &g->log;
-	char text[UPSTREAM_RUN_LOG_READ + 1];
-	uint64_t now = now_ms();
-	size_t len;
-	l->tokens += (double)(now - l->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
-	if (l->tokens > UPSTREAM_RUN_LOG_BURST)
-		l->tokens = UPSTREAM_RUN_LOG_BURST;
-	l->last_ms = now;
-	if (l->tokens < 1) {
-		l->dropped++;
-		return;
-	}
-	l->tokens -= 1;
-	if (l->dropped)
-		tg_log(TG_LOG_INFO, "upstream %s: %lu lines of its stderr not logged (over %d a "
-		       "second)", g->r->u->name, l->dropped, UPSTREAM_RUN_LOG_RATE);
-	l->dropped = 0;
-	/* redacted whole (a secret across the cut is still one), then cut
-	 * to what tg_log takes in one line with the prefix and the mark */
-	len = 0;
-	if (shown(l->buf, l->len, text, sizeof(text)) == 0)
-		len = strlen(text);
-	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
-	       (int)(len > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
-	       l->cut || len > LOG_SHOWN ? " [cut]" : "");
+
+	if (rate_take(&l->rate, g->r->u->name, "lines of its stderr"))
+		log_text(g->r->u->name, l->buf, l->len, l->cut);
 }
 
 static void stderr_bytes(struct gen *g, const char *buf, size_t len)
@@ -520,16 +559,108 @@ static void *run_main(void *arg)
 
 /* ---- what the server notifies --------------------------------------- */
 
+/* notifications/progress as a command tool reports it (docs/PIPELINE.md):
+ * {"progress": {"progress": N, "total": M, "message": "..."}}, total and
+ * message when given, the message redacted, shown and cut as a stderr
+ * line is. JSON text (malloc'd), or NULL when params are not progress. */
+static char *progress_event(json_t *params)
+{
+	json_t *v = json_object_get(params, "progress"), *total = json_object_get(params, "total");
+	json_t *message = json_object_get(params, "message"), *p, *e;
+	char text[LOG_SHOWN + 1];
+	char *out = NULL;
+	size_t n;
+
+	if (!json_is_number(v) || (total && !json_is_number(total)) ||
+	    (message && !json_is_string(message)))
+		return NULL;
+	p = json_pack("{s:O}", "progress", v);
+	if (p && total)
+		json_object_set(p, "total", total);
+	if (p && message) {
+		n = json_string_length(message);
+		shown(json_string_value(message), n > UPSTREAM_RUN_LOG_READ ? UPSTREAM_RUN_LOG_READ : n,
+		      text, sizeof(text));
+		json_object_set_new(p, "message", json_string(text));
+	}
+	e = p ? json_pack("{s:o}", "progress", p) : NULL;
+	if (e)
+		out = json_dumps(e, JSON_COMPACT);
+	json_decref(e);
+	return out;
+}
+
+/* notifications/progress: to the hook of the call of g whose token it
+ * carries; anything else dropped and counted. The hook runs without the
+ * lock; the call waits for it before it returns (its hooks are its
+ * own). */
+static void on_progress(struct gen *g, json_t *params)
+{
+	const char *token = json_string_value(json_object_get(params, "progressToken"));
+	struct upstream_run *r = g->r;
+	struct call_reg *c;
+	char *event;
+
+	pthread_mutex_lock(&r->lock);
+	/* g's own: a server cannot reach another's call by its token */
+	for (c = r->calls; c && (c->g != g || !token || strcmp(c->token, token) != 0); c = c->next)
+		;
+	if (c)
+		c->busy++;
+	else
+		r->stats.progress_dropped++;
+	pthread_mutex_unlock(&r->lock);
+	if (!c)
+		return;
+	event = progress_event(params);
+	if (event)
+		c->hooks->notify(c->hooks->ctx, event);
+	free(event);
+	pthread_mutex_lock(&r->lock);
+	if (!event)
+		r->stats.progress_dropped++;
+	c->busy--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* notifications/message: to the gateway's log as a stderr line, "[LEVEL
+ * LOGGER] DATA", redacted, cut and within a rate of its own. */
+static void on_message(struct gen *g, json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+	const char *logger = json_string_value(json_object_get(params, "logger"));
+	json_t *data = json_object_get(params, "data");
+	char buf[UPSTREAM_RUN_LOG_READ], *dumped = NULL;
+	const char *text;
+	size_t len;
+	int n;
+
+	if (!rate_take(&g->messages, g->r->u->name, "log messages (notifications/message)"))
+		return;
+	text = json_string_value(data);
+	if (!text && data)
+		text = dumped = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
+	n = snprintf(buf, sizeof(buf), "[%.32s%s%.64s] %s", level ? level : "?",
+		     logger ? " " : "", logger ? logger : "", text ? text : "");
+	free(dumped);
+	len = n < 0 ? 0 : (size_t)n;
+	log_text(g->r->u->name, buf, len < sizeof(buf) ? len : sizeof(buf) - 1, len >= sizeof(buf));
+}
+
 /* The client's notification callback, on its dispatcher thread: never
  * waits but for the runner's lock, which nobody holds across a wait on
- * the server. */
+ * the server, and a progress hook. */
 static void on_notification(void *ctx, const char *method, json_t *params)
 {
 	struct gen *g = ctx;
 	struct upstream_run *r = g->r;
 
-	(void)params;
-	if (strcmp(method, "notifications/tools/list_changed") == 0) {
+	if (strcmp(method, "notifications/progress") == 0) {
+		on_progress(g, params);
+	} else if (strcmp(method, "notifications/message") == 0) {
+		on_message(g, params);
+	} else if (strcmp(method, "notifications/tools/list_changed") == 0) {
 		/* a flag, however many come: the supervisor lists once */
 		pthread_mutex_lock(&r->lock);
 		r->relist = 1;
@@ -623,8 +754,8 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	g->r = r;
 	g->in_r = g->out_w = g->cancel_r = g->cancel_w = -1;
-	g->log.tokens = UPSTREAM_RUN_LOG_BURST;
-	g->log.last_ms = now_ms();
+	g->log.rate.tokens = g->messages.tokens = UPSTREAM_RUN_LOG_BURST;
+	g->log.rate.last_ms = g->messages.last_ms = now_ms();
 	if (pipe2(cancel, O_CLOEXEC) < 0) {
 		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
 		goto fail;
@@ -1097,10 +1228,43 @@ static void *cancel_main(void *arg)
 	return NULL;
 }
 
+/* A call's progress hooks known, under a token of its own, to g's
+ * notification callback. */
+static void reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
+		    const struct upstream_run_call_hooks *hooks)
+{
+	memset(c, 0, sizeof(*c));
+	c->g = g;
+	c->hooks = hooks;
+	pthread_mutex_lock(&r->lock);
+	snprintf(c->token, sizeof(c->token), "toolgate-%llu", (unsigned long long)++r->tokens);
+	c->next = r->calls;
+	r->calls = c;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The call's progress sent before its answer delivered, then its hooks
+ * forgotten: none runs once this returns. */
+static void reg_remove(struct upstream_run *r, struct call_reg *c)
+{
+	struct call_reg **pp;
+
+	/* the reader queued them before it woke the call: a bounded wait */
+	upstream_client_flush(c->g->client, UPSTREAM_RUN_FLUSH_MS);
+	pthread_mutex_lock(&r->lock);
+	for (pp = &r->calls; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	while (c->busy)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* Send tools/call and wait for it, cancel_fd watched by a thread of its
  * own meanwhile. 0, 1 or -1 as upstream_client_wait. */
-static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_ms,
-		     int cancel_fd, json_t **res, struct tg_error *err)
+static int call_wait(struct gen *g, const char *tool, json_t *args, const char *token,
+		     int timeout_ms, int cancel_fd, json_t **res, struct tg_error *err)
 {
 	struct canceller k = { .c = g->client, .cancel_fd = cancel_fd, .done = { -1, -1 } };
 	json_t *params;
@@ -1111,6 +1275,12 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_
 	if (cancel_fd >= 0 && pipe2(k.done, O_CLOEXEC) < 0)
 		return tg_error_sys(err, errno, "a pipe");
 	params = json_pack("{s:s,s:O}", "name", tool, "arguments", args);
+	/* MCP "Progress": the token the server's progress will carry */
+	if (params && token &&
+	    json_object_set_new(params, "_meta", json_pack("{s:s}", "progressToken", token)) < 0) {
+		json_decref(params);
+		params = NULL;
+	}
 	k.id = params ? upstream_client_send(g->client, "tools/call", params, err)
 		      : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(params);
@@ -1143,11 +1313,20 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_
 int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
 		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err)
 {
+	return upstream_run_call_ex(r, tool, args_json, timeout_ms, cancel_fd, NULL, result_json,
+				    err);
+}
+
+int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
+			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
+			 char **result_json, struct tg_error *err)
+{
 	const char *name = r->u->name;
 	uint64_t start = now_ms(), deadline, left;
+	int rc, progress = hooks && hooks->notify;
 	json_t *args, *res = NULL;
+	struct call_reg reg;
 	struct gen *g;
-	int rc;
 
 	*result_json = NULL;
 	if (timeout_ms <= 0)
@@ -1172,7 +1351,11 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		return -1;
 	}
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
-	rc = call_wait(g, tool, args, (int)left, cancel_fd, &res, err);
+	if (progress)
+		reg_add(r, g, &reg, hooks);
+	rc = call_wait(g, tool, args, progress ? reg.token : NULL, (int)left, cancel_fd, &res, err);
+	if (progress)
+		reg_remove(r, &reg);
 	json_decref(args);
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -12,6 +12,7 @@
  *     upstream_run_wait(r, 15000, &err);               // optional: up, tools listed
  *     char *tools = upstream_run_tools(r);             // JSON array text, malloc'd
  *     upstream_run_call(r, "echo", "{\"text\":\"hi\"}", 5000, -1, &res, &err);
+ *     upstream_run_call_ex(r, "echo", "{}", 5000, -1, &hooks, &res, &err); // progress
  *     upstream_run_free(r);                            // nothing left behind
  *
  * A declaration's per_call (a fresh server per call): the server is
@@ -40,6 +41,7 @@
 #define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor
 					     * declaration gives one */
 #define UPSTREAM_RUN_PER_CALL_MAX 4        /* per_call: the calls' servers at once */
+#define UPSTREAM_RUN_FLUSH_MS 1000         /* a call's progress, delivered after its answer */
 #define UPSTREAM_RUN_RELIST_MS 250          /* list_changed: at most one tools/list again
 					     * this often (a burst is one) */
 
@@ -115,6 +117,30 @@ char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
 int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
 		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err);
 
+/* What a call may be told while it runs (upstream_run_call_ex). */
+struct upstream_run_call_hooks {
+	/* Its progress, as a command tool reports it (exec_env.notify,
+	 * docs/PIPELINE.md): {"progress": {"progress": N, "total": M,
+	 * "message": "..."}} (total and message when the server gave them,
+	 * the message redacted, shown and cut as a stderr line is), JSON text
+	 * borrowed for the call. Called on the client's dispatcher thread,
+	 * never after the call returns: it must not wait, nor call the runner.
+	 * NULL: no progress asked for. */
+	void (*notify)(void *ctx, const char *event);
+	void *ctx;
+};
+
+/* upstream_run_call, and the call's hooks (borrowed for the call; NULL:
+ * none). With a notify hook the tools/call carries
+ * _meta.progressToken, a token of the runner's unique to the call, and
+ * the server's notifications/progress with that token reach the hook,
+ * those sent before its answer before the call returns (waited for at
+ * most UPSTREAM_RUN_FLUSH_MS); progress with any other token is dropped
+ * and counted (progress_dropped). */
+int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
+			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
+			 char **result_json, struct tg_error *err);
+
 /* How many times the server was started (tests); per_call: the listing's
  * starts and every call's. */
 unsigned upstream_run_starts(struct upstream_run *r);
@@ -122,6 +148,8 @@ unsigned upstream_run_starts(struct upstream_run *r);
 struct upstream_run_stats {
 	uint64_t relists;           /* tools listed again after list_changed */
 	uint64_t relist_failures;   /* of those, failed: the listing before kept */
+	uint64_t progress_dropped;  /* notifications/progress for no call of that
+				     * server's, or malformed */
 };
 
 /* The runner's counters, copied into *s (OUT). */

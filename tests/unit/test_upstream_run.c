@@ -462,6 +462,48 @@ static int relists(void)
 	return 0;
 }
 
+/* A call's progress events, kept one a line. */
+struct events {
+	pthread_mutex_t lock;
+	char text[4096];
+	size_t len;
+	int n;
+};
+
+static void keep_event(void *ctx, const char *event)
+{
+	struct events *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	e->len += (size_t)snprintf(e->text + e->len, sizeof(e->text) - e->len, "%s\n", event);
+	if (e->len >= sizeof(e->text))
+		e->len = sizeof(e->text) - 1;
+	e->n++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* progress tool: the call's token as the server saw it (text, malloc'd),
+ * or NULL. */
+static char *progress_call(struct upstream_run *r, const struct upstream_run_call_hooks *h)
+{
+	char *text = NULL, *token = NULL;
+	struct tg_error err;
+	json_t *res, *t;
+
+	if (upstream_run_call_ex(r, "progress", "{\"n\":3,\"message\":\"key "
+				 "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"}", T, -1, h, &text,
+				 &err) < 0) {
+		fprintf(stderr, "progress: %s\n", err.msg);
+		return NULL;
+	}
+	res = json_loads(text, 0, NULL);
+	t = json_object_get(json_object_get(res, "structuredContent"), "token");
+	token = json_dumps(t, JSON_ENCODE_ANY);
+	json_decref(res);
+	free(text);
+	return token;
+}
+
 /* 0 once no process of this one's is left, waiting at most two
  * seconds (a server being stopped). */
 static int no_children(void)
@@ -483,6 +525,8 @@ static int per_call(void)
 	struct upstream_run *r = NULL;
 	struct tg_upstream *u = NULL;
 	struct tg_error err;
+	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { keep_event, &ev };
 	uint64_t listing = 0;
 	int fds, threads, i;
 	json_t *v;
@@ -509,6 +553,11 @@ static int per_call(void)
 	v = call(r, "env", "{\"name\":\"TG_TEST_TOKEN\"}", &err);
 	CHECK(v && strcmp(json_string_value(json_object_get(v, "value")), SECRET) == 0);
 	json_decref(v);
+	/* its progress, from the call's own server */
+	tools = progress_call(r, &h);
+	CHECK(tools && ev.n == 3);
+	free(tools);
+	CHECK(upstream_run_starts(r) == 6);
 	/* a server that dies mid-call: that call fails, the next works */
 	CHECK(upstream_run_call(r, "die", NULL, T, -1, &text, &err) == -1 && !text);
 	CHECK(err.code == TG_ERR_UNAVAILABLE && strstr(err.msg, "signal 9"));
@@ -582,6 +631,56 @@ static int per_call_at_once(void)
 	upstream_run_free(r);
 	CHECK(children() == 0);
 	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A call's progress: a token of its own on the request, each
+ * notification with it delivered to the call's hook in the command
+ * tools' shape before the call returns, one with another token dropped
+ * and counted; the server's log messages logged redacted. */
+static int progress(void)
+{
+	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { keep_event, &ev };
+	struct upstream_run_stats st;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *t1, *t2, *t3;
+
+	tg_log_set(keep_log, &said);
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, "", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	t1 = progress_call(r, &h);
+	CHECK(t1 && strncmp(t1, "\"toolgate-", 10) == 0);
+	/* every one before the answer, in order, nothing else */
+	CHECK(ev.n == 3);
+	CHECK(strcmp(ev.text,
+		     "{\"progress\":{\"progress\":1,\"total\":3,\"message\":\"step 1\"}}\n"
+		     "{\"progress\":{\"progress\":2,\"total\":3,\"message\":\"step 2\"}}\n"
+		     "{\"progress\":{\"progress\":3,\"total\":3,\"message\":\"step 3\"}}\n") == 0);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.progress_dropped == 1);
+	/* another call, another token */
+	t2 = progress_call(r, &h);
+	CHECK(t2 && strncmp(t2, "\"toolgate-", 10) == 0 && strcmp(t1, t2) != 0);
+	CHECK(ev.n == 6);
+	/* without hooks no token is asked for: what comes is dropped */
+	t3 = progress_call(r, NULL);
+	CHECK(t3 && strcmp(t3, "null") == 0);
+	CHECK(ev.n == 6);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.progress_dropped == 2 + 4);
+	free(t1);
+	free(t2);
+	free(t3);
+	CHECK(log_has("upstream fake: [warning fake] key [REDACTED:"));
+	CHECK(!log_has("ghp_0123456789"));
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	tg_log_set(NULL, NULL);
 	unit_rmtree(dir);
 	return 0;
 }
@@ -667,6 +766,7 @@ const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/relists", relists },
 	{ "upstream_run/per_call", per_call },
 	{ "upstream_run/per_call_at_once", per_call_at_once },
+	{ "upstream_run/progress", progress },
 	{ "upstream_run/refuses", refuses },
 	UNIT_TESTS_END
 };
