@@ -12,12 +12,26 @@
  * client; its stdout, written by the output function and read by the
  * client), a cancel pipe. A supervisor thread starts generations, waits
  * for the one up to end (the run ends, or the client breaks), tears it
- * down once no call holds it, and starts the next after a delay.
+ * down once no call holds it, and starts the next after a delay. The
+ * server's notifications/tools/list_changed, on the client's dispatcher
+ * thread, only raise a flag: the supervisor lists the tools again, one
+ * listing at a time and at most one per UPSTREAM_RUN_RELIST_MS, so a
+ * server that floods them neither blocks the client's queue nor makes
+ * the runner spin.
+ *
+ * per_call: the supervisor starts a server only to list the tools (again
+ * after a list_changed), and stops it once listed; each call starts a
+ * generation of its own (its mounts and credentials checked again, as at
+ * every start), initializes it, calls, and ends it whatever happened, at
+ * most UPSTREAM_RUN_PER_CALL_MAX at once.
  *
  * The server's environment is what the declaration gives, the
  * credentials and the sandbox's own defaults: the sandbox never passes
  * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
- * at a time, redacted, cut and rate-limited.
+ * at a time, redacted, cut and rate-limited; so are its
+ * notifications/message. Its notifications/progress reach the hook of
+ * the call whose token they carry (a call to that server), the others
+ * are dropped.
  *
  * An http upstream's generation has no sandbox: its run is the bridge of
  * src/upstream/http.c (its own egress proxy, the credentials as headers)
@@ -25,8 +39,9 @@
  * ended by the same cancel pipe.
  *
  * Never: log a credential's value, keep one in a buffer of its own after
- * the spec has it, run the server outside the sandbox, or leave a thread,
- * a descriptor or a run behind at upstream_run_free.
+ * the spec has it, run the server outside the sandbox, log or hand on the
+ * server's text unredacted, wait on the server in the client's callbacks,
+ * or leave a thread, a descriptor or a run behind at upstream_run_free.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,14 +73,29 @@
 /* The most of a redacted line shown: a tg_log line is 1023 bytes */
 #define LOG_SHOWN UPSTREAM_RUN_LOG_LINE
 
-/* A stderr line on its way to the log, and the rate it may go at. */
+/* The rate a server's lines may go to the log at. */
+struct rate {
+	double tokens;          /* lines that may be logged now */
+	uint64_t last_ms;
+	unsigned long dropped;  /* lines not logged since the last that was */
+};
+
+/* A stderr line on its way to the log. */
 struct lines {
 	char buf[UPSTREAM_RUN_LOG_READ];
 	size_t len;
 	int cut;                /* the line went past buf: the rest is dropped */
-	double tokens;          /* lines that may be logged now */
-	uint64_t last_ms;
-	unsigned long dropped;  /* lines not logged since the last that was */
+	struct rate rate;
+};
+
+/* A call that asked for its progress (upstream_run_call_ex), known to the
+ * notification callback by its token and its server. */
+struct call_reg {
+	struct call_reg *next;
+	const struct gen *g;
+	char token[32];
+	const struct upstream_run_call_hooks *hooks;
+	unsigned busy;          /* hooks running on the dispatcher: the call waits */
 };
 
 /* One start of the server. */
@@ -80,6 +110,7 @@ struct gen {
 	pthread_t thread;
 	int running;            /* thread was started */
 	struct lines log;
+	struct rate messages;   /* notifications/message, on the dispatcher */
 	/* under r->lock */
 	int ended;              /* the run is over; why says how */
 	char why[384];
@@ -101,6 +132,12 @@ struct upstream_run {
 	uint64_t listing;       /* changes of tools: upstream_run_tools */
 	char why[512];          /* why it is not up, or "" */
 	unsigned starts;
+	int relist;             /* list_changed came: list the tools again */
+	uint64_t relist_at;     /* not before this (ms) */
+	unsigned percall;       /* per_call: the calls' servers running */
+	struct upstream_run_stats stats;
+	struct call_reg *calls; /* the calls that asked for their progress */
+	uint64_t tokens;        /* progress tokens given */
 };
 
 static uint64_t now_ms(void)
@@ -388,34 +425,51 @@ static int build_spec(struct gen *g, struct tg_error *err)
 
 /* ---- the run: its output --------------------------------------------- */
 
+/* 1 when one more line of what (stderr's, its log messages) may go to
+ * the log of upstream name now; the count of those that could not is
+ * logged with the next that can. */
+static int rate_take(struct rate *rt, const char *name, const char *what)
+{
+	uint64_t now = now_ms();
+
+	rt->tokens += (double)(now - rt->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
+	if (rt->tokens > UPSTREAM_RUN_LOG_BURST)
+		rt->tokens = UPSTREAM_RUN_LOG_BURST;
+	rt->last_ms = now;
+	if (rt->tokens < 1) {
+		rt->dropped++;
+		return 0;
+	}
+	rt->tokens -= 1;
+	if (rt->dropped)
+		tg_log(TG_LOG_INFO, "upstream %s: %lu %s not logged (over %d a second)", name,
+		       rt->dropped, what, UPSTREAM_RUN_LOG_RATE);
+	rt->dropped = 0;
+	return 1;
+}
+
+/* A server's line (len bytes of buf, cut: there was more) to the log:
+ * redacted whole (a secret across the cut is still one), then cut to
+ * what tg_log takes in one line with the prefix and the mark. */
+static void log_text(const char *name, const char *buf, size_t len, int cut)
+{
+	char text[UPSTREAM_RUN_LOG_READ + 1];
+	size_t n = 0;
+
+	if (obs_shown(buf, len, text, sizeof(text)) == 0)
+		n = strlen(text);
+	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", name,
+	       (int)(n > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
+	       cut || n > LOG_SHOWN ? " [cut]" : "");
+}
+
 /* One stderr line, cut, redacted, to the log within the rate. */
 static void log_line(struct gen *g)
 {
 	struct lines *l = &g->log;
-	char text[UPSTREAM_RUN_LOG_READ + 1];
-	uint64_t now = now_ms();
-	size_t len;
-	l->tokens += (double)(now - l->last_ms) * UPSTREAM_RUN_LOG_RATE / 1000.0;
-	if (l->tokens > UPSTREAM_RUN_LOG_BURST)
-		l->tokens = UPSTREAM_RUN_LOG_BURST;
-	l->last_ms = now;
-	if (l->tokens < 1) {
-		l->dropped++;
-		return;
-	}
-	l->tokens -= 1;
-	if (l->dropped)
-		tg_log(TG_LOG_INFO, "upstream %s: %lu lines of its stderr not logged (over %d a "
-		       "second)", g->r->u->name, l->dropped, UPSTREAM_RUN_LOG_RATE);
-	l->dropped = 0;
-	/* redacted whole (a secret across the cut is still one), then cut
-	 * to what tg_log takes in one line with the prefix and the mark */
-	len = 0;
-	if (obs_shown(l->buf, l->len, text, sizeof(text)) == 0)
-		len = strlen(text);
-	tg_log(TG_LOG_INFO, "upstream %s: %.*s%s", g->r->u->name,
-	       (int)(len > LOG_SHOWN ? LOG_SHOWN : strlen(text)), text,
-	       l->cut || len > LOG_SHOWN ? " [cut]" : "");
+
+	if (rate_take(&l->rate, g->r->u->name, "lines of its stderr"))
+		log_text(g->r->u->name, l->buf, l->len, l->cut);
 }
 
 static void stderr_bytes(struct gen *g, const char *buf, size_t len)
@@ -543,6 +597,165 @@ static void *http_main(void *arg)
 	return NULL;
 }
 
+/* ---- what the server notifies --------------------------------------- */
+
+/* notifications/progress as a command tool reports it (docs/PIPELINE.md):
+ * {"progress": {"progress": N, "total": M, "message": "..."}}, total and
+ * message when given, the message redacted, shown and cut as a stderr
+ * line is. JSON text (malloc'd), or NULL when params are not progress. */
+static char *progress_event(json_t *params)
+{
+	json_t *v = json_object_get(params, "progress"), *total = json_object_get(params, "total");
+	json_t *message = json_object_get(params, "message"), *p, *e;
+	char text[LOG_SHOWN + 1];
+	char *out = NULL;
+	size_t n;
+
+	if (!json_is_number(v) || (total && !json_is_number(total)) ||
+	    (message && !json_is_string(message)))
+		return NULL;
+	p = json_pack("{s:O}", "progress", v);
+	if (p && total)
+		json_object_set(p, "total", total);
+	if (p && message) {
+		n = json_string_length(message);
+		obs_shown(json_string_value(message), n > UPSTREAM_RUN_LOG_READ ? UPSTREAM_RUN_LOG_READ : n,
+		      text, sizeof(text));
+		json_object_set_new(p, "message", json_string(text));
+	}
+	e = p ? json_pack("{s:o}", "progress", p) : NULL;
+	if (e)
+		out = json_dumps(e, JSON_COMPACT);
+	json_decref(e);
+	return out;
+}
+
+/* notifications/progress: to the hook of the call of g whose token it
+ * carries; anything else dropped and counted. The hook runs without the
+ * lock; the call waits for it before it returns (its hooks are its
+ * own). */
+static void on_progress(struct gen *g, json_t *params)
+{
+	const char *token = json_string_value(json_object_get(params, "progressToken"));
+	struct upstream_run *r = g->r;
+	struct call_reg *c;
+	char *event;
+
+	pthread_mutex_lock(&r->lock);
+	/* g's own: a server cannot reach another's call by its token */
+	for (c = r->calls; c && (c->g != g || !token || strcmp(c->token, token) != 0); c = c->next)
+		;
+	if (c)
+		c->busy++;
+	else
+		r->stats.progress_dropped++;
+	pthread_mutex_unlock(&r->lock);
+	if (!c)
+		return;
+	event = progress_event(params);
+	if (event)
+		c->hooks->notify(c->hooks->ctx, event);
+	free(event);
+	pthread_mutex_lock(&r->lock);
+	if (!event)
+		r->stats.progress_dropped++;
+	c->busy--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* notifications/message: to the gateway's log as a stderr line, "[LEVEL
+ * LOGGER] DATA", redacted, cut and within a rate of its own. */
+static void on_message(struct gen *g, json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+	const char *logger = json_string_value(json_object_get(params, "logger"));
+	json_t *data = json_object_get(params, "data");
+	char buf[UPSTREAM_RUN_LOG_READ], *dumped = NULL;
+	const char *text;
+	size_t len;
+	int n;
+
+	if (!rate_take(&g->messages, g->r->u->name, "log messages (notifications/message)"))
+		return;
+	text = json_string_value(data);
+	if (!text && data)
+		text = dumped = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
+	n = snprintf(buf, sizeof(buf), "[%.32s%s%.64s] %s", level ? level : "?",
+		     logger ? " " : "", logger ? logger : "", text ? text : "");
+	free(dumped);
+	len = n < 0 ? 0 : (size_t)n;
+	log_text(g->r->u->name, buf, len < sizeof(buf) ? len : sizeof(buf) - 1, len >= sizeof(buf));
+}
+
+/* The client's notification callback, on its dispatcher thread: never
+ * waits but for the runner's lock, which nobody holds across a wait on
+ * the server, and a progress hook. */
+static void on_notification(void *ctx, const char *method, json_t *params)
+{
+	struct gen *g = ctx;
+	struct upstream_run *r = g->r;
+
+	if (strcmp(method, "notifications/progress") == 0) {
+		on_progress(g, params);
+	} else if (strcmp(method, "notifications/message") == 0) {
+		on_message(g, params);
+	} else if (strcmp(method, "notifications/tools/list_changed") == 0) {
+		/* a flag, however many come: the supervisor lists once */
+		pthread_mutex_lock(&r->lock);
+		r->relist = 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+/* tools (JSON text, taken) as the runner's listing, under the lock: 1
+ * when it differs from the one before (its number goes up). */
+static int listing_set_locked(struct upstream_run *r, char *tools)
+{
+	int changed = !r->tools || strcmp(r->tools, tools) != 0;
+
+	if (changed)
+		r->listing++;
+	free(r->tools);
+	r->tools = tools;
+	return changed;
+}
+
+/* After list_changed: g's tools listed again and kept, the owner told
+ * when they differ; a failure keeps the listing before and is logged.
+ * On the supervisor, without the lock. */
+static void relist(struct upstream_run *r, struct gen *g)
+{
+	char said[LOG_SHOWN + 1], *tools = NULL;
+	struct tg_error err;
+	json_t *list = NULL;
+	int changed;
+
+	if (upstream_client_list_tools(g->client, UPSTREAM_RUN_HANDSHAKE_MS, &list, &err) < 0 ||
+	    !(tools = json_dumps(list, JSON_COMPACT))) {
+		if (list)
+			tg_error_set(&err, TG_ERR_NOMEM, "out of memory");
+		json_decref(list);
+		pthread_mutex_lock(&r->lock);
+		r->stats.relists++;
+		r->stats.relist_failures++;
+		pthread_mutex_unlock(&r->lock);
+		/* it may quote the server (an error it answered) */
+		obs_shown(err.msg, strlen(err.msg), said, sizeof(said));
+		tg_log(TG_LOG_INFO, "upstream %s: its tools changed, but listing them again "
+		       "failed (%s): the tools listed before are kept", r->u->name, said);
+		return;
+	}
+	json_decref(list);
+	pthread_mutex_lock(&r->lock);
+	r->stats.relists++;
+	changed = listing_set_locked(r, tools);
+	pthread_mutex_unlock(&r->lock);
+	if (changed && r->opts.tools_changed)
+		r->opts.tools_changed(r->opts.tools_ctx);
+}
+
 /* ---- generations ----------------------------------------------------- */
 
 static void gen_free(struct gen *g)
@@ -603,6 +816,7 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *err)
 {
 	struct gen *g = calloc(1, sizeof(*g));
+	struct upstream_client_ops ops = { .notification = on_notification, .ctx = g };
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, cancel[2], e;
 
 	*out = NULL;
@@ -610,8 +824,8 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	g->r = r;
 	g->in_r = g->out_w = g->cancel_r = g->cancel_w = -1;
-	g->log.tokens = UPSTREAM_RUN_LOG_BURST;
-	g->log.last_ms = now_ms();
+	g->log.rate.tokens = g->messages.tokens = UPSTREAM_RUN_LOG_BURST;
+	g->log.rate.last_ms = g->messages.last_ms = now_ms();
 	if (pipe2(cancel, O_CLOEXEC) < 0) {
 		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
 		goto fail;
@@ -644,7 +858,7 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 		goto fail;
 	}
 	/* the client owns the other ends from here, whatever happens */
-	if (upstream_client_new(outp[0], in[1], NULL, &g->client, err) < 0) {
+	if (upstream_client_new(outp[0], in[1], &ops, &g->client, err) < 0) {
 		tg_error_wrap(err, "upstream %s", r->u->name);
 		goto fail;
 	}
@@ -666,6 +880,18 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 fail:
 	gen_free(g);
 	return -1;
+}
+
+/* g's start failed, err saying how: its run ended and g freed; a run
+ * that ended of itself says why better than the client's EOF. */
+static void gen_failed(struct gen *g, struct tg_error *err)
+{
+	cancel_run(g);
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+	if (g->why[0] && strcmp(g->why, "stopped by the gateway") != 0)
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", g->why);
+	gen_free(g);
 }
 
 /* Start a generation and make it up: initialize, tools/list. The tools
@@ -695,13 +921,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 		pthread_mutex_lock(&r->lock);
 		r->starting = NULL;
 		pthread_mutex_unlock(&r->lock);
-		/* a run that ended says why better than the client's EOF */
-		cancel_run(g);
-		pthread_join(g->thread, NULL);
-		g->running = 0;
-		if (g->why[0] && strcmp(g->why, "stopped by the gateway") != 0)
-			tg_error_set(err, TG_ERR_UNAVAILABLE, "%s", g->why);
-		gen_free(g);
+		gen_failed(g, err);
 		return -1;
 	}
 	json_decref(list);
@@ -709,15 +929,28 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 	return 0;
 }
 
-/* Wait for g, up, to go down (or the runner to stop), then take it out of
- * service and free it once no call holds it. */
+/* Wait for g, up, to go down (or the runner to stop), listing its tools
+ * again when it says they changed; then take it out of service and free
+ * it once no call holds it. */
 static void gen_watch(struct upstream_run *r, struct gen *g)
 {
 	char broke[256];
+	uint64_t now;
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke)))
-		wait_until(r, now_ms() + 200);
+	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke))) {
+		now = now_ms();
+		if (r->relist && now >= r->relist_at) {
+			r->relist = 0;
+			pthread_mutex_unlock(&r->lock);
+			relist(r, g);
+			pthread_mutex_lock(&r->lock);
+			/* from its end: a slow server is listed no more often */
+			r->relist_at = now_ms() + UPSTREAM_RUN_RELIST_MS;
+			continue;
+		}
+		wait_until(r, r->relist && r->relist_at < now + 200 ? r->relist_at : now + 200);
+	}
 	r->cur = NULL;
 	if (!g->ended && !r->stop)
 		snprintf(g->why, sizeof(g->why), "its connection broke: %s", broke);
@@ -735,15 +968,33 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 	gen_free(g);
 }
 
+/* per_call, the tools listed: wait for the runner to stop, or a call's
+ * server to say its tools changed (then the supervisor lists them again,
+ * not before r->relist_at). */
+static void listed_wait(struct upstream_run *r)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		now = now_ms();
+		if (r->stop || (r->relist && now >= r->relist_at))
+			break;
+		wait_until(r, r->relist ? r->relist_at : now + 1000);
+	}
+	r->relist = 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
 static void *supervise(void *arg)
 {
 	struct upstream_run *r = arg;
 	unsigned delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
 	struct tg_error err;
 	uint64_t up_at, wake;
+	int changed, relisting = 0;
 	struct gen *g;
 	char *tools;
-	int changed;
 
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
@@ -756,17 +1007,26 @@ static void *supervise(void *arg)
 			up_at = now_ms();
 			pthread_mutex_lock(&r->lock);
 			r->starting = NULL;
-			changed = !r->tools || strcmp(r->tools, tools) != 0;
-			if (changed)
-				r->listing++;
-			free(r->tools);
-			r->tools = tools;
-			r->cur = g;
+			changed = listing_set_locked(r, tools);
+			if (!r->u->per_call)
+				r->cur = g;
 			r->why[0] = '\0';
+			r->relist_at = up_at + UPSTREAM_RUN_RELIST_MS;
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
 			if (changed && r->opts.tools_changed)
 				r->opts.tools_changed(r->opts.tools_ctx);
+			if (r->u->per_call) {
+				/* listed: each call starts a server of its own */
+				gen_free(g);
+				pthread_mutex_lock(&r->lock);
+				r->stats.relists += (unsigned)relisting;
+				pthread_mutex_unlock(&r->lock);
+				listed_wait(r);
+				relisting = 1;
+				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
+				continue;
+			}
 			gen_watch(r, g);
 			if (now_ms() - up_at >= UPSTREAM_RUN_STABLE_MS)
 				delay = UPSTREAM_RUN_BACKOFF_MIN_MS;
@@ -776,10 +1036,16 @@ static void *supervise(void *arg)
 			 * initialize with): shown as the log may show it */
 			if (!r->stop)
 				obs_shown(err.msg, strlen(err.msg), r->why, sizeof(r->why));
+			/* per_call: the listing before stays */
+			r->stats.relists += (unsigned)relisting;
+			r->stats.relist_failures += (unsigned)relisting;
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
-		if (!r->stop)
+		if (!r->stop && r->u->per_call)
+			tg_log(TG_LOG_INFO, "upstream %s: listing its tools failed (%s): trying "
+			       "again in %u ms", r->u->name, r->why, delay);
+		else if (!r->stop)
 			tg_log(TG_LOG_INFO, "upstream %s: the server is down (%s): restarting in "
 			       "%u ms", r->u->name, r->why, delay);
 		pthread_cond_broadcast(&r->cond);
@@ -859,6 +1125,9 @@ void upstream_run_free(struct upstream_run *r)
 	r->stop = 1;
 	if (r->starting)
 		cancel_run(r->starting);
+	/* a listing again in progress returns at once */
+	if (r->cur)
+		cancel_run(r->cur);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	if (r->supervising)
@@ -869,31 +1138,41 @@ void upstream_run_free(struct upstream_run *r)
 	free(r);
 }
 
+/* One wait of a caller for the runner, the lock held: -1 and err once
+ * deadline (ms) has passed (busy: the number of per_call servers was the
+ * reason) or cancel_fd is readable, else 0 after at most 100 ms. */
+static int wait_slice(struct upstream_run *r, uint64_t deadline, int cancel_fd, int busy,
+		      struct tg_error *err)
+{
+	struct pollfd p = { cancel_fd, POLLIN, 0 };
+
+	if (now_ms() >= deadline) {
+		if (busy)
+			return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %u calls already have "
+					    "a server of their own (per_call)", r->u->name,
+					    UPSTREAM_RUN_PER_CALL_MAX);
+		if (r->starts == 0 || strcmp(r->why, "starting") == 0)
+			return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
+					    r->u->name);
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is down: %s",
+				    r->u->name, r->why);
+	}
+	if (cancel_fd >= 0 && poll(&p, 1, 0) > 0)
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: cancelled", r->u->name);
+	wait_until(r, deadline < now_ms() + 100 ? deadline : now_ms() + 100);
+	return 0;
+}
+
 /* The generation up, with a reference, waiting until deadline (ms) or
  * cancel_fd; NULL and err. Called and returns with the lock held. */
 static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel_fd,
 			   struct tg_error *err)
 {
-	struct pollfd p = { cancel_fd, POLLIN, 0 };
-
 	/* a server whose run has ended is not served, though the supervisor
 	 * may not have noticed yet: the call waits for the next one */
-	while ((!r->cur || r->cur->ended) && !r->stop) {
-		if (now_ms() >= deadline) {
-			if (r->starts == 0 || strcmp(r->why, "starting") == 0)
-				tg_error_set(err, TG_ERR_LIMIT, "upstream %s: still starting",
-					     r->u->name);
-			else
-				tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is "
-					     "down: %s", r->u->name, r->why);
+	while ((!r->cur || r->cur->ended) && !r->stop)
+		if (wait_slice(r, deadline, cancel_fd, 0, err) < 0)
 			return NULL;
-		}
-		if (cancel_fd >= 0 && poll(&p, 1, 0) > 0) {
-			tg_error_set(err, TG_ERR_INVALID, "upstream %s: cancelled", r->u->name);
-			return NULL;
-		}
-		wait_until(r, deadline < now_ms() + 100 ? deadline : now_ms() + 100);
-	}
 	if (r->stop) {
 		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped", r->u->name);
 		return NULL;
@@ -902,18 +1181,87 @@ static struct gen *gen_get(struct upstream_run *r, uint64_t deadline, int cancel
 	return r->cur;
 }
 
-int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err)
+/* per_call: a server of the call's own, started and initialized by
+ * deadline, once fewer than UPSTREAM_RUN_PER_CALL_MAX run; NULL and err.
+ * percall_end ends it. */
+static struct gen *percall_up(struct upstream_run *r, const char *tool, uint64_t deadline,
+			      int cancel_fd, struct tg_error *err)
 {
-	struct gen *g;
+	char said[sizeof(err->msg)];
+	struct gen *g = NULL;
+	uint64_t left;
 
 	pthread_mutex_lock(&r->lock);
-	g = gen_get(r, now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0), -1, err);
-	if (g) {
+	while (r->percall >= UPSTREAM_RUN_PER_CALL_MAX && !r->stop)
+		if (wait_slice(r, deadline, cancel_fd, 1, err) < 0)
+			goto out;
+	if (r->stop) {
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped", r->u->name);
+		goto out;
+	}
+	r->percall++;
+	r->starts++;
+	pthread_mutex_unlock(&r->lock);
+	if (gen_start(r, &g, err) < 0) {
+		/* a refusal names the upstream already */
+		pthread_mutex_lock(&r->lock);
+		r->percall--;
+		pthread_cond_broadcast(&r->cond);
+		goto out;
+	}
+	left = deadline > now_ms() ? deadline - now_ms() : 1;
+	if (left > UPSTREAM_RUN_HANDSHAKE_MS)
+		left = UPSTREAM_RUN_HANDSHAKE_MS;
+	if (upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, NULL, (int)left,
+				       err) == 0)
+		return g;
+	gen_failed(g, err);
+	g = NULL;
+	/* it may quote the server (an error it answered initialize with) */
+	obs_shown(err->msg, strlen(err->msg), said, sizeof(said));
+	tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: %s: its server did not start: %s",
+		     r->u->name, tool, said);
+	pthread_mutex_lock(&r->lock);
+	r->percall--;
+	pthread_cond_broadcast(&r->cond);
+out:
+	pthread_mutex_unlock(&r->lock);
+	return g;
+}
+
+/* per_call: the call's server ended, whatever happened: no process,
+ * thread or descriptor of it left. */
+static void percall_end(struct upstream_run *r, struct gen *g)
+{
+	gen_free(g);
+	pthread_mutex_lock(&r->lock);
+	r->percall--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err)
+{
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	struct gen *g = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->u->per_call) {
+		/* up: the tools listed; each call starts its own server */
+		while (!r->tools && !r->stop && rc == 0)
+			rc = wait_slice(r, deadline, -1, 0, err);
+		if (rc == 0 && r->stop)
+			rc = tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: stopped",
+					  r->u->name);
+	} else if ((g = gen_get(r, deadline, -1, err)) != NULL) {
 		g->refs--;
 		pthread_cond_broadcast(&r->cond);
+	} else {
+		rc = -1;
 	}
 	pthread_mutex_unlock(&r->lock);
-	return g ? 0 : -1;
+	return rc;
 }
 
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing)
@@ -938,6 +1286,13 @@ unsigned upstream_run_starts(struct upstream_run *r)
 	return n;
 }
 
+void upstream_run_get_stats(struct upstream_run *r, struct upstream_run_stats *s)
+{
+	pthread_mutex_lock(&r->lock);
+	*s = r->stats;
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* A call's canceller: cancel_fd readable cancels request id. */
 struct canceller {
 	struct upstream_client *c;
@@ -958,10 +1313,43 @@ static void *cancel_main(void *arg)
 	return NULL;
 }
 
+/* A call's progress hooks known, under a token of its own, to g's
+ * notification callback. */
+static void reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
+		    const struct upstream_run_call_hooks *hooks)
+{
+	memset(c, 0, sizeof(*c));
+	c->g = g;
+	c->hooks = hooks;
+	pthread_mutex_lock(&r->lock);
+	snprintf(c->token, sizeof(c->token), "toolgate-%llu", (unsigned long long)++r->tokens);
+	c->next = r->calls;
+	r->calls = c;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The call's progress sent before its answer delivered, then its hooks
+ * forgotten: none runs once this returns. */
+static void reg_remove(struct upstream_run *r, struct call_reg *c)
+{
+	struct call_reg **pp;
+
+	/* the reader queued them before it woke the call: a bounded wait */
+	upstream_client_flush(c->g->client, UPSTREAM_RUN_FLUSH_MS);
+	pthread_mutex_lock(&r->lock);
+	for (pp = &r->calls; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	while (c->busy)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* Send tools/call and wait for it, cancel_fd watched by a thread of its
  * own meanwhile. 0, 1 or -1 as upstream_client_wait. */
-static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_ms,
-		     int cancel_fd, json_t **res, struct tg_error *err)
+static int call_wait(struct gen *g, const char *tool, json_t *args, const char *token,
+		     int timeout_ms, int cancel_fd, json_t **res, struct tg_error *err)
 {
 	struct canceller k = { .c = g->client, .cancel_fd = cancel_fd, .done = { -1, -1 } };
 	json_t *params;
@@ -972,6 +1360,12 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_
 	if (cancel_fd >= 0 && pipe2(k.done, O_CLOEXEC) < 0)
 		return tg_error_sys(err, errno, "a pipe");
 	params = json_pack("{s:s,s:O}", "name", tool, "arguments", args);
+	/* MCP "Progress": the token the server's progress will carry */
+	if (params && token &&
+	    json_object_set_new(params, "_meta", json_pack("{s:s}", "progressToken", token)) < 0) {
+		json_decref(params);
+		params = NULL;
+	}
 	k.id = params ? upstream_client_send(g->client, "tools/call", params, err)
 		      : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(params);
@@ -1004,11 +1398,20 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, int timeout_
 int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
 		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err)
 {
+	return upstream_run_call_ex(r, tool, args_json, timeout_ms, cancel_fd, NULL, result_json,
+				    err);
+}
+
+int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
+			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
+			 char **result_json, struct tg_error *err)
+{
 	const char *name = r->u->name;
 	uint64_t start = now_ms(), deadline, left;
+	int rc, progress = hooks && hooks->notify;
 	json_t *args, *res = NULL;
+	struct call_reg reg;
 	struct gen *g;
-	int rc;
 
 	*result_json = NULL;
 	if (timeout_ms <= 0)
@@ -1021,15 +1424,23 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s: the arguments are not "
 				    "a JSON object", name, tool);
 	}
-	pthread_mutex_lock(&r->lock);
-	g = gen_get(r, deadline, cancel_fd, err);
-	pthread_mutex_unlock(&r->lock);
+	if (r->u->per_call) {
+		g = percall_up(r, tool, deadline, cancel_fd, err);
+	} else {
+		pthread_mutex_lock(&r->lock);
+		g = gen_get(r, deadline, cancel_fd, err);
+		pthread_mutex_unlock(&r->lock);
+	}
 	if (!g) {
 		json_decref(args);
 		return -1;
 	}
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
-	rc = call_wait(g, tool, args, (int)left, cancel_fd, &res, err);
+	if (progress)
+		reg_add(r, g, &reg, hooks);
+	rc = call_wait(g, tool, args, progress ? reg.token : NULL, (int)left, cancel_fd, &res, err);
+	if (progress)
+		reg_remove(r, &reg);
 	json_decref(args);
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -1056,6 +1467,10 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 		tg_error_wrap(err, "upstream %s: %s", name, tool);
 	}
 	json_decref(res);
+	if (r->u->per_call) {
+		percall_end(r, g);
+		return rc == 0 ? 0 : -1;
+	}
 	pthread_mutex_lock(&r->lock);
 	g->refs--;
 	pthread_cond_broadcast(&r->cond);

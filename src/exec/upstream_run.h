@@ -13,10 +13,12 @@
  *     upstream_run_wait(r, 15000, &err);               // optional: up, tools listed
  *     char *tools = upstream_run_tools(r);             // JSON array text, malloc'd
  *     upstream_run_call(r, "echo", "{\"text\":\"hi\"}", 5000, -1, &res, &err);
+ *     upstream_run_call_ex(r, "echo", "{}", 5000, -1, &hooks, &res, &err); // progress
  *     upstream_run_free(r);                            // nothing left behind
  *
- * A declaration's per_call (a fresh server per call) is not honoured yet:
- * one server serves every call.
+ * A declaration's per_call (a fresh server per call): the server is
+ * started to list the tools and stopped; each call starts one of its own
+ * (at most UPSTREAM_RUN_PER_CALL_MAX at once) and ends it when it returns.
  */
 #ifndef TG_EXEC_UPSTREAM_RUN_H
 #define TG_EXEC_UPSTREAM_RUN_H
@@ -39,6 +41,10 @@
 #define UPSTREAM_RUN_LOG_BURST 50           /* and at once */
 #define UPSTREAM_RUN_CALL_MS 60000          /* a call's timeout when neither caller nor
 					     * declaration gives one */
+#define UPSTREAM_RUN_PER_CALL_MAX 4        /* per_call: the calls' servers at once */
+#define UPSTREAM_RUN_FLUSH_MS 1000         /* a call's progress, delivered after its answer */
+#define UPSTREAM_RUN_RELIST_MS 250          /* list_changed: at most one tools/list again
+					     * this often (a burst is one) */
 
 struct upstream_run_options {
 	/* The gateway's directories (exec_dirs_new): the mounts and
@@ -80,31 +86,75 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 void upstream_run_free(struct upstream_run *r);
 
 /* Wait at most timeout_ms for the server to be up (initialized, its tools
- * listed). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
+ * listed; per_call: its tools listed once). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
  * why it is not (its last failure), or TG_ERR_LIMIT when still starting. */
 int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err);
 
 /* The tools of the last tools/list, a JSON array as text (malloc'd), or
  * NULL before the first listing (or out of memory); *listing (may be
  * NULL) the listing's number: 0 before the first, and one more each time
- * what the server lists changes, whether across a restart or not. */
+ * what the server lists changes, whether across a restart or not: the
+ * tools are listed at each start, and again when the server sends
+ * notifications/tools/list_changed (at most once per
+ * UPSTREAM_RUN_RELIST_MS; a failed listing keeps the one before). */
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
 
 /* Call tool (the upstream's own name) with args_json (an object's text;
  * NULL: {}), waiting at most timeout_ms (<= 0: the declaration's
  * limits.timeout, else UPSTREAM_RUN_CALL_MS) for the server to be up and
  * answer; cancel_fd (-1: none) readable cancels it (the server is sent
- * notifications/cancelled). 0: *result_json the MCP tool result, JSON
- * text (malloc'd). -1 and err, *result_json NULL:
- *   TG_ERR_UNAVAILABLE: the server is down, or died during the call; err
- *     names the upstream and why (its exit status, the signal, the
- *     sandbox's reason, or the client's: "connection broken: EOF");
- *   TG_ERR_LIMIT: timed out; TG_ERR_INVALID: cancelled, args_json not an
+ * notifications/cancelled). per_call: the call starts a server of its
+ * own (its mounts and credentials checked again), initializes it within
+ * the same timeout and ends it before returning, whatever happened;
+ * while UPSTREAM_RUN_PER_CALL_MAX calls hold one it waits for its turn.
+ * 0: *result_json the MCP tool result, JSON text (malloc'd). -1 and err,
+ * *result_json NULL:
+ *   TG_ERR_UNAVAILABLE: the server is down, or died during the call, or
+ *     (per_call) its server did not start; err names the upstream and
+ *     why (its exit status, the signal, the sandbox's reason, a refused
+ *     credential, or the client's: "connection broken: EOF");
+ *   TG_ERR_LIMIT: timed out (per_call: also waiting for its turn);
+ *   TG_ERR_INVALID: cancelled, args_json not an
  *     object, or the server answered a JSON-RPC error (err says it). */
 int upstream_run_call(struct upstream_run *r, const char *tool, const char *args_json,
 		      int timeout_ms, int cancel_fd, char **result_json, struct tg_error *err);
 
-/* How many times the server was started (tests). */
+/* What a call may be told while it runs (upstream_run_call_ex). */
+struct upstream_run_call_hooks {
+	/* Its progress, as a command tool reports it (exec_env.notify,
+	 * docs/PIPELINE.md): {"progress": {"progress": N, "total": M,
+	 * "message": "..."}} (total and message when the server gave them,
+	 * the message redacted, shown and cut as a stderr line is), JSON text
+	 * borrowed for the call. Called on the client's dispatcher thread,
+	 * never after the call returns: it must not wait, nor call the runner.
+	 * NULL: no progress asked for. */
+	void (*notify)(void *ctx, const char *event);
+	void *ctx;
+};
+
+/* upstream_run_call, and the call's hooks (borrowed for the call; NULL:
+ * none). With a notify hook the tools/call carries
+ * _meta.progressToken, a token of the runner's unique to the call, and
+ * the server's notifications/progress with that token reach the hook,
+ * those sent before its answer before the call returns (waited for at
+ * most UPSTREAM_RUN_FLUSH_MS); progress with any other token is dropped
+ * and counted (progress_dropped). */
+int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
+			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
+			 char **result_json, struct tg_error *err);
+
+/* How many times the server was started (tests); per_call: the listing's
+ * starts and every call's. */
 unsigned upstream_run_starts(struct upstream_run *r);
+
+struct upstream_run_stats {
+	uint64_t relists;           /* tools listed again after list_changed */
+	uint64_t relist_failures;   /* of those, failed: the listing before kept */
+	uint64_t progress_dropped;  /* notifications/progress for no call of that
+				     * server's, or malformed */
+};
+
+/* The runner's counters, copied into *s (OUT). */
+void upstream_run_get_stats(struct upstream_run *r, struct upstream_run_stats *s);
 
 #endif

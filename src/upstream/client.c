@@ -30,6 +30,18 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* *until: timeout_ms from now on the monotonic clock (the conds' own). */
+static void deadline_in(struct timespec *until, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, until);
+	until->tv_sec += timeout_ms / 1000;
+	until->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until->tv_nsec >= 1000000000) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000;
+	}
+}
+
 void client_break(struct upstream_client *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -187,6 +199,7 @@ int upstream_client_new(int in_fd, int out_fd, const struct upstream_client_ops 
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->answered, &attr);
+	pthread_cond_init(&c->dispatched, &attr);
 	pthread_condattr_destroy(&attr);
 	pthread_cond_init(&c->queued, NULL);
 	*out = c;
@@ -223,6 +236,7 @@ static void enqueue(struct upstream_client *c, json_t *msg, size_t bytes)
 	c->tail = it;
 	c->items++;
 	c->queued_bytes += bytes;
+	c->queued_seq++;
 	pthread_cond_signal(&c->queued);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -403,7 +417,27 @@ unsigned upstream_client_drain(struct upstream_client *c)
 		json_decref(it->msg);
 		free(it);
 		n++;
+		pthread_mutex_lock(&c->lock);
+		c->done_seq++;
+		pthread_cond_broadcast(&c->dispatched);
+		pthread_mutex_unlock(&c->lock);
 	}
+}
+
+int upstream_client_flush(struct upstream_client *c, int timeout_ms)
+{
+	struct timespec until;
+	uint64_t target;
+	int rc = 0;
+
+	deadline_in(&until, timeout_ms);
+	pthread_mutex_lock(&c->lock);
+	target = c->queued_seq;
+	while (c->done_seq < target && !c->stopping && rc == 0)
+		rc = pthread_cond_timedwait(&c->dispatched, &c->lock, &until);
+	rc = c->done_seq >= target ? 0 : -1;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
 }
 
 static void *dispatcher_main(void *arg)
@@ -423,6 +457,8 @@ static void *dispatcher_main(void *arg)
 		json_decref(it->msg);
 		free(it);
 		pthread_mutex_lock(&c->lock);
+		c->done_seq++;
+		pthread_cond_broadcast(&c->dispatched);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
@@ -549,6 +585,7 @@ void upstream_client_free(struct upstream_client *c)
 		pthread_mutex_lock(&c->lock);
 		c->stopping = 1;
 		pthread_cond_signal(&c->queued);
+		pthread_cond_broadcast(&c->dispatched);
 		pthread_mutex_unlock(&c->lock);
 		do
 			w = write(c->stop_pipe[1], "x", 1);
@@ -571,6 +608,7 @@ void upstream_client_free(struct upstream_client *c)
 	close(c->stop_pipe[0]);
 	close(c->stop_pipe[1]);
 	pthread_cond_destroy(&c->queued);
+	pthread_cond_destroy(&c->dispatched);
 	pthread_cond_destroy(&c->answered);
 	pthread_mutex_destroy(&c->wlock);
 	pthread_mutex_destroy(&c->lock);
@@ -672,13 +710,7 @@ int upstream_client_wait(struct upstream_client *c, int64_t id, int timeout_ms, 
 
 	tg_error_clear(err);
 	*result = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	deadline_in(&until, timeout_ms);
 	pthread_mutex_lock(&c->lock);
 	for (p = c->pending; p && p->id != id; p = p->next)
 		;

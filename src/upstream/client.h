@@ -138,6 +138,13 @@ void upstream_client_handle_line(struct upstream_client *c, const char *line, si
  * dispatcher's work, for the same fuzzer. Returns how many items. */
 unsigned upstream_client_drain(struct upstream_client *c);
 
+/* Wait at most timeout_ms for the callbacks of everything queued until
+ * now to have run: e.g. the progress a server sent before its answer,
+ * which the reader queued before it woke the answer's waiter. 0, or -1
+ * when the time ran out or the client is stopping. Never from a
+ * callback (the dispatcher would wait for itself). */
+int upstream_client_flush(struct upstream_client *c, int timeout_ms);
+
 /* Send a request (params borrowed, may be NULL). Before initialize has
  * been answered only initialize and ping may be sent. The request's id
  * (> 0), or -1 and err (broken, not initialized, a failed write). */

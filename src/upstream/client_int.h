@@ -35,12 +35,15 @@ struct upstream_client {
 	pthread_mutex_t lock;       /* every field below */
 	pthread_cond_t answered;    /* a request answered or cancelled, or broken */
 	pthread_cond_t queued;      /* an item queued, or stopping */
+	pthread_cond_t dispatched;  /* an item's callback has run (upstream_client_flush) */
 	pthread_mutex_t wlock;      /* one message written to out_fd at a time */
 	struct client_pending *pending;
 	int64_t next_id;
 	struct client_item *head, *tail;
 	unsigned items;
 	size_t queued_bytes;
+	uint64_t queued_seq;        /* items ever queued */
+	uint64_t done_seq;          /* items whose callbacks have run */
 	int broken;
 	char why[256];              /* why it broke */
 	int stopping;

@@ -141,6 +141,17 @@ static int children(void)
 	return n;
 }
 
+/* r freed: 0 when no process, descriptor or thread is left beyond the
+ * fds and threads counted before it was made. */
+static int stopped_clean(struct upstream_run *r, int fds, int threads)
+{
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	CHECK(count_dir("/proc/self/fd") == fds);
+	CHECK(count_dir("/proc/self/task") == threads);
+	return 0;
+}
+
 /* One call; its structuredContent's member key, or NULL (the error in
  * err). */
 static json_t *call(struct upstream_run *r, const char *tool, const char *args,
@@ -326,11 +337,333 @@ static int restarts(void)
 	/* the same tools after the restart: the listing has not changed */
 	free(upstream_run_tools(r, &listing));
 	CHECK(listing == 1);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* One call's structuredContent member key as an integer, or -1. */
+static long long call_int(struct upstream_run *r, const char *tool, const char *args,
+			  const char *key)
+{
+	struct tg_error err;
+	json_t *v = call(r, tool, args, &err);
+	long long n = json_is_integer(json_object_get(v, key))
+			      ? (long long)json_integer_value(json_object_get(v, key)) : -1;
+
+	if (!v)
+		fprintf(stderr, "%s: %s\n", tool, err.msg);
+	json_decref(v);
+	return n;
+}
+
+static void count_changes(void *ctx)
+{
+	__atomic_add_fetch((int *)ctx, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The server changes its tools and says so: they are listed again, the
+ * listing's number goes up and the owner is told; a burst of
+ * list_changed is listed a few times, not once each; a listing that
+ * fails keeps the one before, logged redacted. One server keeps its
+ * state across calls. */
+static int relists(void)
+{
+	struct upstream_run_options ro = { 0 };
+	struct upstream_run_stats st;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *tools;
+	uint64_t listing = 0;
+	int changes = 0, i;
+	long long lists;
+	json_t *v;
+
+	tg_log_set(keep_log, &said);
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, "", &u) == 0);
+	ro.tools_changed = count_changes;
+	ro.tools_ctx = &changes;
+	CHECK(upstream_run_new(u, &ro, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	free(upstream_run_tools(r, &listing));
+	CHECK(listing == 1);
+	/* told after the server is up: wait can return first */
+	for (i = 0; i < 100 && !__atomic_load_n(&changes, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 1);
+	v = call(r, "change", "{\"description\":\"Rug pulled.\",\"notify\":20}", &err);
+	CHECK(v && json_is_true(json_object_get(v, "changed")));
+	json_decref(v);
+	for (i = 0; i < 500 && listing < 2; i++) {
+		usleep(10000);
+		free(upstream_run_tools(r, &listing));
+	}
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 2 && tools && strstr(tools, "Rug pulled."));
+	free(tools);
+	for (i = 0; i < 100 && __atomic_load_n(&changes, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(10000);
+	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 2);
+	/* the burst's listings are over: two pages each, the first and at
+	 * most three more for twenty notifications */
+	usleep(1000000);
+	lists = call_int(r, "lists", NULL, "lists");
+	CHECK(lists >= 4 && lists <= 8);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.relists >= 1 && st.relists <= 3 && st.relist_failures == 0);
+	free(upstream_run_tools(r, &listing));
+	CHECK(listing == 2 && __atomic_load_n(&changes, __ATOMIC_SEQ_CST) == 2);
+
+	/* a listing that fails: the one before stays */
+	v = call(r, "breaklist", NULL, &err);
+	CHECK(v && json_is_true(json_object_get(v, "broken")));
+	json_decref(v);
+	for (i = 0; i < 500 && st.relist_failures == 0; i++) {
+		usleep(10000);
+		upstream_run_get_stats(r, &st);
+	}
+	CHECK(st.relist_failures == 1);
+	CHECK(log_has("upstream fake: its tools changed, but listing them again failed"));
+	CHECK(log_has("[REDACTED:") && !log_has("ghp_0123456789"));
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 2 && tools && strstr(tools, "Rug pulled."));
+	free(tools);
+
+	/* one long-lived server: its state stays between calls */
+	CHECK(call_int(r, "count", NULL, "count") == 1);
+	CHECK(call_int(r, "count", NULL, "count") == 2);
+	CHECK(call_int(r, "count", NULL, "count") == 3);
+	CHECK(upstream_run_starts(r) == 1);
 	upstream_run_free(r);
 	CHECK(children() == 0);
-	CHECK(count_dir("/proc/self/fd") == fds);
-	CHECK(count_dir("/proc/self/task") == threads);
 	tg_upstream_free(u);
+	tg_log_set(NULL, NULL);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A call's progress events, kept one a line. */
+struct events {
+	pthread_mutex_t lock;
+	char text[4096];
+	size_t len;
+	int n;
+};
+
+static void keep_event(void *ctx, const char *event)
+{
+	struct events *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	e->len += (size_t)snprintf(e->text + e->len, sizeof(e->text) - e->len, "%s\n", event);
+	if (e->len >= sizeof(e->text))
+		e->len = sizeof(e->text) - 1;
+	e->n++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* progress tool: the call's token as the server saw it (text, malloc'd),
+ * or NULL. */
+static char *progress_call(struct upstream_run *r, const struct upstream_run_call_hooks *h)
+{
+	char *text = NULL, *token = NULL;
+	struct tg_error err;
+	json_t *res, *t;
+
+	if (upstream_run_call_ex(r, "progress", "{\"n\":3,\"message\":\"key "
+				 "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"}", T, -1, h, &text,
+				 &err) < 0) {
+		fprintf(stderr, "progress: %s\n", err.msg);
+		return NULL;
+	}
+	res = json_loads(text, 0, NULL);
+	t = json_object_get(json_object_get(res, "structuredContent"), "token");
+	token = json_dumps(t, JSON_ENCODE_ANY);
+	json_decref(res);
+	free(text);
+	return token;
+}
+
+/* 0 once no process of this one's is left, waiting at most two
+ * seconds (a server being stopped). */
+static int no_children(void)
+{
+	int i;
+
+	for (i = 0; i < 200 && children(); i++)
+		usleep(10000);
+	return children() == 0 ? 0 : -1;
+}
+
+/* per_call: the server started to list the tools, then stopped; each call
+ * a fresh server (its state starts again), ended when the call returns,
+ * its credential read again; a credential gone fails that call by name;
+ * nothing left behind after each call or at the end. */
+static int per_call(void)
+{
+	char dir[64], extra[PATH_MAX + 128], path[PATH_MAX], *text = NULL, *tools;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { keep_event, &ev };
+	uint64_t listing = 0;
+	int fds, threads, i;
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(put(dir, "token", SECRET, 0600) == 0);
+	snprintf(extra, sizeof(extra), ", \"per_call\": true, \"credentials\": {\"env\": "
+		 "{\"TG_TEST_TOKEN\": \"%s/token\"}}", dir);
+	CHECK(declare(dir, extra, &u) == 0 && u->per_call);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	tools = upstream_run_tools(r, &listing);
+	CHECK(listing == 1 && tools && strstr(tools, "\"count\""));
+	free(tools);
+	/* the listing's server is stopped once it has listed */
+	CHECK(no_children() == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK(call_int(r, "count", NULL, "count") == 1);
+		CHECK(children() == 0);
+	}
+	CHECK(upstream_run_starts(r) == 4);
+	v = call(r, "env", "{\"name\":\"TG_TEST_TOKEN\"}", &err);
+	CHECK(v && strcmp(json_string_value(json_object_get(v, "value")), SECRET) == 0);
+	json_decref(v);
+	/* its progress, from the call's own server */
+	tools = progress_call(r, &h);
+	CHECK(tools && ev.n == 3);
+	free(tools);
+	CHECK(upstream_run_starts(r) == 6);
+	/* a server that dies mid-call: that call fails, the next works */
+	CHECK(upstream_run_call(r, "die", NULL, T, -1, &text, &err) == -1 && !text);
+	CHECK(err.code == TG_ERR_UNAVAILABLE && strstr(err.msg, "signal 9"));
+	CHECK(call_int(r, "count", NULL, "count") == 1);
+	/* checked again at each start: a credential gone is that call's
+	 * failure, named */
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK(unlink(path) == 0);
+	CHECK(upstream_run_call(r, "count", NULL, T, -1, &text, &err) == -1 && !text);
+	CHECK(strstr(err.msg, "upstream fake") && strstr(err.msg, "credentials.env.TG_TEST_TOKEN"));
+	CHECK(children() == 0);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* Calls at once, per_call: each its own server, at most
+ * UPSTREAM_RUN_PER_CALL_MAX at a time, all answered. */
+struct racer {
+	struct upstream_run *r;
+	long long count;
+	int done;
+};
+
+static void *race(void *arg)
+{
+	struct racer *k = arg;
+
+	k->count = call_int(k->r, "count", NULL, "count");
+	__atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int per_call_at_once(void)
+{
+	struct racer k[UPSTREAM_RUN_PER_CALL_MAX + 2];
+	pthread_t t[UPSTREAM_RUN_PER_CALL_MAX + 2];
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64];
+	size_t i, n = UPSTREAM_RUN_PER_CALL_MAX + 2, done = 0;
+	int most = 0, now;
+
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, ", \"per_call\": true", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	for (i = 0; i < n; i++) {
+		k[i].r = r;
+		k[i].count = 0;
+		k[i].done = 0;
+		CHECK(pthread_create(&t[i], NULL, race, &k[i]) == 0);
+	}
+	/* a server is a child of the thread that runs it: never more than
+	 * the bound at once */
+	while (done < n) {
+		now = children();
+		most = now > most ? now : most;
+		usleep(2000);
+		for (i = 0, done = 0; i < n; i++)
+			done += (size_t)__atomic_load_n(&k[i].done, __ATOMIC_SEQ_CST);
+	}
+	CHECK(most <= UPSTREAM_RUN_PER_CALL_MAX);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < n; i++)
+		CHECK(k[i].count == 1);
+	CHECK(upstream_run_starts(r) == 1 + n);
+	upstream_run_free(r);
+	CHECK(children() == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* A call's progress: a token of its own on the request, each
+ * notification with it delivered to the call's hook in the command
+ * tools' shape before the call returns, one with another token dropped
+ * and counted; the server's log messages logged redacted. */
+static int progress(void)
+{
+	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { keep_event, &ev };
+	struct upstream_run_stats st;
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *t1, *t2, *t3;
+
+	tg_log_set(keep_log, &said);
+	CHECK(unit_tmpdir(dir, "uprun") == 0);
+	CHECK(declare(dir, "", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	t1 = progress_call(r, &h);
+	CHECK(t1 && strncmp(t1, "\"toolgate-", 10) == 0);
+	/* every one before the answer, in order, nothing else */
+	CHECK(ev.n == 3);
+	CHECK(strcmp(ev.text,
+		     "{\"progress\":{\"progress\":1,\"total\":3,\"message\":\"step 1\"}}\n"
+		     "{\"progress\":{\"progress\":2,\"total\":3,\"message\":\"step 2\"}}\n"
+		     "{\"progress\":{\"progress\":3,\"total\":3,\"message\":\"step 3\"}}\n") == 0);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.progress_dropped == 1);
+	/* another call, another token */
+	t2 = progress_call(r, &h);
+	CHECK(t2 && strncmp(t2, "\"toolgate-", 10) == 0 && strcmp(t1, t2) != 0);
+	CHECK(ev.n == 6);
+	/* without hooks no token is asked for: what comes is dropped */
+	t3 = progress_call(r, NULL);
+	CHECK(t3 && strcmp(t3, "null") == 0);
+	CHECK(ev.n == 6);
+	upstream_run_get_stats(r, &st);
+	CHECK(st.progress_dropped == 2 + 4);
+	free(t1);
+	free(t2);
+	free(t3);
+	CHECK(log_has("upstream fake: [warning fake] key [REDACTED:"));
+	CHECK(!log_has("ghp_0123456789"));
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	tg_log_set(NULL, NULL);
 	unit_rmtree(dir);
 	return 0;
 }
@@ -413,6 +746,10 @@ static int refuses(void)
 const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/serves", serves },
 	{ "upstream_run/restarts", restarts },
+	{ "upstream_run/relists", relists },
+	{ "upstream_run/per_call", per_call },
+	{ "upstream_run/per_call_at_once", per_call_at_once },
+	{ "upstream_run/progress", progress },
 	{ "upstream_run/refuses", refuses },
 	UNIT_TESTS_END
 };

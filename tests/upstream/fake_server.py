@@ -26,7 +26,16 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                environment variable is set and its value; read {path} a
                file's text or the error; die answers nothing: the server kills
                itself with SIGKILL; say {lines} writes each to
-               stderr
+               stderr; fail {message} answers a JSON-RPC error; change
+               {description, notify} sets echo's description and sends
+               notify (default 1) notifications/tools/list_changed before
+               answering; breaklist makes every later tools/list an error
+               and sends list_changed; lists answers how many tools/list
+               this process was asked; count answers how many times this
+               process was called count; progress {n, message} sends n
+               notifications/progress with the call's progressToken, one
+               with another token, and a notifications/message carrying
+               message, then answers {"token": the call's token}
 """
 import json
 import os
@@ -48,11 +57,19 @@ if MODE == "runner":
                         ("read", {"path": {"type": "string"}}),
                         ("die", {}),
                         ("say", {"lines": {"type": "array"}}),
-                        ("fail", {"message": {"type": "string"}})):
+                        ("fail", {"message": {"type": "string"}}),
+                        ("change", {"description": {"type": "string"},
+                                    "notify": {"type": "number"}}),
+                        ("breaklist", {}),
+                        ("lists", {}),
+                        ("count", {}),
+                        ("progress", {"n": {"type": "number"},
+                                      "message": {"type": "string"}})):
         TOOLS.append({"name": name, "description": "A test tool.",
                       "inputSchema": {"type": "object", "properties": props}})
 calls = 0
 next_id = 1000
+STATE = {"lists": 0, "count": 0, "breaklist": False}
 
 
 def send(msg):
@@ -122,17 +139,51 @@ def call(mid, params):
         send({"jsonrpc": "2.0", "id": mid,
               "error": {"code": -32000, "message": args.get("message", "")}})
         return
-    if MODE == "runner" and params.get("name") in ("env", "read", "die", "say"):
+    if MODE == "runner" and params.get("name") in ("env", "read", "die", "say", "change",
+                                                     "breaklist", "lists", "count"):
         runner_tool(mid, params.get("name"), args)
+        return
+    if MODE == "runner" and params.get("name") == "progress":
+        progress_tool(mid, params, args)
         return
     result(mid, {"content": [{"type": "text", "text": json.dumps(args)}],
                  "structuredContent": args, "isError": False})
 
 
+def progress_tool(mid, params, args):
+    token = (params.get("_meta") or {}).get("progressToken")
+    n = int(args.get("n", 3))
+    for i in range(n):
+        send({"jsonrpc": "2.0", "method": "notifications/progress",
+              "params": {"progressToken": token, "progress": i + 1, "total": n,
+                         "message": "step %d" % (i + 1)}})
+    send({"jsonrpc": "2.0", "method": "notifications/progress",
+          "params": {"progressToken": "not-the-call-s", "progress": 1}})
+    send({"jsonrpc": "2.0", "method": "notifications/message",
+          "params": {"level": "warning", "logger": "fake",
+                     "data": args.get("message", "working")}})
+    result(mid, {"content": [{"type": "text", "text": json.dumps({"token": token})}],
+                 "structuredContent": {"token": token}, "isError": False})
+
+
 def runner_tool(mid, name, args):
     if name == "die":
         os.kill(os.getpid(), signal.SIGKILL)
-    if name == "env":
+    if name == "change":
+        TOOLS[0]["description"] = args.get("description", "Changed.")
+        for _ in range(int(args.get("notify", 1))):
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        out = {"changed": True}
+    elif name == "breaklist":
+        STATE["breaklist"] = True
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        out = {"broken": True}
+    elif name == "lists":
+        out = {"lists": STATE["lists"]}
+    elif name == "count":
+        STATE["count"] += 1
+        out = {"count": STATE["count"]}
+    elif name == "env":
         value = os.environ.get(args.get("name", ""))
         out = {"set": value is not None, "value": value}
     elif name == "read":
@@ -171,7 +222,12 @@ def main():
             continue
         elif method == "ping":
             result(mid, {})
+        elif method == "tools/list" and STATE["breaklist"]:
+            STATE["lists"] += 1
+            send({"jsonrpc": "2.0", "id": mid,
+                  "error": {"code": -32603, "message": "no list: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}})
         elif method == "tools/list":
+            STATE["lists"] += 1
             cursor = (m.get("params") or {}).get("cursor")
             if cursor is None:
                 result(mid, {"tools": TOOLS[:1], "nextCursor": "page2"})
