@@ -389,6 +389,8 @@ static int failed(struct call_state *st, const struct tg_error *cerr)
 int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	const struct tg_contract *k = st->k;
+	struct upstream_run_call_hooks hooks = { 0 };
+	struct notify_redacting nr = { st->call };
 	struct gate_upstream *e;
 	struct tg_error cerr;
 	char *args, *result = NULL;
@@ -408,10 +410,13 @@ int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_er
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	st->ran = 1;
-	rc = upstream_run_call(e->run, k->upstream_tool, args,
-			       k->call_timeout_ms > 0 && k->call_timeout_ms < 86400000
-			       ? (int)k->call_timeout_ms : 0,
-			       st->call->cancel_fd, &result, &cerr);
+	/* its progress to the caller, redacted, as a command tool's */
+	hooks.notify = st->call->notify ? gate_notify_redacted : NULL;
+	hooks.ctx = &nr;
+	rc = upstream_run_call_ex(e->run, k->upstream_tool, args,
+				  k->call_timeout_ms > 0 && k->call_timeout_ms < 86400000
+				  ? (int)k->call_timeout_ms : 0,
+				  st->call->cancel_fd, &hooks, &result, &cerr);
 	free(args);
 	entry_put(g, e);
 	if (rc < 0)

@@ -96,13 +96,23 @@ static char *call(struct fix *f, const char *tool_name, const char *args, const 
 	return text;
 }
 
+static int progress_events;
+
+static void progressed(void *ctx, const char *event)
+{
+	(void)ctx;
+	if (strstr(event, "\"progress\""))
+		progress_events++;
+}
+
 static int serves(void)
 {
 	static const char *const ups[] = {
 		"fake",
 		"{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
 		"\"add\":{\"authority\":\"read\",\"rename\":\"sum\"},"
-		"\"env\":{\"hide\":true},\"die\":{\"authority\":\"read\"}}}",
+		"\"env\":{\"hide\":true},\"die\":{\"authority\":\"read\"},"
+		"\"progress\":{\"authority\":\"read\"}}}",
 		NULL,
 	};
 	struct fix_spec spec = { "gateup", plain, NULL, TG_ANOMALY_DEFAULT, ups };
@@ -141,6 +151,23 @@ static int serves(void)
 	out = call(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", "k-1", code, ticket);
 	CHECK(out && strcmp(code, "awaiting_approval") == 0 && ticket[0]);
 	free(out);
+	/* its progress reaches the caller, as a command tool's */
+	{
+		struct tg_call c = { 0 };
+		struct tg_call_result r;
+		struct tg_error err;
+		const char *a = "{\"n\":3,\"message\":\"step\"}";
+
+		c.principal = "alice";
+		c.tool = "fake.progress";
+		c.arguments = a;
+		c.arguments_len = strlen(a);
+		c.notify = progressed;
+		c.cancel_fd = -1;
+		CHECK(tg_gate_call(f.gate, &c, &r, &err) == 0 && !r.is_error);
+		tg_call_result_release(&r);
+		CHECK(progress_events == 3);
+	}
 	/* a server that dies mid-call: a typed error, then it is back */
 	out = call(&f, "fake.die", "{}", NULL, code, ticket);
 	CHECK(out && strcmp(code, "upstream_unavailable") == 0 && strstr(out, "signal 9"));
