@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "exec/upstream_run.h"
+#include "exec/upstream_secret.h"
 #include "obs/shown.h"
 #include "toolgate/egress.h"
 #include "toolgate/redact.h"
@@ -165,212 +166,6 @@ static void cancel_run(struct gen *g)
 	while (w < 0 && errno == EINTR);
 }
 
-/* ---- credentials ----------------------------------------------------- */
-
-/* 1 if real (a real path) is, or lies in, the real path of one of u's
- * mounts. */
-static int in_a_mount(const struct tg_upstream *u, const char *real)
-{
-	char dir[PATH_MAX];
-	size_t i, n;
-
-	for (i = 0; i < u->nmounts; i++) {
-		if (!realpath(u->mounts[i].host, dir))
-			continue; /* the mount's own check says so */
-		n = strlen(dir);
-		if (strncmp(real, dir, n) == 0 && (real[n] == '/' || !real[n] || n == 1))
-			return 1;
-	}
-	return 0;
-}
-
-/* Where a credential is declared: the variable of a stdio server's
- * environment, the header of an HTTP server's requests. */
-static const char *credential_field(const struct tg_upstream *u)
-{
-	return u->transport == TG_UPSTREAM_HTTP ? "credentials.header" : "credentials.env";
-}
-
-/* The secret of credential c into buf[UPSTREAM_RUN_CREDENTIAL_MAX + 1],
- * checked on the descriptor opened: OUT *len. -1 and err naming the
- * upstream and the credential, never the value. */
-static int credential_read(const struct upstream_run *r, const struct tg_upstream_credential *c,
-			   char *buf, size_t *len, struct tg_error *err)
-{
-	const char *name = r->u->name, *field = credential_field(r->u);
-	char link[64], real[PATH_MAX], why[128];
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd, rc = -1;
-
-	*len = 0;
-	fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name,
-				    field, c->name, c->path);
-	/* the file as it is now, not as the catalogue saw it */
-	if (fstat(fd, &st) < 0) {
-		tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name, field, c->name,
-			     c->path);
-		goto out;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, sizeof(real) - 1);
-	if (n < 0) {
-		tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name, field, c->name,
-			     c->path);
-		goto out;
-	}
-	real[n] = '\0';
-	/* the loader's rule, on the file opened (the path the kernel gives
-	 * the descriptor is where it resolves) */
-	if (upstream_secret_check(&st, real, real, why, sizeof(why)) < 0) {
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s %s", name,
-			     field, c->name, c->path, why);
-		goto out;
-	}
-	if (st.st_size > (off_t)UPSTREAM_RUN_CREDENTIAL_MAX) {
-		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %s.%s: %s is over %u "
-			     "bytes", name, field, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
-		goto out;
-	}
-	if (exec_dirs_check_secret(r->opts.dirs, real, err) < 0) {
-		tg_error_wrap(err, "upstream %s: %s.%s", name, field, c->name);
-		goto out;
-	}
-	if (in_a_mount(r->u, real)) {
-		/* the server could read it there, or (writable) swap it for a
-		 * link to another file of the gateway's before a restart */
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s lies in one "
-			     "of its own mounts: a secret is given in the environment only", name,
-			     field, c->name, c->path);
-		goto out;
-	}
-	/* one byte more than allowed: a file that grew is seen */
-	while (got <= UPSTREAM_RUN_CREDENTIAL_MAX) {
-		n = read(fd, buf + got, UPSTREAM_RUN_CREDENTIAL_MAX + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			tg_error_sys(err, errno, "upstream %s: %s.%s: %s", name,
-				     field, c->name, c->path);
-			goto out;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got > UPSTREAM_RUN_CREDENTIAL_MAX) {
-		tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %s.%s: %s is over %u "
-			     "bytes", name, field, c->name, c->path, UPSTREAM_RUN_CREDENTIAL_MAX);
-		goto out;
-	}
-	/* a file written with echo ends in a newline that is no part of it */
-	if (got && buf[got - 1] == '\n') {
-		got--;
-		if (got && buf[got - 1] == '\r')
-			got--;
-	}
-	if (memchr(buf, '\0', got)) {
-		tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s.%s: %s holds a NUL "
-			     "byte, which no environment variable or header can", name, field,
-			     c->name, c->path);
-		goto out;
-	}
-	*len = got;
-	rc = 0;
-out:
-	close(fd);
-	return rc;
-}
-
-/* Every credential into spec's environment, NAME=VALUE; the buffers
- * wiped whatever happens. */
-static int add_credentials(const struct upstream_run *r, struct tg_sandbox_spec *spec,
-			   struct tg_error *err)
-{
-	size_t cap = 128 + UPSTREAM_RUN_CREDENTIAL_MAX + 2, i, len, nl;
-	char *buf = malloc(UPSTREAM_RUN_CREDENTIAL_MAX + 1), *var = malloc(cap);
-	int rc = 0;
-
-	if (!buf || !var) {
-		free(buf);
-		free(var);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; rc == 0 && i < r->u->ncredentials; i++) {
-		const struct tg_upstream_credential *c = &r->u->credentials[i];
-
-		nl = strlen(c->name);
-		if (nl > 127) {
-			rc = tg_error_set(err, TG_ERR_INVALID, "upstream %s: credentials.env: a name "
-					  "too long", r->u->name);
-			break;
-		}
-		rc = credential_read(r, c, buf, &len, err);
-		if (rc < 0)
-			break;
-		memcpy(var, c->name, nl);
-		var[nl] = '=';
-		memcpy(var + nl + 1, buf, len);
-		var[nl + 1 + len] = '\0';
-		rc = tg_sandbox_spec_add_env(spec, var, err);
-		if (rc < 0)
-			tg_error_set(err, err->code, "upstream %s: credentials.env.%s: the sandbox "
-				     "refused it", r->u->name, c->name);
-		sodium_memzero(var, nl + 2 + len);
-	}
-	/* what was read, a refused file's too */
-	sodium_memzero(buf, UPSTREAM_RUN_CREDENTIAL_MAX + 1);
-	free(buf);
-	free(var);
-	return rc;
-}
-
-/* What headers_read gave, wiped and freed. */
-static void headers_release(struct upstream_http_header *h, size_t n)
-{
-	size_t i;
-
-	for (i = 0; h && i < n; i++)
-		if (h[i].value) {
-			sodium_memzero((char *)h[i].value, UPSTREAM_RUN_CREDENTIAL_MAX + 1);
-			free((char *)h[i].value);
-		}
-	free(h);
-}
-
-/* The credentials of an http upstream as its requests' headers, read
- * (each file as credential_read reads it): OUT *out, an array of
- * u->ncredentials, released by headers_release whatever happens after. */
-static int headers_read(const struct upstream_run *r, struct upstream_http_header **out,
-			struct tg_error *err)
-{
-	struct upstream_http_header *h;
-	size_t i, n = r->u->ncredentials;
-	char *buf;
-
-	*out = NULL;
-	if (!n)
-		return 0;
-	h = calloc(n, sizeof(*h));
-	if (!h)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	for (i = 0; i < n; i++) {
-		h[i].name = r->u->credentials[i].name;
-		h[i].value = buf = malloc(UPSTREAM_RUN_CREDENTIAL_MAX + 1);
-		if (!buf || credential_read(r, &r->u->credentials[i], buf, &h[i].len, err) < 0) {
-			if (!buf)
-				tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-			headers_release(h, n);
-			return -1;
-		}
-	}
-	*out = h;
-	return 0;
-}
-
 /* ---- the sandbox spec ------------------------------------------------ */
 
 static int build_mounts(const struct upstream_run *r, struct tg_sandbox_spec *spec,
@@ -412,7 +207,7 @@ static int build_spec(struct gen *g, struct tg_error *err)
 	for (i = 0; u->env && u->env[i]; i++)
 		if (tg_sandbox_spec_add_env(g->spec, u->env[i], err) < 0)
 			return tg_error_wrap(err, "upstream %s: env", u->name);
-	if (build_mounts(r, g->spec, err) < 0 || add_credentials(r, g->spec, err) < 0)
+	if (build_mounts(r, g->spec, err) < 0 || upstream_add_credentials(r->u, r->opts.dirs, g->spec, err) < 0)
 		return -1;
 	/* no egress: no network at all (the sandbox's empty namespace) */
 	if (u->egress && u->egress[0] &&
@@ -793,12 +588,12 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 	struct upstream_http_header *h = NULL;
 	int cin, cout, e;
 
-	if (headers_read(r, &h, err) < 0)
+	if (upstream_headers_read(r->u, r->opts.dirs, &h, err) < 0)
 		return -1;
 	o.headers = h;
 	o.nheaders = h ? r->u->ncredentials : 0;
 	e = upstream_http_new(r->u, &o, &cin, &cout, &g->http, err);
-	headers_release(h, o.nheaders);
+	upstream_headers_release(h, o.nheaders);
 	if (e < 0)
 		return -1;
 	if (upstream_client_new(cin, cout, NULL, &g->client, err) < 0 ||
@@ -1097,8 +892,8 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 		struct upstream_http_header *h = NULL;
 
 		/* its credentials: the files read and checked, then wiped */
-		e = headers_read(r, &h, err);
-		headers_release(h, h ? u->ncredentials : 0);
+		e = upstream_headers_read(r->u, r->opts.dirs, &h, err);
+		upstream_headers_release(h, h ? u->ncredentials : 0);
 	} else {
 		e = build_spec(probe, err);
 	}
