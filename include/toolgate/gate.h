@@ -345,14 +345,16 @@ TG_API void tg_gate_release(struct tg_gate *gate, const struct tg_catalog *catal
  * then still the caller's). */
 TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
 			  struct tg_error *err);
-/* The catalogue the gate serves (borrowed), for a caller that never
- * reloads it; others use tg_gate_acquire. */
+/* The catalogue the gate was given, or last reloaded with (borrowed),
+ * without the tools of its upstreams, for a caller that never reloads
+ * it; what is served (with them) is tg_gate_acquire's. */
 TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
 
 /* fn(ctx, old, now) is told, from a thread of the gate's, each time what
  * the gate serves changes without a reload: an upstream's server listed
  * other tools (docs/UPSTREAMS.md, "Serving"). old and now are held for the
- * call (borrowed). fn must not call tg_gate_reload; it may take its own
+ * call (borrowed). fn must not call tg_gate_reload nor tg_gate_on_change;
+ * it may take its own
  * time (the next change waits). One hook: a second call replaces the
  * first; fn NULL removes it, and returns once no call of the old hook
  * runs. */

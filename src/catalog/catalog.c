@@ -304,10 +304,13 @@ int tg_catalog_derive(const struct tg_catalog *base, struct tg_contract **tools,
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	c->base = base;
-	memcpy(c->own, tools, n * sizeof(*tools));
+	if (n) {
+		memcpy(c->own, tools, n * sizeof(*tools));
+		memcpy(c->v + base->n, tools, n * sizeof(*tools));
+	}
 	c->nown = n;
-	memcpy(c->v, base->v, base->n * sizeof(*c->v));
-	memcpy(c->v + base->n, tools, n * sizeof(*tools));
+	if (base->n)
+		memcpy(c->v, base->v, base->n * sizeof(*c->v));
 	c->n = base->n + n;
 	c->resources = json_incref(base->resources);
 	c->templates = json_incref(base->templates);

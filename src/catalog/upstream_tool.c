@@ -188,7 +188,8 @@ int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def_json, 
 	snprintf(exposed, sizeof(exposed), "%s.%s", u->name, name);
 	c = calloc(1, sizeof(*c));
 	if (!c || copy(&c->file, u->file) < 0 || copy(&c->upstream, u->name) < 0 ||
-	    copy(&c->upstream_tool, name) < 0 || copy(&c->owner_team, who) < 0 ||
+	    copy(&c->upstream_tool, name) < 0 || copy(&c->upstream_declaration, u->sha256) < 0 ||
+	    copy(&c->owner_team, who) < 0 ||
 	    copy(&c->owner_contact, u->file) < 0 || copy(&c->name, t ? t->exposed : exposed) < 0) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;

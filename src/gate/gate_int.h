@@ -270,19 +270,34 @@ void gate_rebuilder_stop(struct tg_gate *g);
 int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 			   struct tg_error *err);
 
-/* The upstreams of base served from now on, under rebuild_lock: a
- * runner kept for each declared as before (the same file), started for
- * each new or changed one, ended for those no longer declared (once no
- * call uses it). -1 and err naming the upstream when a runner cannot be
- * made (a refused mount or credential): then nothing changed. */
-int gate_upstreams_sync(struct tg_gate *g, struct gate_base *base, struct tg_error *err);
+/* The upstreams of base, as they will be served (under rebuild_lock): v
+ * in the base's order, a runner kept for each declared as before (the
+ * same file), made for each new or changed one (made[i]). Nothing
+ * changes until commit; abort ends those made. */
+struct gate_ups_plan {
+	struct gate_upstream **v;
+	unsigned char *made;
+	size_t n;
+};
+/* -1 and err naming the upstream when a runner cannot be made (a
+ * refused mount or credential). */
+int gate_upstreams_plan(struct tg_gate *g, struct gate_base *base, struct gate_ups_plan *p,
+			struct tg_error *err);
+/* Served from now on; those no longer declared as they were ended once
+ * no call uses them. */
+void gate_upstreams_commit(struct tg_gate *g, struct gate_ups_plan *p);
+void gate_upstreams_abort(struct tg_gate *g, struct gate_ups_plan *p);
+/* The upstreams served now (under rebuild_lock), OUT *out (malloc'd),
+ * *n; -1 out of memory. */
+int gate_upstreams_list(struct tg_gate *g, struct gate_upstream ***out, size_t *n);
 /* Every upstream ended (the gate's end). */
 void gate_upstreams_release(struct tg_gate *g);
-/* The tools the upstreams serve now, as contracts (tg_catalog_upstream_tool),
- * under rebuild_lock: OUT *tools (malloc'd), *n. A tool that cannot be
+/* The tools upstreams ups (nups of them) list now, as contracts
+ * (tg_catalog_upstream_tool), under rebuild_lock: OUT *tools (malloc'd), *n. A tool that cannot be
  * served (its schema, a description the scanner refuses) is left out,
  * logged and recorded. -1 out of memory. */
-int gate_upstream_tools(struct tg_gate *g, struct tg_contract ***tools, size_t *n);
+int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, size_t nups,
+			struct tg_contract ***tools, size_t *n);
 /* Told by a runner: its server lists other tools; the snapshot is made
  * anew by the gate's thread (started when needed). */
 void gate_upstreams_changed(void *ctx);

@@ -63,6 +63,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 {
 	struct exec_dirs_options dirs_opts = { 0 };
 	struct exec_dirs *dirs = NULL;
+	struct gate_ups_plan plan;
 	struct tg_gate *g;
 
 	tg_error_clear(err);
@@ -142,11 +143,12 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	}
 	/* the declared servers start now; their tools are served once listed */
 	pthread_mutex_lock(&g->rebuild_lock);
-	if (gate_upstreams_sync(g, g->base, err) < 0) {
+	if (gate_upstreams_plan(g, g->base, &plan, err) < 0) {
 		pthread_mutex_unlock(&g->rebuild_lock);
 		tg_gate_free(g);
 		return -1;
 	}
+	gate_upstreams_commit(g, &plan);
 	pthread_mutex_unlock(&g->rebuild_lock);
 	*out = g;
 	return 0;

@@ -123,24 +123,32 @@ void tg_gate_release(struct tg_gate *g, const struct tg_catalog *catalog)
 
 const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
 {
-	return g->cur->catalog;
+	/* the base: only a reload changes it, the upstreams' listings do not */
+	return g->base->catalog;
 }
 
-/* A snapshot of base and the upstreams' tools now (under rebuild_lock),
- * holding base; NULL and err. */
+/* A snapshot of base and the tools the upstreams ups (n of them) list
+ * now (under rebuild_lock), holding base; NULL and err. A base that
+ * declares upstreams gets a catalogue of its own in each snapshot, even
+ * one with none of their tools: snapshots are released by their
+ * catalogue's address, which two of them must never share (a base
+ * without upstreams has one snapshot only, its reload's or the gate's
+ * first). */
 static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
+				      struct gate_upstream *const *ups, size_t nups,
 				      struct tg_error *err)
 {
 	struct snapshot *sn = calloc(1, sizeof(*sn));
 	struct tg_contract **tools = NULL;
 	size_t n = 0;
 
-	if (!sn || gate_upstream_tools(g, &tools, &n) < 0) {
+	if (!sn || gate_upstream_tools(g, ups, nups, &tools, &n) < 0) {
 		free(sn);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (n && tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
+	if (tg_catalog_upstream_count(base->catalog) &&
+	    tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
 		free(tools);
 		free(sn);
 		return NULL;
@@ -176,6 +184,7 @@ static void snapshot_install(struct tg_gate *g, struct snapshot *sn)
 
 int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_error *err)
 {
+	struct gate_ups_plan plan;
 	struct gate_base *base, *old;
 	struct snapshot *sn;
 
@@ -186,12 +195,21 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	if (!base)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	pthread_mutex_lock(&g->rebuild_lock);
-	if (gate_upstreams_sync(g, base, err) < 0 || !(sn = snapshot_make(g, base, err))) {
-		/* the catalogue stays the caller's: it was not taken */
+	if (gate_upstreams_plan(g, base, &plan, err) < 0) {
 		pthread_mutex_unlock(&g->rebuild_lock);
 		free(base);
 		return -1;
 	}
+	sn = snapshot_make(g, base, plan.v, plan.n, err);
+	if (!sn) {
+		/* nothing changed: the runners made for it go, the catalogue
+		 * stays the caller's */
+		gate_upstreams_abort(g, &plan);
+		pthread_mutex_unlock(&g->rebuild_lock);
+		free(base);
+		return -1;
+	}
+	gate_upstreams_commit(g, &plan);
 	/* taken: freed with the last snapshot or upstream of it */
 	base->owned = catalog;
 	pthread_mutex_lock(&g->lock);
@@ -209,12 +227,23 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 static void rebuild(struct tg_gate *g)
 {
 	const struct tg_catalog *old, *now;
+	struct gate_upstream **ups = NULL;
 	struct snapshot *sn;
 	struct tg_error err;
+	size_t nups = 0;
 
 	pthread_mutex_lock(&g->rebuild_lock);
+	if (!tg_catalog_upstream_count(g->base->catalog)) {
+		/* a runner of a base before told it: nothing to serve anew */
+		pthread_mutex_unlock(&g->rebuild_lock);
+		return;
+	}
 	old = tg_gate_acquire(g);
-	sn = snapshot_make(g, g->base, &err);
+	sn = gate_upstreams_list(g, &ups, &nups) < 0 ? NULL
+		: snapshot_make(g, g->base, ups, nups, &err);
+	if (!sn && !ups)
+		tg_error_set(&err, TG_ERR_NOMEM, "out of memory");
+	free(ups);
 	if (sn)
 		snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "exec/upstream_run.h"
@@ -62,14 +63,16 @@ static void entry_put(struct tg_gate *g, struct gate_upstream *e)
 		entry_free(g, e);
 }
 
-/* The upstream named name, with a reference; NULL when none is served. */
-static struct gate_upstream *entry_get(struct tg_gate *g, const char *name)
+/* The upstream that serves k (its name, declared as when k was made),
+ * with a reference; NULL when none is served so any more. */
+static struct gate_upstream *entry_get(struct tg_gate *g, const struct tg_contract *k)
 {
 	struct gate_upstream *e;
 
 	pthread_mutex_lock(&g->lock);
 	for (e = g->ups; e; e = e->next)
-		if (strcmp(e->u->name, name) == 0) {
+		if (strcmp(e->u->name, k->upstream) == 0 &&
+		    strcmp(e->u->sha256, k->upstream_declaration) == 0) {
 			e->refs++;
 			break;
 		}
@@ -117,64 +120,101 @@ static struct gate_upstream *kept(struct tg_gate *g, const struct tg_upstream *u
 	return NULL;
 }
 
-int gate_upstreams_sync(struct tg_gate *g, struct gate_base *base, struct tg_error *err)
+int gate_upstreams_plan(struct tg_gate *g, struct gate_base *base, struct gate_ups_plan *p,
+			struct tg_error *err)
 {
-	size_t n = tg_catalog_upstream_count(base->catalog), nold = 0, i, j;
-	struct gate_upstream **v, **old = NULL, *e, *list = NULL;
+	size_t n = tg_catalog_upstream_count(base->catalog), i;
+	struct gate_upstream *e;
 
-	/* the list changes only here, under rebuild_lock: read as it is */
-	for (e = g->ups; e; e = e->next)
-		nold++;
-	v = calloc(n + 1, sizeof(*v));
-	old = calloc(nold + 1, sizeof(*old));
-	if (!v || !old) {
-		free(v);
-		free(old);
+	memset(p, 0, sizeof(*p));
+	p->n = n;
+	p->v = calloc(n + 1, sizeof(*p->v));
+	p->made = calloc(n + 1, sizeof(*p->made));
+	if (!p->v || !p->made) {
+		gate_upstreams_abort(g, p);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
-	for (e = g->ups, j = 0; e; e = e->next)
-		old[j++] = e;
 	/* those made anew first: a refusal leaves everything as it was */
 	for (i = 0; i < n; i++) {
 		const struct tg_upstream *u = tg_catalog_upstream_at(base->catalog, i);
 
-		if (kept(g, u))
+		if ((e = kept(g, u))) {
+			p->v[i] = e;
 			continue;
-		if (!(v[i] = entry_new(g, base, u, err)))
-			goto fail;
-	}
-	if (n && gate_rebuilder_start(g, err) < 0)
-		goto fail;
-	for (i = 0; i < n; i++)
-		if (!v[i])
-			v[i] = kept(g, tg_catalog_upstream_at(base->catalog, i));
-	pthread_mutex_lock(&g->lock);
-	for (i = n; i-- > 0;)
-		if (v[i]) {
-			v[i]->next = list;
-			list = v[i];
 		}
+		if (!(p->v[i] = entry_new(g, base, u, err))) {
+			gate_upstreams_abort(g, p);
+			return -1;
+		}
+		p->made[i] = 1;
+	}
+	if (n && gate_rebuilder_start(g, err) < 0) {
+		gate_upstreams_abort(g, p);
+		return -1;
+	}
+	return 0;
+}
+
+void gate_upstreams_abort(struct tg_gate *g, struct gate_ups_plan *p)
+{
+	size_t i;
+
+	for (i = 0; p->v && p->made && i < p->n; i++)
+		if (p->made[i] && p->v[i])
+			entry_free(g, p->v[i]);
+	free(p->v);
+	free(p->made);
+	memset(p, 0, sizeof(*p));
+}
+
+void gate_upstreams_commit(struct tg_gate *g, struct gate_ups_plan *p)
+{
+	struct gate_upstream **old = NULL, *e, *list = NULL;
+	size_t nold = 0, i, j;
+
+	/* the list changes only here, under rebuild_lock: read as it is */
+	for (e = g->ups; e; e = e->next)
+		nold++;
+	old = calloc(nold + 1, sizeof(*old));
+	for (e = g->ups, j = 0; old && e; e = e->next)
+		old[j++] = e;
+	pthread_mutex_lock(&g->lock);
+	for (i = p->n; i-- > 0;) {
+		p->v[i]->next = list;
+		list = p->v[i];
+	}
 	g->ups = list;
 	pthread_mutex_unlock(&g->lock);
-	/* those no longer declared as they were: ended once no call uses them */
-	for (j = 0; j < nold; j++) {
+	/* those no longer declared as they were: ended once no call uses
+	 * them (out of memory, they stay: a leak, never a freed runner) */
+	for (j = 0; old && j < nold; j++) {
 		int stays = 0;
 
-		for (i = 0; i < n; i++)
-			stays |= v[i] == old[j];
+		for (i = 0; i < p->n; i++)
+			stays |= p->v[i] == old[j];
 		if (!stays)
 			entry_put(g, old[j]);
 	}
-	free(v);
 	free(old);
+	free(p->v);
+	free(p->made);
+	memset(p, 0, sizeof(*p));
+}
+
+int gate_upstreams_list(struct tg_gate *g, struct gate_upstream ***out, size_t *n)
+{
+	struct gate_upstream *e;
+	size_t i = 0;
+
+	*n = 0;
+	for (e = g->ups; e; e = e->next)
+		(*n)++;
+	*out = calloc(*n + 1, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (e = g->ups; e; e = e->next)
+		(*out)[i++] = e;
 	return 0;
-fail:
-	for (i = 0; i < n; i++)
-		if (v[i])
-			entry_free(g, v[i]);
-	free(v);
-	free(old);
-	return -1;
 }
 
 void gate_upstreams_release(struct tg_gate *g)
@@ -243,14 +283,21 @@ static int served(struct tg_contract **v, size_t n, const char *name)
 static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_contract ***v,
 		    size_t *n, size_t *cap)
 {
-	char *text = upstream_run_tools(e->run, NULL), why[600];
-	json_t *list = text ? json_loads(text, 0, NULL) : NULL, *def;
 	struct tg_contract *k, **nv;
 	struct tg_error err;
+	uint64_t listing = 0;
+	char *text, why[600];
+	json_t *list, *def;
 	size_t i;
 	int rc;
 
+	text = upstream_run_tools(e->run, &listing);
+	if (!text)
+		return listing ? -1 : 0; /* listed, and out of memory; or not listed yet */
+	list = json_loads(text, 0, NULL);
 	free(text);
+	if (!list)
+		return -1; /* the runner keeps what it parsed: out of memory */
 	json_array_foreach(list, i, def) {
 		char *d = json_dumps(def, JSON_COMPACT);
 
@@ -296,16 +343,16 @@ nomem:
 	return -1;
 }
 
-int gate_upstream_tools(struct tg_gate *g, struct tg_contract ***tools, size_t *n)
+int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, size_t nups,
+			struct tg_contract ***tools, size_t *n)
 {
 	struct tg_contract **v = NULL;
-	struct gate_upstream *e;
-	size_t cap = 0, i;
+	size_t cap = 0, i, j;
 
 	*tools = NULL;
 	*n = 0;
-	for (e = g->ups; e; e = e->next)
-		if (tools_of(g, e, &v, n, &cap) < 0) {
+	for (j = 0; j < nups; j++)
+		if (tools_of(g, ups[j], &v, n, &cap) < 0) {
 			for (i = 0; i < *n; i++)
 				tg_contract_free(v[i]);
 			free(v);
@@ -380,6 +427,8 @@ static int failed(struct call_state *st, const struct tg_error *cerr)
 		code = outcome = "upstream_timeout";
 		retryable = 1;
 	}
+	/* a write's retries under its key replay this answer: not retryable */
+	retryable &= st->k->authority == TG_AUTHORITY_READ;
 	gate_refuse(st, outcome, "%s: %s", st->k->name, cerr->msg);
 	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message",
 				       cerr->msg, "retryable", retryable);
@@ -400,10 +449,11 @@ int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_er
 	if (st->dry && !k->dry_run_argument)
 		return gate_refuse(st, "refused", "%s cannot show what it would do: its upstream "
 				   "declares no dry_run", k->name);
-	e = entry_get(g, k->upstream);
+	e = entry_get(g, k);
 	if (!e)
 		return gate_refuse(st, "upstream_unavailable", "%s: upstream %s is no longer "
-				   "served", k->name, k->upstream);
+				   "served as it was declared when the call began (a reload changed "
+				   "it): call again", k->name, k->upstream);
 	args = arguments(st);
 	if (!args) {
 		entry_put(g, e);

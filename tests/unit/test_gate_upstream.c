@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "failalloc.h"
+#include "gate/gate_int.h"
 #include "gatefix.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
@@ -396,7 +398,166 @@ static int credential_exposed(void)
 	return 0;
 }
 
+/* A server whose listing flips between one tool and none (each
+ * start counts in a writable mount) */
+static const char flip_py[] =
+	"import json, os, sys\n"
+	"p = '/srv/flip/count'\n"
+	"n = int(open(p).read() or '0') + 1\n"
+	"open(p, 'w').write(str(n))\n"
+	"tools = [{'name': 'die'}]\n"
+	"if n % 2 == 1:\n"
+	"    tools = [{'name': 'die', 'inputSchema': {'type': 'object'}},"
+	" {'name': 't', 'description': 'x', 'inputSchema': {'type': 'object'}}]\n"
+	"def send(m):\n"
+	"    sys.stdout.write(json.dumps(m) + '\\n'); sys.stdout.flush()\n"
+	"for line in sys.stdin:\n"
+	"    m = json.loads(line); mid = m.get('id'); meth = m.get('method')\n"
+	"    if mid is None: continue\n"
+	"    if meth == 'initialize':\n"
+	"        send({'jsonrpc': '2.0', 'id': mid, 'result': {'protocolVersion': '2025-11-25',"
+	" 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'flip', 'version': '1'}}})\n"
+	"    elif meth == 'tools/list':\n"
+	"        send({'jsonrpc': '2.0', 'id': mid, 'result': {'tools': tools}})\n"
+	"    elif meth == 'tools/call':\n"
+	"        os.kill(os.getpid(), 9)\n"
+	"    else:\n"
+	"        send({'jsonrpc': '2.0', 'id': mid, 'result': {}})\n";
+
+static int has_tool(struct tg_gate *g, const char *name)
+{
+	struct tg_error err;
+	char *text = tg_gate_tools_json(g, NULL, &err);
+	char want[128];
+	int yes;
+
+	snprintf(want, sizeof(want), "\"name\":\"%s\"", name);
+	yes = text && strstr(text, want) != NULL;
+	free(text);
+	return yes;
+}
+
+static int wait_tool(struct tg_gate *g, const char *name, int present)
+{
+	int n;
+
+	for (n = 0; n < 1500; n++) {
+		if (has_tool(g, name) == present)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* tg_gate_release finds a snapshot by its catalogue's pointer: two
+ * snapshots of the bare base (an upstream that lists nothing servable)
+ * share one, and a release of the older one drops the current one. */
+static int release_by_pointer(void)
+{
+	char srv[64], path[128], decl[512], code[64], ticket[64], *out;
+	const char *ups[] = { "flip", decl, NULL };
+	struct fix_spec spec = { "gateupflip", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	const struct tg_catalog *c0, *d;
+	struct tg_catalog *cat;
+	int stale;
+	struct tg_error err;
+	struct fix f;
+	FILE *fp;
+
+	CHECK(unit_tmpdir(srv, "flipsrv") == 0);
+	chmod(srv, 0755);
+	snprintf(path, sizeof(path), "%s/flip.py", srv);
+	CHECK((fp = fopen(path, "w")) && fputs(flip_py, fp) >= 0 && fclose(fp) == 0);
+	snprintf(path, sizeof(path), "%s/count", srv);
+	CHECK((fp = fopen(path, "w")) && fclose(fp) == 0 && chmod(path, 0666) == 0);
+	snprintf(decl, sizeof(decl), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
+		 "\"/srv/flip/flip.py\"],\"sandbox\":{\"mounts\":[{\"host\":\"%s\",\"inside\":"
+		 "\"/srv/flip\",\"writable\":true}]},\"tools\":{\"die\":{\"authority\":\"read\"},"
+		 "\"t\":{\"authority\":\"read\"}}}", srv);
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	/* S0: the bare base, held (a call on it) */
+	c0 = tg_gate_acquire(f.gate);
+	CHECK(c0 == f.cat);
+	/* S1: the server's first listing, with flip.t; held (a long call) */
+	CHECK(wait_tool(f.gate, "flip.t", 1) == 0);
+	d = tg_gate_acquire(f.gate);
+	CHECK(d != c0);
+	/* the server dies and comes back listing no flip.t: S2, the bare base again */
+	out = call(&f, "flip.die", "{}", NULL, code, ticket);
+	free(out);
+	CHECK(wait_tool(f.gate, "flip.t", 0) == 0);
+	/* the S0 holder is done: this must not drop S2, the current one */
+	tg_gate_release(f.gate, c0);
+	/* were snapshots released by a catalogue they share, the retired one
+	 * with flip.t would be current again, and the next one installed
+	 * would free it under d's holder (a use after free, below) */
+	stale = has_tool(f.gate, "flip.t");
+	snprintf(path, sizeof(path), "%s/cat", f.dir);
+	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
+	CHECK(tg_gate_reload(f.gate, cat, &err) == 0);
+	CHECK(tg_catalog_count(d) == 3);
+	tg_gate_release(f.gate, d);
+	CHECK(!stale);
+	fix_remove(&f);
+	unit_rmtree(srv);
+	return 0;
+}
+
+/* A reload whose snapshot cannot be made once the upstreams' runners
+ * were made says it failed and changes nothing: the caller frees its
+ * catalogue, and no runner made for it is left borrowing it. */
+static int reload_fails_late(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"}}}", NULL,
+	};
+	struct fix_spec spec = { "gateupoom", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char path[256], text[8192];
+	struct tg_catalog *cat;
+	struct tg_error err;
+	unsigned long n;
+	struct fix f;
+	json_t *list;
+	FILE *fp;
+	int rc;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = tools_with(f.gate, "fake.echo");
+	CHECK(list);
+	json_decref(list);
+	/* fake stays as it is (kept); b is new each time */
+	for (n = 1; n < 3000; n++) {
+		/* reached over HTTP at a port nobody listens on: no sandbox to
+		 * start for each try */
+		snprintf(text, sizeof(text), "{\"transport\":\"http\",\"url\":"
+			 "\"http://127.0.0.1:9/mcp?v=%lu\"}", n);
+		snprintf(path, sizeof(path), "%s/cat/upstreams/b.json", f.dir);
+		CHECK((fp = fopen(path, "w")) && fputs(text, fp) >= 0 && fclose(fp) == 0 &&
+		      chmod(path, 0600) == 0);
+		snprintf(path, sizeof(path), "%s/cat", f.dir);
+		CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
+		failalloc_arm(n);
+		rc = tg_gate_reload(f.gate, cat, &err);
+		failalloc_disarm();
+		if (rc == 0) {
+			if (!failalloc_failed())
+				break;
+			continue;
+		}
+		/* nothing of cat was taken: no runner of it is served (one would
+		 * read cat after the caller frees it) */
+		CHECK(!(f.gate->ups && f.gate->ups->u == tg_catalog_upstream_at(cat, 0)));
+		tg_catalog_free(cat); /* the caller's again, as tg_gate_reload says */
+	}
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_upstream_tests[] = {
+	{ "gate_upstream/reload_fails_late", reload_fails_late },
+	{ "gate_upstream/release_by_pointer", release_by_pointer },
 	{ "gate_upstream/serves", serves },
 	{ "gate_upstream/approved_once", approved_once },
 	{ "gate_upstream/reloads", reloads },
