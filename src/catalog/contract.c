@@ -26,52 +26,17 @@
 #include "toolgate/contract.h"
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
+#include "util/jload.h"
 #include "util/parse.h"
 
 #define MAX_CONTRACT_BYTES (1u << 20)
 #define MAX_TEXT 4096
 
 struct loader {
-	const char *origin;
+	struct jload j;         /* "contract ORIGIN: FIELD: why" (util/jload.h) */
 	const struct tg_schema_options *opts;
 	struct tg_contract *c;
-	struct tg_error *err;
 };
-
-static int bad(struct loader *l, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(struct loader *l, const char *field, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return tg_error_set(l->err, TG_ERR_INVALID, "contract %s: %s: %s", l->origin, field, msg);
-}
-
-/* Refuse any key of obj not in allowed (NULL-terminated). */
-static int only(struct loader *l, json_t *obj, const char *where, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	size_t i;
-
-	json_object_foreach(obj, key, v) {
-		for (i = 0; allowed[i]; i++)
-			if (strcmp(key, allowed[i]) == 0)
-				break;
-		if (!allowed[i]) {
-			char field[160];
-
-			snprintf(field, sizeof(field), "%s%s%s", where, where[0] ? "." : "", key);
-			return bad(l, field, "unknown field");
-		}
-	}
-	return 0;
-}
 
 static int text(struct loader *l, json_t *obj, const char *key, const char *field,
 		int required, char **out)
@@ -80,15 +45,8 @@ static int text(struct loader *l, json_t *obj, const char *key, const char *fiel
 
 	*out = NULL;
 	if (!v)
-		return required ? bad(l, field, "required") : 0;
-	if (!json_is_string(v))
-		return bad(l, field, "must be a string");
-	if (json_string_length(v) > MAX_TEXT || strlen(json_string_value(v)) != json_string_length(v))
-		return bad(l, field, "longer than %d bytes or holds NUL", MAX_TEXT);
-	*out = strdup(json_string_value(v));
-	if (!*out)
-		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
-	return 0;
+		return required ? jload_bad(&l->j, field, "required") : 0;
+	return jload_string(&l->j, v, field, MAX_TEXT, out);
 }
 
 /* A string field of an element of an array of objects, its error naming
@@ -111,16 +69,16 @@ static int string_list(struct loader *l, json_t *a, const char *field, size_t ma
 	if (!a)
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) > max)
-		return bad(l, field, "must be an array of at most %zu strings", max);
+		return jload_bad(&l->j, field, "must be an array of at most %zu strings", max);
 	*out = calloc(json_array_size(a) + 1, sizeof(**out));
 	if (!*out)
-		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+		return jload_nomem(&l->j);
 	json_array_foreach(a, i, v) {
 		if (!json_is_string(v) || json_string_length(v) > MAX_TEXT)
-			return bad(l, field, "item %zu must be a string", i);
+			return jload_bad(&l->j, field, "item %zu must be a string", i);
 		(*out)[i] = strdup(json_string_value(v));
 		if (!(*out)[i])
-			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+			return jload_nomem(&l->j);
 	}
 	return 0;
 }
@@ -202,16 +160,16 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 	*out = NULL;
 	*out_text = NULL;
 	if (!v)
-		return required ? bad(l, key, "required") : 0;
+		return required ? jload_bad(&l->j, key, "required") : 0;
 	if (!json_is_object(v) && !json_is_boolean(v))
-		return bad(l, key, "must be a JSON Schema (an object or a boolean)");
+		return jload_bad(&l->j, key, "must be a JSON Schema (an object or a boolean)");
 	txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (!txt)
-		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
-	if (tg_schema_compile(txt, strlen(txt), l->opts, out, l->err) < 0) {
+		return jload_nomem(&l->j);
+	if (tg_schema_compile(txt, strlen(txt), l->opts, out, l->j.err) < 0) {
 		free(txt);
 		/* its code kept: out of memory is not a bad contract */
-		return tg_error_wrap(l->err, "contract %s: %s: invalid schema", l->origin, key);
+		return tg_error_wrap(l->j.err, "contract %s: %s: invalid schema", l->j.origin, key);
 	}
 	*out_text = txt;
 	if (out_doc) /* the contract's input_schema_doc (contract_doc.h) */
@@ -230,21 +188,21 @@ static int load_errors(struct loader *l, json_t *doc)
 	if (!a)
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) > 256)
-		return bad(l, "errors", "must be an array of at most 256 errors");
+		return jload_bad(&l->j, "errors", "must be an array of at most 256 errors");
 	c->errors = calloc(json_array_size(a) + 1, sizeof(*c->errors));
 	if (!c->errors)
-		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+		return jload_nomem(&l->j);
 	json_array_foreach(a, i, e) {
 		snprintf(field, sizeof(field), "errors[%zu]", i);
 		if (!json_is_object(e))
-			return bad(l, field, "must be an object");
+			return jload_bad(&l->j, field, "must be an object");
 		c->nerrors = i + 1;
-		if (only(l, e, field, fields) < 0 ||
+		if (jload_only(&l->j, e, field, fields) < 0 ||
 		    member_text(l, e, field, "code", 1, &c->errors[i].code) < 0 ||
 		    member_text(l, e, field, "meaning", 1, &c->errors[i].meaning) < 0)
 			return -1;
 		if (!json_is_boolean(json_object_get(e, "retryable")))
-			return bad(l, field, "retryable: must be true or false");
+			return jload_bad(&l->j, field, "retryable: must be true or false");
 		c->errors[i].retryable = json_is_true(json_object_get(e, "retryable"));
 	}
 	return 0;
@@ -262,7 +220,7 @@ static int load_limits(struct loader *l, json_t *lim)
 	if (sandbox_limits_parse(lim, &s, &key, &why) < 0) {
 		snprintf(field, sizeof(field), "executor.limits%s%.100s", key ? "." : "",
 			 key ? key : "");
-		return bad(l, field, "%s", why);
+		return jload_bad(&l->j, field, "%s", why);
 	}
 	c->memory = s.memory;
 	c->output = s.output;
@@ -283,16 +241,16 @@ static int load_mounts(struct loader *l, json_t *a)
 	if (!a)
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) > 64)
-		return bad(l, "executor.mounts", "must be an array of at most 64 mounts");
+		return jload_bad(&l->j, "executor.mounts", "must be an array of at most 64 mounts");
 	c->mounts = calloc(json_array_size(a) + 1, sizeof(*c->mounts));
 	if (!c->mounts)
-		return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+		return jload_nomem(&l->j);
 	json_array_foreach(a, i, m) {
 		snprintf(field, sizeof(field), "executor.mounts[%zu]", i);
 		if (!json_is_object(m))
-			return bad(l, field, "must be an object");
+			return jload_bad(&l->j, field, "must be an object");
 		c->nmounts = i + 1;
-		if (only(l, m, field, fields) < 0 ||
+		if (jload_only(&l->j, m, field, fields) < 0 ||
 		    member_text(l, m, field, "host", 1, &c->mounts[i].host) < 0 ||
 		    member_text(l, m, field, "inside", 0, &c->mounts[i].inside) < 0)
 			return -1;
@@ -313,7 +271,7 @@ static int load_given(struct loader *l, json_t *e)
 	json_t *v = json_object_get(e, "workspace"), *st = json_object_get(e, "state");
 
 	if (c->executor != TG_EXEC_COMMAND && (v || st))
-		return bad(l, v ? "executor.workspace" : "executor.state",
+		return jload_bad(&l->j, v ? "executor.workspace" : "executor.state",
 			   "is for command tools: a builtin runs in the gateway, without a sandbox");
 	c->workspace = TG_WORKSPACE_NONE;
 	if (v) {
@@ -323,15 +281,15 @@ static int load_given(struct loader *l, json_t *e)
 		for (i = 0; i < 3 && !(s && strcmp(s, modes[i]) == 0); i++)
 			;
 		if (i == 3)
-			return bad(l, "executor.workspace", "must be none (the default), read or write");
+			return jload_bad(&l->j, "executor.workspace", "must be none (the default), read or write");
 		c->workspace = (enum tg_workspace)i;
 	}
 	if (st && !json_is_boolean(st))
-		return bad(l, "executor.state", "must be true or false");
+		return jload_bad(&l->j, "executor.state", "must be true or false");
 	c->state = json_is_true(st);
 	/* the family names the directory: STATE/tools/FAMILY */
 	if (c->state && c->name[0] == '.')
-		return bad(l, "executor.state", "its directory is the tool's family, its name up "
+		return jload_bad(&l->j, "executor.state", "its directory is the tool's family, its name up "
 			   "to the first dot: a name that starts with a dot has none");
 	return 0;
 }
@@ -370,7 +328,7 @@ static int load_plan(struct loader *l, json_t *e, int kind, int older)
 		if (strcmp(key, "kind") == 0 || (older && strcmp(key, "name") == 0))
 			continue;
 		snprintf(field, sizeof(field), "executor.%s", key);
-		return bad(l, field, "a plan's executor takes only its kind: its steps are "
+		return jload_bad(&l->j, field, "a plan's executor takes only its kind: its steps are "
 			   "other tools, each run by its own executor");
 	}
 	return 0;
@@ -388,12 +346,12 @@ static int load_executor(struct loader *l, json_t *doc)
 	int plan, older, tier;
 
 	if (!e)
-		return bad(l, "executor", "required");
-	if (!json_is_object(e) || only(l, e, "executor", fields) < 0)
-		return json_is_object(e) ? -1 : bad(l, "executor", "must be an object");
+		return jload_bad(&l->j, "executor", "required");
+	if (!json_is_object(e) || jload_only(&l->j, e, "executor", fields) < 0)
+		return json_is_object(e) ? -1 : jload_bad(&l->j, "executor", "must be an object");
 	kind = json_string_value(json_object_get(e, "kind"));
 	if (!kind)
-		return bad(l, "executor.kind", "required: builtin, command, plan or plan.undo");
+		return jload_bad(&l->j, "executor.kind", "required: builtin, command, plan or plan.undo");
 	plan = plan_kind(kind, e, &older);
 	if (plan)
 		return load_plan(l, e, plan, older);
@@ -404,35 +362,35 @@ static int load_executor(struct loader *l, json_t *doc)
 		return text(l, e, "name", "executor.name", 1, &c->builtin);
 	}
 	if (strcmp(kind, "mcp") == 0)
-		return bad(l, "executor.kind", "mcp is reserved: an upstream MCP server is "
+		return jload_bad(&l->j, "executor.kind", "mcp is reserved: an upstream MCP server is "
 			   "declared in the catalogue's upstreams/NAME.json (docs/UPSTREAMS.md), "
 			   "not in a contract");
 	if (strcmp(kind, "command") != 0)
-		return bad(l, "executor.kind", "must be builtin, command, plan or plan.undo");
+		return jload_bad(&l->j, "executor.kind", "must be builtin, command, plan or plan.undo");
 	c->executor = TG_EXEC_COMMAND;
 	if (string_list(l, json_object_get(e, "argv"), "executor.argv", 256, &c->argv) < 0)
 		return -1;
 	if (!c->argv || !c->argv[0] || !c->argv[0][0])
-		return bad(l, "executor.argv", "required: the command and its arguments");
+		return jload_bad(&l->j, "executor.argv", "required: the command and its arguments");
 	v = json_object_get(e, "output");
 	if (v && (!json_is_string(v) || (strcmp(json_string_value(v), "json") &&
 					 strcmp(json_string_value(v), "mcp"))))
-		return bad(l, "executor.output", "must be json (the default) or mcp");
+		return jload_bad(&l->j, "executor.output", "must be json (the default) or mcp");
 	c->output_mcp = v && strcmp(json_string_value(v), "mcp") == 0;
 	v = json_object_get(e, "interactive");
 	if (v && !json_is_boolean(v))
-		return bad(l, "executor.interactive", "must be true or false");
+		return jload_bad(&l->j, "executor.interactive", "must be true or false");
 	c->interactive = json_is_true(v);
 	v = json_object_get(e, "prestart");
 	if (v && !json_is_boolean(v))
-		return bad(l, "executor.prestart", "must be true or false");
+		return jload_bad(&l->j, "executor.prestart", "must be true or false");
 	c->prestart = json_is_true(v);
 	if (load_given(l, e) < 0)
 		return -1;
 	v = json_object_get(e, "tier");
 	tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STRICT;
 	if (tier < 0)
-		return bad(l, "executor.tier", "must be strict or standard");
+		return jload_bad(&l->j, "executor.tier", "must be strict or standard");
 	c->tier = (enum tg_tier)tier;
 	if (load_limits(l, json_object_get(e, "limits")) < 0 ||
 	    load_mounts(l, json_object_get(e, "mounts")) < 0 ||
@@ -445,32 +403,32 @@ static int load_executor(struct loader *l, json_t *doc)
 		/* the rules are checked now: a tool whose allowlist cannot
 		 * be read does not load */
 		if (c->tier != TG_TIER_STANDARD)
-			return bad(l, "executor.egress", "is for the standard tier (say tier: "
+			return jload_bad(&l->j, "executor.egress", "is for the standard tier (say tier: "
 				   "standard); the strict tier has no network");
 		while (c->egress[n])
 			n++;
-		if (tg_egress_policy_new((const char *const *)c->egress, n, &policy, l->err) < 0) {
+		if (tg_egress_policy_new((const char *const *)c->egress, n, &policy, l->j.err) < 0) {
 			char why[300];
 
-			snprintf(why, sizeof(why), "%.280s", l->err->msg);
-			return bad(l, "executor.egress", "%s", why);
+			snprintf(why, sizeof(why), "%.280s", l->j.err->msg);
+			return jload_bad(&l->j, "executor.egress", "%s", why);
 		}
 		tg_egress_policy_free(policy);
 	}
 	env = json_object_get(e, "env");
 	if (env) {
 		if (!json_is_object(env) || json_object_size(env) > 128)
-			return bad(l, "executor.env", "must be an object of at most 128 strings");
+			return jload_bad(&l->j, "executor.env", "must be an object of at most 128 strings");
 		c->env = calloc(json_object_size(env) + 1, sizeof(*c->env));
 		if (!c->env)
-			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+			return jload_nomem(&l->j);
 		json_object_foreach(env, key, v) {
 			if (strncmp(key, "TOOLGATE_", 9) == 0)
-				return bad(l, "executor.env", "%s: TOOLGATE_ names are the gateway's "
+				return jload_bad(&l->j, "executor.env", "%s: TOOLGATE_ names are the gateway's "
 					   "(TOOLGATE_DRY_RUN, TOOLGATE_CALL_ID)", key);
 			if (!json_is_string(v) || asprintf(&c->env[i++], "%s=%s", key,
 							   json_string_value(v)) < 0)
-				return bad(l, "executor.env", "%s must be a string", key);
+				return jload_bad(&l->j, "executor.env", "%s must be a string", key);
 		}
 	}
 	return 0;
@@ -487,7 +445,7 @@ static int check_mapping(struct loader *l, json_t *v, int depth)
 	size_t i;
 
 	if (depth > 16)
-		return bad(l, "compensation.arguments", "nested deeper than 16");
+		return jload_bad(&l->j, "compensation.arguments", "nested deeper than 16");
 	if (s && strstr(s, "${")) {
 		size_t n = strlen(s);
 
@@ -495,7 +453,7 @@ static int check_mapping(struct loader *l, json_t *v, int depth)
 		    (strncmp(s, "${arguments.", 12) == 0 && n > 13 && s[n - 1] == '}' &&
 		     strcspn(s + 12, "}") == n - 13))
 			return 0;
-		return bad(l, "compensation.arguments", "\"%.80s\": a placeholder is "
+		return jload_bad(&l->j, "compensation.arguments", "\"%.80s\": a placeholder is "
 			   "\"${call_id}\" or \"${arguments.NAME}\", the whole string", s);
 	}
 	json_object_foreach(v, key, item)
@@ -520,7 +478,7 @@ static int load_write_rules(struct loader *l, json_t *doc)
 		const char *v = json_string_value(dr);
 
 		if (!v || (strcmp(v, "supported") && strcmp(v, "unsupported") && strcmp(v, "overlay")))
-			return bad(l, "dry_run", "must be supported, unsupported or overlay");
+			return jload_bad(&l->j, "dry_run", "must be supported, unsupported or overlay");
 		c->dry_run = strcmp(v, "overlay") == 0 ? TG_DRY_RUN_OVERLAY
 							: strcmp(v, "supported") == 0;
 	}
@@ -531,46 +489,46 @@ static int load_write_rules(struct loader *l, json_t *doc)
 		for (i = 0; i < c->nmounts; i++)
 			writable |= c->mounts[i].writable;
 		if (c->executor != TG_EXEC_COMMAND || !writable)
-			return bad(l, "dry_run", "overlay is for a command tool that writes: it needs "
+			return jload_bad(&l->j, "dry_run", "overlay is for a command tool that writes: it needs "
 				   "a writable mount or workspace (the gate runs it on overlays of "
 				   "them)");
 	}
 	if (comp) {
 		json_t *args;
 
-		if (!json_is_object(comp) || only(l, comp, "compensation", comp_fields) < 0)
-			return json_is_object(comp) ? -1 : bad(l, "compensation", "must be an object");
+		if (!json_is_object(comp) || jload_only(&l->j, comp, "compensation", comp_fields) < 0)
+			return json_is_object(comp) ? -1 : jload_bad(&l->j, "compensation", "must be an object");
 		if (text(l, comp, "tool", "compensation.tool", 0, &c->compensation_tool) < 0 ||
 		    text(l, comp, "irreversible", "compensation.irreversible", 0,
 			 &c->irreversible) < 0)
 			return -1;
 		if (!!c->compensation_tool == !!c->irreversible)
-			return bad(l, "compensation",
+			return jload_bad(&l->j, "compensation",
 				   "either a tool that undoes the write, or irreversible with a reason");
 		args = json_object_get(comp, "arguments");
 		if (args && (!c->compensation_tool || !json_is_object(args)))
-			return bad(l, "compensation.arguments",
+			return jload_bad(&l->j, "compensation.arguments",
 				   "an object mapping the undo tool's arguments, with tool");
 		if (args && check_mapping(l, args, 0) < 0)
 			return -1;
 		if (args && !(c->compensation_args = json_dumps(args, JSON_COMPACT)))
-			return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
+			return jload_nomem(&l->j);
 	}
 	dr = json_object_get(doc, "resumable");
 	if (dr && !json_is_boolean(dr))
-		return bad(l, "resumable", "must be true or false");
+		return jload_bad(&l->j, "resumable", "must be true or false");
 	c->resumable = json_is_true(dr);
 	if (c->resumable && c->authority != TG_AUTHORITY_WRITE)
-		return bad(l, "resumable", "says how a write survives a crash: a read has nothing "
+		return jload_bad(&l->j, "resumable", "says how a write survives a crash: a read has nothing "
 			   "to resume");
 	/* a plan runs its steps once a person approved it as a whole: held,
 	 * as only a write is */
 	if ((c->executor == TG_EXEC_PLAN || c->executor == TG_EXEC_PLAN_UNDO) &&
 	    c->authority != TG_AUTHORITY_WRITE)
-		return bad(l, "authority", "a plan (or its undoing) runs writes once approved as a "
+		return jload_bad(&l->j, "authority", "a plan (or its undoing) runs writes once approved as a "
 			   "whole: it must be write");
 	if (c->prestart && (c->authority == TG_AUTHORITY_WRITE || (c->egress && c->egress[0])))
-		return bad(l, "executor.prestart", "is for read tools without egress (a write's "
+		return jload_bad(&l->j, "executor.prestart", "is for read tools without egress (a write's "
 			   "call id is in its environment; egress has a proxy of the call's own)");
 	dr = json_object_get(doc, "tasks");
 	c->tasks = c->authority == TG_AUTHORITY_WRITE ? TG_TASKS_OPTIONAL : TG_TASKS_FORBIDDEN;
@@ -582,11 +540,11 @@ static int load_write_rules(struct loader *l, json_t *doc)
 		for (i = 0; i < 3 && !(v && strcmp(v, kinds[i]) == 0); i++)
 			;
 		if (i == 3)
-			return bad(l, "tasks", "must be forbidden, optional or required");
+			return jload_bad(&l->j, "tasks", "must be forbidden, optional or required");
 		c->tasks = (enum tg_task_support)i;
 	}
 	if (c->authority == TG_AUTHORITY_WRITE && (c->dry_run < 0 || !comp))
-		return bad(l, c->dry_run < 0 ? "dry_run" : "compensation",
+		return jload_bad(&l->j, c->dry_run < 0 ? "dry_run" : "compensation",
 			   "a write tool states dry_run (supported or unsupported) and a "
 			   "compensation (the tool that undoes it, or irreversible with a reason)");
 	return 0;
@@ -602,11 +560,11 @@ static int load_misc(struct loader *l, json_t *doc)
 	const char *s;
 
 	if (!v)
-		return bad(l, "owner", "required: team and contact");
-	if (!json_is_object(v) || only(l, v, "owner", owner_fields) < 0 ||
+		return jload_bad(&l->j, "owner", "required: team and contact");
+	if (!json_is_object(v) || jload_only(&l->j, v, "owner", owner_fields) < 0 ||
 	    text(l, v, "team", "owner.team", 1, &c->owner_team) < 0 ||
 	    text(l, v, "contact", "owner.contact", 1, &c->owner_contact) < 0)
-		return json_is_object(v) ? -1 : bad(l, "owner", "must be an object");
+		return json_is_object(v) ? -1 : jload_bad(&l->j, "owner", "must be an object");
 	s = json_string_value(json_object_get(doc, "risk"));
 	if (json_object_get(doc, "risk")) {
 		static const char *const risks[] = { "low", "medium", "high", "critical" };
@@ -616,31 +574,31 @@ static int load_misc(struct loader *l, json_t *doc)
 			if (strcmp(s, risks[i]) == 0)
 				c->risk = (enum tg_risk)(i + 1);
 		if (!c->risk)
-			return bad(l, "risk", "must be low, medium, high or critical");
+			return jload_bad(&l->j, "risk", "must be low, medium, high or critical");
 	} else {
 		c->risk = c->authority == TG_AUTHORITY_WRITE ? TG_RISK_HIGH : TG_RISK_LOW;
 	}
 	v = json_object_get(doc, "idempotent");
 	if (v && !json_is_boolean(v))
-		return bad(l, "idempotent", "must be true or false");
+		return jload_bad(&l->j, "idempotent", "must be true or false");
 	c->idempotent = v ? json_is_true(v) : c->authority == TG_AUTHORITY_READ;
 	v = json_object_get(doc, "open_world");
 	if (v && !json_is_boolean(v))
-		return bad(l, "open_world", "must be true or false");
+		return jload_bad(&l->j, "open_world", "must be true or false");
 	c->open_world = json_is_true(v);
 	v = json_object_get(doc, "timeout");
 	if (v && (!json_is_string(v) ||
 		  parse_duration(json_string_value(v), &c->call_timeout_ms, &perr) < 0))
-		return bad(l, "timeout", "a duration such as \"30s\"");
+		return jload_bad(&l->j, "timeout", "a duration such as \"30s\"");
 	v = json_object_get(doc, "deprecation");
 	if (v) {
-		if (!json_is_object(v) || only(l, v, "deprecation", dep_fields) < 0 ||
+		if (!json_is_object(v) || jload_only(&l->j, v, "deprecation", dep_fields) < 0 ||
 		    text(l, v, "since", "deprecation.since", 1, &c->deprecated_since) < 0 ||
 		    text(l, v, "sunset", "deprecation.sunset", 0, &c->sunset) < 0 ||
 		    text(l, v, "replacement", "deprecation.replacement", 0, &c->replacement) < 0)
-			return json_is_object(v) ? -1 : bad(l, "deprecation", "must be an object");
+			return json_is_object(v) ? -1 : jload_bad(&l->j, "deprecation", "must be an object");
 		if (!valid_date(c->deprecated_since) || (c->sunset && !valid_date(c->sunset)))
-			return bad(l, "deprecation", "dates are YYYY-MM-DD");
+			return jload_bad(&l->j, "deprecation", "dates are YYYY-MM-DD");
 	}
 	return string_list(l, json_object_get(doc, "tags"), "tags", 64, &c->tags);
 }
@@ -657,7 +615,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		NULL,
 	};
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
-	struct loader l = { origin, opts, NULL, err };
+	struct loader l = { { "contract", origin, err }, opts, NULL };
 	json_error_t jerr;
 	const char *a;
 	json_t *doc;
@@ -678,25 +636,25 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		goto out;
 	}
 	l.c->file = strdup(origin);
-	if (only(&l, doc, "", fields) < 0 || text(&l, doc, "name", "name", 1, &l.c->name) < 0)
+	if (jload_only(&l.j, doc, "", fields) < 0 || text(&l, doc, "name", "name", 1, &l.c->name) < 0)
 		goto out;
 	if (!valid_tool_name(l.c->name)) {
-		bad(&l, "name", "1 to 128 characters of A-Z a-z 0-9 _ . -");
+		jload_bad(&l.j, "name", "1 to 128 characters of A-Z a-z 0-9 _ . -");
 		goto out;
 	}
 	a = json_string_value(json_object_get(doc, "version"));
 	if (!a || strlen(a) >= sizeof(l.c->version_text) || tg_semver_parse(a, &l.c->version) < 0) {
-		bad(&l, "version", "required: a semantic version such as 1.2.0");
+		jload_bad(&l.j, "version", "required: a semantic version such as 1.2.0");
 		goto out;
 	}
 	memcpy(l.c->version_text, a, strlen(a) + 1); /* shorter: checked above */
 	a = json_string_value(json_object_get(doc, "authority"));
 	if (!json_object_get(doc, "authority")) {
-		bad(&l, "authority", "required: read or write (there is no default)");
+		jload_bad(&l.j, "authority", "required: read or write (there is no default)");
 		goto out;
 	}
 	if (!a || (strcmp(a, "read") && strcmp(a, "write"))) {
-		bad(&l, "authority", "must be read or write");
+		jload_bad(&l.j, "authority", "must be read or write");
 		goto out;
 	}
 	l.c->authority = strcmp(a, "read") == 0 ? TG_AUTHORITY_READ : TG_AUTHORITY_WRITE;
@@ -719,18 +677,18 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 				char field[64];
 
 				snprintf(field, sizeof(field), "executor.mounts[%zu].writable", i);
-				bad(&l, field, "a read tool cannot mount anything writable");
+				jload_bad(&l.j, field, "a read tool cannot mount anything writable");
 				goto out;
 			}
 		if (l.c->workspace == TG_WORKSPACE_WRITE) {
-			bad(&l, "executor.workspace", "write is for write tools: a read tool cannot "
+			jload_bad(&l.j, "executor.workspace", "write is for write tools: a read tool cannot "
 			    "write the workspace (say read)");
 			goto out;
 		}
 		/* the state holds what write tools keep, copies of deleted
 		 * files among them: no read tool is ever given it */
 		if (l.c->state) {
-			bad(&l, "executor.state", "is for write tools: a read tool is never given "
+			jload_bad(&l.j, "executor.state", "is for write tools: a read tool is never given "
 			    "the gateway's state");
 			goto out;
 		}
@@ -788,15 +746,6 @@ int tg_contract_load(const char *path, const struct tg_schema_options *opts,
 	return rc;
 }
 
-static void free_list(char **v)
-{
-	size_t i;
-
-	for (i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 void tg_contract_free(struct tg_contract *c)
 {
 	size_t i;
@@ -818,10 +767,10 @@ void tg_contract_free(struct tg_contract *c)
 	free(c->input_schema_text);
 	free(c->output_schema_text);
 	json_decref(contract_input_doc(c));
-	free_list(c->argv);
-	free_list(c->env);
-	free_list(c->egress);
-	free_list(c->tags);
+	jload_strv_free(c->argv);
+	jload_strv_free(c->env);
+	jload_strv_free(c->egress);
+	jload_strv_free(c->tags);
 	contract_free_param_headers(c);
 	free(c->file);
 	free(c->name);

@@ -31,86 +31,6 @@
 #define MAX_EGRESS 64
 #define MAX_ENV 128
 
-int up_bad(struct up_loader *l, const char *field, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return tg_error_set(l->err, TG_ERR_INVALID, "upstream %s: %s: %s", l->origin, field, msg);
-}
-
-int up_nomem(struct up_loader *l)
-{
-	return tg_error_set(l->err, TG_ERR_NOMEM, "out of memory");
-}
-
-void up_field(char *buf, size_t size, const char *where, const char *key)
-{
-	size_t n, i;
-
-	/* a path cut short still names where it starts */
-	n = (size_t)snprintf(buf, size, "%s%s", where, where[0] ? "." : "");
-	if (n >= size) {
-		buf[size - 1] = '\0';
-		return;
-	}
-	/* a key is the file's text: no control byte of it reaches a terminal
-	 * or splits a lint line */
-	for (i = 0; key[i] && i < 200 && n + 5 < size; i++) {
-		unsigned char c = (unsigned char)key[i];
-
-		if (c < 0x20 || c == 0x7f)
-			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
-		else
-			buf[n++] = (char)c;
-	}
-	buf[n] = '\0';
-}
-
-int up_only(struct up_loader *l, json_t *obj, const char *where, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	size_t i;
-
-	json_object_foreach(obj, key, v) {
-		for (i = 0; allowed[i]; i++)
-			if (strcmp(key, allowed[i]) == 0)
-				break;
-		if (!allowed[i]) {
-			char field[UPSTREAM_MAX_FIELD];
-
-			up_field(field, sizeof(field), where, key);
-			return up_bad(l, field, "unknown field");
-		}
-	}
-	return 0;
-}
-
-int up_string(struct up_loader *l, json_t *v, const char *field, size_t max, char **out)
-{
-	*out = NULL;
-	if (!json_is_string(v))
-		return up_bad(l, field, "must be a string");
-	if (json_string_length(v) > max || strlen(json_string_value(v)) != json_string_length(v))
-		return up_bad(l, field, "longer than %zu bytes or holds NUL", max);
-	*out = strdup(json_string_value(v));
-	return *out ? 0 : up_nomem(l);
-}
-
-int up_bool(struct up_loader *l, json_t *obj, const char *key, const char *field, int *out)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (v && !json_is_boolean(v))
-		return up_bad(l, field, "must be true or false");
-	*out = json_is_true(v);
-	return 0;
-}
-
 int up_absolute(const char *s)
 {
 	return s && s[0] == '/';
@@ -119,8 +39,8 @@ int up_absolute(const char *s)
 /* NAME, the namespace, from origin's base name NAME.json. */
 static int load_name(struct up_loader *l, json_t *doc)
 {
-	const char *slash = strrchr(l->origin, '/');
-	const char *base = slash ? slash + 1 : l->origin, *given;
+	const char *slash = strrchr(l->j.origin, '/');
+	const char *base = slash ? slash + 1 : l->j.origin, *given;
 	size_t n = strlen(base), i;
 	int ok = n > 5 && n - 5 <= 32 && strcmp(base + n - 5, ".json") == 0 &&
 		 base[0] >= 'a' && base[0] <= 'z';
@@ -129,14 +49,14 @@ static int load_name(struct up_loader *l, json_t *doc)
 		ok = (base[i] >= 'a' && base[i] <= 'z') || isdigit((unsigned char)base[i]) ||
 		     base[i] == '-';
 	if (!ok)
-		return up_bad(l, "name", "the file is upstreams/NAME.json, NAME the namespace of "
+		return jload_bad(&l->j, "name", "the file is upstreams/NAME.json, NAME the namespace of "
 			      "its tools: 1 to 32 of a-z 0-9 -, a letter first");
 	l->u->name = strndup(base, n - 5);
 	if (!l->u->name)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	given = json_string_value(json_object_get(doc, "name"));
 	if (json_object_get(doc, "name") && (!given || strcmp(given, l->u->name) != 0))
-		return up_bad(l, "name", "must be \"%s\", the file's name (or left out)",
+		return jload_bad(&l->j, "name", "must be \"%s\", the file's name (or left out)",
 			      l->u->name);
 	return 0;
 }
@@ -145,20 +65,20 @@ static int load_name(struct up_loader *l, json_t *doc)
 static int string_array(struct up_loader *l, json_t *a, const char *field, size_t max,
 			char ***out, size_t *n)
 {
-	char item[UPSTREAM_MAX_FIELD];
+	char item[JLOAD_MAX_FIELD];
 	json_t *v;
 	size_t i;
 
 	*out = NULL;
 	*n = 0;
 	if (!json_is_array(a) || json_array_size(a) > max)
-		return up_bad(l, field, "must be an array of at most %zu strings", max);
+		return jload_bad(&l->j, field, "must be an array of at most %zu strings", max);
 	*out = calloc(json_array_size(a) + 1, sizeof(**out));
 	if (!*out)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	json_array_foreach(a, i, v) {
 		snprintf(item, sizeof(item), "%s[%zu]", field, i);
-		if (up_string(l, v, item, UPSTREAM_MAX_TEXT, &(*out)[i]) < 0)
+		if (jload_string(&l->j, v, item, UPSTREAM_MAX_TEXT, &(*out)[i]) < 0)
 			return -1;
 		*n = i + 1;
 	}
@@ -186,25 +106,25 @@ static int load_env(struct up_loader *l, json_t *env)
 	if (!env)
 		return 0;
 	if (!json_is_object(env) || json_object_size(env) > MAX_ENV)
-		return up_bad(l, "env", "must be an object of at most %d strings", MAX_ENV);
+		return jload_bad(&l->j, "env", "must be an object of at most %d strings", MAX_ENV);
 	l->u->env = calloc(json_object_size(env) + 1, sizeof(*l->u->env));
 	if (!l->u->env)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	json_object_foreach(env, key, v) {
-		char field[UPSTREAM_MAX_FIELD], *value;
+		char field[JLOAD_MAX_FIELD], *value;
 
-		up_field(field, sizeof(field), "env", key);
+		jload_field(field, sizeof(field), "env", key);
 		if (!up_env_name(key))
-			return up_bad(l, field, "a variable's name is a letter or _ and then "
+			return jload_bad(&l->j, field, "a variable's name is a letter or _ and then "
 				      "letters, digits or _, at most 128");
 		if (strncmp(key, "TOOLGATE_", 9) == 0)
-			return up_bad(l, field, "TOOLGATE_ names are the gateway's");
-		if (up_string(l, v, field, UPSTREAM_MAX_TEXT, &value) < 0)
+			return jload_bad(&l->j, field, "TOOLGATE_ names are the gateway's");
+		if (jload_string(&l->j, v, field, UPSTREAM_MAX_TEXT, &value) < 0)
 			return -1;
 		if (asprintf(&l->u->env[i], "%s=%s", key, value) < 0) {
 			l->u->env[i] = NULL;
 			free(value);
-			return up_nomem(l);
+			return jload_nomem(&l->j);
 		}
 		free(value);
 		i++;
@@ -220,14 +140,14 @@ static int load_limits(struct up_loader *l, json_t *lim)
 	struct tg_upstream *u = l->u;
 	struct sandbox_limits s;
 	const char *key, *why;
-	char field[UPSTREAM_MAX_FIELD];
+	char field[JLOAD_MAX_FIELD];
 
 	if (sandbox_limits_parse(lim, &s, &key, &why) < 0) {
 		if (key)
-			up_field(field, sizeof(field), "sandbox.limits", key);
+			jload_field(field, sizeof(field), "sandbox.limits", key);
 		else
 			snprintf(field, sizeof(field), "sandbox.limits");
-		return up_bad(l, field, "%s", why);
+		return jload_bad(&l->j, field, "%s", why);
 	}
 	u->memory = s.memory;
 	u->output = s.output;
@@ -244,7 +164,7 @@ static int load_mounts(struct up_loader *l, json_t *a)
 {
 	static const char *const fields[] = { "host", "inside", "writable", NULL };
 	struct tg_upstream *u = l->u;
-	char field[UPSTREAM_MAX_FIELD], sub[UPSTREAM_MAX_FIELD];
+	char field[JLOAD_MAX_FIELD], sub[JLOAD_MAX_FIELD];
 	struct stat st;
 	json_t *m;
 	size_t i;
@@ -252,40 +172,40 @@ static int load_mounts(struct up_loader *l, json_t *a)
 	if (!a)
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) > MAX_MOUNTS)
-		return up_bad(l, "sandbox.mounts", "must be an array of at most %d mounts",
+		return jload_bad(&l->j, "sandbox.mounts", "must be an array of at most %d mounts",
 			      MAX_MOUNTS);
 	u->mounts = calloc(json_array_size(a) + 1, sizeof(*u->mounts));
 	if (!u->mounts)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	json_array_foreach(a, i, m) {
 		struct tg_upstream_mount *mt = &u->mounts[i];
 
 		snprintf(field, sizeof(field), "sandbox.mounts[%zu]", i);
 		if (!json_is_object(m))
-			return up_bad(l, field, "must be an object");
+			return jload_bad(&l->j, field, "must be an object");
 		u->nmounts = i + 1;
-		if (up_only(l, m, field, fields) < 0)
+		if (jload_only(&l->j, m, field, fields) < 0)
 			return -1;
-		up_field(sub, sizeof(sub), field, "host");
+		jload_field(sub, sizeof(sub), field, "host");
 		if (!json_object_get(m, "host"))
-			return up_bad(l, sub, "required: the host path to bind");
-		if (up_string(l, json_object_get(m, "host"), sub, UPSTREAM_MAX_TEXT, &mt->host) < 0)
+			return jload_bad(&l->j, sub, "required: the host path to bind");
+		if (jload_string(&l->j, json_object_get(m, "host"), sub, UPSTREAM_MAX_TEXT, &mt->host) < 0)
 			return -1;
 		if (!up_absolute(mt->host))
-			return up_bad(l, sub, "%.200s: must be an absolute path", mt->host);
+			return jload_bad(&l->j, sub, "%.200s: must be an absolute path", mt->host);
 		if (stat(mt->host, &st) < 0)
-			return up_bad(l, sub, "%.200s: %s", mt->host, strerror(errno));
-		up_field(sub, sizeof(sub), field, "inside");
+			return jload_bad(&l->j, sub, "%.200s: %s", mt->host, strerror(errno));
+		jload_field(sub, sizeof(sub), field, "inside");
 		if (json_object_get(m, "inside") &&
-		    up_string(l, json_object_get(m, "inside"), sub, UPSTREAM_MAX_TEXT,
+		    jload_string(&l->j, json_object_get(m, "inside"), sub, UPSTREAM_MAX_TEXT,
 			      &mt->inside) < 0)
 			return -1;
 		if (mt->inside && !up_absolute(mt->inside))
-			return up_bad(l, sub, "%.200s: must be an absolute path", mt->inside);
+			return jload_bad(&l->j, sub, "%.200s: must be an absolute path", mt->inside);
 		if (!mt->inside && !(mt->inside = strdup(mt->host)))
-			return up_nomem(l);
-		up_field(sub, sizeof(sub), field, "writable");
-		if (up_bool(l, m, "writable", sub, &mt->writable) < 0)
+			return jload_nomem(&l->j);
+		jload_field(sub, sizeof(sub), field, "writable");
+		if (jload_bool(&l->j, m, "writable", sub, &mt->writable) < 0)
 			return -1;
 	}
 	return 0;
@@ -306,16 +226,16 @@ static int check_rules(struct up_loader *l, char *const *rules, size_t n, const 
 {
 	struct tg_egress_policy *p;
 	struct tg_error perr;
-	char field[UPSTREAM_MAX_FIELD];
+	char field[JLOAD_MAX_FIELD];
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		snprintf(field, sizeof(field), "%s[%zu]", where, i);
 		if (!has_port(rules[i]))
-			return up_bad(l, field, "\"%.200s\" has no port: a rule is host:port",
+			return jload_bad(&l->j, field, "\"%.200s\" has no port: a rule is host:port",
 				      rules[i]);
 		if (tg_egress_policy_new((const char *const *)&rules[i], 1, &p, &perr) < 0)
-			return up_bad(l, field, "%.300s", perr.msg);
+			return jload_bad(&l->j, field, "%.300s", perr.msg);
 		tg_egress_policy_free(p);
 	}
 	return 0;
@@ -333,13 +253,13 @@ static int load_sandbox(struct up_loader *l, json_t *sb)
 	if (!sb)
 		return 0;
 	if (!json_is_object(sb))
-		return up_bad(l, "sandbox", "must be an object");
-	if (up_only(l, sb, "sandbox", fields) < 0)
+		return jload_bad(&l->j, "sandbox", "must be an object");
+	if (jload_only(&l->j, sb, "sandbox", fields) < 0)
 		return -1;
 	v = json_object_get(sb, "tier");
 	tier = v ? tg_tier_parse(json_string_value(v)) : TG_TIER_STANDARD;
 	if (tier < 0 || (v && !json_is_string(v)))
-		return up_bad(l, "sandbox.tier", "must be standard (the default) or strict");
+		return jload_bad(&l->j, "sandbox.tier", "must be standard (the default) or strict");
 	u->tier = (enum tg_tier)tier;
 	if (load_mounts(l, json_object_get(sb, "mounts")) < 0 ||
 	    load_limits(l, json_object_get(sb, "limits")) < 0)
@@ -351,7 +271,7 @@ static int load_sandbox(struct up_loader *l, json_t *sb)
 	    check_rules(l, u->egress, n, "sandbox.egress") < 0)
 		return -1;
 	if (n && u->tier != TG_TIER_STANDARD)
-		return up_bad(l, "sandbox.egress", "is for the standard tier: the strict tier "
+		return jload_bad(&l->j, "sandbox.egress", "is for the standard tier: the strict tier "
 			      "has no network");
 	return 0;
 }
@@ -366,21 +286,21 @@ static int load_url(struct up_loader *l, json_t *v)
 	int https;
 
 	if (!v)
-		return up_bad(l, "url", "required: the server's Streamable HTTP endpoint");
-	if (up_string(l, v, "url", TG_UPSTREAM_MAX_URL, &u->url) < 0)
+		return jload_bad(&l->j, "url", "required: the server's Streamable HTTP endpoint");
+	if (jload_string(&l->j, v, "url", TG_UPSTREAM_MAX_URL, &u->url) < 0)
 		return -1;
 	s = u->url;
 	for (i = 0; s[i]; i++)
 		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return up_bad(l, "url", "holds a space, a control or a non-ASCII byte "
+			return jload_bad(&l->j, "url", "holds a space, a control or a non-ASCII byte "
 				      "(percent-encode it)");
 	https = strncasecmp(s, "https://", 8) == 0;
 	if (!https && strncasecmp(s, "http://", 7) != 0)
-		return up_bad(l, "url", "must start with http:// or https://");
+		return jload_bad(&l->j, "url", "must start with http:// or https://");
 	auth = s + (https ? 8 : 7);
 	end = auth + strcspn(auth, "/?#");
 	if (memchr(auth, '@', (size_t)(end - auth)))
-		return up_bad(l, "url", "holds userinfo (user:password@): a credential goes in "
+		return jload_bad(&l->j, "url", "holds userinfo (user:password@): a credential goes in "
 			      "credentials.header, from a file");
 	if (auth[0] == '[') {
 		host_end = memchr(auth, ']', (size_t)(end - auth));
@@ -390,19 +310,19 @@ static int load_url(struct up_loader *l, json_t *v)
 		host_end = host_end ? host_end : end;
 	}
 	if (!host_end || host_end == auth || (auth[0] == '[' && host_end - auth < 3))
-		return up_bad(l, "url", "must name a host");
+		return jload_bad(&l->j, "url", "must name a host");
 	hostlen = (size_t)(host_end - auth);
 	port = host_end < end ? host_end : NULL;
 	if (port && (port[0] != ':' || port + 1 == end || (size_t)(end - port) > 6 ||
 		     strspn(port + 1, "0123456789") != (size_t)(end - port - 1)))
-		return up_bad(l, "url", "a port is :1 to :65535");
+		return jload_bad(&l->j, "url", "a port is :1 to :65535");
 	if (port && (strtoul(port + 1, NULL, 10) < 1 || strtoul(port + 1, NULL, 10) > 65535))
-		return up_bad(l, "url", "a port is :1 to :65535");
+		return jload_bad(&l->j, "url", "a port is :1 to :65535");
 	if (port ? asprintf(&u->url_rule, "%.*s:%.*s", (int)hostlen, auth,
 			    (int)(end - port - 1), port + 1) < 0
 		 : asprintf(&u->url_rule, "%.*s:%s", (int)hostlen, auth, https ? "443" : "80") < 0) {
 		u->url_rule = NULL;
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	}
 	return check_rules(l, &u->url_rule, 1, "url");
 }
@@ -415,24 +335,24 @@ static int load_stdio(struct up_loader *l, json_t *doc)
 
 	u->transport = TG_UPSTREAM_STDIO;
 	if (json_object_get(doc, "url"))
-		return up_bad(l, "url", "is for http upstreams: a stdio server is started from its "
+		return jload_bad(&l->j, "url", "is for http upstreams: a stdio server is started from its "
 			      "argv");
 	if (!v)
-		return up_bad(l, "argv", "required: the server's command and its arguments");
+		return jload_bad(&l->j, "argv", "required: the server's command and its arguments");
 	if (string_array(l, v, "argv", TG_UPSTREAM_MAX_ARGV, &u->argv, &n) < 0)
 		return -1;
 	if (n == 0 || !u->argv[0][0])
-		return up_bad(l, "argv", "required: the server's command and its arguments");
+		return jload_bad(&l->j, "argv", "required: the server's command and its arguments");
 	if (load_env(l, json_object_get(doc, "env")) < 0)
 		return -1;
 	v = json_object_get(doc, "workdir");
-	if (v && up_string(l, v, "workdir", UPSTREAM_MAX_TEXT, &u->workdir) < 0)
+	if (v && jload_string(&l->j, v, "workdir", UPSTREAM_MAX_TEXT, &u->workdir) < 0)
 		return -1;
 	if (u->workdir && !up_absolute(u->workdir))
-		return up_bad(l, "workdir", "must be an absolute path inside the sandbox");
+		return jload_bad(&l->j, "workdir", "must be an absolute path inside the sandbox");
 	if (load_sandbox(l, json_object_get(doc, "sandbox")) < 0)
 		return -1;
-	return up_bool(l, doc, "per_call", "per_call", &u->per_call);
+	return jload_bool(&l->j, doc, "per_call", "per_call", &u->per_call);
 }
 
 static int load_transport(struct up_loader *l, json_t *doc)
@@ -444,17 +364,17 @@ static int load_transport(struct up_loader *l, json_t *doc)
 	size_t i;
 
 	if (!v)
-		return up_bad(l, "transport", "required: stdio or http");
+		return jload_bad(&l->j, "transport", "required: stdio or http");
 	if (t && strcmp(t, "stdio") == 0)
 		return load_stdio(l, doc);
 	if (!t || strcmp(t, "http") != 0)
-		return up_bad(l, "transport", "must be stdio or http");
+		return jload_bad(&l->j, "transport", "must be stdio or http");
 	l->u->transport = TG_UPSTREAM_HTTP;
 	/* the gateway starts nothing for an http upstream: it is reached
 	 * through the egress proxy with its url's host as the only rule */
 	for (i = 0; stdio_only[i]; i++)
 		if (json_object_get(doc, stdio_only[i]))
-			return up_bad(l, stdio_only[i], "is for stdio upstreams: an http upstream "
+			return jload_bad(&l->j, stdio_only[i], "is for stdio upstreams: an http upstream "
 				      "is a server the gateway reaches at its url, not one it runs");
 	return load_url(l, json_object_get(doc, "url"));
 }
@@ -472,7 +392,7 @@ static int load_pin(struct up_loader *l, json_t *doc)
 	for (i = 0; i < 3 && !(s && strcmp(s, modes[i]) == 0); i++)
 		;
 	if (i == 3)
-		return up_bad(l, "pin", "must be strict (the default), review or off");
+		return jload_bad(&l->j, "pin", "must be strict (the default), review or off");
 	l->u->pin = (enum tg_upstream_pin)i;
 	return 0;
 }
@@ -484,7 +404,7 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 					      "url", "sandbox", "credentials", "tools", "pin",
 					      "per_call", NULL };
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
-	struct up_loader l = { origin, NULL, err };
+	struct up_loader l = { { "upstream", origin, err }, NULL };
 	json_error_t jerr;
 	json_t *doc;
 	int rc = -1;
@@ -500,14 +420,14 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 				    jerr.line, jerr.text);
 	l.u = calloc(1, sizeof(*l.u));
 	if (!l.u || !(l.u->file = strdup(origin))) {
-		up_nomem(&l);
+		jload_nomem(&l.j);
 		goto out;
 	}
 	if (!json_is_object(doc)) {
-		up_bad(&l, "(top)", "must be a JSON object");
+		jload_bad(&l.j, "(top)", "must be a JSON object");
 		goto out;
 	}
-	if (up_only(&l, doc, "", fields) < 0 || load_name(&l, doc) < 0 ||
+	if (jload_only(&l.j, doc, "", fields) < 0 || load_name(&l, doc) < 0 ||
 	    load_transport(&l, doc) < 0 || up_load_credentials(&l, doc) < 0 ||
 	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0)
 		goto out;
@@ -546,24 +466,15 @@ int tg_upstream_load(const char *path, struct tg_upstream **out, struct tg_error
 	return rc;
 }
 
-static void free_list(char **v)
-{
-	size_t i;
-
-	for (i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 void tg_upstream_free(struct tg_upstream *u)
 {
 	size_t i;
 
 	if (!u)
 		return;
-	free_list(u->argv);
-	free_list(u->env);
-	free_list(u->egress);
+	jload_strv_free(u->argv);
+	jload_strv_free(u->env);
+	jload_strv_free(u->egress);
 	for (i = 0; i < u->nmounts; i++) {
 		free(u->mounts[i].host);
 		free(u->mounts[i].inside);

@@ -101,13 +101,13 @@ static int secret_file(struct up_loader *l, const char *field, const char *path)
 	int rc;
 
 	if (!up_absolute(path))
-		return up_bad(l, field, "%.200s: must be an absolute path to the secret's file", path);
+		return jload_bad(&l->j, field, "%.200s: must be an absolute path to the secret's file", path);
 	if (stat(path, &st) < 0)
-		return up_bad(l, field, "%.200s: %s", path, strerror(errno));
+		return jload_bad(&l->j, field, "%.200s: %s", path, strerror(errno));
 	real = realpath(path, NULL); /* where it resolves, links followed */
 	rc = upstream_secret_check(&st, path, real, why, sizeof(why));
 	free(real);
-	return rc < 0 ? up_bad(l, field, "%.200s %s", path, why) : 0;
+	return rc < 0 ? jload_bad(&l->j, field, "%.200s %s", path, why) : 0;
 }
 
 /* name is refused as a credential's (header or variable) for this upstream:
@@ -144,11 +144,11 @@ int up_load_credentials(struct up_loader *l, json_t *doc)
 	if (!c)
 		return 0;
 	if (!json_is_object(c))
-		return up_bad(l, "credentials", "must be an object");
-	if (up_only(l, c, "credentials", fields) < 0)
+		return jload_bad(&l->j, "credentials", "must be an object");
+	if (jload_only(&l->j, c, "credentials", fields) < 0)
 		return -1;
 	if (json_object_get(c, http ? "env" : "header"))
-		return up_bad(l, http ? "credentials.env" : "credentials.header", http
+		return jload_bad(&l->j, http ? "credentials.env" : "credentials.header", http
 			      ? "is for stdio upstreams: an http upstream's secrets travel in "
 				"headers (credentials.header)"
 			      : "is for http upstreams: a stdio server's secrets are given in its "
@@ -157,26 +157,26 @@ int up_load_credentials(struct up_loader *l, json_t *doc)
 	if (!set)
 		return 0;
 	if (!json_is_object(set) || json_object_size(set) > MAX_CREDENTIALS)
-		return up_bad(l, where, "must be an object of at most %d %s, each the path of a "
+		return jload_bad(&l->j, where, "must be an object of at most %d %s, each the path of a "
 			      "file", MAX_CREDENTIALS, http ? "headers" : "variables");
 	u->credentials = calloc(json_object_size(set) + 1, sizeof(*u->credentials));
 	if (!u->credentials)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	json_object_foreach(set, key, v) {
 		struct tg_upstream_credential *cr = &u->credentials[u->ncredentials];
-		char field[UPSTREAM_MAX_FIELD];
+		char field[JLOAD_MAX_FIELD];
 
-		up_field(field, sizeof(field), where, key);
+		jload_field(field, sizeof(field), where, key);
 		if (http ? !header_name_ok(key) : !up_env_name(key))
-			return up_bad(l, field, http ? "a header's name is 1 to 128 HTTP token "
+			return jload_bad(&l->j, field, http ? "a header's name is 1 to 128 HTTP token "
 				      "characters" : "a variable's name is a letter or _ and then "
 				      "letters, digits or _, at most 128");
 		if ((why = credential_clash(u, key)))
-			return up_bad(l, field, "%s", why);
+			return jload_bad(&l->j, field, "%s", why);
 		u->ncredentials++;
 		if (!(cr->name = strdup(key)))
-			return up_nomem(l);
-		if (up_string(l, v, field, UPSTREAM_MAX_TEXT, &cr->path) < 0 ||
+			return jload_nomem(&l->j);
+		if (jload_string(&l->j, v, field, UPSTREAM_MAX_TEXT, &cr->path) < 0 ||
 		    secret_file(l, field, cr->path) < 0)
 			return -1;
 	}
@@ -213,41 +213,41 @@ static int load_compensation(struct up_loader *l, struct tg_upstream_tool *t, js
 			     const char *where)
 {
 	static const char *const fields[] = { "tool", "arguments", "irreversible", NULL };
-	char field[UPSTREAM_MAX_FIELD], sub[UPSTREAM_MAX_FIELD];
+	char field[JLOAD_MAX_FIELD], sub[JLOAD_MAX_FIELD];
 	json_t *args;
 
-	up_field(field, sizeof(field), where, "compensation");
+	jload_field(field, sizeof(field), where, "compensation");
 	if (t->authority == TG_UPSTREAM_READ)
-		return up_bad(l, field, "is a write's rollback story: a read has nothing to undo");
+		return jload_bad(&l->j, field, "is a write's rollback story: a read has nothing to undo");
 	if (!json_is_object(comp))
-		return up_bad(l, field, "must be an object");
-	if (up_only(l, comp, field, fields) < 0)
+		return jload_bad(&l->j, field, "must be an object");
+	if (jload_only(&l->j, comp, field, fields) < 0)
 		return -1;
-	up_field(sub, sizeof(sub), field, "tool");
+	jload_field(sub, sizeof(sub), field, "tool");
 	if (json_object_get(comp, "tool") &&
-	    up_string(l, json_object_get(comp, "tool"), sub, UPSTREAM_MAX_TEXT,
+	    jload_string(&l->j, json_object_get(comp, "tool"), sub, UPSTREAM_MAX_TEXT,
 		      &t->compensation_tool) < 0)
 		return -1;
-	up_field(sub, sizeof(sub), field, "irreversible");
+	jload_field(sub, sizeof(sub), field, "irreversible");
 	if (json_object_get(comp, "irreversible") &&
-	    up_string(l, json_object_get(comp, "irreversible"), sub, UPSTREAM_MAX_TEXT,
+	    jload_string(&l->j, json_object_get(comp, "irreversible"), sub, UPSTREAM_MAX_TEXT,
 		      &t->irreversible) < 0)
 		return -1;
 	if (!!t->compensation_tool == !!t->irreversible || (t->irreversible && !t->irreversible[0]))
-		return up_bad(l, field, "either a tool that undoes the write, or irreversible "
+		return jload_bad(&l->j, field, "either a tool that undoes the write, or irreversible "
 			      "with a reason");
 	args = json_object_get(comp, "arguments");
-	up_field(sub, sizeof(sub), field, "arguments");
+	jload_field(sub, sizeof(sub), field, "arguments");
 	if (args && (!t->compensation_tool || !json_is_object(args)))
-		return up_bad(l, sub, "an object mapping the undo tool's arguments, with tool");
+		return jload_bad(&l->j, sub, "an object mapping the undo tool's arguments, with tool");
 	if (args && !mapping_ok(args, 0))
-		return up_bad(l, sub, "a placeholder is \"${call_id}\" or \"${arguments.NAME}\", "
+		return jload_bad(&l->j, sub, "a placeholder is \"${call_id}\" or \"${arguments.NAME}\", "
 			      "the whole string; at most 16 deep, each key at most %d bytes",
 			      MAX_ARGS_KEY);
 	if (args && !(t->compensation_args = json_dumps(args, JSON_COMPACT)))
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	if (args && strlen(t->compensation_args) > MAX_ARGS_TEXT)
-		return up_bad(l, sub, "at most %d bytes as compact JSON", MAX_ARGS_TEXT);
+		return jload_bad(&l->j, sub, "at most %d bytes as compact JSON", MAX_ARGS_TEXT);
 	return 0;
 }
 
@@ -281,20 +281,20 @@ static int load_dry_run(struct up_loader *l, struct tg_upstream_tool *t, json_t 
 	if (json_is_string(v) && strcmp(json_string_value(v), "unsupported") == 0)
 		return 0;
 	if (json_is_string(v) && strcmp(json_string_value(v), "supported") == 0)
-		return up_bad(l, field, "name the boolean argument that asks the server for a dry "
+		return jload_bad(&l->j, field, "name the boolean argument that asks the server for a dry "
 			      "run: {\"argument\": \"dryRun\"} (MCP has no dry run of its own)");
 	if (!json_is_object(v))
-		return up_bad(l, field, "must be unsupported (the default) or {\"argument\": "
+		return jload_bad(&l->j, field, "must be unsupported (the default) or {\"argument\": "
 			      "NAME}");
-	if (up_only(l, v, field, fields) < 0)
+	if (jload_only(&l->j, v, field, fields) < 0)
 		return -1;
 	a = json_string_value(json_object_get(v, "argument"));
 	if (!a || !a[0] || strlen(a) > 128)
-		return up_bad(l, field, "argument: required, the name (1 to 128 bytes) of the "
+		return jload_bad(&l->j, field, "argument: required, the name (1 to 128 bytes) of the "
 			      "tool's boolean argument that asks for a dry run");
 	t->dry_run_argument = strdup(a);
 	if (!t->dry_run_argument)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	t->dry_run = 1;
 	return 0;
 }
@@ -306,45 +306,45 @@ static int load_tool(struct up_loader *l, struct tg_upstream_tool *t, json_t *o,
 					      "rename", "hide", NULL };
 	static const char *const auth[] = { "write", "read", NULL };
 	static const char *const tasks[] = { "forbidden", "optional", "required", NULL };
-	char field[UPSTREAM_MAX_FIELD];
+	char field[JLOAD_MAX_FIELD];
 	json_t *v;
 	const char *rename;
 	int i;
 
 	if (!json_is_object(o))
-		return up_bad(l, where, "must be an object");
-	if (up_only(l, o, where, fields) < 0)
+		return jload_bad(&l->j, where, "must be an object");
+	if (jload_only(&l->j, o, where, fields) < 0)
 		return -1;
-	up_field(field, sizeof(field), where, "authority");
+	jload_field(field, sizeof(field), where, "authority");
 	if ((i = word(json_object_get(o, "authority"), auth, TG_UPSTREAM_WRITE)) < 0)
-		return up_bad(l, field, "must be read or write (a tool with none given is a write)");
+		return jload_bad(&l->j, field, "must be read or write (a tool with none given is a write)");
 	t->authority = (enum tg_upstream_authority)i;
-	up_field(field, sizeof(field), where, "dry_run");
+	jload_field(field, sizeof(field), where, "dry_run");
 	if ((v = json_object_get(o, "dry_run")) && load_dry_run(l, t, v, field) < 0)
 		return -1;
-	up_field(field, sizeof(field), where, "tasks");
+	jload_field(field, sizeof(field), where, "tasks");
 	i = word(json_object_get(o, "tasks"), tasks, t->authority == TG_UPSTREAM_WRITE
 						     ? TG_UPSTREAM_TASKS_OPTIONAL
 						     : TG_UPSTREAM_TASKS_FORBIDDEN);
 	if (i < 0)
-		return up_bad(l, field, "must be forbidden, optional or required");
+		return jload_bad(&l->j, field, "must be forbidden, optional or required");
 	t->tasks = (enum tg_upstream_tasks)i;
 	if ((v = json_object_get(o, "compensation")) && load_compensation(l, t, v, where) < 0)
 		return -1;
-	up_field(field, sizeof(field), where, "hide");
-	if (up_bool(l, o, "hide", field, &t->hide) < 0)
+	jload_field(field, sizeof(field), where, "hide");
+	if (jload_bool(&l->j, o, "hide", field, &t->hide) < 0)
 		return -1;
-	up_field(field, sizeof(field), where, "rename");
+	jload_field(field, sizeof(field), where, "rename");
 	if ((v = json_object_get(o, "rename")) &&
 	    (!json_is_string(v) || !tg_upstream_tool_name_ok(json_string_value(v))))
-		return up_bad(l, field, "a tool's name: 1 to 128 of A-Z a-z 0-9 _ . -");
+		return jload_bad(&l->j, field, "a tool's name: 1 to 128 of A-Z a-z 0-9 _ . -");
 	rename = v ? json_string_value(v) : t->name;
 	if (asprintf(&t->exposed, "%s.%s", l->u->name, rename) < 0) {
 		t->exposed = NULL;
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	}
 	if (strlen(t->exposed) > MAX_TOOL_NAME)
-		return up_bad(l, v ? field : where, "the exposed name %.140s... is longer than %d "
+		return jload_bad(&l->j, v ? field : where, "the exposed name %.140s... is longer than %d "
 			      "characters (say a shorter rename)", t->exposed, MAX_TOOL_NAME);
 	return 0;
 }
@@ -369,33 +369,33 @@ int up_load_tools(struct up_loader *l, json_t *doc)
 {
 	struct tg_upstream *u = l->u;
 	json_t *tools = json_object_get(doc, "tools"), *v;
-	char where[UPSTREAM_MAX_FIELD];
+	char where[JLOAD_MAX_FIELD];
 	const char *key;
 	size_t i, first = 0;
 
 	if (!tools)
 		return 0;
 	if (!json_is_object(tools) || json_object_size(tools) > TG_UPSTREAM_MAX_TOOLS)
-		return up_bad(l, "tools", "must be an object of at most %d tools, by the "
+		return jload_bad(&l->j, "tools", "must be an object of at most %d tools, by the "
 			      "upstream's name of each", TG_UPSTREAM_MAX_TOOLS);
 	u->tools = calloc(json_object_size(tools) + 1, sizeof(*u->tools));
 	if (!u->tools)
-		return up_nomem(l);
+		return jload_nomem(&l->j);
 	json_object_foreach(tools, key, v) {
 		struct tg_upstream_tool *t = &u->tools[u->ntools];
 
-		up_field(where, sizeof(where), "tools", key);
+		jload_field(where, sizeof(where), "tools", key);
 		if (!tg_upstream_tool_name_ok(key))
-			return up_bad(l, where, "a tool's name is 1 to 128 of A-Z a-z 0-9 _ . -");
+			return jload_bad(&l->j, where, "a tool's name is 1 to 128 of A-Z a-z 0-9 _ . -");
 		u->ntools++;
 		if (!(t->name = strdup(key)))
-			return up_nomem(l);
+			return jload_nomem(&l->j);
 		if (load_tool(l, t, v, where) < 0)
 			return -1;
 	}
 	if ((i = exposed_twice(u, &first))) {
-		up_field(where, sizeof(where), "tools", u->tools[i].name);
-		return up_bad(l, where, "exposed as %s, as tools.%s is: one name, one tool",
+		jload_field(where, sizeof(where), "tools", u->tools[i].name);
+		return jload_bad(&l->j, where, "exposed as %s, as tools.%s is: one name, one tool",
 			      u->tools[i].exposed, u->tools[first].name);
 	}
 	return 0;
