@@ -387,77 +387,113 @@ int exec_dirs_check_secret(const struct exec_dirs *d, const char *real, struct t
 	return 0;
 }
 
-/* Why a secret's file at real (upstream u's credential) must not be
- * where it is, into why; 0 when it may. Every other place a sandbox is
- * given: the workspace, the catalogue, a command tool's mount, another
- * upstream's mount (u's own, the runner refuses each time it starts). */
-static int secret_exposed(const struct tg_catalog *catalog, const struct exec_dirs *d,
-			  const struct tg_upstream *u, const char *real, char *why, size_t len)
-{
-	size_t i, m;
-	char *host;
-	int in;
+/* An upstream's credential, by the real path of its file. */
+struct secret {
+	const struct tg_upstream *u;
+	size_t c;                    /* its index in u->credentials */
+	char *real;
+};
 
-	if (d && d->workspace_real && within(real, d->workspace_real))
-		return say(why, len, "lies in the workspace %s, which tools are given", d->workspace);
-	if (d && d->tools_real && within(real, d->tools_real))
-		return say(why, len, "lies in the catalogue %s", d->tools_dir);
+/* The first secret of v (n) that lies in host, named by what in why: a
+ * contract's mount (self NULL: relative to the catalogue), or upstream
+ * self's (its own secrets pass here: the runner refuses them each time it
+ * starts). Its index + 1, or 0. host is resolved once, here. */
+static size_t secret_in(const struct secret *v, size_t n, const struct exec_dirs *d,
+			const char *host, const struct tg_upstream *self, char *why, size_t len,
+			const char *what)
+{
+	char *real = self ? resolve(host) : mount_real(d, host);
+	size_t i, hit = 0;
+
+	for (i = 0; real && i < n && !hit; i++)
+		if (v[i].u != self && within(v[i].real, real))
+			hit = i + 1;
+	free(real);
+	if (hit)
+		say(why, len, "lies in %s %s", what, host);
+	return hit;
+}
+
+/* The first secret of v (n) where a sandbox, or the gateway's own, sees
+ * it: in the workspace, the catalogue, a command tool's mount, another
+ * upstream's mount, one of the gateway's own files or its state
+ * directory. Its index + 1 and why; 0 when none. */
+static size_t secret_exposed(const struct tg_catalog *catalog, const struct exec_dirs *d,
+			     const struct secret *v, size_t n, char *why, size_t len,
+			     struct tg_error *err)
+{
+	char what[PATH_MAX + 64];
+	size_t i, m, hit;
+
+	for (i = 0; i < n; i++) {
+		if (d && d->workspace_real && within(v[i].real, d->workspace_real))
+			return say(why, len, "lies in the workspace %s, which tools are given",
+				   d->workspace) ? i + 1 : 0;
+		if (d && d->tools_real && within(v[i].real, d->tools_real))
+			return say(why, len, "lies in the catalogue %s", d->tools_dir) ? i + 1 : 0;
+		if (exec_dirs_check_secret(d, v[i].real, err) < 0)
+			return say(why, len, "%s", err->msg) ? i + 1 : 0;
+	}
 	for (i = 0; i < tg_catalog_count(catalog); i++) {
 		const struct tg_contract *k = tg_catalog_at(catalog, i);
 
 		for (m = 0; k->executor == TG_EXEC_COMMAND && m < k->nmounts; m++) {
-			host = mount_real(d, k->mounts[m].host);
-			in = host && within(real, host);
-			free(host);
-			if (in)
-				return say(why, len, "lies in %s's executor.mounts[%zu] %s", k->file,
-					   m, k->mounts[m].host);
+			snprintf(what, sizeof(what), "%s's executor.mounts[%zu]", k->file, m);
+			if ((hit = secret_in(v, n, d, k->mounts[m].host, NULL, why, len, what)))
+				return hit;
 		}
 	}
 	for (i = 0; i < tg_catalog_upstream_count(catalog); i++) {
-		const struct tg_upstream *v = tg_catalog_upstream_at(catalog, i);
+		const struct tg_upstream *u = tg_catalog_upstream_at(catalog, i);
 
-		for (m = 0; v != u && m < v->nmounts; m++) {
-			host = resolve(v->mounts[m].host);
-			in = host && within(real, host);
-			free(host);
-			if (in)
-				return say(why, len, "lies in upstream %s's sandbox.mounts[%zu] %s",
-					   v->name, m, v->mounts[m].host);
+		for (m = 0; m < u->nmounts; m++) {
+			snprintf(what, sizeof(what), "upstream %s's sandbox.mounts[%zu]", u->name, m);
+			if ((hit = secret_in(v, n, d, u->mounts[m].host, u, why, len, what)))
+				return hit;
 		}
 	}
 	return 0;
 }
 
-/* Each credential of each upstream of catalog, where no sandbox sees it. */
+/* Each credential of each upstream of catalog, where no sandbox sees it:
+ * each file and each mount resolved once. */
 static int check_credentials(const struct tg_catalog *catalog, const struct exec_dirs *d,
 			     struct tg_error *err)
 {
-	char why[PATH_MAX + 256], *real;
-	size_t i, c;
-	int bad;
+	char why[PATH_MAX + 256];
+	struct secret *v = NULL, *nv;
+	size_t n = 0, i, c, hit;
+	int rc = 0;
 
-	for (i = 0; i < tg_catalog_upstream_count(catalog); i++) {
+	for (i = 0; rc == 0 && i < tg_catalog_upstream_count(catalog); i++) {
 		const struct tg_upstream *u = tg_catalog_upstream_at(catalog, i);
 
-		for (c = 0; c < u->ncredentials; c++) {
-			real = resolve(u->credentials[c].path);
-			if (!real)
-				return tg_error_sys(err, errno, "upstream %s: credentials: %s",
-						    u->name, u->credentials[c].name);
-			bad = secret_exposed(catalog, d, u, real, why, sizeof(why)) ||
-			      (exec_dirs_check_secret(d, real, err) < 0 &&
-			       snprintf(why, sizeof(why), "%s", err->msg) >= 0);
-			free(real);
-			if (bad)
-				return tg_error_set(err, TG_ERR_INVALID, "upstream %s: the credential "
-						    "%s: %s %s: a secret's file lies where no "
-						    "sandbox is given it", u->name,
-						    u->credentials[c].name, u->credentials[c].path,
-						    why);
+		for (c = 0; rc == 0 && c < u->ncredentials; c++) {
+			nv = realloc(v, (n + 1) * sizeof(*v));
+			if (!nv) {
+				rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+				break;
+			}
+			v = nv;
+			v[n] = (struct secret){ u, c, resolve(u->credentials[c].path) };
+			if (!v[n].real)
+				rc = tg_error_sys(err, errno, "upstream %s: credentials: %s",
+						  u->name, u->credentials[c].name);
+			else
+				n++;
 		}
 	}
-	return 0;
+	if (rc == 0 && n && (hit = secret_exposed(catalog, d, v, n, why, sizeof(why), err))) {
+		const struct secret *s = &v[hit - 1];
+
+		rc = tg_error_set(err, TG_ERR_INVALID, "upstream %s: the credential %s: %s %s: a "
+				  "secret's file lies where no sandbox is given it", s->u->name,
+				  s->u->credentials[s->c].name, s->u->credentials[s->c].path, why);
+	}
+	for (i = 0; i < n; i++)
+		free(v[i].real);
+	free(v);
+	return rc;
 }
 
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
