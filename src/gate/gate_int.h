@@ -54,7 +54,8 @@ struct gate_upstream {
 	struct gate_base *base;       /* a reference */
 	struct upstream_run *run;
 	unsigned refs;                /* the gate's while served, and each call's in it */
-	struct gate_upstream *next;
+	uint64_t told;                /* the listing whose withdrawals were recorded
+				       * (under rebuild_lock): each is said once */
 };
 
 /* refusals recorded: at most so many a second, in each bucket */
@@ -93,7 +94,10 @@ struct tg_gate {
 	pthread_mutex_t lock;         /* the snapshots, bases and upstreams */
 	struct snapshot *cur;         /* the current one, then retired ones in use */
 	struct gate_base *base;       /* the current base (a reference) */
-	struct gate_upstream *ups;    /* the upstreams served */
+	/* the upstreams served, in their base's order: swapped under lock,
+	 * only while rebuild_lock is held (which lets its holder read it) */
+	struct gate_upstream **ups;
+	size_t nups;
 	/* one change of what is served at a time: a reload, or a snapshot
 	 * made anew after an upstream listed other tools (snapshot.c) */
 	pthread_mutex_t rebuild_lock;
@@ -283,13 +287,10 @@ struct gate_ups_plan {
  * refused mount or credential). */
 int gate_upstreams_plan(struct tg_gate *g, struct gate_base *base, struct gate_ups_plan *p,
 			struct tg_error *err);
-/* Served from now on; those no longer declared as they were ended once
- * no call uses them. */
+/* Served from now on (p->v becomes g->ups); those no longer declared as
+ * they were ended once no call uses them. */
 void gate_upstreams_commit(struct tg_gate *g, struct gate_ups_plan *p);
 void gate_upstreams_abort(struct tg_gate *g, struct gate_ups_plan *p);
-/* The upstreams served now (under rebuild_lock), OUT *out (malloc'd),
- * *n; -1 out of memory. */
-int gate_upstreams_list(struct tg_gate *g, struct gate_upstream ***out, size_t *n);
 /* Every upstream ended (the gate's end). */
 void gate_upstreams_release(struct tg_gate *g);
 /* The tools upstreams ups (nups of them) list now, as contracts

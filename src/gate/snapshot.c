@@ -227,10 +227,8 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 static void rebuild(struct tg_gate *g)
 {
 	const struct tg_catalog *old, *now;
-	struct gate_upstream **ups = NULL;
 	struct snapshot *sn;
 	struct tg_error err;
-	size_t nups = 0;
 
 	pthread_mutex_lock(&g->rebuild_lock);
 	if (!tg_catalog_upstream_count(g->base->catalog)) {
@@ -239,11 +237,7 @@ static void rebuild(struct tg_gate *g)
 		return;
 	}
 	old = tg_gate_acquire(g);
-	sn = gate_upstreams_list(g, &ups, &nups) < 0 ? NULL
-		: snapshot_make(g, g->base, ups, nups, &err);
-	if (!sn && !ups)
-		tg_error_set(&err, TG_ERR_NOMEM, "out of memory");
-	free(ups);
+	sn = snapshot_make(g, g->base, g->ups, g->nups, &err);
 	if (sn)
 		snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);

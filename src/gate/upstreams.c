@@ -67,14 +67,15 @@ static void entry_put(struct tg_gate *g, struct gate_upstream *e)
  * with a reference; NULL when none is served so any more. */
 static struct gate_upstream *entry_get(struct tg_gate *g, const struct tg_contract *k)
 {
-	struct gate_upstream *e;
+	struct gate_upstream *e = NULL;
+	size_t i;
 
 	pthread_mutex_lock(&g->lock);
-	for (e = g->ups; e; e = e->next)
-		if (strcmp(e->u->name, k->upstream) == 0 &&
-		    strcmp(e->u->sha256, k->upstream_declaration) == 0) {
+	for (i = 0; i < g->nups && !e; i++)
+		if (strcmp(g->ups[i]->u->name, k->upstream) == 0 &&
+		    strcmp(g->ups[i]->u->sha256, k->upstream_declaration) == 0) {
+			e = g->ups[i];
 			e->refs++;
-			break;
 		}
 	pthread_mutex_unlock(&g->lock);
 	return e;
@@ -112,11 +113,12 @@ static struct gate_upstream *entry_new(struct tg_gate *g, struct gate_base *base
 /* The entry of g->ups that serves u as it is declared now, or NULL. */
 static struct gate_upstream *kept(struct tg_gate *g, const struct tg_upstream *u)
 {
-	struct gate_upstream *e;
+	size_t i;
 
-	for (e = g->ups; e; e = e->next)
-		if (strcmp(e->u->name, u->name) == 0 && strcmp(e->u->sha256, u->sha256) == 0)
-			return e;
+	for (i = 0; i < g->nups; i++)
+		if (strcmp(g->ups[i]->u->name, u->name) == 0 &&
+		    strcmp(g->ups[i]->u->sha256, u->sha256) == 0)
+			return g->ups[i];
 	return NULL;
 }
 
@@ -169,84 +171,71 @@ void gate_upstreams_abort(struct tg_gate *g, struct gate_ups_plan *p)
 
 void gate_upstreams_commit(struct tg_gate *g, struct gate_ups_plan *p)
 {
-	struct gate_upstream **old = NULL, *e, *list = NULL;
-	size_t nold = 0, i, j;
+	struct gate_upstream **old;
+	size_t nold, i, j;
+	int stays;
 
-	/* the list changes only here, under rebuild_lock: read as it is */
-	for (e = g->ups; e; e = e->next)
-		nold++;
-	old = calloc(nold + 1, sizeof(*old));
-	for (e = g->ups, j = 0; old && e; e = e->next)
-		old[j++] = e;
 	pthread_mutex_lock(&g->lock);
-	for (i = p->n; i-- > 0;) {
-		p->v[i]->next = list;
-		list = p->v[i];
-	}
-	g->ups = list;
+	old = g->ups;
+	nold = g->nups;
+	g->ups = p->v;
+	g->nups = p->n;
 	pthread_mutex_unlock(&g->lock);
-	/* those no longer declared as they were: ended once no call uses
-	 * them (out of memory, they stay: a leak, never a freed runner) */
-	for (j = 0; old && j < nold; j++) {
-		int stays = 0;
-
-		for (i = 0; i < p->n; i++)
-			stays |= p->v[i] == old[j];
+	/* those no longer declared as they were: ended once no call uses them */
+	for (j = 0; j < nold; j++) {
+		for (i = 0, stays = 0; i < p->n && !stays; i++)
+			stays = p->v[i] == old[j];
 		if (!stays)
 			entry_put(g, old[j]);
 	}
 	free(old);
-	free(p->v);
 	free(p->made);
 	memset(p, 0, sizeof(*p));
 }
 
-int gate_upstreams_list(struct tg_gate *g, struct gate_upstream ***out, size_t *n)
-{
-	struct gate_upstream *e;
-	size_t i = 0;
-
-	*n = 0;
-	for (e = g->ups; e; e = e->next)
-		(*n)++;
-	*out = calloc(*n + 1, sizeof(**out));
-	if (!*out)
-		return -1;
-	for (e = g->ups; e; e = e->next)
-		(*out)[i++] = e;
-	return 0;
-}
-
 void gate_upstreams_release(struct tg_gate *g)
 {
-	struct gate_upstream *e;
+	size_t i;
 
-	while ((e = g->ups)) {
-		g->ups = e->next;
-		entry_put(g, e);
-	}
+	for (i = 0; i < g->nups; i++)
+		entry_put(g, g->ups[i]);
+	free(g->ups);
+	g->ups = NULL;
+	g->nups = 0;
 }
 
 /* ---- their tools --------------------------------------------------------- */
 
-/* Tool name of upstream e not served, and why (its server's text shown
+/* What a listing of upstream e leads to, said once: the snapshots made
+ * anew for other upstreams' listings, or a reload that kept e, make its
+ * tools again but do not say it again (tell 0). */
+struct telling {
+	struct tg_gate *g;
+	const struct gate_upstream *e;
+	int tell;
+};
+
+/* A tool of the upstream not served, and why (its server's text shown
  * safe): logged and recorded. */
-static void withdrawn(struct tg_gate *g, const struct gate_upstream *e, const char *why)
+static void withdrawn(const struct telling *t, const char *why)
 {
 	char shown[600], subject[200];
 
+	if (!t->tell)
+		return;
 	obs_shown(why, strlen(why), shown, sizeof(shown));
-	snprintf(subject, sizeof(subject), "upstream %s", e->u->name);
+	snprintf(subject, sizeof(subject), "upstream %s", t->e->u->name);
 	tg_log(TG_LOG_INFO, "%s: a tool is not served: %s", subject, shown);
-	if (tg_record_event(g->audit, "", subject, "upstream_tool_withdrawn", shown) < 0)
+	if (tg_record_event(t->g->audit, "", subject, "upstream_tool_withdrawn", shown) < 0)
 		tg_log(TG_LOG_ERROR, "%s: its withdrawal could not be recorded", subject);
 }
 
 /* 1 if k's description or schemas speak to the model (docs/SCANNING.md):
  * each finding recorded and counted; withdrawn unless the gateway loads
  * such tools anyway (--descriptions). */
-static int speaks(struct tg_gate *g, const struct gate_upstream *e, const struct tg_contract *k)
+static int speaks(const struct telling *t, const struct tg_contract *k)
 {
+	struct tg_gate *g = t->g;
 	struct tg_scan_finding f[16];
 	char line[400], why[700];
 	size_t n, i;
@@ -254,13 +243,13 @@ static int speaks(struct tg_gate *g, const struct gate_upstream *e, const struct
 	if (g->descriptions == TG_DESCRIPTIONS_OFF)
 		return 0;
 	n = tg_scan_contract(k, f, 16);
-	for (i = 0; i < n && i < 16; i++) {
+	for (i = 0; t->tell && i < n && i < 16; i++) {
 		tg_scan_describe(&f[i], line, sizeof(line));
 		metrics_count(g->metrics, "description_findings", f[i].rule);
 		snprintf(why, sizeof(why), "%s: %s%s", k->name, line,
 			 g->descriptions == TG_DESCRIPTIONS_REFUSE ? ": " DESCRIPTION_REFUSED : "");
 		if (g->descriptions == TG_DESCRIPTIONS_REFUSE)
-			withdrawn(g, e, why);
+			withdrawn(t, why);
 		else if (tg_record_event(g->audit, "", k->name, "description_warning", line) < 0)
 			tg_log(TG_LOG_ERROR, "%s: a description finding could not be recorded",
 			       k->name);
@@ -268,27 +257,29 @@ static int speaks(struct tg_gate *g, const struct gate_upstream *e, const struct
 	return n && g->descriptions == TG_DESCRIPTIONS_REFUSE;
 }
 
-/* Whether name is among the n tools made so far. */
-static int served(struct tg_contract **v, size_t n, const char *name)
+/* Whether name is among v[from..n): this upstream's tools made so far
+ * (another's are in another namespace). */
+static int served(struct tg_contract **v, size_t from, size_t n, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = from; i < n; i++)
 		if (strcmp(v[i]->name, name) == 0)
 			return 1;
 	return 0;
 }
 
 /* Upstream e's listing made into contracts, appended to *v (*n, *cap). */
-static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_contract ***v,
+static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct tg_contract ***v,
 		    size_t *n, size_t *cap)
 {
+	struct telling t = { g, e, 0 };
 	struct tg_contract *k, **nv;
 	struct tg_error err;
 	uint64_t listing = 0;
 	char *text, why[600];
 	json_t *list, *def;
-	size_t i;
+	size_t i, from = *n;
 	int rc;
 
 	text = upstream_run_tools(e->run, &listing);
@@ -298,6 +289,7 @@ static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_
 	free(text);
 	if (!list)
 		return -1; /* the runner keeps what it parsed: out of memory */
+	t.tell = listing != e->told;
 	json_array_foreach(list, i, def) {
 		char *d = json_dumps(def, JSON_COMPACT);
 
@@ -310,18 +302,18 @@ static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_
 		if (rc < 0) {
 			if (err.code == TG_ERR_NOMEM)
 				goto nomem;
-			withdrawn(g, e, err.msg);
+			withdrawn(&t, err.msg);
 			continue;
 		}
-		if (served(*v, *n, k->name)) {
+		if (served(*v, from, *n, k->name)) {
 			/* a rename onto the name of a tool the server also lists */
 			snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool served "
 				 "already (rename one of them)", k->upstream_tool, k->name);
-			withdrawn(g, e, why);
+			withdrawn(&t, why);
 			tg_contract_free(k);
 			continue;
 		}
-		if (speaks(g, e, k)) {
+		if (speaks(&t, k)) {
 			tg_contract_free(k);
 			continue;
 		}
@@ -337,6 +329,7 @@ static int tools_of(struct tg_gate *g, const struct gate_upstream *e, struct tg_
 		(*v)[(*n)++] = k;
 	}
 	json_decref(list);
+	e->told = listing;
 	return 0;
 nomem:
 	json_decref(list);

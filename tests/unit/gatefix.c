@@ -10,27 +10,10 @@
 #include "gatefix.h"
 #include "unit.h"
 
-/* text into DIR/rel. */
-static int put(const char *dir, const char *rel, const char *text)
-{
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	if (fputs(text, f) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f) == 0 ? 0 : -1;
-}
-
 /* The upstreams' declarations as cat/upstreams/NAME.json. */
 static int declare(struct fix *f, const char *const *up, struct tg_error *err)
 {
-	char fake[4096], rel[96], path[192], *text, *at;
+	char fake[4096], rel[96], *text, *at;
 	size_t i;
 
 	snprintf(rel, sizeof(rel), "%s/cat/upstreams", f->dir);
@@ -46,14 +29,11 @@ static int declare(struct fix *f, const char *const *up, struct tg_error *err)
 			memcpy(at, fake, strlen(fake));
 		}
 		snprintf(rel, sizeof(rel), "cat/upstreams/%s.json", up[i]);
-		if (put(f->dir, rel, text) < 0) {
+		if (unit_put(f->dir, rel, text, 0600) < 0) {
 			free(text);
 			return tg_error_set(err, TG_ERR_SYSTEM, "write %s", rel);
 		}
 		free(text);
-		snprintf(path, sizeof(path), "%s/%s", f->dir, rel);
-		if (chmod(path, 0600) < 0)
-			return tg_error_set(err, TG_ERR_SYSTEM, "chmod %s", path);
 	}
 	return 0;
 }
@@ -80,7 +60,7 @@ static int catalogue(struct fix *f, const char *const *contracts, const char *co
 			json_decref(k);
 			if (rc < 0)
 				return tg_error_set(err, TG_ERR_SYSTEM, "copy %s", contracts[i] + 1);
-		} else if (put(f->dir, rel, contracts[i]) < 0) {
+		} else if (unit_put(f->dir, rel, contracts[i], 0644) < 0) {
 			return tg_error_set(err, TG_ERR_SYSTEM, "write %s", rel);
 		}
 	}
@@ -105,7 +85,7 @@ int fix_open(struct fix *f, const struct fix_spec *spec)
 		goto fail;
 	if (spec->policy) {
 		snprintf(path, sizeof(path), "%s/policy.json", f->dir);
-		if (put(f->dir, "policy.json", spec->policy) < 0) {
+		if (unit_put(f->dir, "policy.json", spec->policy, 0644) < 0) {
 			tg_error_set(&err, TG_ERR_SYSTEM, "write policy.json");
 			goto fail;
 		}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +69,24 @@ int unit_upstream_dir(char *out)
 	exe[n] = '\0';
 	snprintf(path, sizeof(path), "%s/../../tests/upstream", dirname(exe));
 	return realpath(path, out) ? 0 : -1;
+}
+
+int unit_put(const char *dir, const char *name, const char *text, unsigned mode)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int bad;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir ? dir : "", dir ? "/" : "", name) >=
+	    sizeof(path))
+		return -1;
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	bad = fputs(text, f) < 0;
+	if (fclose(f) != 0 || bad)
+		return -1;
+	return chmod(path, (mode_t)mode);
 }
 
 void unit_rmtree(const char *dir)

@@ -228,6 +228,33 @@ static int approved_once(void)
 	return 0;
 }
 
+/* upstreams/NAME.json of f's catalogue declared anew: the fake server,
+ * and members (JSON text after its argv and sandbox, "" for none); the
+ * catalogue reloaded. 0 or -1. */
+static int redeclare(struct fix *f, const char *name, const char *members)
+{
+	char fake[4096], text[8192], path[256];
+	struct tg_catalog *cat;
+	struct tg_error err;
+
+	if (unit_upstream_dir(fake) < 0)
+		return -1;
+	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
+		 "\"/srv/fake/fake_server.py\",\"runner\"],\"sandbox\":{\"mounts\":"
+		 "[{\"host\":\"%s\",\"inside\":\"/srv/fake\"}]}%s}", fake, members);
+	snprintf(path, sizeof(path), "%s/cat/upstreams/%s.json", f->dir, name);
+	if (unit_put(NULL, path, text, 0600) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/cat", f->dir);
+	if (tg_catalog_load_dir(path, NULL, &cat, &err) < 0)
+		return -1;
+	if (tg_gate_reload(f->gate, cat, &err) == 0)
+		return 0;
+	fprintf(stderr, "# reload: %s\n", err.msg);
+	tg_catalog_free(cat);
+	return -1;
+}
+
 static int changes;
 
 static void changed(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now)
@@ -248,12 +275,9 @@ static int reloads(void)
 		NULL,
 	};
 	struct fix_spec spec = { "gateupr", plain, NULL, TG_ANOMALY_DEFAULT, ups };
-	char path[256], code[64], ticket[64], *out;
-	struct tg_catalog *cat;
-	struct tg_error err;
+	char code[64], ticket[64], *out;
 	struct fix f;
 	json_t *list;
-	FILE *fp;
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
@@ -262,21 +286,8 @@ static int reloads(void)
 	/* add declares a dry run its schema has no argument for: withdrawn */
 	CHECK(list && !tool(list, "fake.add"));
 	json_decref(list);
-	snprintf(path, sizeof(path), "%s/cat/upstreams/fake.json", f.dir);
-	{
-		char fake[4096], text[8192];
-
-		CHECK(unit_upstream_dir(fake) == 0);
-		snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
-			 "\"/srv/fake/fake_server.py\",\"runner\"],\"sandbox\":{\"mounts\":"
-			 "[{\"host\":\"%s\",\"inside\":\"/srv/fake\"}]},\"tools\":{\"echo\":"
-			 "{\"authority\":\"read\",\"rename\":\"repeat\"}}}", fake);
-		fp = fopen(path, "w");
-		CHECK(fp && fputs(text, fp) >= 0 && fclose(fp) == 0);
-	}
-	snprintf(path, sizeof(path), "%s/cat", f.dir);
-	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
-	CHECK(tg_gate_reload(f.gate, cat, &err) == 0);
+	CHECK(redeclare(&f, "fake", ",\"tools\":{\"echo\":{\"authority\":\"read\","
+			"\"rename\":\"repeat\"}}") == 0);
 	list = tools_with(f.gate, "fake.repeat");
 	CHECK(list && !tool(list, "fake.echo") && tool(list, "fake.add"));
 	json_decref(list);
@@ -285,6 +296,38 @@ static int reloads(void)
 	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "renamed"));
 	free(out);
 	tg_gate_on_change(f.gate, NULL, NULL);
+	fix_remove(&f);
+	return 0;
+}
+
+/* What a listing withdraws is recorded once, however often the tools
+ * are made again: here by a reload that changes another upstream. */
+static int said_once(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"tools\":{\"add\":{\"dry_run\":{\"argument\":\"dryRun\"}}}}",
+		"other", "{" FAKE_ARGV "}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateup1", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	struct fix f;
+	json_t *list, *recs;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = tools_with(f.gate, "fake.echo");
+	json_decref(list);
+	list = tools_with(f.gate, "other.echo");
+	CHECK(list && !tool(list, "fake.add"));
+	json_decref(list);
+	CHECK(redeclare(&f, "other", ",\"tools\":{\"echo\":{\"rename\":\"again\"}}") == 0);
+	list = tools_with(f.gate, "other.again");
+	CHECK(list && !tool(list, "fake.add") && tool(list, "fake.echo"));
+	json_decref(list);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "event", NULL, "upstream_tool_withdrawn", NULL) == 1);
+	json_decref(recs);
 	fix_remove(&f);
 	return 0;
 }
@@ -347,18 +390,6 @@ out:
 	return rc;
 }
 
-static int put(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	return fclose(f) == 0 && chmod(path, mode) == 0 ? 0 : -1;
-}
-
 /* A credential that another upstream's sandbox is given (its mount holds
  * the file) refuses the gate, naming both; elsewhere it is served. */
 static int credential_exposed(void)
@@ -376,15 +407,15 @@ static int credential_exposed(void)
 	snprintf(path, sizeof(path), "%s/shared", dir);
 	CHECK(mkdir(path, 0700) == 0);
 	snprintf(path, sizeof(path), "%s/shared/token", dir);
-	CHECK(put(path, "s3cret\n", 0600) == 0);
+	CHECK(unit_put(NULL, path, "s3cret\n", 0600) == 0);
 	snprintf(path, sizeof(path), "%s/cat/upstreams/a.json", dir);
 	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/bin/true\"],"
 		 "\"sandbox\":{\"mounts\":[{\"host\":\"%s/shared\"}]}}", dir);
-	CHECK(put(path, text, 0600) == 0);
+	CHECK(unit_put(NULL, path, text, 0600) == 0);
 	snprintf(path, sizeof(path), "%s/cat/upstreams/b.json", dir);
 	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/bin/true\"],"
 		 "\"credentials\":{\"env\":{\"TOKEN\":\"%s/shared/token\"}}}", dir);
-	CHECK(put(path, text, 0600) == 0);
+	CHECK(unit_put(NULL, path, text, 0600) == 0);
 	snprintf(path, sizeof(path), "%s/cat", dir);
 	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
 	CHECK(tg_gate_new(cat, NULL, &g, &err) == -1 && !g);
@@ -462,14 +493,13 @@ static int release_by_pointer(void)
 	int stale;
 	struct tg_error err;
 	struct fix f;
-	FILE *fp;
 
 	CHECK(unit_tmpdir(srv, "flipsrv") == 0);
 	chmod(srv, 0755);
 	snprintf(path, sizeof(path), "%s/flip.py", srv);
-	CHECK((fp = fopen(path, "w")) && fputs(flip_py, fp) >= 0 && fclose(fp) == 0);
+	CHECK(unit_put(NULL, path, flip_py, 0644) == 0);
 	snprintf(path, sizeof(path), "%s/count", srv);
-	CHECK((fp = fopen(path, "w")) && fclose(fp) == 0 && chmod(path, 0666) == 0);
+	CHECK(unit_put(NULL, path, "", 0666) == 0);
 	snprintf(decl, sizeof(decl), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
 		 "\"/srv/flip/flip.py\"],\"sandbox\":{\"mounts\":[{\"host\":\"%s\",\"inside\":"
 		 "\"/srv/flip\",\"writable\":true}]},\"tools\":{\"die\":{\"authority\":\"read\"},"
@@ -516,10 +546,10 @@ static int reload_fails_late(void)
 	char path[256], text[8192];
 	struct tg_catalog *cat;
 	struct tg_error err;
-	unsigned long n;
+	unsigned long n, failed = 0;
 	struct fix f;
 	json_t *list;
-	FILE *fp;
+	size_t i;
 	int rc;
 
 	if (fix_open(&f, &spec) < 0)
@@ -534,8 +564,7 @@ static int reload_fails_late(void)
 		snprintf(text, sizeof(text), "{\"transport\":\"http\",\"url\":"
 			 "\"http://127.0.0.1:9/mcp?v=%lu\"}", n);
 		snprintf(path, sizeof(path), "%s/cat/upstreams/b.json", f.dir);
-		CHECK((fp = fopen(path, "w")) && fputs(text, fp) >= 0 && fclose(fp) == 0 &&
-		      chmod(path, 0600) == 0);
+		CHECK(unit_put(NULL, path, text, 0600) == 0);
 		snprintf(path, sizeof(path), "%s/cat", f.dir);
 		CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
 		failalloc_arm(n);
@@ -546,12 +575,17 @@ static int reload_fails_late(void)
 				break;
 			continue;
 		}
+		failed++;
 		/* nothing of cat was taken: no runner of it is served (one would
 		 * read cat after the caller frees it) */
-		CHECK(!(f.gate->ups && f.gate->ups->u == tg_catalog_upstream_at(cat, 0)));
+		for (i = 0; i < f.gate->nups; i++)
+			CHECK(f.gate->ups[i]->u != tg_catalog_upstream_at(cat, 0) &&
+			      f.gate->ups[i]->u != tg_catalog_upstream_at(cat, 1));
 		tg_catalog_free(cat); /* the caller's again, as tg_gate_reload says */
 	}
 	fix_remove(&f);
+	/* the failures were injected, and a reload went through at last */
+	CHECK(failed > 0 && n < 3000);
 	return 0;
 }
 
@@ -561,6 +595,7 @@ const struct unit_test gate_upstream_tests[] = {
 	{ "gate_upstream/serves", serves },
 	{ "gate_upstream/approved_once", approved_once },
 	{ "gate_upstream/reloads", reloads },
+	{ "gate_upstream/said_once", said_once },
 	{ "gate_upstream/over_http", over_http },
 	{ "gate_upstream/credential_exposed", credential_exposed },
 	UNIT_TESTS_END

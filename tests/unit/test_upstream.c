@@ -14,21 +14,6 @@
 
 #define ORIGIN "cat/upstreams/t.json"
 
-static int write_file(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	if (fclose(f) != 0)
-		return -1;
-	return chmod(path, mode);
-}
-
 static int parse(const char *text, struct tg_upstream **u, struct tg_error *err)
 {
 	return tg_upstream_parse(text, strlen(text), ORIGIN, u, err);
@@ -69,7 +54,7 @@ static int stdio_loads(void)
 
 	CHECK(unit_tmpdir(dir, "upstream") == 0);
 	CHECK(mkdir(strcat(strcpy(path, dir), "/upstreams"), 0700) == 0);
-	CHECK(write_file(dir, "token", "s3cret\n", 0600) == 0);
+	CHECK(unit_put(dir, "token", "s3cret\n", 0600) == 0);
 	snprintf(text, sizeof(text),
 		 "{\"name\":\"everything\",\"transport\":\"stdio\","
 		 "\"argv\":[\"npx\",\"-y\",\"@modelcontextprotocol/server-everything\"],"
@@ -84,7 +69,7 @@ static int stdio_loads(void)
 		 "\"dry_run\":{\"argument\":\"dryRun\"},\"compensation\":{\"tool\":\"everything.undo\","
 		 "\"arguments\":{\"id\":\"${call_id}\"}}},\"printEnv\":{\"hide\":true}},"
 		 "\"per_call\":true}", dir, dir, dir);
-	CHECK(write_file(dir, "upstreams/everything.json", text, 0644) == 0);
+	CHECK(unit_put(dir, "upstreams/everything.json", text, 0644) == 0);
 	snprintf(path, sizeof(path), "%s/upstreams/everything.json", dir);
 	CHECK(tg_upstream_load(path, &u, &err) == 0);
 	CHECK(strcmp(u->name, "everything") == 0 && strcmp(u->file, path) == 0);
@@ -136,7 +121,7 @@ static int http_loads(void)
 	char dir[64], text[1024];
 
 	CHECK(unit_tmpdir(dir, "upstream-http") == 0);
-	CHECK(write_file(dir, "auth", "Bearer x\n", 0400) == 0);
+	CHECK(unit_put(dir, "auth", "Bearer x\n", 0400) == 0);
 	snprintf(text, sizeof(text), "{\"transport\":\"http\",\"url\":\"https://mcp.example.test/mcp"
 		 "?a=1\",\"credentials\":{\"header\":{\"Authorization\":\"%s/auth\","
 		 "\"X-Api-Key\":\"%s/auth\"}},\"pin\":\"review\",\"tools\":{\"echo\":{}}}", dir, dir);
@@ -421,7 +406,7 @@ static int write_contract(const char *dir, const char *file, const char *name,
 	snprintf(text, sizeof(text), "{\"name\":\"%s\",\"version\":\"1.0.0\",\"description\":\"d\","
 		 "\"owner\":{\"team\":\"t\",\"contact\":\"c\"},\"input_schema\":{\"type\":\"object\"},"
 		 "\"executor\":{\"kind\":\"builtin\",\"name\":\"echo\"},%s}", name, extra);
-	return write_file(dir, file, text, 0644);
+	return unit_put(dir, file, text, 0644);
 }
 
 /* The catalogue loads d, refusing it with a message that holds a and b
@@ -465,8 +450,8 @@ static int catalogue_namespace(void)
 	CHECK(mkdir(up, 0700) == 0);
 	snprintf(up, sizeof(up), "%s/upstreams/gh.json", d);
 	snprintf(ct, sizeof(ct), "%s/search.json", d);
-	CHECK(write_file(d, "upstreams/notes.txt", "not a declaration", 0644) == 0);
-	CHECK(write_file(d, "upstreams/gh.json", STDIO "\"tools\":{\"search\":{\"authority\":"
+	CHECK(unit_put(d, "upstreams/notes.txt", "not a declaration", 0644) == 0);
+	CHECK(unit_put(d, "upstreams/gh.json", STDIO "\"tools\":{\"search\":{\"authority\":"
 			 "\"read\"},\"find\":{\"rename\":\"lookup\"},\"hidden\":{\"hide\":true}}}",
 			 0644) == 0);
 	/* a contract named like the upstream, or one that only starts alike,
@@ -492,7 +477,7 @@ static int catalogue_namespace(void)
 	CHECK(catalogue_says(d, "contract ", "gh.find lies in the namespace gh."));
 	CHECK(unlink(ct) == 0);
 	/* a declaration refused refuses the catalogue */
-	CHECK(write_file(d, "upstreams/gh.json", STDIO "\"sandbox\":{\"egress\":[\"a.test\"]}}",
+	CHECK(unit_put(d, "upstreams/gh.json", STDIO "\"sandbox\":{\"egress\":[\"a.test\"]}}",
 			 0644) == 0);
 	CHECK(catalogue_says(d, up, "sandbox.egress[0]: \"a.test\" has no port"));
 	unit_rmtree(d);
@@ -508,7 +493,7 @@ static int comp_says(const char *d, const char *ref, const char *want)
 	snprintf(text, sizeof(text), STDIO "\"tools\":{\"list\":{\"authority\":\"read\","
 		 "\"rename\":\"ls\"},\"peek\":{\"hide\":true},\"mv\":{\"rename\":\"move\"},"
 		 "\"w\":{\"compensation\":{\"tool\":\"%s\"}}}}", ref);
-	return write_file(d, "upstreams/fs.json", text, 0644) == 0 &&
+	return unit_put(d, "upstreams/fs.json", text, 0644) == 0 &&
 	       catalogue_says(d, "upstreams/fs.json: tools.w.compensation.tool: ", want);
 }
 
@@ -523,24 +508,24 @@ static int catalogue_compensation(void)
 	CHECK(write_contract(d, "undo.json", "files.undo", "\"authority\":\"write\",\"dry_run\":"
 			     "\"supported\",\"compensation\":{\"irreversible\":\"the undo\"}") == 0);
 	CHECK(write_contract(d, "read.json", "files.read", READ) == 0);
-	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"read\":{\"authority\":"
+	CHECK(unit_put(d, "upstreams/fs.json", STDIO "\"tools\":{\"read\":{\"authority\":"
 			 "\"read\"},\"write\":{\"compensation\":{\"tool\":\"fs.restore\"}},"
 			 "\"move\":{\"compensation\":{\"tool\":\"files.undo@1\"}}}}", 0644) == 0);
 	CHECK(catalogue_says(d, NULL, NULL));
-	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"read\":{\"authority\":"
+	CHECK(unit_put(d, "upstreams/fs.json", STDIO "\"tools\":{\"read\":{\"authority\":"
 			 "\"read\"},\"write\":{\"compensation\":{\"tool\":\"fs.read\"}}}}",
 			 0644) == 0);
 	CHECK(catalogue_says(d, "tools.write.compensation.tool: fs.read is a read tool", "fs.json"));
-	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"write\":{\"compensation\":"
+	CHECK(unit_put(d, "upstreams/fs.json", STDIO "\"tools\":{\"write\":{\"compensation\":"
 			 "{\"tool\":\"files.read\"}}}}", 0644) == 0);
 	CHECK(catalogue_says(d, "tools.write.compensation.tool: files.read@1.0.0 is a read tool",
 			     "fs.json"));
-	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"write\":{\"compensation\":"
+	CHECK(unit_put(d, "upstreams/fs.json", STDIO "\"tools\":{\"write\":{\"compensation\":"
 			 "{\"tool\":\"nowhere\"}}}}", 0644) == 0);
 	CHECK(catalogue_says(d, "tools.write.compensation.tool: tool 'nowhere': no such tool",
 			     "fs.json"));
 	/* in an upstream's namespace: one of its exposed, non-hidden writes */
-	CHECK(write_file(d, "upstreams/fs.json", STDIO "\"tools\":{\"list\":{\"authority\":"
+	CHECK(unit_put(d, "upstreams/fs.json", STDIO "\"tools\":{\"list\":{\"authority\":"
 			 "\"read\",\"rename\":\"ls\"},\"peek\":{\"hide\":true},\"mv\":{\"rename\":"
 			 "\"move\"},\"w\":{\"compensation\":{\"tool\":\"fs.w\"}},\"u\":{\"compensation\":"
 			 "{\"tool\":\"fs.move\"}},\"v\":{\"compensation\":{\"tool\":\"fs.other\"}}}}",
@@ -586,10 +571,10 @@ static int lint_and_gate(void)
 	CHECK(mkdir(strcat(strcpy(mkd, d), "/upstreams"), 0700) == 0);
 	CHECK(write_contract(d, "echo.json", "echo", READ) == 0);
 	CHECK(write_contract(d, "x.json", "ok.x", READ) == 0);
-	CHECK(write_file(d, "upstreams/ok.json", HTTP "\"tools\":{\"x\":{}}}", 0644) == 0);
-	CHECK(write_file(d, "upstreams/a.json", STDIO "\"sandbox\":{\"mounts\":[{\"hots\":\"/\"}]}}",
+	CHECK(unit_put(d, "upstreams/ok.json", HTTP "\"tools\":{\"x\":{}}}", 0644) == 0);
+	CHECK(unit_put(d, "upstreams/a.json", STDIO "\"sandbox\":{\"mounts\":[{\"hots\":\"/\"}]}}",
 			 0644) == 0);
-	CHECK(write_file(d, "upstreams/b.json", "{\"transport\":\"stdio\"}", 0644) == 0);
+	CHECK(unit_put(d, "upstreams/b.json", "{\"transport\":\"stdio\"}", 0644) == 0);
 	problems = tg_catalog_lint(d, NULL, keep, &lines, &files, &ups, &err);
 	CHECK(problems == 3 && files == 2 && ups == 3 && lines.n == 3);
 	CHECK(strstr(lines.text[0], "upstreams/a.json: sandbox.mounts[0].hots: unknown field"));

@@ -62,21 +62,6 @@ static int log_has(const char *needle)
 	return yes;
 }
 
-static int put(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	if (fclose(f) != 0)
-		return -1;
-	return chmod(path, mode);
-}
-
 /* upstreams/fake.json in dir, extra (JSON members, "" for none) after
  * argv and the fake server's mount; loaded into *u. */
 static int declare(const char *dir, const char *extra, struct tg_upstream **u)
@@ -94,7 +79,7 @@ static int declare(const char *dir, const char *extra, struct tg_upstream **u)
 		 "\"/srv/fake/fake_server.py\", \"runner\"], \"sandbox\": {\"mounts\": "
 		 "[{\"host\": \"%s\", \"inside\": \"/srv/fake\"}]}%s}",
 		 fake, extra);
-	if (put(sub, "fake.json", text, 0600) < 0)
+	if (unit_put(sub, "fake.json", text, 0600) < 0)
 		return -1;
 	snprintf(sub, sizeof(sub), "%s/upstreams/fake.json", dir);
 	if (tg_upstream_load(sub, u, &err) < 0) {
@@ -192,9 +177,9 @@ static int serves(void)
 	snprintf(data, sizeof(data), "%s/data", dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
 	CHECK(mkdir(data, 0755) == 0 && mkdir(state, 0700) == 0);
-	CHECK(put(data, "f.txt", "mounted", 0644) == 0);
-	CHECK(put(dir, "outside.txt", "not given", 0644) == 0);
-	CHECK(put(dir, "token", SECRET "\r\n", 0600) == 0);
+	CHECK(unit_put(data, "f.txt", "mounted", 0644) == 0);
+	CHECK(unit_put(dir, "outside.txt", "not given", 0644) == 0);
+	CHECK(unit_put(dir, "token", SECRET "\r\n", 0600) == 0);
 	snprintf(extra, sizeof(extra),
 		 ", \"env\": {\"PLAIN\": \"1\"}, \"credentials\": {\"env\": {\"TG_TEST_TOKEN\": "
 		 "\"%s/token\"}}", dir);
@@ -515,7 +500,7 @@ static int per_call(void)
 	json_t *v;
 
 	CHECK(unit_tmpdir(dir, "uprun") == 0);
-	CHECK(put(dir, "token", SECRET, 0600) == 0);
+	CHECK(unit_put(dir, "token", SECRET, 0600) == 0);
 	snprintf(extra, sizeof(extra), ", \"per_call\": true, \"credentials\": {\"env\": "
 		 "{\"TG_TEST_TOKEN\": \"%s/token\"}}", dir);
 	CHECK(declare(dir, extra, &u) == 0 && u->per_call);
@@ -686,8 +671,8 @@ static int refuses(void)
 	snprintf(state, sizeof(state), "%s/state", dir);
 	snprintf(own, sizeof(own), "%s/tokens.json", dir);
 	CHECK(mkdir(state, 0700) == 0);
-	CHECK(put(dir, "tokens.json", "{}", 0600) == 0 && put(state, "k", "x", 0600) == 0);
-	CHECK(put(dir, "loose", "x", 0600) == 0);
+	CHECK(unit_put(dir, "tokens.json", "{}", 0600) == 0 && unit_put(state, "k", "x", 0600) == 0);
+	CHECK(unit_put(dir, "loose", "x", 0600) == 0);
 	dopts.state_dir = state;
 	dopts.own_files = own_files;
 	CHECK(exec_dirs_new(&dopts, &dirs, &err) == 0);
@@ -719,7 +704,7 @@ static int refuses(void)
 	/* a credential in one of its own mounts: the server could read it
 	 * there, or swap it for a link before a restart */
 	snprintf(extra, sizeof(extra), "%s/m", dir);
-	CHECK(mkdir(extra, 0700) == 0 && put(extra, "tok", "x", 0600) == 0);
+	CHECK(mkdir(extra, 0700) == 0 && unit_put(extra, "tok", "x", 0600) == 0);
 	snprintf(extra, sizeof(extra), ", \"credentials\": {\"env\": {\"K\": \"%s/m/tok\"}}", dir);
 	CHECK(declare(dir, extra, &u) == 0);
 	free(u->mounts[0].host);

@@ -34,6 +34,9 @@ int unit_tmpdir(char *dir, const char *name);
  * (PATH_MAX bytes): from the working directory (the tree's root), else
  * from the test binary's (build/tests/). 0 or -1. */
 int unit_upstream_dir(char *out);
+/* text written to dir/name (dir NULL: to the path name), then given
+ * mode; 0 or -1. */
+int unit_put(const char *dir, const char *name, const char *text, unsigned mode);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
 /* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */
