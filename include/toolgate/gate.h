@@ -371,6 +371,50 @@ TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct 
 TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
 				   struct tg_error *err);
 
+/* ---- one upstream seen once (toolgate upstream test|pin|diff) ------------- */
+
+/* What serving would make of one tool an upstream lists. */
+enum tg_listed_verdict {
+	TG_LISTED_SERVED = 0,        /* served, as contract says */
+	TG_LISTED_HIDDEN,            /* its declaration hides it */
+	TG_LISTED_REFUSED,           /* withdrawn: why says why */
+};
+
+struct tg_listed_tool {
+	char *name;                  /* its "name" as listed, or NULL when that is not a
+				      * string (malloc'd; text of the server's: show it safe) */
+	char *definition;            /* the entry as listed, compact JSON (malloc'd) */
+	enum tg_listed_verdict verdict;
+	struct tg_contract *contract; /* SERVED: what would be served; else NULL */
+	char *why;                   /* REFUSED: the reason, the server's text in it
+				      * redacted and its hidden characters as '?' (malloc'd) */
+};
+
+struct tg_upstream_listing {
+	struct tg_listed_tool *tools; /* in the server's order */
+	size_t n;
+};
+
+/* Upstream name of catalog (borrowed) started, or reached, as
+ * tg_gate_new would start it with opts (its directories checked, the
+ * catalogue's credentials checked against them; opts may be NULL), its
+ * first listing waited for at most timeout_ms, each tool judged as the
+ * gate judges it before serving it (tg_catalog_upstream_tool, an exposed
+ * name served twice, its description scanned per opts->descriptions),
+ * then the server stopped: nothing is served, no store is written. The
+ * server's stderr and log lines go to the library's log (tg_log_set) as
+ * when serving. OUT *out (tg_upstream_listing_release). -1 and err:
+ * TG_ERR_INVALID for a name the catalogue does not declare, or a mount or
+ * credential refused (naming it); TG_ERR_UNAVAILABLE naming the upstream
+ * and why when the server could not be started or reached (at its first
+ * failure: no restart is waited for); TG_ERR_LIMIT when it had not listed
+ * its tools within timeout_ms; TG_ERR_NOMEM. */
+TG_API int tg_gate_upstream_probe(const struct tg_catalog *catalog, const char *name,
+				  const struct tg_gate_options *opts, int timeout_ms,
+				  struct tg_upstream_listing *out, struct tg_error *err);
+/* Frees what l holds and clears it; a cleared one is a no-op. */
+TG_API void tg_upstream_listing_release(struct tg_upstream_listing *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,6 +85,14 @@ TG_API const char *const *tg_redact_rules(void);
 TG_API int tg_redact(const char *in, size_t n, struct tg_redact_out *out, struct tg_error *err);
 TG_API void tg_redact_out_release(struct tg_redact_out *out);
 
+/* Text from outside (a server's, an agent's) as the gateway's log shows
+ * it (src/obs/shown.c): in[0..n) redacted, then each character a
+ * terminal acts on or a reader does not see (controls, escapes, bidi
+ * controls, zero-width characters) as '?', a tab kept; at most cap - 1
+ * bytes into out, NUL-terminated (cut there). 0, or -1 when it could not
+ * be redacted: out is then a note saying so, never the text. */
+TG_API int tg_redact_shown(const char *in, size_t n, char *out, size_t cap);
+
 /* Redact one value that may be encoded data (a JSON string of a tool's
  * result: fs.read's content of a binary file, an image's data, a
  * resource's blob). A value that is nothing but base64 (standard or

@@ -16,6 +16,7 @@ int cmd_rollback(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_redact(int argc, char **argv);
 int cmd_anomalies(int argc, char **argv);
+int cmd_upstream(int argc, char **argv);
 
 /* The audit log's path: file, else the state directory's audit.log; -1
  * when neither is given. cli_audit_open opens it (NULL: it said why on
@@ -45,6 +46,9 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 void cli_put_json(FILE *f, const char *json);
 void cli_put_text(FILE *f, const char *text);
 void cli_say(FILE *f, const char *who, const char *text);
+/* A server's text as the gateway's log shows it (tg_redact_shown):
+ * redacted, what a terminal would obey or a reader not see as '?'. */
+void cli_put_shown(FILE *f, const char *text);
 
 /* Exit statuses, one table for every command (docs/CLI.md). run passes
  * its command's status through, so its own failures, a usage error among

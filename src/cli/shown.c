@@ -4,14 +4,16 @@
  * Each is printed with the characters a terminal would obey or reorder
  * (bidi controls, escape sequences, tag, zero-width characters and
  * variation selectors: util/hidden.h) escaped, JSON as JSON escapes (the
- * same JSON), words in their display form. It must never print them raw,
- * not even out of memory: then it says so instead.
+ * same JSON), words in their display form; a server's text as the log
+ * shows it (redacted, hidden characters as '?'). It must never print them
+ * raw, not even out of memory: then it says so instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "toolgate/redact.h"
 #include "util/hidden.h"
 
 void cli_put_json(FILE *f, const char *json)
@@ -35,4 +37,19 @@ void cli_say(FILE *f, const char *who, const char *text)
 	fprintf(f, "toolgate %s: ", who);
 	cli_put_text(f, text);
 	fputc('\n', f);
+}
+
+void cli_put_shown(FILE *f, const char *text)
+{
+	size_t n = strlen(text), cap = n * 3 + 64;
+	char *shown = malloc(cap);
+
+	/* a redaction's marker may be longer than what it hides */
+	if (!shown) {
+		fputs("(out of memory: not shown)", f);
+		return;
+	}
+	tg_redact_shown(text, n, shown, cap);
+	fputs(shown, f);
+	free(shown);
 }

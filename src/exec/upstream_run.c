@@ -837,10 +837,11 @@ static void *supervise(void *arg)
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
-		if (!r->stop && r->u->per_call)
+		/* fail_fast: its waiter is told why, and stops it */
+		if (!r->stop && !r->opts.fail_fast && r->u->per_call)
 			tg_log(TG_LOG_INFO, "upstream %s: listing its tools failed (%s): trying "
 			       "again in %u ms", r->u->name, r->why, delay);
-		else if (!r->stop)
+		else if (!r->stop && !r->opts.fail_fast)
 			tg_log(TG_LOG_INFO, "upstream %s: the server is down (%s): restarting in "
 			       "%u ms", r->u->name, r->why, delay);
 		pthread_cond_broadcast(&r->cond);
@@ -941,6 +942,10 @@ static int wait_slice(struct upstream_run *r, uint64_t deadline, int cancel_fd, 
 {
 	struct pollfd p = { cancel_fd, POLLIN, 0 };
 
+	/* why is "starting" until a start fails, "" while up */
+	if (r->opts.fail_fast && !busy && r->why[0] && strcmp(r->why, "starting") != 0)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: the server is down: %s",
+				    r->u->name, r->why);
 	if (now_ms() >= deadline) {
 		if (busy)
 			return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: %u calls already have "

@@ -62,6 +62,12 @@ struct upstream_run_options {
 	 * back but for upstream_run_tools. NULL: not told. */
 	void (*tools_changed)(void *ctx);
 	void *tools_ctx;
+	/* 1: upstream_run_wait returns at the first failure to start, or
+	 * reach, the server (TG_ERR_UNAVAILABLE with its reason) instead of
+	 * waiting through the restarts for its timeout, and the restarts
+	 * are not logged: for one who asks to see the server once
+	 * (tg_gate_upstream_probe), not for serving. */
+	int fail_fast;
 };
 
 struct upstream_run;
@@ -87,7 +93,8 @@ void upstream_run_free(struct upstream_run *r);
 
 /* Wait at most timeout_ms for the server to be up (initialized, its tools
  * listed; per_call: its tools listed once). 0, or -1 and err: TG_ERR_UNAVAILABLE naming the upstream and
- * why it is not (its last failure), or TG_ERR_LIMIT when still starting. */
+ * why it is not (its last failure; with opts.fail_fast, at that failure
+ * rather than at the timeout), or TG_ERR_LIMIT when still starting. */
 int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *err);
 
 /* The tools of the last tools/list, a JSON array as text (malloc'd), or

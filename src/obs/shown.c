@@ -1,7 +1,8 @@
 /*
  * Text from outside made fit to show (obs/shown.h): the redactor, then
- * the hidden-character scanner. Never shows a byte of the text when the
- * redactor fails.
+ * the hidden-character scanner; tg_redact_shown is the same for the
+ * toolgate command (toolgate/redact.h). Never shows a byte of the text
+ * when the redactor fails.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,4 +44,9 @@ int obs_shown(const char *in, size_t n, char *out, size_t cap)
 	out[k] = '\0';
 	tg_redact_out_release(&o);
 	return 0;
+}
+
+int tg_redact_shown(const char *in, size_t n, char *out, size_t cap)
+{
+	return obs_shown(in, n, out, cap);
 }

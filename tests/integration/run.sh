@@ -1389,6 +1389,12 @@ cat "$tmp/cli.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/cli.out")))
 grep -q 'cli_ran_to_the_end' "$tmp/cli.out"; check cli_ran_to_the_end $? "$(tail -3 "$tmp/cli.out")"
 
+# the operator's upstream commands: list, show, test, pin, diff against the
+# fake server in its sandbox, and their mistakes (tests/integration/upstream_cli.py)
+timeout 120 python3 "$repo/tests/integration/upstream_cli.py" "$TG" "$repo" "$tmp/upcli" >"$tmp/upcli.out" 2>&1
+cat "$tmp/upcli.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/upcli.out")))
+grep -q 'upstream_cli_secret_never_printed' "$tmp/upcli.out"; check upstream_cli_ran_to_the_end $? "$(tail -3 "$tmp/upcli.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

@@ -589,7 +589,75 @@ static int reload_fails_late(void)
 	return 0;
 }
 
+/* The listed tool named name of l, or NULL. */
+static const struct tg_listed_tool *listed(const struct tg_upstream_listing *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->tools[i].name && strcmp(l->tools[i].name, name) == 0)
+			return &l->tools[i];
+	return NULL;
+}
+
+/* tg_gate_upstream_probe: the server seen once, each tool judged as the
+ * gate judges it; a server that cannot start is said at its first
+ * failure, not after the timeout. */
+static int probes(void)
+{
+	static const char *const ups[] = {
+		"fake",
+		"{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
+		"\"add\":{\"rename\":\"die\"},\"env\":{\"hide\":true}}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateprobe", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	struct tg_upstream_listing l;
+	const struct tg_listed_tool *t;
+	struct tg_catalog *cat = NULL;
+	char text[1024], path[256];
+	struct tg_error err;
+	struct fix f;
+	time_t began;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	CHECK(tg_gate_upstream_probe(f.cat, "nope", NULL, 15000, &l, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && l.n == 0);
+	CHECK(tg_gate_upstream_probe(f.cat, "fake", NULL, 15000, &l, &err) == 0);
+	t = listed(&l, "echo");
+	CHECK(t && t->verdict == TG_LISTED_SERVED && t->contract &&
+	      t->contract->authority == TG_AUTHORITY_READ && strstr(t->definition, "\"echo\""));
+	t = listed(&l, "env");
+	CHECK(t && t->verdict == TG_LISTED_HIDDEN && !t->contract);
+	/* add, listed first, renamed onto the name die is exposed under:
+	 * die withdrawn, as when serving */
+	t = listed(&l, "add");
+	CHECK(t && t->verdict == TG_LISTED_SERVED && strcmp(t->contract->name, "fake.die") == 0 &&
+	      t->contract->authority == TG_AUTHORITY_WRITE);
+	t = listed(&l, "die");
+	CHECK(t && t->verdict == TG_LISTED_REFUSED && strstr(t->why, "served already"));
+	tg_upstream_listing_release(&l);
+	tg_upstream_listing_release(&l);
+
+	snprintf(text, sizeof(text), "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/no-such-"
+		 "python\"]}");
+	snprintf(path, sizeof(path), "%s/cat/upstreams/fake.json", f.dir);
+	CHECK(unit_put(NULL, path, text, 0600) == 0);
+	snprintf(path, sizeof(path), "%s/cat", f.dir);
+	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
+	began = time(NULL);
+	CHECK(tg_gate_upstream_probe(cat, "fake", NULL, 15000, &l, &err) < 0 &&
+	      err.code == TG_ERR_UNAVAILABLE && strstr(err.msg, "/usr/bin/no-such-python"));
+	CHECK(time(NULL) - began < 10);
+	tg_catalog_free(cat);
+	fix_close(&f);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_upstream_tests[] = {
+	{ "gate_upstream/probes", probes },
 	{ "gate_upstream/reload_fails_late", reload_fails_late },
 	{ "gate_upstream/release_by_pointer", release_by_pointer },
 	{ "gate_upstream/serves", serves },

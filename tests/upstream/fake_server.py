@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A fake upstream MCP server over stdio, for tests/unit/test_upstream_client.c,
-tests/unit/test_upstream_run.c (in the sandbox) and later the pinning tests:
+tests/unit/test_upstream_run.c (in the sandbox), tests/unit/test_gate_upstream.c
+and tests/integration/upstream_cli.py:
 one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv[1]:
 
   normal       two tools (echo, add) on two pages of tools/list; tools/call
@@ -36,6 +37,10 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                notifications/progress with the call's progressToken, one
                with another token, and a notifications/message carrying
                message, then answers {"token": the call's token}
+  tools FILE   lists the tools FILE holds (a JSON array of tools/list
+               entries, read anew at each tools/list, on one page),
+               otherwise normal: for tests/integration/upstream_cli.py,
+               which changes FILE between the server's runs
 """
 import json
 import os
@@ -226,6 +231,9 @@ def main():
             STATE["lists"] += 1
             send({"jsonrpc": "2.0", "id": mid,
                   "error": {"code": -32603, "message": "no list: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}})
+        elif method == "tools/list" and MODE == "tools":
+            with open(ARG, encoding="utf-8") as f:
+                result(mid, {"tools": json.load(f)})
         elif method == "tools/list":
             STATE["lists"] += 1
             cursor = (m.get("params") or {}).get("cursor")
