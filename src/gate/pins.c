@@ -213,6 +213,24 @@ static int ticket_known(struct gate_pin_round *r, const struct tg_ticket *t, cha
 	return 0;
 }
 
+/* Tickets pending for another definition of t's tool withdrawn: a
+ * server that keeps changing a tool has one ticket open for it, its
+ * latest definition's, not one for each. */
+static void superseded(struct gate_pin_round *r, const struct tg_ticket *t)
+{
+	char id[33];
+	size_t i;
+
+	ticket_known(r, t, id); /* the store's tickets, looked at once */
+	for (i = 0; i < r->ntickets; i++)
+		if (r->tickets[i].state == TG_TICKET_PENDING &&
+		    strcmp(r->tickets[i].tool, t->tool) == 0 &&
+		    strcmp(r->tickets[i].args_sha256, t->args_sha256) != 0 &&
+		    tg_store_ticket_move(r->g->store, r->tickets[i].id, TG_TICKET_PENDING,
+					 TG_TICKET_CANCELLED, NULL) == 0)
+			r->tickets[i].state = TG_TICKET_CANCELLED;
+}
+
 /* The scanner's findings on k as a ticket keeps them ([{rule, at, why}]),
  * or NULL when none; *n their count. */
 static char *findings_of(const struct tg_contract *k, size_t *n)
@@ -376,6 +394,8 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 	else if (!ticket_known(r, &t, h->ticket))
 		h->ticket[0] = '\0';
 	rc = h->ticket[0] ? ticket_state(r, h->ticket, d, m, h, &err) : 2;
+	if (rc == 2)
+		superseded(r, &t);
 	if (rc == 2 && ticket_open(r, d, old, &t, findings, h->ticket, &err) == 0) {
 		m->pending = 1;
 		rc = 1;
