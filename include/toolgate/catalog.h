@@ -53,14 +53,28 @@ TG_API const struct tg_upstream *tg_catalog_upstream_at(const struct tg_catalog 
  * server's, the schemas compiled by toolgate's validator; what it may do
  * is u's (a write unless declared read, whatever its annotations say; a
  * write without a declared compensation is irreversible); its version is
- * 0.0.0. 0 and OUT *out; 1 when u hides the tool (*out NULL); -1 and err
+ * 0.0.0+D, D the first 12 hex digits of its definition's SHA-256
+ * (tg_upstream_definition), so that a ticket approved for it names this
+ * definition and no other. 0 and OUT *out; 1 when u hides the tool (*out NULL); -1 and err
  * naming the upstream and the tool: a name outside MCP's tool-name rules,
  * no inputSchema, a schema that does not compile, a title or description
  * that is not a string of at most 64 KiB, an exposed name over 128
  * characters, a declared dry_run.argument that is not a boolean property
- * of the inputSchema. */
+ * of the inputSchema, a definition canonical JSON cannot hold. */
 TG_API int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def_json, size_t len,
 				    struct tg_contract **out, struct tg_error *err);
+/* What changed between two definitions of upstream u's tool (each one
+ * entry of its tools/list, at most TG_UPSTREAM_MAX_DEFINITION bytes:
+ * old_def a pin's, NULL when the tool is added; new_def a listing's),
+ * for a person to read (docs/UPSTREAMS.md, "Pins"): OUT *text (lines,
+ * malloc'd; every text of the server's as ASCII-only JSON) and
+ * *breaking, catalog diff's judgement of the schemas (1: it breaks
+ * callers; a schema that cannot be compared is judged breaking; an added
+ * tool breaks nobody). -1 and err: a definition that is not a JSON
+ * object, over the bound, out of memory. */
+TG_API int tg_catalog_upstream_diff(const struct tg_upstream *u, const char *old_def,
+				    size_t old_len, const char *new_def, size_t new_len,
+				    char **text, int *breaking, struct tg_error *err);
 /* A catalogue of base's contracts, resources, prompts and upstreams and
  * the n contracts of tools (each made by tg_catalog_upstream_tool), of
  * which it takes ownership, whatever it returns (the array itself stays

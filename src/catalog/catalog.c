@@ -372,8 +372,11 @@ static int parse_partial(const char *s, struct tg_semver *v)
 	return given;
 }
 
-static int matches(const struct tg_contract *c, const struct tg_semver *want, int given)
+static int matches(const struct tg_contract *c, const struct tg_semver *want, int given,
+		   const char *text)
 {
+	if (given == 4)
+		return strcmp(c->version_text, text) == 0;
 	if (given == 3)
 		return tg_semver_compare(&c->version, want) == 0;
 	if (c->version.pre[0])
@@ -386,7 +389,7 @@ int tg_catalog_resolve(const struct tg_catalog *c, const char *ref, const char *
 {
 	const struct tg_contract *best = NULL, *best_live = NULL;
 	struct tg_semver want;
-	char name[129], date[11];
+	char name[129], date[11], ver[64];
 	const char *at = strchr(ref, '@');
 	size_t nl = at ? (size_t)(at - ref) : strlen(ref), i;
 	int given = 0;
@@ -397,9 +400,23 @@ int tg_catalog_resolve(const struct tg_catalog *c, const char *ref, const char *
 		return tg_error_set(err, TG_ERR_INVALID, "tool '%.140s': not a tool name", ref);
 	memcpy(name, ref, nl);
 	name[nl] = '\0';
-	if (at && (given = parse_partial(at + 1, &want)) < 0)
+	/* 1.2.3+build: only an upstream's tools have one (0.0.0+D, its
+	 * definition), named whole */
+	if (at && strchr(at + 1, '+')) {
+		size_t vl = strcspn(at + 1, "+");
+
+		given = -1;
+		if (vl < sizeof(ver)) {
+			memcpy(ver, at + 1, vl);
+			ver[vl] = '\0';
+			given = tg_semver_parse(ver, &want) == 0 ? 4 : -1;
+		}
+	} else if (at)
+		given = parse_partial(at + 1, &want);
+	if (given < 0)
 		return tg_error_set(err, TG_ERR_INVALID,
-				    "tool '%.140s': the version must be 1, 1.2 or 1.2.3", ref);
+				    "tool '%.140s': the version must be 1, 1.2 or 1.2.3 (or an "
+				    "upstream tool's whole 0.0.0+D)", ref);
 	if (!today) {
 		time_t t = time(NULL);
 		struct tm tm;
@@ -413,7 +430,7 @@ int tg_catalog_resolve(const struct tg_catalog *c, const char *ref, const char *
 
 		if (strcmp(k->name, name) != 0)
 			continue;
-		if (at ? !matches(k, &want, given) : k->version.pre[0] != '\0')
+		if (at ? !matches(k, &want, given, at + 1) : k->version.pre[0] != '\0')
 			continue;
 		best = k; /* sorted ascending: the last match is the highest */
 		if (!k->deprecated_since)

@@ -157,6 +157,21 @@ static int describe(struct tg_contract *c, json_t *def, const char *who, struct 
 	return contract_param_headers(c, who, err);
 }
 
+/* The version 0.0.0+D, D naming the definition: a ticket approved for
+ * name@version runs only while the server lists the tool as it was. */
+static int versioned(struct tg_contract *c, const char *def_json, size_t len, const char *who,
+		     struct tg_error *err)
+{
+	struct tg_pin_definition d;
+
+	if (tg_upstream_definition(def_json, len, &d, err) < 0)
+		return err->code == TG_ERR_NOMEM ? -1 : tg_error_wrap(err, "%s", who);
+	snprintf(c->version_text, sizeof(c->version_text), "0.0.0+%.12s", d.sha256);
+	tg_pin_definition_release(&d);
+	tg_semver_parse("0.0.0", &c->version);
+	return 0;
+}
+
 int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def_json, size_t len,
 			     struct tg_contract **out, struct tg_error *err)
 {
@@ -200,9 +215,8 @@ int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def_json, 
 		goto fail;
 	}
 	c->executor = TG_EXEC_UPSTREAM;
-	snprintf(c->version_text, sizeof(c->version_text), "0.0.0");
-	tg_semver_parse(c->version_text, &c->version);
-	if (describe(c, def, who, err) < 0 || declare(c, u, t, def, who, err) < 0)
+	if (describe(c, def, who, err) < 0 || declare(c, u, t, def, who, err) < 0 ||
+	    versioned(c, def_json, len, who, err) < 0)
 		goto fail;
 	json_decref(def);
 	*out = c;

@@ -37,9 +37,20 @@ struct gate_base {
  * upstreams' tools as they were listed when it was made (snapshot.c).
  * Calls and readers hold it while they use it, so that neither a reload
  * nor a new listing ever frees one in use. */
+/* A tool an upstream lists that is not served until a person accepts
+ * its definition (pins.c): a call of it is refused with its ticket. */
+struct gate_held {
+	struct tg_contract *k;        /* as it would be served (owned) */
+	char ticket[33];              /* its acceptance ticket, or "" */
+	char why[400];                /* what the refusal says of it */
+	int rejected;                 /* a person rejected this definition */
+};
+
 struct snapshot {
 	const struct tg_catalog *catalog; /* the base's, or owned */
 	struct tg_catalog *owned;     /* with the upstreams' tools (tg_catalog_derive), or NULL */
+	struct gate_held *held;       /* the upstreams' tools held for review */
+	size_t nheld;
 	struct gate_base *base;       /* a reference */
 	unsigned refs;                /* the gate's while current, and each user's */
 	struct snapshot *next;
@@ -56,6 +67,24 @@ struct gate_upstream {
 	unsigned refs;                /* the gate's while served, and each call's in it */
 	uint64_t told;                /* the listing whose withdrawals were recorded
 				       * (under rebuild_lock): each is said once */
+	/* what its pins said of its last listing (pins.c), under rebuild_lock */
+	struct gate_pin_memo *memo;
+	size_t nmemo;
+	/* its pins when the gate has no store: this run's first listing */
+	struct gate_pin_memo *mem;
+	size_t nmem;
+	int listed;                   /* a listing was judged: the next is not the first */
+};
+
+/* What the pins said of one tool of a listing (pins.c): kept from one
+ * judgement to the next, so that a change is said once and its ticket
+ * asked for once. */
+struct gate_pin_memo {
+	char tool[129];               /* the upstream's own name */
+	char sha256[65];              /* of the definition judged */
+	int change;                   /* enum tg_pin_change */
+	char ticket[33];              /* its acceptance ticket, or "" */
+	int pending;                  /* that ticket awaits a decision */
 };
 
 /* refusals recorded: at most so many a second, in each bucket */
@@ -159,6 +188,7 @@ struct call_state {
 	const struct tg_call *call;
 	const struct tg_catalog *catalog; /* the call's snapshot */
 	const struct tg_contract *k;
+	const struct gate_held *held; /* k is held for review: refused after stage 4 */
 	const char *args;
 	size_t args_len;
 	struct exec_out out;
@@ -298,7 +328,48 @@ void gate_upstreams_release(struct tg_gate *g);
  * served (its schema, a description the scanner refuses) is left out,
  * logged and recorded. -1 out of memory. */
 int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, size_t nups,
-			struct tg_contract ***tools, size_t *n);
+			struct tg_contract ***tools, size_t *n, struct gate_held **held,
+			size_t *nheld);
+
+/* ---- pins (pins.c): a listing's definitions against those accepted ---- */
+
+/* One listing of one upstream judged (under rebuild_lock). */
+struct gate_pin_round {
+	struct tg_gate *g;
+	struct gate_upstream *e;
+	int tell;                     /* a listing not judged before: say what it withdraws */
+	int mode;                     /* enum tg_upstream_pin */
+	struct tg_pin *pins;          /* the store's, or NULL */
+	size_t npins;
+	int first;                    /* nothing pinned yet: the listing is trusted */
+	struct gate_pin_memo *memo;   /* this judgement's, replacing e->memo */
+	size_t nmemo, cap;
+	struct tg_ticket *tickets;    /* the store's, looked at once, when needed */
+	size_t ntickets;
+	int looked;
+	int failed;                   /* out of memory: e->memo stays */
+};
+/* What gate_pins_judge decided of a tool. */
+enum { PIN_SERVE, PIN_HOLD, PIN_DROP };
+
+int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, int tell,
+		    struct gate_pin_round *r);
+/* k, made of the listing's entry def (len bytes), judged against its pin:
+ * PIN_SERVE (k to be served), PIN_HOLD (k moved into *h, which the caller
+ * gave, its ticket and why filled in) or PIN_DROP (k freed, the reason
+ * said when r->tell); -1 out of memory (k freed). */
+int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struct tg_contract *k,
+		    struct gate_held *h);
+/* The round ended: each pin no longer listed said once, the memo kept. */
+void gate_pins_end(struct gate_pin_round *r);
+/* 1 when a ticket of a held or reviewed definition was decided since it
+ * was judged (a snapshot is due), under rebuild_lock; *waiting: whether
+ * any still awaits a decision. */
+int gate_pins_due(struct tg_gate *g, int *waiting);
+/* A held tool of the call's snapshot named as the call names it, or NULL. */
+const struct gate_held *gate_held_find(struct tg_gate *g, const struct tg_catalog *catalog,
+				       const char *ref);
+void gate_held_free(struct gate_held *held, size_t n);
 /* Told by a runner: its server lists other tools; the snapshot is made
  * anew by the gate's thread (started when needed). */
 void gate_upstreams_changed(void *ctx);

@@ -262,12 +262,39 @@ static int stage_identify(struct call_state *st, struct tg_error *err)
 	return 0;
 }
 
-/* 2 resolve: name[@version] to a contract, refusing a retired one. */
-static int stage_resolve(struct call_state *st, struct tg_error *err)
+/* 2 resolve: name[@version] to a contract, refusing a retired one. An
+ * upstream's tool held for review (pins.c) resolves too, to be refused
+ * with its ticket once the caller is known to be allowed to call it. */
+static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
 	if (!st->call->tool)
 		return tg_error_set(err, TG_ERR_INVALID, "the call names no tool");
-	return tg_catalog_resolve(st->catalog, st->call->tool, st->call->today, &st->k, err);
+	if (tg_catalog_resolve(st->catalog, st->call->tool, st->call->today, &st->k, err) == 0)
+		return 0;
+	if (err->code != TG_ERR_INVALID || !(st->held = gate_held_find(g, st->catalog,
+								       st->call->tool)))
+		return -1;
+	tg_error_clear(err);
+	st->k = st->held->k;
+	return 0;
+}
+
+/* 4a' a tool held for review: refused, naming its ticket. */
+static int stage_held(struct call_state *st)
+{
+	const struct gate_held *h = st->held;
+
+	if (!h)
+		return 0;
+	if (h->ticket[0] && !h->rejected)
+		return gate_answer(st, "refused", "definition_awaits_review", h->ticket,
+				   "%s: upstream %s lists it, but %s (ticket %s: toolgate approvals "
+				   "show %s); a person with the scope %s:approve accepts it",
+				   st->k->name, st->k->upstream, h->why, h->ticket, h->ticket,
+				   st->k->name);
+	return gate_answer(st, "refused", "definition_awaits_review", h->ticket[0] ? h->ticket : NULL,
+			   "%s: upstream %s lists it, but %s", st->k->name, st->k->upstream,
+			   h->why);
 }
 
 /* 3 validate: the arguments against the input schema. A mismatch is a
@@ -698,7 +725,11 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	gate_span_begin(g, &st);
 	rc = stage_identify(&st, err);
 	if (rc == 0)
-		rc = stage_resolve(&st, err);
+		rc = stage_resolve(g, &st, err);
+	if (rc == 0 && st.held)
+		rc = stage_authorize(g, &st);
+	if (rc == 0)
+		rc = stage_held(&st);
 	if (rc == 0)
 		rc = stage_validate_traced(g, &st);
 	if (rc == 0)

@@ -20,11 +20,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gate/gate_int.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "util/log.h"
+
+#define PIN_POLL_MS 1000 /* a review ticket looked at while it waits */
 
 static struct gate_base *base_new(const struct tg_catalog *catalog, struct tg_catalog *owned)
 {
@@ -56,6 +59,7 @@ void gate_base_put(struct tg_gate *g, struct gate_base *b)
 static void snapshot_free(struct tg_gate *g, struct snapshot *sn)
 {
 	tg_catalog_free(sn->owned);
+	gate_held_free(sn->held, sn->nheld);
 	gate_base_put(g, sn->base);
 	free(sn);
 }
@@ -142,7 +146,7 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 	struct tg_contract **tools = NULL;
 	size_t n = 0;
 
-	if (!sn || gate_upstream_tools(g, ups, nups, &tools, &n) < 0) {
+	if (!sn || gate_upstream_tools(g, ups, nups, &tools, &n, &sn->held, &sn->nheld) < 0) {
 		free(sn);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
@@ -150,6 +154,7 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 	if (tg_catalog_upstream_count(base->catalog) &&
 	    tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
 		free(tools);
+		gate_held_free(sn->held, sn->nheld);
 		free(sn);
 		return NULL;
 	}
@@ -255,19 +260,52 @@ static void rebuild(struct tg_gate *g)
 	tg_gate_release(g, old);
 }
 
+/* 1 when a review ticket was decided (pins.c); *waiting whether one
+ * still awaits a decision. */
+static int decided(struct tg_gate *g, int *waiting)
+{
+	int due;
+
+	pthread_mutex_lock(&g->rebuild_lock);
+	due = gate_pins_due(g, waiting);
+	pthread_mutex_unlock(&g->rebuild_lock);
+	return due;
+}
+
 static void *rebuilder(void *arg)
 {
 	struct tg_gate *g = arg;
+	struct timespec at;
+	int waiting = 0;
 
 	pthread_mutex_lock(&g->ups_lock);
 	for (;;) {
-		while (!g->ups_dirty && !g->ups_stop)
-			pthread_cond_wait(&g->ups_wake, &g->ups_lock);
+		/* while a definition awaits review, its ticket is looked at
+		 * every PIN_POLL_MS: the decision may come from another
+		 * process (toolgate approvals, toolgate upstream accept) */
+		while (!g->ups_dirty && !g->ups_stop) {
+			if (!waiting) {
+				pthread_cond_wait(&g->ups_wake, &g->ups_lock);
+				waiting = 1; /* looked at after any wake */
+				continue;
+			}
+			clock_gettime(CLOCK_REALTIME, &at);
+			at.tv_nsec += PIN_POLL_MS * 1000000L;
+			at.tv_sec += at.tv_nsec / 1000000000L;
+			at.tv_nsec %= 1000000000L;
+			if (pthread_cond_timedwait(&g->ups_wake, &g->ups_lock, &at) == 0)
+				continue;
+			pthread_mutex_unlock(&g->ups_lock);
+			if (decided(g, &waiting))
+				gate_upstreams_changed(g);
+			pthread_mutex_lock(&g->ups_lock);
+		}
 		if (g->ups_stop)
 			break;
 		g->ups_dirty = 0;
 		pthread_mutex_unlock(&g->ups_lock);
 		rebuild(g);
+		decided(g, &waiting);
 		pthread_mutex_lock(&g->ups_lock);
 	}
 	pthread_mutex_unlock(&g->ups_lock);

@@ -47,6 +47,8 @@ static void egress_refused(void *ctx, const char *destination, const char *why)
 static void entry_free(struct tg_gate *g, struct gate_upstream *e)
 {
 	upstream_run_free(e->run);
+	free(e->memo);
+	free(e->mem);
 	gate_base_put(g, e->base);
 	free(e);
 }
@@ -269,17 +271,79 @@ static int served(struct tg_contract **v, size_t from, size_t n, const char *nam
 	return 0;
 }
 
-/* Upstream e's listing made into contracts, appended to *v (*n, *cap). */
-static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct tg_contract ***v,
-		    size_t *n, size_t *cap)
+/* Where a snapshot's tools go: those served, and those held for review. */
+struct made {
+	struct tg_contract **v;
+	size_t n, cap;
+	struct gate_held *held;
+	size_t nheld, hcap;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap * 2 + 16) * size);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = *cap * 2 + 16;
+	return 0;
+}
+
+/* Tool k of upstream e's listing (its entry d, len bytes) judged and
+ * placed: served, held or dropped; -1 out of memory. */
+static int place(const struct telling *t, struct gate_pin_round *r, struct made *m, size_t from,
+		 const char *d, size_t len, struct tg_contract *k)
+{
+	struct gate_held h;
+	char why[600];
+	int rc;
+
+	if (served(m->v, from, m->n, k->name)) {
+		/* a rename onto the name of a tool the server also lists */
+		snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool served "
+			 "already (rename one of them)", k->upstream_tool, k->name);
+		withdrawn(t, why);
+		tg_contract_free(k);
+		return 0;
+	}
+	rc = gate_pins_judge(r, d, len, k, &h);
+	if (rc == PIN_HOLD) {
+		if (grow((void **)&m->held, &m->hcap, m->nheld, sizeof(*m->held)) < 0) {
+			tg_contract_free(h.k);
+			return -1;
+		}
+		m->held[m->nheld++] = h;
+		return 0;
+	}
+	if (rc != PIN_SERVE)
+		return rc < 0 ? -1 : 0;
+	if (speaks(t, k)) {
+		tg_contract_free(k);
+		return 0;
+	}
+	if (grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v)) < 0) {
+		tg_contract_free(k);
+		return -1;
+	}
+	m->v[m->n++] = k;
+	return 0;
+}
+
+/* Upstream e's listing made into contracts, its tools placed in m. */
+static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 {
 	struct telling t = { g, e, 0 };
-	struct tg_contract *k, **nv;
+	struct gate_pin_round r;
+	struct tg_contract *k;
 	struct tg_error err;
 	uint64_t listing = 0;
-	char *text, why[600];
 	json_t *list, *def;
-	size_t i, from = *n;
+	size_t i, from = m->n;
+	char *text;
 	int rc;
 
 	text = upstream_run_tools(e->run, &listing);
@@ -290,69 +354,69 @@ static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct tg_contra
 	if (!list)
 		return -1; /* the runner keeps what it parsed: out of memory */
 	t.tell = listing != e->told;
+	if (gate_pins_begin(g, e, t.tell, &r) < 0) {
+		json_decref(list);
+		return -1;
+	}
 	json_array_foreach(list, i, def) {
 		char *d = json_dumps(def, JSON_COMPACT);
 
 		if (!d)
 			goto nomem;
 		rc = tg_catalog_upstream_tool(e->u, d, strlen(d), &k, &err);
-		free(d);
-		if (rc == 1)
-			continue; /* hidden */
-		if (rc < 0) {
-			if (err.code == TG_ERR_NOMEM)
-				goto nomem;
+		if (rc == 0)
+			rc = place(&t, &r, m, from, d, strlen(d), k);
+		else if (rc < 0 && err.code != TG_ERR_NOMEM) {
 			withdrawn(&t, err.msg);
-			continue;
+			rc = 0;
 		}
-		if (served(*v, from, *n, k->name)) {
-			/* a rename onto the name of a tool the server also lists */
-			snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool served "
-				 "already (rename one of them)", k->upstream_tool, k->name);
-			withdrawn(&t, why);
-			tg_contract_free(k);
-			continue;
-		}
-		if (speaks(&t, k)) {
-			tg_contract_free(k);
-			continue;
-		}
-		if (*n == *cap) {
-			nv = realloc(*v, (*cap * 2 + 16) * sizeof(*nv));
-			if (!nv) {
-				tg_contract_free(k);
-				goto nomem;
-			}
-			*v = nv;
-			*cap = *cap * 2 + 16;
-		}
-		(*v)[(*n)++] = k;
+		free(d);
+		if (rc < 0)
+			goto nomem;
 	}
 	json_decref(list);
+	gate_pins_end(&r);
 	e->told = listing;
 	return 0;
 nomem:
+	r.failed = 1;
+	gate_pins_end(&r);
 	json_decref(list);
 	return -1;
 }
 
-int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, size_t nups,
-			struct tg_contract ***tools, size_t *n)
+void gate_held_free(struct gate_held *held, size_t n)
 {
-	struct tg_contract **v = NULL;
-	size_t cap = 0, i, j;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		tg_contract_free(held[i].k);
+	free(held);
+}
+
+int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, size_t nups,
+			struct tg_contract ***tools, size_t *n, struct gate_held **held,
+			size_t *nheld)
+{
+	struct made m = { 0 };
+	size_t i, j;
 
 	*tools = NULL;
 	*n = 0;
+	*held = NULL;
+	*nheld = 0;
 	for (j = 0; j < nups; j++)
-		if (tools_of(g, ups[j], &v, n, &cap) < 0) {
-			for (i = 0; i < *n; i++)
-				tg_contract_free(v[i]);
-			free(v);
-			*n = 0;
+		if (tools_of(g, ups[j], &m) < 0) {
+			for (i = 0; i < m.n; i++)
+				tg_contract_free(m.v[i]);
+			free(m.v);
+			gate_held_free(m.held, m.nheld);
 			return -1;
 		}
-	*tools = v;
+	*tools = m.v;
+	*n = m.n;
+	*held = m.held;
+	*nheld = m.nheld;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ enum fam {
 	F_AGENCY,     /* {kind} */
 	F_ANOMALIES,  /* {rule} */
 	F_COLLECTED,  /* {kind} */
+	F_DEFINITIONS, /* {upstream, kind} */
 	NFAM
 };
 
@@ -61,6 +62,9 @@ static const struct {
 	{ "toolgate_store_collected_total",
 	  "Records the store's collection removed, by kind (failed: collections that failed).",
 	  "kind", NULL },
+	{ "toolgate_upstream_definition_changes_total",
+	  "Upstream tools whose definition differs from its pin, by upstream and kind (changed, "
+	  "added, removed).", "upstream", "kind" },
 };
 
 /* seconds */
@@ -231,6 +235,15 @@ void metrics_add(struct metrics *m, const char *family, const char *label, unsig
 void metrics_count(struct metrics *m, const char *family, const char *label)
 {
 	metrics_add(m, family, label, 1);
+}
+
+void metrics_definition_change(struct metrics *m, const char *upstream, const char *kind)
+{
+	if (!m || !upstream || !kind)
+		return;
+	pthread_mutex_lock(&m->lock);
+	bump_n(m, F_DEFINITIONS, upstream, kind, 1);
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* ---- the text format ------------------------------------------------- */

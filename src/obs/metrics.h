@@ -30,6 +30,10 @@ void metrics_count(struct metrics *m, const char *family, const char *label);
  * removed, by kind). */
 void metrics_add(struct metrics *m, const char *family, const char *label, unsigned long long n);
 
+/* One more toolgate_upstream_definition_changes_total{upstream,kind}:
+ * upstream a declared name, kind "changed", "added" or "removed". */
+void metrics_definition_change(struct metrics *m, const char *upstream, const char *kind);
+
 /* Gauges read when rendered. */
 struct metrics_gauges {
 	unsigned write_tools, write_tools_gated;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gatefix.h"
 #include "unit.h"
@@ -230,4 +231,86 @@ int fix_log_holds(const char *path, const char *what)
 	free(text);
 	fclose(fp);
 	return found;
+}
+
+/* ---- an upstream's tools ------------------------------------------------- */
+
+json_t *fix_tools_with(struct tg_gate *g, const char *want)
+{
+	struct tg_error err;
+	json_t *list = NULL, *t;
+	size_t i;
+	int n;
+
+	for (n = 0; n < 1500; n++) {
+		char *text = tg_gate_tools_json(g, NULL, &err);
+
+		json_decref(list);
+		list = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		json_array_foreach(list, i, t)
+			if (strcmp(json_string_value(json_object_get(t, "name")), want) == 0)
+				return list;
+		usleep(10000);
+	}
+	fprintf(stderr, "# no tool %s was served\n", want);
+	json_decref(list);
+	return NULL;
+}
+
+json_t *fix_tool(json_t *list, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(list, i, t)
+		if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+			return t;
+	return NULL;
+}
+
+int fix_has_tool(struct tg_gate *g, const char *name)
+{
+	struct tg_error err;
+	char *text = tg_gate_tools_json(g, NULL, &err);
+	char want[160];
+	int yes;
+
+	snprintf(want, sizeof(want), "\"name\":\"%s\"", name);
+	yes = text && strstr(text, want) != NULL;
+	free(text);
+	return yes;
+}
+
+int fix_wait_tool(struct tg_gate *g, const char *name, int present)
+{
+	int n;
+
+	for (n = 0; n < 1500; n++) {
+		if (fix_has_tool(g, name) == present)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+char *fix_call_text(struct fix *f, const char *tool_name, const char *args, const char *key,
+		    char *code, char *ticket)
+{
+	struct fix_call c = { "alice", tool_name, args, NULL, key, NULL, 0 };
+	struct tg_call_result r;
+	struct tg_error err;
+	char *text;
+
+	code[0] = ticket[0] = '\0';
+	if (fix_call(f, &c, &r, &err) < 0) {
+		snprintf(code, 64, "protocol");
+		return NULL;
+	}
+	fix_error_code(&r, code, ticket);
+	if (asprintf(&text, "%s %s%s", r.is_error ? "error" : "ok", r.content_json,
+		     r.structured_json ? r.structured_json : "") < 0)
+		text = NULL;
+	tg_call_result_release(&r);
+	return text;
 }

@@ -77,4 +77,19 @@ size_t fix_count(json_t *recs, const char *kind, const char *tool, const char *o
 /* 1 if the log at path holds the text what anywhere, 0 if not, -1. */
 int fix_log_holds(const char *path, const char *what);
 
+/* The gate's tools (tg_gate_tools_json) parsed, once one is named want
+ * (waited for up to 15 s; NULL and said on stderr when none is). */
+json_t *fix_tools_with(struct tg_gate *g, const char *want);
+/* The tool named name of a parsed list (borrowed), or NULL. */
+json_t *fix_tool(json_t *list, const char *name);
+/* 1 if the gate lists a tool named name now. */
+int fix_has_tool(struct tg_gate *g, const char *name);
+/* 0 once name is listed (present 1) or not (0), waited for up to 15 s; -1. */
+int fix_wait_tool(struct tg_gate *g, const char *name, int present);
+/* One call by alice (no policy's scopes), under key (NULL: none): its
+ * result as text ("ok " or "error ", the content, the structured answer;
+ * malloc'd), or NULL on a protocol error (code "protocol"); its error's
+ * code and ticket into code and ticket (64 bytes each, "" when none). */
+char *fix_call_text(struct fix *f, const char *tool_name, const char *args, const char *key,
+		    char *code, char *ticket);
 #endif

@@ -35,67 +35,9 @@ static const char *const plain[] = {
 	NULL,
 };
 
-/* The gate's tools, parsed; waits at most 15 s for a tool named want. */
-static json_t *tools_with(struct tg_gate *g, const char *want)
-{
-	struct tg_error err;
-	json_t *list = NULL, *t;
-	size_t i;
-	int n;
-
-	for (n = 0; n < 1500; n++) {
-		char *text = tg_gate_tools_json(g, NULL, &err);
-
-		json_decref(list);
-		list = text ? json_loads(text, 0, NULL) : NULL;
-		free(text);
-		json_array_foreach(list, i, t)
-			if (strcmp(json_string_value(json_object_get(t, "name")), want) == 0)
-				return list;
-		usleep(10000);
-	}
-	fprintf(stderr, "# no tool %s was served\n", want);
-	json_decref(list);
-	return NULL;
-}
-
-static json_t *tool(json_t *list, const char *name)
-{
-	json_t *t;
-	size_t i;
-
-	json_array_foreach(list, i, t)
-		if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
-			return t;
-	return NULL;
-}
-
 static int read_only(json_t *t)
 {
 	return json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint"));
-}
-
-/* One call; its result's text (malloc'd, content and structured) or NULL
- * on a protocol error; its error code into code. */
-static char *call(struct fix *f, const char *tool_name, const char *args, const char *key,
-		  char *code, char *ticket)
-{
-	struct fix_call c = { "alice", tool_name, args, NULL, key, NULL, 0 };
-	struct tg_call_result r;
-	struct tg_error err;
-	char *text;
-
-	code[0] = ticket[0] = '\0';
-	if (fix_call(f, &c, &r, &err) < 0) {
-		snprintf(code, 64, "protocol");
-		return NULL;
-	}
-	fix_error_code(&r, code, ticket);
-	if (asprintf(&text, "%s %s%s", r.is_error ? "error" : "ok", r.content_json,
-		     r.structured_json ? r.structured_json : "") < 0)
-		text = NULL;
-	tg_call_result_release(&r);
-	return text;
 }
 
 static int progress_events;
@@ -124,33 +66,35 @@ static int serves(void)
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
-	list = tools_with(f.gate, "fake.echo");
+	list = fix_tools_with(f.gate, "fake.echo");
 	CHECK(list);
 	/* the declaration's names and authority, never the server's hints */
-	CHECK(tool(list, "plain") && read_only(tool(list, "fake.echo")));
-	CHECK(tool(list, "fake.sum") && read_only(tool(list, "fake.sum")) && !tool(list, "fake.add"));
-	CHECK(!tool(list, "fake.env") && tool(list, "fake.read") && !read_only(tool(list, "fake.read")));
-	CHECK(json_is_string(json_object_get(tool(list, "fake.echo"), "description")));
+	CHECK(fix_tool(list, "plain") && read_only(fix_tool(list, "fake.echo")));
+	CHECK(fix_tool(list, "fake.sum") && read_only(fix_tool(list, "fake.sum")) &&
+	      !fix_tool(list, "fake.add"));
+	CHECK(!fix_tool(list, "fake.env") && fix_tool(list, "fake.read") &&
+	      !read_only(fix_tool(list, "fake.read")));
+	CHECK(json_is_string(json_object_get(fix_tool(list, "fake.echo"), "description")));
 	json_decref(list);
 
-	out = call(&f, "fake.echo", "{\"text\":\"hi there\"}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.echo", "{\"text\":\"hi there\"}", NULL, code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "hi there"));
 	free(out);
-	out = call(&f, "fake.sum", "{\"a\":1,\"b\":2}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.sum", "{\"a\":1,\"b\":2}", NULL, code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0);
 	free(out);
 	/* toolgate's validator, against the schema the server listed */
-	out = call(&f, "fake.echo", "{\"text\":5}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.echo", "{\"text\":5}", NULL, code, ticket);
 	CHECK(out && strstr(out, "do not match the input schema of fake.echo"));
 	free(out);
 	/* hidden: no such tool */
-	out = call(&f, "fake.env", "{\"name\":\"PATH\"}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.env", "{\"name\":\"PATH\"}", NULL, code, ticket);
 	CHECK(!out && strcmp(code, "protocol") == 0);
 	/* not declared: a write, held for a person */
-	out = call(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", NULL, code, ticket);
 	CHECK(out && strncmp(out, "error", 5) == 0 && strstr(out, "it needs an idempotency key"));
 	free(out);
-	out = call(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", "k-1", code, ticket);
+	out = fix_call_text(&f, "fake.read", "{\"path\":\"/etc/hostname\"}", "k-1", code, ticket);
 	CHECK(out && strcmp(code, "awaiting_approval") == 0 && ticket[0]);
 	free(out);
 	/* its progress reaches the caller, as a command tool's */
@@ -171,10 +115,10 @@ static int serves(void)
 		CHECK(progress_events == 3);
 	}
 	/* a server that dies mid-call: a typed error, then it is back */
-	out = call(&f, "fake.die", "{}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.die", "{}", NULL, code, ticket);
 	CHECK(out && strcmp(code, "upstream_unavailable") == 0 && strstr(out, "signal 9"));
 	free(out);
-	out = call(&f, "fake.echo", "{\"text\":\"again\"}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.echo", "{\"text\":\"again\"}", NULL, code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "again"));
 	free(out);
 	fix_close(&f);
@@ -204,19 +148,19 @@ static int approved_once(void)
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
-	list = tools_with(f.gate, "fake.say");
-	CHECK(list && !read_only(tool(list, "fake.say")));
+	list = fix_tools_with(f.gate, "fake.say");
+	CHECK(list && !read_only(fix_tool(list, "fake.say")));
 	json_decref(list);
-	out = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	out = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
 	CHECK(out && strcmp(code, "awaiting_approval") == 0);
 	free(out);
 	snprintf(first, sizeof(first), "%s", ticket);
 	CHECK(tg_store_ticket_get(f.store, first, (int64_t)time(NULL), &t, &err) == 0);
 	tg_ticket_release(&t);
 	CHECK(tg_store_ticket_decide(f.store, first, "bob", 1, NULL, (int64_t)time(NULL), &err) == 0);
-	out = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	out = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0);
-	again = call(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
+	again = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
 	CHECK(again && strcmp(out, again) == 0);
 	free(out);
 	free(again);
@@ -282,17 +226,22 @@ static int reloads(void)
 	if (fix_open(&f, &spec) < 0)
 		return -1;
 	tg_gate_on_change(f.gate, changed, NULL);
-	list = tools_with(f.gate, "fake.echo");
+	list = fix_tools_with(f.gate, "fake.echo");
 	/* add declares a dry run its schema has no argument for: withdrawn */
-	CHECK(list && !tool(list, "fake.add"));
+	CHECK(list && !fix_tool(list, "fake.add"));
 	json_decref(list);
 	CHECK(redeclare(&f, "fake", ",\"tools\":{\"echo\":{\"authority\":\"read\","
 			"\"rename\":\"repeat\"}}") == 0);
-	list = tools_with(f.gate, "fake.repeat");
-	CHECK(list && !tool(list, "fake.echo") && tool(list, "fake.add"));
+	list = fix_tools_with(f.gate, "fake.repeat");
+	/* add is served at last, but was not in the first listing pinned:
+	 * new, it awaits review (strict) */
+	CHECK(list && !fix_tool(list, "fake.echo") && !fix_tool(list, "fake.add"));
 	json_decref(list);
+	out = fix_call_text(&f, "fake.add", "{\"a\":1}", NULL, code, ticket);
+	CHECK(out && strcmp(code, "definition_awaits_review") == 0 && ticket[0]);
+	free(out);
 	CHECK(__atomic_load_n(&changes, __ATOMIC_SEQ_CST) >= 1);
-	out = call(&f, "fake.repeat", "{\"text\":\"renamed\"}", NULL, code, ticket);
+	out = fix_call_text(&f, "fake.repeat", "{\"text\":\"renamed\"}", NULL, code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "renamed"));
 	free(out);
 	tg_gate_on_change(f.gate, NULL, NULL);
@@ -315,14 +264,14 @@ static int said_once(void)
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
-	list = tools_with(f.gate, "fake.echo");
+	list = fix_tools_with(f.gate, "fake.echo");
 	json_decref(list);
-	list = tools_with(f.gate, "other.echo");
-	CHECK(list && !tool(list, "fake.add"));
+	list = fix_tools_with(f.gate, "other.echo");
+	CHECK(list && !fix_tool(list, "fake.add"));
 	json_decref(list);
 	CHECK(redeclare(&f, "other", ",\"tools\":{\"echo\":{\"rename\":\"again\"}}") == 0);
-	list = tools_with(f.gate, "other.again");
-	CHECK(list && !tool(list, "fake.add") && tool(list, "fake.echo"));
+	list = fix_tools_with(f.gate, "other.again");
+	CHECK(list && !fix_tool(list, "fake.add") && fix_tool(list, "fake.echo"));
 	json_decref(list);
 	fix_close(&f);
 	recs = fix_records(f.log);
@@ -375,10 +324,10 @@ static int over_http(void)
 		 "\"tools\":{\"echo\":{\"authority\":\"read\"}}}", port);
 	if (fix_open(&f, &spec) < 0)
 		goto out;
-	list = tools_with(f.gate, "web.echo");
-	if (list && read_only(tool(list, "web.echo")) && tool(list, "web.slow") &&
-	    !read_only(tool(list, "web.slow"))) {
-		out = call(&f, "web.echo", "{\"over\":\"http\"}", NULL, code, ticket);
+	list = fix_tools_with(f.gate, "web.echo");
+	if (list && read_only(fix_tool(list, "web.echo")) && fix_tool(list, "web.slow") &&
+	    !read_only(fix_tool(list, "web.slow"))) {
+		out = fix_call_text(&f, "web.echo", "{\"over\":\"http\"}", NULL, code, ticket);
 		rc = out && strncmp(out, "ok ", 3) == 0 && strstr(out, "http") ? 0 : -1;
 		free(out);
 	}
@@ -455,31 +404,6 @@ static const char flip_py[] =
 	"    else:\n"
 	"        send({'jsonrpc': '2.0', 'id': mid, 'result': {}})\n";
 
-static int has_tool(struct tg_gate *g, const char *name)
-{
-	struct tg_error err;
-	char *text = tg_gate_tools_json(g, NULL, &err);
-	char want[128];
-	int yes;
-
-	snprintf(want, sizeof(want), "\"name\":\"%s\"", name);
-	yes = text && strstr(text, want) != NULL;
-	free(text);
-	return yes;
-}
-
-static int wait_tool(struct tg_gate *g, const char *name, int present)
-{
-	int n;
-
-	for (n = 0; n < 1500; n++) {
-		if (has_tool(g, name) == present)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
 /* tg_gate_release finds a snapshot by its catalogue's pointer: two
  * snapshots of the bare base (an upstream that lists nothing servable)
  * share one, and a release of the older one drops the current one. */
@@ -510,19 +434,19 @@ static int release_by_pointer(void)
 	c0 = tg_gate_acquire(f.gate);
 	CHECK(c0 == f.cat);
 	/* S1: the server's first listing, with flip.t; held (a long call) */
-	CHECK(wait_tool(f.gate, "flip.t", 1) == 0);
+	CHECK(fix_wait_tool(f.gate, "flip.t", 1) == 0);
 	d = tg_gate_acquire(f.gate);
 	CHECK(d != c0);
 	/* the server dies and comes back listing no flip.t: S2, the bare base again */
-	out = call(&f, "flip.die", "{}", NULL, code, ticket);
+	out = fix_call_text(&f, "flip.die", "{}", NULL, code, ticket);
 	free(out);
-	CHECK(wait_tool(f.gate, "flip.t", 0) == 0);
+	CHECK(fix_wait_tool(f.gate, "flip.t", 0) == 0);
 	/* the S0 holder is done: this must not drop S2, the current one */
 	tg_gate_release(f.gate, c0);
 	/* were snapshots released by a catalogue they share, the retired one
 	 * with flip.t would be current again, and the next one installed
 	 * would free it under d's holder (a use after free, below) */
-	stale = has_tool(f.gate, "flip.t");
+	stale = fix_has_tool(f.gate, "flip.t");
 	snprintf(path, sizeof(path), "%s/cat", f.dir);
 	CHECK(tg_catalog_load_dir(path, NULL, &cat, &err) == 0);
 	CHECK(tg_gate_reload(f.gate, cat, &err) == 0);
@@ -554,7 +478,7 @@ static int reload_fails_late(void)
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
-	list = tools_with(f.gate, "fake.echo");
+	list = fix_tools_with(f.gate, "fake.echo");
 	CHECK(list);
 	json_decref(list);
 	/* fake stays as it is (kept); b is new each time */

@@ -28,7 +28,8 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                file's text or the error; die answers nothing: the server kills
                itself with SIGKILL; say {lines} writes each to
                stderr; fail {message} answers a JSON-RPC error; change
-               {description, notify} sets echo's description and sends
+               {description, tool, notify} sets the description of tool
+               (default echo) and sends
                notify (default 1) notifications/tools/list_changed before
                answering; breaklist makes every later tools/list an error
                and sends list_changed; lists answers how many tools/list
@@ -64,6 +65,7 @@ if MODE == "runner":
                         ("say", {"lines": {"type": "array"}}),
                         ("fail", {"message": {"type": "string"}}),
                         ("change", {"description": {"type": "string"},
+                                    "tool": {"type": "string"},
                                     "notify": {"type": "number"}}),
                         ("breaklist", {}),
                         ("lists", {}),
@@ -175,7 +177,9 @@ def runner_tool(mid, name, args):
     if name == "die":
         os.kill(os.getpid(), signal.SIGKILL)
     if name == "change":
-        TOOLS[0]["description"] = args.get("description", "Changed.")
+        which = [t for t in TOOLS if t["name"] == args.get("tool", "echo")]
+        if which:
+            which[0]["description"] = args.get("description", "Changed.")
         for _ in range(int(args.get("notify", 1))):
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         out = {"changed": True}
