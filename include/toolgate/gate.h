@@ -328,6 +328,17 @@ TG_API int tg_gate_decide(struct tg_store *store, struct tg_audit *audit, const 
 			  const char *scopes, const char *id, enum tg_decision d,
 			  const char *reason, struct tg_error *err);
 
+/* Approved ticket id of an upstream tool's definition (docs/UPSTREAMS.md,
+ * "Pins") carried out: the definition it holds (checked against the hash
+ * it was opened with, and that hash against its arguments) pinned in
+ * store as its approver's, the ticket made executed, the acceptance
+ * recorded in audit (NULL: nowhere). A gateway serving the upstream
+ * serves the tool within a second. 0 done; 1 done before (executed);
+ * -1 and err (TG_ERR_INVALID: no such ticket, not a definition's, not
+ * approved, arguments that are not what it was opened for). */
+TG_API int tg_gate_pin_accept(struct tg_store *store, struct tg_audit *audit, const char *id,
+			      struct tg_error *err);
+
 /* Resume each rollback a crash interrupted (logged as running): OUT
  * *resumed, and *failed of them whose compensation failed again. */
 TG_API int tg_gate_resume_rollbacks(struct tg_gate *gate, size_t *resumed, size_t *failed,

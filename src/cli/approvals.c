@@ -66,8 +66,7 @@ static int print_ticket(const struct tg_ticket *t)
 	return 0;
 }
 
-/* The claims of a token of the policy, checked (release them). */
-static int token_claims(const char *state, const char *policy_path, const char *token,
+int cli_token_claims(const char *state, const char *policy_path, const char *token,
 			struct tg_store *st, struct tg_claims *c, struct tg_error *err)
 {
 	struct tg_policy *p = NULL;
@@ -92,7 +91,7 @@ int cli_approver_of(const char *state, const char *policy_path, const char *toke
 	char need[200];
 	int ok;
 
-	if (token_claims(state, policy_path, token, st, &c, err) < 0)
+	if (cli_token_claims(state, policy_path, token, st, &c, err) < 0)
 		return -1;
 	ok = tg_ticket_approvable(t, c.scope, need, sizeof(need));
 	snprintf(who, len, "%s", c.sub);
@@ -239,7 +238,7 @@ int cmd_approvals(int argc, char **argv)
 		goto out;
 	}
 	/* who decides: the principal the token names, with its scopes */
-	if (token_claims(state, policy, token, st, &c, &err) < 0)
+	if (cli_token_claims(state, policy, token, st, &c, &err) < 0)
 		goto fail;
 	snprintf(who, sizeof(who), "%s", c.sub);
 	d = strcmp(verb, "approve") == 0 ? TG_DECISION_APPROVE

@@ -16,7 +16,10 @@ int cmd_rollback(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_redact(int argc, char **argv);
 int cmd_anomalies(int argc, char **argv);
+/* toolgate upstream list|show|test|pin|diff (upstream.c). */
 int cmd_upstream(int argc, char **argv);
+/* toolgate upstream accept (upstream_accept.c): argv[0] is "accept". */
+int cli_upstream_accept(int argc, char **argv);
 
 /* The audit log's path: file, else the state directory's audit.log; -1
  * when neither is given. cli_audit_open opens it (NULL: it said why on
@@ -35,6 +38,13 @@ struct tg_ticket;
 int cli_approver_of(const char *state, const char *policy_path, const char *token,
 		    struct tg_store *st, const struct tg_ticket *t, char *who, size_t len,
 		    struct tg_error *err);
+
+/* The claims of a token issued for the policy at policy_path, verified
+ * (by the state directory's key, against store's revocations): 0 and
+ * OUT *c (tg_claims_release it), or -1 and err. */
+struct tg_claims;
+int cli_token_claims(const char *state, const char *policy_path, const char *token,
+		     struct tg_store *st, struct tg_claims *c, struct tg_error *err);
 
 /* Text others chose, printed with what a terminal would obey or reorder
  * escaped (src/cli/shown.c): cli_put_json writes JSON text json as the

@@ -171,11 +171,12 @@ static int ticket_of(const struct gate_pin_round *r, const struct tg_contract *k
 		     const struct tg_pin_definition *d, struct tg_ticket *t)
 {
 	unsigned char h[crypto_hash_sha256_BYTES];
-	json_t *def = json_loads(d->canonical, 0, NULL), *a;
+	json_t *a;
 
+	/* the definition as its canonical text, byte for byte what is pinned */
 	memset(t, 0, sizeof(*t));
-	a = def ? json_pack("{s:s,s:s,s:s,s:o}", "upstream", r->e->u->name, "tool", d->tool,
-			    "sha256", d->sha256, "definition", def) : NULL;
+	a = json_pack("{s:s,s:s,s:s,s:s}", "upstream", r->e->u->name, "tool", d->tool, "sha256",
+		      d->sha256, "definition", d->canonical);
 	t->arguments = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(a);
 	if (!t->arguments)
@@ -291,21 +292,102 @@ static int ticket_open(struct gate_pin_round *r, const struct tg_pin_definition 
 	return 0;
 }
 
-/* Ticket t (approved) carried out: the definition it shows pinned as its
- * approver's, the ticket executed. 0, or -1 and err. */
-static int accept(struct gate_pin_round *r, const struct tg_ticket *t,
-		  const struct tg_pin_definition *d, struct tg_error *err)
+/* Ticket t (approved) carried out (tg_gate_pin_accept). 0, or -1 and err. */
+static int accept(struct gate_pin_round *r, const struct tg_ticket *t, struct tg_error *err)
 {
-	char what[400];
+	int rc = tg_gate_pin_accept(r->g->store, r->g->audit, t->id, err);
 
-	if (pin_keep(r, d, t->approver, err) < 0)
+	if (rc < 0)
 		return -1;
-	/* another gateway may have done it: the pin is the same */
-	tg_store_ticket_move(r->g->store, t->id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, NULL);
-	snprintf(what, sizeof(what), "tool %s: definition %.12s accepted by %s (ticket %s)",
-		 d->tool, d->sha256, t->approver, t->id);
-	say(r, "upstream_definition_accepted", what);
+	tg_log(TG_LOG_INFO, "upstream %s: %s: the definition accepted by %s (ticket %s) is "
+	       "served", r->e->u->name, t->tool, t->approver, t->id);
 	return 0;
+}
+
+/* The definition approved ticket a holds (its arguments, hashed as the
+ * store keeps them): 0 and OUT *d, its upstream in up; -1 and err. */
+static int approved_definition(const struct tg_ticket *t, struct tg_pin_definition *d,
+			       char *up, size_t len, struct tg_error *err)
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char hex[65], principal[128];
+	const char *u, *tool, *sha, *def;
+	size_t n = strlen(t->tool);
+	json_t *a;
+
+	if (n < 11 || strcmp(t->tool + n - 11, "@definition") != 0 || !t->arguments)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s is not an upstream definition's "
+				    "(its tool is %s)", t->id, t->tool);
+	crypto_hash_sha256(h, (const unsigned char *)t->arguments, strlen(t->arguments));
+	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	a = json_loads(t->arguments, 0, NULL);
+	u = json_string_value(json_object_get(a, "upstream"));
+	tool = json_string_value(json_object_get(a, "tool"));
+	sha = json_string_value(json_object_get(a, "sha256"));
+	def = json_string_value(json_object_get(a, "definition"));
+	snprintf(principal, sizeof(principal), "upstream %s", u ? u : "");
+	if (strcmp(hex, t->args_sha256) != 0 || !u || !tool || !sha || !def ||
+	    strcmp(principal, t->principal) != 0 || strlen(u) >= len) {
+		json_decref(a);
+		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: its arguments are not the "
+				    "definition it was opened for", t->id);
+	}
+	snprintf(up, len, "%s", u);
+	if (tg_upstream_definition(def, strlen(def), d, err) < 0 ||
+	    strcmp(d->sha256, sha) != 0 || strcmp(d->tool, tool) != 0 ||
+	    strcmp(d->canonical, def) != 0) {
+		tg_pin_definition_release(d);
+		json_decref(a);
+		return err->code == TG_ERR_NOMEM ? -1 : tg_error_set(err, TG_ERR_INVALID, "ticket %s: "
+			"its definition does not hash to the one it names", t->id);
+	}
+	json_decref(a);
+	return 0;
+}
+
+int tg_gate_pin_accept(struct tg_store *st, struct tg_audit *audit, const char *id,
+		       struct tg_error *err)
+{
+	struct tg_pin_definition d = { 0 };
+	struct tg_pin p = { 0 };
+	struct tg_ticket t;
+	char up[33], subject[80], what[400];
+	int rc = -1;
+
+	tg_error_clear(err);
+	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	if (approved_definition(&t, &d, up, sizeof(up), err) < 0)
+		goto out;
+	if (t.state == TG_TICKET_EXECUTED) {
+		rc = 1; /* carried out before */
+		goto out;
+	}
+	if (t.state != TG_TICKET_APPROVED) {
+		tg_error_set(err, TG_ERR_INVALID, "ticket %s is %s: only an approved one is "
+			     "accepted", id, tg_ticket_state_name(t.state));
+		goto out;
+	}
+	snprintf(p.upstream, sizeof(p.upstream), "%s", up);
+	snprintf(p.tool, sizeof(p.tool), "%s", d.tool);
+	snprintf(p.sha256, sizeof(p.sha256), "%s", d.sha256);
+	snprintf(p.pinned_by, sizeof(p.pinned_by), "%s", t.approver);
+	p.definition = d.canonical;
+	p.pinned_at = (int64_t)time(NULL);
+	if (tg_store_pin_set(st, &p, err) < 0)
+		goto out;
+	/* another process may have moved it already: the pin is the same */
+	tg_store_ticket_move(st, id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, NULL);
+	snprintf(subject, sizeof(subject), "upstream %s", up);
+	snprintf(what, sizeof(what), "tool %s: definition %.12s accepted by %s (ticket %s)",
+		 d.tool, d.sha256, t.approver, id);
+	if (tg_record_event(audit, t.approver, subject, "upstream_definition_accepted", what) < 0)
+		tg_log(TG_LOG_ERROR, "%s: %s: its record could not be written", subject, what);
+	rc = 0;
+out:
+	tg_pin_definition_release(&d);
+	tg_ticket_release(&t);
+	return rc;
 }
 
 /* ---- the judgement ------------------------------------------------------------- */
@@ -343,7 +425,7 @@ static int ticket_state(struct gate_pin_round *r, const char *id,
 		rc = 1;
 		break;
 	case TG_TICKET_APPROVED:
-		rc = accept(r, &t, d, err) < 0 ? -1 : 0;
+		rc = accept(r, &t, err) < 0 ? -1 : 0;
 		break;
 	case TG_TICKET_EXECUTED:
 		/* accepted elsewhere (toolgate upstream accept) just now, or

@@ -78,6 +78,25 @@ static int code_becomes(struct fix *f, const char *tool, const char *args, const
 	return -1;
 }
 
+/* 0 once the gate lists tool with a description holding what (15 s). */
+static int described(struct fix *f, const char *tool, const char *what)
+{
+	const char *d;
+	json_t *list;
+	int tries, yes;
+
+	for (tries = 0; tries < 1500; tries++) {
+		list = fix_tools_with(f->gate, tool);
+		d = json_string_value(json_object_get(fix_tool(list, tool), "description"));
+		yes = d && strstr(d, what);
+		json_decref(list);
+		if (yes)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
 static int decide(struct fix *f, const char *id, const char *scopes, enum tg_decision d)
 {
 	struct tg_error err;
@@ -229,6 +248,9 @@ static int approved_for_one(void)
 			    "keeps a copy.\"}", NULL, code, ticket);
 	free(out);
 	CHECK(review_ticket(&f, "fake.add", id) == 0);
+	/* the ticket is opened while the snapshot is made: it is served once
+	 * the listing says so */
+	CHECK(described(&f, "fake.add", "keeps a copy") == 0);
 	out = fix_call_text(&f, "fake.add", "{\"a\":1,\"b\":2}", "k-add", code, ticket);
 	CHECK(out && strcmp(code, "version_changed") == 0);
 	free(out);
