@@ -13,7 +13,8 @@
  *                                     served, pinned in the store
  * toolgate upstream diff NAME --catalog DIR --state DIR
  *                                     its listing against its pins: what
- *                                     changed, was added or removed
+ *                                     changed, was added or removed, said as
+ *                                     an approval ticket's preview says it
  *
  * The operator's commands of issue 18 (docs/UPSTREAMS.md, "Commands";
  * exit statuses docs/CLI.md). test, pin and diff see the server through
@@ -547,50 +548,37 @@ out:
 
 /* ---- diff ----------------------------------------------------------------- */
 
-/* One text field of a tool that changed, old and new shown safe. */
-static void text_change(const char *field, const char *old, const char *now)
-{
-	if ((!old && !now) || (old && now && strcmp(old, now) == 0))
-		return;
-	printf("    %s was: ", field);
-	cli_put_shown(stdout, old ? old : "(none)");
-	printf("\n    %s now: ", field);
-	cli_put_shown(stdout, now ? now : "(none)");
-	putchar('\n');
-}
-
-/* What changed between a tool's pinned definition (canonical text) and
- * the one listed now (t): the contracts' diff, the title and
- * description before and after, and, when it would not be served now,
- * why. The lead's shared rendering of an upstream tool's change replaces
- * this once it is on main. */
+/* What changed between a tool's pinned definition (canonical text; NULL
+ * when it is added) and the one listed now (t), as an approval ticket's
+ * preview says it (tg_catalog_upstream_diff: catalog diff's judgement,
+ * the texts a model reads before and after), each line shown safe; and,
+ * when it would not be served now, why. */
 static void change_render(const struct tg_upstream *u, const char *pinned,
 			  const struct tg_listed_tool *t)
 {
-	struct tg_contract *old = NULL, *now = NULL;
 	struct tg_error err;
-	struct tg_diff d;
-	size_t i;
+	char *text = NULL, *line, *next;
+	int breaking;
 
-	/* both as the declaration makes them now, the scan aside */
-	if (tg_catalog_upstream_tool(u, pinned, strlen(pinned), &old, &err) < 0 ||
-	    tg_catalog_upstream_tool(u, t->definition, strlen(t->definition), &now, &err) < 0) {
+	if (tg_catalog_upstream_diff(u, pinned, pinned ? strlen(pinned) : 0, t->definition,
+				     strlen(t->definition), &text, &breaking, &err) < 0) {
 		printf("    not compared: ");
 		cli_put_shown(stdout, err.msg);
 		putchar('\n');
-	} else if (old && now && tg_catalog_diff(old, now, &d, &err) == 0) {
-		for (i = 0; i < d.n; i++) {
-			printf("    %s ", d.findings[i].breaking ? "breaking:  " : "compatible:");
-			cli_put_shown(stdout, d.findings[i].text);
-			putchar('\n');
-		}
-		text_change("title", old->title, now->title);
-		text_change("description", old->description, now->description);
 	}
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		printf("  ");
+		cli_put_shown(stdout, line);
+		putchar('\n');
+	}
+	free(text);
 	if (t->verdict == TG_LISTED_REFUSED)
 		printf("    refused now: %s\n", t->why);
-	tg_contract_free(old);
-	tg_contract_free(now);
 }
 
 /* The definitions of l's tools compared with the pins: those that would
@@ -650,8 +638,9 @@ static size_t diff_print(const struct tg_upstream *u, const struct tg_upstream_l
 		if (t && t->verdict == TG_LISTED_HIDDEN)
 			printf(" (hidden by its declaration)");
 		putchar('\n');
-		if (v[i].change == TG_PIN_CHANGED && t && t->verdict != TG_LISTED_HIDDEN)
-			change_render(u, pins[v[i].pin].definition, t);
+		if (t && t->verdict != TG_LISTED_HIDDEN)
+			change_render(u, v[i].change == TG_PIN_CHANGED ? pins[v[i].pin].definition
+				      : NULL, t);
 	}
 	return changes;
 }

@@ -10,9 +10,9 @@ the test changes what it lists between runs:
   bidi override shown as '?', exit 1 with a refusal and 0 without;
 - pin, then diff: nothing changed, exit 0; the server then lists a tool
   changed (its description, with a bidi override, and a required
-  argument), one added and one gone: diff names each, what changed (the
-  breaking finding, the old and new description shown safe, why it would
-  not be served now), exit 1; pin pins what would be served (not the
+  argument), one added and one gone: diff names each, what changed as an
+  approval ticket's preview says it (the breaking finding, the old and
+  new description as ASCII JSON), why it would not be served now, exit 1; pin pins what would be served (not the
   changed tool while its description is refused, then its next change),
   keeps the gone one's pin, and diff finds nothing changed once that tool
   comes back unchanged;
@@ -150,9 +150,9 @@ c("diff_changes", rc == 1 and "changed fake.echo" in ls and "added fake.fresh" i
   "removed fake.sum" in ls and "3 changes since the pins of fake" in ls,
   "rc=%d %s %s" % (rc, out, err))
 c("diff_what_changed", any(x.startswith("breaking: ") and "required" in x for x in ls) and
-  "description was: Echoes its arguments." in ls and
-  "description now: Echoes its arguments, ?backwards?." in ls and "\u202e" not in out,
-  out)
+  'description was: "Echoes its arguments."' in ls and
+  'description now: "Echoes its arguments, \\u202Ebackwards\\u202C."' in ls and
+  "judged breaking for its callers" in ls and "\u202e" not in out, out)
 
 c("diff_now_refused", any(x.startswith("refused now: fake.echo: bidi_control") for x in ls), out)
 
