@@ -52,11 +52,14 @@ static void usage(FILE *f)
 		   "       toolgate upstream pin NAME --catalog DIR --state DIR [--as WHO]\n"
 		   "                                 [--timeout SECONDS]\n"
 		   "       toolgate upstream diff NAME --catalog DIR --state DIR [--timeout SECONDS]\n"
+		   "       toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE\n"
+		   "                                 --token TOKEN [--audit FILE]\n"
 		   "\n"
 		   "test, pin and diff start the upstream's server (in its sandbox, or reach it\n"
 		   "over HTTP) as serve would, wait at most --timeout (default 30) seconds for\n"
 		   "its tools, and stop it. --state: the store of its pins (pin makes it in an\n"
-		   "existing directory); --as: who pins (default: operator LOGIN).\n"
+		   "existing directory); --as: who pins (default: operator LOGIN). accept\n"
+		   "approves, as the token's principal, the definitions that await review.\n"
 		   "\n"
 		   "Exit status: 0; 1 a tool refused (test), a change (diff), no such upstream;\n"
 		   "2 usage; 3 the catalogue, the state directory or store missing or failing,\n"
@@ -755,12 +758,14 @@ int cmd_upstream(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
+	if (strcmp(argv[1], "accept") == 0)
+		return cli_upstream_accept(argc - 1, argv + 1);
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		if (strcmp(argv[1], verbs[v]) == 0)
 			break;
 	if (v == sizeof(verbs) / sizeof(verbs[0])) {
-		fprintf(stderr, "toolgate upstream: unknown command '%s' (list, show, test, pin "
-			"or diff)\n", argv[1]);
+		fprintf(stderr, "toolgate upstream: unknown command '%s' (list, show, test, pin, "
+			"diff or accept)\n", argv[1]);
 		return EXIT_USAGE;
 	}
 	a.verb = verbs[v];

@@ -1,0 +1,187 @@
+/*
+ * toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE --token TOKEN [--audit FILE]
+ *
+ * The definitions of upstream NAME's tools that await review
+ * (docs/UPSTREAMS.md, "Pins") accepted: each review ticket of NAME still
+ * pending (or only TOOL's, by the server's name or the exposed one)
+ * approved by the principal the token names, as `toolgate approvals
+ * approve` would (tg_gate_decide: the approve scope over the tool, the
+ * decision recorded), and carried out (tg_gate_pin_accept: the definition
+ * the ticket holds pinned as the approver's). A gateway that serves NAME
+ * serves the tools within a second; one started later serves them.
+ *
+ * It accepts only what a ticket holds: what the server lists now is never
+ * pinned here (`toolgate upstream diff NAME` shows it, `toolgate upstream
+ * pin NAME` pins it).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "toolgate/audit.h"
+#include "toolgate/auth.h"
+#include "toolgate/gate.h"
+#include "toolgate/store.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE "
+		   "--token TOKEN [--audit FILE]\n"
+		   "\n"
+		   "Accept the definitions of upstream NAME's tools that await review (each\n"
+		   "pending review ticket of NAME, or only those of the TOOLs named): approved\n"
+		   "by the token's principal, who needs NAME.tool:approve, and pinned.\n"
+		   "\n"
+		   "Exit status: 0 accepted, 1 nothing to accept or refused, 2 usage, 3 the\n"
+		   "state directory, store or audit log.\n");
+}
+
+static const struct option options[] = {
+	CLI_OPTION_STATE,
+	CLI_OPTION_POLICY,
+	{ "token", required_argument, NULL, 't' },
+	{ "audit", required_argument, NULL, 'A' },
+	CLI_OPTION_HELP,
+	CLI_OPTION_END,
+};
+
+struct accept_args {
+	const char *state, *policy, *token, *record, *name;
+	char **tools;
+	int ntools;
+};
+
+/* 1 if ticket t asks to accept a definition of upstream a->name's tool
+ * that a->tools names (any, when none is named). */
+static int wanted(const struct accept_args *a, const struct tg_ticket *t)
+{
+	char principal[128];
+	const char *tool;
+	size_t n = strlen(t->tool), k;
+	json_t *args;
+	int i, yes;
+
+	snprintf(principal, sizeof(principal), "upstream %s", a->name);
+	if (strcmp(t->principal, principal) != 0 || n < 11 ||
+	    strcmp(t->tool + n - 11, "@definition") != 0)
+		return 0;
+	if (!a->ntools)
+		return 1;
+	args = json_loads(t->arguments ? t->arguments : "", 0, NULL);
+	tool = json_string_value(json_object_get(args, "tool"));
+	k = n - 11; /* the exposed name */
+	for (i = 0, yes = 0; i < a->ntools && !yes; i++)
+		yes = (tool && strcmp(a->tools[i], tool) == 0) ||
+		      (strlen(a->tools[i]) == k && strncmp(a->tools[i], t->tool, k) == 0);
+	json_decref(args);
+	return yes;
+}
+
+/* Ticket t accepted by who (scopes): 0, or -1 having said why. */
+static int accept_one(struct tg_store *st, struct tg_audit *audit, const char *who,
+		      const char *scopes, const struct tg_ticket *t)
+{
+	struct tg_error err;
+	int rc = 0;
+
+	if (t->state == TG_TICKET_PENDING)
+		rc = tg_gate_decide(st, audit, who, scopes, t->id, TG_DECISION_APPROVE, NULL, &err);
+	if (rc >= 0 && tg_gate_pin_accept(st, audit, t->id, &err) >= 0) {
+		printf("%s  %.*s  accepted by %s\n", t->id, (int)(strlen(t->tool) - 11), t->tool,
+		       t->approver[0] ? t->approver : who);
+		return 0;
+	}
+	cli_say(stderr, "upstream accept", err.msg);
+	if (rc < 0)
+		tg_record_event(audit, who, t->id, "refused", err.msg);
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct accept_args *a)
+{
+	const struct cli_bind binds[] = {
+		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'A', &a->record },
+		{ 0, NULL },
+	};
+	int rc = cli_parse("upstream accept", argc, argv, ":h", options, usage, binds, NULL, NULL);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		a->name = argv[optind++];
+	a->tools = argv + optind;
+	a->ntools = argc - optind;
+	if (!a->name || !a->state || !a->policy || !a->token) {
+		fprintf(stderr, "toolgate upstream accept: %s\n",
+			!a->name ? "which upstream? its NAME is needed"
+			: !a->state ? "--state DIR is needed"
+				    : "--policy FILE and --token TOKEN are needed (who accepts)");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int cli_upstream_accept(int argc, char **argv)
+{
+	struct accept_args a = { 0 };
+	struct tg_audit *audit = NULL;
+	struct tg_store *st = NULL;
+	struct tg_ticket *list = NULL;
+	struct tg_claims c = { 0 };
+	struct tg_error err;
+	size_t n = 0, i, done = 0, failed = 0;
+	int rc, claimed = 0;
+
+	rc = parse(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (cli_state_exists("upstream accept", a.state) < 0)
+		return EXIT_DATA;
+	if (!(audit = cli_audit_open(a.record, a.state, "upstream accept")))
+		return EXIT_DATA;
+	rc = EXIT_DATA;
+	if (!cli_has_store(a.state)) {
+		fprintf(stderr, "toolgate upstream accept: %s has no store: no definition awaits "
+			"review there (serve --policy keeps one)\n", a.state);
+		rc = EXIT_NO;
+		goto out;
+	}
+	if (tg_store_open(a.state, &st, &err) < 0 ||
+	    tg_store_ticket_list(st, TG_TICKET_ANY, (int64_t)time(NULL), &list, &n, &err) < 0)
+		goto fail;
+	rc = EXIT_NO;
+	if (cli_token_claims(a.state, a.policy, a.token, st, &c, &err) < 0)
+		goto fail;
+	claimed = 1;
+	for (i = 0; i < n; i++) {
+		/* pending ones, and those approved that no gateway carried out */
+		if ((list[i].state != TG_TICKET_PENDING && list[i].state != TG_TICKET_APPROVED) ||
+		    !wanted(&a, &list[i]))
+			continue;
+		if (accept_one(st, audit, c.sub, c.scope, &list[i]) < 0)
+			failed++;
+		else
+			done++;
+	}
+	if (!done && !failed)
+		fprintf(stderr, "toolgate upstream accept: no definition of upstream %s%s awaits "
+			"review (toolgate approvals list --state %s)\n", a.name,
+			a.ntools ? "'s tools named" : "", a.state);
+	rc = done && !failed ? 0 : EXIT_NO;
+	goto out;
+fail:
+	cli_say(stderr, "upstream accept", err.msg);
+out:
+	if (claimed)
+		tg_claims_release(&c);
+	for (i = 0; i < n; i++)
+		tg_ticket_release(&list[i]);
+	free(list);
+	tg_store_close(st);
+	tg_audit_close(audit);
+	return rc;
+}
