@@ -53,7 +53,7 @@ TG_API const struct tg_upstream *tg_catalog_upstream_at(const struct tg_catalog 
  * server's, the schemas compiled by toolgate's validator; what it may do
  * is u's (a write unless declared read, whatever its annotations say; a
  * write without a declared compensation is irreversible); its version is
- * 0.0.0+D, D the first 12 hex digits of its definition's SHA-256
+ * 0.0.0+D, D the first 24 hex digits of its definition's SHA-256
  * (tg_upstream_definition), so that a ticket approved for it names this
  * definition and no other. 0 and OUT *out; 1 when u hides the tool (*out NULL); -1 and err
  * naming the upstream and the tool: a name outside MCP's tool-name rules,
@@ -67,7 +67,8 @@ TG_API int tg_catalog_upstream_tool(const struct tg_upstream *u, const char *def
  * entry of its tools/list, at most TG_UPSTREAM_MAX_DEFINITION bytes:
  * old_def a pin's, NULL when the tool is added; new_def a listing's),
  * for a person to read (docs/UPSTREAMS.md, "Pins"): OUT *text (lines,
- * malloc'd; every text of the server's as ASCII-only JSON) and
+ * malloc'd; every text of the server's as ASCII-only JSON, each cut at
+ * 128 KiB, saying how much was left out) and
  * *breaking, catalog diff's judgement of the schemas (1: it breaks
  * callers; a schema that cannot be compared is judged breaking; an added
  * tool breaks nobody). -1 and err: a definition that is not a JSON

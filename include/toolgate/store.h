@@ -36,7 +36,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 8
+#define TG_STORE_SCHEMA 9
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -224,6 +224,16 @@ TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *
  * 10,000: OUT *out, *n (release each, free the array). */
 TG_API int tg_store_ticket_list(struct tg_store *store, enum tg_ticket_state state, int64_t now,
 				struct tg_ticket **out, size_t *n, struct tg_error *err);
+/* The newest ticket for tool and args_sha256, whatever its state (one
+ * in the past pending at now expired first): 0 and OUT *t, 1 when there
+ * is none. */
+TG_API int tg_store_ticket_find(struct tg_store *store, const char *tool,
+				const char *args_sha256, int64_t now, struct tg_ticket *t,
+				struct tg_error *err);
+/* Every ticket of tool pending for other arguments than args_sha256
+ * cancelled: OUT *n how many. */
+TG_API int tg_store_ticket_supersede(struct tg_store *store, const char *tool,
+				     const char *args_sha256, size_t *n, struct tg_error *err);
 TG_API void tg_ticket_release(struct tg_ticket *ticket);
 /* How many of principal's tickets are pending at now and carry findings
  * (anomalous calls awaiting review): OUT *n. */

@@ -10,7 +10,8 @@
  * Everything the server wrote is shown as a JSON string with every byte
  * outside printable ASCII escaped (\uXXXX): a control character, an
  * invisible or bidirectional one, cannot hide in the report or rewrite a
- * terminal. Nothing here starts or reaches a server, or decides anything.
+ * terminal. Each text is shown up to 128 KiB, so that the report fits a
+ * ticket's preview. Nothing here starts or reaches a server, or decides anything.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -21,6 +22,10 @@
 #include "toolgate/catalog.h"
 #include "toolgate/contract.h"
 #include "toolgate/upstream.h"
+
+/* One text shown, at most: a ticket keeps a preview of at most 4 MiB,
+ * and a report shows ten texts at most, each escaped again there. */
+#define SHOWN_MAX (128 << 10)
 
 struct report {
 	char *p;
@@ -70,7 +75,11 @@ static void put_json(struct report *r, json_t *v)
 		r->nomem = 1;
 		return;
 	}
-	put(r, "%s", text);
+	if (strlen(text) > SHOWN_MAX)
+		put(r, "%.*s... (%zu bytes more, not shown; the scanner read them all)", SHOWN_MAX,
+		    text, strlen(text) - SHOWN_MAX);
+	else
+		put(r, "%s", text);
 	free(text);
 }
 

@@ -166,7 +166,7 @@ static int versioned(struct tg_contract *c, const char *def_json, size_t len, co
 
 	if (tg_upstream_definition(def_json, len, &d, err) < 0)
 		return err->code == TG_ERR_NOMEM ? -1 : tg_error_wrap(err, "%s", who);
-	snprintf(c->version_text, sizeof(c->version_text), "0.0.0+%.12s", d.sha256);
+	snprintf(c->version_text, sizeof(c->version_text), "0.0.0+%.24s", d.sha256);
 	tg_pin_definition_release(&d);
 	tg_semver_parse("0.0.0", &c->version);
 	return 0;

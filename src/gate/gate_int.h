@@ -67,25 +67,37 @@ struct gate_upstream {
 	unsigned refs;                /* the gate's while served, and each call's in it */
 	uint64_t told;                /* the listing whose withdrawals were recorded
 				       * (under rebuild_lock): each is said once */
-	/* what its pins said of its last listing (pins.c), under rebuild_lock */
-	struct gate_pin_memo *memo;
-	size_t nmemo;
-	/* its pins when the gate has no store: this run's first listing */
-	struct gate_pin_memo *mem;
-	size_t nmem;
+	/* every definition of its tools judged this run (pins.c), under
+	 * rebuild_lock: what was said of each, and its ticket */
+	struct gate_pin_memo *seen;
+	size_t nseen, seen_cap;
 	int listed;                   /* a listing was judged: the next is not the first */
 };
 
-/* What the pins said of one tool of a listing (pins.c): kept from one
- * judgement to the next, so that a change is said once and its ticket
- * asked for once. */
+/* What the pins said of one definition of a tool (pins.c): kept for the
+ * run, so that a change is said once and its ticket found again however
+ * often the server goes back and forth. */
 struct gate_pin_memo {
 	char tool[129];               /* the upstream's own name */
-	char sha256[65];              /* of the definition judged */
-	int change;                   /* enum tg_pin_change */
-	char ticket[33];              /* its acceptance ticket, or "" */
-	int pending;                  /* that ticket awaits a decision */
+	char sha256[65];              /* of the definition */
+	int change;                   /* enum tg_pin_change, as last judged */
+	int said;                     /* the change last said (TG_PIN_UNCHANGED: none) */
+	char ticket[33];              /* its review ticket, or "" */
+	char args[65];                /* that ticket's arguments' hash */
+	int64_t opened;               /* when this gateway first opened one for it, in
+				       * the hour it counts (0: never) */
+	unsigned opens;               /* how many it opened within that hour */
+	int last;                     /* judged in the last listing */
+	int pending;                  /* then, its ticket awaited a decision */
 };
+
+/* A pin kept in memory, when the gate has no store (pins.c). */
+struct gate_mem_pin {
+	char upstream[33];
+	char tool[129];               /* "": the upstream's first listing was judged */
+	char sha256[65];
+};
+
 
 /* refusals recorded: at most so many a second, in each bucket */
 #define REFUSALS_PER_S 20.0
@@ -130,6 +142,9 @@ struct tg_gate {
 	/* one change of what is served at a time: a reload, or a snapshot
 	 * made anew after an upstream listed other tools (snapshot.c) */
 	pthread_mutex_t rebuild_lock;
+	/* the pins without a store (pins.c), under rebuild_lock */
+	struct gate_mem_pin *mem;
+	size_t nmem, mem_cap;
 	/* the thread that makes that snapshot, woken by the runners */
 	pthread_mutex_t ups_lock;
 	pthread_cond_t ups_wake;
@@ -337,23 +352,16 @@ int gate_upstream_tools(struct tg_gate *g, struct gate_upstream *const *ups, siz
 struct gate_pin_round {
 	struct tg_gate *g;
 	struct gate_upstream *e;
-	int tell;                     /* a listing not judged before: say what it withdraws */
-	int mode;                     /* enum tg_upstream_pin */
+	int mode;                     /* enum tg_upstream_pin; -1: the pins are unreadable */
 	struct tg_pin *pins;          /* the store's, or NULL */
 	size_t npins;
-	int first;                    /* nothing pinned yet: the listing is trusted */
-	struct gate_pin_memo *memo;   /* this judgement's, replacing e->memo */
-	size_t nmemo, cap;
-	struct tg_ticket *tickets;    /* the store's, looked at once, when needed */
-	size_t ntickets;
-	int looked;
-	int failed;                   /* out of memory: e->memo stays */
+	int first;                    /* nothing judged yet: the listing is trusted */
+	int failed;                   /* out of memory */
 };
 /* What gate_pins_judge decided of a tool. */
 enum { PIN_SERVE, PIN_HOLD, PIN_DROP };
 
-int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, int tell,
-		    struct gate_pin_round *r);
+int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, struct gate_pin_round *r);
 /* k, made of the listing's entry def (len bytes), judged against its pin:
  * PIN_SERVE (k to be served), PIN_HOLD (k moved into *h, which the caller
  * gave, its ticket and why filled in) or PIN_DROP (k freed, the reason
@@ -366,6 +374,22 @@ void gate_pins_end(struct gate_pin_round *r);
  * was judged (a snapshot is due), under rebuild_lock; *waiting: whether
  * any still awaits a decision. */
 int gate_pins_due(struct tg_gate *g, int *waiting);
+struct tg_pin_definition;
+/* The review tickets (pin_tickets.c). The ticket asking for definition d
+ * of upstream's tool exposed as exposed, judged against the pin against
+ * (its hash; NULL or "": none): OUT *t's principal, tool, arguments
+ * (malloc'd) and their hash; -1 out of memory. */
+int gate_pin_ticket_of(const char *upstream, const char *exposed,
+		       const struct tg_pin_definition *d, const char *against, struct tg_ticket *t);
+/* t (gate_pin_ticket_of's) opened for k, made of d; old the pinned
+ * definition's canonical text (NULL: added): its id into id. */
+int gate_pin_ticket_open(struct tg_gate *g, const struct tg_upstream *u,
+			 const struct tg_contract *k, const struct tg_pin_definition *d,
+			 const char *old, struct tg_ticket *t, char *id, struct tg_error *err);
+/* How many findings the description scanner has in k. */
+size_t gate_pin_findings(const struct tg_contract *k);
+/* The pins kept in memory freed (the gate's end). */
+void gate_pins_release(struct tg_gate *g);
 /* A held tool of the call's snapshot named as the call names it, or NULL. */
 const struct gate_held *gate_held_find(struct tg_gate *g, const struct tg_catalog *catalog,
 				       const char *ref);

@@ -40,6 +40,9 @@
 #include "util/log.h"
 
 #define FIRST_LISTING "toolgate: the upstream's first listing"
+#define SEEN_MAX 4096      /* definitions remembered an upstream (a listing: 1024 at most) */
+#define TICKETS_AN_HOUR 6  /* review tickets opened for one tool, at most */
+#define UPSTREAM_TICKETS_AN_HOUR 64 /* and for one upstream's tools */
 
 /* ---- saying it --------------------------------------------------------------- */
 
@@ -54,58 +57,143 @@ static void say(const struct gate_pin_round *r, const char *event, const char *w
 		tg_log(TG_LOG_ERROR, "%s: %s could not be recorded", subject, event);
 }
 
-/* ---- the memo ---------------------------------------------------------------- */
+/* ---- the memo: every definition judged this run ---------------------------- */
 
-static struct gate_pin_memo *memo_find(struct gate_pin_memo *v, size_t n, const char *tool,
+static struct gate_pin_memo *seen_find(struct gate_upstream *e, const char *tool,
 				       const char *sha256)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(v[i].tool, tool) == 0 && (!sha256 || strcmp(v[i].sha256, sha256) == 0))
-			return &v[i];
+	for (i = 0; i < e->nseen; i++)
+		if (strcmp(e->seen[i].tool, tool) == 0 && strcmp(e->seen[i].sha256, sha256) == 0)
+			return &e->seen[i];
 	return NULL;
 }
 
-static struct gate_pin_memo *memo_add(struct gate_pin_memo **v, size_t *n, size_t *cap,
-				      const char *tool, const char *sha256, int change)
+/* The memo of tool's definition sha256, made when new (past SEEN_MAX,
+ * the oldest not in the last listing goes); NULL out of memory. */
+static struct gate_pin_memo *seen_get(struct gate_upstream *e, const char *tool,
+				      const char *sha256)
 {
-	struct gate_pin_memo *m;
+	struct gate_pin_memo *m = seen_find(e, tool, sha256), *v;
+	size_t i;
 
-	if (*n == *cap) {
-		m = realloc(*v, (*cap * 2 + 8) * sizeof(*m));
-		if (!m)
-			return NULL;
-		*v = m;
-		*cap = *cap * 2 + 8;
+	if (m)
+		return m;
+	if (e->nseen == SEEN_MAX) {
+		for (i = 0; i < e->nseen && e->seen[i].last; i++)
+			;
+		if (i == e->nseen)
+			return NULL; /* cannot be: a listing has at most 1024 tools */
+		memmove(&e->seen[i], &e->seen[i + 1], (e->nseen - i - 1) * sizeof(*m));
+		e->nseen--;
 	}
-	m = &(*v)[(*n)++];
+	if (e->nseen == e->seen_cap) {
+		v = realloc(e->seen, (e->seen_cap * 2 + 16) * sizeof(*v));
+		if (!v)
+			return NULL;
+		e->seen = v;
+		e->seen_cap = e->seen_cap * 2 + 16;
+	}
+	m = &e->seen[e->nseen++];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->tool, sizeof(m->tool), "%s", tool);
 	snprintf(m->sha256, sizeof(m->sha256), "%s", sha256);
-	m->change = change;
 	return m;
+}
+
+/* Whether this gateway opened as many review tickets in the last hour
+ * as it may: TICKETS_AN_HOUR for tool, UPSTREAM_TICKETS_AN_HOUR for its
+ * upstream. */
+static int opened_enough(const struct gate_upstream *e, const char *tool, int64_t now)
+{
+	unsigned n = 0, all = 0;
+	size_t i;
+
+	for (i = 0; i < e->nseen; i++)
+		if (e->seen[i].opened > now - 3600) {
+			all += e->seen[i].opens;
+			if (strcmp(e->seen[i].tool, tool) == 0)
+				n += e->seen[i].opens;
+		}
+	return n >= TICKETS_AN_HOUR || all >= UPSTREAM_TICKETS_AN_HOUR;
 }
 
 /* ---- the pins ------------------------------------------------------------------ */
 
-int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, int tell,
-		    struct gate_pin_round *r)
+static struct gate_mem_pin *mem_find(struct tg_gate *g, const char *upstream, const char *tool)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmem; i++)
+		if (strcmp(g->mem[i].upstream, upstream) == 0 && strcmp(g->mem[i].tool, tool) == 0)
+			return &g->mem[i];
+	return NULL;
+}
+
+/* Without a store: tool's pin kept in memory (tool "": the marker of a
+ * first listing judged). */
+static int mem_keep(struct tg_gate *g, const char *upstream, const char *tool, const char *sha256)
+{
+	struct gate_mem_pin *m = mem_find(g, upstream, tool), *v;
+
+	if (!m) {
+		if (g->nmem == g->mem_cap) {
+			v = realloc(g->mem, (g->mem_cap * 2 + 16) * sizeof(*v));
+			if (!v)
+				return -1;
+			g->mem = v;
+			g->mem_cap = g->mem_cap * 2 + 16;
+		}
+		m = &g->mem[g->nmem++];
+		snprintf(m->upstream, sizeof(m->upstream), "%s", upstream);
+		snprintf(m->tool, sizeof(m->tool), "%s", tool);
+	}
+	snprintf(m->sha256, sizeof(m->sha256), "%s", sha256);
+	return 0;
+}
+
+void gate_pins_release(struct tg_gate *g)
+{
+	free(g->mem);
+	g->mem = NULL;
+	g->nmem = g->mem_cap = 0;
+}
+
+/* 1 when nothing of upstream e was ever judged (trust on first use):
+ * nothing pinned, no listing judged by this gateway, and no review
+ * ticket of its pending (a first listing it held entirely). */
+static int first_listing(struct gate_pin_round *r)
 {
 	struct tg_error err;
+	uint64_t n = 0, bytes = 0;
+	char principal[64];
+
+	if (!r->g->store)
+		return !mem_find(r->g, r->e->u->name, "");
+	if (r->npins || r->e->listed)
+		return 0;
+	snprintf(principal, sizeof(principal), "upstream %s", r->e->u->name);
+	if (tg_store_tickets_pending(r->g->store, principal, (int64_t)time(NULL), &n, &bytes,
+				     &err) < 0)
+		return 0; /* unknown: not trusted */
+	return n == 0;
+}
+
+int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, struct gate_pin_round *r)
+{
+	struct tg_error err;
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
 	r->e = e;
-	r->tell = tell;
 	r->mode = (int)e->u->pin;
 	if (r->mode == TG_UPSTREAM_PIN_OFF)
 		return 0;
-	if (!g->store) {
-		r->first = !e->listed;
-		return 0;
-	}
-	if (tg_store_pin_list(g->store, e->u->name, &r->pins, &r->npins, &err) < 0) {
+	for (i = 0; i < e->nseen; i++)
+		e->seen[i].last = e->seen[i].pending = 0;
+	if (g->store && tg_store_pin_list(g->store, e->u->name, &r->pins, &r->npins, &err) < 0) {
 		/* nothing is trusted that could not be compared */
 		tg_log(TG_LOG_ERROR, "upstream %s: its pins could not be read: %s", e->u->name,
 		       err.msg);
@@ -115,18 +203,18 @@ int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, int tell,
 		r->mode = -1;
 		return r->failed ? -1 : 0;
 	}
-	r->first = r->npins == 0;
+	r->first = first_listing(r);
 	return 0;
 }
 
 /* The pinned hash of tool, or NULL (unpinned). */
 static const char *pinned(const struct gate_pin_round *r, const char *tool)
 {
-	const struct gate_pin_memo *m;
+	const struct gate_mem_pin *m;
 	size_t i;
 
 	if (!r->g->store) {
-		m = memo_find(r->e->mem, r->e->nmem, tool, NULL);
+		m = mem_find(r->g, r->e->u->name, tool);
 		return m ? m->sha256 : NULL;
 	}
 	for (i = 0; i < r->npins; i++)
@@ -135,266 +223,40 @@ static const char *pinned(const struct gate_pin_round *r, const char *tool)
 	return NULL;
 }
 
-/* d pinned, by who: in the store, or in memory without one. */
-static int pin_keep(struct gate_pin_round *r, const struct tg_pin_definition *d, const char *who,
-		    struct tg_error *err)
+/* The pinned definition of tool (canonical), or NULL. */
+static const char *pinned_definition(const struct gate_pin_round *r, const char *tool)
 {
-	struct gate_upstream *e = r->e;
+	size_t i;
+
+	for (i = 0; i < r->npins; i++)
+		if (strcmp(r->pins[i].tool, tool) == 0)
+			return r->pins[i].definition;
+	return NULL;
+}
+
+/* d pinned as the first listing's: in the store, or in memory. */
+static int pin_first(struct gate_pin_round *r, const struct tg_pin_definition *d,
+		     struct tg_error *err)
+{
 	struct tg_pin p = { 0 };
-	size_t cap = e->nmem;
 
-	if (!r->g->store) {
-		struct gate_pin_memo *m = memo_find(e->mem, e->nmem, d->tool, NULL);
-
-		if (m) {
-			snprintf(m->sha256, sizeof(m->sha256), "%s", d->sha256);
-			return 0;
-		}
-		return memo_add(&e->mem, &e->nmem, &cap, d->tool, d->sha256, TG_PIN_UNCHANGED)
-		       ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
-	snprintf(p.upstream, sizeof(p.upstream), "%s", e->u->name);
+	if (!r->g->store)
+		return mem_keep(r->g, r->e->u->name, d->tool, d->sha256) < 0
+		       ? tg_error_set(err, TG_ERR_NOMEM, "out of memory") : 0;
+	snprintf(p.upstream, sizeof(p.upstream), "%s", r->e->u->name);
 	snprintf(p.tool, sizeof(p.tool), "%s", d->tool);
 	snprintf(p.sha256, sizeof(p.sha256), "%s", d->sha256);
-	snprintf(p.pinned_by, sizeof(p.pinned_by), "%s", who);
+	snprintf(p.pinned_by, sizeof(p.pinned_by), "%s", FIRST_LISTING);
 	p.definition = d->canonical;
 	p.pinned_at = (int64_t)time(NULL);
 	return tg_store_pin_set(r->g->store, &p, err);
 }
 
-/* ---- tickets ------------------------------------------------------------------- */
-
-/* The ticket that asks for d, as the store keeps it: its tool
- * ("NAME.tool@definition", so its approver needs NAME.tool's approve
- * scope) and its arguments (the definition, canonical). */
-static int ticket_of(const struct gate_pin_round *r, const struct tg_contract *k,
-		     const struct tg_pin_definition *d, struct tg_ticket *t)
-{
-	unsigned char h[crypto_hash_sha256_BYTES];
-	json_t *a;
-
-	/* the definition as its canonical text, byte for byte what is pinned */
-	memset(t, 0, sizeof(*t));
-	a = json_pack("{s:s,s:s,s:s,s:s}", "upstream", r->e->u->name, "tool", d->tool, "sha256",
-		      d->sha256, "definition", d->canonical);
-	t->arguments = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(a);
-	if (!t->arguments)
-		return -1;
-	crypto_hash_sha256(h, (const unsigned char *)t->arguments, strlen(t->arguments));
-	sodium_bin2hex(t->args_sha256, sizeof(t->args_sha256), h, sizeof(h));
-	snprintf(t->principal, sizeof(t->principal), "upstream %s", r->e->u->name);
-	snprintf(t->tool, sizeof(t->tool), "%s@definition", k->name);
-	return 0;
-}
-
-/* The newest ticket in the store for t's tool and arguments, whatever
- * its state (one opened before a restart), into id; 0 when none. */
-static int ticket_known(struct gate_pin_round *r, const struct tg_ticket *t, char *id)
-{
-	struct tg_error err;
-	size_t i;
-
-	if (!r->looked) {
-		r->looked = 1;
-		if (tg_store_ticket_list(r->g->store, TG_TICKET_ANY, (int64_t)time(NULL),
-					 &r->tickets, &r->ntickets, &err) < 0) {
-			tg_log(TG_LOG_ERROR, "upstream %s: its tickets could not be read: %s",
-			       r->e->u->name, err.msg);
-			r->tickets = NULL;
-			r->ntickets = 0;
-		}
-	}
-	for (i = r->ntickets; i-- > 0;)
-		if (strcmp(r->tickets[i].tool, t->tool) == 0 &&
-		    strcmp(r->tickets[i].args_sha256, t->args_sha256) == 0) {
-			snprintf(id, 33, "%s", r->tickets[i].id);
-			return 1;
-		}
-	return 0;
-}
-
-/* Tickets pending for another definition of t's tool withdrawn: a
- * server that keeps changing a tool has one ticket open for it, its
- * latest definition's, not one for each. */
-static void superseded(struct gate_pin_round *r, const struct tg_ticket *t)
-{
-	char id[33];
-	size_t i;
-
-	ticket_known(r, t, id); /* the store's tickets, looked at once */
-	for (i = 0; i < r->ntickets; i++)
-		if (r->tickets[i].state == TG_TICKET_PENDING &&
-		    strcmp(r->tickets[i].tool, t->tool) == 0 &&
-		    strcmp(r->tickets[i].args_sha256, t->args_sha256) != 0 &&
-		    tg_store_ticket_move(r->g->store, r->tickets[i].id, TG_TICKET_PENDING,
-					 TG_TICKET_CANCELLED, NULL) == 0)
-			r->tickets[i].state = TG_TICKET_CANCELLED;
-}
-
-/* The scanner's findings on k as a ticket keeps them ([{rule, at, why}]),
- * or NULL when none; *n their count. */
-static char *findings_of(const struct tg_contract *k, size_t *n)
-{
-	struct tg_scan_finding f[16];
-	char line[400];
-	json_t *v;
-	char *text;
-	size_t i;
-
-	*n = tg_scan_contract(k, f, 16);
-	if (!*n)
-		return NULL;
-	v = json_array();
-	for (i = 0; v && i < *n && i < 16; i++) {
-		tg_scan_describe(&f[i], line, sizeof(line));
-		json_array_append_new(v, json_pack("{s:s,s:s,s:s}", "rule", f[i].rule, "at",
-						   f[i].where, "why", line));
-	}
-	text = v ? json_dumps(v, JSON_COMPACT) : NULL;
-	json_decref(v);
-	return text;
-}
-
-/* A ticket opened for d (pin: the old definition, or NULL), into id. */
-static int ticket_open(struct gate_pin_round *r, const struct tg_pin_definition *d, const char *old, struct tg_ticket *t,
-		       const char *findings, char *id, struct tg_error *err)
-{
-	struct tg_ticket made;
-	char *report = NULL;
-	json_t *p;
-	int breaking;
-
-	if (tg_catalog_upstream_diff(r->e->u, old, old ? strlen(old) : 0, d->canonical,
-				     strlen(d->canonical), &report, &breaking, err) < 0)
-		return -1;
-	p = json_pack("{s:[{s:s,s:s}],s:b,s:{s:s,s:s,s:b}}", "content", "type", "text", "text",
-		      report, "isError", 0, "structured", "change", old ? "changed" : "added",
-		      "definition", d->sha256, "breaking", breaking);
-	free(report);
-	t->preview = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	json_decref(p);
-	t->findings = (char *)findings;
-	if (!t->preview)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	if (tg_store_ticket_create(r->g->store, t, (int64_t)time(NULL), r->g->ticket_ttl, &made,
-				   err) < 0) {
-		free(t->preview);
-		t->preview = NULL;
-		t->findings = NULL;
-		return -1;
-	}
-	free(t->preview);
-	t->preview = NULL;
-	t->findings = NULL;
-	snprintf(id, 33, "%s", made.id);
-	tg_ticket_release(&made);
-	return 0;
-}
-
-/* Ticket t (approved) carried out (tg_gate_pin_accept). 0, or -1 and err. */
-static int accept(struct gate_pin_round *r, const struct tg_ticket *t, struct tg_error *err)
-{
-	int rc = tg_gate_pin_accept(r->g->store, r->g->audit, t->id, err);
-
-	if (rc < 0)
-		return -1;
-	tg_log(TG_LOG_INFO, "upstream %s: %s: the definition accepted by %s (ticket %s) is "
-	       "served", r->e->u->name, t->tool, t->approver, t->id);
-	return 0;
-}
-
-/* The definition approved ticket a holds (its arguments, hashed as the
- * store keeps them): 0 and OUT *d, its upstream in up; -1 and err. */
-static int approved_definition(const struct tg_ticket *t, struct tg_pin_definition *d,
-			       char *up, size_t len, struct tg_error *err)
-{
-	unsigned char h[crypto_hash_sha256_BYTES];
-	char hex[65], principal[128];
-	const char *u, *tool, *sha, *def;
-	size_t n = strlen(t->tool);
-	json_t *a;
-
-	if (n < 11 || strcmp(t->tool + n - 11, "@definition") != 0 || !t->arguments)
-		return tg_error_set(err, TG_ERR_INVALID, "ticket %s is not an upstream definition's "
-				    "(its tool is %s)", t->id, t->tool);
-	crypto_hash_sha256(h, (const unsigned char *)t->arguments, strlen(t->arguments));
-	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
-	a = json_loads(t->arguments, 0, NULL);
-	u = json_string_value(json_object_get(a, "upstream"));
-	tool = json_string_value(json_object_get(a, "tool"));
-	sha = json_string_value(json_object_get(a, "sha256"));
-	def = json_string_value(json_object_get(a, "definition"));
-	snprintf(principal, sizeof(principal), "upstream %s", u ? u : "");
-	if (strcmp(hex, t->args_sha256) != 0 || !u || !tool || !sha || !def ||
-	    strcmp(principal, t->principal) != 0 || strlen(u) >= len) {
-		json_decref(a);
-		return tg_error_set(err, TG_ERR_INVALID, "ticket %s: its arguments are not the "
-				    "definition it was opened for", t->id);
-	}
-	snprintf(up, len, "%s", u);
-	if (tg_upstream_definition(def, strlen(def), d, err) < 0 ||
-	    strcmp(d->sha256, sha) != 0 || strcmp(d->tool, tool) != 0 ||
-	    strcmp(d->canonical, def) != 0) {
-		tg_pin_definition_release(d);
-		json_decref(a);
-		return err->code == TG_ERR_NOMEM ? -1 : tg_error_set(err, TG_ERR_INVALID, "ticket %s: "
-			"its definition does not hash to the one it names", t->id);
-	}
-	json_decref(a);
-	return 0;
-}
-
-int tg_gate_pin_accept(struct tg_store *st, struct tg_audit *audit, const char *id,
-		       struct tg_error *err)
-{
-	struct tg_pin_definition d = { 0 };
-	struct tg_pin p = { 0 };
-	struct tg_ticket t;
-	char up[33], subject[80], what[400];
-	int rc = -1;
-
-	tg_error_clear(err);
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, err) < 0)
-		return -1;
-	if (approved_definition(&t, &d, up, sizeof(up), err) < 0)
-		goto out;
-	if (t.state == TG_TICKET_EXECUTED) {
-		rc = 1; /* carried out before */
-		goto out;
-	}
-	if (t.state != TG_TICKET_APPROVED) {
-		tg_error_set(err, TG_ERR_INVALID, "ticket %s is %s: only an approved one is "
-			     "accepted", id, tg_ticket_state_name(t.state));
-		goto out;
-	}
-	snprintf(p.upstream, sizeof(p.upstream), "%s", up);
-	snprintf(p.tool, sizeof(p.tool), "%s", d.tool);
-	snprintf(p.sha256, sizeof(p.sha256), "%s", d.sha256);
-	snprintf(p.pinned_by, sizeof(p.pinned_by), "%s", t.approver);
-	p.definition = d.canonical;
-	p.pinned_at = (int64_t)time(NULL);
-	if (tg_store_pin_set(st, &p, err) < 0)
-		goto out;
-	/* another process may have moved it already: the pin is the same */
-	tg_store_ticket_move(st, id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, NULL);
-	snprintf(subject, sizeof(subject), "upstream %s", up);
-	snprintf(what, sizeof(what), "tool %s: definition %.12s accepted by %s (ticket %s)",
-		 d.tool, d.sha256, t.approver, id);
-	if (tg_record_event(audit, t.approver, subject, "upstream_definition_accepted", what) < 0)
-		tg_log(TG_LOG_ERROR, "%s: %s: its record could not be written", subject, what);
-	rc = 0;
-out:
-	tg_pin_definition_release(&d);
-	tg_ticket_release(&t);
-	return rc;
-}
-
 /* ---- the judgement ------------------------------------------------------------- */
 
 /* 1 if the store pins d now (another process may have since the round
- * began). */
-static int now_pinned(const struct gate_pin_round *r, const struct tg_pin_definition *d)
+ * began, or the round itself). */
+static int pinned_now(const struct gate_pin_round *r, const struct tg_pin_definition *d)
 {
 	struct tg_error err;
 	struct tg_pin p;
@@ -407,17 +269,18 @@ static int now_pinned(const struct gate_pin_round *r, const struct tg_pin_defini
 	return yes;
 }
 
-/* What became of ticket id: 1 and h->why when it keeps d out (pending,
- * rejected), 0 when d is now accepted (pinned here), 2 when another is
- * needed (expired, cancelled, or none); -1 and err. */
-static int ticket_state(struct gate_pin_round *r, const char *id,
-			const struct tg_pin_definition *d, struct gate_pin_memo *m,
-			struct gate_held *h, struct tg_error *err)
+/* What became of ticket m->ticket: 1 when it keeps d out (pending:
+ * m->pending; rejected: h->rejected and h->why), 0 when d is accepted now
+ * (pinned here, or by another process), 2 when another is needed
+ * (expired, cancelled, approved against a pin since replaced, gone);
+ * -1 and err. */
+static int ticket_state(struct gate_pin_round *r, const struct tg_pin_definition *d,
+			struct gate_pin_memo *m, struct gate_held *h, struct tg_error *err)
 {
 	struct tg_ticket t;
 	int rc = 2;
 
-	if (tg_store_ticket_get(r->g->store, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(r->g->store, m->ticket, (int64_t)time(NULL), &t, err) < 0)
 		return err->code == TG_ERR_INVALID ? 2 : -1;
 	switch (t.state) {
 	case TG_TICKET_PENDING:
@@ -425,16 +288,18 @@ static int ticket_state(struct gate_pin_round *r, const char *id,
 		rc = 1;
 		break;
 	case TG_TICKET_APPROVED:
-		rc = accept(r, &t, err) < 0 ? -1 : 0;
-		break;
 	case TG_TICKET_EXECUTED:
-		/* accepted elsewhere (toolgate upstream accept) just now, or
-		 * long ago and pinned over since: served only if pinned now */
-		rc = now_pinned(r, d) ? 0 : 2;
+		/* carried out here, or by toolgate upstream accept: either way
+		 * only while the pin it was judged against is the tool's */
+		rc = tg_gate_pin_accept(r->g->store, r->g->audit, t.id, err);
+		if (rc == 0)
+			tg_log(TG_LOG_INFO, "upstream %s: %s: the definition %s accepted (ticket "
+			       "%s) is served", r->e->u->name, t.tool, t.approver, t.id);
+		rc = rc >= 0 && pinned_now(r, d) ? 0 : err->code == TG_ERR_NOMEM ? -1 : 2;
 		break;
 	case TG_TICKET_REJECTED:
 		snprintf(h->why, sizeof(h->why), "%s rejected this definition of it (ticket %s): "
-			 "it is not served until the upstream lists another", t.approver, id);
+			 "it is not served until the upstream lists another", t.approver, t.id);
 		h->rejected = 1;
 		rc = 1;
 		break;
@@ -445,125 +310,149 @@ static int ticket_state(struct gate_pin_round *r, const char *id,
 	return rc;
 }
 
-/* A changed or added definition: its ticket found or opened; 1 when it
- * stays out of the pins (h->ticket, h->why), 0 when it was accepted. */
+/* A changed or added definition (k, made of d): its ticket found or
+ * opened; 1 when it stays out of the pins (h->ticket, h->why), 0 when it
+ * was accepted, -1 out of memory. */
 static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
-			const struct tg_pin_definition *d, const char *old, const char *findings,
-			struct gate_pin_memo *m, const struct gate_pin_memo *prior,
+			const struct tg_pin_definition *d, size_t nf, struct gate_pin_memo *m,
 			struct gate_held *h)
 {
+	const char *against = pinned(r, d->tool);
+	int64_t now = (int64_t)time(NULL);
 	struct tg_ticket t;
 	struct tg_error err;
+	size_t n;
 	int rc;
 
-	if (findings)
-		snprintf(h->why, sizeof(h->why), "its definition is new or changed, and the "
-			 "description scanner found what a model would read as an instruction "
-			 "in it: it awaits review");
-	else
-		snprintf(h->why, sizeof(h->why), "its definition differs from the one "
-			 "accepted, and awaits review");
+	snprintf(h->why, sizeof(h->why), nf ? "its definition is new or changed, and the "
+		 "description scanner found what a model would read as an instruction in it: it "
+		 "awaits review" : "its definition differs from the one accepted, and awaits review");
 	if (!r->g->store) {
 		snprintf(h->why, sizeof(h->why), "its definition differs from this run's first "
 			 "listing, and nothing can accept it without a store (serve --policy): "
 			 "it is served again when the upstream lists it as it was");
 		return 1;
 	}
-	if (ticket_of(r, k, d, &t) < 0)
+	if (gate_pin_ticket_of(r->e->u->name, k->name, d, against, &t) < 0)
 		return -1;
-	if (prior && prior->ticket[0])
-		snprintf(h->ticket, sizeof(h->ticket), "%s", prior->ticket);
-	else if (!ticket_known(r, &t, h->ticket))
-		h->ticket[0] = '\0';
-	rc = h->ticket[0] ? ticket_state(r, h->ticket, d, m, h, &err) : 2;
-	if (rc == 2)
-		superseded(r, &t);
-	if (rc == 2 && ticket_open(r, d, old, &t, findings, h->ticket, &err) == 0) {
-		m->pending = 1;
+	/* this run's ticket for it, else the store's (opened before a restart) */
+	if (!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) {
+		struct tg_ticket f;
+
+		m->ticket[0] = '\0';
+		if (tg_store_ticket_find(r->g->store, t.tool, t.args_sha256, now, &f, &err) == 0) {
+			snprintf(m->ticket, sizeof(m->ticket), "%s", f.id);
+			snprintf(m->args, sizeof(m->args), "%s", t.args_sha256);
+			tg_ticket_release(&f);
+		}
+	}
+	rc = m->ticket[0] ? ticket_state(r, d, m, h, &err) : 2;
+	if (rc == 2 && opened_enough(r->e, d->tool, now)) {
+		snprintf(h->why, sizeof(h->why), "its upstream changed its definitions too often "
+			 "within the hour (%u review tickets a tool, %u an upstream, at most): it "
+			 "is held, without a ticket, until it is listed again past the hour",
+			 TICKETS_AN_HOUR, UPSTREAM_TICKETS_AN_HOUR);
+		m->ticket[0] = '\0';
 		rc = 1;
-	} else if (rc == 2 || rc < 0) {
+	} else if (rc == 2) {
+		/* one ticket pending a tool: its latest definition's */
+		tg_store_ticket_supersede(r->g->store, t.tool, t.args_sha256, &n, NULL);
+		if (gate_pin_ticket_open(r->g, r->e->u, k, d, pinned_definition(r, d->tool), &t,
+					 m->ticket, &err) == 0) {
+			snprintf(m->args, sizeof(m->args), "%s", t.args_sha256);
+			/* counted within the hour its first opening began */
+			if (m->opened <= now - 3600) {
+				m->opened = now;
+				m->opens = 0;
+			}
+			m->opens++;
+			m->pending = 1;
+			rc = 1;
+		}
+	}
+	if (rc == 2 || rc < 0) {
 		tg_log(TG_LOG_ERROR, "upstream %s: tool %s: its review ticket: %s", r->e->u->name,
 		       d->tool, err.msg);
-		h->ticket[0] = '\0';
+		m->ticket[0] = '\0';
 		snprintf(h->why, sizeof(h->why), "its definition differs from the one accepted, "
 			 "and its review ticket could not be opened (the gateway's log says why)");
-		rc = 1;
+		rc = rc < 0 && err.code == TG_ERR_NOMEM ? -1 : 1;
 	}
-	snprintf(m->ticket, sizeof(m->ticket), "%s", h->ticket);
+	snprintf(h->ticket, sizeof(h->ticket), "%s", m->ticket);
 	free(t.arguments);
 	return rc;
 }
-
-/* The old definition of d's tool, as pinned, or NULL. */
-static const char *old_definition(const struct gate_pin_round *r, const char *tool)
-{
-	size_t i;
-
-	for (i = 0; i < r->npins; i++)
-		if (strcmp(r->pins[i].tool, tool) == 0)
-			return r->pins[i].definition;
-	return NULL;
-}
-
-/* A change said once: the memo of the judgement before did not hold it. */
-static void said(struct gate_pin_round *r, const char *tool, const char *sha256, int change,
-		 const char *ticket, int held)
+/* m's change said, once a run: logged, recorded, counted. */
+static void said(struct gate_pin_round *r, struct gate_pin_memo *m, int held)
 {
 	char what[500];
 
-	if (memo_find(r->e->memo, r->e->nmemo, tool, sha256) &&
-	    memo_find(r->e->memo, r->e->nmemo, tool, sha256)->change == change)
+	if (m->said == m->change || m->change == TG_PIN_UNCHANGED)
 		return;
-	metrics_definition_change(r->g->metrics, r->e->u->name, tg_pin_change_name(change));
-	snprintf(what, sizeof(what), "tool %s: definition %s (%.12s)%s%s%s", tool,
-		 tg_pin_change_name(change), sha256,
-		 change == TG_PIN_REMOVED ? ": not listed any more"
+	m->said = m->change;
+	metrics_definition_change(r->g->metrics, r->e->u->name, tg_pin_change_name(m->change));
+	snprintf(what, sizeof(what), "tool %s: definition %s (%.12s)%s%s%s", m->tool,
+		 tg_pin_change_name(m->change), m->sha256,
+		 m->change == TG_PIN_REMOVED ? ": not listed any more"
 		 : held ? ": held until a person accepts it" : ": served, and to be reviewed",
-		 ticket && *ticket ? ", ticket " : "", ticket ? ticket : "");
+		 m->ticket[0] ? ", ticket " : "", m->ticket);
 	say(r, "upstream_definition_changed", what);
+}
+
+/* A definition that can be neither compared nor pinned: held. */
+static int cannot(struct gate_pin_round *r, struct tg_contract *k, struct gate_held *h,
+		  const char *why)
+{
+	tg_log(TG_LOG_ERROR, "upstream %s: tool %s: %s", r->e->u->name, k->upstream_tool, why);
+	snprintf(h->why, sizeof(h->why), "%s (the gateway's log says why)", why);
+	h->k = k;
+	return PIN_HOLD;
 }
 
 int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struct tg_contract *k,
 		    struct gate_held *h)
 {
-	const struct gate_pin_memo *prior;
 	struct tg_pin_definition d;
 	struct gate_pin_memo *m;
 	struct tg_error err;
 	const char *pin;
-	char *findings;
-	size_t nf;
-	int change, rc, out;
+	size_t nf = 0;
+	int change, rc;
 
 	memset(h, 0, sizeof(*h));
 	if (r->mode == TG_UPSTREAM_PIN_OFF)
 		return PIN_SERVE;
-	if (r->mode < 0 || tg_upstream_definition(def, len, &d, &err) < 0) {
-		/* made into k, so it has one: only the pins are unreadable */
-		tg_contract_free(k);
-		return PIN_DROP;
+	if (r->mode < 0)
+		return cannot(r, k, h, "its pins could not be read, so it could not be compared");
+	if (tg_upstream_definition(def, len, &d, &err) < 0) {
+		tg_contract_free(k); /* k was made of it: only memory can fail */
+		r->failed = 1;
+		return -1;
 	}
 	pin = pinned(r, d.tool);
 	change = !pin ? TG_PIN_ADDED : strcmp(pin, d.sha256) ? TG_PIN_CHANGED : TG_PIN_UNCHANGED;
-	findings = change == TG_PIN_UNCHANGED ? NULL : findings_of(k, &nf);
-	if (r->first && change == TG_PIN_ADDED && !findings) {
-		/* trusted on first use */
-		if (pin_keep(r, &d, FIRST_LISTING, &err) < 0)
-			tg_log(TG_LOG_ERROR, "upstream %s: tool %s could not be pinned: %s",
-			       r->e->u->name, d.tool, err.msg);
+	if (change != TG_PIN_UNCHANGED)
+		nf = gate_pin_findings(k);
+	if (r->first && change == TG_PIN_ADDED && !nf) {
+		/* trusted on first use; unpinned, it would be trusted again */
+		if (pin_first(r, &d, &err) < 0) {
+			tg_pin_definition_release(&d);
+			return cannot(r, k, h, "it could not be pinned");
+		}
 		change = TG_PIN_UNCHANGED;
 	}
-	m = memo_add(&r->memo, &r->nmemo, &r->cap, d.tool, d.sha256, change);
+	m = seen_get(r->e, d.tool, d.sha256);
 	if (!m) {
 		rc = -1;
 		goto out;
 	}
+	m->last = 1;
+	m->change = change;
 	if (change == TG_PIN_UNCHANGED) {
 		rc = PIN_SERVE;
 		goto out;
 	}
-	prior = memo_find(r->e->memo, r->e->nmemo, d.tool, d.sha256);
-	rc = under_review(r, k, &d, old_definition(r, d.tool), findings, m, prior, h);
+	rc = under_review(r, k, &d, nf, m, h);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
@@ -571,18 +460,14 @@ int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struc
 		rc = PIN_SERVE;
 		goto out;
 	}
-	/* held in strict mode, and in every mode when the scanner found
-	 * something a model would read as an order */
-	out = r->mode == TG_UPSTREAM_PIN_STRICT || findings || h->rejected;
-	said(r, d.tool, d.sha256, change, h->ticket, out);
-	if (out) {
+	/* held in strict mode, and in every mode when the scanner found an
+	 * order in it or a person rejected it */
+	rc = r->mode == TG_UPSTREAM_PIN_STRICT || nf || h->rejected || !h->ticket[0]
+	     ? PIN_HOLD : PIN_SERVE;
+	said(r, m, rc == PIN_HOLD);
+	if (rc == PIN_HOLD)
 		h->k = k;
-		rc = PIN_HOLD;
-	} else {
-		rc = PIN_SERVE;
-	}
 out:
-	free(findings);
 	tg_pin_definition_release(&d);
 	if (rc < 0) {
 		r->failed = 1;
@@ -594,36 +479,31 @@ out:
 void gate_pins_end(struct gate_pin_round *r)
 {
 	struct gate_upstream *e = r->e;
-	size_t i;
+	struct gate_pin_memo *m;
+	size_t i, j;
+	int listed;
 
 	if (r->mode >= 0 && r->mode != TG_UPSTREAM_PIN_OFF && !r->failed) {
 		/* the pins no listing names now: removed (served again if
 		 * they come back as they were) */
 		for (i = 0; i < r->npins; i++) {
-			if (memo_find(r->memo, r->nmemo, r->pins[i].tool, NULL))
+			for (j = 0, listed = 0; j < e->nseen && !listed; j++)
+				listed = e->seen[j].last &&
+					 strcmp(e->seen[j].tool, r->pins[i].tool) == 0;
+			if (listed || !(m = seen_get(e, r->pins[i].tool, r->pins[i].sha256)))
 				continue;
-			said(r, r->pins[i].tool, r->pins[i].sha256, TG_PIN_REMOVED, NULL, 0);
-			if (!memo_add(&r->memo, &r->nmemo, &r->cap, r->pins[i].tool,
-				      r->pins[i].sha256, TG_PIN_REMOVED)) {
-				r->failed = 1;
-				break;
-			}
+			m->change = TG_PIN_REMOVED;
+			said(r, m, 0);
 		}
-	}
-	if (!r->failed) {
-		free(e->memo);
-		e->memo = r->memo;
-		e->nmemo = r->nmemo;
 		e->listed = 1;
-	} else {
-		free(r->memo);
+		/* out of memory, the marker is lost: the next listing is
+		 * judged as a first one, as after a restart without a store */
+		if (!r->g->store)
+			(void)mem_keep(r->g, e->u->name, "", "");
 	}
 	for (i = 0; i < r->npins; i++)
 		tg_pin_release(&r->pins[i]);
 	free(r->pins);
-	for (i = 0; i < r->ntickets; i++)
-		tg_ticket_release(&r->tickets[i]);
-	free(r->tickets);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -642,11 +522,11 @@ int gate_pins_due(struct tg_gate *g, int *waiting)
 	for (i = 0; i < g->nups && !due; i++) {
 		struct gate_upstream *e = g->ups[i];
 
-		for (j = 0; j < e->nmemo && !due; j++) {
-			if (!e->memo[j].pending)
+		for (j = 0; j < e->nseen && !due; j++) {
+			if (!e->seen[j].last || !e->seen[j].pending)
 				continue;
 			*waiting = 1;
-			if (tg_store_ticket_get(g->store, e->memo[j].ticket, (int64_t)time(NULL), &t,
+			if (tg_store_ticket_get(g->store, e->seen[j].ticket, (int64_t)time(NULL), &t,
 						&err) < 0)
 				continue;
 			due = t.state != TG_TICKET_PENDING;

@@ -105,7 +105,6 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->rebuild_lock, NULL);
 	pthread_mutex_init(&g->changed_lock, NULL);
 	pthread_mutex_init(&g->ups_lock, NULL);
-	pthread_cond_init(&g->ups_wake, NULL);
 	g->audit = opts ? opts->audit : NULL;
 	g->tracer = opts ? opts->tracer : NULL;
 	g->descriptions = opts ? opts->descriptions : TG_DESCRIPTIONS_REFUSE;
@@ -121,6 +120,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&g->queue_wake, &ca);
+		/* and the upstreams' thread's, which looks at review tickets */
+		pthread_cond_init(&g->ups_wake, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	tg_ticket_policy_defaults(&g->tickets);
@@ -202,6 +203,7 @@ void tg_gate_free(struct tg_gate *g)
 	/* nothing uses the gate any more: every server ends, every
 	 * snapshot goes */
 	gate_upstreams_release(g);
+	gate_pins_release(g);
 	gate_flush_refusals(g);
 	gate_snapshots_release(g);
 	while (g->pools) {

@@ -224,6 +224,10 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);
 	gate_base_put(g, old);
+	/* the reload may have opened review tickets: the thread looks */
+	pthread_mutex_lock(&g->ups_lock);
+	pthread_cond_signal(&g->ups_wake);
+	pthread_mutex_unlock(&g->ups_lock);
 	return 0;
 }
 
@@ -289,7 +293,7 @@ static void *rebuilder(void *arg)
 				waiting = 1; /* looked at after any wake */
 				continue;
 			}
-			clock_gettime(CLOCK_REALTIME, &at);
+			clock_gettime(CLOCK_MONOTONIC, &at);
 			at.tv_nsec += PIN_POLL_MS * 1000000L;
 			at.tv_sec += at.tv_nsec / 1000000000L;
 			at.tv_nsec %= 1000000000L;
@@ -305,7 +309,8 @@ static void *rebuilder(void *arg)
 		g->ups_dirty = 0;
 		pthread_mutex_unlock(&g->ups_lock);
 		rebuild(g);
-		decided(g, &waiting);
+		if (decided(g, &waiting))
+			gate_upstreams_changed(g); /* decided while it was made */
 		pthread_mutex_lock(&g->ups_lock);
 	}
 	pthread_mutex_unlock(&g->ups_lock);

@@ -47,8 +47,7 @@ static void egress_refused(void *ctx, const char *destination, const char *why)
 static void entry_free(struct tg_gate *g, struct gate_upstream *e)
 {
 	upstream_run_free(e->run);
-	free(e->memo);
-	free(e->mem);
+	free(e->seen);
 	gate_base_put(g, e->base);
 	free(e);
 }
@@ -259,17 +258,6 @@ static int speaks(const struct telling *t, const struct tg_contract *k)
 	return n && g->descriptions == TG_DESCRIPTIONS_REFUSE;
 }
 
-/* Whether name is among v[from..n): this upstream's tools made so far
- * (another's are in another namespace). */
-static int served(struct tg_contract **v, size_t from, size_t n, const char *name)
-{
-	size_t i;
-
-	for (i = from; i < n; i++)
-		if (strcmp(v[i]->name, name) == 0)
-			return 1;
-	return 0;
-}
 
 /* Where a snapshot's tools go: those served, and those held for review. */
 struct made {
@@ -293,19 +281,40 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* Whether this upstream's tools placed so far (m's from and hfrom on:
+ * another's are in another namespace), served or held, have k's exposed
+ * name or its own. */
+static int listed_twice(const struct made *m, size_t from, size_t hfrom,
+			const struct tg_contract *k)
+{
+	size_t i;
+
+	for (i = from; i < m->n; i++)
+		if (strcmp(m->v[i]->name, k->name) == 0 ||
+		    strcmp(m->v[i]->upstream_tool, k->upstream_tool) == 0)
+			return 1;
+	for (i = hfrom; i < m->nheld; i++)
+		if (strcmp(m->held[i].k->name, k->name) == 0 ||
+		    strcmp(m->held[i].k->upstream_tool, k->upstream_tool) == 0)
+			return 1;
+	return 0;
+}
+
 /* Tool k of upstream e's listing (its entry d, len bytes) judged and
  * placed: served, held or dropped; -1 out of memory. */
 static int place(const struct telling *t, struct gate_pin_round *r, struct made *m, size_t from,
-		 const char *d, size_t len, struct tg_contract *k)
+		 size_t hfrom, const char *d, size_t len, struct tg_contract *k)
 {
 	struct gate_held h;
 	char why[600];
 	int rc;
 
-	if (served(m->v, from, m->n, k->name)) {
-		/* a rename onto the name of a tool the server also lists */
-		snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool served "
-			 "already (rename one of them)", k->upstream_tool, k->name);
+	if (listed_twice(m, from, hfrom, k)) {
+		/* a rename onto the name of a tool the server also lists, or
+		 * a tool listed twice */
+		snprintf(why, sizeof(why), "%s: exposed as %s, the name of a tool this upstream "
+			 "lists already (a tool listed twice, or a rename onto another's name)",
+			 k->upstream_tool, k->name);
 		withdrawn(t, why);
 		tg_contract_free(k);
 		return 0;
@@ -342,7 +351,7 @@ static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 	struct tg_error err;
 	uint64_t listing = 0;
 	json_t *list, *def;
-	size_t i, from = m->n;
+	size_t i, from = m->n, hfrom = m->nheld;
 	char *text;
 	int rc;
 
@@ -354,7 +363,7 @@ static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 	if (!list)
 		return -1; /* the runner keeps what it parsed: out of memory */
 	t.tell = listing != e->told;
-	if (gate_pins_begin(g, e, t.tell, &r) < 0) {
+	if (gate_pins_begin(g, e, &r) < 0) {
 		json_decref(list);
 		return -1;
 	}
@@ -365,7 +374,7 @@ static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 			goto nomem;
 		rc = tg_catalog_upstream_tool(e->u, d, strlen(d), &k, &err);
 		if (rc == 0)
-			rc = place(&t, &r, m, from, d, strlen(d), k);
+			rc = place(&t, &r, m, from, hfrom, d, strlen(d), k);
 		else if (rc < 0 && err.code != TG_ERR_NOMEM) {
 			withdrawn(&t, err.msg);
 			rc = 0;

@@ -124,6 +124,9 @@ static const char *const migrations[] = {
 	" pinned_by TEXT NOT NULL,"
 	" PRIMARY KEY (upstream, tool)"
 	") WITHOUT ROWID;",
+	/* 8 -> 9: an upstream definition's review ticket found by its tool
+	 * and definition (docs/UPSTREAMS.md, "Pins") */
+	"CREATE INDEX tickets_tool ON tickets (tool, args_sha256, created);",
 };
 
 int store_db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -368,6 +371,8 @@ const struct tg_store_ops store_sqlite_ops = {
 	.ticket_get = sq_ticket_get,
 	.ticket_move = sq_ticket_move,
 	.ticket_list = sq_ticket_list,
+	.ticket_find = sq_ticket_find,
+	.ticket_supersede = sq_ticket_supersede,
 	.ticket_counts = sq_ticket_counts,
 	.tickets_pending = sq_tickets_pending,
 	.tickets_anomalous = sq_tickets_anomalous,

@@ -92,6 +92,10 @@ int sq_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ti
 int sq_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_state from,
 		   enum tg_ticket_state to, const char *approver, const char *reason, int64_t now,
 		   struct tg_error *err);
+int sq_ticket_find(struct tg_store *st, const char *tool, const char *args_sha256, int64_t now,
+		   struct tg_ticket *t, struct tg_error *err);
+int sq_ticket_supersede(struct tg_store *st, const char *tool, const char *args_sha256,
+			size_t *n, struct tg_error *err);
 int sq_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
 		   size_t *n, struct tg_error *err);
 int sq_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],

@@ -286,6 +286,67 @@ int sq_ticket_list(struct tg_store *st, int state, int64_t now, struct tg_ticket
 	return rc;
 }
 
+int sq_ticket_find(struct tg_store *st, const char *tool, const char *args_sha256, int64_t now,
+		   struct tg_ticket *t, struct tg_error *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_lock(sq_lock(st));
+	rc = expire_tickets(st, now, err);
+	/* newest first; of two made in one second, the one still pending */
+	if (rc == 0 && sqlite3_prepare_v2(sq_db(st), "SELECT " TICKET_COLUMNS " FROM tickets WHERE "
+					  "tool = ?1 AND args_sha256 = ?2 ORDER BY created DESC, "
+					  "state = 'pending' DESC LIMIT 1", -1, &s,
+					  NULL) != SQLITE_OK)
+		rc = store_db_error(err, sq_db(st), "tickets");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, args_sha256, -1, SQLITE_STATIC);
+		switch (sqlite3_step(s)) {
+		case SQLITE_ROW:
+			rc = ticket_row(s, t) < 0 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory")
+						  : 0;
+			break;
+		case SQLITE_DONE:
+			rc = 1;
+			break;
+		default:
+			rc = store_db_error(err, sq_db(st), "tickets");
+		}
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(sq_lock(st));
+	if (rc < 0)
+		tg_ticket_release(t);
+	return rc;
+}
+
+int sq_ticket_supersede(struct tg_store *st, const char *tool, const char *args_sha256,
+			size_t *n, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*n = 0;
+	pthread_mutex_lock(sq_lock(st));
+	if (sqlite3_prepare_v2(sq_db(st), "UPDATE tickets SET state = 'cancelled' WHERE tool = ?1 "
+			       "AND state = 'pending' AND args_sha256 != ?2", -1, &s,
+			       NULL) != SQLITE_OK) {
+		rc = store_db_error(err, sq_db(st), "tickets");
+	} else {
+		sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, args_sha256, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, sq_db(st), "tickets");
+		if (rc == 0)
+			*n = (size_t)sqlite3_changes(sq_db(st));
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(sq_lock(st));
+	return rc;
+}
+
 int sq_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8], struct tg_error *err)
 {
 	sqlite3_stmt *s = NULL;

@@ -336,6 +336,28 @@ int tg_store_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_sta
 	return rc;
 }
 
+int tg_store_ticket_find(struct tg_store *st, const char *tool, const char *args_sha256,
+			 int64_t now, struct tg_ticket *t, struct tg_error *err)
+{
+	tg_error_clear(err);
+	memset(t, 0, sizeof(*t));
+	if (!tool || !args_sha256)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket: a tool and an arguments' hash "
+				    "are needed");
+	return st->ops->ticket_find(st, tool, args_sha256, now, t, err);
+}
+
+int tg_store_ticket_supersede(struct tg_store *st, const char *tool, const char *args_sha256,
+			      size_t *n, struct tg_error *err)
+{
+	tg_error_clear(err);
+	*n = 0;
+	if (!tool || !args_sha256)
+		return tg_error_set(err, TG_ERR_INVALID, "ticket: a tool and an arguments' hash "
+				    "are needed");
+	return st->ops->ticket_supersede(st, tool, args_sha256, n, err);
+}
+
 int tg_store_ticket_list(struct tg_store *st, enum tg_ticket_state state, int64_t now,
 			 struct tg_ticket **out, size_t *n, struct tg_error *err)
 {

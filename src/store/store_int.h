@@ -103,6 +103,12 @@ struct tg_store_ops {
 	 * oldest first, at most 10,000. OUT *out, *n. */
 	int (*ticket_list)(struct tg_store *st, int state, int64_t now, struct tg_ticket **out,
 			   size_t *n, struct tg_error *err);
+	/* The newest ticket for tool and args_sha256: 0 and OUT *t, 1 none. */
+	int (*ticket_find)(struct tg_store *st, const char *tool, const char *args_sha256,
+			   int64_t now, struct tg_ticket *t, struct tg_error *err);
+	/* tool's tickets pending for other arguments cancelled: OUT *n. */
+	int (*ticket_supersede)(struct tg_store *st, const char *tool, const char *args_sha256,
+				size_t *n, struct tg_error *err);
 	/* Pending tickets past expiry expired, then the count in each state. */
 	int (*ticket_counts)(struct tg_store *st, int64_t now, uint64_t counts[8],
 			     struct tg_error *err);

@@ -29,6 +29,13 @@ static const char *const plain[] = {
 	NULL,
 };
 
+/* The fake server, its echo and change declared read (strict pins). */
+static const char *const echo_change[] = {
+	"fake", "{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
+		"\"change\":{\"authority\":\"read\"}}}",
+	NULL,
+};
+
 /* The review ticket of tool (exposed name) in f's store, waited for up
  * to 15 s: its id into id; -1 when none came. */
 static int review_ticket(struct fix *f, const char *tool, char *id)
@@ -112,12 +119,7 @@ static int decide(struct fix *f, const char *id, const char *scopes, enum tg_dec
  * approved and pinned as the approver's. */
 static int strict(void)
 {
-	static const char *const ups[] = {
-		"fake", "{" FAKE_ARGV ",\"tools\":{\"echo\":{\"authority\":\"read\"},"
-			"\"change\":{\"authority\":\"read\"}}}",
-		NULL,
-	};
-	struct fix_spec spec = { "gatepin", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	struct fix_spec spec = { "gatepin", plain, NULL, TG_ANOMALY_DEFAULT, echo_change };
 	char code[64], ticket[64], text[1024], *out;
 	struct tg_ticket t;
 	struct tg_error err;
@@ -262,7 +264,130 @@ static int approved_for_one(void)
 	return 0;
 }
 
+/* The tickets in f's store whose tool is want, whatever their state;
+ * *pending of them pending. */
+static size_t tickets_of(struct fix *f, const char *want, size_t *pending)
+{
+	struct tg_ticket *v;
+	struct tg_error err;
+	size_t n, i, c = 0;
+
+	*pending = 0;
+	if (tg_store_ticket_list(f->store, TG_TICKET_ANY, (int64_t)time(NULL), &v, &n, &err) < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (strcmp(v[i].tool, want) == 0) {
+			c++;
+			*pending += v[i].state == TG_TICKET_PENDING;
+		}
+		tg_ticket_release(&v[i]);
+	}
+	free(v);
+	return c;
+}
+
+/* fake.echo refused with a ticket other than prev, or as changing too
+ * often (waited for): its ticket into id ("" for the latter); 0 or -1. */
+static int held_anew(struct fix *f, const char *prev, char *id)
+{
+	char code[64], ticket[64], *out;
+	int tries, often;
+
+	for (tries = 0; tries < 300; tries++) {
+		out = fix_call_text(f, "fake.echo", "{}", NULL, code, ticket);
+		often = out && strstr(out, "too often") != NULL;
+		free(out);
+		if (strcmp(code, "definition_awaits_review") == 0 &&
+		    ((ticket[0] && strcmp(ticket, prev) != 0) || often)) {
+			snprintf(id, 33, "%.32s", often ? "" : ticket);
+			return 0;
+		}
+		usleep(50000);
+	}
+	return -1;
+}
+
+/* A server that flips a tool between two definitions: each change said
+ * once, one ticket pending, at most six opened in the hour, then held
+ * without one (found by the second reader). */
+static int flapping(void)
+{
+	struct fix_spec spec = { "gatepinflap", plain, NULL, TG_ANOMALY_DEFAULT, echo_change };
+	char code[64], ticket[64], prev[40] = "", id[40] = "", *out;
+	size_t all, pending;
+	struct fix f;
+	json_t *list, *recs;
+	int i;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = fix_tools_with(f.gate, "fake.echo");
+	CHECK(list);
+	json_decref(list);
+	for (i = 0; i < 8; i++) {
+		out = fix_call_text(&f, "fake.change", i % 2 ? "{\"description\":\"Echoes, C.\"}"
+							: "{\"description\":\"Echoes, B.\"}",
+				    NULL, code, ticket);
+		free(out);
+		CHECK(held_anew(&f, prev, id) == 0);
+		CHECK(i < 6 ? id[0] != '\0' : id[0] == '\0');
+		snprintf(prev, sizeof(prev), "%s", id);
+	}
+	all = tickets_of(&f, "fake.echo@definition", &pending);
+	CHECK(all == 6 && pending == 1);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "event", NULL, "upstream_definition_changed", NULL) == 2);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* Tickets are found by their tool and definition, however many others
+ * the store holds: past 10,000 (a list's cap), a second definition's
+ * ticket still cancels the first's (found by the second reader). */
+static int many_tickets(void)
+{
+	struct fix_spec spec = { "gatepincap", plain, NULL, TG_ANOMALY_DEFAULT, echo_change };
+	char code[64], ticket[64], id1[40], id2[40], *out;
+	struct tg_ticket req, made, t;
+	struct tg_error err;
+	struct fix f;
+	json_t *list;
+	int i;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = fix_tools_with(f.gate, "fake.echo");
+	CHECK(list);
+	json_decref(list);
+	memset(&req, 0, sizeof(req));
+	snprintf(req.principal, sizeof(req.principal), "alice");
+	snprintf(req.tool, sizeof(req.tool), "plain@1.0.0");
+	memset(req.args_sha256, 'a', 64);
+	for (i = 0; i < 10001; i++) {
+		CHECK(tg_store_ticket_create(f.store, &req, (int64_t)time(NULL) - 100, 86400, &made,
+					     &err) == 0);
+		tg_ticket_release(&made);
+	}
+	out = fix_call_text(&f, "fake.change", "{\"description\":\"Echoes, B.\"}", NULL, code,
+			    ticket);
+	free(out);
+	CHECK(held_anew(&f, "", id1) == 0 && id1[0]);
+	out = fix_call_text(&f, "fake.change", "{\"description\":\"Echoes, C.\"}", NULL, code,
+			    ticket);
+	free(out);
+	CHECK(held_anew(&f, id1, id2) == 0 && id2[0]);
+	CHECK(tg_store_ticket_get(f.store, id1, (int64_t)time(NULL), &t, &err) == 0);
+	CHECK(t.state == TG_TICKET_CANCELLED);
+	tg_ticket_release(&t);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_pins_tests[] = {
+	{ "gate_pins/flapping", flapping },
+	{ "gate_pins/many_tickets", many_tickets },
 	{ "gate_pins/strict", strict },
 	{ "gate_pins/review", review },
 	{ "gate_pins/approved_for_one", approved_for_one },
