@@ -50,6 +50,15 @@ enum tg_upstream_tasks {
 	TG_UPSTREAM_TASKS_REQUIRED,
 };
 
+/* What a server may ask the gateway's client during a call, passed on
+ * to the client the call came from (bits of tg_upstream.relay; none by
+ * default: every request of the server is refused). */
+enum tg_upstream_relay {
+	TG_UPSTREAM_RELAY_SAMPLING = 1,     /* "sampling": sampling/createMessage */
+	TG_UPSTREAM_RELAY_ELICITATION = 2,  /* "elicitation": elicitation/create */
+	TG_UPSTREAM_RELAY_ROOTS = 4,        /* "roots": roots/list */
+};
+
 /* Limits of the declaration itself (docs/UPSTREAMS.md, "Limits"). */
 #define TG_UPSTREAM_MAX_BYTES (256u << 10) /* the file */
 #define TG_UPSTREAM_MAX_TOOLS 1024         /* entries of "tools" */
@@ -114,6 +123,8 @@ struct tg_upstream {
 	struct tg_upstream_tool *tools; /* those declared; a tool not declared is a write */
 	size_t ntools;
 	enum tg_upstream_pin pin;
+	unsigned relay;              /* enum tg_upstream_relay bits: what its requests may
+				      * ask the caller's client; 0: nothing */
 	char sha256[65];             /* of the file's bytes, hex: the same file, the same
 				      * declaration (a reload keeps its server running) */
 };
@@ -127,7 +138,8 @@ struct tg_upstream {
  * a mount whose host path does not exist, an egress rule without a port,
  * a credential file that is not a regular file of the caller's with mode
  * 0600 or stricter or that resolves under /proc or /dev, two tools exposed
- * under one name, a string over its bound. */
+ * under one name, a relay entry other than sampling, elicitation or roots
+ * (or one named twice), a string over its bound. */
 TG_API int tg_upstream_load(const char *path, struct tg_upstream **out, struct tg_error *err);
 /* The same from text; origin is the file's path (its base name gives NAME)
  * and names it in errors. */

@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/upstream_relay.h"
 #include "exec/upstream_run.h"
 #include "exec/upstream_secret.h"
 #include "obs/shown.h"
@@ -89,13 +90,17 @@ struct lines {
 	struct rate rate;
 };
 
-/* A call that asked for its progress (upstream_run_call_ex), known to the
- * notification callback by its token and its server. */
+/* A call in flight (upstream_run_call_ex), known to the client's
+ * callbacks by its server: its progress by its token, its server's
+ * requests by being that server's one call. */
 struct call_reg {
 	struct call_reg *next;
 	const struct gen *g;
 	char token[32];
 	const struct upstream_run_call_hooks *hooks;
+	int progress;           /* it asked for its progress: token was sent */
+	struct upstream_relay *relay; /* its server's requests to its client; NULL:
+				       * none may reach it (no ask hook, or no relay) */
 	unsigned busy;          /* hooks running on the dispatcher: the call waits */
 };
 
@@ -112,6 +117,7 @@ struct gen {
 	int running;            /* thread was started */
 	struct lines log;
 	struct rate messages;   /* notifications/message, on the dispatcher */
+	struct rate refused;    /* its requests refused, logged; on the dispatcher */
 	/* under r->lock */
 	int ended;              /* the run is over; why says how */
 	char why[384];
@@ -137,7 +143,7 @@ struct upstream_run {
 	uint64_t relist_at;     /* not before this (ms) */
 	unsigned percall;       /* per_call: the calls' servers running */
 	struct upstream_run_stats stats;
-	struct call_reg *calls; /* the calls that asked for their progress */
+	struct call_reg *calls; /* the calls in flight */
 	uint64_t tokens;        /* progress tokens given */
 };
 
@@ -438,7 +444,9 @@ static void on_progress(struct gen *g, json_t *params)
 
 	pthread_mutex_lock(&r->lock);
 	/* g's own: a server cannot reach another's call by its token */
-	for (c = r->calls; c && (c->g != g || !token || strcmp(c->token, token) != 0); c = c->next)
+	for (c = r->calls;
+	     c && (c->g != g || !c->progress || !token || strcmp(c->token, token) != 0);
+	     c = c->next)
 		;
 	if (c)
 		c->busy++;
@@ -502,6 +510,90 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
 	}
+}
+
+/* ---- what the server asks ------------------------------------------- */
+
+/* The requests a server may make of the client, and the relay entry
+ * that allows each (docs/UPSTREAMS.md, "Relay"). */
+static const struct {
+	const char *method, *kind;
+	unsigned bit;
+} relayed[] = {
+	{ "sampling/createMessage", "sampling", TG_UPSTREAM_RELAY_SAMPLING },
+	{ "elicitation/create", "elicitation", TG_UPSTREAM_RELAY_ELICITATION },
+	{ "roots/list", "roots", TG_UPSTREAM_RELAY_ROOTS },
+};
+
+/* The call of g a request of its server is for, and the request pushed to
+ * its relay (under the lock): 0, or -1 and e. Only a server's one call in
+ * flight can be told apart: MCP gives a server's request nothing that
+ * names the call it serves. */
+static int relay_to_call(struct gen *g, json_t *id, const char *method, json_t *params,
+			 struct upstream_rpc_error *e)
+{
+	struct call_reg *c, *one = NULL;
+	unsigned n = 0;
+
+	for (c = g->r->calls; c; c = c->next)
+		if (c->g == g) {
+			one = c;
+			n++;
+		}
+	e->code = UPSTREAM_RPC_INTERNAL_ERROR;
+	if (n != 1)
+		snprintf(e->message, sizeof(e->message), "toolgate cannot tell which call this "
+			 "request is for (%u calls of the server in flight)", n);
+	else if (!one->relay)
+		snprintf(e->message, sizeof(e->message), "the client of this call cannot be asked");
+	else
+		return upstream_relay_push(one->relay, id, method, params, e);
+	if (n == 1)
+		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
+	return -1;
+}
+
+/* The client's request callback, on its dispatcher thread: a request the
+ * declaration's relay allows goes to its call's relay, answered later;
+ * any other is refused at once, and logged as the server's messages are
+ * (redacted, shown, within a rate of its own). Never waits but for the
+ * runner's lock. */
+static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
+			  struct upstream_rpc_error *e)
+{
+	struct gen *g = ctx;
+	struct upstream_run *r = g->r;
+	char line[UPSTREAM_RUN_LOG_READ];
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
+		if (strcmp(method, relayed[i].method) == 0)
+			break;
+	if (i == sizeof(relayed) / sizeof(relayed[0])) {
+		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
+		snprintf(e->message, sizeof(e->message), "upstream %s: %.64s is not relayed: "
+			 "relay names sampling, elicitation and roots only", r->u->name, method);
+	} else if (!(r->u->relay & relayed[i].bit)) {
+		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
+		snprintf(e->message, sizeof(e->message), "upstream %s: %s is not relayed: its "
+			 "declaration's relay does not name %s", r->u->name, method,
+			 relayed[i].kind);
+	} else {
+		pthread_mutex_lock(&r->lock);
+		n = relay_to_call(g, id, method, params, e);
+		pthread_mutex_unlock(&r->lock);
+		if (n == 0) {
+			e->code = UPSTREAM_RPC_DEFERRED;
+			return NULL;
+		}
+	}
+	if (rate_take(&g->refused, r->u->name, "refused requests")) {
+		n = snprintf(line, sizeof(line), "refused its request %.64s: %s", method, e->message);
+		log_text(r->u->name, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n
+							   : sizeof(line) - 1, 0);
+	}
+	return NULL;
 }
 
 /* tools (JSON text, taken) as the runner's listing, under the lock: 1
@@ -585,6 +677,8 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 	struct upstream_http_options o = { .egress_denied = r->opts.egress_denied,
 					   .egress_ctx = r->opts.egress_ctx,
 					   .principal = r->opts.principal };
+	struct upstream_client_ops ops = { .notification = on_notification,
+					   .request = on_request, .ctx = g };
 	struct upstream_http_header *h = NULL;
 	int cin, cout, e;
 
@@ -596,7 +690,7 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 	upstream_headers_release(h, o.nheaders);
 	if (e < 0)
 		return -1;
-	if (upstream_client_new(cin, cout, NULL, &g->client, err) < 0 ||
+	if (upstream_client_new(cin, cout, &ops, &g->client, err) < 0 ||
 	    upstream_client_start(g->client, err) < 0)
 		return tg_error_wrap(err, "upstream %s", r->u->name);
 	e = pthread_create(&g->thread, NULL, http_main, g);
@@ -611,7 +705,8 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *err)
 {
 	struct gen *g = calloc(1, sizeof(*g));
-	struct upstream_client_ops ops = { .notification = on_notification, .ctx = g };
+	struct upstream_client_ops ops = { .notification = on_notification,
+					   .request = on_request, .ctx = g };
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, cancel[2], e;
 
 	*out = NULL;
@@ -619,8 +714,8 @@ static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	g->r = r;
 	g->in_r = g->out_w = g->cancel_r = g->cancel_w = -1;
-	g->log.rate.tokens = g->messages.tokens = UPSTREAM_RUN_LOG_BURST;
-	g->log.rate.last_ms = g->messages.last_ms = now_ms();
+	g->log.rate.tokens = g->messages.tokens = g->refused.tokens = UPSTREAM_RUN_LOG_BURST;
+	g->log.rate.last_ms = g->messages.last_ms = g->refused.last_ms = now_ms();
 	if (pipe2(cancel, O_CLOEXEC) < 0) {
 		tg_error_sys(err, errno, "upstream %s: a pipe", r->u->name);
 		goto fail;
@@ -1113,29 +1208,36 @@ static void *cancel_main(void *arg)
 	return NULL;
 }
 
-/* A call's progress hooks known, under a token of its own, to g's
- * notification callback. */
-static void reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
-		    const struct upstream_run_call_hooks *hooks)
+/* A call known to g's callbacks: its progress hooks under a token of its
+ * own, its relay for its server's requests when it has an ask hook and
+ * the declaration relays anything. 0, or -1 and err. */
+static int reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
+		   const struct upstream_run_call_hooks *hooks, struct tg_error *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->g = g;
 	c->hooks = hooks;
+	c->progress = hooks && hooks->notify;
+	if (hooks && hooks->ask && r->u->relay &&
+	    !(c->relay = upstream_relay_new(g->client, hooks->ask, hooks->ctx)))
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	pthread_mutex_lock(&r->lock);
 	snprintf(c->token, sizeof(c->token), "toolgate-%llu", (unsigned long long)++r->tokens);
 	c->next = r->calls;
 	r->calls = c;
 	pthread_mutex_unlock(&r->lock);
+	return 0;
 }
 
 /* The call's progress sent before its answer delivered, then its hooks
- * forgotten: none runs once this returns. */
+ * forgotten, its relay ended: none runs once this returns. */
 static void reg_remove(struct upstream_run *r, struct call_reg *c)
 {
 	struct call_reg **pp;
 
 	/* the reader queued them before it woke the call: a bounded wait */
-	upstream_client_flush(c->g->client, UPSTREAM_RUN_FLUSH_MS);
+	if (c->progress)
+		upstream_client_flush(c->g->client, UPSTREAM_RUN_FLUSH_MS);
 	pthread_mutex_lock(&r->lock);
 	for (pp = &r->calls; *pp && *pp != c; pp = &(*pp)->next)
 		;
@@ -1144,6 +1246,9 @@ static void reg_remove(struct upstream_run *r, struct call_reg *c)
 	while (c->busy)
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
+	/* no request is pushed to it now: its thread joined, what waits
+	 * answered, while the client is still the call's */
+	upstream_relay_free(c->relay);
 }
 
 /* Send tools/call and wait for it, cancel_fd watched by a thread of its
@@ -1208,10 +1313,10 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 {
 	const char *name = r->u->name;
 	uint64_t start = now_ms(), deadline, left;
-	int rc, progress = hooks && hooks->notify;
 	json_t *args, *res = NULL;
 	struct call_reg reg;
 	struct gen *g;
+	int rc;
 
 	*result_json = NULL;
 	if (timeout_ms <= 0)
@@ -1236,11 +1341,12 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 		return -1;
 	}
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
-	if (progress)
-		reg_add(r, g, &reg, hooks);
-	rc = call_wait(g, tool, args, progress ? reg.token : NULL, (int)left, cancel_fd, &res, err);
-	if (progress)
+	rc = reg_add(r, g, &reg, hooks, err);
+	if (rc == 0) {
+		rc = call_wait(g, tool, args, reg.progress ? reg.token : NULL, (int)left,
+			       cancel_fd, &res, err);
 		reg_remove(r, &reg);
+	}
 	json_decref(args);
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -13,7 +13,7 @@
  *     upstream_run_wait(r, 15000, &err);               // optional: up, tools listed
  *     char *tools = upstream_run_tools(r);             // JSON array text, malloc'd
  *     upstream_run_call(r, "echo", "{\"text\":\"hi\"}", 5000, -1, &res, &err);
- *     upstream_run_call_ex(r, "echo", "{}", 5000, -1, &hooks, &res, &err); // progress
+ *     upstream_run_call_ex(r, "echo", "{}", 5000, -1, &hooks, &res, &err); // progress, asks
  *     upstream_run_free(r);                            // nothing left behind
  *
  * A declaration's per_call (a fresh server per call): the server is
@@ -136,7 +136,21 @@ struct upstream_run_call_hooks {
 	 * never after the call returns: it must not wait, nor call the runner.
 	 * NULL: no progress asked for. */
 	void (*notify)(void *ctx, const char *event);
-	void *ctx;
+	void *ctx;               /* both hooks' */
+	/* Its server's requests to the client that the declaration's relay
+	 * allows (docs/UPSTREAMS.md, "Relay"), as tg_call.ask takes them: the
+	 * request {"request": {"method", "params"}} (JSON text, borrowed);
+	 * the answer {"result": ...} or {"error": {"code", "message"}}
+	 * (malloc'd), given to the server; "" for "no answer now: the call is
+	 * being stopped to ask the client first" (MRTR): the server is sent
+	 * nothing and the call ends when its cancel_fd stops it; NULL: the
+	 * server is answered an error. Called on a thread of the call's (never
+	 * the client's dispatcher), one request at a time, never after the
+	 * call returns; may block until the client answers, and must return
+	 * soon after *stop becomes non-zero. A server's request is the call's
+	 * only when the call is the one in flight on that server (per_call:
+	 * always); else it is refused (-32603). NULL: every request refused. */
+	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
 };
 
 /* upstream_run_call, and the call's hooks (borrowed for the call; NULL:
@@ -145,7 +159,10 @@ struct upstream_run_call_hooks {
  * the server's notifications/progress with that token reach the hook,
  * those sent before its answer before the call returns (waited for at
  * most UPSTREAM_RUN_FLUSH_MS); progress with any other token is dropped
- * and counted (progress_dropped). */
+ * and counted (progress_dropped). With an ask hook, the server's
+ * requests the declaration's relay allows are the hook's (at most
+ * UPSTREAM_RELAY_MAX waiting at once; past them -32603); a request it does
+ * not allow is answered -32601 and logged; none outlives the call. */
 int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
 			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
 			 char **result_json, struct tg_error *err);

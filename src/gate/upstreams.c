@@ -484,7 +484,11 @@ static int failed(struct call_state *st, const struct tg_error *cerr)
 	const char *code = "upstream_error", *outcome = "upstream_error";
 	int retryable = 0;
 
-	if (gate_cancelled_within(st->call->cancel_fd, 0)) {
+	if (st->call->input_required && *st->call->input_required) {
+		/* stopped to ask the client first (MRTR), as a command tool
+		 * is: the question is the call's answer, not this failure */
+		code = outcome = "input_required";
+	} else if (gate_cancelled_within(st->call->cancel_fd, 0)) {
 		code = outcome = "cancelled";
 	} else if (cerr->code == TG_ERR_UNAVAILABLE) {
 		code = outcome = "upstream_unavailable";
@@ -499,6 +503,23 @@ static int failed(struct call_state *st, const struct tg_error *cerr)
 	st->out.structured = json_pack("{s:{s:s,s:s,s:b}}", "error", "code", code, "message",
 				       cerr->msg, "retryable", retryable);
 	return 1;
+}
+
+/* The server's requests to the caller's client (the relay), passed on as
+ * a command tool's are, redacted (gate_ask_through). Once the caller
+ * stopped the call to ask its client first (MRTR), whatever the hook
+ * answered is not the client's: the server is told nothing ("") and the
+ * call ends with the stop. */
+static char *ask_client(void *ctx, const char *request, const volatile int *stop)
+{
+	const struct notify_redacting *n = ctx;
+	char *answer = gate_ask_through(ctx, request, stop);
+
+	if (n->call->input_required && *n->call->input_required) {
+		free(answer);
+		return strdup("");
+	}
+	return answer;
 }
 
 int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err)
@@ -528,6 +549,9 @@ int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_er
 	st->ran = 1;
 	/* its progress to the caller, redacted, as a command tool's */
 	hooks.notify = st->call->notify ? gate_notify_redacted : NULL;
+	/* its server's requests to the caller's client, those its
+	 * declaration's relay allows: redacted, as a command tool's */
+	hooks.ask = st->call->ask ? ask_client : NULL;
 	hooks.ctx = &nr;
 	rc = upstream_run_call_ex(e->run, k->upstream_tool, args,
 				  k->call_timeout_ms > 0 && k->call_timeout_ms < 86400000

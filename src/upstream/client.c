@@ -372,20 +372,29 @@ static void dispatch(struct upstream_client *c, json_t *msg)
 	}
 	result = NULL;
 	if (c->ops.request)
-		result = c->ops.request(c->ops.ctx, method, params, &e);
+		result = c->ops.request(c->ops.ctx, id, method, params, &e);
 	else
 		snprintf(e.message, sizeof(e.message), "method not found: %.200s", method);
+	if (!result && e.code == UPSTREAM_RPC_DEFERRED)
+		return; /* upstream_client_answer will */
 	if (!result && !e.code)
 		e.code = c->ops.request ? UPSTREAM_RPC_INTERNAL_ERROR
 					: UPSTREAM_RPC_METHOD_NOT_FOUND;
 	if (!result && !e.message[0])
 		snprintf(e.message, sizeof(e.message), "%s refused", method);
+	upstream_client_answer(c, id, result, e.code, e.message);
+}
+
+int upstream_client_answer(struct upstream_client *c, json_t *id, json_t *result, int code,
+			   const char *message)
+{
 	/* counted before the answer goes: whoever sees the answer's effect
 	 * sees the count */
 	pthread_mutex_lock(&c->lock);
 	c->stats.requests++;
 	pthread_mutex_unlock(&c->lock);
-	answer(c, id, result, e.code, e.message);
+	return answer(c, id, result, result || code ? code : UPSTREAM_RPC_INTERNAL_ERROR,
+		      message ? message : "refused");
 }
 
 static struct client_item *pop_locked(struct upstream_client *c)

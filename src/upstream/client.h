@@ -30,8 +30,11 @@
  *   - a notification: queued for the notification callback;
  *   - a request (sampling/createMessage, elicitation/create, roots/list):
  *     queued for the request callback, whose result or error is the
- *     answer; without a callback, "method not found" (-32601). A ping is
- *     answered {} by the reader itself, at once, as the specification asks.
+ *     answer, or which defers it: the answer is given later, from any
+ *     thread, by upstream_client_answer, so that a request a person
+ *     answers never holds up the dispatcher; without a callback, "method
+ *     not found" (-32601). A ping is answered {} by the reader itself, at
+ *     once, as the specification asks.
  * The queue holds at most UPSTREAM_MAX_QUEUE items and
  * UPSTREAM_MAX_QUEUE_BYTES bytes: past either, a notification is dropped
  * (stats.dropped) and a request answered -32603 "client busy" at once.
@@ -76,6 +79,8 @@
 enum {
 	UPSTREAM_RPC_METHOD_NOT_FOUND = -32601,
 	UPSTREAM_RPC_INTERNAL_ERROR = -32603,
+	/* not JSON-RPC's: a request callback's "answered later" */
+	UPSTREAM_RPC_DEFERRED = 1,
 };
 
 struct upstream_client;
@@ -92,12 +97,16 @@ struct upstream_rpc_error {
  *   notification: any notification (notifications/progress,
  *     notifications/message, notifications/tools/list_changed,
  *     notifications/resources/updated, ...).
- *   request: a request from the server; returns its result (an object,
- *     owned by the client from then on), or NULL with *e filled (its
- *     code 0: -32603). ping never reaches it. */
+ *   request: a request from the server, id its JSON-RPC id (borrowed);
+ *     returns its result (an object, owned by the client from then on),
+ *     or NULL with *e filled (its code 0: -32603), or NULL with e->code
+ *     UPSTREAM_RPC_DEFERRED: nothing is answered now, and the callback's
+ *     owner answers id (kept with json_incref) once, later, with
+ *     upstream_client_answer, before upstream_client_free. ping never
+ *     reaches it. */
 struct upstream_client_ops {
 	void (*notification)(void *ctx, const char *method, json_t *params);
-	json_t *(*request)(void *ctx, const char *method, json_t *params,
+	json_t *(*request)(void *ctx, json_t *id, const char *method, json_t *params,
 			   struct upstream_rpc_error *e);
 	void *ctx;
 };
@@ -107,7 +116,8 @@ struct upstream_client_stats {
 	uint64_t unexpected;       /* responses to no request in flight, dropped */
 	uint64_t notifications;    /* notifications handed to the callback */
 	uint64_t dropped;          /* notifications dropped: the queue was full */
-	uint64_t requests;         /* requests from the server answered */
+	uint64_t requests;         /* requests from the server answered (a deferred one
+				    * once upstream_client_answer answers it) */
 	uint64_t list_changed;     /* notifications/tools/list_changed received */
 };
 
@@ -168,6 +178,14 @@ int upstream_client_request(struct upstream_client *c, const char *method, json_
 /* Cancel request id from any thread: its waiter (present or to come)
  * returns -1 "cancelled: REASON". No effect when id is not in flight. */
 void upstream_client_cancel(struct upstream_client *c, int64_t id, const char *reason);
+
+/* The answer to a request of the server's that the request callback
+ * deferred: result (an object, taken; NULL: the error code and message,
+ * code 0 meaning -32603) to request id (borrowed). From any thread, once
+ * per id, never after upstream_client_free. 0, or -1 when it could not be
+ * written (the connection is broken, or breaks). */
+int upstream_client_answer(struct upstream_client *c, json_t *id, json_t *result, int code,
+			   const char *message);
 
 /* Send a notification (params borrowed, may be NULL). 0, or -1 and err. */
 int upstream_client_notify(struct upstream_client *c, const char *method, json_t *params,

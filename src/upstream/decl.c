@@ -397,12 +397,42 @@ static int load_pin(struct up_loader *l, json_t *doc)
 	return 0;
 }
 
+/* "relay": which of the server's requests reach the caller's client.
+ * None unless named: an upstream asks the agent's client for nothing the
+ * operator did not allow (no sampling unless declared). */
+static int load_relay(struct up_loader *l, json_t *doc)
+{
+	static const char *const kinds[] = { "sampling", "elicitation", "roots" };
+	json_t *a = json_object_get(doc, "relay"), *v;
+	char field[JLOAD_MAX_FIELD];
+	size_t i, k;
+
+	l->u->relay = 0;
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > 3)
+		return jload_bad(&l->j, "relay", "must be an array of sampling, elicitation and "
+			      "roots, each at most once");
+	json_array_foreach(a, i, v) {
+		snprintf(field, sizeof(field), "relay[%zu]", i);
+		for (k = 0; k < 3 && !(json_is_string(v) &&
+				       strcmp(json_string_value(v), kinds[k]) == 0); k++)
+			;
+		if (k == 3)
+			return jload_bad(&l->j, field, "must be sampling, elicitation or roots");
+		if (l->u->relay & (1u << k))
+			return jload_bad(&l->j, field, "%s is named twice", kinds[k]);
+		l->u->relay |= 1u << k;
+	}
+	return 0;
+}
+
 int tg_upstream_parse(const char *text, size_t len, const char *origin,
 		      struct tg_upstream **out, struct tg_error *err)
 {
 	static const char *const fields[] = { "name", "transport", "argv", "env", "workdir",
 					      "url", "sandbox", "credentials", "tools", "pin",
-					      "per_call", NULL };
+					      "per_call", "relay", NULL };
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
 	struct up_loader l = { { "upstream", origin, err }, NULL };
 	json_error_t jerr;
@@ -429,7 +459,7 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 	}
 	if (jload_only(&l.j, doc, "", fields) < 0 || load_name(&l, doc) < 0 ||
 	    load_transport(&l, doc) < 0 || up_load_credentials(&l, doc) < 0 ||
-	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0)
+	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0 || load_relay(&l, doc) < 0)
 		goto out;
 	{
 		unsigned char h[crypto_hash_sha256_BYTES];

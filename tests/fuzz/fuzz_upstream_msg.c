@@ -36,10 +36,11 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 		abort(); /* the client promised a string method, object params */
 }
 
-static json_t *on_request(void *ctx, const char *method, json_t *params,
+static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
 			  struct upstream_rpc_error *e)
 {
 	(void)ctx;
+	(void)id;
 	(void)params;
 	if (strcmp(method, "roots/list") == 0)
 		return json_pack("{s:[]}", "roots");

@@ -136,6 +136,12 @@ static int http_loads(void)
 	CHECK(parse("{\"transport\":\"http\",\"url\":\"http://127.0.0.1:8080\",\"pin\":\"off\"}", &u,
 		    &err) == 0);
 	CHECK(strcmp(u->url_rule, "127.0.0.1:8080") == 0 && u->pin == TG_UPSTREAM_PIN_OFF);
+	/* nothing relayed unless named */
+	CHECK(u->relay == 0);
+	tg_upstream_free(u);
+	CHECK(parse("{\"transport\":\"http\",\"url\":\"http://h.test\",\"relay\":[\"roots\","
+		    "\"sampling\"]}", &u, &err) == 0);
+	CHECK(u->relay == (TG_UPSTREAM_RELAY_ROOTS | TG_UPSTREAM_RELAY_SAMPLING));
 	tg_upstream_free(u);
 	CHECK(parse("{\"transport\":\"http\",\"url\":\"http://[::1]:3001/mcp\"}", &u, &err) == 0);
 	CHECK(strcmp(u->url_rule, "[::1]:3001") == 0);
@@ -172,6 +178,11 @@ static int refusals(void)
 	CHECK(refused(STDIO "\"env\":{\"A\":1}}", "env.A: must be a string"));
 	CHECK(refused(STDIO "\"per_call\":\"yes\"}", "per_call: must be true or false"));
 	CHECK(refused(STDIO "\"pin\":\"loose\"}", "pin: must be strict (the default)"));
+	CHECK(refused(STDIO "\"relay\":\"sampling\"}", "relay: must be an array of sampling"));
+	CHECK(refused(STDIO "\"relay\":[\"sampling\",\"tools\"]}",
+		      "relay[1]: must be sampling, elicitation or roots"));
+	CHECK(refused(HTTP "\"relay\":[1]}", "relay[0]: must be sampling, elicitation or roots"));
+	CHECK(refused(STDIO "\"relay\":[\"roots\",\"roots\"]}", "relay[1]: roots is named twice"));
 	CHECK(refused(STDIO "\"sandbox\":{\"tier\":\"none\"}}", "sandbox.tier: "));
 	CHECK(refused(STDIO "\"sandbox\":{\"mounts\":[{\"host\":\"/nonexistent-tg-up\"}]}}",
 		      "sandbox.mounts[0].host: /nonexistent-tg-up: No such file"));

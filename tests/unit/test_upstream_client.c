@@ -30,6 +30,8 @@ struct seen {
 	char last_message[256];
 	int slow;           /* the first notification takes 300 ms */
 	int answer_sampling;
+	int defer_sampling; /* sampling is deferred: its id kept in deferred */
+	json_t *deferred;
 };
 
 static struct seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -53,12 +55,19 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static json_t *on_request(void *ctx, const char *method, json_t *params,
+static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
 			  struct upstream_rpc_error *e)
 {
 	struct seen *s = ctx;
 
 	(void)params;
+	if (s->defer_sampling && strcmp(method, "sampling/createMessage") == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->deferred = json_incref(id);
+		pthread_mutex_unlock(&s->lock);
+		e->code = UPSTREAM_RPC_DEFERRED;
+		return NULL;
+	}
 	if (s->answer_sampling && strcmp(method, "sampling/createMessage") == 0)
 		return json_pack("{s:s,s:{s:s,s:s},s:s}", "role", "assistant", "content", "type",
 				 "text", "text", "hi", "model", "m");
@@ -407,6 +416,48 @@ static int test_sampling(void)
 	return 0;
 }
 
+/* A request answered later, from another thread: the dispatcher is free
+ * meanwhile, and the answer reaches the server. */
+static int test_deferred(void)
+{
+	struct upstream_client_stats st;
+	struct tg_error err;
+	struct fake f;
+	json_t *res, *id = NULL;
+	int64_t call;
+	int i;
+
+	seen.defer_sampling = 1;
+	CHECK(fake_start(&f, &ops, "sampling", NULL) == 0);
+	CHECK(init(&f, &err) == 0);
+	call = upstream_client_send(f.c, "tools/call", NULL, &err);
+	CHECK(call > 0);
+	for (i = 0; i < 200 && !id; i++) {
+		usleep(10 * 1000);
+		pthread_mutex_lock(&seen.lock);
+		id = seen.deferred;
+		seen.deferred = NULL;
+		pthread_mutex_unlock(&seen.lock);
+	}
+	CHECK(id);
+	/* not answered yet, and nothing waits on the dispatcher */
+	CHECK(upstream_client_flush(f.c, T) == 0);
+	upstream_client_get_stats(f.c, &st);
+	CHECK(st.requests == 0);
+	CHECK(upstream_client_answer(f.c, id, json_pack("{s:s}", "model", "later"), 0, NULL) == 0);
+	json_decref(id);
+	CHECK(upstream_client_wait(f.c, call, T, &res, &err) == 0);
+	CHECK(strcmp(json_string_value(json_object_get(json_object_get(
+		     json_object_get(res, "structuredContent"), "sampling"), "model")),
+		     "later") == 0);
+	json_decref(res);
+	upstream_client_get_stats(f.c, &st);
+	CHECK(st.requests == 2);
+	fake_stop(&f);
+	seen.defer_sampling = 0;
+	return 0;
+}
+
 static int test_rugpull(void)
 {
 	struct upstream_client_stats st;
@@ -513,6 +564,7 @@ const struct unit_test upstream_client_tests[] = {
 	{ "upstream_client/flood", test_flood },
 	{ "upstream_client/hang", test_hang },
 	{ "upstream_client/sampling", test_sampling },
+	{ "upstream_client/deferred", test_deferred },
 	{ "upstream_client/rugpull", test_rugpull },
 	{ "upstream_client/eof", test_eof },
 	{ "upstream_client/lines", test_lines },

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec/upstream_relay.h"
 #include "exec/upstream_run.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
@@ -494,7 +495,7 @@ static int per_call(void)
 	struct tg_upstream *u = NULL;
 	struct tg_error err;
 	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct upstream_run_call_hooks h = { keep_event, &ev };
+	struct upstream_run_call_hooks h = { .notify = keep_event, .ctx = &ev };
 	uint64_t listing = 0;
 	int fds, threads, i;
 	json_t *v;
@@ -610,7 +611,7 @@ static int per_call_at_once(void)
 static int progress(void)
 {
 	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct upstream_run_call_hooks h = { keep_event, &ev };
+	struct upstream_run_call_hooks h = { .notify = keep_event, .ctx = &ev };
 	struct upstream_run_stats st;
 	struct upstream_run *r = NULL;
 	struct tg_upstream *u = NULL;
@@ -728,6 +729,209 @@ static int refuses(void)
 	return 0;
 }
 
+/* ---- relay: the server's requests to the caller's client ---- */
+
+/* What the ask hook saw and how it answers. */
+struct asked {
+	pthread_mutex_t lock;
+	int n;                   /* requests it was given */
+	char last[512];          /* the last of them */
+	int slow_ms;             /* it takes this long to answer */
+	int block;               /* it waits for *stop, then answers nothing */
+	int cancel_w;            /* >= 0: it stops the call (MRTR) and answers "" */
+};
+
+static char *ask_hook(void *ctx, const char *request, const volatile int *stop)
+{
+	struct asked *a = ctx;
+
+	pthread_mutex_lock(&a->lock);
+	a->n++;
+	snprintf(a->last, sizeof(a->last), "%s", request);
+	pthread_mutex_unlock(&a->lock);
+	if (a->slow_ms)
+		usleep((unsigned)a->slow_ms * 1000);
+	while (a->block && !*stop)
+		usleep(10000);
+	if (a->block)
+		return NULL;
+	if (a->cancel_w >= 0) {
+		/* as session_ask.c's MRTR does: the call's cancel pipe */
+		if (write(a->cancel_w, "x", 1) < 0)
+			return NULL;
+		return strdup("");
+	}
+	return strdup("{\"result\":{\"model\":\"m\",\"role\":\"assistant\"}}");
+}
+
+/* The ask tool called with args and hooks: its answers (owned), or NULL
+ * and err. */
+static json_t *asking(struct upstream_run *r, const char *args, int timeout_ms, int cancel_fd,
+		      const struct upstream_run_call_hooks *h, struct tg_error *err)
+{
+	char *text = NULL;
+	json_t *res, *a;
+
+	if (upstream_run_call_ex(r, "ask", args, timeout_ms, cancel_fd, h, &text, err) < 0)
+		return NULL;
+	res = json_loads(text, 0, NULL);
+	free(text);
+	a = json_incref(json_object_get(json_object_get(res, "structuredContent"), "answers"));
+	json_decref(res);
+	return a;
+}
+
+/* answers[i]'s error code, 0 when it has none. */
+static long long answer_code(json_t *answers, size_t i)
+{
+	return json_integer_value(json_object_get(
+		json_object_get(json_array_get(answers, i), "error"), "code"));
+}
+
+struct asker_call {
+	struct upstream_run *r;
+	const struct upstream_run_call_hooks *h;
+	json_t *answers;
+};
+
+static void *ask_held(void *arg)
+{
+	struct asker_call *k = arg;
+	struct tg_error err;
+
+	k->answers = asking(k->r, "{\"hold\":1,\"method\":\"sampling/createMessage\"}", T, -1,
+			    k->h, &err);
+	return NULL;
+}
+
+#define SAMPLE "{\"method\":\"sampling/createMessage\",\"params\":{\"maxTokens\":5}}"
+
+/* A request the declaration relays reaches the call's hook and its answer
+ * the server; one it does not relay, or from a server with several calls
+ * in flight, or to a call with no hook, is refused and never reaches a
+ * hook; at most UPSTREAM_RELAY_MAX wait at once; a call that ends, or is
+ * stopped to ask (""), leaves nothing behind. */
+static int relays(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks h = { .ctx = &a, .ask = ask_hook };
+	struct asker_call k = { 0 };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], args[2048];
+	int fds, threads, i, refused = 0, answered = 0, cancel[2];
+	pthread_t t;
+	json_t *v;
+
+	tg_log_set(keep_log, &said);
+	CHECK(unit_tmpdir(dir, "uprelay") == 0);
+	CHECK(declare(dir, ", \"relay\": [\"sampling\"]", &u) == 0);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	v = asking(r, SAMPLE, T, -1, &h, &err);
+	CHECK(v && strcmp(json_string_value(json_object_get(json_object_get(
+		     json_array_get(v, 0), "result"), "model")), "m") == 0);
+	CHECK(a.n == 1 && strstr(a.last, "\"method\":\"sampling/createMessage\"") &&
+	      strstr(a.last, "\"maxTokens\":5"));
+	json_decref(v);
+	/* not declared: refused, named, logged, the hook never asked */
+	v = asking(r, "{\"method\":\"elicitation/create\",\"params\":{}}", T, -1, &h, &err);
+	CHECK(v && answer_code(v, 0) == -32601 && a.n == 1);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(json_array_get(v, 0),
+		     "error"), "message")), "upstream fake: elicitation/create is not relayed: its "
+		     "declaration's relay does not name elicitation"));
+	json_decref(v);
+	CHECK(log_has("upstream fake: refused its request elicitation/create"));
+	/* a call without a hook: its client cannot be asked */
+	v = asking(r, SAMPLE, T, -1, NULL, &err);
+	CHECK(v && answer_code(v, 0) == -32601 && a.n == 1);
+	json_decref(v);
+	/* two calls in flight: nobody can tell whose it is */
+	k.r = r;
+	k.h = &h;
+	CHECK(pthread_create(&t, NULL, ask_held, &k) == 0);
+	usleep(300 * 1000);
+	v = call(r, "echo", "{\"text\":\"meanwhile\"}", &err);
+	pthread_join(t, NULL);
+	CHECK(v && k.answers && answer_code(k.answers, 0) == -32603 && a.n == 1);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(
+		     json_array_get(k.answers, 0), "error"), "message")),
+		     "toolgate cannot tell which call this request is for"));
+	json_decref(v);
+	json_decref(k.answers);
+	/* seven at once to a slow client: at most UPSTREAM_RELAY_MAX wait */
+	snprintf(args, sizeof(args), "{\"requests\":[%s,%s,%s,%s,%s,%s,%s]}", SAMPLE, SAMPLE,
+		 SAMPLE, SAMPLE, SAMPLE, SAMPLE, SAMPLE);
+	a.slow_ms = 100;
+	v = asking(r, args, T, -1, &h, &err);
+	CHECK(v && json_array_size(v) == 7);
+	for (i = 0; i < 7; i++) {
+		refused += answer_code(v, (size_t)i) == -32603;
+		answered += json_object_get(json_array_get(v, (size_t)i), "result") != NULL;
+	}
+	CHECK(refused >= 1 && answered >= UPSTREAM_RELAY_MAX && refused + answered == 7);
+	json_decref(v);
+	a.slow_ms = 0;
+	/* a client that never answers: the call times out, its hook is
+	 * stopped, nothing is left */
+	a.block = 1;
+	CHECK(!asking(r, SAMPLE, 1500, -1, &h, &err) && err.code == TG_ERR_LIMIT);
+	a.block = 0;
+	CHECK(log_has("ask cancelled"));
+	/* stopped to ask the client first (MRTR): the server is told nothing,
+	 * its call is cancelled */
+	pthread_mutex_lock(&said.lock);
+	said.len = 0;
+	said.text[0] = '\0';
+	pthread_mutex_unlock(&said.lock);
+	CHECK(pipe2(cancel, O_CLOEXEC) == 0);
+	a.cancel_w = cancel[1];
+	CHECK(!asking(r, SAMPLE, T, cancel[0], &h, &err) && strstr(err.msg, "cancelled"));
+	CHECK(log_has("ask cancelled"));
+	a.cancel_w = -1;
+	close(cancel[0]);
+	close(cancel[1]);
+	/* the server is still served */
+	v = call(r, "echo", "{\"text\":\"after\"}", &err);
+	CHECK(v);
+	json_decref(v);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_log_set(NULL, NULL);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* per_call: the call's own server's requests are the call's. */
+static int relays_per_call(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks h = { .ctx = &a, .ask = ask_hook };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64];
+	int fds, threads;
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "uprelay") == 0);
+	CHECK(declare(dir, ", \"per_call\": true, \"relay\": [\"roots\", \"sampling\"]", &u) == 0);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	v = asking(r, "{\"requests\":[{\"method\":\"roots/list\"}," SAMPLE "]}", T, -1, &h, &err);
+	CHECK(v && json_object_get(json_array_get(v, 0), "result") &&
+	      json_object_get(json_array_get(v, 1), "result") && a.n == 2);
+	json_decref(v);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/serves", serves },
 	{ "upstream_run/restarts", restarts },
@@ -736,5 +940,7 @@ const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/per_call_at_once", per_call_at_once },
 	{ "upstream_run/progress", progress },
 	{ "upstream_run/refuses", refuses },
+	{ "upstream_run/relays", relays },
+	{ "upstream_run/relays_per_call", relays_per_call },
 	UNIT_TESTS_END
 };

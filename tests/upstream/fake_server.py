@@ -37,7 +37,16 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                process was called count; progress {n, message} sends n
                notifications/progress with the call's progressToken, one
                with another token, and a notifications/message carrying
-               message, then answers {"token": the call's token}
+               message, then answers {"token": the call's token}; ask
+               {method, params} sends that request to the client, waits
+               for its answer and answers {"answers": [{"result": ...} or
+               {"error": ...}]}; ask {requests: [{method, params}, ...]}
+               sends them all at once, then waits for every answer (in
+               their order); ask {hold: N} first waits for N other
+               tools/call, answered after its own. While it waits, pings
+               are answered, other tools/call held, and a
+               notifications/cancelled of its call ends it unanswered
+               (reported as notifications/message "ask cancelled")
   tools FILE   lists the tools FILE holds (a JSON array of tools/list
                entries, read anew at each tools/list, on one page),
                otherwise normal: for tests/integration/upstream_cli.py,
@@ -71,12 +80,17 @@ if MODE == "runner":
                         ("lists", {}),
                         ("count", {}),
                         ("progress", {"n": {"type": "number"},
-                                      "message": {"type": "string"}})):
+                                      "message": {"type": "string"}}),
+                        ("ask", {"method": {"type": "string"},
+                                 "params": {"type": "object"},
+                                 "requests": {"type": "array"},
+                                 "hold": {"type": "number"}})):
         TOOLS.append({"name": name, "description": "A test tool.",
                       "inputSchema": {"type": "object", "properties": props}})
 calls = 0
 next_id = 1000
 STATE = {"lists": 0, "count": 0, "breaklist": False}
+HELD = []  # tools/call that came while ask waited: run after it
 
 
 def send(msg):
@@ -117,6 +131,49 @@ def ask(method, params):
             return m.get("result", {"error": m.get("error")})
 
 
+def waiting(m, mid):
+    """While ask waits: a ping answered, a call held; True when m
+    cancels the call mid."""
+    method = m.get("method")
+    if method == "ping" and "id" in m:
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+    elif method == "tools/call":
+        HELD.append(m)
+    elif method == "notifications/cancelled":
+        return (m.get("params") or {}).get("requestId") == mid
+    return False
+
+
+def ask_tool(mid, args):
+    global next_id
+    while len(HELD) < int(args.get("hold", 0)):
+        if waiting(read(), mid):
+            return
+    reqs = args.get("requests") or [{"method": args.get("method"),
+                                     "params": args.get("params")}]
+    ids = []
+    for q in reqs:
+        next_id += 1
+        msg = {"jsonrpc": "2.0", "id": next_id, "method": q.get("method")}
+        if q.get("params") is not None:
+            msg["params"] = q["params"]
+        send(msg)
+        ids.append(next_id)
+    answers = {}
+    while len(answers) < len(ids):
+        m = read()
+        if m.get("id") in ids and "method" not in m:
+            answers[m["id"]] = ({"result": m["result"]} if "result" in m
+                                else {"error": m.get("error")})
+        elif waiting(m, mid):
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": "ask cancelled"}})
+            return
+    out = {"answers": [answers[i] for i in ids]}
+    result(mid, {"content": [{"type": "text", "text": json.dumps(out)}],
+                 "structuredContent": out, "isError": False})
+
+
 def call(mid, params):
     global calls
     calls += 1
@@ -152,6 +209,9 @@ def call(mid, params):
         return
     if MODE == "runner" and params.get("name") == "progress":
         progress_tool(mid, params, args)
+        return
+    if MODE == "runner" and params.get("name") == "ask":
+        ask_tool(mid, args)
         return
     result(mid, {"content": [{"type": "text", "text": json.dumps(args)}],
                  "structuredContent": args, "isError": False})
@@ -247,6 +307,9 @@ def main():
                 result(mid, {"tools": TOOLS[1:]})
         elif method == "tools/call":
             call(mid, m.get("params") or {})
+            while HELD:
+                h = HELD.pop(0)
+                call(h.get("id"), h.get("params") or {})
         else:
             send({"jsonrpc": "2.0", "id": mid,
                   "error": {"code": -32601, "message": "no such method: %s" % method}})

@@ -1,0 +1,172 @@
+/*
+ * An upstream call's requests to the caller's client (upstream_relay.h;
+ * docs/UPSTREAMS.md, "Relay"): a queue of at most UPSTREAM_RELAY_MAX
+ * requests the runner's request callback pushed, and a thread of the
+ * call's that asks the call's hook one at a time, in the order the server
+ * sent them, and answers the server through the client. The client's
+ * dispatcher only queues: a client that takes minutes to answer (a person
+ * asked to elicit) never holds up the server's progress, its other
+ * requests or its other calls.
+ *
+ * Never: block the dispatcher, ask after the call ended, answer one
+ * request twice, or leave a thread or a request behind at
+ * upstream_relay_free.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/upstream_relay.h"
+
+struct relay_item {
+	json_t *id;
+	json_t *request;          /* {"request": {"method", "params"?}} */
+};
+
+struct upstream_relay {
+	struct upstream_client *client;
+	upstream_relay_ask_fn ask;
+	void *ctx;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct relay_item queue[UPSTREAM_RELAY_MAX];
+	size_t n;
+	volatile int stop;        /* the call is over */
+	int halted;               /* an ask answered "": the call is stopped to ask */
+	pthread_t t;
+	int running;              /* t was started */
+};
+
+struct upstream_relay *upstream_relay_new(struct upstream_client *client,
+					  upstream_relay_ask_fn ask, void *ctx)
+{
+	struct upstream_relay *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->client = client;
+	a->ask = ask;
+	a->ctx = ctx;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->more, NULL);
+	return a;
+}
+
+/* The hook's answer to the server: its result, its error, or (NULL, not
+ * JSON, neither) an error of ours. "" was dealt with before. */
+static void give(struct upstream_relay *a, json_t *id, const char *answer)
+{
+	json_t *j = answer ? json_loads(answer, 0, NULL) : NULL;
+	json_t *result = json_object_get(j, "result"), *error = json_object_get(j, "error");
+	const char *message = json_string_value(json_object_get(error, "message"));
+	json_t *code = json_object_get(error, "code");
+
+	if (result)
+		upstream_client_answer(a->client, id, json_incref(result), 0, NULL);
+	else if (json_is_object(error))
+		upstream_client_answer(a->client, id, NULL,
+				       json_is_integer(code) ? (int)json_integer_value(code)
+							     : UPSTREAM_RPC_INTERNAL_ERROR,
+				       message ? message : "the client refused");
+	else
+		upstream_client_answer(a->client, id, NULL, UPSTREAM_RPC_INTERNAL_ERROR,
+				       "no answer from the client");
+	json_decref(j);
+}
+
+static void *relay_main(void *arg)
+{
+	struct upstream_relay *a = arg;
+	struct relay_item it;
+	char *text, *answer;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->n && !a->stop)
+			pthread_cond_wait(&a->more, &a->lock);
+		if (a->stop || a->halted)
+			break; /* the rest is upstream_relay_free's */
+		it = a->queue[0];
+		memmove(a->queue, a->queue + 1, --a->n * sizeof(a->queue[0]));
+		pthread_mutex_unlock(&a->lock);
+		text = json_dumps(it.request, JSON_COMPACT);
+		answer = text ? a->ask(a->ctx, text, &a->stop) : NULL;
+		free(text);
+		pthread_mutex_lock(&a->lock);
+		if (answer && !*answer)
+			/* the call is being stopped to ask its client first
+			 * (MRTR): the server hears nothing, its call ends */
+			a->halted = 1;
+		pthread_mutex_unlock(&a->lock);
+		if (!answer || *answer)
+			give(a, it.id, answer);
+		free(answer);
+		json_decref(it.id);
+		json_decref(it.request);
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method, json_t *params,
+			struct upstream_rpc_error *e)
+{
+	json_t *req = json_pack("{s:{s:s}}", "request", "method", method);
+	int rc = -1;
+
+	if (req && json_is_object(params))
+		json_object_set_new(json_object_get(req, "request"), "params",
+				    json_deep_copy(params));
+	pthread_mutex_lock(&a->lock);
+	if (!req) {
+		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
+		snprintf(e->message, sizeof(e->message), "out of memory");
+	} else if (a->n >= UPSTREAM_RELAY_MAX || a->stop || a->halted) {
+		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
+		snprintf(e->message, sizeof(e->message), "%d requests of this call already wait "
+			 "for its client", UPSTREAM_RELAY_MAX);
+	} else if (!a->running && pthread_create(&a->t, NULL, relay_main, a) != 0) {
+		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
+		snprintf(e->message, sizeof(e->message), "no thread to ask the client");
+	} else {
+		a->running = 1;
+		a->queue[a->n].id = json_incref(id);
+		a->queue[a->n].request = req;
+		a->n++;
+		req = NULL;
+		pthread_cond_signal(&a->more);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	json_decref(req);
+	return rc;
+}
+
+void upstream_relay_free(struct upstream_relay *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = 1;
+	pthread_cond_signal(&a->more);
+	pthread_mutex_unlock(&a->lock);
+	if (a->running)
+		pthread_join(a->t, NULL);
+	/* never asked: the server is not left waiting, unless the call was
+	 * stopped to ask (then it hears nothing more of the call) */
+	for (i = 0; i < a->n; i++) {
+		if (!a->halted)
+			upstream_client_answer(a->client, a->queue[i].id, NULL,
+					       UPSTREAM_RPC_INTERNAL_ERROR,
+					       "the call ended before its client answered");
+		json_decref(a->queue[i].id);
+		json_decref(a->queue[i].request);
+	}
+	pthread_cond_destroy(&a->more);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
