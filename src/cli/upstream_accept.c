@@ -100,6 +100,31 @@ static int accept_one(struct tg_store *st, struct tg_audit *audit, const char *w
 	return -1;
 }
 
+/* Nothing of a->name awaits review: said, with the upstreams whose
+ * definitions do (a misspelt NAME). */
+static void nothing_awaits(const struct accept_args *a, const struct tg_ticket *list, size_t n)
+{
+	char others[512] = "";
+	size_t i, len = 0, k;
+
+	for (i = 0; i < n; i++) {
+		const char *up = list[i].principal + 9;
+
+		k = strlen(list[i].tool);
+		if (list[i].state != TG_TICKET_PENDING || strncmp(list[i].principal, "upstream ", 9) ||
+		    k < 11 || strcmp(list[i].tool + k - 11, "@definition") != 0 ||
+		    strstr(others, up))
+			continue;
+		len += (size_t)snprintf(others + len, len < sizeof(others) ? sizeof(others) - len : 0,
+					"%s%s", len ? ", " : "", up);
+		if (len >= sizeof(others))
+			break;
+	}
+	fprintf(stderr, "toolgate upstream accept: no definition of upstream %s%s awaits review"
+		"%s%s\n", a->name, a->ntools ? "'s tools named" : "",
+		others[0] ? "; awaiting review: " : " (toolgate approvals list)", others);
+}
+
 static int parse(int argc, char **argv, struct accept_args *a)
 {
 	const struct cli_bind binds[] = {
@@ -168,9 +193,7 @@ int cli_upstream_accept(int argc, char **argv)
 			done++;
 	}
 	if (!done && !failed)
-		fprintf(stderr, "toolgate upstream accept: no definition of upstream %s%s awaits "
-			"review (toolgate approvals list --state %s)\n", a.name,
-			a.ntools ? "'s tools named" : "", a.state);
+		nothing_awaits(&a, list, n);
 	rc = done && !failed ? 0 : EXIT_NO;
 	goto out;
 fail:

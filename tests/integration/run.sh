@@ -1395,6 +1395,13 @@ timeout 120 python3 "$repo/tests/integration/upstream_cli.py" "$TG" "$repo" "$tm
 cat "$tmp/upcli.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/upcli.out")))
 grep -q 'upstream_cli_secret_never_printed' "$tmp/upcli.out"; check upstream_cli_ran_to_the_end $? "$(tail -3 "$tmp/upcli.out")"
+
+# pins end to end: a changed definition held by serve, its ticket shown by
+# approvals, accepted by `upstream accept` (tests/integration/upstream_pins.py)
+timeout 120 python3 "$repo/tests/integration/upstream_pins.py" "$TG" "$repo" "$tmp/uppins" >"$tmp/uppins.out" 2>&1
+cat "$tmp/uppins.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/uppins.out")))
+grep -q 'upstream_pins_no_sanitizer_reports' "$tmp/uppins.out"; check upstream_pins_ran_to_the_end $? "$(tail -3 "$tmp/uppins.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"
