@@ -230,6 +230,9 @@ TG_API int tg_store_ticket_list(struct tg_store *store, enum tg_ticket_state sta
 TG_API int tg_store_ticket_find(struct tg_store *store, const char *tool,
 				const char *args_sha256, int64_t now, struct tg_ticket *t,
 				struct tg_error *err);
+/* How many tickets principal asked for, in any state (OUT *n). */
+TG_API int tg_store_tickets_of(struct tg_store *store, const char *principal, uint64_t *n,
+			       struct tg_error *err);
 /* Every ticket of tool pending for other arguments than args_sha256
  * cancelled: OUT *n how many. */
 TG_API int tg_store_ticket_supersede(struct tg_store *store, const char *tool,

@@ -56,6 +56,12 @@ struct snapshot {
 	struct snapshot *next;
 };
 
+/* A count within the hour that began at since (pins.c). */
+struct gate_pin_budget {
+	int64_t since;
+	unsigned n;
+};
+
 /* An upstream the gate serves (upstreams.c): its declaration, from the
  * base that declared it, and its server's runner. */
 struct upstream_run;
@@ -71,8 +77,14 @@ struct gate_upstream {
 	 * rebuild_lock: what was said of each, and its ticket */
 	struct gate_pin_memo *seen;
 	size_t nseen, seen_cap;
+	uint64_t round;               /* the judgements of its listings, counted */
 	int listed;                   /* a listing was judged: the next is not the first */
+	/* what its listings may cost, an hour: review tickets opened, and
+	 * changes recorded one by one (the others counted, then said as one) */
+	struct gate_pin_budget tickets, said;
+	unsigned said_suppressed;
 };
+
 
 /* What the pins said of one definition of a tool (pins.c): kept for the
  * run, so that a change is said once and its ticket found again however
@@ -87,7 +99,7 @@ struct gate_pin_memo {
 	int64_t opened;               /* when this gateway first opened one for it, in
 				       * the hour it counts (0: never) */
 	unsigned opens;               /* how many it opened within that hour */
-	int last;                     /* judged in the last listing */
+	uint64_t round;               /* the judgement that last saw it */
 	int pending;                  /* then, its ticket awaited a decision */
 };
 

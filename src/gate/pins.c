@@ -22,6 +22,7 @@
  * a definition that has one pending.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdint.h>
@@ -40,9 +41,24 @@
 #include "util/log.h"
 
 #define FIRST_LISTING "toolgate: the upstream's first listing"
-#define SEEN_MAX 4096      /* definitions remembered an upstream (a listing: 1024 at most) */
+#define SEEN_MAX 2048      /* definitions remembered an upstream (a listing: 1024 at most) */
 #define TICKETS_AN_HOUR 6  /* review tickets opened for one tool, at most */
 #define UPSTREAM_TICKETS_AN_HOUR 64 /* and for one upstream's tools */
+#define SAID_AN_HOUR 256   /* changes of one upstream recorded one by one, at most */
+
+/* n more within the hour b counts (a new hour begins past it): 1 when
+ * that stays within max. */
+static int budget_take(struct gate_pin_budget *b, int64_t now, unsigned max, unsigned n)
+{
+	if (now - b->since >= 3600) {
+		b->since = now;
+		b->n = 0;
+	}
+	if (b->n + n > max)
+		return 0;
+	b->n += n;
+	return 1;
+}
 
 /* ---- saying it --------------------------------------------------------------- */
 
@@ -55,6 +71,21 @@ static void say(const struct gate_pin_round *r, const char *event, const char *w
 	tg_log(TG_LOG_INFO, "%s: %s", subject, shown);
 	if (tg_record_event(r->g->audit, "", subject, event, shown) < 0)
 		tg_log(TG_LOG_ERROR, "%s: %s could not be recorded", subject, event);
+}
+
+/* The changes not recorded one by one in the hour past (SAID_AN_HOUR),
+ * recorded as one event once that hour is over. */
+static void said_suppressed(struct gate_pin_round *r, int64_t now)
+{
+	struct gate_upstream *e = r->e;
+	char what[200];
+
+	if (!e->said_suppressed || now - e->said.since < 3600)
+		return;
+	snprintf(what, sizeof(what), "%u more definition changes were counted but not recorded "
+		 "one by one (at most %u an hour)", e->said_suppressed, SAID_AN_HOUR);
+	say(r, "upstream_definition_changes_suppressed", what);
+	e->said_suppressed = 0;
 }
 
 /* ---- the memo: every definition judged this run ---------------------------- */
@@ -71,7 +102,8 @@ static struct gate_pin_memo *seen_find(struct gate_upstream *e, const char *tool
 }
 
 /* The memo of tool's definition sha256, made when new (past SEEN_MAX,
- * the oldest not in the last listing goes); NULL out of memory. */
+ * the one judged longest ago, never one of this round, gives its place);
+ * NULL out of memory. */
 static struct gate_pin_memo *seen_get(struct gate_upstream *e, const char *tool,
 				      const char *sha256)
 {
@@ -81,42 +113,42 @@ static struct gate_pin_memo *seen_get(struct gate_upstream *e, const char *tool,
 	if (m)
 		return m;
 	if (e->nseen == SEEN_MAX) {
-		for (i = 0; i < e->nseen && e->seen[i].last; i++)
-			;
-		if (i == e->nseen)
+		for (i = 0; i < e->nseen; i++)
+			if (e->seen[i].round != e->round && (!m || e->seen[i].round < m->round))
+				m = &e->seen[i];
+		if (!m)
 			return NULL; /* cannot be: a listing has at most 1024 tools */
-		memmove(&e->seen[i], &e->seen[i + 1], (e->nseen - i - 1) * sizeof(*m));
-		e->nseen--;
+	} else {
+		if (e->nseen == e->seen_cap) {
+			v = realloc(e->seen, (e->seen_cap * 2 + 16) * sizeof(*v));
+			if (!v)
+				return NULL;
+			e->seen = v;
+			e->seen_cap = e->seen_cap * 2 + 16;
+		}
+		m = &e->seen[e->nseen++];
 	}
-	if (e->nseen == e->seen_cap) {
-		v = realloc(e->seen, (e->seen_cap * 2 + 16) * sizeof(*v));
-		if (!v)
-			return NULL;
-		e->seen = v;
-		e->seen_cap = e->seen_cap * 2 + 16;
-	}
-	m = &e->seen[e->nseen++];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->tool, sizeof(m->tool), "%s", tool);
 	snprintf(m->sha256, sizeof(m->sha256), "%s", sha256);
+	m->round = e->round;
 	return m;
 }
 
-/* Whether this gateway opened as many review tickets in the last hour
- * as it may: TICKETS_AN_HOUR for tool, UPSTREAM_TICKETS_AN_HOUR for its
- * upstream. */
-static int opened_enough(const struct gate_upstream *e, const char *tool, int64_t now)
+/* Whether a review ticket may be opened now for tool: at most
+ * UPSTREAM_TICKETS_AN_HOUR for the upstream (a count that outlives the
+ * memo), TICKETS_AN_HOUR for the tool (as far as the memo remembers). */
+static int may_open(struct gate_upstream *e, const char *tool, int64_t now)
 {
-	unsigned n = 0, all = 0;
+	unsigned n = 0;
 	size_t i;
 
+	if (now - e->tickets.since < 3600 && e->tickets.n >= UPSTREAM_TICKETS_AN_HOUR)
+		return 0;
 	for (i = 0; i < e->nseen; i++)
-		if (e->seen[i].opened > now - 3600) {
-			all += e->seen[i].opens;
-			if (strcmp(e->seen[i].tool, tool) == 0)
-				n += e->seen[i].opens;
-		}
-	return n >= TICKETS_AN_HOUR || all >= UPSTREAM_TICKETS_AN_HOUR;
+		if (e->seen[i].opened > now - 3600 && strcmp(e->seen[i].tool, tool) == 0)
+			n += e->seen[i].opens;
+	return n < TICKETS_AN_HOUR;
 }
 
 /* ---- the pins ------------------------------------------------------------------ */
@@ -162,11 +194,11 @@ void gate_pins_release(struct tg_gate *g)
 
 /* 1 when nothing of upstream e was ever judged (trust on first use):
  * nothing pinned, no listing judged by this gateway, and no review
- * ticket of its pending (a first listing it held entirely). */
+ * ticket of its ever (a first listing it held entirely, then rejected). */
 static int first_listing(struct gate_pin_round *r)
 {
 	struct tg_error err;
-	uint64_t n = 0, bytes = 0;
+	uint64_t n = 0;
 	char principal[64];
 
 	if (!r->g->store)
@@ -174,8 +206,7 @@ static int first_listing(struct gate_pin_round *r)
 	if (r->npins || r->e->listed)
 		return 0;
 	snprintf(principal, sizeof(principal), "upstream %s", r->e->u->name);
-	if (tg_store_tickets_pending(r->g->store, principal, (int64_t)time(NULL), &n, &bytes,
-				     &err) < 0)
+	if (tg_store_tickets_of(r->g->store, principal, &n, &err) < 0)
 		return 0; /* unknown: not trusted */
 	return n == 0;
 }
@@ -183,7 +214,6 @@ static int first_listing(struct gate_pin_round *r)
 int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, struct gate_pin_round *r)
 {
 	struct tg_error err;
-	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->g = g;
@@ -191,8 +221,8 @@ int gate_pins_begin(struct tg_gate *g, struct gate_upstream *e, struct gate_pin_
 	r->mode = (int)e->u->pin;
 	if (r->mode == TG_UPSTREAM_PIN_OFF)
 		return 0;
-	for (i = 0; i < e->nseen; i++)
-		e->seen[i].last = e->seen[i].pending = 0;
+	e->round++;
+	said_suppressed(r, (int64_t)time(NULL));
 	if (g->store && tg_store_pin_list(g->store, e->u->name, &r->pins, &r->npins, &err) < 0) {
 		/* nothing is trusted that could not be compared */
 		tg_log(TG_LOG_ERROR, "upstream %s: its pins could not be read: %s", e->u->name,
@@ -289,6 +319,7 @@ static int ticket_state(struct gate_pin_round *r, const struct tg_pin_definition
 		break;
 	case TG_TICKET_APPROVED:
 	case TG_TICKET_EXECUTED:
+		tg_error_clear(err);
 		/* carried out here, or by toolgate upstream accept: either way
 		 * only while the pin it was judged against is the tool's */
 		rc = tg_gate_pin_accept(r->g->store, r->g->audit, t.id, err);
@@ -335,8 +366,12 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 	}
 	if (gate_pin_ticket_of(r->e->u->name, k->name, d, against, &t) < 0)
 		return -1;
-	/* this run's ticket for it, else the store's (opened before a restart) */
-	if (!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) {
+	/* this run's ticket for it, else the store's (opened before a
+	 * restart), unless the upstream opened all it may this hour */
+	if ((!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) &&
+	    !may_open(r->e, d->tool, now)) {
+		m->ticket[0] = '\0';
+	} else if (!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) {
 		struct tg_ticket f;
 
 		m->ticket[0] = '\0';
@@ -347,7 +382,7 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 		}
 	}
 	rc = m->ticket[0] ? ticket_state(r, d, m, h, &err) : 2;
-	if (rc == 2 && opened_enough(r->e, d->tool, now)) {
+	if (rc == 2 && !may_open(r->e, d->tool, now)) {
 		snprintf(h->why, sizeof(h->why), "its upstream changed its definitions too often "
 			 "within the hour (%u review tickets a tool, %u an upstream, at most): it "
 			 "is held, without a ticket, until it is listed again past the hour",
@@ -356,7 +391,9 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 		rc = 1;
 	} else if (rc == 2) {
 		/* one ticket pending a tool: its latest definition's */
-		tg_store_ticket_supersede(r->g->store, t.tool, t.args_sha256, &n, NULL);
+		if (tg_store_ticket_supersede(r->g->store, t.tool, t.args_sha256, &n, &err) < 0)
+			tg_log(TG_LOG_ERROR, "upstream %s: tool %s: its earlier review tickets could "
+			       "not be cancelled: %s", r->e->u->name, d->tool, err.msg);
 		if (gate_pin_ticket_open(r->g, r->e->u, k, d, pinned_definition(r, d->tool), &t,
 					 m->ticket, &err) == 0) {
 			snprintf(m->args, sizeof(m->args), "%s", t.args_sha256);
@@ -366,6 +403,7 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 				m->opens = 0;
 			}
 			m->opens++;
+			budget_take(&r->e->tickets, now, UINT_MAX, 1);
 			m->pending = 1;
 			rc = 1;
 		}
@@ -391,6 +429,11 @@ static void said(struct gate_pin_round *r, struct gate_pin_memo *m, int held)
 		return;
 	m->said = m->change;
 	metrics_definition_change(r->g->metrics, r->e->u->name, tg_pin_change_name(m->change));
+	said_suppressed(r, (int64_t)time(NULL));
+	if (!budget_take(&r->e->said, (int64_t)time(NULL), SAID_AN_HOUR, 1)) {
+		r->e->said_suppressed++; /* counted; recorded as one, past the hour */
+		return;
+	}
 	snprintf(what, sizeof(what), "tool %s: definition %s (%.12s)%s%s%s", m->tool,
 		 tg_pin_change_name(m->change), m->sha256,
 		 m->change == TG_PIN_REMOVED ? ": not listed any more"
@@ -446,7 +489,8 @@ int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struc
 		rc = -1;
 		goto out;
 	}
-	m->last = 1;
+	m->round = r->e->round;
+	m->pending = 0;
 	m->change = change;
 	if (change == TG_PIN_UNCHANGED) {
 		rc = PIN_SERVE;
@@ -488,7 +532,7 @@ void gate_pins_end(struct gate_pin_round *r)
 		 * they come back as they were) */
 		for (i = 0; i < r->npins; i++) {
 			for (j = 0, listed = 0; j < e->nseen && !listed; j++)
-				listed = e->seen[j].last &&
+				listed = e->seen[j].round == e->round &&
 					 strcmp(e->seen[j].tool, r->pins[i].tool) == 0;
 			if (listed || !(m = seen_get(e, r->pins[i].tool, r->pins[i].sha256)))
 				continue;
@@ -523,7 +567,7 @@ int gate_pins_due(struct tg_gate *g, int *waiting)
 		struct gate_upstream *e = g->ups[i];
 
 		for (j = 0; j < e->nseen && !due; j++) {
-			if (!e->seen[j].last || !e->seen[j].pending)
+			if (e->seen[j].round != e->round || !e->seen[j].pending)
 				continue;
 			*waiting = 1;
 			if (tg_store_ticket_get(g->store, e->seen[j].ticket, (int64_t)time(NULL), &t,

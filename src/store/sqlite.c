@@ -373,6 +373,7 @@ const struct tg_store_ops store_sqlite_ops = {
 	.ticket_list = sq_ticket_list,
 	.ticket_find = sq_ticket_find,
 	.ticket_supersede = sq_ticket_supersede,
+	.tickets_of = sq_tickets_of,
 	.ticket_counts = sq_ticket_counts,
 	.tickets_pending = sq_tickets_pending,
 	.tickets_anomalous = sq_tickets_anomalous,

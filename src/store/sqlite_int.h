@@ -92,6 +92,7 @@ int sq_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ti
 int sq_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_state from,
 		   enum tg_ticket_state to, const char *approver, const char *reason, int64_t now,
 		   struct tg_error *err);
+int sq_tickets_of(struct tg_store *st, const char *principal, uint64_t *n, struct tg_error *err);
 int sq_ticket_find(struct tg_store *st, const char *tool, const char *args_sha256, int64_t now,
 		   struct tg_ticket *t, struct tg_error *err);
 int sq_ticket_supersede(struct tg_store *st, const char *tool, const char *args_sha256,

@@ -347,6 +347,27 @@ int sq_ticket_supersede(struct tg_store *st, const char *tool, const char *args_
 	return rc;
 }
 
+int sq_tickets_of(struct tg_store *st, const char *principal, uint64_t *n, struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*n = 0;
+	pthread_mutex_lock(sq_lock(st));
+	if (sqlite3_prepare_v2(sq_db(st), "SELECT count(*) FROM tickets WHERE principal = ?1", -1,
+			       &s, NULL) != SQLITE_OK) {
+		rc = store_db_error(err, sq_db(st), "tickets");
+	} else {
+		sqlite3_bind_text(s, 1, principal, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_ROW ? 0 : store_db_error(err, sq_db(st), "tickets");
+		if (rc == 0)
+			*n = (uint64_t)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(sq_lock(st));
+	return rc;
+}
+
 int sq_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8], struct tg_error *err)
 {
 	sqlite3_stmt *s = NULL;

@@ -358,6 +358,16 @@ int tg_store_ticket_supersede(struct tg_store *st, const char *tool, const char 
 	return st->ops->ticket_supersede(st, tool, args_sha256, n, err);
 }
 
+int tg_store_tickets_of(struct tg_store *st, const char *principal, uint64_t *n,
+			struct tg_error *err)
+{
+	tg_error_clear(err);
+	*n = 0;
+	if (!principal)
+		return tg_error_set(err, TG_ERR_INVALID, "tickets: a principal is needed");
+	return st->ops->tickets_of(st, principal, n, err);
+}
+
 int tg_store_ticket_list(struct tg_store *st, enum tg_ticket_state state, int64_t now,
 			 struct tg_ticket **out, size_t *n, struct tg_error *err)
 {

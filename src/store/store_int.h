@@ -109,6 +109,9 @@ struct tg_store_ops {
 	/* tool's tickets pending for other arguments cancelled: OUT *n. */
 	int (*ticket_supersede)(struct tg_store *st, const char *tool, const char *args_sha256,
 				size_t *n, struct tg_error *err);
+	/* How many tickets principal asked for, in any state. */
+	int (*tickets_of)(struct tg_store *st, const char *principal, uint64_t *n,
+			  struct tg_error *err);
 	/* Pending tickets past expiry expired, then the count in each state. */
 	int (*ticket_counts)(struct tg_store *st, int64_t now, uint64_t counts[8],
 			     struct tg_error *err);

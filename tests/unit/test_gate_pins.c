@@ -264,8 +264,8 @@ static int approved_for_one(void)
 	return 0;
 }
 
-/* The tickets in f's store whose tool is want, whatever their state;
- * *pending of them pending. */
+/* The tickets in f's store whose tool is want ("": any definition's),
+ * whatever their state; *pending of them pending. */
 static size_t tickets_of(struct fix *f, const char *want, size_t *pending)
 {
 	struct tg_ticket *v;
@@ -276,7 +276,7 @@ static size_t tickets_of(struct fix *f, const char *want, size_t *pending)
 	if (tg_store_ticket_list(f->store, TG_TICKET_ANY, (int64_t)time(NULL), &v, &n, &err) < 0)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (strcmp(v[i].tool, want) == 0) {
+		if (want[0] ? strcmp(v[i].tool, want) == 0 : strstr(v[i].tool, "@definition") != NULL) {
 			c++;
 			*pending += v[i].state == TG_TICKET_PENDING;
 		}
@@ -385,7 +385,48 @@ static int many_tickets(void)
 	return 0;
 }
 
+/* A server that changes 1024 definitions at every listing, and asks to
+ * be listed again each time, gets at most 64 review tickets an hour and
+ * 256 changes recorded one by one; the gateway goes on serving (found by
+ * the second reader: the counts were kept where they were forgotten). */
+static int flood(void)
+{
+	static const char *const ups[] = {
+		"flip", "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
+			"\"/srv/fake/fake_server.py\",\"flip\",\"1024\"],\"sandbox\":{\"mounts\":"
+			"[{\"host\":\"@FAKE@\",\"inside\":\"/srv/fake\"}]}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gatepinflood", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char code[64], ticket[64], *out;
+	size_t all = 0, pending, events;
+	struct fix f;
+	json_t *recs;
+	int i;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	/* five seconds of listings: the first trusted, every one after changed */
+	for (i = 0; i < 50; i++) {
+		usleep(100000);
+		all = tickets_of(&f, "", &pending);
+	}
+	out = fix_call_text(&f, "plain", "{}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0);
+	free(out);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	events = recs ? fix_count(recs, "event", NULL, "upstream_definition_changed", NULL) : 0;
+	json_decref(recs);
+	fprintf(stderr, "# flood: %zu review tickets, %zu changes recorded\n", all, events);
+	CHECK(all > 0 && all <= 64);
+	CHECK(events > 0 && events <= 256);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_pins_tests[] = {
+	{ "gate_pins/flood", flood },
 	{ "gate_pins/flapping", flapping },
 	{ "gate_pins/many_tickets", many_tickets },
 	{ "gate_pins/strict", strict },

@@ -22,6 +22,9 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
   rugpull [N]  after N (default 2) tools/call, echo's description changes
                and notifications/tools/list_changed is sent
   eof          exits on tools/call, answering nothing
+  flip [N]     lists N (default 1024) tools whose descriptions change at
+               every tools/list, and sends list_changed after each listing:
+               a server that would flood the pins' review (test_gate_pins.c)
   runner       normal, and four more tools for tests/unit/test_upstream_run.c
                (listed on the second page): env {name} answers whether that
                environment variable is set and its value; read {path} a
@@ -295,6 +298,13 @@ def main():
             STATE["lists"] += 1
             send({"jsonrpc": "2.0", "id": mid,
                   "error": {"code": -32603, "message": "no list: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}})
+        elif method == "tools/list" and MODE == "flip":
+            STATE["lists"] += 1
+            result(mid, {"tools": [{"name": "t%d" % i,
+                                    "description": "Tool %d, take %d." % (i, STATE["lists"]),
+                                    "inputSchema": {"type": "object"}}
+                                   for i in range(int(ARG or 1024))]})
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif method == "tools/list" and MODE == "tools":
             with open(ARG, encoding="utf-8") as f:
                 result(mid, {"tools": json.load(f)})
