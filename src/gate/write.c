@@ -50,8 +50,10 @@ static struct tg_idem_key idem_key(const struct call_state *st)
 	return k;
 }
 
-/* A write call's answer that is not its run: a retryable tool error with
- * a code (awaiting_approval, running, ...), the ticket when there is one. */
+/* A write call's answer that is not its run: a tool error with a code
+ * (awaiting_approval, running, ...), the ticket when there is one;
+ * retryable unless it is the key's answer for good (a retry under the key
+ * replays it: rejected, interrupted, ...) or no retry can pass it. */
 int gate_answer(struct call_state *st, const char *outcome, const char *code, const char *ticket,
 		  const char *fmt, ...)
 {
@@ -66,6 +68,7 @@ int gate_answer(struct call_state *st, const char *outcome, const char *code, co
 				       "retryable", strcmp(code, "rejected") != 0 &&
 						    strcmp(code, "expired") != 0 &&
 						    strcmp(code, "cancelled") != 0 &&
+						    strcmp(code, "interrupted") != 0 &&
 						    strcmp(code, "key_reused") != 0 &&
 						    strcmp(code, "too_large_to_hold") != 0 &&
 						    strcmp(code, "anomalous_arguments") != 0);

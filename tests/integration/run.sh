@@ -1402,6 +1402,15 @@ timeout 120 python3 "$repo/tests/integration/upstream_pins.py" "$TG" "$repo" "$t
 cat "$tmp/uppins.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/uppins.out")))
 grep -q 'upstream_pins_no_sanitizer_reports' "$tmp/uppins.out"; check upstream_pins_ran_to_the_end $? "$(tail -3 "$tmp/uppins.out")"
+
+# an approved write to an upstream, the gateway killed with -9 while it
+# runs: the retry on a new gateway answered interrupted, the write's trace
+# on the host once; an upstream server killed mid-call, a typed error and
+# then served again (tests/integration/upstream_crash.py)
+timeout 120 python3 "$repo/tests/integration/upstream_crash.py" "$TG" "$repo" "$tmp/upcrash" >"$tmp/upcrash.out" 2>&1
+cat "$tmp/upcrash.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/upcrash.out")))
+grep -q 'upstream_crash_no_sanitizer_reports' "$tmp/upcrash.out"; check upstream_crash_ran_to_the_end $? "$(tail -3 "$tmp/upcrash.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

@@ -4,7 +4,8 @@
  * (mode runner) in the sandbox: its tools listed under its namespace as the
  * declaration says (renamed, hidden, read or write), every call through the
  * pipeline (validated by toolgate's validator, a write held for approval,
- * run once when approved), a dead server a typed error and then restarted,
+ * run once when approved, answered interrupted when its gateway died running
+ * it), a dead server a typed error and then restarted,
  * a reload that changes the declaration serving what it says, what a
  * listing cannot serve withdrawn, and an upstream over Streamable HTTP
  * (tests/upstream/fake_http.py) served the same way.
@@ -131,33 +132,48 @@ static int serves(void)
 	return 0;
 }
 
+/* The fake server, its say tool a write (approved_once, interrupted). */
+static const char *const say_write[] = {
+	"fake", "{" FAKE_ARGV ",\"tools\":{\"say\":{\"compensation\":"
+		"{\"irreversible\":\"it only says\"}}}}",
+	NULL,
+};
+
 /* A write approved runs once; its retries replay what it answered. */
+/* f opened in directory name with say_write, and a call of say with args
+ * under key held (say is a write) and approved by bob: 0 and its ticket
+ * (64 bytes), or -1 (f then removed). */
+static int say_approved(struct fix *f, const char *name, const char *args, const char *key,
+			char *ticket)
+{
+	struct fix_spec spec = { name, plain, NULL, TG_ANOMALY_DEFAULT, say_write };
+	char code[64], *out;
+	struct tg_error err;
+	json_t *list;
+	int rc;
+
+	if (fix_open(f, &spec) < 0)
+		return -1;
+	list = fix_tools_with(f->gate, "fake.say");
+	rc = list && !read_only(fix_tool(list, "fake.say")) ? 0 : -1;
+	json_decref(list);
+	out = rc == 0 ? fix_call_text(f, "fake.say", args, key, code, ticket) : NULL;
+	if (!out || strcmp(code, "awaiting_approval") != 0 ||
+	    tg_store_ticket_decide(f->store, ticket, "bob", 1, NULL, (int64_t)time(NULL), &err) < 0)
+		rc = -1;
+	free(out);
+	if (rc < 0)
+		fix_remove(f);
+	return rc;
+}
+
 static int approved_once(void)
 {
-	static const char *const ups[] = {
-		"fake", "{" FAKE_ARGV ",\"tools\":{\"say\":{\"compensation\":"
-			"{\"irreversible\":\"it only says\"}}}}",
-		NULL,
-	};
-	struct fix_spec spec = { "gateupw", plain, NULL, TG_ANOMALY_DEFAULT, ups };
-	char code[64], ticket[64], first[64], *out, *again;
-	struct tg_ticket t;
-	struct tg_error err;
+	char code[64], ticket[64], *out, *again;
 	struct fix f;
-	json_t *list, *recs;
+	json_t *recs;
 
-	if (fix_open(&f, &spec) < 0)
-		return -1;
-	list = fix_tools_with(f.gate, "fake.say");
-	CHECK(list && !read_only(fix_tool(list, "fake.say")));
-	json_decref(list);
-	out = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
-	CHECK(out && strcmp(code, "awaiting_approval") == 0);
-	free(out);
-	snprintf(first, sizeof(first), "%s", ticket);
-	CHECK(tg_store_ticket_get(f.store, first, (int64_t)time(NULL), &t, &err) == 0);
-	tg_ticket_release(&t);
-	CHECK(tg_store_ticket_decide(f.store, first, "bob", 1, NULL, (int64_t)time(NULL), &err) == 0);
+	CHECK(say_approved(&f, "gateupw", "{\"lines\":[\"one\"]}", "k-say", ticket) == 0);
 	out = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
 	CHECK(out && strncmp(out, "ok ", 3) == 0);
 	again = fix_call_text(&f, "fake.say", "{\"lines\":[\"one\"]}", "k-say", code, ticket);
@@ -167,6 +183,50 @@ static int approved_once(void)
 	fix_close(&f);
 	recs = fix_records(f.log);
 	CHECK(recs && fix_count(recs, "call", "fake.say", "ok", NULL) == 1);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* An approved write whose gateway died running it (its key left running
+ * by an opening of the store that is gone, as kill -9 leaves it) is not
+ * run again: an upstream's tools are not resumable, so the retry that
+ * takes the key over is answered interrupted, not retryable (the key's
+ * answer for good), the ticket failed, and a retry after replays that. */
+static int interrupted(void)
+{
+	char code[64], ticket[64], marker[96], state[128], *out, *again;
+	struct tg_store *dying;
+	struct tg_idem_key key;
+	struct tg_ticket t;
+	struct tg_error err;
+	struct fix f;
+	json_t *recs;
+
+	CHECK(say_approved(&f, "gateupc", "{\"lines\":[\"cut\"]}", "k-cut", ticket) == 0);
+	CHECK(tg_store_ticket_get(f.store, ticket, (int64_t)time(NULL), &t, &err) == 0);
+	/* a gateway claims the approved call, then stops without ending it */
+	key = (struct tg_idem_key){ "alice", "fake.say", "k-cut", t.args_sha256 };
+	snprintf(marker, sizeof(marker), "{\"ticket\":\"%s\"}", ticket);
+	snprintf(state, sizeof(state), "%s/state", f.dir);
+	CHECK(tg_store_open(state, &dying, &err) == 0);
+	CHECK(tg_store_idem_reclaim(dying, &key, marker, strlen(marker), &err) == 0);
+	tg_store_close(dying);
+	tg_ticket_release(&t);
+	out = fix_call_text(&f, "fake.say", "{\"lines\":[\"cut\"]}", "k-cut", code, ticket);
+	CHECK(out && strcmp(code, "interrupted") == 0 && strstr(out, "\"retryable\":false"));
+	again = fix_call_text(&f, "fake.say", "{\"lines\":[\"cut\"]}", "k-cut", code, ticket);
+	CHECK(again && strcmp(out, again) == 0);
+	free(out);
+	free(again);
+	CHECK(tg_store_ticket_get(f.store, ticket, (int64_t)time(NULL), &t, &err) == 0 &&
+	      t.state == TG_TICKET_FAILED);
+	tg_ticket_release(&t);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "call", "fake.say", "interrupted", NULL) == 1);
+	CHECK(fix_count(recs, "call", "fake.say", "replayed", NULL) == 1);
+	CHECK(fix_count(recs, "call", "fake.say", "ok", NULL) == 0);
 	json_decref(recs);
 	fix_remove(&f);
 	return 0;
@@ -586,6 +646,7 @@ const struct unit_test gate_upstream_tests[] = {
 	{ "gate_upstream/release_by_pointer", release_by_pointer },
 	{ "gate_upstream/serves", serves },
 	{ "gate_upstream/approved_once", approved_once },
+	{ "gate_upstream/interrupted", interrupted },
 	{ "gate_upstream/reloads", reloads },
 	{ "gate_upstream/said_once", said_once },
 	{ "gate_upstream/over_http", over_http },

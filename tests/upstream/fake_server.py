@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fake upstream MCP server over stdio, for tests/unit/test_upstream_client.c,
-tests/unit/test_upstream_run.c (in the sandbox), tests/unit/test_gate_upstream.c
-and tests/integration/upstream_cli.py:
+tests/unit/test_upstream_run.c (in the sandbox), tests/unit/test_gate_upstream.c,
+tests/integration/upstream_cli.py and tests/integration/upstream_crash.py:
 one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv[1]:
 
   normal       two tools (echo, add) on two pages of tools/list; tools/call
@@ -25,7 +25,7 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
   flip [N]     lists N (default 1024) tools whose descriptions change at
                every tools/list, and sends list_changed after each listing:
                a server that would flood the pins' review (test_gate_pins.c)
-  runner       normal, and four more tools for tests/unit/test_upstream_run.c
+  runner       normal, and more tools for the tests that run it in the sandbox
                (listed on the second page): env {name} answers whether that
                environment variable is set and its value; read {path} a
                file's text or the error; die answers nothing: the server kills
@@ -49,7 +49,12 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                tools/call, answered after its own. While it waits, pings
                are answered, other tools/call held, and a
                notifications/cancelled of its call ends it unanswered
-               (reported as notifications/message "ask cancelled")
+               (reported as notifications/message "ask cancelled");
+               append {path, line, sleep} appends line and a newline to
+               the file at path (made if missing), flushed to the disk,
+               then sleeps sleep seconds (default 0) before answering
+               {"appended": line}: a write whose every run leaves a trace
+               on the host, for tests/integration/upstream_crash.py
   tools FILE   lists the tools FILE holds (a JSON array of tools/list
                entries, read anew at each tools/list, on one page),
                otherwise normal: for tests/integration/upstream_cli.py,
@@ -59,6 +64,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 ARG = sys.argv[2] if len(sys.argv) > 2 else None
@@ -87,7 +93,10 @@ if MODE == "runner":
                         ("ask", {"method": {"type": "string"},
                                  "params": {"type": "object"},
                                  "requests": {"type": "array"},
-                                 "hold": {"type": "number"}})):
+                                 "hold": {"type": "number"}}),
+                        ("append", {"path": {"type": "string"},
+                                    "line": {"type": "string"},
+                                    "sleep": {"type": "number"}})):
         TOOLS.append({"name": name, "description": "A test tool.",
                       "inputSchema": {"type": "object", "properties": props}})
 calls = 0
@@ -207,7 +216,7 @@ def call(mid, params):
               "error": {"code": -32000, "message": args.get("message", "")}})
         return
     if MODE == "runner" and params.get("name") in ("env", "read", "die", "say", "change",
-                                                     "breaklist", "lists", "count"):
+                                                     "breaklist", "lists", "count", "append"):
         runner_tool(mid, params.get("name"), args)
         return
     if MODE == "runner" and params.get("name") == "progress":
@@ -252,6 +261,13 @@ def runner_tool(mid, name, args):
         out = {"broken": True}
     elif name == "lists":
         out = {"lists": STATE["lists"]}
+    elif name == "append":
+        with open(args.get("path", ""), "a", encoding="utf-8") as f:
+            f.write(args.get("line", "") + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        time.sleep(float(args.get("sleep", 0)))
+        out = {"appended": args.get("line", "")}
     elif name == "count":
         STATE["count"] += 1
         out = {"count": STATE["count"]}
