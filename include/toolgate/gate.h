@@ -361,9 +361,11 @@ TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
  * it; what is served (with them) is tg_gate_acquire's. */
 TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
 
-/* fn(ctx, old, now) is told, from a thread of the gate's, each time what
- * the gate serves changes without a reload: an upstream's server listed
- * other tools (docs/UPSTREAMS.md, "Serving"). old and now are held for the
+/* fn(ctx, old, now) is told, from a thread of the gate's, each time the
+ * tools the gate serves change without a reload (one more or less, or a
+ * version: an upstream's names its definition): an upstream's server
+ * listed other tools, or a definition held for review was accepted
+ * (docs/UPSTREAMS.md, "Serving", "Pins"). old and now are held for the
  * call (borrowed). fn must not call tg_gate_reload nor tg_gate_on_change;
  * it may take its own
  * time (the next change waits). One hook: a second call replaces the

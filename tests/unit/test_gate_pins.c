@@ -406,8 +406,14 @@ static int flood(void)
 
 	if (fix_open(&f, &spec) < 0)
 		return -1;
-	/* five seconds of listings: the first trusted, every one after changed */
-	for (i = 0; i < 50; i++) {
+	/* the first listing trusted (1024 pins written), every one after
+	 * changed: until tickets come (a loaded machine is slow at the
+	 * first), then two seconds more of listings */
+	for (i = 0; i < 600 && !all; i++) {
+		usleep(100000);
+		all = tickets_of(&f, "", &pending);
+	}
+	for (i = 0; i < 20; i++) {
 		usleep(100000);
 		all = tickets_of(&f, "", &pending);
 	}
