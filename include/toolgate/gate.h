@@ -361,11 +361,12 @@ TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
  * it; what is served (with them) is tg_gate_acquire's. */
 TG_API const struct tg_catalog *tg_gate_catalog(const struct tg_gate *gate);
 
-/* fn(ctx, old, now) is told, from a thread of the gate's, each time the
- * tools the gate serves change without a reload (one more or less, or a
- * version: an upstream's names its definition): an upstream's server
- * listed other tools, or a definition held for review was accepted
- * (docs/UPSTREAMS.md, "Serving", "Pins"). old and now are held for the
+/* fn(ctx, old, now) is told, from a thread of the gate's, each time what
+ * the gate serves changes without a reload: the tools (one more or less,
+ * or a version: an upstream's names its definition), when an upstream's
+ * server listed other tools or a definition held for review was
+ * accepted (docs/UPSTREAMS.md, "Serving", "Pins"), or an upstream's
+ * resources or prompts (tg_gate_lists_changed says which). old and now are held for the
  * call (borrowed). fn must not call tg_gate_reload nor tg_gate_on_change;
  * it may take its own
  * time (the next change waits). One hook: a second call replaces the
@@ -383,6 +384,65 @@ TG_API void tg_gate_on_change(struct tg_gate *gate,
 TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
 TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
 				   struct tg_error *err);
+
+/* ---- resources, prompts and completion (docs/MCP.md, docs/UPSTREAMS.md) -- */
+
+/* An upstream's resource is served under a URI the gateway owns:
+ * TG_UPSTREAM_URI_PREFIX, the upstream's NAME, '/', then the server's
+ * own URI as it is (a template's too: a client that expands the served
+ * template gets the prefix and what the server's template expands to).
+ * Its prompt p is served as NAME.p. */
+#define TG_UPSTREAM_URI_PREFIX "toolgate://upstream/"
+
+/* Who asks, for the calls below: principal (as a transport authenticated
+ * it) holding scopes (as tg_call.scopes: NULL is none with a policy, and
+ * anything goes without one). */
+struct tg_reader {
+	const char *principal;
+	const char *scopes;
+};
+
+/* The resources (templates: the resource templates) a caller may list:
+ * the catalogue's, then those of each upstream whose pseudo-tool
+ * NAME.resources the caller's scopes allow it to read (docs/AUTH.md),
+ * their URIs under TG_UPSTREAM_URI_PREFIX. JSON text of an array
+ * (malloc'd), or NULL and err. */
+TG_API char *tg_gate_resources_json(struct tg_gate *gate, const struct tg_reader *who,
+				    int templates, struct tg_error *err);
+/* resources/read of uri: the "contents" array, JSON text (malloc'd). An
+ * upstream's URI is read from its server (its scope checked, the read
+ * recorded in the audit log, the contents redacted, their URIs served
+ * ones); any other from the catalogue. NULL and err: TG_ERR_INVALID no
+ * such resource (or the server's error, shown safe), TG_ERR_FORBIDDEN
+ * a scope missing (err names it), TG_ERR_UNAVAILABLE the server is down
+ * or the audit log has stopped, TG_ERR_LIMIT it did not answer in time. */
+TG_API char *tg_gate_resource_read(struct tg_gate *gate, const struct tg_reader *who,
+				   const char *uri, struct tg_error *err);
+/* The prompts a caller may list: the catalogue's, then those of each
+ * upstream whose NAME.prompts it may read, named NAME.p. JSON text. */
+TG_API char *tg_gate_prompts_json(struct tg_gate *gate, const struct tg_reader *who,
+				  struct tg_error *err);
+/* prompts/get of name with args_json (an object's text, or NULL): the
+ * result {description?, messages}, JSON text (malloc'd). NAME.p of an
+ * upstream NAME is its server's (scope NAME.prompts, recorded, redacted
+ * as a read); any other the catalogue's. NULL and err as
+ * tg_gate_resource_read. */
+TG_API char *tg_gate_prompt_get(struct tg_gate *gate, const struct tg_reader *who,
+				const char *name, const char *args_json, struct tg_error *err);
+/* completion/complete: ref_type "ref/prompt" (ref a prompt's name) or
+ * "ref/resource" (ref a template's URI), the argument's name and value,
+ * and context_json (the request's "context" object's text, or NULL): the
+ * "completion" object {values, total?, hasMore?}, JSON text (malloc'd).
+ * An upstream's prompt or template asks its server (scope NAME.prompts
+ * or NAME.resources; redacted, not recorded); any other the catalogue.
+ * NULL and err as tg_gate_resource_read. */
+TG_API char *tg_gate_complete(struct tg_gate *gate, const struct tg_reader *who,
+			      const char *ref_type, const char *ref, const char *argument,
+			      const char *value, const char *context_json, struct tg_error *err);
+/* What of the upstreams' lists changed since the last time asked (the
+ * change hook's fn asks it, tg_gate_on_change): *resources (resources or
+ * templates) and *prompts, 1 or 0, cleared. */
+TG_API void tg_gate_lists_changed(struct tg_gate *gate, int *resources, int *prompts);
 
 /* ---- one upstream seen once (toolgate upstream test|pin|diff) ------------- */
 

@@ -17,7 +17,8 @@
  * thread, only raise a flag: the supervisor lists the tools again, one
  * listing at a time and at most one per UPSTREAM_RUN_RELIST_MS, so a
  * server that floods them neither blocks the client's queue nor makes
- * the runner spin.
+ * the runner spin. Its resources, templates and prompts are listed so too
+ * (upstream_catalog.c), each request of them sent as a call is.
  *
  * per_call: the supervisor starts a server only to list the tools (again
  * after a list_changed), and stops it once listed; each call starts a
@@ -58,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/upstream_catalog.h"
 #include "exec/upstream_relay.h"
 #include "exec/upstream_run.h"
 #include "exec/upstream_secret.h"
@@ -140,6 +142,8 @@ struct upstream_run {
 	char why[512];          /* why it is not up, or "" */
 	unsigned starts;
 	int relist;             /* list_changed came: list the tools again */
+	char *lists[UPSTREAM_RUN_NLISTS]; /* its resources, templates, prompts */
+	unsigned relist_lists;  /* of those, to list again (bits) */
 	uint64_t relist_at;     /* not before this (ms) */
 	unsigned percall;       /* per_call: the calls' servers running */
 	struct upstream_run_stats stats;
@@ -509,6 +513,14 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 		r->relist = 1;
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+	} else if (strcmp(method, "notifications/resources/list_changed") == 0 ||
+		   strcmp(method, "notifications/prompts/list_changed") == 0) {
+		pthread_mutex_lock(&r->lock);
+		r->relist_lists |= method[14] == 'r' ? 1u << UPSTREAM_RUN_RESOURCES |
+							 1u << UPSTREAM_RUN_TEMPLATES
+						       : 1u << UPSTREAM_RUN_PROMPTS;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
 	}
 }
 
@@ -641,6 +653,31 @@ static void relist(struct upstream_run *r, struct gen *g)
 	pthread_mutex_unlock(&r->lock);
 	if (changed && r->opts.tools_changed)
 		r->opts.tools_changed(r->opts.tools_ctx);
+}
+
+/* g's lists of which (bits) listed and kept, the owner told of those
+ * that differ; one that fails keeps the one before. Without the lock. */
+static void lists_refresh(struct upstream_run *r, struct gen *g, unsigned which)
+{
+	char *got[UPSTREAM_RUN_NLISTS];
+	unsigned changed;
+
+	upstream_catalog_fetch(g->client, r->u->name, which, UPSTREAM_RUN_HANDSHAKE_MS, got);
+	pthread_mutex_lock(&r->lock);
+	changed = upstream_catalog_keep(r->lists, got);
+	pthread_mutex_unlock(&r->lock);
+	if (changed && r->opts.lists_changed)
+		r->opts.lists_changed(r->opts.tools_ctx, changed);
+}
+
+char *upstream_run_list(struct upstream_run *r, enum upstream_run_list which)
+{
+	char *t;
+
+	pthread_mutex_lock(&r->lock);
+	t = r->lists[which] ? strdup(r->lists[which]) : NULL;
+	pthread_mutex_unlock(&r->lock);
+	return t;
 }
 
 /* ---- generations ----------------------------------------------------- */
@@ -830,16 +867,24 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke))) {
 		now = now_ms();
-		if (r->relist && now >= r->relist_at) {
+		if ((r->relist || r->relist_lists) && now >= r->relist_at) {
+			int tools = r->relist;
+			unsigned which = r->relist_lists;
+
 			r->relist = 0;
+			r->relist_lists = 0;
 			pthread_mutex_unlock(&r->lock);
-			relist(r, g);
+			if (tools)
+				relist(r, g);
+			if (which)
+				lists_refresh(r, g, which);
 			pthread_mutex_lock(&r->lock);
 			/* from its end: a slow server is listed no more often */
 			r->relist_at = now_ms() + UPSTREAM_RUN_RELIST_MS;
 			continue;
 		}
-		wait_until(r, r->relist && r->relist_at < now + 200 ? r->relist_at : now + 200);
+		wait_until(r, (r->relist || r->relist_lists) && r->relist_at < now + 200
+				      ? r->relist_at : now + 200);
 	}
 	r->cur = NULL;
 	if (!g->ended && !r->stop)
@@ -868,11 +913,12 @@ static void listed_wait(struct upstream_run *r)
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		now = now_ms();
-		if (r->stop || (r->relist && now >= r->relist_at))
+		if (r->stop || ((r->relist || r->relist_lists) && now >= r->relist_at))
 			break;
-		wait_until(r, r->relist ? r->relist_at : now + 1000);
+		wait_until(r, r->relist || r->relist_lists ? r->relist_at : now + 1000);
 	}
 	r->relist = 0;
+	r->relist_lists = 0; /* a start lists them all */
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -894,6 +940,8 @@ static void *supervise(void *arg)
 		}
 		pthread_mutex_unlock(&r->lock);
 		if (gen_up(r, &g, &tools, &err) == 0) {
+			/* listed whole before it is up: per_call's server ends then */
+			lists_refresh(r, g, (1u << UPSTREAM_RUN_NLISTS) - 1);
 			up_at = now_ms();
 			pthread_mutex_lock(&r->lock);
 			r->starting = NULL;
@@ -1024,6 +1072,7 @@ void upstream_run_free(struct upstream_run *r)
 	if (r->supervising)
 		pthread_join(r->supervisor, NULL);
 	free(r->tools);
+	upstream_catalog_keep(r->lists, NULL);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -1307,35 +1356,91 @@ int upstream_run_call(struct upstream_run *r, const char *tool, const char *args
 				    err);
 }
 
+/* A call's timeout: timeout_ms, or else the declaration's, or else
+ * UPSTREAM_RUN_CALL_MS. */
+static int call_timeout(const struct upstream_run *r, int timeout_ms)
+{
+	if (timeout_ms > 0)
+		return timeout_ms;
+	return !r->u->timeout_ms ? UPSTREAM_RUN_CALL_MS
+	       : r->u->timeout_ms > INT_MAX ? INT_MAX : (int)r->u->timeout_ms;
+}
+
+/* The server a request (of tool, or a method) goes to, with a reference:
+ * the one up, or per_call one of its own; NULL and err. settle gives it
+ * back. */
+static struct gen *acquire(struct upstream_run *r, const char *what, uint64_t deadline,
+			   int cancel_fd, struct tg_error *err)
+{
+	struct gen *g;
+
+	if (r->u->per_call)
+		return percall_up(r, what, deadline, cancel_fd, err);
+	pthread_mutex_lock(&r->lock);
+	g = gen_get(r, deadline, cancel_fd, err);
+	pthread_mutex_unlock(&r->lock);
+	return g;
+}
+
+/* A request's end on g (rc as upstream_client_wait; err its error): the
+ * error said as the caller sees it, g given back. 0, or -1 and err. */
+static int settle(struct upstream_run *r, struct gen *g, const char *what, int rc,
+		  struct tg_error *err)
+{
+	uint64_t deadline;
+
+	if (rc < 0 && err->code == TG_ERR_UNAVAILABLE) {
+		char broke[sizeof(err->msg)];
+
+		/* the connection broke: the run's end, when it comes soon,
+		 * says why better than the client's EOF */
+		snprintf(broke, sizeof(broke), "%s", err->msg);
+		pthread_mutex_lock(&r->lock);
+		deadline = now_ms() + 2000;
+		while (!g->ended && now_ms() < deadline)
+			wait_until(r, deadline);
+		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: %s: the server died: %s",
+			     r->u->name, what, g->ended ? g->why : broke);
+		pthread_mutex_unlock(&r->lock);
+	} else if (rc != 0) {
+		/* a timeout, a cancel, its JSON-RPC error: the server's words,
+		 * shown as the log may show them */
+		char said[sizeof(err->msg)];
+
+		obs_shown(err->msg, strlen(err->msg), said, sizeof(said));
+		snprintf(err->msg, sizeof(err->msg), "%s", said);
+		tg_error_wrap(err, "upstream %s: %s", r->u->name, what);
+	}
+	if (r->u->per_call) {
+		percall_end(r, g);
+		return rc == 0 ? 0 : -1;
+	}
+	pthread_mutex_lock(&r->lock);
+	g->refs--;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return rc == 0 ? 0 : -1;
+}
+
 int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
 			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
 			 char **result_json, struct tg_error *err)
 {
-	const char *name = r->u->name;
-	uint64_t start = now_ms(), deadline, left;
+	uint64_t deadline, left;
 	json_t *args, *res = NULL;
 	struct call_reg reg;
 	struct gen *g;
 	int rc;
 
 	*result_json = NULL;
-	if (timeout_ms <= 0)
-		timeout_ms = !r->u->timeout_ms ? UPSTREAM_RUN_CALL_MS
-			     : r->u->timeout_ms > INT_MAX ? INT_MAX : (int)r->u->timeout_ms;
-	deadline = start + (uint64_t)timeout_ms;
+	deadline = now_ms() + (uint64_t)call_timeout(r, timeout_ms);
 	args = args_json ? json_loads(args_json, JSON_REJECT_DUPLICATES, NULL) : json_object();
 	if (!json_is_object(args)) {
 		json_decref(args);
 		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s: the arguments are not "
-				    "a JSON object", name, tool);
+				    "a JSON object", r->u->name, tool);
 	}
-	if (r->u->per_call) {
-		g = percall_up(r, tool, deadline, cancel_fd, err);
-	} else {
-		pthread_mutex_lock(&r->lock);
-		g = gen_get(r, deadline, cancel_fd, err);
-		pthread_mutex_unlock(&r->lock);
-	}
+	g = acquire(r, tool, deadline, cancel_fd, err);
 	if (!g) {
 		json_decref(args);
 		return -1;
@@ -1350,36 +1455,42 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 	json_decref(args);
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	else if (rc < 0 && err->code == TG_ERR_UNAVAILABLE) {
-		char broke[sizeof(err->msg)];
-
-		/* the connection broke: the run's end, when it comes soon,
-		 * says why better than the client's EOF */
-		snprintf(broke, sizeof(broke), "%s", err->msg);
-		pthread_mutex_lock(&r->lock);
-		deadline = now_ms() + 2000;
-		while (!g->ended && now_ms() < deadline)
-			wait_until(r, deadline);
-		tg_error_set(err, TG_ERR_UNAVAILABLE, "upstream %s: %s: the server died: %s",
-			     name, tool, g->ended ? g->why : broke);
-		pthread_mutex_unlock(&r->lock);
-	} else if (rc != 0) {
-		/* a timeout, a cancel, its JSON-RPC error: the server's words,
-		 * shown as the log may show them */
-		char said[sizeof(err->msg)];
-
-		obs_shown(err->msg, strlen(err->msg), said, sizeof(said));
-		snprintf(err->msg, sizeof(err->msg), "%s", said);
-		tg_error_wrap(err, "upstream %s: %s", name, tool);
-	}
 	json_decref(res);
-	if (r->u->per_call) {
-		percall_end(r, g);
-		return rc == 0 ? 0 : -1;
+	return settle(r, g, tool, rc, err);
+}
+
+int upstream_run_request(struct upstream_run *r, const char *capability, const char *method,
+			 const char *params_json, int timeout_ms, char **result_json,
+			 struct tg_error *err)
+{
+	uint64_t deadline = now_ms() + (uint64_t)call_timeout(r, timeout_ms), left;
+	json_t *params, *res = NULL;
+	struct gen *g;
+	int rc;
+
+	*result_json = NULL;
+	params = json_loads(params_json, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: %s: the params are not a "
+				    "JSON object", r->u->name, method);
 	}
-	pthread_mutex_lock(&r->lock);
-	g->refs--;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	return rc == 0 ? 0 : -1;
+	g = acquire(r, method, deadline, -1, err);
+	if (!g) {
+		json_decref(params);
+		return -1;
+	}
+	left = deadline > now_ms() ? deadline - now_ms() : 1;
+	if (!upstream_catalog_declares(g->client, capability))
+		rc = tg_error_set(err, TG_ERR_INVALID, "its server declares no %s capability",
+				  capability);
+	else
+		rc = upstream_client_request(g->client, method, params, (int)left, &res, err);
+	json_decref(params);
+	if (rc == 0 && !json_is_object(res))
+		rc = tg_error_set(err, TG_ERR_INVALID, "the result is not an object");
+	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
+		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_decref(res);
+	return settle(r, g, method, rc, err);
 }

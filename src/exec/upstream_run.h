@@ -45,6 +45,17 @@
 #define UPSTREAM_RUN_FLUSH_MS 1000         /* a call's progress, delivered after its answer */
 #define UPSTREAM_RUN_RELIST_MS 250          /* list_changed: at most one tools/list again
 					     * this often (a burst is one) */
+#define UPSTREAM_RUN_LIST_MAX (4u << 20)    /* a listing of resources, templates or
+					     * prompts, as JSON text */
+
+/* The server's lists besides its tools (upstream_run_list): bit 1 << each
+ * in upstream_run_options.lists_changed. */
+enum upstream_run_list {
+	UPSTREAM_RUN_RESOURCES = 0,  /* resources/list */
+	UPSTREAM_RUN_TEMPLATES,      /* resources/templates/list */
+	UPSTREAM_RUN_PROMPTS,        /* prompts/list */
+	UPSTREAM_RUN_NLISTS
+};
 
 struct upstream_run_options {
 	/* The gateway's directories (exec_dirs_new): the mounts and
@@ -62,6 +73,9 @@ struct upstream_run_options {
 	 * back but for upstream_run_tools. NULL: not told. */
 	void (*tools_changed)(void *ctx);
 	void *tools_ctx;
+	/* Its resources, resource templates or prompts changed (which: a bit
+	 * 1 << enum upstream_run_list each), as tools_changed, with tools_ctx. */
+	void (*lists_changed)(void *ctx, unsigned which);
 	/* 1: upstream_run_wait returns at the first failure to start, or
 	 * reach, the server (TG_ERR_UNAVAILABLE with its reason) instead of
 	 * waiting through the restarts for its timeout, and the restarts
@@ -105,6 +119,29 @@ int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *e
  * notifications/tools/list_changed (at most once per
  * UPSTREAM_RUN_RELIST_MS; a failed listing keeps the one before). */
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
+
+/* The server's list which (upstream_run_list), JSON array text
+ * (malloc'd): listed at each start and again on its
+ * notifications/resources/list_changed or notifications/prompts/list_changed
+ * (coalesced as tools' are), each followed through its pages with the
+ * tools' ceilings and at most UPSTREAM_RUN_LIST_MAX bytes; "[]" when the
+ * server's initialize declared no resources (or prompts) capability; NULL
+ * before the first listing (or out of memory). A listing that fails is
+ * logged and the one before kept. */
+char *upstream_run_list(struct upstream_run *r, enum upstream_run_list which);
+
+/* One request of the server's own catalogue (resources/read, prompts/get,
+ * completion/complete): method with params_json (an object's text) sent
+ * only when its initialize declared capability ("resources", "prompts",
+ * "completions"), waited for at most timeout_ms (<= 0 as
+ * upstream_run_call), through a per_call server of its own as a call.
+ * 0: *result_json the server's result, an object's text (malloc'd). -1
+ * and err as upstream_run_call (TG_ERR_INVALID: no such capability,
+ * params not an object, the server's JSON-RPC error or a result that is
+ * not an object; the server's words shown safe, obs_shown). */
+int upstream_run_request(struct upstream_run *r, const char *capability, const char *method,
+			 const char *params_json, int timeout_ms, char **result_json,
+			 struct tg_error *err);
 
 /* Call tool (the upstream's own name) with args_json (an object's text;
  * NULL: {}), waiting at most timeout_ms (<= 0: the declaration's

@@ -162,6 +162,8 @@ struct tg_gate {
 	pthread_cond_t ups_wake;
 	pthread_t ups_thread;
 	int ups_on, ups_stop, ups_dirty;
+	unsigned lists_pending;       /* upstreams' lists changed, not yet asked for
+				       * (tg_gate_lists_changed), under ups_lock */
 	/* told of each such snapshot (tg_gate_on_change), under changed_lock */
 	pthread_mutex_t changed_lock;
 	void (*changed)(void *ctx, const struct tg_catalog *old, const struct tg_catalog *now);
@@ -311,6 +313,10 @@ extern const char gate_own_scopes[];
  * (fail closed); without one there is nothing to check. */
 int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, const char *scopes,
 		       char *need, size_t len);
+/* The same decision for a name that is not a contract's (an upstream's
+ * pseudo-tools NAME.resources and NAME.prompts: read, write 0). */
+int gate_scope_missing_for(const struct tg_gate *g, const char *name, int write,
+			   const char *scopes, char *need, size_t len);
 
 /* ---- snapshots and upstreams (snapshot.c, upstreams.c) ---- */
 
@@ -409,6 +415,16 @@ void gate_held_free(struct gate_held *held, size_t n);
 /* Told by a runner: its server lists other tools; the snapshot is made
  * anew by the gate's thread (started when needed). */
 void gate_upstreams_changed(void *ctx);
+/* Told by a runner: its server lists other resources, templates or
+ * prompts (which: bits of enum upstream_run_list); the change hook is
+ * told as for tools (tg_gate_lists_changed). */
+void gate_upstreams_lists_changed(void *ctx, unsigned which);
+/* The upstreams served now, each with a reference (gate_upstream_put
+ * each), into OUT *v (malloc'd, *n of them); -1 out of memory. */
+int gate_upstreams_hold(struct tg_gate *g, struct gate_upstream ***v, size_t *n);
+/* The upstream served as name, with a reference, or NULL. */
+struct gate_upstream *gate_upstream_named(struct tg_gate *g, const char *name, size_t len);
+void gate_upstream_put(struct tg_gate *g, struct gate_upstream *e);
 /* 7 execute for TG_EXEC_UPSTREAM: 0 ran (or answered: the upstream is
  * down, timed out, failed), -1 and err. */
 int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err);
@@ -450,6 +466,10 @@ void gate_redact_record(json_t *fields);
 
 /* ---- 9 record (record.c) ---- */
 
+/* A record of fields (a read's, upstream_reads.c; released) appended,
+ * its free text redacted; with wait, until written and synced. 0, or -1
+ * and err (the log failed). */
+int gate_record_fields(struct tg_gate *g, json_t *fields, int wait, struct tg_error *err);
 int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_error *cerr,
 		      struct tg_error *err);
 void gate_span_begin(struct tg_gate *g, struct call_state *st);

@@ -4,7 +4,9 @@
  * revokes them, as the CLI composed them into tg_gate_options; a bearer
  * token into a principal and its scopes (stage 1 for a transport), the
  * principals' rates, and the one decision of whether scopes allow a tool
- * (stage 4), which the pipeline and a transport's early 403 both ask.
+ * (stage 4), which the pipeline and a transport's early 403 both ask, and
+ * an upstream's resources and prompts (pseudo-tools NAME.resources and
+ * NAME.prompts, read: upstream_reads.c) too.
  *
  * Owns: the gate's limiter and its borrowed policy and signer. Must never:
  * forward or keep a caller's token, or grant a tool no scope names.
@@ -79,17 +81,22 @@ int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **sc
 
 const char gate_own_scopes[] = "";
 
+int gate_scope_missing_for(const struct tg_gate *g, const char *name, int write,
+			   const char *scopes, char *need, size_t len)
+{
+	if (scopes == gate_own_scopes || (!scopes && !g->policy))
+		return 0;
+	if (scopes && tg_scopes_allow_call(scopes, name, write))
+		return 0;
+	snprintf(need, len, "%.150s:%s", name, write ? "write" : "read");
+	return 1;
+}
+
 int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, const char *scopes,
 		       char *need, size_t len)
 {
-	int write = k->authority == TG_AUTHORITY_WRITE;
-
-	if (scopes == gate_own_scopes || (!scopes && !g->policy))
-		return 0;
-	if (scopes && tg_scopes_allow_call(scopes, k->name, write))
-		return 0;
-	snprintf(need, len, "%.150s:%s", k->name, write ? "write" : "read");
-	return 1;
+	return gate_scope_missing_for(g, k->name, k->authority == TG_AUTHORITY_WRITE, scopes, need,
+				      len);
 }
 
 int tg_gate_may_observe(const struct tg_gate *g, const char *scopes)

@@ -69,6 +69,11 @@ static json_t *event_fields(const char *principal, const char *subject, const ch
 	return o;
 }
 
+int gate_record_fields(struct tg_gate *g, json_t *fields, int wait, struct tg_error *err)
+{
+	return record(g->audit, fields, wait, err);
+}
+
 int tg_record_event(struct tg_audit *a, const char *principal, const char *subject,
 		    const char *outcome, const char *detail)
 {

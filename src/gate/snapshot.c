@@ -24,7 +24,6 @@
 
 #include "gate/gate_int.h"
 #include "toolgate/catalog.h"
-#include "toolgate/contract.h"
 #include "toolgate/gate.h"
 #include "util/log.h"
 
@@ -232,24 +231,8 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	return 0;
 }
 
-/* 1 if a and b serve the same tools, each at the same version (an
- * upstream's names its definition): a listing that changed only what is
- * held, or nothing, tells no session. */
-static int same_tools(const struct tg_catalog *a, const struct tg_catalog *b)
-{
-	size_t n = tg_catalog_count(a), i;
-
-	if (n != tg_catalog_count(b))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (strcmp(tg_catalog_at(a, i)->name, tg_catalog_at(b, i)->name) != 0 ||
-		    strcmp(tg_catalog_at(a, i)->version_text, tg_catalog_at(b, i)->version_text) != 0)
-			return 0;
-	return 1;
-}
-
 /* The snapshot made anew for the upstreams' tools as they are now; the
- * change hook told when what is served changed. */
+ * change hook told (the MCP layer tells sessions what differs). */
 static void rebuild(struct tg_gate *g)
 {
 	const struct tg_catalog *old, *now;
@@ -274,7 +257,7 @@ static void rebuild(struct tg_gate *g)
 	}
 	now = tg_gate_acquire(g);
 	pthread_mutex_lock(&g->changed_lock);
-	if (g->changed && !same_tools(old, now))
+	if (g->changed)
 		g->changed(g->changed_ctx, old, now);
 	pthread_mutex_unlock(&g->changed_lock);
 	tg_gate_release(g, now);

@@ -53,7 +53,7 @@ static void entry_free(struct tg_gate *g, struct gate_upstream *e)
 }
 
 /* A reference on e given back; the last ends its server. */
-static void entry_put(struct tg_gate *g, struct gate_upstream *e)
+void gate_upstream_put(struct tg_gate *g, struct gate_upstream *e)
 {
 	int last;
 
@@ -82,6 +82,59 @@ static struct gate_upstream *entry_get(struct tg_gate *g, const struct tg_contra
 	return e;
 }
 
+struct gate_upstream *gate_upstream_named(struct tg_gate *g, const char *name, size_t len)
+{
+	struct gate_upstream *e = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&g->lock);
+	for (i = 0; i < g->nups && !e; i++)
+		if (strlen(g->ups[i]->u->name) == len && memcmp(g->ups[i]->u->name, name, len) == 0) {
+			e = g->ups[i];
+			e->refs++;
+		}
+	pthread_mutex_unlock(&g->lock);
+	return e;
+}
+
+int gate_upstreams_hold(struct tg_gate *g, struct gate_upstream ***v, size_t *n)
+{
+	size_t i;
+
+	pthread_mutex_lock(&g->lock);
+	*n = g->nups;
+	*v = calloc(g->nups + 1, sizeof(**v));
+	for (i = 0; *v && i < g->nups; i++) {
+		(*v)[i] = g->ups[i];
+		g->ups[i]->refs++;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return *v ? 0 : -1;
+}
+
+void gate_upstreams_lists_changed(void *ctx, unsigned which)
+{
+	struct tg_gate *g = ctx;
+
+	pthread_mutex_lock(&g->ups_lock);
+	g->lists_pending |= which;
+	pthread_mutex_unlock(&g->ups_lock);
+	/* the gate's thread tells the hook, as for tools */
+	gate_upstreams_changed(g);
+}
+
+void tg_gate_lists_changed(struct tg_gate *g, int *resources, int *prompts)
+{
+	unsigned which;
+
+	pthread_mutex_lock(&g->ups_lock);
+	which = g->lists_pending;
+	g->lists_pending = 0;
+	pthread_mutex_unlock(&g->ups_lock);
+	*resources = (which & (1u << UPSTREAM_RUN_RESOURCES | 1u << UPSTREAM_RUN_TEMPLATES)) != 0;
+	*prompts = (which & 1u << UPSTREAM_RUN_PROMPTS) != 0;
+}
+
 static struct gate_upstream *entry_new(struct tg_gate *g, struct gate_base *base,
 				       const struct tg_upstream *u, struct tg_error *err)
 {
@@ -99,6 +152,7 @@ static struct gate_upstream *entry_new(struct tg_gate *g, struct gate_base *base
 	opts.egress_denied = egress_refused;
 	opts.egress_ctx = e;
 	opts.tools_changed = gate_upstreams_changed;
+	opts.lists_changed = gate_upstreams_lists_changed;
 	opts.tools_ctx = g;
 	if (upstream_run_new(u, &opts, &e->run, err) < 0) {
 		free(e);
@@ -187,7 +241,7 @@ void gate_upstreams_commit(struct tg_gate *g, struct gate_ups_plan *p)
 		for (i = 0, stays = 0; i < p->n && !stays; i++)
 			stays = p->v[i] == old[j];
 		if (!stays)
-			entry_put(g, old[j]);
+			gate_upstream_put(g, old[j]);
 	}
 	free(old);
 	free(p->made);
@@ -199,7 +253,7 @@ void gate_upstreams_release(struct tg_gate *g)
 	size_t i;
 
 	for (i = 0; i < g->nups; i++)
-		entry_put(g, g->ups[i]);
+		gate_upstream_put(g, g->ups[i]);
 	free(g->ups);
 	g->ups = NULL;
 	g->nups = 0;
@@ -543,7 +597,7 @@ int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_er
 				   "it): call again", k->name, k->upstream);
 	args = arguments(st);
 	if (!args) {
-		entry_put(g, e);
+		gate_upstream_put(g, e);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	st->ran = 1;
@@ -558,7 +612,7 @@ int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_er
 				  ? (int)k->call_timeout_ms : 0,
 				  st->call->cancel_fd, &hooks, &result, &cerr);
 	free(args);
-	entry_put(g, e);
+	gate_upstream_put(g, e);
 	if (rc < 0)
 		return failed(st, &cerr);
 	rc = result_out(st, result);

@@ -216,13 +216,15 @@ static json_t *updated_uris(const struct tg_catalog *a, const struct lists *la,
 	return out;
 }
 
-/* The sessions told what differs between old (listed in lo) and now. */
+/* The sessions told what differs between old (listed in lo) and now,
+ * and what of the upstreams' lists changed (tg_gate_lists_changed). */
 static void tell(struct tg_mcp *m, const struct tg_catalog *old, const struct lists *lo,
 		 const struct tg_catalog *now)
 {
 	struct lists ln = { 0 };
 	struct mcp_change c = { 0, 0, 0, NULL };
 	struct mcp_watcher *w;
+	int resources, prompts;
 
 	if (lists_of(now, &ln) == 0) {
 		c.tools = strcmp(lo->tools, ln.tools) != 0;
@@ -234,6 +236,9 @@ static void tell(struct tg_mcp *m, const struct tg_catalog *old, const struct li
 		/* out of memory: say everything changed, clients list again */
 		c.tools = c.prompts = c.resources = 1;
 	}
+	tg_gate_lists_changed(m->gate, &resources, &prompts);
+	c.resources |= resources;
+	c.prompts |= prompts;
 	pthread_mutex_lock(&m->lock);
 	for (w = m->watchers; w; w = w->next)
 		w->fn(w->ctx, &c);

@@ -264,11 +264,11 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 	    (strcmp(method + 10, "list") == 0 || strcmp(method + 10, "templates/list") == 0 ||
 	     strcmp(method + 10, "read") == 0 || strcmp(method + 10, "subscribe") == 0 ||
 	     strcmp(method + 10, "unsubscribe") == 0))
-		return catalog_resources(s, method, id, params);
+		return catalog_resources(s, method, id, params, scopes);
 	if (strcmp(method, "prompts/list") == 0 || strcmp(method, "prompts/get") == 0)
-		return catalog_prompts(s, method, id, params);
+		return catalog_prompts(s, method, id, params, scopes);
 	if (strcmp(method, "completion/complete") == 0)
-		return catalog_complete(s, id, params);
+		return catalog_complete(s, id, params, scopes);
 	{
 		char text[200];
 

@@ -164,11 +164,12 @@ void listen_close_all(struct mcp_session *s);
 /* ---- session_catalog.c ----------------------------------------------------- */
 
 json_t *catalog_resources(struct mcp_session *s, const char *method, json_t *id,
-			  json_t *params);
-json_t *catalog_prompts(struct mcp_session *s, const char *method, json_t *id, json_t *params);
-json_t *catalog_complete(struct mcp_session *s, json_t *id, json_t *params);
+			  json_t *params, const char *scopes);
+json_t *catalog_prompts(struct mcp_session *s, const char *method, json_t *id, json_t *params,
+			const char *scopes);
+json_t *catalog_complete(struct mcp_session *s, json_t *id, json_t *params, const char *scopes);
 json_t *catalog_prompt_get_modern(struct mcp_session *s, json_t *id, json_t *params,
-				  json_t *caps);
+				  json_t *caps, const char *scopes);
 
 /* ---- session_modern.c ------------------------------------------------------ */
 

@@ -40,9 +40,8 @@ void modern_result(json_t *result, int cacheable)
 	json_object_set_new(meta, META_SERVER_INFO, server_info());
 	if (cacheable) {
 		json_object_set_new(result, "ttlMs", json_integer(CACHE_TTL_MS));
-		/* not to be shared between principals (docs/MCP.md): each is
-		 * listed the same catalogue today, its scopes deciding only
-		 * what it may call */
+		/* not to be shared between principals (docs/MCP.md): an
+		 * upstream's resources and prompts are listed by scope */
 		json_object_set_new(result, "cacheScope", json_string("private"));
 	}
 }
@@ -97,19 +96,20 @@ json_t *modern_handle(struct mcp_session *s, json_t *id, const char *method,
 	} else if (strcmp(method, "resources/list") == 0 ||
 		   strcmp(method, "resources/templates/list") == 0 ||
 		   strcmp(method, "resources/read") == 0) {
-		resp = catalog_resources(s, method, id, params);
+		resp = catalog_resources(s, method, id, params, scopes);
 		cacheable = 1;
 		/* resource not found: -32602 in this revision, no more -32002 */
 		r = json_object_get(resp, "error");
 		if (json_integer_value(json_object_get(r, "code")) == RPC_RESOURCE_NOT_FOUND)
 			json_object_set_new(r, "code", json_integer(RPC_INVALID_PARAMS));
 	} else if (strcmp(method, "prompts/get") == 0) {
-		resp = catalog_prompt_get_modern(s, id, params, json_object_get(meta, META_CAPS));
+		resp = catalog_prompt_get_modern(s, id, params, json_object_get(meta, META_CAPS),
+						 scopes);
 	} else if (strcmp(method, "prompts/list") == 0) {
-		resp = catalog_prompts(s, method, id, params);
+		resp = catalog_prompts(s, method, id, params, scopes);
 		cacheable = strcmp(method, "prompts/list") == 0;
 	} else if (strcmp(method, "completion/complete") == 0) {
-		resp = catalog_complete(s, id, params);
+		resp = catalog_complete(s, id, params, scopes);
 	} else if (strcmp(method, "subscriptions/listen") == 0) {
 		return listen_request(s, id, params, sink);
 	} else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||

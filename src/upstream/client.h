@@ -69,8 +69,9 @@
 #define UPSTREAM_MAX_QUEUE 256u                /* queued notifications and requests */
 #define UPSTREAM_MAX_QUEUE_BYTES (16u << 20)   /* their bytes */
 #define UPSTREAM_WRITE_TIMEOUT_MS 10000        /* one message written to the server */
-#define UPSTREAM_MAX_TOOLS 1024u               /* tools/list: tools in all pages */
-#define UPSTREAM_MAX_PAGES 64u                 /* tools/list: pages */
+#define UPSTREAM_MAX_TOOLS 1024u               /* a list (tools, resources...): entries in
+						* all its pages */
+#define UPSTREAM_MAX_PAGES 64u                 /* a list: pages */
 
 /* The revision offered, and the ones accepted in the answer. */
 #define UPSTREAM_PROTOCOL "2025-11-25"
@@ -223,6 +224,23 @@ const char *upstream_client_instructions(struct upstream_client *c);
  * repeats itself, a page without a tools array: -1 and err. */
 int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t **tools,
 			       struct tg_error *err);
+
+/* What one of MCP's lists is: its method, the result's array, the member
+ * each entry must have as a string. */
+struct upstream_list_kind {
+	const char *method, *key, *field;
+};
+extern const struct upstream_list_kind upstream_list_tools, upstream_list_resources,
+	upstream_list_templates, upstream_list_prompts;
+
+/* The list k (tools/list as upstream_client_list_tools, resources/list,
+ * resources/templates/list, prompts/list) followed through its pages as
+ * tools are: every entry into *out (an array, owned), with the same
+ * ceilings (UPSTREAM_MAX_PAGES pages, UPSTREAM_MAX_TOOLS entries); an
+ * entry that is not an object with k->field a string is refused. 0, or
+ * -1 and err (the server's error: err says it). */
+int upstream_client_list(struct upstream_client *c, const struct upstream_list_kind *k,
+			 int timeout_ms, json_t **out, struct tg_error *err);
 
 /* tools/call of name with arguments (borrowed, may be NULL: {}) and meta
  * (borrowed, may be NULL: no _meta; e.g. a progressToken): 0, 1 or -1 as

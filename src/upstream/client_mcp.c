@@ -1,10 +1,11 @@
 /*
  * MCP's requests on the client side (client.h): the initialize handshake
- * with its version negotiation, tools/list with its pages, tools/call and
- * ping, over the connection of client.c.
+ * with its version negotiation, the lists (tools, resources, resource
+ * templates, prompts) with their pages, tools/call and ping, over the
+ * connection of client.c.
  *
  * Must never: accept a protocol version it does not speak, follow a
- * server's cursors without a ceiling on pages and tools, or interpret a
+ * server's cursors without a ceiling on pages and entries, or interpret a
  * tool's result (the gate checks it).
  */
 #include <stdlib.h>
@@ -117,44 +118,51 @@ const char *upstream_client_instructions(struct upstream_client *c)
 	return json_string_value(json_object_get(c->init_result, "instructions"));
 }
 
-/* One page's tools appended to all; 0, or -1 and err. */
-static int take_page(json_t *all, json_t *res, unsigned page, struct tg_error *err)
+/* One page's entries (its key's array) appended to all, each an object
+ * with a string member field; 0, or -1 and err. */
+static int take_page(json_t *all, json_t *res, const struct upstream_list_kind *k, unsigned page,
+		     struct tg_error *err)
 {
-	json_t *tools = json_object_get(res, "tools"), *tool;
+	json_t *entries = json_object_get(res, k->key), *entry;
 	size_t i;
 
-	if (!json_is_array(tools))
-		return tg_error_set(err, TG_ERR_INVALID, "tools/list: page %u has no tools array",
-				    page + 1);
-	if (json_array_size(all) + json_array_size(tools) > UPSTREAM_MAX_TOOLS)
-		return tg_error_set(err, TG_ERR_LIMIT, "tools/list: more than %u tools",
-				    UPSTREAM_MAX_TOOLS);
-	json_array_foreach(tools, i, tool) {
-		if (!json_is_object(tool) || !json_is_string(json_object_get(tool, "name")))
+	if (!json_is_array(entries))
+		return tg_error_set(err, TG_ERR_INVALID, "%s: page %u has no %s array", k->method,
+				    page + 1, k->key);
+	if (json_array_size(all) + json_array_size(entries) > UPSTREAM_MAX_TOOLS)
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: more than %u %s", k->method,
+				    UPSTREAM_MAX_TOOLS, k->key);
+	json_array_foreach(entries, i, entry) {
+		if (!json_is_object(entry) || !json_is_string(json_object_get(entry, k->field)))
 			return tg_error_set(err, TG_ERR_INVALID,
-					    "tools/list: page %u, tool %zu: not an object with a "
-					    "name",
-					    page + 1, i);
-		if (json_array_append(all, tool) < 0)
+					    "%s: page %u, entry %zu: not an object with a %s",
+					    k->method, page + 1, i, k->field);
+		if (json_array_append(all, entry) < 0)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	return 0;
 }
 
-int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t **tools,
-			       struct tg_error *err)
+const struct upstream_list_kind upstream_list_tools = { "tools/list", "tools", "name" };
+const struct upstream_list_kind upstream_list_resources = { "resources/list", "resources", "uri" };
+const struct upstream_list_kind upstream_list_templates = { "resources/templates/list",
+							     "resourceTemplates", "uriTemplate" };
+const struct upstream_list_kind upstream_list_prompts = { "prompts/list", "prompts", "name" };
+
+int upstream_client_list(struct upstream_client *c, const struct upstream_list_kind *k,
+			 int timeout_ms, json_t **out, struct tg_error *err)
 {
 	json_t *all = json_array(), *cursor = NULL, *res = NULL, *params, *next;
 	unsigned page;
 	int rc = -1;
 
 	tg_error_clear(err);
-	*tools = NULL;
+	*out = NULL;
 	if (!all)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	for (page = 0;; page++) {
 		if (page == UPSTREAM_MAX_PAGES) {
-			tg_error_set(err, TG_ERR_LIMIT, "tools/list: more than %u pages",
+			tg_error_set(err, TG_ERR_LIMIT, "%s: more than %u pages", k->method,
 				     UPSTREAM_MAX_PAGES);
 			goto out;
 		}
@@ -163,9 +171,9 @@ int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t
 			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		rc = upstream_client_request(c, "tools/list", params, timeout_ms, &res, err);
+		rc = upstream_client_request(c, k->method, params, timeout_ms, &res, err);
 		json_decref(params);
-		if (rc != 0 || take_page(all, res, page, err) < 0) {
+		if (rc != 0 || take_page(all, res, k, page, err) < 0) {
 			rc = -1;
 			goto out;
 		}
@@ -174,7 +182,7 @@ int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t
 			break;
 		if (!json_is_string(next) || (cursor && json_equal(next, cursor))) {
 			rc = tg_error_set(err, TG_ERR_INVALID,
-					  "tools/list: page %u's nextCursor is %s", page + 1,
+					  "%s: page %u's nextCursor is %s", k->method, page + 1,
 					  json_is_string(next) ? "the cursor that asked for it"
 							       : "not a string");
 			goto out;
@@ -184,7 +192,7 @@ int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t
 		json_decref(res);
 		res = NULL;
 	}
-	*tools = all;
+	*out = all;
 	all = NULL;
 	rc = 0;
 out:
@@ -192,6 +200,12 @@ out:
 	json_decref(cursor);
 	json_decref(all);
 	return rc;
+}
+
+int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t **tools,
+			       struct tg_error *err)
+{
+	return upstream_client_list(c, &upstream_list_tools, timeout_ms, tools, err);
 }
 
 int upstream_client_call_tool(struct upstream_client *c, const char *name, json_t *arguments,

@@ -315,7 +315,87 @@ static int batch_2025_03_26(void)
 	return 0;
 }
 
+/* An upstream's resources and prompts through a session, both eras
+ * (docs/UPSTREAMS.md, "Resources, prompts and completions"): listed once
+ * its server listed them, read and redacted; a prompt refused without
+ * the scope fake.prompts:read; a URI of no upstream -32002, or -32602 in
+ * the 2026-07-28 era. */
+static const char *const fake[] = {
+	"fake", "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\","
+		"\"/srv/fake/fake_server.py\",\"runner\"],\"sandbox\":{\"mounts\":"
+		"[{\"host\":\"@FAKE@\",\"inside\":\"/srv/fake\"}]},"
+		"\"tools\":{\"echo\":{\"authority\":\"read\"}}}",
+	NULL,
+};
+
+#define MODERN_META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+		    "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static int upstream_resources(void)
+{
+	struct fix_spec spec = { "dispatchres", contracts,
+				 "{\"principals\":{\"agent\":{\"scopes\":[\"echo:read\","
+				 "\"fake.resources:read\"]}}}", TG_ANOMALY_DEFAULT, fake };
+	struct tg_mcp_options mo = { 0 };
+	struct tg_error err;
+	struct session s;
+	struct tg_mcp *mcp;
+	struct fix f;
+	json_t *a, *c;
+	const char *t;
+	int tries, n = 0;
+
+	CHECK(fix_open(&f, &spec) == 0);
+	mo.principal = "agent";
+	CHECK(tg_mcp_new(f.gate, &mo, &mcp, &err) == 0);
+	CHECK(start(&s, mcp) == 0);
+	CHECK(initialize(&s, TG_MCP_LATEST) == 0);
+	for (tries = 0; tries < 300 && n < 2; tries++) {
+		CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+				"\"resources/list\"}") == 0);
+		CHECK((a = answer(&s, 2, 0)) != NULL);
+		n = (int)json_array_size(json_object_get(json_object_get(a, "result"), "resources"));
+		json_decref(a);
+		usleep(50000);
+	}
+	CHECK(n == 2);
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\","
+			"\"params\":{\"uri\":\"toolgate://upstream/fake/file:///notes.txt\"}}") == 0);
+	CHECK((a = answer(&s, 3, 0)) != NULL);
+	c = json_array_get(json_object_get(json_object_get(a, "result"), "contents"), 0);
+	t = json_string_value(json_object_get(c, "text"));
+	CHECK(t && strstr(t, "[REDACTED:") && !strstr(t, "AKIAZ"));
+	json_decref(a);
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\","
+			"\"params\":{\"name\":\"fake.greet\",\"arguments\":{\"who\":\"a\"}}}") == 0);
+	CHECK((a = answer(&s, 4, 0)) != NULL && error_code(a) == -32602);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(a, "error"), "message")),
+		     "fake.prompts:read"));
+	json_decref(a);
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\","
+			"\"params\":{\"uri\":\"toolgate://upstream/nope/x\"}}") == 0);
+	CHECK((a = answer(&s, 5, 0)) != NULL && error_code(a) == -32002);
+	json_decref(a);
+	/* the modern era: the same read, and not found as -32602 */
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/read\","
+			"\"params\":{\"uri\":\"toolgate://upstream/fake/file:///logs/x\","
+			MODERN_META "}}") == 0);
+	CHECK((a = answer(&s, 6, 0)) != NULL);
+	c = json_array_get(json_object_get(json_object_get(a, "result"), "contents"), 0);
+	CHECK(strcmp(json_string_value(json_object_get(c, "text")), "log of x") == 0);
+	json_decref(a);
+	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\","
+			"\"params\":{\"uri\":\"toolgate://upstream/nope/x\"," MODERN_META "}}") == 0);
+	CHECK((a = answer(&s, 7, 0)) != NULL && error_code(a) == -32602);
+	json_decref(a);
+	CHECK(stop(&s) == 0);
+	tg_mcp_free(mcp);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test dispatch_tests[] = {
+	{ "dispatch/upstream_resources", upstream_resources },
 	{ "dispatch/session_latest", session_latest },
 	{ "dispatch/batch_2025_03_26", batch_2025_03_26 },
 	UNIT_TESTS_END,

@@ -59,7 +59,17 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                entries, read anew at each tools/list, on one page),
                otherwise normal: for tests/integration/upstream_cli.py,
                which changes FILE between the server's runs
+
+In runner mode it also declares resources, prompts and completions
+(tests/unit/test_gate_resources.c): resources/list on two pages (a text
+resource file:///notes.txt holding a fake AWS key, a blob
+file:///logo.png), one template file:///logs/{day} (read: "log of DAY"),
+a prompt greet {who, required} and completion of who (alice, albert,
+bob) and of the template's day (monday, tuesday); reading
+file:///add lists one more resource, file:///added.txt, and sends
+notifications/resources/list_changed; any other URI is -32002.
 """
+import base64
 import json
 import os
 import signal
@@ -99,6 +109,12 @@ if MODE == "runner":
                                     "sleep": {"type": "number"}})):
         TOOLS.append({"name": name, "description": "A test tool.",
                       "inputSchema": {"type": "object", "properties": props}})
+RESOURCES = [
+    {"uri": "file:///notes.txt", "name": "notes", "mimeType": "text/plain"},
+    {"uri": "file:///logo.png", "name": "logo", "mimeType": "image/png"},
+]
+LOGO = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+COMPLETIONS = {"who": ["alice", "albert", "bob"], "day": ["monday", "tuesday"]}
 calls = 0
 next_id = 1000
 STATE = {"lists": 0, "count": 0, "breaklist": False}
@@ -289,6 +305,58 @@ def runner_tool(mid, name, args):
                  "structuredContent": out, "isError": False})
 
 
+def catalog(mid, method, p):
+    """runner mode: resources, prompts and completion; False when not one."""
+    if method == "resources/list":
+        page = RESOURCES[1:] if p.get("cursor") == "r2" else RESOURCES[:1]
+        res = {"resources": page}
+        if p.get("cursor") is None:
+            res["nextCursor"] = "r2"
+        result(mid, res)
+    elif method == "resources/templates/list":
+        result(mid, {"resourceTemplates": [{"uriTemplate": "file:///logs/{day}",
+                                            "name": "log"}]})
+    elif method == "resources/read":
+        uri = p.get("uri", "")
+        if uri == "file:///notes.txt":
+            c = {"uri": uri, "mimeType": "text/plain",
+                 "text": "notes: aws_access_key_id = AKIAZ7Q3R5T2W4Y6U8P1"}
+        elif uri == "file:///logo.png":
+            c = {"uri": uri, "mimeType": "image/png", "blob": LOGO}
+        elif uri.startswith("file:///logs/"):
+            c = {"uri": uri, "mimeType": "text/plain", "text": "log of " + uri[13:]}
+        elif uri == "file:///add":
+            RESOURCES.append({"uri": "file:///added.txt", "name": "added"})
+            send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+            c = {"uri": uri, "text": "added"}
+        else:
+            send({"jsonrpc": "2.0", "id": mid,
+                  "error": {"code": -32002, "message": "no such resource: " + uri}})
+            return True
+        result(mid, {"contents": [c]})
+    elif method == "prompts/list":
+        result(mid, {"prompts": [{"name": "greet", "description": "Greets someone.",
+                                  "arguments": [{"name": "who", "required": True}]}]})
+    elif method == "prompts/get":
+        who = (p.get("arguments") or {}).get("who")
+        if p.get("name") != "greet" or not who:
+            send({"jsonrpc": "2.0", "id": mid,
+                  "error": {"code": -32602, "message": "greet needs who"}})
+            return True
+        result(mid, {"description": "A greeting.",
+                     "messages": [{"role": "user",
+                                   "content": {"type": "text", "text": "Hello, %s!" % who}}]})
+    elif method == "completion/complete":
+        arg = p.get("argument") or {}
+        values = [v for v in COMPLETIONS.get(arg.get("name"), [])
+                  if v.startswith(arg.get("value", ""))]
+        result(mid, {"completion": {"values": values, "total": len(values),
+                                    "hasMore": False}})
+    else:
+        return False
+    return True
+
+
 def main():
     while True:
         m = read()
@@ -297,8 +365,12 @@ def main():
             if MODE == "noinit":
                 continue
             version = ARG if MODE == "version" else "2025-11-25"
+            caps = {"tools": {"listChanged": True}}
+            if MODE == "runner":
+                caps.update({"resources": {"listChanged": True},
+                             "prompts": {"listChanged": True}, "completions": {}})
             result(mid, {"protocolVersion": version,
-                         "capabilities": {"tools": {"listChanged": True}},
+                         "capabilities": caps,
                          "serverInfo": {"name": "fake", "version": "1.0"},
                          "instructions": "A fake server for tests."})
         elif method == "notifications/cancelled" and MODE == "hang":
@@ -331,6 +403,8 @@ def main():
                 result(mid, {"tools": TOOLS[:1], "nextCursor": "page2"})
             else:
                 result(mid, {"tools": TOOLS[1:]})
+        elif MODE == "runner" and catalog(mid, method, m.get("params") or {}):
+            continue
         elif method == "tools/call":
             call(mid, m.get("params") or {})
             while HELD:
