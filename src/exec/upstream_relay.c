@@ -54,24 +54,36 @@ struct upstream_relay *upstream_relay_new(struct upstream_client *client,
 }
 
 /* The hook's answer to the server: its result, its error, or (NULL, not
- * JSON, neither) an error of ours. "" was dealt with before. */
+ * JSON, neither) an error of ours. "" was dealt with before. An answer
+ * over the ceiling of a message to the server (a client's result, or its
+ * error's message) was not written: the server is answered an error
+ * instead, rather than left waiting for its timeout. */
 static void give(struct upstream_relay *a, json_t *id, const char *answer)
 {
 	json_t *j = answer ? json_loads(answer, 0, NULL) : NULL;
 	json_t *result = json_object_get(j, "result"), *error = json_object_get(j, "error");
 	const char *message = json_string_value(json_object_get(error, "message"));
 	json_t *code = json_object_get(error, "code");
+	struct tg_error err;
+	char over[128];
+	int rc;
 
 	if (result)
-		upstream_client_answer(a->client, id, json_incref(result), 0, NULL);
+		rc = upstream_client_answer(a->client, id, json_incref(result), 0, NULL, &err);
 	else if (json_is_object(error))
-		upstream_client_answer(a->client, id, NULL,
-				       json_is_integer(code) ? (int)json_integer_value(code)
-							     : UPSTREAM_RPC_INTERNAL_ERROR,
-				       message ? message : "the client refused");
+		rc = upstream_client_answer(a->client, id, NULL,
+					    json_is_integer(code) ? (int)json_integer_value(code)
+								  : UPSTREAM_RPC_INTERNAL_ERROR,
+					    message ? message : "the client refused", &err);
 	else
-		upstream_client_answer(a->client, id, NULL, UPSTREAM_RPC_INTERNAL_ERROR,
-				       "no answer from the client");
+		rc = upstream_client_answer(a->client, id, NULL, UPSTREAM_RPC_INTERNAL_ERROR,
+					    "no answer from the client", &err);
+	if (rc < 0 && err.code == TG_ERR_LIMIT) {
+		snprintf(over, sizeof(over), "the client's answer is over %u bytes, the most a "
+			 "message to the server may hold", UPSTREAM_MAX_MESSAGE);
+		upstream_client_answer(a->client, id, NULL, UPSTREAM_RPC_INTERNAL_ERROR, over,
+				       NULL);
+	}
 	json_decref(j);
 }
 
@@ -110,25 +122,66 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
+/* What the agent's client is never asked for an upstream (params: the
+ * relay's own copy, changed here). A sampling request's includeContext
+ * ("thisServer", "allServers") asks the client to add its MCP context,
+ * which is toolgate's: every upstream's and contract's outputs, the
+ * answer going back to this upstream; it is taken out ("none", the
+ * default). Sampling with tools and URL-mode elicitation need
+ * sub-capabilities (sampling.tools, elicitation.url) that toolgate does
+ * not keep of the client's declaration: refused. 0, or -1 and e. */
+static int admit(const char *method, json_t *params, struct upstream_rpc_error *e)
+{
+	const char *mode = json_string_value(json_object_get(params, "mode"));
+
+	e->code = UPSTREAM_RPC_INVALID_PARAMS;
+	if (strcmp(method, "sampling/createMessage") == 0) {
+		if (json_object_get(params, "tools") || json_object_get(params, "toolChoice")) {
+			snprintf(e->message, sizeof(e->message), "sampling with tools is not "
+				 "relayed: toolgate cannot tell whether the agent's client "
+				 "declared sampling.tools");
+			return -1;
+		}
+		json_object_del(params, "includeContext");
+	} else if (strcmp(method, "elicitation/create") == 0 &&
+		   json_object_get(params, "mode") && (!mode || strcmp(mode, "form") != 0)) {
+		snprintf(e->message, sizeof(e->message), "elicitation in mode %.32s is not "
+			 "relayed, only form mode (toolgate cannot tell whether the agent's "
+			 "client declared elicitation.url)", mode ? mode : "(not a string)");
+		return -1;
+	}
+	return 0;
+}
+
 int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method, json_t *params,
 			struct upstream_rpc_error *e)
 {
-	json_t *req = json_pack("{s:{s:s}}", "request", "method", method);
+	json_t *req = json_pack("{s:{s:s}}", "request", "method", method), *copy;
 	int rc = -1;
 
-	if (req && json_is_object(params))
-		json_object_set_new(json_object_get(req, "request"), "params",
-				    json_deep_copy(params));
+	if (req && json_is_object(params)) {
+		copy = json_deep_copy(params);
+		if (copy && admit(method, copy, e) < 0) {
+			json_decref(copy);
+			json_decref(req);
+			return -1;
+		}
+		json_object_set_new(json_object_get(req, "request"), "params", copy);
+	}
 	pthread_mutex_lock(&a->lock);
+	e->code = UPSTREAM_RPC_INTERNAL_ERROR;
 	if (!req) {
-		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
 		snprintf(e->message, sizeof(e->message), "out of memory");
-	} else if (a->n >= UPSTREAM_RELAY_MAX || a->stop || a->halted) {
-		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
+	} else if (a->stop) {
+		snprintf(e->message, sizeof(e->message), "the call ended before its client "
+			 "could be asked");
+	} else if (a->halted) {
+		snprintf(e->message, sizeof(e->message), "the call is being stopped to ask its "
+			 "client first (multi round-trip): nothing more is asked in this run");
+	} else if (a->n >= UPSTREAM_RELAY_MAX) {
 		snprintf(e->message, sizeof(e->message), "%d requests of this call already wait "
 			 "for its client", UPSTREAM_RELAY_MAX);
 	} else if (!a->running && pthread_create(&a->t, NULL, relay_main, a) != 0) {
-		e->code = UPSTREAM_RPC_INTERNAL_ERROR;
 		snprintf(e->message, sizeof(e->message), "no thread to ask the client");
 	} else {
 		a->running = 1;
@@ -162,7 +215,7 @@ void upstream_relay_free(struct upstream_relay *a)
 		if (!a->halted)
 			upstream_client_answer(a->client, a->queue[i].id, NULL,
 					       UPSTREAM_RPC_INTERNAL_ERROR,
-					       "the call ended before its client answered");
+					       "the call ended before its client answered", NULL);
 		json_decref(a->queue[i].id);
 		json_decref(a->queue[i].request);
 	}

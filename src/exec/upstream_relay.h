@@ -5,7 +5,9 @@
  * allows, each passed to the call's ask hook (the same contract as
  * tg_call.ask) on a thread of the call's, never on the client's
  * dispatcher, and the answer given to the server with
- * upstream_client_answer. upstream_relay.c owns it; private to src/exec/.
+ * upstream_client_answer (an error instead when the answer is over the
+ * ceiling of a message to the server). upstream_relay.c owns it; private
+ * to src/exec/.
  */
 #ifndef TG_EXEC_UPSTREAM_RELAY_H
 #define TG_EXEC_UPSTREAM_RELAY_H
@@ -34,8 +36,12 @@ struct upstream_relay *upstream_relay_new(struct upstream_client *client,
 /* The server's request id (borrowed; kept), method and params (copied;
  * may be NULL), queued for the call's client: 0, the client's
  * request callback deferring it (the relay answers it, once); or -1 with
- * *e filled (-32603: UPSTREAM_RELAY_MAX already wait, or no thread).
- * Never blocks: the dispatcher calls it. */
+ * *e filled: -32602 for what the client is never asked for an upstream
+ * (sampling with tools or toolChoice, elicitation in a mode other than
+ * form), -32603 when the call ended, is being stopped to ask its client
+ * first, UPSTREAM_RELAY_MAX already wait, or no thread. A sampling
+ * request's includeContext is taken out of the copy: the client adds
+ * none of its context. Never blocks: the dispatcher calls it. */
 int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method, json_t *params,
 			struct upstream_rpc_error *e);
 

@@ -94,10 +94,11 @@ struct lines {
 
 /* A call in flight (upstream_run_call_ex), known to the client's
  * callbacks by its server: its progress by its token, its server's
- * requests by being that server's one call. */
+ * requests by being that server's one call when they were read. */
 struct call_reg {
 	struct call_reg *next;
-	const struct gen *g;
+	struct gen *g;
+	uint64_t seq;           /* the client's read sequence before the call was sent */
 	char token[32];
 	const struct upstream_run_call_hooks *hooks;
 	int progress;           /* it asked for its progress: token was sent */
@@ -124,6 +125,11 @@ struct gen {
 	int ended;              /* the run is over; why says how */
 	char why[384];
 	unsigned refs;          /* calls using client */
+	/* a call ended without the server's answer, relay declared: no
+	 * request of this server can be told to be a call's (its request
+	 * may come for that call still); "" while none did */
+	char unattributable[160];
+	int unattributable_said; /* logged, once */
 };
 
 struct upstream_run {
@@ -537,31 +543,42 @@ static const struct {
 	{ "roots/list", "roots", TG_UPSTREAM_RELAY_ROOTS },
 };
 
-/* The call of g a request of its server is for, and the request pushed to
- * its relay (under the lock): 0, or -1 and e. Only a server's one call in
- * flight can be told apart: MCP gives a server's request nothing that
- * names the call it serves. */
+/* The call of g a request of its server (read as seq) is for, and the
+ * request pushed to its relay (under the lock): 0, or -1 and e, *say 0
+ * when the refusal is not to be logged (said once already). MCP gives a
+ * server's request nothing that names the call it serves, so it is a
+ * call's only when that call was the one in flight on the server when
+ * the request was read (sent before it), and no call of the server ended
+ * without its answer: such a call's requests may still come, and would
+ * reach another call's client. */
 static int relay_to_call(struct gen *g, json_t *id, const char *method, json_t *params,
-			 struct upstream_rpc_error *e)
+			 uint64_t seq, struct upstream_rpc_error *e, int *say)
 {
 	struct call_reg *c, *one = NULL;
 	unsigned n = 0;
 
 	for (c = g->r->calls; c; c = c->next)
-		if (c->g == g) {
+		if (c->g == g && c->seq < seq) {
 			one = c;
 			n++;
 		}
 	e->code = UPSTREAM_RPC_INTERNAL_ERROR;
-	if (n != 1)
+	*say = 1;
+	if (g->unattributable[0]) {
 		snprintf(e->message, sizeof(e->message), "toolgate cannot tell which call this "
-			 "request is for (%u calls of the server in flight)", n);
-	else if (!one->relay)
-		snprintf(e->message, sizeof(e->message), "the client of this call cannot be asked");
-	else
-		return upstream_relay_push(one->relay, id, method, params, e);
-	if (n == 1)
+			 "request is for: %.150s; refused until the server restarts",
+			 g->unattributable);
+		*say = !g->unattributable_said;
+		g->unattributable_said = 1;
+	} else if (n != 1) {
+		snprintf(e->message, sizeof(e->message), "toolgate cannot tell which call this "
+			 "request is for (%u calls of the server in flight when it was read)", n);
+	} else if (!one->relay) {
 		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
+		snprintf(e->message, sizeof(e->message), "the client of this call cannot be asked");
+	} else {
+		return upstream_relay_push(one->relay, id, method, params, e);
+	}
 	return -1;
 }
 
@@ -571,13 +588,13 @@ static int relay_to_call(struct gen *g, json_t *id, const char *method, json_t *
  * (redacted, shown, within a rate of its own). Never waits but for the
  * runner's lock. */
 static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
-			  struct upstream_rpc_error *e)
+			  uint64_t seq, struct upstream_rpc_error *e)
 {
 	struct gen *g = ctx;
 	struct upstream_run *r = g->r;
 	char line[UPSTREAM_RUN_LOG_READ];
+	int n, say = 1;
 	size_t i;
-	int n;
 
 	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
 		if (strcmp(method, relayed[i].method) == 0)
@@ -593,14 +610,14 @@ static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *par
 			 relayed[i].kind);
 	} else {
 		pthread_mutex_lock(&r->lock);
-		n = relay_to_call(g, id, method, params, e);
+		n = relay_to_call(g, id, method, params, seq, e, &say);
 		pthread_mutex_unlock(&r->lock);
 		if (n == 0) {
 			e->code = UPSTREAM_RPC_DEFERRED;
 			return NULL;
 		}
 	}
-	if (rate_take(&g->refused, r->u->name, "refused requests")) {
+	if (say && rate_take(&g->refused, r->u->name, "refused requests")) {
 		n = snprintf(line, sizeof(line), "refused its request %.64s: %s", method, e->message);
 		log_text(r->u->name, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n
 							   : sizeof(line) - 1, 0);
@@ -1265,6 +1282,8 @@ static int reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
 {
 	memset(c, 0, sizeof(*c));
 	c->g = g;
+	/* before the call is sent: what was read by now is not its */
+	c->seq = upstream_client_read_seq(g->client);
 	c->hooks = hooks;
 	c->progress = hooks && hooks->notify;
 	if (hooks && hooks->ask && r->u->relay &&
@@ -1279,8 +1298,11 @@ static int reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
 }
 
 /* The call's progress sent before its answer delivered, then its hooks
- * forgotten, its relay ended: none runs once this returns. */
-static void reg_remove(struct upstream_run *r, struct call_reg *c)
+ * forgotten, its relay ended: none runs once this returns. abandoned
+ * (NULL: the server answered, or was never sent the call): why the call
+ * ended without the server's answer; a long-lived server that may relay
+ * is then unattributable (relay_to_call) until it restarts. */
+static void reg_remove(struct upstream_run *r, struct call_reg *c, const char *abandoned)
 {
 	struct call_reg **pp;
 
@@ -1292,6 +1314,10 @@ static void reg_remove(struct upstream_run *r, struct call_reg *c)
 		;
 	if (*pp)
 		*pp = c->next;
+	/* per_call: the server ends with the call, nobody else's */
+	if (abandoned && r->u->relay && !r->u->per_call && !c->g->unattributable[0])
+		snprintf(c->g->unattributable, sizeof(c->g->unattributable),
+			 "a call ended without the server's answer (%.100s)", abandoned);
 	while (c->busy)
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
@@ -1301,9 +1327,10 @@ static void reg_remove(struct upstream_run *r, struct call_reg *c)
 }
 
 /* Send tools/call and wait for it, cancel_fd watched by a thread of its
- * own meanwhile. 0, 1 or -1 as upstream_client_wait. */
+ * own meanwhile. 0, 1 or -1 as upstream_client_wait; *sent 1 once the
+ * server was sent the call. */
 static int call_wait(struct gen *g, const char *tool, json_t *args, const char *token,
-		     int timeout_ms, int cancel_fd, json_t **res, struct tg_error *err)
+		     int timeout_ms, int cancel_fd, json_t **res, int *sent, struct tg_error *err)
 {
 	struct canceller k = { .c = g->client, .cancel_fd = cancel_fd, .done = { -1, -1 } };
 	json_t *params;
@@ -1323,6 +1350,7 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, const char *
 	k.id = params ? upstream_client_send(g->client, "tools/call", params, err)
 		      : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(params);
+	*sent = k.id >= 0;
 	e = k.id >= 0 && cancel_fd >= 0 ? pthread_create(&k.t, NULL, cancel_main, &k) : 0;
 	if (e != 0) {
 		/* answered or not, it is forgotten */
@@ -1430,7 +1458,7 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 	json_t *args, *res = NULL;
 	struct call_reg reg;
 	struct gen *g;
-	int rc;
+	int rc, sent = 0;
 
 	*result_json = NULL;
 	deadline = now_ms() + (uint64_t)call_timeout(r, timeout_ms);
@@ -1449,8 +1477,10 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 	rc = reg_add(r, g, &reg, hooks, err);
 	if (rc == 0) {
 		rc = call_wait(g, tool, args, reg.progress ? reg.token : NULL, (int)left,
-			       cancel_fd, &res, err);
-		reg_remove(r, &reg);
+			       cancel_fd, &res, &sent, err);
+		/* sent and not answered: timed out, cancelled, stopped to ask
+		 * (MRTR), its connection broken */
+		reg_remove(r, &reg, rc < 0 && sent ? err->msg : NULL);
 	}
 	json_decref(args);
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))

@@ -185,8 +185,10 @@ struct upstream_run_call_hooks {
 	 * the client's dispatcher), one request at a time, never after the
 	 * call returns; may block until the client answers, and must return
 	 * soon after *stop becomes non-zero. A server's request is the call's
-	 * only when the call is the one in flight on that server (per_call:
-	 * always); else it is refused (-32603). NULL: every request refused. */
+	 * only when the call was the one in flight on that server when the
+	 * request was read and no call of the server has ended without its
+	 * answer since it started (per_call: always); else it is refused
+	 * (-32603). NULL: every request refused. */
 	char *(*ask)(void *ctx, const char *request, const volatile int *stop);
 };
 
@@ -198,8 +200,13 @@ struct upstream_run_call_hooks {
  * most UPSTREAM_RUN_FLUSH_MS); progress with any other token is dropped
  * and counted (progress_dropped). With an ask hook, the server's
  * requests the declaration's relay allows are the hook's (at most
- * UPSTREAM_RELAY_MAX waiting at once; past them -32603); a request it does
- * not allow is answered -32601 and logged; none outlives the call. */
+ * UPSTREAM_RELAY_MAX waiting at once; past them -32603; what the client
+ * is never asked for an upstream, upstream_relay_push's); a request it
+ * does not allow is answered -32601 and logged; none outlives the call.
+ * A call that ends without the server's answer (timed out, cancelled,
+ * stopped to ask its client first) on a long-lived server whose
+ * declaration relays anything makes every later request of that server
+ * refused until it starts again (docs/UPSTREAMS.md, "Relay"). */
 int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
 			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
 			 char **result_json, struct tg_error *err);

@@ -153,9 +153,10 @@ static int write_msg(struct upstream_client *c, json_t *msg, struct tg_error *er
 	return 0;
 }
 
-/* The answer to a server's request: its result, or an error. */
+/* The answer to a server's request: its result, or an error. 0, or -1
+ * and err (may be NULL) as write_msg's. */
 static int answer(struct upstream_client *c, json_t *id, json_t *result, int code,
-		  const char *message)
+		  const char *message, struct tg_error *err)
 {
 	json_t *msg;
 
@@ -164,7 +165,7 @@ static int answer(struct upstream_client *c, json_t *id, json_t *result, int cod
 	else
 		msg = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error",
 				"code", code, "message", message);
-	return write_msg(c, msg, NULL);
+	return write_msg(c, msg, err);
 }
 
 int upstream_client_new(int in_fd, int out_fd, const struct upstream_client_ops *ops,
@@ -223,7 +224,7 @@ static void enqueue(struct upstream_client *c, json_t *msg, size_t bytes)
 		pthread_mutex_unlock(&c->lock);
 		if (id)
 			answer(c, id, NULL, UPSTREAM_RPC_INTERNAL_ERROR,
-			       "client busy: too many messages queued");
+			       "client busy: too many messages queued", NULL);
 		json_decref(msg);
 		return;
 	}
@@ -236,7 +237,7 @@ static void enqueue(struct upstream_client *c, json_t *msg, size_t bytes)
 	c->tail = it;
 	c->items++;
 	c->queued_bytes += bytes;
-	c->queued_seq++;
+	it->seq = ++c->queued_seq;
 	pthread_cond_signal(&c->queued);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -341,7 +342,7 @@ void upstream_client_handle_line(struct upstream_client *c, const char *line, si
 	}
 	if (strcmp(kind, "request") == 0 && strcmp(method, "ping") == 0) {
 		/* answered at once, whoever the callbacks are (MCP "Ping") */
-		answer(c, json_object_get(msg, "id"), json_object(), 0, NULL);
+		answer(c, json_object_get(msg, "id"), json_object(), 0, NULL, NULL);
 		json_decref(msg);
 		return;
 	}
@@ -356,7 +357,7 @@ void upstream_client_handle_line(struct upstream_client *c, const char *line, si
 
 /* --- the dispatcher: callbacks --- */
 
-static void dispatch(struct upstream_client *c, json_t *msg)
+static void dispatch(struct upstream_client *c, json_t *msg, uint64_t seq)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params"), *id = json_object_get(msg, "id"), *result;
@@ -372,7 +373,7 @@ static void dispatch(struct upstream_client *c, json_t *msg)
 	}
 	result = NULL;
 	if (c->ops.request)
-		result = c->ops.request(c->ops.ctx, id, method, params, &e);
+		result = c->ops.request(c->ops.ctx, id, method, params, seq, &e);
 	else
 		snprintf(e.message, sizeof(e.message), "method not found: %.200s", method);
 	if (!result && e.code == UPSTREAM_RPC_DEFERRED)
@@ -382,19 +383,42 @@ static void dispatch(struct upstream_client *c, json_t *msg)
 					: UPSTREAM_RPC_METHOD_NOT_FOUND;
 	if (!result && !e.message[0])
 		snprintf(e.message, sizeof(e.message), "%s refused", method);
-	upstream_client_answer(c, id, result, e.code, e.message);
+	upstream_client_answer(c, id, result, e.code, e.message, NULL);
 }
 
 int upstream_client_answer(struct upstream_client *c, json_t *id, json_t *result, int code,
-			   const char *message)
+			   const char *message, struct tg_error *err)
 {
+	struct tg_error mine;
+	int rc;
+
+	if (!err)
+		err = &mine;
+	tg_error_clear(err);
 	/* counted before the answer goes: whoever sees the answer's effect
 	 * sees the count */
 	pthread_mutex_lock(&c->lock);
 	c->stats.requests++;
 	pthread_mutex_unlock(&c->lock);
-	return answer(c, id, result, result || code ? code : UPSTREAM_RPC_INTERNAL_ERROR,
-		      message ? message : "refused");
+	rc = answer(c, id, result, result || code ? code : UPSTREAM_RPC_INTERNAL_ERROR,
+		    message ? message : "refused", err);
+	if (rc < 0 && err->code == TG_ERR_LIMIT) {
+		/* over the ceiling: nothing went, the request is not answered */
+		pthread_mutex_lock(&c->lock);
+		c->stats.requests--;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return rc;
+}
+
+uint64_t upstream_client_read_seq(struct upstream_client *c)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&c->lock);
+	seq = c->queued_seq;
+	pthread_mutex_unlock(&c->lock);
+	return seq;
 }
 
 static struct client_item *pop_locked(struct upstream_client *c)
@@ -422,7 +446,7 @@ unsigned upstream_client_drain(struct upstream_client *c)
 		pthread_mutex_unlock(&c->lock);
 		if (!it)
 			return n;
-		dispatch(c, it->msg);
+		dispatch(c, it->msg, it->seq);
 		json_decref(it->msg);
 		free(it);
 		n++;
@@ -462,7 +486,7 @@ static void *dispatcher_main(void *arg)
 			break;
 		it = pop_locked(c);
 		pthread_mutex_unlock(&c->lock);
-		dispatch(c, it->msg);
+		dispatch(c, it->msg, it->seq);
 		json_decref(it->msg);
 		free(it);
 		pthread_mutex_lock(&c->lock);

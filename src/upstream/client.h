@@ -35,6 +35,11 @@
  *     answers never holds up the dispatcher; without a callback, "method
  *     not found" (-32601). A ping is answered {} by the reader itself, at
  *     once, as the specification asks.
+ * Each notification and request queued has a read sequence number, one
+ * more than the one queued before it: the request callback is given its
+ * request's, and upstream_client_read_seq says the last one's, so that
+ * the client's owner can tell a request read before some moment of its
+ * own (the runner: before a call was sent) from one read after.
  * The queue holds at most UPSTREAM_MAX_QUEUE items and
  * UPSTREAM_MAX_QUEUE_BYTES bytes: past either, a notification is dropped
  * (stats.dropped) and a request answered -32603 "client busy" at once.
@@ -79,6 +84,7 @@
 /* JSON-RPC 2.0's error codes the client answers with. */
 enum {
 	UPSTREAM_RPC_METHOD_NOT_FOUND = -32601,
+	UPSTREAM_RPC_INVALID_PARAMS = -32602,
 	UPSTREAM_RPC_INTERNAL_ERROR = -32603,
 	/* not JSON-RPC's: a request callback's "answered later" */
 	UPSTREAM_RPC_DEFERRED = 1,
@@ -103,12 +109,13 @@ struct upstream_rpc_error {
  *     or NULL with *e filled (its code 0: -32603), or NULL with e->code
  *     UPSTREAM_RPC_DEFERRED: nothing is answered now, and the callback's
  *     owner answers id (kept with json_incref) once, later, with
- *     upstream_client_answer, before upstream_client_free. ping never
- *     reaches it. */
+ *     upstream_client_answer, before upstream_client_free. seq is the
+ *     request's read sequence number (upstream_client_read_seq). ping
+ *     never reaches it. */
 struct upstream_client_ops {
 	void (*notification)(void *ctx, const char *method, json_t *params);
 	json_t *(*request)(void *ctx, json_t *id, const char *method, json_t *params,
-			   struct upstream_rpc_error *e);
+			   uint64_t seq, struct upstream_rpc_error *e);
 	void *ctx;
 };
 
@@ -183,10 +190,18 @@ void upstream_client_cancel(struct upstream_client *c, int64_t id, const char *r
 /* The answer to a request of the server's that the request callback
  * deferred: result (an object, taken; NULL: the error code and message,
  * code 0 meaning -32603) to request id (borrowed). From any thread, once
- * per id, never after upstream_client_free. 0, or -1 when it could not be
- * written (the connection is broken, or breaks). */
+ * per id, never after upstream_client_free. 0, or -1 and err (may be
+ * NULL): TG_ERR_LIMIT when the answer is over UPSTREAM_MAX_MESSAGE
+ * (nothing was written, the connection is whole and the request still
+ * unanswered: answer it again, with an error), TG_ERR_UNAVAILABLE when
+ * the connection is broken, or breaks. */
 int upstream_client_answer(struct upstream_client *c, json_t *id, json_t *result, int code,
-			   const char *message);
+			   const char *message, struct tg_error *err);
+
+/* The read sequence number of the last notification or request queued
+ * (0 before any): whatever the reader queues from now on has a greater
+ * one. From any thread. */
+uint64_t upstream_client_read_seq(struct upstream_client *c);
 
 /* Send a notification (params borrowed, may be NULL). 0, or -1 and err. */
 int upstream_client_notify(struct upstream_client *c, const char *method, json_t *params,

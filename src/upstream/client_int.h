@@ -26,6 +26,7 @@ struct client_item {
 	struct client_item *next;
 	json_t *msg;
 	size_t bytes;
+	uint64_t seq;               /* its read sequence number: queued_seq once queued */
 };
 
 struct upstream_client {
@@ -42,7 +43,7 @@ struct upstream_client {
 	struct client_item *head, *tail;
 	unsigned items;
 	size_t queued_bytes;
-	uint64_t queued_seq;        /* items ever queued */
+	uint64_t queued_seq;        /* items ever queued: the last one's read sequence */
 	uint64_t done_seq;          /* items whose callbacks have run */
 	int broken;
 	char why[256];              /* why it broke */

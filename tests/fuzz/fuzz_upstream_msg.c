@@ -37,9 +37,10 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 }
 
 static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
-			  struct upstream_rpc_error *e)
+			  uint64_t seq, struct upstream_rpc_error *e)
 {
 	(void)ctx;
+	(void)seq;
 	(void)id;
 	(void)params;
 	if (strcmp(method, "roots/list") == 0)

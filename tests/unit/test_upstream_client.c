@@ -32,6 +32,7 @@ struct seen {
 	int answer_sampling;
 	int defer_sampling; /* sampling is deferred: its id kept in deferred */
 	json_t *deferred;
+	uint64_t deferred_seq; /* its read sequence number */
 };
 
 static struct seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -56,7 +57,7 @@ static void on_notification(void *ctx, const char *method, json_t *params)
 }
 
 static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
-			  struct upstream_rpc_error *e)
+			  uint64_t seq, struct upstream_rpc_error *e)
 {
 	struct seen *s = ctx;
 
@@ -64,6 +65,7 @@ static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *par
 	if (s->defer_sampling && strcmp(method, "sampling/createMessage") == 0) {
 		pthread_mutex_lock(&s->lock);
 		s->deferred = json_incref(id);
+		s->deferred_seq = seq;
 		pthread_mutex_unlock(&s->lock);
 		e->code = UPSTREAM_RPC_DEFERRED;
 		return NULL;
@@ -417,19 +419,25 @@ static int test_sampling(void)
 }
 
 /* A request answered later, from another thread: the dispatcher is free
- * meanwhile, and the answer reaches the server. */
+ * meanwhile, and the answer reaches the server; the callback is given the
+ * request's read sequence number; an answer over the ceiling is refused
+ * (TG_ERR_LIMIT), nothing written, and the request may be answered
+ * again. */
 static int test_deferred(void)
 {
 	struct upstream_client_stats st;
 	struct tg_error err;
 	struct fake f;
-	json_t *res, *id = NULL;
+	json_t *res, *id = NULL, *big;
+	uint64_t before;
 	int64_t call;
+	char *text;
 	int i;
 
 	seen.defer_sampling = 1;
 	CHECK(fake_start(&f, &ops, "sampling", NULL) == 0);
 	CHECK(init(&f, &err) == 0);
+	before = upstream_client_read_seq(f.c);
 	call = upstream_client_send(f.c, "tools/call", NULL, &err);
 	CHECK(call > 0);
 	for (i = 0; i < 200 && !id; i++) {
@@ -444,7 +452,20 @@ static int test_deferred(void)
 	CHECK(upstream_client_flush(f.c, T) == 0);
 	upstream_client_get_stats(f.c, &st);
 	CHECK(st.requests == 0);
-	CHECK(upstream_client_answer(f.c, id, json_pack("{s:s}", "model", "later"), 0, NULL) == 0);
+	CHECK(seen.deferred_seq > before && seen.deferred_seq <= upstream_client_read_seq(f.c));
+	/* over the ceiling: not written, the connection whole */
+	text = malloc(UPSTREAM_MAX_MESSAGE + 1);
+	CHECK(text);
+	memset(text, 'x', UPSTREAM_MAX_MESSAGE);
+	text[UPSTREAM_MAX_MESSAGE] = '\0';
+	big = json_pack("{s:s}", "model", text);
+	free(text);
+	CHECK(upstream_client_answer(f.c, id, big, 0, NULL, &err) < 0 &&
+	      err.code == TG_ERR_LIMIT);
+	upstream_client_get_stats(f.c, &st);
+	CHECK(st.requests == 0 && !upstream_client_broken(f.c, NULL, 0));
+	CHECK(upstream_client_answer(f.c, id, json_pack("{s:s}", "model", "later"), 0, NULL,
+				     NULL) == 0);
 	json_decref(id);
 	CHECK(upstream_client_wait(f.c, call, T, &res, &err) == 0);
 	CHECK(strcmp(json_string_value(json_object_get(json_object_get(

@@ -4,7 +4,10 @@
  * in a temporary catalogue (upstreams/fake.json) and loaded with
  * tg_upstream_load: its tools listed and called, a credential in its
  * environment and the gateway's own not, a mount readable and the rest of
- * the host absent, a server killed mid-call restarted, nothing left behind.
+ * the host absent, a server killed mid-call restarted, nothing left behind;
+ * its requests to the client relayed to the call they are for and refused
+ * when that cannot be told (with tests/upstream/late_server.py, a server
+ * that asks for a call after it ended).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +51,16 @@ static void keep_log(void *ctx, enum tg_log_level level, const char *message)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The log's lines kept in said, from none. */
+static void log_keep(void)
+{
+	tg_log_set(keep_log, &said);
+	pthread_mutex_lock(&said.lock);
+	said.len = 0;
+	said.text[0] = '\0';
+	pthread_mutex_unlock(&said.lock);
+}
+
 /* 1 when the log holds needle, waiting at most a second. */
 static int log_has(const char *needle)
 {
@@ -63,9 +76,12 @@ static int log_has(const char *needle)
 	return yes;
 }
 
-/* upstreams/fake.json in dir, extra (JSON members, "" for none) after
- * argv and the fake server's mount; loaded into *u. */
-static int declare(const char *dir, const char *extra, struct tg_upstream **u)
+/* upstreams/fake.json in dir: python3 running server (a script of
+ * tests/upstream/ and its arguments, as JSON strings), extra (JSON
+ * members, "" for none) after argv and the servers' mount; loaded into
+ * *u. */
+static int declare_server(const char *dir, const char *server, const char *extra,
+			  struct tg_upstream **u)
 {
 	char fake[PATH_MAX], sub[PATH_MAX], text[8192];
 	struct tg_error err;
@@ -77,9 +93,9 @@ static int declare(const char *dir, const char *extra, struct tg_upstream **u)
 		return -1;
 	snprintf(text, sizeof(text),
 		 "{\"transport\": \"stdio\", \"argv\": [\"/usr/bin/python3\", "
-		 "\"/srv/fake/fake_server.py\", \"runner\"], \"sandbox\": {\"mounts\": "
+		 "\"/srv/fake/%s], \"sandbox\": {\"mounts\": "
 		 "[{\"host\": \"%s\", \"inside\": \"/srv/fake\"}]}%s}",
-		 fake, extra);
+		 server, fake, extra);
 	if (unit_put(sub, "fake.json", text, 0600) < 0)
 		return -1;
 	snprintf(sub, sizeof(sub), "%s/upstreams/fake.json", dir);
@@ -88,6 +104,12 @@ static int declare(const char *dir, const char *extra, struct tg_upstream **u)
 		return -1;
 	}
 	return 0;
+}
+
+/* upstreams/fake.json: tests/upstream/fake_server.py runner, and extra. */
+static int declare(const char *dir, const char *extra, struct tg_upstream **u)
+{
+	return declare_server(dir, "fake_server.py\", \"runner\"", extra, u);
 }
 
 static int count_dir(const char *path)
@@ -739,6 +761,7 @@ struct asked {
 	int slow_ms;             /* it takes this long to answer */
 	int block;               /* it waits for *stop, then answers nothing */
 	int cancel_w;            /* >= 0: it stops the call (MRTR) and answers "" */
+	int big;                 /* it answers a result over UPSTREAM_MAX_MESSAGE */
 };
 
 static char *ask_hook(void *ctx, const char *request, const volatile int *stop)
@@ -760,6 +783,16 @@ static char *ask_hook(void *ctx, const char *request, const volatile int *stop)
 		if (write(a->cancel_w, "x", 1) < 0)
 			return NULL;
 		return strdup("");
+	}
+	if (a->big) {
+		char *text = malloc(UPSTREAM_MAX_MESSAGE + 64);
+
+		if (text) {
+			memset(text, 'x', UPSTREAM_MAX_MESSAGE + 63);
+			memcpy(text, "{\"result\":{\"model\":\"", 20);
+			memcpy(text + UPSTREAM_MAX_MESSAGE + 60, "\"}}", 4);
+		}
+		return text;
 	}
 	return strdup("{\"result\":{\"model\":\"m\",\"role\":\"assistant\"}}");
 }
@@ -786,6 +819,15 @@ static long long answer_code(json_t *answers, size_t i)
 {
 	return json_integer_value(json_object_get(
 		json_object_get(json_array_get(answers, i), "error"), "code"));
+}
+
+/* answers[i]'s error message, "" when it has none. */
+static const char *answer_message(json_t *answers, size_t i)
+{
+	const char *m = json_string_value(json_object_get(json_object_get(
+		json_array_get(answers, i), "error"), "message"));
+
+	return m ? m : "";
 }
 
 struct asker_call {
@@ -820,7 +862,7 @@ static int relays(void)
 	struct tg_upstream *u = NULL;
 	struct tg_error err;
 	char dir[64], args[2048];
-	int fds, threads, i, refused = 0, answered = 0, cancel[2];
+	int fds, threads, i, refused = 0, answered = 0;
 	pthread_t t;
 	json_t *v;
 
@@ -880,22 +922,56 @@ static int relays(void)
 	CHECK(!asking(r, SAMPLE, 1500, -1, &h, &err) && err.code == TG_ERR_LIMIT);
 	a.block = 0;
 	CHECK(log_has("ask cancelled"));
-	/* stopped to ask the client first (MRTR): the server is told nothing,
-	 * its call is cancelled */
-	pthread_mutex_lock(&said.lock);
-	said.len = 0;
-	said.text[0] = '\0';
-	pthread_mutex_unlock(&said.lock);
-	CHECK(pipe2(cancel, O_CLOEXEC) == 0);
-	a.cancel_w = cancel[1];
-	CHECK(!asking(r, SAMPLE, T, cancel[0], &h, &err) && strstr(err.msg, "cancelled"));
-	CHECK(log_has("ask cancelled"));
-	a.cancel_w = -1;
-	close(cancel[0]);
-	close(cancel[1]);
+	/* that call ended without the server's answer: no request of the
+	 * server can be told to be a call's now, until it restarts */
+	i = a.n;
+	v = asking(r, SAMPLE, T, -1, &h, &err);
+	CHECK(v && answer_code(v, 0) == -32603 && a.n == i);
+	CHECK(strstr(answer_message(v, 0), "toolgate cannot tell which call this request is "
+		     "for: a call ended without the server's answer (tools/call: no answer within"));
+	json_decref(v);
 	/* the server is still served */
 	v = call(r, "echo", "{\"text\":\"after\"}", &err);
 	CHECK(v);
+	json_decref(v);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_log_set(NULL, NULL);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* Stopped to ask the client first (MRTR): the server is told nothing, its
+ * call is cancelled, and its requests are refused from then on (that
+ * call's may still come). */
+static int relays_stopped(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks h = { .ctx = &a, .ask = ask_hook };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	int fds, threads, cancel[2];
+	char dir[64];
+	json_t *v;
+
+	log_keep();
+	CHECK(unit_tmpdir(dir, "uprelay") == 0);
+	CHECK(declare(dir, ", \"relay\": [\"sampling\"]", &u) == 0);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(pipe2(cancel, O_CLOEXEC) == 0);
+	a.cancel_w = cancel[1];
+	CHECK(!asking(r, SAMPLE, T, cancel[0], &h, &err) && strstr(err.msg, "cancelled"));
+	CHECK(log_has("ask cancelled") && a.n == 1);
+	a.cancel_w = -1;
+	close(cancel[0]);
+	close(cancel[1]);
+	v = asking(r, SAMPLE, T, -1, &h, &err);
+	CHECK(v && answer_code(v, 0) == -32603 && a.n == 1);
+	CHECK(strstr(answer_message(v, 0), "a call ended without the server's answer "
+		     "(tools/call: cancelled"));
 	json_decref(v);
 	CHECK(stopped_clean(r, fds, threads) == 0);
 	tg_log_set(NULL, NULL);
@@ -932,6 +1008,251 @@ static int relays_per_call(void)
 	return 0;
 }
 
+/* What the agent's client is never asked for an upstream: a sampling
+ * request's includeContext is taken out; sampling with tools and
+ * URL-mode elicitation are refused (-32602), the hook never asked; a
+ * form elicitation is relayed; an answer over the ceiling of a message
+ * to the server reaches it as an error instead of never. */
+static int relay_filters(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks h = { .ctx = &a, .ask = ask_hook };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64];
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "uprelay") == 0);
+	CHECK(declare(dir, ", \"relay\": [\"sampling\", \"elicitation\"]", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	v = asking(r, "{\"method\":\"sampling/createMessage\",\"params\":{\"maxTokens\":5,"
+		   "\"includeContext\":\"allServers\"}}", T, -1, &h, &err);
+	CHECK(v && json_object_get(json_array_get(v, 0), "result") && a.n == 1);
+	CHECK(strstr(a.last, "\"maxTokens\":5") && !strstr(a.last, "includeContext"));
+	json_decref(v);
+	v = asking(r, "{\"requests\":[{\"method\":\"sampling/createMessage\",\"params\":{"
+		   "\"maxTokens\":5,\"tools\":[{\"name\":\"t\",\"inputSchema\":{}}]}},"
+		   "{\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\","
+		   "\"url\":\"https://example.com/\",\"message\":\"go\"}},"
+		   "{\"method\":\"elicitation/create\",\"params\":{\"message\":\"name?\","
+		   "\"requestedSchema\":{\"type\":\"object\"}}}]}", T, -1, &h, &err);
+	CHECK(v && answer_code(v, 0) == -32602 && answer_code(v, 1) == -32602);
+	CHECK(strstr(answer_message(v, 0), "sampling with tools is not relayed"));
+	CHECK(strstr(answer_message(v, 1), "elicitation in mode url is not relayed"));
+	CHECK(json_object_get(json_array_get(v, 2), "result") && a.n == 2 &&
+	      strstr(a.last, "elicitation/create"));
+	json_decref(v);
+	/* the client's answer over 4 MiB: an error instead */
+	a.big = 1;
+	v = asking(r, SAMPLE, T, -1, &h, &err);
+	CHECK(v && answer_code(v, 0) == -32603 && a.n == 3);
+	CHECK(strstr(answer_message(v, 0), "the client's answer is over 4194304 bytes"));
+	json_decref(v);
+	a.big = 0;
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+static char *halt_hook(void *ctx, const char *request, const volatile int *stop)
+{
+	struct asked *a = ctx;
+
+	(void)request;
+	(void)stop;
+	pthread_mutex_lock(&a->lock);
+	a->n++;
+	pthread_mutex_unlock(&a->lock);
+	return strdup("");
+}
+
+/* A relay whose call is being stopped to ask its client first refuses
+ * what comes next saying so (not "4 requests already wait"), and the
+ * server hears nothing of the call. */
+static int relay_halted(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_rpc_error e = { 0, "" };
+	struct upstream_client *c = NULL;
+	struct upstream_relay *rl;
+	struct tg_error err;
+	json_t *id = json_integer(7);
+	int to[2], from[2], i, n = 0;
+	char buf[64];
+
+	CHECK(id && pipe2(to, O_CLOEXEC) == 0 && pipe2(from, O_CLOEXEC) == 0);
+	CHECK(upstream_client_new(from[0], to[1], NULL, &c, &err) == 0);
+	CHECK((rl = upstream_relay_new(c, halt_hook, &a)) != NULL);
+	CHECK(upstream_relay_push(rl, id, "roots/list", NULL, &e) == 0);
+	for (i = 0; i < 300 && !n; i++) {
+		usleep(10000);
+		pthread_mutex_lock(&a.lock);
+		n = a.n;
+		pthread_mutex_unlock(&a.lock);
+	}
+	CHECK(n == 1);
+	usleep(200 * 1000); /* the relay took the hook's "" */
+	CHECK(upstream_relay_push(rl, id, "roots/list", NULL, &e) < 0 && e.code == -32603);
+	CHECK(strstr(e.message, "the call is being stopped to ask its client first"));
+	upstream_relay_free(rl);
+	upstream_client_free(c);
+	CHECK(read(to[0], buf, sizeof(buf)) == 0); /* nothing was written */
+	close(to[0]);
+	close(from[1]);
+	json_decref(id);
+	return 0;
+}
+
+/* How many times the log holds needle. */
+static int log_count(const char *needle)
+{
+	const char *p;
+	int n = 0;
+
+	pthread_mutex_lock(&said.lock);
+	for (p = said.text; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	pthread_mutex_unlock(&said.lock);
+	return n;
+}
+
+/* tests/upstream/late_server.py's tool p called with args and hooks: its
+ * client's answer as the server got it (owned), or NULL and err. */
+static json_t *late_p(struct upstream_run *r, const char *args,
+		      const struct upstream_run_call_hooks *h, struct tg_error *err)
+{
+	char *text = NULL;
+	json_t *res, *a;
+
+	if (upstream_run_call_ex(r, "p", args, T, -1, h, &text, err) < 0)
+		return NULL;
+	res = json_loads(text, 0, NULL);
+	free(text);
+	a = json_incref(json_object_get(json_object_get(res, "structuredContent"), "answer"));
+	json_decref(res);
+	return a;
+}
+
+/* A long-lived server's request for a call that ended without its answer
+ * (alice's, timed out; the server ignores the cancel) comes while another
+ * call is alone in flight (bob's): nobody's client is asked, the server
+ * is refused, and said once in the log; every request of that server is
+ * refused until it restarts, then relayed again. */
+static int relay_late(void)
+{
+	struct asked alice = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct asked bob = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct asked carol = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks ha = { .ctx = &alice, .ask = ask_hook };
+	struct upstream_run_call_hooks hb = { .ctx = &bob, .ask = ask_hook };
+	struct upstream_run_call_hooks hc = { .ctx = &carol, .ask = ask_hook };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *res = NULL;
+	int fds, threads, i;
+	json_t *v;
+
+	log_keep();
+	CHECK(unit_tmpdir(dir, "uplate") == 0);
+	CHECK(declare_server(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	/* alice's call: never answered, timed out after 1 s */
+	CHECK(upstream_run_call_ex(r, "a", "{\"secret\":\"alice-only\"}", 1000, -1, &ha, &res,
+				   &err) < 0 && err.code == TG_ERR_LIMIT);
+	/* bob's, alone in flight when the server asks twice for alice */
+	CHECK(upstream_run_call_ex(r, "b", "{}", T, -1, &hb, &res, &err) == 0);
+	free(res);
+	CHECK(alice.n == 0 && bob.n == 0);
+	CHECK(log_count("upstream fake: refused its request sampling/createMessage: toolgate "
+			"cannot tell which call this request is for: a call ended without the "
+			"server's answer (tools/call: no answer within") == 1);
+	/* any later request too, not logged again */
+	v = late_p(r, "{\"who\":\"carol\"}", &hc, &err);
+	CHECK(v && json_integer_value(json_object_get(json_object_get(v, "error"), "code")) ==
+		   -32603 && carol.n == 0);
+	json_decref(v);
+	CHECK(log_count("a call ended without the server's answer") == 1);
+	/* restarted: its requests are relayed again */
+	CHECK(upstream_run_call(r, "die", "{}", T, -1, &res, &err) < 0);
+	for (i = 0; i < 500 && upstream_run_starts(r) < 2; i++)
+		usleep(10000);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	v = late_p(r, "{\"who\":\"carol\"}", &hc, &err);
+	CHECK(v && json_object_get(v, "result") && carol.n == 1 && strstr(carol.last, "carol"));
+	json_decref(v);
+	CHECK(stopped_clean(r, fds, threads) == 0);
+	tg_log_set(NULL, NULL);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* p's progress takes the dispatcher 800 ms: what was read after it waits. */
+static void slow_note(void *ctx, const char *event)
+{
+	(void)ctx;
+	(void)event;
+	usleep(800 * 1000);
+}
+
+struct late_call {
+	struct upstream_run *r;
+	const struct upstream_run_call_hooks *h;
+	json_t *answer;
+};
+
+static void *late_p_main(void *arg)
+{
+	struct late_call *k = arg;
+	struct tg_error err;
+
+	k->answer = late_p(k->r, "{\"who\":\"pat\"}", k->h, &err);
+	return NULL;
+}
+
+/* A request is a call's only when that call was in flight when the
+ * request was read: p's request, read while p was alone in flight but
+ * handed on once bob's call had begun too (the dispatcher held up by p's
+ * progress), is p's; bob's client is never asked. */
+static int relay_read_before(void)
+{
+	struct asked pat = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct asked bob = { .lock = PTHREAD_MUTEX_INITIALIZER, .cancel_w = -1 };
+	struct upstream_run_call_hooks hp = { .ctx = &pat, .ask = ask_hook, .notify = slow_note };
+	struct upstream_run_call_hooks hb = { .ctx = &bob, .ask = ask_hook };
+	struct late_call k = { 0 };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], *res = NULL;
+	pthread_t t;
+
+	CHECK(unit_tmpdir(dir, "uplate") == 0);
+	CHECK(declare_server(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	k.r = r;
+	k.h = &hp;
+	CHECK(pthread_create(&t, NULL, late_p_main, &k) == 0);
+	usleep(300 * 1000);
+	CHECK(upstream_run_call_ex(r, "b", "{}", T, -1, &hb, &res, &err) == 0);
+	free(res);
+	pthread_join(t, NULL);
+	CHECK(k.answer && json_object_get(k.answer, "result"));
+	CHECK(pat.n == 1 && strstr(pat.last, "pat") && bob.n == 0);
+	json_decref(k.answer);
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/serves", serves },
 	{ "upstream_run/restarts", restarts },
@@ -941,6 +1262,11 @@ const struct unit_test upstream_run_tests[] = {
 	{ "upstream_run/progress", progress },
 	{ "upstream_run/refuses", refuses },
 	{ "upstream_run/relays", relays },
+	{ "upstream_run/relays_stopped", relays_stopped },
 	{ "upstream_run/relays_per_call", relays_per_call },
+	{ "upstream_run/relay_filters", relay_filters },
+	{ "upstream_run/relay_halted", relay_halted },
+	{ "upstream_run/relay_late", relay_late },
+	{ "upstream_run/relay_read_before", relay_read_before },
 	UNIT_TESTS_END
 };
