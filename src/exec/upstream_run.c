@@ -62,6 +62,7 @@
 #include "exec/upstream_catalog.h"
 #include "exec/upstream_relay.h"
 #include "exec/upstream_run.h"
+#include "exec/upstream_run_int.h"
 #include "exec/upstream_secret.h"
 #include "obs/shown.h"
 #include "toolgate/egress.h"
@@ -73,89 +74,6 @@
 #include "upstream/secret.h"
 #include "util/hidden.h"
 #include "util/log.h"
-
-/* The most of a redacted line shown: a tg_log line is 1023 bytes */
-#define LOG_SHOWN UPSTREAM_RUN_LOG_LINE
-
-/* The rate a server's lines may go to the log at. */
-struct rate {
-	double tokens;          /* lines that may be logged now */
-	uint64_t last_ms;
-	unsigned long dropped;  /* lines not logged since the last that was */
-};
-
-/* A stderr line on its way to the log. */
-struct lines {
-	char buf[UPSTREAM_RUN_LOG_READ];
-	size_t len;
-	int cut;                /* the line went past buf: the rest is dropped */
-	struct rate rate;
-};
-
-/* A call in flight (upstream_run_call_ex), known to the client's
- * callbacks by its server: its progress by its token, its server's
- * requests by being that server's one call when they were read. */
-struct call_reg {
-	struct call_reg *next;
-	struct gen *g;
-	uint64_t seq;           /* the client's read sequence before the call was sent */
-	char token[32];
-	const struct upstream_run_call_hooks *hooks;
-	int progress;           /* it asked for its progress: token was sent */
-	struct upstream_relay *relay; /* its server's requests to its client; NULL:
-				       * none may reach it (no ask hook, or no relay) */
-	unsigned busy;          /* hooks running on the dispatcher: the call waits */
-};
-
-/* One start of the server. */
-struct gen {
-	struct upstream_run *r;
-	struct tg_sandbox_spec *spec;
-	struct tg_egress_proxy *proxy;
-	struct upstream_client *client;
-	struct upstream_http *http; /* an http upstream's bridge, for its run */
-	int in_r, out_w;        /* the run's ends: the server's stdin, its stdout */
-	int cancel_r, cancel_w;
-	pthread_t thread;
-	int running;            /* thread was started */
-	struct lines log;
-	struct rate messages;   /* notifications/message, on the dispatcher */
-	struct rate refused;    /* its requests refused, logged; on the dispatcher */
-	/* under r->lock */
-	int ended;              /* the run is over; why says how */
-	char why[384];
-	unsigned refs;          /* calls using client */
-	/* a call ended without the server's answer, relay declared: no
-	 * request of this server can be told to be a call's (its request
-	 * may come for that call still); "" while none did */
-	char unattributable[160];
-	int unattributable_said; /* logged, once */
-};
-
-struct upstream_run {
-	const struct tg_upstream *u;
-	struct upstream_run_options opts;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t supervisor;
-	int supervising;
-	/* under lock */
-	int stop;
-	struct gen *starting;   /* being started: stop cancels its run */
-	struct gen *cur;        /* up: initialized and listed */
-	char *tools;            /* the last tools/list, JSON text */
-	uint64_t listing;       /* changes of tools: upstream_run_tools */
-	char why[512];          /* why it is not up, or "" */
-	unsigned starts;
-	int relist;             /* list_changed came: list the tools again */
-	char *lists[UPSTREAM_RUN_NLISTS]; /* its resources, templates, prompts */
-	unsigned relist_lists;  /* of those, to list again (bits) */
-	uint64_t relist_at;     /* not before this (ms) */
-	unsigned percall;       /* per_call: the calls' servers running */
-	struct upstream_run_stats stats;
-	struct call_reg *calls; /* the calls in flight */
-	uint64_t tokens;        /* progress tokens given */
-};
 
 static uint64_t now_ms(void)
 {
@@ -239,7 +157,7 @@ static int build_spec(struct gen *g, struct tg_error *err)
 /* 1 when one more line of what (stderr's, its log messages) may go to
  * the log of upstream name now; the count of those that could not is
  * logged with the next that can. */
-static int rate_take(struct rate *rt, const char *name, const char *what)
+int run_rate_take(struct rate *rt, const char *name, const char *what)
 {
 	uint64_t now = now_ms();
 
@@ -262,7 +180,7 @@ static int rate_take(struct rate *rt, const char *name, const char *what)
 /* A server's line (len bytes of buf, cut: there was more) to the log:
  * redacted whole (a secret across the cut is still one), then cut to
  * what tg_log takes in one line with the prefix and the mark. */
-static void log_text(const char *name, const char *buf, size_t len, int cut)
+void run_log_text(const char *name, const char *buf, size_t len, int cut)
 {
 	char text[UPSTREAM_RUN_LOG_READ + 1];
 	size_t n = 0;
@@ -279,8 +197,8 @@ static void log_line(struct gen *g)
 {
 	struct lines *l = &g->log;
 
-	if (rate_take(&l->rate, g->r->u->name, "lines of its stderr"))
-		log_text(g->r->u->name, l->buf, l->len, l->cut);
+	if (run_rate_take(&l->rate, g->r->u->name, "lines of its stderr"))
+		run_log_text(g->r->u->name, l->buf, l->len, l->cut);
 }
 
 static void stderr_bytes(struct gen *g, const char *buf, size_t len)
@@ -408,223 +326,6 @@ static void *http_main(void *arg)
 	return NULL;
 }
 
-/* ---- what the server notifies --------------------------------------- */
-
-/* notifications/progress as a command tool reports it (docs/PIPELINE.md):
- * {"progress": {"progress": N, "total": M, "message": "..."}}, total and
- * message when given, the message redacted, shown and cut as a stderr
- * line is. JSON text (malloc'd), or NULL when params are not progress. */
-static char *progress_event(json_t *params)
-{
-	json_t *v = json_object_get(params, "progress"), *total = json_object_get(params, "total");
-	json_t *message = json_object_get(params, "message"), *p, *e;
-	char text[LOG_SHOWN + 1];
-	char *out = NULL;
-	size_t n;
-
-	if (!json_is_number(v) || (total && !json_is_number(total)) ||
-	    (message && !json_is_string(message)))
-		return NULL;
-	p = json_pack("{s:O}", "progress", v);
-	if (p && total)
-		json_object_set(p, "total", total);
-	if (p && message) {
-		n = json_string_length(message);
-		obs_shown(json_string_value(message), n > UPSTREAM_RUN_LOG_READ ? UPSTREAM_RUN_LOG_READ : n,
-		      text, sizeof(text));
-		json_object_set_new(p, "message", json_string(text));
-	}
-	e = p ? json_pack("{s:o}", "progress", p) : NULL;
-	if (e)
-		out = json_dumps(e, JSON_COMPACT);
-	json_decref(e);
-	return out;
-}
-
-/* notifications/progress: to the hook of the call of g whose token it
- * carries; anything else dropped and counted. The hook runs without the
- * lock; the call waits for it before it returns (its hooks are its
- * own). */
-static void on_progress(struct gen *g, json_t *params)
-{
-	const char *token = json_string_value(json_object_get(params, "progressToken"));
-	struct upstream_run *r = g->r;
-	struct call_reg *c;
-	char *event;
-
-	pthread_mutex_lock(&r->lock);
-	/* g's own: a server cannot reach another's call by its token */
-	for (c = r->calls;
-	     c && (c->g != g || !c->progress || !token || strcmp(c->token, token) != 0);
-	     c = c->next)
-		;
-	if (c)
-		c->busy++;
-	else
-		r->stats.progress_dropped++;
-	pthread_mutex_unlock(&r->lock);
-	if (!c)
-		return;
-	event = progress_event(params);
-	if (event)
-		c->hooks->notify(c->hooks->ctx, event);
-	free(event);
-	pthread_mutex_lock(&r->lock);
-	if (!event)
-		r->stats.progress_dropped++;
-	c->busy--;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-}
-
-/* notifications/message: to the gateway's log as a stderr line, "[LEVEL
- * LOGGER] DATA", redacted, cut and within a rate of its own. */
-static void on_message(struct gen *g, json_t *params)
-{
-	const char *level = json_string_value(json_object_get(params, "level"));
-	const char *logger = json_string_value(json_object_get(params, "logger"));
-	json_t *data = json_object_get(params, "data");
-	char buf[UPSTREAM_RUN_LOG_READ], *dumped = NULL;
-	const char *text;
-	size_t len;
-	int n;
-
-	if (!rate_take(&g->messages, g->r->u->name, "log messages (notifications/message)"))
-		return;
-	text = json_string_value(data);
-	if (!text && data)
-		text = dumped = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
-	n = snprintf(buf, sizeof(buf), "[%.32s%s%.64s] %s", level ? level : "?",
-		     logger ? " " : "", logger ? logger : "", text ? text : "");
-	free(dumped);
-	len = n < 0 ? 0 : (size_t)n;
-	log_text(g->r->u->name, buf, len < sizeof(buf) ? len : sizeof(buf) - 1, len >= sizeof(buf));
-}
-
-/* The client's notification callback, on its dispatcher thread: never
- * waits but for the runner's lock, which nobody holds across a wait on
- * the server, and a progress hook. */
-static void on_notification(void *ctx, const char *method, json_t *params)
-{
-	struct gen *g = ctx;
-	struct upstream_run *r = g->r;
-
-	if (strcmp(method, "notifications/progress") == 0) {
-		on_progress(g, params);
-	} else if (strcmp(method, "notifications/message") == 0) {
-		on_message(g, params);
-	} else if (strcmp(method, "notifications/tools/list_changed") == 0) {
-		/* a flag, however many come: the supervisor lists once */
-		pthread_mutex_lock(&r->lock);
-		r->relist = 1;
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-	} else if (strcmp(method, "notifications/resources/list_changed") == 0 ||
-		   strcmp(method, "notifications/prompts/list_changed") == 0) {
-		pthread_mutex_lock(&r->lock);
-		r->relist_lists |= method[14] == 'r' ? 1u << UPSTREAM_RUN_RESOURCES |
-							 1u << UPSTREAM_RUN_TEMPLATES
-						       : 1u << UPSTREAM_RUN_PROMPTS;
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-	}
-}
-
-/* ---- what the server asks ------------------------------------------- */
-
-/* The requests a server may make of the client, and the relay entry
- * that allows each (docs/UPSTREAMS.md, "Relay"). */
-static const struct {
-	const char *method, *kind;
-	unsigned bit;
-} relayed[] = {
-	{ "sampling/createMessage", "sampling", TG_UPSTREAM_RELAY_SAMPLING },
-	{ "elicitation/create", "elicitation", TG_UPSTREAM_RELAY_ELICITATION },
-	{ "roots/list", "roots", TG_UPSTREAM_RELAY_ROOTS },
-};
-
-/* The call of g a request of its server (read as seq) is for, and the
- * request pushed to its relay (under the lock): 0, or -1 and e, *say 0
- * when the refusal is not to be logged (said once already). MCP gives a
- * server's request nothing that names the call it serves, so it is a
- * call's only when that call was the one in flight on the server when
- * the request was read (sent before it), and no call of the server ended
- * without its answer: such a call's requests may still come, and would
- * reach another call's client. */
-static int relay_to_call(struct gen *g, json_t *id, const char *method, json_t *params,
-			 uint64_t seq, struct upstream_rpc_error *e, int *say)
-{
-	struct call_reg *c, *one = NULL;
-	unsigned n = 0;
-
-	for (c = g->r->calls; c; c = c->next)
-		if (c->g == g && c->seq < seq) {
-			one = c;
-			n++;
-		}
-	e->code = UPSTREAM_RPC_INTERNAL_ERROR;
-	*say = 1;
-	if (g->unattributable[0]) {
-		snprintf(e->message, sizeof(e->message), "toolgate cannot tell which call this "
-			 "request is for: %.150s; refused until the server restarts",
-			 g->unattributable);
-		*say = !g->unattributable_said;
-		g->unattributable_said = 1;
-	} else if (n != 1) {
-		snprintf(e->message, sizeof(e->message), "toolgate cannot tell which call this "
-			 "request is for (%u calls of the server in flight when it was read)", n);
-	} else if (!one->relay) {
-		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
-		snprintf(e->message, sizeof(e->message), "the client of this call cannot be asked");
-	} else {
-		return upstream_relay_push(one->relay, id, method, params, e);
-	}
-	return -1;
-}
-
-/* The client's request callback, on its dispatcher thread: a request the
- * declaration's relay allows goes to its call's relay, answered later;
- * any other is refused at once, and logged as the server's messages are
- * (redacted, shown, within a rate of its own). Never waits but for the
- * runner's lock. */
-static json_t *on_request(void *ctx, json_t *id, const char *method, json_t *params,
-			  uint64_t seq, struct upstream_rpc_error *e)
-{
-	struct gen *g = ctx;
-	struct upstream_run *r = g->r;
-	char line[UPSTREAM_RUN_LOG_READ];
-	int n, say = 1;
-	size_t i;
-
-	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
-		if (strcmp(method, relayed[i].method) == 0)
-			break;
-	if (i == sizeof(relayed) / sizeof(relayed[0])) {
-		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
-		snprintf(e->message, sizeof(e->message), "upstream %s: %.64s is not relayed: "
-			 "relay names sampling, elicitation and roots only", r->u->name, method);
-	} else if (!(r->u->relay & relayed[i].bit)) {
-		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
-		snprintf(e->message, sizeof(e->message), "upstream %s: %s is not relayed: its "
-			 "declaration's relay does not name %s", r->u->name, method,
-			 relayed[i].kind);
-	} else {
-		pthread_mutex_lock(&r->lock);
-		n = relay_to_call(g, id, method, params, seq, e, &say);
-		pthread_mutex_unlock(&r->lock);
-		if (n == 0) {
-			e->code = UPSTREAM_RPC_DEFERRED;
-			return NULL;
-		}
-	}
-	if (say && rate_take(&g->refused, r->u->name, "refused requests")) {
-		n = snprintf(line, sizeof(line), "refused its request %.64s: %s", method, e->message);
-		log_text(r->u->name, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n
-							   : sizeof(line) - 1, 0);
-	}
-	return NULL;
-}
-
 /* tools (JSON text, taken) as the runner's listing, under the lock: 1
  * when it differs from the one before (its number goes up). */
 static int listing_set_locked(struct upstream_run *r, char *tools)
@@ -731,8 +432,8 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 	struct upstream_http_options o = { .egress_denied = r->opts.egress_denied,
 					   .egress_ctx = r->opts.egress_ctx,
 					   .principal = r->opts.principal };
-	struct upstream_client_ops ops = { .notification = on_notification,
-					   .request = on_request, .ctx = g };
+	struct upstream_client_ops ops = { .notification = run_on_notification,
+					   .request = run_on_request, .ctx = g };
 	struct upstream_http_header *h = NULL;
 	int cin, cout, e;
 
@@ -759,8 +460,8 @@ static int gen_start_http(struct gen *g, struct tg_error *err)
 static int gen_start(struct upstream_run *r, struct gen **out, struct tg_error *err)
 {
 	struct gen *g = calloc(1, sizeof(*g));
-	struct upstream_client_ops ops = { .notification = on_notification,
-					   .request = on_request, .ctx = g };
+	struct upstream_client_ops ops = { .notification = run_on_notification,
+					   .request = run_on_request, .ctx = g };
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, cancel[2], e;
 
 	*out = NULL;
