@@ -6,38 +6,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { spawn } from "node:child_process";
+import { serveHttp, tap } from "./harness.mjs";
 import { readFileSync } from "node:fs";
 
 const [toolgate, repo, record, mode] = process.argv.slice(2);
-let failures = 0;
-
-async function check(name, fn) {
-	try {
-		const why = await fn();
-		if (why === true) console.log(`ok - mcp-interop/${mode}/${name}`);
-		else { failures++; console.log(`not ok - mcp-interop/${mode}/${name}: ${why}`); }
-	} catch (e) {
-		failures++;
-		console.log(`not ok - mcp-interop/${mode}/${name}: threw ${e && e.message}`);
-	}
-}
+const { check, failures } = tap(`mcp-interop/${mode}`);
 
 const serveArgs = ["serve", "--catalog", `${repo}/examples/catalog`,
 		   "--workspace", `${repo}/examples/workspace`, "--record", record];
 let transport, server;
 if (mode === "http") {
-	// port 0: the server picks one and says which on stderr
-	server = spawn(toolgate, [...serveArgs, "--http", "127.0.0.1:0"], { stdio: ["ignore", "inherit", "pipe"] });
-	const url = await new Promise((resolve, reject) => {
-		let err = "";
-		server.stderr.on("data", (d) => {
-			err += d;
-			const m = /MCP on (http:\/\/\S+)/.exec(err);
-			if (m) resolve(m[1]);
-		});
-		server.on("exit", (code) => reject(new Error(`toolgate exited ${code}: ${err}`)));
-	});
+	let url;
+	({ server, url } = await serveHttp(toolgate, serveArgs));
 	transport = new StreamableHTTPClientTransport(new URL(url));
 } else {
 	transport = new StdioClientTransport({ command: toolgate, args: ["serve", "--stdio", ...serveArgs.slice(1)], stderr: "inherit" });
@@ -160,4 +140,4 @@ await check("every_call_recorded", () => {
 		outcomes.includes("invalid_arguments") && lines.every((l) => l.principal === "local")) ||
 		JSON.stringify(outcomes);
 });
-process.exit(failures ? 1 : 0);
+process.exit(failures() ? 1 : 0);

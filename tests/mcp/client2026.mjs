@@ -8,35 +8,16 @@
 // Usage: node client2026.mjs TOOLGATE-BINARY REPO-DIR stdio|http
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { spawn } from "node:child_process";
+import { serveHttp, tap } from "./harness.mjs";
 
 const [toolgate, repo, mode] = process.argv.slice(2);
-let failures = 0;
-
-async function check(name, fn) {
-	try {
-		const why = await fn();
-		if (why === true) console.log(`ok - mcp-2026/${mode}/${name}`);
-		else { failures++; console.log(`not ok - mcp-2026/${mode}/${name}: ${why}`); }
-	} catch (e) {
-		failures++;
-		console.log(`not ok - mcp-2026/${mode}/${name}: threw ${e && e.message}`);
-	}
-}
+const { check, failures } = tap(`mcp-2026/${mode}`);
 
 const serveArgs = ["serve", "--catalog", `${repo}/tests/conformance/catalog`, "--record", "/dev/null"];
 let transport, server;
 if (mode === "http") {
-	server = spawn(toolgate, [...serveArgs, "--http", "127.0.0.1:0"], { stdio: ["ignore", "inherit", "pipe"] });
-	const url = await new Promise((resolve, reject) => {
-		let err = "";
-		server.stderr.on("data", (d) => {
-			err += d;
-			const m = /MCP on (http:\/\/\S+)/.exec(err);
-			if (m) resolve(m[1]);
-		});
-		server.on("exit", (code) => reject(new Error(`toolgate exited ${code}: ${err}`)));
-	});
+	let url;
+	({ server, url } = await serveHttp(toolgate, serveArgs));
 	transport = new StreamableHTTPClientTransport(new URL(url));
 } else {
 	transport = new StdioClientTransport({ command: toolgate, args: serveArgs, stderr: "inherit" });
@@ -109,4 +90,4 @@ await check("listen_acknowledged", async () => {
 });
 await client.close();
 if (server) server.kill();
-process.exit(failures ? 1 : 0);
+process.exit(failures() ? 1 : 0);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # MCP interop: the official TypeScript SDK's clients against `toolgate serve`:
-# the 1.x SDK (client.mjs) and the 2026-07-28 client package (client2026.mjs).
-# The SDK comes from the npm registry into tests/mcp/node_modules
+# the 1.x SDK (client.mjs) and the 2026-07-28 client package (client2026.mjs);
+# then real upstream servers (server-everything, server-filesystem) behind it
+# (upstreams.mjs). They come from the npm registry into tests/mcp/node_modules
 # (git-ignored). Without node and npm, says so and skips.
 # Usage: tests/mcp/run.sh BUILD-DIR
 set -u
@@ -11,13 +12,15 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "skip - mcp-interop: node and npm are not installed"
 	exit 0
 fi
-# the 1.x SDK (a 2025-era client) and the 2.x client package (the
-# 2026-07-28 era), in one install: npm drops what another --no-save
-# install put there
-if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
-	[ ! -d tests/mcp/node_modules/@modelcontextprotocol/client ]; then
+# the 1.x SDK (a 2025-era client), the 2.x client package (the 2026-07-28
+# era) and the two reference servers, pinned, in one install: npm drops
+# what another --no-save install put there
+mcp=tests/mcp/node_modules/@modelcontextprotocol
+if [ ! -d $mcp/sdk ] || [ ! -d $mcp/client ] || [ ! -d $mcp/server-everything ] ||
+	[ ! -d $mcp/server-filesystem ]; then
 	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 \
-		@modelcontextprotocol/client@2.4.0 >/dev/null 2>&1) || {
+		@modelcontextprotocol/client@2.4.0 @modelcontextprotocol/server-everything@2026.8.31 \
+		@modelcontextprotocol/server-filesystem@2026.8.31 >/dev/null 2>&1) || {
 		echo "not ok - mcp-interop/install: npm install of the SDK packages failed"
 		exit 1
 	}
@@ -35,4 +38,8 @@ done
 for mode in stdio http; do
 	timeout 120 node tests/mcp/client2026.mjs "$build/toolgate" "$PWD" "$mode" || rc=1
 done
+# upstreams: server-everything (stdio in the sandbox, and Streamable HTTP on
+# loopback) and server-filesystem with one bound directory, behind serve
+# over stdio and over HTTP
+timeout 120 node tests/mcp/upstreams.mjs "$build/toolgate" || rc=1
 exit $rc

@@ -504,12 +504,32 @@ static int test_bad_header(void)
 	return 0;
 }
 
+/* A call's progress events through the runner: counted, the last kept. */
+struct events {
+	pthread_mutex_t lock;
+	unsigned n;
+	char last[128];
+};
+
+static void keep_event(void *ctx, const char *event)
+{
+	struct events *e = ctx;
+
+	pthread_mutex_lock(&e->lock);
+	e->n++;
+	snprintf(e->last, sizeof(e->last), "%s", event);
+	pthread_mutex_unlock(&e->lock);
+}
+
 /* The runner of an http upstream: its credential read from its file into
- * the header, its tools listed and called, and a session that expires
- * started again. */
+ * the header, its tools listed and called, a call's progress (an event
+ * stream's notifications/progress with the runner's token) to its hook,
+ * and a session that expires started again. */
 static int test_runner(void)
 {
 	char text[512], path[128], *tools, *out = NULL;
+	struct events ev = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { .notify = keep_event, .ctx = &ev };
 	struct upstream_run *r = NULL;
 	struct tg_error err;
 	struct web w;
@@ -542,6 +562,11 @@ static int test_runner(void)
 	ok = res && strcmp(structured(res, "Authorization"), TOKEN) == 0;
 	json_decref(res);
 	CHECK(ok);
+	/* delivered before the call returns, each one */
+	CHECK(upstream_run_call_ex(r, "progress", "{\"n\": 3}", T, -1, &h, &out, &err) == 0);
+	free(out);
+	CHECK(ev.n == 3);
+	CHECK(strcmp(ev.last, "{\"progress\":{\"progress\":2}}") == 0);
 	CHECK(upstream_run_call(r, "expire", "{}", T, -1, &out, &err) == 0);
 	free(out);
 	CHECK(upstream_run_call(r, "echo", "{}", T, -1, &out, &err) < 0);

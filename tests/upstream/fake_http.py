@@ -17,7 +17,8 @@ carry it (else 400) and a known one (else 404). Its tools (tools/call):
   echo {..}        answers its arguments
   headers          answers the request's Mcp-Session-Id,
                    MCP-Protocol-Version and Authorization headers
-  progress {n}     a text/event-stream: n notifications/progress, then the
+  progress {n}     a text/event-stream: n notifications/progress (with the
+                   call's _meta.progressToken, "p" without one), then the
                    result
   slow {ms}        answers after ms milliseconds
   hang             never answers (until the connection goes)
@@ -182,10 +183,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    ("Mcp-Session-Id", "MCP-Protocol-Version",
                                     "Authorization")}))
         elif name == "progress":
+            token = (params.get("_meta") or {}).get("progressToken", "p")
             self.sse_start()
             for i in range(int(args.get("n", 3))):
                 self.event({"jsonrpc": "2.0", "method": "notifications/progress",
-                            "params": {"progressToken": "p", "progress": i}})
+                            "params": {"progressToken": token, "progress": i}})
                 time.sleep(0.02)
             self.event(text(mid, {"done": True}))
         elif name == "slow":
