@@ -539,6 +539,31 @@ static void gen_failed(struct gen *g, struct tg_error *err)
 	gen_free(g);
 }
 
+/* initialize, declaring the client capabilities the declaration relays
+ * (docs/UPSTREAMS.md, "Relay"): a server offers what asks them only to a
+ * client that says it answers; elicitation in form mode only. */
+static int initialize(struct upstream_run *r, struct gen *g, int timeout_ms, struct tg_error *err)
+{
+	unsigned relay = r->u->relay;
+	json_t *caps = json_object();
+	int rc;
+
+	if (!caps)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if ((relay & TG_UPSTREAM_RELAY_SAMPLING &&
+	     json_object_set_new(caps, "sampling", json_object()) < 0) ||
+	    (relay & TG_UPSTREAM_RELAY_ELICITATION &&
+	     json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form")) < 0) ||
+	    (relay & TG_UPSTREAM_RELAY_ROOTS && json_object_set_new(caps, "roots", json_object()) < 0)) {
+		json_decref(caps);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	rc = upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, caps, timeout_ms,
+					err);
+	json_decref(caps);
+	return rc;
+}
+
 /* Start a generation and make it up: initialize, tools/list. The tools
  * into *tools (JSON text). OUT *out, or NULL and why in err. */
 static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct tg_error *err)
@@ -556,8 +581,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 	if (r->stop)
 		cancel_run(g);
 	pthread_mutex_unlock(&r->lock);
-	if (upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, NULL,
-				       UPSTREAM_RUN_HANDSHAKE_MS, err) < 0 ||
+	if (initialize(r, g, UPSTREAM_RUN_HANDSHAKE_MS, err) < 0 ||
 	    upstream_client_list_tools(g->client, UPSTREAM_RUN_HANDSHAKE_MS, &list, err) < 0 ||
 	    !(*tools = json_dumps(list, JSON_COMPACT))) {
 		if (!*tools && list)
@@ -874,8 +898,7 @@ static struct gen *percall_up(struct upstream_run *r, const char *tool, uint64_t
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
 	if (left > UPSTREAM_RUN_HANDSHAKE_MS)
 		left = UPSTREAM_RUN_HANDSHAKE_MS;
-	if (upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, NULL, (int)left,
-				       err) == 0)
+	if (initialize(r, g, (int)left, err) == 0)
 		return g;
 	gen_failed(g, err);
 	g = NULL;

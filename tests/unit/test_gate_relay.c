@@ -171,7 +171,38 @@ static int not_declared(void)
 	return 0;
 }
 
+/* The server is told, at initialize, the client capabilities its relay
+ * names, and none other: servers offer what asks only to a client that
+ * says it answers (server-everything's sampling tool, for one). */
+static int declared_at_initialize(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"relay\":[\"sampling\",\"elicitation\"],"
+			"\"tools\":{\"lists\":{\"authority\":\"read\"}}}",
+		"other", "{" FAKE_ARGV ",\"tools\":{\"lists\":{\"authority\":\"read\"}}}",
+		NULL,
+	};
+	struct fix_spec spec = { "gaterelayinit", none, NULL, TG_ANOMALY_DEFAULT, ups };
+	char code[64], ticket[64], *out;
+	struct fix f;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	CHECK(fix_wait_tool(f.gate, "fake.lists", 1) == 0 &&
+	      fix_wait_tool(f.gate, "other.lists", 1) == 0);
+	out = fix_call_text(&f, "fake.lists", "{}", NULL, code, ticket);
+	CHECK(out && strstr(out, "\"sampling\":{}") && strstr(out, "\"elicitation\":{\"form\":{}}") &&
+	      !strstr(out, "roots"));
+	free(out);
+	out = fix_call_text(&f, "other.lists", "{}", NULL, code, ticket);
+	CHECK(out && strstr(out, "\"client\":{}"));
+	free(out);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_relay_tests[] = {
+	{ "gate_relay/declared_at_initialize", declared_at_initialize },
 	{ "gate_relay/relayed", relayed },
 	{ "gate_relay/not_declared", not_declared },
 	UNIT_TESTS_END

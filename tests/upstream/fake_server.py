@@ -36,7 +36,8 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                notify (default 1) notifications/tools/list_changed before
                answering; breaklist makes every later tools/list an error
                and sends list_changed; lists answers how many tools/list
-               this process was asked; count answers how many times this
+               this process was asked, and the capabilities its client
+               declared at initialize; count answers how many times this
                process was called count; progress {n, message} sends n
                notifications/progress with the call's progressToken, one
                with another token, and a notifications/message carrying
@@ -276,7 +277,7 @@ def runner_tool(mid, name, args):
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         out = {"broken": True}
     elif name == "lists":
-        out = {"lists": STATE["lists"]}
+        out = {"lists": STATE["lists"], "client": STATE.get("client")}
     elif name == "append":
         with open(args.get("path", ""), "a", encoding="utf-8") as f:
             f.write(args.get("line", "") + "\n")
@@ -364,6 +365,7 @@ def main():
         if method == "initialize":
             if MODE == "noinit":
                 continue
+            STATE["client"] = (m.get("params") or {}).get("capabilities")
             version = ARG if MODE == "version" else "2025-11-25"
             caps = {"tools": {"listChanged": True}}
             if MODE == "runner":
