@@ -16,6 +16,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { execFileSync, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -92,7 +93,9 @@ declare("everything", {
 	transport: "stdio",
 	argv: ["/usr/bin/node", pkg("server-everything"), "stdio"],
 	sandbox: { mounts: [{ host: modules }] },
-	tools: everythingTools,
+	// its sampling tool asks the agent's model: relayed, as declared
+	relay: ["sampling"],
+	tools: { ...everythingTools, ...reads("trigger-sampling-request") },
 });
 declare("everythinghttp", {
 	transport: "http",
@@ -136,7 +139,15 @@ async function run(serveMode) {
 			args: ["serve", "--stdio", ...serve.slice(1), "--principal", "agent-1"], stderr: "pipe" });
 		transport.stderr.on("data", (d) => { stderr += d; });
 	}
-	const client = new Client({ name: "toolgate-upstreams", version: "1.0.0" });
+	const client = new Client({ name: "toolgate-upstreams", version: "1.0.0" },
+		{ capabilities: { sampling: {} } });
+	// the agent's model, as far as server-everything can tell
+	const sampled = [];
+	client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+		sampled.push(req.params);
+		return { role: "assistant", model: "test-model",
+			content: { type: "text", text: "sampled by the agent's client" } };
+	});
 	await client.connect(transport);
 	// what toolgate sent, in order: the SDK's client hands a notification
 	// to its handler a microtask later but a response at once, so a
@@ -197,6 +208,14 @@ async function run(serveMode) {
 				JSON.stringify([r, steps, seen.length]);
 		});
 	}
+	await check("everything_sampling_relayed", async () => {
+		const from = sampled.length;
+		const r = await call("everything.trigger-sampling-request", { prompt: "hi", maxTokens: 5 });
+		const asked = sampled.slice(from);
+		return (!r.isError && /sampled by the agent's client/.test(text(r)) && asked.length === 1 &&
+			/hi/.test(JSON.stringify(asked[0].messages)) && asked[0].includeContext === undefined) ||
+			JSON.stringify([r, asked]);
+	});
 	await check("everything_cancel_is_prompt", async () => {
 		const abort = new AbortController();
 		const seen = [];
