@@ -431,7 +431,49 @@ static int flood(void)
 	return 0;
 }
 
+/* A schema made stricter is held, its ticket judging it breaking; a
+ * renamed tool is one removed and one added (held): no rename carries
+ * an old pin. */
+static int schema_and_rename(void)
+{
+	struct fix_spec spec = { "gatepinsr", plain, NULL, TG_ANOMALY_DEFAULT, echo_change };
+	char code[64], ticket[64], text[1024], *out;
+	struct tg_ticket t;
+	struct tg_error err;
+	struct fix f;
+	json_t *list, *recs;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	list = fix_tools_with(f.gate, "fake.add");
+	CHECK(list);
+	json_decref(list);
+	out = fix_call_text(&f, "fake.change", "{\"schema\":{\"type\":\"object\",\"properties\":"
+			    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}}", NULL, code,
+			    ticket);
+	free(out);
+	CHECK(code_becomes(&f, "fake.echo", "{\"text\":\"x\"}", "definition_awaits_review", text) == 0);
+	CHECK(sscanf(strstr(text, "\"ticket\":\"") + 10, "%32[0-9a-f]", ticket) == 1);
+	CHECK(tg_store_ticket_get(f.store, ticket, (int64_t)time(NULL), &t, &err) == 0);
+	CHECK(t.preview && strstr(t.preview, "breaking: ") && strstr(t.preview, "required") &&
+	      strstr(t.preview, "\"breaking\":true"));
+	tg_ticket_release(&t);
+	out = fix_call_text(&f, "fake.change", "{\"tool\":\"add\",\"rename\":\"plus\"}", NULL,
+			    code, ticket);
+	free(out);
+	CHECK(code_becomes(&f, "fake.plus", "{}", "definition_awaits_review", text) == 0);
+	out = fix_call_text(&f, "fake.add", "{}", NULL, code, ticket);
+	CHECK(!out && strcmp(code, "protocol") == 0);
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "event", NULL, "upstream_definition_changed", NULL) == 3);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_pins_tests[] = {
+	{ "gate_pins/schema_and_rename", schema_and_rename },
 	{ "gate_pins/flood", flood },
 	{ "gate_pins/flapping", flapping },
 	{ "gate_pins/many_tickets", many_tickets },

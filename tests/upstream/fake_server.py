@@ -31,8 +31,9 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                file's text or the error; die answers nothing: the server kills
                itself with SIGKILL; say {lines} writes each to
                stderr; fail {message} answers a JSON-RPC error; change
-               {description, tool, notify} sets the description of tool
-               (default echo) and sends
+               {description, tool, schema, rename, notify} sets the
+               description of tool (default echo), its inputSchema, its
+               name, and sends
                notify (default 1) notifications/tools/list_changed before
                answering; breaklist makes every later tools/list an error
                and sends list_changed; lists answers how many tools/list
@@ -95,6 +96,8 @@ if MODE == "runner":
                         ("fail", {"message": {"type": "string"}}),
                         ("change", {"description": {"type": "string"},
                                     "tool": {"type": "string"},
+                                    "schema": {"type": "object"},
+                                    "rename": {"type": "string"},
                                     "notify": {"type": "number"}}),
                         ("breaklist", {}),
                         ("lists", {}),
@@ -268,7 +271,13 @@ def runner_tool(mid, name, args):
     if name == "change":
         which = [t for t in TOOLS if t["name"] == args.get("tool", "echo")]
         if which:
-            which[0]["description"] = args.get("description", "Changed.")
+            which[0]["description"] = args.get("description", which[0]["description"]
+                                               if "schema" in args or "rename" in args
+                                               else "Changed.")
+            if "schema" in args:
+                which[0]["inputSchema"] = args["schema"]
+            if "rename" in args:
+                which[0]["name"] = args["rename"]
         for _ in range(int(args.get("notify", 1))):
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         out = {"changed": True}
