@@ -42,7 +42,7 @@ PROGS += $(BUILD)/tests/tg-escape
 endif
 
 .PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
-        bench-redact fuzz lint clean FORCE
+        bench-redact bench-upstream fuzz lint clean FORCE
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -166,6 +166,10 @@ bench-audit: deps
 bench-redact: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/redact.sh $(BUILD)
+
+bench-upstream: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/upstream.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked

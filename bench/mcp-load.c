@@ -3,16 +3,23 @@
  * MCP session over its own keep-alive HTTP/1.1 connection to
  * 127.0.0.1:PORT/mcp: initialize, the initialized notification, then
  * tools/call (or ping) in a loop for the given seconds, each answer read
- * whole and checked. Prints one JSON line: requests, errors, req/s, p50
- * and p99 latency in microseconds. The same program drives every server
- * it is compared with. Not a test: it asserts nothing.
+ * whole and checked. The clients open their sessions first and start
+ * calling together, so that req/s is the calls' alone: a proxy that starts
+ * a server process for each session (bench/upstream.sh's peer) would
+ * otherwise count its start-up as throughput. Prints one JSON line:
+ * requests, errors, req/s, p50 and p99 latency in microseconds. The same
+ * program drives every server it is compared with. Not a test: it asserts
+ * nothing.
  *
- * usage: mcp-load PORT CLIENTS SECONDS call|ping
+ * usage: mcp-load PORT CLIENTS SECONDS call|ping [TOOL [ARGUMENTS]]
+ *   TOOL defaults to echo (bench/mcp.sh's), ARGUMENTS (a JSON object sent
+ *   as is) to {"text":"hello N"}, N the request's id.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +32,10 @@
 struct client {
 	pthread_t t;
 	int port;
-	double seconds;
 	int ping;
+	const char *tool, *args; /* args NULL: {"text":"hello N"} */
+	pthread_barrier_t *start; /* every client's session is open */
+	const uint64_t *deadline; /* set by main once all have passed start */
 	uint64_t *lat;       /* ns per request */
 	size_t n, cap;
 	size_t errors;
@@ -34,6 +43,17 @@ struct client {
 	char buf[1 << 16];
 	size_t blen;
 };
+
+/* The first failure of a run, said on stderr: a count alone does not say
+ * whether the server refused, timed out or closed the connection. */
+static void say_error(const char *what, int status, const char *body)
+{
+	static int said;
+
+	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	fprintf(stderr, "mcp-load: first error: %s, status %d: %.300s\n", what, status, body);
+}
 
 static uint64_t now_ns(void)
 {
@@ -187,30 +207,52 @@ static void *run(void *arg)
 				   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
 				   "\"clientInfo\":{\"name\":\"mcp-load\",\"version\":\"1\"}}}";
 	static const char inited[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-	char body[8192], req[512];
-	uint64_t deadline, t0;
-	int fd = connect_to(c->port), status;
+	char body[8192], req[1024], text[64];
+	uint64_t t0;
+	int fd = connect_to(c->port), status = 0;
 	unsigned long id = 1;
+
+	body[0] = '\0';
 
 	if (fd < 0 || post(c, fd, init, &status, body, sizeof(body)) < 0 || status != 200 ||
 	    post(c, fd, inited, &status, body, sizeof(body)) < 0) {
+		say_error("initialize", status, fd < 0 ? "cannot connect" : body);
+		c->errors++;
+		pthread_barrier_wait(c->start);
+		pthread_barrier_wait(c->start);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	pthread_barrier_wait(c->start);
+	pthread_barrier_wait(c->start); /* main has set the deadline */
+	/* A new connection for the calls, in the same session: while the last
+	 * sessions were opened (a peer may start a process for each), this one
+	 * sat idle longer than a server's keep-alive timeout (node's is 5 s). */
+	close(fd);
+	fd = connect_to(c->port);
+	if (fd < 0) {
+		say_error("reconnecting", 0, "cannot connect");
 		c->errors++;
 		return NULL;
 	}
-	deadline = now_ns() + (uint64_t)(c->seconds * 1e9);
-	while ((t0 = now_ns()) < deadline) {
-		if (c->ping)
-			snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%lu,\"method\":\"ping\"}", id++);
-		else
+	while ((t0 = now_ns()) < *c->deadline) {
+		if (c->ping) {
+			snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%lu,\"method\":\"ping\"}", id);
+		} else {
+			snprintf(text, sizeof(text), "{\"text\":\"hello %lu\"}", id);
 			snprintf(req, sizeof(req),
 				 "{\"jsonrpc\":\"2.0\",\"id\":%lu,\"method\":\"tools/call\",\"params\":"
-				 "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello %lu\"}}}", id, id);
+				 "{\"name\":\"%s\",\"arguments\":%s}}", id, c->tool, c->args ? c->args : text);
+		}
 		id++;
 		if (post(c, fd, req, &status, body, sizeof(body)) < 0) {
+			say_error("the connection", 0, "closed or unreadable");
 			c->errors++;
 			break;
 		}
 		if (status != 200 || !strstr(body, "\"result\"") || strstr(body, "\"isError\":true")) {
+			say_error("the answer", status, body);
 			c->errors++;
 			continue;
 		}
@@ -237,28 +279,36 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct client *cs;
-	uint64_t *all;
+	pthread_barrier_t start;
+	uint64_t *all, deadline = 0;
 	size_t total = 0, errors = 0, k = 0;
 	int n, i;
 	double secs;
 	uint64_t t0, t1;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: mcp-load PORT CLIENTS SECONDS call|ping\n");
+	if (argc < 5 || argc > 7) {
+		fprintf(stderr, "usage: mcp-load PORT CLIENTS SECONDS call|ping [TOOL [ARGUMENTS]]\n");
 		return 2;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a server that closes a connection is an error counted */
 	n = atoi(argv[2]);
 	secs = atof(argv[3]);
 	cs = calloc((size_t)n, sizeof(*cs));
-	if (!cs || n < 1)
+	if (!cs || n < 1 || pthread_barrier_init(&start, NULL, (unsigned)n + 1))
 		return 2;
-	t0 = now_ns();
 	for (i = 0; i < n; i++) {
 		cs[i].port = atoi(argv[1]);
-		cs[i].seconds = secs;
 		cs[i].ping = strcmp(argv[4], "ping") == 0;
+		cs[i].tool = argc > 5 ? argv[5] : "echo";
+		cs[i].args = argc > 6 ? argv[6] : NULL;
+		cs[i].start = &start;
+		cs[i].deadline = &deadline;
 		pthread_create(&cs[i].t, NULL, run, &cs[i]);
 	}
+	pthread_barrier_wait(&start);
+	t0 = now_ns();
+	deadline = t0 + (uint64_t)(secs * 1e9);
+	pthread_barrier_wait(&start);
 	for (i = 0; i < n; i++) {
 		pthread_join(cs[i].t, NULL);
 		total += cs[i].n;
