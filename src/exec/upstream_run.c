@@ -986,6 +986,8 @@ struct canceller {
 	pthread_t t;
 };
 
+#define CANCEL_WATCH_AFTER_MS 20 /* a call's cancellation watched from then on */
+
 static void *cancel_main(void *arg)
 {
 	struct canceller *k = arg;
@@ -1062,8 +1064,6 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, const char *
 	int rc, e;
 
 	*res = NULL;
-	if (cancel_fd >= 0 && pipe2(k.done, O_CLOEXEC) < 0)
-		return tg_error_sys(err, errno, "a pipe");
 	params = json_pack("{s:s,s:O}", "name", tool, "arguments", args);
 	/* MCP "Progress": the token the server's progress will carry */
 	if (params && token &&
@@ -1075,14 +1075,24 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, const char *
 		      : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(params);
 	*sent = k.id >= 0;
-	e = k.id >= 0 && cancel_fd >= 0 ? pthread_create(&k.t, NULL, cancel_main, &k) : 0;
+	/* most calls are answered within CANCEL_WATCH_AFTER_MS: watched for
+	 * their caller's cancellation only past it (the descriptor stays
+	 * readable: a cancellation meanwhile is seen at once) */
+	if (k.id >= 0 && cancel_fd >= 0 &&
+	    upstream_client_settled(g->client, k.id, CANCEL_WATCH_AFTER_MS))
+		cancel_fd = -1;
+	e = 0;
+	if (k.id >= 0 && cancel_fd >= 0 && pipe2(k.done, O_CLOEXEC) < 0)
+		e = errno;
+	else if (k.id >= 0 && cancel_fd >= 0)
+		e = pthread_create(&k.t, NULL, cancel_main, &k);
 	if (e != 0) {
 		/* answered or not, it is forgotten */
 		upstream_client_cancel(g->client, k.id, "the gateway could not watch the call");
 		rc = upstream_client_wait(g->client, k.id, timeout_ms, res, err);
 		json_decref(*res);
 		*res = NULL;
-		rc = tg_error_sys(err, e, "a thread to watch the call's cancel fd");
+		rc = tg_error_sys(err, e, "a pipe and a thread to watch the call's cancel fd");
 	} else if (k.id >= 0) {
 		rc = upstream_client_wait(g->client, k.id, timeout_ms, res, err);
 		if (cancel_fd >= 0) {

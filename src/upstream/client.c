@@ -733,6 +733,23 @@ static void rpc_error_message(const struct client_pending *p, struct tg_error *e
 		     json_is_integer(code) ? (long long)json_integer_value(code) : 0LL);
 }
 
+int upstream_client_settled(struct upstream_client *c, int64_t id, int ms)
+{
+	struct client_pending *p;
+	struct timespec until;
+	int timed_out = 0, settled;
+
+	deadline_in(&until, ms);
+	pthread_mutex_lock(&c->lock);
+	for (p = c->pending; p && p->id != id; p = p->next)
+		;
+	while (p && !p->answered && !p->cancelled && !c->broken && !timed_out)
+		timed_out = pthread_cond_timedwait(&c->answered, &c->lock, &until) == ETIMEDOUT;
+	settled = !p || p->answered || p->cancelled || c->broken;
+	pthread_mutex_unlock(&c->lock);
+	return settled;
+}
+
 int upstream_client_wait(struct upstream_client *c, int64_t id, int timeout_ms, json_t **result,
 			 struct tg_error *err)
 {

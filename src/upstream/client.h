@@ -169,6 +169,13 @@ int upstream_client_flush(struct upstream_client *c, int timeout_ms);
 int64_t upstream_client_send(struct upstream_client *c, const char *method, json_t *params,
 			     struct tg_error *err);
 
+/* 1 once id (upstream_client_send's, not yet waited for) is settled
+ * (answered, cancelled, or the connection broke), waited for at most
+ * ms; 0 when it is not by then. It stays in flight either way, for
+ * upstream_client_wait: a caller that answers quickly is so spared what
+ * watching its cancellation costs. */
+int upstream_client_settled(struct upstream_client *c, int64_t id, int ms);
+
 /* Wait at most timeout_ms for the answer to id (upstream_client_send's).
  * 0: *result is the result (owned). 1: the server answered an error;
  * *result is its error object (owned), err says "METHOD: MESSAGE (code
