@@ -111,6 +111,8 @@ struct tg_contract {
 	char *upstream_tool;         /* TG_EXEC_UPSTREAM: the server's own name of the tool */
 	char *upstream_declaration;  /* TG_EXEC_UPSTREAM: the declaration's file's SHA-256 (hex):
 				      * a call runs on the server declared so, never another */
+	char *upstream_definition;   /* TG_EXEC_UPSTREAM: the SHA-256 (hex) of the tool's
+				      * definition as listed (tg_upstream_definition) */
 	char *dry_run_argument;      /* TG_EXEC_UPSTREAM with dry_run 1: the boolean argument
 				      * set true to ask the server for a dry run */
 	char **argv;                 /* TG_EXEC_COMMAND: NULL-terminated */

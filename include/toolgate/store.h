@@ -224,9 +224,10 @@ TG_API int tg_store_idem_hold(struct tg_store *store, const struct tg_idem_key *
  * 10,000: OUT *out, *n (release each, free the array). */
 TG_API int tg_store_ticket_list(struct tg_store *store, enum tg_ticket_state state, int64_t now,
 				struct tg_ticket **out, size_t *n, struct tg_error *err);
-/* The newest ticket for tool and args_sha256, whatever its state (one
- * in the past pending at now expired first): 0 and OUT *t, 1 when there
- * is none. */
+/* The newest ticket for tool and args_sha256, whatever its state, as
+ * stored (a pending one past its expiry is expired by
+ * tg_store_ticket_get: this takes no write lock): 0 and OUT *t, 1 when
+ * there is none. */
 TG_API int tg_store_ticket_find(struct tg_store *store, const char *tool,
 				const char *args_sha256, int64_t now, struct tg_ticket *t,
 				struct tg_error *err);

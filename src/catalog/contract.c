@@ -782,6 +782,7 @@ void tg_contract_free(struct tg_contract *c)
 	free(c->upstream);
 	free(c->upstream_tool);
 	free(c->upstream_declaration);
+	free(c->upstream_definition);
 	free(c->dry_run_argument);
 	free(c->compensation_tool);
 	free(c->compensation_args);

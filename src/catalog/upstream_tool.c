@@ -157,8 +157,9 @@ static int describe(struct tg_contract *c, json_t *def, const char *who, struct 
 	return contract_param_headers(c, who, err);
 }
 
-/* The version 0.0.0+D, D naming the definition: a ticket approved for
- * name@version runs only while the server lists the tool as it was. */
+/* The definition's hash, kept for the pins, and the version 0.0.0+D, D
+ * naming it: a ticket approved for name@version runs only while the
+ * server lists the tool as it was. */
 static int versioned(struct tg_contract *c, const char *def_json, size_t len, const char *who,
 		     struct tg_error *err)
 {
@@ -167,7 +168,10 @@ static int versioned(struct tg_contract *c, const char *def_json, size_t len, co
 	if (tg_upstream_definition(def_json, len, &d, err) < 0)
 		return err->code == TG_ERR_NOMEM ? -1 : tg_error_wrap(err, "%s", who);
 	snprintf(c->version_text, sizeof(c->version_text), "0.0.0+%.24s", d.sha256);
+	c->upstream_definition = strdup(d.sha256);
 	tg_pin_definition_release(&d);
+	if (!c->upstream_definition)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	tg_semver_parse("0.0.0", &c->version);
 	return 0;
 }

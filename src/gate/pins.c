@@ -352,8 +352,8 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 	int64_t now = (int64_t)time(NULL);
 	struct tg_ticket t;
 	struct tg_error err;
+	int rc, opening;
 	size_t n;
-	int rc;
 
 	snprintf(h->why, sizeof(h->why), nf ? "its definition is new or changed, and the "
 		 "description scanner found what a model would read as an instruction in it: it "
@@ -368,21 +368,20 @@ static int under_review(struct gate_pin_round *r, const struct tg_contract *k,
 		return -1;
 	/* this run's ticket for it, else the store's (opened before a
 	 * restart), unless the upstream opened all it may this hour */
-	if ((!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) &&
-	    !may_open(r->e, d->tool, now)) {
-		m->ticket[0] = '\0';
-	} else if (!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) {
+	opening = may_open(r->e, d->tool, now);
+	if (!m->ticket[0] || strcmp(m->args, t.args_sha256) != 0) {
 		struct tg_ticket f;
 
 		m->ticket[0] = '\0';
-		if (tg_store_ticket_find(r->g->store, t.tool, t.args_sha256, now, &f, &err) == 0) {
+		if (opening &&
+		    tg_store_ticket_find(r->g->store, t.tool, t.args_sha256, now, &f, &err) == 0) {
 			snprintf(m->ticket, sizeof(m->ticket), "%s", f.id);
 			snprintf(m->args, sizeof(m->args), "%s", t.args_sha256);
 			tg_ticket_release(&f);
 		}
 	}
 	rc = m->ticket[0] ? ticket_state(r, d, m, h, &err) : 2;
-	if (rc == 2 && !may_open(r->e, d->tool, now)) {
+	if (rc == 2 && !opening) {
 		snprintf(h->why, sizeof(h->why), "its upstream changed its definitions too often "
 			 "within the hour (%u review tickets a tool, %u an upstream, at most): it "
 			 "is held, without a ticket, until it is listed again past the hour",
@@ -455,10 +454,10 @@ static int cannot(struct gate_pin_round *r, struct tg_contract *k, struct gate_h
 int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struct tg_contract *k,
 		    struct gate_held *h)
 {
-	struct tg_pin_definition d;
+	const char *tool = k->upstream_tool, *sha = k->upstream_definition, *pin;
+	struct tg_pin_definition d = { 0 };
 	struct gate_pin_memo *m;
 	struct tg_error err;
-	const char *pin;
 	size_t nf = 0;
 	int change, rc;
 
@@ -467,15 +466,18 @@ int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struc
 		return PIN_SERVE;
 	if (r->mode < 0)
 		return cannot(r, k, h, "its pins could not be read, so it could not be compared");
-	if (tg_upstream_definition(def, len, &d, &err) < 0) {
-		tg_contract_free(k); /* k was made of it: only memory can fail */
-		r->failed = 1;
-		return -1;
-	}
-	pin = pinned(r, d.tool);
-	change = !pin ? TG_PIN_ADDED : strcmp(pin, d.sha256) ? TG_PIN_CHANGED : TG_PIN_UNCHANGED;
-	if (change != TG_PIN_UNCHANGED)
+	/* k holds its definition's hash (tg_catalog_upstream_tool): the
+	 * canonical text is made again only for what is pinned or ticketed */
+	pin = pinned(r, tool);
+	change = !pin ? TG_PIN_ADDED : strcmp(pin, sha) ? TG_PIN_CHANGED : TG_PIN_UNCHANGED;
+	if (change != TG_PIN_UNCHANGED) {
 		nf = gate_pin_findings(k);
+		if (tg_upstream_definition(def, len, &d, &err) < 0) {
+			tg_contract_free(k); /* k was made of it: only memory can fail */
+			r->failed = 1;
+			return -1;
+		}
+	}
 	if (r->first && change == TG_PIN_ADDED && !nf) {
 		/* trusted on first use; unpinned, it would be trusted again */
 		if (pin_first(r, &d, &err) < 0) {
@@ -484,7 +486,7 @@ int gate_pins_judge(struct gate_pin_round *r, const char *def, size_t len, struc
 		}
 		change = TG_PIN_UNCHANGED;
 	}
-	m = seen_get(r->e, d.tool, d.sha256);
+	m = seen_get(r->e, tool, sha);
 	if (!m) {
 		rc = -1;
 		goto out;
