@@ -40,20 +40,13 @@ static char *fetch_one(struct upstream_client *c, size_t i, int timeout_ms, stru
 
 	if (!upstream_catalog_declares(c, lists[i].capability))
 		return strdup("[]");
-	if (upstream_client_list(c, lists[i].kind, timeout_ms, &list, err) < 0)
+	if (upstream_client_list(c, lists[i].kind, UPSTREAM_RUN_LIST_MAX, timeout_ms, &list,
+				 err) < 0)
 		return NULL;
 	text = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
-	if (!text) {
+	if (!text)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	if (strlen(text) > UPSTREAM_RUN_LIST_MAX) {
-		free(text);
-		tg_error_set(err, TG_ERR_LIMIT, "%s: more than %u bytes", lists[i].kind->method,
-			     UPSTREAM_RUN_LIST_MAX);
-		return NULL;
-	}
 	return text;
 }
 

@@ -285,18 +285,16 @@ static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_err
 static int stage_held(struct call_state *st)
 {
 	const struct gate_held *h = st->held;
+	const char *t = h && h->ticket[0] ? h->ticket : NULL;
+	char accept[300] = "";
 
 	if (!h)
 		return 0;
-	if (h->ticket[0] && !h->rejected)
-		return gate_answer(st, "refused", "definition_awaits_review", h->ticket,
-				   "%s: upstream %s lists it, but %s (ticket %s: toolgate approvals "
-				   "show %s); a person with the scope %s:approve accepts it",
-				   st->k->name, st->k->upstream, h->why, h->ticket, h->ticket,
-				   st->k->name);
-	return gate_answer(st, "refused", "definition_awaits_review", h->ticket[0] ? h->ticket : NULL,
-			   "%s: upstream %s lists it, but %s", st->k->name, st->k->upstream,
-			   h->why);
+	if (t && !h->rejected)
+		snprintf(accept, sizeof(accept), " (ticket %s: toolgate approvals show %s); a "
+			 "person with the scope %s:approve accepts it", t, t, st->k->name);
+	return gate_answer(st, "refused", "definition_awaits_review", t, "%s: upstream %s lists "
+			   "it, but %s%s", st->k->name, st->k->upstream, h->why, accept);
 }
 
 /* 3 validate: the arguments against the input schema. A mismatch is a

@@ -733,18 +733,30 @@ static void rpc_error_message(const struct client_pending *p, struct tg_error *e
 		     json_is_integer(code) ? (long long)json_integer_value(code) : 0LL);
 }
 
-int upstream_client_settled(struct upstream_client *c, int64_t id, int ms)
+/* id's request in flight, waited for (the caller holds lock) until it
+ * is settled or ms have passed: NULL when none is in flight; *timed_out. */
+static struct client_pending *settle_locked(struct upstream_client *c, int64_t id, int ms,
+					    int *timed_out)
 {
 	struct client_pending *p;
 	struct timespec until;
-	int timed_out = 0, settled;
 
 	deadline_in(&until, ms);
-	pthread_mutex_lock(&c->lock);
+	*timed_out = 0;
 	for (p = c->pending; p && p->id != id; p = p->next)
 		;
-	while (p && !p->answered && !p->cancelled && !c->broken && !timed_out)
-		timed_out = pthread_cond_timedwait(&c->answered, &c->lock, &until) == ETIMEDOUT;
+	while (p && !p->answered && !p->cancelled && !c->broken && !*timed_out)
+		*timed_out = pthread_cond_timedwait(&c->answered, &c->lock, &until) == ETIMEDOUT;
+	return p;
+}
+
+int upstream_client_settled(struct upstream_client *c, int64_t id, int ms)
+{
+	struct client_pending *p;
+	int timed_out, settled;
+
+	pthread_mutex_lock(&c->lock);
+	p = settle_locked(c, id, ms, &timed_out);
 	settled = !p || p->answered || p->cancelled || c->broken;
 	pthread_mutex_unlock(&c->lock);
 	return settled;
@@ -754,23 +766,18 @@ int upstream_client_wait(struct upstream_client *c, int64_t id, int timeout_ms, 
 			 struct tg_error *err)
 {
 	struct client_pending *p;
-	struct timespec until;
-	int timed_out = 0, rc;
+	int timed_out, rc;
 	char why[sizeof(c->why)];
 
 	tg_error_clear(err);
 	*result = NULL;
-	deadline_in(&until, timeout_ms);
 	pthread_mutex_lock(&c->lock);
-	for (p = c->pending; p && p->id != id; p = p->next)
-		;
+	p = settle_locked(c, id, timeout_ms, &timed_out);
 	if (!p) {
 		pthread_mutex_unlock(&c->lock);
 		return tg_error_set(err, TG_ERR_INVALID, "no request %lld in flight",
 				    (long long)id);
 	}
-	while (!p->answered && !p->cancelled && !c->broken && !timed_out)
-		timed_out = pthread_cond_timedwait(&c->answered, &c->lock, &until) == ETIMEDOUT;
 	unlink_pending(c, p);
 	memcpy(why, c->why, sizeof(why));
 	pthread_mutex_unlock(&c->lock);

@@ -258,11 +258,13 @@ extern const struct upstream_list_kind upstream_list_tools, upstream_list_resour
 /* The list k (tools/list as upstream_client_list_tools, resources/list,
  * resources/templates/list, prompts/list) followed through its pages as
  * tools are: every entry into *out (an array, owned), with the same
- * ceilings (UPSTREAM_MAX_PAGES pages, UPSTREAM_MAX_TOOLS entries); an
- * entry that is not an object with k->field a string is refused. 0, or
- * -1 and err (the server's error: err says it). */
+ * ceilings (UPSTREAM_MAX_PAGES pages, UPSTREAM_MAX_TOOLS entries) and,
+ * unless max_bytes is 0, at most max_bytes of compact JSON text, refused
+ * as soon as a page goes past it; an entry that is not an object with
+ * k->field a string is refused. 0, or -1 and err (the server's error:
+ * err says it). */
 int upstream_client_list(struct upstream_client *c, const struct upstream_list_kind *k,
-			 int timeout_ms, json_t **out, struct tg_error *err);
+			 size_t max_bytes, int timeout_ms, json_t **out, struct tg_error *err);
 
 /* tools/call of name with arguments (borrowed, may be NULL: {}) and meta
  * (borrowed, may be NULL: no _meta; e.g. a progressToken): 0, 1 or -1 as

@@ -121,7 +121,7 @@ const char *upstream_client_instructions(struct upstream_client *c)
 /* One page's entries (its key's array) appended to all, each an object
  * with a string member field; 0, or -1 and err. */
 static int take_page(json_t *all, json_t *res, const struct upstream_list_kind *k, unsigned page,
-		     struct tg_error *err)
+		     size_t max_bytes, size_t *bytes, struct tg_error *err)
 {
 	json_t *entries = json_object_get(res, k->key), *entry;
 	size_t i;
@@ -137,6 +137,11 @@ static int take_page(json_t *all, json_t *res, const struct upstream_list_kind *
 			return tg_error_set(err, TG_ERR_INVALID,
 					    "%s: page %u, entry %zu: not an object with a %s",
 					    k->method, page + 1, i, k->field);
+		/* counted as the list's text will hold it: refused as soon
+		 * as it goes past, not once every page is kept */
+		if (max_bytes && (*bytes += json_dumpb(entry, NULL, 0, JSON_COMPACT) + 1) > max_bytes)
+			return tg_error_set(err, TG_ERR_LIMIT, "%s: more than %zu bytes", k->method,
+					    max_bytes);
 		if (json_array_append(all, entry) < 0)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
@@ -150,9 +155,10 @@ const struct upstream_list_kind upstream_list_templates = { "resources/templates
 const struct upstream_list_kind upstream_list_prompts = { "prompts/list", "prompts", "name" };
 
 int upstream_client_list(struct upstream_client *c, const struct upstream_list_kind *k,
-			 int timeout_ms, json_t **out, struct tg_error *err)
+			 size_t max_bytes, int timeout_ms, json_t **out, struct tg_error *err)
 {
 	json_t *all = json_array(), *cursor = NULL, *res = NULL, *params, *next;
+	size_t bytes = 1; /* the list's brackets */
 	unsigned page;
 	int rc = -1;
 
@@ -173,7 +179,7 @@ int upstream_client_list(struct upstream_client *c, const struct upstream_list_k
 		}
 		rc = upstream_client_request(c, k->method, params, timeout_ms, &res, err);
 		json_decref(params);
-		if (rc != 0 || take_page(all, res, k, page, err) < 0) {
+		if (rc != 0 || take_page(all, res, k, page, max_bytes, &bytes, err) < 0) {
 			rc = -1;
 			goto out;
 		}
@@ -205,7 +211,7 @@ out:
 int upstream_client_list_tools(struct upstream_client *c, int timeout_ms, json_t **tools,
 			       struct tg_error *err)
 {
-	return upstream_client_list(c, &upstream_list_tools, timeout_ms, tools, err);
+	return upstream_client_list(c, &upstream_list_tools, 0, timeout_ms, tools, err);
 }
 
 int upstream_client_call_tool(struct upstream_client *c, const char *name, json_t *arguments,
