@@ -100,20 +100,32 @@ static int accept_one(struct tg_store *st, struct tg_audit *audit, const char *w
 	return -1;
 }
 
+/* 1 if ticket t is a pending review ticket of an upstream's definition. */
+static int pending_definition(const struct tg_ticket *t)
+{
+	size_t k = strlen(t->tool);
+
+	return t->state == TG_TICKET_PENDING && strncmp(t->principal, "upstream ", 9) == 0 &&
+	       k >= 11 && strcmp(t->tool + k - 11, "@definition") == 0;
+}
+
 /* Nothing of a->name awaits review: said, with the upstreams whose
- * definitions do (a misspelt NAME). */
+ * definitions do (a misspelt NAME), each named once. */
 static void nothing_awaits(const struct accept_args *a, const struct tg_ticket *list, size_t n)
 {
 	char others[512] = "";
-	size_t i, len = 0, k;
+	size_t i, j, len = 0;
 
 	for (i = 0; i < n; i++) {
 		const char *up = list[i].principal + 9;
 
-		k = strlen(list[i].tool);
-		if (list[i].state != TG_TICKET_PENDING || strncmp(list[i].principal, "upstream ", 9) ||
-		    k < 11 || strcmp(list[i].tool + k - 11, "@definition") != 0 ||
-		    strstr(others, up))
+		if (!pending_definition(&list[i]))
+			continue;
+		for (j = 0; j < i; j++)
+			if (pending_definition(&list[j]) &&
+			    strcmp(list[j].principal, list[i].principal) == 0)
+				break;
+		if (j < i)
 			continue;
 		len += (size_t)snprintf(others + len, len < sizeof(others) ? sizeof(others) - len : 0,
 					"%s%s", len ? ", " : "", up);
@@ -123,6 +135,41 @@ static void nothing_awaits(const struct accept_args *a, const struct tg_ticket *
 	fprintf(stderr, "toolgate upstream accept: no definition of upstream %s%s awaits review"
 		"%s%s\n", a->name, a->ntools ? "'s tools named" : "",
 		others[0] ? "; awaiting review: " : " (toolgate approvals list)", others);
+}
+
+/* The tickets that may be accepted: pending ones, then those approved
+ * that no gateway carried out (two lists: one of every state would be
+ * capped, with the oldest, executed ones, first). */
+static int open_tickets(struct tg_store *st, struct tg_ticket **out, size_t *n,
+			struct tg_error *err)
+{
+	struct tg_ticket *pending = NULL, *approved = NULL, *all;
+	size_t np = 0, na = 0, i;
+	int64_t now = (int64_t)time(NULL);
+
+	*out = NULL;
+	*n = 0;
+	if (tg_store_ticket_list(st, TG_TICKET_PENDING, now, &pending, &np, err) < 0)
+		return -1;
+	all = NULL;
+	if (tg_store_ticket_list(st, TG_TICKET_APPROVED, now, &approved, &na, err) == 0 &&
+	    !(all = realloc(pending, (np + na + 1) * sizeof(*all))))
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (!all) {
+		for (i = 0; i < np; i++)
+			tg_ticket_release(&pending[i]);
+		for (i = 0; i < na; i++)
+			tg_ticket_release(&approved[i]);
+		free(pending);
+		free(approved);
+		return -1;
+	}
+	if (na)
+		memcpy(all + np, approved, na * sizeof(*all));
+	free(approved);
+	*out = all;
+	*n = np + na;
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct accept_args *a)
@@ -175,8 +222,7 @@ int cli_upstream_accept(int argc, char **argv)
 		rc = EXIT_NO;
 		goto out;
 	}
-	if (tg_store_open(a.state, &st, &err) < 0 ||
-	    tg_store_ticket_list(st, TG_TICKET_ANY, (int64_t)time(NULL), &list, &n, &err) < 0)
+	if (tg_store_open(a.state, &st, &err) < 0 || open_tickets(st, &list, &n, &err) < 0)
 		goto fail;
 	rc = EXIT_NO;
 	if (cli_token_claims(a.state, a.policy, a.token, st, &c, &err) < 0)
