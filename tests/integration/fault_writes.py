@@ -222,10 +222,10 @@ print(f"# one write call, held, approved and run, with {WORKERS} sharing "
       f"{os.cpu_count()} CPUs: {one:.2f} s")
 # a key takes about 0.6 such calls under the kills: as many keys as end in
 # about BUDGET seconds on this machine, at most N (the count is printed);
-# never fewer than 100: a kill comes every three to ten keys (fewer kills
+# never fewer than 120: a kill comes every three to ten keys (fewer kills
 # where the first call was slow for its own reasons), and kills_happened
 # wants ten at least
-fit = max(100, int(BUDGET / (0.6 * one)))
+fit = max(120, int(BUDGET / (0.6 * one)))
 if fit < N:
     print(f"# {fit} of the {N} keys: what this machine drives in about {BUDGET:.0f} s")
     keys = keys[:fit]

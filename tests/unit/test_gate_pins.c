@@ -88,12 +88,16 @@ static int code_becomes(struct fix *f, const char *tool, const char *args, const
 /* 0 once the gate lists tool with a description holding what (15 s). */
 static int described(struct fix *f, const char *tool, const char *what)
 {
+	struct tg_error err;
 	const char *d;
 	json_t *list;
+	char *text;
 	int tries, yes;
 
 	for (tries = 0; tries < 1500; tries++) {
-		list = fix_tools_with(f->gate, tool);
+		text = tg_gate_tools_json(f->gate, NULL, &err);
+		list = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
 		d = json_string_value(json_object_get(fix_tool(list, tool), "description"));
 		yes = d && strstr(d, what);
 		json_decref(list);
@@ -343,10 +347,11 @@ static int flapping(void)
 	return 0;
 }
 
-/* Tickets are found by their tool and definition (the store's index),
- * however many others the store holds: a second definition's ticket
- * still cancels the first's among 2,000 others (found by the second
- * reader, when the pins looked at a list capped at 10,000). */
+/* Tickets are found by their tool and definition (the store's index,
+ * tg_store_ticket_find), not in a list of every ticket: among 200
+ * others, a second definition's ticket cancels the first's. (The pins
+ * once read a list capped at 10,000; that they no longer list at all is
+ * what stops the bug coming back, not this count.) */
 static int many_tickets(void)
 {
 	struct fix_spec spec = { "gatepincap", plain, NULL, TG_ANOMALY_DEFAULT, echo_change };
@@ -366,7 +371,7 @@ static int many_tickets(void)
 	snprintf(req.principal, sizeof(req.principal), "alice");
 	snprintf(req.tool, sizeof(req.tool), "plain@1.0.0");
 	memset(req.args_sha256, 'a', 64);
-	for (i = 0; i < 2000; i++) {
+	for (i = 0; i < 200; i++) {
 		CHECK(tg_store_ticket_create(f.store, &req, (int64_t)time(NULL) - 100, 86400, &made,
 					     &err) == 0);
 		tg_ticket_release(&made);

@@ -304,7 +304,9 @@ static int list_changed(void)
 	c = read_uri(&f, &who, URI("fake/file:///add"), &err);
 	CHECK(c);
 	json_decref(c);
-	json_decref(listed(f.gate, NULL, 0, URI("fake/file:///added.txt")));
+	c = listed(f.gate, NULL, 0, URI("fake/file:///added.txt"));
+	CHECK(c);
+	json_decref(c);
 	for (int i = 0; i < 500 && !__atomic_load_n(&h.resources, __ATOMIC_SEQ_CST); i++)
 		usleep(10000);
 	CHECK(__atomic_load_n(&h.resources, __ATOMIC_SEQ_CST) == 1);
