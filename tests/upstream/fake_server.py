@@ -7,6 +7,9 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
   normal       two tools (echo, add) on two pages of tools/list; tools/call
                echo answers its arguments; ping answers {}
   noinit       never answers initialize (reads and ignores everything)
+  quietprobe   before initialize, never answers a request whose method it
+               does not know (a 2026-07-28 client's server/discover is read
+               and ignored, as some 2025 servers do); otherwise normal
   version V    answers initialize with protocolVersion V, otherwise normal
   garbage [N]  before each answer, N (default 3) lines that are not JSON-RPC
   oversized    answers tools/call with a line of 5 MiB
@@ -121,7 +124,8 @@ LOGO = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
 COMPLETIONS = {"who": ["alice", "albert", "bob"], "day": ["monday", "tuesday"]}
 calls = 0
 next_id = 1000
-STATE = {"lists": 0, "count": 0, "breaklist": False}
+STATE = {"lists": 0, "count": 0, "breaklist": False, "initialized": False}
+KNOWN = ("initialize", "ping", "tools/list", "tools/call")  # methods of normal mode
 HELD = []  # tools/call that came while ask waited: run after it
 
 
@@ -371,9 +375,12 @@ def main():
     while True:
         m = read()
         method, mid = m.get("method"), m.get("id")
+        if MODE == "quietprobe" and not STATE["initialized"] and method not in KNOWN:
+            continue
         if method == "initialize":
             if MODE == "noinit":
                 continue
+            STATE["initialized"] = True
             STATE["client"] = (m.get("params") or {}).get("capabilities")
             version = ARG if MODE == "version" else "2025-11-25"
             caps = {"tools": {"listChanged": True}}
