@@ -37,6 +37,16 @@ enum tg_upstream_transport { TG_UPSTREAM_STDIO = 1, TG_UPSTREAM_HTTP = 2 };
  * is open (review), nothing (off). */
 enum tg_upstream_pin { TG_UPSTREAM_PIN_STRICT = 0, TG_UPSTREAM_PIN_REVIEW, TG_UPSTREAM_PIN_OFF };
 
+/* The protocol era the gateway speaks to the server ("protocol"): the
+ * newest both speak (auto, the default: server/discover is tried, and a
+ * server that does not answer it as a 2026-07-28 server is initialized
+ * as a session-era one), or only the one named. */
+enum tg_upstream_protocol {
+	TG_UPSTREAM_PROTOCOL_AUTO = 0,     /* "auto" */
+	TG_UPSTREAM_PROTOCOL_MODERN,       /* "2026-07-28": server/discover, no session */
+	TG_UPSTREAM_PROTOCOL_SESSION,      /* "2025-11-25": initialize (down to 2025-03-26) */
+};
+
 /* A tool's authority. Write is the default: a tool whose declaration does
  * not say read is held for approval, whatever its readOnlyHint says. */
 enum tg_upstream_authority { TG_UPSTREAM_WRITE = 0, TG_UPSTREAM_READ = 1 };
@@ -123,6 +133,7 @@ struct tg_upstream {
 	struct tg_upstream_tool *tools; /* those declared; a tool not declared is a write */
 	size_t ntools;
 	enum tg_upstream_pin pin;
+	enum tg_upstream_protocol protocol;
 	unsigned relay;              /* enum tg_upstream_relay bits: what its requests may
 				      * ask the caller's client; 0: nothing */
 	char sha256[65];             /* of the file's bytes, hex: the same file, the same

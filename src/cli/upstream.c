@@ -365,6 +365,13 @@ static int cmd_show(const struct up_args *a)
 		       u->transport == TG_UPSTREAM_STDIO ? "env" : "header",
 		       u->credentials[i].name, u->credentials[i].path);
 	printf("pin:       %s\n", tg_upstream_pin_name(u->pin));
+	printf("protocol:  %s\n", u->protocol == TG_UPSTREAM_PROTOCOL_MODERN ? "2026-07-28 only"
+	       : u->protocol == TG_UPSTREAM_PROTOCOL_SESSION ? "2025-11-25 (initialize) only"
+	       : "auto (server/discover, else initialize)");
+	printf("relay:     %s%s%s%s\n", u->relay & TG_UPSTREAM_RELAY_SAMPLING ? " sampling" : "",
+	       u->relay & TG_UPSTREAM_RELAY_ELICITATION ? " elicitation" : "",
+	       u->relay & TG_UPSTREAM_RELAY_ROOTS ? " roots" : "",
+	       u->relay ? "" : " nothing (every request of the server refused)");
 	for (i = 0; i < u->ntools; i++)
 		show_tool(&u->tools[i]);
 	if (!u->ntools)

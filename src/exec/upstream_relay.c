@@ -122,15 +122,15 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
-/* What the agent's client is never asked for an upstream (params: the
- * relay's own copy, changed here). A sampling request's includeContext
+/* What the agent's client is never asked for an upstream (params: a
+ * copy of the request's, changed here). A sampling request's includeContext
  * ("thisServer", "allServers") asks the client to add its MCP context,
  * which is toolgate's: every upstream's and contract's outputs, the
  * answer going back to this upstream; it is taken out ("none", the
  * default). Sampling with tools and URL-mode elicitation need
  * sub-capabilities (sampling.tools, elicitation.url) that toolgate does
  * not keep of the client's declaration: refused. 0, or -1 and e. */
-static int admit(const char *method, json_t *params, struct upstream_rpc_error *e)
+int upstream_relay_admit(const char *method, json_t *params, struct upstream_rpc_error *e)
 {
 	const char *mode = json_string_value(json_object_get(params, "mode"));
 
@@ -161,7 +161,7 @@ int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method
 
 	if (req && json_is_object(params)) {
 		copy = json_deep_copy(params);
-		if (copy && admit(method, copy, e) < 0) {
+		if (copy && upstream_relay_admit(method, copy, e) < 0) {
 			json_decref(copy);
 			json_decref(req);
 			return -1;

@@ -45,6 +45,13 @@ struct upstream_relay *upstream_relay_new(struct upstream_client *client,
 int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method, json_t *params,
 			struct upstream_rpc_error *e);
 
+/* What the caller's client is never asked for an upstream, in either era:
+ * sampling with tools or toolChoice, elicitation in a mode other than
+ * form (-1, e: -32602 and why); a sampling request's includeContext is
+ * taken out of params (the request's params, a copy of the caller's own,
+ * changed here). 0 when it may be asked. */
+int upstream_relay_admit(const char *method, json_t *params, struct upstream_rpc_error *e);
+
 /* The call is over: its thread told to stop (an ask in progress returns
  * soon, as the hook's contract says) and joined; a request not yet asked
  * is answered -32603 (unless an ask answered "": the call was stopped to

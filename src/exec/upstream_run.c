@@ -539,32 +539,7 @@ static void gen_failed(struct gen *g, struct tg_error *err)
 	gen_free(g);
 }
 
-/* initialize, declaring the client capabilities the declaration relays
- * (docs/UPSTREAMS.md, "Relay"): a server offers what asks them only to a
- * client that says it answers; elicitation in form mode only. */
-static int initialize(struct upstream_run *r, struct gen *g, int timeout_ms, struct tg_error *err)
-{
-	unsigned relay = r->u->relay;
-	json_t *caps = json_object();
-	int rc;
-
-	if (!caps)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	if ((relay & TG_UPSTREAM_RELAY_SAMPLING &&
-	     json_object_set_new(caps, "sampling", json_object()) < 0) ||
-	    (relay & TG_UPSTREAM_RELAY_ELICITATION &&
-	     json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form")) < 0) ||
-	    (relay & TG_UPSTREAM_RELAY_ROOTS && json_object_set_new(caps, "roots", json_object()) < 0)) {
-		json_decref(caps);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
-	rc = upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, caps, timeout_ms,
-					err);
-	json_decref(caps);
-	return rc;
-}
-
-/* Start a generation and make it up: initialize, tools/list. The tools
+/* Start a generation and make it up: the handshake, tools/list. The tools
  * into *tools (JSON text). OUT *out, or NULL and why in err. */
 static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct tg_error *err)
 {
@@ -581,7 +556,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 	if (r->stop)
 		cancel_run(g);
 	pthread_mutex_unlock(&r->lock);
-	if (initialize(r, g, UPSTREAM_RUN_HANDSHAKE_MS, err) < 0 ||
+	if (run_handshake(r, g, UPSTREAM_RUN_HANDSHAKE_MS, err) < 0 ||
 	    upstream_client_list_tools(g->client, UPSTREAM_RUN_HANDSHAKE_MS, &list, err) < 0 ||
 	    !(*tools = json_dumps(list, JSON_COMPACT))) {
 		if (!*tools && list)
@@ -608,6 +583,9 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop && !g->ended && !upstream_client_broken(g->client, broke, sizeof(broke))) {
+		pthread_mutex_unlock(&r->lock);
+		run_listen(r, g);
+		pthread_mutex_lock(&r->lock);
 		now = now_ms();
 		if ((r->relist || r->relist_lists) && now >= r->relist_at) {
 			int tools = r->relist;
@@ -898,7 +876,7 @@ static struct gen *percall_up(struct upstream_run *r, const char *tool, uint64_t
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
 	if (left > UPSTREAM_RUN_HANDSHAKE_MS)
 		left = UPSTREAM_RUN_HANDSHAKE_MS;
-	if (initialize(r, g, (int)left, err) == 0)
+	if (run_handshake(r, g, (int)left, err) == 0)
 		return g;
 	gen_failed(g, err);
 	g = NULL;
@@ -1052,11 +1030,13 @@ static void reg_remove(struct upstream_run *r, struct call_reg *c, const char *a
 	upstream_relay_free(c->relay);
 }
 
-/* Send tools/call and wait for it, cancel_fd watched by a thread of its
- * own meanwhile. 0, 1 or -1 as upstream_client_wait; *sent 1 once the
- * server was sent the call. */
-static int call_wait(struct gen *g, const char *tool, json_t *args, const char *token,
-		     int timeout_ms, int cancel_fd, json_t **res, int *sent, struct tg_error *err)
+/* Send tools/call (with extra's members: a retry's inputResponses and
+ * requestState; borrowed, may be NULL) and wait for it, cancel_fd
+ * watched by a thread of its own meanwhile. 0, 1 or -1 as
+ * upstream_client_wait; *sent 1 once the server was sent the call. */
+static int call_wait(struct gen *g, const char *tool, json_t *args, json_t *extra,
+		     const char *token, int timeout_ms, int cancel_fd, json_t **res, int *sent,
+		     struct tg_error *err)
 {
 	struct canceller k = { .c = g->client, .cancel_fd = cancel_fd, .done = { -1, -1 } };
 	json_t *params;
@@ -1065,6 +1045,10 @@ static int call_wait(struct gen *g, const char *tool, json_t *args, const char *
 
 	*res = NULL;
 	params = json_pack("{s:s,s:O}", "name", tool, "arguments", args);
+	if (params && extra && json_object_update(params, extra) < 0) {
+		json_decref(params);
+		params = NULL;
+	}
 	/* MCP "Progress": the token the server's progress will carry */
 	if (params && token &&
 	    json_object_set_new(params, "_meta", json_pack("{s:s}", "progressToken", token)) < 0) {
@@ -1184,11 +1168,51 @@ static int settle(struct upstream_run *r, struct gen *g, const char *what, int r
 	return rc == 0 ? 0 : -1;
 }
 
+/* The call sent, and in the 2026-07-28 era sent again with its client's
+ * answers for as long as the server answers input_required (at most
+ * UPSTREAM_MODERN_ROUNDS rounds): 0, 1 or -1 as upstream_client_wait, *res
+ * the last answer; *sent as call_wait's, of the last round. */
+static int call_rounds(struct upstream_run *r, struct gen *g, struct call_reg *reg,
+		       const char *tool, json_t *args, const struct upstream_run_call_hooks *hooks,
+		       uint64_t deadline, int cancel_fd, json_t **res, int *sent,
+		       struct tg_error *err)
+{
+	json_t *retry = NULL;
+	unsigned round;
+	uint64_t left;
+	int rc;
+
+	for (round = 0;; round++) {
+		left = deadline > now_ms() ? deadline - now_ms() : 1;
+		rc = call_wait(g, tool, args, retry, reg->progress ? reg->token : NULL, (int)left,
+			       cancel_fd, res, sent, err);
+		json_decref(retry);
+		retry = NULL;
+		if (rc != 0 || !upstream_client_modern(g->client))
+			return rc;
+		rc = run_result_type(*res, "tools/call", err);
+		if (rc == 1 && round + 1 == UPSTREAM_MODERN_ROUNDS)
+			rc = tg_error_set(err, TG_ERR_INVALID, "tools/call: the server still asks "
+					  "for input after %u rounds", UPSTREAM_MODERN_ROUNDS);
+		if (rc == 1)
+			rc = run_input_required(r, *res, hooks, deadline, cancel_fd, &retry, err);
+		else if (rc == 0)
+			return 0;
+		if (rc < 0) {
+			json_decref(*res);
+			*res = NULL;
+			return -1;
+		}
+		json_decref(*res);
+		*res = NULL;
+	}
+}
+
 int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *args_json,
 			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
 			 char **result_json, struct tg_error *err)
 {
-	uint64_t deadline, left;
+	uint64_t deadline;
 	json_t *args, *res = NULL;
 	struct call_reg reg;
 	struct gen *g;
@@ -1207,11 +1231,10 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 		json_decref(args);
 		return -1;
 	}
-	left = deadline > now_ms() ? deadline - now_ms() : 1;
 	rc = reg_add(r, g, &reg, hooks, err);
 	if (rc == 0) {
-		rc = call_wait(g, tool, args, reg.progress ? reg.token : NULL, (int)left,
-			       cancel_fd, &res, &sent, err);
+		rc = call_rounds(r, g, &reg, tool, args, hooks, deadline, cancel_fd, &res, &sent,
+				 err);
 		/* sent and not answered: timed out, cancelled, stopped to ask
 		 * (MRTR), its connection broken */
 		reg_remove(r, &reg, rc < 0 && sent ? err->msg : NULL);
@@ -1253,6 +1276,11 @@ int upstream_run_request(struct upstream_run *r, const char *capability, const c
 	json_decref(params);
 	if (rc == 0 && !json_is_object(res))
 		rc = tg_error_set(err, TG_ERR_INVALID, "the result is not an object");
+	/* a read or a prompt has no caller's client to ask */
+	if (rc == 0 && upstream_client_modern(g->client) &&
+	    (rc = run_result_type(res, method, err)) == 1)
+		rc = tg_error_set(err, TG_ERR_INVALID, "the server asks its client for input "
+				  "(input_required), which toolgate relays only for tools/call");
 	if (rc == 0 && !(*result_json = json_dumps(res, JSON_COMPACT)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(res);

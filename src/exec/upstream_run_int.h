@@ -74,6 +74,18 @@ struct gen {
 	 * may come for that call still); "" while none did */
 	char unattributable[160];
 	int unattributable_said; /* logged, once */
+	/* the 2026-07-28 era's subscriptions/listen (upstream_modern.c),
+	 * on the supervisor's thread */
+	int64_t listen_id;      /* open, or 0 */
+	uint64_t listen_at;     /* not opened again before this (ms) */
+	int listen_off;         /* the server has none, or nothing of it changes */
+};
+
+/* What a runner learnt of its server's era (upstream_modern.c). */
+enum run_era {
+	RUN_ERA_UNKNOWN = 0,    /* discover is tried first (auto) */
+	RUN_ERA_SESSION_TRY,    /* its connection broke on discover: initialize next */
+	RUN_ERA_SESSION,        /* it is a session-era server: initialize */
 };
 
 struct upstream_run {
@@ -99,6 +111,7 @@ struct upstream_run {
 	struct upstream_run_stats stats;
 	struct call_reg *calls; /* the calls in flight */
 	uint64_t tokens;        /* progress tokens given */
+	enum run_era era;       /* under lock */
 };
 
 /* One more line of what (a kind of the server's text) to the log, by
@@ -107,6 +120,39 @@ int run_rate_take(struct rate *rt, const char *name, const char *what);
 /* The server's text (len bytes) to the log, redacted and shown safe, "..."
  * after it when cut (upstream_run.c). */
 void run_log_text(const char *name, const char *buf, size_t len, int cut);
+
+/* ---- upstream_modern.c: the protocol eras ---- */
+
+#define UPSTREAM_MODERN_PROBE_MS 5000  /* auto: discover answered within, or initialize */
+#define UPSTREAM_MODERN_LISTEN_MS 1000 /* subscriptions/listen opened again at most this often */
+#define UPSTREAM_MODERN_ROUNDS 10      /* a call's input_required rounds */
+#define UPSTREAM_MODERN_REQUESTS 16    /* inputRequests of one round */
+
+/* The handshake of g's client in the era the declaration and what r
+ * learnt say (discover, initialize, or discover then initialize),
+ * declaring the relay's client capabilities. 0, or -1 and err. */
+int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct tg_error *err);
+
+/* g up and spoken to in the 2026-07-28 era: its subscriptions/listen
+ * opened, or its end noticed (opened again later). Never blocks; the
+ * supervisor calls it while it watches g. */
+void run_listen(struct upstream_run *r, struct gen *g);
+
+/* resultType of a 2026-07-28 result res of method: 0 complete (or
+ * none), 1 input_required, -1 and err for anything else. */
+int run_result_type(json_t *res, const char *method, struct tg_error *err);
+
+/* A tools/call answered input_required (res): each of its inputRequests
+ * that the declaration relays asked of the call's client through
+ * hooks->ask, one at a time, until deadline or cancel_fd; OUT *retry the
+ * members the call is sent again with (inputResponses, and the server's
+ * requestState as it came). 0; -1 and err: a request the declaration
+ * does not relay or the relay never asks, a client that cannot be asked
+ * or refused, the call's end, or "stopped to ask its client first" (the
+ * caller is asked by MRTR). */
+int run_input_required(const struct upstream_run *r, json_t *res,
+		       const struct upstream_run_call_hooks *hooks, uint64_t deadline,
+		       int cancel_fd, json_t **retry, struct tg_error *err);
 
 /* The client's callbacks of a generation (upstream_server.c; ctx the
  * generation): its notifications, and its requests. */

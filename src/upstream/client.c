@@ -636,6 +636,7 @@ void upstream_client_free(struct upstream_client *c)
 		free(it);
 	}
 	json_decref(c->init_result);
+	json_decref(c->meta);
 	close(c->in_fd);
 	close(c->out_fd);
 	close(c->stop_pipe[0]);
@@ -661,6 +662,27 @@ static void unlink_pending(struct upstream_client *c, struct client_pending *p)
 		}
 }
 
+/* params (borrowed, may be NULL) with meta's members in its _meta, over
+ * any of the caller's of the same name: a new reference, NULL out of
+ * memory (the message is then sent without params, and refused). */
+static json_t *with_meta(json_t *params, json_t *meta)
+{
+	json_t *p = params ? json_copy(params) : json_object();
+	json_t *m = json_object_get(p, "_meta");
+
+	m = json_is_object(m) ? json_copy(m) : json_object();
+	if (!p || !m || json_object_update(m, meta) < 0) {
+		json_decref(m);
+		json_decref(p);
+		return NULL;
+	}
+	if (json_object_set_new(p, "_meta", m) < 0) { /* m is gone either way */
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
 int64_t upstream_client_send(struct upstream_client *c, const char *method, json_t *params,
 			     struct tg_error *err)
 {
@@ -680,7 +702,8 @@ int64_t upstream_client_send(struct upstream_client *c, const char *method, json
 		free(p);
 		return -1;
 	}
-	if (!c->ready && strcmp(method, "initialize") != 0 && strcmp(method, "ping") != 0) {
+	if (!c->ready && strcmp(method, "initialize") != 0 && strcmp(method, "ping") != 0 &&
+	    strcmp(method, "server/discover") != 0) {
 		pthread_mutex_unlock(&c->lock);
 		free(p);
 		return tg_error_set(err, TG_ERR_INVALID, "%s: the upstream is not initialized",
@@ -690,12 +713,15 @@ int64_t upstream_client_send(struct upstream_client *c, const char *method, json
 	snprintf(p->method, sizeof(p->method), "%s", method);
 	p->next = c->pending;
 	c->pending = p;
+	/* the 2026-07-28 era: the version and capabilities in every request */
+	params = c->meta ? with_meta(params, c->meta) : json_incref(params);
 	pthread_mutex_unlock(&c->lock);
 	msg = json_pack("{s:s,s:I,s:s}", "jsonrpc", "2.0", "id", (json_int_t)id, "method", method);
 	if (msg && params && json_object_set(msg, "params", params) < 0) {
 		json_decref(msg);
 		msg = NULL;
 	}
+	json_decref(params);
 	if (write_msg(c, msg, err) < 0) {
 		pthread_mutex_lock(&c->lock);
 		unlink_pending(c, p);

@@ -1,10 +1,12 @@
 /*
- * The client side of MCP (2025-11-25 and the two revisions before it) over
- * the stdio transport: what toolgate speaks to an upstream MCP server
+ * The client side of MCP (2026-07-28, and 2025-11-25 with the two
+ * revisions before it) over the stdio transport: what toolgate speaks to an upstream MCP server
  * (issue 18). Private to src/upstream/; client.c owns the connection
  * (framing, the pending table, the reader and dispatcher threads),
- * client_mcp.c the protocol's requests (initialize, tools/list,
- * tools/call, ping).
+ * client_mcp.c the protocol's requests (server/discover or initialize,
+ * tools/list, tools/call, ping). In the 2026-07-28 era every request
+ * carries the version and capabilities discover sent in its _meta; the
+ * client does not read the results' resultType (the runner does).
  *
  * The connection. Two descriptors: out_fd is the server's stdin, in_fd
  * its stdout; one JSON-RPC 2.0 message a line each way. A reader thread
@@ -78,8 +80,12 @@
 						* all its pages */
 #define UPSTREAM_MAX_PAGES 64u                 /* a list: pages */
 
-/* The revision offered, and the ones accepted in the answer. */
+/* The revision offered at initialize, and the ones accepted in the answer. */
 #define UPSTREAM_PROTOCOL "2025-11-25"
+/* The stateless revision, and the _meta members its requests carry. */
+#define UPSTREAM_MODERN "2026-07-28"
+#define UPSTREAM_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define UPSTREAM_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 
 /* JSON-RPC 2.0's error codes the client answers with. */
 enum {
@@ -232,7 +238,23 @@ void upstream_client_get_stats(struct upstream_client *c, struct upstream_client
 int upstream_client_initialize(struct upstream_client *c, const char *name, const char *version,
 			       json_t *capabilities, int timeout_ms, struct tg_error *err);
 
-/* After initialize: the protocol version agreed, and the server's
+/* The 2026-07-28 era's handshake: server/discover, its _meta the version,
+ * the capabilities given (borrowed, may be NULL: none) and clientInfo
+ * name/version, waited for at most timeout_ms. 1: the server speaks that
+ * era, and from now on every request carries that _meta (over the
+ * caller's members of the same names); its capabilities, serverInfo and
+ * instructions are discover's. 0: it does not (it refused discover, did
+ * not answer it in time, or names other versions; why, size bytes, says
+ * which): the connection is whole, for initialize. -1 and err: the
+ * connection broke, or the answer is malformed. */
+int upstream_client_discover(struct upstream_client *c, const char *name, const char *version,
+			     json_t *capabilities, int timeout_ms, char *why, size_t size,
+			     struct tg_error *err);
+
+/* 1 once discover agreed the 2026-07-28 era, else 0. */
+int upstream_client_modern(struct upstream_client *c);
+
+/* After initialize or discover: the protocol version agreed, and the server's
  * capabilities, serverInfo and instructions as it sent them (borrowed,
  * NULL when absent), valid until upstream_client_free. */
 const char *upstream_client_protocol(struct upstream_client *c);
@@ -274,8 +296,8 @@ int upstream_client_list(struct upstream_client *c, const struct upstream_list_k
 int upstream_client_call_tool(struct upstream_client *c, const char *name, json_t *arguments,
 			      json_t *meta, int timeout_ms, json_t **result, struct tg_error *err);
 
-/* ping: 0 when the server answered an object within timeout_ms, else -1
- * and err. */
+/* ping (server/discover in the 2026-07-28 era, which has no ping): 0 when
+ * the server answered an object within timeout_ms, else -1 and err. */
 int upstream_client_ping(struct upstream_client *c, int timeout_ms, struct tg_error *err);
 
 #endif

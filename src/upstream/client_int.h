@@ -52,9 +52,11 @@ struct upstream_client {
 	pthread_t reader, dispatcher;
 	struct upstream_client_stats stats;
 	/* the handshake (client_mcp.c) */
-	int ready;                  /* initialize answered */
+	int ready;                  /* initialize (or server/discover) answered */
 	char protocol[16];
-	json_t *init_result;        /* the server's answer to initialize */
+	json_t *init_result;        /* the server's answer to initialize or discover */
+	json_t *meta;               /* the 2026-07-28 era: the _meta every request
+				     * carries; NULL in the session era */
 };
 
 /* Declare the connection broken (the first reason stays): every waiter

@@ -1,6 +1,7 @@
 /*
- * MCP's requests on the client side (client.h): the initialize handshake
- * with its version negotiation, the lists (tools, resources, resource
+ * MCP's requests on the client side (client.h): the handshake of either
+ * era (server/discover for 2026-07-28, initialize with its version
+ * negotiation for the session era), the lists (tools, resources, resource
  * templates, prompts) with their pages, tools/call and ping, over the
  * connection of client.c.
  *
@@ -25,6 +26,26 @@ static void quote(json_t *v, char *out, size_t size)
 	free(text);
 }
 
+/* The members of initialize's answer (and discover's, method) checked,
+ * but its version; 0, or -1 and err. */
+static int check_members(json_t *res, const char *method, struct tg_error *err)
+{
+	json_t *v = json_object_get(res, "capabilities");
+
+	if (v && !json_is_object(v))
+		return tg_error_set(err, TG_ERR_INVALID, "%s: \"capabilities\" is not an object",
+				    method);
+	v = json_object_get(res, "serverInfo");
+	if (v && !json_is_object(v))
+		return tg_error_set(err, TG_ERR_INVALID, "%s: \"serverInfo\" is not an object",
+				    method);
+	v = json_object_get(res, "instructions");
+	if (v && !json_is_string(v))
+		return tg_error_set(err, TG_ERR_INVALID, "%s: \"instructions\" is not a string",
+				    method);
+	return 0;
+}
+
 /* The answer to initialize checked; 0, or -1 and err. */
 static int check_init(json_t *res, struct tg_error *err)
 {
@@ -47,19 +68,7 @@ static int check_init(json_t *res, struct tg_error *err)
 				    "speaks 2025-11-25, 2025-06-18 and 2025-03-26",
 				    q);
 	}
-	v = json_object_get(res, "capabilities");
-	if (v && !json_is_object(v))
-		return tg_error_set(err, TG_ERR_INVALID,
-				    "initialize: \"capabilities\" is not an object");
-	v = json_object_get(res, "serverInfo");
-	if (v && !json_is_object(v))
-		return tg_error_set(err, TG_ERR_INVALID,
-				    "initialize: \"serverInfo\" is not an object");
-	v = json_object_get(res, "instructions");
-	if (v && !json_is_string(v))
-		return tg_error_set(err, TG_ERR_INVALID,
-				    "initialize: \"instructions\" is not a string");
-	return 0;
+	return check_members(res, "initialize", err);
 }
 
 int upstream_client_initialize(struct upstream_client *c, const char *name, const char *version,
@@ -96,6 +105,90 @@ int upstream_client_initialize(struct upstream_client *c, const char *name, cons
 	if (upstream_client_notify(c, "notifications/initialized", NULL, err) < 0)
 		return tg_error_wrap(err, "initialize");
 	return 0;
+}
+
+/* The _meta of the 2026-07-28 era's requests: the version, the client's
+ * capabilities (borrowed, may be NULL: none) and its identity. */
+static json_t *modern_meta(json_t *capabilities, const char *name, const char *version)
+{
+	return json_pack("{s:s,s:o,s:{s:s,s:s}}", UPSTREAM_META_VERSION, UPSTREAM_MODERN,
+			 UPSTREAM_META_CAPABILITIES,
+			 capabilities ? json_incref(capabilities) : json_object(),
+			 "io.modelcontextprotocol/clientInfo", "name", name, "version", version);
+}
+
+/* Whether a discover result names the 2026-07-28 era, its other members
+ * well formed: 1, 0 (it does not: *why says what it names), or -1 and
+ * err (malformed). */
+static int check_discover(json_t *res, char *why, size_t size, struct tg_error *err)
+{
+	json_t *named = json_object_get(res, "supportedVersions"), *v;
+	char q[80];
+	size_t i;
+
+	if (!json_is_object(res))
+		return tg_error_set(err, TG_ERR_INVALID, "server/discover: the answer is not an "
+				    "object");
+	if (!json_is_array(named)) {
+		snprintf(why, size, "server/discover: the answer has no supportedVersions");
+		return 0;
+	}
+	json_array_foreach(named, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), UPSTREAM_MODERN) == 0)
+			break;
+	if (i == json_array_size(named)) {
+		quote(named, q, sizeof(q));
+		snprintf(why, size, "server/discover: the server speaks %s", q);
+		return 0;
+	}
+	return check_members(res, "server/discover", err) < 0 ? -1 : 1;
+}
+
+int upstream_client_discover(struct upstream_client *c, const char *name, const char *version,
+			     json_t *capabilities, int timeout_ms, char *why, size_t size,
+			     struct tg_error *err)
+{
+	json_t *meta, *params, *res = NULL;
+	int rc;
+
+	tg_error_clear(err);
+	snprintf(why, size, "%s", "");
+	meta = modern_meta(capabilities, name, version);
+	params = meta ? json_pack("{s:O}", "_meta", meta) : NULL;
+	if (!params) {
+		json_decref(meta);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	rc = upstream_client_request(c, "server/discover", params, timeout_ms, &res, err);
+	json_decref(params);
+	if (rc > 0 || (rc < 0 && err->code == TG_ERR_LIMIT)) {
+		/* refused, or never answered (a session-era server may keep a
+		 * request before initialize unanswered): not this era */
+		snprintf(why, size, "%s", err->msg);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = check_discover(res, why, size, err);
+	}
+	if (rc == 1) {
+		pthread_mutex_lock(&c->lock);
+		c->init_result = res;
+		res = NULL;
+		c->meta = meta;
+		meta = NULL;
+		snprintf(c->protocol, sizeof(c->protocol), "%s", UPSTREAM_MODERN);
+		c->ready = 1;
+		pthread_mutex_unlock(&c->lock);
+	}
+	json_decref(res);
+	json_decref(meta);
+	if (rc == 0)
+		tg_error_clear(err);
+	return rc;
+}
+
+int upstream_client_modern(struct upstream_client *c)
+{
+	return c->meta != NULL;
 }
 
 const char *upstream_client_protocol(struct upstream_client *c)
@@ -247,7 +340,9 @@ int upstream_client_call_tool(struct upstream_client *c, const char *name, json_
 int upstream_client_ping(struct upstream_client *c, int timeout_ms, struct tg_error *err)
 {
 	json_t *res = NULL;
-	int rc = upstream_client_request(c, "ping", NULL, timeout_ms, &res, err);
+	/* the 2026-07-28 era retired ping: discover is as cheap */
+	int rc = upstream_client_request(c, c->meta ? "server/discover" : "ping", NULL, timeout_ms,
+					 &res, err);
 
 	if (rc == 0 && !json_is_object(res))
 		rc = tg_error_set(err, TG_ERR_INVALID, "ping: the answer is not an object");

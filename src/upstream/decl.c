@@ -379,22 +379,45 @@ static int load_transport(struct up_loader *l, json_t *doc)
 	return load_url(l, json_object_get(doc, "url"));
 }
 
-static int load_pin(struct up_loader *l, json_t *doc)
+/* A field whose value is one of values (n of them; absent: the first):
+ * its index in *out. 0, or -1 naming it with must. */
+static int load_choice(struct up_loader *l, json_t *doc, const char *field,
+		       const char *const *values, int n, const char *must, int *out)
 {
-	static const char *const modes[] = { "strict", "review", "off" };
-	json_t *v = json_object_get(doc, "pin");
+	json_t *v = json_object_get(doc, field);
 	const char *s = json_string_value(v);
 	int i;
 
-	l->u->pin = TG_UPSTREAM_PIN_STRICT;
+	*out = 0;
 	if (!v)
 		return 0;
-	for (i = 0; i < 3 && !(s && strcmp(s, modes[i]) == 0); i++)
+	for (i = 0; i < n && !(s && strcmp(s, values[i]) == 0); i++)
 		;
-	if (i == 3)
-		return jload_bad(&l->j, "pin", "must be strict (the default), review or off");
-	l->u->pin = (enum tg_upstream_pin)i;
+	if (i == n)
+		return jload_bad(&l->j, field, "%s", must);
+	*out = i;
 	return 0;
+}
+
+static int load_pin(struct up_loader *l, json_t *doc)
+{
+	static const char *const modes[] = { "strict", "review", "off" };
+	int i, rc = load_choice(l, doc, "pin", modes, 3, "must be strict (the default), review "
+				"or off", &i);
+
+	l->u->pin = (enum tg_upstream_pin)i;
+	return rc;
+}
+
+/* "protocol": the era spoken to the server (auto by default). */
+static int load_protocol(struct up_loader *l, json_t *doc)
+{
+	static const char *const eras[] = { "auto", "2026-07-28", "2025-11-25" };
+	int i, rc = load_choice(l, doc, "protocol", eras, 3, "must be auto (the default), "
+				"2026-07-28 or 2025-11-25", &i);
+
+	l->u->protocol = (enum tg_upstream_protocol)i;
+	return rc;
 }
 
 /* "relay": which of the server's requests reach the caller's client.
@@ -432,7 +455,7 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 {
 	static const char *const fields[] = { "name", "transport", "argv", "env", "workdir",
 					      "url", "sandbox", "credentials", "tools", "pin",
-					      "per_call", "relay", NULL };
+					      "per_call", "relay", "protocol", NULL };
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
 	struct up_loader l = { { "upstream", origin, err }, NULL };
 	json_error_t jerr;
@@ -459,7 +482,8 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 	}
 	if (jload_only(&l.j, doc, "", fields) < 0 || load_name(&l, doc) < 0 ||
 	    load_transport(&l, doc) < 0 || up_load_credentials(&l, doc) < 0 ||
-	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0 || load_relay(&l, doc) < 0)
+	    up_load_tools(&l, doc) < 0 || load_pin(&l, doc) < 0 || load_relay(&l, doc) < 0 ||
+	    load_protocol(&l, doc) < 0)
 		goto out;
 	{
 		unsigned char h[crypto_hash_sha256_BYTES];

@@ -2,6 +2,7 @@
  * Unit test runner (see unit.h). Usage: unit-tests [NAME-SUBSTRING]: every
  * test, or those whose name contains the substring (tests/README.md).
  */
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "toolgate/sandbox.h"
+#include "toolgate/upstream.h"
 #include "unit.h"
 
 #define TEST_SECONDS 60
@@ -87,6 +89,32 @@ int unit_put(const char *dir, const char *name, const char *text, unsigned mode)
 	if (fclose(f) != 0 || bad)
 		return -1;
 	return chmod(path, (mode_t)mode);
+}
+
+int unit_declare_upstream(const char *dir, const char *server, const char *extra,
+			  struct tg_upstream **u)
+{
+	char fake[PATH_MAX], sub[PATH_MAX], text[8192];
+	struct tg_error err;
+
+	if (unit_upstream_dir(fake) < 0)
+		return -1;
+	snprintf(sub, sizeof(sub), "%s/upstreams", dir);
+	if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(text, sizeof(text),
+		 "{\"transport\": \"stdio\", \"argv\": [\"/usr/bin/python3\", "
+		 "\"/srv/fake/%s], \"sandbox\": {\"mounts\": "
+		 "[{\"host\": \"%s\", \"inside\": \"/srv/fake\"}]}%s}",
+		 server, fake, extra);
+	if (unit_put(sub, "fake.json", text, 0600) < 0)
+		return -1;
+	snprintf(sub, sizeof(sub), "%s/upstreams/fake.json", dir);
+	if (tg_upstream_load(sub, u, &err) < 0) {
+		fprintf(stderr, "load: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 void unit_rmtree(const char *dir)

@@ -76,40 +76,10 @@ static int log_has(const char *needle)
 	return yes;
 }
 
-/* upstreams/fake.json in dir: python3 running server (a script of
- * tests/upstream/ and its arguments, as JSON strings), extra (JSON
- * members, "" for none) after argv and the servers' mount; loaded into
- * *u. */
-static int declare_server(const char *dir, const char *server, const char *extra,
-			  struct tg_upstream **u)
-{
-	char fake[PATH_MAX], sub[PATH_MAX], text[8192];
-	struct tg_error err;
-
-	if (unit_upstream_dir(fake) < 0)
-		return -1;
-	snprintf(sub, sizeof(sub), "%s/upstreams", dir);
-	if (mkdir(sub, 0700) < 0 && errno != EEXIST)
-		return -1;
-	snprintf(text, sizeof(text),
-		 "{\"transport\": \"stdio\", \"argv\": [\"/usr/bin/python3\", "
-		 "\"/srv/fake/%s], \"sandbox\": {\"mounts\": "
-		 "[{\"host\": \"%s\", \"inside\": \"/srv/fake\"}]}%s}",
-		 server, fake, extra);
-	if (unit_put(sub, "fake.json", text, 0600) < 0)
-		return -1;
-	snprintf(sub, sizeof(sub), "%s/upstreams/fake.json", dir);
-	if (tg_upstream_load(sub, u, &err) < 0) {
-		fprintf(stderr, "load: %s\n", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
 /* upstreams/fake.json: tests/upstream/fake_server.py runner, and extra. */
 static int declare(const char *dir, const char *extra, struct tg_upstream **u)
 {
-	return declare_server(dir, "fake_server.py\", \"runner\"", extra, u);
+	return unit_declare_upstream(dir, "fake_server.py\", \"runner\"", extra, u);
 }
 
 static int count_dir(const char *path)
@@ -1157,7 +1127,7 @@ static int relay_late(void)
 
 	log_keep();
 	CHECK(unit_tmpdir(dir, "uplate") == 0);
-	CHECK(declare_server(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
+	CHECK(unit_declare_upstream(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
 	fds = count_dir("/proc/self/fd");
 	threads = count_dir("/proc/self/task");
 	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
@@ -1234,7 +1204,7 @@ static int relay_read_before(void)
 	pthread_t t;
 
 	CHECK(unit_tmpdir(dir, "uplate") == 0);
-	CHECK(declare_server(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
+	CHECK(unit_declare_upstream(dir, "late_server.py\"", ", \"relay\": [\"sampling\"]", &u) == 0);
 	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
 	CHECK(upstream_run_wait(r, T, &err) == 0);
 	k.r = r;

@@ -37,6 +37,14 @@ int unit_upstream_dir(char *out);
 /* text written to dir/name (dir NULL: to the path name), then given
  * mode; 0 or -1. */
 int unit_put(const char *dir, const char *name, const char *text, unsigned mode);
+/* upstreams/fake.json in dir, loaded into *u: a stdio upstream running
+ * /usr/bin/python3 /srv/fake/SERVER, server a script of tests/upstream/
+ * (bound at /srv/fake) and its arguments as the inside of a JSON array
+ * after the script's opening quote ("fake_server.py\", \"runner\""), extra
+ * (JSON members, "" for none) after the mount. 0, or -1 (said on stderr). */
+struct tg_upstream;
+int unit_declare_upstream(const char *dir, const char *server, const char *extra,
+			  struct tg_upstream **u);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
 /* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */

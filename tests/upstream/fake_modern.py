@@ -64,7 +64,8 @@ result has "resultType": "complete" (but input_required ones), lists also
                        is asked that round's question again. A question
                        whose capability (sampling, elicitation, roots) the
                        request's clientCapabilities lacks is -32021 with
-                       data {"requiredCapabilities": {CAP: {}}}
+                       data {"requiredCapabilities": {CAP: {}}}, unless the
+                       call's arguments hold "force": true
   subscriptions/listen {"notifications": filter (an object, else -32602)}:
                        sends notifications/subscriptions/acknowledged
                        {"_meta": {subscriptionId: the request's id},
@@ -267,7 +268,9 @@ def rounds(name, args, params, caps):
     if q is None:
         return finish(name, answers)
     key, cap, request = q
-    if not isinstance(caps.get(cap), dict):
+    # {"force": true}: asked whatever the client declared (a server that
+    # does not check)
+    if not isinstance(caps.get(cap), dict) and args.get("force") is not True:
         raise Refusal(MISSING_CAPABILITY, "Missing required client capability: " + cap,
                       {"requiredCapabilities": {cap: {}}})
     state = seal({"tool": name, "args": args_digest(args), "round": n + 1, "answers": answers})
