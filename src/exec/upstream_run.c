@@ -988,6 +988,7 @@ static int reg_add(struct upstream_run *r, struct gen *g, struct call_reg *c,
 	c->g = g;
 	/* before the call is sent: what was read by now is not its */
 	c->seq = upstream_client_read_seq(g->client);
+	g->heed = 1;
 	c->hooks = hooks;
 	c->progress = hooks && hooks->notify;
 	if (hooks && hooks->ask && r->u->relay &&

@@ -74,6 +74,9 @@ struct gen {
 	 * may come for that call still); "" while none did */
 	char unattributable[160];
 	int unattributable_said; /* logged, once */
+	/* per_call: a call was sent to it, so that its list_changed are heeded
+	 * (a start's own are not: upstream_server.c) */
+	volatile int heed;
 	/* the 2026-07-28 era's subscriptions/listen (upstream_modern.c),
 	 * on the supervisor's thread */
 	int64_t listen_id;      /* open, or 0 */

@@ -126,6 +126,11 @@ void run_on_notification(void *ctx, const char *method, json_t *params)
 		on_progress(g, params);
 	} else if (strcmp(method, "notifications/message") == 0) {
 		on_message(g, params);
+	} else if (r->u->per_call && !g->heed) {
+		/* a per_call server that says its lists changed as it starts
+		 * (tools it registers once it knows the client) says nothing
+		 * its listing did not see: heeded, every start of it would
+		 * list again, and the listing's start would say it again */
 	} else if (strcmp(method, "notifications/tools/list_changed") == 0) {
 		/* a flag, however many come: the supervisor lists once */
 		pthread_mutex_lock(&r->lock);

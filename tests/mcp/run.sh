@@ -2,7 +2,8 @@
 # MCP interop: the official TypeScript SDK's clients against `toolgate serve`:
 # the 1.x SDK (client.mjs) and the 2026-07-28 client package (client2026.mjs);
 # then real upstream servers (server-everything, server-filesystem) behind it
-# (upstreams.mjs). They come from the npm registry into tests/mcp/node_modules
+# (upstreams.mjs), and a 2026-07-28 one built on the 2026 server package
+# (server2026.mjs, upstreams2026.mjs). They come from the npm registry into tests/mcp/node_modules
 # (git-ignored). Without node and npm, says so and skips.
 # Usage: tests/mcp/run.sh BUILD-DIR
 set -u
@@ -44,4 +45,8 @@ done
 # loopback) and server-filesystem with one bound directory, behind serve
 # over stdio and over HTTP
 timeout 120 node tests/mcp/upstreams.mjs "$build/toolgate" || rc=1
+# both protocol eras on both sides: a 2026-07-28 upstream (server2026.mjs,
+# stdio and HTTP) behind the 1.x client and the 2026 one, and a 2025-era
+# upstream asking the 2026 client
+timeout 120 node tests/mcp/upstreams2026.mjs "$build/toolgate" || rc=1
 exit $rc

@@ -3,8 +3,8 @@
 // an upstream that answers server/discover, wants the per-request _meta
 // envelope, asks for input the multi round-trip way (input_required with
 // inputRequests and requestState, fulfilled by the client and retried) and
-// delivers tools/list_changed on a subscriptions/listen stream. Not yet
-// wired into any test: it becomes an upstream once toolgate speaks the era.
+// delivers tools/list_changed on a subscriptions/listen stream: the upstream
+// of tests/mcp/upstreams2026.mjs.
 //
 // Usage: node server2026.mjs stdio [--only2026]
 //        node server2026.mjs http PORT [--only2026]
