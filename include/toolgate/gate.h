@@ -466,6 +466,8 @@ struct tg_listed_tool {
 struct tg_upstream_listing {
 	struct tg_listed_tool *tools; /* in the server's order */
 	size_t n;
+	char protocol[16];            /* the revision its server agreed: 2026-07-28,
+				       * 2025-11-25, 2025-06-18 or 2025-03-26 */
 };
 
 /* Upstream name of catalog (borrowed) started, or reached, as

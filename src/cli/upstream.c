@@ -446,8 +446,8 @@ static int cmd_test(const struct up_args *a)
 		refused += o.l.tools[i].verdict == TG_LISTED_REFUSED;
 	}
 	if (rc == 0) {
-		printf("%zu tools listed, %zu served, %zu hidden, %zu refused\n", o.l.n, served,
-		       o.l.n - served - refused, refused);
+		printf("%zu tools listed, %zu served, %zu hidden, %zu refused (protocol %s)\n",
+		       o.l.n, served, o.l.n - served - refused, refused, o.l.protocol);
 		rc = refused ? EXIT_NO : 0;
 	}
 	up_close(&o);

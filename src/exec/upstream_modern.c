@@ -110,7 +110,19 @@ int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct 
 		pthread_mutex_unlock(&r->lock);
 	}
 	json_decref(caps);
+	if (rc >= 0) {
+		pthread_mutex_lock(&r->lock);
+		snprintf(r->protocol, sizeof(r->protocol), "%s", upstream_client_protocol(g->client));
+		pthread_mutex_unlock(&r->lock);
+	}
 	return rc < 0 ? -1 : 0;
+}
+
+void upstream_run_protocol(struct upstream_run *r, char *out, size_t size)
+{
+	pthread_mutex_lock(&r->lock);
+	snprintf(out, size, "%s", r->protocol);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* The subscription's filter: each list whose capability says it changes. */

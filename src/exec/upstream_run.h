@@ -211,6 +211,10 @@ int upstream_run_call_ex(struct upstream_run *r, const char *tool, const char *a
 			 int timeout_ms, int cancel_fd, const struct upstream_run_call_hooks *hooks,
 			 char **result_json, struct tg_error *err);
 
+/* The revision its server agreed at its last start ("" before any), into
+ * out (size bytes). */
+void upstream_run_protocol(struct upstream_run *r, char *out, size_t size);
+
 /* How many times the server was started (tests); per_call: the listing's
  * starts and every call's. */
 unsigned upstream_run_starts(struct upstream_run *r);

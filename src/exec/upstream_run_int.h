@@ -115,6 +115,7 @@ struct upstream_run {
 	struct call_reg *calls; /* the calls in flight */
 	uint64_t tokens;        /* progress tokens given */
 	enum run_era era;       /* under lock */
+	char protocol[16];      /* agreed at the last handshake; under lock */
 };
 
 /* One more line of what (a kind of the server's text) to the log, by

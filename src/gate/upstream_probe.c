@@ -167,6 +167,8 @@ int tg_gate_upstream_probe(const struct tg_catalog *catalog, const char *name,
 		goto out;
 	}
 	rc = listing_judge(u, opts ? opts->descriptions : TG_DESCRIPTIONS_REFUSE, text, out, err);
+	if (rc == 0)
+		upstream_run_protocol(run, out->protocol, sizeof(out->protocol));
 out:
 	free(text);
 	upstream_run_free(run);

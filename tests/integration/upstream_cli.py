@@ -113,7 +113,8 @@ ls = lines_of(out)
 c("test_lines", rc == 1 and "fake.echo read served" in ls and "fake.sum write served" in ls and
   "fake.secret write hidden" in ls and
   any(x.startswith("fake.broken write refused: ") and "$ref" in x for x in ls) and
-  "5 tools listed, 2 served, 1 hidden, 2 refused" in ls, "rc=%d %s %s" % (rc, out, err))
+  "5 tools listed, 2 served, 1 hidden, 2 refused (protocol 2025-11-25)" in ls,
+  "rc=%d %s %s" % (rc, out, err))
 c("test_server_text_shown_safe", "\u202e" not in out and
   any(x.startswith("fake.ev?il write refused: ") for x in ls), out)
 rc, out, err = tg("test", "clean", "--catalog", CAT)
