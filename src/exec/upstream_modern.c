@@ -44,26 +44,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The client capabilities the declaration relays (docs/UPSTREAMS.md,
- * "Relay"): a server asks only a client that says it answers;
- * elicitation in form mode only. NULL out of memory. */
-static json_t *relay_capabilities(const struct tg_upstream *u)
-{
-	json_t *caps = json_object();
-
-	if (!caps ||
-	    (u->relay & TG_UPSTREAM_RELAY_SAMPLING &&
-	     json_object_set_new(caps, "sampling", json_object()) < 0) ||
-	    (u->relay & TG_UPSTREAM_RELAY_ELICITATION &&
-	     json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form")) < 0) ||
-	    (u->relay & TG_UPSTREAM_RELAY_ROOTS &&
-	     json_object_set_new(caps, "roots", json_object()) < 0)) {
-		json_decref(caps);
-		return NULL;
-	}
-	return caps;
-}
-
 /* The discover probe's bound in auto: a session-era server may keep a
  * request it does not know before initialize unanswered */
 static int probe_ms(const struct upstream_run *r, int timeout_ms)
@@ -74,7 +54,7 @@ static int probe_ms(const struct upstream_run *r, int timeout_ms)
 
 int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct tg_error *err)
 {
-	json_t *caps = relay_capabilities(r->u);
+	json_t *caps = upstream_relay_capabilities(r->u->relay);
 	enum tg_upstream_protocol p = r->u->protocol;
 	char why[256];
 	int era, rc = 0;
@@ -252,19 +232,16 @@ static int input_request(const struct upstream_run *r, const char *key, json_t *
 			 json_t **out, struct tg_error *err)
 {
 	const char *method = json_string_value(json_object_get(req, "method"));
+	const struct upstream_relay_kind *k = upstream_relay_kind_of(method);
 	json_t *params = json_object_get(req, "params"), *copy;
 	struct upstream_rpc_error e;
-	unsigned bit = !method ? 0
-		       : strcmp(method, "sampling/createMessage") == 0 ? TG_UPSTREAM_RELAY_SAMPLING
-		       : strcmp(method, "elicitation/create") == 0 ? TG_UPSTREAM_RELAY_ELICITATION
-		       : strcmp(method, "roots/list") == 0 ? TG_UPSTREAM_RELAY_ROOTS : 0;
 
 	*out = NULL;
-	if (!json_is_object(req) || !bit || (params && !json_is_object(params)))
+	if (!json_is_object(req) || !k || (params && !json_is_object(params)))
 		return tg_error_set(err, TG_ERR_INVALID, "inputRequests[%.64s] is not a "
 				    "sampling/createMessage, elicitation/create or roots/list "
 				    "request", key);
-	if (!(r->u->relay & bit))
+	if (!(r->u->relay & k->bit))
 		return tg_error_set(err, TG_ERR_INVALID, "the server asks its client for %s, "
 				    "which its declaration does not relay", method);
 	copy = params ? json_deep_copy(params) : json_object();

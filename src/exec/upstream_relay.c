@@ -19,6 +19,44 @@
 
 #include "exec/upstream_relay.h"
 
+/* The requests a server may make of the client, the relay entry that
+ * allows each (docs/UPSTREAMS.md, "Relay"), and the capability a client
+ * declares for it. */
+static const struct upstream_relay_kind kinds[] = {
+	{ "sampling/createMessage", "sampling", TG_UPSTREAM_RELAY_SAMPLING },
+	{ "elicitation/create", "elicitation", TG_UPSTREAM_RELAY_ELICITATION },
+	{ "roots/list", "roots", TG_UPSTREAM_RELAY_ROOTS },
+};
+
+const struct upstream_relay_kind *upstream_relay_kind_of(const char *method)
+{
+	size_t i;
+
+	for (i = 0; method && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(method, kinds[i].method) == 0)
+			return &kinds[i];
+	return NULL;
+}
+
+json_t *upstream_relay_capabilities(unsigned relay)
+{
+	json_t *caps = json_object(), *v;
+	size_t i;
+
+	for (i = 0; caps && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!(relay & kinds[i].bit))
+			continue;
+		/* elicitation in form mode only: the relay refuses url */
+		v = kinds[i].bit == TG_UPSTREAM_RELAY_ELICITATION ? json_pack("{s:{}}", "form")
+								   : json_object();
+		if (json_object_set_new(caps, kinds[i].kind, v) < 0) {
+			json_decref(caps);
+			return NULL;
+		}
+	}
+	return caps;
+}
+
 struct relay_item {
 	json_t *id;
 	json_t *request;          /* {"request": {"method", "params"?}} */

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "toolgate/upstream.h"
 #include "upstream/client.h"
 
 #define UPSTREAM_RELAY_MAX 4 /* requests of one call waiting for its client */
@@ -26,6 +27,22 @@ typedef char *(*upstream_relay_ask_fn)(void *ctx, const char *request,
 				       const volatile int *stop);
 
 struct upstream_relay;
+
+/* A request a server may make of the client: its method, the relay entry
+ * (and client capability) of that name, its bit of tg_upstream.relay. */
+struct upstream_relay_kind {
+	const char *method, *kind;
+	unsigned bit;
+};
+
+/* The kind of method (sampling/createMessage, elicitation/create,
+ * roots/list), or NULL for any other request. */
+const struct upstream_relay_kind *upstream_relay_kind_of(const char *method);
+
+/* The client capabilities a declaration's relay (its bits) declares to
+ * the server: sampling, elicitation with form (the only mode relayed),
+ * roots. NULL out of memory. */
+json_t *upstream_relay_capabilities(unsigned relay);
 
 /* A relay for one call whose server is spoken to with client (borrowed:
  * it must outlive the relay), asking ask with ctx. No thread is started

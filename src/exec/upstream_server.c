@@ -150,17 +150,6 @@ void run_on_notification(void *ctx, const char *method, json_t *params)
 
 /* ---- what the server asks ------------------------------------------- */
 
-/* The requests a server may make of the client, and the relay entry
- * that allows each (docs/UPSTREAMS.md, "Relay"). */
-static const struct {
-	const char *method, *kind;
-	unsigned bit;
-} relayed[] = {
-	{ "sampling/createMessage", "sampling", TG_UPSTREAM_RELAY_SAMPLING },
-	{ "elicitation/create", "elicitation", TG_UPSTREAM_RELAY_ELICITATION },
-	{ "roots/list", "roots", TG_UPSTREAM_RELAY_ROOTS },
-};
-
 /* The call of g a request of its server (read as seq) is for, and the
  * request pushed to its relay (under the lock): 0, or -1 and e, *say 0
  * when the refusal is not to be logged (said once already). MCP gives a
@@ -210,22 +199,18 @@ json_t *run_on_request(void *ctx, json_t *id, const char *method, json_t *params
 {
 	struct gen *g = ctx;
 	struct upstream_run *r = g->r;
+	const struct upstream_relay_kind *k = upstream_relay_kind_of(method);
 	char line[UPSTREAM_RUN_LOG_READ];
 	int n, say = 1;
-	size_t i;
 
-	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
-		if (strcmp(method, relayed[i].method) == 0)
-			break;
-	if (i == sizeof(relayed) / sizeof(relayed[0])) {
+	if (!k) {
 		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
 		snprintf(e->message, sizeof(e->message), "upstream %s: %.64s is not relayed: "
 			 "relay names sampling, elicitation and roots only", r->u->name, method);
-	} else if (!(r->u->relay & relayed[i].bit)) {
+	} else if (!(r->u->relay & k->bit)) {
 		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
 		snprintf(e->message, sizeof(e->message), "upstream %s: %s is not relayed: its "
-			 "declaration's relay does not name %s", r->u->name, method,
-			 relayed[i].kind);
+			 "declaration's relay does not name %s", r->u->name, method, k->kind);
 	} else {
 		pthread_mutex_lock(&r->lock);
 		n = relay_to_call(g, id, method, params, seq, e, &say);
