@@ -56,6 +56,7 @@ int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct 
 {
 	json_t *caps = upstream_relay_capabilities(r->u->relay);
 	enum tg_upstream_protocol p = r->u->protocol;
+	uint64_t start = now_ms(), spent;
 	char why[256];
 	int era, rc = 0;
 
@@ -81,8 +82,11 @@ int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct 
 		}
 	}
 	if (rc == 0) {
+		/* what the probe left of the handshake's time */
+		spent = now_ms() - start;
 		rc = upstream_client_initialize(g->client, "toolgate", TOOLGATE_VERSION, caps,
-						timeout_ms, err);
+						spent + 1 < (uint64_t)timeout_ms
+						? timeout_ms - (int)spent : 1, err);
 		pthread_mutex_lock(&r->lock);
 		/* a session-era server is not asked discover again by this
 		 * runner; one that refused initialize too is, at its next start */
@@ -206,12 +210,12 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-/* The answer of one asked request, for inputResponses: its result, or
- * -1 and err naming what the client said. */
-static int take_answer(const char *method, const char *answer, json_t *responses, const char *key,
-		       struct tg_error *err)
+/* The answer of one asked request (a line: {"result"} or {"error"}) as
+ * responses[key]; 0, or -1 and err naming what the client said. */
+static int take_answer(const char *method, const char *answer, size_t len, json_t *responses,
+		       const char *key, struct tg_error *err)
 {
-	json_t *j = json_loads(answer, 0, NULL), *result = json_object_get(j, "result");
+	json_t *j = json_loadb(answer, len, 0, NULL), *result = json_object_get(j, "result");
 	const char *message = json_string_value(json_object_get(json_object_get(j, "error"),
 								"message"));
 	int rc = 0;
@@ -254,44 +258,79 @@ static int input_request(const struct upstream_run *r, const char *key, json_t *
 	return *out ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 }
 
-/* Ask each of requests of the caller's client in turn; their answers
- * into responses. 1: the call is being stopped to ask its client first
- * (toolgate's own caller is asked by MRTR); 0; -1 and err. */
+/* An answer text's lines given, in order, to the questions asked since
+ * the last answer (keys[from..to], to the one just asked): one line a
+ * question, as an ask hook answers questions asked together ("more").
+ * 0, or -1 and err. */
+static int take_lines(json_t *asked, size_t from, size_t to, const char *answer,
+		      json_t *responses, struct tg_error *err)
+{
+	const char *line = answer, *nl;
+	json_t *q;
+	size_t i;
+
+	for (i = from; i <= to; i++) {
+		q = json_array_get(asked, i);
+		nl = strchr(line, '\n');
+		if (!*line)
+			return tg_error_set(err, TG_ERR_INVALID, "its client did not answer %s: no "
+					    "answer", json_string_value(json_object_get(json_object_get(
+					    q, "request"), "method")));
+		if (take_answer(json_string_value(json_object_get(json_object_get(q, "request"),
+								  "method")),
+				line, nl ? (size_t)(nl - line) : strlen(line), responses,
+				json_string_value(json_object_get(q, "key")), err) < 0)
+			return -1;
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	return 0;
+}
+
+/* Every request checked first (nobody is asked for a call that cannot
+ * finish), then each asked of the caller's client in turn, all but the
+ * last "more" (asked together: a caller asked by MRTR gets them in one
+ * InputRequiredResult); the answers into responses. An answer "" is none
+ * yet: a later answer carries it, a line a question, or the caller is
+ * being asked first. 1: the call is being stopped to ask its client
+ * first (toolgate's own caller is asked by MRTR); 0; -1 and err. */
 static int ask_each(const struct upstream_run *r, json_t *requests,
 		    const struct upstream_run_call_hooks *hooks, struct watch *w,
 		    json_t *responses, struct tg_error *err)
 {
-	json_t *req, *q;
+	json_t *asked = json_array(), *req, *q;
 	const char *key;
 	char *text, *answer;
-	size_t i = 0, n = json_object_size(requests);
-	int rc = 0, held = 0;
+	size_t i = 0, n = json_object_size(requests), waiting = 0;
+	int rc = 0;
 
+	if (!asked)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_object_foreach(requests, key, req) {
-		/* asked together: all but the last "more", so that a caller
-		 * asked by MRTR gets them in one InputRequiredResult */
-		if (input_request(r, key, req, ++i < n, &q, err) < 0)
-			return -1;
-		text = json_dumps(q, JSON_COMPACT);
-		json_decref(q);
+		rc = input_request(r, key, req, ++i < n, &q, err);
+		if (rc < 0 || json_array_append_new(asked, q) < 0) {
+			json_decref(asked);
+			return rc < 0 ? -1 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		text = json_dumps(json_array_get(asked, i), JSON_COMPACT);
 		answer = text && !w->stop ? hooks->ask(hooks->ctx, text, &w->stop) : NULL;
 		free(text);
 		if (answer && !*answer)
-			held = 1; /* before stop: the caller's MRTR stops the call */
+			; /* before stop: the caller's MRTR stops the call */
 		else if (w->stop)
 			rc = tg_error_set(err, TG_ERR_LIMIT, "the call ended while its client was "
 					  "asked");
 		else if (!answer)
-			rc = tg_error_set(err, TG_ERR_INVALID, "its client was not asked %s",
-					  json_string_value(json_object_get(req, "method")));
+			rc = tg_error_set(err, TG_ERR_INVALID, "its client was not asked");
+		else if (take_lines(asked, waiting, i, answer, responses, err) < 0)
+			rc = -1;
 		else
-			rc = take_answer(json_string_value(json_object_get(req, "method")), answer,
-					 responses, key, err);
+			waiting = i + 1;
 		free(answer);
-		if (rc < 0)
-			return -1;
 	}
-	return held;
+	json_decref(asked);
+	return rc < 0 ? -1 : waiting < n;
 }
 
 int run_input_required(const struct upstream_run *r, json_t *res,

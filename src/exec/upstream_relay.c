@@ -181,12 +181,21 @@ int upstream_relay_admit(const char *method, json_t *params, struct upstream_rpc
 			return -1;
 		}
 		json_object_del(params, "includeContext");
-	} else if (strcmp(method, "elicitation/create") == 0 &&
-		   json_object_get(params, "mode") && (!mode || strcmp(mode, "form") != 0)) {
-		snprintf(e->message, sizeof(e->message), "elicitation in mode %.32s is not "
-			 "relayed, only form mode (toolgate cannot tell whether the agent's "
-			 "client declared elicitation.url)", mode ? mode : "(not a string)");
-		return -1;
+	} else if (strcmp(method, "elicitation/create") == 0) {
+		if (json_object_get(params, "mode") && (!mode || strcmp(mode, "form") != 0)) {
+			snprintf(e->message, sizeof(e->message), "elicitation in mode %.32s is not "
+				 "relayed, only form mode (toolgate cannot tell whether the agent's "
+				 "client declared elicitation.url)", mode ? mode : "(not a string)");
+			return -1;
+		}
+		if (!json_is_object(json_object_get(params, "requestedSchema"))) {
+			snprintf(e->message, sizeof(e->message), "elicitation in form mode needs a "
+				 "requestedSchema object");
+			return -1;
+		}
+		/* a url mode's members, in a form: not the client's to follow */
+		json_object_del(params, "url");
+		json_object_del(params, "elicitationId");
 	}
 	return 0;
 }

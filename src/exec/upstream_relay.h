@@ -64,7 +64,8 @@ int upstream_relay_push(struct upstream_relay *a, json_t *id, const char *method
 
 /* What the caller's client is never asked for an upstream, in either era:
  * sampling with tools or toolChoice, elicitation in a mode other than
- * form (-1, e: -32602 and why); a sampling request's includeContext is
+ * form or without a requestedSchema object (-1, e: -32602 and why); a
+ * sampling request's includeContext, a form's url and elicitationId are
  * taken out of params (the request's params, a copy of the caller's own,
  * changed here). 0 when it may be asked. */
 int upstream_relay_admit(const char *method, json_t *params, struct upstream_rpc_error *e);

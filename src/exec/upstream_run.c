@@ -551,6 +551,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 	if (gen_start(r, &g, err) < 0)
 		return -1;
 	pthread_mutex_lock(&r->lock);
+	g->listing = r->u->per_call;
 	r->starts++;
 	r->starting = g;
 	if (r->stop)
@@ -623,6 +624,35 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 	gen_free(g);
 }
 
+/* per_call, the listing's server up and listed: kept
+ * UPSTREAM_RUN_RELIST_MS more, and listed again on it, once, when it
+ * says its lists changed meanwhile (tools it registers once it knows its
+ * client, or loads late), before it is stopped. */
+static void percall_settle(struct upstream_run *r, struct gen *g)
+{
+	uint64_t until = now_ms() + UPSTREAM_RUN_RELIST_MS;
+	unsigned changed;
+	int slot;
+
+	pthread_mutex_lock(&r->lock);
+	/* kept as one of the servers per_call bounds: when the calls'
+	 * servers fill them, it is stopped at once */
+	slot = r->percall < UPSTREAM_RUN_PER_CALL_MAX;
+	r->percall += (unsigned)slot;
+	while (slot && !r->stop && !g->self_changed && now_ms() < until)
+		wait_until(r, until);
+	changed = r->stop ? 0 : g->self_changed;
+	pthread_mutex_unlock(&r->lock);
+	if (changed & RUN_SELF_TOOLS)
+		relist(r, g);
+	if (changed & RUN_SELF_LISTS)
+		lists_refresh(r, g, (1u << UPSTREAM_RUN_NLISTS) - 1);
+	pthread_mutex_lock(&r->lock);
+	r->percall -= (unsigned)slot;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* per_call, the tools listed: wait for the runner to stop, or a call's
  * server to say its tools changed (then the supervisor lists them again,
  * not before r->relist_at). */
@@ -676,6 +706,7 @@ static void *supervise(void *arg)
 				r->opts.tools_changed(r->opts.tools_ctx);
 			if (r->u->per_call) {
 				/* listed: each call starts a server of its own */
+				percall_settle(r, g);
 				gen_free(g);
 				pthread_mutex_lock(&r->lock);
 				r->stats.relists += (unsigned)relisting;
@@ -1191,6 +1222,9 @@ static int call_rounds(struct upstream_run *r, struct gen *g, struct call_reg *r
 		retry = NULL;
 		if (rc != 0 || !upstream_client_modern(g->client))
 			return rc;
+		/* answered: whatever ends the call now, the server is owed
+		 * nothing (no request of its can still come for it) */
+		*sent = 0;
 		rc = run_result_type(*res, "tools/call", err);
 		if (rc == 1 && round + 1 == UPSTREAM_MODERN_ROUNDS)
 			rc = tg_error_set(err, TG_ERR_INVALID, "tools/call: the server still asks "
@@ -1268,6 +1302,7 @@ int upstream_run_request(struct upstream_run *r, const char *capability, const c
 		json_decref(params);
 		return -1;
 	}
+	g->heed = 1;
 	left = deadline > now_ms() ? deadline - now_ms() : 1;
 	if (!upstream_catalog_declares(g->client, capability))
 		rc = tg_error_set(err, TG_ERR_INVALID, "its server declares no %s capability",

@@ -74,15 +74,22 @@ struct gen {
 	 * may come for that call still); "" while none did */
 	char unattributable[160];
 	int unattributable_said; /* logged, once */
-	/* per_call: a call was sent to it, so that its list_changed are heeded
-	 * (a start's own are not: upstream_server.c) */
+	/* per_call (upstream_server.c): a call or request was sent to it, so
+	 * that its list_changed are heeded (a start's own are not); the
+	 * listing's own server, whose changes are listed again on it
+	 * (self_changed: RUN_SELF_* bits, under r->lock) */
 	volatile int heed;
+	int listing;
+	unsigned self_changed;
 	/* the 2026-07-28 era's subscriptions/listen (upstream_modern.c),
 	 * on the supervisor's thread */
 	int64_t listen_id;      /* open, or 0 */
 	uint64_t listen_at;     /* not opened again before this (ms) */
 	int listen_off;         /* the server has none, or nothing of it changes */
 };
+
+#define RUN_SELF_TOOLS 1u        /* gen.self_changed: its tools */
+#define RUN_SELF_LISTS 2u        /* its resources, templates or prompts */
 
 /* What a runner learnt of its server's era (upstream_modern.c). */
 enum run_era {

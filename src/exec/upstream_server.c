@@ -126,11 +126,20 @@ void run_on_notification(void *ctx, const char *method, json_t *params)
 		on_progress(g, params);
 	} else if (strcmp(method, "notifications/message") == 0) {
 		on_message(g, params);
+	} else if (r->u->per_call && g->listing) {
+		/* the listing's own server: listed again on it, once, before
+		 * it stops (supervise); a new server for it would say the
+		 * same as it starts, and so on without end */
+		pthread_mutex_lock(&r->lock);
+		g->self_changed |= strcmp(method, "notifications/tools/list_changed") == 0
+				   ? RUN_SELF_TOOLS
+				   : strstr(method, "/list_changed") ? RUN_SELF_LISTS : 0;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
 	} else if (r->u->per_call && !g->heed) {
-		/* a per_call server that says its lists changed as it starts
-		 * (tools it registers once it knows the client) says nothing
-		 * its listing did not see: heeded, every start of it would
-		 * list again, and the listing's start would say it again */
+		/* a call's server that says its lists changed as it starts
+		 * (tools it registers once it knows the client) says what the
+		 * listing's server said and was listed again for */
 	} else if (strcmp(method, "notifications/tools/list_changed") == 0) {
 		/* a flag, however many come: the supervisor lists once */
 		pthread_mutex_lock(&r->lock);
@@ -203,7 +212,13 @@ json_t *run_on_request(void *ctx, json_t *id, const char *method, json_t *params
 	char line[UPSTREAM_RUN_LOG_READ];
 	int n, say = 1;
 
-	if (!k) {
+	if (upstream_client_modern(g->client)) {
+		/* the era asks by input_required, on the call's own answer */
+		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
+		snprintf(e->message, sizeof(e->message), "upstream %s: %.64s is not relayed: a "
+			 "2026-07-28 server asks its client by answering input_required",
+			 r->u->name, method);
+	} else if (!k) {
 		e->code = UPSTREAM_RPC_METHOD_NOT_FOUND;
 		snprintf(e->message, sizeof(e->message), "upstream %s: %.64s is not relayed: "
 			 "relay names sampling, elicitation and roots only", r->u->name, method);

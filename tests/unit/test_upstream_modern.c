@@ -394,10 +394,107 @@ static int runner_cancel(void)
 	return 0;
 }
 
+/* ---- hostile and edge-case servers (tool raw) ---- */
+
+/* A hook that keeps the contract of include/toolgate/gate.h and
+ * docs/PIPELINE.md as session_ask.c's task_ask does: a question marked
+ * "more" is answered "" (nothing now), and the last of the breath gets
+ * every answer, one line each, in the order asked. */
+static char *breath_ask(void *ctx, const char *request, const volatile int *stop)
+{
+	struct asked *a = ctx;
+	json_t *q = json_loads(request, 0, NULL);
+	int more = json_is_true(json_object_get(q, "more"));
+	char *out;
+	int i, n;
+
+	(void)stop;
+	json_decref(q);
+	pthread_mutex_lock(&a->lock);
+	a->n++;
+	n = ++a->hold; /* questions of this breath so far */
+	if (!more)
+		a->hold = 0;
+	pthread_mutex_unlock(&a->lock);
+	if (more)
+		return strdup("");
+	out = calloc((size_t)n, 80);
+	for (i = 0; out && i < n; i++)
+		strcat(strcat(out, i ? "\n" : ""),
+		       "{\"result\":{\"action\":\"accept\",\"content\":{\"ok\":true}}}");
+	return out;
+}
+
+#define FORM "{\"method\":\"elicitation/create\",\"params\":{\"message\":\"%s\"," \
+	     "\"requestedSchema\":{\"type\":\"object\"}%s}}"
+
+static int together(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks hb = { .ctx = &a, .ask = breath_ask };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], args[2048];
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "upreview") == 0);
+	CHECK(unit_declare_upstream(dir, "fake_modern.py\", \"modern\"",
+		      ", \"relay\": [\"elicitation\"]", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+
+	/* two questions in one round, asked of a client that answers them
+	 * together as the hook's contract says (a task's client): "" for
+	 * the first, both lines with the last */
+	snprintf(args, sizeof(args), "{\"reply\":{\"resultType\":\"input_required\","
+		 "\"requestState\":\"s1\",\"inputRequests\":{\"a\":" FORM ",\"b\":" FORM
+		 "}}}", "first?", "", "second?", "");
+	v = call(r, "raw", args, -1, &hb, &err);
+	CHECK(v && json_object_get(json_object_get(json_object_get(structured(v), "retry"),
+						   "inputResponses"), "b"));
+	json_decref(v);
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
+static int checked_first(void)
+{
+	struct asked a = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct upstream_run_call_hooks h = { .ctx = &a, .ask = ask };
+	struct upstream_run *r = NULL;
+	struct tg_upstream *u = NULL;
+	struct tg_error err;
+	char dir[64], args[2048];
+	json_t *v;
+
+	CHECK(unit_tmpdir(dir, "upreview2") == 0);
+	CHECK(unit_declare_upstream(dir, "fake_modern.py\", \"modern\"",
+		      ", \"relay\": [\"elicitation\"]", &u) == 0);
+	CHECK(upstream_run_new(u, NULL, &r, &err) == 0);
+	CHECK(upstream_run_wait(r, T, &err) == 0);
+	/* a round whose second question the relay refuses (URL mode): the
+	 * call fails before anyone is asked the first */
+	snprintf(args, sizeof(args), "{\"reply\":{\"resultType\":\"input_required\","
+		 "\"inputRequests\":{\"a\":" FORM ",\"b\":" FORM "}}}", "Pay 500 EUR?", "",
+		 "then open this", ",\"mode\":\"url\",\"url\":\"https://evil.example/\"");
+	v = call(r, "raw", args, -1, &h, &err);
+	CHECK(!v && strstr(err.msg, "url"));
+	CHECK(a.n == 0); /* nothing asked of a round the call cannot finish */
+	upstream_run_free(r);
+	tg_upstream_free(u);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test upstream_modern_tests[] = {
 	{ "upstream_modern/client_discover", client_discover },
 	{ "upstream_modern/client_fallback", client_fallback },
 	{ "upstream_modern/runner_modern", runner_modern },
+	{ "upstream_modern/together", together },
+	{ "upstream_modern/checked_first", checked_first },
 	{ "upstream_modern/runner_protocol", runner_protocol },
 	{ "upstream_modern/runner_cancel", runner_cancel },
 	UNIT_TESTS_END

@@ -66,6 +66,10 @@ result has "resultType": "complete" (but input_required ones), lists also
                        request's clientCapabilities lacks is -32021 with
                        data {"requiredCapabilities": {CAP: {}}}, unless the
                        call's arguments hold "force": true
+  raw {reply}          (a hostile server, for the tests) answers
+                       reply as it is; a retry (inputResponses or
+                       requestState in its params) answers
+                       {"retry": {inputResponses, requestState}}
   subscriptions/listen {"notifications": filter (an object, else -32602)}:
                        sends notifications/subscriptions/acknowledged
                        {"_meta": {subscriptionId: the request's id},
@@ -125,6 +129,7 @@ TOOLS = [
     tool("twice", "Asks a sampling, then an elicitation, then answers both."),
     tool("forever", "Asks an elicitation every round; never completes."),
     tool("roots", "Asks the client's roots, then answers them."),
+    tool("raw", "Answers its argument reply as it is; a retry answers what it was sent."),
     tool("change", "Changes echo's description and tells the subscriptions.",
          {"description": {"type": "string"}}),
     tool("region", "Answers its arguments; region is mirrored into a header.",
@@ -310,6 +315,12 @@ def call(mid, params, meta):
             if flt.get("toolsListChanged") is True:
                 notify("notifications/tools/list_changed", {"_meta": {META_SUB: sid}})
         return tool_result({"changed": True})
+    if name == "raw":
+        # a hostile server: the first answer is whatever the test asks for
+        if "inputResponses" in params or "requestState" in params:
+            return tool_result({"retry": {k: params.get(k) for k in
+                                          ("inputResponses", "requestState")}})
+        return args.get("reply")
     if name in ("confirm", "twice", "forever", "roots"):
         return rounds(name, args, params, caps)
     raise Refusal(INVALID_PARAMS, "Unknown tool: %s" % name)
