@@ -4,7 +4,9 @@
  * interface, one thread driving every transfer, the answers (a JSON body,
  * or the events of a text/event-stream read by sse.c) written back as
  * lines; the optional GET stream of the server's own messages; the
- * session's id and the protocol version carried; the server reached only
+ * session's id and the protocol version carried; a 2026-07-28 request
+ * sent without a session, its mirrored headers made by http_modern.c,
+ * cancelled by ending its transfer; the server reached only
  * through an egress proxy (src/sandbox/egress_proxy.c) whose one rule is
  * the url's host and port, as SOCKS5 on a unix socket of its own.
  *
@@ -15,8 +17,10 @@
  *
  * Must never: follow a redirect, buffer a body or an event past
  * UPSTREAM_MAX_MESSAGE, keep a header past UPSTREAM_HTTP_MAX_HEADERS,
- * reach the server around the proxy, put a credential in a message, or
- * block on the client without watching the cancel descriptor.
+ * reach the server around the proxy, put a credential in a message,
+ * block on the client without watching the cancel descriptor, or send a
+ * modern request a session id or open a GET stream without a session
+ * era's initialize.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -38,6 +42,7 @@
 #include "toolgate/version.h"
 #include "upstream/client.h"
 #include "upstream/http.h"
+#include "upstream/http_int.h"
 #include "upstream/sse.h"
 
 /* What an answer's body is, once its first byte came. */
@@ -55,6 +60,9 @@ struct xfer {
 	char method[64];
 	int get;                    /* the GET stream */
 	int initialize;
+	int modern;                 /* a 2026-07-28 request (its _meta names the revision) */
+	int listen;                 /* a modern subscriptions/listen: no time bound */
+	int first_page;             /* a modern tools/list without a cursor */
 	enum body_kind kind;
 	char ctype[64];             /* Content-Type, lower case, without parameters */
 	size_t header_bytes;
@@ -85,6 +93,9 @@ struct upstream_http {
 	uint64_t get_at;            /* when GET_WANTED may open it */
 	char session[UPSTREAM_HTTP_MAX_SESSION + 1];
 	char protocol[16];
+	int initialized;            /* an initialize was answered: the session era */
+	int modern;                 /* a modern request was written: the 2026-07-28 era */
+	struct http_params *params; /* the latest modern listing's x-mcp-header */
 	char *in;                   /* the client's bytes not yet a whole line */
 	size_t in_len, in_cap;
 	int cancel_fd;
@@ -219,8 +230,12 @@ static void look_at(struct xfer *x, json_t *msg)
 	if (!x->id || !id || json_object_get(msg, "method") || !json_equal(id, x->id))
 		return;
 	x->answered = 1;
-	if (x->initialize)
+	if (x->initialize) {
+		x->b->initialized = 1;
 		sniff_protocol(x->b, json_object_get(msg, "result"));
+	}
+	if (x->modern && strcmp(x->method, "tools/list") == 0)
+		http_params_listed(x->b->params, json_object_get(msg, "result"), x->first_page);
 }
 
 /* One message of the server's (a body, an event's data) to the client:
@@ -329,7 +344,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	n *= size;
 	if (x->kind == BODY_UNKNOWN) {
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
-		x->kind = status != 200 ? BODY_OTHER
+		/* a modern error's status (400, 404) carries its JSON-RPC error */
+		x->kind = status != 200 && !(x->modern && status >= 400 && status < 500) ? BODY_OTHER
 			  : strcmp(x->ctype, "application/json") == 0 ? BODY_JSON
 			  : strcmp(x->ctype, "text/event-stream") == 0 ? BODY_SSE : BODY_OTHER;
 	}
@@ -401,8 +417,11 @@ static void xfer_unlink(struct upstream_http *b, struct xfer *x)
 		}
 }
 
-/* The headers of a request: the credentials, the session's, the
- * transport's. -1 out of memory. */
+/* What xfer_new makes besides a POST of the session era. */
+enum { XFER_DELETE = 1, XFER_MODERN = 2 };
+
+/* The headers of a request: the credentials, the session's (never on a
+ * modern request: that era has none), the transport's. -1 out of memory. */
 static int xfer_headers(struct upstream_http *b, struct xfer *x)
 {
 	char line[UPSTREAM_HTTP_MAX_SESSION + 32];
@@ -420,11 +439,11 @@ static int xfer_headers(struct upstream_http *b, struct xfer *x)
 	ADD(x->get ? "Accept: text/event-stream" : "Accept: application/json, text/event-stream");
 	if (!x->get)
 		ADD("Content-Type: application/json");
-	if (b->session[0]) {
+	if (b->session[0] && !x->modern) {
 		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", b->session);
 		ADD(line);
 	}
-	if (b->protocol[0]) {
+	if (b->protocol[0] && !x->modern) {
 		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", b->protocol);
 		ADD(line);
 	}
@@ -434,10 +453,12 @@ static int xfer_headers(struct upstream_http *b, struct xfer *x)
 }
 
 /* A transfer for the message body (owned from here; NULL: the GET
- * stream), or for DELETE when del. NULL out of memory. */
-static struct xfer *xfer_new(struct upstream_http *b, char *body, size_t len, int del)
+ * stream), or for DELETE (flags XFER_DELETE); a modern request's
+ * (XFER_MODERN) without the session's headers. NULL out of memory. */
+static struct xfer *xfer_new(struct upstream_http *b, char *body, size_t len, int flags)
 {
 	struct xfer *x = calloc(1, sizeof(*x));
+	int del = flags & XFER_DELETE;
 	CURL *h;
 
 	if (!x) {
@@ -448,6 +469,7 @@ static struct xfer *xfer_new(struct upstream_http *b, char *body, size_t len, in
 	x->body = body;
 	x->body_len = len;
 	x->get = !body && !del;
+	x->modern = !!(flags & XFER_MODERN);
 	sse_init(&x->sse, UPSTREAM_MAX_MESSAGE);
 	h = x->h = curl_easy_init();
 	if (!h || xfer_headers(b, x) < 0) {
@@ -494,42 +516,88 @@ static void xfer_add(struct upstream_http *b, struct xfer *x)
 	b->nxfers++;
 }
 
-/* A line of the client's: what it is, then POSTed. A cancellation ends
- * the transfer of the request it cancels (its stream would only go on). */
+/* A notifications/cancelled of the modern era: the request's transfer
+ * ended, which closes its stream (how the revision cancels over HTTP),
+ * and nothing POSTed (a stateless server has nothing to cancel by it).
+ * 1 when so; 0: a session-era cancellation, POSTed (and its request's
+ * transfer ended: its stream would only go on). */
+static int cancelled(struct upstream_http *b, json_t *msg)
+{
+	json_t *rid = json_object_get(json_object_get(msg, "params"), "requestId");
+	struct xfer *y;
+	int modern;
+
+	for (y = b->xfers; rid && y; y = y->next)
+		if (y->id && json_equal(y->id, rid)) {
+			modern = y->modern;
+			xfer_unlink(b, y);
+			xfer_free(y);
+			return modern;
+		}
+	/* nothing in progress: in the modern era, nowhere to send it */
+	return http_modern_version(msg) || (b->modern && !b->session[0]);
+}
+
+/* A modern request's own: its mirrored headers, and no time bound for a
+ * subscriptions/listen (the server or a cancellation ends it). 0; -1 out
+ * of memory; 1 answered here (a header the server would refuse). */
+static int modern_request(struct upstream_http *b, struct xfer *x, json_t *msg)
+{
+	char why[400];
+	int rc;
+
+	b->modern = 1;
+	x->listen = x->id && strcmp(x->method, "subscriptions/listen") == 0;
+	x->first_page = strcmp(x->method, "tools/list") == 0 &&
+			!json_object_get(json_object_get(msg, "params"), "cursor");
+	rc = http_modern_headers(b->params, msg, &x->hdrs, why, sizeof(why));
+	if (rc > 0)
+		answer_for(x, "%s", why);
+	if (rc)
+		return rc;
+	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hdrs);
+	if (x->listen)
+		curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, 0L);
+	return 0;
+}
+
+/* A line of the client's: what it is, then POSTed. */
 static void post_line(struct upstream_http *b, const char *line, size_t len)
 {
 	json_t *msg = json_loadb(line, len, 0, NULL);
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *id = json_object_get(msg, "id");
-	char *body = malloc(len + 1);
-	struct xfer *x, *y;
+	int modern = method && http_modern_version(msg);
+	char *body = NULL;
+	struct xfer *x;
+	int rc = 0;
 
-	if (body)
-		memcpy(body, line, len);
-	x = body ? xfer_new(b, body, len, 0) : NULL;
-	if (!x) {
+	if (method && !id && strcmp(method, "notifications/cancelled") == 0 && cancelled(b, msg)) {
 		json_decref(msg);
-		cut_off(b, "out of memory");
 		return;
 	}
-	if (method) {
+	body = malloc(len + 1);
+	if (body)
+		memcpy(body, line, len);
+	x = body ? xfer_new(b, body, len, modern ? XFER_MODERN : 0) : NULL;
+	if (x && method) {
 		snprintf(x->method, sizeof(x->method), "%s", method);
 		x->initialize = strcmp(method, "initialize") == 0;
 		if (id)
 			x->id = json_incref(id);
 	}
-	if (method && !id && strcmp(method, "notifications/cancelled") == 0) {
-		json_t *rid = json_object_get(json_object_get(msg, "params"), "requestId");
-
-		for (y = b->xfers; rid && y; y = y->next)
-			if (y->id && json_equal(y->id, rid)) {
-				xfer_unlink(b, y);
-				xfer_free(y);
-				break;
-			}
-	}
+	if (x && modern)
+		rc = modern_request(b, x, msg);
 	json_decref(msg);
-	xfer_add(b, x);
+	if (!x || rc < 0) {
+		xfer_free(x);
+		cut_off(b, "out of memory");
+		return;
+	}
+	if (rc > 0)
+		xfer_free(x);
+	else
+		xfer_add(b, x);
 }
 
 /* What became of a transfer that ended (curl's rc), then freed. */
@@ -547,7 +615,7 @@ static void finished(struct upstream_http *b, struct xfer *x, CURLcode rc)
 		/* never reached: the proxy refused it, no route, TLS */
 		cut_off(b, "cannot reach %s: %s", b->u->url, x->errbuf[0] ? x->errbuf
 								   : curl_easy_strerror(rc));
-	} else if (status == 404 && b->session[0] && !x->initialize) {
+	} else if (status == 404 && b->session[0] && !x->initialize && !x->modern) {
 		b->expired = 1;
 		cut_off(b, "the server's session expired (HTTP 404)");
 	} else if (x->get) {
@@ -560,13 +628,19 @@ static void finished(struct upstream_http *b, struct xfer *x, CURLcode rc)
 	} else if (rc != CURLE_OK) {
 		answer_for(x, "the answer was cut: %s", curl_easy_strerror(rc));
 	} else if (status != 200 && status != 202 && status != 204) {
+		/* a modern 4xx: its JSON-RPC error, when it holds one, is the answer */
+		if (x->kind == BODY_JSON && x->len && message(x, x->buf, x->len) < 0 &&
+		    !b->stopping)
+			cut_off(b, "out of memory");
 		answer_for(x, "the server answered HTTP %ld", status);
 	} else {
 		if (x->kind == BODY_JSON && x->len && message(x, x->buf, x->len) < 0 && !b->stopping)
 			cut_off(b, "out of memory");
 		answer_for(x, "the server's HTTP %ld answer held no response to %s", status,
 			   x->method);
-		if (strcmp(x->method, "notifications/initialized") == 0 && b->get == GET_LATER) {
+		/* the session era's stream only: a modern server has none */
+		if (strcmp(x->method, "notifications/initialized") == 0 && b->get == GET_LATER &&
+		    b->initialized && !x->modern) {
 			b->get = GET_WANTED;
 			b->get_at = now_ms();
 		}
@@ -673,7 +747,7 @@ static void end_session(struct upstream_http *b)
 
 	if (!b->session[0] || b->expired)
 		return;
-	x = xfer_new(b, NULL, 0, 1);
+	x = xfer_new(b, NULL, 0, XFER_DELETE);
 	if (!x)
 		return;
 	/* its answer is nobody's */
@@ -807,7 +881,8 @@ int upstream_http_new(const struct tg_upstream *u, const struct upstream_http_op
 	if (copy_headers(b, o, err) < 0 || start_proxy(b, o, err) < 0)
 		goto fail;
 	b->m = curl_multi_init();
-	if (!b->m) {
+	b->params = http_params_new();
+	if (!b->m || !b->params) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -852,6 +927,7 @@ void upstream_http_free(struct upstream_http *b)
 	}
 	if (b->m)
 		curl_multi_cleanup(b->m);
+	http_params_free(b->params);
 	tg_egress_proxy_stop(b->proxy);
 	if (b->dir[0])
 		rmdir(b->dir);

@@ -3,7 +3,8 @@
  * "Transports"), as a bridge to the client (client.h), which speaks
  * JSON-RPC lines over two descriptors and stays as it is for stdio.
  * Private to src/upstream/ and its runner (src/exec/upstream_run.c);
- * http.c owns it, docs/UPSTREAMS.md ("HTTP upstreams") says what it does.
+ * http.c owns it (http_modern.c its 2026-07-28 headers), docs/UPSTREAMS.md
+ * ("HTTP upstreams") says what it does.
  *
  *     int cin, cout;
  *     upstream_http_new(u, &opts, &cin, &cout, &b, &err); // an egress proxy started
@@ -12,8 +13,25 @@
  *     ... upstream_client_free(c); upstream_http_free(b);
  *
  * Each line the client writes (one JSON-RPC message) is POSTed to the url
- * (Accept: application/json, text/event-stream), with the session id the
- * server gave at initialize and, once negotiated, MCP-Protocol-Version.
+ * (Accept: application/json, text/event-stream). The era is the
+ * message's: one of the session era (2025) goes with the session id the
+ * server gave at initialize and, once negotiated, MCP-Protocol-Version;
+ * after notifications/initialized, once an initialize was answered, the
+ * GET stream is opened; the session is DELETEd at the end. A modern one
+ * (2026-07-28: its params._meta names io.modelcontextprotocol/
+ * protocolVersion) goes with no session id, and with the headers that
+ * mirror its body as the server checks them (docs/MCP.md):
+ * MCP-Protocol-Version (the _meta's), Mcp-Method, Mcp-Name (the name of a
+ * tools/call or prompts/get, the uri of a resources/read, the taskId of a
+ * tasks/ request) and, on a tools/call, an Mcp-Param-{Name} for each set
+ * argument the latest modern tools/list annotated "x-mcp-header"
+ * (UPSTREAM_HTTP_MAX_PARAM_TOOLS tools, UPSTREAM_HTTP_MAX_PARAM_BYTES
+ * kept); a value not plain visible ASCII goes as =?base64?...?=. Its
+ * notifications/cancelled is not POSTed: the cancelled request's transfer
+ * is ended (the server sees its stream closed; nothing more of it reaches
+ * the client). A modern subscriptions/listen has no time bound: the
+ * server or a cancellation ends it. A 4xx answer of a modern request that
+ * holds its JSON-RPC error (-32020, -32022, -32601) is passed on as it is.
  * Its answer goes back to the client as lines: a JSON body as one (a
  * batch as one a message), a text/event-stream answer one a "message"
  * event, in the order sent, notifications (progress) before the
@@ -23,8 +41,13 @@
  *
  * What the bridge answers for the server, as a JSON-RPC error to the
  * request's id (-32603 "upstream HTTP: ..."): an HTTP status other than
- * 200, 202 or 204, an answer that holds no response to the request, a
- * request past its own time bound, an answer cut once begun.
+ * 200, 202 or 204 (but a modern 4xx's own error), an answer that holds no
+ * response to the request, a request past its own time bound, an answer
+ * cut once begun; and, never sent, a modern request the server would
+ * have to refuse: a _meta revision that is not digits and '-', an
+ * annotated argument a header cannot carry exactly (a non-integer number,
+ * an object, over UPSTREAM_HTTP_MAX_MIRRORED bytes), a tools/call of a
+ * tool not kept because a listing passed the table's bounds.
  *
  * What breaks the connection (the client's input is closed: it reports
  * EOF, its waiters fail, the runner starts again): the server cannot be
@@ -53,6 +76,9 @@
 #define UPSTREAM_HTTP_MAX_SESSION 256           /* a session id, bytes */
 #define UPSTREAM_HTTP_CLOSE_MS 2000             /* the DELETE of the session */
 #define UPSTREAM_HTTP_REOPEN_MS 1000            /* a GET stream that ended, opened again */
+#define UPSTREAM_HTTP_MAX_MIRRORED 8192u        /* a mirrored header's value as sent, bytes */
+#define UPSTREAM_HTTP_MAX_PARAM_TOOLS 1024u     /* tools whose x-mcp-header are kept */
+#define UPSTREAM_HTTP_MAX_PARAM_BYTES (1u << 20) /* and the bytes of what is kept */
 
 /* A header the requests carry: a credential (credentials.header), its
  * value read by the caller. */

@@ -6,18 +6,24 @@
  * answers, progress before the result, the session and protocol headers,
  * a credential header, concurrency, the bounds, a session that expires,
  * a request that hangs, the GET stream, the DELETE at the end, a url the
- * proxy refuses.
+ * proxy refuses. The 2026-07-28 era (fake_http.py --modern), whose client
+ * side is not client.c's, is driven by writing the client's lines to the
+ * bridge's descriptors: the mirrored headers, no session, no GET nor
+ * DELETE, a cancellation that closes the call's stream, a
+ * subscriptions/listen kept past the request bound.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +34,7 @@
 #include "unit.h"
 #include "upstream/client.h"
 #include "upstream/http.h"
+#include "upstream/http_int.h"
 
 #define T 3000 /* ms: an answer the fake server gives at once */
 #define TOKEN "Bearer s3cr3t-for-the-http-test"
@@ -79,6 +86,10 @@ struct web {
 	pthread_t t;
 	int running;
 	char why[256];
+	int cin, cout;              /* raw: the client's descriptors, no client */
+	char rbuf[65536];           /* raw: what was read of cin, not yet a line */
+	size_t rlen;
+	json_t *held;               /* raw: messages read, not yet asked for */
 };
 
 static void *run_main(void *arg)
@@ -128,6 +139,8 @@ static int server_start(struct web *w, const char *const *flags)
 	if (w->pid < 0)
 		return -1;
 	if (w->pid == 0) {
+		/* a test that fails leaves no server behind (nor its stderr open) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(from[1], 1);
 		execv("/usr/bin/python3", (char *const *)argv);
 		execvp("python3", (char *const *)argv);
@@ -144,8 +157,8 @@ static int server_start(struct web *w, const char *const *flags)
 }
 
 /* A bridge to the fake server at host (its port), a started client over
- * it, the bridge running; 0 or -1. */
-static int bridge_start(struct web *w, const char *host, int request_ms)
+ * it (raw: none, its descriptors kept in w), the bridge running; 0 or -1. */
+static int bridge_start(struct web *w, const char *host, int request_ms, int raw)
 {
 	struct upstream_http_header h = { "Authorization", TOKEN, strlen(TOKEN) };
 	struct upstream_http_options o = { .headers = &h, .nheaders = 1,
@@ -160,8 +173,10 @@ static int bridge_start(struct web *w, const char *host, int request_ms)
 	snprintf(origin, sizeof(origin), "%s/upstreams/web.json", w->dir);
 	if (tg_upstream_parse(text, strlen(text), origin, &w->u, &err) < 0 ||
 	    upstream_http_new(w->u, &o, &cin, &cout, &w->b, &err) < 0 ||
-	    upstream_client_new(cin, cout, &ops, &w->c, &err) < 0 ||
-	    upstream_client_start(w->c, &err) < 0 || pipe2(w->cancel, O_CLOEXEC) < 0) {
+	    (raw ? (w->cin = cin, w->cout = cout, 0)
+		 : upstream_client_new(cin, cout, &ops, &w->c, &err) < 0 ||
+			   upstream_client_start(w->c, &err) < 0) ||
+	    pipe2(w->cancel, O_CLOEXEC) < 0) {
 		fprintf(stderr, "bridge: %s\n", err.msg);
 		return -1;
 	}
@@ -193,6 +208,11 @@ static void web_stop(struct web *w)
 		close(w->cancel[1]);
 	}
 	upstream_client_free(w->c);
+	if (!w->c && w->cin > 0)
+		close(w->cin);
+	if (!w->c && w->cout > 0)
+		close(w->cout);
+	json_decref(w->held);
 	upstream_http_free(w->b);
 	tg_upstream_free(w->u);
 	if (w->pid > 0) {
@@ -207,7 +227,7 @@ static int start(struct web *w, const char *const *flags, int request_ms)
 	struct tg_error err;
 
 	memset(w, 0, sizeof(*w));
-	if (server_start(w, flags) < 0 || bridge_start(w, "127.0.0.1", request_ms) < 0)
+	if (server_start(w, flags) < 0 || bridge_start(w, "127.0.0.1", request_ms, 0) < 0)
 		return -1;
 	if (upstream_client_initialize(w->c, "toolgate-test", "0", NULL, T, &err) < 0) {
 		fprintf(stderr, "initialize: %s\n", err.msg);
@@ -469,7 +489,7 @@ static int test_refused(void)
 
 	memset(&w, 0, sizeof(w));
 	CHECK(server_start(&w, NULL) == 0);
-	CHECK(bridge_start(&w, "localhost", 0) == 0);
+	CHECK(bridge_start(&w, "localhost", 0, 0) == 0);
 	rc = upstream_client_initialize(w.c, "toolgate-test", "0", NULL, T, &err);
 	CHECK(rc < 0);
 	run_join(&w);
@@ -629,7 +649,7 @@ static int test_toolgate(void)
 	CHECK(len < 1000 && at);
 	w.port = (int)strtol(at + strlen("MCP on http://127.0.0.1:"), NULL, 10);
 	CHECK(w.port > 0);
-	CHECK(bridge_start(&w, "127.0.0.1", 0) == 0);
+	CHECK(bridge_start(&w, "127.0.0.1", 0, 0) == 0);
 	CHECK(upstream_client_initialize(w.c, "toolgate-test", "0", NULL, T, &err) == 0);
 	CHECK(strcmp(upstream_client_protocol(w.c), UPSTREAM_PROTOCOL) == 0);
 	CHECK(upstream_client_notify(w.c, "notifications/initialized", NULL, &err) == 0);
@@ -653,6 +673,455 @@ static int test_toolgate(void)
 	return 0;
 }
 
+/* ---- the 2026-07-28 era, raw -------------------------------------------- */
+
+#define META "\"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\", " \
+	     "\"io.modelcontextprotocol/clientCapabilities\": {}}"
+
+/* The fake server (--modern and flags) and a bridge to it, running, its
+ * client's descriptors kept in w (no client): 0 or -1. */
+static int raw_start(struct web *w, const char *const *flags, int request_ms)
+{
+	const char *all[8] = { "--modern" };
+	int n = 1;
+
+	memset(w, 0, sizeof(*w));
+	while (flags && *flags && n < 7)
+		all[n++] = *flags++;
+	all[n] = NULL;
+	return server_start(w, all) < 0 ? -1 : bridge_start(w, "127.0.0.1", request_ms, 1);
+}
+
+/* A request of the modern era: id, method, the params' members (a JSON
+ * object's inside, may be empty) with the era's _meta. 0 or -1. */
+static int raw_request(struct web *w, int id, const char *method, const char *params)
+{
+	char line[4096];
+	int n = snprintf(line, sizeof(line), "{\"jsonrpc\": \"2.0\", \"id\": %d, \"method\": "
+			 "\"%s\", \"params\": {%s%s" META "}}\n", id, method, params,
+			 params[0] ? ", " : "");
+
+	return n > 0 && (size_t)n < sizeof(line) && write(w->cout, line, (size_t)n) == n ? 0 : -1;
+}
+
+static int raw_line(struct web *w, const char *line)
+{
+	size_t n = strlen(line);
+
+	return write(w->cout, line, n) == (ssize_t)n && write(w->cout, "\n", 1) == 1 ? 0 : -1;
+}
+
+/* A held message with id, taken out of w->held; NULL: none. */
+static json_t *held_take(struct web *w, int id)
+{
+	json_t *msg;
+	size_t i;
+
+	json_array_foreach(w->held, i, msg)
+		if (json_integer_value(json_object_get(msg, "id")) == id) {
+			json_incref(msg);
+			json_array_remove(w->held, i);
+			return msg;
+		}
+	return NULL;
+}
+
+/* The message the bridge wrote that has id (others held for later, the
+ * acknowledged notification of a listen noted in *acked), within ms:
+ * *out, or NULL when none came. */
+static void raw_answer(struct web *w, int id, int ms, json_t **out, int *acked)
+{
+	struct timespec a, b;
+	const char *method;
+	json_t *msg;
+	char *nl;
+
+	if (!w->held)
+		w->held = json_array();
+	*out = held_take(w, id);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	while (!*out) {
+		while ((nl = memchr(w->rbuf, '\n', w->rlen))) {
+			size_t n = (size_t)(nl - w->rbuf) + 1;
+
+			msg = json_loadb(w->rbuf, n - 1, 0, NULL);
+			memmove(w->rbuf, w->rbuf + n, w->rlen - n);
+			w->rlen -= n;
+			method = json_string_value(json_object_get(msg, "method"));
+			if (acked && method &&
+			    strcmp(method, "notifications/subscriptions/acknowledged") == 0)
+				*acked = 1;
+			if (msg && json_object_get(msg, "id"))
+				json_array_append(w->held, msg);
+			json_decref(msg);
+		}
+		*out = held_take(w, id);
+		if (*out)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		long left = ms - ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000);
+		struct pollfd p = { w->cin, POLLIN, 0 };
+		ssize_t got;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0 || w->rlen == sizeof(w->rbuf))
+			return;
+		got = read(w->cin, w->rbuf + w->rlen, sizeof(w->rbuf) - w->rlen);
+		if (got <= 0)
+			return;
+		w->rlen += (size_t)got;
+	}
+}
+
+/* 1 when s is t (s may be NULL). */
+static int is(const char *s, const char *t)
+{
+	return s && strcmp(s, t) == 0;
+}
+
+/* The result's structuredContent (or the result) member key, a string. */
+static const char *raw_field(json_t *msg, const char *key)
+{
+	json_t *r = json_object_get(msg, "result");
+	json_t *sc = json_object_get(r, "structuredContent");
+
+	return json_string_value(json_object_get(sc ? sc : json_object_get(r, "headers"), key));
+}
+
+static const char *raw_error(json_t *msg)
+{
+	return json_string_value(json_object_get(json_object_get(msg, "error"), "message"));
+}
+
+/* The log file's text (at most size - 1 bytes) into text. */
+static void log_read(const char *path, char *text, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(text, 1, size - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	text[n] = '\0';
+}
+
+/* How many times s is in text. */
+static int count(const char *text, const char *s)
+{
+	int n = 0;
+
+	while ((text = strstr(text, s))) {
+		n++;
+		text += strlen(s);
+	}
+	return n;
+}
+
+/* 1 when the log holds s within ms. */
+static int log_soon(const char *path, const char *s, int ms)
+{
+	char text[8192];
+	int i;
+
+	for (i = 0; i <= ms / 20; i++) {
+		log_read(path, text, sizeof(text));
+		if (strstr(text, s))
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+#define HEADERS "\"name\": \"headers\", \"arguments\": {}"
+#define REGION(v) "\"name\": \"region\", \"arguments\": {\"region\": " v "}"
+
+/* raw_start with the fake's --log in a fresh file, its path in log (128
+ * bytes). */
+static int raw_start_logged(struct web *w, char *log, int request_ms)
+{
+	const char *flags[] = { "--log", log, NULL };
+
+	snprintf(log, 128, "/tmp/tg-unit-http-mlog-%d", (int)getpid());
+	unlink(log);
+	return raw_start(w, flags, request_ms);
+}
+
+/* The bridge and the fake stopped, what the fake logged in text (size
+ * bytes), its file removed. */
+static void raw_stop(struct web *w, const char *log, char *text, size_t size)
+{
+	web_stop(w);
+	log_read(log, text, size);
+	unlink(log);
+}
+
+/* 1 when a modern request is answered a result within T. */
+static int raw_ok(struct web *w, int id, const char *method, const char *params)
+{
+	json_t *m = NULL;
+	int ok;
+
+	if (raw_request(w, id, method, params) < 0)
+		return 0;
+	raw_answer(w, id, T, &m, NULL);
+	ok = json_object_get(m, "result") != NULL;
+	json_decref(m);
+	return ok;
+}
+
+/* The headers a modern request mirrors from its body: the revision, the
+ * method, the name (plain, or base64 when it is not visible ASCII), an
+ * annotated argument, and no session; a number a header cannot carry and
+ * a revision that is not one answered by the bridge without a POST. */
+static int test_modern_headers(void)
+{
+	/* the fake refuses (400) a Mcp-Name or Mcp-Param-Region that is not
+	 * the body's: each answer is a result that names the headers got */
+	static const struct {
+		const char *method, *params, *header, *want; /* want NULL: absent */
+	} cases[] = {
+		{ "tools/call", HEADERS, "mcp-protocol-version", "2026-07-28" },
+		{ "tools/call", HEADERS, "mcp-method", "tools/call" },
+		{ "tools/call", HEADERS, "mcp-name", "headers" },
+		{ "tools/call", HEADERS, "mcp-session-id", NULL },
+		{ "tools/call", HEADERS, "mcp-param-region", NULL },
+		{ "tools/call", REGION("\"eu-west-1\""), "mcp-param-region", "eu-west-1" },
+		{ "tools/call", REGION("\"Z\\u00fcrich\""), "mcp-param-region",
+		  "=?base64?WsO8cmljaA==?=" },
+		{ "tools/call", REGION("null"), "mcp-param-region", NULL },
+		{ "resources/read", "\"uri\": \"file:///a b.txt\"", "mcp-name", "file:///a b.txt" },
+		{ "resources/read", "\"uri\": \"file:///a b.txt\"", "mcp-method", "resources/read" },
+		{ "resources/read", "\"uri\": \"file:///\\u00e9\"", "mcp-name",
+		  "=?base64?ZmlsZTovLy/DqQ==?=" },
+	};
+	char log[128], text[8192];
+	const char *got;
+	struct web w;
+	json_t *m;
+	size_t i;
+	int ok;
+
+	CHECK(raw_start_logged(&w, log, 0) == 0);
+	CHECK(raw_request(&w, 1, "server/discover", "") == 0);
+	raw_answer(&w, 1, T, &m, NULL);
+	ok = m && is(json_string_value(json_object_get(json_object_get(
+			 json_object_get(m, "result"), "serverInfo"), "name")), "fake-http-modern");
+	json_decref(m);
+	CHECK(ok);
+	CHECK(raw_request(&w, 2, "tools/list", "") == 0);
+	raw_answer(&w, 2, T, &m, NULL);
+	CHECK(m && json_array_size(json_object_get(json_object_get(m, "result"), "tools")) == 5);
+	json_decref(m);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(raw_request(&w, 100 + (int)i, cases[i].method, cases[i].params) == 0);
+		raw_answer(&w, 100 + (int)i, T, &m, NULL);
+		got = m ? raw_field(m, cases[i].header) : "no answer";
+		ok = m && (cases[i].want ? is(got, cases[i].want) : !got);
+		if (!ok)
+			fprintf(stderr, "case %zu: %s is %s\n", i, cases[i].header, got ? got : "absent");
+		json_decref(m);
+		CHECK(ok);
+	}
+	CHECK(raw_request(&w, 7, "tools/call", REGION("1.5")) == 0);
+	raw_answer(&w, 7, T, &m, NULL);
+	ok = m && raw_error(m) && strstr(raw_error(m), "upstream HTTP: arguments.region:") &&
+	     strstr(raw_error(m), "Mcp-Param-Region");
+	json_decref(m);
+	CHECK(ok);
+	CHECK(raw_line(&w, "{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": \"server/discover\", "
+		       "\"params\": {\"_meta\": {\"io.modelcontextprotocol/protocolVersion\": "
+		       "\"2026-07-28\\r\\nX: 1\"}}}") == 0);
+	raw_answer(&w, 10, T, &m, NULL);
+	ok = m && raw_error(m) && strstr(raw_error(m), "not a revision's name");
+	json_decref(m);
+	CHECK(ok);
+	raw_stop(&w, log, text, sizeof(text));
+	/* every header as the fake wanted it; the two refused never sent */
+	CHECK(!strstr(text, "MISMATCH"));
+	CHECK(count(text, "POST None tools/call tools/call\n") == 8);
+	CHECK(count(text, "POST None server/discover server/discover\n") == 1);
+	CHECK(count(text, "POST ") == 13);
+	return 0;
+}
+
+/* No session in the modern era: no GET stream (not even after a
+ * notifications/initialized), no DELETE at the end, no session id sent. */
+static int test_modern_stateless(void)
+{
+	char log[128], text[8192];
+	struct web w;
+
+	CHECK(raw_start_logged(&w, log, 0) == 0);
+	CHECK(raw_ok(&w, 1, "server/discover", ""));
+	/* what opens the session era's GET stream, answered 202 here */
+	CHECK(raw_line(&w, "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\", "
+		       "\"params\": {" META "}}") == 0);
+	CHECK(raw_ok(&w, 2, "tools/call", "\"name\": \"echo\", \"arguments\": {}"));
+	usleep(1300000); /* a GET would open at once, again a second later */
+	raw_stop(&w, log, text, sizeof(text));
+	CHECK(strstr(text, "POST None tools/call tools/call"));
+	CHECK(strstr(text, "POST None notifications/initialized notifications/initialized"));
+	CHECK(!strstr(text, "GET ") && !strstr(text, "DELETE "));
+	return 0;
+}
+
+/* A modern call cancelled: its transfer ended (the server sees its
+ * stream closed), no more answer to it, nothing POSTed for the
+ * cancellation; the bridge goes on. */
+static int test_modern_cancel(void)
+{
+	char log[128], text[8192];
+	struct web w;
+	json_t *m;
+
+	CHECK(raw_start_logged(&w, log, 0) == 0);
+	CHECK(raw_request(&w, 7, "tools/call", "\"name\": \"hang\", \"arguments\": {}") == 0);
+	CHECK(log_soon(log, "POST None tools/call tools/call", T));
+	CHECK(raw_line(&w, "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/cancelled\", "
+		       "\"params\": {\"requestId\": 7}}") == 0);
+	CHECK(log_soon(log, "CLOSED tools/call 7", T));
+	raw_answer(&w, 7, 300, &m, NULL);
+	CHECK(!m);
+	CHECK(raw_ok(&w, 8, "server/discover", ""));
+	raw_stop(&w, log, text, sizeof(text));
+	CHECK(!strstr(text, "notifications/cancelled"));
+	return 0;
+}
+
+/* A subscriptions/listen outlives the request bound (1.5 s here) that
+ * cuts a hung call, and ends when the client cancels it. */
+static int test_modern_listen(void)
+{
+	char log[128], text[8192];
+	struct web w;
+	json_t *m;
+	int acked = 0, ok;
+
+	CHECK(raw_start_logged(&w, log, 1500) == 0);
+	CHECK(raw_request(&w, 9, "subscriptions/listen",
+			  "\"notifications\": {\"toolsListChanged\": true}") == 0);
+	CHECK(raw_request(&w, 10, "tools/call", "\"name\": \"hang\", \"arguments\": {}") == 0);
+	raw_answer(&w, 10, 4000, &m, &acked);
+	ok = m && raw_error(m) && strstr(raw_error(m), "no answer within 1500 ms");
+	json_decref(m);
+	CHECK(ok);
+	CHECK(acked);
+	/* twice the bound: the listen is still open, unanswered */
+	raw_answer(&w, 9, 1600, &m, NULL);
+	CHECK(!m);
+	CHECK(!log_soon(log, "CLOSED subscriptions/listen", 0));
+	CHECK(raw_line(&w, "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/cancelled\", "
+		       "\"params\": {\"requestId\": 9}}") == 0);
+	CHECK(log_soon(log, "CLOSED subscriptions/listen 9", T));
+	raw_stop(&w, log, text, sizeof(text));
+	return 0;
+}
+
+/* The headers of a modern tools/call (args JSON) as one text, "Name:
+ * value\n" each, or "refused: why"; NULL out of memory. */
+static char *params_headers(struct http_params *p, const char *tool, const char *args)
+{
+	char line[512], why[400], *text = NULL;
+	struct curl_slist *hdrs = NULL, *l;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	json_t *msg;
+	int rc;
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", "
+		 "\"params\": {\"name\": \"%s\", \"arguments\": %s, " META "}}", tool, args);
+	msg = json_loads(line, 0, NULL);
+	rc = msg && f ? http_modern_headers(p, msg, &hdrs, why, sizeof(why)) : -1;
+	for (l = hdrs; f && rc == 0 && l; l = l->next)
+		if (strncmp(l->data, "Mcp-Param-", 10) == 0)
+			fprintf(f, "%s\n", l->data);
+	if (f && rc > 0)
+		fprintf(f, "refused: %s", why);
+	if (f)
+		fclose(f);
+	curl_slist_free_all(hdrs);
+	json_decref(msg);
+	return text;
+}
+
+/* 1 when the headers of the call are want. */
+static int params_are(struct http_params *p, const char *tool, const char *args,
+		      const char *want)
+{
+	char *got = params_headers(p, tool, args);
+	int ok = got && strcmp(got, want) == 0;
+
+	if (!ok)
+		fprintf(stderr, "%s %s: got \"%s\", want \"%s\"\n", tool, args, got, want);
+	free(got);
+	return ok;
+}
+
+static void params_list(struct http_params *p, const char *tools, int first)
+{
+	json_t *result = json_loads(tools, 0, NULL);
+
+	http_params_listed(p, result, first);
+	json_decref(result);
+}
+
+/* The table of a listing's x-mcp-header: what the server side accepts
+ * kept (nested through properties too), the rest not; a listing without
+ * a cursor replaces it, a later page adds; past its bound, a call of a
+ * tool not kept is refused; integers, booleans and numbers encoded. */
+static int test_modern_params(void)
+{
+	struct http_params *p = http_params_new();
+	char *many;
+	size_t at = 0, i;
+
+	CHECK(p);
+	params_list(p, "{\"tools\": [{\"name\": \"a\", \"inputSchema\": {\"properties\": {"
+		    "\"r\": {\"type\": \"string\", \"x-mcp-header\": \"R\"},"
+		    "\"n\": {\"type\": \"integer\", \"x-mcp-header\": \"N\"},"
+		    "\"b\": {\"type\": \"boolean\", \"x-mcp-header\": \"B\"},"
+		    "\"f\": {\"type\": \"number\", \"x-mcp-header\": \"F\"},"
+		    "\"s\": {\"type\": \"string\", \"x-mcp-header\": \"Bad Name\"},"
+		    "\"d\": {\"type\": \"string\", \"x-mcp-header\": \"r\"},"
+		    "\"l\": {\"type\": \"array\", \"items\": {\"type\": \"string\", "
+		    "\"x-mcp-header\": \"L\"}},"
+		    "\"o\": {\"type\": \"object\", \"properties\": {\"t\": {\"type\": \"string\", "
+		    "\"x-mcp-header\": \"T\"}}}}}}]}", 1);
+	CHECK(params_are(p, "a", "{\"r\": \"x\", \"n\": 42, \"b\": false, \"f\": 1, \"s\": \"x\", "
+			 "\"d\": \"y\", \"l\": [\"z\"], \"o\": {\"t\": \" t\"}}",
+			 "Mcp-Param-R: x\nMcp-Param-N: 42\nMcp-Param-B: false\n"
+			 "Mcp-Param-T: =?base64?IHQ=?=\n"));
+	CHECK(params_are(p, "a", "{\"n\": 4.2e1, \"r\": null}", "Mcp-Param-N: 42\n"));
+	CHECK(params_are(p, "a", "{\"n\": 1e300}", "refused: arguments.n: a number that is not "
+			 "an integer up to 2^53-1 cannot be mirrored into Mcp-Param-N exactly (a "
+			 "string, a boolean or an integer can), so the server would refuse the call"));
+	CHECK(params_are(p, "a", "{\"o\": {\"t\": {}}}", "refused: arguments.o.t: a value of this "
+			 "type cannot be mirrored into Mcp-Param-T exactly (a string, a boolean or "
+			 "an integer can), so the server would refuse the call"));
+	params_list(p, "{\"tools\": [{\"name\": \"b\", \"inputSchema\": {\"properties\": {"
+		    "\"q\": {\"type\": \"string\", \"x-mcp-header\": \"Q\"}}}}]}", 0);
+	CHECK(params_are(p, "a", "{\"r\": \"x\"}", "Mcp-Param-R: x\n"));
+	CHECK(params_are(p, "b", "{\"q\": \"x\"}", "Mcp-Param-Q: x\n"));
+	params_list(p, "{\"tools\": [{\"name\": \"b\", \"inputSchema\": {}}]}", 1);
+	CHECK(params_are(p, "a", "{\"r\": \"x\"}", ""));
+	CHECK(params_are(p, "b", "{\"q\": \"x\"}", ""));
+	/* one tool past the bound: a tool not kept is refused, a kept one not */
+	many = malloc((UPSTREAM_HTTP_MAX_PARAM_TOOLS + 1) * 120 + 32);
+	CHECK(many);
+	at += (size_t)snprintf(many, 32, "{\"tools\": [");
+	for (i = 0; i <= UPSTREAM_HTTP_MAX_PARAM_TOOLS; i++)
+		at += (size_t)snprintf(many + at, 120, "%s{\"name\": \"t%zu\", \"inputSchema\": {"
+				       "\"properties\": {\"q\": {\"type\": \"string\", "
+				       "\"x-mcp-header\": \"Q\"}}}}", i ? "," : "", i);
+	snprintf(many + at, 32, "]}");
+	params_list(p, many, 1);
+	free(many);
+	CHECK(params_are(p, "t0", "{\"q\": \"x\"}", "Mcp-Param-Q: x\n"));
+	CHECK(params_are(p, "t1024", "{\"q\": \"x\"}", "refused: the tools list passed the "
+			 "bridge's bound for x-mcp-header annotations (1024 tools, 1048576 bytes): "
+			 "the headers of t1024 are not known"));
+	http_params_free(p);
+	return 0;
+}
+
 const struct unit_test upstream_http_tests[] = {
 	{ "upstream_http/json", test_json },
 	{ "upstream_http/sse", test_sse },
@@ -665,5 +1134,10 @@ const struct unit_test upstream_http_tests[] = {
 	{ "upstream_http/bad_header", test_bad_header },
 	{ "upstream_http/runner", test_runner },
 	{ "upstream_http/toolgate", test_toolgate },
+	{ "upstream_http/modern_headers", test_modern_headers },
+	{ "upstream_http/modern_params", test_modern_params },
+	{ "upstream_http/modern_stateless", test_modern_stateless },
+	{ "upstream_http/modern_cancel", test_modern_cancel },
+	{ "upstream_http/modern_listen", test_modern_listen },
 	UNIT_TESTS_END
 };
