@@ -84,6 +84,12 @@ struct upstream_http {
 	char dir[64];               /* the proxy's private directory */
 	char proxy_url[128];
 	struct tg_egress_proxy *proxy;
+	/* the proxy's last refusal, said when a connection fails (its
+	 * thread writes it); and the caller's hook, told as before */
+	pthread_mutex_t deny_lock;
+	char denied[512];
+	tg_egress_deny_fn on_deny;
+	void *deny_ctx;
 	int to_client;              /* the client's input, written here */
 	int from_client;            /* its output, read here */
 	CURLM *m;
@@ -600,6 +606,43 @@ static void post_line(struct upstream_http *b, const char *line, size_t len)
 		xfer_add(b, x);
 }
 
+/* The proxy's refusal, kept for the error of the connection it failed. */
+static void bridge_denied(void *ctx, const char *destination, const char *why)
+{
+	struct upstream_http *b = ctx;
+
+	if (strcmp(destination, TG_EGRESS_SUMMARY) != 0) {
+		pthread_mutex_lock(&b->deny_lock);
+		snprintf(b->denied, sizeof(b->denied), "%.480s", why);
+		pthread_mutex_unlock(&b->deny_lock);
+	}
+	if (b->on_deny)
+		b->on_deny(b->deny_ctx, destination, why);
+}
+
+/* Why a connection through the proxy failed, in the operator's words
+ * rather than curl's SOCKS5 reply number ("Can't complete SOCKS5
+ * connection to HOST. (2)"): out (size bytes). */
+static void unreached(struct upstream_http *b, const struct xfer *x, CURLcode rc, char *out,
+		      size_t size)
+{
+	const char *e = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+	const char *n = strstr(e, "SOCKS5") ? strrchr(e, '(') : NULL;
+	int reply = n ? atoi(n + 1) : -1;
+
+	pthread_mutex_lock(&b->deny_lock);
+	if (reply == 2 && b->denied[0])
+		snprintf(out, size, "the egress proxy refused it: %s", b->denied);
+	else if (reply == 2)
+		snprintf(out, size, "the egress proxy refused it (docs/EGRESS.md)");
+	else if (reply == 4 || reply == 3 || reply == 5)
+		snprintf(out, size, "nothing answered at %s (the connection was refused, or the "
+			 "host is unreachable): is the server listening there?", b->u->url_rule);
+	else
+		snprintf(out, size, "%s", e);
+	pthread_mutex_unlock(&b->deny_lock);
+}
+
 /* What became of a transfer that ended (curl's rc), then freed. */
 static void finished(struct upstream_http *b, struct xfer *x, CURLcode rc)
 {
@@ -613,8 +656,10 @@ static void finished(struct upstream_http *b, struct xfer *x, CURLcode rc)
 		cut_off(b, "%s", x->fault);
 	} else if (rc != CURLE_OK && !sent && !status) {
 		/* never reached: the proxy refused it, no route, TLS */
-		cut_off(b, "cannot reach %s: %s", b->u->url, x->errbuf[0] ? x->errbuf
-								   : curl_easy_strerror(rc));
+		char why[600];
+
+		unreached(b, x, rc, why, sizeof(why));
+		cut_off(b, "cannot reach %s: %s", b->u->url, why);
 	} else if (status == 404 && b->session[0] && !x->initialize && !x->modern) {
 		b->expired = 1;
 		cut_off(b, "the server's session expired (HTTP 404)");
@@ -846,8 +891,10 @@ static int start_proxy(struct upstream_http *b, const struct upstream_http_optio
 	po.socket_path = path;
 	po.rules = rules;
 	po.nrules = 1;
-	po.on_deny = o ? o->egress_denied : NULL;
-	po.ctx = o ? o->egress_ctx : NULL;
+	b->on_deny = o ? o->egress_denied : NULL;
+	b->deny_ctx = o ? o->egress_ctx : NULL;
+	po.on_deny = bridge_denied;
+	po.ctx = b;
 	po.principal = o ? o->principal : NULL;
 	po.max_clients = UPSTREAM_HTTP_MAX_CONNECTIONS;
 	/* a relayed connection may stay silent as long as a request may */
@@ -875,6 +922,7 @@ int upstream_http_new(const struct tg_upstream *u, const struct upstream_http_op
 	if (!b)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	b->u = u;
+	pthread_mutex_init(&b->deny_lock, NULL);
 	b->to_client = b->from_client = b->cancel_fd = -1;
 	b->request_ms = o && o->request_ms > 0 ? o->request_ms : UPSTREAM_HTTP_REQUEST_MS;
 	b->connect_ms = o && o->connect_ms > 0 ? o->connect_ms : UPSTREAM_HTTP_CONNECT_MS;
@@ -941,5 +989,6 @@ void upstream_http_free(struct upstream_http *b)
 	if (b->from_client >= 0)
 		close(b->from_client);
 	free(b->in);
+	pthread_mutex_destroy(&b->deny_lock);
 	free(b);
 }

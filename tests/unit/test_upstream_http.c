@@ -12,11 +12,13 @@
  * DELETE, a cancellation that closes the call's stream, a
  * subscriptions/listen kept past the request bound.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -494,11 +497,40 @@ static int test_refused(void)
 	CHECK(rc < 0);
 	run_join(&w);
 	CHECK(strstr(w.why, "cannot reach http://localhost:") != NULL);
+	/* the proxy's reason, not curl's SOCKS5 reply number */
+	CHECK(strstr(w.why, ": the egress proxy refused it: ") && !strstr(w.why, "SOCKS5"));
 	CHECK(strstr(w.why, "s3cr3t") == NULL && strstr(err.msg, "s3cr3t") == NULL);
 	pthread_mutex_lock(&seen.lock);
 	rc = strncmp(seen.denied, "localhost:", 10) == 0;
 	pthread_mutex_unlock(&seen.lock);
 	CHECK(rc);
+	web_stop(&w);
+	return 0;
+}
+
+/* Nothing listening at the url: said so, not as a SOCKS5 reply number. */
+static int test_nothing_there(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	struct tg_error err;
+	struct web w;
+	int fd;
+
+	memset(&w, 0, sizeof(w));
+	CHECK(unit_tmpdir(w.dir, "uphttp") == 0);
+	/* a port of loopback's that was free a moment ago */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	      getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+	close(fd);
+	w.port = ntohs(a.sin_port);
+	CHECK(bridge_start(&w, "127.0.0.1", 0, 0) == 0);
+	CHECK(upstream_client_initialize(w.c, "toolgate-test", "0", NULL, T, &err) < 0);
+	run_join(&w);
+	CHECK(strstr(w.why, "nothing answered at 127.0.0.1:") &&
+	      strstr(w.why, "is the server listening there?") && !strstr(w.why, "SOCKS5"));
 	web_stop(&w);
 	return 0;
 }
@@ -1131,6 +1163,7 @@ const struct unit_test upstream_http_tests[] = {
 	{ "upstream_http/oversized", test_oversized },
 	{ "upstream_http/get_delete", test_get_delete },
 	{ "upstream_http/refused", test_refused },
+	{ "upstream_http/nothing_there", test_nothing_there },
 	{ "upstream_http/bad_header", test_bad_header },
 	{ "upstream_http/runner", test_runner },
 	{ "upstream_http/toolgate", test_toolgate },
