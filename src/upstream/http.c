@@ -628,7 +628,7 @@ static void unreached(struct upstream_http *b, const struct xfer *x, CURLcode rc
 {
 	const char *e = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
 	const char *n = strstr(e, "SOCKS5") ? strrchr(e, '(') : NULL;
-	int reply = n ? atoi(n + 1) : -1;
+	long reply = n ? strtol(n + 1, NULL, 10) : -1; /* a reply of 0 to 255 */
 
 	pthread_mutex_lock(&b->deny_lock);
 	if (reply == 2 && b->denied[0])
