@@ -627,8 +627,8 @@ static void gen_watch(struct upstream_run *r, struct gen *g)
 /* per_call, the listing's server up and listed: kept
  * UPSTREAM_RUN_RELIST_MS more, and listed again on it, once, when it
  * says its lists changed meanwhile (tools it registers once it knows its
- * client, or loads late), before it is stopped. */
-static void percall_settle(struct upstream_run *r, struct gen *g)
+ * client, or loads late); then stopped and freed. */
+static void percall_listed_end(struct upstream_run *r, struct gen *g)
 {
 	uint64_t until = now_ms() + UPSTREAM_RUN_RELIST_MS;
 	unsigned changed;
@@ -647,6 +647,8 @@ static void percall_settle(struct upstream_run *r, struct gen *g)
 		relist(r, g);
 	if (changed & RUN_SELF_LISTS)
 		lists_refresh(r, g, (1u << UPSTREAM_RUN_NLISTS) - 1);
+	/* its slot given back once it is gone */
+	gen_free(g);
 	pthread_mutex_lock(&r->lock);
 	r->percall -= (unsigned)slot;
 	pthread_cond_broadcast(&r->cond);
@@ -706,8 +708,7 @@ static void *supervise(void *arg)
 				r->opts.tools_changed(r->opts.tools_ctx);
 			if (r->u->per_call) {
 				/* listed: each call starts a server of its own */
-				percall_settle(r, g);
-				gen_free(g);
+				percall_listed_end(r, g);
 				pthread_mutex_lock(&r->lock);
 				r->stats.relists += (unsigned)relisting;
 				pthread_mutex_unlock(&r->lock);
