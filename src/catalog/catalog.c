@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "catalog/catalog_int.h"
 #include "toolgate/scan.h"
+#include "util/jload.h"
 
 #define MAX_CONTRACTS 4096
 
@@ -172,6 +174,36 @@ fail:
 	return -1;
 }
 
+/* A folder of dir named nearly upstreams (upstream, Upstreams,
+ * upstreams.d): nothing loads it, and nothing else would say so, so the
+ * declarations in it would never be served without a word. The number
+ * reported. */
+static int lint_near_upstreams(const char *dir, void (*report)(const char *line, void *ctx),
+			       void *ctx)
+{
+	char name[JLOAD_MAX_FIELD], line[1024];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0; /* catalog_json_files has said why */
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, "upstreams") == 0 || e->d_name[0] == '.' ||
+		    jload_distance(e->d_name, "upstreams") > 2 ||
+		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		jload_field(name, sizeof(name), "", e->d_name); /* its bytes made printable */
+		snprintf(line, sizeof(line), "catalog %s: folder %s/ is not read: upstreams' "
+			 "declarations go in %s/upstreams/", dir, name, dir);
+		report(line, ctx);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 		    void (*report)(const char *line, void *ctx), void *ctx, size_t *files_read,
 		    size_t *upstreams_read, struct tg_error *err)
@@ -253,6 +285,7 @@ int tg_catalog_lint(const char *dir, const struct tg_schema_options *opts,
 		report(lerr.msg, ctx);
 		problems++;
 	}
+	problems += lint_near_upstreams(dir, report, ctx);
 	/* the upstreams' declarations, each on its own, and their names
 	 * against the contracts' */
 	up = catalog_lint_upstreams(&c, dir, report, ctx, upstreams_read, err);

@@ -8,7 +8,8 @@
  * statement and a compensation or an irreversibility (DESIGN: every write
  * has a rollback story), a schema that does not compile, a name outside the
  * MCP tool-name rules, a version that is not semver, an x-mcp-header
- * that breaks MCP 2026-07-28's rules (param_header.c). The executor's kind
+ * that breaks MCP 2026-07-28's rules (param_header.c); an upstream's
+ * declaration put where contracts go is named as one, and where it goes. The executor's kind
  * is read here once, aliases included, so that no other part tells a plan
  * by a name.
  */
@@ -603,6 +604,42 @@ static int load_misc(struct loader *l, json_t *doc)
 	return string_list(l, json_object_get(doc, "tags"), "tags", 64, &c->tags);
 }
 
+/* An upstream's declaration (docs/UPSTREAMS.md) read as a contract: it
+ * would be refused for its first unknown field ("transport"), which tells
+ * its author nothing; say where it goes instead. origin is DIR/NAME.json
+ * as the catalogue names its files; err set and -1 when doc is one, else 0. */
+static int upstream_misplaced(const struct loader *l, json_t *doc)
+{
+	static const char *const keys[] = { "transport", "argv", "url", NULL };
+	const char *origin = l->j.origin, *slash = strrchr(origin, '/'), *key = NULL, *last;
+	char dir[4096], *real = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; keys[i] && !key; i++)
+		if (json_object_get(doc, keys[i]))
+			key = keys[i];
+	if (!key)
+		return 0;
+	/* a DIR that is an upstreams folder already (--catalog named it, or
+	 * "." inside it): the catalogue is the folder above */
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - origin) : 1,
+		 slash ? (slash == origin ? "/" : origin) : ".");
+	real = realpath(dir, NULL);
+	last = real ? strrchr(real, '/') : NULL;
+	if (last && strcmp(last, "/upstreams") == 0)
+		rc = tg_error_set(l->j.err, TG_ERR_INVALID, "contract %s: this looks like an "
+				  "upstream declaration (it has \"%s\") in an upstreams folder read as "
+				  "a catalogue: name the catalogue above it (--catalog %.*s)", origin,
+				  key, last == real ? 1 : (int)(last - real), real);
+	else
+		rc = tg_error_set(l->j.err, TG_ERR_INVALID, "contract %s: this looks like an "
+				  "upstream declaration (it has \"%s\"): move it to %s/upstreams/%s",
+				  origin, key, dir, slash ? slash + 1 : origin);
+	free(real);
+	return rc;
+}
+
 int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		      const struct tg_schema_options *opts, struct tg_contract **out,
 		      struct tg_error *err)
@@ -636,7 +673,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		goto out;
 	}
 	l.c->file = strdup(origin);
-	if (jload_only(&l.j, doc, "", fields) < 0 || text(&l, doc, "name", "name", 1, &l.c->name) < 0)
+	if (upstream_misplaced(&l, doc) < 0 || jload_only(&l.j, doc, "", fields) < 0 || text(&l, doc, "name", "name", 1, &l.c->name) < 0)
 		goto out;
 	if (!valid_tool_name(l.c->name)) {
 		jload_bad(&l.j, "name", "1 to 128 characters of A-Z a-z 0-9 _ . -");

@@ -142,10 +142,10 @@ static int cmd_lint(const char *dir)
 		fprintf(stderr, "toolgate catalog: %s\n", err.msg);
 		return EXIT_DATA;
 	}
+	printf("%zu contract%s, ", files, files == 1 ? "" : "s");
 	if (upstreams)
-		printf("%zu contracts, %zu upstreams, %d problems\n", files, upstreams, problems);
-	else
-		printf("%zu contracts, %d problems\n", files, problems);
+		printf("%zu upstream%s, ", upstreams, upstreams == 1 ? "" : "s");
+	printf("%d problem%s\n", problems, problems == 1 ? "" : "s");
 	return problems ? 1 : 0;
 }
 

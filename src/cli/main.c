@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"  audit verify|tail|query ...      the hash-chained audit log\n"
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
-		"  upstream list|show|test|pin|diff ... --catalog DIR  the upstream MCP servers\n"
+		"  upstream list|show|test|pin|diff|accept ...  the upstream MCP servers\n"
 		"\n"
 		"toolgate COMMAND --help says what each takes. Exit status: 0; 1 the answer\n"
 		"is no (findings, invalid, refused); 2 usage; 3 a file, directory, store or\n"

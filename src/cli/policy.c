@@ -126,8 +126,8 @@ int cmd_policy(int argc, char **argv)
 			findings++;
 		}
 	}
-	printf("%s: %zu principals, %u finding%s\n", path, tg_policy_count(p), findings,
-	       findings == 1 ? "" : "s");
+	printf("%s: %zu principal%s, %u finding%s\n", path, tg_policy_count(p),
+	       tg_policy_count(p) == 1 ? "" : "s", findings, findings == 1 ? "" : "s");
 	tg_catalog_free(cat);
 	tg_policy_free(p);
 	return findings ? 1 : 0;

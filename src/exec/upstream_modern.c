@@ -71,8 +71,8 @@ int run_handshake(struct upstream_run *r, struct gen *g, int timeout_ms, struct 
 					      probe_ms(r, timeout_ms), why, sizeof(why), err);
 		if (rc == 0 && p == TG_UPSTREAM_PROTOCOL_MODERN)
 			rc = tg_error_set(err, TG_ERR_INVALID, "the server does not speak "
-					  "2026-07-28, which its declaration's protocol names (%s)",
-					  why);
+					  "2026-07-28, which its declaration's protocol names (%s); "
+					  "declare \"protocol\": \"auto\" to speak its own", why);
 		if (rc < 0 && p == TG_UPSTREAM_PROTOCOL_AUTO) {
 			/* it broke on a request it did not know: the next start
 			 * tries initialize at once */

@@ -33,12 +33,15 @@
  * identify stage and the gate do.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <strings.h>
 #include <time.h>
 
@@ -431,6 +434,22 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
+/* Why libmicrohttpd could not listen on sa, which it says on stderr but
+ * not to its caller: bind a socket of our own there as it does (with
+ * SO_REUSEADDR), and its errno is the answer; 0 when that bind works. */
+static int listen_errno(const struct sockaddr_in *sa)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1, e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0 ||
+	    bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
 int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct tg_mcp_http **out,
 		      struct tg_error *err)
 {
@@ -443,7 +462,8 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
-		return tg_error_set(err, TG_ERR_INVALID, "--http %s: not an IPv4 address", addr);
+		return tg_error_set(err, TG_ERR_INVALID, "--http %s: not an IPv4 address (no name "
+				    "is resolved: 127.0.0.1 for this host)", addr);
 	if (!(ntohl(sa.sin_addr.s_addr) >> 24 == 127))
 		return tg_error_set(err, TG_ERR_INVALID,
 				    "--http %s: only loopback addresses (127.0.0.0/8): HTTP is "
@@ -476,10 +496,18 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MHD_LIMIT,
 				     MHD_OPTION_END);
 	if (!h->daemon) {
+		int e = listen_errno(&sa);
+
 		http_admit_free(h->admit);
 		pthread_cond_destroy(&h->idle);
 		pthread_mutex_destroy(&h->lock);
 		free(h);
+		if (e == EADDRINUSE)
+			return tg_error_set(err, TG_ERR_SYSTEM, "--http %s:%u: %s:%u is in use "
+					    "(EADDRINUSE): another process listens there; port 0 "
+					    "picks a free one", addr, port, addr, port);
+		if (e)
+			return tg_error_sys(err, e, "--http %s:%u: cannot listen", addr, port);
 		return tg_error_set(err, TG_ERR_SYSTEM, "--http %s:%u: cannot listen", addr, port);
 	}
 	if (port == 0) {

@@ -2,6 +2,7 @@
  * The loaders' shared readers (util/jload.h). Never: echo a key's
  * control bytes into a message, or keep a string longer than asked.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +48,52 @@ void jload_field(char *buf, size_t size, const char *where, const char *key)
 	buf[n] = '\0';
 }
 
+size_t jload_distance(const char *a, const char *b)
+{
+	size_t row[JLOAD_NEAR_MAX + 1], la = strlen(a), lb = strlen(b), i, j, diag, up;
+
+	if (la > JLOAD_NEAR_MAX || lb > JLOAD_NEAR_MAX)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			row[j] = diag + (tolower((unsigned char)a[i - 1]) !=
+					 tolower((unsigned char)b[j - 1]));
+			if (up + 1 < row[j])
+				row[j] = up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *jload_nearest(const char *word, const char *const *names)
+{
+	const char *best = NULL;
+	size_t i, d, bestd = 3;
+
+	/* a slip of a key or two (a typo, camelCase for snake_case), never
+	 * a guess at a word of a different length and sense */
+	for (i = 0; names[i]; i++) {
+		d = jload_distance(word, names[i]);
+		if (d < bestd && 2 * d <= strlen(names[i])) {
+			best = names[i];
+			bestd = d;
+		}
+	}
+	return best;
+}
+
 int jload_only(const struct jload *l, json_t *obj, const char *where,
 	       const char *const *allowed)
 {
-	const char *key;
+	const char *key, *near;
 	json_t *v;
 	size_t i;
 
@@ -62,6 +105,10 @@ int jload_only(const struct jload *l, json_t *obj, const char *where,
 			char field[JLOAD_MAX_FIELD];
 
 			jload_field(field, sizeof(field), where, key);
+			near = jload_nearest(key, allowed);
+			if (near)
+				return jload_bad(l, field, "unknown field (did you mean \"%s\"?)",
+						 near);
 			return jload_bad(l, field, "unknown field");
 		}
 	}

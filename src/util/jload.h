@@ -33,9 +33,22 @@ int jload_nomem(const struct jload *l);
  * may reach a terminal or split a line of lint's output. */
 void jload_field(char *buf, size_t size, const char *where, const char *key);
 /* Refuse any key of obj not in allowed (NULL-terminated), naming it by
- * its path below where ("" for the top): "unknown field". */
+ * its path below where ("" for the top): "unknown field", and the
+ * allowed name jload_nearest finds, if any: "unknown field (did you mean
+ * \"argv\"?)". */
 int jload_only(const struct jload *l, json_t *obj, const char *where,
 	       const char *const *allowed);
+#define JLOAD_NEAR_MAX 64  /* longer words are near nothing */
+
+/* The edit distance (insertions, deletions, substitutions; case
+ * ignored) of a and b; (size_t)-1 when either is over JLOAD_NEAR_MAX
+ * bytes. Cannot fail. */
+size_t jload_distance(const char *a, const char *b);
+/* The name of names (NULL-terminated) within 2 edits of word and within
+ * half its own length, the nearest (the first of equals); NULL for
+ * none. Not for a word the file may hide bytes in: the name returned is
+ * always one of names. */
+const char *jload_nearest(const char *word, const char *const *names);
 /* v, a string of at most max bytes without NUL, copied into OUT *out. */
 int jload_string(const struct jload *l, json_t *v, const char *field, size_t max, char **out);
 /* A boolean member key of obj (absent: 0) into OUT *out. */

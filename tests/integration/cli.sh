@@ -78,7 +78,7 @@ printf '{"transport":"http","url":"https://h.test/mcp","tools":{"echo":{"authori
 [ $? -eq 0 ] && grep -Eq '^everything +http +1 +strict$' "$tmp/out"
 check catalog_list_upstream $? "$(cat "$tmp/out" "$tmp/err")"
 "$TG" catalog lint "$tmp/upcat" >"$tmp/out" 2>&1
-[ $? -eq 0 ] && grep -qx '0 contracts, 1 upstreams, 0 problems' "$tmp/out"
+[ $? -eq 0 ] && grep -qx '0 contracts, 1 upstream, 0 problems' "$tmp/out"
 check catalog_lint_upstream_clean $? "$(cat "$tmp/out")"
 printf '{"transport":"stdio","argv":["x"],"sandbox":{"egress":["h.test"]}}' \
 	>"$tmp/upcat/upstreams/bad.json"

@@ -322,7 +322,7 @@ check catalog_show $? "$("$TG" catalog show "$tmp/cat" sql.query 2>&1)"
 check catalog_lint_clean $? "rc=$rc $(cat "$tmp/out")"
 echo '{"name":"bad tool","version":"1"}' >"$tmp/cat/bad.json"
 "$TG" catalog lint "$tmp/cat" >"$tmp/out"; rc=$?
-[ $rc -eq 1 ] && grep -q 'bad.json: name' "$tmp/out" && grep -q '3 contracts, 1 problems' "$tmp/out"
+[ $rc -eq 1 ] && grep -q 'bad.json: name' "$tmp/out" && grep -q '3 contracts, 1 problem' "$tmp/out"
 check catalog_lint_names_problem $? "rc=$rc $(cat "$tmp/out")"
 
 # a breaking change without a major version bump: diff says so, lint fails

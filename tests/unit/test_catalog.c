@@ -564,7 +564,79 @@ static int gate_reload(void)
 	return 0;
 }
 
+struct said {
+	int n;
+	char first[512];
+};
+
+static void said_line(const char *line, void *ctx)
+{
+	struct said *s = ctx;
+
+	if (s->n++ == 0)
+		snprintf(s->first, sizeof(s->first), "%s", line);
+}
+
+/* The message of loading d, or "" when it loads. */
+static const char *load_says(const char *d, struct tg_error *err)
+{
+	struct tg_catalog *c = NULL;
+
+	if (tg_catalog_load_dir(d, NULL, &c, err) == 0) {
+		tg_catalog_free(c);
+		return "";
+	}
+	return err->msg;
+}
+
+/* An upstream's declaration where contracts go is named as one, and
+ * where it goes; a folder named nearly upstreams is a lint problem. */
+static int misplaced_declarations(void)
+{
+	static const char *const decl = "{\"transport\":\"stdio\",\"argv\":[\"node\"]}";
+	char d[64], up[128], want[512], *real;
+	struct said said = { 0 };
+	struct tg_error err;
+	size_t files, ups;
+
+	CHECK(unit_tmpdir(d, "catalog-misplaced") == 0);
+	CHECK(unit_put(d, "files.json", decl, 0644) == 0);
+	snprintf(want, sizeof(want), "contract %s/files.json: this looks like an upstream "
+		 "declaration (it has \"transport\"): move it to %s/upstreams/files.json", d, d);
+	CHECK(strcmp(load_says(d, &err), want) == 0);
+	/* argv or url alone says so too; a contract's own fields do not */
+	CHECK(unit_put(d, "files.json", "{\"url\":\"http://127.0.0.1:9/mcp\"}", 0644) == 0);
+	CHECK(strstr(load_says(d, &err), "declaration (it has \"url\")"));
+	CHECK(unit_put(d, "files.json", "{\"argv\":[\"x\"],\"name\":\"x\"}", 0644) == 0);
+	CHECK(strstr(load_says(d, &err), "declaration (it has \"argv\")"));
+	CHECK(unit_put(d, "files.json", "{\"name\":\"x\",\"executor\":{\"argv\":[]}}", 0644) == 0);
+	CHECK(!strstr(load_says(d, &err), "declaration"));
+	CHECK(unlink(strcat(strcpy(up, d), "/files.json")) == 0);
+	/* --catalog naming the upstreams folder: the catalogue is above it */
+	CHECK(mkdir(strcat(strcpy(up, d), "/upstreams"), 0700) == 0);
+	CHECK(unit_put(up, "files.json", decl, 0644) == 0);
+	real = realpath(d, NULL);
+	CHECK(real);
+	snprintf(want, sizeof(want), "contract %s/files.json: this looks like an upstream "
+		 "declaration (it has \"transport\") in an upstreams folder read as a "
+		 "catalogue: name the catalogue above it (--catalog %s)", up, real);
+	free(real);
+	CHECK(strcmp(load_says(up, &err), want) == 0);
+	CHECK(tg_catalog_lint(d, NULL, said_line, &said, &files, &ups, &err) == 0 && ups == 1);
+	/* upstream/ (singular) is ignored by loading, named by lint */
+	CHECK(rename(up, strcat(strcpy(want, d), "/upstream")) == 0);
+	CHECK(mkdir(strcat(strcpy(up, d), "/Upstreams"), 0700) == 0);
+	CHECK(mkdir(strcat(strcpy(up, d), "/tools"), 0700) == 0);
+	CHECK(strcmp(load_says(d, &err), "") == 0);
+	CHECK(tg_catalog_lint(d, NULL, said_line, &said, &files, &ups, &err) == 2 && ups == 0);
+	CHECK(said.n == 2 && strstr(said.first, "folder ") &&
+	      strstr(said.first, "pstream/ is not read: upstreams' declarations go in "));
+	unit_rmtree(d);
+	return 0;
+}
+
 const struct unit_test catalog_tests[] = {
+	{ "catalog/misplaced_declarations", misplaced_declarations },
 	{ "catalog/resources_and_prompts_refused", resources_and_prompts_refused },
 	{ "catalog/resources_and_prompts_served", resources_and_prompts_served },
 	{ "catalog/shared_schemas", shared_schemas },

@@ -98,7 +98,12 @@ static int refusals(void)
 		      "executor.argv: required"));
 	CHECK(refused("\"timeout\":\"30s\"", "\"timeout\":\"soon\"", "timeout"));
 	CHECK(refused("\"owner\":{\"team\":\"data\",", "\"owner\":{", "owner.team: required"));
-	CHECK(refused("\"input_schema\":", "\"inputSchema\":", "inputSchema: unknown field"));
+	CHECK(refused("\"input_schema\":", "\"inputSchema\":",
+		      "inputSchema: unknown field (did you mean \"input_schema\"?)"));
+	CHECK(refused("\"risk\":\"low\"", "\"risk\":\"low\",\"owenr\":1",
+		      "owenr: unknown field (did you mean \"owner\"?)"));
+	CHECK(refused("\"risk\":\"low\"", "\"risk\":\"low\",\"colour\":1", "colour: unknown field"));
+	CHECK(!refused("\"risk\":\"low\"", "\"risk\":\"low\",\"colour\":1", "did you mean"));
 	CHECK(refused("\"title\":\"Query\"", "\"title\":\"Query\",\"title\":\"Twice\"", "duplicate"));
 	return 0;
 }

@@ -327,6 +327,7 @@ static int runner_protocol(void)
 	CHECK(upstream_run_new(u, &fail, &r, &err) == 0);
 	CHECK(upstream_run_wait(r, T, &err) < 0);
 	CHECK(strstr(err.msg, "does not speak 2026-07-28, which its declaration's protocol names"));
+	CHECK(strstr(err.msg, "; declare \"protocol\": \"auto\" to speak its own"));
 	upstream_run_free(r);
 	tg_upstream_free(u);
 	/* 2025-11-25 named: a 2026-07-28 server is never sent discover */
