@@ -147,7 +147,9 @@ TG_API int tg_catalog_diff(const struct tg_contract *old_version,
  * each file that does not load, each name@version found twice, each
  * breaking change between consecutive versions that keep their major
  * version, each upstream declaration that does not load, each contract
- * in an upstream's namespace. report is called with one line per problem
+ * in an upstream's namespace, what tg_upstream_lint finds in each
+ * declaration that loads (a launcher that fetches its package, a secret
+ * in argv, env or the url). report is called with one line per problem
  * (and, for a breaking change, one indented line per breaking finding).
  * OUT *files: how many contracts were read, *upstreams: how many upstream
  * declarations. Returns the number of problems, or -1 with err when dir

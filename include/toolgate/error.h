@@ -65,6 +65,9 @@ enum tg_log_level {
 	TG_LOG_TRACE,       /* TOOLGATE_TRACE=1: where a sandbox's start spends its time */
 	TG_LOG_INFO,        /* what an operator may want to read: an upstream server's
 			     * stderr (redacted), its restarts */
+	TG_LOG_WARNING,     /* what is configured and will not work as meant: a
+			     * declared tool the server does not list, a writable
+			     * mount the sandbox's user cannot write */
 };
 typedef void (*tg_log_fn)(void *ctx, enum tg_log_level level, const char *message);
 TG_API void tg_log_set(tg_log_fn fn, void *ctx);

@@ -468,6 +468,13 @@ struct tg_upstream_listing {
 	size_t n;
 	char protocol[16];            /* the revision its server agreed: 2026-07-28,
 				       * 2025-11-25, 2025-06-18 or 2025-03-26 */
+	/* what its declaration says that would not work as served, a line
+	 * each (malloc'd; the declaration's names only, no server text but
+	 * a listed tool name): each writable mount the sandbox's user cannot
+	 * write (tg_upstream_check_mounts), then each declared tool the
+	 * server does not list (tg_upstream_check_listing) */
+	char **warnings;
+	size_t nwarnings;
 };
 
 /* Upstream name of catalog (borrowed) started, or reached, as
@@ -476,7 +483,8 @@ struct tg_upstream_listing {
  * first listing waited for at most timeout_ms, each tool judged as the
  * gate judges it before serving it (tg_catalog_upstream_tool, an exposed
  * name served twice, its description scanned per opts->descriptions),
- * then the server stopped: nothing is served, no store is written. The
+ * what would not work as served said in out->warnings, then the server
+ * stopped: nothing is served, no store is written. The
  * server's stderr and log lines go to the library's log (tg_log_set) as
  * when serving. OUT *out (tg_upstream_listing_release). -1 and err:
  * TG_ERR_INVALID for a name the catalogue does not declare, or a mount or

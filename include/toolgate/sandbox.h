@@ -153,6 +153,18 @@ TG_API int tg_sandbox_spec_add_overlay(struct tg_sandbox_spec *spec, const char 
  * nobody unless set). */
 TG_API void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *spec, unsigned *uid,
 				    unsigned *gid);
+/* Whether the sandbox's user may write host, a writable bind's source
+ * (a directory: write and enter it), as the host decides it: that user is
+ * the caller itself (the kernel asked, with its groups), or, for a root
+ * caller, spec's host ids (tg_sandbox_spec_set_host_id; spec NULL:
+ * nobody, 65534) by the path's mode bits, no supplementary group (ACLs
+ * are not read). 1 yes; 0 no, why saying so and what would let it ("/srv/x
+ * is not writable by the sandbox's user (uid 65534: chown 65534:65534
+ * /srv/x)", or that it is on a read-only filesystem); -1 when host cannot
+ * be looked at (why: the path and its errno's text). A writable bind the
+ * user cannot write still binds: each write in it fails with EACCES. */
+TG_API int tg_sandbox_bind_writable(const struct tg_sandbox_spec *spec, const char *host,
+				    char *why, size_t len);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,

@@ -164,6 +164,40 @@ TG_API const char *tg_upstream_pin_name(enum tg_upstream_pin pin);
  * to 128 of A-Z a-z 0-9 _ . - */
 TG_API int tg_upstream_tool_name_ok(const char *name);
 
+/* ---- what loads but would not work (docs/UPSTREAMS.md, "Commands") ---------- */
+
+/* Each finds what a declaration that loads still gets wrong and calls
+ * report with one line a finding, naming the field and why, never a
+ * value of the declaration's nor the file (the caller adds it); each
+ * returns the number of findings. */
+
+/* What `catalog lint` says of u: an argv that starts with a launcher
+ * fetching its package at each start (npx, uvx, bunx, pipx, npm exec,
+ * pnpm dlx, yarn dlx, bun x) while the sandbox has no network (no
+ * sandbox.egress rule); an argv entry, an env value or the url in which
+ * the redactor (toolgate/redact.h) finds a secret, named by its rule
+ * ("env.GITHUB_TOKEN: holds what looks like a secret (github_token): put
+ * it in a 0600 file and name it in credentials.env"). */
+TG_API int tg_upstream_lint(const struct tg_upstream *u,
+			    void (*report)(const char *line, void *ctx), void *ctx);
+/* Each writable mount the sandbox's user cannot write now
+ * (tg_sandbox_bind_writable with the runner's identity: the caller, or
+ * nobody for a root caller): "sandbox.mounts[0]: writable, but /srv/x is
+ * not writable by the sandbox's user (uid 65534: chown 65534:65534
+ * /srv/x)". A mount gone since the declaration loaded is not said: the
+ * server's start refuses it. */
+TG_API int tg_upstream_check_mounts(const struct tg_upstream *u,
+				    void (*report)(const char *line, void *ctx), void *ctx);
+/* Each tool u declares that none of the n names of a listing is (an entry
+ * may be NULL: a tool listed without a name): "tools.get_env: declared,
+ * but the server lists no such tool (did you mean get-env?)", the nearest
+ * listed name that is a tool name when it is at most 2 edits away and
+ * those are at most a third of the declared name's length (asked for the
+ * first 64 such tools only). */
+TG_API int tg_upstream_check_listing(const struct tg_upstream *u, const char *const *listed,
+				     size_t n, void (*report)(const char *line, void *ctx),
+				     void *ctx);
+
 /* ---- pins (docs/UPSTREAMS.md, "Pins") ------------------------------------------ */
 
 /* A tool's definition as pinned: what an upstream's tools/list says of

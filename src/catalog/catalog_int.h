@@ -35,7 +35,8 @@ void catalog_free_content(struct tg_catalog *c);
  * or the two files of a clash of names. */
 int catalog_load_upstreams(struct tg_catalog *c, const char *dir, struct tg_error *err);
 /* Lint's: every declaration of DIR/upstreams on its own, each problem
- * reported; OUT *files how many were read. The number of problems, or -1
+ * reported, with what tg_upstream_lint finds in each that loads; OUT
+ * *files how many were read. The number of problems, or -1
  * and err when the folder cannot be read. */
 int catalog_lint_upstreams(struct tg_catalog *c, const char *dir,
 			   void (*report)(const char *line, void *ctx), void *ctx, size_t *files,

@@ -177,6 +177,23 @@ out:
 	return rc;
 }
 
+/* A finding of tg_upstream_lint's, said as the loader's refusals are:
+ * "upstream FILE: FIELD: why". */
+struct lint_said {
+	const struct tg_upstream *u;
+	void (*report)(const char *line, void *ctx);
+	void *ctx;
+};
+
+static void lint_line(const char *line, void *ctx)
+{
+	const struct lint_said *s = ctx;
+	char full[1400];
+
+	snprintf(full, sizeof(full), "upstream %s: %s", s->u->file, line);
+	s->report(full, s->ctx);
+}
+
 int catalog_lint_upstreams(struct tg_catalog *c, const char *dir,
 			   void (*report)(const char *line, void *ctx), void *ctx, size_t *nfiles,
 			   struct tg_error *err)
@@ -200,10 +217,14 @@ int catalog_lint_upstreams(struct tg_catalog *c, const char *dir,
 	}
 	catalog_free_files(files);
 	for (i = 0; i < c->nup; i++) {
+		struct lint_said said = { c->up[i], report, ctx };
+
 		if (clash(c, c->up[i], &lerr) < 0 || bad_compensation(c, c->up[i], &lerr) < 0) {
 			report(lerr.msg, ctx);
 			problems++;
 		}
+		/* what loads but would fail at its start, or show a secret */
+		problems += tg_upstream_lint(c->up[i], lint_line, &said);
 	}
 	return problems;
 }

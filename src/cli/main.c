@@ -42,7 +42,8 @@ static void usage(FILE *f)
 static void log_to_stderr(void *ctx, enum tg_log_level level, const char *message)
 {
 	(void)ctx;
-	fprintf(stderr, "toolgate%s: %s\n", level == TG_LOG_TRACE ? " trace" : "", message);
+	fprintf(stderr, "toolgate%s: %s\n", level == TG_LOG_TRACE ? " trace"
+		: level == TG_LOG_WARNING ? " warning" : "", message);
 }
 
 int main(int argc, char **argv)

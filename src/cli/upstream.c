@@ -7,7 +7,9 @@
  * toolgate upstream test NAME --catalog DIR [--timeout S]
  *                                     its server started as serve starts it,
  *                                     each tool it lists: served, hidden or
- *                                     refused and why
+ *                                     refused and why; what its declaration
+ *                                     says that would not work (a writable
+ *                                     mount, a declared tool not listed)
  * toolgate upstream pin NAME --catalog DIR --state DIR [--as WHO]
  *                                     the definitions it lists that would be
  *                                     served, pinned in the store
@@ -61,9 +63,10 @@ static void usage(FILE *f)
 		   "existing directory); --as: who pins (default: operator LOGIN). accept\n"
 		   "approves, as the token's principal, the definitions that await review.\n"
 		   "\n"
-		   "Exit status: 0; 1 a tool refused (test), a change (diff), no such upstream;\n"
-		   "2 usage; 3 the catalogue, the state directory or store missing or failing,\n"
-		   "or the server could not be started or reached (docs/CLI.md).\n");
+		   "Exit status: 0; 1 a tool refused or a warning (test), a change (diff), no\n"
+		   "such upstream; 2 usage; 3 the catalogue, the state directory or store\n"
+		   "missing or failing, or the server could not be started or reached\n"
+		   "(docs/CLI.md).\n");
 }
 
 static const struct option options[] = {
@@ -286,6 +289,14 @@ static void show_strings(const char *label, char *const *v)
 	putchar('\n');
 }
 
+/* A warning of show's (what the declaration says that would not work):
+ * the declaration's own names, no value. */
+static void show_warning(const char *line, void *ctx)
+{
+	(void)ctx;
+	printf("warning:   %s\n", line);
+}
+
 /* The stdio fields of u: how it is started and where it runs. */
 static void show_stdio(const struct tg_upstream *u)
 {
@@ -305,6 +316,7 @@ static void show_stdio(const struct tg_upstream *u)
 	for (i = 0; i < u->nmounts; i++)
 		printf("mount:     %s -> %s (%s)\n", u->mounts[i].host, u->mounts[i].inside,
 		       u->mounts[i].writable ? "writable" : "read-only");
+	tg_upstream_check_mounts(u, show_warning, NULL);
 	if (u->egress)
 		show_strings("egress:    ", u->egress);
 	printf("limits:   ");
@@ -434,6 +446,19 @@ static void test_line(const struct tg_upstream *u, const struct tg_listed_tool *
 		printf("refused: %s\n", t->why);
 }
 
+/* What the probe found the declaration says that would not work as
+ * served (l->warnings: a writable mount, a declared tool not listed), a
+ * line each: the declaration's names, and a listed tool name. */
+static void warnings_print(const struct tg_upstream_listing *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nwarnings; i++) {
+		cli_put_shown(stdout, l->warnings[i]);
+		putchar('\n');
+	}
+}
+
 static int cmd_test(const struct up_args *a)
 {
 	struct up_open o;
@@ -446,9 +471,11 @@ static int cmd_test(const struct up_args *a)
 		refused += o.l.tools[i].verdict == TG_LISTED_REFUSED;
 	}
 	if (rc == 0) {
+		warnings_print(&o.l);
 		printf("%zu tools listed, %zu served, %zu hidden, %zu refused (protocol %s)\n",
 		       o.l.n, served, o.l.n - served - refused, refused, o.l.protocol);
-		rc = refused ? EXIT_NO : 0;
+		/* a warning too: what was declared would not work as meant */
+		rc = refused || o.l.nwarnings ? EXIT_NO : 0;
 	}
 	up_close(&o);
 	return rc;
@@ -547,6 +574,7 @@ static int cmd_pin(const struct up_args *a)
 		exposed_of(o.u, o.pins[j].tool, exposed, sizeof(exposed));
 		printf("%-20s %s (not listed now)\n", "kept", exposed);
 	}
+	warnings_print(&o.l);
 	if (written)
 		printf("%zu pinned by %s\n", written, by);
 	else
@@ -683,6 +711,7 @@ static int cmd_diff(const struct up_args *a)
 		goto out;
 	}
 	changes = diff_print(o.u, &o.l, o.pins, from, v, nv);
+	warnings_print(&o.l);
 	if (changes)
 		printf("%zu change%s since the pins of %s\n", changes, changes == 1 ? "" : "s",
 		       o.u->name);

@@ -30,7 +30,10 @@
  * credentials and the sandbox's own defaults: the sandbox never passes
  * the caller's (src/sandbox/run.c, plan_env). Its stderr is logged a line
  * at a time, redacted, cut and rate-limited; so are its
- * notifications/message. Its notifications/progress reach the hook of
+ * notifications/message. A start that gets no answer in time says
+ * whether the server wrote anything there (nothing: most often a
+ * launcher fetching its package without a network). A writable mount
+ * its user cannot write is logged once, when the runner is made. Its notifications/progress reach the hook of
  * the call whose token they carry (a call to that server), the others
  * are dropped.
  *
@@ -206,6 +209,8 @@ static void stderr_bytes(struct gen *g, const char *buf, size_t len)
 	struct lines *l = &g->log;
 	size_t i;
 
+	if (len)
+		__atomic_store_n(&g->stderr_seen, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < len; i++) {
 		if (buf[i] == '\n') {
 			log_line(g);
@@ -539,6 +544,24 @@ static void gen_failed(struct gen *g, struct tg_error *err)
 	gen_free(g);
 }
 
+/* g's handshake or listing failed, err saying how: as gen_failed, and a
+ * stdio server that did not answer in time and wrote nothing on stderr
+ * either is said to have (most often one fetching its package, npx or
+ * uvx, in a sandbox without a network: its silence is the clue, and
+ * tg_upstream_lint names the launchers). */
+static void gen_up_failed(struct gen *g, struct tg_error *err)
+{
+	int silent = g->r->u->transport == TG_UPSTREAM_STDIO &&
+		     !__atomic_load_n(&g->stderr_seen, __ATOMIC_RELAXED);
+	size_t n;
+
+	gen_failed(g, err);
+	if (!silent || err->code != TG_ERR_LIMIT)
+		return;
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; the server wrote nothing on stderr");
+}
+
 /* Start a generation and make it up: the handshake, tools/list. The tools
  * into *tools (JSON text). OUT *out, or NULL and why in err. */
 static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct tg_error *err)
@@ -566,7 +589,7 @@ static int gen_up(struct upstream_run *r, struct gen **out, char **tools, struct
 		pthread_mutex_lock(&r->lock);
 		r->starting = NULL;
 		pthread_mutex_unlock(&r->lock);
-		gen_failed(g, err);
+		gen_up_failed(g, err);
 		return -1;
 	}
 	json_decref(list);
@@ -751,6 +774,13 @@ static void *supervise(void *arg)
 
 /* ---- the runner ------------------------------------------------------ */
 
+/* What tg_upstream_check_mounts finds, logged as a warning (ctx: the
+ * upstream's name). */
+static void mount_warning(const char *line, void *ctx)
+{
+	tg_log(TG_LOG_WARNING, "upstream %s: %s", (const char *)ctx, line);
+}
+
 int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_options *opts,
 		     struct upstream_run **out, struct tg_error *err)
 {
@@ -798,6 +828,9 @@ int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_opti
 		upstream_run_free(r);
 		return -1;
 	}
+	/* bound all the same: the server may never write there */
+	if (!r->opts.fail_fast)
+		tg_upstream_check_mounts(u, mount_warning, u->name);
 	e = pthread_create(&r->supervisor, NULL, supervise, r);
 	if (e != 0) {
 		upstream_run_free(r);
@@ -910,7 +943,7 @@ static struct gen *percall_up(struct upstream_run *r, const char *tool, uint64_t
 		left = UPSTREAM_RUN_HANDSHAKE_MS;
 	if (run_handshake(r, g, (int)left, err) == 0)
 		return g;
-	gen_failed(g, err);
+	gen_up_failed(g, err);
 	g = NULL;
 	/* it may quote the server (an error it answered initialize with) */
 	obs_shown(err->msg, strlen(err->msg), said, sizeof(said));

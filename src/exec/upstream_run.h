@@ -79,8 +79,9 @@ struct upstream_run_options {
 	/* 1: upstream_run_wait returns at the first failure to start, or
 	 * reach, the server (TG_ERR_UNAVAILABLE with its reason) instead of
 	 * waiting through the restarts for its timeout, and the restarts
-	 * are not logged: for one who asks to see the server once
-	 * (tg_gate_upstream_probe), not for serving. */
+	 * are not logged, nor the writable mounts its sandbox's user cannot
+	 * write (the caller says them itself): for one who asks to see the
+	 * server once (tg_gate_upstream_probe), not for serving. */
 	int fail_fast;
 };
 
@@ -94,7 +95,9 @@ struct upstream_run;
  * the state directory, one of the gateway's own files...; a credential
  * file that is not a regular file of the caller's with no group or other
  * bits, over 64 KiB, one of the gateway's own files, in the state
- * directory or under /proc or /dev). Then a thread starts the server and
+ * directory or under /proc or /dev). A writable mount the sandbox's user
+ * cannot write is logged as a warning (tg_upstream_check_mounts), once,
+ * and the server started all the same. Then a thread starts the server and
  * keeps it running (restarts with backoff); the call returns without
  * waiting for it. OUT *out. */
 int upstream_run_new(const struct tg_upstream *u, const struct upstream_run_options *opts,

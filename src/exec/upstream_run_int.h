@@ -63,6 +63,7 @@ struct gen {
 	pthread_t thread;
 	int running;            /* thread was started */
 	struct lines log;
+	int stderr_seen;        /* it wrote on stderr (__atomic: its run's thread sets it) */
 	struct rate messages;   /* notifications/message, on the dispatcher */
 	struct rate refused;    /* its requests refused, logged; on the dispatcher */
 	/* under r->lock */

@@ -4,7 +4,10 @@
  * "Commands"): its server started in its sandbox, or reached over HTTP,
  * by the runner serve uses (src/exec/upstream_run.c) with the directories
  * serve would check it against, its first listing taken, each tool judged
- * as upstreams.c judges it before serving it, and the server stopped.
+ * as upstreams.c judges it before serving it, what its declaration says
+ * that would not work as served (a writable mount its sandbox's user
+ * cannot write, a declared tool the server does not list) said, and the
+ * server stopped.
  *
  * Never: serve a tool, write to a store or the audit log, or hand the
  * caller a server's text as a reason unredacted (the listing's own text,
@@ -34,6 +37,9 @@ void tg_upstream_listing_release(struct tg_upstream_listing *l)
 		free(l->tools[i].why);
 	}
 	free(l->tools);
+	for (i = 0; i < l->nwarnings; i++)
+		free(l->warnings[i]);
+	free(l->warnings);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -96,6 +102,57 @@ static int judge(const struct tg_upstream *u, enum tg_descriptions descriptions,
 	return 0;
 }
 
+/* A warning kept in the listing (report's ctx): failed set when out of
+ * memory. */
+struct warned {
+	struct tg_upstream_listing *l;
+	size_t cap;
+	int failed;
+};
+
+static void warn(const char *line, void *ctx)
+{
+	struct warned *w = ctx;
+	char **nv, *copy;
+
+	if (w->failed)
+		return;
+	if (w->l->nwarnings == w->cap) {
+		nv = realloc(w->l->warnings, (w->cap * 2 + 4) * sizeof(*nv));
+		if (!nv) {
+			w->failed = 1;
+			return;
+		}
+		w->l->warnings = nv;
+		w->cap = w->cap * 2 + 4;
+	}
+	copy = strdup(line);
+	if (!copy) {
+		w->failed = 1;
+		return;
+	}
+	w->l->warnings[w->l->nwarnings++] = copy;
+}
+
+/* What u says that would not work as l is served: its writable mounts
+ * the sandbox's user cannot write, its declared tools l does not list.
+ * 0, or -1 out of memory. */
+static int warnings_of(const struct tg_upstream *u, struct tg_upstream_listing *l)
+{
+	struct warned w = { l, 0, 0 };
+	const char **names = calloc(l->n + 1, sizeof(*names));
+	size_t i;
+
+	if (!names)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		names[i] = l->tools[i].name;
+	tg_upstream_check_mounts(u, warn, &w);
+	tg_upstream_check_listing(u, names, l->n, warn, &w);
+	free(names);
+	return w.failed ? -1 : 0;
+}
+
 /* The listing text (a JSON array of tools/list entries) judged into *l. */
 static int listing_judge(const struct tg_upstream *u, enum tg_descriptions descriptions,
 			 const char *text, struct tg_upstream_listing *l, struct tg_error *err)
@@ -119,6 +176,8 @@ static int listing_judge(const struct tg_upstream *u, enum tg_descriptions descr
 		if (judge(u, descriptions, l, i) < 0)
 			goto nomem;
 	}
+	if (warnings_of(u, l) < 0)
+		goto nomem;
 	json_decref(list);
 	return 0;
 nomem:

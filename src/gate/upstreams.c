@@ -12,6 +12,10 @@
  * writes (the declaration's authority, never the server's hints), and run
  * once per idempotency key.
  *
+ * A listing that lacks a tool the declaration names is served all the
+ * same (a server may register a tool late), and each such tool logged as
+ * a warning, once a listing.
+ *
  * Never: forward a dry run to a tool that has no declared way to ask for
  * one (the server would do the write), or show the caller or the log a
  * server's text unredacted.
@@ -396,6 +400,32 @@ static int place(const struct telling *t, struct gate_pin_round *r, struct made 
 	return 0;
 }
 
+/* A declared tool the listing lacks, logged as a warning (ctx: e). */
+static void absent_warning(const char *line, void *ctx)
+{
+	const struct gate_upstream *e = ctx;
+
+	tg_log(TG_LOG_WARNING, "upstream %s: %s", e->u->name, line);
+}
+
+/* The tools e declares that list does not name, warned of: a misspelt
+ * key of its declaration's tools defeats its hide or its authority
+ * silently. Not refused: a server may register a tool late. */
+static void absent_said(const struct gate_upstream *e, json_t *list)
+{
+	const char **names = calloc(json_array_size(list) + 1, sizeof(*names));
+	json_t *def;
+	size_t i;
+
+	if (!names)
+		return; /* a warning, not worth failing the listing for */
+	json_array_foreach(list, i, def)
+		names[i] = json_string_value(json_object_get(def, "name"));
+	tg_upstream_check_listing(e->u, names, json_array_size(list), absent_warning,
+				  (void *)e);
+	free(names);
+}
+
 /* Upstream e's listing made into contracts, its tools placed in m. */
 static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 {
@@ -417,6 +447,8 @@ static int tools_of(struct tg_gate *g, struct gate_upstream *e, struct made *m)
 	if (!list)
 		return -1; /* the runner keeps what it parsed: out of memory */
 	t.tell = listing != e->told;
+	if (t.tell)
+		absent_said(e, list);
 	if (gate_pins_begin(g, e, &r) < 0) {
 		json_decref(list);
 		return -1;

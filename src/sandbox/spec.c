@@ -436,6 +436,52 @@ void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *s, unsigned *uid, uns
 	*gid = s->host_gid;
 }
 
+/* Whether uid:gid, with no supplementary group, may write (and, a
+ * directory, enter) st by its mode bits: the permission check the kernel
+ * makes for the sandbox's user of a root caller, who dropped root's
+ * groups (docs/SANDBOX.md, "Identity"). ACLs are not read. */
+static int mode_writable(const struct stat *st, unsigned uid, unsigned gid)
+{
+	int dir = S_ISDIR(st->st_mode);
+
+	if (st->st_uid == uid)
+		return (st->st_mode & S_IWUSR) && (!dir || (st->st_mode & S_IXUSR));
+	if (st->st_gid == gid)
+		return (st->st_mode & S_IWGRP) && (!dir || (st->st_mode & S_IXGRP));
+	return (st->st_mode & S_IWOTH) && (!dir || (st->st_mode & S_IXOTH));
+}
+
+int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, char *why,
+			     size_t len)
+{
+	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+	struct stat st;
+	int e, ok;
+
+	if (stat(host, &st) < 0) {
+		e = errno;
+		snprintf(why, len, "%s: %s", host, strerror(e));
+		return -1;
+	}
+	/* the caller's own answer first: a read-only filesystem stops root too */
+	ok = faccessat(AT_FDCWD, host, W_OK | (S_ISDIR(st.st_mode) ? X_OK : 0), AT_EACCESS) == 0;
+	if (!ok && errno == EROFS) {
+		snprintf(why, len, "%s is on a read-only filesystem", host);
+		return 0;
+	}
+	if (uid == 0) {
+		/* a root caller's sandbox writes as its host ids, not as root */
+		uid = s ? s->host_uid : SB_OVERFLOW_ID;
+		gid = s ? s->host_gid : SB_OVERFLOW_ID;
+		ok = mode_writable(&st, uid, gid);
+	}
+	if (ok)
+		return 1;
+	snprintf(why, len, "%s is not writable by the sandbox's user (uid %u: chown %u:%u %s)",
+		 host, uid, uid, gid, host);
+	return 0;
+}
+
 int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *s, const char *dir,
 				struct tg_error *err)
 {

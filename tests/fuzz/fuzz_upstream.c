@@ -2,8 +2,9 @@
  * libFuzzer entry point: the upstream declaration loader (src/upstream/).
  * Declarations come from operators, often copied from a server's README:
  * any input must load or be refused with a message naming the file, in
- * bounded time and memory. Mount and credential paths are looked at with
- * stat(2) only; nothing is read, written or started.
+ * bounded time and memory, and what lint says of one that loads is one
+ * line a finding. Mount and credential paths are looked at with stat(2)
+ * only; nothing is read, written or started.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +13,16 @@
 #include "toolgate/upstream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A lint line is the declaration's field and why: one line, never a
+ * control character of the input. */
+static void lint_line(const char *line, void *ctx)
+{
+	(void)ctx;
+	for (; *line; line++)
+		if ((unsigned char)*line < 0x20 || *line == 0x7f)
+			abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -53,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (k = 0; k < i; k++)
 			if (!t->hide && !u->tools[k].hide && strcmp(t->exposed, u->tools[k].exposed) == 0)
 				abort();
+	}
+	/* what lint says of it, and of a listing against it */
+	tg_upstream_lint(u, lint_line, NULL);
+	{
+		const char *names[4] = { "echo", "get-env", NULL, "a\x1b[b" };
+
+		tg_upstream_check_listing(u, names, 4, lint_line, NULL);
 	}
 	tg_upstream_free(u);
 	return 0;

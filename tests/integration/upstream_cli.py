@@ -16,6 +16,11 @@ the test changes what it lists between runs:
   changed tool while its description is refused, then its next change),
   keeps the gone one's pin, and diff finds nothing changed once that tool
   comes back unchanged;
+- declared, but would not work: a misspelt key of tools (test names it,
+  with the nearest listed name, exit 1), a writable mount the sandbox's
+  user cannot write (show and test say it with the chown that fixes it;
+  test exits 1, and 0 once fixed), a server that never answers (the
+  timeout says when it wrote nothing on stderr, and not when it did);
 - mistakes: a misspelt NAME (exit 1, the declared names listed), a
   catalogue that is not there, a missing --state, a state directory
   without a store, a server whose binary does not exist (exit 3, naming
@@ -91,7 +96,7 @@ def lines_of(out):
 
 
 listing("fake.json", [ECHO, ADD, HIDDEN, BROKEN, EVIL])
-listing("clean.json", [ECHO, HIDDEN])
+listing("clean.json", [ECHO, ADD, HIDDEN])
 declare("fake", "fake.json")
 declare("clean", "clean.json")
 
@@ -173,6 +178,72 @@ listing("fake.json", [louder, ADD, HIDDEN, FRESH])
 rc, out, err = tg("diff", "fake", "--catalog", CAT, "--state", STATE)
 c("diff_back_unchanged", rc == 0 and "nothing changed since the 3 pins of fake" in out,
   "rc=%d %s %s" % (rc, out, err))
+
+# --- declared, but would not work ------------------------------------------------
+# a misspelt key of tools would defeat its hide or authority silently: test
+# names it, with the nearest listed name when it is close, and exits 1
+GETENV = {"name": "get-env", "description": "Its environment.", "inputSchema": {"type": "object"}}
+listing("typo.json", [ECHO, GETENV])
+declare("typo", "typo.json", extra={"tools": {"get_env": {"hide": True},
+                                              "ech0": {"authority": "read"},
+                                              "zzzq": {"authority": "read"}}})
+rc, out, err = tg("test", "typo", "--catalog", CAT)
+ls = lines_of(out)
+c("test_declared_not_listed", rc == 1 and "typo.get-env write served" in ls and
+  "tools.get_env: declared, but the server lists no such tool (did you mean get-env?)" in ls and
+  "tools.ech0: declared, but the server lists no such tool (did you mean echo?)" in ls and
+  "tools.zzzq: declared, but the server lists no such tool" in ls and
+  "2 tools listed, 2 served, 0 hidden, 0 refused (protocol 2025-11-25)" in ls,
+  "rc=%d %s %s" % (rc, out, err))
+os.unlink(os.path.join(CAT, "upstreams", "typo.json"))
+
+# a writable mount the sandbox's user cannot write: every approved write
+# would fail with EACCES in the server; show and test say it (test exits 1)
+ROOTS = os.path.join(TMP, "rootowned")
+os.makedirs(ROOTS)
+os.chmod(ROOTS, 0o755 if os.geteuid() == 0 else 0o555)
+uid, gid = (65534, 65534) if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+declare("wmount", "clean.json", extra={"sandbox": {"mounts": [
+    {"host": SRV, "inside": "/srv/fake"}, {"host": ROOTS, "inside": "/data", "writable": True}]}})
+said = ("sandbox.mounts[1]: writable, but %s is not writable by the sandbox's user "
+        "(uid %d: chown %d:%d %s)" % (ROOTS, uid, uid, gid, ROOTS))
+rc, out, err = tg("show", "wmount", "--catalog", CAT)
+c("show_mount_not_writable", rc == 0 and "warning: " + said in lines_of(out),
+  "rc=%d %s %s" % (rc, out, err))
+rc, out, err = tg("test", "wmount", "--catalog", CAT)
+c("test_mount_not_writable", rc == 1 and said in lines_of(out) and
+  "clean.echo" not in out and "wmount.echo read served" in lines_of(out) and
+  said not in err, "rc=%d %s %s" % (rc, out, err))
+if os.geteuid() == 0:
+    os.chown(ROOTS, uid, gid)
+else:
+    os.chmod(ROOTS, 0o755)
+rc, out, err = tg("test", "wmount", "--catalog", CAT)
+c("test_mount_writable_now", rc == 0 and "writable, but" not in out + err,
+  "rc=%d %s %s" % (rc, out, err))
+os.unlink(os.path.join(CAT, "upstreams", "wmount.json"))
+
+# a server that never answers: the timeout says whether it wrote anything
+# on stderr (nothing: most often npx fetching its package without a
+# network); both at once, each takes the handshake's 10 s
+for name, mode in (("silent", ["noinit"]), ("chatty", ["noinit", "npm: fetching..."])):
+    d = {"transport": "stdio", "protocol": "2025-11-25",
+         "argv": ["/usr/bin/python3", "/srv/fake/fake_server.py"] + mode,
+         "sandbox": {"mounts": [{"host": SRV, "inside": "/srv/fake"}]}}
+    with open(os.path.join(CAT, "upstreams", name + ".json"), "w") as f:
+        json.dump(d, f)
+procs = {n: subprocess.Popen([TG, "upstream", "test", n, "--catalog", CAT],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         for n in ("silent", "chatty")}
+got = {n: (p.wait(timeout=60),) + p.communicate() for n, p in procs.items()}
+rc, out, err = got["silent"]
+c("timeout_silent_said", rc == 3 and "initialize: no answer within 10000 ms; the server wrote "
+  "nothing on stderr" in err, "rc=%d %s %s" % (rc, out, err))
+rc, out, err = got["chatty"]
+c("timeout_chatty_not_said", rc == 3 and "initialize: no answer within 10000 ms" in err and
+  "wrote nothing" not in err and "npm: fetching..." in err, "rc=%d %s %s" % (rc, out, err))
+for name in ("silent", "chatty"):
+    os.unlink(os.path.join(CAT, "upstreams", name + ".json"))
 
 # --- mistakes -----------------------------------------------------------------
 rc, out, err = tg("show", "fkae", "--catalog", CAT)

@@ -7,10 +7,12 @@
  * run once when approved, answered interrupted when its gateway died running
  * it), a dead server a typed error and then restarted,
  * a reload that changes the declaration serving what it says, what a
- * listing cannot serve withdrawn, and an upstream over Streamable HTTP
+ * listing cannot serve withdrawn, a declared tool it does not list warned
+ * of once a listing, and an upstream over Streamable HTTP
  * (tests/upstream/fake_http.py) served the same way.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -621,6 +623,8 @@ static int probes(void)
 	      t->contract->authority == TG_AUTHORITY_WRITE);
 	t = listed(&l, "die");
 	CHECK(t && t->verdict == TG_LISTED_REFUSED && strstr(t->why, "served already"));
+	/* every declared tool listed, its mount read-only: nothing to warn of */
+	CHECK(l.nwarnings == 0 && !l.warnings);
 	tg_upstream_listing_release(&l);
 	tg_upstream_listing_release(&l);
 
@@ -640,7 +644,92 @@ static int probes(void)
 	return 0;
 }
 
+/* The library's warnings of one text, counted (absent_warned). */
+static struct {
+	pthread_mutex_t lock;
+	int n, other_level;
+} warned = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+
+#define ABSENT_SAID "upstream fake: tools.ech0: declared, but the server lists no such " \
+		    "tool (did you mean echo?)"
+
+static void keep_warning(void *ctx, enum tg_log_level level, const char *message)
+{
+	(void)ctx;
+	if (strcmp(message, ABSENT_SAID) != 0)
+		return;
+	pthread_mutex_lock(&warned.lock);
+	warned.n++;
+	warned.other_level += level != TG_LOG_WARNING;
+	pthread_mutex_unlock(&warned.lock);
+}
+
+static int warned_count(void)
+{
+	int n;
+
+	pthread_mutex_lock(&warned.lock);
+	n = warned.n;
+	pthread_mutex_unlock(&warned.lock);
+	return n;
+}
+
+/* A declared tool the server does not list (a misspelt key of tools) is
+ * warned of, naming the upstream, the field and the near name: once a
+ * listing, not each time the tools are made again (a reload of another
+ * upstream), and again when the listing changes; its tools are served
+ * all the same. The probe says it in its warnings. */
+static int absent_warned(void)
+{
+	static const char *const ups[] = {
+		"fake", "{" FAKE_ARGV ",\"tools\":{\"ech0\":{\"authority\":\"read\"},"
+			"\"change\":{\"authority\":\"read\"}}}",
+		"other", "{" FAKE_ARGV "}",
+		NULL,
+	};
+	struct fix_spec spec = { "gateupabs", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	char code[64], ticket[64], *out;
+	struct tg_upstream_listing l;
+	struct tg_error err;
+	struct fix f;
+	json_t *list;
+	int i;
+
+	tg_log_set(keep_warning, NULL);
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	CHECK(tg_gate_upstream_probe(f.cat, "fake", NULL, 15000, &l, &err) == 0);
+	CHECK(l.nwarnings == 1 && strcmp(l.warnings[0], ABSENT_SAID + strlen("upstream fake: ")) == 0);
+	tg_upstream_listing_release(&l);
+	list = fix_tools_with(f.gate, "fake.echo");
+	CHECK(list && fix_tool(list, "fake.echo"));
+	json_decref(list);
+	CHECK(warned_count() == 1);
+	/* the tools made again for another upstream: not said again */
+	CHECK(redeclare(&f, "other", ",\"tools\":{\"echo\":{\"rename\":\"again\"}}") == 0);
+	list = fix_tools_with(f.gate, "other.again");
+	json_decref(list);
+	CHECK(warned_count() == 1);
+	/* a listing that changed: said again */
+	out = fix_call_text(&f, "fake.change", "{\"description\":\"Echoes, anew.\"}", NULL, code,
+			    ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0);
+	free(out);
+	for (i = 0; i < 500 && warned_count() < 2; i++)
+		usleep(10 * 1000);
+	CHECK(warned_count() == 2);
+	pthread_mutex_lock(&warned.lock);
+	i = warned.other_level;
+	pthread_mutex_unlock(&warned.lock);
+	CHECK(i == 0);
+	fix_close(&f);
+	tg_log_set(NULL, NULL);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_upstream_tests[] = {
+	{ "gate_upstream/absent_warned", absent_warned },
 	{ "gate_upstream/probes", probes },
 	{ "gate_upstream/reload_fails_late", reload_fails_late },
 	{ "gate_upstream/release_by_pointer", release_by_pointer },

@@ -1,6 +1,7 @@
-/* Unit tests: src/upstream/ (the declaration loader) and the catalogue's
- * upstreams (src/catalog/upstreams.c): what loads, each refusal naming
- * the file and the field, and the namespace shared with contracts. */
+/* Unit tests: src/upstream/ (the declaration loader, and lint.c: what
+ * loads but would not work) and the catalogue's upstreams
+ * (src/catalog/upstreams.c): what loads, each refusal naming the file and
+ * the field, lint's findings, and the namespace shared with contracts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
+#include "toolgate/sandbox.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
 
@@ -607,7 +609,175 @@ static int lint_and_gate(void)
 	return 0;
 }
 
+#define GHP "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+
+/* What tg_upstream_lint says of text (a declaration), into *l. -1 when
+ * it does not load. */
+static int lint_of(const char *text, struct lines *l)
+{
+	struct tg_upstream *u;
+	struct tg_error err;
+	int n;
+
+	memset(l, 0, sizeof(*l));
+	if (parse(text, &u, &err) < 0) {
+		fprintf(stderr, "%s\n  refused: %s\n", text, err.msg);
+		return -1;
+	}
+	n = tg_upstream_lint(u, keep, l);
+	tg_upstream_free(u);
+	return n == l->n ? n : -1;
+}
+
+/* What loads but fails at its start, or shows a secret: a launcher that
+ * fetches its package in a sandbox without a network; a secret typed
+ * into argv, env or the url, named by the redactor's rule, never quoted. */
+static int lint_mistakes(void)
+{
+	struct lines l;
+	struct tg_error err;
+	size_t files, ups;
+	char d[64], mkd[128];
+	int i;
+
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"npx\",\"-y\",\"@x/server\"]}",
+		      &l) == 1);
+	CHECK(strcmp(l.text[0], "argv[0]: npx fetches the server at each start, and the sandbox "
+		     "has no network: install the package and name its entry point "
+		     "(docs/UPSTREAMS.md, \"Examples\")") == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"/usr/local/bin/uvx\",\"x\"]}",
+		      &l) == 1 && strncmp(l.text[0], "argv[0]: uvx fetches", 20) == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"npm\",\"exec\",\"x\"]}", &l) == 1 &&
+	      strncmp(l.text[0], "argv[0]: npm exec fetches", 25) == 0);
+	/* an installed server, npm for something else, or a sandbox given
+	 * egress (which may name a registry): nothing said */
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"node\",\"/opt/x.js\"],"
+		      "\"env\":{\"NODE_ENV\":\"production\",\"LOG_LEVEL\":\"debug\"}}", &l) == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"npm\",\"start\"]}", &l) == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"npx\",\"x\"],\"sandbox\":"
+		      "{\"egress\":[\"registry.npmjs.org:443\"]}}", &l) == 0);
+	/* secrets: the rule named, the value never */
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"srv\",\"--token=" GHP "\"],"
+		      "\"env\":{\"GITHUB_TOKEN\":\"" GHP "\",\"NODE_ENV\":\"production\","
+		      "\"DB_PASSWORD\":\"S3cr3t!pa55\"}}", &l) == 3);
+	CHECK(strcmp(l.text[0], "argv[1]: holds what looks like a secret (github_token): put it "
+		     "in a 0600 file and name it in credentials.env") == 0);
+	CHECK(strcmp(l.text[1], "env.GITHUB_TOKEN: holds what looks like a secret (github_token): "
+		     "put it in a 0600 file and name it in credentials.env") == 0);
+	CHECK(strncmp(l.text[2], "env.DB_PASSWORD: holds what looks like a secret (", 49) == 0);
+	for (i = 0; i < l.n; i++)
+		CHECK(!strstr(l.text[i], "ghp_") && !strstr(l.text[i], "S3cr3t"));
+	CHECK(lint_of("{\"transport\":\"http\",\"url\":\"https://h.test/mcp?token="
+		      "abcdef0123456789abcdef0123456789\"}", &l) == 1);
+	CHECK(strncmp(l.text[0], "url: holds what looks like a secret (", 37) == 0 &&
+	      strstr(l.text[0], "): put it in a 0600 file and name it in credentials.header") &&
+	      !strstr(l.text[0], "abcdef"));
+	CHECK(lint_of(HTTP "\"tools\":{}}", &l) == 0);
+
+	/* catalog lint counts them, each naming its file */
+	CHECK(unit_tmpdir(d, "upstream-lintm") == 0);
+	CHECK(mkdir(strcat(strcpy(mkd, d), "/upstreams"), 0700) == 0);
+	CHECK(unit_put(d, "upstreams/gh.json", "{\"transport\":\"stdio\",\"argv\":[\"npx\","
+		       "\"-y\",\"@x/server-github\"],\"env\":{\"GITHUB_TOKEN\":\"" GHP "\"}}",
+		       0644) == 0);
+	memset(&l, 0, sizeof(l));
+	CHECK(tg_catalog_lint(d, NULL, keep, &l, &files, &ups, &err) == 2 && ups == 1 && l.n == 2);
+	CHECK(strstr(l.text[0], "upstreams/gh.json: argv[0]: npx fetches the server"));
+	CHECK(strstr(l.text[1], "upstreams/gh.json: env.GITHUB_TOKEN: holds what looks like a "
+		     "secret (github_token)"));
+	unit_rmtree(d);
+	return 0;
+}
+
+/* A declared tool the listing lacks is named, with the nearest listed
+ * name when it is close, a name that is a tool's only. */
+static int listing_mistakes(void)
+{
+	static const char *const listed[] = {
+		"get-env", "echo", NULL, "la", "ab\x1b[cdef", "abcfed", "write_file",
+	};
+	struct tg_upstream *u;
+	struct tg_error err;
+	struct lines l = { 0 };
+
+	CHECK(parse(STDIO "\"tools\":{\"get_env\":{\"hide\":true},\"ech0\":{\"authority\":"
+		    "\"read\"},\"echo\":{\"authority\":\"read\"},\"ls\":{},\"abcdef\":{},"
+		    "\"hgfedcba\":{},\"writefile\":{},\"zzzq\":{}}}", &u, &err) == 0);
+	CHECK(tg_upstream_check_listing(u, listed, sizeof(listed) / sizeof(listed[0]), keep,
+					&l) == 7 && l.n == 7);
+	CHECK(strcmp(l.text[0], "tools.get_env: declared, but the server lists no such tool "
+		     "(did you mean get-env?)") == 0);
+	CHECK(strcmp(l.text[1], "tools.ech0: declared, but the server lists no such tool "
+		     "(did you mean echo?)") == 0);
+	/* too short for an edit to be a slip; the control character's name
+	 * is never offered; two edits of six is near, of eight too far */
+	CHECK(strcmp(l.text[2], "tools.ls: declared, but the server lists no such tool") == 0);
+	CHECK(strcmp(l.text[3], "tools.abcdef: declared, but the server lists no such tool "
+		     "(did you mean abcfed?)") == 0);
+	CHECK(strcmp(l.text[4], "tools.hgfedcba: declared, but the server lists no such tool") == 0);
+	CHECK(strcmp(l.text[5], "tools.writefile: declared, but the server lists no such tool "
+		     "(did you mean write_file?)") == 0);
+	CHECK(strcmp(l.text[6], "tools.zzzq: declared, but the server lists no such tool") == 0);
+	/* all listed: nothing */
+	memset(&l, 0, sizeof(l));
+	CHECK(tg_upstream_check_listing(u, listed, 2, keep, &l) == 7);
+	tg_upstream_free(u);
+	CHECK(parse(STDIO "\"tools\":{\"echo\":{}}}", &u, &err) == 0);
+	memset(&l, 0, sizeof(l));
+	CHECK(tg_upstream_check_listing(u, listed, 2, keep, &l) == 0 && l.n == 0);
+	tg_upstream_free(u);
+	return 0;
+}
+
+/* A writable mount the sandbox's user cannot write is said, with the
+ * chown that lets it (nobody for a root caller, the caller itself
+ * otherwise), and no more once it can. */
+static int mount_mistakes(void)
+{
+	unsigned uid = geteuid() == 0 ? 65534 : (unsigned)geteuid();
+	unsigned gid = geteuid() == 0 ? 65534 : (unsigned)getegid();
+	struct tg_sandbox_spec *spec;
+	struct tg_upstream *u;
+	struct tg_error err;
+	struct lines l = { 0 };
+	char d[64], text[512], want[512], why[256];
+
+	CHECK(unit_tmpdir(d, "upstream-mount") == 0);
+	CHECK(chmod(d, geteuid() == 0 ? 0755 : 0555) == 0);
+	snprintf(text, sizeof(text), STDIO "\"sandbox\":{\"mounts\":[{\"host\":\"/usr\"},"
+		 "{\"host\":\"%s\",\"inside\":\"/data\",\"writable\":true}]}}", d);
+	CHECK(parse(text, &u, &err) == 0);
+	CHECK(tg_upstream_check_mounts(u, keep, &l) == 1 && l.n == 1);
+	snprintf(want, sizeof(want), "sandbox.mounts[1]: writable, but %s is not writable by the "
+		 "sandbox's user (uid %u: chown %u:%u %s)", d, uid, uid, gid, d);
+	CHECK(strcmp(l.text[0], want) == 0);
+	if (geteuid() == 0) {
+		/* a spec's own host ids are the ones asked about */
+		CHECK(chown(d, 4321, 4321) == 0);
+		CHECK(tg_sandbox_bind_writable(NULL, d, why, sizeof(why)) == 0);
+		CHECK((spec = unit_spec()) != NULL);
+		CHECK(tg_sandbox_spec_set_host_id(spec, 4321, 4321, &err) == 0);
+		CHECK(tg_sandbox_bind_writable(spec, d, why, sizeof(why)) == 1);
+		tg_sandbox_spec_free(spec);
+		CHECK(chown(d, uid, gid) == 0);
+	} else {
+		CHECK(chmod(d, 0755) == 0);
+	}
+	memset(&l, 0, sizeof(l));
+	CHECK(tg_upstream_check_mounts(u, keep, &l) == 0 && l.n == 0);
+	CHECK(tg_sandbox_bind_writable(NULL, "/no/such/dir", why, sizeof(why)) == -1 &&
+	      strstr(why, "/no/such/dir: No such file"));
+	tg_upstream_free(u);
+	if (geteuid() == 0)
+		CHECK(chown(d, 0, 0) == 0);
+	unit_rmtree(d);
+	return 0;
+}
+
 const struct unit_test upstream_tests[] = {
+	{ "upstream/lint_mistakes", lint_mistakes },
+	{ "upstream/listing_mistakes", listing_mistakes },
+	{ "upstream/mount_mistakes", mount_mistakes },
 	{ "upstream/stdio_loads", stdio_loads },
 	{ "upstream/http_loads", http_loads },
 	{ "upstream/refusals", refusals },

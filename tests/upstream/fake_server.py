@@ -6,7 +6,8 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
 
   normal       two tools (echo, add) on two pages of tools/list; tools/call
                echo answers its arguments; ping answers {}
-  noinit       never answers initialize (reads and ignores everything)
+  noinit [T]   never answers initialize (reads and ignores everything); with
+               T, first writes the line T on stderr
   quietprobe   before initialize, never answers a request whose method it
                does not know (a 2026-07-28 client's server/discover is read
                and ignored, as some 2025 servers do); otherwise normal
@@ -372,6 +373,9 @@ def catalog(mid, method, p):
 
 
 def main():
+    if MODE == "noinit" and ARG:
+        sys.stderr.write(ARG + "\n")
+        sys.stderr.flush()
     while True:
         m = read()
         method, mid = m.get("method"), m.get("id")
