@@ -752,8 +752,13 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 	if (optind < argc)
 		a->name = argv[optind++];
 	if (optind < argc || (listing && a->name)) {
-		fprintf(stderr, "toolgate %s: %s ('%s')\n", a->who,
-			listing ? "takes no NAME" : "one NAME only", argv[optind - 1]);
+		struct stat st;
+
+		/* a directory where a NAME was not wanted: the catalogue meant */
+		fprintf(stderr, "toolgate %s: %s ('%s')%s\n", a->who,
+			listing ? "takes no NAME" : "one NAME only", argv[optind - 1],
+			stat(argv[optind - 1], &st) == 0 && S_ISDIR(st.st_mode)
+			? ": the catalogue is given as --catalog DIR" : "");
 		return EXIT_USAGE;
 	}
 	if (!a->catalog)
