@@ -716,7 +716,7 @@ static int calls_while_starting(void)
 static int lists_while_starting(void)
 {
 	static const char *const ups[] = {
-		"slow", "{" FAKE_MODE("\"slowinit\",\"0.5\"") "}",
+		"slow", "{" FAKE_MODE("\"slowinit\",\"0.2\"") "}",
 		"broken", "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/no-such-python\"]}",
 		NULL,
 	};
