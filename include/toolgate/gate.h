@@ -382,6 +382,16 @@ TG_API void tg_gate_on_change(struct tg_gate *gate,
  * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. Of the
  * gate's current catalogue, or of catalog. */
 TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
+
+/* Wait for the upstreams still making their first listing, so that a
+ * client listing the tools as it connects, just after serve started, sees
+ * theirs (docs/UPSTREAMS.md, "Serving"): returns once each upstream's tools
+ * are served, its start failed (a call of its tools says why), or
+ * TG_GATE_LIST_WAIT_MS passed since its server was first started (at
+ * serve's start, or the reload that declared it). Past that, it returns
+ * at once. Never fails. */
+#define TG_GATE_LIST_WAIT_MS 2000
+TG_API void tg_gate_await_upstreams(struct tg_gate *gate);
 TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
 				   struct tg_error *err);
 

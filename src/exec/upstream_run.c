@@ -1004,6 +1004,20 @@ char *upstream_run_tools(struct upstream_run *r, uint64_t *listing)
 	return t;
 }
 
+int upstream_run_first_listing(struct upstream_run *r, char *why, size_t size)
+{
+	int state;
+
+	pthread_mutex_lock(&r->lock);
+	/* why is "starting" until a start fails: then the failure, kept
+	 * through the backoff and the next start, until one lists */
+	state = r->tools ? 1 : r->stop || (r->why[0] && strcmp(r->why, "starting") != 0) ? -1 : 0;
+	if (state < 0)
+		snprintf(why, size, "%s", r->stop ? "stopped" : r->why);
+	pthread_mutex_unlock(&r->lock);
+	return state;
+}
+
 unsigned upstream_run_starts(struct upstream_run *r)
 {
 	unsigned n;

@@ -123,6 +123,14 @@ int upstream_run_wait(struct upstream_run *r, int timeout_ms, struct tg_error *e
  * UPSTREAM_RUN_RELIST_MS; a failed listing keeps the one before). */
 char *upstream_run_tools(struct upstream_run *r, uint64_t *listing);
 
+/* Where the server's first listing stands: 1 its tools were listed (at
+ * least once, whatever happened since); 0 not yet, and no start has
+ * failed: the first is under way; -1 not yet, and its last start failed
+ * (or the runner stops): why (size bytes) says why, shown safe, as
+ * upstream_run_wait's error does. A server that failed stays -1 through
+ * its backoff and its next start, until one lists. */
+int upstream_run_first_listing(struct upstream_run *r, char *why, size_t size);
+
 /* The server's list which (upstream_run_list), JSON array text
  * (malloc'd): listed at each start and again on its
  * notifications/resources/list_changed or notifications/prompts/list_changed

@@ -79,6 +79,12 @@ struct gate_upstream {
 	size_t nseen, seen_cap;
 	uint64_t round;               /* the judgements of its listings, counted */
 	int listed;                   /* a listing was judged: the next is not the first */
+	/* its tools are in the current snapshot (a listing of its server's
+	 * was installed: snapshot.c), under the gate's lock; and when its
+	 * server was first started (CLOCK_MONOTONIC ms): what a call or a
+	 * listing waits for while it starts (upstream_start.c) */
+	int served;
+	uint64_t made_ms;
 	/* what its listings may cost, an hour: review tickets opened, and
 	 * changes recorded one by one (the others counted, then said as one) */
 	struct gate_pin_budget tickets, said;
@@ -151,6 +157,9 @@ struct tg_gate {
 	 * only while rebuild_lock is held (which lets its holder read it) */
 	struct gate_upstream **ups;
 	size_t nups;
+	/* a snapshot was installed (under lock): calls and listings waiting
+	 * for an upstream's first listing look again (upstream_start.c) */
+	pthread_cond_t installed;
 	/* one change of what is served at a time: a reload, or a snapshot
 	 * made anew after an upstream listed other tools (snapshot.c) */
 	pthread_mutex_t rebuild_lock;
@@ -425,6 +434,16 @@ int gate_upstreams_hold(struct tg_gate *g, struct gate_upstream ***v, size_t *n)
 /* The upstream served as name, with a reference, or NULL. */
 struct gate_upstream *gate_upstream_named(struct tg_gate *g, const char *name, size_t len);
 void gate_upstream_put(struct tg_gate *g, struct gate_upstream *e);
+/* Stage 2 for a name no snapshot resolves, under the namespace of an
+ * upstream whose server has not listed its tools yet (upstream_start.c):
+ * waits for that first listing (GATE_START_CALL_WAIT_MS at most, or the
+ * upstream's limits.timeout if shorter). 0: resolve again, st->catalog
+ * now the current snapshot; 1: answered (upstream_unavailable, retryable,
+ * naming the upstream and why; or cancelled); -1: nothing to wait for
+ * (no such upstream, or its tools are served): the name's error stands. */
+int gate_resolve_starting(struct tg_gate *g, struct call_state *st);
+/* The current time, CLOCK_MONOTONIC, in ms. */
+uint64_t gate_now_ms(void);
 /* 7 execute for TG_EXEC_UPSTREAM: 0 ran (or answered: the upstream is
  * down, timed out, failed), -1 and err. */
 int gate_execute_upstream(struct tg_gate *g, struct call_state *st, struct tg_error *err);

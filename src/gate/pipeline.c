@@ -122,6 +122,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		pthread_cond_init(&g->queue_wake, &ca);
 		/* and the upstreams' thread's, which looks at review tickets */
 		pthread_cond_init(&g->ups_wake, &ca);
+		/* and those of calls and listings waiting for an upstream */
+		pthread_cond_init(&g->installed, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	tg_ticket_policy_defaults(&g->tickets);
@@ -220,6 +222,7 @@ void tg_gate_free(struct tg_gate *g)
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);
 	pthread_cond_destroy(&g->ups_wake);
+	pthread_cond_destroy(&g->installed);
 	pthread_mutex_destroy(&g->ups_lock);
 	pthread_mutex_destroy(&g->changed_lock);
 	pthread_mutex_destroy(&g->rebuild_lock);
@@ -264,13 +267,12 @@ static int stage_identify(struct call_state *st, struct tg_error *err)
 	return 0;
 }
 
-/* 2 resolve: name[@version] to a contract, refusing a retired one. An
- * upstream's tool held for review (pins.c) resolves too, to be refused
- * with its ticket once the caller is known to be allowed to call it. */
-static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+/* The call's name[@version] in its snapshot: a contract, refusing a
+ * retired one. An upstream's tool held for review (pins.c) resolves too,
+ * to be refused with its ticket once the caller is known to be allowed to
+ * call it. */
+static int resolve_in(struct tg_gate *g, struct call_state *st, struct tg_error *err)
 {
-	if (!st->call->tool)
-		return tg_error_set(err, TG_ERR_INVALID, "the call names no tool");
 	if (tg_catalog_resolve(st->catalog, st->call->tool, st->call->today, &st->k, err) == 0)
 		return 0;
 	if (err->code != TG_ERR_INVALID || !(st->held = gate_held_find(g, st->catalog,
@@ -279,6 +281,72 @@ static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_err
 	tg_error_clear(err);
 	st->k = st->held->k;
 	return 0;
+}
+
+#define DID_YOU_MEAN_MAX 3 /* tools named by a hint; more: none is */
+
+/* A name that no tool has, but that some served tools end with after a
+ * dot (echo for everything.echo: the upstream's own name, its namespace
+ * forgotten): "(did you mean A, B or C?)" added to err, when they are at
+ * most DID_YOU_MEAN_MAX. */
+static void did_you_mean(const struct call_state *st, struct tg_error *err)
+{
+	const struct tg_catalog *cat = st->catalog;
+	const char *ref = st->call->tool, *at = strchr(ref, '@'), *hit[DID_YOU_MEAN_MAX];
+	size_t len = at ? (size_t)(at - ref) : strlen(ref), n = 0, i, o, nl;
+	const char *prev = NULL;
+	char hint[512];
+
+	if (!len || err->code != TG_ERR_INVALID || !strstr(err->msg, "no such tool"))
+		return;
+	for (i = 0; i < tg_catalog_count(cat); i++) {
+		const struct tg_contract *k = tg_catalog_at(cat, i), *best;
+		struct tg_error rerr;
+
+		nl = strlen(k->name);
+		if ((prev && strcmp(prev, k->name) == 0) || nl <= len + 1 ||
+		    k->name[nl - len - 1] != '.' || memcmp(k->name + nl - len, ref, len) != 0)
+			continue;
+		prev = k->name;
+		if (tg_catalog_resolve(cat, k->name, st->call->today, &best, &rerr) < 0)
+			continue; /* retired */
+		if (n == DID_YOU_MEAN_MAX)
+			return;
+		hit[n++] = k->name;
+	}
+	if (!n)
+		return;
+	o = (size_t)snprintf(hint, sizeof(hint), " (did you mean %s", hit[0]);
+	for (i = 1; i < n && o < sizeof(hint); i++)
+		o += (size_t)snprintf(hint + o, sizeof(hint) - o, "%s%s", i + 1 == n ? " or " : ", ",
+				      hit[i]);
+	o = strlen(err->msg);
+	snprintf(err->msg + o, sizeof(err->msg) - o, "%s?)", hint);
+}
+
+/* 2 resolve (resolve_in); a name under an upstream still starting waits
+ * for its first listing (upstream_start.c): 0, 1 answered, or -1 and err,
+ * an unknown name's with the served tools it may have meant. */
+static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_error *err)
+{
+	int rc;
+
+	if (!st->call->tool)
+		return tg_error_set(err, TG_ERR_INVALID, "the call names no tool");
+	rc = resolve_in(g, st, err);
+	if (rc == 0 || err->code != TG_ERR_INVALID)
+		return rc;
+	/* under an upstream whose server has not listed its tools yet: its
+	 * first listing is waited for, or the call told why it is not */
+	rc = gate_resolve_starting(g, st);
+	if (rc > 0) {
+		tg_error_clear(err);
+		return 1;
+	}
+	if (rc == 0 && resolve_in(g, st, err) == 0)
+		return 0;
+	did_you_mean(st, err);
+	return -1;
 }
 
 /* 4a' a tool held for review: refused, naming its ticket. */

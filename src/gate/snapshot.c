@@ -169,15 +169,21 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 }
 
 /* sn made current (its reference the gate's); the one it replaces
- * retired, freed now if nothing holds it. */
+ * retired, freed now if nothing holds it. Called under rebuild_lock, with
+ * g->ups the upstreams sn was made of: those whose listing it holds are
+ * served from now on, and whoever waits for one is woken. */
 static void snapshot_install(struct tg_gate *g, struct snapshot *sn)
 {
 	struct snapshot *old;
+	size_t i;
 
 	pthread_mutex_lock(&g->lock);
 	old = g->cur;
 	sn->next = old;
 	g->cur = sn;
+	for (i = 0; i < g->nups; i++)
+		g->ups[i]->served |= g->ups[i]->told != 0;
+	pthread_cond_broadcast(&g->installed);
 	if (--old->refs == 0) {
 		sn->next = old->next;
 		pthread_mutex_unlock(&g->lock);

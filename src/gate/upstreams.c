@@ -152,6 +152,7 @@ static struct gate_upstream *entry_new(struct tg_gate *g, struct gate_base *base
 	e->gate = g;
 	e->u = u;
 	e->refs = 1;
+	e->made_ms = gate_now_ms();
 	opts.dirs = g->dirs;
 	opts.egress_denied = egress_refused;
 	opts.egress_ctx = e;

@@ -43,6 +43,30 @@ int gate_args_fingerprint(struct call_state *st)
 	return 0;
 }
 
+/* How a held call is found again, for its answers: a read held for its
+ * anomalies without a key of the caller's by its arguments (the key
+ * hold_read made of them), any other call by its idempotency key. */
+static int keyless(const struct call_state *st)
+{
+	return st->key == st->made_key;
+}
+
+static const char *again_with(const struct call_state *st)
+{
+	return keyless(st) ? "the same arguments" : "the same idempotency key";
+}
+
+static const char *under(const struct call_state *st)
+{
+	return keyless(st) ? "with these arguments" : "under this idempotency key";
+}
+
+static const char *new_call(const struct call_state *st)
+{
+	return keyless(st) ? "a new call needs an idempotency key: without one, the same "
+			     "arguments find this answer" : "a new call needs a new idempotency key";
+}
+
 static struct tg_idem_key idem_key(const struct call_state *st)
 {
 	struct tg_idem_key k = { st->call->principal, st->k->name, st->key, st->fingerprint };
@@ -229,24 +253,24 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 	switch (t.state) {
 	case TG_TICKET_PENDING:
 		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
-			      "(toolgate approvals show %s); call again with the same idempotency key "
-			      "once it is decided", st->k->name, st->k->version_text, id, id);
+			      "(toolgate approvals show %s); call again with %s once it is decided",
+			      st->k->name, st->k->version_text, id, id, again_with(st));
 	case TG_TICKET_APPROVED:
 		/* what was approved is exactly this version: a retry that now
 		 * resolves to another (a reload, another pin) does not run */
 		if (!same_tool(st, &t))
 			return gate_answer(st, "refused", "version_changed", id, "ticket %s approved %s; "
 				      "this call resolves to %s@%s, which nobody approved: call %s with "
-				      "the same key, or make a new call", id, t.tool, st->k->name,
-				      st->k->version_text, t.tool);
+				      "%s, or make a new call", id, t.tool, st->k->name,
+				      st->k->version_text, t.tool, again_with(st));
 		/* exactly one retry runs it: the one that takes the key back */
 		rc = tg_store_idem_reclaim(g->store, &key, marker, strlen(marker), err);
 		if (rc < 0)
 			return -1;
 		if (rc > 0)
-			return gate_answer(st, "refused", "running", id, "%s@%s: the approved call under "
-				      "this idempotency key is running; retry when it ends",
-				      st->k->name, st->k->version_text);
+			return gate_answer(st, "refused", "running", id, "%s@%s: the approved call %s is "
+				      "running; retry when it ends", st->k->name, st->k->version_text,
+				      under(st));
 		st->claimed = 1;
 		snprintf(st->ticket, sizeof(st->ticket), "%s", id);
 		return 0;
@@ -257,12 +281,12 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 			       st->k->name, st->k->version_text, t.approver, t.reason ? t.reason : "");
 		else if (t.state == TG_TICKET_CANCELLED)
 			gate_answer(st, "cancelled", "cancelled", id, "%s@%s: ticket %s was withdrawn "
-			       "before anyone decided; the call did not run (a new call needs a new "
-			       "idempotency key)", st->k->name, st->k->version_text, id);
+			       "before anyone decided; the call did not run (%s)", st->k->name,
+			       st->k->version_text, id, new_call(st));
 		else
 			gate_answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
-			       "run (a new call needs a new idempotency key)", st->k->name,
-			       st->k->version_text, id, tg_ticket_state_name(t.state));
+			       "run (%s)", st->k->name, st->k->version_text, id,
+			       tg_ticket_state_name(t.state), new_call(st));
 		final = result_text(&st->out);
 		if (final)
 			tg_store_idem_replace(g->store, &key, marker, strlen(marker), final,
@@ -328,8 +352,9 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 	if (rc < 0)
 		return -1;
 	if (rc == 1)
-		return gate_answer(st, "refused", "running", NULL, "%s: a call under idempotency key "
-			      "%.64s is running; retry when it ends", st->k->name, st->key);
+		return gate_answer(st, "refused", "running", NULL, "%s: a call %s%.64s is running; "
+			      "retry when it ends", st->k->name, keyless(st) ? "with these arguments"
+			      : "under idempotency key ", keyless(st) ? "" : st->key);
 	j = marker ? json_loads(marker, 0, NULL) : NULL;
 	id = json_string_value(json_object_get(j, "ticket"));
 	if (!id) {
@@ -600,8 +625,8 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		}
 	} else {
 		gate_answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
-		       "(toolgate approvals show %s); call again with the same idempotency key "
-		       "once it is decided", st->k->name, st->k->version_text, t.id, t.id);
+		       "(toolgate approvals show %s); call again with %s once it is decided",
+		       st->k->name, st->k->version_text, t.id, t.id, again_with(st));
 	}
 	/* the caller sees the preview of what it asked, unless what it asked
 	 * is held for its anomalies: then only a person does */

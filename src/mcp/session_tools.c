@@ -42,6 +42,11 @@ json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_sh
 		    (errno = 0, start = strtoul(c + 1, &end, 10), *end || errno))
 			return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/list: invalid cursor");
 	}
+	/* a listing's first page, just after serve started, waits a little
+	 * (at most 2 s since) for the upstreams still listing their tools:
+	 * a client that lists once as it connects sees them */
+	if (!cursor)
+		tg_gate_await_upstreams(s->mcp->gate);
 	text = tg_gate_tools_json(s->mcp->gate, NULL, &err);
 	all = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);

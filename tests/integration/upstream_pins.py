@@ -5,7 +5,8 @@ tests/upstream/fake_server.py (mode runner) in its sandbox, whose tool
 `change` rewrites echo's description and sends list_changed, as a rug pull
 would:
 
-- the first listing is served and pinned;
+- the first listing is served and pinned, a call made as the gateway
+  starts waiting for it (docs/UPSTREAMS.md, "While it starts");
 - the changed definition is held: a call of it is refused with
   definition_awaits_review and a ticket; `toolgate approvals list` and
   `show` show the ticket, its preview saying what changed;
@@ -71,9 +72,9 @@ def cli(*args):
 
 
 with serving([TG, "serve", "--catalog", CAT, "--policy", POLICY, "--state", STATE], ERR) as port:
-    first = until(lambda: (lambda r: r if "hi" in text_of(r) else None)(
-        tool_call(port, AGENT, "fake.echo", {"text": "hi"})))
-    c("first_listing_served", first is not None and not first.get("isError"), str(first))
+    # at once, as the server starts: the call waits for its first listing
+    first = tool_call(port, AGENT, "fake.echo", {"text": "hi"})
+    c("first_listing_served", "hi" in text_of(first) and not first.get("isError"), str(first))
     r = tool_call(port, AGENT, "fake.change", {"description": "Echoes, politely."})
     c("changed", not r.get("isError"), str(r))
     held = until(lambda: (lambda r: r if error_of(r).get("code") == "definition_awaits_review"

@@ -246,6 +246,9 @@ static int anomalies(void)
 	fix_error_code(&r, code, ticket);
 	CHECK(strcmp(code, "awaiting_approval") == 0 && strlen(ticket) == 32);
 	CHECK(!strstr(r.content_json, "1=1")); /* it did not run */
+	/* sent without a key: found again by its arguments, and told so */
+	CHECK(strstr(r.content_json, "call again with the same arguments once it is decided") &&
+	      !strstr(r.content_json, "idempotency key"));
 	tg_call_result_release(&r);
 	CHECK(tg_store_ticket_get(f.store, ticket, (int64_t)time(NULL), &t, &err) == 0);
 	CHECK(t.state == TG_TICKET_PENDING && strcmp(t.tool, "echo@1.0.0") == 0 && t.findings &&
@@ -258,6 +261,23 @@ static int anomalies(void)
 	CHECK(strcmp(json_string_value(json_object_get(json_array_get(
 		     json_object_get(rec, "anomalies"), 0), "rule")), "sql") == 0);
 	json_decref(recs);
+	fix_remove(&f);
+
+	/* the same call again finds its ticket, and is told the same; one
+	 * sent with a key is found by it, and told so */
+	CHECK(open_gate(&f, "gate-anomalies", TG_ANOMALY_DEFAULT) == 0);
+	CHECK(call(&f, "echo", INJECTION, NULL, &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, ticket);
+	tg_call_result_release(&r);
+	CHECK(call(&f, "echo", INJECTION, NULL, &r, &err) == 0 && r.is_error &&
+	      strstr(r.content_json, ticket) &&
+	      strstr(r.content_json, "call again with the same arguments") &&
+	      !strstr(r.content_json, "idempotency key"));
+	tg_call_result_release(&r);
+	CHECK(call(&f, "echo", INJECTION, "k-anomalous", &r, &err) == 0 && r.is_error &&
+	      strstr(r.content_json, "call again with the same idempotency key"));
+	tg_call_result_release(&r);
+	fix_close(&f);
 	fix_remove(&f);
 
 	/* --anomalies warn: it runs, and says so */

@@ -724,6 +724,98 @@ static int absent_warned(void)
 	CHECK(i == 0);
 	fix_close(&f);
 	tg_log_set(NULL, NULL);
+/* The fake server in mode mode (and its argument), mounted as FAKE_ARGV's. */
+#define FAKE_MODE(mode) "\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\"," \
+		  "\"/srv/fake/fake_server.py\"," mode "],\"sandbox\":{\"mounts\":" \
+		  "[{\"host\":\"@FAKE@\",\"inside\":\"/srv/fake\"}]}"
+
+static const char *const starting_ups[] = {
+	"slow", "{" FAKE_MODE("\"slowinit\",\"1.5\"") ",\"tools\":{\"echo\":{\"authority\":"
+		"\"read\"}}}",
+	"quick", "{" FAKE_MODE("\"normal\"") "}",
+	"broken", "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/no-such-python\"]}",
+	NULL,
+};
+
+/* A call before its upstream's server listed its tools: it waits for
+ * that first listing, then runs; a call of an upstream whose server
+ * cannot start is told why, retryable, not "no such tool" (unless its
+ * scopes would not let it call the tool); a tool called
+ * without its namespace names the tools it may have meant. */
+static int calls_while_starting(void)
+{
+	struct fix_spec spec = { "gatestart", plain, NULL, TG_ANOMALY_DEFAULT, starting_ups };
+	struct fix_call c = { "alice", "echo", "{}", NULL, NULL, NULL, 0 };
+	char code[64], ticket[64], *out, *text;
+	struct tg_call_result r;
+	struct tg_error err;
+	json_t *recs, *list;
+	struct fix f;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	/* its server answers initialize 1.5 s after it starts: not listed */
+	text = tg_gate_tools_json(f.gate, NULL, &err);
+	CHECK(text && !strstr(text, "slow.echo"));
+	free(text);
+	out = fix_call_text(&f, "slow.echo", "{\"text\":\"early\"}", NULL, code, ticket);
+	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "early"));
+	free(out);
+	/* a server that cannot start: why, and call again */
+	out = fix_call_text(&f, "broken.echo", "{}", NULL, code, ticket);
+	CHECK(out && strcmp(code, "upstream_unavailable") == 0 &&
+	      strstr(out, "broken.echo: upstream broken has not listed its tools yet: the server "
+		     "is down (the sandbox ended it: setup_failed: exec /usr/bin/no-such-python: "
+		     "No such file or directory): call again") && strstr(out, "\"retryable\":true"));
+	free(out);
+	/* nor for a caller that may not call it: it learns nothing of it */
+	CHECK(fix_call(&f, &(struct fix_call){ "alice", "broken.echo", "{}", "quick.*:read", NULL,
+					       NULL, 0 }, &r, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && strstr(err.msg, "no such tool"));
+	/* under no upstream's namespace: no such tool, as ever */
+	CHECK(fix_call(&f, &(struct fix_call){ "alice", "nothing.echo", "{}", NULL, NULL, NULL, 0 },
+		       &r, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "no such tool") && !strstr(err.msg, "did you mean"));
+	/* the upstream's own name: the served tools it may be */
+	CHECK((list = fix_tools_with(f.gate, "quick.echo")) != NULL);
+	json_decref(list);
+	CHECK(fix_call(&f, &c, &r, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "tool 'echo': no such tool (did you mean quick.echo or slow.echo?)"));
+	c.tool = "sum";
+	CHECK(fix_call(&f, &c, &r, &err) < 0 && !strstr(err.msg, "did you mean"));
+	c.tool = "add@1";
+	CHECK(fix_call(&f, &c, &r, &err) < 0 &&
+	      strstr(err.msg, "(did you mean quick.add or slow.add?)"));
+	fix_close(&f);
+	recs = fix_records(f.log);
+	CHECK(recs && fix_count(recs, "call", "slow.echo", "ok", NULL) == 1);
+	CHECK(fix_count(recs, "call", "broken.echo", "upstream_unavailable", NULL) == 1);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* A listing just after the gate started waits for the upstreams making
+ * their first listing (tg_gate_await_upstreams), not for one that failed. */
+static int lists_while_starting(void)
+{
+	static const char *const ups[] = {
+		"slow", "{" FAKE_MODE("\"slowinit\",\"0.2\"") "}",
+		"broken", "{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/no-such-python\"]}",
+		NULL,
+	};
+	struct fix_spec spec = { "gatelist", plain, NULL, TG_ANOMALY_DEFAULT, ups };
+	struct tg_error err;
+	struct fix f;
+	char *text;
+
+	if (fix_open(&f, &spec) < 0)
+		return -1;
+	tg_gate_await_upstreams(f.gate);
+	text = tg_gate_tools_json(f.gate, NULL, &err);
+	CHECK(text && strstr(text, "\"slow.echo\"") && strstr(text, "\"plain\""));
+	free(text);
+	fix_close(&f);
 	fix_remove(&f);
 	return 0;
 }
@@ -734,6 +826,8 @@ const struct unit_test gate_upstream_tests[] = {
 	{ "gate_upstream/reload_fails_late", reload_fails_late },
 	{ "gate_upstream/release_by_pointer", release_by_pointer },
 	{ "gate_upstream/serves", serves },
+	{ "gate_upstream/calls_while_starting", calls_while_starting },
+	{ "gate_upstream/lists_while_starting", lists_while_starting },
 	{ "gate_upstream/approved_once", approved_once },
 	{ "gate_upstream/interrupted", interrupted },
 	{ "gate_upstream/reloads", reloads },

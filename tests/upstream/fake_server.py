@@ -8,6 +8,8 @@ one JSON-RPC message a line on stdin and stdout. Its behaviour is chosen by argv
                echo answers its arguments; ping answers {}
   noinit [T]   never answers initialize (reads and ignores everything); with
                T, first writes the line T on stderr
+  slowinit [S] answers initialize after S seconds (default 1), otherwise
+               normal: a server whose tools come late (test_gate_upstream.c)
   quietprobe   before initialize, never answers a request whose method it
                does not know (a 2026-07-28 client's server/discover is read
                and ignored, as some 2025 servers do); otherwise normal
@@ -384,6 +386,8 @@ def main():
         if method == "initialize":
             if MODE == "noinit":
                 continue
+            if MODE == "slowinit":
+                time.sleep(float(ARG or 1))
             STATE["initialized"] = True
             STATE["client"] = (m.get("params") or {}).get("capabilities")
             version = ARG if MODE == "version" else "2025-11-25"
