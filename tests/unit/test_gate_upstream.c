@@ -724,6 +724,10 @@ static int absent_warned(void)
 	CHECK(i == 0);
 	fix_close(&f);
 	tg_log_set(NULL, NULL);
+	fix_remove(&f);
+	return 0;
+}
+
 /* The fake server in mode mode (and its argument), mounted as FAKE_ARGV's. */
 #define FAKE_MODE(mode) "\"transport\":\"stdio\",\"argv\":[\"/usr/bin/python3\"," \
 		  "\"/srv/fake/fake_server.py\"," mode "],\"sandbox\":{\"mounts\":" \
