@@ -382,6 +382,8 @@ TG_API void tg_gate_on_change(struct tg_gate *gate,
  * to on today ("YYYY-MM-DD"; NULL: now), retired tools left out. Of the
  * gate's current catalogue, or of catalog. */
 TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
+TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
+				   struct tg_error *err);
 
 /* Wait for the upstreams still making their first listing, so that a
  * client listing the tools as it connects, just after serve started, sees
@@ -392,8 +394,6 @@ TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct 
  * at once. Never fails. */
 #define TG_GATE_LIST_WAIT_MS 2000
 TG_API void tg_gate_await_upstreams(struct tg_gate *gate);
-TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
-				   struct tg_error *err);
 
 /* ---- resources, prompts and completion (docs/MCP.md, docs/UPSTREAMS.md) -- */
 

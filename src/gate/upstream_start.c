@@ -92,12 +92,17 @@ static int may_call(const struct tg_gate *g, const struct call_state *st,
 {
 	int write = 1;
 	char bare[160], need[200];
-	size_t i;
+	size_t i, n = strcspn(name, "@");
 
-	snprintf(bare, sizeof(bare), "%.*s", (int)strcspn(name, "@"), name);
+	if (n >= sizeof(bare))
+		return 0; /* longer than any name a listing serves */
+	snprintf(bare, sizeof(bare), "%.*s", (int)n, name);
 	for (i = 0; i < u->ntools; i++)
-		if (u->tools[i].exposed && strcmp(u->tools[i].exposed, bare) == 0)
+		if (u->tools[i].exposed && strcmp(u->tools[i].exposed, bare) == 0) {
+			if (u->tools[i].hide)
+				return 0; /* never callable: nothing to wait for */
 			write = u->tools[i].authority == TG_UPSTREAM_WRITE;
+		}
 	return !gate_scope_missing_for(g, bare, write, st->call->scopes, need, sizeof(need));
 }
 
@@ -116,10 +121,28 @@ int gate_resolve_starting(struct tg_gate *g, struct call_state *st)
 		gate_upstream_put(g, e);
 		return -1;
 	}
-	/* the call's timeout when the declaration gives a shorter one */
-	deadline = gate_now_ms() + (e->u->timeout_ms && e->u->timeout_ms < GATE_START_CALL_WAIT_MS
-				    ? e->u->timeout_ms : GATE_START_CALL_WAIT_MS);
+	/* the call's timeout when the declaration gives a shorter one; a
+	 * call that cannot be cancelled (in a batch) never waits, as no call
+	 * of a batch does */
+	deadline = st->call->cancel_fd < 0 ? 0
+		   : gate_now_ms() + (e->u->timeout_ms && e->u->timeout_ms < GATE_START_CALL_WAIT_MS
+				      ? e->u->timeout_ms : GATE_START_CALL_WAIT_MS);
 	while ((rc = standing(g, e, why, sizeof(why))) == 0) {
+		struct gate_upstream *now = gate_upstream_named(g, name, (size_t)(dot - name));
+
+		if (now != e) {
+			/* a reload replaced or removed it meanwhile: the new
+			 * declaration's, if any, is waited for instead */
+			gate_upstream_put(g, e);
+			if (!now || !may_call(g, st, now->u, name)) {
+				if (now)
+					gate_upstream_put(g, now);
+				return -1;
+			}
+			e = now;
+			continue;
+		}
+		gate_upstream_put(g, now);
 		if (gate_cancelled_within(st->call->cancel_fd, 0)) {
 			rc = gate_answer(st, "cancelled", "cancelled", NULL, "%.140s: cancelled while "
 					 "upstream %s was starting", name, e->u->name);

@@ -741,6 +741,28 @@ static const char *const starting_ups[] = {
 	NULL,
 };
 
+/* A call of tool with args by alice that can be cancelled (a pipe
+ * nobody writes), as a transport makes one outside a batch. */
+static int call_cancellable(struct fix *f, const char *tool, const char *args,
+			    struct tg_call_result *r, struct tg_error *err)
+{
+	struct tg_call call;
+	int p[2], rc;
+
+	if (pipe(p) < 0)
+		return -1;
+	memset(&call, 0, sizeof(call));
+	call.principal = "alice";
+	call.tool = tool;
+	call.arguments = args;
+	call.arguments_len = strlen(args);
+	call.cancel_fd = p[0];
+	rc = tg_gate_call(f->gate, &call, r, err);
+	close(p[0]);
+	close(p[1]);
+	return rc;
+}
+
 /* A call before its upstream's server listed its tools: it waits for
  * that first listing, then runs; a call of an upstream whose server
  * cannot start is told why, retryable, not "no such tool" (unless its
@@ -762,9 +784,14 @@ static int calls_while_starting(void)
 	text = tg_gate_tools_json(f.gate, NULL, &err);
 	CHECK(text && !strstr(text, "slow.echo"));
 	free(text);
-	out = fix_call_text(&f, "slow.echo", "{\"text\":\"early\"}", NULL, code, ticket);
-	CHECK(out && strncmp(out, "ok ", 3) == 0 && strstr(out, "early"));
+	/* a call that cannot be cancelled (in a batch) does not wait */
+	out = fix_call_text(&f, "slow.echo", "{\"text\":\"batch\"}", NULL, code, ticket);
+	CHECK(out && strcmp(code, "upstream_unavailable") == 0 && strstr(out, "still starting"));
 	free(out);
+	/* one that can waits, and runs */
+	CHECK(call_cancellable(&f, "slow.echo", "{\"text\":\"early\"}", &r, &err) == 0);
+	CHECK(!r.is_error && r.content_json && strstr(r.content_json, "early"));
+	tg_call_result_release(&r);
 	/* a server that cannot start: why, and call again */
 	out = fix_call_text(&f, "broken.echo", "{}", NULL, code, ticket);
 	CHECK(out && strcmp(code, "upstream_unavailable") == 0 &&
@@ -793,6 +820,7 @@ static int calls_while_starting(void)
 	fix_close(&f);
 	recs = fix_records(f.log);
 	CHECK(recs && fix_count(recs, "call", "slow.echo", "ok", NULL) == 1);
+	CHECK(fix_count(recs, "call", "slow.echo", "upstream_unavailable", NULL) == 1);
 	CHECK(fix_count(recs, "call", "broken.echo", "upstream_unavailable", NULL) == 1);
 	json_decref(recs);
 	fix_remove(&f);
