@@ -479,8 +479,8 @@ struct tg_upstream_listing {
 	char protocol[16];            /* the revision its server agreed: 2026-07-28,
 				       * 2025-11-25, 2025-06-18 or 2025-03-26 */
 	/* what its declaration says that would not work as served, a line
-	 * each (malloc'd; the declaration's names only, no server text but
-	 * a listed tool name): each writable mount the sandbox's user cannot
+	 * each (malloc'd; the declaration's names and a mount's host path,
+	 * no server text but a listed tool name): each writable mount the sandbox's user cannot
 	 * write (tg_upstream_check_mounts), then each declared tool the
 	 * server does not list (tg_upstream_check_listing) */
 	char **warnings;

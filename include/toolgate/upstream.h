@@ -167,13 +167,14 @@ TG_API int tg_upstream_tool_name_ok(const char *name);
 /* ---- what loads but would not work (docs/UPSTREAMS.md, "Commands") ---------- */
 
 /* Each finds what a declaration that loads still gets wrong and calls
- * report with one line a finding, naming the field and why, never a
- * value of the declaration's nor the file (the caller adds it); each
- * returns the number of findings. */
+ * report with one line a finding, naming the field and why, never an
+ * argv, env or url value of the declaration's (a mount's host path is
+ * quoted) nor the file (the caller adds it); each returns the number of
+ * findings. */
 
 /* What `catalog lint` says of u: an argv that starts with a launcher
- * fetching its package at each start (npx, uvx, bunx, pipx, npm exec,
- * pnpm dlx, yarn dlx, bun x) while the sandbox has no network (no
+ * fetching its package at each start (npx, pnpx, uvx, bunx, pipx, npm
+ * exec or x, pnpm dlx, yarn dlx, bun x, uv tool; after an env) while the sandbox has no network (no
  * sandbox.egress rule); an argv entry, an env value or the url in which
  * the redactor (toolgate/redact.h) finds a secret, named by its rule
  * ("env.GITHUB_TOKEN: holds what looks like a secret (github_token): put

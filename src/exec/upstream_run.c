@@ -556,7 +556,8 @@ static void gen_up_failed(struct gen *g, struct tg_error *err)
 	size_t n;
 
 	gen_failed(g, err);
-	if (!silent || err->code != TG_ERR_LIMIT)
+	/* a timeout, not another limit (pages, tools, bytes) */
+	if (!silent || err->code != TG_ERR_LIMIT || !strstr(err->msg, "no answer within"))
 		return;
 	n = strlen(err->msg);
 	snprintf(err->msg + n, sizeof(err->msg) - n, "; the server wrote nothing on stderr");

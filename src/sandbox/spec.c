@@ -470,10 +470,12 @@ int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, 
 		return 0;
 	}
 	if (uid == 0) {
-		/* a root caller's sandbox writes as its host ids, not as root */
+		/* a root caller's sandbox writes as its host ids, not as
+		 * root; and what root may not (an immutable directory, a
+		 * security module's refusal) they may not either */
 		uid = s ? s->host_uid : SB_OVERFLOW_ID;
 		gid = s ? s->host_gid : SB_OVERFLOW_ID;
-		ok = mode_writable(&st, uid, gid);
+		ok = ok && mode_writable(&st, uid, gid);
 	}
 	if (ok)
 		return 1;

@@ -7,7 +7,8 @@
  * (tg_upstream_check_listing).
  *
  * Each finding is one line naming the field, without the file (its caller
- * adds what it needs) and without a value of the declaration's: a secret
+ * adds what it needs) and without an argv, env or url value of the
+ * declaration's (a mount's host path is quoted): a secret
  * is named by the redactor's rule, a launcher by the table below, a tool
  * by a declared name (tg_upstream_tool_name_ok's characters only) or a
  * listed one that passes the same check.
@@ -34,8 +35,9 @@
 static const struct launcher {
 	const char *argv0, *argv1; /* argv1 NULL: any */
 } launchers[] = {
-	{ "npx", NULL }, { "uvx", NULL }, { "bunx", NULL }, { "pipx", NULL },
-	{ "npm", "exec" }, { "pnpm", "dlx" }, { "yarn", "dlx" }, { "bun", "x" },
+	{ "npx", NULL }, { "pnpx", NULL }, { "uvx", NULL }, { "bunx", NULL }, { "pipx", NULL },
+	{ "npm", "exec" }, { "npm", "x" }, { "pnpm", "dlx" }, { "yarn", "dlx" }, { "bun", "x" },
+	{ "uv", "tool" },
 };
 
 static void say(void (*report)(const char *line, void *ctx), void *ctx, const char *fmt, ...)
@@ -52,12 +54,21 @@ static void say(void (*report)(const char *line, void *ctx), void *ctx, const ch
 	report(line, ctx);
 }
 
-/* The launcher argv starts with, or NULL: argv[0] by its base name. */
-static const struct launcher *launcher_of(char *const *argv)
+/* The launcher argv starts with, or NULL: argv[0] by its base name,
+ * past an env(1) and its options and NAME=VALUE settings; *at its index. */
+static const struct launcher *launcher_of(char *const *argv, size_t *at)
 {
 	const char *base = strrchr(argv[0], '/');
 	size_t i;
 
+	*at = 0;
+	if (strcmp(base ? base + 1 : argv[0], "env") == 0) {
+		for (argv++, ++*at; *argv && (**argv == '-' || strchr(*argv, '=')); argv++)
+			++*at;
+		if (!*argv)
+			return NULL;
+		base = strrchr(argv[0], '/');
+	}
 	base = base ? base + 1 : argv[0];
 	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
 		if (strcmp(base, launchers[i].argv0) == 0 &&
@@ -95,10 +106,10 @@ int tg_upstream_lint(const struct tg_upstream *u, void (*report)(const char *lin
 	int n = 0;
 
 	/* with egress rules the standard tier may reach a registry: not said */
-	if (u->argv && (!u->egress || !u->egress[0]) && (l = launcher_of(u->argv))) {
-		say(report, ctx, "argv[0]: %s%s%s fetches the server at each start, and the "
+	if (u->argv && (!u->egress || !u->egress[0]) && (l = launcher_of(u->argv, &i))) {
+		say(report, ctx, "argv[%zu]: %s%s%s fetches the server at each start, and the "
 		    "sandbox has no network: install the package and name its entry point "
-		    "(docs/UPSTREAMS.md, \"Examples\")", l->argv0, l->argv1 ? " " : "",
+		    "(docs/UPSTREAMS.md, \"Examples\")", i, l->argv0, l->argv1 ? " " : "",
 		    l->argv1 ? l->argv1 : "");
 		n++;
 	}
@@ -156,24 +167,27 @@ static size_t distance(const char *a, const char *b)
 	for (j = 0; j <= lb; j++)
 		row[j] = j;
 	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		best = row[0];
-		for (j = 1; j <= lb; j++) {
+		/* only the band is computed; the cells either side of it are
+		 * "too far", so the next row never reads a stale one */
+		size_t lo = i > NEAR_MAX + 1 ? i - NEAR_MAX : 1;
+		size_t hi = i + NEAR_MAX < lb ? i + NEAR_MAX : lb;
+
+		prev = row[lo - 1];
+		row[lo - 1] = lo == 1 ? i : NEAR_MAX + 1;
+		best = row[lo - 1];
+		for (j = lo; j <= hi; j++) {
 			cur = row[j];
-			if (j + NEAR_MAX < i || j > i + NEAR_MAX) {
-				row[j] = NEAR_MAX + 1; /* outside the band */
-			} else {
-				row[j] = prev + (a[i - 1] != b[j - 1]);
-				if (row[j - 1] + 1 < row[j])
-					row[j] = row[j - 1] + 1;
-				if (cur + 1 < row[j])
-					row[j] = cur + 1;
-			}
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (cur + 1 < row[j])
+				row[j] = cur + 1;
 			if (row[j] < best)
 				best = row[j];
 			prev = cur;
 		}
+		if (hi < lb)
+			row[hi + 1] = NEAR_MAX + 1;
 		if (best > NEAR_MAX)
 			return NEAR_MAX + 1;
 	}

@@ -556,14 +556,14 @@ static int catalogue_compensation(void)
 
 struct lines {
 	int n;
-	char text[8][512];
+	char text[16][512];
 };
 
 static void keep(const char *line, void *ctx)
 {
 	struct lines *l = ctx;
 
-	if (l->n < 8)
+	if (l->n < 16)
 		snprintf(l->text[l->n], sizeof(l->text[0]), "%s", line);
 	l->n++;
 }
@@ -649,6 +649,12 @@ static int lint_mistakes(void)
 		      &l) == 1 && strncmp(l.text[0], "argv[0]: uvx fetches", 20) == 0);
 	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"npm\",\"exec\",\"x\"]}", &l) == 1 &&
 	      strncmp(l.text[0], "argv[0]: npm exec fetches", 25) == 0);
+	/* after env and its settings, named where it stands */
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"/usr/bin/env\",\"-i\",\"A=1\","
+		      "\"npx\",\"x\"]}", &l) == 1 && strncmp(l.text[0], "argv[3]: npx fetches", 20) == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"uv\",\"tool\",\"run\",\"x\"]}", &l) == 1 &&
+	      strncmp(l.text[0], "argv[0]: uv tool fetches", 24) == 0);
+	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"env\",\"A=1\"]}", &l) == 0);
 	/* an installed server, npm for something else, or a sandbox given
 	 * egress (which may name a registry): nothing said */
 	CHECK(lint_of("{\"transport\":\"stdio\",\"argv\":[\"node\",\"/opt/x.js\"],"
@@ -695,6 +701,7 @@ static int listing_mistakes(void)
 {
 	static const char *const listed[] = {
 		"get-env", "echo", NULL, "la", "ab\x1b[cdef", "abcfed", "write_file",
+		"long_tool_name_for_the_band_check", "a_forty_character_tool_name_0123456789ab",
 	};
 	struct tg_upstream *u;
 	struct tg_error err;
@@ -702,9 +709,12 @@ static int listing_mistakes(void)
 
 	CHECK(parse(STDIO "\"tools\":{\"get_env\":{\"hide\":true},\"ech0\":{\"authority\":"
 		    "\"read\"},\"echo\":{\"authority\":\"read\"},\"ls\":{},\"abcdef\":{},"
-		    "\"hgfedcba\":{},\"writefile\":{},\"zzzq\":{}}}", &u, &err) == 0);
+		    "\"hgfedcba\":{},\"writefile\":{},\"zzzq\":{},"
+		    "\"xlong_tool_name_for_the_band_check\":{},"
+		    "\"a_forty_character_tool_name_0123456789xy\":{},"
+		    "\"a_forty_character_tool_name_0123456xyz89ab\":{}}}", &u, &err) == 0);
 	CHECK(tg_upstream_check_listing(u, listed, sizeof(listed) / sizeof(listed[0]), keep,
-					&l) == 7 && l.n == 7);
+					&l) == 10 && l.n == 10);
 	CHECK(strcmp(l.text[0], "tools.get_env: declared, but the server lists no such tool "
 		     "(did you mean get-env?)") == 0);
 	CHECK(strcmp(l.text[1], "tools.ech0: declared, but the server lists no such tool "
@@ -718,9 +728,19 @@ static int listing_mistakes(void)
 	CHECK(strcmp(l.text[5], "tools.writefile: declared, but the server lists no such tool "
 		     "(did you mean write_file?)") == 0);
 	CHECK(strcmp(l.text[6], "tools.zzzq: declared, but the server lists no such tool") == 0);
+	/* long names, only the band of the diagonal computed: an edit at
+	 * the start, two at the end, three in the middle (too far) */
+	CHECK(strcmp(l.text[7], "tools.xlong_tool_name_for_the_band_check: declared, but the "
+		     "server lists no such tool (did you mean long_tool_name_for_the_band_check?)")
+	      == 0);
+	CHECK(strcmp(l.text[8], "tools.a_forty_character_tool_name_0123456789xy: declared, but "
+		     "the server lists no such tool (did you mean "
+		     "a_forty_character_tool_name_0123456789ab?)") == 0);
+	CHECK(strcmp(l.text[9], "tools.a_forty_character_tool_name_0123456xyz89ab: declared, but "
+		     "the server lists no such tool") == 0);
 	/* all listed: nothing */
 	memset(&l, 0, sizeof(l));
-	CHECK(tg_upstream_check_listing(u, listed, 2, keep, &l) == 7);
+	CHECK(tg_upstream_check_listing(u, listed, 2, keep, &l) == 10);
 	tg_upstream_free(u);
 	CHECK(parse(STDIO "\"tools\":{\"echo\":{}}}", &u, &err) == 0);
 	memset(&l, 0, sizeof(l));
