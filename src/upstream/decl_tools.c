@@ -35,7 +35,7 @@ static const char *const transport_headers[] = {
 	"Host", "Content-Type", "Content-Length", "Accept", "Accept-Encoding", "Connection",
 	"Keep-Alive", "Transfer-Encoding", "TE", "Trailer", "Upgrade", "Expect",
 	"Proxy-Authorization", "Proxy-Connection", "Mcp-Session-Id", "Mcp-Protocol-Version",
-	"Last-Event-ID", NULL,
+	"Last-Event-ID", "Mcp-Method", "Mcp-Name", NULL,
 };
 
 /* RFC 9110 tchar: an HTTP header name, 1 to 128 of them. */
@@ -120,6 +120,9 @@ static const char *credential_clash(const struct tg_upstream *u, const char *nam
 		for (i = 0; transport_headers[i]; i++)
 			if (strcasecmp(name, transport_headers[i]) == 0)
 				return "is a header the gateway's transport sets";
+		/* the 2026-07-28 era's mirrors of a call's arguments */
+		if (strncasecmp(name, "Mcp-Param-", 10) == 0)
+			return "is a header the gateway's transport sets";
 		for (i = 0; i < u->ncredentials; i++)
 			if (u->credentials[i].name && strcasecmp(name, u->credentials[i].name) == 0)
 				return "is given twice (header names ignore case)";

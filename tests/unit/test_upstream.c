@@ -355,7 +355,7 @@ static int reserved_headers(void)
 	static const char *const reserved[] = {
 		"Proxy-Authorization", "proxy-connection", "Connection", "upgrade", "TE",
 		"Trailer", "Keep-Alive", "Expect", "transfer-encoding", "Content-Length",
-		"Accept-Encoding", NULL,
+		"Accept-Encoding", "Mcp-Method", "mcp-name", "Mcp-Param-Region", NULL,
 	};
 	char text[512];
 	size_t i;
