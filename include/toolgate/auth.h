@@ -39,7 +39,8 @@ struct tg_store;
 
 /* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
  * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...],
- * "max_token_ttl"?, "rate"? ("60/m")}}, "anomalies"?, "tickets"?}.
+ * "max_token_ttl"?, "rate"? ("60/m")}}, "anomalies"?, "tickets"?,
+ * "identity_providers"? (at most 16, docs/AUTH.md)}.
  * Every field checked; OUT *out. */
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
@@ -160,6 +161,43 @@ TG_API int tg_token_verify(const struct tg_signer *signer, const struct tg_polic
 			   const char *audience, int64_t now, struct tg_claims *claims,
 			   struct tg_error *err);
 TG_API void tg_claims_release(struct tg_claims *claims);
+
+/* The "iss" claim of token, not verified (into iss, n bytes): only to
+ * choose which key checks the token, the policy's own or an identity
+ * provider's. 0, or -1 when the token has no readable string "iss". */
+TG_API int tg_token_issuer(const char *token, size_t len, char *iss, size_t n);
+
+/* ---- external identity providers ---------------------------------------------- */
+
+/* Tokens of the OpenID Connect providers the policy's
+ * "identity_providers" names (docs/AUTH.md, "External identity
+ * providers"), validated locally with their published keys (RS256,
+ * ES256, EdDSA). The keys are fetched by a thread of the set's own
+ * (discovery, then the JWKS, bounded in size and time), cached, and
+ * refreshed: when they age, and when a token names an unknown kid (at
+ * most once per provider per 30 s). A provider that cannot be reached
+ * delays nothing: its tokens are refused until its keys arrive. */
+struct tg_idps;
+
+/* The providers of policy (borrowed: it must outlive the set); resource
+ * is this server's URL, the audience of a provider that names none
+ * (NULL: none, and such a provider's tokens are refused). *out is NULL
+ * when the policy names no provider; otherwise the thread that fetches
+ * keys is started. -1 and err when it cannot start. */
+TG_API int tg_idps_new(const struct tg_policy *policy, const char *resource,
+		       struct tg_idps **out, struct tg_error *err);
+TG_API void tg_idps_free(struct tg_idps *idps);
+/* 1 if iss is the issuer of one of the providers. */
+TG_API int tg_idps_knows(const struct tg_idps *idps, const char *iss);
+/* Check token (len bytes) at now (unix seconds) against the provider
+ * its "iss" names: signature by a key of the provider's, algorithm,
+ * issuer, audience, lifetime (60 s of skew), and the principal the
+ * policy maps it to. 0, OUT principal (plen bytes) and *scopes
+ * (space-separated, malloc'd: the token's scopes the policy grants the
+ * principal, or all it grants); -1 and a specific err (TG_ERR_INVALID).
+ * Thread-safe; waits for a refresh of keys at most 2 s. */
+TG_API int tg_idps_verify(struct tg_idps *idps, const char *token, size_t len, int64_t now,
+			  char *principal, size_t plen, char **scopes, struct tg_error *err);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,12 @@ struct tg_gate_options {
 	 * rate, the defaults. */
 	const struct tg_policy *policy;
 	struct tg_signer *signer;
+	/* This server's URL as its clients reach it (RFC 8707's resource,
+	 * such as "https://gw.example/mcp"): the audience an identity
+	 * provider's token must name when the policy's provider sets none
+	 * (docs/AUTH.md, "External identity providers"). NULL: none, and
+	 * such a provider's tokens are refused. Copied. */
+	const char *resource;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
@@ -224,9 +230,12 @@ TG_API void tg_call_result_release(struct tg_call_result *r);
 
 /* Who calls (docs/AUTH.md), for a transport, which never checks a
  * signed token or a call's scope itself. tg_gate_has_policy: 1 if the gate has a
- * policy (every caller then presents a token it signed). tg_gate_identify:
- * the bearer token (len bytes) checked (signature, issuer, audience,
- * lifetime, revocation): 0 and its principal (into principal, plen bytes)
+ * policy (every caller then presents a token it signed, or one of the
+ * policy's identity providers). tg_gate_identify: the bearer token (len
+ * bytes) checked (signature, issuer, audience, lifetime, revocation for
+ * the gate's own; an identity provider's by that provider's keys and the
+ * policy's mapping, when its iss is not the policy's issuer but a
+ * provider's): 0 and its principal (into principal, plen bytes)
  * and OUT *scopes (malloc'd); -1 and err, which says why, without a
  * policy too. tg_gate_principal_scopes: a configured principal's scopes
  * (stdio's): 1 and OUT *scopes (malloc'd), 0 and "" when the policy does

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "toolgate/anomaly.h"
+#include "auth/oidc_int.h"
 #include "toolgate/auth.h"
 #include "util/file.h"
 #include "util/parse.h"
@@ -23,6 +24,7 @@ struct tg_policy {
 	uint64_t max_ttl;
 	struct tg_anomaly_config *anomalies; /* NULL: the defaults */
 	struct tg_ticket_policy tickets;
+	struct oidc_config *idps;    /* "identity_providers" (oidc_config.c), or NULL */
 };
 
 static const char *const actions[] = { "read", "write", "approve" };
@@ -250,7 +252,7 @@ static int parse_tickets(json_t *t, const char *path, struct tg_ticket_policy *t
 int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
 {
 	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals",
-					      "anomalies", "tickets" };
+					      "anomalies", "tickets", "identity_providers" };
 	struct tg_policy *p = NULL;
 	json_error_t jerr;
 	json_t *j = NULL, *v;
@@ -327,7 +329,9 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 		}
 		free(a);
 	}
-	if (parse_tickets(json_object_get(j, "tickets"), path, &p->tickets, err) < 0)
+	if (parse_tickets(json_object_get(j, "tickets"), path, &p->tickets, err) < 0 ||
+	    oidc_config_parse(json_object_get(j, "identity_providers"),
+			      json_object_get(j, "principals"), p->issuer, path, &p->idps, err) < 0)
 		goto fail;
 	p->principals = json_incref(json_object_get(j, "principals"));
 	json_decref(j);
@@ -345,6 +349,7 @@ void tg_policy_free(struct tg_policy *p)
 		return;
 	json_decref(p->principals);
 	tg_anomaly_config_free(p->anomalies);
+	oidc_config_free(p->idps);
 	free(p->issuer);
 	free(p->audience);
 	free(p);
@@ -358,6 +363,11 @@ const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *p)
 const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *p)
 {
 	return p->anomalies;
+}
+
+const struct oidc_config *policy_oidc(const struct tg_policy *p)
+{
+	return p->idps;
 }
 
 const char *tg_policy_issuer(const struct tg_policy *p)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth/oidc_int.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
 #include "util/file.h"
@@ -297,33 +298,6 @@ static int refuse(struct tg_error *err, const char *why)
 	return tg_error_set(err, TG_ERR_INVALID, "token: %s", why);
 }
 
-/* Decode base64url part [p, p+n) into a malloc'd NUL-terminated buffer. */
-static unsigned char *unb64(const char *p, size_t n, size_t *out_len)
-{
-	unsigned char *bin = malloc(n + 1);
-
-	if (!bin || sodium_base642bin(bin, n + 1, p, n, NULL, out_len, NULL, B64) != 0) {
-		free(bin);
-		return NULL;
-	}
-	bin[*out_len] = '\0';
-	return bin;
-}
-
-static json_t *part_json(const char *p, size_t n)
-{
-	size_t len;
-	unsigned char *bin = unb64(p, n, &len);
-	json_t *j = bin ? json_loadb((const char *)bin, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
-
-	free(bin);
-	if (j && !json_is_object(j)) {
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
 /* Every scope of the space-separated list still granted to sub. */
 static int scopes_granted(const struct tg_policy *p, const char *sub, const char *list)
 {
@@ -356,7 +330,7 @@ int tg_token_verify(const struct tg_signer *s, const struct tg_policy *p, struct
 	dot2 = dot1 ? memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - token)) : NULL;
 	if (!dot2 || memchr(dot2 + 1, '.', len - (size_t)(dot2 + 1 - token)))
 		return refuse(err, "malformed (want three base64url parts: header.claims.signature)");
-	head = part_json(token, (size_t)(dot1 - token));
+	head = jose_part_object(token, (size_t)(dot1 - token));
 	if (!head)
 		return refuse(err, "malformed header");
 	/* the algorithm first: only EdDSA, whatever the token claims */
@@ -365,14 +339,14 @@ int tg_token_verify(const struct tg_signer *s, const struct tg_policy *p, struct
 		refuse(err, "header: alg must be EdDSA");
 		goto out;
 	}
-	sig = unb64(dot2 + 1, len - (size_t)(dot2 + 1 - token), &sig_len);
+	sig = jose_unb64(dot2 + 1, len - (size_t)(dot2 + 1 - token), &sig_len);
 	if (!sig || sig_len != crypto_sign_BYTES ||
 	    crypto_sign_verify_detached(sig, (const unsigned char *)token, (size_t)(dot2 - token),
 					s->pk) != 0) {
 		refuse(err, "the signature does not verify (not signed by this gateway's key)");
 		goto out;
 	}
-	body = part_json(dot1 + 1, (size_t)(dot2 - dot1 - 1));
+	body = jose_part_object(dot1 + 1, (size_t)(dot2 - dot1 - 1));
 	if (!body) {
 		refuse(err, "malformed claims");
 		goto out;

@@ -418,6 +418,7 @@ int cmd_serve(int argc, char **argv)
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
+	char resource[128];
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -462,6 +463,15 @@ int cmd_serve(int argc, char **argv)
 	mopts.principal = principal ? principal : http && !stdio ? NULL : "local";
 	mopts.http_tokens = tokens;
 	mopts.state_key_file = state_key;
+	/* the audience an identity provider's token must name when the
+	 * policy's provider sets none: this server's URL as --http gives it
+	 * (docs/AUTH.md, "External identity providers") */
+	if (http && args.port) {
+		snprintf(resource, sizeof(resource), "http://%s%s%s:%u/mcp",
+			 strchr(args.addr, ':') ? "[" : "", args.addr,
+			 strchr(args.addr, ':') ? "]" : "", args.port);
+		gopts.resource = resource;
+	}
 	if (tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||

@@ -207,6 +207,7 @@ struct tg_gate {
 	const struct tg_policy *policy;
 	struct tg_signer *signer;
 	struct tg_limiter *limiter;
+	struct tg_idps *idps;         /* the policy's identity providers, or NULL */
 };
 
 /* A command tool's warm pool, made at its first call that could use one

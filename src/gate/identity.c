@@ -8,8 +8,13 @@
  * an upstream's resources and prompts (pseudo-tools NAME.resources and
  * NAME.prompts, read: upstream_reads.c) too.
  *
- * Owns: the gate's limiter and its borrowed policy and signer. Must never:
- * forward or keep a caller's token, or grant a tool no scope names.
+ * A token whose (unverified) iss is one of the policy's identity
+ * providers' is checked by that provider's keys (src/auth/oidc.c); any
+ * other by the gate's own key, as before.
+ *
+ * Owns: the gate's limiter and identity providers, and its borrowed
+ * policy and signer. Must never: forward or keep a caller's token, or
+ * grant a tool no scope names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +37,8 @@ int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
 	g->policy = opts->policy;
 	g->signer = opts->signer;
 	g->anomaly_config = tg_policy_anomalies(opts->policy);
+	if (tg_idps_new(opts->policy, opts->resource, &g->idps, err) < 0)
+		return -1;
 	return tg_limiter_new(opts->policy, &g->limiter, err);
 }
 
@@ -39,6 +46,8 @@ void gate_identity_release(struct tg_gate *g)
 {
 	tg_limiter_free(g->limiter);
 	g->limiter = NULL;
+	tg_idps_free(g->idps);
+	g->idps = NULL;
 	g->policy = NULL;
 	g->signer = NULL;
 	g->anomaly_config = NULL;
@@ -53,11 +62,18 @@ int tg_gate_identify(struct tg_gate *g, const char *token, size_t len, char *pri
 		     size_t plen, char **scopes, struct tg_error *err)
 {
 	struct tg_claims claims;
+	char iss[600];
 
 	tg_error_clear(err);
 	*scopes = NULL;
 	if (!g->policy)
 		return tg_error_set(err, TG_ERR_INVALID, "no policy: the gate checks no token");
+	/* the issuer picks the keys, and nothing else: an identity
+	 * provider's token is verified whole by its provider's */
+	if (g->idps && tg_token_issuer(token, len, iss, sizeof(iss)) == 0 &&
+	    strcmp(iss, tg_policy_issuer(g->policy)) != 0 && tg_idps_knows(g->idps, iss))
+		return tg_idps_verify(g->idps, token, len, (int64_t)time(NULL), principal, plen,
+				      scopes, err);
 	if (tg_token_verify(g->signer, g->policy, g->store, token, len, NULL, (int64_t)time(NULL),
 			    &claims, err) < 0)
 		return -1;
