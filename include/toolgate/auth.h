@@ -195,7 +195,9 @@ TG_API int tg_idps_knows(const struct tg_idps *idps, const char *iss);
  * policy maps it to. 0, OUT principal (plen bytes) and *scopes
  * (space-separated, malloc'd: the token's scopes the policy grants the
  * principal, or all it grants); -1 and a specific err (TG_ERR_INVALID).
- * Thread-safe; waits for a refresh of keys at most 2 s. */
+ * Thread-safe; waits for a refresh of keys at most 2 s. A token seen
+ * before is answered from a cache of results by its hash, while the
+ * keys that verified it and its lifetime last. */
 TG_API int tg_idps_verify(struct tg_idps *idps, const char *token, size_t len, int64_t now,
 			  char *principal, size_t plen, char **scopes, struct tg_error *err);
 

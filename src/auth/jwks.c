@@ -185,13 +185,14 @@ int jwks_parse(const char *text, size_t len, struct jwks **out, struct tg_error 
 		goto out;
 	}
 	set = calloc(1, sizeof(*set));
-	if (set)
+	if (set) {
+		set->refs = 1;
 		set->v = calloc(json_array_size(keys), sizeof(*set->v));
+	}
 	if (!set || !set->v) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	set->refs = 1;
 	json_array_foreach(keys, i, k) {
 		if (!json_is_object(k)) {
 			tg_error_set(err, TG_ERR_INVALID, "JWKS: key %zu is not an object", i);

@@ -13,14 +13,20 @@
  * most 2 s. Being the only fetcher makes refreshes single-flight; a fetch
  * that fails, times out or brings garbage keeps the keys there were.
  *
- * Owns: the providers' key sets, the thread and its curl handles. Must
- * never: hold the lock while fetching, let a request wait past the bound,
- * keep or forward a caller's token.
+ * A token verified is remembered by its BLAKE2b hash (512 slots): a
+ * token seen again is answered from there, while its provider's keys
+ * are the set that verified it and its lifetime lasts.
+ *
+ * Owns: the providers' key sets, the thread and its curl handles, the
+ * cache of results. Must never: hold the lock while fetching, let a
+ * request wait past the bound, keep (but its hash) or forward a caller's
+ * token.
  */
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +37,8 @@
 
 #define MIN_MAX_AGE_S 300
 #define MAX_MAX_AGE_S 86400
+#define CACHE_SLOTS 512
+#define SKEW TG_TOKEN_SKEW
 
 struct idp {
 	const struct oidc_provider_config *cfg;
@@ -39,11 +47,25 @@ struct idp {
 	uint64_t tried_ms, fetched_ms, max_age_ms;
 	int tried, want, busy;
 	unsigned fetches;
+	unsigned keys_gen;           /* keys installed so far: a cached result names its set */
 	char error[200];             /* why the last fetch failed, "" when it did not */
+};
+
+/* A token verified, by its BLAKE2b hash (never the token itself): what
+ * it gave, while its provider's keys are the ones that verified it and
+ * its lifetime lasts. */
+struct cached {
+	unsigned char hash[crypto_generichash_BYTES];
+	size_t idp;
+	unsigned keys_gen;
+	int64_t from, to;            /* nbf or iat, exp */
+	char principal[TG_MAX_PRINCIPAL_NAME + 1];
+	char *scopes;                /* NULL: a free slot */
 };
 
 struct tg_idps {
 	const struct tg_policy *policy;
+	struct cached *cache;        /* CACHE_SLOTS, by the hash's first bytes */
 	char *resource;
 	struct idp v[OIDC_MAX_PROVIDERS];
 	size_t n;
@@ -52,7 +74,8 @@ struct tg_idps {
 	pthread_cond_t wake;         /* the thread: a request asks, or stop */
 	pthread_cond_t done;         /* the requests: a fetch ended */
 	unsigned gen;                /* fetches ended */
-	int stop;
+	int stop;                    /* the thread: end (read atomically by the transfer too) */
+	int started;                 /* the thread runs: join it */
 	pthread_t thread;
 };
 
@@ -291,6 +314,7 @@ static void refresh(struct tg_idps *s, struct idp *d)
 	if (rc == 0) {
 		old = d->keys;
 		d->keys = keys;
+		d->keys_gen++;
 		jwks_put(old);
 		d->fetched_ms = mono_ms();
 		d->max_age_ms = max_age;
@@ -349,14 +373,26 @@ int tg_idps_new(const struct tg_policy *policy, const char *resource, struct tg_
 	if (!c || !c->n)
 		return 0;
 	pthread_once(&curl_once, curl_init);
+	if (sodium_init() < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium could not start");
 	s = calloc(1, sizeof(*s));
-	if (!s || (resource && !(s->resource = strdup(resource)))) {
+	if (s)
+		s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
+	if (!s || !s->cache || (resource && !(s->resource = strdup(resource)))) {
+		if (s)
+			free(s->cache);
 		free(s);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	}
 	s->policy = policy;
 	s->n = c->n;
 	s->b = (struct oidc_bounds){ 2000, 2000, 30000, 900000 };
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->done, &ca);
+	pthread_condattr_destroy(&ca);
 	for (i = 0; i < s->n; i++) {
 		s->v[i].cfg = &c->v[i];
 		if (c->v[i].jwks_uri && !(s->v[i].jwks_uri = strdup(c->v[i].jwks_uri))) {
@@ -364,18 +400,12 @@ int tg_idps_new(const struct tg_policy *policy, const char *resource, struct tg_
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		}
 	}
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->wake, &ca);
-	pthread_cond_init(&s->done, &ca);
-	pthread_condattr_destroy(&ca);
 	e = pthread_create(&s->thread, NULL, refresher, s);
 	if (e) {
-		s->stop = -1; /* no thread to join */
 		tg_idps_free(s);
 		return tg_error_sys(err, e, "identity providers: the thread that fetches keys");
 	}
+	s->started = 1;
 	*out = s;
 	return 0;
 }
@@ -386,22 +416,23 @@ void tg_idps_free(struct tg_idps *s)
 
 	if (!s)
 		return;
-	if (s->stop == 0) {
+	if (s->started) {
 		pthread_mutex_lock(&s->lock);
 		__atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
 		pthread_cond_signal(&s->wake);
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
 	}
-	if (s->stop) { /* initialised */
-		pthread_mutex_destroy(&s->lock);
-		pthread_cond_destroy(&s->wake);
-		pthread_cond_destroy(&s->done);
-	}
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->done);
 	for (i = 0; i < s->n; i++) {
 		jwks_put(s->v[i].keys);
 		free(s->v[i].jwks_uri);
 	}
+	for (i = 0; i < CACHE_SLOTS; i++)
+		free(s->cache[i].scopes);
+	free(s->cache);
 	free(s->resource);
 	free(s);
 }
@@ -422,6 +453,7 @@ void oidc_keys_install(struct tg_idps *s, size_t i, struct jwks *set)
 	if (i < s->n) {
 		old = s->v[i].keys;
 		s->v[i].keys = set;
+		s->v[i].keys_gen++;
 		s->v[i].fetched_ms = mono_ms();
 		set = NULL;
 	}
@@ -481,10 +513,10 @@ static void wait_refresh(struct tg_idps *s, struct idp *d)
 }
 
 /* The key set holding the key for kid and alg, referenced (put it under
- * the lock); NULL and err. An unknown kid asks for a refresh and waits
+ * the lock) and OUT *gen its generation; NULL and err. An unknown kid asks for a refresh and waits
  * for it, within the bounds. */
 static struct jwks *keys_for(struct tg_idps *s, struct idp *d, const char *kid, int alg,
-			     const struct jwk **key, struct tg_error *err)
+			     const struct jwk **key, unsigned *gen, struct tg_error *err)
 {
 	struct jwks *set = NULL;
 	int r = 1, round;
@@ -494,6 +526,7 @@ static struct jwks *keys_for(struct tg_idps *s, struct idp *d, const char *kid, 
 		r = d->keys ? jwks_find(d->keys, kid, alg, key, err) : 1;
 		if (r == 0) {
 			set = d->keys;
+			*gen = d->keys_gen;
 			jwks_get(set);
 		}
 		if (r <= 0 || round == 1 || !ask_refresh(s, d))
@@ -529,19 +562,70 @@ static int alg_allowed(const struct idp *d, const char *name, struct tg_error *e
 	return alg;
 }
 
+/* The cached result of the token hashed h, valid at now: 0, OUT
+ * principal and *scopes (malloc'd); 1 when there is none; -1 out of
+ * memory. */
+static int cache_get(struct tg_idps *s, const unsigned char *h, int64_t now, char *principal,
+		     size_t plen, char **scopes)
+{
+	struct cached *c = &s->cache[(h[0] | (size_t)h[1] << 8) % CACHE_SLOTS];
+	int rc = 1;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->scopes && sodium_memcmp(c->hash, h, sizeof(c->hash)) == 0 &&
+	    c->keys_gen == s->v[c->idp].keys_gen && c->from - SKEW <= now && c->to + SKEW > now) {
+		snprintf(principal, plen, "%s", c->principal);
+		*scopes = strdup(c->scopes);
+		rc = *scopes ? 0 : -1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* A verified result kept for the token hashed h (out of memory: not kept). */
+static void cache_put(struct tg_idps *s, const unsigned char *h, size_t idp, unsigned gen,
+		      const int64_t window[2], const char *principal, const char *scopes)
+{
+	struct cached *c = &s->cache[(h[0] | (size_t)h[1] << 8) % CACHE_SLOTS];
+	char *copy = strdup(scopes);
+
+	pthread_mutex_lock(&s->lock);
+	free(c->scopes);
+	memcpy(c->hash, h, sizeof(c->hash));
+	c->idp = idp;
+	c->keys_gen = gen;
+	c->from = window[0];
+	c->to = window[1];
+	snprintf(c->principal, sizeof(c->principal), "%s", principal);
+	c->scopes = copy;
+	pthread_mutex_unlock(&s->lock);
+}
+
 int tg_idps_verify(struct tg_idps *s, const char *token, size_t len, int64_t now,
 		   char *principal, size_t plen, char **scopes, struct tg_error *err)
 {
+	unsigned char h[crypto_generichash_BYTES];
 	const struct jwk *key = NULL;
+	int64_t window[2];
 	struct jwks *set;
 	struct jose j;
 	struct idp *d;
+	unsigned gen = 0;
 	int alg, ok, rc = -1;
 
 	tg_error_clear(err);
 	*scopes = NULL;
 	if (plen)
 		principal[0] = '\0';
+	/* a token seen before is answered by its hash, while the keys that
+	 * verified it and its lifetime last */
+	if (len <= TG_MAX_TOKEN) {
+		crypto_generichash(h, sizeof(h), (const unsigned char *)token, len, NULL, 0);
+		rc = cache_get(s, h, now, principal, plen, scopes);
+		if (rc <= 0)
+			return rc == 0 ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		rc = -1;
+	}
 	if (jose_parse(token, len, &j, err) < 0)
 		return -1;
 	/* the issuer only picks the keys; the claims are checked once the
@@ -554,7 +638,7 @@ int tg_idps_verify(struct tg_idps *s, const char *token, size_t len, int64_t now
 	alg = alg_allowed(d, j.alg, err);
 	if (!alg)
 		goto out;
-	set = keys_for(s, d, j.kid, alg, &key, err);
+	set = keys_for(s, d, j.kid, alg, &key, &gen, err);
 	if (!set)
 		goto out;
 	ok = jwk_verify(key, alg, j.signed_part, j.signed_len, j.sig, j.sig_len);
@@ -568,7 +652,9 @@ int tg_idps_verify(struct tg_idps *s, const char *token, size_t len, int64_t now
 	}
 	rc = oidc_claims_check(d->cfg, s->policy, &j, d->cfg->audience ? d->cfg->audience
 									: s->resource,
-			       now, principal, plen, scopes, err);
+			       now, principal, plen, scopes, window, err);
+	if (rc == 0 && len <= TG_MAX_TOKEN) /* hashed above (jose_parse refuses more) */
+		cache_put(s, h, (size_t)(d - s->v), gen, window, principal, *scopes);
 out:
 	jose_release(&j);
 	return rc;

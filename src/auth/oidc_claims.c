@@ -68,7 +68,7 @@ static int aud_has(json_t *aud, const char *audience)
 	return 0;
 }
 
-static int check_time(json_t *claims, int64_t now, struct tg_error *err)
+static int check_time(json_t *claims, int64_t now, int64_t window[2], struct tg_error *err)
 {
 	int64_t exp = 0, nbf = 0, iat = 0;
 	int has_exp = date_claim(claims, "exp", &exp), has_nbf = date_claim(claims, "nbf", &nbf);
@@ -80,6 +80,8 @@ static int check_time(json_t *claims, int64_t now, struct tg_error *err)
 		return refuse(err, "expired");
 	if ((has_nbf && nbf - SKEW > now) || (has_iat && iat - SKEW > now))
 		return refuse(err, "not valid yet (nbf or iat in the future)");
+	window[0] = nbf > iat ? nbf : iat;
+	window[1] = exp;
 	return 0;
 }
 
@@ -210,7 +212,7 @@ static char *token_scopes(const struct tg_policy *policy, const char *principal,
 
 int oidc_claims_check(const struct oidc_provider_config *c, const struct tg_policy *policy,
 		      const struct jose *j, const char *audience, int64_t now, char *principal,
-		      size_t plen, char **scopes, struct tg_error *err)
+		      size_t plen, char **scopes, int64_t window[2], struct tg_error *err)
 {
 	const char *iss = json_string_value(json_object_get(j->claims, "iss"));
 
@@ -222,7 +224,7 @@ int oidc_claims_check(const struct oidc_provider_config *c, const struct tg_poli
 			      "give the server its URL", c->issuer);
 	if (!aud_has(json_object_get(j->claims, "aud"), audience))
 		return refuse(err, "for another audience (want %.200s, RFC 8707)", audience);
-	if (check_time(j->claims, now, err) < 0 ||
+	if (check_time(j->claims, now, window, err) < 0 ||
 	    map_principal(c, policy, j->claims, principal, plen, err) < 0)
 		return -1;
 	*scopes = c->scopes_from_policy ? tg_policy_scope_list(policy, principal)

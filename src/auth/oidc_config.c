@@ -34,8 +34,8 @@ static int bad(struct tg_error *err, const char *path, size_t i, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return tg_error_set(err, TG_ERR_INVALID, "policy %s: identity_providers[%zu]%s", path, i,
-			    msg);
+	tg_error_set(err, TG_ERR_INVALID, "policy %s: identity_providers[%zu]%s", path, i, msg);
+	return -1;
 }
 
 /* String field name of o, 1 to max bytes, strdup'd into *out (NULL when
@@ -160,10 +160,16 @@ static int parse_provider(json_t *o, json_t *principals, const char *path, size_
 	    (rc = string_field(o, "groups_claim", 64, path, i, &c->groups_claim, err)) < 0 ||
 	    (rc = string_field(o, "jwks_uri", 1024, path, i, &c->jwks_uri, err)) < 0 ||
 	    (rc = string_field(o, "ca_file", 1024, path, i, &c->ca_file, err)) < 0)
-		return rc == -2 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory") : -1;
-	if (!c->principal_claim && !(c->principal_claim = strdup("sub")))
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	return check_provider(o, principals, path, i, c, err);
+		goto fail;
+	if (!c->principal_claim && !(c->principal_claim = strdup("sub"))) {
+		rc = -2;
+		goto fail;
+	}
+	return check_provider(o, principals, path, i, c, err) < 0 ? -1 : 0;
+fail:
+	if (rc == -2)
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return -1;
 }
 
 int oidc_config_parse(json_t *arr, json_t *principals, const char *own_issuer, const char *path,
@@ -184,7 +190,8 @@ int oidc_config_parse(json_t *arr, json_t *principals, const char *own_issuer, c
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_array_foreach(arr, i, o) {
 		c->n = i + 1;
-		if (parse_provider(o, principals, path, i, &c->v[i], err) < 0)
+		/* an issuer is required there: the second test is for the analyzer */
+		if (parse_provider(o, principals, path, i, &c->v[i], err) < 0 || !c->v[i].issuer)
 			goto fail;
 		if (own_issuer && strcmp(c->v[i].issuer, own_issuer) == 0) {
 			bad(err, path, i, ".issuer: the policy's own issuer (its tokens are the "

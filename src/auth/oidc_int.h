@@ -120,11 +120,12 @@ int jwk_verify(const struct jwk *key, int alg, const void *data, size_t len,
 
 /* The verified claims of j, from provider c, as a principal of policy and
  * its effective scopes: iss, aud (audience), exp, nbf and iat (60 s of
- * skew), the principal claim or the groups. 0, OUT principal and
- * *scopes (malloc'd); -1 and err. */
+ * skew), the principal claim or the groups. 0, OUT principal, *scopes
+ * (malloc'd) and window (the latest of nbf and iat, and exp: when the
+ * token is valid, before the skew); -1 and err. */
 int oidc_claims_check(const struct oidc_provider_config *c, const struct tg_policy *policy,
 		      const struct jose *j, const char *audience, int64_t now, char *principal,
-		      size_t plen, char **scopes, struct tg_error *err);
+		      size_t plen, char **scopes, int64_t window[2], struct tg_error *err);
 
 /* ---- fetching and cache (oidc.c) -------------------------------------------- */
 

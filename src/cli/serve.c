@@ -18,7 +18,10 @@
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
  * several instances behind one address. --policy names the principals and
  * their scopes (docs/AUTH.md): HTTP callers then present tokens signed
- * with the key in --state, and every call needs a scope for its tool.
+ * with the key in --state, or by one of the policy's identity providers
+ * (whose tokens must name this server, http://ADDR:PORT/mcp from --http,
+ * unless the provider sets its audience), and every call needs a scope
+ * for its tool.
  *
  * --otlp URL (or OpenTelemetry's environment: OTEL_EXPORTER_OTLP_ENDPOINT,
  * ..._TRACES_ENDPOINT, ..._HEADERS, OTEL_SERVICE_NAME) exports a span for

@@ -145,15 +145,20 @@ static char *sign(const struct idp_key *k, const char *data)
 		out = idp_b64(sig.data, sig.size);
 	} else if (gnutls_decode_rs_value(&sig, &r, &s) == 0) {
 		/* DER's integers to JWS's r||s, 32 bytes each */
-		while (r.size > 32 && r.data[0] == 0)
-			r.data++, r.size--;
-		while (s.size > 32 && s.data[0] == 0)
-			s.data++, s.size--;
-		if (r.size <= 32 && s.size <= 32) {
-			memcpy(rs + 32 - r.size, r.data, r.size);
-			memcpy(rs + 64 - s.size, s.data, s.size);
+		unsigned char *rp = r.data, *sp = s.data;
+		unsigned rn = r.size, sn = s.size;
+
+		while (rn > 32 && rp[0] == 0)
+			rp++, rn--;
+		while (sn > 32 && sp[0] == 0)
+			sp++, sn--;
+		if (rn <= 32 && sn <= 32) {
+			memcpy(rs + 32 - rn, rp, rn);
+			memcpy(rs + 64 - sn, sp, sn);
 			out = idp_b64(rs, 64);
 		}
+		gnutls_free(r.data);
+		gnutls_free(s.data);
 	}
 	gnutls_free(sig.data);
 	return out;
