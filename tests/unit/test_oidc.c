@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -833,6 +835,116 @@ static int rotation(void)
 	return 0;
 }
 
+/* ---- TLS -------------------------------------------------------------------- */
+
+/* An https provider on 127.0.0.1 (python3's http.server over TLS, with a
+ * certificate openssl makes for 127.0.0.1 in dir): its port, and OUT *pid;
+ * 0 on failure. It serves dir/jwks.json. */
+static const char tls_server[] =
+	"import http.server, ssl, sys, json\n"
+	"d = sys.argv[1]\n"
+	"class H(http.server.BaseHTTPRequestHandler):\n"
+	"    def do_GET(self):\n"
+	"        if self.path == '/.well-known/openid-configuration':\n"
+	"            body = json.dumps({'issuer': url, 'jwks_uri': url + '/jwks'}).encode()\n"
+	"        elif self.path == '/jwks':\n"
+	"            body = open(d + '/jwks.json', 'rb').read()\n"
+	"        else:\n"
+	"            body = b'{}'\n"
+	"        self.send_response(200)\n"
+	"        self.send_header('Content-Length', str(len(body)))\n"
+	"        self.end_headers()\n"
+	"        self.wfile.write(body)\n"
+	"    def log_message(self, *a):\n"
+	"        pass\n"
+	"s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+	"c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+	"c.load_cert_chain(d + '/cert.pem', d + '/key.pem')\n"
+	"s.socket = c.wrap_socket(s.socket, server_side=True)\n"
+	"url = 'https://127.0.0.1:%d' % s.server_address[1]\n"
+	"print(s.server_address[1], flush=True)\n"
+	"s.serve_forever()\n";
+
+static unsigned tls_start(const char *dir, pid_t *pid)
+{
+	char cmd[512], buf[32] = "";
+	int fds[2];
+	ssize_t n;
+
+	snprintf(cmd, sizeof(cmd), "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+		 "-nodes -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -days 1 "
+		 "-keyout %s/key.pem -out %s/cert.pem 2>/dev/null", dir, dir);
+	if (system(cmd) != 0 || pipe(fds) < 0)
+		return 0;
+	*pid = fork();
+	if (*pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl("/usr/bin/python3", "python3", "-c", tls_server, dir, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	n = *pid > 0 ? read(fds[0], buf, sizeof(buf) - 1) : -1;
+	close(fds[0]);
+	buf[n > 0 ? n : 0] = '\0';
+	return (unsigned)strtoul(buf, NULL, 10);
+}
+
+static int tls(void)
+{
+	struct fix f;
+	struct tg_error err;
+	char extra[256], url[64], *jwks, *tok;
+	long long t = (long long)time(NULL);
+	unsigned port;
+	pid_t pid = -1;
+	int i, rc = -1;
+
+	/* the loopback http provider only makes the keys and the policy's
+	 * principals; the tokens name the https one */
+	CHECK(setup(&f, "", "", NULL, 0) == 0);
+	jwks = jwks_of(&f, "");
+	CHECK(jwks && unit_put(f.dir, "jwks.json", jwks, 0600) == 0);
+	free(jwks);
+	port = tls_start(f.dir, &pid);
+	CHECK(port > 0);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u", port);
+	tg_idps_free(f.idps);
+	tg_policy_free(f.policy);
+	f.idps = NULL;
+	/* the provider's CA given: its keys arrive over TLS */
+	snprintf(extra, sizeof(extra), ",\"audience\":\"" AUD "\",\"ca_file\":\"%s/cert.pem\"",
+		 f.dir);
+	if (load_policy(&f, url, extra, &err) < 0 || tg_idps_new(f.policy, NULL, &f.idps, &err) < 0)
+		goto out;
+	tok = token(f.rsa, "RS256", "rsa-1", GOOD, url, "agent-1", t + 60, t, "sql.*:read");
+	for (i = 0; tok && i < 100 && verify(&f, tok, NULL, NULL, &err) < 0; i++)
+		usleep(50000);
+	if (!tok || i == 100) {
+		fprintf(stderr, "# over TLS: %s\n", err.msg);
+		free(tok);
+		goto out;
+	}
+	tg_idps_free(f.idps);
+	tg_policy_free(f.policy);
+	f.idps = NULL;
+	/* without it, the self-signed certificate is refused: no keys */
+	snprintf(extra, sizeof(extra), ",\"audience\":\"" AUD "\"");
+	if (load_policy(&f, url, extra, &err) < 0 || tg_idps_new(f.policy, NULL, &f.idps, &err) < 0)
+		goto out;
+	for (i = 0; i < 100 && oidc_fetches(f.idps, 0) == 0; i++)
+		usleep(50000);
+	usleep(500000);
+	rc = refused(&f, tok, "no keys yet from") ? 0 : -1;
+out:
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+	teardown(&f);
+	return rc;
+}
+
 /* ---- the gate's hook -------------------------------------------------------- */
 
 static int gate_hook(void)
@@ -1016,6 +1128,7 @@ const struct unit_test oidc_tests[] = {
 	{ "oidc/fetch_slow_start", fetch_slow_start },
 	{ "oidc/fetch_garbage", fetch_garbage },
 	{ "oidc/rotation", rotation },
+	{ "oidc/tls", tls },
 	{ "oidc/gate_hook", gate_hook },
 	{ "oidc/cached", cached },
 	{ "oidc/cost", cost },
