@@ -1287,6 +1287,15 @@ cat "$tmp/queue.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/queue.out")))
 grep -q 'queue_no_sanitizer_reports' "$tmp/queue.out"; check queue_ran_to_the_end $? "$(tail -3 "$tmp/queue.out")"
 
+# tokens of an external OpenID Connect provider through serve --http: the
+# provider down at start, then its token calls a tool; another audience,
+# an unknown principal or kid, an expired token 401; an ungranted scope
+# 403; the gateway's own tokens beside them (tests/integration/oidc.py)
+timeout 300 python3 "$repo/tests/integration/oidc.py" "$TG" "$repo" "$tmp/oidc" >"$tmp/oidc.out" 2>&1
+cat "$tmp/oidc.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/oidc.out")))
+grep -q 'oidc_no_sanitizer_reports' "$tmp/oidc.out"; check oidc_ran_to_the_end $? "$(tail -3 "$tmp/oidc.out")"
+
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
 timeout 300 python3 "$repo/tests/integration/runs_shared.py" "$TG" "$repo" "$tmp/runs" >"$tmp/runs.out" 2>&1

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Tokens of an external OpenID Connect provider through the real binary
+(docs/AUTH.md, "External identity providers"): a provider served on
+loopback (discovery and a JWKS of one Ed25519 key, tokens signed with
+openssl), `toolgate serve --http 127.0.0.1:PORT --policy` with the
+provider in the policy and no audience of its own, so the audience is the
+server's URL, http://127.0.0.1:PORT/mcp:
+
+- a provider's token calls a tool its scope allows;
+- another audience, an unknown principal, an expired token, an unknown
+  kid: 401; a scope the policy does not grant dropped: 403;
+- the gateway's own tokens still work beside them;
+- the provider down at start does not stop the server.
+
+    oidc.py TOOLGATE REPO TMPDIR
+"""
+import base64
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import Checks, issue_token, modern_post  # noqa: E402
+
+TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+c = Checks("oidc")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(os.path.join(TMP, "cat"))
+STATE, POLICY, KEY = (os.path.join(TMP, n) for n in ("state", "policy.json", "key.pem"))
+
+
+def b64(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", KEY], check=True)
+DER = subprocess.run(["openssl", "pkey", "-in", KEY, "-pubout", "-outform", "DER"],
+                     capture_output=True, check=True).stdout
+JWKS = {"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "x": b64(DER[-32:])}]}
+
+
+class Provider(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/.well-known/openid-configuration":
+            body = {"issuer": ISSUER, "jwks_uri": ISSUER + "/jwks"}
+        elif self.path == "/jwks":
+            body = JWKS
+        else:
+            body = {}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+IDP_PORT = free_port()
+ISSUER = "http://127.0.0.1:%d" % IDP_PORT
+PORT = free_port()
+AUD = "http://127.0.0.1:%d/mcp" % PORT
+
+
+def token(claims, kid="k1"):
+    """A JWS of claims signed with KEY (EdDSA, by openssl)."""
+    signing = b64(json.dumps({"alg": "EdDSA", "typ": "JWT", "kid": kid}).encode()) + "." + \
+        b64(json.dumps(claims).encode())
+    path = os.path.join(TMP, "signing")
+    with open(path, "w") as f:
+        f.write(signing)
+    sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", KEY, "-rawin", "-in", path],
+                         capture_output=True, check=True).stdout
+    return signing + "." + b64(sig)
+
+
+def claims(**over):
+    now = int(time.time())
+    out = {"iss": ISSUER, "aud": AUD, "sub": "agent-1", "exp": now + 600, "iat": now,
+           "scope": "openid echo.*:read"}
+    out.update(over)
+    return out
+
+
+def call(tok):
+    r = modern_post(PORT, "tools/call", {"name": "echo.a", "arguments": {"x": 1},
+                                         "_meta": {"io.modelcontextprotocol/protocolVersion":
+                                                   "2026-07-28",
+                                                   "io.modelcontextprotocol/clientCapabilities":
+                                                   {}}},
+                    {"Authorization": "Bearer " + tok})
+    return r.get("status") or ("error" if r.get("result", {}).get("isError") else "ok")
+
+
+with open(os.path.join(TMP, "cat", "echo.a.json"), "w") as f:
+    json.dump({"name": "echo.a", "version": "1.0.0", "description": "d", "authority": "read",
+               "owner": {"team": "t", "contact": "c"}, "input_schema": {"type": "object"},
+               "executor": {"kind": "builtin", "name": "echo"}}, f)
+with open(POLICY, "w") as f:
+    json.dump({"principals": {"agent-1": {"scopes": ["echo.*:read"]},
+                              "bob": {"scopes": ["other:read"]}},
+               "identity_providers": [{"issuer": ISSUER}]}, f)
+
+# the provider is down while the server starts
+err_path = os.path.join(TMP, "serve.err")
+srv = subprocess.Popen([TG, "serve", "--catalog", os.path.join(TMP, "cat"), "--policy", POLICY,
+                        "--state", STATE, "--record", os.path.join(TMP, "rec"),
+                        "--http", "127.0.0.1:%d" % PORT], stderr=open(err_path, "w"))
+for _ in range(200):
+    if "MCP on" in open(err_path).read():
+        break
+    time.sleep(0.05)
+c("starts_with_the_provider_down", "MCP on" in open(err_path).read(), open(err_path).read())
+try:
+    GOOD = token(claims())
+    c("refused_until_keys_arrive", call(GOOD) == 401)
+    idp = http.server.ThreadingHTTPServer(("127.0.0.1", IDP_PORT), Provider)
+    threading.Thread(target=idp.serve_forever, daemon=True).start()
+    # the keys arrive within the retry interval (30 s)
+    got = None
+    for _ in range(80):
+        got = call(GOOD)
+        if got == "ok":
+            break
+        time.sleep(0.5)
+    c("provider_token_calls_a_tool", got == "ok", got)
+    c("another_audience_401", call(token(claims(aud="https://other/mcp"))) == 401)
+    c("unknown_principal_401", call(token(claims(sub="mallory"))) == 401)
+    c("expired_401", call(token(claims(exp=int(time.time()) - 120))) == 401)
+    c("unknown_kid_401", call(token(claims(), kid="k9")) == 401)
+    c("scope_not_granted_403", call(token(claims(sub="bob", scope="echo.*:read"))) == 403)
+    own = issue_token(TG, STATE, POLICY, "agent-1", "echo.*:read")
+    c("own_token_still_works", call(own) == "ok")
+finally:
+    srv.terminate()
+    srv.wait(timeout=60)
+err = open(err_path).read()
+c("no_sanitizer_reports", "ERROR: AddressSanitizer" not in err and "runtime error" not in err,
+  err[-500:])
+c.done()
