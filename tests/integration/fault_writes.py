@@ -34,7 +34,7 @@ import time
 import urllib.error
 import urllib.request
 
-from mcptest import Checks
+from mcptest import Checks, free_port
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
@@ -76,14 +76,6 @@ def setup():
                 "--scope", "sql.*:approve", "--scope", "plan.*:approve",
                 "--ttl", "1h").stdout.strip()
     return agent, alice
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Gateway:

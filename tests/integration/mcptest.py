@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -57,6 +58,16 @@ def issue_token(tg, state, policy, principal, *scopes):
     for s in scopes:
         argv += ["--scope", s]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout.strip()
+
+
+def free_port():
+    """A loopback port nothing listens on (now), for a server that must
+    be told its port before it starts."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def start_http(argv, err_path):

@@ -19,14 +19,13 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, issue_token, modern_post  # noqa: E402
+from mcptest import Checks, free_port, issue_token, modern_post  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 c = Checks("oidc")
@@ -61,14 +60,6 @@ class Provider(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *a):
         pass
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 IDP_PORT = free_port()
