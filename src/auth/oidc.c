@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "auth/oidc_int.h"
+#include "util/log.h"
 
 #define MIN_MAX_AGE_S 300
 #define MAX_MAX_AGE_S 86400
@@ -312,6 +313,9 @@ static void refresh(struct tg_idps *s, struct idp *d)
 	pthread_mutex_lock(&s->lock);
 	d->jwks_uri = uri;
 	if (rc == 0) {
+		if (!d->keys || d->error[0])
+			tg_log(TG_LOG_INFO, "identity provider %s: %zu keys", d->cfg->issuer,
+			       jwks_count(keys));
 		old = d->keys;
 		d->keys = keys;
 		d->keys_gen++;
@@ -320,6 +324,9 @@ static void refresh(struct tg_idps *s, struct idp *d)
 		d->max_age_ms = max_age;
 		d->error[0] = '\0';
 	} else {
+		/* the operator's to read; a caller is told only that it failed */
+		tg_log(TG_LOG_WARNING, "identity provider %s: its keys could not be fetched (%s)%s",
+		       d->cfg->issuer, err.msg, d->keys ? "; the keys it had are kept" : "");
 		snprintf(d->error, sizeof(d->error), "%.190s", err.msg);
 	}
 	d->busy = 0;
@@ -534,8 +541,9 @@ static struct jwks *keys_for(struct tg_idps *s, struct idp *d, const char *kid, 
 		wait_refresh(s, d);
 	}
 	if (r > 0 && !d->keys)
-		tg_error_set(err, TG_ERR_INVALID, "token: no keys yet from %.200s (%.200s)",
-			     d->cfg->issuer, d->error[0] ? d->error : "being fetched");
+		tg_error_set(err, TG_ERR_INVALID, "token: no keys yet from %.200s (%s)",
+			     d->cfg->issuer, d->error[0] ? "they could not be fetched: the gateway's "
+			     "log says why" : "being fetched");
 	else if (r > 0)
 		tg_error_set(err, TG_ERR_INVALID, "token: unknown kid %.64s (not among the keys of "
 			     "%.200s, refreshed at most every %llu s)", kid ? kid : "(none)",

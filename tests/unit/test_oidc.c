@@ -838,8 +838,9 @@ static int rotation(void)
 /* ---- TLS -------------------------------------------------------------------- */
 
 /* An https provider on 127.0.0.1 (python3's http.server over TLS, with a
- * certificate openssl makes for 127.0.0.1 in dir): its port, and OUT *pid;
- * 0 on failure. It serves dir/jwks.json. */
+ * certificate openssl makes for 127.0.0.1 in dir): its port, and OUT *pid
+ * and *out (its stdout's pipe, to close after it); 0 on failure. It
+ * serves dir/jwks.json. */
 static const char tls_server[] =
 	"import http.server, ssl, sys, json\n"
 	"d = sys.argv[1]\n"
@@ -865,7 +866,7 @@ static const char tls_server[] =
 	"print(s.server_address[1], flush=True)\n"
 	"s.serve_forever()\n";
 
-static unsigned tls_start(const char *dir, pid_t *pid)
+static unsigned tls_start(const char *dir, pid_t *pid, int *out)
 {
 	char cmd[512], buf[32] = "";
 	int fds[2];
@@ -885,7 +886,7 @@ static unsigned tls_start(const char *dir, pid_t *pid)
 	}
 	close(fds[1]);
 	n = *pid > 0 ? read(fds[0], buf, sizeof(buf) - 1) : -1;
-	close(fds[0]);
+	*out = fds[0]; /* kept open: python's stdout is not a broken pipe */
 	buf[n > 0 ? n : 0] = '\0';
 	return (unsigned)strtoul(buf, NULL, 10);
 }
@@ -896,9 +897,10 @@ static int tls(void)
 	struct tg_error err;
 	char extra[256], url[64], *jwks, *tok;
 	long long t = (long long)time(NULL);
+	struct oidc_bounds b = { 4000, 2000, 200, 900000 };
 	unsigned port;
 	pid_t pid = -1;
-	int i, rc = -1;
+	int i, rc = -1, pipe_fd = -1;
 
 	/* the loopback http provider only makes the keys and the policy's
 	 * principals; the tokens name the https one */
@@ -906,7 +908,7 @@ static int tls(void)
 	jwks = jwks_of(&f, "");
 	CHECK(jwks && unit_put(f.dir, "jwks.json", jwks, 0600) == 0);
 	free(jwks);
-	port = tls_start(f.dir, &pid);
+	port = tls_start(f.dir, &pid, &pipe_fd);
 	CHECK(port > 0);
 	snprintf(url, sizeof(url), "https://127.0.0.1:%u", port);
 	tg_idps_free(f.idps);
@@ -917,6 +919,7 @@ static int tls(void)
 		 f.dir);
 	if (load_policy(&f, url, extra, &err) < 0 || tg_idps_new(f.policy, NULL, &f.idps, &err) < 0)
 		goto out;
+	oidc_bounds_set(f.idps, &b); /* a loaded machine's first fetch may time out: again soon */
 	tok = token(f.rsa, "RS256", "rsa-1", GOOD, url, "agent-1", t + 60, t, "sql.*:read");
 	for (i = 0; tok && i < 100 && verify(&f, tok, NULL, NULL, &err) < 0; i++)
 		usleep(50000);
@@ -941,6 +944,8 @@ out:
 		kill(pid, SIGTERM);
 		waitpid(pid, NULL, 0);
 	}
+	if (pipe_fd >= 0)
+		close(pipe_fd);
 	teardown(&f);
 	return rc;
 }
