@@ -2,7 +2,8 @@
  * toolgate auth: who may do what (docs/AUTH.md). A policy file names the
  * principals (agents and people) and their scopes; the gateway signs
  * short-lived tokens for them (JWT, EdDSA over Ed25519, libsodium) and
- * checks the tokens callers present.
+ * checks the tokens callers present: its own, and those of the OpenID
+ * Connect providers the policy names (tg_idps_*).
  *
  * A scope is PATTERN:ACTION. PATTERN is a tool name, or a prefix ending
  * in "*" ("sql.*", "*"); ACTION is read, write (which includes read) or

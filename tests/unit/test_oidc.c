@@ -248,6 +248,12 @@ static int config(void)
 	CHECK(strcmp(policy_oidc(f.policy)->v[0].principal_claim, "sub") == 0);
 	tg_policy_free(f.policy);
 	f.policy = NULL;
+	/* https, or http to a loopback host that ends where it should */
+	CHECK(oidc_url_allowed("https://idp.example/realms/x") && oidc_url_allowed("http://[::1]:80/x"));
+	CHECK(oidc_url_allowed("http://localhost") && oidc_url_allowed("http://127.0.0.1:9/"));
+	CHECK(!oidc_url_allowed("http://localhost@evil.example") && !oidc_url_allowed("https://"));
+	CHECK(!oidc_url_allowed("https://a b") && !oidc_url_allowed("HTTP://127.0.0.1"));
+	CHECK(!oidc_url_allowed("http://127.0.0.10") && !oidc_url_allowed("file:///etc/passwd"));
 	CHECK(config_refused(&f, "http://idp.example", "", "identity_providers[0].issuer: an https"));
 	CHECK(config_refused(&f, "http://127.0.0.1.evil.example", "", "issuer: an https"));
 	CHECK(config_refused(&f, "https://idp.example", ",\"x\":1",
