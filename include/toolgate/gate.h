@@ -102,7 +102,8 @@ struct tg_gate_options {
 	 * each tool: TG_ANOMALY_DEFAULT leaves it to the configuration. */
 	enum tg_anomaly_action anomalies;
 	/* Write tools run through store (toolgate/store.h), borrowed: a
-	 * write call needs an idempotency key, is held in a ticket (expiring
+	 * write call under its idempotency key (the client's, or one the
+	 * gate derives: tg_call.idempotency_key) is held in a ticket (expiring
 	 * after ticket_ttl s, 0: an hour) until a person approves its exact
 	 * arguments, then runs once, and every retry under its key replays
 	 * the outcome. NULL: write tools are refused. */
@@ -181,7 +182,9 @@ struct tg_call {
 	 * allows. NULL: none, with the gate's policy (every tool refused);
 	 * without a policy nothing is checked. */
 	const char *scopes;
-	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
+	/* A write call's idempotency key (1 to 255 printable bytes), or NULL:
+	 * the gate derives one (tg_call_result.derived_key), unless the
+	 * policy's writes.client_key names the tool (the call is refused). */
 	const char *idempotency_key;
 	/* Non-zero: show what the call would do, do nothing (the tool must
 	 * support it; docs/PIPELINE.md). A dry run needs no key and no
@@ -212,6 +215,11 @@ struct tg_call_result {
 	char *structured_json;       /* JSON object, or NULL */
 	int is_error;                /* the tool failed or refused the call */
 	char tool[160];              /* the resolved name@version */
+	/* The idempotency key the gate derived for a write call that came
+	 * without one (from its principal, tool, version and canonical
+	 * arguments), which the same call again finds (docs/PIPELINE.md,
+	 * "Write calls"); "" when the client sent its own, or for a read. */
+	char derived_key[80];
 };
 
 /* Run one call through the pipeline. 0 and OUT *r (a tool result,

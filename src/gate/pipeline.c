@@ -827,6 +827,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	gate_span_finish(&st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
+	if (rc >= 0 && st.key_derived)
+		snprintf(r->derived_key, sizeof(r->derived_key), "%s", st.made_key);
 	st.k = NULL;
 	free(st.canonical);
 	free(st.anomalies);

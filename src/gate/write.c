@@ -67,6 +67,14 @@ static const char *new_call(const struct call_state *st)
 			     "arguments find this answer" : "a new call needs a new idempotency key";
 }
 
+/* What a call without a key of its client's is told about the key the
+ * gate derived for it; "" for a call with its own. */
+static const char *key_note(const struct call_state *st)
+{
+	return st->key_derived ? " (no idempotency key was sent: one was derived from the "
+				 "arguments, so the same call again finds this ticket)" : "";
+}
+
 static struct tg_idem_key idem_key(const struct call_state *st)
 {
 	struct tg_idem_key k = { st->call->principal, st->k->name, st->key, st->fingerprint };
@@ -102,6 +110,15 @@ int gate_answer(struct call_state *st, const char *outcome, const char *code, co
 	return 1;
 }
 
+/* A held call's answer while its ticket is pending: which ticket, and
+ * how to ask again. */
+static int awaiting(struct call_state *st, const char *id)
+{
+	return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
+			   "(toolgate approvals show %s); call again with %s once it is decided%s",
+			   st->k->name, st->k->version_text, id, id, again_with(st), key_note(st));
+}
+
 /* A result as the key keeps it, to replay byte for byte. */
 static char *result_text(const struct exec_out *o)
 {
@@ -133,6 +150,14 @@ static int replay(struct call_state *st, const char *text)
 	st->out.is_error = json_is_true(json_object_get(j, "isError"));
 	json_decref(j);
 	st->outcome = "replayed";
+	/* a derived key cannot tell two intended identical calls apart: the
+	 * caller is told this answer is an earlier call's */
+	if (st->key_derived && json_is_array(st->out.content))
+		json_array_append_new(st->out.content, json_pack("{s:s,s:s}", "type", "text", "text",
+			"This is the answer of an earlier call with the same arguments (no idempotency "
+			"key was sent: the one derived from them found it); the call did not run "
+			"again. To make the same call again, send an idempotency key of your own "
+			"(_meta[\"dev.toolgate/idempotencyKey\"])."));
 	return 1;
 }
 
@@ -252,9 +277,7 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 
 	switch (t.state) {
 	case TG_TICKET_PENDING:
-		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
-			      "(toolgate approvals show %s); call again with %s once it is decided",
-			      st->k->name, st->k->version_text, id, id, again_with(st));
+		return awaiting(st, id);
 	case TG_TICKET_APPROVED:
 		/* what was approved is exactly this version: a retry that now
 		 * resolves to another (a reload, another pin) does not run */
@@ -396,6 +419,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
  * the same key, it is answered (1). A write's dry run (a tool that
  * supports one) runs at once: it changes nothing. */
 static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int derive_key(struct call_state *st);
 static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err);
 
 int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
@@ -427,12 +451,51 @@ int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *
 			      "%s@%s is a write tool: write tools run only through the approval "
 			      "gate, which needs a policy and a state directory (serve --policy "
 			      "--state)", st->k->name, st->k->version_text);
-	if (!st->call->idempotency_key)
-		return gate_refuse(st, "refused", "%s@%s is a write tool: it needs an idempotency key "
-			      "(_meta[\"dev.toolgate/idempotencyKey\"], or the HTTP Idempotency-Key "
-			      "header)", st->k->name, st->k->version_text);
+	if (!st->call->idempotency_key) {
+		/* the policy may want the client's own key for this tool: a
+		 * host that retries is then told to send one */
+		if (g->policy && tg_policy_client_key(g->policy, st->k->name))
+			return gate_refuse(st, "refused", "%s@%s is a write tool: it needs an "
+					   "idempotency key (_meta[\"dev.toolgate/idempotencyKey\"], "
+					   "or the HTTP Idempotency-Key header): the policy's "
+					   "writes.client_key names it", st->k->name,
+					   st->k->version_text);
+		if (derive_key(st) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return held(g, st, IDEM_TTL, err);
+	}
 	st->key = st->call->idempotency_key;
 	return held(g, st, IDEM_TTL, err);
+}
+
+/* A write call without a key of its client's (a stock agent host sends
+ * none): one derived from who calls, what (tool and version) and the
+ * canonical arguments' hash, so that the host's retry of the same call
+ * finds the same ticket and the same answer (docs/PIPELINE.md, "Write
+ * calls"). -1 out of memory. */
+static int derive_key(struct call_state *st)
+{
+	crypto_hash_sha256_state h;
+	unsigned char d[crypto_hash_sha256_BYTES];
+	char hex[2 * 16 + 1];
+
+	if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
+		return -1;
+	crypto_hash_sha256_init(&h);
+	/* each part ends with a NUL: no two calls' parts run together */
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->call->principal,
+				  strlen(st->call->principal) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->k->name, strlen(st->k->name) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->k->version_text,
+				  strlen(st->k->version_text) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->fingerprint,
+				  strlen(st->fingerprint) + 1);
+	crypto_hash_sha256_final(&h, d);
+	sodium_bin2hex(hex, sizeof(hex), d, 16);
+	snprintf(st->made_key, sizeof(st->made_key), "derived:%s", hex);
+	st->key = st->made_key;
+	st->key_derived = 1;
+	return 0;
 }
 
 /* A read whose arguments are anomalous, held as a write is: under the
@@ -624,9 +687,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 			return rc;
 		}
 	} else {
-		gate_answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
-		       "(toolgate approvals show %s); call again with %s once it is decided",
-		       st->k->name, st->k->version_text, t.id, t.id, again_with(st));
+		awaiting(st, t.id);
 	}
 	/* the caller sees the preview of what it asked, unless what it asked
 	 * is held for its anomalies: then only a person does */

@@ -146,6 +146,20 @@ static void tool_event(void *ctx, const char *event)
 
 /* ---- tools/call ------------------------------------------------------------- */
 
+/* _meta[META_IDEMPOTENCY] of a result: {"key": key, "derived": true}. */
+static void meta_derived_key(json_t *result, const char *key)
+{
+	json_t *meta = json_object_get(result, "_meta");
+
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		if (json_object_set_new(result, "_meta", meta) < 0)
+			return;
+	}
+	json_object_set_new(meta, META_IDEMPOTENCY,
+			    json_pack("{s:s,s:b}", "key", key, "derived", 1));
+}
+
 /* Run a tools/call through the gate; its response. f: the call's
  * cancellation (NULL in a batch); mrtr: a modern call's questions. */
 json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
@@ -223,6 +237,10 @@ json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
 	else if (result && structured)
 		json_object_set_new(result, "structuredContent", json_incref(structured));
 	json_decref(structured);
+	/* a held call without a key of its client's: the key the gate derived,
+	 * which the host's retry of the same call finds (docs/PIPELINE.md) */
+	if (result && r.derived_key[0])
+		meta_derived_key(result, r.derived_key);
 	tg_call_result_release(&r);
 	if (result && opts->modern)
 		modern_result(result, 0);
