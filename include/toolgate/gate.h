@@ -392,6 +392,12 @@ TG_API void tg_gate_on_change(struct tg_gate *gate,
 TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
 TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
 				   struct tg_error *err);
+/* tg_gate_tools_json as a caller holding scopes (as tg_call.scopes: NULL
+ * holds none with a policy) may see it: only the tools the authorize
+ * stage would let it call (TOOL:read for a read tool, TOOL:write for a
+ * write tool), an upstream's NAME.tool too; without a policy, all. */
+TG_API char *tg_gate_tools_json_for(struct tg_gate *gate, const char *scopes, const char *today,
+				    struct tg_error *err);
 
 /* Wait for the upstreams still making their first listing, so that a
  * client listing the tools as it connects, just after serve started, sees

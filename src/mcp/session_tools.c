@@ -26,7 +26,8 @@
 #define META_DRY_RUN "dev.toolgate/dryRun"         /* show, do not do (docs/PIPELINE.md) */
 #define META_WAIT "dev.toolgate/approvalWait"      /* ms a held call waits for its decision */
 
-json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes)
+json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes,
+		   const char *scopes)
 {
 	json_t *cursor = json_object_get(params, "cursor"), *all, *page, *result, *t;
 	struct tg_error err;
@@ -47,7 +48,11 @@ json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_sh
 	 * a client that lists once as it connects sees them */
 	if (!cursor)
 		tg_gate_await_upstreams(s->mcp->gate);
-	text = tg_gate_tools_json(s->mcp->gate, NULL, &err);
+	/* only what the caller may call (docs/AUTH.md): with a policy, no
+	 * scopes given is none held; the cursor counts this list */
+	if (s->mcp->policy && !scopes)
+		scopes = "";
+	text = tg_gate_tools_json_for(s->mcp->gate, scopes, NULL, &err);
 	all = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);
 	if (!all)

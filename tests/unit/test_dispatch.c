@@ -218,7 +218,7 @@ static int session_latest(void)
 	CHECK(send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}") == 0);
 	CHECK((a = answer(&s, 2, 0)) != NULL);
 	tools = json_object_get(json_object_get(a, "result"), "tools");
-	CHECK(json_array_size(tools) == 2);
+	CHECK(json_array_size(tools) == 1); /* not "other": its scopes do not allow it */
 	CHECK(strcmp(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
 		     "echo") == 0);
 	CHECK(json_is_object(json_object_get(json_array_get(tools, 0), "inputSchema")));
@@ -394,9 +394,176 @@ static int upstream_resources(void)
 	return 0;
 }
 
+/* ---- tools/list shows what the caller may call (docs/AUTH.md) ---------------- */
+
+#define LISTED_READS 60 /* r.00 to r.59, all allowed: more than a page */
+#define LISTED_HIDDEN 30 /* s.00 to s.29, none allowed */
+
+/* The contracts of the listing tests: the reads above, the write w.a
+ * (allowed) and w.b (its read scope does not let one call a write). */
+static char **listing_contracts(void)
+{
+	char **k = calloc(LISTED_READS + LISTED_HIDDEN + 3, sizeof(*k));
+	size_t i, n = 0;
+
+	for (i = 0; k && i < LISTED_READS + LISTED_HIDDEN; i++)
+		if (asprintf(&k[n++], "{\"name\":\"%s.%02zu\",\"version\":\"1.0.0\"," FIX_OWNER
+			     ",\"authority\":\"read\",\"input_schema\":{\"type\":\"object\"},"
+			     FIX_ECHO "}", i < LISTED_READS ? "r" : "s",
+			     i < LISTED_READS ? i : i - LISTED_READS) < 0)
+			k[--n] = NULL;
+	for (i = 0; k && i < 2; i++)
+		if (asprintf(&k[n++], "{\"name\":\"w.%c\",\"version\":\"1.0.0\"," FIX_OWNER
+			     ",\"authority\":\"write\",\"dry_run\":\"unsupported\","
+			     "\"compensation\":{\"irreversible\":\"t\"},\"input_schema\":"
+			     "{\"type\":\"object\"}," FIX_ECHO "}", i ? 'b' : 'a') < 0)
+			k[--n] = NULL;
+	return k;
+}
+
+static void contracts_free(char **k)
+{
+	size_t i;
+
+	for (i = 0; k && k[i]; i++)
+		free(k[i]);
+	free(k);
+}
+
+/* Every page of tools/list (modern: the 2026-07-28 era's request), the
+ * names in order into *names; 0, or -1 when a page was wrong: more than
+ * 50, a cursor on the last, none on a full one before the end. */
+static int list_all(struct session *s, int modern, json_t **names)
+{
+	char line[512], cursor[64] = "";
+	json_t *a, *r, *t;
+	size_t i, pages = 0;
+	int id = 100;
+
+	*names = json_array();
+	for (;;) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+			 "\"tools/list\",\"params\":{%s%s%s%s}}", id, cursor[0] ? "\"cursor\":\"" : "",
+			 cursor, cursor[0] ? "\"" : "", modern ? (cursor[0] ? "," MODERN_META
+								    : MODERN_META) : "");
+		if (send_line(s, line) < 0 || !(a = answer(s, id++, 0)))
+			return -1;
+		r = json_object_get(a, "result");
+		if (json_array_size(json_object_get(r, "tools")) > 50 ||
+		    (modern && !json_object_get(r, "resultType"))) {
+			json_decref(a);
+			return -1;
+		}
+		json_array_foreach(json_object_get(r, "tools"), i, t)
+			json_array_append(*names, json_object_get(t, "name"));
+		pages++;
+		t = json_object_get(r, "nextCursor");
+		if (!t) {
+			json_decref(a);
+			return pages ? 0 : -1;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", json_string_value(t));
+		json_decref(a);
+	}
+}
+
+/* 1 if names holds name. */
+static int has_name(json_t *names, const char *name)
+{
+	json_t *n;
+	size_t i;
+
+	json_array_foreach(names, i, n)
+		if (strcmp(json_string_value(n), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A listing as the stdio principal holding the scopes the policy gives
+ * it: exactly the tools they allow, each once over the pages, in both
+ * eras, an upstream's NAME.tool filtered as the catalogue's are. */
+static int tools_list_scoped(void)
+{
+	static const char policy[] = "{\"principals\":{\"agent\":{\"scopes\":[\"r.*:read\","
+				     "\"w.a:write\",\"w.b:read\",\"fake.echo:read\"]}}}";
+	char **k = listing_contracts();
+	struct fix_spec spec = { "listscoped", (const char *const *)k, policy,
+				 TG_ANOMALY_DEFAULT, fake };
+	struct tg_mcp_options mo = { 0 };
+	struct tg_error err;
+	struct session s;
+	struct tg_mcp *mcp;
+	struct fix f;
+	json_t *names, *all;
+	char name[16];
+	int modern, i;
+
+	CHECK(k && fix_open(&f, &spec) == 0);
+	contracts_free(k);
+	/* the upstream's tools are served, whoever may see them */
+	all = fix_tools_with(f.gate, "fake.echo");
+	CHECK(all && fix_tool(all, "fake.echo") && fix_tool(all, "s.00") && fix_tool(all, "w.b"));
+	CHECK(json_array_size(all) > LISTED_READS + LISTED_HIDDEN + 3); /* fake's others too */
+	json_decref(all);
+	mo.principal = "agent";
+	CHECK(tg_mcp_new(f.gate, &mo, &mcp, &err) == 0);
+	CHECK(start(&s, mcp) == 0);
+	CHECK(initialize(&s, TG_MCP_LATEST) == 0);
+	for (modern = 0; modern < 2; modern++) {
+		CHECK(list_all(&s, modern, &names) == 0);
+		CHECK(json_array_size(names) == LISTED_READS + 2);
+		for (i = 0; i < LISTED_READS; i++) {
+			snprintf(name, sizeof(name), "r.%02d", i);
+			CHECK(has_name(names, name));
+		}
+		CHECK(has_name(names, "w.a") && has_name(names, "fake.echo"));
+		CHECK(!has_name(names, "w.b") && !has_name(names, "s.00") &&
+		      !has_name(names, "fake.read"));
+		json_decref(names);
+	}
+	CHECK(stop(&s) == 0);
+	tg_mcp_free(mcp);
+	fix_remove(&f);
+	return 0;
+}
+
+/* Without a policy, every tool is listed, as before. */
+static int tools_list_no_policy(void)
+{
+	char **k = listing_contracts();
+	struct fix_spec spec = { "listall", (const char *const *)k, NULL, TG_ANOMALY_DEFAULT,
+				 NULL };
+	struct tg_mcp_options mo = { 0 };
+	struct tg_error err;
+	struct session s;
+	struct tg_mcp *mcp;
+	struct fix f;
+	json_t *names;
+	int modern;
+
+	CHECK(k && fix_open(&f, &spec) == 0);
+	contracts_free(k);
+	mo.principal = "local";
+	CHECK(tg_mcp_new(f.gate, &mo, &mcp, &err) == 0);
+	CHECK(start(&s, mcp) == 0);
+	CHECK(initialize(&s, TG_MCP_LATEST) == 0);
+	for (modern = 0; modern < 2; modern++) {
+		CHECK(list_all(&s, modern, &names) == 0);
+		CHECK(json_array_size(names) == LISTED_READS + LISTED_HIDDEN + 2);
+		CHECK(has_name(names, "s.29") && has_name(names, "w.b"));
+		json_decref(names);
+	}
+	CHECK(stop(&s) == 0);
+	tg_mcp_free(mcp);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test dispatch_tests[] = {
 	{ "dispatch/upstream_resources", upstream_resources },
 	{ "dispatch/session_latest", session_latest },
 	{ "dispatch/batch_2025_03_26", batch_2025_03_26 },
+	{ "dispatch/tools_list_scoped", tools_list_scoped },
+	{ "dispatch/tools_list_no_policy", tools_list_no_policy },
 	UNIT_TESTS_END,
 };
