@@ -190,11 +190,16 @@ struct tg_call {
 	 * support it; docs/PIPELINE.md). A dry run needs no key and no
 	 * approval: every mount of its sandbox is read-only. */
 	int dry_run;
-	/* A write call held for approval waits this long (ms, at most
-	 * TG_MAX_APPROVAL_WAIT_MS) for the decision: approved in time, it
-	 * runs and the caller gets its result; 0: answered at once;
-	 * TG_APPROVAL_WAIT_DECIDED: until a person decides or the ticket
-	 * expires (an MCP task's call, which nobody waits on). */
+	/* A call held for approval (a write, a read held for its
+	 * anomalies) waits this long (ms, at most TG_MAX_APPROVAL_WAIT_MS)
+	 * for the decision: approved in time, it runs and the caller gets
+	 * its result; 0: answered at once; TG_APPROVAL_WAIT_POLICY: the
+	 * caller asked nothing (a stock agent host), the policy's
+	 * writes.wait (toolgate/auth.h; TG_WRITES_WAIT_DEFAULT_MS without a
+	 * policy); TG_APPROVAL_WAIT_DECIDED: until a person decides or the
+	 * ticket expires (an MCP task's call, which nobody waits on). While
+	 * it waits, notify hears a progress event every 5 s; the wait holds
+	 * no lock and ends when cancel_fd becomes readable. */
 	unsigned approval_wait_ms;
 	/* Read when a cancellation ends the approval wait: non-NULL and
 	 * non-zero, the caller withdrew its request (an MCP task's client
@@ -208,6 +213,7 @@ struct tg_call {
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000
 #define TG_APPROVAL_WAIT_DECIDED 0xffffffffu
+#define TG_APPROVAL_WAIT_POLICY 0xfffffffeu
 
 /* A tool result as MCP carries it. */
 struct tg_call_result {

@@ -114,6 +114,12 @@ int gate_answer(struct call_state *st, const char *outcome, const char *code, co
  * how to ask again. */
 static int awaiting(struct call_state *st, const char *id)
 {
+	if (st->waited_ms >= 1000)
+		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s: awaiting approval: "
+				   "ticket %s (toolgate approvals show %s); no decision came in the "
+				   "%u s it waited: ask again later with %s%s", st->k->name,
+				   st->k->version_text, id, id, st->waited_ms / 1000, again_with(st),
+				   key_note(st));
 	return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
 			   "(toolgate approvals show %s); call again with %s once it is decided%s",
 			   st->k->name, st->k->version_text, id, id, again_with(st), key_note(st));
@@ -186,15 +192,31 @@ int gate_cancelled_within(int fd, int ms)
 static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err);
 
+/* How long the call waits for its ticket's decision (ms): what its
+ * client asked (at most TG_MAX_APPROVAL_WAIT_MS), or, when it asked
+ * nothing (a stock host's call), the policy's writes.wait (without a
+ * policy its default); TG_APPROVAL_WAIT_DECIDED: until the decision. */
+static unsigned wait_ms(const struct tg_gate *g, const struct call_state *st)
+{
+	unsigned ms = st->call->approval_wait_ms;
+	uint64_t p;
+
+	if (ms == TG_APPROVAL_WAIT_DECIDED)
+		return ms;
+	if (ms == TG_APPROVAL_WAIT_POLICY) {
+		p = g->policy ? tg_policy_writes_wait_ms(g->policy) : TG_WRITES_WAIT_DEFAULT_MS;
+		return p > TG_WRITES_WAIT_MAX_MS ? TG_WRITES_WAIT_MAX_MS : (unsigned)p;
+	}
+	return ms > TG_MAX_APPROVAL_WAIT_MS ? TG_MAX_APPROVAL_WAIT_MS : ms;
+}
+
 static int await_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			  struct tg_ticket *t, struct tg_error *err)
 {
-	unsigned budget = st->call->approval_wait_ms;
+	unsigned budget = wait_ms(g, st);
 	int forever = budget == TG_APPROVAL_WAIT_DECIDED, rc;
 	struct tg_span *span;
 
-	if (budget > TG_MAX_APPROVAL_WAIT_MS)
-		budget = TG_MAX_APPROVAL_WAIT_MS;
 	span = tg_span_start(g->tracer, "approval wait", TG_SPAN_INTERNAL, st->span, NULL);
 	tg_span_set_str(span, "toolgate.ticket", id);
 	rc = wait_decision(g, st, id, budget, forever, t, err);
@@ -206,20 +228,47 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 	return rc;
 }
 
+#define WAIT_PROGRESS_MS 5000 /* a waiting call's progress, this often: a host's
+			       * request timeout that progress resets does not lapse */
+
+/* A waiting call's progress: the seconds waited, of how many. */
+static void wait_progress(const struct call_state *st, const char *id, unsigned waited,
+			  unsigned budget, int forever)
+{
+	char event[200], total[32] = "";
+
+	if (!st->call->notify)
+		return;
+	if (!forever)
+		snprintf(total, sizeof(total), ",\"total\":%u", budget / 1000);
+	snprintf(event, sizeof(event), "{\"progress\":{\"progress\":%u%s,\"message\":"
+		 "\"awaiting approval: ticket %s\"}}", waited / 1000, total, id);
+	st->call->notify(st->call->notify_ctx, event);
+}
+
+static unsigned since_ms(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (unsigned)((now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* No lock is held while it waits: the store is asked, briefly, every
+ * 100 ms, and the call's cancel fd polled in between. */
 static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err)
 {
-	unsigned waited = 0;
-	char event[160];
+	unsigned waited = 0, told = 0;
+	struct timespec t0;
 
-	if (st->call->notify) {
-		snprintf(event, sizeof(event), "{\"progress\":{\"progress\":0,\"message\":"
-			 "\"awaiting approval: ticket %s\"}}", id);
-		st->call->notify(st->call->notify_ctx, event);
-	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	wait_progress(st, id, 0, budget, forever);
 	for (;;) {
 		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
 			return -1;
+		waited = since_ms(&t0);
+		st->waited_ms = waited;
 		if (t->state != TG_TICKET_PENDING || (!forever && waited >= budget))
 			return 0;
 		if (gate_cancelled_within(st->call->cancel_fd, 100)) {
@@ -232,7 +281,10 @@ static int wait_decision(struct tg_gate *g, struct call_state *st, const char *i
 			return tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err);
 		}
 		tg_ticket_release(t);
-		waited += 100;
+		if (waited / WAIT_PROGRESS_MS > told) {
+			told = waited / WAIT_PROGRESS_MS;
+			wait_progress(st, id, waited, budget, forever);
+		}
 	}
 }
 
@@ -255,7 +307,7 @@ static int ticket_step(struct tg_gate *g, struct call_state *st, const char *mar
 
 	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
 		return -1;
-	if (t.state == TG_TICKET_PENDING && st->call->approval_wait_ms) {
+	if (t.state == TG_TICKET_PENDING && wait_ms(g, st)) {
 		tg_ticket_release(&t);
 		if (await_decision(g, st, id, &t, err) < 0)
 			return -1;
@@ -675,7 +727,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		return rc < 0 ? -1 : gate_queue_full(g, st);
 	}
 	tg_ticket_release(&t);
-	if (st->call->approval_wait_ms) {
+	if (wait_ms(g, st)) {
 		/* decided within the caller's budget: answered as its retry
 		 * would be (run once approved, the rejection, ...) */
 		char marker[64];

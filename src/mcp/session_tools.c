@@ -431,7 +431,9 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 		     json_integer_value(wait) > TG_MAX_APPROVAL_WAIT_MS))
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_WAIT
 				      "\"] is milliseconds, 0 to 120000");
-	with_key.approval_wait_ms = wait ? (unsigned)json_integer_value(wait) : 0;
+	/* a client that says nothing (a stock host) waits as the policy says */
+	with_key.approval_wait_ms = wait ? (unsigned)json_integer_value(wait)
+					 : TG_APPROVAL_WAIT_POLICY;
 	/* a batch's calls run one after the other: none may stall the rest */
 	if (mode == CALL_PLAIN)
 		with_key.approval_wait_ms = 0;

@@ -1076,7 +1076,8 @@ grep -q 'is approved, not pending' "$tmp/err" || why="$why [twice: $(cat "$tmp/e
 
 # --- write calls: an idempotency key, a ticket, a person's approval, one run ----------------
 cat >"$tmp/policy5.json" <<'JSON'
-{"principals":{"local":{"scopes":["files.*:write","tool.*:read"]},"alice":{"scopes":["files.*:approve"]}}}
+{"principals":{"local":{"scopes":["files.*:write","tool.*:read"]},"alice":{"scopes":["files.*:approve"]}},
+ "writes":{"wait":"0"}}
 JSON
 P5=(--state "$tmp/state5" --policy "$tmp/policy5.json")
 wcall() { # ARGS META: the answer to one files.delete call, on stdio
