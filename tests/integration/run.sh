@@ -1150,6 +1150,21 @@ hcall '' -H 'Idempotency-Key: hk1' -H 'Idempotency-Key: hk2'
 [ "$(code)" = 400 ] && grep -q 'given twice' "$tmp/body" || why="$why [twice: $(code)]"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
 [ -z "$why" ]; check write_call_idempotency_header $? "$why"
+# a stock host's call (no key, no wait asked, a progress token): it is listed
+# only what its scopes allow, and its write waits the policy's writes.wait,
+# with progress, then answers what the model can act on
+cat >"$tmp/policy7.json" <<'JSON'
+{"principals":{"local":{"scopes":["files.*:write","tool.001:read"]}},"writes":{"wait":"1s"}}
+JSON
+out=$(printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files.delete","arguments":{"path":"s"},"_meta":{"progressToken":"p"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+	"$TG" serve --catalog "$tmp/mcp" --state "$tmp/state7" --policy "$tmp/policy7.json" --record /dev/null 2>/dev/null)
+jq -se 'any(.[]; .method == "notifications/progress" and (.params.message | test("awaiting approval: ticket"))) and
+	any(.[]; .id == 1 and .result._meta["dev.toolgate/error"].code == "awaiting_approval" and
+		.result._meta["dev.toolgate/idempotencyKey"].derived and
+		(.result.content[0].text | test("ask again later with the same arguments"))) and
+	any(.[]; .id == 2 and ([.result.tools[].name] == ["files.delete", "tool.001"]))' <<<"$out" >/dev/null
+check write_call_stock_host_waits $? "$out"
 
 # --- the example write tools: dry run, approval, one run, rollback ---------------------------
 # (sql.execute, fs.write, fs.delete and their compensations, tests/integration/write_tools.py)
