@@ -28,7 +28,9 @@ step "What this host guarantees"
 
 # The write path on a copy of the examples (the data and workspace owned
 # by the sandbox's host user, nobody): a policy where agent-1 may write
-# with sql.execute and alice may approve it, and alice's token.
+# with sql.execute and alice may approve it, and alice's token. A held
+# call is answered at once (writes.wait 0): alice decides between the
+# agent's calls, as the demo shows step by step.
 write_demo() {
 	local dir tg
 	dir=$(mktemp -d /tmp/toolgate-demo.XXXXXX)
@@ -38,7 +40,8 @@ write_demo() {
 	chown -R 65534:65534 "$dir/data" "$dir/workspace"
 	cat >"$dir/policy.json" <<'JSON'
 {"principals": {"agent-1": {"scopes": ["sql.*:read", "sql.execute:write"]},
-                "alice": {"scopes": ["sql.*:approve"]}}}
+                "alice": {"scopes": ["sql.*:approve"]}},
+ "writes": {"wait": "0"}}
 JSON
 	"$tg" token issue --state "$dir/state" --policy "$dir/policy.json" --principal alice \
 		--scope 'sql.*:approve' >"$dir/alice.token" &&

@@ -41,7 +41,7 @@ struct tg_store;
 /* The policy file (JSON, at most 1 MiB): {"issuer"?, "audience"?,
  * "max_token_ttl"? ("1h"), "principals": {NAME: {"scopes": [...],
  * "max_token_ttl"?, "rate"? ("60/m")}}, "anomalies"?, "tickets"?,
- * "identity_providers"? (at most 16, docs/AUTH.md)}.
+ * "identity_providers"? (at most 16, docs/AUTH.md), "writes"?}.
  * Every field checked; OUT *out. */
 TG_API int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err);
 TG_API void tg_policy_free(struct tg_policy *policy);
@@ -67,6 +67,22 @@ struct tg_ticket_policy {
 TG_API void tg_ticket_policy_defaults(struct tg_ticket_policy *out);
 /* The policy's "tickets", its defaults where it says nothing. */
 TG_API const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *policy);
+/* What write calls need and how long a held call waits (a policy's
+ * "writes", docs/PIPELINE.md, "Write calls"):
+ *
+ *   {"client_key": ["payments.*", "db.drop"], "wait": "3m"}
+ *
+ * tg_policy_client_key: 1 if a pattern of client_key (a scope's
+ * pattern: a tool name, or a prefix ending in "*") covers tool, whose
+ * write calls then need the client's own idempotency key (none is
+ * derived). tg_policy_writes_wait_ms: how long a held call whose client
+ * asked for no wait of its own waits for its decision (0: answered at
+ * once), TG_WRITES_WAIT_DEFAULT_MS when the policy does not say; at most
+ * TG_WRITES_WAIT_MAX_MS. */
+#define TG_WRITES_WAIT_DEFAULT_MS 180000u
+#define TG_WRITES_WAIT_MAX_MS 1800000u
+TG_API int tg_policy_client_key(const struct tg_policy *policy, const char *tool);
+TG_API uint64_t tg_policy_writes_wait_ms(const struct tg_policy *policy);
 TG_API const char *tg_policy_audience(const struct tg_policy *policy);
 TG_API uint64_t tg_policy_max_ttl(const struct tg_policy *policy); /* seconds */
 /* 1 if name is a principal of the policy. */

@@ -102,7 +102,8 @@ struct tg_gate_options {
 	 * each tool: TG_ANOMALY_DEFAULT leaves it to the configuration. */
 	enum tg_anomaly_action anomalies;
 	/* Write tools run through store (toolgate/store.h), borrowed: a
-	 * write call needs an idempotency key, is held in a ticket (expiring
+	 * write call under its idempotency key (the client's, or one the
+	 * gate derives: tg_call.idempotency_key) is held in a ticket (expiring
 	 * after ticket_ttl s, 0: an hour) until a person approves its exact
 	 * arguments, then runs once, and every retry under its key replays
 	 * the outcome. NULL: write tools are refused. */
@@ -187,17 +188,24 @@ struct tg_call {
 	 * allows. NULL: none, with the gate's policy (every tool refused);
 	 * without a policy nothing is checked. */
 	const char *scopes;
-	/* A write call's idempotency key (1 to 255 printable bytes), or NULL. */
+	/* A write call's idempotency key (1 to 255 printable bytes), or NULL:
+	 * the gate derives one (tg_call_result.derived_key), unless the
+	 * policy's writes.client_key names the tool (the call is refused). */
 	const char *idempotency_key;
 	/* Non-zero: show what the call would do, do nothing (the tool must
 	 * support it; docs/PIPELINE.md). A dry run needs no key and no
 	 * approval: every mount of its sandbox is read-only. */
 	int dry_run;
-	/* A write call held for approval waits this long (ms, at most
-	 * TG_MAX_APPROVAL_WAIT_MS) for the decision: approved in time, it
-	 * runs and the caller gets its result; 0: answered at once;
-	 * TG_APPROVAL_WAIT_DECIDED: until a person decides or the ticket
-	 * expires (an MCP task's call, which nobody waits on). */
+	/* A call held for approval (a write, a read held for its
+	 * anomalies) waits this long (ms, at most TG_MAX_APPROVAL_WAIT_MS)
+	 * for the decision: approved in time, it runs and the caller gets
+	 * its result; 0: answered at once; TG_APPROVAL_WAIT_POLICY: the
+	 * caller asked nothing (a stock agent host), the policy's
+	 * writes.wait (toolgate/auth.h; TG_WRITES_WAIT_DEFAULT_MS without a
+	 * policy); TG_APPROVAL_WAIT_DECIDED: until a person decides or the
+	 * ticket expires (an MCP task's call, which nobody waits on). While
+	 * it waits, notify hears a progress event every 5 s; the wait holds
+	 * no lock and ends when cancel_fd becomes readable. */
 	unsigned approval_wait_ms;
 	/* Read when a cancellation ends the approval wait: non-NULL and
 	 * non-zero, the caller withdrew its request (an MCP task's client
@@ -211,6 +219,7 @@ struct tg_call {
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000
 #define TG_APPROVAL_WAIT_DECIDED 0xffffffffu
+#define TG_APPROVAL_WAIT_POLICY 0xfffffffeu
 
 /* A tool result as MCP carries it. */
 struct tg_call_result {
@@ -218,6 +227,11 @@ struct tg_call_result {
 	char *structured_json;       /* JSON object, or NULL */
 	int is_error;                /* the tool failed or refused the call */
 	char tool[160];              /* the resolved name@version */
+	/* The idempotency key the gate derived for a write call that came
+	 * without one (from its principal, tool, version and canonical
+	 * arguments), which the same call again finds (docs/PIPELINE.md,
+	 * "Write calls"); "" when the client sent its own, or for a read. */
+	char derived_key[80];
 };
 
 /* Run one call through the pipeline. 0 and OUT *r (a tool result,
@@ -393,6 +407,12 @@ TG_API void tg_gate_on_change(struct tg_gate *gate,
 TG_API char *tg_gate_tools_json(struct tg_gate *gate, const char *today, struct tg_error *err);
 TG_API char *tg_gate_tools_json_of(const struct tg_catalog *catalog, const char *today,
 				   struct tg_error *err);
+/* tg_gate_tools_json as a caller holding scopes (as tg_call.scopes: NULL
+ * holds none with a policy) may see it: only the tools the authorize
+ * stage would let it call (TOOL:read for a read tool, TOOL:write for a
+ * write tool), an upstream's NAME.tool too; without a policy, all. */
+TG_API char *tg_gate_tools_json_for(struct tg_gate *gate, const char *scopes, const char *today,
+				    struct tg_error *err);
 
 /* Wait for the upstreams still making their first listing, so that a
  * client listing the tools as it connects, just after serve started, sees

@@ -25,6 +25,8 @@ struct tg_policy {
 	struct tg_anomaly_config *anomalies; /* NULL: the defaults */
 	struct tg_ticket_policy tickets;
 	struct oidc_config *idps;    /* "identity_providers" (oidc_config.c), or NULL */
+	json_t *client_key;          /* "writes.client_key": patterns, or NULL */
+	uint64_t writes_wait_ms;     /* "writes.wait" */
 };
 
 static const char *const actions[] = { "read", "write", "approve" };
@@ -53,18 +55,26 @@ static int scope_action(const char *s, size_t *pattern_len)
 	return -1;
 }
 
+/* 1 if p (plen bytes) is a scope's pattern: a tool name's characters,
+ * and one "*" at the end. */
+static int pattern_valid(const char *p, size_t plen)
+{
+	size_t i;
+
+	for (i = 0; i < plen; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", p[i]) &&
+		    !(p[i] == '*' && i == plen - 1))
+			return 0;
+	return plen > 0;
+}
+
 int tg_scope_valid(const char *s)
 {
-	size_t plen, i;
+	size_t plen;
 
 	if (!s || strlen(s) > 200 || scope_action(s, &plen) < 0 || plen == 0)
 		return 0;
-	/* a tool name's characters, and one "*" at the end */
-	for (i = 0; i < plen; i++)
-		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", s[i]) &&
-		    !(s[i] == '*' && i == plen - 1))
-			return 0;
-	return 1;
+	return pattern_valid(s, plen);
 }
 
 /* 1 if pattern p (plen bytes) covers pattern q (qlen bytes). */
@@ -249,10 +259,50 @@ static int parse_tickets(json_t *t, const char *path, struct tg_ticket_policy *t
 	return 0;
 }
 
+/* The policy's "writes" (docs/PIPELINE.md, "Write calls"): the tools
+ * whose write calls still need a key of the client's, and how long a held
+ * call waits for its decision when its client did not say. Kept in p;
+ * the defaults where it says nothing. */
+static int parse_writes(json_t *w, const char *path, struct tg_policy *p, struct tg_error *err)
+{
+	json_t *v, *keys, *s;
+	const char *key;
+	struct tg_error perr;
+	uint64_t ms;
+	size_t i;
+
+	p->writes_wait_ms = TG_WRITES_WAIT_DEFAULT_MS;
+	if (!w)
+		return 0;
+	if (!json_is_object(w))
+		return bad(err, path, "writes: want an object");
+	json_object_foreach(w, key, v)
+		if (strcmp(key, "client_key") != 0 && strcmp(key, "wait") != 0)
+			return bad(err, path, "writes: unknown field \"%.64s\"", key);
+	keys = json_object_get(w, "client_key");
+	if (keys && (!json_is_array(keys) || json_array_size(keys) > TG_MAX_SCOPES))
+		return bad(err, path, "writes.client_key: want an array of at most 64 tool patterns");
+	json_array_foreach(keys, i, s)
+		if (!json_is_string(s) || json_string_length(s) > 200 ||
+		    !pattern_valid(json_string_value(s), json_string_length(s)))
+			return bad(err, path, "writes.client_key: %.100s: want a tool name, or a "
+				   "prefix ending in * (as a scope's pattern)",
+				   json_is_string(s) ? json_string_value(s) : "(not a string)");
+	v = json_object_get(w, "wait");
+	if (v && (!json_is_string(v) || parse_duration(json_string_value(v), &ms, &perr) < 0 ||
+		  ms > TG_WRITES_WAIT_MAX_MS))
+		return bad(err, path, "writes.wait: a duration from 0 (answer at once) to 30m, such "
+			   "as \"3m\"");
+	if (v)
+		p->writes_wait_ms = ms;
+	p->client_key = json_incref(keys);
+	return 0;
+}
+
 int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
 {
 	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals",
-					      "anomalies", "tickets", "identity_providers" };
+					      "anomalies", "tickets", "identity_providers", "writes" };
 	struct tg_policy *p = NULL;
 	json_error_t jerr;
 	json_t *j = NULL, *v;
@@ -333,6 +383,8 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 	    oidc_config_parse(json_object_get(j, "identity_providers"),
 			      json_object_get(j, "principals"), p->issuer, path, &p->idps, err) < 0)
 		goto fail;
+	if (parse_writes(json_object_get(j, "writes"), path, p, err) < 0)
+		goto fail;
 	p->principals = json_incref(json_object_get(j, "principals"));
 	json_decref(j);
 	*out = p;
@@ -348,6 +400,7 @@ void tg_policy_free(struct tg_policy *p)
 	if (!p)
 		return;
 	json_decref(p->principals);
+	json_decref(p->client_key);
 	tg_anomaly_config_free(p->anomalies);
 	oidc_config_free(p->idps);
 	free(p->issuer);
@@ -358,6 +411,22 @@ void tg_policy_free(struct tg_policy *p)
 const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *p)
 {
 	return &p->tickets;
+}
+
+int tg_policy_client_key(const struct tg_policy *p, const char *tool)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(p->client_key, i, s)
+		if (pattern_covers(json_string_value(s), json_string_length(s), tool, strlen(tool)))
+			return 1;
+	return 0;
+}
+
+uint64_t tg_policy_writes_wait_ms(const struct tg_policy *p)
+{
+	return p->writes_wait_ms;
 }
 
 const struct tg_anomaly_config *tg_policy_anomalies(const struct tg_policy *p)

@@ -258,6 +258,8 @@ struct call_state {
 	const struct gate_run_env *run; /* a plan's step or a compensation: how; NULL: a call */
 	const char *key;           /* the idempotency key: the caller's, or made for a held read */
 	char made_key[80];
+	int key_derived;           /* made_key is a write's, derived for a call without one */
+	unsigned waited_ms;        /* it waited this long for its ticket's decision */
 };
 
 /* ---- the stages' shared parts (pipeline.c) ---- */

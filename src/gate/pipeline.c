@@ -827,6 +827,8 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	gate_span_finish(&st, rc < 0 ? err : NULL);
 	if (rc >= 0 && st.k)
 		snprintf(r->tool, sizeof(r->tool), "%s@%s", st.k->name, st.k->version_text);
+	if (rc >= 0 && st.key_derived)
+		snprintf(r->derived_key, sizeof(r->derived_key), "%s", st.made_key);
 	st.k = NULL;
 	free(st.canonical);
 	free(st.anomalies);
@@ -838,10 +840,24 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 	return gate_call_result(&st.out, r, err);
 }
 
+static char *tools_json(const struct tg_gate *g, const char *scopes,
+			const struct tg_catalog *cat, const char *today, struct tg_error *err);
+
 char *tg_gate_tools_json(struct tg_gate *g, const char *today, struct tg_error *err)
 {
 	const struct tg_catalog *cat = tg_gate_acquire(g);
-	char *text = tg_gate_tools_json_of(cat, today, err);
+	char *text = tools_json(NULL, NULL, cat, today, err);
+
+	tg_gate_release(g, cat);
+	return text;
+}
+
+char *tg_gate_tools_json_for(struct tg_gate *g, const char *scopes, const char *today,
+			     struct tg_error *err)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	/* without a policy nothing is checked: every tool is listed */
+	char *text = tools_json(g->policy ? g : NULL, scopes, cat, today, err);
 
 	tg_gate_release(g, cat);
 	return text;
@@ -849,6 +865,15 @@ char *tg_gate_tools_json(struct tg_gate *g, const char *today, struct tg_error *
 
 char *tg_gate_tools_json_of(const struct tg_catalog *cat, const char *today,
 			    struct tg_error *err)
+{
+	return tools_json(NULL, NULL, cat, today, err);
+}
+
+/* The tools of cat as MCP lists them; with g, only those scopes allow
+ * (the authorize stage's own decision, gate_scope_missing): a caller is
+ * not shown what it may not call. */
+static char *tools_json(const struct tg_gate *g, const char *scopes,
+			const struct tg_catalog *cat, const char *today, struct tg_error *err)
 {
 	json_t *list = json_array();
 	const char *prev = NULL;
@@ -862,7 +887,7 @@ char *tg_gate_tools_json_of(const struct tg_catalog *cat, const char *today,
 	for (i = 0; i < tg_catalog_count(cat); i++) {
 		const struct tg_contract *k = tg_catalog_at(cat, i), *best;
 		struct tg_error rerr;
-		char *def;
+		char *def, need[200];
 		json_t *d;
 
 		if (prev && strcmp(prev, k->name) == 0)
@@ -870,6 +895,8 @@ char *tg_gate_tools_json_of(const struct tg_catalog *cat, const char *today,
 		prev = k->name;
 		if (tg_catalog_resolve(cat, k->name, today, &best, &rerr) < 0)
 			continue; /* retired */
+		if (g && gate_scope_missing(g, best, scopes, need, sizeof(need)))
+			continue;
 		def = tg_catalog_mcp_tool(best, NULL, err);
 		d = def ? json_loads(def, 0, NULL) : NULL;
 		free(def);

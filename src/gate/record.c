@@ -359,6 +359,9 @@ int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_
 	}
 	if (st->resumed)
 		json_object_set_new(o, "resumed", json_true());
+	/* its idempotency key was the gate's, not the client's */
+	if (st->key_derived)
+		json_object_set_new(o, "key_derived", json_true());
 	if (st->anomalies) {
 		/* what the rules saw, without secrets: an excerpt may quote one */
 		json_t *f = anomaly_findings_json(st->anomalies), *item;

@@ -67,6 +67,14 @@ static const char *new_call(const struct call_state *st)
 			     "arguments find this answer" : "a new call needs a new idempotency key";
 }
 
+/* What a call without a key of its client's is told about the key the
+ * gate derived for it; "" for a call with its own. */
+static const char *key_note(const struct call_state *st)
+{
+	return st->key_derived ? " (no idempotency key was sent: one was derived from the "
+				 "arguments, so the same call again finds this ticket)" : "";
+}
+
 static struct tg_idem_key idem_key(const struct call_state *st)
 {
 	struct tg_idem_key k = { st->call->principal, st->k->name, st->key, st->fingerprint };
@@ -102,6 +110,21 @@ int gate_answer(struct call_state *st, const char *outcome, const char *code, co
 	return 1;
 }
 
+/* A held call's answer while its ticket is pending: which ticket, and
+ * how to ask again. */
+static int awaiting(struct call_state *st, const char *id)
+{
+	if (st->waited_ms >= 1000)
+		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s: awaiting approval: "
+				   "ticket %s (toolgate approvals show %s); no decision came in the "
+				   "%u s it waited: ask again later with %s%s", st->k->name,
+				   st->k->version_text, id, id, st->waited_ms / 1000, again_with(st),
+				   key_note(st));
+	return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
+			   "(toolgate approvals show %s); call again with %s once it is decided%s",
+			   st->k->name, st->k->version_text, id, id, again_with(st), key_note(st));
+}
+
 /* A result as the key keeps it, to replay byte for byte. */
 static char *result_text(const struct exec_out *o)
 {
@@ -133,6 +156,14 @@ static int replay(struct call_state *st, const char *text)
 	st->out.is_error = json_is_true(json_object_get(j, "isError"));
 	json_decref(j);
 	st->outcome = "replayed";
+	/* a derived key cannot tell two intended identical calls apart: the
+	 * caller is told this answer is an earlier call's */
+	if (st->key_derived && json_is_array(st->out.content))
+		json_array_append_new(st->out.content, json_pack("{s:s,s:s}", "type", "text", "text",
+			"This is the answer of an earlier call with the same arguments (no idempotency "
+			"key was sent: the one derived from them found it); the call did not run "
+			"again. To make the same call again, send an idempotency key of your own "
+			"(_meta[\"dev.toolgate/idempotencyKey\"])."));
 	return 1;
 }
 
@@ -161,15 +192,31 @@ int gate_cancelled_within(int fd, int ms)
 static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err);
 
+/* How long the call waits for its ticket's decision (ms): what its
+ * client asked (at most TG_MAX_APPROVAL_WAIT_MS), or, when it asked
+ * nothing (a stock host's call), the policy's writes.wait (without a
+ * policy its default); TG_APPROVAL_WAIT_DECIDED: until the decision. */
+static unsigned wait_ms(const struct tg_gate *g, const struct call_state *st)
+{
+	unsigned ms = st->call->approval_wait_ms;
+	uint64_t p;
+
+	if (ms == TG_APPROVAL_WAIT_DECIDED)
+		return ms;
+	if (ms == TG_APPROVAL_WAIT_POLICY) {
+		p = g->policy ? tg_policy_writes_wait_ms(g->policy) : TG_WRITES_WAIT_DEFAULT_MS;
+		return p > TG_WRITES_WAIT_MAX_MS ? TG_WRITES_WAIT_MAX_MS : (unsigned)p;
+	}
+	return ms > TG_MAX_APPROVAL_WAIT_MS ? TG_MAX_APPROVAL_WAIT_MS : ms;
+}
+
 static int await_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			  struct tg_ticket *t, struct tg_error *err)
 {
-	unsigned budget = st->call->approval_wait_ms;
+	unsigned budget = wait_ms(g, st);
 	int forever = budget == TG_APPROVAL_WAIT_DECIDED, rc;
 	struct tg_span *span;
 
-	if (budget > TG_MAX_APPROVAL_WAIT_MS)
-		budget = TG_MAX_APPROVAL_WAIT_MS;
 	span = tg_span_start(g->tracer, "approval wait", TG_SPAN_INTERNAL, st->span, NULL);
 	tg_span_set_str(span, "toolgate.ticket", id);
 	rc = wait_decision(g, st, id, budget, forever, t, err);
@@ -181,20 +228,47 @@ static int await_decision(struct tg_gate *g, struct call_state *st, const char *
 	return rc;
 }
 
+#define WAIT_PROGRESS_MS 5000 /* a waiting call's progress, this often: a host's
+			       * request timeout that progress resets does not lapse */
+
+/* A waiting call's progress: the seconds waited, of how many. */
+static void wait_progress(const struct call_state *st, const char *id, unsigned waited,
+			  unsigned budget, int forever)
+{
+	char event[200], total[32] = "";
+
+	if (!st->call->notify)
+		return;
+	if (!forever)
+		snprintf(total, sizeof(total), ",\"total\":%u", budget / 1000);
+	snprintf(event, sizeof(event), "{\"progress\":{\"progress\":%u%s,\"message\":"
+		 "\"awaiting approval: ticket %s\"}}", waited / 1000, total, id);
+	st->call->notify(st->call->notify_ctx, event);
+}
+
+static unsigned since_ms(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (unsigned)((now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* No lock is held while it waits: the store is asked, briefly, every
+ * 100 ms, and the call's cancel fd polled in between. */
 static int wait_decision(struct tg_gate *g, struct call_state *st, const char *id,
 			 unsigned budget, int forever, struct tg_ticket *t, struct tg_error *err)
 {
-	unsigned waited = 0;
-	char event[160];
+	unsigned waited = 0, told = 0;
+	struct timespec t0;
 
-	if (st->call->notify) {
-		snprintf(event, sizeof(event), "{\"progress\":{\"progress\":0,\"message\":"
-			 "\"awaiting approval: ticket %s\"}}", id);
-		st->call->notify(st->call->notify_ctx, event);
-	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	wait_progress(st, id, 0, budget, forever);
 	for (;;) {
 		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
 			return -1;
+		waited = since_ms(&t0);
+		st->waited_ms = waited;
 		if (t->state != TG_TICKET_PENDING || (!forever && waited >= budget))
 			return 0;
 		if (gate_cancelled_within(st->call->cancel_fd, 100)) {
@@ -207,7 +281,10 @@ static int wait_decision(struct tg_gate *g, struct call_state *st, const char *i
 			return tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err);
 		}
 		tg_ticket_release(t);
-		waited += 100;
+		if (waited / WAIT_PROGRESS_MS > told) {
+			told = waited / WAIT_PROGRESS_MS;
+			wait_progress(st, id, waited, budget, forever);
+		}
 	}
 }
 
@@ -230,7 +307,7 @@ static int ticket_step(struct tg_gate *g, struct call_state *st, const char *mar
 
 	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
 		return -1;
-	if (t.state == TG_TICKET_PENDING && st->call->approval_wait_ms) {
+	if (t.state == TG_TICKET_PENDING && wait_ms(g, st)) {
 		tg_ticket_release(&t);
 		if (await_decision(g, st, id, &t, err) < 0)
 			return -1;
@@ -252,9 +329,7 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 
 	switch (t.state) {
 	case TG_TICKET_PENDING:
-		return gate_answer(st, "held", "awaiting_approval", id, "%s@%s awaits approval: ticket %s "
-			      "(toolgate approvals show %s); call again with %s once it is decided",
-			      st->k->name, st->k->version_text, id, id, again_with(st));
+		return awaiting(st, id);
 	case TG_TICKET_APPROVED:
 		/* what was approved is exactly this version: a retry that now
 		 * resolves to another (a reload, another pin) does not run */
@@ -396,6 +471,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
  * the same key, it is answered (1). A write's dry run (a tool that
  * supports one) runs at once: it changes nothing. */
 static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *err);
+static int derive_key(struct call_state *st);
 static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg_error *err);
 
 int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *err)
@@ -427,12 +503,51 @@ int gate_stage_write(struct tg_gate *g, struct call_state *st, struct tg_error *
 			      "%s@%s is a write tool: write tools run only through the approval "
 			      "gate, which needs a policy and a state directory (serve --policy "
 			      "--state)", st->k->name, st->k->version_text);
-	if (!st->call->idempotency_key)
-		return gate_refuse(st, "refused", "%s@%s is a write tool: it needs an idempotency key "
-			      "(_meta[\"dev.toolgate/idempotencyKey\"], or the HTTP Idempotency-Key "
-			      "header)", st->k->name, st->k->version_text);
+	if (!st->call->idempotency_key) {
+		/* the policy may want the client's own key for this tool: a
+		 * host that retries is then told to send one */
+		if (g->policy && tg_policy_client_key(g->policy, st->k->name))
+			return gate_refuse(st, "refused", "%s@%s is a write tool: it needs an "
+					   "idempotency key (_meta[\"dev.toolgate/idempotencyKey\"], "
+					   "or the HTTP Idempotency-Key header): the policy's "
+					   "writes.client_key names it", st->k->name,
+					   st->k->version_text);
+		if (derive_key(st) < 0)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return held(g, st, IDEM_TTL, err);
+	}
 	st->key = st->call->idempotency_key;
 	return held(g, st, IDEM_TTL, err);
+}
+
+/* A write call without a key of its client's (a stock agent host sends
+ * none): one derived from who calls, what (tool and version) and the
+ * canonical arguments' hash, so that the host's retry of the same call
+ * finds the same ticket and the same answer (docs/PIPELINE.md, "Write
+ * calls"). -1 out of memory. */
+static int derive_key(struct call_state *st)
+{
+	crypto_hash_sha256_state h;
+	unsigned char d[crypto_hash_sha256_BYTES];
+	char hex[2 * 16 + 1];
+
+	if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
+		return -1;
+	crypto_hash_sha256_init(&h);
+	/* each part ends with a NUL: no two calls' parts run together */
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->call->principal,
+				  strlen(st->call->principal) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->k->name, strlen(st->k->name) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->k->version_text,
+				  strlen(st->k->version_text) + 1);
+	crypto_hash_sha256_update(&h, (const unsigned char *)st->fingerprint,
+				  strlen(st->fingerprint) + 1);
+	crypto_hash_sha256_final(&h, d);
+	sodium_bin2hex(hex, sizeof(hex), d, 16);
+	snprintf(st->made_key, sizeof(st->made_key), "derived:%s", hex);
+	st->key = st->made_key;
+	st->key_derived = 1;
+	return 0;
 }
 
 /* A read whose arguments are anomalous, held as a write is: under the
@@ -612,7 +727,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		return rc < 0 ? -1 : gate_queue_full(g, st);
 	}
 	tg_ticket_release(&t);
-	if (st->call->approval_wait_ms) {
+	if (wait_ms(g, st)) {
 		/* decided within the caller's budget: answered as its retry
 		 * would be (run once approved, the rejection, ...) */
 		char marker[64];
@@ -624,9 +739,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 			return rc;
 		}
 	} else {
-		gate_answer(st, "held", "awaiting_approval", t.id, "%s@%s awaits approval: ticket %s "
-		       "(toolgate approvals show %s); call again with %s once it is decided",
-		       st->k->name, st->k->version_text, t.id, t.id, again_with(st));
+		awaiting(st, t.id);
 	}
 	/* the caller sees the preview of what it asked, unless what it asked
 	 * is held for its anomalies: then only a person does */

@@ -276,7 +276,8 @@ struct call_opts {
 	const char *scopes;            /* the caller's, with a policy (docs/AUTH.md) */
 	const char *idem_key;          /* _meta's dev.toolgate/idempotencyKey, or NULL */
 	int dry_run;                   /* _meta's dev.toolgate/dryRun */
-	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait */
+	unsigned approval_wait_ms;     /* _meta's dev.toolgate/approvalWait, or
+					* TG_APPROVAL_WAIT_POLICY when absent */
 	int task;                      /* TASK_NEVER, TASK_MAYBE, TASK_NOW (session_int.h) */
 	int64_t task_ttl_ms;           /* TASK_NOW: the client's ttl; 0: the default */
 	struct mcp_task *run_of;       /* the task this call runs for, or NULL */

@@ -249,7 +249,7 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 		return rpc_error_json(id, RPC_INVALID_REQUEST,
 				      "the session is not initialized: send initialize first");
 	if (strcmp(method, "tools/list") == 0)
-		return tools_list(s, id, params, older_than_2025_06(s));
+		return tools_list(s, id, params, older_than_2025_06(s), scopes);
 	if (strcmp(method, "tools/call") == 0) {
 		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0,
 					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 } };

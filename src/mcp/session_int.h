@@ -106,7 +106,11 @@ void session_span_end(struct tg_span *sp, json_t *resp);
 
 /* ---- session_tools.c ------------------------------------------------------- */
 
-json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes);
+/* tools/list: a page (50, from params' cursor) of the tools the caller's
+ * scopes allow it to call (with a policy, NULL holds none; without one,
+ * every tool). */
+json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes,
+		   const char *scopes);
 /* tools/call, run as mode (CALL_*) says; NULL when the answer is sent
  * from a thread of its own. given: the revision's call_opts. */
 json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,

@@ -40,8 +40,8 @@ void modern_result(json_t *result, int cacheable)
 	json_object_set_new(meta, META_SERVER_INFO, server_info());
 	if (cacheable) {
 		json_object_set_new(result, "ttlMs", json_integer(CACHE_TTL_MS));
-		/* not to be shared between principals (docs/MCP.md): an
-		 * upstream's resources and prompts are listed by scope */
+		/* not to be shared between principals (docs/MCP.md): the
+		 * tools, an upstream's resources and prompts are listed by scope */
 		json_object_set_new(result, "cacheScope", json_string("private"));
 	}
 }
@@ -91,7 +91,7 @@ json_t *modern_handle(struct mcp_session *s, json_t *id, const char *method,
 		return tools_call(s, id, params, mode, sink, &opts);
 	}
 	if (strcmp(method, "tools/list") == 0) {
-		resp = tools_list(s, id, params, 0);
+		resp = tools_list(s, id, params, 0, scopes);
 		cacheable = 1;
 	} else if (strcmp(method, "resources/list") == 0 ||
 		   strcmp(method, "resources/templates/list") == 0 ||

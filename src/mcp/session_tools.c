@@ -26,7 +26,8 @@
 #define META_DRY_RUN "dev.toolgate/dryRun"         /* show, do not do (docs/PIPELINE.md) */
 #define META_WAIT "dev.toolgate/approvalWait"      /* ms a held call waits for its decision */
 
-json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes)
+json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes,
+		   const char *scopes)
 {
 	json_t *cursor = json_object_get(params, "cursor"), *all, *page, *result, *t;
 	struct tg_error err;
@@ -47,7 +48,11 @@ json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_sh
 	 * a client that lists once as it connects sees them */
 	if (!cursor)
 		tg_gate_await_upstreams(s->mcp->gate);
-	text = tg_gate_tools_json(s->mcp->gate, NULL, &err);
+	/* only what the caller may call (docs/AUTH.md): with a policy, no
+	 * scopes given is none held; the cursor counts this list */
+	if (s->mcp->policy && !scopes)
+		scopes = "";
+	text = tg_gate_tools_json_for(s->mcp->gate, scopes, NULL, &err);
 	all = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);
 	if (!all)
@@ -146,6 +151,20 @@ static void tool_event(void *ctx, const char *event)
 
 /* ---- tools/call ------------------------------------------------------------- */
 
+/* _meta[META_IDEMPOTENCY] of a result: {"key": key, "derived": true}. */
+static void meta_derived_key(json_t *result, const char *key)
+{
+	json_t *meta = json_object_get(result, "_meta");
+
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		if (json_object_set_new(result, "_meta", meta) < 0)
+			return;
+	}
+	json_object_set_new(meta, META_IDEMPOTENCY,
+			    json_pack("{s:s,s:b}", "key", key, "derived", 1));
+}
+
 /* Run a tools/call through the gate; its response. f: the call's
  * cancellation (NULL in a batch); mrtr: a modern call's questions. */
 json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
@@ -223,6 +242,10 @@ json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
 	else if (result && structured)
 		json_object_set_new(result, "structuredContent", json_incref(structured));
 	json_decref(structured);
+	/* a held call without a key of its client's: the key the gate derived,
+	 * which the host's retry of the same call finds (docs/PIPELINE.md) */
+	if (result && r.derived_key[0])
+		meta_derived_key(result, r.derived_key);
 	tg_call_result_release(&r);
 	if (result && opts->modern)
 		modern_result(result, 0);
@@ -408,7 +431,9 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 		     json_integer_value(wait) > TG_MAX_APPROVAL_WAIT_MS))
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: _meta[\"" META_WAIT
 				      "\"] is milliseconds, 0 to 120000");
-	with_key.approval_wait_ms = wait ? (unsigned)json_integer_value(wait) : 0;
+	/* a client that says nothing (a stock host) waits as the policy says */
+	with_key.approval_wait_ms = wait ? (unsigned)json_integer_value(wait)
+					 : TG_APPROVAL_WAIT_POLICY;
 	/* a batch's calls run one after the other: none may stall the rest */
 	if (mode == CALL_PLAIN)
 		with_key.approval_wait_ms = 0;

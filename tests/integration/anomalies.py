@@ -78,7 +78,8 @@ def policy_file(name, anomalies):
     """A policy of PRINCIPALS with these anomalies, as TMP/NAME.json."""
     path = os.path.join(TMP, name + ".json")
     with open(path, "w") as f:
-        json.dump({"principals": PRINCIPALS, "anomalies": anomalies}, f)
+        json.dump({"writes": {"wait": "0"},  # held calls answered at once
+                   "principals": PRINCIPALS, "anomalies": anomalies}, f)
     return path
 
 

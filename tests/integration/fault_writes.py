@@ -67,7 +67,8 @@ def setup():
     for n in (DATA, DB):
         os.chown(n, 65534, 65534)  # the sandbox writes as nobody
     with open(POLICY, "w") as f:
-        json.dump({"principals": {"agent": {"scopes": ["sql.execute:write", "plan.run:write"]},
+        json.dump({"writes": {"wait": "0"},  # held calls answered at once
+                   "principals": {"agent": {"scopes": ["sql.execute:write", "plan.run:write"]},
                                   "alice": {"scopes": ["sql.*:approve", "plan.*:approve"]}}}, f)
     agent = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "agent",
                 "--scope", "sql.execute:write", "--scope", "plan.run:write",

@@ -50,7 +50,10 @@ def setup():
     for n in (DATA, DB):
         os.chown(n, 65534, 65534)  # the sandbox writes as nobody
     with open(POLICY, "w") as f:
-        json.dump({"principals": {
+        # held calls answered at once; sql.execute without a key of the
+        # client's refused, a call that fails at once (below)
+        json.dump({"writes": {"wait": "0", "client_key": ["sql.execute"]},
+                   "principals": {
             "local": {"scopes": ["sql.*:write", "*:read"]},
             "agent": {"scopes": ["sql.*:write", "*:read"]},
             "bob": {"scopes": ["sql.*:write", "*:read"]},
@@ -361,8 +364,9 @@ try:
 finally:
     old.close()
 
-# calls that fail at once (a write without its idempotency key, arguments
-# the schema refuses) still end as tasks that failed, with the error: none
+# calls that fail at once (a write without the idempotency key the
+# policy's writes.client_key asks of its client, arguments the schema
+# refuses) still end as tasks that failed, with the error: none
 # stays working, none counts toward the 32 unfinished tasks a principal may
 # have, so the 33rd is a task too (issue 17)
 fast = Stdio("2025-11-25")

@@ -1076,7 +1076,8 @@ grep -q 'is approved, not pending' "$tmp/err" || why="$why [twice: $(cat "$tmp/e
 
 # --- write calls: an idempotency key, a ticket, a person's approval, one run ----------------
 cat >"$tmp/policy5.json" <<'JSON'
-{"principals":{"local":{"scopes":["files.*:write","tool.*:read"]},"alice":{"scopes":["files.*:approve"]}}}
+{"principals":{"local":{"scopes":["files.*:write","tool.*:read"]},"alice":{"scopes":["files.*:approve"]}},
+ "writes":{"wait":"0"}}
 JSON
 P5=(--state "$tmp/state5" --policy "$tmp/policy5.json")
 wcall() { # ARGS META: the answer to one files.delete call, on stdio
@@ -1087,7 +1088,10 @@ K1=',"_meta":{"dev.toolgate/idempotencyKey":"k1"}'
 K2=',"_meta":{"dev.toolgate/idempotencyKey":"k2"}'
 alice=$("$TG" token issue "${P5[@]}" --principal alice --scope 'files.*:approve')
 why=
-wcall '{"path":"a"}' '' | jq -e '.result.isError and (.result.content[0].text | test("needs an idempotency key"))' >/dev/null || why="$why [no key]"
+# without a key (a stock host's call): one derived from the call, which its retry finds
+nokey=$(wcall '{"path":"a"}' '')
+jq -e '.result._meta["dev.toolgate/error"].code == "awaiting_approval" and .result._meta["dev.toolgate/idempotencyKey"].derived and (.result.content[0].text | test("one was derived from the arguments"))' <<<"$nokey" >/dev/null || why="$why [no key: $nokey]"
+[ "$(wcall '{"path":"a"}' '' | jq -r '.result._meta["dev.toolgate/error"].ticket')" = "$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$nokey")" ] || why="$why [no key, same ticket]"
 held=$(wcall '{"path":"a"}' "$K1")
 tid=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held")
 jq -e '.result._meta["dev.toolgate/error"].code == "awaiting_approval"' <<<"$held" >/dev/null && [ ${#tid} = 32 ] || why="$why [held: $held]"
@@ -1103,7 +1107,7 @@ tid2=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held2")
 "$TG" approvals reject "$tid2" "${P5[@]}" --token "$alice" --reason "not that file" >/dev/null || why="$why [reject]"
 wcall '{"path":"c"}' "$K2" | jq -e '.result._meta["dev.toolgate/error"].code == "rejected" and (.result.content[0].text | test("rejected by alice: not that file"))' >/dev/null || why="$why [rejected]"
 calls6() { jq -r 'select(.kind == "call") | .outcome' "$tmp/rec6" | tr '\n' ' '; }
-[ "$(calls6)" = "refused held held refused ok replayed held rejected " ] || why="$why [record: $(calls6)]"
+[ "$(calls6)" = "held held held held refused ok replayed held rejected " ] || why="$why [record: $(calls6)]"
 "$TG" approvals list --all --state "$tmp/state5" | grep -q "$tid  executed" || why="$why [executed]"
 [ -z "$why" ]; check write_call_approved_once $? "$why"
 # the requester may cancel its own pending call; nobody else can
@@ -1146,6 +1150,21 @@ hcall '' -H 'Idempotency-Key: hk1' -H 'Idempotency-Key: hk2'
 [ "$(code)" = 400 ] && grep -q 'given twice' "$tmp/body" || why="$why [twice: $(code)]"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
 [ -z "$why" ]; check write_call_idempotency_header $? "$why"
+# a stock host's call (no key, no wait asked, a progress token): it is listed
+# only what its scopes allow, and its write waits the policy's writes.wait,
+# with progress, then answers what the model can act on
+cat >"$tmp/policy7.json" <<'JSON'
+{"principals":{"local":{"scopes":["files.*:write","tool.001:read"]}},"writes":{"wait":"1s"}}
+JSON
+out=$(printf '%s\n' "$INIT" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files.delete","arguments":{"path":"s"},"_meta":{"progressToken":"p"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+	"$TG" serve --catalog "$tmp/mcp" --state "$tmp/state7" --policy "$tmp/policy7.json" --record /dev/null 2>/dev/null)
+jq -se 'any(.[]; .method == "notifications/progress" and (.params.message | test("awaiting approval: ticket"))) and
+	any(.[]; .id == 1 and .result._meta["dev.toolgate/error"].code == "awaiting_approval" and
+		.result._meta["dev.toolgate/idempotencyKey"].derived and
+		(.result.content[0].text | test("ask again later with the same arguments"))) and
+	any(.[]; .id == 2 and ([.result.tools[].name] == ["files.delete", "tool.001"]))' <<<"$out" >/dev/null
+check write_call_stock_host_waits $? "$out"
 
 # --- the example write tools: dry run, approval, one run, rollback ---------------------------
 # (sql.execute, fs.write, fs.delete and their compensations, tests/integration/write_tools.py)

@@ -61,7 +61,8 @@ with open(os.path.join(CAT, "upstreams", "fake.json"), "w") as f:
               f)
 POLICY = os.path.join(TMP, "policy.json")
 with open(POLICY, "w") as f:
-    json.dump({"principals": {
+    json.dump({"writes": {"wait": "0"},  # held calls answered at once
+               "principals": {
         "agent": {"scopes": ["fake.append:write", "fake.echo:read", "fake.die:read"]},
         "alice": {"scopes": ["fake.*:approve"]}}}, f)
 AGENT = issue_token(TG, STATE, POLICY, "agent", "fake.append:write", "fake.echo:read",

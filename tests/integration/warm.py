@@ -34,7 +34,8 @@ os.makedirs(TMP)
 shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
 shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
 with open(POLICY, "w") as f:
-    json.dump({"principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
+    json.dump({"writes": {"wait": "0"},  # held calls answered at once
+               "principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
                               "ops": {"scopes": ["fs.*:approve"]}}}, f)
 
 

@@ -47,7 +47,8 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 REPORTS = []
 
 with open(POLICY, "w") as f:
-    json.dump({"principals": {"local": {"scopes": ["fs.*:write", "*:read"]},
+    json.dump({"writes": {"wait": "0"},  # held calls answered at once
+               "principals": {"local": {"scopes": ["fs.*:write", "*:read"]},
                               "alice": {"scopes": ["fs.*:approve"]}}}, f)
 with open(os.path.join(WS, "secret.txt"), "w") as f:
     f.write(SECRET + "\n")

@@ -45,7 +45,8 @@ def setup():
             for n in [d] + [os.path.join(d, x) for x in files]:
                 os.chown(n, 65534, 65534)
     with open(POLICY, "w") as f:
-        json.dump({"principals": {
+        json.dump({"writes": {"wait": "0"},  # held calls answered at once
+                   "principals": {
             "local": {"scopes": ["sql.*:write", "fs.*:write", "*:read"]},
             "alice": {"scopes": ["sql.*:approve", "fs.*:approve"]}}}, f)
 
@@ -462,7 +463,8 @@ import urllib.request  # noqa: E402
 from mcptest import start_http  # noqa: E402
 
 with open(POLICY, "w") as f:
-    json.dump({"principals": {
+    json.dump({"writes": {"wait": "0"},  # held calls answered at once
+               "principals": {
         "local": {"scopes": ["sql.*:write", "fs.*:write", "plan.*:write", "*:read"]},
         "alice": {"scopes": ["sql.*:approve", "fs.*:approve", "plan.*:approve"]},
         "bob": {"scopes": ["fs.*:approve"]}}}, f)

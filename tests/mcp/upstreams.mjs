@@ -110,10 +110,11 @@ declare("files", {
 });
 const policy = join(tmp, "policy.json");
 const agentScopes = ["everything.*:read", "everythinghttp.*:read", "files.*:read", "files.write_file:write"];
+// a held write is answered at once (writes.wait 0): the test approves it itself
 writeFileSync(policy, JSON.stringify({ principals: {
 	"agent-1": { scopes: agentScopes },
 	alice: { scopes: ["files.*:approve"] },
-} }));
+}, writes: { wait: "0" } }));
 
 async function run(serveMode) {
 	mode = serveMode;

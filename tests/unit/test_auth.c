@@ -91,6 +91,25 @@ static int policy_and_scopes(void)
 	/* the anomaly configuration's reason, after the policy's name */
 	CHECK(load("b7.json", "{\"principals\":{},\"anomalies\":{\"size_z\":0}}", &p, &err) < 0 &&
 	      err.code == TG_ERR_INVALID && strstr(err.msg, "b7.json: anomalies: size_z"));
+	/* "writes": each field checked, and named */
+	CHECK(load("b8.json", "{\"principals\":{},\"writes\":{\"client\":[]}}", &p, &err) < 0 &&
+	      strstr(err.msg, "writes: unknown field \"client\""));
+	CHECK(load("b9.json", "{\"principals\":{},\"writes\":{\"client_key\":[\"a*b\"]}}", &p,
+		   &err) < 0 && strstr(err.msg, "writes.client_key: a*b"));
+	CHECK(load("b10.json", "{\"principals\":{},\"writes\":{\"wait\":\"31m\"}}", &p, &err) < 0 &&
+	      strstr(err.msg, "writes.wait: a duration from 0"));
+	CHECK(load("b11.json", "{\"principals\":{},\"writes\":[]}", &p, &err) < 0 &&
+	      strstr(err.msg, "writes: want an object"));
+	CHECK(load("w1.json", "{\"principals\":{},\"writes\":{\"wait\":\"0\",\"client_key\":"
+		   "[\"pay.*\",\"db.drop\"]}}", &p, &err) == 0);
+	CHECK(tg_policy_writes_wait_ms(p) == 0 && tg_policy_client_key(p, "pay.send") &&
+	      tg_policy_client_key(p, "db.drop") && !tg_policy_client_key(p, "db.dropx") &&
+	      !tg_policy_client_key(p, "sql.execute"));
+	tg_policy_free(p);
+	CHECK(load("w2.json", "{\"principals\":{}}", &p, &err) == 0);
+	CHECK(tg_policy_writes_wait_ms(p) == TG_WRITES_WAIT_DEFAULT_MS &&
+	      !tg_policy_client_key(p, "db.drop"));
+	tg_policy_free(p);
 	remove_dir();
 	return 0;
 }

@@ -295,9 +295,9 @@ static int anomalies(void)
 	return 0;
 }
 
-/* 5 dedupe: a write without an idempotency key is refused; a retry under
- * its key finds the same ticket, and the key with other arguments is
- * refused rather than answered with another call's result. */
+/* 5 dedupe: a retry under a write's key finds the same ticket, and the
+ * key with other arguments is refused rather than answered with another
+ * call's result. */
 static int dedupe(void)
 {
 	struct tg_call_result r;
@@ -309,9 +309,6 @@ static int dedupe(void)
 	json_t *recs;
 
 	CHECK(open_gate(&f, "gate-dedupe", TG_ANOMALY_DEFAULT) == 0);
-	CHECK(call(&f, "w.put", "{\"n\":1}", NULL, &r, &err) == 0 && r.is_error &&
-	      strstr(r.content_json, "it needs an idempotency key"));
-	tg_call_result_release(&r);
 	CHECK(call(&f, "w.put", "{\"n\":1}", "k1", &r, &err) == 0 && r.is_error);
 	fix_error_code(&r, code, first);
 	CHECK(strcmp(code, "awaiting_approval") == 0 && strlen(first) == 32);
@@ -333,9 +330,128 @@ static int dedupe(void)
 
 	CHECK((recs = fix_records(f.log)) != NULL);
 	CHECK(fix_count(recs, "call", "w.put", "held", NULL) == 2);
-	CHECK(fix_count(recs, "call", "w.put", "refused", NULL) == 2);
-	CHECK(fix_count(recs, NULL, NULL, NULL, NULL) == 4);
+	CHECK(fix_count(recs, "call", "w.put", "refused", NULL) == 1);
+	CHECK(fix_count(recs, NULL, NULL, NULL, NULL) == 3);
+	CHECK(!json_object_get(json_array_get(recs, 0), "key_derived"));
 	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* 5 dedupe without a key of the client's (a stock agent host sends none):
+ * the key derived from the principal, the tool and the arguments finds the
+ * same ticket on a retry; other arguments, or another principal, make
+ * another; approved, the retry runs it once and the next replays its
+ * answer, saying it is an earlier call's. The records say the key was
+ * derived. */
+static int derived(void)
+{
+	struct fix_call bob = { "bob", "w.put", "{\"n\":1}", SCOPES, NULL, NULL, 0 };
+	struct tg_call_result r;
+	struct tg_error err;
+	char code[64], first[64], again[64], key[80];
+	struct fix f;
+	json_t *recs, *rec;
+
+	CHECK(open_gate(&f, "gate-derived", TG_ANOMALY_DEFAULT) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":1}", NULL, &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, first);
+	CHECK(strcmp(code, "awaiting_approval") == 0 && strlen(first) == 32);
+	CHECK(strncmp(r.derived_key, "derived:", 8) == 0 &&
+	      strstr(r.content_json, "one was derived from the arguments") &&
+	      strstr(r.content_json, "call again with the same arguments"));
+	memcpy(key, r.derived_key, sizeof(key));
+	tg_call_result_release(&r);
+	/* the host's retry: the same ticket, the same key */
+	CHECK(call(&f, "w.put", "{\"n\":1}", NULL, &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, again);
+	CHECK(strcmp(code, "awaiting_approval") == 0 && strcmp(first, again) == 0 &&
+	      strcmp(r.derived_key, key) == 0);
+	tg_call_result_release(&r);
+	/* the same arguments, in another order: the same canonical call */
+	CHECK(call(&f, "w.put", "{ \"n\" : 1 }", NULL, &r, &err) == 0);
+	fix_error_code(&r, code, again);
+	CHECK(strcmp(first, again) == 0);
+	tg_call_result_release(&r);
+	/* other arguments, another principal: other tickets, other keys */
+	CHECK(call(&f, "w.put", "{\"n\":2}", NULL, &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, again);
+	CHECK(strcmp(code, "awaiting_approval") == 0 && strcmp(first, again) != 0 &&
+	      r.derived_key[0] && strcmp(r.derived_key, key) != 0);
+	tg_call_result_release(&r);
+	CHECK(fix_call(&f, &bob, &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, again);
+	CHECK(strcmp(code, "awaiting_approval") == 0 && strcmp(first, again) != 0 &&
+	      r.derived_key[0] && strcmp(r.derived_key, key) != 0);
+	tg_call_result_release(&r);
+	/* approved: the retry runs it, the next replays it and says so */
+	CHECK(tg_store_ticket_decide(f.store, first, "alice", 1, NULL, (int64_t)time(NULL),
+				     &err) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":1}", NULL, &r, &err) == 0 && !r.is_error &&
+	      strcmp(r.structured_json, "{\"n\":1}") == 0 && strcmp(r.derived_key, key) == 0 &&
+	      !strstr(r.content_json, "earlier call"));
+	tg_call_result_release(&r);
+	CHECK(call(&f, "w.put", "{\"n\":1}", NULL, &r, &err) == 0 && !r.is_error &&
+	      strcmp(r.structured_json, "{\"n\":1}") == 0 &&
+	      strstr(r.content_json, "the answer of an earlier call with the same arguments") &&
+	      strstr(r.content_json, "an idempotency key of your own"));
+	tg_call_result_release(&r);
+	/* the caller's own key is a call of its own, and its answer no replay */
+	CHECK(call(&f, "w.put", "{\"n\":1}", "mine", &r, &err) == 0 && r.is_error &&
+	      !r.derived_key[0] && !strstr(r.content_json, "derived"));
+	fix_error_code(&r, code, again);
+	CHECK(strcmp(code, "awaiting_approval") == 0 && strcmp(first, again) != 0);
+	tg_call_result_release(&r);
+	fix_close(&f);
+
+	CHECK((recs = fix_records(f.log)) != NULL);
+	CHECK(fix_count(recs, "call", "w.put", "held", &rec) == 6);
+	CHECK(!json_object_get(rec, "key_derived")); /* the last: the caller's key */
+	CHECK((rec = the_record(recs, "w.put", "ok", "agent")) != NULL);
+	CHECK(json_is_true(json_object_get(rec, "key_derived")) &&
+	      strcmp(json_string_value(json_object_get(rec, "call_id")), first) == 0);
+	CHECK((rec = the_record(recs, "w.put", "replayed", "agent")) != NULL);
+	CHECK(json_is_true(json_object_get(rec, "key_derived")));
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
+/* The policy's writes.client_key: the tools it names still need the
+ * client's own key; the others do not. */
+static int client_key(void)
+{
+	static const char policy[] =
+		"{\"principals\":{\"agent\":{\"scopes\":[\"w.*:write\"]}},"
+		"\"writes\":{\"client_key\":[\"w.p*\"],\"wait\":\"1s\"}}";
+	static const char *const two[] = {
+		K("w.put", "1.0.0", "write", "\"dry_run\":\"unsupported\",\"compensation\":"
+		  "{\"irreversible\":\"t\"},\"input_schema\":{\"type\":\"object\"}," FIX_ECHO),
+		K("w.set", "1.0.0", "write", "\"dry_run\":\"unsupported\",\"compensation\":"
+		  "{\"irreversible\":\"t\"},\"input_schema\":{\"type\":\"object\"}," FIX_ECHO),
+		NULL,
+	};
+	struct fix_spec spec = { "gate-client-key", two, policy, TG_ANOMALY_DEFAULT, NULL };
+	struct tg_call_result r;
+	struct tg_error err;
+	char code[64], id[64];
+	struct fix f;
+
+	CHECK(fix_open(&f, &spec) == 0);
+	CHECK(tg_policy_client_key(f.policy, "w.put") && !tg_policy_client_key(f.policy, "w.set"));
+	CHECK(tg_policy_writes_wait_ms(f.policy) == 1000);
+	CHECK(call(&f, "w.put", "{}", NULL, &r, &err) == 0 && r.is_error && !r.derived_key[0] &&
+	      strstr(r.content_json, "it needs an idempotency key") &&
+	      strstr(r.content_json, "writes.client_key"));
+	tg_call_result_release(&r);
+	CHECK(call(&f, "w.put", "{}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	CHECK(strcmp(code, "awaiting_approval") == 0);
+	tg_call_result_release(&r);
+	CHECK(call(&f, "w.set", "{}", NULL, &r, &err) == 0 && r.is_error && r.derived_key[0]);
+	fix_error_code(&r, code, id);
+	CHECK(strcmp(code, "awaiting_approval") == 0);
+	tg_call_result_release(&r);
 	fix_remove(&f);
 	return 0;
 }
@@ -482,12 +598,12 @@ static int record(void)
 		{ "echo", "{\"n\":\"m-2\"}", NULL, SCOPES, 0 },        /* invalid_arguments */
 		{ "echo", "{\"said\":\"m-3\"}", NULL, "old:read", 0 }, /* forbidden */
 		{ "nope", "{\"said\":\"m-4\"}", NULL, SCOPES, 1 },     /* protocol_error */
-		{ "w.put", "{\"said\":\"m-5\"}", NULL, SCOPES, 0 },    /* refused */
+		{ "w.put", "{\"said\":\"m-5\"}", NULL, SCOPES, 0 },    /* held, key derived */
 		{ "w.put", "{\"said\":\"m-6\"}", "k", SCOPES, 0 },     /* held */
 		{ "typed", "{\"said\":\"m-7\"}", NULL, SCOPES, 0 },    /* bad_output */
 	};
 	static const char *const outcomes[] = { "ok", "invalid_arguments", "forbidden",
-						"protocol_error", "refused", "held",
+						"protocol_error", "held", "held",
 						"bad_output" };
 	struct tg_audit_report rep;
 	struct tg_call_result r;
@@ -548,6 +664,8 @@ const struct unit_test gate_tests[] = {
 	{ "gate/limit", limit },
 	{ "gate/anomalies", anomalies },
 	{ "gate/dedupe", dedupe },
+	{ "gate/derived_key", derived },
+	{ "gate/client_key", client_key },
 	{ "gate/approve", approve },
 	{ "gate/execute", execute },
 	{ "gate/check", check },
