@@ -85,10 +85,10 @@ TG_API int tg_mcp_reload(struct tg_mcp *mcp, struct tg_catalog *catalog, struct 
 struct tg_mcp_http_options {
 	const char *tls_cert;    /* PEM chain, the server's first; with tls_key: HTTPS,
 				  * TLS 1.2 and 1.3 only */
-	const char *tls_key;     /* PEM private key, unencrypted, not readable by others */
+	const char *tls_key;     /* PEM private key, unencrypted, no access for others */
 	const char *public_url;  /* the URL clients use, such as https://gw.example/mcp:
-				  * requests must name it (Host, Origin); the resource
-				  * of OAuth metadata. NULL: https://ADDR:PORT/mcp */
+				  * requests must name it (Host, Origin). NULL:
+				  * https://ADDR:PORT/mcp */
 	const char *trust_proxy; /* comma-separated IPv4 addresses or networks of
 				  * TLS-terminating reverse proxies, whose X-Forwarded-Host
 				  * and X-Forwarded-Proto count; with it, no other

@@ -170,7 +170,8 @@ static int parse_proxies(struct http_front *f, const char *list, struct tg_error
 
 			*slash = '\0';
 			bits = strtoul(slash + 1, &end, 10);
-			if (!slash[1] || *end || bits > 32)
+			/* /0 would make every client a proxy */
+			if (!isdigit((unsigned char)slash[1]) || *end || bits == 0 || bits > 32)
 				goto bad;
 		}
 		if (inet_pton(AF_INET, one, &a) != 1)
@@ -179,8 +180,8 @@ static int parse_proxies(struct http_front *f, const char *list, struct tg_error
 		f->proxies[f->nproxies].net = ntohl(a.s_addr) & f->proxies[f->nproxies].mask;
 		f->nproxies++;
 		p += len;
-		if (*p == ',')
-			p++;
+		if (*p == ',' && !*++p)
+			goto bad; /* a trailing comma */
 	}
 	if (f->nproxies)
 		return 0;
@@ -215,12 +216,18 @@ int http_front_init(struct http_front *f, const char *addr, unsigned port,
 	if (f->nproxies && !f->public_url[0])
 		return tg_error_set(err, TG_ERR_INVALID, "%s: --trust-proxy needs --public-url, "
 				    "the URL clients use through the proxy", where);
+	/* a proxy, or a public name, brings other hosts' clients to a
+	 * loopback listener too */
+	if (!authenticated && (!f->loopback || f->nproxies ||
+			       (f->public_url[0] &&
+				!loopback_host(f->authority, host_len(f->authority)))))
+		return tg_error_set(err, TG_ERR_INVALID, "%s: %s, and no caller would be "
+				    "authenticated: add --policy FILE --state DIR (or --tokens "
+				    "FILE)", where, !f->loopback ? "not a loopback address"
+				    : f->nproxies ? "--trust-proxy serves other hosts' clients"
+				    : "--public-url names another host");
 	if (f->loopback)
 		return 0;
-	if (!authenticated)
-		return tg_error_set(err, TG_ERR_INVALID, "%s: not a loopback address, and no "
-				    "caller would be authenticated: add --policy FILE --state DIR "
-				    "(or --tokens FILE)", where);
 	if (!f->tls && !f->nproxies)
 		return tg_error_set(err, TG_ERR_INVALID, "%s: not a loopback address: serve "
 				    "HTTPS (--tls-cert FILE --tls-key FILE), or put a TLS-"
@@ -256,18 +263,20 @@ int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa)
 	return 0;
 }
 
-/* The first of a header's comma-separated values, trimmed, into out. */
-static const char *first_value(const char *v, char *out, size_t len)
+/* A forwarded header's one value, trimmed, into out; NULL when it is a
+ * list (a proxy that appends puts its own value last, after what the
+ * client sent: the first is the client's) or longer than out. */
+static const char *one_value(const char *v, char *out, size_t len)
 {
 	size_t n;
 
 	while (*v == ' ' || *v == '\t')
 		v++;
-	n = strcspn(v, ",");
+	n = strlen(v);
 	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 		n--;
-	if (n >= len)
-		n = len - 1;
+	if (memchr(v, ',', n) || n >= len)
+		return NULL;
 	memcpy(out, v, n);
 	out[n] = '\0';
 	return out;
@@ -330,18 +339,20 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 	if (f->nproxies && !proxy)
 		return "Forbidden: this server is reached through its proxy (--trust-proxy), or "
 		       "from this host by a loopback name";
-	if (f->public_url[0])
+	if (f->public_url[0]) {
 		snprintf(want, sizeof(want), "%s", f->authority);
-	else
-		authority_norm(f->addr, strlen(f->addr), f->tls, want, sizeof(want)),
-			snprintf(want + strlen(want), sizeof(want) - strlen(want), ":%u", port);
+	} else {
+		/* as a whole: the default port (443) is dropped, as from a Host */
+		snprintf(one, sizeof(one), "%s:%u", f->addr, port);
+		authority_norm(one, strlen(one), f->tls, want, sizeof(want));
+	}
 	https = f->tls;
 	if (proxy && (nxfh > 1 || nxfp > 1))
 		return "Forbidden: X-Forwarded-Host or X-Forwarded-Proto is given twice";
 	if (proxy && xfp) {
-		first_value(xfp, one, sizeof(one));
-		if (strcasecmp(one, "https") != 0 && strcasecmp(one, "http") != 0)
-			return "Forbidden: X-Forwarded-Proto is neither http nor https";
+		if (!one_value(xfp, one, sizeof(one)) ||
+		    (strcasecmp(one, "https") != 0 && strcasecmp(one, "http") != 0))
+			return "Forbidden: X-Forwarded-Proto is not one of http or https";
 		https = strcasecmp(one, "https") == 0;
 	}
 	if (https != f->https) {
@@ -351,7 +362,10 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 			 "X-Forwarded-Proto)" : "");
 		return why;
 	}
-	named = proxy && xfh ? first_value(xfh, one, sizeof(one)) : host;
+	named = proxy && xfh ? one_value(xfh, one, sizeof(one)) : host;
+	if (!named)
+		return "Forbidden: X-Forwarded-Host is a list or too long: the proxy must set "
+		       "it, not add to the client's";
 	if (authority_norm(named, strlen(named), https, got, sizeof(got)) < 0 ||
 	    strcmp(got, want) != 0) {
 		snprintf(why, len, "Forbidden: the request names the server %.100s, not %s (its "

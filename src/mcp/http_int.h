@@ -112,7 +112,7 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 			       struct MHD_Connection *c, char *why, size_t len);
 /* 1 if sa is one of f's trusted proxies (f may be NULL: 0). */
 int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa);
-/* The URL clients use for the MCP endpoint (the resource, RFC 8707):
+/* The URL clients use for the MCP endpoint (printed at start):
  * --public-url, or SCHEME://ADDR:PORT/mcp. */
 void http_front_resource(const struct http_front *f, unsigned port, char *out, size_t len);
 

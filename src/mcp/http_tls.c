@@ -9,8 +9,8 @@
  *
  * A pair is never freed while its server runs: GnuTLS keeps pointers to
  * what the callback returned for the session's life, and a session may
- * outlive any number of reloads. Each reload keeps one more pair, a few
- * kilobytes, until the server stops.
+ * outlive any number of reloads. Each reload that changes the pair keeps
+ * one more, a few kilobytes, until the server stops.
  *
  * The callback has no closure of its own (gnutls_certificate_retrieve_
  * function2): libmicrohttpd sets each session's pointer to its
@@ -40,8 +40,11 @@
 #define MAX_PEM (1u << 20) /* a certificate chain or key file */
 #define MAX_CHAIN 16       /* certificates in a chain */
 
-/* TLS 1.3 and 1.2 only, GnuTLS's NORMAL choices within them */
-const char http_tls_priorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+/* TLS 1.3 and 1.2 only, forward-secret AEAD suites only (no static-RSA key
+ * exchange, no CBC) */
+const char http_tls_priorities[] =
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:"
+	"-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM";
 
 struct pair {
 	gnutls_pcert_st chain[MAX_CHAIN];
@@ -96,11 +99,12 @@ static int read_pem(const char *opt, const char *path, int secret, gnutls_datum_
 		close(fd);
 		return tg_error_set(err, TG_ERR_INVALID, "%s %s: not a regular file", opt, path);
 	}
-	if (secret && (st.st_mode & S_IROTH)) {
+	if (secret && (st.st_mode & (S_IROTH | S_IWOTH))) {
 		close(fd);
-		return tg_error_set(err, TG_ERR_INVALID, "%s %s: every user may read this private "
+		return tg_error_set(err, TG_ERR_INVALID, "%s %s: every user may %s this private "
 				    "key (mode %04o): chmod 600 (or 640 for a group of readers)",
-				    opt, path, (unsigned)(st.st_mode & 07777));
+				    opt, path, st.st_mode & S_IROTH ? "read" : "replace",
+				    (unsigned)(st.st_mode & 07777));
 	}
 	if (st.st_size > MAX_PEM) {
 		close(fd);
@@ -189,7 +193,8 @@ static int pair_load(const struct http_tls *t, struct pair **out, struct tg_erro
 		goto out;
 	p->n = MAX_CHAIN;
 	e = gnutls_pcert_list_import_x509_raw(p->chain, &p->n, &cert, GNUTLS_X509_FMT_PEM,
-					      GNUTLS_X509_CRT_LIST_FAIL_IF_UNSORTED);
+					      GNUTLS_X509_CRT_LIST_FAIL_IF_UNSORTED |
+						      GNUTLS_X509_CRT_LIST_IMPORT_FAIL_IF_EXCEED);
 	if (e < 0) {
 		p->n = 0;
 		tg_error_set(err, TG_ERR_INVALID, "--tls-cert %s: %s (PEM certificates, the "
@@ -208,6 +213,11 @@ static int pair_load(const struct http_tls *t, struct pair **out, struct tg_erro
 		goto out;
 	}
 	e = gnutls_privkey_import_x509_raw(p->key, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+	if (e == GNUTLS_E_DECRYPTION_FAILED) {
+		tg_error_set(err, TG_ERR_INVALID, "--tls-key %s: the key is encrypted: give it "
+			     "unencrypted, mode 0600 (openssl pkey -in KEY -out PLAIN)", t->key_path);
+		goto out;
+	}
 	if (e < 0) {
 		tg_error_set(err, TG_ERR_INVALID, "--tls-key %s: %s (an unencrypted PEM private "
 			     "key)", t->key_path, gnutls_strerror(e));
@@ -298,12 +308,32 @@ void http_tls_unlock(void)
 	pthread_mutex_unlock(&tls_lock);
 }
 
+/* The same chain (so the same key: pair_check matched it to the first). */
+static int pair_same(const struct pair *a, const struct pair *b)
+{
+	unsigned i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->chain[i].cert.size != b->chain[i].cert.size ||
+		    memcmp(a->chain[i].cert.data, b->chain[i].cert.data, a->chain[i].cert.size) != 0)
+			return 0;
+	return 1;
+}
+
 int http_tls_reload(struct http_tls *t, struct tg_error *err)
 {
 	struct pair *p;
 
 	if (pair_load(t, &p, err) < 0)
 		return -1;
+	/* most SIGHUPs reload the catalogue: an unchanged pair is not kept
+	 * twice (t->current changes only here, on the one reloading thread) */
+	if (pair_same(p, t->current)) {
+		pair_free(p);
+		return 0;
+	}
 	pthread_mutex_lock(&tls_lock);
 	p->older = t->current;
 	t->current = p;
