@@ -73,16 +73,37 @@ TG_API int tg_mcp_serve_stdio(struct tg_mcp *mcp, int in_fd, int out_fd, struct 
  * still the caller's). Thread-safe; one reload runs at a time. */
 TG_API int tg_mcp_reload(struct tg_mcp *mcp, struct tg_catalog *catalog, struct tg_error *err);
 
-/* Streamable HTTP on http://ADDR:PORT/mcp (docs/MCP.md), served by
- * threads of its own until tg_mcp_http_stop. ADDR must be a loopback
- * address (127.0.0.0/8): callers may be authenticated by bearer tokens,
- * but HTTP is served without TLS, so tokens must not cross a network.
- * PORT 0 picks a free one (tg_mcp_http_port says which). OUT *out; -1
- * and err for another address, when it cannot listen, or out of memory
- * or threads. */
+/* Streamable HTTP on http://ADDR:PORT/mcp (docs/MCP.md), or https://,
+ * served by threads of its own until tg_mcp_http_stop.
+ *
+ * A loopback address (127.0.0.0/8) needs nothing more. Any other needs
+ * the server's callers authenticated (a token file or the gate's policy),
+ * and either tls_cert and tls_key, or trust_proxy and public_url: bearer
+ * tokens never cross a network in the clear. PORT 0 picks a free one
+ * (tg_mcp_http_port says which). OUT *out; -1 and err naming the option
+ * to add or fix, when it cannot listen, or out of memory or threads. */
+struct tg_mcp_http_options {
+	const char *tls_cert;    /* PEM chain, the server's first; with tls_key: HTTPS,
+				  * TLS 1.2 and 1.3 only */
+	const char *tls_key;     /* PEM private key, unencrypted, no access for others */
+	const char *public_url;  /* the URL clients use, such as https://gw.example/mcp:
+				  * requests must name it (Host, Origin). NULL:
+				  * https://ADDR:PORT/mcp */
+	const char *trust_proxy; /* comma-separated IPv4 addresses or networks of
+				  * TLS-terminating reverse proxies, whose X-Forwarded-Host
+				  * and X-Forwarded-Proto count; with it, no other
+				  * non-loopback client is served. Needs public_url. */
+};
 struct tg_mcp_http;
 TG_API int tg_mcp_http_start(struct tg_mcp *mcp, const char *addr, unsigned port,
-			     struct tg_mcp_http **out, struct tg_error *err);
+			     const struct tg_mcp_http_options *opts, struct tg_mcp_http **out,
+			     struct tg_error *err);
+/* Read tls_cert and tls_key again (SIGHUP): handshakes from now on get
+ * the new pair, connections made before keep theirs. 0 (also without
+ * TLS); -1 and err, the old pair still served, when they do not load. */
+TG_API int tg_mcp_http_reload_tls(struct tg_mcp_http *http, struct tg_error *err);
+/* The URL of the MCP endpoint clients use, into out (len bytes). */
+TG_API void tg_mcp_http_url(const struct tg_mcp_http *http, char *out, size_t len);
 TG_API unsigned tg_mcp_http_port(const struct tg_mcp_http *http);
 /* Stop listening, end every session (cancelling their calls), free. */
 TG_API void tg_mcp_http_stop(struct tg_mcp_http *http);

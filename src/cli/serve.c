@@ -1,15 +1,18 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
- *                [--header-timeout SECS] [--workspace DIR] [--principal NAME]
+ *                [--tls-cert FILE --tls-key FILE] [--public-url URL]
+ *                [--trust-proxy ADDRS] [--header-timeout SECS] [--workspace DIR] [--principal NAME]
  *                [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]
  *                [--warm N] [--otlp URL] [--descriptions refuse|warn|off]
  *                [--anomalies hold|warn|off]
  *
  * The gateway: an MCP server over the catalogue's tools, every call
  * through the pipeline. --stdio (the default without --http) serves one
- * client on stdin and stdout; --http serves Streamable HTTP on a loopback
- * address until SIGINT or SIGTERM (with --stdio as well: until stdin
- * closes); with --tokens, every HTTP request needs a bearer token of the
+ * client on stdin and stdout; --http serves Streamable HTTP until SIGINT
+ * or SIGTERM (with --stdio as well: until stdin closes), on a loopback
+ * address, or on any other with authentication and either HTTPS
+ * (--tls-cert, --tls-key) or a TLS-terminating proxy (--trust-proxy,
+ * --public-url: docs/MCP.md, "Serving beyond loopback"); with --tokens, every HTTP request needs a bearer token of the
  * file, and its principal is the caller; --header-timeout is how long an
  * HTTP connection may take to send a request's headers (docs/MCP.md,
  * "Connections"). Every call and decision goes into the audit log
@@ -34,7 +37,8 @@
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
- * that does not load is reported on stderr and the old one stays.
+ * that does not load is reported on stderr and the old one stays. It
+ * reloads --tls-cert and --tls-key too, the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +63,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
+		   "                      [--tls-cert FILE --tls-key FILE] [--public-url URL]\n"
+		   "                      [--trust-proxy ADDRS]\n"
 		   "                      [--header-timeout SECS] [--workspace DIR] [--principal NAME]\n"
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
 		   "                      [--warm N]\n"
@@ -66,6 +72,19 @@ static void usage(FILE *f)
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
 		   "                      [--max-runs-per-principal N]\n"
 		   "\n"
+		   "  --http ADDR:PORT\n"
+		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
+		   "             other with --policy or --tokens, and HTTPS or a proxy\n"
+		   "  --tls-cert FILE, --tls-key FILE\n"
+		   "             serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate\n"
+		   "             chain and private key; SIGHUP reads them again\n"
+		   "  --public-url URL\n"
+		   "             the URL clients use (https://gw.example.com/mcp): requests\n"
+		   "             must name it; default https://ADDR:PORT/mcp\n"
+		   "  --trust-proxy ADDRS\n"
+		   "             the TLS-terminating reverse proxies (IPv4 addresses or\n"
+		   "             networks, comma-separated) whose X-Forwarded-Host and\n"
+		   "             X-Forwarded-Proto count; needs --public-url\n"
 		   "  --header-timeout SECS\n"
 		   "             an HTTP connection that has not sent a request's headers\n"
 		   "             SECS after it opened, or after its last answer, is closed,\n"
@@ -172,11 +191,30 @@ static void reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 	fprintf(stderr, "toolgate serve: reloaded %s: %zu contracts\n", dir, n);
 }
 
+/* The certificates again, on SIGHUP (docs/MCP.md, "Serving beyond
+ * loopback"); a pair that does not load leaves the old one served. */
+static void reload_tls(struct tg_mcp_http *server, struct tg_gate *gate, const char *cert)
+{
+	struct tg_error err;
+
+	if (!server || !cert)
+		return;
+	if (tg_mcp_http_reload_tls(server, &err) < 0) {
+		fprintf(stderr, "toolgate serve: reload: %s; still serving the certificate as it "
+			"was\n", err.msg);
+		tg_gate_record_event(gate, "", cert, "load_refused", err.msg);
+		return;
+	}
+	fprintf(stderr, "toolgate serve: reloaded %s\n", cert);
+}
+
 /* The thread that waits for SIGHUP while stdio is served. */
 struct reloader {
 	struct tg_mcp *mcp;
 	struct tg_gate *gate;
 	const char *dir;
+	struct tg_mcp_http *server; /* with --http as well, or NULL */
+	const char *cert;           /* its --tls-cert, or NULL */
 	volatile int quit;
 };
 
@@ -192,6 +230,7 @@ static void *reloader_main(void *arg)
 		if (sigwait(&set, &sig) != 0 || r->quit)
 			return NULL;
 		reload(r->mcp, r->gate, r->dir);
+		reload_tls(r->server, r->gate, r->cert);
 	}
 }
 
@@ -204,12 +243,14 @@ struct serve_args {
 	int stdio;
 	struct tg_gate_options gopts;
 	struct tg_mcp_options mopts;
+	struct tg_mcp_http_options hopts;
 };
 
 enum {
 	OPT_STDIO = 256, OPT_CATALOG, OPT_WORKSPACE, OPT_PRINCIPAL, OPT_AUDIT, OPT_HTTP, OPT_TOKENS,
 	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
-	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL,
+	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
+	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY,
 };
 
 static const struct option options[] = {
@@ -221,6 +262,10 @@ static const struct option options[] = {
 	{ "record", required_argument, NULL, OPT_AUDIT },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "tokens", required_argument, NULL, OPT_TOKENS },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "public-url", required_argument, NULL, OPT_PUBLIC_URL },
+	{ "trust-proxy", required_argument, NULL, OPT_TRUST_PROXY },
 	{ "state-key", required_argument, NULL, OPT_STATE_KEY },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "state", required_argument, NULL, OPT_STATE },
@@ -302,6 +347,8 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_PRINCIPAL, &a->principal }, { OPT_AUDIT, &a->record }, { OPT_HTTP, &a->http },
 		{ OPT_TOKENS, &a->tokens }, { OPT_STATE_KEY, &a->state_key },
 		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_OTLP, &a->otlp },
+		{ OPT_TLS_CERT, &a->hopts.tls_cert }, { OPT_TLS_KEY, &a->hopts.tls_key },
+		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
 		{ 0, NULL },
 	};
 	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
@@ -323,8 +370,11 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 			"are signed, docs/AUTH.md)\n");
 		return EXIT_USAGE;
 	}
-	if (a->tokens && !a->http) {
-		fprintf(stderr, "toolgate serve: --tokens is for --http\n");
+	if (!a->http && (a->tokens || a->hopts.tls_cert || a->hopts.tls_key ||
+			 a->hopts.public_url || a->hopts.trust_proxy)) {
+		fprintf(stderr, "toolgate serve: --%s is for --http\n", a->tokens ? "tokens" :
+			a->hopts.tls_cert ? "tls-cert" : a->hopts.tls_key ? "tls-key" :
+			a->hopts.public_url ? "public-url" : "trust-proxy");
 		return EXIT_USAGE;
 	}
 	if (a->http) {
@@ -504,15 +554,21 @@ int cmd_serve(int argc, char **argv)
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 	if (http) {
-		if (tg_mcp_http_start(mcp, args.addr, args.port, &server, &err) < 0) {
+		char url[300];
+
+		if (tg_mcp_http_start(mcp, args.addr, args.port, &args.hopts, &server, &err) < 0) {
 			fprintf(stderr, "toolgate serve: %s\n", err.msg);
 			goto out;
 		}
-		fprintf(stderr, "toolgate serve: MCP on http://%s:%u/mcp\n", args.addr,
-			tg_mcp_http_port(server));
+		tg_mcp_http_url(server, url, sizeof(url));
+		if (args.hopts.public_url)
+			fprintf(stderr, "toolgate serve: MCP on %s (listening on %s:%u)\n", url,
+				args.addr, tg_mcp_http_port(server));
+		else
+			fprintf(stderr, "toolgate serve: MCP on %s\n", url);
 	}
 	if (!http || stdio) {
-		struct reloader r = { mcp, gate, catalog, 0 };
+		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, 0 };
 		pthread_t t;
 		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
 		int served = tg_mcp_serve_stdio(mcp, 0, 1, &err);
@@ -535,8 +591,10 @@ int cmd_serve(int argc, char **argv)
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
 		sigaddset(&set, SIGHUP);
-		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+		while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
 			reload(mcp, gate, catalog);
+			reload_tls(server, gate, args.hopts.tls_cert);
+		}
 	}
 	rc = 0;
 out:

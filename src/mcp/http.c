@@ -313,6 +313,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct tg_mcp_http *h = cls;
 	struct request *rq = *con_cls;
 	const char *why;
+	char text[400];
 
 	(void)version;
 	if (!rq) {
@@ -326,7 +327,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 * now, before a byte of the body is read (and before "100
 		 * Continue"): the checks against DNS rebinding, the endpoint,
 		 * the caller's token, a declared length over the ceiling. */
-		why = http_origin_refused(h->addr, h->port, c);
+		why = http_front_refused(&h->front, h->port, c, text, sizeof(text));
 		if (why)
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
 		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
@@ -450,7 +451,50 @@ static int listen_errno(const struct sockaddr_in *sa)
 	return e;
 }
 
-int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct tg_mcp_http **out,
+static void http_free(struct tg_mcp_http *h)
+{
+	http_admit_free(h->admit);
+	http_tls_free(h->tls);
+	pthread_cond_destroy(&h->idle);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+/* Start libmicrohttpd on sa, with TLS when h has it. */
+static struct MHD_Daemon *daemon_start(struct tg_mcp_http *h, const struct sockaddr_in *sa)
+{
+	struct MHD_Daemon *d;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)http_tls_priorities },
+		{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, http_tls_callback() },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	/* poll, not select: a descriptor past 1024 (long-lived streams make
+	 * them many) must not refuse every new connection */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+
+	if (h->tls)
+		http_tls_lock(); /* a handshake waits until the daemon is listed */
+	d = MHD_start_daemon(flags | (h->tls ? MHD_USE_TLS : 0), (uint16_t)h->port,
+			     http_admit_accept, h->admit, handle, h,
+			     MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+			     MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+			     MHD_OPTION_NOTIFY_CONNECTION, http_admit_notify, h->admit,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+			     /* a backstop: http_admit_accept refuses first, and counts it */
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MHD_LIMIT,
+			     MHD_OPTION_ARRAY, h->tls ? tls : tls + 2, MHD_OPTION_END);
+	if (h->tls) {
+		if (d)
+			http_tls_list(h->tls, d);
+		http_tls_unlock();
+	}
+	return d;
+}
+
+int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port,
+		      const struct tg_mcp_http_options *opts, struct tg_mcp_http **out,
 		      struct tg_error *err)
 {
 	struct tg_mcp_http *h;
@@ -458,50 +502,35 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 
 	tg_error_clear(err);
 	*out = NULL;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
-		return tg_error_set(err, TG_ERR_INVALID, "--http %s: not an IPv4 address (no name "
-				    "is resolved: 127.0.0.1 for this host)", addr);
-	if (!(ntohl(sa.sin_addr.s_addr) >> 24 == 127))
-		return tg_error_set(err, TG_ERR_INVALID,
-				    "--http %s: only loopback addresses (127.0.0.0/8): HTTP is "
-				    "served without TLS, so bearer tokens would cross the network "
-				    "in the clear", addr);
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (http_front_init(&h->front, addr, port, opts, m->tokens || m->policy, err) < 0 ||
+	    (opts && opts->tls_cert && http_tls_new(opts->tls_cert, opts->tls_key, &h->tls,
+						     err) < 0)) {
+		free(h);
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, h->front.addr, &sa.sin_addr);
 	h->mcp = m;
 	h->port = port;
 	h->max_idle = DEFAULT_MAX_IDLE;
-	inet_ntop(AF_INET, &sa.sin_addr, h->addr, sizeof(h->addr));
-	if (http_admit_new(m->http_header_timeout, m->tokens || m->policy, &h->admit, err) < 0) {
+	if (http_admit_new(m->http_header_timeout, m->tokens || m->policy, &h->front, &h->admit,
+			   err) < 0) {
+		http_tls_free(h->tls);
 		free(h);
 		return -1;
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->idle, NULL);
-	/* poll, not select: a descriptor past 1024 (long-lived streams make
-	 * them many) must not refuse every new connection */
-	h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-					     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-					     MHD_USE_ERROR_LOG,
-				     (uint16_t)port, http_admit_accept, h->admit, handle, h,
-				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-				     MHD_OPTION_NOTIFY_CONNECTION, http_admit_notify, h->admit,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-				     /* a backstop: http_admit_accept refuses first, and counts it */
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MHD_LIMIT,
-				     MHD_OPTION_END);
+	h->daemon = daemon_start(h, &sa);
 	if (!h->daemon) {
 		int e = listen_errno(&sa);
 
-		http_admit_free(h->admit);
-		pthread_cond_destroy(&h->idle);
-		pthread_mutex_destroy(&h->lock);
-		free(h);
+		http_free(h);
 		if (e == EADDRINUSE)
 			return tg_error_set(err, TG_ERR_SYSTEM, "--http %s:%u: %s:%u is in use "
 					    "(EADDRINUSE): another process listens there; port 0 "
@@ -519,6 +548,19 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port, struct 
 	mcp_watch(m, &h->watcher, http_changed, h);
 	*out = h;
 	return 0;
+}
+
+int tg_mcp_http_reload_tls(struct tg_mcp_http *h, struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (!h || !h->tls)
+		return 0;
+	return http_tls_reload(h->tls, err);
+}
+
+void tg_mcp_http_url(const struct tg_mcp_http *h, char *out, size_t len)
+{
+	http_front_resource(&h->front, h->port, out, len);
 }
 
 unsigned tg_mcp_http_port(const struct tg_mcp_http *h)
@@ -550,6 +592,7 @@ void tg_mcp_http_stop(struct tg_mcp_http *h)
 	pthread_mutex_unlock(&h->lock);
 	MHD_stop_daemon(h->daemon);
 	http_admit_free(h->admit); /* every connection closed */
+	h->admit = NULL;
 	/* the calls still running (SSE answers' threads) put their sessions
 	 * back as they end; the last user frees each */
 	pthread_mutex_lock(&h->lock);
@@ -560,7 +603,5 @@ void tg_mcp_http_stop(struct tg_mcp_http *h)
 		pthread_cond_wait(&h->idle, &h->lock);
 	}
 	pthread_mutex_unlock(&h->lock);
-	pthread_cond_destroy(&h->idle);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	http_free(h);
 }

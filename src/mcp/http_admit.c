@@ -78,6 +78,7 @@ struct http_admit {
 	pthread_t closer;
 	int stopping;
 	int tokens;                 /* every request needs a token */
+	const struct http_front *front; /* its trusted proxies have no address limit */
 	uint64_t timeout_ms;
 	struct conn *all;
 	struct conn *whead, *wtail;
@@ -157,8 +158,8 @@ static void *closer_main(void *arg)
 	return NULL;
 }
 
-int http_admit_new(unsigned header_timeout, int tokens, struct http_admit **out,
-		   struct tg_error *err)
+int http_admit_new(unsigned header_timeout, int tokens, const struct http_front *front,
+		   struct http_admit **out, struct tg_error *err)
 {
 	struct http_admit *a;
 	pthread_condattr_t ca;
@@ -173,6 +174,7 @@ int http_admit_new(unsigned header_timeout, int tokens, struct http_admit **out,
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	a->timeout_ms = 1000ull * (header_timeout ? header_timeout : HTTP_HEADER_TIMEOUT);
 	a->tokens = tokens;
+	a->front = front;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are monotonic */
@@ -254,7 +256,8 @@ enum MHD_Result http_admit_accept(void *cls, const struct sockaddr *addr, sockle
 	if (a->n >= HTTP_MAX_CONNECTIONS + HTTP_MAX_CLOSING)
 		/* NOLINTNEXTLINE(bugprone-branch-clone): the address's turn is between */
 		why = REFUSED_LIMIT;
-	else if (same >= HTTP_MAX_PER_ADDRESS && make_room(a, 0, ip) < 0)
+	else if (same >= HTTP_MAX_PER_ADDRESS && !http_front_is_proxy(a->front, addr) &&
+		 make_room(a, 0, ip) < 0)
 		why = REFUSED_ADDRESS;
 	else if (a->n - a->count[CLOSING] >= HTTP_MAX_CONNECTIONS && make_room(a, 1, 0) < 0)
 		why = REFUSED_LIMIT;
@@ -446,32 +449,4 @@ char *http_admit_metrics(struct http_admit *a, char *text)
 	}
 	memcpy(out + len, add, n + 1);
 	return out;
-}
-
-/* "NAME:PORT" for this server: its bound address or localhost, with its
- * port (a Host without a port is port 80, another server). */
-static int is_this_server(const char *addr, unsigned port, const char *hostport)
-{
-	char want[96];
-
-	snprintf(want, sizeof(want), "%s:%u", addr, port);
-	if (strcasecmp(hostport, want) == 0)
-		return 1;
-	snprintf(want, sizeof(want), "localhost:%u", port);
-	return strcasecmp(hostport, want) == 0;
-}
-
-/* Only this server's own names (DNS rebinding: a page elsewhere, a local
- * web server on another port included, must not reach a local server). */
-const char *http_origin_refused(const char *addr, unsigned port, struct MHD_Connection *c)
-{
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-
-	if (!host || !is_this_server(addr, port, host))
-		return "Forbidden: the Host header does not name this server";
-	if (origin && (strncasecmp(origin, "http://", 7) != 0 ||
-		       !is_this_server(addr, port, origin + 7)))
-		return "Forbidden: the Origin is not this server's";
-	return NULL;
 }

@@ -32,14 +32,16 @@
 #define HTTP_MAX_HEADER_TIMEOUT 300
 
 struct http_admit;
+struct http_front;
 
 /* Admission with header_timeout seconds (1 to HTTP_MAX_HEADER_TIMEOUT;
  * 0: HTTP_HEADER_TIMEOUT) to send a request's headers; tokens: every
- * request needs a bearer token (--tokens or --policy). Starts the thread
- * that closes connections past the deadline. OUT *out; -1 and err when
- * out of memory or threads. */
-int http_admit_new(unsigned header_timeout, int tokens, struct http_admit **out,
-		   struct tg_error *err);
+ * request needs a bearer token (--tokens or --policy); front (borrowed):
+ * its trusted proxies are not held to HTTP_MAX_PER_ADDRESS. Starts the
+ * thread that closes connections past the deadline. OUT *out; -1 and err
+ * when out of memory or threads. */
+int http_admit_new(unsigned header_timeout, int tokens, const struct http_front *front,
+		   struct http_admit **out, struct tg_error *err);
 /* Stop the thread and free a. Only once the daemon that used a stopped
  * (every connection closed); NULL is a no-op. */
 void http_admit_free(struct http_admit *a);
@@ -78,9 +80,65 @@ void http_admit_done(struct http_admit *a, struct MHD_Connection *c, int ok);
  * NULL when text is NULL or out of memory. */
 char *http_admit_metrics(struct http_admit *a, char *text);
 
-/* The Host and Origin of c's request: NULL when they name this server
- * (addr, or localhost, with port), else why not (DNS rebinding). */
-const char *http_origin_refused(const char *addr, unsigned port, struct MHD_Connection *c);
+/* ---- who may address the server, by what name (http_front.c) ------------ */
+
+#define HTTP_MAX_URL 255       /* --public-url */
+#define HTTP_MAX_AUTHORITY 272 /* a normalised host:port */
+#define HTTP_MAX_PROXIES 16    /* --trust-proxy's addresses and networks */
+
+struct http_front {
+	char addr[INET_ADDRSTRLEN]; /* the bound address */
+	int loopback;               /* it is one (127.0.0.0/8) */
+	int tls;                    /* the server has TLS of its own */
+	int https;                  /* the URL clients use is https */
+	char public_url[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16]; /* --public-url, normalised; "" without */
+	char authority[HTTP_MAX_AUTHORITY]; /* its host[:port], normalised */
+	struct { uint32_t net, mask; } proxies[HTTP_MAX_PROXIES]; /* host order */
+	size_t nproxies;
+};
+
+/* The rules for serving addr:port with o (NULL: plain HTTP, no proxy,
+ * no public URL) into *f; authenticated: every caller presents a token.
+ * -1 and err naming the option to add or fix: a non-loopback address
+ * without authentication, without TLS or a trusted proxy, 0.0.0.0
+ * without a public URL; a malformed --public-url or --trust-proxy. */
+int http_front_init(struct http_front *f, const char *addr, unsigned port,
+		    const struct tg_mcp_http_options *o, int authenticated, struct tg_error *err);
+/* NULL when c's request may be served: it names this server (Host,
+ * Origin, and X-Forwarded-* from a trusted proxy), else why not, 403
+ * (DNS rebinding, a stranger behind no proxy); why (len bytes) may hold
+ * the text. port: the one bound. */
+const char *http_front_refused(const struct http_front *f, unsigned port,
+			       struct MHD_Connection *c, char *why, size_t len);
+/* 1 if sa is one of f's trusted proxies (f may be NULL: 0). */
+int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa);
+/* The URL clients use for the MCP endpoint (printed at start):
+ * --public-url, or SCHEME://ADDR:PORT/mcp. */
+void http_front_resource(const struct http_front *f, unsigned port, char *out, size_t len);
+
+/* ---- TLS (http_tls.c) ------------------------------------------------------ */
+
+struct http_tls;
+
+extern const char http_tls_priorities[]; /* TLS 1.2 and 1.3 only */
+
+/* The chain in cert and the key in key (PEM files), read and checked:
+ * the key not readable by others, matching the certificate, valid now.
+ * OUT *out; -1 and err naming the option and file. */
+int http_tls_new(const char *cert, const char *key, struct http_tls **out,
+		 struct tg_error *err);
+/* Read the files again; handshakes from now on get the new pair. -1 and
+ * err (the old pair still served) when they do not load. */
+int http_tls_reload(struct http_tls *t, struct tg_error *err);
+/* Listing t for daemon's handshakes: lock, start the daemon, list, unlock
+ * (a handshake waits for the listing). */
+void http_tls_lock(void);
+void http_tls_list(struct http_tls *t, const struct MHD_Daemon *daemon);
+void http_tls_unlock(void);
+/* The gnutls_certificate_retrieve_function2 for MHD_OPTION_HTTPS_CERT_CALLBACK. */
+void *http_tls_callback(void);
+/* Unlist and free; after the daemon stopped. NULL is a no-op. */
+void http_tls_free(struct http_tls *t);
 
 /* ---- the server and its requests (http.c) ------------------------------- */
 
@@ -108,7 +166,8 @@ struct tg_mcp_http {
 	struct http_session *sessions; /* live, and ended but still in use */
 	unsigned nsessions;
 	unsigned port;
-	char addr[INET_ADDRSTRLEN]; /* the bound address, for the Host check */
+	struct http_front front;    /* who may address it, by what name */
+	struct http_tls *tls;       /* its certificates, or NULL */
 	unsigned max_idle;
 	int stopping;
 	struct http_listener *listeners; /* subscriptions/listen streams */

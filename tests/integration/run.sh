@@ -1332,6 +1332,15 @@ failures=$((failures + $(grep -c '^not ok' "$tmp/flood.out")))
 grep -q -E 'http_flood_server_exits_cleanly|^skip - integration/http_flood' "$tmp/flood.out"
 check http_flood_ran_to_the_end $? "$(tail -3 "$tmp/flood.out")"
 
+# serving beyond loopback: HTTPS (TLS 1.2+, rotation on SIGHUP, garbage
+# and stalled handshakes), the start refusals, a client in a network
+# namespace of the test's making, a trusted proxy (tests/integration/tls.py)
+timeout 300 python3 "$repo/tests/integration/tls.py" "$TG" "$repo" "$tmp/tls" >"$tmp/tls.out" 2>&1
+cat "$tmp/tls.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/tls.out")))
+grep -q -E 'tls_proxy_wrong_host_403|^skip - integration/tls_netns' "$tmp/tls.out"
+check tls_ran_to_the_end $? "$(tail -3 "$tmp/tls.out")"
+
 # kill -9 the gateway at random moments during write calls whose clients
 # retry under the same keys: exactly one row per key in the target
 # database, no approval lost, nothing left running; 100 duplicates, one run.
