@@ -206,6 +206,9 @@ TG_API int tg_idps_new(const struct tg_policy *policy, const char *resource,
 TG_API void tg_idps_free(struct tg_idps *idps);
 /* 1 if iss is the issuer of one of the providers. */
 TG_API int tg_idps_knows(const struct tg_idps *idps, const char *iss);
+/* The issuer of the i-th provider, in the policy's order; NULL past the
+ * last (idps may be NULL: none). */
+TG_API const char *tg_idps_issuer(const struct tg_idps *idps, size_t i);
 /* Check token (len bytes) at now (unix seconds) against the provider
  * its "iss" names: signature by a key of the provider's, algorithm,
  * issuer, audience, lifetime (60 s of skew), and the principal the

@@ -269,6 +269,12 @@ TG_API int tg_gate_authorize(struct tg_gate *gate, const char *scopes, const cha
  * a policy anyone, with one only a holder of an approve scope (they show
  * every principal's calls by tool). */
 TG_API int tg_gate_may_observe(const struct tg_gate *gate, const char *scopes);
+/* The OAuth 2.0 Protected Resource Metadata (RFC 9728) of the server at
+ * resource (its URL, as clients use it): the policy's identity providers
+ * as authorization_servers, the scope each tool's calls need as
+ * scopes_supported, bearer tokens in the header. JSON text, malloc'd;
+ * NULL when out of memory. */
+TG_API char *tg_gate_resource_metadata(struct tg_gate *gate, const char *resource);
 
 /* Roll back the executed write call call_id (its ticket's id) with its
  * contract's compensation, on behalf of who (a person with approve rights

@@ -102,6 +102,14 @@ TG_API int tg_mcp_http_start(struct tg_mcp *mcp, const char *addr, unsigned port
  * the new pair, connections made before keep theirs. 0 (also without
  * TLS); -1 and err, the old pair still served, when they do not load. */
 TG_API int tg_mcp_http_reload_tls(struct tg_mcp_http *http, struct tg_error *err);
+/* The URL clients will use for a server started with these arguments
+ * (--public-url, normalised, else SCHEME://ADDR:PORT/mcp), into out (len
+ * bytes): the resource OAuth tokens are for (RFC 8707). 0; 1 when it is
+ * not known yet (port 0, no public URL); -1 and err when the arguments
+ * would not start. */
+TG_API int tg_mcp_http_resource(const char *addr, unsigned port,
+				const struct tg_mcp_http_options *opts, char *out, size_t len,
+				struct tg_error *err);
 /* The URL of the MCP endpoint clients use, into out (len bytes). */
 TG_API void tg_mcp_http_url(const struct tg_mcp_http *http, char *out, size_t len);
 TG_API unsigned tg_mcp_http_port(const struct tg_mcp_http *http);

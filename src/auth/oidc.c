@@ -494,6 +494,11 @@ int tg_idps_knows(const struct tg_idps *s, const char *iss)
 	return provider_of(s, iss) != NULL;
 }
 
+const char *tg_idps_issuer(const struct tg_idps *s, size_t i)
+{
+	return s && i < s->n ? s->v[i].cfg->issuer : NULL;
+}
+
 /* A fetch of d's keys is coming (a request's refresh, at most one per
  * min_refresh_ms), the lock held: 1, or 0 when none will. */
 static int ask_refresh(struct tg_idps *s, struct idp *d)

@@ -471,7 +471,7 @@ int cmd_serve(int argc, char **argv)
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
-	char resource[128];
+	char resource[600];
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -517,13 +517,19 @@ int cmd_serve(int argc, char **argv)
 	mopts.http_tokens = tokens;
 	mopts.state_key_file = state_key;
 	/* the audience an identity provider's token must name when the
-	 * policy's provider sets none: this server's URL as --http gives it
-	 * (docs/AUTH.md, "External identity providers") */
-	if (http && args.port) {
-		snprintf(resource, sizeof(resource), "http://%s%s%s:%u/mcp",
-			 strchr(args.addr, ':') ? "[" : "", args.addr,
-			 strchr(args.addr, ':') ? "]" : "", args.port);
-		gopts.resource = resource;
+	 * policy's provider sets none: this server's URL as its clients reach
+	 * it (docs/AUTH.md, "External identity providers") */
+	if (http) {
+		rc = tg_mcp_http_resource(args.addr, args.port, &args.hopts, resource,
+					  sizeof(resource), &err);
+		if (rc < 0) {
+			fprintf(stderr, "toolgate serve: %s\n", err.msg);
+			rc = EXIT_DATA;
+			goto out;
+		}
+		rc = EXIT_DATA;
+		if (resource[0])
+			gopts.resource = resource;
 	}
 	if (tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;

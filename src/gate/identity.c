@@ -137,3 +137,48 @@ int tg_gate_authorize(struct tg_gate *g, const char *scopes, const char *tool, c
 	tg_gate_release(g, cat);
 	return !missing;
 }
+
+#define MAX_METADATA_SCOPES 4096
+
+char *tg_gate_resource_metadata(struct tg_gate *g, const char *resource)
+{
+	const struct tg_catalog *cat;
+	json_t *m, *servers, *scopes;
+	const char *prev = NULL, *iss;
+	char *text = NULL, scope[200];
+	size_t i;
+
+	m = json_pack("{s:s, s:[s], s:s}", "resource", resource, "bearer_methods_supported",
+		      "header", "resource_name", "toolgate");
+	servers = json_array();
+	scopes = json_array();
+	if (!m || !servers || !scopes)
+		goto out;
+	/* the providers whose tokens are taken; the gateway's own tokens
+	 * come from `toolgate token issue`, no authorization server */
+	for (i = 0; (iss = tg_idps_issuer(g->idps, i)); i++)
+		json_array_append_new(servers, json_string(iss));
+	if (json_array_size(servers))
+		json_object_set(m, "authorization_servers", servers);
+	/* a scope for each tool: the one a call of it needs */
+	cat = tg_gate_acquire(g);
+	for (i = 0; i < tg_catalog_count(cat) && json_array_size(scopes) < MAX_METADATA_SCOPES;
+	     i++) {
+		const struct tg_contract *k = tg_catalog_at(cat, i);
+
+		if (prev && strcmp(prev, k->name) == 0)
+			continue;
+		prev = k->name;
+		snprintf(scope, sizeof(scope), "%.150s:%s", k->name,
+			 k->authority == TG_AUTHORITY_WRITE ? "write" : "read");
+		json_array_append_new(scopes, json_string(scope));
+	}
+	tg_gate_release(g, cat);
+	json_object_set(m, "scopes_supported", scopes);
+	text = json_dumps(m, JSON_COMPACT);
+out:
+	json_decref(servers);
+	json_decref(scopes);
+	json_decref(m);
+	return text;
+}

@@ -237,7 +237,8 @@ enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connectio
 				     const struct request *rq, json_t *msg, const char *need)
 {
 	json_t *id = json_object_get(msg, "id");
-	char text[300], hdr[300], *body;
+	char text[300], hdr[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 400], *body;
+	char meta[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 64];
 	struct MHD_Response *r;
 	enum MHD_Result rc;
 
@@ -254,8 +255,9 @@ enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connectio
 	free(body);
 	if (!r)
 		return MHD_NO;
+	http_front_metadata_url(&h->front, h->port, meta, sizeof(meta));
 	snprintf(hdr, sizeof(hdr), "Bearer realm=\"toolgate\", error=\"insufficient_scope\", "
-		 "scope=\"%s\"", need);
+		 "scope=\"%s\", resource_metadata=\"%s\"", need, meta);
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "WWW-Authenticate", hdr);
 	rc = MHD_queue_response(c, MHD_HTTP_FORBIDDEN, r);
@@ -264,9 +266,12 @@ enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connectio
 }
 
 /* 401: no bearer token that verified. */
-enum MHD_Result http_unauthorized(struct MHD_Connection *c, const char *why)
+enum MHD_Result http_unauthorized(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  const char *why, int presented)
 {
-	char text[260], *body;
+	char text[260], hdr[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 160];
+	char meta[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 64];
+	char *body;
 	struct MHD_Response *r;
 	enum MHD_Result rc;
 
@@ -278,10 +283,44 @@ enum MHD_Result http_unauthorized(struct MHD_Connection *c, const char *why)
 	free(body);
 	if (!r)
 		return MHD_NO;
+	if (h->mcp->policy)
+		http_front_metadata_url(&h->front, h->port, meta, sizeof(meta));
+	snprintf(hdr, sizeof(hdr), "Bearer realm=\"toolgate\"%s%s%s%s",
+		 presented ? ", error=\"invalid_token\"" : "",
+		 h->mcp->policy ? ", resource_metadata=\"" : "", h->mcp->policy ? meta : "",
+		 h->mcp->policy ? "\"" : "");
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"toolgate\", "
-				"error=\"invalid_token\"");
+	MHD_add_response_header(r, "WWW-Authenticate", hdr);
 	rc = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+enum MHD_Result http_resource_metadata(struct tg_mcp_http *h, struct MHD_Connection *c,
+				       const char *method)
+{
+	char url[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 32], *text;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	if (!h->mcp->policy)
+		return http_error(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "Not Found: no "
+				  "protected resource metadata without a policy (serve --policy)");
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return http_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+				  "Method Not Allowed: GET the metadata");
+	http_front_resource(&h->front, h->port, url, sizeof(url));
+	text = tg_gate_resource_metadata(h->mcp->gate, url);
+	if (!text)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "max-age=300");
+	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return rc;
 }

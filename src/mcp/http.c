@@ -330,6 +330,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		why = http_front_refused(&h->front, h->port, c, text, sizeof(text));
 		if (why)
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
+		/* RFC 9728: who issues tokens for this server, asked before any */
+		if (http_front_is_metadata(&h->front, h->port, url))
+			return http_resource_metadata(h, c, method);
 		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
 		if (rq->admin && !h->mcp->policy)
 			return http_admin_reply(c, 404, "{\"error\":{\"code\":\"not_found\","
@@ -344,7 +347,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 					  sizeof(rq->why))) {
 		case -1:
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
-			return http_unauthorized(c, rq->why);
+			return http_unauthorized(h, c, rq->why,
+						 MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									     "Authorization") != NULL);
 		case 1: /* a token holder: may keep its connection between requests */
 			if ((why = http_admit_trust(h->admit, c, rq->principal)))
 				return http_error(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, why);
@@ -556,6 +561,22 @@ int tg_mcp_http_reload_tls(struct tg_mcp_http *h, struct tg_error *err)
 	if (!h || !h->tls)
 		return 0;
 	return http_tls_reload(h->tls, err);
+}
+
+int tg_mcp_http_resource(const char *addr, unsigned port, const struct tg_mcp_http_options *o,
+			 char *out, size_t len, struct tg_error *err)
+{
+	struct http_front f;
+
+	tg_error_clear(err);
+	out[0] = '\0';
+	/* authentication is the server's to check when it starts */
+	if (http_front_init(&f, addr, port, o, 1, err) < 0)
+		return -1;
+	if (!f.public_url[0] && port == 0)
+		return 1;
+	http_front_resource(&f, port, out, len);
+	return 0;
 }
 
 void tg_mcp_http_url(const struct tg_mcp_http *h, char *out, size_t len)

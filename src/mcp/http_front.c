@@ -24,6 +24,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,35 @@ void http_front_resource(const struct http_front *f, unsigned port, char *out, s
 		snprintf(out, len, "%s", f->public_url);
 	else
 		snprintf(out, len, "%s://%s:%u/mcp", f->tls ? "https" : "http", f->addr, port);
+}
+
+void http_front_metadata_url(const struct http_front *f, unsigned port, char *out, size_t len)
+{
+	char url[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 32];
+	const char *path;
+
+	http_front_resource(f, port, url, sizeof(url));
+	/* RFC 9728, 3.1: the well-known part goes between host and path */
+	path = strchr(strstr(url, "://") + 3, '/');
+	snprintf(out, len, "%.*s/.well-known/oauth-protected-resource%s",
+		 (int)(path ? path - url : (ptrdiff_t)strlen(url)), url, path ? path : "");
+}
+
+int http_front_is_metadata(const struct http_front *f, unsigned port, const char *url)
+{
+	char res[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 32];
+	const char *path;
+	size_t n = strlen(WELL_KNOWN_PRM);
+
+	if (strncmp(url, WELL_KNOWN_PRM, n) != 0)
+		return 0;
+	if (!url[n])
+		return 1;
+	/* the path-suffixed form: this resource's path, or the endpoint's
+	 * own (a proxy may map another path to /mcp) */
+	http_front_resource(f, port, res, sizeof(res));
+	path = strchr(strstr(res, "://") + 3, '/');
+	return strcmp(url + n, "/mcp") == 0 || (path && strcmp(url + n, path) == 0);
 }
 
 int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa)

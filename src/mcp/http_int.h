@@ -116,6 +116,15 @@ int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa);
  * --public-url, or SCHEME://ADDR:PORT/mcp. */
 void http_front_resource(const struct http_front *f, unsigned port, char *out, size_t len);
 
+#define WELL_KNOWN_PRM "/.well-known/oauth-protected-resource"
+/* The URL of the server's Protected Resource Metadata (RFC 9728, 3.1):
+ * the well-known path inserted between the resource URL's host and its
+ * path. */
+void http_front_metadata_url(const struct http_front *f, unsigned port, char *out, size_t len);
+/* 1 if url (a request's path) is the metadata's: WELL_KNOWN_PRM alone or
+ * followed by the resource URL's path or /mcp. */
+int http_front_is_metadata(const struct http_front *f, unsigned port, const char *url);
+
 /* ---- TLS (http_tls.c) ------------------------------------------------------ */
 
 struct http_tls;
@@ -264,8 +273,15 @@ const char *http_missing_scope(struct tg_mcp_http *h, const struct request *rq, 
 /* 403 insufficient_scope for msg (taken), recorded as a refusal. */
 enum MHD_Result http_forbidden_scope(struct tg_mcp_http *h, struct MHD_Connection *c,
 				     const struct request *rq, json_t *msg, const char *need);
-/* 401 with WWW-Authenticate, for why. */
-enum MHD_Result http_unauthorized(struct MHD_Connection *c, const char *why);
+/* 401 with WWW-Authenticate, for why; presented: a token was sent (else
+ * no error code, RFC 6750 3.1). With a policy, the header names the
+ * resource metadata (RFC 9728, 5.1). */
+enum MHD_Result http_unauthorized(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  const char *why, int presented);
+/* GET of the Protected Resource Metadata (RFC 9728): 200 with it when
+ * the server has a policy, else 404. */
+enum MHD_Result http_resource_metadata(struct tg_mcp_http *h, struct MHD_Connection *c,
+				       const char *method);
 
 /* ---- /admin and /metrics (http_admin.c) ------------------------------------ */
 

@@ -975,15 +975,26 @@ pcall2 1 tool.001 -H "Authorization: Bearer $tok"
 [ "$(code)" = 200 ] && jq -e '.result.isError == false' "$tmp/body" >/dev/null && grep -q '"principal":"agent-1"' "$tmp/rec3"
 check policy_token_allows_call $? "$(code) $(cat "$tmp/body")"
 pcall2 2 tool.010 -H "Authorization: Bearer $tok"
-[ "$(code)" = 403 ] && grep -qi '^www-authenticate: Bearer.*error="insufficient_scope", scope="tool.010:read"' "$tmp/hdr"
+[ "$(code)" = 403 ] && grep -qi '^www-authenticate: Bearer.*error="insufficient_scope", scope="tool.010:read", resource_metadata="' "$tmp/hdr"
 check policy_insufficient_scope_403 $? "$(code) $(cat "$tmp/hdr" "$tmp/body")"
 why=
 for t in "$other:for another audience" "$gone:revoked" "x.y.z:malformed header" ":a valid bearer token"; do
 	if [ -n "${t%%:*}" ]; then pcall2 3 tool.001 -H "Authorization: Bearer ${t%%:*}"; else pcall2 3 tool.001; fi
-	[ "$(code)" = 401 ] && grep -q "${t#*:}" "$tmp/body" && grep -qi 'error="invalid_token"' "$tmp/hdr" ||
-		why="$why [${t#*:}: $(code) $(cat "$tmp/body")]"
+	# RFC 6750 3.1: an error code only when a token came; always the
+	# metadata's URL (RFC 9728 5.1)
+	if [ -n "${t%%:*}" ]; then want='error="invalid_token"'; else want='Bearer realm="toolgate", resource'; fi
+	[ "$(code)" = 401 ] && grep -q "${t#*:}" "$tmp/body" && grep -qi "$want" "$tmp/hdr" &&
+		grep -qi "resource_metadata=\"${URL%/mcp}/.well-known/oauth-protected-resource/mcp\"" "$tmp/hdr" ||
+		why="$why [${t#*:}: $(code) $(cat "$tmp/hdr" "$tmp/body")]"
 done
 [ -z "$why" ]; check policy_bad_tokens_401 $? "$why"
+# the Protected Resource Metadata (RFC 9728), plain and path-suffixed
+curl -s "${URL%/mcp}/.well-known/oauth-protected-resource/mcp" >"$tmp/prm.json"
+curl -s -o /dev/null -w '%{http_code}' "${URL%/mcp}/.well-known/oauth-protected-resource" >"$tmp/code"
+jq -e --arg u "$URL" '.resource == $u and (.scopes_supported | index("tool.001:read")) and
+	.bearer_methods_supported == ["header"] and (has("authorization_servers") | not)' "$tmp/prm.json" >/dev/null &&
+	[ "$(code)" = 200 ]
+check policy_resource_metadata $? "$(code) $(cat "$tmp/prm.json")"
 # a batch (a 2025-03-26 session) is checked call by call, not let through
 post '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}}' \
 	-H "Authorization: Bearer $tok"
