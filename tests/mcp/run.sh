@@ -3,7 +3,9 @@
 # the 1.x SDK (client.mjs) and the 2026-07-28 client package (client2026.mjs);
 # then real upstream servers (server-everything, server-filesystem) behind it
 # (upstreams.mjs), and a 2026-07-28 one built on the 2026 server package
-# (server2026.mjs, upstreams2026.mjs). They come from the npm registry into tests/mcp/node_modules
+# (server2026.mjs, upstreams2026.mjs); then the stock hosts of docs/HOSTS.md
+# (hosts.mjs, with oidc-provider as the identity provider; hosts_config.mjs,
+# the page's configurations as written). They come from the npm registry into tests/mcp/node_modules
 # (git-ignored). Without node and npm, says so and skips.
 # Usage: tests/mcp/run.sh BUILD-DIR
 set -u
@@ -19,11 +21,12 @@ fi
 # put there
 mcp=tests/mcp/node_modules/@modelcontextprotocol
 if [ ! -d $mcp/sdk ] || [ ! -d $mcp/client ] || [ ! -d $mcp/server ] ||
-	[ ! -d $mcp/server-everything ] || [ ! -d $mcp/server-filesystem ]; then
+	[ ! -d $mcp/server-everything ] || [ ! -d $mcp/server-filesystem ] ||
+	[ ! -d tests/mcp/node_modules/oidc-provider ]; then
 	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 \
 		@modelcontextprotocol/client@2.4.0 @modelcontextprotocol/server@2.4.0 \
 		@modelcontextprotocol/server-everything@2026.8.31 \
-		@modelcontextprotocol/server-filesystem@2026.8.31 >/dev/null 2>&1) || {
+		@modelcontextprotocol/server-filesystem@2026.8.31 oidc-provider@9.13.3 >/dev/null 2>&1) || {
 		echo "not ok - mcp-interop/install: npm install of the SDK packages failed"
 		exit 1
 	}
@@ -49,4 +52,9 @@ timeout 120 node tests/mcp/upstreams.mjs "$build/toolgate" || rc=1
 # stdio and HTTP) behind the 1.x client and the 2026 one, and a 2025-era
 # upstream asking the 2026 client
 timeout 120 node tests/mcp/upstreams2026.mjs "$build/toolgate" || rc=1
+# stock hosts (docs/HOSTS.md): the SDK client with no _meta and its own
+# OAuth flow against a real OpenID provider, over HTTPS from a network
+# namespace, and over stdio; then every configuration block of the page
+timeout 180 node tests/mcp/hosts.mjs "$build/toolgate" "$PWD" 2> >(grep -v '^oidc-provider ' >&2) || rc=1
+timeout 120 node tests/mcp/hosts_config.mjs "$build/toolgate" "$PWD" || rc=1
 exit $rc
