@@ -107,6 +107,12 @@ TG_API char *tg_policy_scope_list(const struct tg_policy *policy, const char *na
 
 /* 1 if scope (PATTERN:ACTION) is well-formed. */
 TG_API int tg_scope_valid(const char *scope);
+/* The scope of a metrics scraper (docs/METRICS.md): GET /metrics, nothing
+ * else; a principal holding it alone may have tokens that live up to 365
+ * days, past the policy's max_token_ttl, when its own says so. */
+#define TG_SCOPE_SCRAPE "metrics:scrape"
+/* 1 if the policy's principal name holds metrics:scrape and nothing else. */
+TG_API int tg_policy_scrape_only(const struct tg_policy *policy, const char *name);
 /* 1 if scope have covers scope want (as wide a pattern, the same
  * action or write for read). */
 TG_API int tg_scope_covers(const char *have, const char *want);

@@ -29,7 +29,8 @@ struct tg_policy {
 	uint64_t writes_wait_ms;     /* "writes.wait" */
 };
 
-static const char *const actions[] = { "read", "write", "approve" };
+static const char *const actions[] = { "read", "write", "approve", "scrape" };
+enum { ACT_READ, ACT_WRITE, ACT_APPROVE, ACT_SCRAPE };
 
 /* A principal's name: 1 to 127 of A-Z a-z 0-9 . _ @ - */
 static int name_valid(const char *n)
@@ -68,13 +69,34 @@ static int pattern_valid(const char *p, size_t plen)
 	return plen > 0;
 }
 
+/* 1 if a principal's scopes (a JSON array) are metrics:scrape alone. */
+static int scrape_only(json_t *scopes)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(scopes, i, s)
+		if (!json_is_string(s) || strcmp(json_string_value(s), TG_SCOPE_SCRAPE) != 0)
+			return 0;
+	return json_array_size(scopes) > 0;
+}
+
 int tg_scope_valid(const char *s)
 {
 	size_t plen;
+	int a;
 
-	if (!s || strlen(s) > 200 || scope_action(s, &plen) < 0 || plen == 0)
+	if (!s || strlen(s) > 200 || (a = scope_action(s, &plen)) < 0 || plen == 0)
 		return 0;
+	/* scrape is the metrics' own, never a tool's */
+	if (a == ACT_SCRAPE)
+		return strcmp(s, TG_SCOPE_SCRAPE) == 0;
 	return pattern_valid(s, plen);
+}
+
+int tg_policy_scrape_only(const struct tg_policy *p, const char *name)
+{
+	return scrape_only(json_object_get(json_object_get(p->principals, name), "scopes"));
 }
 
 /* 1 if pattern p (plen bytes) covers pattern q (qlen bytes). */
@@ -167,16 +189,19 @@ static int check_principals(json_t *ps, const char *path, struct tg_error *err)
 				   "from 1 to 1000000 (calls of each tool)", name);
 		if (ttl && (!json_is_string(ttl) ||
 			    parse_duration(json_string_value(ttl), &ms, err) < 0 || ms < 1000 ||
-			    ms > 30ull * 86400 * 1000))
-			return bad(err, path, "principal %s: max_token_ttl: a duration from 1s to 30 "
-				   "days", name);
+			    ms > (scrape_only(scopes) ? 365ull : 30ull) * 86400 * 1000))
+			return bad(err, path, "principal %s: max_token_ttl: a duration from 1s to %s "
+				   "days", name, scrape_only(scopes) ? "365 (its scopes are "
+				   "metrics:scrape alone)" : "30 (365 for a principal whose scopes are "
+				   "metrics:scrape alone)");
 		/* kept in seconds, for tg_policy_principal_ttl */
 		if (ttl && json_object_set_new(p, "_ttl", json_integer((json_int_t)(ms / 1000))) < 0)
 			return tg_error_set(err, TG_ERR_NOMEM, "policy %s: out of memory", path);
 		json_array_foreach(scopes, i, s)
 			if (!tg_scope_valid(json_string_value(s)))
 				return bad(err, path, "scope %.100s: want PATTERN:read|write|approve "
-					   "(PATTERN a tool name, or a prefix ending in *)",
+					   "(PATTERN a tool name, or a prefix ending in *), or "
+					   "metrics:scrape",
 					   json_is_string(s) ? json_string_value(s) : "(not a string)");
 	}
 	return 0;

@@ -212,11 +212,14 @@ static char *b64_json(json_t *j)
 }
 
 /* The longest a token of name may live: the policy's, or the
- * principal's own when shorter. */
+ * principal's own when shorter; a scraper's own however long (it reads
+ * counters, nothing else: docs/METRICS.md). */
 static uint64_t max_ttl(const struct tg_policy *p, const char *name)
 {
 	uint64_t max = tg_policy_max_ttl(p), own = tg_policy_principal_ttl(p, name);
 
+	if (own && tg_policy_scrape_only(p, name))
+		return own;
 	return own && own < max ? own : max;
 }
 

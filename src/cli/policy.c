@@ -109,7 +109,7 @@ int cmd_policy(int argc, char **argv)
 		uint64_t ttl = tg_policy_principal_ttl(p, name);
 
 		findings += lint_scopes(path, p, name);
-		if (ttl > tg_policy_max_ttl(p)) {
+		if (ttl > tg_policy_max_ttl(p) && !tg_policy_scrape_only(p, name)) {
 			printf("%s: %s's max_token_ttl (%llu s) is above the policy's (%llu s): the "
 			       "policy's wins\n", path, name, (unsigned long long)ttl,
 			       (unsigned long long)tg_policy_max_ttl(p));

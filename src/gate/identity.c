@@ -118,8 +118,10 @@ int gate_scope_missing(const struct tg_gate *g, const struct tg_contract *k, con
 int tg_gate_may_observe(const struct tg_gate *g, const char *scopes)
 {
 	/* the counters show every principal's calls by tool: with a policy,
-	 * only to those who decide, never to any agent the gate serves */
-	return !g->policy || (scopes && tg_scopes_approve_any(scopes));
+	 * only to those who decide or scrape, never to any agent the gate
+	 * serves */
+	return !g->policy ||
+	       (scopes && (tg_scopes_approve_any(scopes) || tg_scopes_cover(scopes, TG_SCOPE_SCRAPE)));
 }
 
 int tg_gate_authorize(struct tg_gate *g, const char *scopes, const char *tool, char *need,

@@ -357,8 +357,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		/* the counters: the gate says who may see them */
 		if (strcmp(url, METRICS) == 0 && !tg_gate_may_observe(h->mcp->gate, rq->scopes))
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
-					  "Forbidden: GET /metrics needs a token with an approve scope "
-					  "(docs/METRICS.md)");
+					  "Forbidden: GET /metrics needs a token with the scope "
+					  "metrics:scrape, or an approve scope (docs/METRICS.md)");
 		if (strcmp(url, METRICS) == 0)
 			return http_metrics_reply(h, c, method);
 		if (rq->admin && cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)

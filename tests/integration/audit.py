@@ -44,7 +44,10 @@ c = Checks("audit")
 with open(POLICY, "w") as f:
     json.dump({"writes": {"wait": "0"},  # held calls answered at once
                "principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},
-                              "ops": {"scopes": ["fs.*:approve"]}}}, f)
+                              "ops": {"scopes": ["fs.*:approve"]},
+                              # a scraper's token may outlive the policy's hour
+                              "prometheus": {"scopes": ["metrics:scrape"],
+                                             "max_token_ttl": "365d"}}}, f)
 
 
 def cli(*argv):
@@ -58,6 +61,9 @@ def args_hash(args):
 
 TOKEN = issue_token(TG, STATE, POLICY, "agent", "*:read", "fs.*:write")
 OPS = issue_token(TG, STATE, POLICY, "ops", "fs.*:approve")
+SCRAPER = subprocess.run([TG, "token", "issue", "--state", STATE, "--policy", POLICY, "--principal",
+                          "prometheus", "--scope", "metrics:scrape", "--ttl", "300d"],
+                         capture_output=True, text=True, timeout=120).stdout.strip()
 ERRS = []
 
 
@@ -129,6 +135,8 @@ try:
     status, ctype, metrics = scrape(OPS)
     anon_metrics = scrape(None)[0]
     agent_metrics = scrape(TOKEN)[0]
+    scraper_metrics = scrape(SCRAPER)[0] if SCRAPER else "no token issued"
+    scraper_call = call(port, "fs.read", {"path": "README.md"}, token=SCRAPER) if SCRAPER else {}
     c("calls_made", not ok["result"].get("isError") and bad["result"].get("isError") and
       anon.get("status") == 401 and ticket and appr.returncode == 0 and
       not ran.get("result", {}).get("isError") and escape.get("result", {}).get("isError"),
@@ -160,6 +168,8 @@ c("metrics_counted", status == 200 and ctype.startswith("text/plain; version=0.0
 c("metrics_need_a_token", anon_metrics == 401, anon_metrics)
 # every principal's calls are there: an agent's token is not enough
 c("metrics_need_an_approve_scope", agent_metrics == 403, agent_metrics)
+c("metrics_scrape_scope_long_lived", scraper_metrics == 200, scraper_metrics)
+c("scrape_scope_calls_nothing", scraper_call.get("status") == 403, scraper_call)
 if shutil.which("promtool"):
     pt = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True,
                         text=True, timeout=60)
@@ -202,7 +212,7 @@ c("refusal_flood_bounded", flood == [401] * 400 and
   [len(unauth), flood_s, [r.get("suppressed_before") for r in unauth][-3:]])
 c("refusal_after_flood_recorded", forbidden.get("status") == 403 and
   [(r["principal"], r["subject"]) for r in recs if r.get("outcome") == "forbidden"] ==
-  [("agent", "sql.execute:write")], [forbidden, [r for r in recs if r.get("outcome") == "forbidden"]])
+  [("agent", "sql.execute:write"), ("prometheus", "fs.read:read")], [forbidden, [r for r in recs if r.get("outcome") == "forbidden"]])
 c("nothing_secret", "README" not in open(LOG).read() and OPS not in open(LOG).read() and
   TOKEN not in open(LOG).read(), "arguments or tokens in the log")
 q = cli("audit", "query", LOG, "--since", "2999-01-01")
