@@ -70,7 +70,7 @@ TG_API const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *
 /* What write calls need and how long a held call waits (a policy's
  * "writes", docs/PIPELINE.md, "Write calls"):
  *
- *   {"client_key": ["payments.*", "db.drop"], "wait": "3m"}
+ *   {"client_key": ["payments.*", "db.drop"], "wait": "50s"}
  *
  * tg_policy_client_key: 1 if a pattern of client_key (a scope's
  * pattern: a tool name, or a prefix ending in "*") covers tool, whose
@@ -79,7 +79,7 @@ TG_API const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *
  * asked for no wait of its own waits for its decision (0: answered at
  * once), TG_WRITES_WAIT_DEFAULT_MS when the policy does not say; at most
  * TG_WRITES_WAIT_MAX_MS. */
-#define TG_WRITES_WAIT_DEFAULT_MS 180000u
+#define TG_WRITES_WAIT_DEFAULT_MS 50000u
 #define TG_WRITES_WAIT_MAX_MS 1800000u
 TG_API int tg_policy_client_key(const struct tg_policy *policy, const char *tool);
 TG_API uint64_t tg_policy_writes_wait_ms(const struct tg_policy *policy);

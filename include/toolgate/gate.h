@@ -215,6 +215,12 @@ struct tg_call {
 	/* The span the call's execute_tool span is a child of (the MCP
 	 * request's: toolgate/trace.h), or NULL: a new trace, if traced. */
 	const struct tg_trace_ctx *trace;
+	/* Read while the call waits for its approval as the policy says
+	 * (TG_APPROVAL_WAIT_POLICY): non-NULL and non-zero, its session ends
+	 * (stdin closed): the wait ends within 100 ms and the call is
+	 * answered awaiting_approval, its ticket still pending. A wait the
+	 * caller asked for, and a tool that runs, are not ended by it. */
+	const volatile int *end_wait;
 };
 
 #define TG_MAX_APPROVAL_WAIT_MS 120000

@@ -167,11 +167,20 @@ int oidc_url_allowed(const char *url)
 		return url[8] != '\0' && url[8] != '/';
 	for (i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++) {
 		n = strlen(loopback[i]);
-		/* the host ends there: a port, a path or nothing
-		 * (http://127.0.0.1.evil.example is not loopback) */
-		if (strncmp(url, loopback[i], n) == 0 &&
-		    (url[n] == '\0' || url[n] == ':' || url[n] == '/'))
-			return 1;
+		if (strncmp(url, loopback[i], n) != 0)
+			continue;
+		/* the host ends there: a port of 1 to 5 digits, then a path
+		 * or nothing (http://127.0.0.1.evil.example is not loopback,
+		 * nor http://127.0.0.1:80@evil.example, whose host is after
+		 * the @) */
+		if (url[n] == ':') {
+			size_t d = strspn(url + n + 1, "0123456789");
+
+			if (d == 0 || d > 5)
+				return 0;
+			n += 1 + d;
+		}
+		return url[n] == '\0' || url[n] == '/';
 	}
 	return 0;
 }

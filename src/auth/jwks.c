@@ -128,6 +128,20 @@ static const char *import_okp(json_t *k, struct jwk *key)
 	return why;
 }
 
+/* 1 if the JWK's key_ops (RFC 7517 4.3), when present, allow verify. */
+static int ops_verify(json_t *k)
+{
+	json_t *ops = json_object_get(k, "key_ops"), *op;
+	size_t i;
+
+	if (!ops)
+		return 1;
+	json_array_foreach(ops, i, op)
+		if (json_is_string(op) && strcmp(json_string_value(op), "verify") == 0)
+			return 1;
+	return 0;
+}
+
 /* One JWK into key: 0 usable, 1 kept with a reason, -1 out of memory. */
 static int import_key(json_t *k, struct jwk *key)
 {
@@ -144,6 +158,8 @@ static int import_key(json_t *k, struct jwk *key)
 								  : -1;
 	if (json_object_get(k, "use") && (!use || strcmp(use, "sig") != 0))
 		why = "a key for a use other than sig";
+	else if (!ops_verify(k))
+		why = "a key whose key_ops do not include verify";
 	else if (!kty)
 		why = "a key without kty";
 	else if (strcmp(kty, "RSA") == 0)

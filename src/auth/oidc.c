@@ -195,8 +195,12 @@ static int fetch(const char *url, const char *ca_file, uint64_t deadline, const 
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, out);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	if (ca_file)
+	/* the provider's CAs instead of the system's: libcurl keeps its
+	 * built-in CA directory (/etc/ssl/certs) beside CAINFO unless told */
+	if (ca_file) {
 		curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	}
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(h);
@@ -238,9 +242,12 @@ static char *discover(const struct oidc_provider_config *cfg, uint64_t deadline,
 	    strcmp(json_string_value(json_object_get(doc, "issuer")), cfg->issuer) != 0)
 		tg_error_set(err, TG_ERR_INVALID, "%.200s: its issuer is not %.200s exactly", url,
 			     cfg->issuer);
-	else if (!uri || !oidc_url_allowed(uri))
+	else if (!uri || !oidc_url_allowed(uri) ||
+		 (strncmp(cfg->issuer, "https:", 6) == 0 && strncmp(uri, "https:", 6) != 0))
+		/* an https provider's document does not send the fetch to
+		 * plain http, loopback's or another's */
 		tg_error_set(err, TG_ERR_INVALID, "%.200s: want a jwks_uri, https (or http to "
-			     "loopback)", url);
+			     "loopback, for a loopback issuer)", url);
 	else if (!(out = strdup(uri)))
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_decref(doc);
@@ -300,6 +307,7 @@ static void refresh(struct tg_idps *s, struct idp *d)
 	uint64_t max_age = 0;
 	struct tg_error err;
 	char *uri = d->jwks_uri;
+	uint64_t bound = s->b.fetch_ms; /* read under the lock */
 	int rc;
 
 	d->busy = 1;
@@ -309,7 +317,7 @@ static void refresh(struct tg_idps *s, struct idp *d)
 	d->fetches++;
 	d->jwks_uri = NULL; /* the thread's alone while it fetches */
 	pthread_mutex_unlock(&s->lock);
-	rc = fetch_keys(d->cfg, &uri, s->b.fetch_ms, &s->stop, &keys, &max_age, &err);
+	rc = fetch_keys(d->cfg, &uri, bound, &s->stop, &keys, &max_age, &err);
 	pthread_mutex_lock(&s->lock);
 	d->jwks_uri = uri;
 	if (rc == 0) {
@@ -586,7 +594,7 @@ static int cache_get(struct tg_idps *s, const unsigned char *h, int64_t now, cha
 
 	pthread_mutex_lock(&s->lock);
 	if (c->scopes && sodium_memcmp(c->hash, h, sizeof(c->hash)) == 0 &&
-	    c->keys_gen == s->v[c->idp].keys_gen && c->from - SKEW <= now && c->to + SKEW > now) {
+	    c->keys_gen == s->v[c->idp].keys_gen && c->from <= now + SKEW && c->to > now - SKEW) {
 		snprintf(principal, plen, "%s", c->principal);
 		*scopes = strdup(c->scopes);
 		rc = *scopes ? 0 : -1;

@@ -34,8 +34,8 @@ static int refuse(struct tg_error *err, const char *fmt, ...)
 	return tg_error_set(err, TG_ERR_INVALID, "token: %s", msg);
 }
 
-/* A NumericDate claim (RFC 7519 2), whole seconds; 0 when absent, -1
- * when not a number. */
+/* A NumericDate claim (RFC 7519 2), whole seconds from 0 to 10^15 (an
+ * integer or not); 0 when absent, -1 when not such a number. */
 static int date_claim(json_t *claims, const char *name, int64_t *out)
 {
 	json_t *v = json_object_get(claims, name);
@@ -44,6 +44,8 @@ static int date_claim(json_t *claims, const char *name, int64_t *out)
 	if (!v)
 		return 0;
 	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 || json_integer_value(v) > (json_int_t)1000000000000000)
+			return -1;
 		*out = json_integer_value(v);
 		return 1;
 	}
@@ -75,10 +77,13 @@ static int check_time(json_t *claims, int64_t now, int64_t window[2], struct tg_
 	int has_iat = date_claim(claims, "iat", &iat);
 
 	if (has_exp <= 0 || has_nbf < 0 || has_iat < 0)
-		return refuse(err, "claims: exp is required, and exp, nbf and iat are numbers");
-	if (exp + SKEW <= now)
+		return refuse(err, "claims: exp is required, and exp, nbf and iat are numbers from 0 "
+			      "to 10^15");
+	/* the skew is added to now, never to the token's numbers: an
+	 * integer claim may be anything up to INT64_MAX or down to INT64_MIN */
+	if (exp <= now - SKEW)
 		return refuse(err, "expired");
-	if ((has_nbf && nbf - SKEW > now) || (has_iat && iat - SKEW > now))
+	if ((has_nbf && nbf > now + SKEW) || (has_iat && iat > now + SKEW))
 		return refuse(err, "not valid yet (nbf or iat in the future)");
 	window[0] = nbf > iat ? nbf : iat;
 	window[1] = exp;
@@ -121,6 +126,16 @@ static int map_principal(const struct oidc_provider_config *c, const struct tg_p
 {
 	const char *claimed = json_string_value(json_object_get(claims, c->principal_claim));
 
+	/* an address the provider has not verified is anyone's to type
+	 * (OpenID Connect Core 5.1: email_verified): it names nobody */
+	if (claimed && strcmp(c->principal_claim, "email") == 0 &&
+	    !json_is_true(json_object_get(claims, "email_verified"))) {
+		if (!c->groups)
+			return refuse(err, "claims: email %.64s is not verified (email_verified "
+				      "is not true)", claimed);
+		return principal_of_groups(c, claims, "(an unverified email)", principal, plen,
+					   err);
+	}
 	if (!claimed && !c->groups)
 		return refuse(err, "claims: %.64s is required (a string)", c->principal_claim);
 	if (claimed && strlen(claimed) < plen && tg_policy_knows(policy, claimed)) {

@@ -288,14 +288,16 @@ static int resolve_in(struct tg_gate *g, struct call_state *st, struct tg_error 
 /* A name that no tool has, but that some served tools end with after a
  * dot (echo for everything.echo: the upstream's own name, its namespace
  * forgotten): "(did you mean A, B or C?)" added to err, when they are at
- * most DID_YOU_MEAN_MAX. */
-static void did_you_mean(const struct call_state *st, struct tg_error *err)
+ * most DID_YOU_MEAN_MAX. Only tools the caller's scopes let it call: a
+ * hint never names a tool tools/list does not show it. */
+static void did_you_mean(const struct tg_gate *g, const struct call_state *st,
+			 struct tg_error *err)
 {
 	const struct tg_catalog *cat = st->catalog;
 	const char *ref = st->call->tool, *at = strchr(ref, '@'), *hit[DID_YOU_MEAN_MAX];
 	size_t len = at ? (size_t)(at - ref) : strlen(ref), n = 0, i, o, nl;
 	const char *prev = NULL;
-	char hint[512];
+	char hint[512], need[200];
 
 	if (!len || err->code != TG_ERR_INVALID || !strstr(err->msg, "no such tool"))
 		return;
@@ -310,6 +312,8 @@ static void did_you_mean(const struct call_state *st, struct tg_error *err)
 		prev = k->name;
 		if (tg_catalog_resolve(cat, k->name, st->call->today, &best, &rerr) < 0)
 			continue; /* retired */
+		if (gate_scope_missing(g, best, st->call->scopes, need, sizeof(need)))
+			continue; /* not the caller's to know of */
 		if (n == DID_YOU_MEAN_MAX)
 			return;
 		hit[n++] = k->name;
@@ -345,7 +349,7 @@ static int stage_resolve(struct tg_gate *g, struct call_state *st, struct tg_err
 	}
 	if (rc == 0 && resolve_in(g, st, err) == 0)
 		return 0;
-	did_you_mean(st, err);
+	did_you_mean(g, st, err);
 	return -1;
 }
 

@@ -63,8 +63,19 @@ static const char *under(const struct call_state *st)
 
 static const char *new_call(const struct call_state *st)
 {
+	if (st->key_derived)
+		return "the same call again asks a person anew";
 	return keyless(st) ? "a new call needs an idempotency key: without one, the same "
 			     "arguments find this answer" : "a new call needs a new idempotency key";
+}
+
+/* 1 if ticket state s, under a key the gate derived, is not kept as the
+ * key's answer: nobody decided (it expired, or its requester withdrew
+ * it), and a stock host cannot send another key, so the same call again
+ * asks anew rather than being told this for the key's 24 h. */
+static int undecided_derived(const struct call_state *st, enum tg_ticket_state s)
+{
+	return st->key_derived && (s == TG_TICKET_EXPIRED || s == TG_TICKET_CANCELLED);
 }
 
 /* What a call without a key of its client's is told about the key the
@@ -271,6 +282,13 @@ static int wait_decision(struct tg_gate *g, struct call_state *st, const char *i
 		st->waited_ms = waited;
 		if (t->state != TG_TICKET_PENDING || (!forever && waited >= budget))
 			return 0;
+		/* the session ends (stdin closed): a wait its client did not
+		 * ask for (the policy's) is answered now, rather than holding
+		 * the server's exit for writes.wait; one it asked for runs on,
+		 * as a call in flight does (within 120 s) */
+		if (st->call->approval_wait_ms == TG_APPROVAL_WAIT_POLICY && st->call->end_wait &&
+		    *st->call->end_wait)
+			return 0;
 		if (gate_cancelled_within(st->call->cancel_fd, 100)) {
 			/* the caller withdrew its request: nobody may approve it now */
 			if (!st->call->withdraw || !*st->call->withdraw ||
@@ -362,6 +380,8 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 			gate_answer(st, "expired", "expired", id, "%s@%s: ticket %s is %s; the call did not "
 			       "run (%s)", st->k->name, st->k->version_text, id,
 			       tg_ticket_state_name(t.state), new_call(st));
+		if (undecided_derived(st, t.state))
+			return 1; /* the key keeps the ticket: renew_undecided */
 		final = result_text(&st->out);
 		if (final)
 			tg_store_idem_replace(g->store, &key, marker, strlen(marker), final,
@@ -369,6 +389,32 @@ static int ticket_answer(struct tg_gate *g, struct call_state *st, const struct 
 		free(final);
 		return 1;
 	}
+}
+
+/* Under a derived key whose ticket nobody decided (undecided_derived):
+ * the key let go, so that this call holds a new ticket (2); 0 when the
+ * key's answer stands (another ticket state, another retry took the key
+ * first); -1 and err. */
+static int renew_undecided(struct tg_gate *g, struct call_state *st, const struct tg_idem_key *key,
+			   const char *marker, const char *id, struct tg_error *err)
+{
+	struct tg_ticket t;
+	int undecided, rc;
+
+	if (!st->key_derived)
+		return 0;
+	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
+		return -1;
+	undecided = undecided_derived(st, t.state);
+	tg_ticket_release(&t);
+	if (!undecided)
+		return 0;
+	/* taken back, then let go: exactly one retry does, the others are
+	 * told it is running meanwhile */
+	rc = tg_store_idem_reclaim(g->store, key, marker, strlen(marker), err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return tg_store_idem_abandon(g->store, key, err) < 0 ? -1 : 2;
 }
 
 
@@ -623,11 +669,12 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 	struct tg_idem_record rec;
 	struct tg_idem_key key;
 	struct tg_ticket req, t;
-	int rc;
+	int rc, renewed = 0;
 
 	if (!st->fingerprint[0] && gate_args_fingerprint(st) < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	key = idem_key(st);
+again:
 	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), ttl, &rec, err) < 0)
 		return err->code == TG_ERR_INVALID ? gate_refuse(st, "refused", "%s", err->msg) : -1;
 	if (rec.state == TG_IDEM_MISMATCH) {
@@ -646,9 +693,15 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		json_t *j = json_loadb(rec.result, rec.result_len, 0, NULL);
 		const char *id = json_string_value(json_object_get(j, "ticket"));
 
-		rc = id ? ticket_step(g, st, rec.result, id, err) : replay(st, rec.result);
+		rc = id && !renewed ? renew_undecided(g, st, &key, rec.result, id, err) : 0;
+		if (rc == 0)
+			rc = id ? ticket_step(g, st, rec.result, id, err) : replay(st, rec.result);
 		json_decref(j);
 		tg_idem_record_release(&rec);
+		if (rc == 2) {
+			renewed = 1;
+			goto again;
+		}
 		return rc;
 	}
 	/* new: an anomalous read's principal may have only so many awaiting

@@ -179,7 +179,11 @@ json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
 				opts->run_of ? task_ask : mrtr ? tool_ask_modern : tool_ask,
 				&rep.suspended, opts->scopes, opts->idem_key,
 				opts->dry_run, opts->approval_wait_ms,
-				opts->run_of ? &opts->run_of->withdraw : NULL, NULL };
+				opts->run_of ? &opts->run_of->withdraw : NULL, NULL,
+				/* a session that ends (its client closed stdin)
+				 * ends its calls' approval waits: they are
+				 * answered, and the server exits */
+				&s->closing };
 	struct tg_call_result r;
 	struct tg_error err;
 	struct tg_trace_ctx here;
@@ -437,6 +441,15 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 	/* a batch's calls run one after the other: none may stall the rest */
 	if (mode == CALL_PLAIN)
 		with_key.approval_wait_ms = 0;
+	/* half the session's calls in flight already: a wait nobody asked
+	 * for answers at once, so that waiting calls never take every slot
+	 * and stop the session reading (its cancellations included) */
+	if (!wait && mode != CALL_PLAIN) {
+		pthread_mutex_lock(&s->lock);
+		if (s->ninflight >= s->mcp->max_inflight / 2)
+			with_key.approval_wait_ms = 0;
+		pthread_mutex_unlock(&s->lock);
+	}
 	if (args && !json_is_object(args))
 		return rpc_error_json(id, RPC_INVALID_PARAMS,
 				      "tools/call: \"arguments\" must be an object");

@@ -252,6 +252,11 @@ static int config(void)
 	CHECK(oidc_url_allowed("https://idp.example/realms/x") && oidc_url_allowed("http://[::1]:80/x"));
 	CHECK(oidc_url_allowed("http://localhost") && oidc_url_allowed("http://127.0.0.1:9/"));
 	CHECK(!oidc_url_allowed("http://localhost@evil.example") && !oidc_url_allowed("https://"));
+	/* a port then userinfo: the host is the one after the @ */
+	CHECK(!oidc_url_allowed("http://127.0.0.1:80@evil.example/k") &&
+	      !oidc_url_allowed("http://localhost:@evil.example") &&
+	      !oidc_url_allowed("http://[::1]:1@evil.example") &&
+	      !oidc_url_allowed("http://127.0.0.1:123456/"));
 	CHECK(!oidc_url_allowed("https://a b") && !oidc_url_allowed("HTTP://127.0.0.1"));
 	CHECK(!oidc_url_allowed("http://127.0.0.10") && !oidc_url_allowed("file:///etc/passwd"));
 	CHECK(config_refused(&f, "http://idp.example", "", "identity_providers[0].issuer: an https"));
@@ -351,6 +356,15 @@ static int jwks(void)
 	rsa = idp_key_jwk(f.rsa, ",\"use\":\"enc\"");
 	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", rsa);
 	CHECK(jwks_parse(doc, strlen(doc), &set, &err) < 0 && strstr(err.msg, "use other than sig"));
+	free(rsa);
+	rsa = idp_key_jwk(f.rsa, ",\"key_ops\":[\"encrypt\"]");
+	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", rsa);
+	CHECK(jwks_parse(doc, strlen(doc), &set, &err) < 0 && strstr(err.msg, "key_ops"));
+	free(rsa);
+	rsa = idp_key_jwk(f.rsa, ",\"key_ops\":[\"verify\"]");
+	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", rsa);
+	CHECK(jwks_parse(doc, strlen(doc), &set, &err) == 0);
+	jwks_put(set);
 	free(rsa);
 	rsa = idp_key_jwk(f.rsa, ",\"alg\":\"ES256\"");
 	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", rsa);
@@ -494,6 +508,13 @@ static int refusals(void)
 				"\"sub\":\"agent-1\"}", iss), "exp is required"));
 	CHECK(refused(&f, token(f.rsa, "RS256", "rsa-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
 				"\"sub\":\"agent-1\",\"exp\":\"soon\"}", iss), "exp is required"));
+	/* numbers whose skew would overflow */
+	CHECK(refused(&f, token(f.rsa, "RS256", "rsa-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
+				"\"sub\":\"agent-1\",\"exp\":9223372036854775807}", iss),
+		      "exp is required"));
+	CHECK(refused(&f, token(f.rsa, "RS256", "rsa-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
+				"\"sub\":\"agent-1\",\"exp\":%lld,\"nbf\":-9223372036854775808}",
+				iss, t + 60), "exp is required"));
 	CHECK(refused(&f, token(f.rsa, "RS256", "rsa-1", GOOD, iss, "mallory", t + 60, t, ""),
 		      "the policy does not know principal mallory"));
 	CHECK(refused(&f, token(f.rsa, "RS256", "rsa-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
@@ -609,12 +630,17 @@ static int groups(void)
 	iss = idp_server_url(f.srv);
 	/* the principal claim, when the policy knows it */
 	tok = token(f.ed, "EdDSA", "ed-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\",\"email\":\"bob\","
-		    "\"exp\":%lld,\"scope\":\"sql.query:read\"}", iss, t + 60);
+		    "\"email_verified\":true,\"exp\":%lld,\"scope\":\"sql.query:read\"}", iss,
+		    t + 60);
 	for (int i = 0; i < 100 && verify(&f, tok, who, NULL, &err) < 0; i++)
 		usleep(50000);
 	CHECK(verify(&f, tok, who, &scopes, &err) == 0 && strcmp(who, "bob") == 0);
 	free(scopes);
 	free(tok);
+	/* an address the provider did not verify names nobody */
+	CHECK(refused(&f, token(f.ed, "EdDSA", "ed-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
+				"\"email\":\"bob\",\"email_verified\":false,\"exp\":%lld}", iss,
+				t + 60), "principal (an unverified email)"));
 	/* else its one group's principal (two groups of one principal too) */
 	tok = token(f.ed, "EdDSA", "ed-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\",\"email\":"
 		    "\"a@corp\",\"exp\":%lld,\"groups\":[\"staff\",\"g-admins\",\"g-ops\"],"
@@ -630,8 +656,9 @@ static int groups(void)
 		      "two principals, agent-1 and alice: ambiguous"));
 	/* none of its groups maps */
 	CHECK(refused(&f, token(f.ed, "EdDSA", "ed-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
-				"\"email\":\"m@corp\",\"exp\":%lld,\"groups\":[\"staff\"]}", iss,
-				t + 60), "the policy does not know principal m@corp"));
+				"\"email\":\"m@corp\",\"email_verified\":true,\"exp\":%lld,"
+				"\"groups\":[\"staff\"]}", iss, t + 60),
+		      "the policy does not know principal m@corp"));
 	CHECK(refused(&f, token(f.ed, "EdDSA", "ed-1", "{\"iss\":\"%s\",\"aud\":\"" AUD "\","
 				"\"exp\":%lld}", iss, t + 60), "does not know principal (none)"));
 	teardown(&f);
