@@ -42,7 +42,7 @@ PROGS += $(BUILD)/tests/tg-escape
 endif
 
 .PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
-        bench-redact bench-upstream fuzz lint clean FORCE
+        bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -170,6 +170,10 @@ bench-redact: deps
 bench-upstream: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/upstream.sh $(BUILD)
+
+bench-tls: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/tls.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked

@@ -29,16 +29,20 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$w
 	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
 chmod 600 "$work/key.pem"
 
-start() { # NAME ARGS...: toolgate serve, its port
+start() { # NAME ARGS...: toolgate serve (in this shell: the trap stops it)
 	local name=$1
 	shift
 	"$build/toolgate" serve --catalog bench/mcp/catalog --record /dev/null "$@" 2>"$work/$name.err" &
 	pids+=($!)
-	for _ in $(seq 100); do grep -q 'MCP on' "$work/$name.err" && break; sleep 0.1; done
-	grep -o 'MCP on [a-z]*://127.0.0.1:[0-9]*' "$work/$name.err" | sed 's/.*://'
 }
-tls_port=$(start tls --http 127.0.0.1:0 --tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
-plain_port=$(start plain --http 127.0.0.1:0)
+port_of() { # NAME: the port it said
+	for _ in $(seq 100); do grep -q 'MCP on' "$work/$1.err" && break; sleep 0.1; done
+	grep -o 'MCP on [a-z]*://127.0.0.1:[0-9]*' "$work/$1.err" | sed 's/.*://'
+}
+start tls --http 127.0.0.1:0 --tls-cert "$work/cert.pem" --tls-key "$work/key.pem"
+start plain --http 127.0.0.1:0
+tls_port=$(port_of tls)
+plain_port=$(port_of plain)
 nginx_port=$((20000 + RANDOM % 20000))
 mkdir -p "$work/nginx"
 cat >"$work/nginx.conf" <<CONF
