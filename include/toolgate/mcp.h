@@ -105,8 +105,8 @@ TG_API int tg_mcp_http_reload_tls(struct tg_mcp_http *http, struct tg_error *err
 /* The URL clients will use for a server started with these arguments
  * (--public-url, normalised, else SCHEME://ADDR:PORT/mcp), into out (len
  * bytes): the resource OAuth tokens are for (RFC 8707). 0; 1 when it is
- * not known yet (port 0, no public URL); -1 and err when the arguments
- * would not start. */
+ * not known (port 0 and no public URL, or arguments tg_mcp_http_start
+ * would refuse, saying why). Never fails otherwise. */
 TG_API int tg_mcp_http_resource(const char *addr, unsigned port,
 				const struct tg_mcp_http_options *opts, char *out, size_t len,
 				struct tg_error *err);

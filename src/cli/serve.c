@@ -520,15 +520,8 @@ int cmd_serve(int argc, char **argv)
 	 * policy's provider sets none: this server's URL as its clients reach
 	 * it (docs/AUTH.md, "External identity providers") */
 	if (http) {
-		rc = tg_mcp_http_resource(args.addr, args.port, &args.hopts, resource,
-					  sizeof(resource), &err);
-		if (rc < 0) {
-			fprintf(stderr, "toolgate serve: %s\n", err.msg);
-			rc = EXIT_DATA;
-			goto out;
-		}
-		rc = EXIT_DATA;
-		if (resource[0])
+		if (tg_mcp_http_resource(args.addr, args.port, &args.hopts, resource,
+					 sizeof(resource), &err) == 0)
 			gopts.resource = resource;
 	}
 	if (tracer_open(otlp, &gopts.tracer) < 0)

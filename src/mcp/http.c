@@ -570,9 +570,12 @@ int tg_mcp_http_resource(const char *addr, unsigned port, const struct tg_mcp_ht
 
 	tg_error_clear(err);
 	out[0] = '\0';
-	/* authentication is the server's to check when it starts */
-	if (http_front_init(&f, addr, port, o, 1, err) < 0)
-		return -1;
+	/* what would not start is said by tg_mcp_http_start, in its order
+	 * (authentication first): here it is only not known */
+	if (http_front_init(&f, addr, port, o, 1, err) < 0) {
+		tg_error_clear(err);
+		return 1;
+	}
 	if (!f.public_url[0] && port == 0)
 		return 1;
 	http_front_resource(&f, port, out, len);
