@@ -52,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	server_start(NULL);
+	server_start(NULL, NULL);
 	n = snprintf(req, sizeof(req),
 		     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
 		     "Accept: application/json, text/event-stream\r\nContent-Length: %zu\r\n\r\n%s",

@@ -6,7 +6,8 @@
  * Origin and X-Forwarded-* are all checked. The input's first byte
  * chooses: odd, a TLS client (GnuTLS) completes the handshake and sends
  * the rest as the request ("PORT" becomes the port); even, the rest goes
- * raw on the socket, garbage where a ClientHello belongs. Every
+ * raw on the socket, garbage where a ClientHello belongs. "TOKEN" is the
+ * bearer token the server's token file accepts. Every
  * connection must end with an HTTP answer or closed, within the timeout.
  */
 #include <fcntl.h>
@@ -81,7 +82,8 @@ static long read_raw(void *ctx, char *buf, size_t n)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/tg-fuzz-https-XXXXXX", cert[64], key[64], url[64];
+	char dir[] = "/tmp/tg-fuzz-https-XXXXXX", cert[64], key[64], url[64], tokens[64];
+	FILE *f;
 	struct tg_mcp_http_options o = { 0 };
 
 	(void)argc;
@@ -96,7 +98,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	o.tls_key = key;
 	o.public_url = url;
 	o.trust_proxy = "127.0.0.0/30"; /* half the fuzzer's addresses */
-	server_start(&o);
+	/* a proxy or a public URL needs its callers authenticated */
+	snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
+	f = fopen(tokens, "w");
+	if (!f)
+		abort();
+	fprintf(f, "%s fuzzer\n", PEER_TOKEN_HASH);
+	fclose(f);
+	server_start(&o, tokens);
+	unlink(tokens);
 	unlink(cert);
 	unlink(key);
 	rmdir(dir);

@@ -96,9 +96,16 @@ static void read_answer(long (*rd)(void *, char *, size_t), void *ctx, char *out
 	out[got] = '\0';
 }
 
-/* The server, with o (NULL: plain HTTP on loopback). */
-static void server_start(const struct tg_mcp_http_options *o)
+/* The bearer token a server started with tokens accepts ("TOKEN" in an
+ * input), and its line of a token file. */
+#define PEER_TOKEN "fuzz-token"
+#define PEER_TOKEN_HASH "33cc09ba35314d19e32ed9a5a30fca56eebbfab5faec7247fd0403cd26e155b5"
+
+/* The server, with o (NULL: plain HTTP on loopback) and the token file
+ * tokens (NULL: none asked for). */
+static void server_start(const struct tg_mcp_http_options *o, const char *tokens)
 {
+	struct tg_mcp_options mo = { 0 };
 	char dir[] = "/tmp/tg-fuzz-http-XXXXXX", path[64];
 	struct tg_error err;
 	FILE *f;
@@ -115,7 +122,7 @@ static void server_start(const struct tg_mcp_http_options *o)
 	      f);
 	fclose(f);
 	if (tg_catalog_load_dir(dir, NULL, &catalog, &err) < 0 ||
-	    tg_gate_new(catalog, NULL, &gate, &err) < 0 || tg_mcp_new(gate, NULL, &mcp, &err) < 0 ||
+	    tg_gate_new(catalog, NULL, &gate, &err) < 0 || (mo.http_tokens = tokens, tg_mcp_new(gate, &mo, &mcp, &err) < 0) ||
 	    tg_mcp_http_start(mcp, "127.0.0.1", 0, o, &http, &err) < 0) {
 		fprintf(stderr, "fuzz_http: %s\n", err.msg);
 		abort();
@@ -125,7 +132,8 @@ static void server_start(const struct tg_mcp_http_options *o)
 	port = tg_mcp_http_port(http);
 }
 
-/* The request the input describes: "SID" becomes sid, "PORT" the port.
+/* The request the input describes: "SID" becomes sid, "PORT" the port,
+ * "TOKEN" PEER_TOKEN.
  * malloc'd, its length in *len; NULL when too long. */
 static char *request_of(const uint8_t *data, size_t size, const char *sid, size_t *len)
 {
@@ -138,6 +146,9 @@ static char *request_of(const uint8_t *data, size_t size, const char *sid, size_
 		if (i + 3 <= size && memcmp(data + i, "SID", 3) == 0) {
 			o += sprintf(o, "%s", sid);
 			i += 2;
+		} else if (i + 5 <= size && memcmp(data + i, "TOKEN", 5) == 0) {
+			o += sprintf(o, "%s", PEER_TOKEN);
+			i += 4;
 		} else if (i + 4 <= size && memcmp(data + i, "PORT", 4) == 0) {
 			o += sprintf(o, "%u", port);
 			i += 3;
