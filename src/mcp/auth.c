@@ -183,8 +183,16 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 		snprintf(principal, plen, "%s", who);
 		return 0;
 	}
-	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+	if (!auth) {
+		snprintf(why, wlen, "a valid bearer token is required (send Authorization: "
+			 "Bearer TOKEN)");
 		return -1;
+	}
+	if (strncasecmp(auth, "Bearer ", 7) != 0) {
+		snprintf(why, wlen, "a valid bearer token is required: the Authorization header "
+			 "is not Bearer TOKEN");
+		return -1;
+	}
 	if (m->policy) {
 		/* the gate checks it: the transport holds no key */
 		if (tg_gate_identify(m->gate, auth + 7, strlen(auth + 7), principal, plen, scopes,
@@ -195,8 +203,11 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 		return 1;
 	}
 	who = mcp_tokens_check(m->tokens, auth + 7, strlen(auth + 7));
-	if (!who)
+	if (!who) {
+		snprintf(why, wlen, "a valid bearer token is required: this one is not in the "
+			 "server's token file");
 		return -1;
+	}
 	snprintf(principal, plen, "%s", who);
 	return 1;
 }

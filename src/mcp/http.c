@@ -306,6 +306,16 @@ static enum MHD_Result do_delete(struct tg_mcp_http *h, struct MHD_Connection *c
 	return http_reply(c, MHD_HTTP_OK, NULL, "", NULL);
 }
 
+/* 1 when the request came with a bearer token, good or not: a 401 then
+ * says invalid_token; without one (no Authorization, or another scheme)
+ * it carries no error code (RFC 6750 3.1). */
+static int bearer_presented(struct MHD_Connection *c)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+
+	return auth && strncasecmp(auth, "Bearer ", 7) == 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -347,9 +357,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 					  sizeof(rq->why))) {
 		case -1:
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
-			return http_unauthorized(h, c, rq->why,
-						 MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-									     "Authorization") != NULL);
+			return http_unauthorized(h, c, rq->why, bearer_presented(c));
 		case 1: /* a token holder: may keep its connection between requests */
 			if ((why = http_admit_trust(h->admit, c, rq->principal)))
 				return http_error(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, why);

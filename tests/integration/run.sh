@@ -881,10 +881,18 @@ http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
 URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
 post "$INIT"
-[ "$(code)" = 401 ] && grep -qi '^www-authenticate: Bearer' "$tmp/hdr"
-check http_token_required_401 $? "$(code) $(cat "$tmp/hdr")"
+[ "$(code)" = 401 ] && grep -qi '^www-authenticate: Bearer' "$tmp/hdr" &&
+	! grep -qi 'error=' "$tmp/hdr" && grep -q 'send Authorization: Bearer TOKEN' "$tmp/body"
+check http_token_required_401 $? "$(code) $(cat "$tmp/hdr" "$tmp/body")"
 post "$INIT" -H 'Authorization: Bearer tok-mallory'
-[ "$(code)" = 401 ]; check http_unknown_token_401 $? "$(code)"
+[ "$(code)" = 401 ] && grep -qi 'error="invalid_token"' "$tmp/hdr" &&
+	grep -q "not in the server's token file" "$tmp/body"
+check http_unknown_token_401 $? "$(code) $(cat "$tmp/hdr" "$tmp/body")"
+# the token without its scheme, a user's slip: no token came (RFC 6750
+# 3.1: no error code), and the message says what the header must be
+post "$INIT" -H 'Authorization: tok-alice'
+[ "$(code)" = 401 ] && ! grep -qi 'error=' "$tmp/hdr" && grep -q 'is not Bearer TOKEN' "$tmp/body"
+check http_token_without_scheme_401 $? "$(code) $(cat "$tmp/hdr" "$tmp/body")"
 post "$INIT" -H 'Authorization: Bearer tok-alice'
 SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
 post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool.001","arguments":{}}}' \
