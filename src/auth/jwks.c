@@ -16,6 +16,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
@@ -71,8 +72,10 @@ static EVP_PKEY *pkey_from(const char *type, OSSL_PARAM_BLD *bld)
 	EVP_PKEY *pkey = NULL;
 
 	if (!ctx || EVP_PKEY_fromdata_init(ctx) <= 0 ||
-	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) <= 0) {
 		pkey = NULL;
+		ERR_clear_error(); /* the thread's queue is libcurl's too */
+	}
 	EVP_PKEY_CTX_free(ctx);
 	OSSL_PARAM_free(params);
 	return pkey;
@@ -350,7 +353,9 @@ int jwks_find(const struct jwks *set, const char *kid, int alg, const struct jwk
 
 /* A signature over SHA-256 of data: RSASSA-PKCS1-v1_5 for RS256 (RFC
  * 7518 3.3), ECDSA for ES256 given DER-encoded. Each call has its own
- * context: the key is shared by threads, a context is not. */
+ * context: the key is shared by threads, a context is not. A refusal
+ * leaves nothing in the thread's error queue: libcurl's TLS reads the
+ * same queue, and a caller's forged tokens would fill it. */
 static int verify_sha256(EVP_PKEY *pub, int pkcs1, const void *data, size_t len,
 			 const unsigned char *sig, size_t sig_len)
 {
@@ -362,6 +367,8 @@ static int verify_sha256(EVP_PKEY *pub, int pkcs1, const void *data, size_t len,
 	    (!pkcs1 || EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) > 0))
 		ok = EVP_DigestVerify(md, sig, sig_len, data, len) == 1;
 	EVP_MD_CTX_free(md);
+	if (!ok)
+		ERR_clear_error();
 	return ok;
 }
 
@@ -386,6 +393,8 @@ static int verify_es256(EVP_PKEY *pub, const void *data, size_t len, const unsig
 	}
 	if (der_len > 0)
 		ok = verify_sha256(pub, 0, data, len, der, (size_t)der_len);
+	else
+		ERR_clear_error();
 	OPENSSL_free(der);
 	ECDSA_SIG_free(es);
 	BN_free(r);

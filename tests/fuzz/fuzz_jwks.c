@@ -1,6 +1,6 @@
 /*
  * libFuzzer entry point: a JSON Web Key Set as an identity provider serves
- * it (src/auth/jwks.c), imported into GnuTLS and libsodium keys. Any bytes
+ * it (src/auth/jwks.c), imported into libcrypto and libsodium keys. Any bytes
  * give a key set or a reason, never a crash; and a key the set holds is
  * looked up and used for a signature check without harm.
  *

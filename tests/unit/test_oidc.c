@@ -4,6 +4,7 @@
  * P-256 and Ed25519 keys made here and every refusal, keys fetched from a
  * provider served on loopback (idpfix.c) that is down, slow, serves
  * garbage or rotates its keys, and the gate's hook. */
+#include <openssl/err.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -320,7 +321,7 @@ static int jwks(void)
 	struct tg_error err;
 	const struct jwk *k;
 	struct jwks *set;
-	unsigned char n[128];
+	unsigned char n[128], sig[256];
 	char doc[4096], *n64, *rsa, *many;
 	size_t i, off;
 
@@ -350,6 +351,11 @@ static int jwks(void)
 	CHECK(jwks_find(set, "nope", OIDC_RS256, &k, &err) == 1);
 	CHECK(jwks_find(set, "rsa-1", OIDC_RS256, &k, &err) == 0 && k);
 	CHECK(jwks_find(set, NULL, OIDC_RS256, &k, &err) == 0 && k); /* the only one */
+	/* a refused signature leaves nothing in libcrypto's error queue,
+	 * which libcurl's TLS reads too */
+	memset(sig, 0x5a, sizeof(sig));
+	CHECK(!jwk_verify(k, OIDC_RS256, "x", 1, sig, sizeof(sig)) && ERR_peek_error() == 0);
+	CHECK(!jwk_verify(k, OIDC_RS256, "x", 1, sig, 255) && ERR_peek_error() == 0);
 	jwks_put(set);
 	/* use other than sig; a JWK whose alg is not its type's */
 	free(rsa);
@@ -384,6 +390,7 @@ static int jwks(void)
 		y[5] = y[5] == 'A' ? 'B' : 'A';
 		snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", ec);
 		CHECK(jwks_parse(doc, strlen(doc), &set, &err) < 0 && strstr(err.msg, "not on P-256"));
+		CHECK(ERR_peek_error() == 0);
 		free(ec);
 	}
 	/* 65 keys */
