@@ -23,11 +23,12 @@ endif
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
                src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c \
                src/obs/*.c src/upstream/*.c)
-GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c
+GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c $(BUILD)/gen/console_files.c
+CONSOLE   := $(sort $(wildcard console/*.html console/*.js console/*.css console/*.svg))
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 ESC_SRC   := $(wildcard tests/security/*.c)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o $(BUILD)/gen/console_files.o
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
@@ -60,6 +61,18 @@ $(BUILD)/gen/seccomp_bpf.c: $(BUILD)/tools/seccomp-gen
 	$< $@
 
 $(BUILD)/gen/seccomp_bpf.o: $(BUILD)/gen/seccomp_bpf.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The approval console's files are compiled in (tools/embed.c).
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 $(WARN) -o $@ $<
+
+$(BUILD)/gen/console_files.c: $(BUILD)/tools/embed $(CONSOLE)
+	@mkdir -p $(dir $@)
+	$< $@ $(foreach f,$(CONSOLE),$(notdir $(f))=$(f))
+
+$(BUILD)/gen/console_files.o: $(BUILD)/gen/console_files.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtoolgate.a: $(LIB_OBJ)
@@ -179,11 +192,12 @@ bench-tls: deps
 # The library is compiled once for all of them (instrumented, not linked
 # with the fuzzer's main), each entry point links against it.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
-FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC)) build-fuzz/obj/gen/seccomp_bpf.o
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC)) build-fuzz/obj/gen/seccomp_bpf.o \
+            build-fuzz/obj/gen/console_files.o
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
                -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/obj/gen/seccomp_bpf.o: $(GEN_SRC)
+build-fuzz/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 build-fuzz/obj/%.o: %.c

@@ -38,6 +38,7 @@ suite security tests/security/run.sh "$build"
 suite egress tests/egress/run.sh "$build"
 suite schema-suite tests/schema/run.sh "$build"
 suite mcp-interop tests/mcp/run.sh "$build"
+suite console tests/console/run.sh "$build"
 suite mcp-conformance tests/conformance/run.sh "$build"
 # The Inspector's eight requests (tools/list, one fs.read, one
 # resources/read, one prompts/get, over stdio and HTTP) are well-formed

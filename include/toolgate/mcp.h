@@ -93,6 +93,8 @@ struct tg_mcp_http_options {
 				  * TLS-terminating reverse proxies, whose X-Forwarded-Host
 				  * and X-Forwarded-Proto count; with it, no other
 				  * non-loopback client is served. Needs public_url. */
+	int no_console;          /* no approval console under /console/ (with a policy,
+				  * it is served by default: docs/CONSOLE.md) */
 };
 struct tg_mcp_http;
 TG_API int tg_mcp_http_start(struct tg_mcp *mcp, const char *addr, unsigned port,

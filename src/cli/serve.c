@@ -1,7 +1,8 @@
 /*
  * toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]
  *                [--tls-cert FILE --tls-key FILE] [--public-url URL]
- *                [--trust-proxy ADDRS] [--header-timeout SECS] [--workspace DIR] [--principal NAME]
+ *                [--trust-proxy ADDRS] [--no-console] [--header-timeout SECS] [--workspace DIR]
+ *                [--principal NAME]
  *                [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]
  *                [--warm N] [--otlp URL] [--descriptions refuse|warn|off]
  *                [--anomalies hold|warn|off]
@@ -64,7 +65,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate serve --catalog DIR [--stdio] [--http ADDR:PORT [--tokens FILE]]\n"
 		   "                      [--tls-cert FILE --tls-key FILE] [--public-url URL]\n"
-		   "                      [--trust-proxy ADDRS]\n"
+		   "                      [--trust-proxy ADDRS] [--no-console]\n"
 		   "                      [--header-timeout SECS] [--workspace DIR] [--principal NAME]\n"
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
 		   "                      [--warm N]\n"
@@ -85,6 +86,9 @@ static void usage(FILE *f)
 		   "             the TLS-terminating reverse proxies (IPv4 addresses or\n"
 		   "             networks, comma-separated) whose X-Forwarded-Host and\n"
 		   "             X-Forwarded-Proto count; needs --public-url\n"
+		   "  --no-console\n"
+		   "             no approval console under /console/ (with --policy and\n"
+		   "             --http it is served by default: docs/CONSOLE.md)\n"
 		   "  --header-timeout SECS\n"
 		   "             an HTTP connection that has not sent a request's headers\n"
 		   "             SECS after it opened, or after its last answer, is closed,\n"
@@ -250,7 +254,7 @@ enum {
 	OPT_STDIO = 256, OPT_CATALOG, OPT_WORKSPACE, OPT_PRINCIPAL, OPT_AUDIT, OPT_HTTP, OPT_TOKENS,
 	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY,
+	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE,
 };
 
 static const struct option options[] = {
@@ -266,6 +270,7 @@ static const struct option options[] = {
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "public-url", required_argument, NULL, OPT_PUBLIC_URL },
 	{ "trust-proxy", required_argument, NULL, OPT_TRUST_PROXY },
+	{ "no-console", no_argument, NULL, OPT_NO_CONSOLE },
 	{ "state-key", required_argument, NULL, OPT_STATE_KEY },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "state", required_argument, NULL, OPT_STATE },
@@ -307,6 +312,9 @@ static int serve_option(int opt, const char *v, void *ctx)
 	switch (opt) {
 	case OPT_STDIO:
 		a->stdio = 1;
+		return 0;
+	case OPT_NO_CONSOLE:
+		a->hopts.no_console = 1;
 		return 0;
 	case OPT_DESCRIPTIONS:
 		if (strcmp(v, "refuse") == 0)

@@ -139,6 +139,33 @@ static json_t *ticket_json(const struct tg_ticket *t, int full)
 	return j;
 }
 
+/* What the catalogue says of a ticket's tool (tool@version), for the
+ * person deciding (docs/ADMIN.md): NULL when the catalogue no longer has
+ * that version. Its sunset does not hide it: the date given resolves any. */
+static json_t *tool_info(struct tg_gate *g, const char *ref)
+{
+	static const char *const risks[] = { "?", "low", "medium", "high", "critical" };
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	const struct tg_contract *k = NULL;
+	struct tg_error err;
+	json_t *j = NULL;
+
+	if (cat && tg_catalog_resolve(cat, ref, "0001-01-01", &k, &err) == 0 &&
+	    (j = json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:s?}", "version", k->version_text,
+			   "authority", k->authority == TG_AUTHORITY_WRITE ? "write" : "read",
+			   "risk", risks[k->risk <= TG_RISK_CRITICAL ? k->risk : 0], "title",
+			   k->title, "description", k->description, "owner_team", k->owner_team,
+			   "owner_contact", k->owner_contact, "deprecated_since",
+			   k->deprecated_since))) {
+		if (k->irreversible)
+			json_object_set_new(j, "irreversible", json_string(k->irreversible));
+		if (k->compensation_tool)
+			json_object_set_new(j, "compensation", json_string(k->compensation_tool));
+	}
+	tg_gate_release(g, cat);
+	return j;
+}
+
 /* j as JSON text (taken), hidden characters written as JSON escapes so
  * that a terminal shows them (curl, `toolgate approvals show`). */
 static char *dump(json_t *j, size_t flags)
@@ -159,6 +186,16 @@ char *tg_ticket_to_json(const struct tg_ticket *t, int pretty)
 }
 
 /* An answer: status, and *out the JSON text of body (taken). */
+/* j with its tool_info (taken; NULL stays NULL). */
+static json_t *with_tool(struct tg_gate *g, json_t *j, const char *ref)
+{
+	json_t *info = j ? tool_info(g, ref) : NULL;
+
+	if (info)
+		json_object_set_new(j, "tool_info", info);
+	return j;
+}
+
 static int answer(json_t *body, int status, char **out)
 {
 	*out = dump(body, JSON_COMPACT);
@@ -211,8 +248,8 @@ static int store_failure(const struct tg_error *err, char **out)
 }
 
 /* GET /admin/tickets[?state=S]: those the caller may decide, and its own. */
-static int list_tickets(struct tg_store *st, const char *principal, const char *scopes,
-			const char *query, char **out)
+static int list_tickets(struct tg_gate *g, struct tg_store *st, const char *principal,
+			const char *scopes, const char *query, char **out)
 {
 	struct tg_ticket *list;
 	struct tg_error err;
@@ -246,7 +283,8 @@ static int list_tickets(struct tg_store *st, const char *principal, const char *
 			    strcmp(list[i].principal, principal) == 0)) {
 			/* a list stays small: the arguments and the preview (up
 			 * to 4 MiB each) are in GET /admin/tickets/ID */
-			json_array_append_new(arr, ticket_json(&list[i], 0));
+			json_array_append_new(arr, with_tool(g, ticket_json(&list[i], 0),
+							     list[i].tool));
 		}
 		tg_ticket_release(&list[i]);
 	}
@@ -392,7 +430,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		}
 	}
 	if (plen == 14 && strncmp(path, "/admin/tickets", 14) == 0) {
-		rc = get ? list_tickets(st, principal, scopes, query ? query + 1 : NULL, out)
+		rc = get ? list_tickets(g, st, principal, scopes, query ? query + 1 : NULL, out)
 			 : failure(405, "method_not_allowed", "GET", out);
 	} else if (plen == 11 && strncmp(path, "/admin/warm", 11) == 0) {
 		struct tg_sandbox_pool_stats ws;
@@ -436,7 +474,8 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		} else {
 			if (rlen == 0 && get)
 				rc = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0
-					     ? answer(ticket_json(&t, 1), 200, out)
+					     ? answer(with_tool(g, ticket_json(&t, 1), t.tool), 200,
+						      out)
 					     : failure(403, "insufficient_scope", "the caller may "
 						       "neither decide this ticket nor did it ask "
 						       "for it", out);

@@ -51,7 +51,6 @@
 #define ENDPOINT "/mcp"
 #define ADMIN_PREFIX "/admin/"
 #define METRICS "/metrics"
-#define ADMIN_MAX_BODY (64u << 10)
 #define ADMIN_TOO_LARGE "{\"error\":{\"code\":\"too_large\",\"message\":\"an admin " \
 			"request's body is at most 65536 bytes\"}}"
 #define DEFAULT_MAX_IDLE 1800 /* seconds */
@@ -343,6 +342,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		/* RFC 9728: who issues tokens for this server, asked before any */
 		if (http_front_is_metadata(&h->front, h->port, url))
 			return http_resource_metadata(h, c, method);
+		/* the approval console: its files, and its API for a person
+		 * signed in with a cookie (not a bearer token) */
+		if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/'))
+			return http_console_begin(h, c, rq, url, method);
 		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
 		if (rq->admin && !h->mcp->policy)
 			return http_admin_reply(c, 404, "{\"error\":{\"code\":\"not_found\","
@@ -379,8 +382,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!rq->too_large &&
-		    rq->len + *upload_size > (rq->admin ? ADMIN_MAX_BODY : MCP_MAX_MESSAGE))
+		if (!rq->too_large && rq->len + *upload_size > (rq->admin || rq->console
+								? ADMIN_MAX_BODY
+								: MCP_MAX_MESSAGE))
 			rq->too_large = 1;
 		if (!rq->too_large) {
 			if (rq->len + *upload_size > rq->cap) {
@@ -406,6 +410,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (rq->console)
+		return http_console_answer(h, c, rq, url, method);
 	if (rq->too_large && rq->admin)
 		return http_admin_reply(c, 413, ADMIN_TOO_LARGE);
 	if (rq->too_large)
@@ -468,6 +474,7 @@ static void http_free(struct tg_mcp_http *h)
 {
 	http_admit_free(h->admit);
 	http_tls_free(h->tls);
+	http_console_free(h);
 	pthread_cond_destroy(&h->idle);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
@@ -539,6 +546,10 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port,
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->idle, NULL);
+	if (http_console_init(h, opts && opts->no_console, err) < 0) {
+		http_free(h);
+		return -1;
+	}
 	h->daemon = daemon_start(h, &sa);
 	if (!h->daemon) {
 		int e = listen_errno(&sa);

@@ -60,8 +60,39 @@ enum MHD_Result http_metrics_reply(struct tg_mcp_http *h, struct MHD_Connection 
 	return rc;
 }
 
+int http_admin_call(struct tg_mcp_http *h, const char *principal, const char *scopes,
+		    const char *method, const char *path, const char *body, size_t len,
+		    char **out)
+{
+	int status = tg_gate_admin(h->mcp->gate, principal, scopes ? scopes : "", method, path,
+				   body, len, out);
+
+	/* a person's decisions, and every refusal, go on the record */
+	if (strcmp(method, "GET") != 0 || status >= 300) {
+		char outcome[48];
+		json_t *ans = *out ? json_loads(*out, 0, NULL) : NULL;
+		const char *reason = json_string_value(
+			json_object_get(json_object_get(ans, "error"), "message"));
+
+		snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
+		/* a refusal is queued, and recorded at a bounded rate; what
+		 * was done is answered once it is on the record */
+		if (status >= 400) {
+			tg_gate_record_refusal(h->mcp->gate, principal, path, outcome, reason);
+		} else if (tg_gate_record_event(h->mcp->gate, principal, path, outcome, reason) <
+			   0) {
+			free(*out);
+			*out = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"done, "
+				      "but its record could not be written: the audit log stopped\"}}");
+			status = 503;
+		}
+		json_decref(ans);
+	}
+	return status;
+}
+
 /* A request of the admin API (docs/ADMIN.md), its body read: answered
- * by the gate's router; decisions and refusals go on the record. */
+ * by the gate's router. */
 enum MHD_Result http_admin_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
 				  const struct request *rq, const char *url, const char *method)
 {
@@ -74,29 +105,8 @@ enum MHD_Result http_admin_answer(struct tg_mcp_http *h, struct MHD_Connection *
 	/* libmicrohttpd took the query off the URL: put the one parameter
 	 * there is back for the router */
 	snprintf(path, sizeof(path), "%.400s%s%.64s", url, q ? "?state=" : "", q ? q : "");
-	status = tg_gate_admin(h->mcp->gate, rq->principal, rq->scopes ? rq->scopes : "",
-			       method, path, rq->body, rq->len, &out);
-	/* a person's decisions, and every refusal, go on the record */
-	if (strcmp(method, "GET") != 0 || status >= 300) {
-		char outcome[48];
-		json_t *ans = out ? json_loads(out, 0, NULL) : NULL;
-		const char *reason = json_string_value(
-			json_object_get(json_object_get(ans, "error"), "message"));
-
-		snprintf(outcome, sizeof(outcome), "admin %s %d", method, status);
-		/* a refusal is queued, and recorded at a bounded rate; what
-		 * was done is answered once it is on the record */
-		if (status >= 400) {
-			tg_gate_record_refusal(h->mcp->gate, rq->principal, path, outcome, reason);
-		} else if (tg_gate_record_event(h->mcp->gate, rq->principal, path, outcome,
-						reason) < 0) {
-			free(out);
-			out = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"done, "
-				     "but its record could not be written: the audit log stopped\"}}");
-			status = 503;
-		}
-		json_decref(ans);
-	}
+	status = http_admin_call(h, rq->principal, rq->scopes, method, path, rq->body, rq->len,
+				 &out);
 	res = http_admin_reply(c, (unsigned)status, out ? out : "{}");
 	free(out);
 	return res;

@@ -181,6 +181,8 @@ struct tg_mcp_http {
 	int stopping;
 	struct http_listener *listeners; /* subscriptions/listen streams */
 	struct mcp_watcher watcher; /* hears of catalogue reloads */
+	struct console_sessions *console; /* the approval console's; NULL: no console */
+	unsigned console_streams;   /* its event streams open (under lock) */
 };
 
 struct request {
@@ -192,6 +194,7 @@ struct request {
 	char *scopes;               /* the caller's token's, with a policy; else NULL */
 	char why[200];              /* why the token was refused */
 	int admin;                  /* /admin/...: the admin API (docs/ADMIN.md) */
+	int console;                /* /console/api/...: the console's (docs/CONSOLE.md) */
 };
 
 /* Queue an answer of status with body (copied), of type and naming
@@ -290,8 +293,29 @@ enum MHD_Result http_admin_reply(struct MHD_Connection *c, unsigned status, cons
 /* A request of the admin API, its body read (docs/ADMIN.md). */
 enum MHD_Result http_admin_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
 				  const struct request *rq, const char *url, const char *method);
+/* A request of the admin API as principal with scopes (path with its
+ * query): the gate's answer in *out (malloc'd) and its status; a
+ * decision and every refusal go on the record. */
+int http_admin_call(struct tg_mcp_http *h, const char *principal, const char *scopes,
+		    const char *method, const char *path, const char *body, size_t len,
+		    char **out);
 /* GET /metrics (docs/METRICS.md). */
 enum MHD_Result http_metrics_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   const char *method);
+
+/* ---- the approval console (http_console.c, docs/CONSOLE.md) -------------- */
+
+#define ADMIN_MAX_BODY (64u << 10) /* an admin API's or the console's request */
+
+/* Its sessions, unless off or without a policy (then no console). */
+int http_console_init(struct tg_mcp_http *h, int off, struct tg_error *err);
+void http_console_free(struct tg_mcp_http *h);
+/* A request under /console: answered now (files, refusals), or MHD_YES
+ * with rq->console set and rq's principal identified, to read its body. */
+enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection *c,
+				   struct request *rq, const char *url, const char *method);
+/* Its body read: the answer. */
+enum MHD_Result http_console_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
+				    struct request *rq, const char *url, const char *method);
 
 #endif

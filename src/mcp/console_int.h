@@ -1,0 +1,44 @@
+/*
+ * The approval console inside the HTTP transport (docs/CONSOLE.md):
+ * its sessions (console_session.c) and its requests (http_console.c).
+ */
+#ifndef TG_MCP_CONSOLE_INT_H
+#define TG_MCP_CONSOLE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONSOLE_ID_BYTES 32
+#define CONSOLE_HEX (2 * CONSOLE_ID_BYTES + 1)
+#define CONSOLE_MAX_SESSIONS 1024
+#define CONSOLE_MAX_PER_PRINCIPAL 16
+#define CONSOLE_IDLE_S (30 * 60)       /* a session unused this long ends */
+#define CONSOLE_ABSOLUTE_S (12 * 3600) /* and any session this long after its sign-in */
+
+struct console_sessions;
+
+struct console_sessions *console_sessions_new(void);
+void console_sessions_free(struct console_sessions *s);
+
+/* A new session of principal holding token (copied): its id and CSRF
+ * token in hex. 0; 1 when every slot is another principal's live
+ * session; -1 out of memory. */
+int console_session_open(struct console_sessions *s, const char *principal, const char *token,
+			 size_t len, int64_t now, char id_hex[CONSOLE_HEX],
+			 char csrf_hex[CONSOLE_HEX]);
+/* The live session of id_hex, touched: OUT *token (malloc'd: free it with
+ * console_token_free) and, when csrf_out is not NULL, its CSRF token.
+ * With csrf_hex, that must be the session's. 0; 1 no such live session;
+ * 2 the CSRF token is not the session's; -1 out of memory. */
+int console_session_get(struct console_sessions *s, const char *id_hex, const char *csrf_hex,
+			int64_t now, char **token, char csrf_out[CONSOLE_HEX]);
+/* The same without touching it (an open event stream does not keep a
+ * session from its idle end), and without a CSRF check. */
+int console_session_peek(struct console_sessions *s, const char *id_hex, int64_t now,
+			 char **token);
+/* Sign-out: the session of id_hex ends (nothing when there is none). */
+void console_session_close(struct console_sessions *s, const char *id_hex);
+/* A token console_session_get gave, wiped and freed. */
+void console_token_free(char *token);
+
+#endif

@@ -1,0 +1,479 @@
+/*
+ * The approval console on the Streamable HTTP listener (docs/CONSOLE.md):
+ * its static files under /console/ (compiled in, console_files.h), and
+ * its API under /console/api/, for a person signed in with a session
+ * cookie: sign-in with an approver's token, the tickets they may decide,
+ * a ticket, the decisions and rollbacks (the admin API's, through
+ * http_admin_call, so the gate decides and records them the same way),
+ * and a stream of server-sent events that says when the list changed.
+ *
+ * It owns the console's HTTP: the cookie, the CSRF check and Origin rule
+ * for every change, the security headers of every answer. It never
+ * decides who may approve what (the gate does, as for /admin/), never
+ * sends a token back to the browser, and never answers a change whose
+ * CSRF token or Origin is missing or another's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mcp/console_files.h"
+#include "mcp/console_int.h"
+#include "mcp/http_int.h"
+
+#define PREFIX "/console"
+#define API PREFIX "/api/"
+#define CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
+	    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+#define CONSOLE_MAX_STREAMS 64 /* console event streams open at once */
+#define STREAM_POLL_MS 1000  /* how often a stream looks at the tickets */
+#define STREAM_KEEPALIVE 15  /* seconds: a comment on a quiet stream */
+
+/* Every answer's headers: nothing framed, sniffed, referred or run but
+ * the console's own script; over TLS, HSTS. */
+static void secure(const struct tg_mcp_http *h, struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Content-Security-Policy", CSP);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Cross-Origin-Opener-Policy", "same-origin");
+	MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
+	if (h->front.tls)
+		MHD_add_response_header(r, "Strict-Transport-Security", "max-age=31536000");
+}
+
+/* The session cookie's name: the __Host- prefix (Secure, Path=/, no
+ * Domain) when the URL clients use is https. */
+static const char *cookie_name(const struct tg_mcp_http *h)
+{
+	return h->front.https ? "__Host-tg_console" : "tg_console";
+}
+
+static enum MHD_Result reply(struct tg_mcp_http *h, struct MHD_Connection *c, unsigned status,
+			     const char *json, const char *cookie)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), (void *)json,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	secure(h, r);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (cookie)
+		MHD_add_response_header(r, "Set-Cookie", cookie);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result fail(struct tg_mcp_http *h, struct MHD_Connection *c, unsigned status,
+			    const char *code, const char *message)
+{
+	json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message);
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	enum MHD_Result rc = reply(h, c, status, text ? text : "{}", NULL);
+
+	json_decref(j);
+	free(text);
+	return rc;
+}
+
+/* A file of the console: index.html for the folder itself. */
+static enum MHD_Result serve_file(struct tg_mcp_http *h, struct MHD_Connection *c,
+				  const char *name, const char *method)
+{
+	const struct console_file *f;
+	const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+	int same;
+
+	for (f = console_files; f->name && strcmp(f->name, *name ? name : "index.html"); f++)
+		;
+	if (!f->name)
+		return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", "no such file of the console");
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return fail(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET");
+	same = inm && strcmp(inm, f->etag) == 0;
+	r = MHD_create_response_from_buffer(same ? 0 : f->len, same ? (void *)"" : (void *)f->data,
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	secure(h, r);
+	MHD_add_response_header(r, "Content-Type", f->type);
+	MHD_add_response_header(r, "ETag", f->etag);
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	rc = MHD_queue_response(c, same ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* A change (anything but GET) must come from the console's own page:
+ * its Origin sent (http_front_refused has checked it is this server's)
+ * and, when the browser says, from the same origin. NULL, or why not. */
+static const char *not_from_page(struct MHD_Connection *c)
+{
+	const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))
+		return "a change must carry the Origin header of the console's page";
+	if (site && strcmp(site, "same-origin") != 0)
+		return "a change must come from the console's own page (Sec-Fetch-Site)";
+	/* a form of another site cannot send this type without a preflight,
+	 * which nothing here answers */
+	if (!type || strncmp(type, "application/json", 16) != 0)
+		return "a change is sent as application/json";
+	return NULL;
+}
+
+/* The person behind the session cookie, identified again by the token
+ * they signed in with (its expiry and revocation count now): rq's
+ * principal and scopes. With csrf (a change), the page's X-CSRF-Token
+ * must be the session's. 0, or the answer already queued (*res). */
+static int who(struct tg_mcp_http *h, struct MHD_Connection *c, struct request *rq, int csrf,
+	       enum MHD_Result *res)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(h));
+	const char *sent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token");
+	char *token = NULL;
+	struct tg_error err;
+	int rc;
+
+	rc = id ? console_session_get(h->console, id, csrf ? (sent ? sent : "") : NULL,
+				      (int64_t)time(NULL), &token, NULL)
+		: 1;
+	if (rc == 0 && tg_gate_identify(h->mcp->gate, token, strlen(token), rq->principal,
+					sizeof(rq->principal), &rq->scopes, &err) < 0) {
+		console_session_close(h->console, id);
+		tg_gate_record_refusal(h->mcp->gate, "", PREFIX, "unauthorized", err.msg);
+		rc = 3;
+	}
+	console_token_free(token);
+	if (rc == 0)
+		return 0;
+	*res = rc == 2 ? fail(h, c, MHD_HTTP_FORBIDDEN, "csrf", "the X-CSRF-Token header is "
+			      "missing or not this session's: reload the console")
+	     : rc < 0 ? fail(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "out of memory")
+		      : fail(h, c, MHD_HTTP_UNAUTHORIZED, "unauthorized", rc == 3
+			     ? "the token this session was signed in with no longer holds: "
+			       "sign in again"
+			     : "sign in first (no session, or it ended)");
+	return -1;
+}
+
+enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection *c,
+				   struct request *rq, const char *url, const char *method)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	const char *why;
+	enum MHD_Result res;
+	int change = strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
+
+	if (!h->console)
+		return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", h->mcp->policy
+			    ? "the console is off (serve --no-console)"
+			    : "the console needs a policy (serve --policy FILE --state DIR)");
+	if (strcmp(url, PREFIX) == 0) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
+									 MHD_RESPMEM_PERSISTENT);
+
+		if (!r)
+			return MHD_NO;
+		secure(h, r);
+		MHD_add_response_header(r, "Location", PREFIX "/");
+		res = MHD_queue_response(c, MHD_HTTP_MOVED_PERMANENTLY, r);
+		MHD_destroy_response(r);
+		return res;
+	}
+	if (strncmp(url, API, strlen(API)) != 0)
+		return serve_file(h, c, url + strlen(PREFIX "/"), method);
+	if (change && (why = not_from_page(c)))
+		return fail(h, c, MHD_HTTP_FORBIDDEN, "forbidden", why);
+	if (cl && strtoull(cl, NULL, 10) > ADMIN_MAX_BODY)
+		return fail(h, c, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+			    "a request to the console is at most 65536 bytes");
+	rq->console = 1;
+	/* signing in is the one request without a session */
+	if (strcmp(url, API "session") == 0 && strcmp(method, "POST") == 0)
+		return MHD_YES;
+	if (who(h, c, rq, change, &res) < 0)
+		return res;
+	if ((why = http_admit_trust(h->admit, c, rq->principal)))
+		return fail(h, c, MHD_HTTP_TOO_MANY_REQUESTS, "too_many", why);
+	return MHD_YES;
+}
+
+/* {"principal", "csrf"}: who is signed in, and the token the page sends
+ * with each change. */
+static enum MHD_Result who_am_i(struct tg_mcp_http *h, struct MHD_Connection *c,
+				const char *principal, const char *csrf, const char *cookie)
+{
+	json_t *j = json_pack("{s:s,s:s}", "principal", principal, "csrf", csrf);
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	enum MHD_Result rc = text ? reply(h, c, MHD_HTTP_OK, text, cookie)
+				  : fail(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+					 "out of memory");
+
+	json_decref(j);
+	free(text);
+	return rc;
+}
+
+/* POST /console/api/session {"token": "..."}: a session for the token's
+ * principal, its cookie set; the answer holds the CSRF token the page
+ * sends with each change. */
+static enum MHD_Result sign_in(struct tg_mcp_http *h, struct MHD_Connection *c,
+			       struct request *rq)
+{
+	json_t *doc = rq->len ? json_loadb(rq->body, rq->len, 0, NULL) : NULL;
+	const char *token = json_string_value(json_object_get(doc, "token"));
+	char id[CONSOLE_HEX], csrf[CONSOLE_HEX], cookie[200], body[256];
+	struct tg_error err;
+	int rc;
+
+	if (!token || !*token) { /* its length: the gate refuses past TG_MAX_TOKEN */
+		json_decref(doc);
+		return fail(h, c, MHD_HTTP_BAD_REQUEST, "bad_request",
+			    "sign in with {\"token\": \"...\"}: an approver's token");
+	}
+	if (tg_gate_identify(h->mcp->gate, token, strlen(token), rq->principal,
+			     sizeof(rq->principal), &rq->scopes, &err) < 0) {
+		json_decref(doc);
+		tg_gate_record_refusal(h->mcp->gate, "", PREFIX "/api/session", "unauthorized",
+				       err.msg);
+		snprintf(body, sizeof(body), "that token does not sign in: %.180s", err.msg);
+		return fail(h, c, MHD_HTTP_UNAUTHORIZED, "unauthorized", body);
+	}
+	rc = console_session_open(h->console, rq->principal, token, strlen(token),
+				  (int64_t)time(NULL), id, csrf);
+	json_decref(doc);
+	if (rc != 0)
+		return fail(h, c, rc < 0 ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "unavailable", rc < 0 ? "out of memory"
+			    : "too many console sessions are open: try again later");
+	tg_gate_record_event(h->mcp->gate, rq->principal, PREFIX "/api/session", "console sign-in",
+			     NULL);
+	snprintf(cookie, sizeof(cookie), "%s=%s; Path=%s; HttpOnly; SameSite=Strict%s",
+		 cookie_name(h), id, h->front.https ? "/" : PREFIX,
+		 h->front.https ? "; Secure" : "");
+	return who_am_i(h, c, rq->principal, csrf, cookie);
+}
+
+/* /console/api/session: GET who is signed in (and the CSRF token, for a
+ * page reloaded), DELETE sign out. */
+static enum MHD_Result session(struct tg_mcp_http *h, struct MHD_Connection *c,
+			       struct request *rq, const char *method)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(h));
+	char csrf[CONSOLE_HEX], cookie[160], *token = NULL;
+
+	if (strcmp(method, "POST") == 0)
+		return sign_in(h, c, rq);
+	if (strcmp(method, "DELETE") == 0) {
+		console_session_close(h->console, id);
+		snprintf(cookie, sizeof(cookie), "%s=; Path=%s; HttpOnly; SameSite=Strict; "
+			 "Max-Age=0%s", cookie_name(h), h->front.https ? "/" : PREFIX,
+			 h->front.https ? "; Secure" : "");
+		return reply(h, c, MHD_HTTP_OK, "{}", cookie);
+	}
+	if (strcmp(method, "GET") != 0)
+		return fail(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+			    "GET, POST or DELETE");
+	if (console_session_get(h->console, id, NULL, (int64_t)time(NULL), &token, csrf) != 0)
+		return fail(h, c, MHD_HTTP_UNAUTHORIZED, "unauthorized", "sign in first");
+	console_token_free(token);
+	return who_am_i(h, c, rq->principal, csrf, NULL);
+}
+
+/* ---- the event stream --------------------------------------------------------- */
+
+/* GET /console/api/events: "tickets" when the pending tickets the person
+ * may see changed (their list, as GET /admin/tickets gives it), a
+ * comment when quiet; it ends when the server stops, or when the
+ * session's token no longer holds. */
+struct watch {
+	struct tg_mcp_http *h;
+	char principal[MCP_MAX_PRINCIPAL];
+	char *scopes;
+	char id[CONSOLE_HEX];        /* the session's */
+	char *last;                  /* the list last sent */
+	time_t quiet_since;
+	int ended;
+};
+
+static void watch_free(void *cls)
+{
+	struct watch *w = cls;
+
+	pthread_mutex_lock(&w->h->lock);
+	w->h->console_streams--;
+	pthread_mutex_unlock(&w->h->lock);
+	free(w->scopes);
+	free(w->last);
+	free(w);
+}
+
+/* The list as the person may see it now; NULL when the session ended or
+ * its token no longer holds (expired, revoked, its principal gone from
+ * the policy). */
+static char *pending_list(struct watch *w)
+{
+	char *out = NULL, *token = NULL, principal[MCP_MAX_PRINCIPAL];
+	struct tg_error err;
+	int status;
+
+	if (console_session_peek(w->h->console, w->id, (int64_t)time(NULL), &token))
+		return NULL;
+	free(w->scopes);
+	w->scopes = NULL;
+	status = tg_gate_identify(w->h->mcp->gate, token, strlen(token), principal,
+				  sizeof(principal), &w->scopes, &err);
+	console_token_free(token);
+	if (status < 0 || strcmp(principal, w->principal) != 0)
+		return NULL;
+	status = tg_gate_admin(w->h->mcp->gate, w->principal, w->scopes ? w->scopes : "", "GET",
+			       "/admin/tickets", NULL, 0, &out);
+	if (status != 200) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct watch *w = cls;
+	int waited = 0;
+
+	(void)pos;
+	while (!w->ended) {
+		char *now;
+
+		if (w->h->stopping)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		now = pending_list(w);
+		if (!now)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!w->last || strcmp(now, w->last) != 0) {
+			int n = snprintf(buf, max, "event: tickets\ndata: %s\n\n", now);
+
+			if (n < 0 || (size_t)n >= max) {
+				/* more than the buffer: say only that it changed */
+				n = snprintf(buf, max, "event: tickets\ndata: {\"changed\":true}\n\n");
+			}
+			free(w->last);
+			w->last = now;
+			w->quiet_since = time(NULL);
+			return n;
+		}
+		free(now);
+		if (time(NULL) - w->quiet_since >= STREAM_KEEPALIVE) {
+			w->quiet_since = time(NULL);
+			return snprintf(buf, max, ":\n\n");
+		}
+		for (waited = 0; waited < STREAM_POLL_MS && !w->h->stopping; waited += 100)
+			nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static enum MHD_Result events(struct tg_mcp_http *h, struct MHD_Connection *c,
+			      struct request *rq)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(h));
+	struct watch *w;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->console_streams >= CONSOLE_MAX_STREAMS) {
+		pthread_mutex_unlock(&h->lock);
+		return fail(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+			    "too many console streams are open (64)");
+	}
+	h->console_streams++;
+	pthread_mutex_unlock(&h->lock);
+	w = calloc(1, sizeof(*w));
+	if (w) {
+		w->h = h;
+		snprintf(w->principal, sizeof(w->principal), "%s", rq->principal);
+		snprintf(w->id, sizeof(w->id), "%s", id ? id : "");
+		w->scopes = rq->scopes ? strdup(rq->scopes) : NULL;
+		w->quiet_since = time(NULL);
+	}
+	r = w ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1 << 20, watch_read, w,
+						  watch_free)
+	      : NULL;
+	if (!r) {
+		if (w)
+			watch_free(w);
+		else {
+			pthread_mutex_lock(&h->lock);
+			h->console_streams--;
+			pthread_mutex_unlock(&h->lock);
+		}
+		return MHD_NO;
+	}
+	secure(h, r);
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* ---- the rest: the admin API's, as the person signed in ----------------------- */
+
+enum MHD_Result http_console_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
+				    struct request *rq, const char *url, const char *method)
+{
+	const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+	const char *rest = url + strlen(API);
+	char path[512], *out = NULL;
+	int status;
+	enum MHD_Result res;
+
+	if (rq->too_large)
+		return fail(h, c, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+			    "a request to the console is at most 65536 bytes");
+	if (strcmp(rest, "session") == 0)
+		return session(h, c, rq, method);
+	if (strcmp(rest, "events") == 0)
+		return strcmp(method, "GET") == 0
+			       ? events(h, c, rq)
+			       : fail(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "GET");
+	if (strncmp(rest, "tickets", 7) != 0 && strncmp(rest, "calls/", 6) != 0 &&
+	    strcmp(rest, "rollbacks") != 0)
+		return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", "the console's API: session, "
+			    "events, tickets, tickets/ID, tickets/ID/{approve,reject,cancel}, "
+			    "calls/ID/rollback, rollbacks");
+	snprintf(path, sizeof(path), "/admin/%.400s%s%.64s", rest, q ? "?state=" : "", q ? q : "");
+	status = http_admin_call(h, rq->principal, rq->scopes, method, path, rq->body, rq->len,
+				 &out);
+	res = reply(h, c, (unsigned)status, out ? out : "{}", NULL);
+	free(out);
+	return res;
+}
+
+int http_console_init(struct tg_mcp_http *h, int off, struct tg_error *err)
+{
+	if (off || !h->mcp->policy)
+		return 0;
+	h->console = console_sessions_new();
+	if (!h->console)
+		return tg_error_set(err, TG_ERR_NOMEM, "the console's sessions: out of memory");
+	return 0;
+}
+
+void http_console_free(struct tg_mcp_http *h)
+{
+	console_sessions_free(h->console);
+	h->console = NULL;
+}

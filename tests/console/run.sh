@@ -1,0 +1,26 @@
+#!/bin/bash
+# The approval console in a real browser (docs/CONSOLE.md): Debian's
+# chromium, headless, driven by puppeteer-core, with axe-core checking
+# accessibility; both from the npm registry into tests/console/node_modules
+# (git-ignored). Without node, npm or chromium, says so and skips.
+# Usage: tests/console/run.sh BUILD-DIR [SCREENSHOT-DIR]
+set -u
+cd "$(dirname "$0")/../.."
+build=$(cd "${1:-build}" && pwd -P)
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "skip - console: node and npm are not installed"
+	exit 0
+fi
+if [ ! -x /usr/bin/chromium ]; then
+	echo "skip - console: /usr/bin/chromium is not installed (apt-get install chromium)"
+	exit 0
+fi
+if [ ! -d tests/console/node_modules/puppeteer-core ] || [ ! -d tests/console/node_modules/axe-core ]; then
+	(cd tests/console && npm install --no-save --no-audit --no-fund puppeteer-core@24.43.1 \
+		axe-core@4.10.3 >/dev/null 2>&1) || {
+		echo "not ok - console/install: npm install of puppeteer-core and axe-core failed"
+		exit 1
+	}
+fi
+examples/make-db.sh
+timeout 180 node tests/console/console.mjs "$build/toolgate" "$PWD" ${2:+"$2"}

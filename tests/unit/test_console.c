@@ -1,0 +1,105 @@
+/* Unit tests: the approval console's sessions (src/mcp/console_session.c):
+ * a session gives back its token and CSRF token, a wrong or missing CSRF
+ * token is refused, sessions end idle or at their absolute lifetime,
+ * sign-out ends one, and the bounds hold: a principal's oldest session
+ * gives way past its share, and a full table refuses another's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/console_int.h"
+#include "unit.h"
+
+static int opens_and_gets(void)
+{
+	struct console_sessions *s = console_sessions_new();
+	char id[CONSOLE_HEX], csrf[CONSOLE_HEX], back[CONSOLE_HEX], other[CONSOLE_HEX], *tok;
+
+	CHECK(s != NULL);
+	CHECK(console_session_open(s, "alice", "tok-a", 5, 1000, id, csrf) == 0);
+	CHECK(strlen(id) == 64 && strlen(csrf) == 64 && strcmp(id, csrf) != 0);
+	CHECK(console_session_get(s, id, NULL, 1001, &tok, back) == 0);
+	CHECK(strcmp(tok, "tok-a") == 0 && strcmp(back, csrf) == 0);
+	console_token_free(tok);
+	/* a change: the session's CSRF token, and no other */
+	CHECK(console_session_get(s, id, csrf, 1002, &tok, NULL) == 0);
+	console_token_free(tok);
+	snprintf(other, sizeof(other), "%s", csrf);
+	other[0] = other[0] == 'a' ? 'b' : 'a';
+	CHECK(console_session_get(s, id, other, 1003, &tok, NULL) == 2 && !tok);
+	CHECK(console_session_get(s, id, "", 1003, &tok, NULL) == 2 && !tok);
+	CHECK(console_session_get(s, id, "zz", 1003, &tok, NULL) == 2 && !tok);
+	/* another id, a malformed one, none */
+	CHECK(console_session_get(s, csrf, NULL, 1004, &tok, NULL) == 1 && !tok);
+	CHECK(console_session_get(s, "nothex", NULL, 1004, &tok, NULL) == 1);
+	CHECK(console_session_get(s, NULL, NULL, 1004, &tok, NULL) == 1);
+	/* signed out */
+	console_session_close(s, id);
+	CHECK(console_session_get(s, id, NULL, 1005, &tok, NULL) == 1);
+	console_session_close(s, NULL);
+	console_sessions_free(s);
+	return 0;
+}
+
+static int lifetimes(void)
+{
+	struct console_sessions *s = console_sessions_new();
+	char id[CONSOLE_HEX], csrf[CONSOLE_HEX], *tok;
+	int64_t t = 5000, i;
+
+	CHECK(s != NULL);
+	CHECK(console_session_open(s, "alice", "tok", 3, t, id, csrf) == 0);
+	/* idle: used just in time keeps it; peeking does not */
+	CHECK(console_session_get(s, id, NULL, t + CONSOLE_IDLE_S - 1, &tok, NULL) == 0);
+	console_token_free(tok);
+	CHECK(console_session_peek(s, id, t + 2 * CONSOLE_IDLE_S - 2, &tok) == 0);
+	console_token_free(tok);
+	CHECK(console_session_peek(s, id, t + 2 * CONSOLE_IDLE_S - 1, &tok) == 1);
+	/* absolute: however busy */
+	CHECK(console_session_open(s, "alice", "tok", 3, t, id, csrf) == 0);
+	for (i = t; i < t + CONSOLE_ABSOLUTE_S; i += CONSOLE_IDLE_S / 2) {
+		CHECK(console_session_get(s, id, NULL, i, &tok, NULL) == 0);
+		console_token_free(tok);
+	}
+	CHECK(console_session_get(s, id, NULL, t + CONSOLE_ABSOLUTE_S, &tok, NULL) == 1);
+	console_sessions_free(s);
+	return 0;
+}
+
+static int bounds(void)
+{
+	struct console_sessions *s = console_sessions_new();
+	char first[CONSOLE_HEX], id[CONSOLE_HEX], csrf[CONSOLE_HEX], name[32], *tok;
+	int i;
+
+	CHECK(s != NULL);
+	/* one principal: its oldest gives way to its newest */
+	CHECK(console_session_open(s, "alice", "t", 1, 100, first, csrf) == 0);
+	for (i = 1; i < CONSOLE_MAX_PER_PRINCIPAL; i++)
+		CHECK(console_session_open(s, "alice", "t", 1, 100 + i, id, csrf) == 0);
+	CHECK(console_session_get(s, first, NULL, 200, &tok, NULL) == 0);
+	console_token_free(tok);
+	CHECK(console_session_open(s, "alice", "t", 1, 300, id, csrf) == 0);
+	CHECK(console_session_get(s, first, NULL, 301, &tok, NULL) == 1);
+	CHECK(console_session_get(s, id, NULL, 301, &tok, NULL) == 0);
+	console_token_free(tok);
+	/* the table full of others' live sessions: refused, not evicted */
+	for (i = 0; i < CONSOLE_MAX_SESSIONS; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		if (console_session_open(s, name, "t", 1, 400, id, csrf) != 0)
+			break;
+	}
+	CHECK(i == CONSOLE_MAX_SESSIONS - CONSOLE_MAX_PER_PRINCIPAL);
+	CHECK(console_session_open(s, "mallory", "t", 1, 401, id, csrf) == 1);
+	/* once they end, there is room */
+	CHECK(console_session_open(s, "mallory", "t", 1, 400 + CONSOLE_IDLE_S + 1, id, csrf) == 0);
+	console_sessions_free(s);
+	return 0;
+}
+
+const struct unit_test console_tests[] = {
+	{ "console/opens_and_gets", opens_and_gets },
+	{ "console/lifetimes", lifetimes },
+	{ "console/bounds", bounds },
+	UNIT_TESTS_END,
+};
