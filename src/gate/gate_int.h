@@ -201,6 +201,16 @@ struct tg_gate {
 	pthread_cond_t queue_wake;
 	pthread_t collector;
 	int collector_on, collector_stop;
+	/* the tickets' watch (watch.c): the sweep of what expired, and the
+	 * latest ticket event seen (under watch_lock), which readers wait on */
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_wake;    /* the watch's own sleep: its stop */
+	pthread_cond_t watch_seen;    /* watch_seq moved: tg_gate_ticket_events_wait */
+	pthread_t watcher;
+	int watch_on, watch_stop;
+	uint64_t watch_seq;           /* the latest event's number seen */
+	uint64_t watch_cursor;        /* the watch thread's own: events read up to */
+	uint64_t watch_logged;        /* the watch thread's own: its last failure logged */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
 	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */
@@ -307,6 +317,13 @@ void gate_collector_stop(struct tg_gate *g);
 /* The store's collection of what expired, started on g->store by
  * the policy's tickets.collect_every; -1 and err when its thread cannot start. */
 int gate_collector_start(struct tg_gate *g, struct tg_error *err);
+/* A thread of the gate's running fn(arg), every signal blocked in it
+ * (they are the main thread's): pthread_create's return (queue.c). */
+int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* The tickets' watch (watch.c), started with a store: the sweep of
+ * pending tickets past their expiry, and the latest event's number. */
+int gate_watch_start(struct tg_gate *g, struct tg_error *err);
+void gate_watch_stop(struct tg_gate *g);
 
 /* ---- who calls (identity.c) ---- */
 
