@@ -104,7 +104,8 @@ struct tg_gate_options {
 	/* Write tools run through store (toolgate/store.h), borrowed: a
 	 * write call under its idempotency key (the client's, or one the
 	 * gate derives: tg_call.idempotency_key) is held in a ticket (expiring
-	 * after ticket_ttl s, 0: an hour) until a person approves its exact
+	 * after the policy's tickets.lifetime(s) for its tool with a policy,
+	 * else after ticket_ttl s, 0: an hour) until a person approves its exact
 	 * arguments, then runs once, and every retry under its key replays
 	 * the outcome. NULL: write tools are refused. */
 	struct tg_store *store;

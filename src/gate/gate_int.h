@@ -317,6 +317,10 @@ void gate_collector_stop(struct tg_gate *g);
 /* The store's collection of what expired, started on g->store by
  * the policy's tickets.collect_every; -1 and err when its thread cannot start. */
 int gate_collector_start(struct tg_gate *g, struct tg_error *err);
+/* How long a ticket for tool (name or name@version) lives, in seconds:
+ * the policy's tickets.lifetime(s) with a policy, else the gate's
+ * option (pipeline.c). */
+int64_t gate_ticket_ttl(const struct tg_gate *g, const char *tool);
 /* A thread of the gate's running fn(arg), every signal blocked in it
  * (they are the main thread's): pthread_create's return (queue.c). */
 int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);

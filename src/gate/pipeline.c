@@ -50,6 +50,11 @@ static void warm_pool_free(struct warm_pool *w)
 }
 
 
+int64_t gate_ticket_ttl(const struct tg_gate *g, const char *tool)
+{
+	return g->policy ? (int64_t)tg_policy_ticket_lifetime(g->policy, tool) : g->ticket_ttl;
+}
+
 /* The store write calls use, and the baselines it holds. */
 static void gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
 {

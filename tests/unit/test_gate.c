@@ -657,6 +657,38 @@ static int record(void)
 	return 0;
 }
 
+/* A held call's ticket lives as long as the policy's tickets.lifetimes
+ * says for its tool, and tickets.lifetime for the others. */
+static int ticket_lifetime(void)
+{
+	static const char policy[] = "{\"audience\":\"gw\",\"principals\":{\"agent\":{\"scopes\":"
+		"[\"w.*:write\",\"echo:read\"]}},\"tickets\":{\"lifetime\":\"3h\",\"lifetimes\":"
+		"{\"w.*\":\"2m\",\"w.other\":\"7d\"}}}";
+	struct fix_spec spec = { "gate-lifetime", contracts, policy, TG_ANOMALY_DEFAULT, NULL };
+	struct tg_call_result r;
+	struct tg_ticket t;
+	struct tg_error err;
+	char code[64], id[64];
+	struct fix f;
+
+	CHECK(fix_open(&f, &spec) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":2}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	tg_call_result_release(&r);
+	CHECK(strcmp(code, "awaiting_approval") == 0);
+	CHECK(tg_store_ticket_get(f.store, id, (int64_t)time(NULL), &t, &err) == 0);
+	CHECK(t.expires - t.created == 120);
+	tg_ticket_release(&t);
+	/* past it, fail closed: the retry is told it expired, and nothing ran */
+	CHECK(tg_store_ticket_expire(f.store, (int64_t)time(NULL) + 121, NULL, &err) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":2}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	tg_call_result_release(&r);
+	CHECK(strcmp(code, "expired") == 0);
+	fix_remove(&f);
+	return 0;
+}
+
 /* The tickets' watch (src/gate/watch.c): a held call's ticket wakes a
  * reader waiting for the next event; a decision taken in another opening
  * of the store (as toolgate approvals takes it) too; and a ticket past
@@ -723,5 +755,6 @@ const struct unit_test gate_tests[] = {
 	{ "gate/check", check },
 	{ "gate/record", record },
 	{ "gate/ticket_watch", ticket_watch },
+	{ "gate/ticket_lifetime", ticket_lifetime },
 	UNIT_TESTS_END,
 };
