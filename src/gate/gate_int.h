@@ -204,12 +204,13 @@ struct tg_gate {
 	/* the tickets' watch (watch.c): the sweep of what expired, and the
 	 * latest ticket event seen (under watch_lock), which readers wait on */
 	pthread_mutex_t watch_lock;
+	pthread_mutex_t watch_read_lock; /* watch_cursor, and the counting of what it passes */
 	pthread_cond_t watch_wake;    /* the watch's own sleep: its stop */
 	pthread_cond_t watch_seen;    /* watch_seq moved: tg_gate_ticket_events_wait */
 	pthread_t watcher;
 	int watch_on, watch_stop;
 	uint64_t watch_seq;           /* the latest event's number seen */
-	uint64_t watch_cursor;        /* the watch thread's own: events read up to */
+	uint64_t watch_cursor;        /* events read and counted up to */
 	uint64_t watch_logged;        /* the watch thread's own: its last failure logged */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
@@ -328,6 +329,14 @@ int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * pending tickets past their expiry, and the latest event's number. */
 int gate_watch_start(struct tg_gate *g, struct tg_error *err);
 void gate_watch_stop(struct tg_gate *g);
+/* The tickets' gauges for a scrape (watch.c): the decisions taken up to
+ * now counted, the tickets pending by tool (the catalogue cat's names,
+ * at most max of them in pend, "other" past them) and the oldest one's
+ * age, into gg. Nothing without a store. */
+struct metrics_gauges;
+struct metrics_pending;
+void gate_ticket_gauges(struct tg_gate *g, const struct tg_catalog *cat,
+			struct metrics_gauges *gg, struct metrics_pending *pend, size_t max);
 
 /* ---- who calls (identity.c) ---- */
 

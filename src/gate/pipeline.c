@@ -118,6 +118,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->pools_lock, NULL);
 	pthread_mutex_init(&g->queue_lock, NULL);
 	pthread_mutex_init(&g->watch_lock, NULL);
+	pthread_mutex_init(&g->watch_read_lock, NULL);
 	{
 		/* the collector's waits are by the monotonic clock: a clock
 		 * set back or forth moves no collection */
@@ -231,6 +232,7 @@ void tg_gate_free(struct tg_gate *g)
 	pthread_cond_destroy(&g->watch_wake);
 	pthread_cond_destroy(&g->watch_seen);
 	pthread_mutex_destroy(&g->watch_lock);
+	pthread_mutex_destroy(&g->watch_read_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);

@@ -6,7 +6,9 @@
  * every WATCH_POLL_MS: decisions come from other processes too
  * (`toolgate approvals`), so the events in the store, not this process's
  * memory, are what it goes by. Readers (the console's live list) wait on
- * it, woken when the number passes theirs.
+ * it, woken when the number passes theirs. The decisions among the events
+ * are counted in the metrics (docs/METRICS.md, "Tickets"), and what is
+ * pending is read for them when they are rendered (gate_ticket_gauges).
  *
  * It never holds its lock across the store, and never runs on a call's
  * path: a call writes its ticket and goes on.
@@ -44,7 +46,24 @@ static void deadline(struct timespec *when, unsigned ms)
 	}
 }
 
-/* The events after the watch's cursor, read and counted; OUT *last the
+/* The decisions among n events counted: outcome and seconds waited. */
+static void watch_count(struct tg_gate *g, const struct tg_ticket_event *ev, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct tg_ticket_event *e = &ev[i];
+		int64_t when = e->decided ? e->decided : e->at; /* a cancel keeps none */
+
+		if (e->state == TG_TICKET_APPROVED || e->state == TG_TICKET_REJECTED ||
+		    e->state == TG_TICKET_EXPIRED || e->state == TG_TICKET_CANCELLED)
+			metrics_decision(g->metrics, tg_ticket_state_name(e->state),
+					 (double)(when - e->created));
+	}
+}
+
+/* The events after the watch's cursor, read and counted (under
+ * watch_read_lock: the watch and a scrape both catch up); OUT *last the
  * latest number given. A failure is logged once a minute at most. */
 static void watch_read(struct tg_gate *g, uint64_t *last)
 {
@@ -52,6 +71,7 @@ static void watch_read(struct tg_gate *g, uint64_t *last)
 	struct tg_error err;
 	size_t n;
 
+	pthread_mutex_lock(&g->watch_read_lock);
 	for (;;) {
 		if (tg_store_ticket_events(g->store, g->watch_cursor, 64, ev, &n, last, &err) < 0) {
 			uint64_t now = mono_ms();
@@ -60,17 +80,69 @@ static void watch_read(struct tg_gate *g, uint64_t *last)
 				g->watch_logged = now;
 				tg_log(TG_LOG_ERROR, "reading the tickets' events: %s", err.msg);
 			}
-			return;
+			break;
 		}
+		watch_count(g, ev, n);
 		if (n)
 			g->watch_cursor = ev[n - 1].seq;
 		if (n < 64 || g->watch_cursor >= *last) {
 			/* events collected under the cursor: start after the last */
 			if (g->watch_cursor < *last && !n)
 				g->watch_cursor = *last;
-			return;
+			break;
 		}
 	}
+	pthread_mutex_unlock(&g->watch_read_lock);
+}
+
+#define PENDING_TOOLS 64 /* series of toolgate_tickets_pending, "other" past them */
+
+void gate_ticket_gauges(struct tg_gate *g, const struct tg_catalog *cat,
+			struct metrics_gauges *gg, struct metrics_pending *pend, size_t max)
+{
+	struct tg_ticket_pending p[256];
+	int64_t now = (int64_t)time(NULL), oldest = 0;
+	struct tg_error err;
+	uint64_t last;
+	size_t n, i, k;
+
+	if (!g->store || !g->watch_on)
+		return;
+	/* the decisions up to now, whoever took them */
+	watch_read(g, &last);
+	if (tg_store_ticket_pending_stats(g->store, now, p, 256, &n, &err) < 0)
+		return;
+	gg->have_tickets = 1;
+	gg->pending = pend;
+	gg->npending = 0;
+	for (i = 0; i < n; i++) {
+		const char *name = "other";
+		size_t len = strcspn(p[i].tool, "@");
+
+		if (!oldest || p[i].oldest < oldest)
+			oldest = p[i].oldest;
+		/* a label from the catalogue's names only: bounded */
+		for (k = 0; cat && k < tg_catalog_count(cat); k++) {
+			const char *c = tg_catalog_at(cat, k)->name;
+
+			if (strlen(c) == len && memcmp(c, p[i].tool, len) == 0) {
+				name = c;
+				break;
+			}
+		}
+		for (k = 0; k < gg->npending && strcmp(pend[k].tool, name) != 0; k++)
+			;
+		if (k == gg->npending && k + 1 >= max)
+			for (k = 0; k < gg->npending && strcmp(pend[k].tool, "other") != 0; k++)
+				;
+		if (k == gg->npending) {
+			pend[k].tool = k + 1 >= max ? "other" : name;
+			pend[k].n = 0;
+			gg->npending++;
+		}
+		pend[k].n += p[i].n;
+	}
+	gg->oldest_pending_s = oldest && now > oldest ? (double)(now - oldest) : 0;
 }
 
 static void *watcher(void *arg)

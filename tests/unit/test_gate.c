@@ -701,7 +701,7 @@ static int ticket_watch(void)
 	struct tg_ticket req, t;
 	struct tg_store *other;
 	struct tg_error err;
-	char code[64], id[64], dir[128];
+	char code[64], id[64], dir[128], *text;
 	uint64_t seq, last;
 	size_t n, i;
 	int expired = 0;
@@ -716,6 +716,9 @@ static int ticket_watch(void)
 	CHECK(tg_gate_ticket_events_wait(f.gate, seq, 5000) == seq + 1);
 	CHECK(tg_store_ticket_events(f.store, seq, 8, ev, &n, &last, &err) == 0 && n == 1 &&
 	      ev[0].state == TG_TICKET_PENDING && strcmp(ev[0].ticket, id) == 0);
+	CHECK((text = tg_gate_metrics(f.gate)) != NULL);
+	CHECK(strstr(text, "\ntoolgate_tickets_pending{tool=\"w.put\"} 1\n"));
+	free(text);
 	snprintf(dir, sizeof(dir), "%s/state", f.dir);
 	CHECK(tg_store_open(dir, &other, &err) == 0);
 	CHECK(tg_store_ticket_decide(other, id, "alice", 0, "no", (int64_t)time(NULL), &err) == 0);
@@ -737,6 +740,14 @@ static int ticket_watch(void)
 	}
 	CHECK(expired);
 	tg_ticket_release(&t);
+	/* the other opening's decision and the sweep counted, nothing pending */
+	CHECK((text = tg_gate_metrics(f.gate)) != NULL);
+	CHECK(strstr(text, "\ntoolgate_approvals_total{outcome=\"rejected\"} 1\n") &&
+	      strstr(text, "\ntoolgate_approvals_total{outcome=\"expired\"} 1\n") &&
+	      strstr(text, "\ntoolgate_ticket_decision_seconds_count{outcome=\"rejected\"} 1\n") &&
+	      strstr(text, "\ntoolgate_tickets_pending_oldest_seconds 0\n") &&
+	      !strstr(text, "toolgate_tickets_pending{"));
+	free(text);
 	fix_remove(&f);
 	return 0;
 }
