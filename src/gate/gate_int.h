@@ -211,7 +211,8 @@ struct tg_gate {
 	int watch_on, watch_stop;
 	uint64_t watch_seq;           /* the latest event's number seen */
 	uint64_t watch_cursor;        /* events read and counted up to */
-	uint64_t watch_logged;        /* the watch thread's own: its last failure logged */
+	uint64_t watch_logged;        /* a read's last failure logged, under watch_read_lock */
+	uint64_t sweep_logged;        /* the watch thread's own: a sweep's last failure logged */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
 	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */

@@ -162,8 +162,8 @@ static void *watcher(void *arg)
 
 			swept = now;
 			if (tg_store_ticket_expire(g->store, (int64_t)time(NULL), &n, &err) < 0 &&
-			    now - g->watch_logged >= 60000) {
-				g->watch_logged = now;
+			    now - g->sweep_logged >= 60000) {
+				g->sweep_logged = now;
 				tg_log(TG_LOG_ERROR, "expiring the tickets past their time: %s", err.msg);
 			}
 		}
