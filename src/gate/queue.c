@@ -46,6 +46,7 @@ static void *collector(void *arg)
 			metrics_add(g->metrics, "collected", "revocations", gc.revocations);
 			metrics_add(g->metrics, "collected", "tickets", gc.tickets);
 			metrics_add(g->metrics, "collected", "ticket_contents", gc.emptied);
+			metrics_add(g->metrics, "collected", "ticket_events", gc.events);
 		} else {
 			metrics_add(g->metrics, "collected", "failed", 1);
 			tg_log(TG_LOG_ERROR, "collecting what expired: %s", err.msg);
