@@ -62,11 +62,18 @@ struct tg_ticket_policy {
 	uint64_t max_bytes;          /* one ticket's arguments and preview */
 	uint64_t collect_every_s;    /* serve collects what expired this often; 0: never */
 	uint64_t keep_s;             /* a ticket is kept this long after its decision or expiry */
+	uint64_t lifetime_s;         /* a ticket's lifetime, unless tickets.lifetimes names its tool */
 };
 /* The defaults above, into *out. */
 TG_API void tg_ticket_policy_defaults(struct tg_ticket_policy *out);
 /* The policy's "tickets", its defaults where it says nothing. */
 TG_API const struct tg_ticket_policy *tg_policy_tickets(const struct tg_policy *policy);
+/* How long a ticket for tool (a name, or name@version) waits for its
+ * decision before it expires (fail closed), in seconds: the longest
+ * pattern of the policy's tickets.lifetimes that covers its name (a
+ * scope's pattern: a name, or a prefix ending in "*"), else
+ * tickets.lifetime (1 h when the policy does not say); 60 to 604,800. */
+TG_API uint64_t tg_policy_ticket_lifetime(const struct tg_policy *policy, const char *tool);
 /* What write calls need and how long a held call waits (a policy's
  * "writes", docs/PIPELINE.md, "Write calls"):
  *

@@ -104,7 +104,8 @@ struct tg_gate_options {
 	/* Write tools run through store (toolgate/store.h), borrowed: a
 	 * write call under its idempotency key (the client's, or one the
 	 * gate derives: tg_call.idempotency_key) is held in a ticket (expiring
-	 * after ticket_ttl s, 0: an hour) until a person approves its exact
+	 * after the policy's tickets.lifetime(s) for its tool with a policy,
+	 * else after ticket_ttl s, 0: an hour) until a person approves its exact
 	 * arguments, then runs once, and every retry under its key replays
 	 * the outcome. NULL: write tools are refused. */
 	struct tg_store *store;
@@ -320,6 +321,21 @@ TG_API int tg_gate_record_refusal(struct tg_gate *gate, const char *principal,
 				  const char *subject, const char *outcome, const char *detail);
 /* The store the gate's write calls use (its options'), or NULL. */
 TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
+/* The tickets' events (toolgate/store.h, tg_store_ticket_events) as a
+ * gate with a store watches them: a thread of the gate's reads the
+ * latest event's number every 250 ms (a decision may come from another
+ * process: `toolgate approvals`, another gateway on the same store) and
+ * sweeps the pending tickets past their expiry to expired, with their
+ * events, every second. tg_gate_ticket_events_wait blocks until that
+ * number passes after or timeout_ms pass (at most 60,000), and returns
+ * the latest number seen: more than after, read the events after it with
+ * tg_store_ticket_events; after or less, nothing new. An event is seen
+ * within about 250 ms of its commit. 0 at once without a store. Cheap:
+ * a waiter holds no store lock and is woken by the watch, so a console's
+ * live list waits here rather than reading the store in a loop. Every
+ * waiter must have returned before tg_gate_free (which wakes them). */
+TG_API uint64_t tg_gate_ticket_events_wait(struct tg_gate *gate, uint64_t after,
+					   unsigned timeout_ms);
 /* A ticket as the admin API and `toolgate approvals show` print it: JSON
  * text (malloc'd; NULL out of memory), indented when pretty, its
  * arguments and preview as JSON, with arguments_display and

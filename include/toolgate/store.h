@@ -36,7 +36,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 9
+#define TG_STORE_SCHEMA 10
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -253,6 +253,58 @@ TG_API int tg_store_tickets_pending(struct tg_store *store, const char *principa
 TG_API int tg_store_ticket_counts(struct tg_store *store, int64_t now, uint64_t counts[8],
 				  struct tg_error *err);
 
+/* ---- ticket events ----------------------------------------------------------- */
+
+/* Every move of a ticket (docs/STORE.md, "Ticket events"): made
+ * (state pending), approved, rejected, cancelled, expired, executed,
+ * failed, compensated. Written in the transaction that moves the ticket,
+ * by whichever process moves it (serve, toolgate approvals), so the
+ * events are what every process reads to learn of another's decisions.
+ * Numbered 1, 2, ... in the order they were committed; a number is never
+ * given twice, even once its event is collected (with the tickets, keep
+ * seconds after it was written: tg_store_gc). */
+struct tg_ticket_event {
+	uint64_t seq;
+	char ticket[33];
+	enum tg_ticket_state state;  /* the state it moved to: TG_TICKET_PENDING is its making */
+	char tool[160];              /* name@version */
+	char principal[128];         /* who asked */
+	char approver[128];          /* who decided, or "" */
+	int64_t created, decided, expires; /* the ticket's, as the move left them (decided 0: not) */
+	int64_t at;                  /* when the move was written: unix seconds, the store's clock */
+};
+
+#define TG_TICKET_EVENTS_MAX 1000 /* events one read gives, at most */
+
+/* The events after sequence number after, oldest first: at most max
+ * (at most TG_TICKET_EVENTS_MAX; 0 reads only *last) into out, which
+ * holds max: OUT *n. OUT *last: the highest number ever given (0: none),
+ * read with them, so that *n < max and the last event read is *last
+ * means the reader is up to date; a reader starting now starts after
+ * *last. TG_ERR_INVALID for a max past the bound. */
+TG_API int tg_store_ticket_events(struct tg_store *store, uint64_t after, size_t max,
+				  struct tg_ticket_event *out, size_t *n, uint64_t *last,
+				  struct tg_error *err);
+/* The sweep: every pending ticket past its expiry at now moves to
+ * expired, each with its event, in one transaction. OUT *n how many (may
+ * be NULL). Readers expire what they read too (fail closed whoever
+ * looks first); the sweep makes the event come without a reader. */
+TG_API int tg_store_ticket_expire(struct tg_store *store, int64_t now, uint64_t *n,
+				  struct tg_error *err);
+
+/* The tickets of one tool (name@version) pending at now, and since when
+ * the oldest of them waits. */
+struct tg_ticket_pending {
+	char tool[160];
+	uint64_t n;
+	int64_t oldest;              /* its created, unix seconds */
+};
+/* The tools with tickets pending at now, most first, at most max into
+ * out (which holds max): OUT *n. */
+TG_API int tg_store_ticket_pending_stats(struct tg_store *store, int64_t now,
+					 struct tg_ticket_pending *out, size_t max, size_t *n,
+					 struct tg_error *err);
+
 /* ---- rollbacks -------------------------------------------------------------- */
 
 /* Undoing an executed write call (its ticket id is the call's id) with
@@ -402,11 +454,12 @@ TG_API void tg_pin_release(struct tg_pin *pin);
 
 /* What one collection removed. */
 struct tg_store_gc_stats {
-	uint64_t idempotency, revocations, tickets, emptied;
+	uint64_t idempotency, revocations, tickets, emptied, events;
 };
 /* Delete what expired before now: idempotency records and revocations
- * past their expiry, and tickets whose decision or expiry, the later, is
- * keep seconds or more before now (keep < 0: tickets are kept), except
+ * past their expiry, tickets whose decision or expiry, the later, is
+ * keep seconds or more before now (keep < 0: tickets are kept), and
+ * ticket events written keep seconds or more before now, except
  * those a plan or a rollback still running reads. A deleted ticket's
  * call can no longer be rolled back. Tickets that ended without running
  * (rejected, cancelled, expired) are emptied at once: their arguments,

@@ -26,6 +26,7 @@ struct tg_policy {
 	struct tg_ticket_policy tickets;
 	struct oidc_config *idps;    /* "identity_providers" (oidc_config.c), or NULL */
 	json_t *client_key;          /* "writes.client_key": patterns, or NULL */
+	json_t *lifetimes;           /* "tickets.lifetimes": pattern -> seconds, or NULL */
 	uint64_t writes_wait_ms;     /* "writes.wait" */
 };
 
@@ -214,7 +215,15 @@ void tg_ticket_policy_defaults(struct tg_ticket_policy *out)
 	out->max_bytes = 1u << 20;
 	out->collect_every_s = 600;
 	out->keep_s = 30 * 86400;
+	out->lifetime_s = 3600;
 }
+
+/* A ticket's lifetime (tickets.lifetime, tickets.lifetimes), seconds:
+ * long enough for a person to see it, short enough that nobody approves
+ * what its requester has long forgotten. */
+#define TICKET_LIFETIME_MIN 60
+#define TICKET_LIFETIME_MAX (7 * 86400)
+#define TICKET_LIFETIMES_MAX 64
 
 /* A size or duration field of "tickets": a string parse accepts, from min
  * to max (in its unit); 0 and *out left alone when absent. */
@@ -237,9 +246,11 @@ static int ticket_field(json_t *t, const char *name, int duration, uint64_t min,
 	}
 	if (rc < 0 || n < min || n > max)
 		return bad(err, path, "tickets.%s: %s", name,
-			   duration ? (min ? "a duration from 1d to 3650d, such as \"30d\""
-					   : "a duration from 0 (never) to 1d, whole seconds, such as \"10m\"")
-				    : "a size from 1K to 1G, such as \"1M\"");
+			   !duration ? "a size from 1K to 1G, such as \"1M\""
+			   : min == TICKET_LIFETIME_MIN ? "a duration from 1m to 7d, whole seconds, "
+							  "such as \"1h\""
+			   : min ? "a duration from 1d to 3650d, such as \"30d\""
+				 : "a duration from 0 (never) to 1d, whole seconds, such as \"10m\"");
 	*out = n;
 	return 0;
 }
@@ -250,7 +261,7 @@ static int parse_tickets(json_t *t, const char *path, struct tg_ticket_policy *t
 			 struct tg_error *err)
 {
 	static const char *const fields[] = { "max_pending", "max_pending_bytes", "max_bytes",
-					      "collect_every", "keep" };
+					      "collect_every", "keep", "lifetime", "lifetimes" };
 	json_t *v;
 	const char *key;
 	size_t i;
@@ -276,11 +287,56 @@ static int parse_tickets(json_t *t, const char *path, struct tg_ticket_policy *t
 			 err) < 0 ||
 	    ticket_field(t, "max_bytes", 0, 1024, 1ull << 30, path, &tp->max_bytes, err) < 0 ||
 	    ticket_field(t, "collect_every", 1, 0, 86400, path, &tp->collect_every_s, err) < 0 ||
-	    ticket_field(t, "keep", 1, 86400, 3650ull * 86400, path, &tp->keep_s, err) < 0)
+	    ticket_field(t, "keep", 1, 86400, 3650ull * 86400, path, &tp->keep_s, err) < 0 ||
+	    ticket_field(t, "lifetime", 1, TICKET_LIFETIME_MIN, TICKET_LIFETIME_MAX, path,
+			 &tp->lifetime_s, err) < 0)
 		return -1;
 	if (tp->max_bytes > tp->max_pending_bytes)
 		return bad(err, path, "tickets.max_bytes is more than tickets.max_pending_bytes: "
 			   "not one ticket could be held");
+	return 0;
+}
+
+/* The policy's "tickets.lifetimes": tool patterns (a scope's) to the
+ * lifetime of their tickets, checked as tickets.lifetime is; kept in
+ * *out as pattern -> seconds (NULL when absent). */
+static int parse_lifetimes(json_t *t, const char *path, json_t **out, struct tg_error *err)
+{
+	json_t *l = json_object_get(t, "lifetimes"), *v, *kept;
+	const char *pattern;
+	char field[300];
+	uint64_t s;
+
+	*out = NULL;
+	if (!l)
+		return 0;
+	if (!json_is_object(l) || json_object_size(l) > TICKET_LIFETIMES_MAX)
+		return bad(err, path, "tickets.lifetimes: want an object of at most %d tool patterns "
+			   "to durations, such as {\"sql.*\": \"10m\"}", TICKET_LIFETIMES_MAX);
+	kept = json_object();
+	if (!kept)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_object_foreach(l, pattern, v) {
+		if (strlen(pattern) > 200 || !pattern_valid(pattern, strlen(pattern))) {
+			json_decref(kept);
+			return bad(err, path, "tickets.lifetimes: %.100s: want a tool name, or a "
+				   "prefix ending in * (as a scope's pattern)", pattern);
+		}
+		snprintf(field, sizeof(field), "lifetimes.%s", pattern);
+		s = 0;
+		if (ticket_field(l, pattern, 1, TICKET_LIFETIME_MIN, TICKET_LIFETIME_MAX, path, &s,
+				 err) < 0) {
+			/* named by its whole path: tickets.lifetimes.PATTERN */
+			json_decref(kept);
+			return bad(err, path, "tickets.%s: a duration from 1m to 7d, whole seconds, "
+				   "such as \"1h\"", field);
+		}
+		if (json_object_set_new(kept, pattern, json_integer((json_int_t)s)) < 0) {
+			json_decref(kept);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+	}
+	*out = kept;
 	return 0;
 }
 
@@ -405,6 +461,7 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 		free(a);
 	}
 	if (parse_tickets(json_object_get(j, "tickets"), path, &p->tickets, err) < 0 ||
+	    parse_lifetimes(json_object_get(j, "tickets"), path, &p->lifetimes, err) < 0 ||
 	    oidc_config_parse(json_object_get(j, "identity_providers"),
 			      json_object_get(j, "principals"), p->issuer, path, &p->idps, err) < 0)
 		goto fail;
@@ -426,6 +483,7 @@ void tg_policy_free(struct tg_policy *p)
 		return;
 	json_decref(p->principals);
 	json_decref(p->client_key);
+	json_decref(p->lifetimes);
 	tg_anomaly_config_free(p->anomalies);
 	oidc_config_free(p->idps);
 	free(p->issuer);
@@ -447,6 +505,28 @@ int tg_policy_client_key(const struct tg_policy *p, const char *tool)
 		if (pattern_covers(json_string_value(s), json_string_length(s), tool, strlen(tool)))
 			return 1;
 	return 0;
+}
+
+uint64_t tg_policy_ticket_lifetime(const struct tg_policy *p, const char *tool)
+{
+	const char *pattern, *at = tool ? strchr(tool, '@') : NULL;
+	size_t len = at ? (size_t)(at - tool) : tool ? strlen(tool) : 0, best = 0;
+	uint64_t s = p->tickets.lifetime_s;
+	json_t *v;
+
+	if (!tool)
+		return s;
+	/* the longest pattern that covers the tool's name: a name beats its
+	 * prefix, a longer prefix a shorter one */
+	json_object_foreach(p->lifetimes, pattern, v) {
+		size_t plen = strlen(pattern);
+
+		if (plen > best && pattern_covers(pattern, plen, tool, len)) {
+			best = plen;
+			s = (uint64_t)json_integer_value(v);
+		}
+	}
+	return s;
 }
 
 uint64_t tg_policy_writes_wait_ms(const struct tg_policy *p)

@@ -201,6 +201,18 @@ struct tg_gate {
 	pthread_cond_t queue_wake;
 	pthread_t collector;
 	int collector_on, collector_stop;
+	/* the tickets' watch (watch.c): the sweep of what expired, and the
+	 * latest ticket event seen (under watch_lock), which readers wait on */
+	pthread_mutex_t watch_lock;
+	pthread_mutex_t watch_read_lock; /* watch_cursor, and the counting of what it passes */
+	pthread_cond_t watch_wake;    /* the watch's own sleep: its stop */
+	pthread_cond_t watch_seen;    /* watch_seq moved: tg_gate_ticket_events_wait */
+	pthread_t watcher;
+	int watch_on, watch_stop;
+	uint64_t watch_seq;           /* the latest event's number seen */
+	uint64_t watch_cursor;        /* events read and counted up to */
+	uint64_t watch_logged;        /* a read's last failure logged, under watch_read_lock */
+	uint64_t sweep_logged;        /* the watch thread's own: a sweep's last failure logged */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
 	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */
@@ -307,6 +319,25 @@ void gate_collector_stop(struct tg_gate *g);
 /* The store's collection of what expired, started on g->store by
  * the policy's tickets.collect_every; -1 and err when its thread cannot start. */
 int gate_collector_start(struct tg_gate *g, struct tg_error *err);
+/* How long a ticket for tool (name or name@version) lives, in seconds:
+ * the policy's tickets.lifetime(s) with a policy, else the gate's
+ * option (pipeline.c). */
+int64_t gate_ticket_ttl(const struct tg_gate *g, const char *tool);
+/* A thread of the gate's running fn(arg), every signal blocked in it
+ * (they are the main thread's): pthread_create's return (queue.c). */
+int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* The tickets' watch (watch.c), started with a store: the sweep of
+ * pending tickets past their expiry, and the latest event's number. */
+int gate_watch_start(struct tg_gate *g, struct tg_error *err);
+void gate_watch_stop(struct tg_gate *g);
+/* The tickets' gauges for a scrape (watch.c): the decisions taken up to
+ * now counted, the tickets pending by tool (the catalogue cat's names,
+ * at most max of them in pend, "other" past them) and the oldest one's
+ * age, into gg. Nothing without a store. */
+struct metrics_gauges;
+struct metrics_pending;
+void gate_ticket_gauges(struct tg_gate *g, const struct tg_catalog *cat,
+			struct metrics_gauges *gg, struct metrics_pending *pend, size_t max);
 
 /* ---- who calls (identity.c) ---- */
 

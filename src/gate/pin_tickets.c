@@ -102,7 +102,8 @@ int gate_pin_ticket_open(struct tg_gate *g, const struct tg_upstream *u,
 	json_decref(p);
 	if (!t->preview)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	rc = tg_store_ticket_create(g->store, t, (int64_t)time(NULL), g->ticket_ttl, &made, err);
+	rc = tg_store_ticket_create(g->store, t, (int64_t)time(NULL), gate_ticket_ttl(g, t->tool),
+				    &made, err);
 	free(t->preview);
 	t->preview = NULL;
 	if (rc < 0)

@@ -50,6 +50,11 @@ static void warm_pool_free(struct warm_pool *w)
 }
 
 
+int64_t gate_ticket_ttl(const struct tg_gate *g, const char *tool)
+{
+	return g->policy ? (int64_t)tg_policy_ticket_lifetime(g->policy, tool) : g->ticket_ttl;
+}
+
 /* The store write calls use, and the baselines it holds. */
 static void gate_set_store(struct tg_gate *g, struct tg_store *store, int64_t ticket_ttl)
 {
@@ -112,6 +117,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->refusals_lock, NULL);
 	pthread_mutex_init(&g->pools_lock, NULL);
 	pthread_mutex_init(&g->queue_lock, NULL);
+	pthread_mutex_init(&g->watch_lock, NULL);
+	pthread_mutex_init(&g->watch_read_lock, NULL);
 	{
 		/* the collector's waits are by the monotonic clock: a clock
 		 * set back or forth moves no collection */
@@ -120,6 +127,9 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&g->queue_wake, &ca);
+		/* and the tickets' watch, and its readers' */
+		pthread_cond_init(&g->watch_wake, &ca);
+		pthread_cond_init(&g->watch_seen, &ca);
 		/* and the upstreams' thread's, which looks at review tickets */
 		pthread_cond_init(&g->ups_wake, &ca);
 		/* and those of calls and listings waiting for an upstream */
@@ -140,7 +150,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->policy)
 		g->tickets = *tg_policy_tickets(opts->policy);
 	if (gate_identity_init(g, opts, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0 ||
-	    gate_collector_start(g, err) < 0) {
+	    gate_collector_start(g, err) < 0 || gate_watch_start(g, err) < 0) {
 		tg_gate_free(g);
 		return -1;
 	}
@@ -201,6 +211,7 @@ void tg_gate_free(struct tg_gate *g)
 	if (!g)
 		return;
 	gate_collector_stop(g);
+	gate_watch_stop(g);
 	gate_rebuilder_stop(g);
 	/* nothing uses the gate any more: every server ends, every
 	 * snapshot goes */
@@ -218,6 +229,10 @@ void tg_gate_free(struct tg_gate *g)
 	gate_runs_release(&g->runs);
 	pthread_cond_destroy(&g->queue_wake);
 	pthread_mutex_destroy(&g->queue_lock);
+	pthread_cond_destroy(&g->watch_wake);
+	pthread_cond_destroy(&g->watch_seen);
+	pthread_mutex_destroy(&g->watch_lock);
+	pthread_mutex_destroy(&g->watch_read_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);

@@ -46,6 +46,7 @@ static void *collector(void *arg)
 			metrics_add(g->metrics, "collected", "revocations", gc.revocations);
 			metrics_add(g->metrics, "collected", "tickets", gc.tickets);
 			metrics_add(g->metrics, "collected", "ticket_contents", gc.emptied);
+			metrics_add(g->metrics, "collected", "ticket_events", gc.events);
 		} else {
 			metrics_add(g->metrics, "collected", "failed", 1);
 			tg_log(TG_LOG_ERROR, "collecting what expired: %s", err.msg);
@@ -54,6 +55,20 @@ static void *collector(void *arg)
 	}
 	pthread_mutex_unlock(&g->queue_lock);
 	return NULL;
+}
+
+int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	/* signals are the main thread's (serve's SIGHUP reloads): a thread
+	 * of the library's takes none */
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 void gate_collector_stop(struct tg_gate *g)
@@ -77,16 +92,7 @@ int gate_collector_start(struct tg_gate *g, struct tg_error *err)
 
 	if (!g->policy || !g->store || !g->tickets.collect_every_s)
 		return 0;
-	{
-		/* signals are the main thread's (serve's SIGHUP reloads): a
-		 * thread of the library's takes none */
-		sigset_t all, old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = pthread_create(&g->collector, NULL, collector, g);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	rc = gate_thread_start(&g->collector, collector, g);
 	if (rc != 0)
 		return tg_error_sys(err, rc, "the store's collector could not start");
 	g->collector_on = 1;

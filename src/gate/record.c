@@ -218,6 +218,7 @@ char *tg_gate_metrics(struct tg_gate *g)
 {
 	const struct tg_catalog *cat = tg_gate_acquire(g);
 	struct tg_sandbox_pool_stats ws;
+	struct metrics_pending pending[64];
 	struct metrics_gauges gg;
 	size_t i;
 	char *text;
@@ -229,7 +230,6 @@ char *tg_gate_metrics(struct tg_gate *g)
 	/* every write call waits for a person, or is refused without a
 	 * store: none runs around the gate (stage_write) */
 	gg.write_tools_gated = gg.write_tools;
-	tg_gate_release(g, cat);
 	tg_gate_get_warm_stats(g, &ws);
 	gg.warm_size = ws.size;
 	gg.warm_ready = ws.ready;
@@ -239,20 +239,9 @@ char *tg_gate_metrics(struct tg_gate *g)
 	gg.cold_runs = ws.cold_runs;
 	gg.warm_made = ws.made;
 	gg.warm_failed = ws.failed;
-	if (g->store) {
-		uint64_t n[8];
-		struct tg_error err;
-
-		/* approved: every ticket a person let through, whatever came of it */
-		if (tg_store_ticket_counts(g->store, (int64_t)time(NULL), n, &err) == 0) {
-			gg.have_tickets = 1;
-			gg.approved = n[TG_TICKET_APPROVED] + n[TG_TICKET_EXECUTED] +
-				      n[TG_TICKET_FAILED] + n[TG_TICKET_COMPENSATED];
-			gg.rejected = n[TG_TICKET_REJECTED];
-			gg.expired = n[TG_TICKET_EXPIRED];
-			gg.cancelled = n[TG_TICKET_CANCELLED];
-		}
-	}
+	/* the decisions from the store's events, whoever took them; what is
+	 * pending, by the catalogue's names */
+	gate_ticket_gauges(g, cat, &gg, pending, sizeof(pending) / sizeof(pending[0]));
 	gg.runs_active = gate_runs_active(&g->runs);
 	gg.runs_max = g->runs.max;
 	if (g->audit) {
@@ -275,6 +264,7 @@ char *tg_gate_metrics(struct tg_gate *g)
 		gg.trace_export_failures = ts.export_failures;
 	}
 	text = g->metrics ? metrics_render(g->metrics, &gg) : NULL;
+	tg_gate_release(g, cat); /* after: the pending tickets' labels are its names */
 	return text;
 }
 

@@ -629,7 +629,7 @@ static int hold_read(struct tg_gate *g, struct call_state *st, struct tg_error *
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	snprintf(st->made_key, sizeof(st->made_key), "anomalous:%.32s", st->fingerprint);
 	st->key = st->made_key;
-	return held(g, st, g->ticket_ttl + 3600, err);
+	return held(g, st, gate_ticket_ttl(g, st->k->name) + 3600, err);
 }
 
 #define TICKET_FINDINGS_MAX 16000 /* the store keeps 16,384 bytes of them */
@@ -770,8 +770,8 @@ again:
 	/* the queue's bounds once more, where no other call can add to it */
 	bounds.max_pending = g->tickets.max_pending;
 	bounds.max_bytes = g->tickets.max_pending_bytes;
-	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL), g->ticket_ttl, &bounds,
-				&t, err);
+	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL),
+				gate_ticket_ttl(g, st->k->name), &bounds, &t, err);
 	free(req.covers);
 	free(req.findings);
 	if (rc != 0) {

@@ -28,6 +28,7 @@ enum fam {
 	F_ANOMALIES,  /* {rule} */
 	F_COLLECTED,  /* {kind} */
 	F_DEFINITIONS, /* {upstream, kind} */
+	F_APPROVALS,  /* {outcome} */
 	NFAM
 };
 
@@ -65,7 +66,17 @@ static const struct {
 	{ "toolgate_upstream_definition_changes_total",
 	  "Upstream tools whose definition differs from its pin, by upstream and kind (changed, "
 	  "added, removed).", "upstream", "kind" },
+	{ "toolgate_approvals_total",
+	  "Tickets decided since this gateway started, by outcome (approved, rejected, expired, "
+	  "cancelled), whichever process decided them (read from the store's ticket events).",
+	  "outcome", NULL },
 };
+
+/* seconds from a ticket's making to a person's decision */
+static const double decision_bounds[] = { 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400,
+					  43200, 86400, 259200, 604800 };
+#define ND (sizeof(decision_bounds) / sizeof(decision_bounds[0]))
+static const char *const decision_outcomes[] = { "approved", "rejected" };
 
 /* seconds */
 static const double bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -90,6 +101,10 @@ struct metrics {
 	size_t ns;
 	struct hist h[METRICS_SERIES / 8];
 	size_t nh;
+	struct {
+		unsigned long long b[ND], count;
+		double sum;
+	} decided[2];                 /* by decision_outcomes */
 };
 
 struct metrics *metrics_new(void)
@@ -237,6 +252,29 @@ void metrics_count(struct metrics *m, const char *family, const char *label)
 	metrics_add(m, family, label, 1);
 }
 
+void metrics_decision(struct metrics *m, const char *outcome, double seconds)
+{
+	static const char *const outcomes[] = { "approved", "rejected", "expired", "cancelled" };
+	size_t i, k;
+
+	if (!m || !outcome)
+		return;
+	for (i = 0; i < 4 && strcmp(outcome, outcomes[i]) != 0; i++)
+		;
+	if (i == 4)
+		return; /* bounded: no other label */
+	pthread_mutex_lock(&m->lock);
+	bump_n(m, F_APPROVALS, outcomes[i], NULL, 1);
+	if (i < 2) {
+		seconds = seconds > 0 ? seconds : 0;
+		for (k = 0; k < ND; k++)
+			m->decided[i].b[k] += seconds <= decision_bounds[k];
+		m->decided[i].count++;
+		m->decided[i].sum += seconds;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
 void metrics_definition_change(struct metrics *m, const char *upstream, const char *kind)
 {
 	if (!m || !upstream || !kind)
@@ -313,6 +351,43 @@ static void counter(struct out *o, const char *name, const char *help, unsigned 
 	put(o, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, v);
 }
 
+/* toolgate_ticket_decision_seconds (the caller holds m's lock). */
+static void render_decisions(struct out *o, struct metrics *m)
+{
+	size_t i, k;
+
+	put(o, "# HELP toolgate_ticket_decision_seconds How long tickets waited for a person's "
+	       "decision, by outcome (approved, rejected).\n"
+	       "# TYPE toolgate_ticket_decision_seconds histogram\n");
+	for (i = 0; i < 2; i++) {
+		const char *l = decision_outcomes[i];
+
+		for (k = 0; k < ND; k++)
+			put(o, "toolgate_ticket_decision_seconds_bucket{outcome=\"%s\",le=\"%g\"} "
+			       "%llu\n", l, decision_bounds[k], m->decided[i].b[k]);
+		put(o, "toolgate_ticket_decision_seconds_bucket{outcome=\"%s\",le=\"+Inf\"} %llu\n"
+		       "toolgate_ticket_decision_seconds_sum{outcome=\"%s\"} %.9g\n"
+		       "toolgate_ticket_decision_seconds_count{outcome=\"%s\"} %llu\n", l,
+		    m->decided[i].count, l, m->decided[i].sum, l, m->decided[i].count);
+	}
+}
+
+/* toolgate_tickets_pending{tool} and the oldest one's age. */
+static void render_pending(struct out *o, const struct metrics_gauges *g)
+{
+	size_t i;
+
+	put(o, "# HELP toolgate_tickets_pending Tickets awaiting a person's decision, by tool.\n"
+	       "# TYPE toolgate_tickets_pending gauge\n");
+	for (i = 0; i < g->npending; i++) {
+		put(o, "toolgate_tickets_pending{");
+		put_label(o, "tool", g->pending[i].tool);
+		put(o, "} %llu\n", g->pending[i].n);
+	}
+	gauge(o, "toolgate_tickets_pending_oldest_seconds", "How long the oldest ticket still "
+	      "awaiting a decision has waited (0: none waits).", g->oldest_pending_s);
+}
+
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 {
 	struct out o = { malloc(8192), 0, 8192, 0 };
@@ -353,16 +428,11 @@ char *metrics_render(struct metrics *m, const struct metrics_gauges *g)
 		put_label(&o, "tool", m->h[i].tool);
 		put(&o, "} %llu\n", m->h[i].count);
 	}
+	if (g->have_tickets)
+		render_decisions(&o, m);
 	pthread_mutex_unlock(&m->lock);
 	if (g->have_tickets)
-		put(&o, "# HELP toolgate_approvals_total Held write calls by how they were decided "
-			"(from the store: the admin API's decisions and toolgate approvals').\n"
-			"# TYPE toolgate_approvals_total counter\n"
-			"toolgate_approvals_total{outcome=\"approved\"} %llu\n"
-			"toolgate_approvals_total{outcome=\"rejected\"} %llu\n"
-			"toolgate_approvals_total{outcome=\"expired\"} %llu\n"
-			"toolgate_approvals_total{outcome=\"cancelled\"} %llu\n",
-		    g->approved, g->rejected, g->expired, g->cancelled);
+		render_pending(&o, g);
 	gauge(&o, "toolgate_write_tools", "Write tools in the catalogue.", g->write_tools);
 	gauge(&o, "toolgate_write_tools_gated",
 	      "Write tools whose calls go through the approval gate.", g->write_tools_gated);

@@ -34,6 +34,19 @@ void metrics_add(struct metrics *m, const char *family, const char *label, unsig
  * upstream a declared name, kind "changed", "added" or "removed". */
 void metrics_definition_change(struct metrics *m, const char *upstream, const char *kind);
 
+/* A ticket was decided (docs/METRICS.md, "Tickets"): outcome approved,
+ * rejected, expired or cancelled (any other is not counted), seconds
+ * after it was made. One more toolgate_approvals_total{outcome}; a
+ * person's decision (approved, rejected) is also observed in
+ * toolgate_ticket_decision_seconds{outcome}. */
+void metrics_decision(struct metrics *m, const char *outcome, double seconds);
+
+/* The tickets pending for one tool, when rendered. */
+struct metrics_pending {
+	const char *tool;                       /* a catalogue's name, or "other" */
+	unsigned long long n;
+};
+
 /* Gauges read when rendered. */
 struct metrics_gauges {
 	unsigned write_tools, write_tools_gated;
@@ -45,7 +58,9 @@ struct metrics_gauges {
 	int traced;                             /* a tracer: the next counts */
 	unsigned long long spans_exported, spans_dropped, trace_exports, trace_export_failures;
 	int have_tickets;                       /* a store: the next counts */
-	unsigned long long approved, rejected, expired, cancelled;
+	const struct metrics_pending *pending;  /* by tool, npending of them */
+	size_t npending;
+	double oldest_pending_s;                /* the oldest pending ticket's age, 0: none */
 };
 /* The exposition text (malloc'd), or NULL out of memory. */
 char *metrics_render(struct metrics *m, const struct metrics_gauges *g);

@@ -4,7 +4,8 @@
  * store_sqlite_ops, the table the front (store.c) dispatches through.
  * SQLite in WAL mode, one connection behind a mutex, every change one
  * transaction; the tables' operations live in sqlite_idem.c,
- * sqlite_ticket.c, sqlite_saga.c, sqlite_upkeep.c and sqlite_pin.c.
+ * sqlite_ticket.c, sqlite_event.c (tickets' events), sqlite_saga.c,
+ * sqlite_upkeep.c and sqlite_pin.c.
  *
  * Migrations: migrations[i] takes the schema from version i to i + 1;
  * each runs in its own transaction with the PRAGMA user_version that
@@ -127,6 +128,34 @@ static const char *const migrations[] = {
 	/* 8 -> 9: an upstream definition's review ticket found by its tool
 	 * and definition (docs/UPSTREAMS.md, "Pins") */
 	"CREATE INDEX tickets_tool ON tickets (tool, args_sha256, created);",
+	/* 9 -> 10: every move of a ticket as an event (docs/STORE.md,
+	 * "Ticket events"), written by triggers in the statement that moves
+	 * it, whichever process or path moves it; AUTOINCREMENT so that a
+	 * sequence number is never given twice, even once collected */
+	"CREATE TABLE ticket_events ("
+	" seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" ticket TEXT NOT NULL,"
+	" state TEXT NOT NULL,"
+	" tool TEXT NOT NULL,"
+	" principal TEXT NOT NULL,"
+	" approver TEXT,"
+	" created INTEGER NOT NULL,"
+	" decided INTEGER,"
+	" expires INTEGER NOT NULL,"
+	" at INTEGER NOT NULL"
+	");"
+	"CREATE INDEX ticket_events_at ON ticket_events (at);"
+	"CREATE TRIGGER ticket_created AFTER INSERT ON tickets BEGIN"
+	" INSERT INTO ticket_events (ticket, state, tool, principal, approver, created, decided,"
+	"  expires, at) VALUES (NEW.id, NEW.state, NEW.tool, NEW.principal, NEW.approver,"
+	"  NEW.created, NEW.decided, NEW.expires, CAST(strftime('%s', 'now') AS INTEGER));"
+	" END;"
+	"CREATE TRIGGER ticket_moved AFTER UPDATE OF state ON tickets"
+	" WHEN NEW.state IS NOT OLD.state BEGIN"
+	" INSERT INTO ticket_events (ticket, state, tool, principal, approver, created, decided,"
+	"  expires, at) VALUES (NEW.id, NEW.state, NEW.tool, NEW.principal, NEW.approver,"
+	"  NEW.created, NEW.decided, NEW.expires, CAST(strftime('%s', 'now') AS INTEGER));"
+	" END;",
 };
 
 int store_db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -377,6 +406,9 @@ const struct tg_store_ops store_sqlite_ops = {
 	.ticket_counts = sq_ticket_counts,
 	.tickets_pending = sq_tickets_pending,
 	.tickets_anomalous = sq_tickets_anomalous,
+	.ticket_expire = sq_ticket_expire,
+	.ticket_events = sq_ticket_events,
+	.ticket_pending_stats = sq_ticket_pending_stats,
 	.rollback_begin = sq_rollback_begin,
 	.rollback_end = sq_rollback_end,
 	.rollback_list = sq_rollback_list,

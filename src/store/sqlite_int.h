@@ -106,6 +106,13 @@ int sq_tickets_pending(struct tg_store *st, const char *principal, int64_t now, 
 int sq_tickets_anomalous(struct tg_store *st, const char *principal, int64_t now, uint64_t *n,
 			 struct tg_error *err);
 
+/* sqlite_event.c: ticket events, the expiry sweep, what is pending */
+int sq_ticket_events(struct tg_store *st, uint64_t after, size_t max, struct tg_ticket_event *out,
+		     size_t *n, uint64_t *last, struct tg_error *err);
+int sq_ticket_expire(struct tg_store *st, int64_t now, uint64_t *n, struct tg_error *err);
+int sq_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_pending *out,
+			    size_t max, size_t *n, struct tg_error *err);
+
 /* sqlite_saga.c: rollbacks and sagas */
 int sq_rollback_begin(struct tg_store *st, const char *call_id, const char *who, int64_t now,
 		      struct tg_error *err);

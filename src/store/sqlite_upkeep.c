@@ -1,7 +1,8 @@
 /*
  * The SQLite backend's upkeep (docs/STORE.md): token revocations, the
  * anomaly baselines (docs/ANOMALIES.md), and the collection of what
- * expired (idempotency records, revocations, tickets past their keeping),
+ * expired (idempotency records, revocations, tickets and their events
+ * past their keeping),
  * in batches so that calls go on between them.
  *
  * Must never: collect a ticket a running plan or rollback still reads, or
@@ -28,6 +29,10 @@
 #define TICKETS_EMPTIED "UPDATE tickets SET arguments = NULL, preview = NULL, findings = NULL " \
 	"WHERE id IN (SELECT id FROM tickets WHERE " ENDED_UNRUN " AND (arguments IS NOT NULL " \
 	"OR preview IS NOT NULL OR findings IS NOT NULL) LIMIT 500)"
+/* A ticket's events go keep after they were written, whatever became of
+ * the ticket: a reader that far behind has lost them anyway. */
+#define EVENTS_GONE "DELETE FROM ticket_events WHERE seq IN (SELECT seq FROM ticket_events " \
+	"WHERE at <= ?1 - ?2 ORDER BY seq LIMIT 500)"
 #define GC_BATCH 500
 
 /* One batch of sql (?1 now, ?2 keep) under the store's lock: OUT *changed. */
@@ -64,15 +69,16 @@ int sq_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_sta
 		"expires <= ?1 LIMIT 500)",
 		TICKETS_GONE,
 		TICKETS_EMPTIED,
+		EVENTS_GONE,
 	};
-	uint64_t removed[4] = { 0, 0, 0, 0 }, n;
+	uint64_t removed[5] = { 0, 0, 0, 0, 0 }, n;
 	size_t i;
 	int rc = 0;
 
 	/* in batches: calls go on between them, whatever the backlog */
-	for (i = 0; rc == 0 && i < 4; i++) {
-		if (i == 2 && keep < 0)
-			continue; /* tickets kept for ever */
+	for (i = 0; rc == 0 && i < 5; i++) {
+		if ((i == 2 || i == 4) && keep < 0)
+			continue; /* tickets and their events kept for ever */
 		do {
 			rc = gc_batch(st, gc_sql[i], now, keep, &n, err);
 			removed[i] += n;
@@ -83,6 +89,7 @@ int sq_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_sta
 		stats->revocations = removed[1];
 		stats->tickets = removed[2];
 		stats->emptied = removed[3];
+		stats->events = removed[4];
 	}
 	return rc;
 }

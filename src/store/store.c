@@ -661,6 +661,39 @@ int tg_store_pin_list(struct tg_store *st, const char *upstream, struct tg_pin *
 	return st->ops->pin_list(st, upstream, out, n, err);
 }
 
+/* ---- ticket events ------------------------------------------------------------ */
+
+int tg_store_ticket_events(struct tg_store *st, uint64_t after, size_t max,
+			   struct tg_ticket_event *out, size_t *n, uint64_t *last,
+			   struct tg_error *err)
+{
+	tg_error_clear(err);
+	*n = 0;
+	*last = 0;
+	if (max > TG_TICKET_EVENTS_MAX || (max && !out))
+		return tg_error_set(err, TG_ERR_INVALID, "ticket events: at most %d at a time",
+				    TG_TICKET_EVENTS_MAX);
+	return st->ops->ticket_events(st, after, max, out, n, last, err);
+}
+
+int tg_store_ticket_expire(struct tg_store *st, int64_t now, uint64_t *n, struct tg_error *err)
+{
+	uint64_t none;
+
+	tg_error_clear(err);
+	return st->ops->ticket_expire(st, now, n ? n : &none, err);
+}
+
+int tg_store_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_pending *out,
+				  size_t max, size_t *n, struct tg_error *err)
+{
+	tg_error_clear(err);
+	*n = 0;
+	if (max > 10000 || (max && !out))
+		return tg_error_set(err, TG_ERR_INVALID, "pending tickets: at most 10000 tools");
+	return st->ops->ticket_pending_stats(st, now, out, max, n, err);
+}
+
 /* ---- collection -------------------------------------------------------------------- */
 
 int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,

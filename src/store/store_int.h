@@ -123,6 +123,19 @@ struct tg_store_ops {
 	int (*tickets_anomalous)(struct tg_store *st, const char *principal, int64_t now,
 				 uint64_t *n, struct tg_error *err);
 
+	/* Pending tickets past expiry at now moved to expired (their events
+	 * written with them): OUT *n how many. */
+	int (*ticket_expire)(struct tg_store *st, int64_t now, uint64_t *n, struct tg_error *err);
+	/* At most max events after seq after, by seq, into out (OUT *n), and
+	 * OUT *last the highest seq ever given, read in one snapshot. */
+	int (*ticket_events)(struct tg_store *st, uint64_t after, size_t max,
+			     struct tg_ticket_event *out, size_t *n, uint64_t *last,
+			     struct tg_error *err);
+	/* The tickets pending at now by tool, most first, at most max. */
+	int (*ticket_pending_stats)(struct tg_store *st, int64_t now,
+				    struct tg_ticket_pending *out, size_t max, size_t *n,
+				    struct tg_error *err);
+
 	/* ---- rollbacks ---- */
 	/* Log an attempt of call_id's rollback as running, by who, for
 	 * st->instance (attempts + 1). TG_ERR_INVALID when a live opening

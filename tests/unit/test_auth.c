@@ -404,6 +404,13 @@ static int ticket_policy(void)
 		{ "{\"keep\":\"1h\"}", "tickets.keep: a duration from 1d" },
 		{ "{\"collect_every\":\"2d\"}", "tickets.collect_every: a duration from 0" },
 		{ "{\"collect_every\":\"1500ms\"}", "tickets.collect_every: a duration from 0" },
+		{ "{\"lifetime\":\"30s\"}", "tickets.lifetime: a duration from 1m to 7d" },
+		{ "{\"lifetime\":\"8d\"}", "tickets.lifetime: a duration from 1m to 7d" },
+		{ "{\"lifetime\":3600}", "tickets.lifetime: a duration from 1m to 7d" },
+		{ "{\"lifetimes\":[]}", "tickets.lifetimes: want an object" },
+		{ "{\"lifetimes\":{\"sql.*\":\"0s\"}}", "tickets.lifetimes.sql.*: a duration from 1m" },
+		{ "{\"lifetimes\":{\"sql.*\":\"30d\"}}", "tickets.lifetimes.sql.*: a duration from 1m" },
+		{ "{\"lifetimes\":{\"s*ql\":\"1h\"}}", "tickets.lifetimes: s*ql: want a tool name" },
 	};
 	const struct tg_ticket_policy *tp;
 	struct tg_policy *p;
@@ -416,7 +423,18 @@ static int ticket_policy(void)
 	tp = tg_policy_tickets(p);
 	CHECK(tp->max_pending == 32 && tp->max_bytes == 1u << 20 &&
 	      tp->max_pending_bytes == 16u << 20 && tp->collect_every_s == 600 &&
-	      tp->keep_s == 30 * 86400);
+	      tp->keep_s == 30 * 86400 && tp->lifetime_s == 3600);
+	CHECK(tg_policy_ticket_lifetime(p, "sql.execute@1.0.0") == 3600);
+	tg_policy_free(p);
+	/* a lifetime for every ticket, and the longest pattern of a tool's */
+	CHECK(load("p.json", "{\"principals\":{},\"tickets\":{\"lifetime\":\"2h\",\"lifetimes\":"
+		   "{\"sql.*\":\"10m\",\"sql.drop\":\"1m\",\"pay*\":\"7d\"}}}", &p, &err) == 0);
+	CHECK(tg_policy_ticket_lifetime(p, "fs.write@1.0.0") == 7200);
+	CHECK(tg_policy_ticket_lifetime(p, "sql.execute@1.0.0") == 600);
+	CHECK(tg_policy_ticket_lifetime(p, "sql.drop@2.0.0") == 60);
+	CHECK(tg_policy_ticket_lifetime(p, "sql.drop") == 60);
+	CHECK(tg_policy_ticket_lifetime(p, "sql.dropx") == 600);
+	CHECK(tg_policy_ticket_lifetime(p, "payments.refund") == 7 * 86400);
 	tg_policy_free(p);
 	CHECK(load("p.json", "{\"principals\":{},\"tickets\":{\"max_pending\":3,\"max_bytes\":"
 		   "\"64K\",\"collect_every\":\"0\",\"keep\":\"2d\"}}", &p, &err) == 0);

@@ -657,6 +657,101 @@ static int record(void)
 	return 0;
 }
 
+/* A held call's ticket lives as long as the policy's tickets.lifetimes
+ * says for its tool, and tickets.lifetime for the others. */
+static int ticket_lifetime(void)
+{
+	static const char policy[] = "{\"audience\":\"gw\",\"principals\":{\"agent\":{\"scopes\":"
+		"[\"w.*:write\",\"echo:read\"]}},\"tickets\":{\"lifetime\":\"3h\",\"lifetimes\":"
+		"{\"w.*\":\"2m\",\"w.other\":\"7d\"}}}";
+	struct fix_spec spec = { "gate-lifetime", contracts, policy, TG_ANOMALY_DEFAULT, NULL };
+	struct tg_call_result r;
+	struct tg_ticket t;
+	struct tg_error err;
+	char code[64], id[64];
+	struct fix f;
+
+	CHECK(fix_open(&f, &spec) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":2}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	tg_call_result_release(&r);
+	CHECK(strcmp(code, "awaiting_approval") == 0);
+	CHECK(tg_store_ticket_get(f.store, id, (int64_t)time(NULL), &t, &err) == 0);
+	CHECK(t.expires - t.created == 120);
+	tg_ticket_release(&t);
+	/* past it, fail closed: the retry is told it expired, and nothing ran */
+	CHECK(tg_store_ticket_expire(f.store, (int64_t)time(NULL) + 121, NULL, &err) == 0);
+	CHECK(call(&f, "w.put", "{\"n\":2}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	tg_call_result_release(&r);
+	CHECK(strcmp(code, "expired") == 0);
+	fix_remove(&f);
+	return 0;
+}
+
+/* The tickets' watch (src/gate/watch.c): a held call's ticket wakes a
+ * reader waiting for the next event; a decision taken in another opening
+ * of the store (as toolgate approvals takes it) too; and a ticket past
+ * its expiry is swept to expired, with its event, without anyone reading
+ * it. */
+static int ticket_watch(void)
+{
+	struct tg_ticket_event ev[8];
+	struct tg_call_result r;
+	struct tg_ticket req, t;
+	struct tg_store *other;
+	struct tg_error err;
+	char code[64], id[64], dir[128], *text;
+	uint64_t seq, last;
+	size_t n, i;
+	int expired = 0;
+	struct fix f;
+
+	CHECK(open_gate(&f, "gate-watch", TG_ANOMALY_DEFAULT) == 0);
+	seq = tg_gate_ticket_events_wait(f.gate, 0, 0);
+	CHECK(call(&f, "w.put", "{\"n\":1}", "k", &r, &err) == 0 && r.is_error);
+	fix_error_code(&r, code, id);
+	tg_call_result_release(&r);
+	CHECK(strcmp(code, "awaiting_approval") == 0);
+	CHECK(tg_gate_ticket_events_wait(f.gate, seq, 5000) == seq + 1);
+	CHECK(tg_store_ticket_events(f.store, seq, 8, ev, &n, &last, &err) == 0 && n == 1 &&
+	      ev[0].state == TG_TICKET_PENDING && strcmp(ev[0].ticket, id) == 0);
+	CHECK((text = tg_gate_metrics(f.gate)) != NULL);
+	CHECK(strstr(text, "\ntoolgate_tickets_pending{tool=\"w.put\"} 1\n"));
+	free(text);
+	snprintf(dir, sizeof(dir), "%s/state", f.dir);
+	CHECK(tg_store_open(dir, &other, &err) == 0);
+	CHECK(tg_store_ticket_decide(other, id, "alice", 0, "no", (int64_t)time(NULL), &err) == 0);
+	CHECK(tg_gate_ticket_events_wait(f.gate, seq + 1, 5000) == seq + 2);
+	/* nothing new: the wait ends with its time, saying so */
+	CHECK(tg_gate_ticket_events_wait(f.gate, seq + 2, 300) == seq + 2);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent");
+	strcpy(req.tool, "w.put@1.0.0");
+	memset(req.args_sha256, 'f', 64);
+	CHECK(tg_store_ticket_create(other, &req, (int64_t)time(NULL) - 10, 5, &t, &err) == 0);
+	tg_store_close(other);
+	for (i = 0; i < 20 && !expired; i++) {
+		last = tg_gate_ticket_events_wait(f.gate, seq + 3, 1000);
+		if (last < seq + 4)
+			continue;
+		CHECK(tg_store_ticket_events(f.store, seq + 3, 8, ev, &n, &last, &err) == 0);
+		expired = n == 1 && ev[0].state == TG_TICKET_EXPIRED && strcmp(ev[0].ticket, t.id) == 0;
+	}
+	CHECK(expired);
+	tg_ticket_release(&t);
+	/* the other opening's decision and the sweep counted, nothing pending */
+	CHECK((text = tg_gate_metrics(f.gate)) != NULL);
+	CHECK(strstr(text, "\ntoolgate_approvals_total{outcome=\"rejected\"} 1\n") &&
+	      strstr(text, "\ntoolgate_approvals_total{outcome=\"expired\"} 1\n") &&
+	      strstr(text, "\ntoolgate_ticket_decision_seconds_count{outcome=\"rejected\"} 1\n") &&
+	      strstr(text, "\ntoolgate_tickets_pending_oldest_seconds 0\n") &&
+	      !strstr(text, "toolgate_tickets_pending{"));
+	free(text);
+	fix_remove(&f);
+	return 0;
+}
+
 const struct unit_test gate_tests[] = {
 	{ "gate/resolve", resolve },
 	{ "gate/validate", validate },
@@ -670,5 +765,7 @@ const struct unit_test gate_tests[] = {
 	{ "gate/execute", execute },
 	{ "gate/check", check },
 	{ "gate/record", record },
+	{ "gate/ticket_watch", ticket_watch },
+	{ "gate/ticket_lifetime", ticket_lifetime },
 	UNIT_TESTS_END,
 };

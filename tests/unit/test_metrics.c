@@ -55,7 +55,17 @@ static int counted(void)
 	g.write_tools_gated = 3;
 	g.audit_ok = 1;
 	g.have_tickets = 1;
-	g.approved = 2;
+	metrics_decision(m, "approved", 5);
+	metrics_decision(m, "approved", 4000);
+	metrics_decision(m, "expired", 3600);
+	metrics_decision(m, "reconsidered", 1); /* not a label of ours */
+	{
+		static const struct metrics_pending pend[] = { { "sql.execute", 3 }, { "other", 1 } };
+
+		g.pending = pend;
+		g.npending = 2;
+		g.oldest_pending_s = 42;
+	}
 	text = metrics_render(m, &g);
 	CHECK(text);
 	CHECK(has_line(text, "# TYPE toolgate_calls_total counter"));
@@ -74,6 +84,18 @@ static int counted(void)
 	CHECK(has_line(text, "toolgate_rollbacks_total{result=\"succeeded\"} 1"));
 	CHECK(has_line(text, "toolgate_idempotent_replays_total{tool=\"fs.write\"} 1"));
 	CHECK(has_line(text, "toolgate_approvals_total{outcome=\"approved\"} 2"));
+	CHECK(has_line(text, "toolgate_approvals_total{outcome=\"expired\"} 1"));
+	CHECK(!strstr(text, "reconsidered"));
+	CHECK(has_line(text, "toolgate_ticket_decision_seconds_bucket{outcome=\"approved\","
+			     "le=\"10\"} 1"));
+	CHECK(has_line(text, "toolgate_ticket_decision_seconds_bucket{outcome=\"approved\","
+			     "le=\"3600\"} 1"));
+	CHECK(has_line(text, "toolgate_ticket_decision_seconds_bucket{outcome=\"approved\","
+			     "le=\"7200\"} 2"));
+	CHECK(has_line(text, "toolgate_ticket_decision_seconds_count{outcome=\"approved\"} 2"));
+	CHECK(has_line(text, "toolgate_ticket_decision_seconds_count{outcome=\"rejected\"} 0"));
+	CHECK(has_line(text, "toolgate_tickets_pending{tool=\"sql.execute\"} 3"));
+	CHECK(has_line(text, "toolgate_tickets_pending_oldest_seconds 42"));
 	/* buckets are cumulative; +Inf is the count; a name not in the
 	 * catalogue has no histogram of its own */
 	CHECK(has_line(text, "toolgate_call_duration_seconds_bucket{tool=\"sql.query\",le=\"0.005\"} 1"));

@@ -496,6 +496,82 @@ static int queue_and_collection(void)
 	return 0;
 }
 
+/* Every move of a ticket leaves one event, numbered in order, whichever
+ * opening of the store moves it (another process's decision is seen by
+ * reading the events); the sweep expires what is past its time, with its
+ * event; the events are read after a number, bounded, and collected
+ * with the tickets. */
+static int ticket_events(void)
+{
+	struct tg_ticket_event ev[8];
+	struct tg_ticket_pending pend[4];
+	struct tg_ticket req, a, b, c;
+	struct tg_store_gc_stats gc;
+	struct tg_store *st, *other;
+	struct tg_error err;
+	uint64_t last, n, start;
+	size_t got;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(dir, &other, &err) == 0); /* as toolgate approvals opens it */
+	CHECK(tg_store_ticket_events(st, 0, 0, NULL, &got, &last, &err) == 0 && last == 0);
+	CHECK(tg_store_ticket_events(st, 0, TG_TICKET_EVENTS_MAX + 1, ev, &got, &last, &err) < 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent-1");
+	strcpy(req.tool, "fs.write@1.0.0");
+	memset(req.args_sha256, 'e', 64);
+	CHECK(tg_store_ticket_create(st, &req, 1000, 100, &a, &err) == 0);
+	CHECK(tg_store_ticket_create(st, &req, 1010, 100, &b, &err) == 0);
+	strcpy(req.tool, "sql.execute@2.0.0");
+	CHECK(tg_store_ticket_create(st, &req, 1020, 5, &c, &err) == 0);
+	CHECK(tg_store_ticket_pending_stats(st, 1021, pend, 4, &got, &err) == 0 && got == 2 &&
+	      strcmp(pend[0].tool, "fs.write@1.0.0") == 0 && pend[0].n == 2 &&
+	      pend[0].oldest == 1000 && pend[1].n == 1);
+	/* decided in the other opening: the first opening reads it */
+	CHECK(tg_store_ticket_decide(other, a.id, "alice", 1, NULL, 1030, &err) == 0);
+	CHECK(tg_store_ticket_decide(other, b.id, "bob", 0, "not today", 1031, &err) == 0);
+	CHECK(tg_store_ticket_move(st, a.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) == 0);
+	/* a refused move writes nothing */
+	CHECK(tg_store_ticket_move(st, b.id, TG_TICKET_APPROVED, TG_TICKET_EXECUTED, &err) < 0);
+	/* c expired without a reader: the sweep, once */
+	CHECK(tg_store_ticket_expire(st, 1024, &n, &err) == 0 && n == 0);
+	CHECK(tg_store_ticket_expire(st, 1025, &n, &err) == 0 && n == 1);
+	CHECK(tg_store_ticket_expire(st, 1026, &n, &err) == 0 && n == 0);
+	CHECK(tg_store_ticket_pending_stats(st, 1026, pend, 4, &got, &err) == 0 && got == 0);
+	CHECK(tg_store_ticket_events(st, 0, 8, ev, &got, &last, &err) == 0 && got == 7 && last == 7);
+	CHECK(ev[0].seq == 1 && ev[0].state == TG_TICKET_PENDING && strcmp(ev[0].ticket, a.id) == 0 &&
+	      ev[0].created == 1000 && ev[0].expires == 1100 && !ev[0].approver[0] &&
+	      strcmp(ev[0].principal, "agent-1") == 0);
+	CHECK(ev[3].state == TG_TICKET_APPROVED && strcmp(ev[3].approver, "alice") == 0 &&
+	      ev[3].decided == 1030 && strcmp(ev[3].tool, "fs.write@1.0.0") == 0);
+	CHECK(ev[4].state == TG_TICKET_REJECTED && strcmp(ev[4].ticket, b.id) == 0);
+	CHECK(ev[5].state == TG_TICKET_EXECUTED && strcmp(ev[5].approver, "alice") == 0);
+	CHECK(ev[6].state == TG_TICKET_EXPIRED && strcmp(ev[6].ticket, c.id) == 0 &&
+	      ev[6].decided == 1025 && ev[6].at > 1000000000);
+	/* after a number, bounded */
+	CHECK(tg_store_ticket_events(other, 3, 2, ev, &got, &last, &err) == 0 && got == 2 &&
+	      ev[0].seq == 4 && ev[1].seq == 5 && last == 7);
+	CHECK(tg_store_ticket_events(other, 7, 8, ev, &got, &last, &err) == 0 && got == 0);
+	/* collected keep after they were written; their numbers are never
+	 * given again */
+	start = (uint64_t)time(NULL);
+	CHECK(tg_store_gc(st, (int64_t)start, 3600, &gc, &err) == 0 && gc.events == 0);
+	CHECK(tg_store_gc(st, (int64_t)start + 3601, 3600, &gc, &err) == 0 && gc.events == 7);
+	CHECK(tg_store_ticket_events(st, 0, 8, ev, &got, &last, &err) == 0 && got == 0 && last == 7);
+	tg_ticket_release(&c);
+	CHECK(tg_store_ticket_create(st, &req, 2000, 100, &c, &err) == 0);
+	CHECK(tg_store_ticket_events(st, 0, 8, ev, &got, &last, &err) == 0 && got == 1 &&
+	      ev[0].seq == 8 && last == 8);
+	tg_ticket_release(&a);
+	tg_ticket_release(&b);
+	tg_ticket_release(&c);
+	tg_store_close(other);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 /* A held call's ticket is made only while its principal's queue has room,
  * looked at in the same transaction: no race lets two in past the bound. */
 static int queue_bounded_hold(void)
@@ -752,6 +828,7 @@ const struct unit_test store_tests[] = {
 	{ "store/rollbacks", rollbacks },
 	{ "store/queue_and_collection", queue_and_collection },
 	{ "store/queue_bounded_hold", queue_bounded_hold },
+	{ "store/ticket_events", ticket_events },
 	{ "store/opens_and_migrates", opens_and_migrates },
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },
