@@ -234,6 +234,19 @@ TG_API const char *tg_idps_issuer(const struct tg_idps *idps, size_t i);
 TG_API int tg_idps_verify(struct tg_idps *idps, const char *token, size_t len, int64_t now,
 			  char *principal, size_t plen, char **scopes, struct tg_error *err);
 
+/* Who bearer token (len bytes) names at now, by the check its "iss" asks
+ * for (read unverified, only to choose the keys): an identity provider's
+ * of idps (NULL: none) when it is one of theirs and not the policy's own
+ * issuer, tg_idps_verify; otherwise the policy's own token, signed by
+ * signer's key and not revoked in store, tg_token_verify. 0, its
+ * principal (into principal, plen bytes) and OUT *scopes (space-separated,
+ * malloc'd); -1 and err saying why. The gate's identify hook
+ * (tg_gate_identify) and the approvers' commands both check tokens so. */
+TG_API int tg_token_identify(const struct tg_signer *signer, const struct tg_policy *policy,
+			     struct tg_store *store, struct tg_idps *idps, const char *token,
+			     size_t len, int64_t now, char *principal, size_t plen, char **scopes,
+			     struct tg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,23 +28,40 @@ struct tg_audit;
 int cli_audit_path(const char *file, const char *state, char *out, size_t len);
 struct tg_audit *cli_audit_open(const char *file, const char *state, const char *who);
 
-/* The principal a token (issued for the policy at policy_path, docs/AUTH.md)
- * names, in who, if its scopes may decide ticket t (an approve scope over
+/* The principal d's token names (cli_identify, below), in who, if its
+ * scopes may decide ticket t (an approve scope over
  * its tool and each tool it covers); -1 and err (TG_ERR_INVALID: saying
  * which scope it needs). */
 struct tg_store;
 struct tg_error;
 struct tg_ticket;
-int cli_approver_of(const char *state, const char *policy_path, const char *token,
-		    struct tg_store *st, const struct tg_ticket *t, char *who, size_t len,
-		    struct tg_error *err);
+struct cli_decider;
+int cli_approver_of(const struct cli_decider *d, struct tg_store *st, const struct tg_ticket *t,
+		    char *who, size_t len, struct tg_error *err);
 
-/* The claims of a token issued for the policy at policy_path, verified
- * (by the state directory's key, against store's revocations): 0 and
- * OUT *c (tg_claims_release it), or -1 and err. */
-struct tg_claims;
-int cli_token_claims(const char *state, const char *policy_path, const char *token,
-		     struct tg_store *st, struct tg_claims *c, struct tg_error *err);
+/* The token a decision is made with, where the command line says it is
+ * (src/cli/token.c): file, the --token-file (a regular file of this
+ * user's, mode 0600 or stricter, one line of at most TG_MAX_TOKEN bytes,
+ * its newline stripped); else arg, --token: "-" for stdin's first line,
+ * else the token itself. 0 and OUT *out (malloc'd); else the exit status
+ * (EXIT_USAGE: neither, both, nothing on stdin; EXIT_DATA: the file
+ * missing, unreadable, open to others, empty or too big), having said
+ * why on stderr as "toolgate WHO: ...". */
+int cli_token_read(const char *who, const char *arg, const char *file, char **out);
+
+/* Who decides (approvals, rollback, upstream accept), as the gateway
+ * would take the token (tg_token_identify): one the policy's key signed,
+ * checked by the state directory's key and the store's revocations, or
+ * one of the policy's identity providers' (docs/AUTH.md), whose audience
+ * is the provider's own or else public_url (serve's --public-url: the
+ * gateway's URL as its clients reach it; NULL: none). */
+struct cli_decider {
+	const char *state, *policy, *token, *public_url;
+};
+/* d's principal into who (len bytes) and OUT *scopes (malloc'd): 0; or
+ * -1 and err (TG_ERR_INVALID: the token is refused, saying why). */
+int cli_identify(const struct cli_decider *d, struct tg_store *st, char *who, size_t len,
+		 char **scopes, struct tg_error *err);
 
 /* Text others chose, printed with what a terminal would obey or reorder
  * escaped (src/cli/shown.c): cli_put_json writes JSON text json as the

@@ -169,7 +169,11 @@ int cmd_rollback(int argc, char **argv)
 	}
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
-	rc = cli_approver_of(state, policy, token, st, &t, who, sizeof(who), &err);
+	{
+		struct cli_decider d = { state, policy, token, NULL };
+
+		rc = cli_approver_of(&d, st, &t, who, sizeof(who), &err);
+	}
 	tg_ticket_release(&t);
 	if (rc < 0)
 		goto fail;

@@ -8,12 +8,20 @@
  * issue prints the token; verify prints its claims as JSON, or why it is
  * refused (exit 1); revoke records its id in the store until it expires.
  * A token argument "-" or none is read from stdin.
+ *
+ * Also the one reader of the token an approver's command is given
+ * (cli_token_read: --token TOKEN, --token - or --token-file FILE), which
+ * checks a token's file as the other secrets' files are checked: ours,
+ * nobody else's to read.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "toolgate/auth.h"
@@ -49,6 +57,107 @@ static char *token_arg(const char *arg)
 	}
 	line[strcspn(line, "\r\n")] = '\0';
 	return line;
+}
+
+/* Why the token file open as fd (at path) is refused, into why; 0 when
+ * it may be read. A token decides as its principal: a file others may
+ * read lends that to them, one another user owns may be swapped. */
+static int token_file_check(int fd, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		snprintf(why, len, "%s", strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(why, len, "is not a regular file");
+	else if (st.st_uid != geteuid())
+		snprintf(why, len, "is owned by uid %u, not by this user (uid %u)",
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & 077)
+		snprintf(why, len, "has mode %04o: others may read or change it; a token's file "
+			 "is 0600 or stricter (chmod 600)", (unsigned)(st.st_mode & 07777));
+	else if (st.st_size > TG_MAX_TOKEN + 2)
+		snprintf(why, len, "holds %lld bytes, more than a token's %d and a newline",
+			 (long long)st.st_size, TG_MAX_TOKEN);
+	else
+		return 0;
+	return -1;
+}
+
+/* The one line of the token file at path: 0 and OUT *out, or the exit
+ * status having said why. */
+static int token_file(const char *who, const char *path, char **out)
+{
+	char buf[TG_MAX_TOKEN + 3], why[160];
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO named by mistake is refused, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		fprintf(stderr, "toolgate %s: --token-file %s: %s\n", who, path, strerror(errno));
+		return EXIT_DATA;
+	}
+	if (token_file_check(fd, why, sizeof(why)) < 0) {
+		close(fd);
+		fprintf(stderr, "toolgate %s: --token-file %s %s\n", who, path, why);
+		return EXIT_DATA;
+	}
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "toolgate %s: --token-file %s: %s\n", who, path,
+				strerror(errno));
+			close(fd);
+			return EXIT_DATA;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	/* one trailing newline, as an editor or echo leaves it */
+	if (got && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	if (got && buf[got - 1] == '\r')
+		buf[--got] = '\0';
+	if (!got || strlen(buf) != got || strcspn(buf, "\r\n \t") != got || got > TG_MAX_TOKEN) {
+		fprintf(stderr, "toolgate %s: --token-file %s: %s\n", who, path,
+			!got ? "is empty: it should hold the token (toolgate token issue ... > FILE)"
+			     : got > TG_MAX_TOKEN ? "holds more than a token's bytes"
+						  : "holds more than one token: one line, the token");
+		return EXIT_DATA;
+	}
+	*out = strdup(buf);
+	return *out ? 0 : EXIT_DATA;
+}
+
+int cli_token_read(const char *who, const char *arg, const char *file, char **out)
+{
+	*out = NULL;
+	if (arg && file) {
+		fprintf(stderr, "toolgate %s: --token or --token-file, not both\n", who);
+		return EXIT_USAGE;
+	}
+	if (file)
+		return token_file(who, file, out);
+	if (!arg) {
+		fprintf(stderr, "toolgate %s: --token-file FILE (or --token -, read from stdin) is "
+			"needed: who decides\n", who);
+		return EXIT_USAGE;
+	}
+	*out = token_arg(arg);
+	if (*out && **out)
+		return 0;
+	free(*out);
+	*out = NULL;
+	if (strcmp(arg, "-") == 0)
+		fprintf(stderr, "toolgate %s: --token -: no token on stdin (one line, at most %d "
+			"bytes)\n", who, TG_MAX_TOKEN);
+	else
+		fprintf(stderr, "toolgate %s: --token: empty\n", who);
+	return EXIT_USAGE;
 }
 
 static const struct option options[] = {

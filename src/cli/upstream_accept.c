@@ -203,10 +203,10 @@ int cli_upstream_accept(int argc, char **argv)
 	struct tg_audit *audit = NULL;
 	struct tg_store *st = NULL;
 	struct tg_ticket *list = NULL;
-	struct tg_claims c = { 0 };
+	char who[128], *scopes = NULL;
 	struct tg_error err;
 	size_t n = 0, i, done = 0, failed = 0;
-	int rc, claimed = 0;
+	int rc;
 
 	rc = parse(argc, argv, &a);
 	if (rc >= 0)
@@ -225,15 +225,18 @@ int cli_upstream_accept(int argc, char **argv)
 	if (tg_store_open(a.state, &st, &err) < 0 || open_tickets(st, &list, &n, &err) < 0)
 		goto fail;
 	rc = EXIT_NO;
-	if (cli_token_claims(a.state, a.policy, a.token, st, &c, &err) < 0)
-		goto fail;
-	claimed = 1;
+	{
+		struct cli_decider d = { a.state, a.policy, a.token, NULL };
+
+		if (cli_identify(&d, st, who, sizeof(who), &scopes, &err) < 0)
+			goto fail;
+	}
 	for (i = 0; i < n; i++) {
 		/* pending ones, and those approved that no gateway carried out */
 		if ((list[i].state != TG_TICKET_PENDING && list[i].state != TG_TICKET_APPROVED) ||
 		    !wanted(&a, &list[i]))
 			continue;
-		if (accept_one(st, audit, c.sub, c.scope, &list[i]) < 0)
+		if (accept_one(st, audit, who, scopes, &list[i]) < 0)
 			failed++;
 		else
 			done++;
@@ -245,8 +248,7 @@ int cli_upstream_accept(int argc, char **argv)
 fail:
 	cli_say(stderr, "upstream accept", err.msg);
 out:
-	if (claimed)
-		tg_claims_release(&c);
+	free(scopes);
 	for (i = 0; i < n; i++)
 		tg_ticket_release(&list[i]);
 	free(list);

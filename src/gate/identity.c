@@ -61,25 +61,13 @@ int tg_gate_has_policy(const struct tg_gate *g)
 int tg_gate_identify(struct tg_gate *g, const char *token, size_t len, char *principal,
 		     size_t plen, char **scopes, struct tg_error *err)
 {
-	struct tg_claims claims;
-	char iss[600];
-
 	tg_error_clear(err);
 	*scopes = NULL;
 	if (!g->policy)
 		return tg_error_set(err, TG_ERR_INVALID, "no policy: the gate checks no token");
-	/* the issuer picks the keys, and nothing else: an identity
-	 * provider's token is verified whole by its provider's */
-	if (g->idps && tg_token_issuer(token, len, iss, sizeof(iss)) == 0 &&
-	    strcmp(iss, tg_policy_issuer(g->policy)) != 0 && tg_idps_knows(g->idps, iss))
-		return tg_idps_verify(g->idps, token, len, (int64_t)time(NULL), principal, plen,
-				      scopes, err);
-	if (tg_token_verify(g->signer, g->policy, g->store, token, len, NULL, (int64_t)time(NULL),
-			    &claims, err) < 0)
-		return -1;
-	snprintf(principal, plen, "%s", claims.sub);
-	*scopes = claims.scope; /* taken */
-	return 0;
+	/* the same check as the approvers' commands (src/auth/identify.c) */
+	return tg_token_identify(g->signer, g->policy, g->store, g->idps, token, len,
+				 (int64_t)time(NULL), principal, plen, scopes, err);
 }
 
 int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **scopes)

@@ -130,7 +130,7 @@ def ran(r):
 
 
 def show(ticket):
-    p = cli("approvals", "show", ticket, "--state", STATE)
+    p = cli("approvals", "show", "--json", ticket, "--state", STATE)
     try:
         return json.loads(p.stdout)
     except ValueError:
@@ -216,7 +216,8 @@ with gateway() as port:
     w2t = show(error_of(w2).get("ticket", ""))
     c("plain_write_ticket_has_none", w2t.get("id") and "anomalies" not in w2t, w2t)
     listing = cli("approvals", "list", "--state", STATE).stdout
-    c("list_marks_anomalous", "(anomalous arguments)" in listing, listing)
+    c("list_marks_anomalous", any(wt.get("id", "-")[:8] in line and "anomalous (" in line
+                                  for line in listing.splitlines()), listing)
 
     # hidden characters: what the approver reads is what runs
     r = call(port, "lookup", {"q": "invoice\u202egpj.exe"})
@@ -229,7 +230,7 @@ with gateway() as port:
     bidi = {"path": "notes/bidi.txt", "content": "ok = 1 \u202e// admin\u2066 \x1b[2J\x9b2J\n"}
     w = call(port, "fs.write", bidi, key="k-anom-bidi")
     bid = error_of(w).get("ticket", "")
-    p = cli("approvals", "show", bid, "--state", STATE)
+    p = cli("approvals", "show", "--json", bid, "--state", STATE)
     c("show_escapes_hidden", p.returncode == 0 and bid and not any(
         ch in p.stdout for ch in "\u202e\u2066\x1b\x9b") and "\\u202E" in p.stdout, p.stdout)
     bt = json.loads(p.stdout) if p.returncode == 0 else {}
@@ -263,7 +264,7 @@ with gateway() as port:
           any(x.get("rule") == "unicode" and x.get("at") == "/q"
               for x in ut.get("anomalies", [])), (r, ut))
     w = call(port, "fs.write", {"path": "notes/vs.txt", "content": smuggled}, key="k-anom-vs")
-    p = cli("approvals", "show", error_of(w).get("ticket", ""), "--state", STATE)
+    p = cli("approvals", "show", "--json", error_of(w).get("ticket", ""), "--state", STATE)
     vt = json.loads(p.stdout) if p.returncode == 0 else {}
     c("show_escapes_selectors", p.returncode == 0 and "\U000E0172" not in p.stdout and
       vt.get("arguments", {}).get("content") == smuggled and

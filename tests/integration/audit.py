@@ -190,7 +190,7 @@ got = [json.loads(x) for x in q.stdout.splitlines()]
 c("query_a_call", q.returncode == 0 and len(got) == 1 and
   got[0]["args_sha256"] == args_hash({"path": "README.md"}) and got[0]["version"] == "1.0.0",
   q.stdout + q.stderr)
-show = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+show = json.loads(cli("approvals", "show", "--json", ticket, "--state", STATE).stdout or "{}")
 q = cli("audit", "query", LOG, "--kind", "decision")
 dec = [json.loads(x) for x in q.stdout.splitlines()]
 c("decision_recorded", len(dec) == 1 and dec[0]["principal"] == "ops" and
@@ -395,7 +395,7 @@ for how in ("cut", "moved"):
                 decided = r.status
         except urllib.error.HTTPError as e:
             decided = e.code
-        still = json.loads(cli("approvals", "show", tk3, "--state", STATE).stdout or "{}")
+        still = json.loads(cli("approvals", "show", "--json", tk3, "--state", STATE).stdout or "{}")
     finally:
         srv.send_signal(signal.SIGTERM)
         srv.wait(timeout=30)

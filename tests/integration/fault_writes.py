@@ -277,8 +277,8 @@ check("no_plan_left_half_way", dict(sagas) == {s: c for s, c in
                                                 ("compensated", fails)) if c},
       f"{plans} plans, {fails} meant to fail: {sagas}")
 check("kills_happened", gw.kills >= 10, f"{gw.kills} kills")
-tickets = cli("approvals", "list", "--all", "--state", STATE).stdout
-states = [line.split()[1] for line in tickets.splitlines() if len(line.split()) >= 4]
+tickets = cli("approvals", "list", "--all", "--json", "--state", STATE).stdout
+states = [t["state"] for t in json.loads(tickets or "{}").get("tickets", [])]
 # a plan whose step failed ends its call failed (and compensated)
 check("no_approval_lost", states.count("executed") == len(keys) - fails and
       states.count("failed") == fails and len(states) == len(keys),

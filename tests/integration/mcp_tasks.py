@@ -77,7 +77,7 @@ def rows(sql):
 
 
 def ticket_state(ticket):
-    p = cli("approvals", "show", ticket, "--state", STATE)
+    p = cli("approvals", "show", "--json", ticket, "--state", STATE)
     return json.loads(p.stdout).get("state") if p.returncode == 0 else p.stderr
 
 

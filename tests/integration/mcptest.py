@@ -1,14 +1,18 @@
 """What the MCP integration scripts share (mcp_mrtr.py, mcp_streams.py,
 mcp_reload.py): their checks' output, a toolgate serve --http started
-for them, HTTP requests and server-sent events read off a response."""
+for them, HTTP requests and server-sent events read off a response; an
+OpenID Connect provider on loopback (oidc.py, approvals_cli.py)."""
+import base64
 import contextlib
 import http.client
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 # a modern (2026-07-28) request's _meta, declaring no client capability
@@ -184,3 +188,64 @@ def tool_call(port, token, name, args, key=None, dry=False, rid=1):
 def error_of(result):
     """A tool result's dev.toolgate/error (code, ticket, ...), {} when none."""
     return result.get("_meta", {}).get("dev.toolgate/error", {})
+
+
+def b64url(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+class LoopbackProvider:
+    """An OpenID Connect provider on 127.0.0.1: discovery and a JWKS of one
+    Ed25519 key (kid k1) made by openssl in tmp; token(claims) signs a JWS
+    with it. Its issuer is known before start(), so that a policy can name
+    it while it is still down."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.port = free_port()
+        self.issuer = "http://127.0.0.1:%d" % self.port
+        self.key = os.path.join(tmp, "idp-key.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", self.key],
+                       check=True)
+        der = subprocess.run(["openssl", "pkey", "-in", self.key, "-pubout", "-outform", "DER"],
+                             capture_output=True, check=True).stdout
+        self.jwks = {"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1",
+                               "x": b64url(der[-32:])}]}
+        self.server = None
+
+    def start(self):
+        idp = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path == "/.well-known/openid-configuration":
+                    body = {"issuer": idp.issuer, "jwks_uri": idp.issuer + "/jwks"}
+                else:
+                    body = idp.jwks if self.path == "/jwks" else {}
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def token(self, claims, kid="k1"):
+        """A JWS of claims signed with the key (EdDSA, by openssl)."""
+        signing = b64url(json.dumps({"alg": "EdDSA", "typ": "JWT", "kid": kid}).encode()) + \
+            "." + b64url(json.dumps(claims).encode())
+        path = os.path.join(self.tmp, "signing")
+        with open(path, "w") as f:
+            f.write(signing)
+        sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", self.key, "-rawin",
+                              "-in", path], capture_output=True, check=True).stdout
+        return signing + "." + b64url(sig)

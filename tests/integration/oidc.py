@@ -14,70 +14,26 @@ server's URL, http://127.0.0.1:PORT/mcp:
 
     oidc.py TOOLGATE REPO TMPDIR
 """
-import base64
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, free_port, issue_token, modern_post  # noqa: E402
+from mcptest import Checks, LoopbackProvider, free_port, issue_token, modern_post  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 c = Checks("oidc")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(os.path.join(TMP, "cat"))
-STATE, POLICY, KEY = (os.path.join(TMP, n) for n in ("state", "policy.json", "key.pem"))
-
-
-def b64(b):
-    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-
-
-subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", KEY], check=True)
-DER = subprocess.run(["openssl", "pkey", "-in", KEY, "-pubout", "-outform", "DER"],
-                     capture_output=True, check=True).stdout
-JWKS = {"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "x": b64(DER[-32:])}]}
-
-
-class Provider(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path == "/.well-known/openid-configuration":
-            body = {"issuer": ISSUER, "jwks_uri": ISSUER + "/jwks"}
-        elif self.path == "/jwks":
-            body = JWKS
-        else:
-            body = {}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
-
-
-IDP_PORT = free_port()
-ISSUER = "http://127.0.0.1:%d" % IDP_PORT
+STATE, POLICY = (os.path.join(TMP, n) for n in ("state", "policy.json"))
+IDP = LoopbackProvider(TMP)
+ISSUER = IDP.issuer
 PORT = free_port()
 AUD = "http://127.0.0.1:%d/mcp" % PORT
-
-
-def token(claims, kid="k1"):
-    """A JWS of claims signed with KEY (EdDSA, by openssl)."""
-    signing = b64(json.dumps({"alg": "EdDSA", "typ": "JWT", "kid": kid}).encode()) + "." + \
-        b64(json.dumps(claims).encode())
-    path = os.path.join(TMP, "signing")
-    with open(path, "w") as f:
-        f.write(signing)
-    sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", KEY, "-rawin", "-in", path],
-                         capture_output=True, check=True).stdout
-    return signing + "." + b64(sig)
+token = IDP.token
 
 
 def claims(**over):
@@ -120,8 +76,7 @@ c("starts_with_the_provider_down", "MCP on" in open(err_path).read(), open(err_p
 try:
     GOOD = token(claims())
     c("refused_until_keys_arrive", call(GOOD) == 401)
-    idp = http.server.ThreadingHTTPServer(("127.0.0.1", IDP_PORT), Provider)
-    threading.Thread(target=idp.serve_forever, daemon=True).start()
+    IDP.start()
     # the keys arrive within the retry interval (30 s)
     got = None
     for _ in range(80):

@@ -55,7 +55,7 @@ def cli(*argv):
 
 
 def show(ticket):
-    p = cli("approvals", "show", ticket, "--state", STATE)
+    p = cli("approvals", "show", "--json", ticket, "--state", STATE)
     try:
         return json.loads(p.stdout)
     except ValueError:

@@ -1078,8 +1078,10 @@ db.commit()
 PY
 T=0123456789abcdef0123456789abcdef
 why=
-"$TG" approvals list --state "$tmp/state4" | grep -q "$T  pending .*agent-1 .*files.delete@1.0.0" || why="$why [list]"
-"$TG" approvals show "$T" --state "$tmp/state4" | jq -e '.preview == "would delete 2 files" and .state == "pending"' >/dev/null || why="$why [show]"
+"$TG" approvals list --json --state "$tmp/state4" | jq -e --arg t "$T" '.tickets[] | select(.id == $t and .state == "pending" and .principal == "agent-1" and .tool == "files.delete@1.0.0")' >/dev/null || why="$why [list]"
+"$TG" approvals list --state "$tmp/state4" | grep -q "^${T:0:8}  pending  files.delete@1.0.0  agent-1 " || why="$why [table]"
+"$TG" approvals show "$T" --state "$tmp/state4" | grep -qx '  would delete 2 files' || why="$why [show for a person]"
+"$TG" approvals show "$T" --json --state "$tmp/state4" | jq -e '.preview == "would delete 2 files" and .state == "pending"' >/dev/null || why="$why [show]"
 "$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.bob")" 2>"$tmp/err" && why="$why [bob approved]"
 grep -q 'bob may not approve files.delete@1.0.0 (it needs the scope files.delete:approve)' "$tmp/err" || why="$why [bob: $(cat "$tmp/err")]"
 "$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.agent-1")" 2>"$tmp/err" && why="$why [self-approved]"
@@ -1090,7 +1092,7 @@ grep -q 'a rejection needs a reason' "$tmp/err" || why="$why [reason: $(cat "$tm
 "$TG" approvals approve "$T" "${P4[@]}" --token "$(cat "$tmp/tok.alice")" 2>"$tmp/err" && why="$why [twice]"
 grep -q 'is approved, not pending' "$tmp/err" || why="$why [twice: $(cat "$tmp/err")]"
 "$TG" approvals list --state "$tmp/state4" | grep -q '^0 tickets' || why="$why [pending left]"
-"$TG" approvals list --all --state "$tmp/state4" | grep -q "$T  approved" || why="$why [list --all]"
+"$TG" approvals list --all --json --state "$tmp/state4" | jq -e --arg t "$T" '.tickets[] | select(.id == $t and .state == "approved")' >/dev/null || why="$why [list --all]"
 [ -z "$why" ]; check approvals_cli $? "$why"
 
 # --- write calls: an idempotency key, a ticket, a person's approval, one run ----------------
@@ -1116,7 +1118,7 @@ tid=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held")
 jq -e '.result._meta["dev.toolgate/error"].code == "awaiting_approval"' <<<"$held" >/dev/null && [ ${#tid} = 32 ] || why="$why [held: $held]"
 [ "$(wcall '{"path":"a"}' "$K1" | jq -r '.result._meta["dev.toolgate/error"].ticket')" = "$tid" ] || why="$why [same ticket]"
 wcall '{"path":"b"}' "$K1" | jq -e '.result._meta["dev.toolgate/error"].code == "key_reused"' >/dev/null || why="$why [other args]"
-"$TG" approvals show "$tid" --state "$tmp/state5" | jq -e '.principal == "local" and .tool == "files.delete@1.0.0"' >/dev/null || why="$why [show]"
+"$TG" approvals show "$tid" --json --state "$tmp/state5" | jq -e '.principal == "local" and .tool == "files.delete@1.0.0"' >/dev/null || why="$why [show]"
 "$TG" approvals approve "$tid" "${P5[@]}" --token "$alice" >/dev/null || why="$why [approve]"
 first=$(wcall '{"path":"a"}' "$K1")
 jq -e '.result.isError == false and .result.structuredContent.path == "a"' <<<"$first" >/dev/null || why="$why [run: $first]"
@@ -1127,7 +1129,7 @@ tid2=$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held2")
 wcall '{"path":"c"}' "$K2" | jq -e '.result._meta["dev.toolgate/error"].code == "rejected" and (.result.content[0].text | test("rejected by alice: not that file"))' >/dev/null || why="$why [rejected]"
 calls6() { jq -r 'select(.kind == "call") | .outcome' "$tmp/rec6" | tr '\n' ' '; }
 [ "$(calls6)" = "held held held held refused ok replayed held rejected " ] || why="$why [record: $(calls6)]"
-"$TG" approvals list --all --state "$tmp/state5" | grep -q "$tid  executed" || why="$why [executed]"
+"$TG" approvals list --status executed --json --state "$tmp/state5" | jq -e --arg t "$tid" '.tickets[] | select(.id == $t)' >/dev/null || why="$why [executed]"
 [ -z "$why" ]; check write_call_approved_once $? "$why"
 # the requester may cancel its own pending call; nobody else can
 held4=$(wcall '{"path":"e"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k4"}')
@@ -1334,6 +1336,14 @@ timeout 300 python3 "$repo/tests/integration/oidc.py" "$TG" "$repo" "$tmp/oidc" 
 cat "$tmp/oidc.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/oidc.out")))
 grep -q 'oidc_no_sanitizer_reports' "$tmp/oidc.out"; check oidc_ran_to_the_end $? "$(tail -3 "$tmp/oidc.out")"
+
+# `toolgate approvals` for a person: the table, a ticket with its preview
+# rendered, hidden characters never raw, ids by their prefix, tokens from a
+# file or stdin, an identity provider's token deciding (tests/integration/approvals_cli.py)
+timeout 300 python3 "$repo/tests/integration/approvals_cli.py" "$TG" "$repo" "$tmp/approvals" >"$tmp/approvals.out" 2>&1
+cat "$tmp/approvals.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/approvals.out")))
+grep -q 'approvals_decisions_recorded' "$tmp/approvals.out"; check approvals_ran_to_the_end $? "$(tail -3 "$tmp/approvals.out")"
 
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)

@@ -212,8 +212,8 @@ try:
       error_of(json.loads(again)["result"]) == e, (first, again, third))
     time.sleep(0.5)  # had anything run it again, its line would be there by now
     c("line_written_once", lines() == ["once"], lines())
-    s = subprocess.run([TG, "approvals", "show", ticket, "--state", STATE], capture_output=True,
-                       text=True, timeout=60)
+    s = subprocess.run([TG, "approvals", "show", "--json", ticket, "--state", STATE],
+                       capture_output=True, text=True, timeout=60)
     c("ticket_failed", s.returncode == 0 and json.loads(s.stdout).get("state") == "failed",
       s.stdout + s.stderr)
 

@@ -83,9 +83,11 @@ with serving([TG, "serve", "--catalog", CAT, "--policy", POLICY, "--state", STAT
     c("held_with_ticket", held is not None and len(ticket) == 32 and "approve" in text_of(held),
       str(held))
 
-    rc, out, err = cli("approvals", "list", "--state", STATE)
-    c("approvals_list", rc == 0 and ticket in out and "fake.echo@definition" in out and
-      "upstream fake" in out, out + err)
+    rc, out, err = cli("approvals", "list", "--json", "--state", STATE)
+    c("approvals_list", rc == 0 and any(
+        t.get("id") == ticket and t.get("tool") == "fake.echo@definition" and
+        t.get("principal") == "upstream fake" for t in json.loads(out or "{}").get("tickets", [])),
+      out + err)
     rc, out, err = cli("approvals", "show", ticket, "--state", STATE)
     c("approvals_show_preview", rc == 0 and "Echoes, politely." in out and
       "Echoes its arguments." in out, out + err)

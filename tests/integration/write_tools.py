@@ -143,7 +143,7 @@ args = {"sql": "DELETE FROM orders WHERE customer_id = ?", "params": [2]}
 held = serve_call("sql.execute", args, "del-grace")
 e = err_meta(held)
 ticket = e.get("ticket", "")
-show = cli("approvals", "show", ticket, "--state", STATE)
+show = cli("approvals", "show", "--json", ticket, "--state", STATE)
 shown = json.loads(show.stdout) if show.returncode == 0 else {}
 check("sql_held_with_preview",
       e.get("code") == "awaiting_approval" and e.get("preview", {}).get("structured", {})
@@ -151,6 +151,11 @@ check("sql_held_with_preview",
       shown.get("arguments") == args and
       shown.get("preview", {}).get("structured", {}).get("dry_run") is True,
       json.dumps(held) + show.stdout + show.stderr)
+# for a person: the rows the real dry run says would go, as a table
+human = cli("approvals", "show", ticket, "--state", STATE).stdout
+check("sql_preview_for_a_person", "2 rows would change in orders:" in human and
+      "\n  orders (delete)\n" in human and
+      len([x for x in human.splitlines() if x.startswith("    -  ")]) == 2, human)
 
 # approved: the retry runs it once, later retries replay byte for byte
 approve(ticket)
@@ -169,7 +174,7 @@ rb = rollback(ticket)
 check("sql_rolled_back", rb.returncode == 0 and "rolled back by alice (sql.undo@1.0.0)" in
       rb.stdout and rows("SELECT * FROM orders ORDER BY id") == orders,
       rb.stdout + rb.stderr)
-st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+st = json.loads(cli("approvals", "show", "--json", ticket, "--state", STATE).stdout or "{}")
 rb2 = rollback(ticket)
 lst = cli("rollback", "list", "--state", STATE)
 check("rollback_recorded", st.get("state") == "compensated" and rb2.returncode == 0 and
@@ -210,7 +215,7 @@ db.commit()
 db.close()
 rb = rollback(ticket)
 lst = cli("rollback", "list", "--state", STATE)
-st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+st = json.loads(cli("approvals", "show", "--json", ticket, "--state", STATE).stdout or "{}")
 check("sql_conflict_not_overwritten", rb.returncode == 1 and "changed since the call" in
       rb.stdout + rb.stderr and rows("SELECT price_cents FROM products WHERE id = 3") == [(2,)]
       and st.get("state") == "executed" and f"{ticket}  failed" in lst.stdout,
@@ -290,7 +295,7 @@ state_db.close()
 p = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
                     "--policy", POLICY], input="", capture_output=True, text=True, timeout=60)
 sanitizer(p.stderr)
-st = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+st = json.loads(cli("approvals", "show", "--json", ticket, "--state", STATE).stdout or "{}")
 check("interrupted_rollback_resumed", "resumed 1 interrupted rollback, 0 failed" in p.stderr and
       rows("SELECT count(*) FROM customers") == [(4,)] and st.get("state") == "compensated",
       p.stderr + json.dumps(st))
@@ -333,6 +338,12 @@ c = cli("approvals", "approve", err_meta(held).get("ticket", ""), "--state", STA
 check("plan_approver_covers_steps", c.returncode == 1 and
       "carol may not approve plan.run@1.0.0 (it needs the scope sql.execute:approve)" in c.stderr,
       c.stdout + c.stderr)
+# for a person: the plan's steps numbered, each with its preview (a row, a diff)
+human = cli("approvals", "show", err_meta(held).get("ticket", ""), "--state", STATE).stdout
+check("plan_preview_for_a_person", "\n  1. sql.execute@1.0.0\n" in human and
+      "\n  2. fs.write@1.0.0\n" in human and "+customer 9" in human and
+      "\n  3. sql.execute@1.0.0\n" in human and "1 row would change in customers" in human,
+      human)
 ticket, held, done = held_then_run("plan.run", good, "plan-1")
 sc = (done or {}).get("structuredContent") or {}
 check("plan_runs", done is not None and not done.get("isError") and sc.get("state") == "done" and
@@ -416,9 +427,9 @@ import threading  # noqa: E402
 def decide_soon(verb, *extra):
     def run():
         for _ in range(100):
-            ids = [line.split()[0] for line in
-                   cli("approvals", "list", "--state", STATE).stdout.splitlines()
-                   if line.endswith("sql.execute@1.0.0")]
+            ids = [t["id"] for t in json.loads(
+                cli("approvals", "list", "--json", "--state", STATE).stdout or "{}")
+                .get("tickets", []) if t["tool"] == "sql.execute@1.0.0"]
             if ids:
                 cli("approvals", verb, ids[-1], "--state", STATE, "--policy", POLICY,
                     "--token", ALICE, *extra)
@@ -691,7 +702,7 @@ check("overlay_layers_removed", not leftover and not mounted, str(leftover) + st
 # held: the approver sees the changed files; approved, the edit happens
 held = serve_call("ws.edit", edits, "ws-1")
 ticket = err_meta(held).get("ticket", "")
-shown = json.loads(cli("approvals", "show", ticket, "--state", STATE).stdout or "{}")
+shown = json.loads(cli("approvals", "show", "--json", ticket, "--state", STATE).stdout or "{}")
 changes = {(c["change"], c["path"]) for c in shown.get("preview", {}).get("changes", [])}
 approved = cli("approvals", "approve", ticket, "--state", STATE, "--policy", POLICY, "--token",
                ALICE)
