@@ -28,7 +28,7 @@
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
 	    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 #define CONSOLE_MAX_STREAMS 64 /* console event streams open at once */
-#define STREAM_POLL_MS 1000  /* how often a stream looks at the tickets */
+#define STREAM_WAIT_MS 1000  /* a stream's wait for a ticket's move, at most */
 #define STREAM_KEEPALIVE 15  /* seconds: a comment on a quiet stream */
 
 /* Every answer's headers: nothing framed, sniffed, referred or run but
@@ -303,8 +303,8 @@ struct watch {
 	char *scopes;
 	char id[CONSOLE_HEX];        /* the session's */
 	char *last;                  /* the list last sent */
+	uint64_t seen;               /* the ticket events it was made after */
 	time_t quiet_since;
-	int ended;
 };
 
 static void watch_free(void *cls)
@@ -349,24 +349,24 @@ static char *pending_list(struct watch *w)
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct watch *w = cls;
-	int waited = 0;
 
 	(void)pos;
-	while (!w->ended) {
+	for (;;) {
 		char *now;
+		int n;
 
 		if (w->h->stopping)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* the list, and the session's token checked, each time a
+		 * ticket moved and at least once a second */
 		now = pending_list(w);
 		if (!now)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (!w->last || strcmp(now, w->last) != 0) {
-			int n = snprintf(buf, max, "event: tickets\ndata: %s\n\n", now);
-
-			if (n < 0 || (size_t)n >= max) {
-				/* more than the buffer: say only that it changed */
+			n = snprintf(buf, max, "event: tickets\ndata: %s\n\n", now);
+			/* more than the buffer: say only that it changed */
+			if (n < 0 || (size_t)n >= max)
 				n = snprintf(buf, max, "event: tickets\ndata: {\"changed\":true}\n\n");
-			}
 			free(w->last);
 			w->last = now;
 			w->quiet_since = time(NULL);
@@ -377,10 +377,10 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 			w->quiet_since = time(NULL);
 			return snprintf(buf, max, ":\n\n");
 		}
-		for (waited = 0; waited < STREAM_POLL_MS && !w->h->stopping; waited += 100)
-			nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		/* woken by the gate's watch within about 250 ms of a ticket's
+		 * move, in this process or another (docs/STORE.md) */
+		w->seen = tg_gate_ticket_events_wait(w->h->mcp->gate, w->seen, STREAM_WAIT_MS);
 	}
-	return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 static enum MHD_Result events(struct tg_mcp_http *h, struct MHD_Connection *c,
@@ -406,6 +406,7 @@ static enum MHD_Result events(struct tg_mcp_http *h, struct MHD_Connection *c,
 		snprintf(w->id, sizeof(w->id), "%s", id ? id : "");
 		w->scopes = rq->scopes ? strdup(rq->scopes) : NULL;
 		w->quiet_since = time(NULL);
+		w->seen = tg_gate_ticket_events_wait(h->mcp->gate, 0, 0);
 	}
 	r = w ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1 << 20, watch_read, w,
 						  watch_free)

@@ -88,6 +88,10 @@ const until = async (fn, ms = 10000) => {
 		if (await fn()) return true;
 	return false;
 };
+// the page shows ticket id (a hash change keeps the page: wait for it)
+const shows = (page, id) => page.waitForFunction((i) =>
+	!document.getElementById("ticket").hidden &&
+	document.getElementById("ticket-title").textContent.includes(i.slice(0, 8)), {}, id);
 async function axe(page) {
 	await page.evaluate(axeSource);
 	const r = await page.evaluate(() => axe.run(document, { resultTypes: ["violations"] }));
@@ -119,11 +123,16 @@ try {
 	if (shots) await page.screenshot({ path: path.join(shots, "console-list.png") });
 	await T.check("axe_list_no_serious_violation", () => axe(page));
 
-	// the oldest first in time: the list is newest first, so the last row
+	// which ticket is which: by the path in its arguments (two made in the
+	// same second have no order by time)
 	const links = await page.$$eval("#list-table tbody a", (as) => as.map((a) => a.getAttribute("href")));
-	[ticket2, ticket1] = links.map((h) => h.slice("#/ticket/".length));
+	for (const id of links.map((h) => h.slice("#/ticket/".length))) {
+		const t = await page.evaluate(async (i) => (await fetch(`api/tickets/${i}`)).json(), id);
+		if (t.arguments.path === "notes/first.txt") ticket1 = id;
+		else ticket2 = id;
+	}
 	await page.click(`a[href="#/ticket/${ticket1}"]`);
-	await page.waitForSelector("#ticket", { visible: true });
+	await shows(page, ticket1);
 	await T.check("ticket_shows_preview_diff_and_hash", async () => {
 		const text = await page.$eval("#ticket-body", (e) => e.innerText);
 		const adds = await page.$$eval("#ticket-body .diff .add", (s) => s.map((x) => x.textContent));
@@ -149,7 +158,7 @@ try {
 
 	// the second: <script> in its arguments is text, then approve it
 	await page.goto(`${origin}/console/#/ticket/${ticket2}`);
-	await page.waitForSelector("#ticket-body dl");
+	await shows(page, ticket2);
 	if (shots) await page.screenshot({ path: path.join(shots, "console-ticket.png"), fullPage: true });
 	await T.check("script_in_arguments_is_text", async () => {
 		const scripts = await page.$$eval("script", (s) => s.map((x) => x.src));
@@ -175,7 +184,7 @@ try {
 	await until(async () => (await rows(bobPage)).length === 1);
 	const own = (await bobPage.$$eval("#list-table tbody a", (as) => as.map((a) => a.getAttribute("href"))))[0];
 	await bobPage.click(`a[href="${own}"]`);
-	await bobPage.waitForSelector("#ticket-body dl");
+	await shows(bobPage, own.slice(9));
 	await T.check("own_ticket_approve_disabled", async () =>
 		bobPage.$eval("#approve", (b) => b.disabled));
 	await T.check("own_ticket_approve_refused_by_server", async () => {
@@ -214,7 +223,7 @@ try {
 	});
 	// alice approves bob's: it runs
 	await page.goto(`${origin}/console/#/ticket/${own.slice(9)}`);
-	await page.waitForSelector("#ticket-body dl");
+	await shows(page, own.slice(9));
 	await page.click("#approve");
 	await T.check("another_approver_decides_it", async () => {
 		const r = await call3;
