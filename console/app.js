@@ -198,6 +198,19 @@
 	 * diffs, a plan's steps in order; anything else as JSON. */
 	function previewBox(p) {
 		if (p === null || p === undefined) return el('p', { text: 'No preview.' });
+		/* an upstream tool's definition changed (docs/UPSTREAMS.md, "Pins"):
+		 * the report, then the accepted and the new definitions side by side */
+		if (typeof p === 'object' && p.structured && typeof p.structured.change === 'string') {
+			const c = p.structured;
+			const box = el('div', {}, el('p', { class: c.breaking ? 'bad' : '', text: 'The server\'s definition of this tool ' + (c.change === 'added' ? 'is new' : 'changed') + (c.breaking ? ': a breaking change.' : '.') }));
+			if (Array.isArray(p.content)) box.append(el('pre', { class: 'mono', text: p.content.filter((x) => x && x.type === 'text').map((x) => x.text).join('\n') }));
+			if (Array.isArray(c.findings) && c.findings.length) box.append(findingsBox(c.findings));
+			if (c.new !== undefined)
+				box.append(el('div', { class: 'side' },
+					el('section', { 'aria-label': 'Accepted definition' }, el('h3', { text: 'Accepted definition' }), el('pre', { class: 'mono', text: c.old === null || c.old === undefined ? '(none: a new tool)' : JSON.stringify(c.old, null, 2) })),
+					el('section', { 'aria-label': 'New definition' }, el('h3', { text: 'New definition' }), el('pre', { class: 'mono', text: JSON.stringify(c.new, null, 2) }))));
+			return box;
+		}
 		/* a tool's result: what it said (structured, else its JSON text) */
 		if (typeof p === 'object' && !Array.isArray(p) && (p.structured !== undefined || p.structuredContent !== undefined || Array.isArray(p.content))) {
 			const inner = p.structured !== undefined ? p.structured : p.structuredContent !== undefined ? p.structuredContent : resultText(p.content);

@@ -70,6 +70,15 @@ static json_t *findings_of(const struct tg_contract *k, size_t *n)
 	return v;
 }
 
+/* A canonical definition as JSON (null for none; its text if it does not
+ * parse, which a canonical one always does). */
+static json_t *definition_json(const char *text)
+{
+	json_t *j = text ? json_loads(text, 0, NULL) : json_null();
+
+	return j ? j : json_string(text);
+}
+
 size_t gate_pin_findings(const struct tg_contract *k)
 {
 	struct tg_scan_finding f[1];
@@ -93,10 +102,14 @@ int gate_pin_ticket_open(struct tg_gate *g, const struct tg_upstream *u,
 	/* the scanner's findings are the preview's, not the ticket's own
 	 * findings: those say a call's arguments are anomalous */
 	findings = findings_of(k, &nf);
-	p = findings ? json_pack("{s:[{s:s,s:s}],s:b,s:{s:s,s:s,s:b,s:o}}", "content", "type",
-				 "text", "text", report, "isError", 0, "structured", "change",
-				 old ? "changed" : "added", "definition", d->sha256, "breaking",
-				 breaking, "findings", findings) : NULL;
+	/* and both definitions whole, for a person to lay side by side (the
+	 * console does: docs/CONSOLE.md) */
+	p = findings ? json_pack("{s:[{s:s,s:s}],s:b,s:{s:s,s:s,s:b,s:o,s:o,s:o}}", "content",
+				 "type", "text", "text", report, "isError", 0, "structured",
+				 "change", old ? "changed" : "added", "definition", d->sha256,
+				 "breaking", breaking, "findings", findings, "old",
+				 definition_json(old), "new", definition_json(d->canonical))
+		     : NULL;
 	free(report);
 	t->preview = p ? json_dumps(p, JSON_COMPACT) : NULL;
 	json_decref(p);

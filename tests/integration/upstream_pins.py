@@ -91,6 +91,12 @@ with serving([TG, "serve", "--catalog", CAT, "--policy", POLICY, "--state", STAT
     rc, out, err = cli("approvals", "show", ticket, "--state", STATE)
     c("approvals_show_preview", rc == 0 and "Echoes, politely." in out and
       "Echoes its arguments." in out, out + err)
+    # both definitions whole in the preview, for the console to lay side by side
+    rc, out, err = cli("approvals", "show", ticket, "--json", "--state", STATE)
+    st = (json.loads(out or "{}").get("preview") or {}).get("structured", {})
+    c("preview_has_both_definitions", rc == 0 and st.get("change") == "changed" and
+      "Echoes its arguments." in json.dumps(st.get("old")) and
+      "Echoes, politely." in json.dumps(st.get("new")), out + err)
 
     rc, out, err = cli("upstream", "accept", "fake", "--state", STATE, "--policy", POLICY,
                        "--token", AGENT)
