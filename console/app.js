@@ -82,12 +82,35 @@
 		$('main').focus();
 	}
 
+	const LOGIN_FAILED = {
+		state: 'That sign-in came back too late, or to another browser: sign in again.',
+		provider: 'The identity provider did not sign you in.',
+		token: 'The identity provider did not give a token for this gateway.',
+		identity: 'The identity provider signed you in, but this gateway does not know you (ask its operator to add you to its policy).',
+		busy: 'Too many sessions are open: try again later.',
+	};
+
+	async function providers() {
+		const list = $('providers');
+		if (list.childNodes.length) return;
+		try {
+			const r = await fetch('api/login/providers', { credentials: 'same-origin' });
+			const j = await r.json();
+			for (const p of j.providers || [])
+				list.append(el('li', {}, el('a', { class: 'button', href: 'api/login?idp=' + p.id,
+					text: 'Sign in with ' + p.issuer })));
+		} catch (e) { /* none: the token form alone */ }
+	}
+
 	function signedOut(why) {
 		me = null;
 		if (events) events.close();
 		events = null;
 		show('signin');
-		say(why || '', !!why);
+		const failed = location.hash.startsWith('#/signin/') ? LOGIN_FAILED[location.hash.slice(9)] : null;
+		if (failed) history.replaceState(null, '', location.pathname);
+		say(failed || why || '', !!(failed || why));
+		providers();
 		$('token').focus();
 	}
 
@@ -288,13 +311,15 @@
 	}
 
 	async function loadTicket(id, quiet) {
+		shown = id;
 		const r = await api('GET', 'tickets/' + encodeURIComponent(id));
+		/* another ticket was asked for meanwhile: this answer is stale */
+		if (shown !== id) return;
 		if (r.status !== 200) {
 			say(r.body.error ? r.body.error.message : 'No such ticket.', true);
 			return;
 		}
 		const t = r.body;
-		shown = t.id;
 		$('ticket-title').textContent = 'Ticket ' + t.id.slice(0, 8) + ' — ' + t.tool;
 		$('ticket-body').replaceChildren(ticketView(t));
 		const mine = t.principal === me.principal;

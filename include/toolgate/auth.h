@@ -234,6 +234,23 @@ TG_API const char *tg_idps_issuer(const struct tg_idps *idps, size_t i);
 TG_API int tg_idps_verify(struct tg_idps *idps, const char *token, size_t len, int64_t now,
 			  char *principal, size_t plen, char **scopes, struct tg_error *err);
 
+/* The approval console's sign-in with provider i (docs/CONSOLE.md): the
+ * authorization code flow with PKCE (S256) and the resource indicator
+ * (the set's resource), as the client its "console" names. 1 if provider
+ * i has one. tg_idps_login_url: the authorization request's URL
+ * (malloc'd) for redirect_uri, state and the PKCE verifier (43 to 128
+ * characters); tg_idps_login_token: the code exchanged at the token
+ * endpoint, OUT *token the access token (malloc'd), to be verified like
+ * any token (tg_idps_verify): nothing is trusted here. Each discovers the
+ * endpoints first; each request bounded to 5 s. -1 and err. */
+TG_API int tg_idps_login_enabled(const struct tg_idps *idps, size_t i);
+TG_API int tg_idps_login_url(struct tg_idps *idps, size_t i, const char *redirect_uri,
+			     const char *state, const char *verifier, char **url,
+			     struct tg_error *err);
+TG_API int tg_idps_login_token(struct tg_idps *idps, size_t i, const char *code,
+			       const char *verifier, const char *redirect_uri, char **token,
+			       struct tg_error *err);
+
 /* Who bearer token (len bytes) names at now, by the check its "iss" asks
  * for (read unverified, only to choose the keys): an identity provider's
  * of idps (NULL: none) when it is one of theirs and not the policy's own

@@ -154,11 +154,12 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
 	return __atomic_load_n(body->stop, __ATOMIC_RELAXED); /* non-zero: abort */
 }
 
-/* GET url before deadline (monotonic ms), a transfer stopped early when
- * *stop becomes non-zero: 0 and OUT *out (out->p malloc'd, NUL-terminated,
+/* GET url (POST form when not NULL: application/x-www-form-urlencoded)
+ * before deadline (monotonic ms), a transfer stopped early when *stop
+ * becomes non-zero: 0 and OUT *out (out->p malloc'd, NUL-terminated,
  * out->n bytes); -1 and err. */
-static int fetch(const char *url, const char *ca_file, uint64_t deadline, const int *stop,
-		 struct body *out, struct tg_error *err)
+static int fetch_form(const char *url, const char *ca_file, uint64_t deadline, const int *stop,
+		      const char *form, struct body *out, struct tg_error *err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	uint64_t now = mono_ms();
@@ -195,6 +196,8 @@ static int fetch(const char *url, const char *ca_file, uint64_t deadline, const 
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, out);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	if (form)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, form);
 	/* the provider's CAs instead of the system's: libcurl keeps its
 	 * built-in CA directory (/etc/ssl/certs) beside CAINFO unless told */
 	if (ca_file) {
@@ -206,6 +209,19 @@ static int fetch(const char *url, const char *ca_file, uint64_t deadline, const 
 	curl_easy_cleanup(h);
 	if (rc == CURLE_OK && status == 200 && out->p)
 		return 0;
+	/* an OAuth error's answer says why (RFC 6749 5.2) */
+	if (rc == CURLE_OK && form && status == 400 && out->p) {
+		json_t *e = json_loadb(out->p, out->n, 0, NULL);
+		const char *code = json_string_value(json_object_get(e, "error"));
+		const char *desc = json_string_value(json_object_get(e, "error_description"));
+
+		tg_error_set(err, TG_ERR_INVALID, "%.200s: %.64s%s%.200s", url,
+			     code ? code : "HTTP status 400", desc ? ": " : "", desc ? desc : "");
+		json_decref(e);
+		free(out->p);
+		out->p = NULL;
+		return -1;
+	}
 	if (out->too_big)
 		tg_error_set(err, TG_ERR_LIMIT, "%.200s: larger than 256 KiB", url);
 	else if (rc != CURLE_OK)
@@ -218,38 +234,86 @@ static int fetch(const char *url, const char *ca_file, uint64_t deadline, const 
 	return -1;
 }
 
-/* The jwks_uri of cfg's discovery document, malloc'd; NULL and err. */
-static char *discover(const struct oidc_provider_config *cfg, uint64_t deadline, const int *stop,
-		      struct tg_error *err)
+static int fetch(const char *url, const char *ca_file, uint64_t deadline, const int *stop,
+		 struct body *out, struct tg_error *err)
 {
-	size_t n = strlen(cfg->issuer);
-	const char *uri;
-	char url[1200];
+	return fetch_form(url, ca_file, deadline, stop, NULL, out, err);
+}
+
+int oidc_post_form(const char *url, const char *ca_file, unsigned bound_ms, const char *form,
+		   json_t **doc, struct tg_error *err)
+{
+	static const int never;
 	struct body b;
-	json_t *doc;
+
+	*doc = NULL;
+	if (fetch_form(url, ca_file, mono_ms() + bound_ms, &never, form, &b, err) < 0)
+		return -1;
+	*doc = json_loadb(b.p, b.n, JSON_REJECT_DUPLICATES, NULL);
+	free(b.p);
+	if (!json_is_object(*doc)) {
+		json_decref(*doc);
+		*doc = NULL;
+		return tg_error_set(err, TG_ERR_INVALID, "%.200s: its answer is not a JSON object",
+				    url);
+	}
+	return 0;
+}
+
+/* An endpoint of cfg's discovery document: an https URL (http for a
+ * loopback issuer), malloc'd; NULL and err. An https provider's document
+ * does not send a fetch to plain http, loopback's or another's. */
+char *oidc_endpoint(const struct oidc_provider_config *cfg, json_t *doc, const char *name,
+		    struct tg_error *err)
+{
+	const char *uri = json_string_value(json_object_get(doc, name));
 	char *out = NULL;
 
+	if (!uri || !oidc_url_allowed(uri) ||
+	    (strncmp(cfg->issuer, "https:", 6) == 0 && strncmp(uri, "https:", 6) != 0))
+		tg_error_set(err, TG_ERR_INVALID, "%.200s's discovery: want a %s, https (or http to "
+			     "loopback, for a loopback issuer)", cfg->issuer, name);
+	else if (!(out = strdup(uri)))
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return out;
+}
+
+int oidc_discover(const struct oidc_provider_config *cfg, uint64_t deadline, const int *stop,
+		  json_t **doc, struct tg_error *err)
+{
+	size_t n = strlen(cfg->issuer);
+	char url[1200];
+	struct body b;
+
+	*doc = NULL;
 	/* OpenID Connect Discovery 1.0, 4: a trailing slash is dropped first */
 	if (n && cfg->issuer[n - 1] == '/')
 		n--;
 	snprintf(url, sizeof(url), "%.*s/.well-known/openid-configuration", (int)n, cfg->issuer);
 	if (fetch(url, cfg->ca_file, deadline, stop, &b, err) < 0)
-		return NULL;
-	doc = json_loadb(b.p, b.n, JSON_REJECT_DUPLICATES, NULL);
+		return -1;
+	*doc = json_loadb(b.p, b.n, JSON_REJECT_DUPLICATES, NULL);
 	free(b.p);
-	uri = json_string_value(json_object_get(doc, "jwks_uri"));
-	if (!json_is_string(json_object_get(doc, "issuer")) ||
-	    strcmp(json_string_value(json_object_get(doc, "issuer")), cfg->issuer) != 0)
-		tg_error_set(err, TG_ERR_INVALID, "%.200s: its issuer is not %.200s exactly", url,
-			     cfg->issuer);
-	else if (!uri || !oidc_url_allowed(uri) ||
-		 (strncmp(cfg->issuer, "https:", 6) == 0 && strncmp(uri, "https:", 6) != 0))
-		/* an https provider's document does not send the fetch to
-		 * plain http, loopback's or another's */
-		tg_error_set(err, TG_ERR_INVALID, "%.200s: want a jwks_uri, https (or http to "
-			     "loopback, for a loopback issuer)", url);
-	else if (!(out = strdup(uri)))
-		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	if (!json_is_string(json_object_get(*doc, "issuer")) ||
+	    strcmp(json_string_value(json_object_get(*doc, "issuer")), cfg->issuer) != 0) {
+		json_decref(*doc);
+		*doc = NULL;
+		return tg_error_set(err, TG_ERR_INVALID, "%.200s: its issuer is not %.200s exactly",
+				    url, cfg->issuer);
+	}
+	return 0;
+}
+
+/* The jwks_uri of cfg's discovery document, malloc'd; NULL and err. */
+static char *discover(const struct oidc_provider_config *cfg, uint64_t deadline, const int *stop,
+		      struct tg_error *err)
+{
+	json_t *doc;
+	char *out;
+
+	if (oidc_discover(cfg, deadline, stop, &doc, err) < 0)
+		return NULL;
+	out = oidc_endpoint(cfg, doc, "jwks_uri", err);
 	json_decref(doc);
 	return out;
 }
@@ -505,6 +569,14 @@ int tg_idps_knows(const struct tg_idps *s, const char *iss)
 const char *tg_idps_issuer(const struct tg_idps *s, size_t i)
 {
 	return s && i < s->n ? s->v[i].cfg->issuer : NULL;
+}
+
+const struct oidc_provider_config *oidc_provider_of(const struct tg_idps *s, size_t i,
+						    const char **resource)
+{
+	if (resource)
+		*resource = s ? s->resource : NULL;
+	return s && i < s->n ? s->v[i].cfg : NULL;
 }
 
 /* A fetch of d's keys is coming (a request's refresh, at most one per

@@ -9,11 +9,15 @@
  * not https (but loopback, for tests), an algorithm outside RS256, ES256
  * and EdDSA, or a group that maps to a principal the policy lacks.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth/oidc_int.h"
@@ -21,7 +25,9 @@
 #define MAX_GROUPS 1024
 
 static const char *const fields[] = { "issuer", "audience", "principal_claim", "groups_claim",
-				       "groups", "algorithms", "jwks_uri", "ca_file", "scopes" };
+				       "groups", "algorithms", "jwks_uri", "ca_file", "scopes",
+				       "console" };
+#define MAX_SECRET 1024
 
 static int bad(struct tg_error *err, const char *path, size_t i, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -103,6 +109,73 @@ static int parse_groups(json_t *g, json_t *principals, const char *path, size_t 
 	return 0;
 }
 
+/* The client secret of the console's sign-in, from its file: a regular
+ * file nobody but its owner may read or write, one line of at most
+ * MAX_SECRET bytes (a trailing newline dropped). */
+static int read_secret(const char *file, const char *path, size_t i, char **out,
+		       struct tg_error *err)
+{
+	char buf[MAX_SECRET + 2];
+	struct stat st;
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return bad(err, path, i, ".console.client_secret_file: %.200s: %s", file,
+			   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		close(fd);
+		return bad(err, path, i, ".console.client_secret_file: %.200s: a regular file "
+			   "only its owner may read (chmod 600)", file);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	if (n <= 0 || n > MAX_SECRET || memchr(buf, '\0', (size_t)n) || memchr(buf, '\n', (size_t)n)) {
+		sodium_memzero(buf, sizeof(buf));
+		return bad(err, path, i, ".console.client_secret_file: %.200s: one line of 1 to %d "
+			   "bytes", file, MAX_SECRET);
+	}
+	*out = strndup(buf, (size_t)n);
+	sodium_memzero(buf, sizeof(buf));
+	return *out ? 0 : -2;
+}
+
+/* "console": {"client_id", "scope"?, "client_secret_file"?}: the
+ * approval console's sign-in with this provider. */
+static int parse_console(json_t *o, const char *path, size_t i, struct oidc_provider_config *c,
+			 struct tg_error *err)
+{
+	const char *key, *file;
+	json_t *v;
+	int rc;
+
+	if (!o)
+		return 0;
+	if (!json_is_object(o))
+		return bad(err, path, i, ".console: want {\"client_id\": ..., \"scope\"?, "
+			   "\"client_secret_file\"?}");
+	json_object_foreach(o, key, v)
+		if (strcmp(key, "client_id") && strcmp(key, "scope") &&
+		    strcmp(key, "client_secret_file"))
+			return bad(err, path, i, ".console: unknown field \"%.64s\"", key);
+	if ((rc = string_field(o, "client_id", 256, path, i, &c->console_client_id, err)) < 0 ||
+	    (rc = string_field(o, "scope", 1024, path, i, &c->console_scope, err)) < 0)
+		return rc == -2 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory") : -1;
+	if (!c->console_client_id)
+		return bad(err, path, i, ".console.client_id: required (the console's client at "
+			   "the provider)");
+	if (!c->console_scope && !(c->console_scope = strdup("openid")))
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	v = json_object_get(o, "client_secret_file");
+	file = json_string_value(v);
+	if (v && (!file || !*file))
+		return bad(err, path, i, ".console.client_secret_file: a file name");
+	rc = file ? read_secret(file, path, i, &c->console_secret, err) : 0;
+	return rc == -2 ? tg_error_set(err, TG_ERR_NOMEM, "out of memory") : rc;
+}
+
 /* Every field but the strings' copies: the scopes' mode, the URLs, the
  * groups. */
 static int check_provider(json_t *o, json_t *principals, const char *path, size_t i,
@@ -144,7 +217,7 @@ static int check_provider(json_t *o, json_t *principals, const char *path, size_
 	if (v && parse_groups(v, principals, path, i, err) < 0)
 		return -1;
 	c->groups = json_incref(v);
-	return 0;
+	return parse_console(json_object_get(o, "console"), path, i, c, err);
 }
 
 static int parse_provider(json_t *o, json_t *principals, const char *path, size_t i,
@@ -225,6 +298,12 @@ void oidc_config_free(struct oidc_config *c)
 		free(c->v[i].groups_claim);
 		free(c->v[i].jwks_uri);
 		free(c->v[i].ca_file);
+		free(c->v[i].console_client_id);
+		free(c->v[i].console_scope);
+		if (c->v[i].console_secret) {
+			sodium_memzero(c->v[i].console_secret, strlen(c->v[i].console_secret));
+			free(c->v[i].console_secret);
+		}
 		json_decref(c->v[i].groups);
 	}
 	free(c);

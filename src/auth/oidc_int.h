@@ -45,6 +45,11 @@ struct oidc_provider_config {
 	char *ca_file;               /* NULL: the system's */
 	unsigned algs;               /* OIDC_* bits */
 	int scopes_from_policy;      /* "scopes": "policy" */
+	/* "console": the approval console signs people in with this
+	 * provider (the authorization code flow with PKCE); NULL: it does not */
+	char *console_client_id;
+	char *console_scope;         /* the scope asked for ("openid" by default) */
+	char *console_secret;        /* read from client_secret_file; NULL: a public client */
 };
 
 struct oidc_config {
@@ -65,6 +70,27 @@ const struct oidc_config *policy_oidc(const struct tg_policy *policy);
 /* 1 if url is https, or http to a loopback host (127.0.0.1, localhost,
  * [::1]) for tests. */
 int oidc_url_allowed(const char *url);
+
+/* ---- fetching (oidc.c), for the console's sign-in (oidc_login.c) ----------- */
+
+struct tg_idps;
+/* Provider i's configuration (NULL past the last) and the resource the
+ * gateway is (*resource, NULL when unknown). */
+const struct oidc_provider_config *oidc_provider_of(const struct tg_idps *s, size_t i,
+						    const char **resource);
+/* cfg's discovery document, its issuer checked (fetched before deadline,
+ * monotonic ms): 0 and OUT *doc; -1 and err. */
+int oidc_discover(const struct oidc_provider_config *cfg, uint64_t deadline, const int *stop,
+		  json_t **doc, struct tg_error *err);
+/* The endpoint name of a discovery document, an allowed URL (malloc'd);
+ * NULL and err. */
+char *oidc_endpoint(const struct oidc_provider_config *cfg, json_t *doc, const char *name,
+		    struct tg_error *err);
+/* POST form to url (within bound_ms, at most 256 KiB back, no redirect):
+ * 0 and OUT *doc, the JSON object answered with 200; -1 and err (an OAuth
+ * error's code and description when the answer is one). */
+int oidc_post_form(const char *url, const char *ca_file, unsigned bound_ms, const char *form,
+		   json_t **doc, struct tg_error *err);
 
 /* ---- tokens (jose.c) -------------------------------------------------------- */
 

@@ -70,6 +70,43 @@ int tg_gate_identify(struct tg_gate *g, const char *token, size_t len, char *pri
 				 (int64_t)time(NULL), principal, plen, scopes, err);
 }
 
+char *tg_gate_login_providers(struct tg_gate *g)
+{
+	json_t *arr = json_array(), *doc;
+	const char *iss;
+	char *text;
+	size_t i;
+
+	for (i = 0; arr && (iss = tg_idps_issuer(g->idps, i)); i++)
+		if (tg_idps_login_enabled(g->idps, i))
+			json_array_append_new(arr, json_pack("{s:I,s:s}", "id", (json_int_t)i,
+							     "issuer", iss));
+	doc = arr ? json_pack("{s:o}", "providers", arr) : NULL;
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	return text;
+}
+
+int tg_gate_login_url(struct tg_gate *g, size_t id, const char *redirect_uri, const char *state,
+		      const char *verifier, char **url, struct tg_error *err)
+{
+	*url = NULL;
+	if (!tg_idps_login_enabled(g->idps, id))
+		return tg_error_set(err, TG_ERR_INVALID, "no identity provider %zu to sign in with",
+				    id);
+	return tg_idps_login_url(g->idps, id, redirect_uri, state, verifier, url, err);
+}
+
+int tg_gate_login_token(struct tg_gate *g, size_t id, const char *code, const char *verifier,
+			const char *redirect_uri, char **token, struct tg_error *err)
+{
+	*token = NULL;
+	if (!tg_idps_login_enabled(g->idps, id))
+		return tg_error_set(err, TG_ERR_INVALID, "no identity provider %zu to sign in with",
+				    id);
+	return tg_idps_login_token(g->idps, id, code, verifier, redirect_uri, token, err);
+}
+
 int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **scopes)
 {
 	*scopes = NULL;

@@ -41,4 +41,23 @@ void console_session_close(struct console_sessions *s, const char *id_hex);
 /* A token console_session_get gave, wiped and freed. */
 void console_token_free(char *token);
 
+/* ---- sign-ins with an identity provider under way ---- */
+
+#define CONSOLE_MAX_LOGINS 256
+#define CONSOLE_LOGIN_S 600          /* from the provider's page back, at most */
+#define CONSOLE_VERIFIER 44          /* a PKCE verifier: 43 characters, and NUL */
+
+/* A sign-in with provider idp begins: its state (sent to the provider and
+ * back), the binding its browser keeps in a cookie, and the PKCE
+ * verifier, all new. The oldest one under way gives way when there are
+ * CONSOLE_MAX_LOGINS. */
+void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
+			 char state_hex[CONSOLE_HEX], char binding_hex[CONSOLE_HEX],
+			 char verifier[CONSOLE_VERIFIER]);
+/* The sign-in state_hex names comes back, from the browser holding
+ * binding_hex, within CONSOLE_LOGIN_S: 0, OUT *idp and verifier, and it
+ * is over (a state is good once); 1 when not. */
+int console_login_take(struct console_sessions *s, const char *state_hex, const char *binding_hex,
+		       int64_t now, size_t *idp, char verifier[CONSOLE_VERIFIER]);
+
 #endif

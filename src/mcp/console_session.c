@@ -30,9 +30,18 @@ struct console_session {
 	int64_t created, used;
 };
 
+struct console_login {
+	unsigned char state[CONSOLE_ID_BYTES];
+	unsigned char binding[CONSOLE_ID_BYTES];
+	char verifier[CONSOLE_VERIFIER];
+	size_t idp;
+	int64_t created;             /* 0: the slot is free */
+};
+
 struct console_sessions {
 	pthread_mutex_t lock;
 	struct console_session v[CONSOLE_MAX_SESSIONS];
+	struct console_login logins[CONSOLE_MAX_LOGINS];
 };
 
 struct console_sessions *console_sessions_new(void)
@@ -226,4 +235,70 @@ void console_token_free(char *token)
 		sodium_memzero(token, strlen(token));
 		free(token);
 	}
+}
+
+/* ---- sign-ins with an identity provider under way ------------------------------ */
+
+void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
+			 char state_hex[CONSOLE_HEX], char binding_hex[CONSOLE_HEX],
+			 char verifier[CONSOLE_VERIFIER])
+{
+	unsigned char v[32];
+	struct console_login *e = &s->logins[0];
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++) {
+		struct console_login *l = &s->logins[i];
+
+		if (!l->created || now - l->created >= CONSOLE_LOGIN_S) {
+			e = l;
+			break;
+		}
+		if (l->created < e->created)
+			e = l;
+	}
+	randombytes_buf(e->state, sizeof(e->state));
+	randombytes_buf(e->binding, sizeof(e->binding));
+	randombytes_buf(v, sizeof(v));
+	/* RFC 7636 4.1: 43 characters of the unreserved set */
+	sodium_bin2base64(e->verifier, sizeof(e->verifier), v, sizeof(v),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	e->idp = idp;
+	e->created = now;
+	sodium_bin2hex(state_hex, CONSOLE_HEX, e->state, sizeof(e->state));
+	sodium_bin2hex(binding_hex, CONSOLE_HEX, e->binding, sizeof(e->binding));
+	memcpy(verifier, e->verifier, CONSOLE_VERIFIER);
+	sodium_memzero(v, sizeof(v));
+	pthread_mutex_unlock(&s->lock);
+}
+
+int console_login_take(struct console_sessions *s, const char *state_hex, const char *binding_hex,
+		       int64_t now, size_t *idp, char verifier[CONSOLE_VERIFIER])
+{
+	unsigned char state[CONSOLE_ID_BYTES], binding[CONSOLE_ID_BYTES];
+	struct console_login *found = NULL;
+	size_t i;
+	int rc = 1;
+
+	if (unhex(state_hex, state, sizeof(state)) < 0 ||
+	    unhex(binding_hex, binding, sizeof(binding)) < 0)
+		return 1;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
+		if (s->logins[i].created &&
+		    sodium_memcmp(s->logins[i].state, state, sizeof(state)) == 0)
+			found = &s->logins[i];
+	if (found) {
+		/* once, whatever comes of it; the browser that began it only */
+		if (now - found->created < CONSOLE_LOGIN_S &&
+		    sodium_memcmp(found->binding, binding, sizeof(binding)) == 0) {
+			*idp = found->idp;
+			memcpy(verifier, found->verifier, CONSOLE_VERIFIER);
+			rc = 0;
+		}
+		sodium_memzero(found, sizeof(*found));
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }

@@ -14,6 +14,7 @@
  * CSRF token or Origin is missing or another's.
  */
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,162 @@ static int who(struct tg_mcp_http *h, struct MHD_Connection *c, struct request *
 	return -1;
 }
 
+/* ---- signing in at an identity provider ------------------------------------------ */
+
+/* The console's origin (scheme://host[:port]), as clients reach it. */
+static void origin_of(const struct tg_mcp_http *h, char *out, size_t len)
+{
+	const char *path;
+
+	http_front_resource(&h->front, h->port, out, len);
+	path = strstr(out, "://");
+	path = path ? strchr(path + 3, '/') : NULL;
+	if (path)
+		out[path - out] = '\0';
+}
+
+/* A redirect (status) to location, setting the cookies not NULL. */
+static enum MHD_Result redirect(struct tg_mcp_http *h, struct MHD_Connection *c, unsigned status,
+				const char *location, const char *cookie, const char *cookie2)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	secure(h, r);
+	MHD_add_response_header(r, "Location", location);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (cookie)
+		MHD_add_response_header(r, "Set-Cookie", cookie);
+	if (cookie2)
+		MHD_add_response_header(r, "Set-Cookie", cookie2);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* GET login?idp=N: to the provider's authorization page, the flow's
+ * binding in a cookie only the callback sees (Lax: the provider's
+ * redirect back is a top-level navigation from its site). */
+static enum MHD_Result login_start(struct tg_mcp_http *h, struct MHD_Connection *c)
+{
+	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "idp");
+	char origin[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16], back[sizeof(origin) + 32];
+	char state[CONSOLE_HEX], binding[CONSOLE_HEX], verifier[CONSOLE_VERIFIER], cookie[200];
+	char *end = NULL, *url = NULL;
+	unsigned long idp = arg ? strtoul(arg, &end, 10) : 0;
+	struct tg_error err;
+	enum MHD_Result rc;
+
+	if (!arg || !*arg || *end || idp > 64)
+		return fail(h, c, MHD_HTTP_BAD_REQUEST, "bad_request", "login?idp=N: a provider of "
+			    "GET /console/api/login/providers");
+	origin_of(h, origin, sizeof(origin));
+	snprintf(back, sizeof(back), "%s" API "login/callback", origin);
+	console_login_begin(h->console, idp, (int64_t)time(NULL), state, binding, verifier);
+	if (tg_gate_login_url(h->mcp->gate, idp, back, state, verifier, &url, &err) < 0) {
+		sodium_memzero(verifier, sizeof(verifier));
+		tg_gate_record_refusal(h->mcp->gate, "", PREFIX "/api/login", "login_failed",
+				       err.msg);
+		return fail(h, c, MHD_HTTP_BAD_GATEWAY, "provider", err.msg);
+	}
+	sodium_memzero(verifier, sizeof(verifier));
+	snprintf(cookie, sizeof(cookie), "tg_login=%s; Path=" API "login/callback; HttpOnly; "
+		 "SameSite=Lax; Max-Age=%d%s", binding, CONSOLE_LOGIN_S,
+		 h->front.https ? "; Secure" : "");
+	rc = redirect(h, c, MHD_HTTP_FOUND, url, cookie, NULL);
+	free(url);
+	return rc;
+}
+
+/* A sign-in refused: recorded with why, and to the sign-in page with the
+ * reason's code (never the provider's words, which the page would show). */
+static enum MHD_Result login_refused(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const char *reason, const char *why, const char *clear)
+{
+	char to[64];
+
+	tg_gate_record_refusal(h->mcp->gate, "", PREFIX "/api/login", "unauthorized", why);
+	snprintf(to, sizeof(to), PREFIX "/#/signin/%s", reason);
+	return redirect(h, c, MHD_HTTP_FOUND, to, clear, NULL);
+}
+
+/* GET login/callback?code&state: the code exchanged for an access token
+ * for this gateway, which must then sign in as any token does; to the
+ * console, signed in, or to its sign-in page with the reason. */
+static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *c)
+{
+	const char *code = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "code");
+	const char *state = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+	const char *binding = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "tg_login");
+	char origin[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16], back[sizeof(origin) + 32];
+	char verifier[CONSOLE_VERIFIER], principal[MCP_MAX_PRINCIPAL], id[CONSOLE_HEX];
+	char csrf[CONSOLE_HEX], cookie[200], clear[160], *token = NULL, *scopes = NULL;
+	struct tg_error err;
+	size_t idp;
+	int rc;
+
+	snprintf(clear, sizeof(clear), "tg_login=; Path=" API "login/callback; HttpOnly; "
+		 "SameSite=Lax; Max-Age=0%s", h->front.https ? "; Secure" : "");
+	if (!state || !binding ||
+	    console_login_take(h->console, state, binding, (int64_t)time(NULL), &idp, verifier))
+		return login_refused(h, c, "state", "a sign-in came back that this browser did not "
+				     "begin, or too late", clear);
+	if (!code) {
+		sodium_memzero(verifier, sizeof(verifier));
+		return login_refused(h, c, "provider", "the provider sent no code (the person "
+				     "declined, or it refused)", clear);
+	}
+	origin_of(h, origin, sizeof(origin));
+	snprintf(back, sizeof(back), "%s" API "login/callback", origin);
+	rc = tg_gate_login_token(h->mcp->gate, idp, code, verifier, back, &token, &err);
+	sodium_memzero(verifier, sizeof(verifier));
+	if (rc < 0)
+		return login_refused(h, c, "token", err.msg, clear);
+	if (tg_gate_identify(h->mcp->gate, token, strlen(token), principal, sizeof(principal),
+			     &scopes, &err) < 0) {
+		console_token_free(token);
+		return login_refused(h, c, "identity", err.msg, clear);
+	}
+	free(scopes);
+	rc = console_session_open(h->console, principal, token, strlen(token), (int64_t)time(NULL),
+				  id, csrf);
+	console_token_free(token);
+	if (rc != 0)
+		return login_refused(h, c, "busy", rc < 0 ? "out of memory"
+				     : "too many console sessions are open", clear);
+	tg_gate_record_event(h->mcp->gate, principal, PREFIX "/api/login", "console sign-in",
+			     NULL);
+	snprintf(cookie, sizeof(cookie), "%s=%s; Path=%s; HttpOnly; SameSite=Strict%s",
+		 cookie_name(h), id, h->front.https ? "/" : PREFIX,
+		 h->front.https ? "; Secure" : "");
+	return redirect(h, c, MHD_HTTP_FOUND, PREFIX "/", cookie, clear);
+}
+
+/* GET login/providers, login?idp=N, login/callback. */
+static enum MHD_Result console_login_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
+					    const char *rest)
+{
+	char *list;
+	enum MHD_Result rc;
+
+	if (strcmp(rest, "login/providers") == 0) {
+		list = tg_gate_login_providers(h->mcp->gate);
+		rc = list ? reply(h, c, MHD_HTTP_OK, list, NULL)
+			  : fail(h, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "out of memory");
+		free(list);
+		return rc;
+	}
+	if (strcmp(rest, "login") == 0)
+		return login_start(h, c);
+	if (strcmp(rest, "login/callback") == 0)
+		return login_back(h, c);
+	return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", "login/providers, login?idp=N, "
+		    "login/callback");
+}
+
 enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   struct request *rq, const char *url, const char *method)
 {
@@ -179,18 +336,8 @@ enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection 
 		return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", h->mcp->policy
 			    ? "the console is off (serve --no-console)"
 			    : "the console needs a policy (serve --policy FILE --state DIR)");
-	if (strcmp(url, PREFIX) == 0) {
-		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
-									 MHD_RESPMEM_PERSISTENT);
-
-		if (!r)
-			return MHD_NO;
-		secure(h, r);
-		MHD_add_response_header(r, "Location", PREFIX "/");
-		res = MHD_queue_response(c, MHD_HTTP_MOVED_PERMANENTLY, r);
-		MHD_destroy_response(r);
-		return res;
-	}
+	if (strcmp(url, PREFIX) == 0)
+		return redirect(h, c, MHD_HTTP_MOVED_PERMANENTLY, PREFIX "/", NULL, NULL);
 	if (strncmp(url, API, strlen(API)) != 0)
 		return serve_file(h, c, url + strlen(PREFIX "/"), method);
 	if (change && (why = not_from_page(c)))
@@ -199,9 +346,11 @@ enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection 
 		return fail(h, c, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
 			    "a request to the console is at most 65536 bytes");
 	rq->console = 1;
-	/* signing in is the one request without a session */
+	/* signing in, with a token or at a provider, is done without a session */
 	if (strcmp(url, API "session") == 0 && strcmp(method, "POST") == 0)
 		return MHD_YES;
+	if (!change && strncmp(url, API "login", strlen(API "login")) == 0)
+		return console_login_answer(h, c, url + strlen(API));
 	if (who(h, c, rq, change, &res) < 0)
 		return res;
 	if ((why = http_admit_trust(h->admit, c, rq->principal)))

@@ -2,7 +2,9 @@
 # The approval console in a real browser (docs/CONSOLE.md): Debian's
 # chromium, headless, driven by puppeteer-core, with axe-core checking
 # accessibility; both from the npm registry into tests/console/node_modules
-# (git-ignored). Without node, npm or chromium, says so and skips.
+# (git-ignored). Then the sign-in at a real OpenID provider (signin.mjs,
+# oidc-provider from tests/mcp/node_modules). Without node, npm or
+# chromium, says so and skips.
 # Usage: tests/console/run.sh BUILD-DIR [SCREENSHOT-DIR]
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,4 +25,15 @@ if [ ! -d tests/console/node_modules/puppeteer-core ] || [ ! -d tests/console/no
 	}
 fi
 examples/make-db.sh
-timeout 180 node tests/console/console.mjs "$build/toolgate" "$PWD" ${2:+"$2"}
+rc=0
+timeout 180 node tests/console/console.mjs "$build/toolgate" "$PWD" ${2:+"$2"} || rc=1
+# signing in at a real OpenID provider (oidc-provider, tests/mcp's packages)
+if tests/mcp/install.sh; then
+	# the provider's own notices (it is a development setup) are not ours
+	timeout 120 node tests/console/signin.mjs "$build/toolgate" "$PWD" 2>&1 | grep -v '^oidc-provider '
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+else
+	echo "not ok - console-signin/install: npm install of tests/mcp's packages failed"
+	rc=1
+fi
+exit $rc

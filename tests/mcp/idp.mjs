@@ -17,11 +17,12 @@ function signingKey(type, options, kid, alg) {
 
 // startIdp({ resource, scopes, accounts, alg, host, tls }): the provider
 // listening on host (127.0.0.1 by default; a port of its own), over https
-// with tls ({ cert, key }): { issuer, provider, close() }. accounts maps a
+// with tls ({ cert, key }): { issuer, provider, close() }; clients are
+// registered beside the stock host's. accounts maps a
 // login to its claims ({ groups: [...] }); tokens for `resource` carry
 // the scopes granted and `groups`.
 export async function startIdp({ resource, scopes, accounts = {}, alg = 'ES256', ttl = 600,
-				 host = '127.0.0.1', tls = null }) {
+				 host = '127.0.0.1', tls = null, clients = [] }) {
 	const server = tls ? https.createServer(tls) : http.createServer();
 	await new Promise((ok) => server.listen(0, host, ok));
 	const issuer = `${tls ? 'https' : 'http'}://${host}:${server.address().port}`;
@@ -42,7 +43,7 @@ export async function startIdp({ resource, scopes, accounts = {}, alg = 'ES256',
 			redirect_uris: ['http://127.0.0.1:33418/callback'],
 			grant_types: ['authorization_code', 'refresh_token'],
 			response_types: ['code'],
-		}],
+		}, ...clients],
 		pkce: { required: () => true },
 		features: {
 			devInteractions: { enabled: true },

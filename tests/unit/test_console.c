@@ -97,7 +97,45 @@ static int bounds(void)
 	return 0;
 }
 
+/* A sign-in at a provider: its state comes back once, from the browser
+ * that began it, within its time. */
+static int logins(void)
+{
+	struct console_sessions *s = console_sessions_new();
+	char state[CONSOLE_HEX], binding[CONSOLE_HEX], other[CONSOLE_HEX];
+	char verifier[CONSOLE_VERIFIER], back[CONSOLE_VERIFIER];
+	size_t idp = 9;
+	int i;
+
+	CHECK(s != NULL);
+	console_login_begin(s, 3, 1000, state, binding, verifier);
+	CHECK(strlen(verifier) == 43 && strspn(verifier, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+					       "qrstuvwxyz0123456789-_") == 43);
+	CHECK(console_login_take(s, state, binding, 1001, &idp, back) == 0);
+	CHECK(idp == 3 && strcmp(back, verifier) == 0);
+	CHECK(console_login_take(s, state, binding, 1002, &idp, back) == 1); /* once */
+	/* another browser's binding: refused, and the state is spent */
+	console_login_begin(s, 1, 2000, state, binding, verifier);
+	snprintf(other, sizeof(other), "%s", binding);
+	other[5] = other[5] == '0' ? '1' : '0';
+	CHECK(console_login_take(s, state, other, 2001, &idp, back) == 1);
+	CHECK(console_login_take(s, state, binding, 2002, &idp, back) == 1);
+	/* too late; malformed */
+	console_login_begin(s, 1, 3000, state, binding, verifier);
+	CHECK(console_login_take(s, state, binding, 3000 + CONSOLE_LOGIN_S, &idp, back) == 1);
+	CHECK(console_login_take(s, "zz", binding, 3001, &idp, back) == 1);
+	CHECK(console_login_take(s, NULL, binding, 3001, &idp, back) == 1);
+	/* past the bound, the oldest gives way */
+	console_login_begin(s, 2, 4000, state, binding, verifier);
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
+		console_login_begin(s, 2, 4001 + i, other, other, back);
+	CHECK(console_login_take(s, state, binding, 4500, &idp, back) == 1);
+	console_sessions_free(s);
+	return 0;
+}
+
 const struct unit_test console_tests[] = {
+	{ "console/logins", logins },
 	{ "console/opens_and_gets", opens_and_gets },
 	{ "console/lifetimes", lifetimes },
 	{ "console/bounds", bounds },

@@ -284,6 +284,22 @@ static int config(void)
 	CHECK(config_refused(&f, "https://idp.example", ",\"audience\":\"\"", ".audience: a string"));
 	CHECK(config_refused(&f, "https://idp.example", ",\"issuer\":\"https://b\"",
 			     "duplicate"));
+	/* the console's client: a client_id, a secret only its owner reads */
+	CHECK(config_refused(&f, "https://idp.example", ",\"console\":{}",
+			     ".console.client_id: required"));
+	CHECK(config_refused(&f, "https://idp.example", ",\"console\":{\"client_id\":\"c\","
+			     "\"x\":1}", ".console: unknown field \"x\""));
+	snprintf(path, sizeof(path), "%s/secret", f.dir);
+	CHECK(unit_put(NULL, path, "s3cret\n", 0644) == 0);
+	snprintf(text, sizeof(text), ",\"console\":{\"client_id\":\"c\",\"client_secret_file\":"
+		 "\"%s\"}", path);
+	CHECK(config_refused(&f, "https://idp.example", text, "only its owner may read"));
+	CHECK(unit_put(NULL, path, "s3cret\n", 0600) == 0);
+	CHECK(load_policy(&f, "https://idp.example", text, &err) == 0);
+	CHECK(strcmp(policy_oidc(f.policy)->v[0].console_secret, "s3cret") == 0);
+	CHECK(strcmp(policy_oidc(f.policy)->v[0].console_scope, "openid") == 0);
+	tg_policy_free(f.policy);
+	f.policy = NULL;
 	/* two providers with one issuer; seventeen; the policy's own issuer */
 	snprintf(text, sizeof(text), "{" PRINCIPALS ",\"identity_providers\":[{\"issuer\":"
 		 "\"https://a\"},{\"issuer\":\"https://a\"}]}");

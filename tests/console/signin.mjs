@@ -1,0 +1,126 @@
+// The approval console's sign-in at an identity provider (docs/CONSOLE.md,
+// "Signing in"), in a real browser: Debian's chromium, headless, driven by
+// puppeteer-core, through the login and consent pages of a real OpenID
+// provider (oidc-provider from npm, tests/mcp/idp.mjs) on loopback. The
+// person clicks "Sign in with ...", signs in at the provider, consents, and
+// lands on the console signed in as the principal the policy maps them
+// to; a callback this browser did not begin is refused, and so is a person
+// the policy does not know.
+//
+// Usage: node signin.mjs TOOLGATE REPO
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { tap } from "../mcp/harness.mjs";
+import { startIdp } from "../mcp/idp.mjs";
+
+const [toolgate, repo] = process.argv.slice(2);
+const T = tap("console-signin");
+const puppeteer = (await import("puppeteer-core")).default;
+
+// a port known before the start: the provider must know the redirect URI
+// and the resource (this gateway's URL) the tokens are for
+const port = await new Promise((ok) => {
+	const s = net.createServer().listen(0, "127.0.0.1", () => {
+		const p = s.address().port;
+		s.close(() => ok(p));
+	});
+});
+const origin = `http://127.0.0.1:${port}`;
+const idp = await startIdp({
+	resource: `${origin}/mcp`, scopes: [], accounts: { carol: {}, mallory: {} }, alg: "RS256",
+	clients: [{ client_id: "toolgate-console", token_endpoint_auth_method: "none",
+		    application_type: "native", grant_types: ["authorization_code"],
+		    response_types: ["code"],
+		    redirect_uris: [`${origin}/console/api/login/callback`] }],
+});
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tg-signin-"));
+fs.mkdirSync(path.join(dir, "state"), { mode: 0o700 });
+fs.writeFileSync(path.join(dir, "policy.json"), JSON.stringify({
+	principals: { carol: { scopes: ["*:approve"] } },
+	identity_providers: [{ issuer: idp.issuer, scopes: "policy",
+			       console: { client_id: "toolgate-console" } }],
+}));
+const server = spawn(toolgate, ["serve", "--catalog", path.join(repo, "examples/catalog"),
+	"--policy", path.join(dir, "policy.json"), "--state", path.join(dir, "state"),
+	"--http", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "pipe"] });
+let stderr = "";
+server.stderr.on("data", (d) => { stderr += d; });
+await new Promise((ok, no) => {
+	const t = setInterval(() => { if (stderr.includes("MCP on")) { clearInterval(t); ok(); } }, 50);
+	server.on("exit", (code) => no(new Error(`toolgate exited ${code}: ${stderr}`)));
+});
+
+const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", headless: true,
+	args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
+async function signIn(login) {
+	const ctx = await browser.createBrowserContext();
+	const page = await ctx.newPage();
+	await page.goto(`${origin}/console/`);
+	await page.waitForSelector("#providers a", { visible: true });
+	await Promise.all([page.waitForNavigation(), page.click("#providers a")]);
+	// the provider's own pages: sign in, then consent
+	await page.waitForSelector("input[name=login]");
+	await page.type("input[name=login]", login);
+	await page.type("input[name=password]", "any");
+	await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+	if (await page.$("button[autofocus], form button[type=submit]"))
+		await Promise.all([page.waitForNavigation(),
+			page.click("button[autofocus], form button[type=submit]")]);
+	await page.waitForFunction((o) => location.href.startsWith(o + "/console/"), {}, origin);
+	return page;
+}
+
+try {
+	await T.check("provider_offered", async () => {
+		const r = await (await fetch(`${origin}/console/api/login/providers`)).json();
+		return (r.providers.length === 1 && r.providers[0].issuer === idp.issuer) || JSON.stringify(r);
+	});
+	const page = await signIn("carol");
+	await T.check("signed_in_through_the_provider", async () => {
+		await page.waitForSelector("#list", { visible: true, timeout: 10000 });
+		return (await page.$eval("#who", (e) => e.textContent)) === "carol" ||
+			page.$eval("#status", (e) => e.textContent);
+	});
+	await T.check("session_cookie_strict_httponly", async () => {
+		const c = (await page.cookies()).find((x) => x.name === "tg_console");
+		const binding = (await page.cookies(`${origin}/console/api/login/callback`))
+			.find((x) => x.name === "tg_login");
+		return (c && c.httpOnly && c.sameSite === "Strict" && !binding) || JSON.stringify([c, binding]);
+	});
+	await T.check("list_readable", async () =>
+		(await page.evaluate(async () => (await fetch("api/tickets")).status)) === 200);
+
+	// a callback this browser did not begin (no binding cookie, a made-up
+	// state): refused, said on the sign-in page
+	const other = await (await browser.createBrowserContext()).newPage();
+	await other.goto(`${origin}/console/api/login/callback?code=x&state=${"ab".repeat(32)}`);
+	await T.check("foreign_callback_refused", async () => {
+		await other.waitForSelector("#signin", { visible: true });
+		const said = await other.$eval("#status", (e) => e.textContent);
+		return said.includes("another browser") || said;
+	});
+	// a person the provider knows and the policy does not
+	const stranger = await signIn("mallory");
+	await T.check("unknown_person_refused", async () => {
+		await stranger.waitForSelector("#signin", { visible: true });
+		const said = await stranger.$eval("#status", (e) => e.textContent);
+		return said.includes("does not know you") || said;
+	});
+} catch (e) {
+	console.log(`not ok - console-signin/ran_to_the_end: ${e && e.stack}`);
+	process.exitCode = 1;
+} finally {
+	await browser.close();
+	const gone = new Promise((r) => server.on("exit", r));
+	server.kill("SIGTERM");
+	await gone;
+	await idp.close();
+	fs.rmSync(dir, { recursive: true, force: true });
+}
+await T.check("no_sanitizer_report", async () =>
+	!/Sanitizer|runtime error/.test(stderr) || stderr.slice(-2000));
+if (T.failures()) process.exitCode = 1;
