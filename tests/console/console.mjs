@@ -71,10 +71,15 @@ async function agent(tok) {
 const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", headless: true,
 	args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
 const dialogs = [];
+let confirming = false; /* accept the next confirmation (a rollback's) */
 async function signedIn(tok) {
 	const ctx = await browser.createBrowserContext();
 	const page = await ctx.newPage();
-	page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+	page.on("dialog", (d) => {
+		if (d.type() === "confirm" && confirming) return d.accept();
+		dialogs.push(d.message());
+		return d.dismiss();
+	});
 	await page.goto(`${origin}/console/`);
 	await page.waitForSelector("#token", { visible: true });
 	await page.type("#token", tok);
@@ -176,6 +181,26 @@ try {
 	await T.check("decided_ticket_updates_in_place", async () =>
 		until(async () => ["approved", "executed"].includes(
 			await page.$eval("#ticket-state", (e) => e.textContent))));
+	// roll it back from its ticket, after the confirmation: the file goes
+	await page.goto(`${origin}/console/#/history`);
+	await page.goto(`${origin}/console/#/ticket/${ticket2}`);
+	await shows(page, ticket2);
+	await T.check("rollback_from_the_ticket", async () => {
+		await page.waitForSelector("#rollback", { visible: true });
+		confirming = true;
+		await page.click("#rollback");
+		const gone = await until(async () => !fs.existsSync(path.join(dir, "ws/notes/second.txt")));
+		confirming = false;
+		return gone || (await page.$eval("#status", (e) => e.textContent));
+	});
+	await T.check("history_filters", async () => {
+		await page.goto(`${origin}/console/#/history`);
+		await page.waitForSelector("#history", { visible: true });
+		await until(async () => (await page.$$("#history-table tbody tr")).length >= 2);
+		await page.select("#f-state", "rejected");
+		const left = await page.$$eval("#history-table tbody tr", (t) => t.map((r) => r.innerText));
+		return (left.length === 1 && left[0].includes("rejected")) || JSON.stringify(left);
+	});
 
 	// bob asks for a write himself: he may not approve it
 	const bobHost = await agent(BOB);
@@ -221,10 +246,25 @@ try {
 				Cookie: `tg_console=${cookie}`, Origin: origin } });
 		return r.status === 403 || r.status;
 	});
-	// alice approves bob's: it runs
-	await page.goto(`${origin}/console/#/ticket/${own.slice(9)}`);
-	await shows(page, own.slice(9));
-	await page.click("#approve");
+	// alice approves bob's with the keyboard alone: Tab to its link in
+	// the list, Enter, Tab to Approve, Enter
+	await page.goto(`${origin}/console/#/`);
+	await page.waitForSelector(`#list-table a[href="${own}"]`, { visible: true });
+	const tabTo = async (sel) => {
+		for (let i = 0; i < 40; i++) {
+			await page.keyboard.press("Tab");
+			if (await page.evaluate((q) => document.activeElement &&
+				document.activeElement.matches(q), sel)) return true;
+		}
+		return false;
+	};
+	await T.check("keyboard_reaches_the_ticket", async () => {
+		const ok = await tabTo(`a[href="${own}"]`);
+		await page.keyboard.press("Enter");
+		await shows(page, own.slice(9));
+		return ok && (await tabTo("#approve"));
+	});
+	await page.keyboard.press("Enter");
 	await T.check("another_approver_decides_it", async () => {
 		const r = await call3;
 		return (r.result && !r.result.isError) || JSON.stringify(r);
