@@ -12,23 +12,33 @@
 	let me = null; /* {principal, csrf} */
 	let events = null; /* the EventSource of the live list */
 	let shown = null; /* the ticket on the page, or null */
+	let pause = 0; /* seconds before the live list is asked for again */
 
-	/* An element with attributes and children; strings become text. */
+	/* What a screen would not show as it is (controls but newline and
+	 * tab, format and default-ignorable characters: bidi overrides,
+	 * zero-width and tag characters), written as \u{...} so a person sees
+	 * it (docs/ADMIN.md); arguments and previews come escaped already. */
+	const HIDDEN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+	const visible = (text) => String(text).replace(HIDDEN,
+		(c) => '\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
+
+	/* An element with attributes and children; strings become text, their
+	 * hidden characters shown. */
 	function el(tag, attrs, ...kids) {
 		const e = document.createElement(tag);
 		for (const [k, v] of Object.entries(attrs || {})) {
 			if (k === 'class') e.className = v;
-			else if (k === 'text') e.textContent = v;
+			else if (k === 'text') e.textContent = visible(v);
 			else e.setAttribute(k, v);
 		}
 		for (const k of kids)
-			if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+			if (k !== null && k !== undefined) e.append(k instanceof Node ? k : visible(k));
 		return e;
 	}
 
 	function say(text, error) {
 		const s = $('status');
-		s.textContent = text || '';
+		s.textContent = visible(text || '');
 		s.className = error ? 'error' : '';
 	}
 
@@ -135,8 +145,9 @@
 	}
 
 	function listen() {
-		if (events) return;
+		if (events || !me) return;
 		events = new EventSource('api/events');
+		events.addEventListener('open', () => { pause = 0; });
 		events.addEventListener('tickets', (e) => {
 			let doc = {};
 			try { doc = JSON.parse(e.data); } catch (x) { return; }
@@ -144,12 +155,20 @@
 			else loadList();
 			if (shown && !$('ticket').hidden) loadTicket(shown, true);
 		});
-		events.onerror = () => {
-			/* the server ended it (signed out, or stopping): ask who we are */
-			if (events && events.readyState === EventSource.CLOSED) {
-				events = null;
-				whoami();
-			}
+		events.onerror = async () => {
+			/* refused (signed out, too many lists open, the server
+			 * stopping): ask who we are, and if still signed in listen
+			 * again after a pause that doubles, up to a minute, never
+			 * at once (a refused stream asked again at once is a loop
+			 * of requests) */
+			if (!events || events.readyState !== EventSource.CLOSED) return;
+			events = null;
+			let r = null;
+			try { r = await api('GET', 'session'); } catch (e) { /* unreachable */ }
+			if (r && r.status !== 200) return signedOut();
+			pause = Math.min(pause ? pause * 2 : 2, 60);
+			say('The live list is not available now: it is asked for again in ' + pause + ' s.', true);
+			setTimeout(listen, pause * 1000);
 		};
 	}
 

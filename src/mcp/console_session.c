@@ -4,8 +4,8 @@
  * person signed in with and to the CSRF token their page sends back with
  * every change. The token never returns to the browser: each request is
  * identified again by it (tg_gate_identify), so its expiry, its
- * revocation and the policy's reload count at once, as for a bearer
- * caller.
+ * revocation count at once, as for a bearer caller (the policy is the
+ * one serve started with: SIGHUP reloads the catalogue only).
  *
  * Owns: the sessions, their lifetimes (idle and absolute), their bound.
  * Must never: compare an id or a CSRF token in variable time, keep a

@@ -315,6 +315,11 @@ static int bearer_presented(struct MHD_Connection *c)
 	return auth && strncasecmp(auth, "Bearer ", 7) == 0;
 }
 
+static int is_console(const char *url)
+{
+	return strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/');
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -337,6 +342,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 * Continue"): the checks against DNS rebinding, the endpoint,
 		 * the caller's token, a declared length over the ceiling. */
 		why = http_front_refused(&h->front, h->port, c, text, sizeof(text));
+		if (why && is_console(url))
+			return http_console_refused(h, c, why);
 		if (why)
 			return http_error(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, why);
 		/* RFC 9728: who issues tokens for this server, asked before any */
@@ -344,7 +351,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return http_resource_metadata(h, c, method);
 		/* the approval console: its files, and its API for a person
 		 * signed in with a cookie (not a bearer token) */
-		if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/'))
+		if (is_console(url))
 			return http_console_begin(h, c, rq, url, method);
 		rq->admin = strncmp(url, ADMIN_PREFIX, strlen(ADMIN_PREFIX)) == 0;
 		if (rq->admin && !h->mcp->policy)

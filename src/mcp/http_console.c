@@ -29,6 +29,7 @@
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
 	    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 #define CONSOLE_MAX_STREAMS 64 /* console event streams open at once */
+#define CONSOLE_MAX_STREAMS_PER_PRINCIPAL 8 /* of which one principal's */
 #define STREAM_WAIT_MS 1000  /* a stream's wait for a ticket's move, at most */
 #define STREAM_KEEPALIVE 15  /* seconds: a comment on a quiet stream */
 
@@ -127,8 +128,10 @@ static const char *not_from_page(struct MHD_Connection *c)
 	if (site && strcmp(site, "same-origin") != 0)
 		return "a change must come from the console's own page (Sec-Fetch-Site)";
 	/* a form of another site cannot send this type without a preflight,
-	 * which nothing here answers */
-	if (!type || strncmp(type, "application/json", 16) != 0)
+	 * which nothing here answers; the type itself, not one it begins
+	 * (application/jsonx), with parameters at most */
+	if (!type || strncmp(type, "application/json", 16) != 0 ||
+	    (type[16] && type[16] != ';' && type[16] != ' ' && type[16] != '\t'))
 		return "a change is sent as application/json";
 	return NULL;
 }
@@ -324,6 +327,12 @@ static enum MHD_Result console_login_answer(struct tg_mcp_http *h, struct MHD_Co
 		    "login/callback");
 }
 
+enum MHD_Result http_console_refused(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const char *why)
+{
+	return fail(h, c, MHD_HTTP_FORBIDDEN, "forbidden", why);
+}
+
 enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   struct request *rq, const char *url, const char *method)
 {
@@ -399,6 +408,9 @@ static enum MHD_Result sign_in(struct tg_mcp_http *h, struct MHD_Connection *c,
 		snprintf(body, sizeof(body), "that token does not sign in: %.180s", err.msg);
 		return fail(h, c, MHD_HTTP_UNAUTHORIZED, "unauthorized", body);
 	}
+	/* a new sign-in ends the session its cookie named, if any */
+	console_session_close(h->console, MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
+								      cookie_name(h)));
 	rc = console_session_open(h->console, rq->principal, token, strlen(token),
 				  (int64_t)time(NULL), id, csrf);
 	json_decref(doc);
@@ -446,8 +458,9 @@ static enum MHD_Result session(struct tg_mcp_http *h, struct MHD_Connection *c,
  * may see changed (their list, as GET /admin/tickets gives it), a
  * comment when quiet; it ends when the server stops, or when the
  * session's token no longer holds. */
-struct watch {
+struct console_watch {
 	struct tg_mcp_http *h;
+	struct console_watch *next;  /* h->console_watches */
 	char principal[MCP_MAX_PRINCIPAL];
 	char *scopes;
 	char id[CONSOLE_HEX];        /* the session's */
@@ -458,20 +471,50 @@ struct watch {
 
 static void watch_free(void *cls)
 {
-	struct watch *w = cls;
+	struct console_watch *w = cls, **p;
 
 	pthread_mutex_lock(&w->h->lock);
-	w->h->console_streams--;
+	for (p = &w->h->console_watches; *p && *p != w; p = &(*p)->next)
+		;
+	if (*p)
+		*p = w->next;
 	pthread_mutex_unlock(&w->h->lock);
 	free(w->scopes);
 	free(w->last);
 	free(w);
 }
 
+/* w listed among the streams open: 0; or the status refusing it, *why
+ * said: the console's share is taken (503), or the person's (429: one
+ * principal, even one that decides nothing, must not take every stream
+ * and leave the approvers' lists dead). */
+static unsigned watch_admit(struct tg_mcp_http *h, struct console_watch *w, const char **why)
+{
+	const struct console_watch *o;
+	unsigned all = 0, mine = 0, status = 0;
+
+	pthread_mutex_lock(&h->lock);
+	for (o = h->console_watches; o; o = o->next) {
+		all++;
+		mine += strcmp(o->principal, w->principal) == 0;
+	}
+	if (all >= CONSOLE_MAX_STREAMS) {
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		*why = "too many console streams are open (64): try again later";
+	} else if (mine >= CONSOLE_MAX_STREAMS_PER_PRINCIPAL) {
+		status = MHD_HTTP_TOO_MANY_REQUESTS;
+		*why = "this principal has 8 live lists open: close a console page";
+	} else {
+		w->next = h->console_watches;
+		h->console_watches = w;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return status;
+}
+
 /* The list as the person may see it now; NULL when the session ended or
- * its token no longer holds (expired, revoked, its principal gone from
- * the policy). */
-static char *pending_list(struct watch *w)
+ * its token no longer holds (expired, revoked). */
+static char *pending_list(struct console_watch *w)
 {
 	char *out = NULL, *token = NULL, principal[MCP_MAX_PRINCIPAL];
 	struct tg_error err;
@@ -497,7 +540,7 @@ static char *pending_list(struct watch *w)
 
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct watch *w = cls;
+	struct console_watch *w = cls;
 
 	(void)pos;
 	for (;;) {
@@ -536,38 +579,28 @@ static enum MHD_Result events(struct tg_mcp_http *h, struct MHD_Connection *c,
 			      struct request *rq)
 {
 	const char *id = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(h));
-	struct watch *w;
+	struct console_watch *w = calloc(1, sizeof(*w));
 	struct MHD_Response *r;
 	enum MHD_Result rc;
+	const char *why = NULL;
+	unsigned status;
 
-	pthread_mutex_lock(&h->lock);
-	if (h->console_streams >= CONSOLE_MAX_STREAMS) {
-		pthread_mutex_unlock(&h->lock);
-		return fail(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-			    "too many console streams are open (64)");
+	if (!w)
+		return MHD_NO;
+	w->h = h;
+	snprintf(w->principal, sizeof(w->principal), "%s", rq->principal);
+	snprintf(w->id, sizeof(w->id), "%s", id ? id : "");
+	w->quiet_since = time(NULL);
+	if ((status = watch_admit(h, w, &why))) {
+		free(w);
+		return fail(h, c, status, "unavailable", why);
 	}
-	h->console_streams++;
-	pthread_mutex_unlock(&h->lock);
-	w = calloc(1, sizeof(*w));
-	if (w) {
-		w->h = h;
-		snprintf(w->principal, sizeof(w->principal), "%s", rq->principal);
-		snprintf(w->id, sizeof(w->id), "%s", id ? id : "");
-		w->scopes = rq->scopes ? strdup(rq->scopes) : NULL;
-		w->quiet_since = time(NULL);
-		w->seen = tg_gate_ticket_events_wait(h->mcp->gate, 0, 0);
-	}
-	r = w ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1 << 20, watch_read, w,
-						  watch_free)
-	      : NULL;
+	w->scopes = rq->scopes ? strdup(rq->scopes) : NULL;
+	w->seen = tg_gate_ticket_events_wait(h->mcp->gate, 0, 0);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1 << 20, watch_read, w,
+					      watch_free);
 	if (!r) {
-		if (w)
-			watch_free(w);
-		else {
-			pthread_mutex_lock(&h->lock);
-			h->console_streams--;
-			pthread_mutex_unlock(&h->lock);
-		}
+		watch_free(w);
 		return MHD_NO;
 	}
 	secure(h, r);

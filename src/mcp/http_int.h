@@ -182,7 +182,7 @@ struct tg_mcp_http {
 	struct http_listener *listeners; /* subscriptions/listen streams */
 	struct mcp_watcher watcher; /* hears of catalogue reloads */
 	struct console_sessions *console; /* the approval console's; NULL: no console */
-	unsigned console_streams;   /* its event streams open (under lock) */
+	struct console_watch *console_watches; /* its event streams open (under lock) */
 };
 
 struct request {
@@ -314,6 +314,10 @@ void http_console_free(struct tg_mcp_http *h);
  * with rq->console set and rq's principal identified, to read its body. */
 enum MHD_Result http_console_begin(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   struct request *rq, const char *url, const char *method);
+/* A request under /console that the front refused (why): 403 with the
+ * console's headers. */
+enum MHD_Result http_console_refused(struct tg_mcp_http *h, struct MHD_Connection *c,
+				     const char *why);
 /* Its body read: the answer. */
 enum MHD_Result http_console_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
 				    struct request *rq, const char *url, const char *method);

@@ -150,11 +150,13 @@ try {
 	await page.click("#reject");
 	await T.check("reject_needs_a_reason", async () =>
 		(await page.$eval("#ticket-state", (e) => e.textContent)) === "pending");
-	await page.type("#reason", "not in the notes folder, please");
+	// a reason holding a bidi override: shown escaped, never reordering
+	await page.type("#reason", "not in the notes folder, please \u202Egnp.exe");
 	await page.click("#reject");
 	await T.check("rejected_with_reason", async () =>
 		(await until(async () => (await page.$eval("#ticket-state", (e) => e.textContent)) === "rejected")) &&
-		(await page.$eval("#ticket-body", (e) => e.innerText)).includes("not in the notes folder"));
+		(await page.$eval("#ticket-body", (e) => e.innerText)).includes("not in the notes folder, please \\u{202E}gnp.exe") ||
+		page.$eval("#ticket-body", (e) => e.innerText));
 	await T.check("agent_call_ends_rejected", async () => {
 		const r = await call1;
 		return (r.result && r.result.isError && JSON.stringify(r.result).includes("reject")) ||
@@ -276,6 +278,33 @@ try {
 			csp.includes("frame-ancestors 'none'") && r.headers.get("x-content-type-options") === "nosniff" &&
 			r.headers.get("referrer-policy") === "no-referrer") || csp;
 	});
+	// live lists: one principal (the agent, who decides nothing) holds at
+	// most 8, so an approver's still opens; a page refused one backs off
+	const streams = new AbortController();
+	const listen = (cookie) => fetch(`${origin}/console/api/events`, { signal: streams.signal,
+		headers: { Cookie: cookie } }).then((r) => r.status);
+	const si = await fetch(`${origin}/console/api/session`, { method: "POST", body: JSON.stringify(
+		{ token: AGENT }), headers: { "Content-Type": "application/json", Origin: origin } });
+	const agentCookie = si.headers.get("set-cookie").split(";")[0];
+	await T.check("one_principal_holds_8_streams", async () => {
+		const got = [];
+		for (let i = 0; i < 9; i++) got.push(await listen(agentCookie));
+		const alice = await listen(`tg_console=${(await page.cookies()).find((x) => x.name === "tg_console").value}`);
+		return (got.slice(0, 8).every((s) => s === 200) && got[8] === 429 && alice === 200) ||
+			JSON.stringify({ got, alice });
+	});
+	await T.check("refused_stream_backs_off", async () => {
+		const bobCookie = `tg_console=${(await bobPage.cookies()).find((x) => x.name === "tg_console").value}`;
+		const n = await bobPage.evaluate(() => performance.getEntriesByType("resource").length);
+		for (let i = 0; i < 8; i++) await listen(bobCookie);
+		await bobPage.reload();
+		await new Promise((r) => setTimeout(r, 3000));
+		const asked = await bobPage.evaluate(() => performance.getEntriesByType("resource")
+			.filter((e) => e.name.endsWith("/api/events")).length);
+		const said = await bobPage.$eval("#status", (e) => e.textContent);
+		return (asked <= 3 && said.includes("live list")) || JSON.stringify({ n, asked, said });
+	});
+	streams.abort();
 	await T.check("signed_out_then_refused", async () => {
 		await page.click("#signout");
 		await page.waitForSelector("#signin", { visible: true });
