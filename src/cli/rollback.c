@@ -1,5 +1,6 @@
 /*
- * toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE --token TOKEN
+ * toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE
+ *                  (--token-file FILE | --token TOKEN | --token -) [--public-url URL]
  *                           [--workspace DIR] [--audit FILE] [--dry-run]
  * toolgate rollback list --state DIR
  *
@@ -29,9 +30,9 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE "
-		   "--token TOKEN\n"
-		   "                [--workspace DIR] [--audit FILE] [--dry-run]\n"
+	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE\n"
+		   "                (--token-file FILE | --token TOKEN | --token -)\n"
+		   "                [--public-url URL] [--workspace DIR] [--audit FILE] [--dry-run]\n"
 		   "       toolgate rollback list --state DIR\n"
 		   "\n"
 		   "Exit status: 0 done, 1 refused or the compensation failed, 2 usage, 3 the\n"
@@ -81,6 +82,8 @@ static const struct option options[] = {
 	CLI_OPTION_POLICY,
 	CLI_OPTION_CATALOG,
 	{ "token", required_argument, NULL, 't' },
+	{ "token-file", required_argument, NULL, 'k' },
+	{ "public-url", required_argument, NULL, 'u' },
 	{ "workspace", required_argument, NULL, 'w' },
 	{ "audit", required_argument, NULL, 'A' },
 	{ "record", required_argument, NULL, 'A' },
@@ -90,7 +93,8 @@ static const struct option options[] = {
 
 /* What rollback was asked. */
 struct rollback_args {
-	const char *state, *policy, *token, *catalog, *workspace, *id, *record;
+	const char *state, *policy, *token, *token_file, *public_url, *catalog, *workspace, *id;
+	const char *record;
 	int dry;
 };
 
@@ -99,7 +103,8 @@ static int rollback_parse(int argc, char **argv, struct rollback_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'c', &a->catalog },
-		{ 'w', &a->workspace }, { 'A', &a->record }, { 0, NULL },
+		{ 'w', &a->workspace }, { 'A', &a->record }, { 'k', &a->token_file },
+		{ 'u', &a->public_url }, { 0, NULL },
 	};
 	int rc = cli_parse("rollback", argc, argv, ":h", options, usage, binds, cli_set_flag, &a->dry);
 
@@ -113,11 +118,15 @@ static int rollback_parse(int argc, char **argv, struct rollback_args *a)
 		return EXIT_USAGE;
 	}
 	if (!a->id || !a->state ||
-	    (strcmp(a->id, "list") != 0 && (!a->policy || !a->token || !a->catalog))) {
+	    (strcmp(a->id, "list") != 0 &&
+	     (!a->policy || !a->token == !a->token_file || !a->catalog))) {
 		fprintf(stderr, "toolgate rollback: %s\n",
 			!a->id ? "which call? a CALL-ID, or list, is needed"
 			: !a->state ? "--state DIR is needed"
-				    : "--catalog DIR, --policy FILE and --token TOKEN are needed");
+			: a->token && a->token_file
+				? "--token or --token-file, not both"
+				: "--catalog DIR, --policy FILE and --token-file FILE (or --token) "
+				  "are needed");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -170,9 +179,17 @@ int cmd_rollback(int argc, char **argv)
 	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
 		goto fail;
 	{
-		struct cli_decider d = { state, policy, token, NULL };
+		struct cli_decider d = { state, policy, NULL, args.public_url };
+		char *tok = NULL;
 
+		rc = cli_token_read("rollback", token, args.token_file, &tok);
+		if (rc) {
+			tg_ticket_release(&t);
+			goto out;
+		}
+		d.token = tok;
 		rc = cli_approver_of(&d, st, &t, who, sizeof(who), &err);
+		free(tok);
 	}
 	tg_ticket_release(&t);
 	if (rc < 0)

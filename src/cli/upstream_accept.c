@@ -1,5 +1,7 @@
 /*
- * toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE --token TOKEN [--audit FILE]
+ * toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE
+ *                          (--token-file FILE | --token TOKEN | --token -) [--public-url URL]
+ *                          [--audit FILE]
  *
  * The definitions of upstream NAME's tools that await review
  * (docs/UPSTREAMS.md, "Pins") accepted: each review ticket of NAME still
@@ -28,8 +30,9 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE "
-		   "--token TOKEN [--audit FILE]\n"
+	fprintf(f, "usage: toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE\n"
+		   "                (--token-file FILE | --token TOKEN | --token -)\n"
+		   "                [--public-url URL] [--audit FILE]\n"
 		   "\n"
 		   "Accept the definitions of upstream NAME's tools that await review (each\n"
 		   "pending review ticket of NAME, or only those of the TOOLs named): approved\n"
@@ -43,13 +46,15 @@ static const struct option options[] = {
 	CLI_OPTION_STATE,
 	CLI_OPTION_POLICY,
 	{ "token", required_argument, NULL, 't' },
+	{ "token-file", required_argument, NULL, 'k' },
+	{ "public-url", required_argument, NULL, 'u' },
 	{ "audit", required_argument, NULL, 'A' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
 
 struct accept_args {
-	const char *state, *policy, *token, *record, *name;
+	const char *state, *policy, *token, *token_file, *public_url, *record, *name;
 	char **tools;
 	int ntools;
 };
@@ -176,7 +181,7 @@ static int parse(int argc, char **argv, struct accept_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'A', &a->record },
-		{ 0, NULL },
+		{ 'k', &a->token_file }, { 'u', &a->public_url }, { 0, NULL },
 	};
 	int rc = cli_parse("upstream accept", argc, argv, ":h", options, usage, binds, NULL, NULL);
 
@@ -186,11 +191,14 @@ static int parse(int argc, char **argv, struct accept_args *a)
 		a->name = argv[optind++];
 	a->tools = argv + optind;
 	a->ntools = argc - optind;
-	if (!a->name || !a->state || !a->policy || !a->token) {
+	if (!a->name || !a->state || !a->policy || !a->token == !a->token_file) {
 		fprintf(stderr, "toolgate upstream accept: %s\n",
 			!a->name ? "which upstream? its NAME is needed"
 			: !a->state ? "--state DIR is needed"
-				    : "--policy FILE and --token TOKEN are needed (who accepts)");
+			: a->token && a->token_file
+				? "--token or --token-file, not both"
+				: "--policy FILE and --token-file FILE (or --token) are needed (who "
+				  "accepts)");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -226,10 +234,19 @@ int cli_upstream_accept(int argc, char **argv)
 		goto fail;
 	rc = EXIT_NO;
 	{
-		struct cli_decider d = { a.state, a.policy, a.token, NULL };
+		struct cli_decider d = { a.state, a.policy, NULL, a.public_url };
+		char *tok = NULL;
 
-		if (cli_identify(&d, st, who, sizeof(who), &scopes, &err) < 0)
+		rc = cli_token_read("upstream accept", a.token, a.token_file, &tok);
+		if (rc)
+			goto out;
+		d.token = tok;
+		rc = cli_identify(&d, st, who, sizeof(who), &scopes, &err);
+		free(tok);
+		if (rc < 0) {
+			rc = EXIT_NO;
 			goto fail;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		/* pending ones, and those approved that no gateway carried out */
