@@ -285,6 +285,8 @@ static int post(struct notify_hook *h, const struct tg_ticket_event *e, const ch
 											   : "http");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROXY, h->proxy_url);
+	/* no NO_PROXY of the environment takes a receiver around the proxy */
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, REQUEST_MS);
@@ -459,7 +461,7 @@ static void *deliverer(void *arg)
 	return NULL;
 }
 
-/* The secret of w (its file's bytes, a final newline dropped): checked
+/* The secret of w (its file's bytes, the newlines that end it dropped): checked
  * again as the policy checked it, since the file may have changed. */
 static int read_key(struct notify_hook *h, struct tg_error *err)
 {
