@@ -134,6 +134,37 @@ TG_API int tg_scopes_cover(const char *scopes, const char *want);
  * caller, since they show every principal's calls. */
 TG_API int tg_scopes_approve_any(const char *scopes);
 
+/* ---- notifications ------------------------------------------------------------ */
+
+/* The policy's webhooks ("notify": {"webhooks": [...]}, docs/NOTIFY.md):
+ * where the gateway POSTs a signed JSON body for each move of a ticket
+ * of the tools and events each names. Checked when the policy loads: a
+ * name of 1 to 64 of A-Z a-z 0-9 . _ - (each once), an https url (http
+ * only to a loopback address; no userinfo; never a link-local or cloud
+ * metadata address, in any spelling), tool patterns (a scope's), event
+ * names, and a secret file that exists, is a regular file, and that
+ * other users may neither read nor write (it is read when the gateway
+ * starts delivering, not when the policy loads). */
+#define TG_WEBHOOKS_MAX 16
+#define TG_WEBHOOK_TOOLS_MAX 64
+struct tg_webhook {
+	char name[65];
+	char *url;
+	char rule[264];              /* the url's HOST:PORT: the one egress rule it is reached by */
+	char **tools;                /* patterns; ntools 0: every tool */
+	size_t ntools;
+	unsigned events;             /* bit 1 << enum tg_ticket_state (toolgate/store.h) per event */
+	char *secret_file;
+};
+/* The event names of the states, in enum tg_ticket_state's order
+ * ("created" for pending): what a webhook's "events" and its body say. */
+TG_API const char *tg_webhook_event_name(unsigned state);
+TG_API size_t tg_policy_webhook_count(const struct tg_policy *policy);
+/* The i-th webhook, in the file's order; NULL past the last. */
+TG_API const struct tg_webhook *tg_policy_webhook(const struct tg_policy *policy, size_t i);
+/* 1 if webhook w is told of tool's (name@version, or name) tickets. */
+TG_API int tg_webhook_covers(const struct tg_webhook *w, const char *tool);
+
 /* ---- rate limits ---------------------------------------------------------- */
 
 /* Token buckets per principal and tool, by the policy's rates (the policy

@@ -111,6 +111,27 @@ TG_API int tg_egress_proxy_adopt(struct tg_egress_proxy *proxy, int fd);
 /* Stop listening, end every connection, remove the socket. */
 TG_API void tg_egress_proxy_stop(struct tg_egress_proxy *proxy);
 
+/* ---- a proxy of one destination, for this process ----------------------------- */
+
+/* The gateway's own HTTP clients that go where a file says (an HTTP
+ * upstream, a webhook) reach their server through a proxy whose one rule
+ * is its HOST:PORT: a name resolving to a denied range is refused unless
+ * the rule names that very address. */
+struct tg_egress_local;
+
+#define TG_EGRESS_LOCAL_URL 128
+
+/* A proxy (tg_egress_proxy_start with opts, whose socket_path, policy
+ * and rules are not read; NULL: the defaults) whose one rule is rule, on
+ * a unix socket (0600) in a directory of its own made under /tmp (0700).
+ * OUT *out, and OUT url: its address as libcurl's CURLOPT_PROXY takes it
+ * (socks5h://, names resolved by the proxy). */
+TG_API int tg_egress_local_start(const char *rule, const struct tg_egress_proxy_options *opts,
+				 struct tg_egress_local **out, char url[TG_EGRESS_LOCAL_URL],
+				 struct tg_error *err);
+/* Stop it, end its connections, remove its socket and directory. NULL: nothing. */
+TG_API void tg_egress_local_stop(struct tg_egress_local *local);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,7 +36,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 10
+#define TG_STORE_SCHEMA 11
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -291,6 +291,18 @@ TG_API int tg_store_ticket_events(struct tg_store *store, uint64_t after, size_t
  * looks first); the sweep makes the event come without a reader. */
 TG_API int tg_store_ticket_expire(struct tg_store *store, int64_t now, uint64_t *n,
 				  struct tg_error *err);
+
+/* ---- webhook cursors ----------------------------------------------------------- */
+
+/* Where each webhook of the policy is in the ticket events (docs/NOTIFY.md):
+ * the number of the last event it was told of or passed over, kept so that
+ * a restarted gateway resumes there. name: 1 to 64 of A-Z a-z 0-9 . _ -.
+ * tg_store_webhook_cursor: OUT *seq and *found (0: none kept, *seq 0).
+ * tg_store_webhook_cursor_set: made or replaced. */
+TG_API int tg_store_webhook_cursor(struct tg_store *store, const char *name, uint64_t *seq,
+				   int *found, struct tg_error *err);
+TG_API int tg_store_webhook_cursor_set(struct tg_store *store, const char *name, uint64_t seq,
+				       struct tg_error *err);
 
 /* The tickets of one tool (name@version) pending at now, and since when
  * the oldest of them waits. */

@@ -10,6 +10,7 @@
 
 #include "toolgate/anomaly.h"
 #include "auth/oidc_int.h"
+#include "auth/policy_int.h"
 #include "toolgate/auth.h"
 #include "util/file.h"
 #include "util/parse.h"
@@ -28,6 +29,8 @@ struct tg_policy {
 	json_t *client_key;          /* "writes.client_key": patterns, or NULL */
 	json_t *lifetimes;           /* "tickets.lifetimes": pattern -> seconds, or NULL */
 	uint64_t writes_wait_ms;     /* "writes.wait" */
+	struct tg_webhook *webhooks; /* "notify.webhooks" (notify_config.c) */
+	size_t nwebhooks;
 };
 
 static const char *const actions[] = { "read", "write", "approve", "scrape" };
@@ -57,9 +60,7 @@ static int scope_action(const char *s, size_t *pattern_len)
 	return -1;
 }
 
-/* 1 if p (plen bytes) is a scope's pattern: a tool name's characters,
- * and one "*" at the end. */
-static int pattern_valid(const char *p, size_t plen)
+int policy_pattern_valid(const char *p, size_t plen)
 {
 	size_t i;
 
@@ -92,7 +93,7 @@ int tg_scope_valid(const char *s)
 	/* scrape is the metrics' own, never a tool's */
 	if (a == ACT_SCRAPE)
 		return strcmp(s, TG_SCOPE_SCRAPE) == 0;
-	return pattern_valid(s, plen);
+	return policy_pattern_valid(s, plen);
 }
 
 int tg_policy_scrape_only(const struct tg_policy *p, const char *name)
@@ -100,8 +101,7 @@ int tg_policy_scrape_only(const struct tg_policy *p, const char *name)
 	return scrape_only(json_object_get(json_object_get(p->principals, name), "scopes"));
 }
 
-/* 1 if pattern p (plen bytes) covers pattern q (qlen bytes). */
-static int pattern_covers(const char *p, size_t plen, const char *q, size_t qlen)
+int policy_pattern_covers(const char *p, size_t plen, const char *q, size_t qlen)
 {
 	if (plen && p[plen - 1] == '*')
 		return qlen >= plen - 1 && memcmp(p, q, plen - 1) == 0;
@@ -117,7 +117,7 @@ int tg_scope_covers(const char *have, const char *want)
 
 	if (ha < 0 || wa < 0 || !(ha == wa || (ha == 1 && wa == 0)))
 		return 0;
-	return pattern_covers(have, hl, want, wl);
+	return policy_pattern_covers(have, hl, want, wl);
 }
 
 int tg_scope_allows_call(const char *scope, const char *tool, int write)
@@ -127,7 +127,7 @@ int tg_scope_allows_call(const char *scope, const char *tool, int write)
 
 	if (a != 1 && !(a == 0 && !write))
 		return 0;
-	return pattern_covers(scope, pl, tool, strlen(tool));
+	return policy_pattern_covers(scope, pl, tool, strlen(tool));
 }
 
 static int bad(struct tg_error *err, const char *path, const char *fmt, ...)
@@ -317,7 +317,7 @@ static int parse_lifetimes(json_t *t, const char *path, json_t **out, struct tg_
 	if (!kept)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	json_object_foreach(l, pattern, v) {
-		if (strlen(pattern) > 200 || !pattern_valid(pattern, strlen(pattern))) {
+		if (strlen(pattern) > 200 || !policy_pattern_valid(pattern, strlen(pattern))) {
 			json_decref(kept);
 			return bad(err, path, "tickets.lifetimes: %.100s: want a tool name, or a "
 				   "prefix ending in * (as a scope's pattern)", pattern);
@@ -365,7 +365,7 @@ static int parse_writes(json_t *w, const char *path, struct tg_policy *p, struct
 		return bad(err, path, "writes.client_key: want an array of at most 64 tool patterns");
 	json_array_foreach(keys, i, s)
 		if (!json_is_string(s) || json_string_length(s) > 200 ||
-		    !pattern_valid(json_string_value(s), json_string_length(s)))
+		    !policy_pattern_valid(json_string_value(s), json_string_length(s)))
 			return bad(err, path, "writes.client_key: %.100s: want a tool name, or a "
 				   "prefix ending in * (as a scope's pattern)",
 				   json_is_string(s) ? json_string_value(s) : "(not a string)");
@@ -383,7 +383,8 @@ static int parse_writes(json_t *w, const char *path, struct tg_policy *p, struct
 int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *err)
 {
 	static const char *const fields[] = { "issuer", "audience", "max_token_ttl", "principals",
-					      "anomalies", "tickets", "identity_providers", "writes" };
+					      "anomalies", "tickets", "identity_providers", "writes",
+					      "notify" };
 	struct tg_policy *p = NULL;
 	json_error_t jerr;
 	json_t *j = NULL, *v;
@@ -465,7 +466,9 @@ int tg_policy_load(const char *path, struct tg_policy **out, struct tg_error *er
 	    oidc_config_parse(json_object_get(j, "identity_providers"),
 			      json_object_get(j, "principals"), p->issuer, path, &p->idps, err) < 0)
 		goto fail;
-	if (parse_writes(json_object_get(j, "writes"), path, p, err) < 0)
+	if (parse_writes(json_object_get(j, "writes"), path, p, err) < 0 ||
+	    notify_config_parse(json_object_get(j, "notify"), path, &p->webhooks, &p->nwebhooks,
+				err) < 0)
 		goto fail;
 	p->principals = json_incref(json_object_get(j, "principals"));
 	json_decref(j);
@@ -486,6 +489,7 @@ void tg_policy_free(struct tg_policy *p)
 	json_decref(p->lifetimes);
 	tg_anomaly_config_free(p->anomalies);
 	oidc_config_free(p->idps);
+	notify_config_free(p->webhooks, p->nwebhooks);
 	free(p->issuer);
 	free(p->audience);
 	free(p);
@@ -502,7 +506,7 @@ int tg_policy_client_key(const struct tg_policy *p, const char *tool)
 	size_t i;
 
 	json_array_foreach(p->client_key, i, s)
-		if (pattern_covers(json_string_value(s), json_string_length(s), tool, strlen(tool)))
+		if (policy_pattern_covers(json_string_value(s), json_string_length(s), tool, strlen(tool)))
 			return 1;
 	return 0;
 }
@@ -521,7 +525,7 @@ uint64_t tg_policy_ticket_lifetime(const struct tg_policy *p, const char *tool)
 	json_object_foreach(p->lifetimes, pattern, v) {
 		size_t plen = strlen(pattern);
 
-		if (plen > best && pattern_covers(pattern, plen, tool, len)) {
+		if (plen > best && policy_pattern_covers(pattern, plen, tool, len)) {
 			best = plen;
 			s = (uint64_t)json_integer_value(v);
 		}
@@ -672,4 +676,14 @@ static int approves(const char *scope, const char *unused, int unused2)
 int tg_scopes_approve_any(const char *list)
 {
 	return any_scope(list, approves, NULL, 0);
+}
+
+size_t tg_policy_webhook_count(const struct tg_policy *p)
+{
+	return p ? p->nwebhooks : 0;
+}
+
+const struct tg_webhook *tg_policy_webhook(const struct tg_policy *p, size_t i)
+{
+	return p && i < p->nwebhooks ? &p->webhooks[i] : NULL;
 }

@@ -220,6 +220,13 @@ struct tg_gate {
 	struct tg_signer *signer;
 	struct tg_limiter *limiter;
 	struct tg_idps *idps;         /* the policy's identity providers, or NULL */
+	char *resource;               /* the options' (copied), or NULL */
+	/* the webhooks' threads (notify.c), one a webhook of the policy */
+	pthread_mutex_t notify_lock;
+	pthread_cond_t notify_wake;   /* their backoffs' sleep: the stop */
+	int notify_stop;
+	struct notify_hook *hooks;
+	size_t nhooks;
 };
 
 /* A command tool's warm pool, made at its first call that could use one
@@ -330,6 +337,22 @@ int gate_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * pending tickets past their expiry, and the latest event's number. */
 int gate_watch_start(struct tg_gate *g, struct tg_error *err);
 void gate_watch_stop(struct tg_gate *g);
+/* The webhooks of the policy (notify.c, docs/NOTIFY.md), with a store:
+ * each one's secret read and its egress proxy and thread started; -1 and
+ * err when one cannot be. Stopped (threads joined, secrets wiped) by
+ * gate_notify_stop, which a gate that never started them may call. */
+int gate_notify_start(struct tg_gate *g, struct tg_error *err);
+void gate_notify_stop(struct tg_gate *g);
+/* What a receiver is sent for event e: the JSON body (malloc'd; NULL out
+ * of memory or past NOTIFY_BODY_MAX), with reason (a rejection's, or
+ * NULL) and the console's link when resource (the MCP url) is known. */
+#define NOTIFY_BODY_MAX 65536
+char *notify_body(const struct tg_ticket_event *e, const char *reason, const char *resource);
+/* The X-Toolgate-Signature of body (len bytes) at unix time t under key:
+ * "t=T,v1=HEX(HMAC-SHA256(key, "T." body))" into out. 0, or -1. */
+#define NOTIFY_SIGNATURE_MAX 96
+int notify_signature(const unsigned char *key, size_t keylen, int64_t t, const char *body,
+		     size_t len, char out[NOTIFY_SIGNATURE_MAX]);
 /* The tickets' gauges for a scrape (watch.c): the decisions taken up to
  * now counted, the tickets pending by tool (the catalogue cat's names,
  * at most max of them in pend, "other" past them) and the oldest one's

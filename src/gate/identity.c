@@ -37,6 +37,9 @@ int gate_identity_init(struct tg_gate *g, const struct tg_gate_options *opts,
 	g->policy = opts->policy;
 	g->signer = opts->signer;
 	g->anomaly_config = tg_policy_anomalies(opts->policy);
+	/* the console's origin, in the webhooks' bodies */
+	if (opts->resource && !(g->resource = strdup(opts->resource)))
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if (tg_idps_new(opts->policy, opts->resource, &g->idps, err) < 0)
 		return -1;
 	return tg_limiter_new(opts->policy, &g->limiter, err);
@@ -48,6 +51,8 @@ void gate_identity_release(struct tg_gate *g)
 	g->limiter = NULL;
 	tg_idps_free(g->idps);
 	g->idps = NULL;
+	free(g->resource);
+	g->resource = NULL;
 	g->policy = NULL;
 	g->signer = NULL;
 	g->anomaly_config = NULL;

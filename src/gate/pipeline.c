@@ -119,6 +119,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	pthread_mutex_init(&g->queue_lock, NULL);
 	pthread_mutex_init(&g->watch_lock, NULL);
 	pthread_mutex_init(&g->watch_read_lock, NULL);
+	pthread_mutex_init(&g->notify_lock, NULL);
 	{
 		/* the collector's waits are by the monotonic clock: a clock
 		 * set back or forth moves no collection */
@@ -130,6 +131,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 		/* and the tickets' watch, and its readers' */
 		pthread_cond_init(&g->watch_wake, &ca);
 		pthread_cond_init(&g->watch_seen, &ca);
+		/* and the webhooks' backoffs */
+		pthread_cond_init(&g->notify_wake, &ca);
 		/* and the upstreams' thread's, which looks at review tickets */
 		pthread_cond_init(&g->ups_wake, &ca);
 		/* and those of calls and listings waiting for an upstream */
@@ -150,7 +153,8 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->policy)
 		g->tickets = *tg_policy_tickets(opts->policy);
 	if (gate_identity_init(g, opts, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0 ||
-	    gate_collector_start(g, err) < 0 || gate_watch_start(g, err) < 0) {
+	    gate_collector_start(g, err) < 0 || gate_watch_start(g, err) < 0 ||
+	    gate_notify_start(g, err) < 0) {
 		tg_gate_free(g);
 		return -1;
 	}
@@ -210,6 +214,8 @@ void tg_gate_free(struct tg_gate *g)
 {
 	if (!g)
 		return;
+	/* the webhooks first: they wait on the watch */
+	gate_notify_stop(g);
 	gate_collector_stop(g);
 	gate_watch_stop(g);
 	gate_rebuilder_stop(g);
@@ -233,6 +239,8 @@ void tg_gate_free(struct tg_gate *g)
 	pthread_cond_destroy(&g->watch_seen);
 	pthread_mutex_destroy(&g->watch_lock);
 	pthread_mutex_destroy(&g->watch_read_lock);
+	pthread_cond_destroy(&g->notify_wake);
+	pthread_mutex_destroy(&g->notify_lock);
 	pthread_mutex_destroy(&g->refusals_lock);
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);

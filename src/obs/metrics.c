@@ -29,6 +29,7 @@ enum fam {
 	F_COLLECTED,  /* {kind} */
 	F_DEFINITIONS, /* {upstream, kind} */
 	F_APPROVALS,  /* {outcome} */
+	F_WEBHOOKS,   /* {webhook, outcome} */
 	NFAM
 };
 
@@ -70,6 +71,9 @@ static const struct {
 	  "Tickets decided since this gateway started, by outcome (approved, rejected, expired, "
 	  "cancelled), whichever process decided them (read from the store's ticket events).",
 	  "outcome", NULL },
+	{ "toolgate_webhook_deliveries_total",
+	  "Attempts to deliver a ticket's event to a webhook of the policy, by webhook and outcome "
+	  "(delivered, failed, refused by the egress rules).", "webhook", "outcome" },
 };
 
 /* seconds from a ticket's making to a person's decision */
@@ -281,6 +285,15 @@ void metrics_definition_change(struct metrics *m, const char *upstream, const ch
 		return;
 	pthread_mutex_lock(&m->lock);
 	bump_n(m, F_DEFINITIONS, upstream, kind, 1);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_webhook(struct metrics *m, const char *webhook, const char *outcome)
+{
+	if (!m || !webhook || !outcome)
+		return;
+	pthread_mutex_lock(&m->lock);
+	bump_n(m, F_WEBHOOKS, webhook, outcome, 1);
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -34,6 +34,11 @@ void metrics_add(struct metrics *m, const char *family, const char *label, unsig
  * upstream a declared name, kind "changed", "added" or "removed". */
 void metrics_definition_change(struct metrics *m, const char *upstream, const char *kind);
 
+/* One more toolgate_webhook_deliveries_total{webhook,outcome}: webhook a
+ * name of the policy's (at most TG_WEBHOOKS_MAX), outcome "delivered",
+ * "failed" or "refused". */
+void metrics_webhook(struct metrics *m, const char *webhook, const char *outcome);
+
 /* A ticket was decided (docs/METRICS.md, "Tickets"): outcome approved,
  * rejected, expired or cancelled (any other is not counted), seconds
  * after it was made. One more toolgate_approvals_total{outcome}; a

@@ -156,6 +156,12 @@ static const char *const migrations[] = {
 	"  expires, at) VALUES (NEW.id, NEW.state, NEW.tool, NEW.principal, NEW.approver,"
 	"  NEW.created, NEW.decided, NEW.expires, CAST(strftime('%s', 'now') AS INTEGER));"
 	" END;",
+	/* 10 -> 11: each webhook's place in the ticket events (docs/NOTIFY.md),
+	 * so that a restarted gateway tells a receiver what it had not yet */
+	"CREATE TABLE webhook_cursors ("
+	" name TEXT PRIMARY KEY,"
+	" seq INTEGER NOT NULL"
+	") WITHOUT ROWID;",
 };
 
 int store_db_error(struct tg_error *err, sqlite3 *db, const char *what)
@@ -409,6 +415,8 @@ const struct tg_store_ops store_sqlite_ops = {
 	.ticket_expire = sq_ticket_expire,
 	.ticket_events = sq_ticket_events,
 	.ticket_pending_stats = sq_ticket_pending_stats,
+	.webhook_cursor = sq_webhook_cursor,
+	.webhook_cursor_set = sq_webhook_cursor_set,
 	.rollback_begin = sq_rollback_begin,
 	.rollback_end = sq_rollback_end,
 	.rollback_list = sq_rollback_list,

@@ -2,7 +2,7 @@
  * The SQLite backend's ticket events (docs/STORE.md, "Ticket events"):
  * the log a ticket's every move leaves, read after a sequence number;
  * the sweep that expires pending tickets past their expiry; what is
- * pending, by tool. The rows are written by the triggers of migration 10
+ * pending, by tool; each webhook's cursor in the events (migration 11). The rows are written by the triggers of migration 10
  * (sqlite.c), in the statement that moves the ticket, so no path and no
  * process can move one without its event.
  *
@@ -137,6 +137,53 @@ int sq_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_p
 		}
 		if (*n < max && step != SQLITE_DONE)
 			rc = store_db_error(err, sq_db(st), "tickets");
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(sq_lock(st));
+	return rc;
+}
+
+int sq_webhook_cursor(struct tg_store *st, const char *name, uint64_t *seq, int *found,
+		      struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc, step;
+
+	pthread_mutex_lock(sq_lock(st));
+	rc = sqlite3_prepare_v2(sq_db(st), "SELECT seq FROM webhook_cursors WHERE name = ?1", -1,
+				&s, NULL) == SQLITE_OK ? 0 : store_db_error(err, sq_db(st),
+									 "webhook cursors");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		step = sqlite3_step(s);
+		if (step == SQLITE_ROW) {
+			*seq = (uint64_t)sqlite3_column_int64(s, 0);
+			*found = 1;
+		} else if (step != SQLITE_DONE) {
+			rc = store_db_error(err, sq_db(st), "webhook cursors");
+		}
+		sqlite3_finalize(s);
+	}
+	pthread_mutex_unlock(sq_lock(st));
+	return rc;
+}
+
+int sq_webhook_cursor_set(struct tg_store *st, const char *name, uint64_t seq,
+			  struct tg_error *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	pthread_mutex_lock(sq_lock(st));
+	rc = sqlite3_prepare_v2(sq_db(st), "INSERT INTO webhook_cursors (name, seq) VALUES (?1, ?2) "
+				"ON CONFLICT (name) DO UPDATE SET seq = excluded.seq", -1, &s,
+				NULL) == SQLITE_OK ? 0 : store_db_error(err, sq_db(st),
+									"webhook cursors");
+	if (rc == 0) {
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_db_error(err, sq_db(st),
+									 "webhook cursors");
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(sq_lock(st));

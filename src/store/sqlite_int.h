@@ -110,6 +110,10 @@ int sq_tickets_anomalous(struct tg_store *st, const char *principal, int64_t now
 int sq_ticket_events(struct tg_store *st, uint64_t after, size_t max, struct tg_ticket_event *out,
 		     size_t *n, uint64_t *last, struct tg_error *err);
 int sq_ticket_expire(struct tg_store *st, int64_t now, uint64_t *n, struct tg_error *err);
+int sq_webhook_cursor(struct tg_store *st, const char *name, uint64_t *seq, int *found,
+		      struct tg_error *err);
+int sq_webhook_cursor_set(struct tg_store *st, const char *name, uint64_t seq,
+			  struct tg_error *err);
 int sq_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_pending *out,
 			    size_t max, size_t *n, struct tg_error *err);
 

@@ -684,6 +684,40 @@ int tg_store_ticket_expire(struct tg_store *st, int64_t now, uint64_t *n, struct
 	return st->ops->ticket_expire(st, now, n ? n : &none, err);
 }
 
+/* A webhook's name as the policy allows it (toolgate/auth.h). */
+static int webhook_name_ok(const char *name, struct tg_error *err)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 64 ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+		return tg_error_set(err, TG_ERR_INVALID, "webhook cursor: a name is 1 to 64 of "
+				    "A-Z a-z 0-9 . _ -");
+	return 0;
+}
+
+int tg_store_webhook_cursor(struct tg_store *st, const char *name, uint64_t *seq, int *found,
+			    struct tg_error *err)
+{
+	tg_error_clear(err);
+	*seq = 0;
+	*found = 0;
+	if (webhook_name_ok(name, err) < 0)
+		return -1;
+	return st->ops->webhook_cursor(st, name, seq, found, err);
+}
+
+int tg_store_webhook_cursor_set(struct tg_store *st, const char *name, uint64_t seq,
+				struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (webhook_name_ok(name, err) < 0)
+		return -1;
+	if (seq > INT64_MAX)
+		return tg_error_set(err, TG_ERR_INVALID, "webhook cursor: past the last number");
+	return st->ops->webhook_cursor_set(st, name, seq, err);
+}
+
 int tg_store_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_pending *out,
 				  size_t max, size_t *n, struct tg_error *err)
 {

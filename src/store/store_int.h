@@ -131,6 +131,12 @@ struct tg_store_ops {
 	int (*ticket_events)(struct tg_store *st, uint64_t after, size_t max,
 			     struct tg_ticket_event *out, size_t *n, uint64_t *last,
 			     struct tg_error *err);
+	/* A webhook's cursor: the last event number it was told of or
+	 * passed over (OUT *found 0: none kept); set, made or replaced. */
+	int (*webhook_cursor)(struct tg_store *st, const char *name, uint64_t *seq, int *found,
+			      struct tg_error *err);
+	int (*webhook_cursor_set)(struct tg_store *st, const char *name, uint64_t seq,
+				  struct tg_error *err);
 	/* The tickets pending at now by tool, most first, at most max. */
 	int (*ticket_pending_stats)(struct tg_store *st, int64_t now,
 				    struct tg_ticket_pending *out, size_t max, size_t *n,

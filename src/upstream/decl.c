@@ -26,6 +26,7 @@
 #include "toolgate/egress.h"
 #include "upstream/upstream_int.h"
 #include "util/file.h"
+#include "util/url.h"
 
 #define MAX_MOUNTS 64
 #define MAX_EGRESS 64
@@ -276,54 +277,28 @@ static int load_sandbox(struct up_loader *l, json_t *sb)
 	return 0;
 }
 
-/* "http://" or "https://", a host, an optional port, no userinfo; and
- * the egress rule its host and port make. */
+/* "http://" or "https://", a host, an optional port, no userinfo
+ * (util/url.h); and the egress rule its host and port make. */
 static int load_url(struct up_loader *l, json_t *v)
 {
 	struct tg_upstream *u = l->u;
-	const char *s, *auth, *end, *host_end, *port;
-	size_t i, hostlen;
-	int https;
+	struct url_parts parts;
+	const char *why;
+	int rc;
 
 	if (!v)
 		return jload_bad(&l->j, "url", "required: the server's Streamable HTTP endpoint");
 	if (jload_string(&l->j, v, "url", TG_UPSTREAM_MAX_URL, &u->url) < 0)
 		return -1;
-	s = u->url;
-	for (i = 0; s[i]; i++)
-		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return jload_bad(&l->j, "url", "holds a space, a control or a non-ASCII byte "
-				      "(percent-encode it)");
-	https = strncasecmp(s, "https://", 8) == 0;
-	if (!https && strncasecmp(s, "http://", 7) != 0)
-		return jload_bad(&l->j, "url", "must start with http:// or https://");
-	auth = s + (https ? 8 : 7);
-	end = auth + strcspn(auth, "/?#");
-	if (memchr(auth, '@', (size_t)(end - auth)))
-		return jload_bad(&l->j, "url", "holds userinfo (user:password@): a credential goes in "
-			      "credentials.header, from a file");
-	if (auth[0] == '[') {
-		host_end = memchr(auth, ']', (size_t)(end - auth));
-		host_end = host_end ? host_end + 1 : NULL;
-	} else {
-		host_end = memchr(auth, ':', (size_t)(end - auth));
-		host_end = host_end ? host_end : end;
-	}
-	if (!host_end || host_end == auth || (auth[0] == '[' && host_end - auth < 3))
-		return jload_bad(&l->j, "url", "must name a host");
-	hostlen = (size_t)(host_end - auth);
-	port = host_end < end ? host_end : NULL;
-	if (port && (port[0] != ':' || port + 1 == end || (size_t)(end - port) > 6 ||
-		     strspn(port + 1, "0123456789") != (size_t)(end - port - 1)))
-		return jload_bad(&l->j, "url", "a port is :1 to :65535");
-	if (port && (strtoul(port + 1, NULL, 10) < 1 || strtoul(port + 1, NULL, 10) > 65535))
-		return jload_bad(&l->j, "url", "a port is :1 to :65535");
-	if (port ? asprintf(&u->url_rule, "%.*s:%.*s", (int)hostlen, auth,
-			    (int)(end - port - 1), port + 1) < 0
-		 : asprintf(&u->url_rule, "%.*s:%s", (int)hostlen, auth, https ? "443" : "80") < 0) {
-		u->url_rule = NULL;
+	rc = url_parts(u->url, &parts, &why);
+	if (rc == -2)
+		return jload_bad(&l->j, "url", "%s: a credential goes in credentials.header, from "
+			      "a file", why);
+	if (rc < 0)
+		return jload_bad(&l->j, "url", "%s", why);
+	u->url_rule = strdup(parts.rule);
+	if (!u->url_rule)
 		return jload_nomem(&l->j);
-	}
 	return check_rules(l, &u->url_rule, 1, "url");
 }
 

@@ -81,9 +81,8 @@ struct upstream_http {
 	char **creds;               /* "Name: value", wiped at free */
 	size_t ncreds;
 	int request_ms, connect_ms;
-	char dir[64];               /* the proxy's private directory */
-	char proxy_url[128];
-	struct tg_egress_proxy *proxy;
+	char proxy_url[TG_EGRESS_LOCAL_URL];
+	struct tg_egress_local *proxy; /* of the url's host and port alone */
 	/* the proxy's last refusal, said when a connection fails (its
 	 * thread writes it); and the caller's hook, told as before */
 	pthread_mutex_t deny_lock;
@@ -871,26 +870,14 @@ static int copy_headers(struct upstream_http *b, const struct upstream_http_opti
 	return 0;
 }
 
-/* The egress proxy of the url's host and port, on a unix socket in a
- * directory of its own; curl reaches it as SOCKS5, names resolved there. */
+/* The egress proxy of the url's host and port (tg_egress_local_start);
+ * curl reaches it as SOCKS5, names resolved there. */
 static int start_proxy(struct upstream_http *b, const struct upstream_http_options *o,
 		       struct tg_error *err)
 {
 	struct tg_egress_proxy_options po;
-	const char *rules[1] = { b->u->url_rule };
-	char path[sizeof(b->dir) + 16];
 
-	snprintf(b->dir, sizeof(b->dir), "/tmp/toolgate-http-XXXXXX");
-	if (!mkdtemp(b->dir)) {
-		b->dir[0] = '\0';
-		return tg_error_sys(err, errno, "upstream %s: a directory for its egress proxy",
-				    b->u->name);
-	}
-	snprintf(path, sizeof(path), "%s/egress.sock", b->dir);
 	memset(&po, 0, sizeof(po));
-	po.socket_path = path;
-	po.rules = rules;
-	po.nrules = 1;
 	b->on_deny = o ? o->egress_denied : NULL;
 	b->deny_ctx = o ? o->egress_ctx : NULL;
 	po.on_deny = bridge_denied;
@@ -899,9 +886,8 @@ static int start_proxy(struct upstream_http *b, const struct upstream_http_optio
 	po.max_clients = UPSTREAM_HTTP_MAX_CONNECTIONS;
 	/* a relayed connection may stay silent as long as a request may */
 	po.idle_timeout_ms = (unsigned)b->request_ms;
-	if (tg_egress_proxy_start(&po, &b->proxy, err) < 0)
+	if (tg_egress_local_start(b->u->url_rule, &po, &b->proxy, b->proxy_url, err) < 0)
 		return tg_error_wrap(err, "upstream %s: url", b->u->name);
-	snprintf(b->proxy_url, sizeof(b->proxy_url), "socks5h://localhost%s", path);
 	return 0;
 }
 
@@ -976,9 +962,7 @@ void upstream_http_free(struct upstream_http *b)
 	if (b->m)
 		curl_multi_cleanup(b->m);
 	http_params_free(b->params);
-	tg_egress_proxy_stop(b->proxy);
-	if (b->dir[0])
-		rmdir(b->dir);
+	tg_egress_local_stop(b->proxy);
 	for (i = 0; i < b->ncreds; i++) {
 		sodium_memzero(b->creds[i], strlen(b->creds[i]));
 		free(b->creds[i]);

@@ -1345,6 +1345,15 @@ cat "$tmp/approvals.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/approvals.out")))
 grep -q 'approvals_decisions_recorded' "$tmp/approvals.out"; check approvals_ran_to_the_end $? "$(tail -3 "$tmp/approvals.out")"
 
+# webhooks: a receiver on loopback checks each signature and gets each event
+# once (created, approved by toolgate approvals, executed, rejected with its
+# reason); a receiver down holds up no call and deliveries resume; the
+# metadata address refused at load (tests/integration/notify.py)
+timeout 300 python3 "$repo/tests/integration/notify.py" "$TG" "$repo" "$tmp/notify" >"$tmp/notify.out" 2>&1
+cat "$tmp/notify.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/notify.out")))
+grep -q 'notify_no_sanitizer_reports' "$tmp/notify.out"; check notify_ran_to_the_end $? "$(tail -3 "$tmp/notify.out")"
+
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
 timeout 300 python3 "$repo/tests/integration/runs_shared.py" "$TG" "$repo" "$tmp/runs" >"$tmp/runs.out" 2>&1

@@ -821,7 +821,35 @@ static int seam(void)
 	return 0;
 }
 
+/* Each webhook's cursor (migration 11): none until set, kept across
+ * openings, replaced, and names checked. */
+static int webhook_cursors(void)
+{
+	struct tg_store *st, *other;
+	struct tg_error err;
+	uint64_t seq;
+	int found;
+
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_webhook_cursor(st, "ops", &seq, &found, &err) == 0 && !found && seq == 0);
+	CHECK(tg_store_webhook_cursor_set(st, "ops", 41, &err) == 0);
+	CHECK(tg_store_webhook_cursor_set(st, "ops", 42, &err) == 0);
+	CHECK(tg_store_webhook_cursor_set(st, "audit.team", 7, &err) == 0);
+	CHECK(tg_store_open(dir, &other, &err) == 0);
+	CHECK(tg_store_webhook_cursor(other, "ops", &seq, &found, &err) == 0 && found && seq == 42);
+	CHECK(tg_store_webhook_cursor(other, "audit.team", &seq, &found, &err) == 0 && seq == 7);
+	CHECK(tg_store_webhook_cursor(other, "a b", &seq, &found, &err) < 0 &&
+	      err.code == TG_ERR_INVALID);
+	CHECK(tg_store_webhook_cursor_set(other, "", 1, &err) < 0);
+	tg_store_close(other);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
+	{ "store/webhook_cursors", webhook_cursors },
 	{ "store/seam", seam },
 	{ "store/takeover", takeover },
 	{ "store/tickets", tickets },
