@@ -140,27 +140,32 @@ static void summary(const struct tg_ticket_event *e, const char *reason, const c
 		    char *out, size_t size)
 {
 	char why[3 * 200 + 8] = "", tail[600] = "";
+	int n;
 
 	if (reason)
 		slack_escape(why, sizeof(why), reason, 200);
 	if (link)
 		snprintf(tail, sizeof(tail), " <%s|open in the console>", link);
+	/* a summary is cut at size: the return values say by how much, and
+	 * nothing needs it whole */
 	switch (e->state) {
 	case TG_TICKET_PENDING:
-		snprintf(out, size, "%s asks to run %s: ticket %.8s waits for a decision%s",
-			 e->principal, e->tool, e->ticket, tail);
+		n = snprintf(out, size, "%s asks to run %s: ticket %.8s waits for a decision%s",
+			     e->principal, e->tool, e->ticket, tail);
 		break;
 	case TG_TICKET_APPROVED:
 	case TG_TICKET_REJECTED:
-		snprintf(out, size, "%s's %s (ticket %.8s) %s by %s%s%s%s", e->principal, e->tool,
-			 e->ticket, e->state == TG_TICKET_APPROVED ? "approved" : "rejected",
-			 e->approver[0] ? e->approver : "someone", why[0] ? ": " : "", why, tail);
+		n = snprintf(out, size, "%s's %s (ticket %.8s) %s by %s%s%s%s", e->principal, e->tool,
+			     e->ticket, e->state == TG_TICKET_APPROVED ? "approved" : "rejected",
+			     e->approver[0] ? e->approver : "someone", why[0] ? ": " : "", why, tail);
 		break;
 	default:
-		snprintf(out, size, "%s's %s (ticket %.8s) %s%s", e->principal, e->tool, e->ticket,
-			 tg_webhook_event_name((unsigned)e->state), tail);
+		n = snprintf(out, size, "%s's %s (ticket %.8s) %s%s", e->principal, e->tool,
+			     e->ticket, tg_webhook_event_name((unsigned)e->state), tail);
 		break;
 	}
+	if (n < 0 && size)
+		out[0] = '\0';
 }
 
 /* "scheme://host[:port]" of the MCP url resource, into out; 0, or -1
