@@ -117,7 +117,8 @@
 		if (events) events.close();
 		events = null;
 		show('signin');
-		const failed = location.hash.startsWith('#/signin/') ? LOGIN_FAILED[location.hash.slice(9)] : null;
+		const reason = location.hash.startsWith('#/signin/') ? location.hash.slice(9) : '';
+		const failed = Object.hasOwn(LOGIN_FAILED, reason) ? LOGIN_FAILED[reason] : null;
 		if (failed) history.replaceState(null, '', location.pathname);
 		say(failed || why || '', !!(failed || why));
 		providers();

@@ -272,15 +272,18 @@ TG_API int tg_idps_verify(struct tg_idps *idps, const char *token, size_t len, i
  * (malloc'd) for redirect_uri, state and the PKCE verifier (43 to 128
  * characters); tg_idps_login_token: the code exchanged at the token
  * endpoint, OUT *token the access token (malloc'd), to be verified like
- * any token (tg_idps_verify): nothing is trusted here. Each discovers the
+ * any token (tg_idps_verify): nothing is trusted here. iss is the
+ * authorization response's (RFC 9207; NULL when it had none): the code is
+ * not sent when it names another issuer, nor without it when provider i
+ * says it sends one (a mix-up between providers). Each discovers the
  * endpoints first; each request bounded to 5 s. -1 and err. */
 TG_API int tg_idps_login_enabled(const struct tg_idps *idps, size_t i);
 TG_API int tg_idps_login_url(struct tg_idps *idps, size_t i, const char *redirect_uri,
 			     const char *state, const char *verifier, char **url,
 			     struct tg_error *err);
 TG_API int tg_idps_login_token(struct tg_idps *idps, size_t i, const char *code,
-			       const char *verifier, const char *redirect_uri, char **token,
-			       struct tg_error *err);
+			       const char *iss, const char *verifier, const char *redirect_uri,
+			       char **token, struct tg_error *err);
 
 /* Who bearer token (len bytes) names at now, by the check its "iss" asks
  * for (read unverified, only to choose the keys): an identity provider's

@@ -286,15 +286,16 @@ TG_API char *tg_gate_resource_metadata(struct tg_gate *gate, const char *resourc
  * (docs/CONSOLE.md): {"providers": [{"id": N, "issuer": ...}]} of those
  * with a "console" client (malloc'd JSON; NULL out of memory); the
  * authorization request's URL for provider id; the code it sends back
- * exchanged for an access token (tg_idps_login_*). The token is then
+ * (with its iss, NULL when none) exchanged for an access token
+ * (tg_idps_login_*). The token is then
  * checked by tg_gate_identify as any other. -1 and err. */
 TG_API char *tg_gate_login_providers(struct tg_gate *gate);
 TG_API int tg_gate_login_url(struct tg_gate *gate, size_t id, const char *redirect_uri,
 			     const char *state, const char *verifier, char **url,
 			     struct tg_error *err);
 TG_API int tg_gate_login_token(struct tg_gate *gate, size_t id, const char *code,
-			       const char *verifier, const char *redirect_uri, char **token,
-			       struct tg_error *err);
+			       const char *iss, const char *verifier, const char *redirect_uri,
+			       char **token, struct tg_error *err);
 
 /* Roll back the executed write call call_id (its ticket's id) with its
  * contract's compensation, on behalf of who (a person with approve rights

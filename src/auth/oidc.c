@@ -250,6 +250,7 @@ int oidc_post_form(const char *url, const char *ca_file, unsigned bound_ms, cons
 	if (fetch_form(url, ca_file, mono_ms() + bound_ms, &never, form, &b, err) < 0)
 		return -1;
 	*doc = json_loadb(b.p, b.n, JSON_REJECT_DUPLICATES, NULL);
+	sodium_memzero(b.p, b.n); /* a token answer: the caller wipes *doc's copy */
 	free(b.p);
 	if (!json_is_object(*doc)) {
 		json_decref(*doc);

@@ -7,10 +7,17 @@
  * then verifies as any of the provider's tokens (tg_idps_verify): nothing
  * here trusts the token it brings back.
  *
+ * The redirect URI is the same for every provider, so the code goes
+ * only to the provider the sign-in began with, and not when the
+ * authorization response names another issuer (RFC 9207's iss; required
+ * when the provider's metadata says it sends one): a provider cannot
+ * have another's code sent to it (a mix-up, RFC 9700 4.4).
+ *
  * Owns: the two requests' contents. Must never: send the client secret
  * anywhere but the provider's token endpoint (found by its discovery,
- * https unless the issuer is loopback), follow a redirect, or keep a
- * token or a code.
+ * https unless the issuer is loopback), send a code whose response names
+ * another issuer, follow a redirect, or keep a token or a code (the
+ * answer holding them is wiped).
  */
 #include <jansson.h>
 #include <sodium.h>
@@ -56,10 +63,28 @@ static int add(char *out, size_t len, const char *name, const char *s)
 	return *s || n + 4 >= len ? -1 : 0;
 }
 
-/* Provider i with a console client, and its discovered endpoint name. */
-static char *endpoint(struct tg_idps *s, size_t i, const char *name,
-		      const struct oidc_provider_config **cfg, const char **resource,
-		      struct tg_error *err)
+/* An authorization response from cfg (iss: its "iss", NULL when it had
+ * none; RFC 9207 2.4): 0, or -1 and err when it names another issuer, or
+ * none while doc says the provider sends it. */
+static int from_issuer(const struct oidc_provider_config *cfg, json_t *doc, const char *iss,
+		       struct tg_error *err)
+{
+	if (iss && strcmp(iss, cfg->issuer) != 0)
+		return tg_error_set(err, TG_ERR_INVALID, "the authorization response is from "
+				    "%.200s, not %.200s (a mix-up, RFC 9207)", iss, cfg->issuer);
+	if (!iss && json_is_true(json_object_get(doc,
+						 "authorization_response_iss_parameter_supported")))
+		return tg_error_set(err, TG_ERR_INVALID, "the authorization response has no iss, "
+				    "which %.200s sends (RFC 9207)", cfg->issuer);
+	return 0;
+}
+
+/* Provider i with a console client, and its discovered endpoint name;
+ * for the token endpoint (check_iss), an authorization response with iss
+ * from it (from_issuer). */
+static char *endpoint(struct tg_idps *s, size_t i, const char *name, int check_iss,
+		      const char *iss, const struct oidc_provider_config **cfg,
+		      const char **resource, struct tg_error *err)
 {
 	static const int never;
 	json_t *doc;
@@ -73,8 +98,17 @@ static char *endpoint(struct tg_idps *s, size_t i, const char *name,
 	}
 	if (oidc_discover(*cfg, now_ms() + BOUND_MS, &never, &doc, err) < 0)
 		return NULL;
-	url = oidc_endpoint(*cfg, doc, name, err);
+	url = check_iss && from_issuer(*cfg, doc, iss, err) < 0
+		? NULL : oidc_endpoint(*cfg, doc, name, err);
 	json_decref(doc);
+	/* RFC 6749 3.1, 3.2: no fragment, where the request's parameters
+	 * would go */
+	if (url && strchr(url, '#')) {
+		tg_error_set(err, TG_ERR_INVALID, "%.200s's discovery: its %s has a fragment",
+			     (*cfg)->issuer, name);
+		free(url);
+		url = NULL;
+	}
 	return url;
 }
 
@@ -91,8 +125,8 @@ int tg_idps_login_url(struct tg_idps *s, size_t i, const char *redirect_uri, con
 	const struct oidc_provider_config *cfg;
 	const char *resource;
 	unsigned char hash[crypto_hash_sha256_BYTES];
-	char challenge[64], query[3072] = "", *at = endpoint(s, i, "authorization_endpoint", &cfg,
-							     &resource, err);
+	char challenge[64], query[3072] = "", *at = endpoint(s, i, "authorization_endpoint", 0,
+							     NULL, &cfg, &resource, err);
 	size_t n;
 
 	*url = NULL;
@@ -119,12 +153,30 @@ int tg_idps_login_url(struct tg_idps *s, size_t i, const char *redirect_uri, con
 	return *url ? 0 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 }
 
-int tg_idps_login_token(struct tg_idps *s, size_t i, const char *code, const char *verifier,
-			const char *redirect_uri, char **token, struct tg_error *err)
+/* A JSON value's strings wiped, in place (a token answer's tokens). */
+static void wipe(json_t *v)
+{
+	const char *key;
+	json_t *e;
+	size_t i;
+
+	if (json_is_string(v))
+		sodium_memzero((char *)json_string_value(v), json_string_length(v));
+	else if (json_is_object(v))
+		json_object_foreach(v, key, e)
+			wipe(e);
+	else if (json_is_array(v))
+		json_array_foreach(v, i, e)
+			wipe(e);
+}
+
+int tg_idps_login_token(struct tg_idps *s, size_t i, const char *code, const char *iss,
+			const char *verifier, const char *redirect_uri, char **token,
+			struct tg_error *err)
 {
 	const struct oidc_provider_config *cfg;
 	const char *resource, *tok;
-	char form[4096] = "", *at = endpoint(s, i, "token_endpoint", &cfg, &resource, err);
+	char form[4096] = "", *at = endpoint(s, i, "token_endpoint", 1, iss, &cfg, &resource, err);
 	json_t *doc = NULL;
 	int rc;
 
@@ -154,6 +206,7 @@ int tg_idps_login_token(struct tg_idps *s, size_t i, const char *code, const cha
 				  "access_token (of at most %d bytes)", TG_MAX_TOKEN);
 	else if (!(*token = strdup(tok)))
 		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	wipe(doc);
 	json_decref(doc);
 	return rc;
 }

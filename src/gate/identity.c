@@ -102,14 +102,16 @@ int tg_gate_login_url(struct tg_gate *g, size_t id, const char *redirect_uri, co
 	return tg_idps_login_url(g->idps, id, redirect_uri, state, verifier, url, err);
 }
 
-int tg_gate_login_token(struct tg_gate *g, size_t id, const char *code, const char *verifier,
-			const char *redirect_uri, char **token, struct tg_error *err)
+int tg_gate_login_token(struct tg_gate *g, size_t id, const char *code, const char *iss,
+			const char *verifier, const char *redirect_uri, char **token,
+			struct tg_error *err)
 {
 	*token = NULL;
 	if (!tg_idps_login_enabled(g->idps, id))
 		return tg_error_set(err, TG_ERR_INVALID, "no identity provider %zu to sign in with",
 				    id);
-	return tg_idps_login_token(g->idps, id, code, verifier, redirect_uri, token, err);
+	return tg_idps_login_token(g->idps, id, code, iss, verifier, redirect_uri, token,
+				   err);
 }
 
 int tg_gate_principal_scopes(struct tg_gate *g, const char *principal, char **scopes)

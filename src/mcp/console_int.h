@@ -54,6 +54,9 @@ void console_token_free(char *token);
 void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
 			 char state_hex[CONSOLE_HEX], char binding_hex[CONSOLE_HEX],
 			 char verifier[CONSOLE_VERIFIER]);
+/* The sign-in state_hex names did not start (its provider's URL could not
+ * be made): its slot is free again. */
+void console_login_drop(struct console_sessions *s, const char *state_hex);
 /* The sign-in state_hex names comes back, from the browser holding
  * binding_hex, within CONSOLE_LOGIN_S: 0, OUT *idp and verifier, and it
  * is over (a state is good once); 1 when not. */

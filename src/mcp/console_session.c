@@ -273,6 +273,21 @@ void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
 	pthread_mutex_unlock(&s->lock);
 }
 
+void console_login_drop(struct console_sessions *s, const char *state_hex)
+{
+	unsigned char state[CONSOLE_ID_BYTES];
+	size_t i;
+
+	if (unhex(state_hex, state, sizeof(state)) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
+		if (s->logins[i].created &&
+		    sodium_memcmp(s->logins[i].state, state, sizeof(state)) == 0)
+			sodium_memzero(&s->logins[i], sizeof(s->logins[i]));
+	pthread_mutex_unlock(&s->lock);
+}
+
 int console_login_take(struct console_sessions *s, const char *state_hex, const char *binding_hex,
 		       int64_t now, size_t *idp, char verifier[CONSOLE_VERIFIER])
 {

@@ -185,6 +185,21 @@ static void origin_of(const struct tg_mcp_http *h, char *out, size_t len)
 		out[path - out] = '\0';
 }
 
+/* The sign-in's binding cookie: where the URL clients use is https, the
+ * __Host- prefix (Secure, Path=/, no Domain), so that no sibling domain
+ * nor plain http can plant an attacker's binding beside a state it began
+ * (a login CSRF); else only the callback sees it. What follows the value. */
+static const char *login_cookie(const struct tg_mcp_http *h)
+{
+	return h->front.https ? "__Host-tg_login" : "tg_login";
+}
+
+static const char *login_cookie_attrs(const struct tg_mcp_http *h)
+{
+	return h->front.https ? "Path=/; HttpOnly; SameSite=Lax; Secure"
+			      : "Path=" API "login/callback; HttpOnly; SameSite=Lax";
+}
+
 /* A redirect (status) to location, setting the cookies not NULL. */
 static enum MHD_Result redirect(struct tg_mcp_http *h, struct MHD_Connection *c, unsigned status,
 				const char *location, const char *cookie, const char *cookie2)
@@ -208,8 +223,9 @@ static enum MHD_Result redirect(struct tg_mcp_http *h, struct MHD_Connection *c,
 }
 
 /* GET login?idp=N: to the provider's authorization page, the flow's
- * binding in a cookie only the callback sees (Lax: the provider's
- * redirect back is a top-level navigation from its site). */
+ * binding in a cookie (login_cookie; Lax: the provider's redirect back is
+ * a top-level navigation from its site). A start that fails keeps no
+ * slot. */
 static enum MHD_Result login_start(struct tg_mcp_http *h, struct MHD_Connection *c)
 {
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "idp");
@@ -228,14 +244,14 @@ static enum MHD_Result login_start(struct tg_mcp_http *h, struct MHD_Connection 
 	console_login_begin(h->console, idp, (int64_t)time(NULL), state, binding, verifier);
 	if (tg_gate_login_url(h->mcp->gate, idp, back, state, verifier, &url, &err) < 0) {
 		sodium_memzero(verifier, sizeof(verifier));
+		console_login_drop(h->console, state);
 		tg_gate_record_refusal(h->mcp->gate, "", PREFIX "/api/login", "login_failed",
 				       err.msg);
 		return fail(h, c, MHD_HTTP_BAD_GATEWAY, "provider", err.msg);
 	}
 	sodium_memzero(verifier, sizeof(verifier));
-	snprintf(cookie, sizeof(cookie), "tg_login=%s; Path=" API "login/callback; HttpOnly; "
-		 "SameSite=Lax; Max-Age=%d%s", binding, CONSOLE_LOGIN_S,
-		 h->front.https ? "; Secure" : "");
+	snprintf(cookie, sizeof(cookie), "%s=%s; %s; Max-Age=%d", login_cookie(h), binding,
+		 login_cookie_attrs(h), CONSOLE_LOGIN_S);
 	rc = redirect(h, c, MHD_HTTP_FOUND, url, cookie, NULL);
 	free(url);
 	return rc;
@@ -253,14 +269,16 @@ static enum MHD_Result login_refused(struct tg_mcp_http *h, struct MHD_Connectio
 	return redirect(h, c, MHD_HTTP_FOUND, to, clear, NULL);
 }
 
-/* GET login/callback?code&state: the code exchanged for an access token
- * for this gateway, which must then sign in as any token does; to the
- * console, signed in, or to its sign-in page with the reason. */
+/* GET login/callback?code&state[&iss]: the code exchanged for an access
+ * token for this gateway (not when iss names another provider than the
+ * state's), which must then sign in as any token does; to the console,
+ * signed in, or to its sign-in page with the reason. */
 static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *c)
 {
 	const char *code = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "code");
 	const char *state = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
-	const char *binding = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "tg_login");
+	const char *iss = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "iss");
+	const char *binding = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, login_cookie(h));
 	char origin[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16], back[sizeof(origin) + 32];
 	char verifier[CONSOLE_VERIFIER], principal[MCP_MAX_PRINCIPAL], id[CONSOLE_HEX];
 	char csrf[CONSOLE_HEX], cookie[200], clear[160], *token = NULL, *scopes = NULL;
@@ -268,8 +286,8 @@ static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *
 	size_t idp;
 	int rc;
 
-	snprintf(clear, sizeof(clear), "tg_login=; Path=" API "login/callback; HttpOnly; "
-		 "SameSite=Lax; Max-Age=0%s", h->front.https ? "; Secure" : "");
+	snprintf(clear, sizeof(clear), "%s=; %s; Max-Age=0", login_cookie(h),
+		 login_cookie_attrs(h));
 	if (!state || !binding ||
 	    console_login_take(h->console, state, binding, (int64_t)time(NULL), &idp, verifier))
 		return login_refused(h, c, "state", "a sign-in came back that this browser did not "
@@ -281,7 +299,7 @@ static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *
 	}
 	origin_of(h, origin, sizeof(origin));
 	snprintf(back, sizeof(back), "%s" API "login/callback", origin);
-	rc = tg_gate_login_token(h->mcp->gate, idp, code, verifier, back, &token, &err);
+	rc = tg_gate_login_token(h->mcp->gate, idp, code, iss, verifier, back, &token, &err);
 	sodium_memzero(verifier, sizeof(verifier));
 	if (rc < 0)
 		return login_refused(h, c, "token", err.msg, clear);

@@ -5,7 +5,8 @@
 // person clicks "Sign in with ...", signs in at the provider, consents, and
 // lands on the console signed in as the principal the policy maps them
 // to; a callback this browser did not begin is refused, and so is a person
-// the policy does not know.
+// the policy does not know, and so is an authorization response naming
+// another issuer (a mix-up).
 //
 // Usage: node signin.mjs TOOLGATE REPO
 import { execFileSync, spawn } from "node:child_process";
@@ -110,6 +111,25 @@ try {
 		const said = await stranger.$eval("#status", (e) => e.textContent);
 		return said.includes("does not know you") || said;
 	});
+	// a mix-up (RFC 9700 4.4): an authorization response that names
+	// another issuer than the state's provider, or none though this
+	// provider sends one (RFC 9207), is refused before its code is sent
+	for (const [name, iss] of [["other_issuer_not_exchanged", "https://idp.attacker.example"],
+				   ["missing_iss_not_exchanged", null]]) {
+		const r0 = await fetch(`${origin}/console/api/login?idp=0`, { redirect: "manual" });
+		const state = new URL(r0.headers.get("location")).searchParams.get("state");
+		const cookie = r0.headers.getSetCookie().find((c) => c.startsWith("tg_login="))
+			.split(";")[0];
+		const q = `code=x&state=${state}${iss ? "&iss=" + encodeURIComponent(iss) : ""}`;
+		const r = await fetch(`${origin}/console/api/login/callback?${q}`,
+			{ redirect: "manual", headers: { cookie } });
+		await T.check(name, async () => {
+			const audit = fs.readFileSync(path.join(dir, "state", "audit.log"), "utf8");
+			return (r.headers.get("location") === "/console/#/signin/token" &&
+				audit.includes(iss ? "(a mix-up, RFC 9207)" : "has no iss")) ||
+				`${r.headers.get("location")} ${audit.slice(-400)}`;
+		});
+	}
 } catch (e) {
 	console.log(`not ok - console-signin/ran_to_the_end: ${e && e.stack}`);
 	process.exitCode = 1;

@@ -102,7 +102,7 @@ static int bounds(void)
 static int logins(void)
 {
 	struct console_sessions *s = console_sessions_new();
-	char state[CONSOLE_HEX], binding[CONSOLE_HEX], other[CONSOLE_HEX];
+	char state[CONSOLE_HEX], binding[CONSOLE_HEX], other[CONSOLE_HEX], drop[CONSOLE_HEX];
 	char verifier[CONSOLE_VERIFIER], back[CONSOLE_VERIFIER];
 	size_t idp = 9;
 	int i;
@@ -130,6 +130,17 @@ static int logins(void)
 	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
 		console_login_begin(s, 2, 4001 + i, other, other, back);
 	CHECK(console_login_take(s, state, binding, 4500, &idp, back) == 1);
+	/* a start that failed gives its slot back: it evicts no one (the
+	 * table is full of live sign-ins here) */
+	console_login_begin(s, 2, 4600, state, binding, verifier);
+	console_login_begin(s, 7, 4601, drop, other, back);
+	console_login_drop(s, drop);
+	CHECK(console_login_take(s, drop, other, 4602, &idp, back) == 1);
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++) {
+		console_login_begin(s, 9, 4603, drop, other, back);
+		console_login_drop(s, drop);
+	}
+	CHECK(console_login_take(s, state, binding, 4604, &idp, back) == 0 && idp == 2);
 	console_sessions_free(s);
 	return 0;
 }
