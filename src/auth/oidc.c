@@ -13,6 +13,10 @@
  * most 2 s. Being the only fetcher makes refreshes single-flight; a fetch
  * that fails, times out or brings garbage keeps the keys there were.
  *
+ * The approval console's sign-in (oidc_login.c) fetches too, from the
+ * request's thread: a provider's discovery (kept 5 minutes here) and its
+ * token endpoint, each bounded to 5 s.
+ *
  * A token verified is remembered by its BLAKE2b hash (512 slots): a
  * token seen again is answered from there, while its provider's keys
  * are the set that verified it and its lifetime lasts.
@@ -50,6 +54,8 @@ struct idp {
 	unsigned fetches;
 	unsigned keys_gen;           /* keys installed so far: a cached result names its set */
 	char error[200];             /* why the last fetch failed, "" when it did not */
+	json_t *discovery;           /* the console's sign-in's last discovery, or NULL */
+	uint64_t discovered_ms;
 };
 
 /* A token verified, by its BLAKE2b hash (never the token itself): what
@@ -509,6 +515,7 @@ void tg_idps_free(struct tg_idps *s)
 	for (i = 0; i < s->n; i++) {
 		jwks_put(s->v[i].keys);
 		free(s->v[i].jwks_uri);
+		json_decref(s->v[i].discovery);
 	}
 	for (i = 0; i < CACHE_SLOTS; i++)
 		free(s->cache[i].scopes);
@@ -570,6 +577,31 @@ int tg_idps_knows(const struct tg_idps *s, const char *iss)
 const char *tg_idps_issuer(const struct tg_idps *s, size_t i)
 {
 	return s && i < s->n ? s->v[i].cfg->issuer : NULL;
+}
+
+json_t *oidc_discovery_cached(struct tg_idps *s, size_t i, uint64_t max_age_ms)
+{
+	json_t *doc = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (i < s->n && s->v[i].discovery && mono_ms() - s->v[i].discovered_ms < max_age_ms)
+		doc = json_incref(s->v[i].discovery);
+	pthread_mutex_unlock(&s->lock);
+	return doc;
+}
+
+void oidc_discovery_keep(struct tg_idps *s, size_t i, json_t *doc)
+{
+	json_t *old = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (i < s->n) {
+		old = s->v[i].discovery;
+		s->v[i].discovery = json_incref(doc);
+		s->v[i].discovered_ms = mono_ms();
+	}
+	pthread_mutex_unlock(&s->lock);
+	json_decref(old);
 }
 
 const struct oidc_provider_config *oidc_provider_of(const struct tg_idps *s, size_t i,

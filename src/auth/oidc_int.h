@@ -78,6 +78,11 @@ struct tg_idps;
  * gateway is (*resource, NULL when unknown). */
 const struct oidc_provider_config *oidc_provider_of(const struct tg_idps *s, size_t i,
 						    const char **resource);
+/* Provider i's discovery document the console's sign-in last fetched,
+ * when younger than max_age_ms (a reference; NULL: none); and the one it
+ * fetched, kept. So a flood of sign-ins does not fetch it each time. */
+json_t *oidc_discovery_cached(struct tg_idps *s, size_t i, uint64_t max_age_ms);
+void oidc_discovery_keep(struct tg_idps *s, size_t i, json_t *doc);
 /* cfg's discovery document, its issuer checked (fetched before deadline,
  * monotonic ms): 0 and OUT *doc; -1 and err. */
 int oidc_discover(const struct oidc_provider_config *cfg, uint64_t deadline, const int *stop,

@@ -29,6 +29,7 @@
 #include "auth/oidc_int.h"
 
 #define BOUND_MS 5000 /* discovery, or the token request */
+#define DISCOVERY_MAX_AGE_MS (5 * 60 * 1000)
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING
 
 static uint64_t now_ms(void)
@@ -96,8 +97,14 @@ static char *endpoint(struct tg_idps *s, size_t i, const char *name, int check_i
 			     "policy's identity_providers[%zu].console)", i, i);
 		return NULL;
 	}
-	if (oidc_discover(*cfg, now_ms() + BOUND_MS, &never, &doc, err) < 0)
-		return NULL;
+	/* fetched again every 5 minutes at most: the sign-in is asked for
+	 * before anyone is known, and must not fetch for each asking */
+	doc = oidc_discovery_cached(s, i, DISCOVERY_MAX_AGE_MS);
+	if (!doc) {
+		if (oidc_discover(*cfg, now_ms() + BOUND_MS, &never, &doc, err) < 0)
+			return NULL;
+		oidc_discovery_keep(s, i, doc);
+	}
 	url = check_iss && from_issuer(*cfg, doc, iss, err) < 0
 		? NULL : oidc_endpoint(*cfg, doc, name, err);
 	json_decref(doc);
