@@ -7,7 +7,7 @@
  * Owns: the parsed webhooks. Must never: accept a url the egress rules
  * could not reach it by (not http(s), userinfo), plain http beyond a
  * loopback address, a link-local or cloud metadata address in any
- * spelling (the egress proxy allows an address a rule names, so the
+ * spelling, an IPv6 address in a denied range but ::1 (the egress proxy allows an address a rule names, so the
  * metadata address is refused here, where the rule is made), nor a
  * secret file other users may read or replace. It never reads the
  * secret itself: the delivery does, when it starts.
@@ -94,8 +94,13 @@ static int check_url(struct tg_webhook *w, const char *path, size_t i, json_t *v
 			   i, u.host);
 	if (lit == 1)
 		range = tg_egress_denied_range((const struct sockaddr *)&addr);
+	/* an IPv6 literal in a denied range other than ::1 is no receiver's:
+	 * the IPv4-compatible (::a9fe:a9fe, which a kernel may tunnel to
+	 * 169.254.169.254 over IPv4), IPv4-translated and Teredo forms carry
+	 * an IPv4 address that tg_egress_denied_range does not judge */
 	if (range && (strstr(range, "metadata") || strstr(range, "link-local") ||
-		      strstr(range, "cloud platform")))
+		      strstr(range, "cloud platform") ||
+		      (addr.ss_family == AF_INET6 && strncmp(range, "loopback", 8) != 0)))
 		return bad(err, path, "webhooks[%zu].url: %s is in %s: a webhook never goes there",
 			   i, u.host, range);
 	if (!u.https && !(range && strncmp(range, "loopback", 8) == 0))

@@ -34,6 +34,7 @@
 #include "toolgate/version.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/utf8.h"
 
 #define CONNECT_MS 5000L
 #define REQUEST_MS 10000L
@@ -115,12 +116,15 @@ int notify_signature(const unsigned char *key, size_t keylen, int64_t t, const c
 }
 
 /* s with Slack's three control characters escaped (&, <, >), so that a
- * reason cannot make a link or a mention; at most max bytes of s. */
+ * reason cannot make a link or a mention; at most max bytes of s, cut
+ * where a character begins (a cut character would make the text no JSON
+ * string, and the event would go without a body). size >= 5 * max + 1:
+ * each byte becomes at most five. */
 static void slack_escape(char *out, size_t size, const char *s, size_t max)
 {
-	size_t o = 0, i;
+	size_t o = 0, i, n = utf8_cut(s, strlen(s), max);
 
-	for (i = 0; s[i] && i < max && o + 6 < size; i++) {
+	for (i = 0; i < n && o + 6 < size; i++) {
 		const char *e = s[i] == '&' ? "&amp;" : s[i] == '<' ? "&lt;" : s[i] == '>' ? "&gt;"
 										: NULL;
 		unsigned char c = (unsigned char)s[i];
@@ -135,19 +139,18 @@ static void slack_escape(char *out, size_t size, const char *s, size_t max)
 	out[o] = '\0';
 }
 
-/* The one-line summary of event e, for a person (Slack's "text"). */
+/* The one-line summary of event e, for a person (Slack's "text"): cut
+ * short, if it must be, where a character begins. */
 static void summary(const struct tg_ticket_event *e, const char *reason, const char *link,
 		    char *out, size_t size)
 {
-	char why[3 * 200 + 8] = "", tail[600] = "";
+	char why[5 * 200 + 1] = "", tail[600] = "";
 	int n;
 
 	if (reason)
 		slack_escape(why, sizeof(why), reason, 200);
 	if (link)
 		snprintf(tail, sizeof(tail), " <%s|open in the console>", link);
-	/* a summary is cut at size: the return values say by how much, and
-	 * nothing needs it whole */
 	switch (e->state) {
 	case TG_TICKET_PENDING:
 		n = snprintf(out, size, "%s asks to run %s: ticket %.8s waits for a decision%s",
@@ -164,8 +167,12 @@ static void summary(const struct tg_ticket_event *e, const char *reason, const c
 			     e->ticket, tg_webhook_event_name((unsigned)e->state), tail);
 		break;
 	}
+	/* snprintf cuts at a byte: back to where the last whole character
+	 * began, or the text is no JSON string and the event has no body */
 	if (n < 0 && size)
 		out[0] = '\0';
+	else if ((size_t)n >= size && size > 1)
+		out[utf8_cut(out, (size_t)n, size - 2)] = '\0';
 }
 
 /* "scheme://host[:port]" of the MCP url resource, into out; 0, or -1
@@ -187,7 +194,7 @@ static int origin_of(const char *resource, char *out, size_t size)
 
 char *notify_body(const struct tg_ticket_event *e, const char *reason, const char *resource)
 {
-	char id[24], origin[300], link[400], text[1200], cut[REASON_MAX + 1];
+	char id[24], origin[300], link[400], text[2048], cut[REASON_MAX + 1];
 	json_t *o;
 	char *body;
 	int has_link = origin_of(resource, origin, sizeof(origin)) == 0;
@@ -195,7 +202,11 @@ char *notify_body(const struct tg_ticket_event *e, const char *reason, const cha
 	if (has_link)
 		snprintf(link, sizeof(link), "%s/console/#/ticket/%s", origin, e->ticket);
 	if (reason) {
-		snprintf(cut, sizeof(cut), "%s", reason);
+		/* at most REASON_MAX bytes, cut where a character begins */
+		size_t n = utf8_cut(reason, strlen(reason), REASON_MAX);
+
+		memcpy(cut, reason, n);
+		cut[n] = '\0';
 		reason = cut;
 	}
 	summary(e, reason, has_link ? link : NULL, text, sizeof(text));

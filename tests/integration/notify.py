@@ -63,8 +63,8 @@ class Receiver:
                 t = parts.get("t", "0")
                 want = hmac.new(SECRET.encode(), t.encode() + b"." + body,
                                 hashlib.sha256).hexdigest()
-                ok = (t.isdigit() and abs(time.time() - int(t)) <= 300 and
-                      hmac.compare_digest(want, parts.get("v1", "")))
+                ok = (t.isascii() and t.isdigit() and abs(time.time() - int(t)) <= 300 and
+                      hmac.compare_digest(want.encode(), parts.get("v1", "").encode()))
                 ev = json.loads(body) if ok else {}
                 if not ok or ev.get("id") != self.headers.get("X-Toolgate-Event"):
                     rec.bad.append(sig)

@@ -81,9 +81,10 @@ static int policy(void)
 	CHECK(load_hooks("{\"name\":\"ops\",\"url\":\"https://hooks.example/x\",\"tools\":"
 			 "[\"sql.*\",\"fs.write\"],\"events\":[\"created\",\"rejected\"],"
 			 "\"secret_file\":\"KEY\"}," HOOK("loop", "http://127.0.0.1:8080/h") ","
-			 HOOK("v6", "http://[::1]/h") "," HOOK("lan", "https://10.1.2.3:8443"),
+			 HOOK("v6", "http://[::1]/h") "," HOOK("lan", "https://10.1.2.3:8443") ","
+			 HOOK("pub6", "https://[2606:4700::1111]/h"),
 			 &p, &err) == 0);
-	CHECK(tg_policy_webhook_count(p) == 4 && tg_policy_webhook(p, 4) == NULL);
+	CHECK(tg_policy_webhook_count(p) == 5 && tg_policy_webhook(p, 5) == NULL);
 	w = tg_policy_webhook(p, 0);
 	CHECK(strcmp(w->name, "ops") == 0 && strcmp(w->url, "https://hooks.example/x") == 0);
 	CHECK(strcmp(w->rule, "hooks.example:443") == 0);
@@ -97,6 +98,7 @@ static int policy(void)
 	      tg_webhook_covers(w, "anything@1"));
 	CHECK(strcmp(tg_policy_webhook(p, 2)->rule, "[::1]:80") == 0);
 	CHECK(strcmp(tg_policy_webhook(p, 3)->rule, "10.1.2.3:8443") == 0);
+	CHECK(strcmp(tg_policy_webhook(p, 4)->rule, "[2606:4700::1111]:443") == 0);
 	CHECK(strcmp(tg_webhook_event_name(TG_TICKET_PENDING), "created") == 0 &&
 	      strcmp(tg_webhook_event_name(TG_TICKET_EXECUTED), "executed") == 0);
 	tg_policy_free(p);
@@ -118,6 +120,10 @@ static int policy(void)
 	CHECK(refused(HOOK("a", "https://[::ffff:169.254.169.254]/x"), "cloud metadata"));
 	CHECK(refused(HOOK("a", "https://[fd00:ec2::254]/x"), "cloud metadata"));
 	CHECK(refused(HOOK("a", "https://[fe80::1]/x"), "link-local"));
+	/* IPv6 forms that carry it without being judged by it */
+	CHECK(refused(HOOK("a", "https://[::169.254.169.254]/x"), "IPv4-compatible"));
+	CHECK(refused(HOOK("a", "https://[::ffff:0:a9fe:a9fe]/x"), "IPv4-translated"));
+	CHECK(refused(HOOK("a", "https://[2001:0:4136:e378:8000:63bf:5601:5601]/x"), "Teredo"));
 	CHECK(refused(HOOK("a", "https://h/") "," HOOK("a", "https://g/"),
 		      "webhooks[1].name: a is webhooks[0]'s already"));
 	CHECK(refused(HOOK("a b", "https://h/"), "webhooks[0].name: required"));
@@ -216,9 +222,51 @@ static int body(void)
 	return 0;
 }
 
+/* A reason of many-byte characters: whatever byte a cut falls on (the
+ * summary's 200 bytes of it, the text's own bound with every other field
+ * at its longest), the body is made, its text and reason whole
+ * characters: a cut character would make no JSON string, and the event
+ * would go without a body. */
+static int body_utf8(void)
+{
+	struct tg_ticket_event e;
+	char reason[1001], origin[400];
+	size_t k, n;
+	char *b;
+
+	memset(&e, 0, sizeof(e));
+	e.seq = 7;
+	strcpy(e.ticket, "0123456789abcdef0123456789abcdef");
+	e.state = TG_TICKET_REJECTED;
+	memset(e.tool, 't', sizeof(e.tool) - 1);
+	memset(e.principal, 'p', sizeof(e.principal) - 1);
+	memset(e.approver, 'a', sizeof(e.approver) - 1);
+	snprintf(origin, sizeof(origin), "https://%0250d.example/mcp", 0);
+	for (k = 0; k < 12; k++) {
+		/* k ASCII bytes (x, or & from 6 on: five bytes each in the
+		 * text), then two- and three-byte characters to the end */
+		memset(reason, k < 6 ? 'x' : '&', k % 6);
+		for (n = k % 6; n + 5 <= 1000; n += 5)
+			memcpy(reason + n, "\xc3\xa9\xe6\x97\xa5", 5);
+		reason[n] = '\0';
+		b = notify_body(&e, reason, k % 2 ? origin : NULL);
+		CHECK(b != NULL && strstr(b, "\"reason\":\"") && strstr(b, "\"text\":\""));
+		free(b);
+	}
+	/* a short reason, its 200th byte inside a character */
+	memset(reason, 'x', 199);
+	strcpy(reason + 199, "\xc3\xa9 and more");
+	e.tool[20] = e.principal[20] = e.approver[20] = '\0';
+	b = notify_body(&e, reason, NULL);
+	CHECK(b != NULL && strstr(b, "\"reason\":\"xxx"));
+	free(b);
+	return 0;
+}
+
 const struct unit_test notify_tests[] = {
 	{ "notify/policy", policy },
 	{ "notify/signature", signature },
 	{ "notify/body", body },
+	{ "notify/body_utf8", body_utf8 },
 	UNIT_TESTS_END,
 };
