@@ -38,7 +38,6 @@ suite security tests/security/run.sh "$build"
 suite egress tests/egress/run.sh "$build"
 suite schema-suite tests/schema/run.sh "$build"
 suite mcp-interop tests/mcp/run.sh "$build"
-suite console tests/console/run.sh "$build"
 suite mcp-conformance tests/conformance/run.sh "$build"
 # The Inspector's eight requests (tools/list, one fs.read, one
 # resources/read, one prompts/get, over stdio and HTTP) are well-formed
@@ -52,4 +51,13 @@ if [ "$asan" = 1 ]; then
 	echo "# suite mcp-inspector: against the plain build only (tests/run.sh says why)"
 else
 	suite mcp-inspector tests/inspector/run.sh "$build"
+fi
+# The console in a browser likewise: what a browser adds is its reading of
+# the pages, the same with either build, at a browser's start a check. The
+# console's C under the sanitizers is fuzz_console's (every request path,
+# a session signed in) and the unit tests' (its sessions and sign-ins).
+if [ "$asan" = 1 ]; then
+	echo "# suite console: against the plain build only (tests/run.sh says why)"
+else
+	suite console tests/console/run.sh "$build"
 fi

@@ -63,7 +63,13 @@ with open(POLICY, "w") as f:
                               "bob": {"scopes": ["other:read"]}},
                "identity_providers": [{"issuer": ISSUER}]}, f)
 
-# the provider is down while the server starts
+# the provider is down while the server starts, and the keys arrive with
+# the retry, within 30 s: make check-long waits that out; make check
+# starts the provider first (the unit tests oidc/fetch_down and
+# oidc/fetch_slow_start cover a provider down at start, with short bounds)
+LONG = os.environ.get("TOOLGATE_CHECK_LONG") == "1"
+if not LONG:
+    IDP.start()
 err_path = os.path.join(TMP, "serve.err")
 srv = subprocess.Popen([TG, "serve", "--catalog", os.path.join(TMP, "cat"), "--policy", POLICY,
                         "--state", STATE, "--record", os.path.join(TMP, "rec"),
@@ -72,11 +78,16 @@ for _ in range(200):
     if "MCP on" in open(err_path).read():
         break
     time.sleep(0.05)
-c("starts_with_the_provider_down", "MCP on" in open(err_path).read(), open(err_path).read())
+c("starts_with_the_provider_down" if LONG else "starts", "MCP on" in open(err_path).read(),
+  open(err_path).read())
 try:
     GOOD = token(claims())
-    c("refused_until_keys_arrive", call(GOOD) == 401)
-    IDP.start()
+    if LONG:
+        c("refused_until_keys_arrive", call(GOOD) == 401)
+        IDP.start()
+    else:
+        print("skip - integration/oidc_refused_until_keys_arrive: make check-long (the "
+              "provider starts down, and its keys arrive with the retry, 30 s later)")
     # the keys arrive within the retry interval (30 s)
     got = None
     for _ in range(80):

@@ -1329,7 +1329,8 @@ failures=$((failures + $(grep -c '^not ok' "$tmp/queue.out")))
 grep -q 'queue_no_sanitizer_reports' "$tmp/queue.out"; check queue_ran_to_the_end $? "$(tail -3 "$tmp/queue.out")"
 
 # tokens of an external OpenID Connect provider through serve --http: the
-# provider down at start, then its token calls a tool; another audience,
+# provider down at start (make check-long only: its keys come 30 s later),
+# then its token calls a tool; another audience,
 # an unknown principal or kid, an expired token 401; an ungranted scope
 # 403; the gateway's own tokens beside them (tests/integration/oidc.py)
 timeout 300 python3 "$repo/tests/integration/oidc.py" "$TG" "$repo" "$tmp/oidc" >"$tmp/oidc.out" 2>&1
