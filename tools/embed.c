@@ -59,9 +59,11 @@ static unsigned char *slurp(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	FILE *out;
+	size_t *lens = argc > 2 ? calloc((size_t)argc, sizeof(*lens)) : NULL;
+	uint64_t *hashes = argc > 2 ? calloc((size_t)argc, sizeof(*hashes)) : NULL;
 	int i;
 
-	if (argc < 2) {
+	if (argc < 3 || !lens || !hashes) {
 		fprintf(stderr, "usage: embed OUT.c NAME=FILE...\n");
 		return 2;
 	}
@@ -72,10 +74,13 @@ int main(int argc, char **argv)
 	}
 	fprintf(out, "/* written by tools/embed.c from console/: do not edit */\n"
 		     "#include \"mcp/console_files.h\"\n\n");
+	/* each file read once: its bytes written, its length and hash kept
+	 * for the table */
 	for (i = 2; i < argc; i++) {
 		size_t len, j;
 		unsigned char *buf = slurp(strchr(argv[i], '=') ? strchr(argv[i], '=') + 1 : "",
 					   &len);
+		uint64_t h = 14695981039346656037ull;
 
 		if (!strchr(argv[i], '=') || !buf || !type_of(argv[i])) {
 			fprintf(stderr, "embed: %s: want NAME=FILE, a readable .html, .js, .css "
@@ -86,24 +91,23 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(out, "static const unsigned char file%d[] = {", i);
-		for (j = 0; j < len; j++)
+		for (j = 0; j < len; j++) {
 			fprintf(out, "%s%u,", j % 20 ? "" : "\n\t", buf[j]);
+			h = (h ^ buf[j]) * 1099511628211ull;
+		}
 		fprintf(out, "\n\t0\n};\n\n");
 		free(buf);
+		lens[i] = len;
+		hashes[i] = h;
 	}
 	fprintf(out, "const struct console_file console_files[] = {\n");
-	for (i = 2; i < argc; i++) {
-		size_t len, j, n = (size_t)(strchr(argv[i], '=') - argv[i]);
-		unsigned char *buf = slurp(strchr(argv[i], '=') + 1, &len);
-		uint64_t h = 14695981039346656037ull;
-
-		for (j = 0; buf && j < len; j++)
-			h = (h ^ buf[j]) * 1099511628211ull;
-		free(buf);
-		fprintf(out, "\t{ \"%.*s\", \"%s\", file%d, %zu, \"\\\"%016llx\\\"\" },\n", (int)n,
-			argv[i], type_of(argv[i]), i, len, (unsigned long long)h);
-	}
+	for (i = 2; i < argc; i++)
+		fprintf(out, "\t{ \"%.*s\", \"%s\", file%d, %zu, \"\\\"%016llx\\\"\" },\n",
+			(int)(strchr(argv[i], '=') - argv[i]), argv[i], type_of(argv[i]), i, lens[i],
+			(unsigned long long)hashes[i]);
 	fprintf(out, "\t{ 0, 0, 0, 0, 0 },\n};\n");
+	free(lens);
+	free(hashes);
 	if (fclose(out) != 0) {
 		fprintf(stderr, "embed: %s: %s\n", argv[1], strerror(errno));
 		remove(argv[1]);

@@ -21,29 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char cookie[128] = "tg_console=none", csrf[80] = "none", ticket[40] = "none";
 static char *approver;
 
-static long read_plain(void *ctx, char *buf, size_t n)
-{
-	struct pollfd p = { *(int *)ctx, POLLIN, 0 };
-
-	if (poll(&p, 1, 2000) <= 0)
-		return 0;
-	return (long)read(p.fd, buf, n);
-}
-
-static void exchange(const char *req, size_t len, char *out, size_t cap)
-{
-	int fd = connect_retry();
-
-	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
-		close(fd);
-		out[0] = '\0';
-		return;
-	}
-	shutdown(fd, SHUT_WR);
-	read_answer(read_plain, &fd, out, cap);
-	close(fd);
-}
-
 static void put(const char *dir, const char *name, const char *text, mode_t mode)
 {
 	char path[256];

@@ -16,33 +16,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char sid[64] = "none";
 
-/* read(2) within 2 s */
-static long read_plain(void *ctx, char *buf, size_t n)
-{
-	struct pollfd p = { *(int *)ctx, POLLIN, 0 };
-
-	if (poll(&p, 1, 2000) <= 0)
-		return 0;
-	return (long)read(p.fd, buf, n);
-}
-
-/* Send the bytes, read the answer until the server closes or 2 s pass. */
-static void exchange(const char *req, size_t len, char *out, size_t cap)
-{
-	int fd = connect_retry();
-
-	/* the server may answer and close before it has read everything
-	 * (a refusal decided by the headers): EPIPE, not SIGPIPE */
-	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
-		close(fd);
-		out[0] = '\0';
-		return;
-	}
-	shutdown(fd, SHUT_WR);
-	read_answer(read_plain, &fd, out, cap);
-	close(fd);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char req[1024], resp[4096], *h;
