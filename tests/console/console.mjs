@@ -16,6 +16,11 @@ import path from "node:path";
 import { serveHttp, tap } from "../mcp/harness.mjs";
 
 const [toolgate, repo, shots] = process.argv.slice(2);
+// this script's own requests each on a connection of their own: a kept one
+// idle past the gateway's header timeout (10 s) may be closed by it just
+// as it is used again, and fetch does not retry ("fetch failed")
+const fetch = (url, opts = {}) => globalThis.fetch(url,
+	{ ...opts, headers: { ...(opts.headers || {}), Connection: "close" } });
 const T = tap("console");
 const puppeteer = (await import("puppeteer-core")).default;
 const axeSource = fs.readFileSync(path.join(repo, "tests/console/node_modules/axe-core/axe.min.js"), "utf8");
