@@ -169,7 +169,8 @@ static int check_events(struct tg_webhook *w, const char *path, size_t i, json_t
 }
 
 /* The secret's file: there, a regular file, out of other users' reach
- * (as the TLS key's, src/mcp/http_tls.c). Its mode is all that is read. */
+ * and out of its group's to replace. Its mode is all that is read here
+ * (the key itself when the webhook starts, src/gate/notify.c). */
 static int check_secret_file(struct tg_webhook *w, const char *path, size_t i, json_t *v,
 			     struct tg_error *err)
 {
@@ -183,9 +184,10 @@ static int check_secret_file(struct tg_webhook *w, const char *path, size_t i, j
 		return bad(err, path, "webhooks[%zu].secret_file: %s: %s", i, s, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return bad(err, path, "webhooks[%zu].secret_file: %s: not a regular file", i, s);
-	if (st.st_mode & (S_IROTH | S_IWOTH))
-		return bad(err, path, "webhooks[%zu].secret_file: %s: every user may %s this "
-			   "secret (mode %04o): chmod 600 (or 640 for a group of readers)", i, s,
+	if (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))
+		return bad(err, path, "webhooks[%zu].secret_file: %s: %s may %s this secret "
+			   "(mode %04o): chmod 600 (or 640 for a group of readers)", i, s,
+			   st.st_mode & (S_IROTH | S_IWOTH) ? "every user" : "its group",
 			   st.st_mode & S_IROTH ? "read" : "replace",
 			   (unsigned)(st.st_mode & 07777));
 	w->secret_file = strdup(s);

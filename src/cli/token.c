@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
@@ -41,21 +43,27 @@ static void usage(FILE *f)
 		   "or failing (docs/CLI.md).\n");
 }
 
-/* TOKEN, or stdin's first line for "-" or none (at most TG_MAX_TOKEN). */
+/* TOKEN, or stdin's first line for "-" or none (at most TG_MAX_TOKEN
+ * bytes: no more than one past that is read). */
 static char *token_arg(const char *arg)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *line;
+	size_t n;
 
 	if (arg && strcmp(arg, "-") != 0)
 		return strdup(arg);
-	n = getline(&line, &cap, stdin);
-	if (n <= 0 || n > TG_MAX_TOKEN + 1) {
+	line = malloc(TG_MAX_TOKEN + 3);
+	if (!line || !fgets(line, TG_MAX_TOKEN + 3, stdin)) {
 		free(line);
 		return NULL;
 	}
-	line[strcspn(line, "\r\n")] = '\0';
+	n = strcspn(line, "\r\n");
+	if (n == 0 || n > TG_MAX_TOKEN) {
+		sodium_memzero(line, TG_MAX_TOKEN + 3);
+		free(line);
+		return NULL;
+	}
+	line[n] = '\0';
 	return line;
 }
 

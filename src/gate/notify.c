@@ -478,23 +478,24 @@ static void *deliverer(void *arg)
 }
 
 /* The secret of w (its file's bytes, the newlines that end it dropped): checked
- * again as the policy checked it, since the file may have changed. */
+ * again as the policy checked it, since the file may have changed, and
+ * the mode checked is that of the file read (fstat on its descriptor). */
 static int read_key(struct notify_hook *h, struct tg_error *err)
 {
 	const char *path = h->w->secret_file;
 	struct stat st;
 	size_t len, read;
-	char *text;
+	char *text = file_read_stat(path, 4096, 1, &read, &st);
 
-	if (stat(path, &st) < 0)
-		return tg_error_sys(err, errno, "webhook %s: secret_file %s", h->w->name, path);
-	if (st.st_mode & (S_IROTH | S_IWOTH))
-		return tg_error_set(err, TG_ERR_INVALID, "webhook %s: secret_file %s: every user "
-				    "may read or replace it (mode %04o): chmod 600", h->w->name, path,
-				    (unsigned)(st.st_mode & 07777));
-	text = file_read_all(path, 4096, 1, &read);
 	if (!text)
 		return tg_error_sys(err, errno, "webhook %s: secret_file %s", h->w->name, path);
+	if (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) {
+		sodium_memzero(text, read);
+		free(text);
+		return tg_error_set(err, TG_ERR_INVALID, "webhook %s: secret_file %s: others "
+				    "may read or replace it (mode %04o): chmod 600", h->w->name, path,
+				    (unsigned)(st.st_mode & 07777));
+	}
 	len = read;
 	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
 		len--;

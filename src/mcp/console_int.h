@@ -47,11 +47,11 @@ void console_token_free(char *token);
 #define CONSOLE_LOGIN_S 600          /* from the provider's page back, at most */
 #define CONSOLE_VERIFIER 44          /* a PKCE verifier: 43 characters, and NUL */
 
-/* A sign-in with provider idp begins: its state (sent to the provider and
- * back), the binding its browser keeps in a cookie, and the PKCE
- * verifier, all new. The oldest one under way gives way when there are
- * CONSOLE_MAX_LOGINS. */
-void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
+/* A sign-in with provider idp begins, by client (http_front_client): its
+ * state (sent to the provider and back), the binding its browser keeps
+ * in a cookie, and the PKCE verifier, all new. When CONSOLE_MAX_LOGINS
+ * are under way, the oldest of the client with the most gives way. */
+void console_login_begin(struct console_sessions *s, size_t idp, uint64_t client, int64_t now,
 			 char state_hex[CONSOLE_HEX], char binding_hex[CONSOLE_HEX],
 			 char verifier[CONSOLE_VERIFIER]);
 /* The sign-in state_hex names did not start (its provider's URL could not

@@ -35,6 +35,7 @@ struct console_login {
 	unsigned char binding[CONSOLE_ID_BYTES];
 	char verifier[CONSOLE_VERIFIER];
 	size_t idp;
+	uint64_t client;             /* who began it (http_front_client) */
 	int64_t created;             /* 0: the slot is free */
 };
 
@@ -239,25 +240,41 @@ void console_token_free(char *token)
 
 /* ---- sign-ins with an identity provider under way ------------------------------ */
 
-void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
+/* The slot for a new sign-in of client (the caller holds the lock): a
+ * free or lapsed one; else, all taken, the oldest of the client holding
+ * the most, so that one who begins sign-ins by the hundred pushes out
+ * their own, not another person's half-way at the provider. */
+static struct console_login *login_slot(struct console_sessions *s, int64_t now)
+{
+	struct console_login *e = &s->logins[0];
+	size_t i, k, most = 0;
+
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
+		if (!s->logins[i].created || now - s->logins[i].created >= CONSOLE_LOGIN_S)
+			return &s->logins[i];
+	for (i = 0; i < CONSOLE_MAX_LOGINS; i++) {
+		struct console_login *l = &s->logins[i];
+		size_t same = 0;
+
+		for (k = 0; k < CONSOLE_MAX_LOGINS; k++)
+			same += s->logins[k].client == l->client;
+		if (same > most || (same == most && l->created < e->created)) {
+			e = l;
+			most = same;
+		}
+	}
+	return e;
+}
+
+void console_login_begin(struct console_sessions *s, size_t idp, uint64_t client, int64_t now,
 			 char state_hex[CONSOLE_HEX], char binding_hex[CONSOLE_HEX],
 			 char verifier[CONSOLE_VERIFIER])
 {
 	unsigned char v[32];
-	struct console_login *e = &s->logins[0];
-	size_t i;
+	struct console_login *e;
 
 	pthread_mutex_lock(&s->lock);
-	for (i = 0; i < CONSOLE_MAX_LOGINS; i++) {
-		struct console_login *l = &s->logins[i];
-
-		if (!l->created || now - l->created >= CONSOLE_LOGIN_S) {
-			e = l;
-			break;
-		}
-		if (l->created < e->created)
-			e = l;
-	}
+	e = login_slot(s, now);
 	randombytes_buf(e->state, sizeof(e->state));
 	randombytes_buf(e->binding, sizeof(e->binding));
 	randombytes_buf(v, sizeof(v));
@@ -265,6 +282,7 @@ void console_login_begin(struct console_sessions *s, size_t idp, int64_t now,
 	sodium_bin2base64(e->verifier, sizeof(e->verifier), v, sizeof(v),
 			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	e->idp = idp;
+	e->client = client;
 	e->created = now;
 	sodium_bin2hex(state_hex, CONSOLE_HEX, e->state, sizeof(e->state));
 	sodium_bin2hex(binding_hex, CONSOLE_HEX, e->binding, sizeof(e->binding));

@@ -240,8 +240,9 @@ static enum MHD_Result login_start(struct tg_mcp_http *h, struct MHD_Connection 
 		return fail(h, c, MHD_HTTP_BAD_REQUEST, "bad_request", "login?idp=N: a provider of "
 			    "GET /console/api/login/providers");
 	origin_of(h, origin, sizeof(origin));
-	snprintf(back, sizeof(back), "%s" API "login/callback", origin);
-	console_login_begin(h->console, idp, (int64_t)time(NULL), state, binding, verifier);
+	snprintf(back, sizeof(back), "%s" API "login/callback/%lu", origin, idp);
+	console_login_begin(h->console, idp, http_front_client(&h->front, c), (int64_t)time(NULL),
+			    state, binding, verifier);
 	if (tg_gate_login_url(h->mcp->gate, idp, back, state, verifier, &url, &err) < 0) {
 		sodium_memzero(verifier, sizeof(verifier));
 		console_login_drop(h->console, state);
@@ -269,11 +270,15 @@ static enum MHD_Result login_refused(struct tg_mcp_http *h, struct MHD_Connectio
 	return redirect(h, c, MHD_HTTP_FOUND, to, clear, NULL);
 }
 
-/* GET login/callback?code&state[&iss]: the code exchanged for an access
- * token for this gateway (not when iss names another provider than the
- * state's), which must then sign in as any token does; to the console,
- * signed in, or to its sign-in page with the reason. */
-static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *c)
+/* GET login/callback/N?code&state[&iss]: the code exchanged for an
+ * access token for this gateway, which must then sign in as any token
+ * does; to the console, signed in, or to its sign-in page with the
+ * reason. Each provider has a redirect URI of its own (N, its place in
+ * the policy's identity_providers), and a code comes back to the one of
+ * the provider the sign-in began with, or is not sent at all: with the
+ * iss check (RFC 9207) for providers that name themselves, the mix-up
+ * defences of RFC 9700 4.4.2. */
+static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *c, size_t at)
 {
 	const char *code = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "code");
 	const char *state = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
@@ -281,7 +286,7 @@ static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *
 	const char *binding = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, login_cookie(h));
 	char origin[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16], back[sizeof(origin) + 32];
 	char verifier[CONSOLE_VERIFIER], principal[MCP_MAX_PRINCIPAL], id[CONSOLE_HEX];
-	char csrf[CONSOLE_HEX], cookie[200], clear[160], *token = NULL, *scopes = NULL;
+	char csrf[CONSOLE_HEX], cookie[200], clear[160], why[160], *token = NULL, *scopes = NULL;
 	struct tg_error err;
 	size_t idp;
 	int rc;
@@ -292,13 +297,19 @@ static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *
 	    console_login_take(h->console, state, binding, (int64_t)time(NULL), &idp, verifier))
 		return login_refused(h, c, "state", "a sign-in came back that this browser did not "
 				     "begin, or too late", clear);
+	if (idp != at) {
+		sodium_memzero(verifier, sizeof(verifier));
+		snprintf(why, sizeof(why), "a sign-in begun with provider %zu came back to provider "
+			 "%zu's redirect URI (a mix-up, RFC 9700 4.4): its code is not sent", idp, at);
+		return login_refused(h, c, "token", why, clear);
+	}
 	if (!code) {
 		sodium_memzero(verifier, sizeof(verifier));
 		return login_refused(h, c, "provider", "the provider sent no code (the person "
 				     "declined, or it refused)", clear);
 	}
 	origin_of(h, origin, sizeof(origin));
-	snprintf(back, sizeof(back), "%s" API "login/callback", origin);
+	snprintf(back, sizeof(back), "%s" API "login/callback/%zu", origin, idp);
 	rc = tg_gate_login_token(h->mcp->gate, idp, code, iss, verifier, back, &token, &err);
 	sodium_memzero(verifier, sizeof(verifier));
 	if (rc < 0)
@@ -323,11 +334,13 @@ static enum MHD_Result login_back(struct tg_mcp_http *h, struct MHD_Connection *
 	return redirect(h, c, MHD_HTTP_FOUND, PREFIX "/", cookie, clear);
 }
 
-/* GET login/providers, login?idp=N, login/callback. */
+/* GET login/providers, login?idp=N, login/callback/N. */
 static enum MHD_Result console_login_answer(struct tg_mcp_http *h, struct MHD_Connection *c,
 					    const char *rest)
 {
-	char *list;
+	const char *n = strncmp(rest, "login/callback/", 15) == 0 ? rest + 15 : NULL;
+	char *list, *end = NULL;
+	unsigned long at = n && *n >= '0' && *n <= '9' ? strtoul(n, &end, 10) : 0;
 	enum MHD_Result rc;
 
 	if (strcmp(rest, "login/providers") == 0) {
@@ -339,10 +352,10 @@ static enum MHD_Result console_login_answer(struct tg_mcp_http *h, struct MHD_Co
 	}
 	if (strcmp(rest, "login") == 0)
 		return login_start(h, c);
-	if (strcmp(rest, "login/callback") == 0)
-		return login_back(h, c);
+	if (end && !*end && end - n <= 2)
+		return login_back(h, c, at);
 	return fail(h, c, MHD_HTTP_NOT_FOUND, "not_found", "login/providers, login?idp=N, "
-		    "login/callback");
+		    "login/callback/N");
 }
 
 enum MHD_Result http_console_refused(struct tg_mcp_http *h, struct MHD_Connection *c,

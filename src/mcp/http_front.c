@@ -410,3 +410,45 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 	}
 	return NULL;
 }
+
+/* An address as a client's key: IPv4 whole, IPv6 by its /64 (one
+ * host's addresses), 0 for none. */
+static uint64_t key_of(int family, const void *a)
+{
+	uint64_t k = 0;
+
+	if (family == AF_INET)
+		return (uint64_t)1 << 32 | ntohl(((const struct in_addr *)a)->s_addr);
+	if (family == AF_INET6) {
+		memcpy(&k, a, sizeof(k));
+		return k | (uint64_t)1 << 63;
+	}
+	return 0;
+}
+
+uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	unsigned n = 0;
+	const char *xff = http_lookup_header(c, "X-Forwarded-For", &n);
+	const char *last;
+	char one[INET6_ADDRSTRLEN];
+	unsigned char a[sizeof(struct in6_addr)];
+
+	if (!sa || sa->sa_family != AF_INET)
+		return 0;
+	/* through a trusted proxy, the address it says it was asked from:
+	 * the last of the list, the one it added */
+	if (xff && n == 1 && http_front_is_proxy(f, sa)) {
+		last = strrchr(xff, ',');
+		if (one_value(last ? last + 1 : xff, one, sizeof(one))) {
+			if (inet_pton(AF_INET, one, a) == 1)
+				return key_of(AF_INET, a);
+			if (inet_pton(AF_INET6, one, a) == 1)
+				return key_of(AF_INET6, a);
+		}
+	}
+	return key_of(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr);
+}

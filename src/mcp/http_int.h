@@ -112,6 +112,10 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 			       struct MHD_Connection *c, char *why, size_t len);
 /* 1 if sa is one of f's trusted proxies (f may be NULL: 0). */
 int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa);
+/* Who c's client is, as a key for sharing a limit fairly: its address;
+ * from a trusted proxy, the last address of its one X-Forwarded-For (the
+ * one it added), an IPv6 one by its /64; 0 when unknown. */
+uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c);
 /* The URL clients use for the MCP endpoint (printed at start):
  * --public-url, or SCHEME://ADDR:PORT/mcp. */
 void http_front_resource(const struct http_front *f, unsigned port, char *out, size_t len);

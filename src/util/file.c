@@ -74,6 +74,12 @@ int file_contains(const char *dir, const char *file, const char *needle)
 
 char *file_read_all(const char *path, size_t max, int regular_only, size_t *len)
 {
+	return file_read_stat(path, max, regular_only, len, NULL);
+}
+
+char *file_read_stat(const char *path, size_t max, int regular_only, size_t *len,
+		     struct stat *st_out)
+{
 	size_t cap, n = 0;
 	struct stat st;
 	char *buf, *bigger;
@@ -122,6 +128,8 @@ char *file_read_all(const char *path, size_t max, int regular_only, size_t *len)
 			close(fd);
 			buf[n] = '\0';
 			*len = n;
+			if (st_out)
+				*st_out = st;
 			return buf;
 		}
 		n += (size_t)r;

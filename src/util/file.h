@@ -7,6 +7,7 @@
 #define TG_UTIL_FILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* Read at most len-1 bytes of dir/file (file may be NULL: dir is the
  * path) into buf, NUL-terminated. 0, or -1 with errno. */
@@ -24,6 +25,11 @@ int file_contains(const char *dir, const char *file, const char *needle);
  * regular_only and path is not a regular file (a FIFO would block the
  * reader), ENOMEM, or open's and read's own. */
 char *file_read_all(const char *path, size_t max, int regular_only, size_t *len);
+/* The same, and what fstat said of the file it read (st_out not NULL):
+ * the mode and owner checked are those of the bytes read, not of what
+ * the path names a moment later. */
+char *file_read_stat(const char *path, size_t max, int regular_only, size_t *len,
+		     struct stat *st_out);
 
 /* The state directory dir, made 0700 when missing: 0, or -1 with errno
  * ENOTDIR (a symbolic link or not a directory), EPERM (another user's),

@@ -6,11 +6,13 @@
 // lands on the console signed in as the principal the policy maps them
 // to; a callback this browser did not begin is refused, and so is a person
 // the policy does not know, and so is an authorization response naming
-// another issuer (a mix-up).
+// another issuer, or coming back to another provider's redirect URI (a
+// mix-up).
 //
 // Usage: node signin.mjs TOOLGATE REPO
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +20,11 @@ import { tap } from "../mcp/harness.mjs";
 import { startIdp } from "../mcp/idp.mjs";
 
 const [toolgate, repo] = process.argv.slice(2);
+// this script's own requests each on a connection of their own (as in
+// console.mjs: a kept one the gateway closes at its header timeout is not
+// retried by fetch)
+const fetch = (url, opts = {}) => globalThis.fetch(url,
+	{ ...opts, headers: { ...(opts.headers || {}), Connection: "close" } });
 const T = tap("console-signin");
 const puppeteer = (await import("puppeteer-core")).default;
 
@@ -35,7 +42,7 @@ const idp = await startIdp({
 	clients: [{ client_id: "toolgate-console", token_endpoint_auth_method: "none",
 		    application_type: "native", grant_types: ["authorization_code"],
 		    response_types: ["code"],
-		    redirect_uris: [`${origin}/console/api/login/callback`] }],
+		    redirect_uris: [`${origin}/console/api/login/callback/0`] }],
 });
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tg-signin-"));
@@ -88,7 +95,7 @@ try {
 	});
 	await T.check("session_cookie_strict_httponly", async () => {
 		const c = (await page.cookies()).find((x) => x.name === "tg_console");
-		const binding = (await page.cookies(`${origin}/console/api/login/callback`))
+		const binding = (await page.cookies(`${origin}/console/api/login/callback/0`))
 			.find((x) => x.name === "tg_login");
 		return (c && c.httpOnly && c.sameSite === "Strict" && !binding) || JSON.stringify([c, binding]);
 	});
@@ -98,7 +105,7 @@ try {
 	// a callback this browser did not begin (no binding cookie, a made-up
 	// state): refused, said on the sign-in page
 	const other = await (await browser.createBrowserContext()).newPage();
-	await other.goto(`${origin}/console/api/login/callback?code=x&state=${"ab".repeat(32)}`);
+	await other.goto(`${origin}/console/api/login/callback/0?code=x&state=${"ab".repeat(32)}`);
 	await T.check("foreign_callback_refused", async () => {
 		await other.waitForSelector("#signin", { visible: true });
 		const said = await other.$eval("#status", (e) => e.textContent);
@@ -114,18 +121,21 @@ try {
 	// a mix-up (RFC 9700 4.4): an authorization response that names
 	// another issuer than the state's provider, or none though this
 	// provider sends one (RFC 9207), is refused before its code is sent
-	for (const [name, iss] of [["other_issuer_not_exchanged", "https://idp.attacker.example"],
-				   ["missing_iss_not_exchanged", null]]) {
+	// another provider's redirect URI (RFC 9700 4.4.2): one the sign-in
+	// did not begin with gets no code, whatever the response says
+	for (const [name, iss, at, want] of [
+		["other_issuer_not_exchanged", "https://idp.attacker.example", 0, "(a mix-up, RFC 9207)"],
+		["missing_iss_not_exchanged", null, 0, "has no iss"],
+		["other_redirect_uri_not_exchanged", idp.issuer, 1, "came back to provider 1's"]]) {
 		const r0 = await fetch(`${origin}/console/api/login?idp=0`, { redirect: "manual" });
 		const state = new URL(r0.headers.get("location")).searchParams.get("state");
 		const cookie = r0.headers.getSetCookie().find((c) => c.startsWith("tg_login="))
 			.split(";")[0];
 		const q = `code=x&state=${state}${iss ? "&iss=" + encodeURIComponent(iss) : ""}`;
-		const r = await fetch(`${origin}/console/api/login/callback?${q}`,
+		const r = await fetch(`${origin}/console/api/login/callback/${at}?${q}`,
 			{ redirect: "manual", headers: { cookie } });
 		await T.check(name, async () => {
 			// refusals are recorded by a queue of their own: wait for it
-			const want = iss ? "(a mix-up, RFC 9207)" : "has no iss";
 			const log = () => fs.readFileSync(path.join(dir, "state", "audit.log"), "utf8");
 			for (let i = 0; i < 50 && !log().includes(want); i++)
 				await new Promise((ok) => setTimeout(ok, 100));
@@ -133,6 +143,29 @@ try {
 				log().includes(want)) || `${r.headers.get("location")} ${log().slice(-400)}`;
 		});
 	}
+	// a flood of sign-ins from one address (300, past the 256 under way)
+	// pushes out its own, not one begun from another (127.0.0.2): that one
+	// still gets to the token exchange (refused there: its code is made up)
+	const get = (url, from, headers = {}) => new Promise((ok, no) => {
+		http.get(url, { localAddress: from, headers: { ...headers, Connection: "close" } },
+			(r) => { r.resume(); r.on("end", () => ok(r)); }).on("error", no);
+	});
+	const mine = await get(`${origin}/console/api/login?idp=0`, "127.0.0.2");
+	for (let i = 0; i < 300; i++)
+		await get(`${origin}/console/api/login?idp=0`, "127.0.0.1");
+	await T.check("a_flood_of_sign_ins_pushes_out_its_own", async () => {
+		const state = new URL(mine.headers.location).searchParams.get("state");
+		const cookie = mine.headers["set-cookie"].find((c) => c.startsWith("tg_login="))
+			.split(";")[0];
+		const r = await get(`${origin}/console/api/login/callback/0?code=x&state=${state}` +
+			`&iss=${encodeURIComponent(idp.issuer)}`, "127.0.0.2", { cookie });
+		return r.headers.location === "/console/#/signin/token" || r.headers.location;
+	});
+	await T.check("redirect_uri_is_the_providers", async () => {
+		const r = await fetch(`${origin}/console/api/login?idp=0`, { redirect: "manual" });
+		const u = new URL(r.headers.get("location")).searchParams.get("redirect_uri");
+		return u === `${origin}/console/api/login/callback/0` || u;
+	});
 } catch (e) {
 	console.log(`not ok - console-signin/ran_to_the_end: ${e && e.stack}`);
 	process.exitCode = 1;

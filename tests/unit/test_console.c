@@ -108,36 +108,36 @@ static int logins(void)
 	int i;
 
 	CHECK(s != NULL);
-	console_login_begin(s, 3, 1000, state, binding, verifier);
+	console_login_begin(s, 3, 1, 1000, state, binding, verifier);
 	CHECK(strlen(verifier) == 43 && strspn(verifier, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
 					       "qrstuvwxyz0123456789-_") == 43);
 	CHECK(console_login_take(s, state, binding, 1001, &idp, back) == 0);
 	CHECK(idp == 3 && strcmp(back, verifier) == 0);
 	CHECK(console_login_take(s, state, binding, 1002, &idp, back) == 1); /* once */
 	/* another browser's binding: refused, and the state is spent */
-	console_login_begin(s, 1, 2000, state, binding, verifier);
+	console_login_begin(s, 1, 1, 2000, state, binding, verifier);
 	snprintf(other, sizeof(other), "%s", binding);
 	other[5] = other[5] == '0' ? '1' : '0';
 	CHECK(console_login_take(s, state, other, 2001, &idp, back) == 1);
 	CHECK(console_login_take(s, state, binding, 2002, &idp, back) == 1);
 	/* too late; malformed */
-	console_login_begin(s, 1, 3000, state, binding, verifier);
+	console_login_begin(s, 1, 1, 3000, state, binding, verifier);
 	CHECK(console_login_take(s, state, binding, 3000 + CONSOLE_LOGIN_S, &idp, back) == 1);
 	CHECK(console_login_take(s, "zz", binding, 3001, &idp, back) == 1);
 	CHECK(console_login_take(s, NULL, binding, 3001, &idp, back) == 1);
 	/* past the bound, the oldest gives way */
-	console_login_begin(s, 2, 4000, state, binding, verifier);
+	console_login_begin(s, 2, 1, 4000, state, binding, verifier);
 	for (i = 0; i < CONSOLE_MAX_LOGINS; i++)
-		console_login_begin(s, 2, 4001 + i, other, other, back);
+		console_login_begin(s, 2, 1, 4001 + i, other, other, back);
 	CHECK(console_login_take(s, state, binding, 4500, &idp, back) == 1);
 	/* a start that failed gives its slot back: it evicts no one (the
 	 * table is full of live sign-ins here) */
-	console_login_begin(s, 2, 4600, state, binding, verifier);
-	console_login_begin(s, 7, 4601, drop, other, back);
+	console_login_begin(s, 2, 1, 4600, state, binding, verifier);
+	console_login_begin(s, 7, 1, 4601, drop, other, back);
 	console_login_drop(s, drop);
 	CHECK(console_login_take(s, drop, other, 4602, &idp, back) == 1);
 	for (i = 0; i < CONSOLE_MAX_LOGINS; i++) {
-		console_login_begin(s, 9, 4603, drop, other, back);
+		console_login_begin(s, 9, 1, 4603, drop, other, back);
 		console_login_drop(s, drop);
 	}
 	CHECK(console_login_take(s, state, binding, 4604, &idp, back) == 0 && idp == 2);
@@ -145,8 +145,34 @@ static int logins(void)
 	return 0;
 }
 
+/* Sign-ins begun by the thousand from one address push out their own,
+ * not another person's, nor the second most eager's before the first's. */
+static int logins_fair(void)
+{
+	struct console_sessions *s = console_sessions_new();
+	char state[CONSOLE_HEX], binding[CONSOLE_HEX], verifier[CONSOLE_VERIFIER];
+	char s2[CONSOLE_HEX], b2[CONSOLE_HEX], v2[CONSOLE_VERIFIER];
+	char junk[CONSOLE_HEX], jb[CONSOLE_HEX], jv[CONSOLE_VERIFIER];
+	size_t idp = 9;
+	int i;
+
+	CHECK(s != NULL);
+	console_login_begin(s, 0, 0x100000007fULL, 5000, state, binding, verifier); /* a person */
+	for (i = 0; i < 4; i++) /* someone with a few tabs open */
+		console_login_begin(s, 1, 0x1000000080ULL, 5001, s2, b2, v2);
+	for (i = 0; i < 10 * CONSOLE_MAX_LOGINS; i++) /* and a flood from one address */
+		console_login_begin(s, 0, 0x1000000099ULL, 5002 + i / 100, junk, jb, jv);
+	CHECK(console_login_take(s, state, binding, 5100, &idp, verifier) == 0 && idp == 0);
+	CHECK(console_login_take(s, s2, b2, 5100, &idp, v2) == 0 && idp == 1);
+	/* the flood's newest is there, its oldest gone */
+	CHECK(console_login_take(s, junk, jb, 5100, &idp, jv) == 0);
+	console_sessions_free(s);
+	return 0;
+}
+
 const struct unit_test console_tests[] = {
 	{ "console/logins", logins },
+	{ "console/logins_fair", logins_fair },
 	{ "console/opens_and_gets", opens_and_gets },
 	{ "console/lifetimes", lifetimes },
 	{ "console/bounds", bounds },

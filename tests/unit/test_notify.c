@@ -146,11 +146,13 @@ static int policy(void)
 		      "," HOOK("m", "https://h/") "," HOOK("n", "https://h/") "," HOOK("o", "https://h/")
 		      "," HOOK("p", "https://h/") "," HOOK("q", "https://h/"),
 		      "notify.webhooks: want an array of at most 16"));
-	/* a secret others may read, or replace */
+	/* a secret others may read, or replace, or its group replace */
 	CHECK(chmod(key, 0604) == 0);
 	CHECK(refused(HOOK("a", "https://h/"), "every user may read this secret (mode 0604)"));
 	CHECK(chmod(key, 0602) == 0);
 	CHECK(refused(HOOK("a", "https://h/"), "every user may replace this secret"));
+	CHECK(chmod(key, 0620) == 0);
+	CHECK(refused(HOOK("a", "https://h/"), "its group may replace this secret (mode 0620)"));
 	CHECK(chmod(key, 0640) == 0);
 	CHECK(load_hooks(HOOK("a", "https://h/"), &p, &err) == 0);
 	tg_policy_free(p);
