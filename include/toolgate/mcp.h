@@ -114,6 +114,9 @@ TG_API int tg_mcp_http_resource(const char *addr, unsigned port,
 				struct tg_error *err);
 /* The URL of the MCP endpoint clients use, into out (len bytes). */
 TG_API void tg_mcp_http_url(const struct tg_mcp_http *http, char *out, size_t len);
+/* The approval console's URL (docs/CONSOLE.md) into out: 1 when it is
+ * served (a policy, and no no_console), else 0 and out empty. */
+TG_API int tg_mcp_http_console_url(const struct tg_mcp_http *http, char *out, size_t len);
 TG_API unsigned tg_mcp_http_port(const struct tg_mcp_http *http);
 /* Stop listening, end every session (cancelling their calls), free. */
 TG_API void tg_mcp_http_stop(struct tg_mcp_http *http);

@@ -573,6 +573,8 @@ int cmd_serve(int argc, char **argv)
 				args.addr, tg_mcp_http_port(server));
 		else
 			fprintf(stderr, "toolgate serve: MCP on %s\n", url);
+		if (tg_mcp_http_console_url(server, url, sizeof(url)))
+			fprintf(stderr, "toolgate serve: approval console on %s\n", url);
 	}
 	if (!http || stdio) {
 		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, 0 };

@@ -43,7 +43,7 @@ static void secure(const struct tg_mcp_http *h, struct MHD_Response *r)
 	MHD_add_response_header(r, "X-Frame-Options", "DENY");
 	MHD_add_response_header(r, "Cross-Origin-Opener-Policy", "same-origin");
 	MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
-	if (h->front.tls)
+	if (h->front.https) /* its own TLS, or a proxy's: the URL clients use */
 		MHD_add_response_header(r, "Strict-Transport-Security", "max-age=31536000");
 }
 
@@ -436,7 +436,7 @@ static enum MHD_Result sign_in(struct tg_mcp_http *h, struct MHD_Connection *c,
 		json_decref(doc);
 		tg_gate_record_refusal(h->mcp->gate, "", PREFIX "/api/session", "unauthorized",
 				       err.msg);
-		snprintf(body, sizeof(body), "that token does not sign in: %.180s", err.msg);
+		snprintf(body, sizeof(body), "That token does not sign you in: %.180s", err.msg);
 		return fail(h, c, MHD_HTTP_UNAUTHORIZED, "unauthorized", body);
 	}
 	/* a new sign-in ends the session its cookie named, if any */
@@ -674,6 +674,20 @@ enum MHD_Result http_console_answer(struct tg_mcp_http *h, struct MHD_Connection
 	res = reply(h, c, (unsigned)status, out ? out : "{}", NULL);
 	free(out);
 	return res;
+}
+
+int tg_mcp_http_console_url(const struct tg_mcp_http *h, char *out, size_t len)
+{
+	char origin[HTTP_MAX_URL + HTTP_MAX_AUTHORITY + 16];
+
+	if (!h->console) {
+		if (len)
+			*out = '\0';
+		return 0;
+	}
+	origin_of(h, origin, sizeof(origin));
+	snprintf(out, len, "%s" PREFIX "/", origin);
+	return 1;
 }
 
 int http_console_init(struct tg_mcp_http *h, int off, struct tg_error *err)

@@ -314,7 +314,9 @@ try {
 		await page.click("#signout");
 		await page.waitForSelector("#signin", { visible: true });
 		const r = await page.evaluate(async () => (await fetch("api/tickets")).status);
-		return r === 401 || r;
+		// signed out, no navigation nor Sign out button is shown
+		const nav = await page.$eval("#nav", (e) => e.offsetParent !== null);
+		return (r === 401 && !nav) || JSON.stringify({ r, nav });
 	});
 } catch (e) {
 	console.log(`not ok - console/ran_to_the_end: ${e && e.stack}`);

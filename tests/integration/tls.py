@@ -353,6 +353,12 @@ def remote(cat, state, policy, token, err):
             code, body = ncurl(*init_args(plain, "-H", bearer, "-H", "X-Forwarded-Proto: https",
                                           "-H", "X-Forwarded-Host: evil.test"))
             check("proxy_wrong_host_403", code == "403", code + body)
+            # the console behind it: https to the browser, so HSTS
+            r = run(ns.exec(["curl", "-sS", "-m", "20", "-D", "-", "-o", "/dev/null",
+                             plain.replace("/mcp", "/console/"), "-H", "X-Forwarded-Proto: https",
+                             "-H", "X-Forwarded-Host: gw.test"]))
+            check("proxy_console_hsts", " 200 " in r.stdout.split("\n")[0] and
+                  "Strict-Transport-Security: max-age=" in r.stdout, r.stdout + r.stderr)
             code, body = curl(*init_args(plain, "-H", bearer, "-H", "X-Forwarded-Proto: https",
                                          "-H", "X-Forwarded-Host: gw.test"))
             check("not_the_proxy_403", code == "403" and "--trust-proxy" in body, code + body)
