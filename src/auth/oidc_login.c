@@ -7,11 +7,13 @@
  * then verifies as any of the provider's tokens (tg_idps_verify): nothing
  * here trusts the token it brings back.
  *
- * The redirect URI is the same for every provider, so the code goes
- * only to the provider the sign-in began with, and not when the
- * authorization response names another issuer (RFC 9207's iss; required
- * when the provider's metadata says it sends one): a provider cannot
- * have another's code sent to it (a mix-up, RFC 9700 4.4).
+ * Each provider has a redirect URI of its own (the caller's, with its
+ * place in the list: src/mcp/http_console.c refuses a sign-in that comes
+ * back to another's), and the code goes only to the provider the
+ * sign-in began with, and not when the authorization response names
+ * another issuer (RFC 9207's iss; required when the provider's metadata
+ * says it sends one): a provider cannot have another's code sent to it
+ * (a mix-up, RFC 9700 4.4).
  *
  * Owns: the two requests' contents. Must never: send the client secret
  * anywhere but the provider's token endpoint (found by its discovery,

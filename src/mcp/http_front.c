@@ -411,19 +411,37 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 	return NULL;
 }
 
-/* An address as a client's key: IPv4 whole, IPv6 by its /64 (one
- * host's addresses), 0 for none. */
-static uint64_t key_of(int family, const void *a)
+/* An IPv4 address (host order) as a client's key: bit 32 set, so that
+ * none is 0 nor any IPv6 key. */
+static uint64_t key4(uint32_t host_order)
 {
-	uint64_t k = 0;
+	return (uint64_t)1 << 32 | host_order;
+}
 
-	if (family == AF_INET)
-		return (uint64_t)1 << 32 | ntohl(((const struct in_addr *)a)->s_addr);
-	if (family == AF_INET6) {
-		memcpy(&k, a, sizeof(k));
-		return k | (uint64_t)1 << 63;
+uint64_t http_front_key(const char *text)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+	uint32_t v4;
+	uint64_t k = 0;
+	size_t i;
+
+	if (inet_pton(AF_INET, text, a) == 1) {
+		memcpy(&v4, a, sizeof(v4));
+		return key4(ntohl(v4));
 	}
-	return 0;
+	if (inet_pton(AF_INET6, text, a) != 1)
+		return 0;
+	/* a dual-stack proxy's IPv4 client (::ffff:a.b.c.d): that address,
+	 * not the one /64 every such client would share */
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)(const void *)a)) {
+		memcpy(&v4, a + 12, sizeof(v4));
+		return key4(ntohl(v4));
+	}
+	/* the /64 in network order, its first bit for the tag: 2000::/3,
+	 * the unicast addresses given out, never has it set */
+	for (i = 0; i < 8; i++)
+		k = k << 8 | a[i];
+	return k | (uint64_t)1 << 63;
 }
 
 uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c)
@@ -435,7 +453,7 @@ uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c)
 	const char *xff = http_lookup_header(c, "X-Forwarded-For", &n);
 	const char *last;
 	char one[INET6_ADDRSTRLEN];
-	unsigned char a[sizeof(struct in6_addr)];
+	uint64_t k;
 
 	if (!sa || sa->sa_family != AF_INET)
 		return 0;
@@ -443,12 +461,9 @@ uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c)
 	 * the last of the list, the one it added */
 	if (xff && n == 1 && http_front_is_proxy(f, sa)) {
 		last = strrchr(xff, ',');
-		if (one_value(last ? last + 1 : xff, one, sizeof(one))) {
-			if (inet_pton(AF_INET, one, a) == 1)
-				return key_of(AF_INET, a);
-			if (inet_pton(AF_INET6, one, a) == 1)
-				return key_of(AF_INET6, a);
-		}
+		if (one_value(last ? last + 1 : xff, one, sizeof(one)) &&
+		    (k = http_front_key(one)))
+			return k;
 	}
-	return key_of(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr);
+	return key4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
 }

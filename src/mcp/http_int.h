@@ -114,8 +114,14 @@ const char *http_front_refused(const struct http_front *f, unsigned port,
 int http_front_is_proxy(const struct http_front *f, const struct sockaddr *sa);
 /* Who c's client is, as a key for sharing a limit fairly: its address;
  * from a trusted proxy, the last address of its one X-Forwarded-For (the
- * one it added), an IPv6 one by its /64; 0 when unknown. */
+ * one it added), as http_front_key reads it; 0 when unknown. */
 uint64_t http_front_client(const struct http_front *f, struct MHD_Connection *c);
+/* An address's text as such a key: IPv4 whole; IPv6 by its /64 (one
+ * host's addresses), an IPv4-mapped one (::ffff:a.b.c.d, as a dual-stack
+ * proxy names its IPv4 clients) as that IPv4 address; 0 for no address.
+ * Two are equal for one address or one /64 only (of IPv4 and the IPv6
+ * unicast addresses given out, 2000::/3). */
+uint64_t http_front_key(const char *text);
 /* The URL clients use for the MCP endpoint (printed at start):
  * --public-url, or SCHEME://ADDR:PORT/mcp. */
 void http_front_resource(const struct http_front *f, unsigned port, char *out, size_t len);

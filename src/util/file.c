@@ -112,9 +112,14 @@ char *file_read_stat(const char *path, size_t max, int regular_only, size_t *len
 				break;
 			}
 			cap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
-			bigger = realloc(buf, cap + 1);
+			/* not realloc: the bytes read so far (a key's, maybe)
+			 * are left in no freed block unwiped */
+			bigger = malloc(cap + 1);
 			if (!bigger)
 				break;
+			memcpy(bigger, buf, n);
+			explicit_bzero(buf, n);
+			free(buf);
 			buf = bigger;
 		}
 		r = read(fd, buf + n, cap - n);
@@ -134,6 +139,8 @@ char *file_read_stat(const char *path, size_t max, int regular_only, size_t *len
 		}
 		n += (size_t)r;
 	}
+	if (buf)
+		explicit_bzero(buf, n); /* a secret's file too long: its bytes go */
 	free(buf);
 	close(fd);
 	errno = e ? e : ENOMEM; /* 0: malloc or realloc failed */

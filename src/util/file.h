@@ -23,7 +23,8 @@ int file_contains(const char *dir, const char *file, const char *needle);
 /* The whole of path, at most max bytes, NUL-terminated (the count in
  * *len), malloc'd. NULL with errno: EFBIG past max, EINVAL when
  * regular_only and path is not a regular file (a FIFO would block the
- * reader), ENOMEM, or open's and read's own. */
+ * reader), ENOMEM, or open's and read's own. What it read and did not
+ * return is wiped (the file may be a key's), not left in freed memory. */
 char *file_read_all(const char *path, size_t max, int regular_only, size_t *len);
 /* The same, and what fstat said of the file it read (st_out not NULL):
  * the mode and owner checked are those of the bytes read, not of what

@@ -2,12 +2,15 @@
  * a session gives back its token and CSRF token, a wrong or missing CSRF
  * token is refused, sessions end idle or at their absolute lifetime,
  * sign-out ends one, and the bounds hold: a principal's oldest session
- * gives way past its share, and a full table refuses another's. */
+ * gives way past its share, and a full table refuses another's; sign-ins
+ * under way, a full table's shared fairly among clients, each known by
+ * its address (http_front_key). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/console_int.h"
+#include "mcp/http_int.h"
 #include "unit.h"
 
 static int opens_and_gets(void)
@@ -170,9 +173,32 @@ static int logins_fair(void)
 	return 0;
 }
 
+/* A client's key: one per address, or per IPv6 /64; a dual-stack
+ * proxy's ::ffff:a.b.c.d is a.b.c.d, not the one /64 all its IPv4
+ * clients would share; two /64s apart in any bit are two clients. */
+static int client_keys(void)
+{
+	uint64_t a = http_front_key("198.51.100.5");
+
+	CHECK(a != 0 && a != http_front_key("198.51.100.6"));
+	CHECK(http_front_key("::ffff:198.51.100.5") == a);
+	CHECK(http_front_key("::ffff:203.0.113.9") != a);
+	CHECK(http_front_key("2001:db8:0:1::5") == http_front_key("2001:db8:0:1:ffff::9"));
+	CHECK(http_front_key("2001:db8:0:1::5") != http_front_key("2001:db8:0:2::5"));
+	/* the last byte of the /64's high bit; then its first byte's */
+	CHECK(http_front_key("2001:db8:0:1::5") != http_front_key("2001:db8:0:81::5"));
+	CHECK(http_front_key("2001:db8::1") != http_front_key("3001:db8::1"));
+	CHECK(http_front_key("::c633:6405") != a); /* not mapped: an IPv6 /64 */
+	CHECK(http_front_key("2001:db8::1") != 0);
+	CHECK(http_front_key("") == 0 && http_front_key("198.51.100.5:80") == 0 &&
+	      http_front_key("[2001:db8::1]") == 0 && http_front_key("unknown") == 0);
+	return 0;
+}
+
 const struct unit_test console_tests[] = {
 	{ "console/logins", logins },
 	{ "console/logins_fair", logins_fair },
+	{ "console/client_keys", client_keys },
 	{ "console/opens_and_gets", opens_and_gets },
 	{ "console/lifetimes", lifetimes },
 	{ "console/bounds", bounds },
