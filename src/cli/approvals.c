@@ -456,7 +456,7 @@ static int decide(const struct approvals_args *a, const char *verb, struct tg_st
 	d.token = token;
 	/* who decides: the principal the token names, with its scopes */
 	rc = cli_identify(&d, st, who, len, &scopes, err);
-	free(token);
+	cli_token_free(token);
 	if (rc < 0)
 		return -1;
 	dn = strcmp(verb, "approve") == 0 ? TG_DECISION_APPROVE

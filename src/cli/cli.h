@@ -48,6 +48,8 @@ int cli_approver_of(const struct cli_decider *d, struct tg_store *st, const stru
  * missing, unreadable, open to others, empty or too big), having said
  * why on stderr as "toolgate WHO: ...". */
 int cli_token_read(const char *who, const char *arg, const char *file, char **out);
+/* A token cli_token_read gave, wiped and freed (NULL: nothing). */
+void cli_token_free(char *token);
 
 /* Who decides (approvals, rollback, upstream accept), as the gateway
  * would take the token (tg_token_identify): one the policy's key signed,

@@ -189,7 +189,7 @@ int cmd_rollback(int argc, char **argv)
 		}
 		d.token = tok;
 		rc = cli_approver_of(&d, st, &t, who, sizeof(who), &err);
-		free(tok);
+		cli_token_free(tok);
 	}
 	tg_ticket_release(&t);
 	if (rc < 0)

@@ -43,6 +43,14 @@ static void usage(FILE *f)
 		   "or failing (docs/CLI.md).\n");
 }
 
+void cli_token_free(char *token)
+{
+	if (token) {
+		sodium_memzero(token, strlen(token));
+		free(token);
+	}
+}
+
 /* TOKEN, or stdin's first line for "-" or none (at most TG_MAX_TOKEN
  * bytes: no more than one past that is read). */
 static char *token_arg(const char *arg)
@@ -316,7 +324,7 @@ fail:
 fail_rc:
 	fprintf(stderr, "toolgate token %s: %s\n", verb, err.msg);
 out:
-	free(token);
+	cli_token_free(token);
 	tg_store_close(store);
 	tg_signer_close(signer);
 	tg_policy_free(policy);

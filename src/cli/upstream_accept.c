@@ -242,7 +242,7 @@ int cli_upstream_accept(int argc, char **argv)
 			goto out;
 		d.token = tok;
 		rc = cli_identify(&d, st, who, sizeof(who), &scopes, &err);
-		free(tok);
+		cli_token_free(tok);
 		if (rc < 0) {
 			rc = EXIT_NO;
 			goto fail;
