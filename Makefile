@@ -80,7 +80,7 @@ $(BUILD)/libtoolgate.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/toolgate: $(CLI_OBJ) $(BUILD)/libtoolgate.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -linih
 
 # The unit-test registry: tests/unit/test_NAME.c defines NAME_tests[], and
 # the runner's list is written from the file list (rewritten only when it
@@ -206,6 +206,11 @@ build-fuzz/obj/%.o: %.c
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lcurl -lpthread -lm
+# the configuration file's reader is the command's (src/cli), not the library's
+build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJ) build-fuzz/obj/src/cli/config.o \
+                        build-fuzz/obj/src/cli/opts.o
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -linih -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lcurl -lpthread -lm
 .SECONDARY: $(FUZZ_OBJ)
 -include $(FUZZ_OBJ:.o=.d)
 

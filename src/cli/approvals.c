@@ -43,6 +43,7 @@
 
 #include "cli/approvals_int.h"
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/catalog.h"
@@ -243,6 +244,14 @@ static int approvals_parse(int argc, char **argv, int decide, int listing,
 			argv[optind]);
 		return EXIT_USAGE;
 	}
+	/* the configuration file's values count only where the verb has a
+	 * use for them (catalog: show's; public-url and audit: deciding's) */
+	if (cli_config_gave(a->catalog) && (decide || listing))
+		a->catalog = NULL;
+	if (!decide && cli_config_gave(a->public_url))
+		a->public_url = NULL;
+	if (!decide && cli_config_gave(a->record))
+		a->record = NULL;
 	if ((wrong = misplaced(a, decide, listing))) {
 		fprintf(stderr, "toolgate %s: %s is not an option of %s\n", who, wrong, argv[0]);
 		return EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "toolgate/error.h"
 #include "toolgate/version.h"
 
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
 		"  upstream list|show|test|pin|diff|accept ...  the upstream MCP servers\n"
+		"  config show [COMMAND] | keys     the configuration file's values\n"
 		"\n"
 		"toolgate COMMAND --help says what each takes. Exit status: 0; 1 the answer\n"
 		"is no (findings, invalid, refused); 2 usage; 3 a file, directory, store or\n"
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 		return cmd_anomalies(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upstream") == 0)
 		return cmd_upstream(argc - 1, argv + 1);
+	if (strcmp(argv[1], "config") == 0)
+		return cmd_config(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("toolgate " TOOLGATE_VERSION);
 		return 0;

@@ -17,10 +17,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 
 /* What cli_opt returns besides an option's val. */
 #define CLI_HELP (-2)
 #define CLI_BAD (-3)
+/* --config's val, an option every command takes (cli_parse adds it). */
+#define CLI_CONFIG 0x10000
+#define CLI_MAX_OPTIONS 64
 
 static void cli_opt_begin(void)
 {
@@ -38,6 +42,9 @@ static int cli_opt(const char *who, int argc, char **argv, const char *shortopts
 
 	if (opt == 'h') {
 		usage(stdout);
+		printf("\nEvery command takes --config FILE: the configuration file (default\n"
+		       "$TOOLGATE_CONFIG, else " CLI_CONFIG_DEFAULT "; docs/CONFIG.md), whose\n"
+		       "values the command line overrides.\n");
 		return CLI_HELP;
 	}
 	if (opt == ':') {
@@ -59,19 +66,91 @@ static int cli_opt(const char *who, int argc, char **argv, const char *shortopts
 	return opt;
 }
 
+/* longopts and --config, into all (CLI_MAX_OPTIONS + 2 of them): 0, or
+ * -1 when longopts has too many. */
+static int with_config(const struct option *longopts, struct option *all)
+{
+	size_t n = 0;
+
+	for (; longopts[n].name; n++) {
+		if (n == CLI_MAX_OPTIONS)
+			return -1;
+		all[n] = longopts[n];
+	}
+	all[n++] = (struct option){ "config", required_argument, NULL, CLI_CONFIG };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	return 0;
+}
+
+/* The configuration file's values for the options of longopts who takes
+ * that the file gives (src/cli/config.c), set as the command line would
+ * set them, before it does: 0, or the exit status. */
+static int from_config(const char *who, const char *path, const struct option *longopts,
+		       const struct cli_bind *binds,
+		       int (*other)(int opt, const char *arg, void *ctx), void *ctx)
+{
+	const struct cli_config_value *v;
+	const struct option *o;
+	const struct cli_bind *b;
+	const char *file;
+	int kind, takes = 0;
+
+	for (o = longopts; o->name; o++)
+		takes |= cli_config_kind_of(o->name) >= 0;
+	/* a command that takes no key reads no file it was not given */
+	if (!takes && !path)
+		return 0;
+	if (cli_config_load(who, path, &file) < 0)
+		return EXIT_DATA;
+	for (o = longopts; file && o->name; o++) {
+		kind = cli_config_kind_of(o->name);
+		v = kind >= 0 ? cli_config_for(who, o->name) : NULL;
+		if (!v || (kind == CLI_CONFIG_FLAG && cli_config_yes(v->value) != 1) ||
+		    (kind == CLI_CONFIG_NO_FLAG && cli_config_yes(v->value) != 0))
+			continue;
+		for (b = binds; b && b->to && b->val != o->val; b++) {
+		}
+		if (b && b->to)
+			*b->to = kind == CLI_CONFIG_VALUE ? v->value : NULL;
+		else if (!other || other(o->val, kind == CLI_CONFIG_VALUE ? v->value : NULL,
+					 ctx) < 0) {
+			fprintf(stderr, "toolgate %s: (that is %s:%u's %s)\n", who, file, v->line,
+				v->key);
+			return EXIT_DATA;
+		}
+	}
+	return 0;
+}
+
 int cli_parse(const char *who, int argc, char **argv, const char *shortopts,
 	      const struct option *longopts, void (*usage)(FILE *), const struct cli_bind *binds,
 	      int (*other)(int opt, const char *arg, void *ctx), void *ctx)
 {
+	struct option all[CLI_MAX_OPTIONS + 2];
 	const struct cli_bind *b;
-	int opt;
+	const char *config = NULL;
+	int opt, rc;
 
+	if (with_config(longopts, all) < 0)
+		abort(); /* a table of the program's own */
+	/* first --config, wherever it is; then the file's values; then the
+	 * command line over them */
 	cli_opt_begin();
-	while ((opt = cli_opt(who, argc, argv, shortopts, longopts, usage)) != -1) {
+	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1)
+		if (opt == CLI_CONFIG)
+			config = optarg;
+		else if (opt == 'h')
+			break;
+	if (opt != 'h' && (rc = from_config(who, config, longopts, binds, other, ctx)) != 0)
+		return rc;
+	cli_opt_begin();
+	while ((opt = cli_opt(who, argc, argv, shortopts, all, usage)) != -1) {
 		if (opt == CLI_HELP)
 			return 0;
 		if (opt == CLI_BAD)
 			return EXIT_USAGE;
+		if (opt == CLI_CONFIG)
+			continue;
 		for (b = binds; b && b->to && b->val != opt; b++) {
 		}
 		if (b && b->to)

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
@@ -751,6 +752,9 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 		return rc;
 	if (optind < argc)
 		a->name = argv[optind++];
+	/* test writes nothing: the configuration file's state is not for it */
+	if (strcmp(a->verb, "test") == 0 && cli_config_gave(a->state))
+		a->state = NULL;
 	if (optind < argc || (listing && a->name)) {
 		struct stat st;
 

@@ -1346,6 +1346,14 @@ cat "$tmp/approvals.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/approvals.out")))
 grep -q 'approvals_decisions_recorded' "$tmp/approvals.out"; check approvals_ran_to_the_end $? "$(tail -3 "$tmp/approvals.out")"
 
+# the configuration file: serve, token, approvals and audit from one file,
+# the command line over it, each mistake named by file, line and key
+# (tests/integration/config.py)
+timeout 300 python3 "$repo/tests/integration/config.py" "$TG" "$repo" "$tmp/config" >"$tmp/config.out" 2>&1
+cat "$tmp/config.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/config.out")))
+grep -q 'config_keyless_command_unaffected' "$tmp/config.out"; check config_ran_to_the_end $? "$(tail -3 "$tmp/config.out")"
+
 # webhooks: a receiver on loopback checks each signature and gets each event
 # once (created, approved by toolgate approvals, executed, rejected with its
 # reason); a receiver down holds up no call and deliveries resume; the
