@@ -1,7 +1,8 @@
-# toolgate: plain make. `make` builds, `make check` installs what is missing,
-# builds and runs every test twice (plain, then ASan+UBSan), `make check-long`
-# the same with the long fault and fuzz runs at full length, `make demo`
-# shows the sandbox at work. See docs/VERIFY.md.
+# toolgate: plain make. `make` builds, `make install` installs (README.md,
+# "Install"), `make check` installs what is missing, builds and runs every
+# test twice (plain, then ASan+UBSan), `make check-long` the same with the
+# long fault and fuzz runs at full length, `make demo` shows the sandbox at
+# work. See docs/VERIFY.md.
 
 CC      ?= gcc
 BUILD   ?= build
@@ -32,7 +33,16 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o $(BUILD)/gen
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
-PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(BUILD)/tests/unit-tests
+# The version is the one the code prints (include/toolgate/version.h); the
+# shared library's soname carries SOVERSION, the ABI's number, raised when
+# a release breaks the ABI (an exported function removed or changed, a
+# public struct's layout changed), whatever the version says.
+VERSION   := $(shell sed -n 's/^\#define TOOLGATE_VERSION "\(.*\)"/\1/p' include/toolgate/version.h)
+SOVERSION := 0
+SONAME    := libtoolgate.so.$(SOVERSION)
+SHLIB     := $(BUILD)/libtoolgate.so.$(VERSION)
+
+PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(SHLIB) $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start
 endif
@@ -42,7 +52,9 @@ ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
+.PHONY: all deps install install-bin install-lib install-headers install-pc install-completion \
+        uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
+        check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS)
 
@@ -78,6 +90,12 @@ $(BUILD)/gen/console_files.o: $(BUILD)/gen/console_files.c
 $(BUILD)/libtoolgate.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
+
+# The shared library exports what the public headers mark TG_API and
+# nothing else (-fvisibility=hidden); the command links the archive.
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,-z,relro,-z,now \
+	  -o $@ $^ $(LDLIBS)
 
 $(BUILD)/toolgate: $(CLI_OBJ) $(BUILD)/libtoolgate.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -linih
@@ -132,6 +150,74 @@ $(BUILD)/bench/redact: bench/redact.c $(BUILD)/libtoolgate.a
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
+
+# Installation, with the GNU names and defaults (README.md, "Install"). A
+# distribution's package passes its own: PREFIX=/usr SYSCONFDIR=/etc
+# LIBDIR=/usr/lib/x86_64-linux-gnu, and DESTDIR, the root everything is
+# written under. Each part has a target of its own, and its uninstall-
+# twin removes exactly what it wrote; nothing here builds more than the
+# files it installs need.
+PREFIX        = /usr/local
+BINDIR        = $(PREFIX)/bin
+LIBDIR        = $(PREFIX)/lib
+INCLUDEDIR    = $(PREFIX)/include
+DATADIR       = $(PREFIX)/share
+MANDIR        = $(DATADIR)/man
+SYSCONFDIR    = $(PREFIX)/etc
+PKGCONFIGDIR  = $(LIBDIR)/pkgconfig
+BASHCOMPDIR   = $(DATADIR)/bash-completion/completions
+INSTALL       = install
+PUBLIC_H     := $(sort $(wildcard include/toolgate/*.h))
+
+install: install-bin install-lib install-headers install-pc install-completion
+uninstall: uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion
+
+install-bin: $(BUILD)/toolgate
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(BUILD)/toolgate $(DESTDIR)$(BINDIR)/toolgate
+
+install-lib: $(BUILD)/libtoolgate.a $(SHLIB)
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 644 $(BUILD)/libtoolgate.a $(DESTDIR)$(LIBDIR)/libtoolgate.a
+	$(INSTALL) -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB))
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtoolgate.so
+
+install-headers:
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/toolgate
+	$(INSTALL) -m 644 $(PUBLIC_H) $(DESTDIR)$(INCLUDEDIR)/toolgate/
+
+# The directories as installed; libdir and includedir relative to
+# ${prefix} when they are under it, so the file reads as pkg-config's do.
+install-pc: toolgate.pc.in
+	$(INSTALL) -d $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|' \
+	    -e '/^#/d' $< >$(DESTDIR)$(PKGCONFIGDIR)/toolgate.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/toolgate.pc
+
+# bash-completion loads a command's completion from a file of its name.
+install-completion: completion/toolgate.bash
+	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 644 $< $(DESTDIR)$(BASHCOMPDIR)/toolgate
+
+uninstall-bin:
+	rm -f $(DESTDIR)$(BINDIR)/toolgate
+
+uninstall-lib:
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libtoolgate.a $(notdir $(SHLIB)) $(SONAME) libtoolgate.so)
+
+uninstall-headers:
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(PUBLIC_H:include/%=%))
+	rmdir $(DESTDIR)$(INCLUDEDIR)/toolgate 2>/dev/null || :
+
+uninstall-pc:
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/toolgate.pc
+
+uninstall-completion:
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/toolgate
 
 deps:
 	@scripts/install-deps.sh

@@ -61,3 +61,13 @@ if [ "$asan" = 1 ]; then
 else
 	suite console tests/console/run.sh "$build"
 fi
+# The installed tree (make install into a temporary root, the example
+# served from it, a program linked against it): against the plain build
+# only. What it checks, the files, the pkg-config file, the completion,
+# is the same with either build's, and a program linked against the
+# sanitizers' library would need their flags too.
+if [ "$asan" = 1 ]; then
+	echo "# suite install: against the plain build only (tests/run.sh says why)"
+else
+	suite install tests/install/run.sh "$build"
+fi
