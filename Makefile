@@ -54,6 +54,7 @@ endif
 
 .PHONY: all deps install install-bin install-lib install-headers install-pc install-completion \
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
+        install-conf install-examples uninstall-conf uninstall-examples \
         check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS)
@@ -163,14 +164,22 @@ LIBDIR        = $(PREFIX)/lib
 INCLUDEDIR    = $(PREFIX)/include
 DATADIR       = $(PREFIX)/share
 MANDIR        = $(DATADIR)/man
-SYSCONFDIR    = $(PREFIX)/etc
+# /etc whatever the prefix: the command looks for /etc/toolgate/toolgate.conf
+# (its default is compiled in from SYSCONFDIR: give the same one to make
+# and make install)
+SYSCONFDIR    = /etc
+LOCALSTATEDIR = /var
 PKGCONFIGDIR  = $(LIBDIR)/pkgconfig
 BASHCOMPDIR   = $(DATADIR)/bash-completion/completions
 INSTALL       = install
 PUBLIC_H     := $(sort $(wildcard include/toolgate/*.h))
 
-install: install-bin install-lib install-headers install-pc install-completion
-uninstall: uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion
+install: install-bin install-lib install-headers install-pc install-completion install-conf \
+         install-examples
+uninstall: uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
+           uninstall-conf uninstall-examples
+
+$(BUILD)/src/cli/config.o: CFLAGS += -DTG_SYSCONFDIR='"$(SYSCONFDIR)"'
 
 install-bin: $(BUILD)/toolgate
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
@@ -202,6 +211,32 @@ install-pc: toolgate.pc.in
 install-completion: completion/toolgate.bash
 	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 644 $< $(DESTDIR)$(BASHCOMPDIR)/toolgate
+
+# The sample configuration, its paths the installed ones; never over a
+# file already there (an operator's), and removed only when it is still
+# the sample.
+CONF_SED = sed -e 's|@DATADIR@|$(DATADIR)|' -e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|' \
+	       -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' dist/toolgate.conf.in
+install-conf: dist/toolgate.conf.in
+	$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/toolgate
+	[ -e $(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf ] || \
+	  { $(CONF_SED) >$(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf && \
+	    chmod 644 $(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf; }
+
+# The example catalogue and workspace, for trying it (docs/CONFIG.md).
+install-examples:
+	$(INSTALL) -d $(DESTDIR)$(DATADIR)/toolgate
+	cp -R examples $(DESTDIR)$(DATADIR)/toolgate/
+	chmod -R u=rwX,go=rX $(DESTDIR)$(DATADIR)/toolgate/examples
+
+uninstall-conf:
+	$(CONF_SED) | cmp -s - $(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf && \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf || :
+	rmdir $(DESTDIR)$(SYSCONFDIR)/toolgate 2>/dev/null || :
+
+uninstall-examples:
+	rm -rf $(DESTDIR)$(DATADIR)/toolgate/examples
+	rmdir $(DESTDIR)$(DATADIR)/toolgate 2>/dev/null || :
 
 uninstall-bin:
 	rm -f $(DESTDIR)$(BINDIR)/toolgate

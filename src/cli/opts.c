@@ -42,9 +42,6 @@ static int cli_opt(const char *who, int argc, char **argv, const char *shortopts
 
 	if (opt == 'h') {
 		usage(stdout);
-		printf("\nEvery command takes --config FILE: the configuration file (default\n"
-		       "$TOOLGATE_CONFIG, else " CLI_CONFIG_DEFAULT "; docs/CONFIG.md), whose\n"
-		       "values the command line overrides.\n");
 		return CLI_HELP;
 	}
 	if (opt == ':') {
