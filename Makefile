@@ -43,8 +43,8 @@ PROGS += $(BUILD)/tests/tg-escape
 endif
 
 .PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
-        bench-redact bench-upstream bench-tls fuzz lint clean FORCE
-all: $(PROGS)
+        bench-redact bench-upstream bench-tls fuzz lint clean man install-man uninstall-man FORCE
+all: $(PROGS) man
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -132,6 +132,29 @@ $(BUILD)/bench/redact: bench/redact.c $(BUILD)/libtoolgate.a
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
+
+# The man pages: man/NAME.S.scd, written in scdoc, into $(BUILD)/man/NAME.S
+# (read one from the tree with `man -l build/man/toolgate.1`). Anything
+# scdoc says fails the build, as a compiler warning does. tests/man/run.sh
+# checks that each command's page documents the options its --help prints.
+MAN_SRC   := $(sort $(wildcard man/*.scd))
+MAN_PAGES := $(MAN_SRC:man/%.scd=$(BUILD)/man/%)
+PREFIX    ?= /usr/local
+MANDIR    ?= $(PREFIX)/share/man
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	@if scdoc <$< >$@.tmp 2>$@.log && ! [ -s $@.log ]; then mv -f $@.tmp $@; rm -f $@.log; \
+	else echo "$<: scdoc: $$(cat $@.log)" >&2; rm -f $@.tmp $@.log; exit 1; fi
+
+install-man: man
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+
+uninstall-man:
+	rm -f $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 deps:
 	@scripts/install-deps.sh
