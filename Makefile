@@ -54,10 +54,10 @@ endif
 
 .PHONY: all deps install install-bin install-lib install-headers install-pc install-completion \
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
-        install-conf install-examples uninstall-conf uninstall-examples \
+        install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
-all: $(PROGS)
+all: $(PROGS) man
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -175,9 +175,9 @@ INSTALL       = install
 PUBLIC_H     := $(sort $(wildcard include/toolgate/*.h))
 
 install: install-bin install-lib install-headers install-pc install-completion install-conf \
-         install-examples
+         install-examples install-man
 uninstall: uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
-           uninstall-conf uninstall-examples
+           uninstall-conf uninstall-examples uninstall-man
 
 $(BUILD)/src/cli/config.o: CFLAGS += -DTG_SYSCONFDIR='"$(SYSCONFDIR)"'
 
@@ -253,6 +253,26 @@ uninstall-pc:
 
 uninstall-completion:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/toolgate
+# The man pages: man/NAME.S.scd, written in scdoc, into $(BUILD)/man/NAME.S
+# (read one from the tree with `man -l build/man/toolgate.1`). Anything
+# scdoc says fails the build, as a compiler warning does. tests/man/run.sh
+# checks that each command's page documents the options its --help prints.
+MAN_SRC   := $(sort $(wildcard man/*.scd))
+MAN_PAGES := $(MAN_SRC:man/%.scd=$(BUILD)/man/%)
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	@if scdoc <$< >$@.tmp 2>$@.log && ! [ -s $@.log ]; then mv -f $@.tmp $@; rm -f $@.log; \
+	else echo "$<: scdoc: $$(cat $@.log)" >&2; rm -f $@.tmp $@.log; exit 1; fi
+
+install-man: man
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	$(INSTALL) -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+
+uninstall-man:
+	rm -f $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 deps:
 	@scripts/install-deps.sh

@@ -33,6 +33,7 @@ suite() { # NAME COMMAND...
 
 suite unit "$build/tests/unit-tests"
 suite redact tests/redact/run.sh "$build"
+suite man tests/man/run.sh "$build"
 suite integration tests/integration/run.sh "$build"
 suite security tests/security/run.sh "$build"
 suite egress tests/egress/run.sh "$build"

@@ -73,7 +73,7 @@ static void usage(FILE *f)
 		   "  --token TOKEN shows it to every user of the machine (ps). --public-url URL:\n"
 		   "  the audience of a provider that names none (as serve's). The decision, with\n"
 		   "  its --reason TEXT of at most 1000 bytes, or its refusal, goes into the\n"
-		   "  audit log: DIR/audit.log, or --audit FILE.\n"
+		   "  audit log: DIR/audit.log, or --audit FILE (--record FILE, its old name).\n"
 		   "\n"
 		   "Exit status: 0 done, 1 refused or no such ticket, 2 usage, 3 the state\n"
 		   "directory, store, token file, catalogue or audit log missing or failing\n"

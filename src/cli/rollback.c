@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		   "                [--public-url URL] [--workspace DIR] [--audit FILE] [--dry-run]\n"
 		   "       toolgate rollback list --state DIR\n"
 		   "\n"
+		   "--audit FILE (or --record FILE, its old name): the audit log the attempt\n"
+		   "goes into; default DIR/audit.log.\n"
+		   "\n"
 		   "Exit status: 0 done, 1 refused or the compensation failed, 2 usage, 3 the\n"
 		   "state directory, store, catalogue or audit log missing or failing\n"
 		   "(docs/CLI.md).\n");
