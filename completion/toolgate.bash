@@ -22,20 +22,23 @@ _toolgate_opts()
 		echo --catalog --stdio --http --tokens --tls-cert --tls-key --public-url \
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
-			--max-runs --max-runs-per-principal ;;
+			--max-runs --max-runs-per-principal --record ;;
 	token) echo --state --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
 		echo --status --all --tool --json --state --catalog --full --policy --token-file \
-			--token --public-url --reason --audit ;;
+			--token --public-url --reason --audit --record ;;
 	rollback)
 		echo --catalog --state --policy --token-file --token --public-url --workspace \
-			--audit --dry-run ;;
+			--audit --dry-run --record ;;
 	audit)
 		echo --state --expect -n -f --principal --tool --outcome --kind --since --until ;;
 	redact) echo --json --rules ;;
 	anomalies) echo --catalog --policy --state --json ;;
-	upstream) echo --catalog --state --timeout --as --policy --token --audit ;;
+	upstream)
+		echo --catalog --state --timeout --as --policy --token --audit --token-file \
+			--public-url ;;
+	config) echo --config ;;
 	esac
 }
 
@@ -51,6 +54,7 @@ _toolgate_verbs()
 	rollback) echo list ;;
 	audit) echo verify tail query ;;
 	upstream) echo list show test pin diff accept ;;
+	config) echo show keys ;;
 	esac
 }
 
@@ -109,7 +113,7 @@ _toolgate()
 			COMPREPLY=($(compgen -W "--help --version" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "run doctor schema catalog serve token policy approvals
-				rollback audit redact anomalies upstream help" -- "$cur"))
+				rollback audit redact anomalies upstream config help" -- "$cur"))
 		fi
 		return
 	fi
@@ -120,7 +124,7 @@ _toolgate()
 		_toolgate_paths -d
 		return ;;
 	--policy | --tokens | --tls-cert | --tls-key | --audit | --state-key | --token-file | \
-		--ro | --rw)
+		--ro | --rw | --record | --config)
 		_toolgate_paths -f
 		return ;;
 	--tier)

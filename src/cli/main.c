@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"  upstream list|show|test|pin|diff|accept ...  the upstream MCP servers\n"
 		"  config show [COMMAND] | keys     the configuration file's values\n"
 		"\n"
-		"toolgate COMMAND --help says what each takes; every command also takes\n"
+		"toolgate COMMAND --help says what each takes; every command but run takes\n"
 		"--config FILE, the configuration file (default $TOOLGATE_CONFIG, else\n"
 		"" CLI_CONFIG_DEFAULT ", when there: docs/CONFIG.md). Exit status: 0; 1 the answer\n"
 		"is no (findings, invalid, refused); 2 usage; 3 a file, directory, store or\n"

@@ -179,7 +179,7 @@ check completion_ticket_ids $? "approve --state S 01: '$got1'; reject --state S:
 # each command's options are its --help's (--help itself aside)
 why=""
 for cmd in run doctor schema catalog serve token policy approvals rollback audit redact anomalies \
-	upstream; do
+	upstream config; do
 	"$TG" "$cmd" --help | grep -oE -- '(^|[[ (|])--?[a-z][a-z0-9-]*' |
 		grep -oE -- '--?[a-z][a-z0-9-]*$' | grep -vx -- '--help' | sort -u >"$tmp/help"
 	complete_words toolgate "$cmd" - | tr ' ' '\n' | grep . | grep -vxE -- '--help|--' |

@@ -65,12 +65,17 @@ def verbs(cmd, text):
     return found
 
 
+# every command's: --help, and --config (cli_parse adds it to each table;
+# toolgate(1) documents it once, checked below)
+GLOBAL = {"help", "config"}
+
+
 def help_options(cmd):
     text = helptext(cmd)
     opts = set(LONG.findall(text))
     for verb in verbs(cmd, text):
         opts |= set(LONG.findall(helptext(cmd, verb)))
-    opts.discard("help")
+    opts -= GLOBAL
     return opts
 
 
@@ -81,7 +86,7 @@ def page_options(path):
     for i, line in enumerate(lines[:-1]):
         if line.startswith("\\fB-") and lines[i + 1] == ".RS 4":
             opts |= set(re.findall(r"\\fB--([a-z][a-z0-9-]*)\\fR", line))
-    opts.discard("help")
+    opts -= GLOBAL
     return opts
 
 
@@ -99,7 +104,7 @@ def code_options(cmd):
             opts |= set(re.findall(r'\{ "([a-z][a-z0-9-]*)",', table))
             opts |= {macros[m] for m in re.findall(r"\b(CLI_OPTION_[A-Z]+)\b", table)
                      if m in macros}
-    opts.discard("help")
+    opts -= GLOBAL
     return opts
 
 
@@ -133,6 +138,9 @@ def main():
     missing = [c for c in cmds if f"\\fBtoolgate-{c}\\fR(1)" not in main_text]
     result(os.path.exists(main_page) and not missing, "toolgate.1-lists-commands",
            f"toolgate(1) names no page of {missing}")
+    result("\\fB--config\\fR" in main_text and
+           os.path.exists(os.path.join(MAN, "toolgate.conf.5")), "config-documented",
+           "toolgate(1) documents no --config, or there is no toolgate.conf(5)")
     strays = [p for p in pages if re.fullmatch(r"toolgate-(.*)\.1", os.path.basename(p))
               and os.path.basename(p)[9:-2] not in cmds]
     result(not strays, "no-stray-pages", f"pages of no command: {strays}")
