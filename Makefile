@@ -42,7 +42,7 @@ ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
 
-.PHONY: all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
+.PHONY: install-systemd uninstall-systemd all deps check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS)
 
@@ -135,6 +135,22 @@ $(BUILD)/bench/mcp-load: bench/mcp-load.c
 
 deps:
 	@scripts/install-deps.sh
+
+# The systemd unit (dist/toolgate.service, docs/SYSTEMD.md), its
+# @BINDIR@ and @SYSCONFDIR@ made the installed paths; DESTDIR honoured.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+install-systemd: dist/toolgate.service
+	install -d $(DESTDIR)$(UNITDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< \
+	  >$(DESTDIR)$(UNITDIR)/toolgate.service.tmp
+	chmod 644 $(DESTDIR)$(UNITDIR)/toolgate.service.tmp
+	mv -f $(DESTDIR)$(UNITDIR)/toolgate.service.tmp $(DESTDIR)$(UNITDIR)/toolgate.service
+
+uninstall-systemd:
+	rm -f $(DESTDIR)$(UNITDIR)/toolgate.service
 
 check: deps
 	@scripts/check.sh
