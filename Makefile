@@ -55,6 +55,7 @@ endif
 .PHONY: all deps install install-bin install-lib install-headers install-pc install-completion \
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
+        install-systemd uninstall-systemd \
         check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
@@ -171,13 +172,14 @@ SYSCONFDIR    = /etc
 LOCALSTATEDIR = /var
 PKGCONFIGDIR  = $(LIBDIR)/pkgconfig
 BASHCOMPDIR   = $(DATADIR)/bash-completion/completions
+UNITDIR       = $(PREFIX)/lib/systemd/system
 INSTALL       = install
 PUBLIC_H     := $(sort $(wildcard include/toolgate/*.h))
 
 install: install-bin install-lib install-headers install-pc install-completion install-conf \
-         install-examples install-man
+         install-examples install-man install-systemd
 uninstall: uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
-           uninstall-conf uninstall-examples uninstall-man
+           uninstall-conf uninstall-examples uninstall-man uninstall-systemd
 
 $(BUILD)/src/cli/config.o: CFLAGS += -DTG_SYSCONFDIR='"$(SYSCONFDIR)"'
 
@@ -276,6 +278,18 @@ uninstall-man:
 
 deps:
 	@scripts/install-deps.sh
+
+# The systemd unit (dist/toolgate.service, docs/SYSTEMD.md), its
+# @BINDIR@ and @SYSCONFDIR@ made the installed paths; DESTDIR honoured.
+install-systemd: dist/toolgate.service
+	$(INSTALL) -d $(DESTDIR)$(UNITDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< \
+	  >$(DESTDIR)$(UNITDIR)/toolgate.service.tmp
+	chmod 644 $(DESTDIR)$(UNITDIR)/toolgate.service.tmp
+	mv -f $(DESTDIR)$(UNITDIR)/toolgate.service.tmp $(DESTDIR)$(UNITDIR)/toolgate.service
+
+uninstall-systemd:
+	rm -f $(DESTDIR)$(UNITDIR)/toolgate.service
 
 check: deps
 	@scripts/check.sh

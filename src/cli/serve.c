@@ -40,9 +40,18 @@
  * calls in flight finish on the catalogue they started with; a catalogue
  * that does not load is reported on stderr and the old one stays. It
  * reloads --tls-cert and --tls-key too, the same way.
+ *
+ * Under a service manager ($NOTIFY_SOCKET: systemd's Type=notify,
+ * dist/toolgate.service) it says READY=1 once it listens, RELOADING=1 and
+ * READY=1 around each reload, STOPPING=1 at shutdown, and WATCHDOG=1
+ * while the HTTP listener answers and the store reads (sd_notify.c,
+ * docs/SYSTEMD.md).
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,9 +59,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/sd_notify.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/catalog.h"
@@ -173,8 +185,9 @@ static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
 	return 0;
 }
 
-/* SIGHUP: load the catalogue again and serve it. */
-static void reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
+/* SIGHUP: load the catalogue again and serve it: its tool count, or -1
+ * when the old one stays. */
+static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 {
 	struct tg_catalog *cat = NULL;
 	struct tg_error err;
@@ -184,7 +197,7 @@ static void reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
 			"was\n", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
-		return;
+		return -1;
 	}
 	n = tg_catalog_count(cat);
 	if (tg_mcp_reload(mcp, cat, &err) < 0) {
@@ -192,10 +205,11 @@ static void reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 			"was\n", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
 		tg_catalog_free(cat);
-		return;
+		return -1;
 	}
 	record_loads(gate, cat);
 	fprintf(stderr, "toolgate serve: reloaded %s: %zu contracts\n", dir, n);
+	return (long)n;
 }
 
 /* The certificates again, on SIGHUP (docs/MCP.md, "Serving beyond
@@ -215,6 +229,21 @@ static void reload_tls(struct tg_mcp_http *server, struct tg_gate *gate, const c
 	fprintf(stderr, "toolgate serve: reloaded %s\n", cert);
 }
 
+/* What is served, as the service manager's STATUS= says it. */
+struct served {
+	size_t tools;
+	char url[300]; /* the MCP URL, or "" for stdio alone */
+};
+
+static void tell_ready(const struct served *s, const char *note)
+{
+	char status[500];
+
+	snprintf(status, sizeof(status), "serving %zu tools%s%s%s", s->tools,
+		 s->url[0] ? " on " : " on stdio", s->url, note ? note : "");
+	sdn_ready(status);
+}
+
 /* The thread that waits for SIGHUP while stdio is served. */
 struct reloader {
 	struct tg_mcp *mcp;
@@ -222,8 +251,22 @@ struct reloader {
 	const char *dir;
 	struct tg_mcp_http *server; /* with --http as well, or NULL */
 	const char *cert;           /* its --tls-cert, or NULL */
+	struct served *served;
 	volatile int quit;
 };
+
+/* A SIGHUP's reload, told to the service manager before and after. */
+static void reload_all(struct reloader *r)
+{
+	long n;
+
+	sdn_reloading();
+	n = reload(r->mcp, r->gate, r->dir);
+	reload_tls(r->server, r->gate, r->cert);
+	if (n >= 0)
+		r->served->tools = (size_t)n;
+	tell_ready(r->served, n < 0 ? " (reload refused: the catalogue as it was)" : NULL);
+}
 
 static void *reloader_main(void *arg)
 {
@@ -236,8 +279,7 @@ static void *reloader_main(void *arg)
 	for (;;) {
 		if (sigwait(&set, &sig) != 0 || r->quit)
 			return NULL;
-		reload(r->mcp, r->gate, r->dir);
-		reload_tls(r->server, r->gate, r->cert);
+		reload_all(r);
 	}
 }
 
@@ -477,6 +519,113 @@ static void raise_nofile(void)
 	}
 }
 
+/* What the watchdog checks before each ping (docs/SYSTEMD.md, "The
+ * watchdog"): the HTTP listener answers a request on a connection of its
+ * own, and the store answers a read. Both are cheap, and both stop when
+ * what serves calls is stuck: the listener's thread, or the store's lock
+ * held by a write that never ends. */
+struct health {
+	char addr[64];               /* --http's ADDR, "" without */
+	unsigned port;
+	struct tg_store *store;      /* with --policy, or NULL */
+};
+
+static int wait_fd(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int rc;
+
+	do
+		rc = poll(&p, 1, ms);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+/* Any answer counts, a closed connection too: a TLS listener closes one
+ * whose first bytes are plain HTTP, which shows its thread alive as well.
+ * Only silence (the kernel accepted, nothing read) or a refusal fails. */
+static int http_answers(const struct health *h, int ms, char *why, size_t len)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)h->port) };
+	socklen_t sl = sizeof(int);
+	char req[200], c;
+	int fd, soerr = 0, rc = -1;
+
+	if (inet_pton(AF_INET, h->addr, &sa.sin_addr) != 1 || sa.sin_addr.s_addr == INADDR_ANY)
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, len, "HTTP listener: socket: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(req, sizeof(req), "GET /healthz HTTP/1.1\r\nHost: %s:%u\r\n"
+		 "Connection: close\r\n\r\n", h->addr, h->port);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
+		soerr = errno;
+	else if (wait_fd(fd, POLLOUT, ms / 2) <= 0)
+		soerr = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		soerr = EIO; /* not on a socket of its own making */
+	if (soerr) {
+		snprintf(why, len, "HTTP listener %s:%u: no connection in %d ms (%s)", h->addr,
+			 h->port, ms / 2, strerror(soerr));
+	} else if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 && errno != ECONNRESET) {
+		snprintf(why, len, "HTTP listener %s:%u: send: %s", h->addr, h->port,
+			 strerror(errno));
+	} else if (wait_fd(fd, POLLIN, ms - ms / 2) <= 0) {
+		snprintf(why, len, "HTTP listener %s:%u: no answer in %d ms", h->addr, h->port,
+			 ms - ms / 2);
+	} else if (recv(fd, &c, 1, 0) < 0 && errno != ECONNRESET) {
+		snprintf(why, len, "HTTP listener %s:%u: recv: %s", h->addr, h->port,
+			 strerror(errno));
+	} else {
+		rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
+static int healthy(void *ctx, unsigned budget_ms, char *why, size_t len)
+{
+	const struct health *h = ctx;
+	struct tg_error err;
+
+	if (h->addr[0] && http_answers(h, (int)budget_ms, why, len) < 0)
+		return -1;
+	/* a point read behind the store's lock (any jti will do) */
+	if (h->store && tg_store_revoked(h->store, "watchdog", (int64_t)time(NULL), &err) < 0) {
+		snprintf(why, len, "store: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --http: the listener started and said, what it serves and where the
+ * watchdog probes it noted: 0, or -1 (said). */
+static int http_listen(struct tg_mcp *mcp, struct serve_args *a, struct tg_mcp_http **server,
+		       struct served *served, struct health *health)
+{
+	struct tg_error err;
+	char url[300];
+
+	if (tg_mcp_http_start(mcp, a->addr, a->port, &a->hopts, server, &err) < 0) {
+		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		return -1;
+	}
+	tg_mcp_http_url(*server, url, sizeof(url));
+	if (a->hopts.public_url)
+		fprintf(stderr, "toolgate serve: MCP on %s (listening on %s:%u)\n", url, a->addr,
+			tg_mcp_http_port(*server));
+	else
+		fprintf(stderr, "toolgate serve: MCP on %s\n", url);
+	snprintf(served->url, sizeof(served->url), "%s", url);
+	if (tg_mcp_http_console_url(*server, url, sizeof(url)))
+		fprintf(stderr, "toolgate serve: approval console on %s\n", url);
+	snprintf(health->addr, sizeof(health->addr), "%s", a->addr);
+	health->port = tg_mcp_http_port(*server);
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
@@ -492,12 +641,15 @@ int cmd_serve(int argc, char **argv)
 	struct tg_mcp *mcp = NULL;
 	struct serve_args args = { 0 };
 	struct composed composed = { 0 };
+	struct served served = { 0 };
+	struct health health = { 0 };
 	struct tg_error err;
 	int rc;
 
 	rc = serve_parse(argc, argv, &args);
 	if (rc >= 0)
 		return rc;
+	sdn_open("serve");
 	rc = EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
@@ -563,38 +715,32 @@ int cmd_serve(int argc, char **argv)
 		}
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
-	if (http) {
-		char url[300];
-
-		if (tg_mcp_http_start(mcp, args.addr, args.port, &args.hopts, &server, &err) < 0) {
-			fprintf(stderr, "toolgate serve: %s\n", err.msg);
-			goto out;
-		}
-		tg_mcp_http_url(server, url, sizeof(url));
-		if (args.hopts.public_url)
-			fprintf(stderr, "toolgate serve: MCP on %s (listening on %s:%u)\n", url,
-				args.addr, tg_mcp_http_port(server));
-		else
-			fprintf(stderr, "toolgate serve: MCP on %s\n", url);
-		if (tg_mcp_http_console_url(server, url, sizeof(url)))
-			fprintf(stderr, "toolgate serve: approval console on %s\n", url);
-	}
+	if (http && http_listen(mcp, &args, &server, &served, &health) < 0)
+		goto out;
+	/* listening (or about to read stdin): the manager may start what
+	 * depends on the gateway, and the watchdog starts being fed */
+	served.tools = tg_catalog_count(cat);
+	tell_ready(&served, NULL);
+	health.store = composed.store;
+	sdn_watchdog_start(healthy, &health);
 	if (!http || stdio) {
-		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, 0 };
+		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, &served, 0 };
 		pthread_t t;
 		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
-		int served = tg_mcp_serve_stdio(mcp, 0, 1, &err);
+		int done = tg_mcp_serve_stdio(mcp, 0, 1, &err);
 
+		sdn_stopping();
 		if (started) {
 			r.quit = 1;
 			pthread_kill(t, SIGHUP);
 			pthread_join(t, NULL);
 		}
-		if (served < 0) {
+		if (done < 0) {
 			fprintf(stderr, "toolgate serve: %s\n", err.msg);
 			goto out;
 		}
 	} else {
+		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, &served, 0 };
 		sigset_t set;
 		int sig = 0;
 
@@ -603,13 +749,13 @@ int cmd_serve(int argc, char **argv)
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
 		sigaddset(&set, SIGHUP);
-		while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
-			reload(mcp, gate, catalog);
-			reload_tls(server, gate, args.hopts.tls_cert);
-		}
+		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+			reload_all(&r);
+		sdn_stopping();
 	}
 	rc = 0;
 out:
+	sdn_watchdog_stop(); /* it probes the server and the store */
 	tg_mcp_http_stop(server);
 	tg_mcp_free(mcp);
 	tg_gate_free(gate);

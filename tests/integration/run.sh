@@ -1389,6 +1389,15 @@ failures=$((failures + $(grep -c '^not ok' "$tmp/tls.out")))
 grep -q -E 'tls_proxy_wrong_host_403|^skip - integration/tls_netns' "$tmp/tls.out"
 check tls_ran_to_the_end $? "$(tail -3 "$tmp/tls.out")"
 
+# under systemd, without systemd as PID 1: the installed unit verified and
+# its exposure kept, sd_notify's READY, WATCHDOG, RELOADING and STOPPING
+# to a socket of the test's, libsystemd mapped only with NOTIFY_SOCKET
+# (tests/integration/systemd.py, docs/SYSTEMD.md)
+timeout 120 python3 "$repo/tests/integration/systemd.py" "$TG" "$repo" "$tmp/systemd" >"$tmp/systemd.out" 2>&1
+cat "$tmp/systemd.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/systemd.out")))
+grep -q 'systemd_no_sanitizer_reports' "$tmp/systemd.out"; check systemd_ran_to_the_end $? "$(tail -3 "$tmp/systemd.out")"
+
 # kill -9 the gateway at random moments during write calls whose clients
 # retry under the same keys: exactly one row per key in the target
 # database, no approval lost, nothing left running; 100 duplicates, one run.
