@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export TOOLGATE_CHECK_LONG=${TOOLGATE_CHECK_LONG:-0}
-fuzz_seconds=5
+fuzz_seconds=3
 [ "$TOOLGATE_CHECK_LONG" = 1 ] && fuzz_seconds=60
 
 jobs=$(nproc 2>/dev/null || echo 2)
