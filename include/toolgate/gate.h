@@ -338,7 +338,7 @@ TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* The tickets' events (toolgate/store.h, tg_store_ticket_events) as a
  * gate with a store watches them: a thread of the gate's reads the
  * latest event's number every 250 ms (a decision may come from another
- * process: `toolgate approvals`, another gateway on the same store) and
+ * process: `toolgate approvals` or `rollback`) and
  * sweeps the pending tickets past their expiry to expired, with their
  * events, every second. tg_gate_ticket_events_wait blocks until that
  * number passes after or timeout_ms pass (at most 60,000), and returns

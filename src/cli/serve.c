@@ -36,6 +36,10 @@
  * person's review (the default, and what the policy's "anomalies" says
  * per tool when the flag is not given), run and recorded, or not looked at.
  *
+ * One gateway a state directory: a second serve on the same --state is
+ * refused at start (exit 3), before it writes anything there, naming the
+ * pid that holds the directory's serve.lock (docs/CLI.md).
+ *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
  * that does not load is reported on stderr and the old one stays. It
@@ -47,12 +51,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/file.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/catalog.h"
@@ -462,6 +468,47 @@ static void compose_free(struct composed *c)
 	tg_policy_free(c->policy);
 }
 
+/* One gateway a state directory (docs/CLI.md, "One gateway a state
+ * directory"): an exclusive flock on STATE/serve.lock, held for the
+ * process's life (the kernel drops it at its end, kill -9 included, so a
+ * file a killed gateway left blocks nothing). Taken before anything is
+ * written there or listened on; other commands (approvals, token,
+ * rollback, audit) do not take it and work beside a gateway. 0 and OUT
+ * *fd; else -1, said on stderr. */
+static int serve_lock(const char *state, int *fd)
+{
+	char path[4096];
+	long holder;
+
+	*fd = -1;
+	if (!state)
+		return 0;
+	/* a gateway's first start makes its state directory (the store
+	 * checks its owner and mode when it opens) */
+	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "toolgate serve: --state %s: %s\n", state, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) >= sizeof(path)) {
+		fprintf(stderr, "toolgate serve: --state %s: too long a path\n", state);
+		return -1;
+	}
+	if (file_lock_pid(path, fd, &holder) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK && holder > 0)
+		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (pid "
+			"%ld holds %s): one serve a state directory; give this one its own "
+			"--state\n", state, holder, path);
+	else if (errno == EWOULDBLOCK)
+		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (it "
+			"holds %s): one serve a state directory; give this one its own "
+			"--state\n", state, path);
+	else
+		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
+			strerror(errno));
+	return -1;
+}
+
 /* Every client, run, warm sandbox and proxied connection holds
  * descriptors: as many as the hard limit allows. */
 static void raise_nofile(void)
@@ -490,12 +537,15 @@ int cmd_serve(int argc, char **argv)
 	struct serve_args args = { 0 };
 	struct composed composed = { 0 };
 	struct tg_error err;
-	int rc;
+	int rc, lock_fd;
 
 	rc = serve_parse(argc, argv, &args);
 	if (rc >= 0)
 		return rc;
 	rc = EXIT_DATA;
+	/* before anything is written in it: a second gateway writes nothing */
+	if (serve_lock(args.state, &lock_fd) < 0)
+		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
 	state_key = args.state_key, policy = args.policy, state = args.state, otlp = args.otlp;
@@ -505,8 +555,11 @@ int cmd_serve(int argc, char **argv)
 	raise_nofile();
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
-	if (!gopts.audit)
+	if (!gopts.audit) {
+		if (lock_fd >= 0)
+			close(lock_fd);
 		return EXIT_DATA;
+	}
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	gopts.state_dir = state;
@@ -614,5 +667,7 @@ out:
 	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);
+	if (lock_fd >= 0)
+		close(lock_fd); /* last: the state directory is left as it will be */
 	return rc;
 }
