@@ -16,7 +16,9 @@
  * --public-url: docs/MCP.md, "Serving beyond loopback"); with --tokens, every HTTP request needs a bearer token of the
  * file, and its principal is the caller; --header-timeout is how long an
  * HTTP connection may take to send a request's headers (docs/MCP.md,
- * "Connections"). Every call and decision goes into the audit log
+ * "Connections"); /healthz and /readyz answer a load balancer's probes,
+ * without a token (docs/MCP.md, "Health"). Every call and decision goes
+ * into the audit log
  * (docs/AUDIT.md): --audit FILE, else the state directory's audit.log,
  * else stderr. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
@@ -81,7 +83,8 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --http ADDR:PORT\n"
 		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
-		   "             other with --policy or --tokens, and HTTPS or a proxy\n"
+		   "             other with --policy or --tokens, and HTTPS or a proxy;\n"
+		   "             GET /healthz and /readyz answer probes, no token\n"
 		   "  --tls-cert FILE, --tls-key FILE\n"
 		   "             serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate\n"
 		   "             chain and private key; SIGHUP reads them again\n"

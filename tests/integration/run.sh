@@ -1342,6 +1342,14 @@ cat "$tmp/serve_lock.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/serve_lock.out")))
 grep -q 'serve_lock_no_sanitizer_reports' "$tmp/serve_lock.out"; check serve_lock_ran_to_the_end $? "$(tail -3 "$tmp/serve_lock.out")"
 
+# /healthz and /readyz: no token, never recorded, a kubelet's Host
+# answered; not ready while the store's file system is full or the audit
+# log is replaced (tests/integration/probes.py)
+timeout 300 python3 "$repo/tests/integration/probes.py" "$TG" "$repo" "$tmp/probes" >"$tmp/probes.out" 2>&1
+cat "$tmp/probes.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/probes.out")))
+grep -q 'probes_no_sanitizer_reports' "$tmp/probes.out"; check probes_ran_to_the_end $? "$(tail -3 "$tmp/probes.out")"
+
 # tokens of an external OpenID Connect provider through serve --http: the
 # provider down at start (make check-long only: its keys come 30 s later),
 # then its token calls a tool; another audience,
