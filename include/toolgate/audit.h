@@ -76,6 +76,14 @@ TG_API int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *er
 /* 0 while the log writes; -1 and err (why it stopped) once a write failed.
  * A gateway refuses calls then: nothing runs unrecorded. */
 TG_API int tg_audit_ok(struct tg_audit *a, struct tg_error *err);
+/* tg_audit_ok, and whether the next write would find what it needs, as
+ * far as looking tells (a readiness probe's question, docs/MCP.md,
+ * "Health"): the file still the one opened at its path (one moved or
+ * replaced stops the log at its next write) and its file system mounted
+ * read-write with at least 1 MiB free to this user. 0, or -1 and err.
+ * Two stats and a statvfs: it writes nothing, takes no lock of the
+ * file's. A log on stderr is only tg_audit_ok. */
+TG_API int tg_audit_check(struct tg_audit *a, struct tg_error *err);
 
 struct tg_audit_stats {
 	uint64_t records;  /* written by this process */

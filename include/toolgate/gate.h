@@ -153,6 +153,13 @@ TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 /* The gateway's counters in Prometheus's text format (docs/METRICS.md),
  * malloc'd; NULL out of memory. */
 TG_API char *tg_gate_metrics(struct tg_gate *gate);
+/* Whether the gateway can serve a call as it should (its readiness,
+ * /readyz: docs/MCP.md, "Health"): 1 when it has a catalogue, and its
+ * audit log (tg_audit_check) and store (tg_store_check), those it has,
+ * can take writes as far as looking tells; else 0 and, in why (len
+ * bytes), one line saying what is not. Cheap enough for every probe:
+ * a few stats, no write, no lock held across a file. */
+TG_API int tg_gate_ready(struct tg_gate *gate, char *why, size_t len);
 /* The warm pools' counts, summed over the tools (zeros without --warm). */
 struct tg_sandbox_pool_stats;
 TG_API void tg_gate_get_warm_stats(struct tg_gate *gate, struct tg_sandbox_pool_stats *sum);
@@ -338,7 +345,7 @@ TG_API struct tg_store *tg_gate_store(const struct tg_gate *gate);
 /* The tickets' events (toolgate/store.h, tg_store_ticket_events) as a
  * gate with a store watches them: a thread of the gate's reads the
  * latest event's number every 250 ms (a decision may come from another
- * process: `toolgate approvals`, another gateway on the same store) and
+ * process: `toolgate approvals` or `rollback`) and
  * sweeps the pending tickets past their expiry to expired, with their
  * events, every second. tg_gate_ticket_events_wait blocks until that
  * number passes after or timeout_ms pass (at most 60,000), and returns

@@ -46,6 +46,13 @@ TG_API int tg_store_open(const char *dir, struct tg_store **out, struct tg_error
 TG_API void tg_store_close(struct tg_store *store);
 /* The schema version of the open database. */
 TG_API int tg_store_schema(const struct tg_store *store);
+/* Whether the store can take writes, as far as looking tells (a
+ * readiness probe's question, docs/MCP.md, "Health"): 0 when its state
+ * directory's file system is mounted read-write with at least 1 MiB free
+ * to this user; else -1 and err (TG_ERR_SYSTEM: which directory, and
+ * what it lacks). A statvfs: it writes nothing, so a write that fails
+ * for another reason (an I/O error) is that call's error, not seen here. */
+TG_API int tg_store_check(struct tg_store *store, struct tg_error *err);
 
 /* ---- idempotency ----------------------------------------------------------- */
 

@@ -86,7 +86,8 @@ void cli_put_shown(FILE *f, const char *text);
 #define EXIT_NO 1          /* the answer is no: findings, invalid, refused */
 #define EXIT_USAGE 2       /* the command line: an option, a value, an operand */
 #define EXIT_DATA 3        /* configuration or data: a file, directory, store or
-			    * log missing, unreadable, malformed or not writable */
+			    * log missing, unreadable, malformed or not writable,
+			    * or a state directory another serve holds */
 #define EXIT_TIMEOUT 124
 #define EXIT_TOOLGATE 125  /* run: refused, or the sandbox could not be set up */
 #define EXIT_CANNOT_EXEC 126

@@ -16,7 +16,9 @@
  * --public-url: docs/MCP.md, "Serving beyond loopback"); with --tokens, every HTTP request needs a bearer token of the
  * file, and its principal is the caller; --header-timeout is how long an
  * HTTP connection may take to send a request's headers (docs/MCP.md,
- * "Connections"). Every call and decision goes into the audit log
+ * "Connections"); /healthz and /readyz answer a load balancer's probes,
+ * without a token (docs/MCP.md, "Health"). Every call and decision goes
+ * into the audit log
  * (docs/AUDIT.md): --audit FILE, else the state directory's audit.log,
  * else stderr. --state-key names the
  * key that seals 2026-07-28 multi round-trip states (docs/MCP.md), for
@@ -35,6 +37,10 @@
  * anomaly rules find something in gets (docs/ANOMALIES.md): held for a
  * person's review (the default, and what the policy's "anomalies" says
  * per tool when the flag is not given), run and recorded, or not looked at.
+ *
+ * One gateway a state directory: a second serve on the same --state is
+ * refused at start (exit 3), before it writes anything there, naming the
+ * pid that holds the directory's serve.lock (docs/CLI.md).
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
@@ -56,6 +62,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,6 +72,7 @@
 
 #include "cli/cli.h"
 #include "cli/sd_notify.h"
+#include "util/file.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
 #include "toolgate/catalog.h"
@@ -90,7 +98,8 @@ static void usage(FILE *f)
 		   "             stderr (docs/AUDIT.md)\n"
 		   "  --http ADDR:PORT\n"
 		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
-		   "             other with --policy or --tokens, and HTTPS or a proxy\n"
+		   "             other with --policy or --tokens, and HTTPS or a proxy;\n"
+		   "             GET /healthz and /readyz answer probes, no token\n"
 		   "  --tls-cert FILE, --tls-key FILE\n"
 		   "             serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate\n"
 		   "             chain and private key; SIGHUP reads them again\n"
@@ -507,6 +516,47 @@ static void compose_free(struct composed *c)
 	tg_policy_free(c->policy);
 }
 
+/* One gateway a state directory (docs/CLI.md, "One gateway a state
+ * directory"): an exclusive flock on STATE/serve.lock, held for the
+ * process's life (the kernel drops it at its end, kill -9 included, so a
+ * file a killed gateway left blocks nothing). Taken before anything is
+ * written there or listened on; other commands (approvals, token,
+ * rollback, audit) do not take it and work beside a gateway. 0 and OUT
+ * *fd; else -1, said on stderr. */
+static int serve_lock(const char *state, int *fd)
+{
+	char path[4096];
+	long holder;
+
+	*fd = -1;
+	if (!state)
+		return 0;
+	/* a gateway's first start makes its state directory (the store
+	 * checks its owner and mode when it opens) */
+	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "toolgate serve: --state %s: %s\n", state, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) >= sizeof(path)) {
+		fprintf(stderr, "toolgate serve: --state %s: too long a path\n", state);
+		return -1;
+	}
+	if (file_lock_pid(path, fd, &holder) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK && holder > 0)
+		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (pid "
+			"%ld holds %s): one serve a state directory; give this one its own "
+			"--state\n", state, holder, path);
+	else if (errno == EWOULDBLOCK)
+		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (it "
+			"holds %s): one serve a state directory; give this one its own "
+			"--state\n", state, path);
+	else
+		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
+			strerror(errno));
+	return -1;
+}
+
 /* Every client, run, warm sandbox and proxied connection holds
  * descriptors: as many as the hard limit allows. */
 static void raise_nofile(void)
@@ -644,13 +694,16 @@ int cmd_serve(int argc, char **argv)
 	struct served served = { 0 };
 	struct health health = { 0 };
 	struct tg_error err;
-	int rc;
+	int rc, lock_fd;
 
 	rc = serve_parse(argc, argv, &args);
 	if (rc >= 0)
 		return rc;
 	sdn_open("serve");
 	rc = EXIT_DATA;
+	/* before anything is written in it: a second gateway writes nothing */
+	if (serve_lock(args.state, &lock_fd) < 0)
+		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
 	state_key = args.state_key, policy = args.policy, state = args.state, otlp = args.otlp;
@@ -660,8 +713,11 @@ int cmd_serve(int argc, char **argv)
 	raise_nofile();
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
-	if (!gopts.audit)
+	if (!gopts.audit) {
+		if (lock_fd >= 0)
+			close(lock_fd);
 		return EXIT_DATA;
+	}
 	gopts.workspace = workspace;
 	gopts.tools_dir = catalog;
 	gopts.state_dir = state;
@@ -763,5 +819,7 @@ out:
 	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);
+	if (lock_fd >= 0)
+		close(lock_fd); /* last: the state directory is left as it will be */
 	return rc;
 }

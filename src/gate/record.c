@@ -268,6 +268,23 @@ char *tg_gate_metrics(struct tg_gate *g)
 	return text;
 }
 
+/* Readiness looks and never writes: a probe every few seconds must cost
+ * the gateway nothing, and the writes that fail are the calls' own. */
+int tg_gate_ready(struct tg_gate *g, char *why, size_t len)
+{
+	const struct tg_catalog *cat = tg_gate_acquire(g);
+	struct tg_error err;
+	int ready;
+
+	tg_error_clear(&err);
+	ready = cat && (!g->audit || tg_audit_check(g->audit, &err) == 0) &&
+		(!g->store || tg_store_check(g->store, &err) == 0);
+	if (cat)
+		tg_gate_release(g, cat);
+	snprintf(why, len, "%s", ready ? "ready" : cat ? err.msg : "no catalogue loaded");
+	return ready;
+}
+
 /* A tool name as a record keeps it: a name the catalogue does not have
  * is the caller's, at most TOOL_NAME_RECORDED bytes of it (cut where a
  * UTF-8 character begins). */

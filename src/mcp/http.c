@@ -315,6 +315,20 @@ static int bearer_presented(struct MHD_Connection *c)
 	return auth && strncasecmp(auth, "Bearer ", 7) == 0;
 }
 
+/* 1 when a request carries what a probe never does: a browser's Origin,
+ * or a proxy's forwarded headers. */
+static int probe_disguised(struct MHD_Connection *c)
+{
+	static const char *const names[] = { "Origin", "X-Forwarded-Host", "X-Forwarded-Proto",
+					     "X-Forwarded-For", "Forwarded" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, names[i]))
+			return 1;
+	return 0;
+}
+
 static int is_console(const char *url)
 {
 	return strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/');
@@ -342,6 +356,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 * Continue"): the checks against DNS rebinding, the endpoint,
 		 * the caller's token, a declared length over the ceiling. */
 		why = http_front_refused(&h->front, h->port, c, text, sizeof(text));
+		/* the probes: a load balancer's or a kubelet's names the
+		 * listener by its address, not the public URL; they say only
+		 * alive or ready, and why not only to a request that names
+		 * this server. One that came through a proxy or from a page
+		 * (forwarded headers, an Origin) is no probe: refused as any
+		 * other (docs/MCP.md, "Health") */
+		if (http_is_probe(url) && (!why || !probe_disguised(c)))
+			return http_probe_reply(h, c, url, method, !why);
 		if (why && is_console(url))
 			return http_console_refused(h, c, why);
 		if (why)

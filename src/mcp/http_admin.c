@@ -1,14 +1,17 @@
 /*
- * /admin and /metrics on the Streamable HTTP listener: the admin API's
- * requests (docs/ADMIN.md), answered by the gate's router
- * (tg_gate_admin), with a person's decisions and every refusal put on
- * the record; and GET /metrics, the gateway's counters with the
- * listener's connections (docs/METRICS.md). Both answers are never
- * cached.
+ * /admin, /metrics, /healthz and /readyz on the Streamable HTTP
+ * listener: the admin API's requests (docs/ADMIN.md), answered by the
+ * gate's router (tg_gate_admin), with a person's decisions and every
+ * refusal put on the record; GET /metrics, the gateway's counters with
+ * the listener's connections (docs/METRICS.md); and the probes, alive
+ * and ready (docs/MCP.md, "Health"), which the gate answers
+ * (tg_gate_ready). No answer is ever cached.
  *
  * It owns the translation between HTTP and the gate's admin calls; it
  * never decides an approval itself, nor who may ask: the caller is
  * identified, and /metrics' scope checked, before a request comes here.
+ * The probes need no token, are not recorded, and say why a gateway is
+ * not ready only to a request that names this server.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,4 +113,41 @@ enum MHD_Result http_admin_answer(struct tg_mcp_http *h, struct MHD_Connection *
 	res = http_admin_reply(c, (unsigned)status, out ? out : "{}");
 	free(out);
 	return res;
+}
+
+int http_is_probe(const char *url)
+{
+	return strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0;
+}
+
+enum MHD_Result http_probe_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
+				 const char *url, const char *method, int named)
+{
+	char why[512], body[600];
+	int ready = 1;
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(
+			0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result rc;
+
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Allow", "GET, HEAD");
+		MHD_add_response_header(r, "Cache-Control", "no-store");
+		rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		MHD_destroy_response(r);
+		return rc;
+	}
+	/* alive: this thread answers, so the process serves */
+	if (strcmp(url, "/readyz") == 0)
+		ready = tg_gate_ready(h->mcp->gate, why, sizeof(why));
+	if (ready)
+		snprintf(body, sizeof(body), "ok\n");
+	else if (named)
+		snprintf(body, sizeof(body), "not ready: %s\n", why);
+	else
+		snprintf(body, sizeof(body), "not ready\n");
+	return reply_nocache(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "text/plain; charset=utf-8", body);
 }

@@ -296,7 +296,7 @@ enum MHD_Result http_unauthorized(struct tg_mcp_http *h, struct MHD_Connection *
 enum MHD_Result http_resource_metadata(struct tg_mcp_http *h, struct MHD_Connection *c,
 				       const char *method);
 
-/* ---- /admin and /metrics (http_admin.c) ------------------------------------ */
+/* ---- /admin, /metrics and the probes (http_admin.c) ----------------------- */
 
 /* An answer of the admin API: JSON, never cached. */
 enum MHD_Result http_admin_reply(struct MHD_Connection *c, unsigned status, const char *json);
@@ -312,6 +312,14 @@ int http_admin_call(struct tg_mcp_http *h, const char *principal, const char *sc
 /* GET /metrics (docs/METRICS.md). */
 enum MHD_Result http_metrics_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   const char *method);
+/* 1 if url is a probe's: /healthz or /readyz. */
+int http_is_probe(const char *url);
+/* A probe, GET or HEAD (405 else; docs/MCP.md, "Health"): /healthz 200
+ * "ok"; /readyz 200 "ok" when the gate is ready (tg_gate_ready), else
+ * 503 "not ready", with the gate's reason when named (the request named
+ * this server: http_front_refused let it). Never cached, never recorded. */
+enum MHD_Result http_probe_reply(struct tg_mcp_http *h, struct MHD_Connection *c,
+				 const char *url, const char *method, int named);
 
 /* ---- the approval console (http_console.c, docs/CONSOLE.md) -------------- */
 

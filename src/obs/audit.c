@@ -25,10 +25,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "toolgate/audit.h"
+#include "util/file.h"
 #include "util/hidden.h"
 #include "util/log.h"
 
@@ -796,6 +798,27 @@ int tg_audit_ok(struct tg_audit *a, struct tg_error *err)
 	}
 	pthread_mutex_unlock(&a->lock);
 	return rc;
+}
+
+int tg_audit_check(struct tg_audit *a, struct tg_error *err)
+{
+	struct stat fst, pst;
+	struct statvfs vfs;
+	char why[128];
+
+	if (tg_audit_ok(a, err) < 0 || a->is_stream)
+		return tg_audit_ok(a, err);
+	/* fd, dirfd and base are set at open and never change: no lock */
+	if (fstat(a->fd, &fst) < 0 || fstatat(a->dirfd, a->base, &pst, 0) < 0 ||
+	    pst.st_dev != fst.st_dev || pst.st_ino != fst.st_ino)
+		return tg_error_set(err, TG_ERR_SYSTEM, "audit log %s: the file was moved, removed "
+				    "or replaced since it was opened", a->path);
+	if (fstatvfs(a->fd, &vfs) < 0)
+		return tg_error_sys(err, errno, "audit log %s", a->path);
+	if (file_room(&vfs, why, sizeof(why)) < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "audit log %s: its file system is %s",
+				    a->path, why);
+	return 0;
 }
 
 void tg_audit_get_stats(struct tg_audit *a, struct tg_audit_stats *st)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "store/store_int.h"
 #include "toolgate/store.h"
@@ -77,6 +78,20 @@ void tg_store_close(struct tg_store *st)
 int tg_store_schema(const struct tg_store *st)
 {
 	return st->schema;
+}
+
+int tg_store_check(struct tg_store *st, struct tg_error *err)
+{
+	struct statvfs vfs;
+	char why[128];
+
+	tg_error_clear(err);
+	if (statvfs(st->dir, &vfs) < 0)
+		return tg_error_sys(err, errno, "store: state directory %s", st->dir);
+	if (file_room(&vfs, why, sizeof(why)) < 0)
+		return tg_error_set(err, TG_ERR_SYSTEM, "store: state directory %s: %s", st->dir,
+				    why);
+	return 0;
 }
 
 /* ---- idempotency ----------------------------------------------------------- */

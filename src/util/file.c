@@ -1,7 +1,9 @@
 /*
  * Small kernel files, read or written in one system call (file.h). A
  * kernel file returns its whole value in one read and takes one in one
- * write; a short count is an error, never a partial value.
+ * write; a short count is an error, never a partial value. And the small
+ * file-system matters the parts share: a private directory, a lock file
+ * naming its holder, room to write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "util/file.h"
@@ -182,4 +186,54 @@ const char *file_private_dir_why(int errnum)
 	default:
 		return NULL;
 	}
+}
+
+int file_lock_pid(const char *path, int *fd, long *holder)
+{
+	char pid[32];
+	ssize_t n;
+	int f, e;
+
+	*fd = -1;
+	*holder = 0;
+	f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (f < 0)
+		return -1;
+	if (flock(f, LOCK_EX | LOCK_NB) < 0) {
+		e = errno;
+		n = pread(f, pid, sizeof(pid) - 1, 0);
+		if (n > 0) {
+			pid[n] = '\0';
+			*holder = strtol(pid, NULL, 10);
+		}
+		close(f);
+		errno = e == EAGAIN ? EWOULDBLOCK : e;
+		return -1;
+	}
+	/* a stale pid from a killed holder goes: this one is the holder now */
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(f, 0) < 0 || pwrite(f, pid, (size_t)n, 0) != n) {
+		e = errno;
+		close(f);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	*fd = f;
+	return 0;
+}
+
+int file_room(const struct statvfs *vfs, char *why, size_t len)
+{
+	unsigned long long blocks = geteuid() == 0 ? vfs->f_bfree : vfs->f_bavail;
+	unsigned long long bytes = blocks * (vfs->f_frsize ? vfs->f_frsize : vfs->f_bsize);
+
+	if (vfs->f_flag & ST_RDONLY) {
+		snprintf(why, len, "mounted read-only");
+		return -1;
+	}
+	if (bytes < FILE_ROOM_MIN) {
+		snprintf(why, len, "full: %llu KiB free", bytes >> 10);
+		return -1;
+	}
+	return 0;
 }

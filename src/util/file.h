@@ -1,7 +1,8 @@
 /*
  * Small files of the kernel's (procfs, cgroupfs): read or written whole in
- * one call; and files from outside (schemas, resources, instances) read
- * whole under a ceiling.
+ * one call; files from outside (schemas, resources, instances) read
+ * whole under a ceiling; the state directory made private, a lock file
+ * that names its holder, and whether a file system has room to write.
  */
 #ifndef TG_UTIL_FILE_H
 #define TG_UTIL_FILE_H
@@ -40,5 +41,24 @@ int file_private_dir(const char *dir);
 /* Why file_private_dir refused a directory, for its errno: ENOTDIR,
  * EPERM, EACCES; NULL for others (a system error: strerror says). */
 const char *file_private_dir_why(int errnum);
+
+/* An exclusive flock on path (made 0600 when missing, never through a
+ * symbolic link; O_CLOEXEC, so that no child, a sandboxed one above all,
+ * inherits it), held while the descriptor stays open and dropped by the
+ * kernel when the process dies, kill -9 included: the lock, not the file,
+ * says who holds it. This process's pid is written in it for the next
+ * one's message. 0 and OUT *fd; -1 with errno: EWOULDBLOCK when another
+ * process holds it (*holder its pid as it wrote it, 0 when not yet
+ * written or unreadable), or open's own. */
+int file_lock_pid(const char *path, int *fd, long *holder);
+
+struct statvfs;
+/* Whether the file system statvfs(3) described in *vfs takes writes: 0
+ * when it is mounted read-write with at least FILE_ROOM_MIN bytes free
+ * to this user (to root, the blocks reserved for it too); else -1 and
+ * what it lacks in why ("mounted read-only", "full: 12 KiB free"). Looks
+ * only: writes nothing. */
+#define FILE_ROOM_MIN (1u << 20)
+int file_room(const struct statvfs *vfs, char *why, size_t len);
 
 #endif

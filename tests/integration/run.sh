@@ -654,7 +654,7 @@ JSON
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 PORT=${URL##*:}; PORT=${PORT%/mcp}
 # post BODY [HEADER...]: status in $tmp/code, headers in $tmp/hdr, body in $tmp/body
 post() {
@@ -833,7 +833,7 @@ kill "$http_pid"; wait "$http_pid" 2>/dev/null
 "$TG" serve --catalog "$repo/examples/catalog" --http 127.0.0.1:0 --record "$tmp/rec2" 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 post "$INIT"
 SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
 start=$(date +%s%N)
@@ -863,7 +863,7 @@ printf '%s\n' "$(printf %s tok | sha256sum | cut -c1-64) alice" >"$tmp/tokens1"
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens1" --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 head -c $((3 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/big.body"
 post @"$tmp/big.body"
 [ "$(code)" = 401 ]; check http_401_before_the_body $? "$(code)"
@@ -879,7 +879,7 @@ printf '# sha256 principal\n%s alice\n%s bob\n' "$(printf %s tok-alice | sha256s
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens" --record "$tmp/rec" 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 post "$INIT"
 [ "$(code)" = 401 ] && grep -qi '^www-authenticate: Bearer' "$tmp/hdr" &&
 	! grep -qi 'error=' "$tmp/hdr" && grep -q 'send Authorization: Bearer TOKEN' "$tmp/body"
@@ -972,7 +972,7 @@ gone=$("$TG" token issue "${P2[@]}" --principal agent-1 --scope 'tool.001:read')
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P2[@]}" --record "$tmp/rec3" 2>"$tmp/http.err" &
 http_pid=$!
 for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 pcall2() { # ID TOOL [HEADER...]
 	local id=$1 n=$2
 	shift 2
@@ -1141,20 +1141,26 @@ mine=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
 	wcall '{"path":"e"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k4"}' |
 	jq -e '.result._meta["dev.toolgate/error"].code == "cancelled" and (.result.content[0].text | test("was withdrawn"))' >/dev/null
 check write_call_cancelled_by_requester $? "rc=$rc $(cat "$tmp/err")"
-# many retries at once after approval: one run
+# many retries at once after approval: one run (twelve connections to
+# the one gateway a state directory has, docs/CLI.md)
 held3=$(wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}')
 "$TG" approvals approve "$(jq -r '.result._meta["dev.toolgate/error"].ticket' <<<"$held3")" "${P5[@]}" --token "$alice" >/dev/null
 : >"$tmp/rec6"
-for i in $(seq 12); do wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}' >"$tmp/race.$i" & done
-wait
+"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P5[@]}" --record "$tmp/rec6" 2>"$tmp/http.err" &
+http_pid=$!
+for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
+wtok=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
+for i in $(seq 12); do
+	curl -s -o "$tmp/race.$i" -X POST "$URL" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: files.delete' -H "Authorization: Bearer $wtok" \
+		--data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files.delete","arguments":{"path":"d"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"dev.toolgate/idempotencyKey":"k3"}}}' &
+done
+wait $(jobs -p | grep -vx "$http_pid")
 [ "$(grep -c '"outcome":"ok"' "$tmp/rec6")" = 1 ] && ! grep -q '"outcome":"held"' "$tmp/rec6"
 check write_call_retried_at_once_runs_once $? "$(jq -r .outcome "$tmp/rec6" | sort | uniq -c | tr '\n' ' ')"
 # over HTTP, the key may come as the Idempotency-Key header
-"$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P5[@]}" --record /dev/null 2>"$tmp/http.err" &
-http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[^ ]*' "$tmp/http.err")
-wtok=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
 why=
 hcall() { # BODY-META HEADER...
 	local m=$1
@@ -1327,6 +1333,22 @@ timeout 300 python3 "$repo/tests/integration/queue_bounds.py" "$TG" "$repo" "$tm
 cat "$tmp/queue.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/queue.out")))
 grep -q 'queue_no_sanitizer_reports' "$tmp/queue.out"; check queue_ran_to_the_end $? "$(tail -3 "$tmp/queue.out")"
+
+# one gateway a state directory: a second serve refused, naming the pid,
+# writing nothing; a killed one's lock file blocks nothing
+# (tests/integration/serve_lock.py)
+timeout 300 python3 "$repo/tests/integration/serve_lock.py" "$TG" "$repo" "$tmp/serve_lock" >"$tmp/serve_lock.out" 2>&1
+cat "$tmp/serve_lock.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/serve_lock.out")))
+grep -q 'serve_lock_no_sanitizer_reports' "$tmp/serve_lock.out"; check serve_lock_ran_to_the_end $? "$(tail -3 "$tmp/serve_lock.out")"
+
+# /healthz and /readyz: no token, never recorded, a kubelet's Host
+# answered; not ready while the store's file system is full or the audit
+# log is replaced (tests/integration/probes.py)
+timeout 300 python3 "$repo/tests/integration/probes.py" "$TG" "$repo" "$tmp/probes" >"$tmp/probes.out" 2>&1
+cat "$tmp/probes.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/probes.out")))
+grep -q 'probes_no_sanitizer_reports' "$tmp/probes.out"; check probes_ran_to_the_end $? "$(tail -3 "$tmp/probes.out")"
 
 # tokens of an external OpenID Connect provider through serve --http: the
 # provider down at start (make check-long only: its keys come 30 s later),
