@@ -522,18 +522,22 @@ static void compose_free(struct composed *c)
  * file a killed gateway left blocks nothing). Taken before anything is
  * written there or listened on; other commands (approvals, token,
  * rollback, audit) do not take it and work beside a gateway. 0 and OUT
- * *fd; else -1, said on stderr. */
-static int serve_lock(const char *state, int *fd)
+ * *fd, and *made when the directory was made here; else -1, said on
+ * stderr. */
+static int serve_lock(const char *state, int *fd, int *made)
 {
 	char path[4096];
 	long holder;
 
 	*fd = -1;
+	*made = 0;
 	if (!state)
 		return 0;
 	/* a gateway's first start makes its state directory (the store
 	 * checks its owner and mode when it opens) */
-	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+	if (mkdir(state, 0700) == 0)
+		*made = 1;
+	else if (errno != EEXIST) {
 		fprintf(stderr, "toolgate serve: --state %s: %s\n", state, strerror(errno));
 		return -1;
 	}
@@ -555,6 +559,22 @@ static int serve_lock(const char *state, int *fd)
 		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
 			strerror(errno));
 	return -1;
+}
+
+/* The lock let go (fd from serve_lock); a start that failed in a state
+ * directory it made leaves none behind (but what was written there). */
+static void serve_unlock(const char *state, int fd, int made, int failed)
+{
+	char path[4096];
+
+	if (fd < 0)
+		return;
+	if (failed && made && (size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) <
+				      sizeof(path)) {
+		unlink(path);
+		rmdir(state); /* only when nothing else is there */
+	}
+	close(fd);
 }
 
 /* Every client, run, warm sandbox and proxied connection holds
@@ -694,7 +714,7 @@ int cmd_serve(int argc, char **argv)
 	struct served served = { 0 };
 	struct health health = { 0 };
 	struct tg_error err;
-	int rc, lock_fd;
+	int rc, lock_fd, made;
 
 	rc = serve_parse(argc, argv, &args);
 	if (rc >= 0)
@@ -702,7 +722,7 @@ int cmd_serve(int argc, char **argv)
 	sdn_open("serve");
 	rc = EXIT_DATA;
 	/* before anything is written in it: a second gateway writes nothing */
-	if (serve_lock(args.state, &lock_fd) < 0)
+	if (serve_lock(args.state, &lock_fd, &made) < 0)
 		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
@@ -714,8 +734,7 @@ int cmd_serve(int argc, char **argv)
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
 	if (!gopts.audit) {
-		if (lock_fd >= 0)
-			close(lock_fd);
+		serve_unlock(args.state, lock_fd, made, 1);
 		return EXIT_DATA;
 	}
 	gopts.workspace = workspace;
@@ -819,7 +838,6 @@ out:
 	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);
-	if (lock_fd >= 0)
-		close(lock_fd); /* last: the state directory is left as it will be */
+	serve_unlock(args.state, lock_fd, made, rc != 0); /* last: the directory as it will be */
 	return rc;
 }
