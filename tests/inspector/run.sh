@@ -24,7 +24,7 @@ work=$(mktemp -d)
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do grep -q 'MCP on' "$work/serve.err" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' "$work/serve.err")
+url=$(grep -o 'http://[^ ]*/mcp' "$work/serve.err")
 examples/make-db.sh
 failed=0
 # inspect TRANSPORT NAME JQ-CHECK INSPECTOR-ARGS...
