@@ -38,7 +38,8 @@
  * person's review (the default, and what the policy's "anomalies" says
  * per tool when the flag is not given), run and recorded, or not looked at.
  *
- * One gateway a state directory: a second serve on the same --state is
+ * One gateway a state directory: one that serves HTTP, or any number of
+ * stdio ones (a host's sessions); any other serve on the same --state is
  * refused at start (exit 3), before it writes anything there, naming the
  * pid that holds the directory's serve.lock (docs/CLI.md).
  *
@@ -517,14 +518,15 @@ static void compose_free(struct composed *c)
 }
 
 /* One gateway a state directory (docs/CLI.md, "One gateway a state
- * directory"): an exclusive flock on STATE/serve.lock, held for the
- * process's life (the kernel drops it at its end, kill -9 included, so a
- * file a killed gateway left blocks nothing). Taken before anything is
- * written there or listened on; other commands (approvals, token,
- * rollback, audit) do not take it and work beside a gateway. 0 and OUT
- * *fd, and *made when the directory was made here; else -1, said on
- * stderr. */
-static int serve_lock(const char *state, int *fd, int *made)
+ * directory"): a flock on STATE/serve.lock, held for the process's life
+ * (the kernel drops it at its end, kill -9 included, so a file a killed
+ * gateway left blocks nothing), taken before anything is written there
+ * or listened on. A gateway that serves HTTP holds it alone; stdio
+ * gateways, which hosts start one a session or a window, share it among
+ * themselves, never with an HTTP one. Other commands (approvals, token,
+ * rollback, audit) do not take it and work beside any. 0 and OUT *fd,
+ * and *made when the directory was made here; else -1, said on stderr. */
+static int serve_lock(const char *state, int http, int *fd, int *made)
 {
 	char path[4096];
 	long holder;
@@ -545,16 +547,16 @@ static int serve_lock(const char *state, int *fd, int *made)
 		fprintf(stderr, "toolgate serve: --state %s: too long a path\n", state);
 		return -1;
 	}
-	if (file_lock_pid(path, fd, &holder) == 0)
+	if (file_lock_pid(path, !http, fd, &holder) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK && holder > 0)
 		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (pid "
-			"%ld holds %s): one serve a state directory; give this one its own "
-			"--state\n", state, holder, path);
+			"%ld holds %s), which serves HTTP and keeps its state directory to "
+			"itself: give this one its own --state\n", state, holder, path);
 	else if (errno == EWOULDBLOCK)
-		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (it "
-			"holds %s): one serve a state directory; give this one its own "
-			"--state\n", state, path);
+		fprintf(stderr, "toolgate serve: --state %s is in use by stdio gateways (a host's "
+			"sessions share %s): a gateway that serves HTTP keeps its state "
+			"directory to itself: give it its own --state\n", state, path);
 	else
 		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
 			strerror(errno));
@@ -722,7 +724,7 @@ int cmd_serve(int argc, char **argv)
 	sdn_open("serve");
 	rc = EXIT_DATA;
 	/* before anything is written in it: a second gateway writes nothing */
-	if (serve_lock(args.state, &lock_fd, &made) < 0)
+	if (serve_lock(args.state, args.http != NULL, &lock_fd, &made) < 0)
 		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
