@@ -38,10 +38,10 @@
  * person's review (the default, and what the policy's "anomalies" says
  * per tool when the flag is not given), run and recorded, or not looked at.
  *
- * One gateway a state directory: one that serves HTTP, or any number of
- * stdio ones (a host's sessions); any other serve on the same --state is
- * refused at start (exit 3), before it writes anything there, naming the
- * pid that holds the directory's serve.lock (docs/CLI.md).
+ * One gateway that serves HTTP a state directory: a second on the same
+ * --state is refused at start (exit 3), before it writes anything there,
+ * naming the pid that holds the directory's serve.lock (docs/CLI.md);
+ * stdio gateways, a host's sessions, share it (docs/HOSTS.md).
  *
  * SIGHUP reloads the catalogue from DIR: clients are told what changed,
  * calls in flight finish on the catalogue they started with; a catalogue
@@ -518,14 +518,15 @@ static void compose_free(struct composed *c)
 }
 
 /* One gateway a state directory (docs/CLI.md, "One gateway a state
- * directory"): a flock on STATE/serve.lock, held for the process's life
- * (the kernel drops it at its end, kill -9 included, so a file a killed
- * gateway left blocks nothing), taken before anything is written there
- * or listened on. A gateway that serves HTTP holds it alone; stdio
- * gateways, which hosts start one a session or a window, share it among
- * themselves, never with an HTTP one. Other commands (approvals, token,
- * rollback, audit) do not take it and work beside any. 0 and OUT *fd,
- * and *made when the directory was made here; else -1, said on stderr. */
+ * directory"): a gateway that serves HTTP takes an exclusive flock on
+ * STATE/serve.lock, held for the process's life (the kernel drops it at
+ * its end, kill -9 included, so a file a killed gateway left blocks
+ * nothing), before anything is written there or listened on. Stdio
+ * gateways, which hosts start one a session or a window, take none: they
+ * share the directory with each other and with it (the store's webhooks
+ * are delivered by one of them, src/gate/notify.c). Nor do the other
+ * commands (approvals, token, rollback, audit). 0 and OUT *fd, and *made
+ * when the directory was made here; else -1, said on stderr. */
 static int serve_lock(const char *state, int http, int *fd, int *made)
 {
 	char path[4096];
@@ -543,20 +544,18 @@ static int serve_lock(const char *state, int http, int *fd, int *made)
 		fprintf(stderr, "toolgate serve: --state %s: %s\n", state, strerror(errno));
 		return -1;
 	}
+	if (!http)
+		return 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) >= sizeof(path)) {
 		fprintf(stderr, "toolgate serve: --state %s: too long a path\n", state);
 		return -1;
 	}
-	if (file_lock_pid(path, !http, fd, &holder) == 0)
+	if (file_lock_pid(path, fd, &holder) == 0)
 		return 0;
-	if (errno == EWOULDBLOCK && holder > 0)
-		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway (pid "
-			"%ld holds %s), which serves HTTP and keeps its state directory to "
-			"itself: give this one its own --state\n", state, holder, path);
-	else if (errno == EWOULDBLOCK)
-		fprintf(stderr, "toolgate serve: --state %s is in use by stdio gateways (a host's "
-			"sessions share %s): a gateway that serves HTTP keeps its state "
-			"directory to itself: give it its own --state\n", state, path);
+	if (errno == EWOULDBLOCK)
+		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway that "
+			"serves HTTP (pid %ld holds %s): one a state directory; give this one its "
+			"own --state\n", state, holder, path);
 	else
 		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
 			strerror(errno));
@@ -569,14 +568,14 @@ static void serve_unlock(const char *state, int fd, int made, int failed)
 {
 	char path[4096];
 
-	if (fd < 0)
-		return;
-	if (failed && made && (size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) <
-				      sizeof(path)) {
-		unlink(path);
+	if (failed && made) {
+		if (fd >= 0 && (size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) <
+				       sizeof(path))
+			unlink(path);
 		rmdir(state); /* only when nothing else is there */
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Every client, run, warm sandbox and proxied connection holds

@@ -227,6 +227,8 @@ struct tg_gate {
 	int notify_stop;
 	struct notify_hook *hooks;
 	size_t nhooks;
+	int notify_fd;                /* STATE/notify.lock, or -1 */
+	int notify_held;              /* this process holds it: it delivers */
 };
 
 /* A command tool's warm pool, made at its first call that could use one

@@ -11,6 +11,12 @@
  * in order, each once unless a crash comes between its answer and the
  * cursor's write (the event's id tells it a duplicate).
  *
+ * Gateways sharing a store (an HTTP one and the stdio ones of hosts'
+ * sessions, docs/CLI.md) deliver its events once: only the process that
+ * holds an exclusive flock on STATE/notify.lock does; the others wait,
+ * and one of them takes over, from the cursor in the store, when it
+ * ends.
+ *
  * Must never: run on a call's path or hold anything a call takes (a
  * call only writes its ticket; the events come through the store), put
  * a ticket's arguments, preview or findings in a body, follow a
@@ -18,6 +24,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <sodium.h>
@@ -25,9 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "exec/exec.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
 #include "toolgate/egress.h"
@@ -431,15 +441,35 @@ static uint64_t first_cursor(struct notify_hook *h)
 	return 0;
 }
 
+/* 1 when this process delivers the store's webhooks: it holds
+ * STATE/notify.lock (held once got, until gate_notify_stop), or the file
+ * could not be opened (then each process delivers: duplicates rather
+ * than silence). */
+static int delivers(struct tg_gate *g)
+{
+	int yes;
+
+	pthread_mutex_lock(&g->notify_lock);
+	if (!g->notify_held && g->notify_fd >= 0 && flock(g->notify_fd, LOCK_EX | LOCK_NB) == 0)
+		g->notify_held = 1;
+	yes = g->notify_held || g->notify_fd < 0;
+	pthread_mutex_unlock(&g->notify_lock);
+	return yes;
+}
+
 static void *deliverer(void *arg)
 {
 	struct notify_hook *h = arg;
 	struct tg_gate *g = h->g;
 	struct tg_ticket_event ev[EVENTS_A_READ];
 	struct tg_error err;
-	uint64_t cursor = first_cursor(h), last, kept = cursor;
+	uint64_t cursor, last, kept;
 	size_t n, i;
 
+	/* another process delivers: wait for its end (a second at a time) */
+	while (!stopping(g) && !delivers(g))
+		nap(g, 1000);
+	cursor = kept = first_cursor(h);
 	while (!stopping(g)) {
 		if (tg_store_ticket_events(g->store, cursor, EVENTS_A_READ, ev, &n, &last, &err) < 0) {
 			if (mono_ms() - h->logged >= 60000) {
@@ -522,9 +552,22 @@ int gate_notify_start(struct tg_gate *g, struct tg_error *err)
 	struct tg_egress_proxy_options po;
 	int rc;
 
+	g->notify_fd = -1;
 	if (!n || !g->store)
 		return 0;
 	pthread_once(&once, curl_init);
+	if (g->dirs && g->dirs->state) {
+		char path[4096];
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/notify.lock", g->dirs->state) <
+		    sizeof(path))
+			g->notify_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+						  O_NOCTTY, 0600);
+		if (g->notify_fd < 0)
+			tg_log(TG_LOG_WARNING, "webhooks: %s/notify.lock: %s: this gateway "
+			       "delivers them whether another does or not", g->dirs->state,
+			       strerror(errno));
+	}
 	g->hooks = calloc(n, sizeof(*g->hooks));
 	if (!g->hooks)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -580,4 +623,8 @@ void gate_notify_stop(struct tg_gate *g)
 	free(g->hooks);
 	g->hooks = NULL;
 	g->nhooks = 0;
+	if (g->notify_fd >= 0)
+		close(g->notify_fd); /* another gateway of the store delivers now */
+	g->notify_fd = -1;
+	g->notify_held = 0;
 }

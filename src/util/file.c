@@ -188,7 +188,7 @@ const char *file_private_dir_why(int errnum)
 	}
 }
 
-int file_lock_pid(const char *path, int shared, int *fd, long *holder)
+int file_lock_pid(const char *path, int *fd, long *holder)
 {
 	char pid[32];
 	ssize_t n;
@@ -199,7 +199,7 @@ int file_lock_pid(const char *path, int shared, int *fd, long *holder)
 	f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (f < 0)
 		return -1;
-	if (flock(f, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+	if (flock(f, LOCK_EX | LOCK_NB) < 0) {
 		e = errno;
 		n = pread(f, pid, sizeof(pid) - 1, 0);
 		if (n > 0) {
@@ -210,10 +210,9 @@ int file_lock_pid(const char *path, int shared, int *fd, long *holder)
 		errno = e == EAGAIN ? EWOULDBLOCK : e;
 		return -1;
 	}
-	/* a stale pid from a killed holder goes: this one is the holder now,
-	 * or one of several that name none */
-	n = shared ? 0 : snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(f, 0) < 0 || (n && pwrite(f, pid, (size_t)n, 0) != n)) {
+	/* a stale pid from a killed holder goes: this one is the holder now */
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(f, 0) < 0 || pwrite(f, pid, (size_t)n, 0) != n) {
 		e = errno;
 		close(f);
 		errno = e ? e : EIO;

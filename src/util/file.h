@@ -42,17 +42,15 @@ int file_private_dir(const char *dir);
  * EPERM, EACCES; NULL for others (a system error: strerror says). */
 const char *file_private_dir_why(int errnum);
 
-/* A flock on path, exclusive or (shared) shared (made 0600 when missing,
- * never through a symbolic link; O_CLOEXEC, so that no child, a
- * sandboxed one above all, inherits it), held while the descriptor stays
- * open and dropped by the kernel when the process dies, kill -9
- * included: the lock, not the file, says who holds it. An exclusive
- * holder writes its pid in it for the next one's message; a shared one
- * empties it (it is one of several). 0 and OUT *fd; -1 with errno:
- * EWOULDBLOCK when another process holds it in a way that excludes this
- * one (*holder the exclusive holder's pid as it wrote it, 0 when shared,
- * not yet written or unreadable), or open's own. */
-int file_lock_pid(const char *path, int shared, int *fd, long *holder);
+/* An exclusive flock on path (made 0600 when missing, never through a
+ * symbolic link; O_CLOEXEC, so that no child, a sandboxed one above all,
+ * inherits it), held while the descriptor stays open and dropped by the
+ * kernel when the process dies, kill -9 included: the lock, not the file,
+ * says who holds it. This process's pid is written in it for the next
+ * one's message. 0 and OUT *fd; -1 with errno: EWOULDBLOCK when another
+ * process holds it (*holder its pid as it wrote it, 0 when not yet
+ * written or unreadable), or open's own. */
+int file_lock_pid(const char *path, int *fd, long *holder);
 
 struct statvfs;
 /* Whether the file system statvfs(3) described in *vfs takes writes: 0

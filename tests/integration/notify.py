@@ -13,6 +13,8 @@ window, a constant-time compare) and counts deliveries per event id:
   recorded and counted, and deliveries resume when it returns;
 - an event still to deliver when the gateway stops (its receiver down) is
   delivered once after a restart, and none delivered before is sent again;
+- a stdio gateway sharing the store (a host's session) does not deliver
+  what the HTTP one does; when the HTTP one stops, it takes over;
 - a webhook url naming the metadata address (169.254.169.254, or spelled
   0xa9fea9fe) is refused when the policy loads, naming the file and field.
 
@@ -153,6 +155,7 @@ rx = Receiver()
 rx.start()
 err = os.path.join(TMP, "serve.err")
 err2 = os.path.join(TMP, "serve2.err")
+err3 = os.path.join(TMP, "stdio.err")
 srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
                         "--policy", POLICY], err)
 try:
@@ -209,13 +212,43 @@ try:
     time.sleep(1.5)  # what was delivered before the stop would come again now
     c("delivered_after_restart", t3 and back is not None and rx.seen[back["id"]] == 1,
       "%s %s" % (t3, dict(rx.seen)))
+
+    # ---- a stdio gateway on the same store: one of the two delivers -----------------------
+    session = subprocess.Popen([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                                "--policy", POLICY, "--stdio", "--principal", "agent"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=open(err3, "w"), text=True)
+
+    def stdio(msg):
+        session.stdin.write(json.dumps(msg) + "\n")
+        session.stdin.flush()
+        return json.loads(session.stdout.readline()) if "id" in msg else None
+
+    stdio({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    stdio({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    t4 = ticket_of(call(port, {"path": "notes/hook4.txt", "content": "z\n"}, "k-hook-4"))
+    four = rx.wait(t4, "created")
+    time.sleep(1.5)  # the stdio gateway would send it too now
+    c("shared_store_delivered_once", four is not None and rx.seen[four["id"]] == 1,
+      "%s %s" % (t4, dict(rx.seen)))
+    srv.terminate()
+    srv.wait(timeout=60)
+    r = stdio({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "fs.write", "arguments": {"path": "notes/hook5.txt", "content": "w\n"}}})
+    t5 = ticket_of(r.get("result", {}))
+    five = rx.wait(t5, "created", seconds=20)
+    c("stdio_takes_over", t5 and five is not None, "%s %s" % (json.dumps(r)[:300], dict(rx.seen)))
+    session.stdin.close()
+    session.wait(timeout=60)
 finally:
     srv.terminate()
     srv.wait(timeout=60)
     rx.stop()
 
 # ---- once each, signed, without the arguments --------------------------------------------
-c("each_once", len(rx.seen) == 6 and set(rx.seen.values()) == {1} and not rx.bad,
+c("each_once", len(rx.seen) == 8 and set(rx.seen.values()) == {1} and not rx.bad,
   "%s bad %s" % (dict(rx.seen), rx.bad))
 c("no_arguments", not any("secret-argument-42" in json.dumps(b) or "arguments" in b or
                           "preview" in b for b in rx.bodies.values()), str(rx.bodies))
@@ -225,7 +258,7 @@ later = [r for r in recs if r.get("outcome") == "webhook_delivered"]
 c("failures_recorded", failed and failed[0].get("subject") == "webhook ops" and
   "attempt 1" in failed[0].get("error", "") and later and
   "delivered after" in later[0].get("error", ""), json.dumps(failed[:2] + later[:1]))
-text = open(err).read() + open(err2).read()
+text = open(err).read() + open(err2).read() + open(err3).read()
 c("no_sanitizer_reports", "ERROR: AddressSanitizer" not in text and "runtime error" not in text,
   text[-2000:])
 c.done()

@@ -2,12 +2,11 @@
 """One gateway a state directory (docs/CLI.md, "One gateway a state
 directory"):
 
-- a second `toolgate serve` on the --state a running HTTP one holds is
+- a second `toolgate serve --http` on the --state a running one holds is
   refused at start, exit 3, naming the directory and the pid that holds
   it, and writes nothing there: the audit log is byte for byte as it was;
-- stdio gateways (a host starts one a session) share a state directory
-  among themselves: two answer at once; an HTTP one is refused beside
-  them;
+- stdio gateways (a host starts one a session) share the directory with
+  it and with each other: two answer at once beside it;
 - the other commands (token, approvals, audit) work beside the gateway;
 - the lock, not its file, decides: the gateway killed with SIGKILL leaves
   serve.lock behind, and a new one starts on the directory at once.
@@ -50,16 +49,33 @@ def cli(*argv):
 first, _ = start_http(GATEWAY, ERRS[0])
 try:
     before = read(LOG)
-    # a second one, on stdio and on HTTP alike: refused before it writes
-    for how, extra in (("stdio", ["--stdio"]), ("http", ["--http", "127.0.0.1:0"])):
-        p = subprocess.run(GATEWAY + extra, stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, timeout=60)
-        c("second_%s_refused" % how, p.returncode == 3 and
-          "--state %s is in use by another gateway (pid %d holds %s), which serves HTTP"
-          % (STATE, first.pid, LOCK)
-          in p.stderr and "MCP on" not in p.stderr, "rc=%d %s" % (p.returncode, p.stderr))
+    # a second one that serves HTTP: refused before it writes
+    p = subprocess.run(GATEWAY + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    c("second_http_refused", p.returncode == 3 and
+      "--state %s is in use by another gateway that serves HTTP (pid %d holds %s)"
+      % (STATE, first.pid, LOCK) in p.stderr and "MCP on" not in p.stderr,
+      "rc=%d %s" % (p.returncode, p.stderr))
     c("second_writes_nothing", read(LOG) == before, "the audit log changed")
     c("lock_names_its_holder", read(LOCK).decode().strip() == str(first.pid), read(LOCK))
+
+    # stdio sessions of hosts beside it: two at once
+    INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
+    sessions = [subprocess.Popen(GATEWAY + ["--stdio", "--principal", "agent"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=open(os.path.join(TMP, "s%d.err" % i), "w"), text=True)
+                for i in range(2)]
+    answers = []
+    for s in sessions:
+        s.stdin.write(INIT)
+        s.stdin.flush()
+        answers.append(s.stdout.readline())
+    for s in sessions:
+        s.stdin.close()
+        s.wait(timeout=60)
+    c("stdio_sessions_beside", all('"protocolVersion"' in a for a in answers), answers)
 
     # the commands beside a gateway still work on its state directory
     tok = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
@@ -84,30 +100,6 @@ if third:
     c("new_gateway_after_kill", read(LOCK).decode().strip() == str(third.pid), read(LOCK))
     third.terminate()
     c("stops_cleanly", third.wait(timeout=60) == 0, read(ERRS[2])[-600:])
-
-# stdio sessions of hosts: two at once, and no HTTP gateway beside them
-INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
-sessions = [subprocess.Popen(GATEWAY + ["--stdio", "--principal", "agent"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=open(os.path.join(TMP, "s%d.err" % i), "w"), text=True)
-            for i in range(2)]
-try:
-    answers = []
-    for s in sessions:
-        s.stdin.write(INIT)
-        s.stdin.flush()
-        answers.append(s.stdout.readline())
-    c("stdio_sessions_share", all('"protocolVersion"' in a for a in answers), answers)
-    p = subprocess.run(GATEWAY + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True, timeout=60)
-    c("http_refused_beside_stdio", p.returncode == 3 and "is in use by stdio gateways" in
-      p.stderr and "MCP on" not in p.stderr, "rc=%d %s" % (p.returncode, p.stderr))
-finally:
-    for s in sessions:
-        s.stdin.close()
-        s.wait(timeout=60)
 
 err = ""
 for path in ERRS + [os.path.join(TMP, "s%d.err" % i) for i in range(2)]:

@@ -30,8 +30,7 @@ function blocks() {
 // The block's text with the test's values in place of the examples'.
 function localise(text, t) {
 	const swaps = [["/usr/local/bin/toolgate", toolgate], ["/etc/toolgate/catalog", `${t.dir}/catalog`],
-		["/etc/toolgate/policy.json", `${t.dir}/policy.json`], ["/home/alice/.local/state/toolgate", `${t.dir}/stdio-state`],
-		["/var/lib/toolgate", `${t.dir}/state`],
+		["/etc/toolgate/policy.json", `${t.dir}/policy.json`], ["/var/lib/toolgate", `${t.dir}/state`],
 		["/srv/work", `${t.dir}/ws`], ["https://gw.example.com/mcp", t.url],
 		["${TOOLGATE_TOKEN}", t.token], ["${input:toolgate-token}", t.token],
 		["${env:TOOLGATE_TOKEN}", t.token]];
