@@ -22,7 +22,7 @@ _toolgate_opts()
 		echo --catalog --stdio --http --tokens --tls-cert --tls-key --public-url \
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
-			--max-runs --max-runs-per-principal --record ;;
+			--max-runs --max-runs-per-principal --record --log-format --log-level ;;
 	token) echo --state --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
@@ -135,6 +135,12 @@ _toolgate()
 		return ;;
 	--anomalies)
 		COMPREPLY=($(compgen -W "hold warn off" -- "$cur"))
+		return ;;
+	--log-format)
+		COMPREPLY=($(compgen -W "text json" -- "$cur"))
+		return ;;
+	--log-level)
+		COMPREPLY=($(compgen -W "error warning info debug" -- "$cur"))
 		return ;;
 	--status)
 		COMPREPLY=($(compgen -W "pending approved rejected expired cancelled executed

@@ -88,6 +88,10 @@ static const struct config_key {
 	  "seconds an HTTP client has to send a request's headers (1 to 300)" },
 	{ "anomalies", "anomalies", CLI_CONFIG_VALUE, 0, C_SERVE,
 	  "hold, warn or off: what the anomaly rules do" },
+	{ "log-format", "log-format", CLI_CONFIG_VALUE, 0, C_SERVE,
+	  "text or json: how serve's own lines on stderr are written" },
+	{ "log-level", "log-level", CLI_CONFIG_VALUE, 0, C_SERVE,
+	  "error, warning, info or debug: the least that is written" },
 	{ "descriptions", "descriptions", CLI_CONFIG_VALUE, 0, C_SERVE,
 	  "refuse, warn or off: a tool whose description speaks to the model" },
 };

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/log.h"
 #include "toolgate/error.h"
 #include "toolgate/version.h"
 
@@ -41,13 +42,11 @@ static void usage(FILE *f)
 		"(docs/CLI.md).\n");
 }
 
-/* The library's messages (tg_log_set): to stderr, a line each (stdio
- * locks the stream, so lines from several threads do not interleave). */
+/* The library's messages (tg_log_set): to stderr, a line each, as the
+ * command logs (src/cli/log.c). */
 static void log_to_stderr(void *ctx, enum tg_log_level level, const char *message)
 {
-	(void)ctx;
-	fprintf(stderr, "toolgate%s: %s\n", level == TG_LOG_TRACE ? " trace"
-		: level == TG_LOG_WARNING ? " warning" : "", message);
+	cli_log_library(ctx, (int)level, message);
 }
 
 int main(int argc, char **argv)

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/log.h"
 #include "cli/sd_notify.h"
 #include "util/file.h"
 #include "toolgate/audit.h"
@@ -81,6 +82,7 @@
 #include "toolgate/mcp.h"
 #include "toolgate/store.h"
 #include "toolgate/trace.h"
+#include "toolgate/version.h"
 
 static void usage(FILE *f)
 {
@@ -92,7 +94,8 @@ static void usage(FILE *f)
 		   "                      [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
-		   "                      [--max-runs-per-principal N]\n"
+		   "                      [--max-runs-per-principal N] [--log-format text|json]\n"
+		   "                      [--log-level error|warning|info|debug]\n"
 		   "\n"
 		   "  --audit FILE (or --record FILE, its old name)\n"
 		   "             the audit log; default DIR/audit.log with --state, else\n"
@@ -138,7 +141,12 @@ static void usage(FILE *f)
 		   "             or terminal escapes, far from the tool's usual:\n"
 		   "             docs/ANOMALIES.md) is held for approval, or\n"
 		   "             run and recorded, for every tool; default: the policy's\n"
-		   "             \"anomalies\", else hold\n");
+		   "             \"anomalies\", else hold\n"
+		   "  --log-format text|json\n"
+		   "             serve's own lines on stderr as text (the default) or as\n"
+		   "             JSON lines (time, level, who, msg: docs/CLI.md, \"Logs\")\n"
+		   "  --log-level error|warning|info|debug\n"
+		   "             the least of them written (default info)\n");
 }
 
 /* The tracer --otlp URL (else the OpenTelemetry environment) names: 0 and
@@ -172,7 +180,7 @@ static int tracer_open(const char *url, struct tg_tracer **out)
 	if (!o.headers)
 		o.headers = getenv("OTEL_EXPORTER_OTLP_HEADERS");
 	if (tg_tracer_new(&o, out, &err) < 0) {
-		fprintf(stderr, "toolgate serve: traces: %s\n", err.msg);
+		cli_log(CLI_WARNING, "serve", "traces: %s", err.msg);
 		return -1;
 	}
 	return 0;
@@ -204,21 +212,21 @@ static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
 	size_t n;
 
 	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
-		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
-			"was\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
+			"was", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
 		return -1;
 	}
 	n = tg_catalog_count(cat);
 	if (tg_mcp_reload(mcp, cat, &err) < 0) {
-		fprintf(stderr, "toolgate serve: reload: %s; still serving the catalogue as it "
-			"was\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
+			"was", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
 		tg_catalog_free(cat);
 		return -1;
 	}
 	record_loads(gate, cat);
-	fprintf(stderr, "toolgate serve: reloaded %s: %zu contracts\n", dir, n);
+	cli_log(CLI_INFO, "serve", "reloaded %s: %zu contracts", dir, n);
 	return (long)n;
 }
 
@@ -231,12 +239,12 @@ static void reload_tls(struct tg_mcp_http *server, struct tg_gate *gate, const c
 	if (!server || !cert)
 		return;
 	if (tg_mcp_http_reload_tls(server, &err) < 0) {
-		fprintf(stderr, "toolgate serve: reload: %s; still serving the certificate as it "
-			"was\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the certificate as it "
+			"was", err.msg);
 		tg_gate_record_event(gate, "", cert, "load_refused", err.msg);
 		return;
 	}
-	fprintf(stderr, "toolgate serve: reloaded %s\n", cert);
+	cli_log(CLI_INFO, "serve", "reloaded %s", cert);
 }
 
 /* What is served, as the service manager's STATUS= says it. */
@@ -296,7 +304,7 @@ static void *reloader_main(void *arg)
 /* What serve was asked. */
 struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
-	const char *state, *otlp;
+	const char *state, *otlp, *log_format, *log_level;
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -309,7 +317,7 @@ enum {
 	OPT_STDIO = 256, OPT_CATALOG, OPT_WORKSPACE, OPT_PRINCIPAL, OPT_AUDIT, OPT_HTTP, OPT_TOKENS,
 	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE,
+	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
 };
 
 static const struct option options[] = {
@@ -336,6 +344,8 @@ static const struct option options[] = {
 	{ "warm", required_argument, NULL, OPT_WARM },
 	{ "max-runs", required_argument, NULL, OPT_MAX_RUNS },
 	{ "max-runs-per-principal", required_argument, NULL, OPT_MAX_RUNS_PER_PRINCIPAL },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
@@ -412,12 +422,14 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_OTLP, &a->otlp },
 		{ OPT_TLS_CERT, &a->hopts.tls_cert }, { OPT_TLS_KEY, &a->hopts.tls_key },
 		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
-		{ 0, NULL },
+		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level }, { 0, NULL },
 	};
 	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 
 	if (rc >= 0)
 		return rc;
+	if (cli_log_setup("serve", a->log_format, a->log_level) < 0)
+		return EXIT_USAGE;
 	if (optind < argc) {
 		fprintf(stderr, "toolgate serve: unexpected argument '%s' (see --help)\n",
 			argv[optind]);
@@ -466,16 +478,16 @@ static void resume_interrupted(struct tg_gate *gate)
 	struct tg_error err;
 
 	if (tg_gate_resume_rollbacks(gate, &resumed, &failed, &err) < 0)
-		fprintf(stderr, "toolgate serve: resuming rollbacks: %s\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "resuming rollbacks: %s", err.msg);
 	else if (resumed)
-		fprintf(stderr, "toolgate serve: resumed %zu interrupted rollback%s, %zu "
-			"failed again (toolgate rollback list)\n", resumed,
+		cli_log(CLI_INFO, "serve", "resumed %zu interrupted rollback%s, %zu "
+			"failed again (toolgate rollback list)", resumed,
 			resumed == 1 ? "" : "s", failed);
 	if (tg_gate_resume_sagas(gate, &resumed, &failed, &err) < 0)
-		fprintf(stderr, "toolgate serve: resuming plans: %s\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "resuming plans: %s", err.msg);
 	else if (resumed)
-		fprintf(stderr, "toolgate serve: resumed %zu interrupted plan%s, %zu "
-			"neither done nor compensated\n", resumed, resumed == 1 ? "" : "s",
+		cli_log(CLI_INFO, "serve", "resumed %zu interrupted plan%s, %zu "
+			"neither done nor compensated", resumed, resumed == 1 ? "" : "s",
 			failed);
 }
 
@@ -541,23 +553,23 @@ static int serve_lock(const char *state, int http, int *fd, int *made)
 	if (mkdir(state, 0700) == 0)
 		*made = 1;
 	else if (errno != EEXIST) {
-		fprintf(stderr, "toolgate serve: --state %s: %s\n", state, strerror(errno));
+		cli_log(CLI_ERROR, "serve", "--state %s: %s", state, strerror(errno));
 		return -1;
 	}
 	if (!http)
 		return 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/serve.lock", state) >= sizeof(path)) {
-		fprintf(stderr, "toolgate serve: --state %s: too long a path\n", state);
+		cli_log(CLI_ERROR, "serve", "--state %s: too long a path", state);
 		return -1;
 	}
 	if (file_lock_pid(path, fd, &holder) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK)
-		fprintf(stderr, "toolgate serve: --state %s is in use by another gateway that "
+		cli_log(CLI_ERROR, "serve", "--state %s is in use by another gateway that "
 			"serves HTTP (pid %ld holds %s): one a state directory; give this one its "
-			"own --state\n", state, holder, path);
+			"own --state", state, holder, path);
 	else
-		fprintf(stderr, "toolgate serve: --state %s: %s: %s\n", state, path,
+		cli_log(CLI_ERROR, "serve", "--state %s: %s: %s", state, path,
 			strerror(errno));
 	return -1;
 }
@@ -671,6 +683,29 @@ static int healthy(void *ctx, unsigned budget_ms, char *why, size_t len)
 	return 0;
 }
 
+/* What runs, said once when an HTTP gateway starts (docs/CLI.md,
+ * "Logs"): the version, the catalogue and its tools by authority, who
+ * may call, the audit log, the state directory, warm pools. */
+static void say_what_runs(const struct serve_args *a, const struct tg_catalog *cat)
+{
+	size_t i, reads = 0, writes = 0, upstream = 0, n = tg_catalog_count(cat);
+
+	for (i = 0; i < n; i++) {
+		const struct tg_contract *k = tg_catalog_at(cat, i);
+
+		reads += k->authority == TG_AUTHORITY_READ;
+		writes += k->authority == TG_AUTHORITY_WRITE;
+		upstream += k->executor == TG_EXEC_UPSTREAM;
+	}
+	cli_log(CLI_INFO, "serve", "toolgate %s: %s: %zu tools (%zu read, %zu write; %zu of "
+		"upstream servers); callers: %s%s; audit log: %s; state: %s; warm: %u",
+		TOOLGATE_VERSION, a->catalog, n, reads, writes, upstream,
+		a->policy ? "the policy " : a->tokens ? "the tokens of " : "anyone on loopback",
+		a->policy ? a->policy : a->tokens ? a->tokens : "",
+		a->record ? a->record : a->state ? "STATE/audit.log" : "stderr",
+		a->state ? a->state : "none", a->gopts.warm);
+}
+
 /* --http: the listener started and said, what it serves and where the
  * watchdog probes it noted: 0, or -1 (said). */
 static int http_listen(struct tg_mcp *mcp, struct serve_args *a, struct tg_mcp_http **server,
@@ -680,18 +715,18 @@ static int http_listen(struct tg_mcp *mcp, struct serve_args *a, struct tg_mcp_h
 	char url[300];
 
 	if (tg_mcp_http_start(mcp, a->addr, a->port, &a->hopts, server, &err) < 0) {
-		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "%s", err.msg);
 		return -1;
 	}
 	tg_mcp_http_url(*server, url, sizeof(url));
 	if (a->hopts.public_url)
-		fprintf(stderr, "toolgate serve: MCP on %s (listening on %s:%u)\n", url, a->addr,
+		cli_log(CLI_INFO, "serve", "MCP on %s (listening on %s:%u)", url, a->addr,
 			tg_mcp_http_port(*server));
 	else
-		fprintf(stderr, "toolgate serve: MCP on %s\n", url);
+		cli_log(CLI_INFO, "serve", "MCP on %s", url);
 	snprintf(served->url, sizeof(served->url), "%s", url);
 	if (tg_mcp_http_console_url(*server, url, sizeof(url)))
-		fprintf(stderr, "toolgate serve: approval console on %s\n", url);
+		cli_log(CLI_INFO, "serve", "approval console on %s", url);
 	snprintf(health->addr, sizeof(health->addr), "%s", a->addr);
 	health->port = tg_mcp_http_port(*server);
 	return 0;
@@ -768,12 +803,12 @@ int cmd_serve(int argc, char **argv)
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
-		fprintf(stderr, "toolgate serve: %s\n", err.msg);
+		cli_log(CLI_ERROR, "serve", "%s", err.msg);
 		tg_record_event(gopts.audit, "", catalog, "load_refused", err.msg);
 		goto out;
 	}
 	if (record_loads(gate, cat) < 0) {
-		fprintf(stderr, "toolgate serve: the audit log cannot be written: not serving\n");
+		cli_log(CLI_ERROR, "serve", "the audit log cannot be written: not serving");
 		goto out;
 	}
 	resume_interrupted(gate);
@@ -793,6 +828,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (http && http_listen(mcp, &args, &server, &served, &health) < 0)
 		goto out;
+	if (http)
+		say_what_runs(&args, cat);
 	/* listening (or about to read stdin): the manager may start what
 	 * depends on the gateway, and the watchdog starts being fed */
 	served.tools = tg_catalog_count(cat);
@@ -812,7 +849,7 @@ int cmd_serve(int argc, char **argv)
 			pthread_join(t, NULL);
 		}
 		if (done < 0) {
-			fprintf(stderr, "toolgate serve: %s\n", err.msg);
+			cli_log(CLI_ERROR, "serve", "%s", err.msg);
 			goto out;
 		}
 	} else {
@@ -827,6 +864,7 @@ int cmd_serve(int argc, char **argv)
 		sigaddset(&set, SIGHUP);
 		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
 			reload_all(&r);
+		cli_log(CLI_INFO, "serve", "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		sdn_stopping();
 	}
 	rc = 0;

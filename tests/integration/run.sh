@@ -1376,6 +1376,13 @@ cat "$tmp/config.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/config.out")))
 grep -q 'config_keyless_command_unaffected' "$tmp/config.out"; check config_ran_to_the_end $? "$(tail -3 "$tmp/config.out")"
 
+# serve's own lines on stderr as text or JSON lines, at a level; what an
+# HTTP gateway runs said at its start (tests/integration/logs.py)
+timeout 120 python3 "$repo/tests/integration/logs.py" "$TG" "$repo" "$tmp/logs" >"$tmp/logs.out" 2>&1
+cat "$tmp/logs.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/logs.out")))
+grep -q 'logs_refused_log_level' "$tmp/logs.out"; check logs_ran_to_the_end $? "$(tail -3 "$tmp/logs.out")"
+
 # webhooks: a receiver on loopback checks each signature and gets each event
 # once (created, approved by toolgate approvals, executed, rejected with its
 # reason); a receiver down holds up no call and deliveries resume; the
