@@ -98,7 +98,7 @@ static const struct config_key {
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static struct {
-	int loaded;
+	int loaded;          /* 1 read (or none to read), -1 refused */
 	char *path;          /* NULL: no file */
 	char *dir;           /* its directory, for relative paths */
 	struct cli_config_value v[CLI_CONFIG_MAX_VALUES];
@@ -156,20 +156,37 @@ static unsigned distance(const char *a, const char *b)
 	return row[lb] < 3 ? row[lb] : 3;
 }
 
+/* A [section] line's name, checked here: libinih calls the handler for
+ * a section's keys only, and an unknown section with none would pass.
+ * 0, or -1 with why (one without its ']' is libinih's to refuse). */
+static int section_known(struct parse *p, const char *line)
+{
+	const char *name = line + strspn(line, " \t") + 1, *end = strchr(name, ']');
+
+	if (!end || command_bit(name, (size_t)(end - name)) >= 0)
+		return 0;
+	snprintf(p->why, sizeof(p->why), "%s:%u: [%.*s]: no such command's section (serve, "
+		 "approvals, rollback, token, audit, policy, upstream or anomalies)", p->file,
+		 p->line, (int)(end - name > 64 ? 64 : end - name), name);
+	return -1;
+}
+
 /* libinih's reader (fgets's manner) over the text, a line a call: the
- * count of lines kept, and a line too long for num said, not split. */
+ * count of lines kept, and a line too long said, not split. Its length is
+ * without the \n or \r\n that ends it (num leaves room for those). */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parse *p = stream;
 	const char *nl;
-	size_t len;
+	size_t len, text;
 
 	if (!*p->at || p->why[0])
 		return NULL;
 	nl = strchr(p->at, '\n');
 	len = nl ? (size_t)(nl - p->at) + 1 : strlen(p->at);
+	text = nl ? len - 1 - (len > 1 && nl[-1] == '\r') : len;
 	p->line++;
-	if (len + 1 > (size_t)num || len > CLI_CONFIG_MAX_LINE) {
+	if (len + 1 > (size_t)num || text > CLI_CONFIG_MAX_LINE) {
 		snprintf(p->why, sizeof(p->why), "%s:%u: a line longer than %d bytes", p->file,
 			 p->line, CLI_CONFIG_MAX_LINE);
 		return NULL;
@@ -177,8 +194,11 @@ static char *read_line(char *str, int num, void *stream)
 	memcpy(str, p->at, len);
 	str[len] = '\0';
 	p->at += len;
-	if (str[strspn(str, " \t")] == '[')
+	if (str[strspn(str, " \t")] == '[') {
 		p->section_line = p->line;
+		if (section_known(p, str) < 0)
+			return NULL;
+	}
 	return str;
 }
 
@@ -332,7 +352,8 @@ int cli_config_parse(const char *name, const char *text, size_t len, char *why, 
 	return rc;
 }
 
-void cli_config_free(void)
+/* The values kept, freed (a file refused keeps none). */
+static void drop_values(void)
 {
 	size_t i;
 
@@ -340,6 +361,12 @@ void cli_config_free(void)
 		free((char *)config.v[i].value);
 		free((char *)config.v[i].section);
 	}
+	config.n = 0;
+}
+
+void cli_config_free(void)
+{
+	drop_values();
 	free(config.path);
 	free(config.dir);
 	memset(&config, 0, sizeof(config));
@@ -352,10 +379,13 @@ int cli_config_load(const char *who, const char *path, const char **file)
 	struct stat st;
 
 	*file = NULL;
+	/* a file refused stays refused: no second call acts on what was kept
+	 * of it before the mistake */
 	if (config.loaded) {
 		*file = config.path;
-		return 0;
+		return config.loaded < 0 ? -1 : 0;
 	}
+	memset(&p, 0, sizeof(p)); /* a load after cli_config_free reads afresh */
 	if (!path && env)
 		path = *env ? env : NULL;
 	/* the default when it is there, or there but not to be seen (said
@@ -368,6 +398,8 @@ int cli_config_load(const char *who, const char *path, const char **file)
 	config.path = strdup(path);
 	if (!config.path || parse_file(config.path, &p) < 0) {
 		fprintf(stderr, "toolgate %s: %s\n", who, config.path ? p.why : "out of memory");
+		drop_values();
+		config.loaded = -1;
 		return -1;
 	}
 	*file = config.path;
@@ -531,6 +563,7 @@ int cmd_config(int argc, char **argv)
 		fprintf(stderr, "toolgate config show: one COMMAND at most (see --help)\n");
 		return EXIT_USAGE;
 	}
-	cli_config_load("config show", NULL, &file);
+	if (cli_config_load("config show", NULL, &file) < 0)
+		return EXIT_DATA;
 	return show(file, optind < argc - 1 ? argv[1 + optind] : NULL);
 }

@@ -28,7 +28,8 @@ struct cli_config_value {
 };
 
 /* The file at path (NULL: the default one, or none), read and checked
- * whole once a process (a second call with the same path gives the same):
+ * whole once a process (a second call with the same path gives the same,
+ * a refusal said the first time only, nothing of a refused file kept):
  * 0, or -1 having said why on stderr as "toolgate WHO: FILE:LINE: KEY:
  * ...". *file is its path, NULL when no file is read. */
 int cli_config_load(const char *who, const char *path, const char **file);

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "cli/log.h"
 #include "cli/sd_notify.h"
 #include "util/file.h"
@@ -412,6 +413,27 @@ static int serve_option(int opt, const char *v, void *ctx)
 	return -1;
 }
 
+/* --stdio on the command line with no --http there: a host's session
+ * (docs/HOSTS.md), which shares the state directory with the gateway the
+ * configuration file's [serve] describes. The file's listener, and what
+ * is for a listener alone, are that gateway's, not this one's (kept, it
+ * would serve HTTP too and be refused that gateway's serve.lock). A file
+ * that says stdio = yes itself asks for both. */
+static void stdio_alone(struct serve_args *a)
+{
+	const struct cli_config_value *v = cli_config_for("serve", "stdio");
+	const char **http_only[] = { &a->tokens, &a->hopts.tls_cert, &a->hopts.tls_key,
+				     &a->hopts.public_url, &a->hopts.trust_proxy };
+	size_t i;
+
+	if (!a->stdio || (v && cli_config_yes(v->value) == 1) || !cli_config_gave(a->http))
+		return;
+	a->http = NULL;
+	for (i = 0; i < sizeof(http_only) / sizeof(http_only[0]); i++)
+		if (cli_config_gave(*http_only[i]))
+			*http_only[i] = NULL;
+}
+
 /* argv into *a: -1, or the exit status (--help: 0; a usage error, said: 2). */
 static int serve_parse(int argc, char **argv, struct serve_args *a)
 {
@@ -435,6 +457,7 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
+	stdio_alone(a);
 	if (!a->catalog) {
 		fprintf(stderr, "toolgate serve: --catalog DIR is needed\n");
 		usage(stderr);

@@ -18,7 +18,11 @@ every command reads it; the command line wins over it.
   (said by the command as its option, then the file's line), an unknown
   section, a line that is not KEY = VALUE, a NUL byte, a line too long, a
   file larger than 64 KiB, a file every user may change, a missing file,
-  a directory; nothing starts and nothing is written.
+  a directory; nothing starts and nothing is written;
+- serve --stdio beside the file's HTTP gateway (same state directory)
+  answers on stdio, not serving the file's listener too; config show
+  refuses a broken file; a line of exactly 4,096 bytes is kept, an
+  unknown section with no key refused.
 
     config.py TOOLGATE REPO TMPDIR
 """
@@ -110,6 +114,22 @@ finally:
     p.terminate()
     p.wait(timeout=60)
 
+# a host's stdio session beside the file's HTTP gateway, in the same state
+# directory: the file's listener is that gateway's, not the session's
+# (kept, the session would serve HTTP too and be refused the serve.lock)
+p, port, err = serve("--config", CONF)
+try:
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
+    st = subprocess.run([TG, "serve", "--config", CONF, "--stdio", "--principal", "agent"],
+                        input=init, capture_output=True, text=True, timeout=60, env=ENV)
+    c("stdio_beside_the_files_gateway", port and st.returncode == 0 and
+      '"protocolVersion"' in st.stdout and "MCP on" not in st.stderr, st.stdout + st.stderr)
+finally:
+    p.terminate()
+    p.wait(timeout=60)
+
 ls = run("approvals", "list", "--config", CONF)
 c("approvals_from_the_file", ls.returncode == 0, ls.stdout + ls.stderr)
 av = run("audit", "verify", env=dict(os.environ, TOOLGATE_CONFIG=CONF))
@@ -125,6 +145,20 @@ c("show_lines", "state = %s\t# line 3" % os.path.join(ETC, "../state") in sh.std
 sh = run("config", "show", "--config", CONF, "token")
 c("show_for_a_command", "policy = %s\t# line 4" % os.path.join(ETC, "policy.json") in sh.stdout
   and "http" not in sh.stdout and "# workspace" not in sh.stdout, sh.stdout + sh.stderr)
+bad = write(os.path.join(TMP, "show-bad.conf"), "state = /a\nstaet = /b\n")
+sh = run("config", "show", env=dict(os.environ, TOOLGATE_CONFIG=bad))
+c("show_refuses_a_broken_file", sh.returncode == 3 and "show-bad.conf:2: staet" in sh.stderr
+  and "/a" not in sh.stdout, sh.stdout + sh.stderr)
+# a line of exactly 4,096 bytes is kept, ended by \n or \r\n; one more is not
+for end in ("\n", "\r\n"):
+    edge = write(os.path.join(TMP, "edge.conf"), "state = /%s%s" % ("x" * 4087, end))
+    sh = run("config", "show", "--config", edge)
+    c("line_of_4096_kept_%d" % len(end), sh.returncode == 0 and "x" * 4087 in sh.stdout,
+      sh.stderr)
+edge = write(os.path.join(TMP, "edge.conf"), "state = /%s\n" % ("x" * 4088))
+sh = run("config", "show", "--config", edge)
+c("line_of_4097_refused", sh.returncode == 3 and "edge.conf:1: a line longer than 4096"
+  in sh.stderr, sh.stderr)
 keys = run("config", "keys")
 c("keys_listed", keys.returncode == 0 and "trust-proxy" in keys.stdout and
   "console" in keys.stdout, keys.stdout)
@@ -139,6 +173,7 @@ BAD = [
     ("not_yes_or_no", "[serve]\nstdio = maybe\n", "bad.conf:2: stdio: 'maybe': want yes or no"),
     ("bad_value", "[serve]\nwarm = lots\n", "(that is %s:2's warm)"),
     ("unknown_section", "# x\n[sevre]\nhttp = 1\n", "bad.conf:2: [sevre]: no such command"),
+    ("unknown_empty_section", "state = /a\n[sevre]\n", "bad.conf:2: [sevre]: no such command"),
     ("not_key_value", "catalog\n", "bad.conf:1: want KEY = VALUE"),
     ("empty_value", "state =\n", "bad.conf:1: state: no value"),
     ("nul_byte", "catalog = /x\nstate = /a\0b\n", "bad.conf:2: a NUL byte"),
