@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/config.h"
@@ -230,7 +231,7 @@ static int keep(struct parse *p, const struct config_key *k, const char *section
 	if (config.n == CLI_CONFIG_MAX_VALUES)
 		return snprintf(p->why, sizeof(p->why), "%s:%u: more than %d values", p->file,
 				p->line, CLI_CONFIG_MAX_VALUES), 0;
-	if (k->path && value[0] != '/') {
+	if (k->path && value[0] != '/' && strcmp(value, "-") != 0) { /* -: stderr's */
 		if (asprintf(&val, "%s/%s", config.dir, value) < 0)
 			val = NULL;
 	} else {
@@ -322,10 +323,18 @@ static int parse_file(const char *path, struct parse *p)
 			 : strerror(errno));
 		return -1;
 	}
-	if (st.st_mode & S_IWOTH) {
-		snprintf(p->why, sizeof(p->why), "%s: every user may change it (mode %04o), and "
-			 "it says where the state and the policy are: chmod o-w", path,
-			 (unsigned)(st.st_mode & 07777));
+	/* it says where the state and the policy are: as sshd its
+	 * configuration, only root or this user may have written it */
+	if (st.st_mode & (S_IWOTH | S_IWGRP) || (st.st_uid != 0 && st.st_uid != geteuid())) {
+		if (st.st_mode & (S_IWOTH | S_IWGRP))
+			snprintf(p->why, sizeof(p->why), "%s: %s may change it (mode %04o), and it "
+				 "says where the state and the policy are: chmod go-w", path,
+				 st.st_mode & S_IWOTH ? "every user" : "its group",
+				 (unsigned)(st.st_mode & 07777));
+		else
+			snprintf(p->why, sizeof(p->why), "%s: owned by uid %u, neither root nor this "
+				 "user (uid %u), and it says where the state and the policy are: "
+				 "chown it", path, (unsigned)st.st_uid, (unsigned)geteuid());
 		free(text);
 		return -1;
 	}

@@ -556,6 +556,10 @@ int gate_notify_start(struct tg_gate *g, struct tg_error *err)
 	if (!n || !g->store)
 		return 0;
 	pthread_once(&once, curl_init);
+	g->hooks = calloc(n, sizeof(*g->hooks));
+	if (!g->hooks)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	/* opened with the hooks there: gate_notify_stop closes it */
 	if (g->dirs && g->dirs->state) {
 		char path[4096];
 
@@ -568,9 +572,6 @@ int gate_notify_start(struct tg_gate *g, struct tg_error *err)
 			       "delivers them whether another does or not", g->dirs->state,
 			       strerror(errno));
 	}
-	g->hooks = calloc(n, sizeof(*g->hooks));
-	if (!g->hooks)
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
 		struct notify_hook *h = &g->hooks[i];
 

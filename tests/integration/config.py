@@ -192,6 +192,15 @@ path = write(os.path.join(TMP, "open.conf"), "catalog = /x\n", 0o666)
 r = run("serve", "--config", path)
 c("refused_everyone_may_change", r.returncode == 3 and "every user may change it (mode 0666)"
   in r.stderr, r.stderr)
+path = write(os.path.join(TMP, "group.conf"), "catalog = /x\n", 0o664)
+r = run("serve", "--config", path)
+c("refused_group_may_change", r.returncode == 3 and "its group may change it (mode 0664)"
+  in r.stderr, r.stderr)
+path = write(os.path.join(TMP, "theirs.conf"), "catalog = /x\n")
+os.chown(path, 65534, 65534)
+r = run("serve", "--config", path)
+c("refused_another_users", r.returncode == 3 and "owned by uid 65534, neither root" in r.stderr,
+  r.stderr)
 r = run("serve", "--config", os.path.join(TMP, "missing.conf"))
 c("refused_missing", r.returncode == 3 and "missing.conf: No such file" in r.stderr, r.stderr)
 r = run("approvals", "list", "--config", TMP)
