@@ -173,6 +173,7 @@ LOCALSTATEDIR = /var
 PKGCONFIGDIR  = $(LIBDIR)/pkgconfig
 BASHCOMPDIR   = $(DATADIR)/bash-completion/completions
 UNITDIR       = $(PREFIX)/lib/systemd/system
+SYSUSERSDIR   = $(PREFIX)/lib/sysusers.d
 INSTALL       = install
 PUBLIC_H     := $(sort $(wildcard include/toolgate/*.h))
 
@@ -287,9 +288,11 @@ install-systemd: dist/toolgate.service
 	  >$(DESTDIR)$(UNITDIR)/toolgate.service.tmp
 	chmod 644 $(DESTDIR)$(UNITDIR)/toolgate.service.tmp
 	mv -f $(DESTDIR)$(UNITDIR)/toolgate.service.tmp $(DESTDIR)$(UNITDIR)/toolgate.service
+	$(INSTALL) -d $(DESTDIR)$(SYSUSERSDIR)
+	$(INSTALL) -m 644 dist/toolgate.sysusers $(DESTDIR)$(SYSUSERSDIR)/toolgate.conf
 
 uninstall-systemd:
-	rm -f $(DESTDIR)$(UNITDIR)/toolgate.service
+	rm -f $(DESTDIR)$(UNITDIR)/toolgate.service $(DESTDIR)$(SYSUSERSDIR)/toolgate.conf
 
 check: deps
 	@scripts/check.sh

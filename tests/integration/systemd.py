@@ -60,8 +60,23 @@ if shutil.which("systemd-analyze"):
               "want <= %s: %s %s" % (EXPOSURE, s.stdout[-300:], s.stderr[-300:]))
 else:
     print("skip - integration/systemd_verify_clean: no systemd-analyze")
+# the service's user, made by systemd-sysusers from the file installed,
+# in the DESTDIR as a root of its own
+users = os.path.join(dest, "usr/lib/sysusers.d/toolgate.conf")
+if shutil.which("systemd-sysusers"):
+    os.makedirs(os.path.join(dest, "etc"), exist_ok=True)
+    u = subprocess.run(["systemd-sysusers", "--root=" + dest, users], capture_output=True,
+                       text=True, timeout=60)
+    passwd = open(os.path.join(dest, "etc/passwd")).read() \
+        if os.path.exists(os.path.join(dest, "etc/passwd")) else ""
+    check("sysusers_makes_the_user", u.returncode == 0 and re.search(
+        r"^toolgate:x:\d+:\d+:toolgate MCP gateway:/var/lib/toolgate:/usr/sbin/nologin$",
+        passwd, re.M), "rc=%d %s %s" % (u.returncode, u.stderr[-300:], passwd[-300:]))
+else:
+    print("skip - integration/systemd_sysusers_makes_the_user: no systemd-sysusers")
 r = subprocess.run(mk + ["uninstall-systemd"], capture_output=True, text=True, timeout=60)
-check("uninstall", r.returncode == 0 and not os.path.exists(unit), r.stderr[-300:])
+check("uninstall", r.returncode == 0 and not os.path.exists(unit) and not os.path.exists(users),
+      r.stderr[-300:])
 
 
 # --- sd_notify ------------------------------------------------------------------
