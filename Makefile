@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lcurl -lpthread -lm
+LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -363,12 +363,12 @@ build-fuzz/obj/%.o: %.c
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lcurl -lpthread -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lpthread -lm
 # the configuration file's reader is the command's (src/cli), not the library's
 build-fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJ) build-fuzz/obj/src/cli/config.o \
                         build-fuzz/obj/src/cli/opts.o
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -linih -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lcurl -lpthread -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -linih -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lpthread -lm
 .SECONDARY: $(FUZZ_OBJ)
 -include $(FUZZ_OBJ:.o=.d)
 

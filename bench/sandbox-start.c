@@ -15,6 +15,10 @@
  *            ahead in its fresh sandbox, standard library imported, that
  *            runs the snippet it reads on stdin
  *
+ * Then a program's own start, no sandbox: `toolgate --version` against
+ * `bwrap --version` and /bin/true, which is what the command pays before
+ * it does anything (its shared libraries loaded and relocated).
+ *
  * Then throughput: sandboxes per second, one caller after another and two
  * callers at once, for bubblewrap, cold runs and the warm pool, in rounds
  * of each in turn.
@@ -391,6 +395,43 @@ int main(int argc, char **argv)
 		       med[CLI] / med[BARE], med[BWRAP] / med[BARE]);
 		printf("  %s/bare %.2f  %s/bwrap %.2f\n", w ? "zygote" : "warm",
 		       med[WARM] / med[BARE], w ? "zygote" : "warm", med[WARM] / med[BWRAP]);
+	}
+
+	/* a program's start alone: --version, interleaved with bwrap's and
+	 * /bin/true's */
+	{
+		char *ver[3][3] = { { toolgate, "--version", NULL },
+				    { (char *)bwrap, "--version", NULL },
+				    { "/bin/true", NULL, NULL } };
+		static const char *const vname[3] = { "toolgate", "bwrap", "true" };
+		double *vt[3], vmed[3];
+		int v;
+
+		for (v = 0; v < 3; v++)
+			vt[v] = calloc((size_t)runs, sizeof(double));
+		for (i = 0; i < runs; i++)
+			for (v = 0; v < 3; v++) {
+				double t0 = now_ms();
+
+				if (spawn_wait(ver[v], &fa) != 0) {
+					fprintf(stderr, "sandbox-start: %s --version failed\n",
+						vname[v]);
+					return 1;
+				}
+				vt[v][i] = now_ms() - t0;
+			}
+		printf("\nstart alone (--version; /bin/true for the floor)\n");
+		printf("  %-8s %9s %9s %9s\n", "", "median", "p95", "p99");
+		for (v = 0; v < 3; v++) {
+			qsort(vt[v], (size_t)runs, sizeof(double), cmp_double);
+			vmed[v] = pct(vt[v], runs, 50);
+			printf("  %-8s %7.2fms %7.2fms %7.2fms\n", vname[v], vmed[v],
+			       pct(vt[v], runs, 95), pct(vt[v], runs, 99));
+			free(vt[v]);
+		}
+		printf("  ratios (median): toolgate/bwrap %.2f  toolgate/true %.2f  "
+		       "bwrap/true %.2f\n", vmed[0] / vmed[1], vmed[0] / vmed[2],
+		       vmed[1] / vmed[2]);
 	}
 
 	/* throughput of /bin/true: a pool of 4, so that two callers find some;

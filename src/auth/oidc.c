@@ -26,7 +26,6 @@
  * request wait past the bound, keep (but its hash) or forward a caller's
  * token.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -37,6 +36,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "util/curl.h"
 #include "auth/oidc_int.h"
 #include "util/log.h"
 
@@ -85,13 +85,6 @@ struct tg_idps {
 	int started;                 /* the thread runs: join it */
 	pthread_t thread;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static uint64_t mono_ms(void)
 {
@@ -458,7 +451,8 @@ int tg_idps_new(const struct tg_policy *policy, const char *resource, struct tg_
 	*out = NULL;
 	if (!c || !c->n)
 		return 0;
-	pthread_once(&curl_once, curl_init);
+	if (tg_curl_load("identity providers", err) < 0)
+		return -1;
 	if (sodium_init() < 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium could not start");
 	s = calloc(1, sizeof(*s));

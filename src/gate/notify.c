@@ -22,7 +22,6 @@
  * a ticket's arguments, preview or findings in a body, follow a
  * redirect, reach a receiver around the proxy, or log the secret.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -37,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/curl.h"
 #include "exec/exec.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
@@ -540,14 +540,8 @@ static int read_key(struct notify_hook *h, struct tg_error *err)
 	return 0;
 }
 
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 int gate_notify_start(struct tg_gate *g, struct tg_error *err)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	size_t n = tg_policy_webhook_count(g->policy), i;
 	struct tg_egress_proxy_options po;
 	int rc;
@@ -555,7 +549,8 @@ int gate_notify_start(struct tg_gate *g, struct tg_error *err)
 	g->notify_fd = -1;
 	if (!n || !g->store)
 		return 0;
-	pthread_once(&once, curl_init);
+	if (tg_curl_load("webhooks", err) < 0)
+		return -1;
 	g->hooks = calloc(n, sizeof(*g->hooks));
 	if (!g->hooks)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -13,7 +13,6 @@
  * costs spans, never a call's time.
  */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -25,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/curl.h"
 #include "toolgate/redact.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
@@ -661,11 +661,6 @@ static int parse_headers(const char *in, struct curl_slist **out, struct tg_erro
 	return 0;
 }
 
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static json_t *kv(const char *key, const char *value)
 {
 	return json_pack("{s:s,s:{s:s}}", "key", key, "value", "stringValue", value);
@@ -687,7 +682,6 @@ static void tracer_release(struct tg_tracer *t)
 int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 		  struct tg_error *err)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct tg_tracer *t;
 	sigset_t all, old;
 	int rc;
@@ -700,7 +694,8 @@ int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 				    "(as http://127.0.0.1:4318/v1/traces)");
 	if (sodium_init() < 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium did not initialize");
-	pthread_once(&once, curl_init);
+	if (tg_curl_load("OTLP traces", err) < 0)
+		return -1;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -22,7 +22,6 @@
  * modern request a session id or open a GET stream without a session
  * era's initialize.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -38,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/curl.h"
 #include "toolgate/egress.h"
 #include "toolgate/version.h"
 #include "upstream/client.h"
@@ -110,13 +110,6 @@ struct upstream_http {
 	char why[256];
 	int ran;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static uint64_t now_ms(void)
 {
@@ -903,7 +896,8 @@ int upstream_http_new(const struct tg_upstream *u, const struct upstream_http_op
 	if (u->transport != TG_UPSTREAM_HTTP || !u->url || !u->url_rule)
 		return tg_error_set(err, TG_ERR_INVALID, "upstream %s: not an http upstream",
 				    u->name);
-	pthread_once(&curl_once, curl_init);
+	if (tg_curl_load("an http upstream", err) < 0)
+		return -1;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -8,9 +8,10 @@
 #ifndef TG_UPSTREAM_HTTP_INT_H
 #define TG_UPSTREAM_HTTP_INT_H
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stddef.h>
+
+#include "util/curl.h"
 
 /* The x-mcp-header annotations of the tools of the latest tools/list
  * listing, by tool name (UPSTREAM_HTTP_MAX_PARAM_TOOLS tools, at most

@@ -1102,10 +1102,13 @@ static void params_list(struct http_params *p, const char *tools, int first)
 static int test_modern_params(void)
 {
 	struct http_params *p = http_params_new();
+	struct tg_error err;
 	char *many;
 	size_t at = 0, i;
 
 	CHECK(p);
+	/* the headers are libcurl's lists: loaded as a bridge's start loads it */
+	CHECK(tg_curl_load("the test", &err) == 0);
 	params_list(p, "{\"tools\": [{\"name\": \"a\", \"inputSchema\": {\"properties\": {"
 		    "\"r\": {\"type\": \"string\", \"x-mcp-header\": \"R\"},"
 		    "\"n\": {\"type\": \"integer\", \"x-mcp-header\": \"N\"},"
