@@ -4,6 +4,7 @@
 # sandbox those tools run in: an ordinary command, and a few of the attacks
 # from tests/security/, each with what toolgate did.
 set -u
+failed=""
 cd "$(dirname "$0")/.."
 build=${1:-build}
 TG="$build/toolgate"
@@ -48,7 +49,9 @@ JSON
 	"$tg" token issue --state "$dir/state" --policy "$dir/policy.json" --principal agent-1 \
 		--scope 'sql.execute:write' >"$dir/agent.token" &&
 		node tests/mcp/demo-writes.mjs "$tg" "$dir"
+	local rc=$?
 	rm -rf "$dir"
+	return $rc
 }
 
 # The gateway: an MCP client (the official TypeScript SDK, from npm into
@@ -61,9 +64,10 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 	fi
 	if [ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
 		examples/make-db.sh
-		node tests/mcp/demo.mjs "$(cd "$build" && pwd -P)/toolgate" "$PWD"
+		node tests/mcp/demo.mjs "$(cd "$build" && pwd -P)/toolgate" "$PWD" ||
+			failed="$failed the-gateway"
 		printf '\n%sWrite calls: approval, one run, rollback%s\n' "$bold" "$off"
-		write_demo
+		write_demo || failed="$failed write-calls"
 	fi
 else
 	echo "(node and npm are not installed: the gateway part is skipped)"
@@ -108,3 +112,9 @@ attack --output-limit 64K -- sh -c 'yes flood'
 left=$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'run-*' 2>/dev/null | wc -l)
 printf '\nLeft behind by all these runs: %s cgroups, %s sandbox processes.\n' "$left" \
 	"$(pgrep -c -f 'flood|bomb|bytearray' 2>/dev/null || true)"
+# a part that broke is said, and make demo fails: a demo that goes wrong
+# quietly is how its breakage goes unseen
+if [ -n "$failed" ]; then
+	printf '\nThe demo went wrong in:%s (see above)\n' "$failed" >&2
+	exit 1
+fi

@@ -50,12 +50,8 @@ console.log(`   the dry run says: ${held.preview.structured.rows_changed} rows o
 	`${held.preview.structured.tables.join(", ")} would go`);
 
 step("A person reads the ticket: the exact arguments and the dry run's preview");
-const shown = JSON.parse(person(["approvals", "show", ticket, ...state], undefined, true));
-const pv = shown.preview.structured;
-console.log(`  (its JSON, in short)\n  ${shown.state}: ${shown.principal} asks for ${shown.tool}` +
-	`\n  arguments: ${JSON.stringify(shown.arguments)}  sha256 ${shown.args_sha256.slice(0, 16)}...` +
-	`\n  dry run: ${pv.rows_changed} rows of ${pv.tables.join(", ")} would change, such as` +
-	pv.sample.map((s) => `\n    ${s.op} ${s.table} (${s.columns.join(", ")}) = ${JSON.stringify(s.before)}`).join(""));
+// what a person reads (a terminal's table and preview; --json for scripts)
+person(["approvals", "show", ticket, ...state]);
 
 step("The agent may not approve its own call, and its retry before a decision is still held");
 person(["approvals", "approve", ticket, ...state, ...policy, "--token",
