@@ -148,6 +148,23 @@ struct tg_gate_options {
 TG_API int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *opts,
 		       struct tg_gate **out, struct tg_error *err);
 TG_API void tg_gate_free(struct tg_gate *gate);
+/* A deployment problem tg_gate_preflight found: where (a file and its
+ * field: "catalog/fs.write-1.0.0.json: executor.workspace"), what is
+ * wrong, and how to fix it. */
+typedef void (*tg_problem_fn)(void *ctx, const char *where, const char *what, const char *fix);
+/* The gateway's deployment, looked at before it serves (docs/CLI.md,
+ * "Checked at start"): every command tool's program found in its
+ * sandbox's view, the path arguments in its mounts existing, its mounts
+ * and the workspace existing and readable by the sandbox's user, and
+ * writable by it where a write tool writes them (with a store), a
+ * workspace for the tools that ask for one; the sandbox's tiers the
+ * catalogue uses guaranteed on this host for this user (cgroups it may
+ * create among them); and each scope of the policy's principals
+ * matching some tool of the catalogue or an upstream's namespace.
+ * policy_file names the policy in the problems (NULL: "the policy").
+ * Each problem goes to fn; the number of them (0: nothing found). */
+TG_API unsigned tg_gate_preflight(struct tg_gate *gate, const char *policy_file, tg_problem_fn fn,
+				  void *ctx);
 /* The tracer the gate was given (NULL: none), for the transports' spans. */
 TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 /* The gateway's counters in Prometheus's text format (docs/METRICS.md),

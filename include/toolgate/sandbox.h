@@ -165,6 +165,11 @@ TG_API void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *spec, unsigned
  * user cannot write still binds: each write in it fails with EACCES. */
 TG_API int tg_sandbox_bind_writable(const struct tg_sandbox_spec *spec, const char *host,
 				    char *why, size_t len);
+/* The same for reading (a directory: read and enter it): 0 with why
+ * saying "... is not readable by the sandbox's user (uid 65534: chmod
+ * o+rx ...)". */
+TG_API int tg_sandbox_bind_readable(const struct tg_sandbox_spec *spec, const char *host,
+				    char *why, size_t len);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,

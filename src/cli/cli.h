@@ -9,6 +9,20 @@ int cmd_doctor(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+
+/* The deployment toolgate serve would run with from the configuration
+ * file config (NULL: the default one), looked at and not served
+ * (tg_gate_preflight): each problem given to fn, their number in
+ * problems; catalog 0 when the file gives serve no catalogue (nothing
+ * looked at). Serve's exit status for a command line or file it
+ * refuses, else 0. */
+struct serve_check {
+	void (*fn)(void *ctx, const char *where, const char *what, const char *fix);
+	void *ctx;
+	unsigned problems;
+	int catalog;
+};
+int cli_serve_check(const char *config, struct serve_check *check);
 int cmd_token(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);

@@ -415,6 +415,11 @@ int cli_config_load(const char *who, const char *path, const char **file)
 	return 0;
 }
 
+const char *cli_config_file(void)
+{
+	return config.loaded > 0 ? config.path : NULL;
+}
+
 int cli_config_yes(const char *value)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };

@@ -57,6 +57,8 @@ int cli_config_kind_of(const char *option);
  * paths against /, replacing what was loaded: 0, or -1 and why (the
  * fuzzer's entry, tests/fuzz/fuzz_config.c). */
 int cli_config_parse(const char *name, const char *text, size_t len, char *why, size_t whylen);
+/* The file cli_config_load read (NULL: none, or none loaded yet). */
+const char *cli_config_file(void);
 /* What cli_config_load or cli_config_parse kept, freed: a next load reads
  * again. */
 void cli_config_free(void);

@@ -1,14 +1,20 @@
 /*
  * toolgate doctor: each kernel feature the tiers need, and what each tier
- * guarantees on this host. Exits 1 when the strict tier cannot be
- * guaranteed.
+ * guarantees on this host; and, when the configuration file gives serve a
+ * catalogue, the deployment serve would run with, looked at as serve
+ * looks at it before it listens (tg_gate_preflight). Exits 1 when the
+ * strict tier cannot be guaranteed or the deployment has a problem.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "toolgate/sandbox.h"
 
 static const char *yes(int v)
@@ -99,8 +105,58 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate doctor [--json]\n"
 		   "\n"
 		   "Each kernel feature the sandbox's tiers need, and what each tier\n"
-		   "guarantees on this host. Exit status: 0; 1 the strict tier cannot be\n"
-		   "guaranteed here; 2 usage (docs/CLI.md).\n");
+		   "guarantees on this host; with a configuration file (toolgate.conf(5))\n"
+		   "that gives serve a catalogue, the deployment serve would run with,\n"
+		   "checked as serve checks it at start. Exit status: 0; 1 the\n"
+		   "strict tier cannot be guaranteed here, or the deployment has a problem;\n"
+		   "2 usage; 3 a configuration file it refuses (docs/CLI.md).\n");
+}
+
+/* The deployment's problems, printed (text) or kept (JSON). */
+struct problems {
+	int json;
+	json_t *list;
+};
+
+static void problem(void *ctx, const char *where, const char *what, const char *fix)
+{
+	struct problems *p = ctx;
+
+	if (p->json)
+		json_array_append_new(p->list, json_pack("{s:s, s:s, s:s}", "where", where, "what",
+							 what, "fix", fix));
+	else
+		printf("  PROBLEM  %s: %s\n           fix: %s\n", where, what, fix);
+}
+
+/* The configured deployment (cli_serve_check): 0 nothing found or
+ * nothing configured, 1 problems, or serve's exit status for a
+ * configuration it refuses. */
+static int deployment(int json, json_t **out)
+{
+	struct problems p = { json, json ? json_array() : NULL };
+	struct serve_check check = { problem, &p, 0, 0 };
+	const char *file = cli_config_file();
+	int rc;
+
+	if (!json)
+		printf("\ndeployment\n");
+	rc = cli_serve_check(file, &check);
+	if (json) {
+		*out = json_pack("{s:s?, s:b, s:o}", "config", file, "checked", check.catalog,
+				 "problems", p.list);
+	} else if (!check.catalog) {
+		if (file)
+			printf("  not checked: %s gives serve no catalogue (docs/CONFIG.md)\n",
+			       file);
+		else
+			printf("  not checked: no configuration file (--config FILE, or %s; "
+			       "docs/CONFIG.md)\n", CLI_CONFIG_DEFAULT);
+	} else if (!rc && !check.problems) {
+		printf("  %s: serve's deployment has no problem found (docs/CLI.md)\n",
+		       file);
+	}
+	return rc ? rc : check.problems ? 1 : 0;
 }
 
 static const struct option options[] = {
@@ -109,11 +165,39 @@ static const struct option options[] = {
 	CLI_OPTION_END,
 };
 
+static const char *tf(int v)
+{
+	return v ? "true" : "false";
+}
+
+static void print_json(const struct tg_sandbox_probe *p, int strict_ok, int standard_ok,
+		       const struct warm_probe *w, json_t *dep)
+{
+	char *text = dep ? json_dumps(dep, JSON_COMPACT) : NULL;
+
+	printf("{\"user_namespaces\":%s,\"namespaces\":%s,\"clone3_pidfd\":%s,"
+	       "\"mount_api\":%s,\"seccomp\":%s,\"landlock_abi\":%d,"
+	       "\"cgroup_version\":%d,\"cgroup_memory\":%s,\"cgroup_pids\":%s,"
+	       "\"cgroup_cpu\":%s,\"cgroup_writable\":%s,\"overlayfs\":%s,\"strict\":%s,"
+	       "\"standard\":%s,\"warm_pool\":",
+	       tf(p->userns), tf(p->namespaces), tf(p->clone3_pidfd), tf(p->mount_api),
+	       tf(p->seccomp), p->landlock_abi, p->cgroup_version, tf(p->cgroup_memory),
+	       tf(p->cgroup_pids), tf(p->cgroup_cpu), tf(p->cgroup_writable), tf(p->overlayfs),
+	       tf(strict_ok), tf(standard_ok));
+	if (w)
+		printf("{\"works\":true,\"ready_ms\":%.2f,\"cold_start_ms\":%.2f,"
+		       "\"warm_start_ms\":%.2f}", w->ready_ms, w->cold_ms, w->warm_ms);
+	else
+		printf("{\"works\":false}");
+	printf(",\"deployment\":%s}\n", text ? text : "null");
+	free(text);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct tg_sandbox_probe p;
 	struct tg_error err;
-	int strict_ok, standard_ok, json = 0, warm_ok = 0, opt;
+	int strict_ok, standard_ok, json = 0, warm_ok = 0, opt, deployed;
 	char strict_msg[512], standard_msg[512];
 	struct warm_probe w;
 
@@ -133,24 +217,13 @@ int cmd_doctor(int argc, char **argv)
 	if (strict_ok)
 		warm_ok = probe_warm(&w) == 0;
 	if (json) {
-		printf("{\"user_namespaces\":%s,\"namespaces\":%s,\"clone3_pidfd\":%s,"
-		       "\"mount_api\":%s,\"seccomp\":%s,\"landlock_abi\":%d,"
-		       "\"cgroup_version\":%d,\"cgroup_memory\":%s,\"cgroup_pids\":%s,"
-		       "\"cgroup_cpu\":%s,\"cgroup_writable\":%s,\"overlayfs\":%s,\"strict\":%s,"
-		       "\"standard\":%s,\"warm_pool\":",
-		       p.userns ? "true" : "false", p.namespaces ? "true" : "false",
-		       p.clone3_pidfd ? "true" : "false", p.mount_api ? "true" : "false",
-		       p.seccomp ? "true" : "false", p.landlock_abi, p.cgroup_version,
-		       p.cgroup_memory ? "true" : "false", p.cgroup_pids ? "true" : "false",
-		       p.cgroup_cpu ? "true" : "false", p.cgroup_writable ? "true" : "false",
-		       p.overlayfs ? "true" : "false",
-		       strict_ok ? "true" : "false", standard_ok ? "true" : "false");
-		if (warm_ok)
-			printf("{\"works\":true,\"ready_ms\":%.2f,\"cold_start_ms\":%.2f,"
-			       "\"warm_start_ms\":%.2f}}\n", w.ready_ms, w.cold_ms, w.warm_ms);
-		else
-			printf("{\"works\":false}}\n");
-		return strict_ok ? 0 : 1;
+		json_t *dep = NULL;
+
+		deployed = deployment(1, &dep);
+
+		print_json(&p, strict_ok, standard_ok, warm_ok ? &w : NULL, dep);
+		json_decref(dep);
+		return deployed > 1 ? deployed : !strict_ok || deployed;
 	}
 	printf("kernel features\n");
 	printf("  user namespaces            %s\n", yes(p.userns));
@@ -190,5 +263,6 @@ int cmd_doctor(int argc, char **argv)
 		printf("  does NOT work here: %s\n", w.why);
 	else
 		printf("  not tried: the strict tier is refused\n");
-	return strict_ok ? 0 : 1;
+	deployed = deployment(0, NULL);
+	return deployed > 1 ? deployed : !strict_ok || deployed;
 }

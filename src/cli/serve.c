@@ -755,7 +755,71 @@ static int http_listen(struct tg_mcp *mcp, struct serve_args *a, struct tg_mcp_h
 	return 0;
 }
 
-int cmd_serve(int argc, char **argv)
+/* Serve until stdin closes (stdio) or a SIGINT or SIGTERM (HTTP alone),
+ * reloading on SIGHUP: 0, or -1 when stdio failed (said). */
+static int serve_until_stopped(struct tg_mcp *mcp, struct tg_gate *gate,
+			       const struct serve_args *a, struct tg_mcp_http *server,
+			       struct served *served)
+{
+	struct reloader r = { mcp, gate, a->catalog, server, a->hopts.tls_cert, served, 0 };
+	struct tg_error err;
+	sigset_t set;
+	int sig = 0;
+
+	if (!a->http || a->stdio) {
+		pthread_t t;
+		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
+		int done = tg_mcp_serve_stdio(mcp, 0, 1, &err);
+
+		sdn_stopping();
+		if (started) {
+			r.quit = 1;
+			pthread_kill(t, SIGHUP);
+			pthread_join(t, NULL);
+		}
+		if (done < 0) {
+			cli_log(CLI_ERROR, "serve", "%s", err.msg);
+			return -1;
+		}
+		return 0;
+	}
+	/* HTTP alone: serve until told to stop, reloading on SIGHUP */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+		reload_all(&r);
+	cli_log(CLI_INFO, "serve", "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	sdn_stopping();
+	return 0;
+}
+
+/* A problem of the deployment (tg_gate_preflight), said in the log. */
+static void say_problem(void *ctx, const char *where, const char *what, const char *fix)
+{
+	(void)ctx;
+	cli_log(CLI_ERROR, "serve", "%s: %s (fix: %s)", where, what, fix);
+}
+
+/* What serve found wrong before it listens: nothing (0), or the number of
+ * problems said (serve_main's check, or the log). */
+static unsigned preflight(struct tg_gate *gate, const struct serve_args *a,
+			  const struct serve_check *check)
+{
+	unsigned n = tg_gate_preflight(gate, a->policy, check ? check->fn : say_problem,
+				       check ? check->ctx : NULL);
+
+	if (n && !check)
+		cli_log(CLI_ERROR, "serve", "not serving: %u problem%s in the deployment, said "
+			"above (docs/CLI.md, \"Checked at start\")", n, n == 1 ? "" : "s");
+	return n;
+}
+
+/* serve, or with check its deployment looked at and nothing served
+ * (toolgate doctor): the gateway made as serve makes it, without the
+ * lock, the audit log or the tracer, and every problem given to check. */
+static int serve_main(int argc, char **argv, struct serve_check *check)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
@@ -778,10 +842,11 @@ int cmd_serve(int argc, char **argv)
 	rc = serve_parse(argc, argv, &args);
 	if (rc >= 0)
 		return rc;
-	sdn_open("serve");
+	if (!check)
+		sdn_open("serve");
 	rc = EXIT_DATA;
 	/* before anything is written in it: a second gateway writes nothing */
-	if (serve_lock(args.state, args.http != NULL, &lock_fd, &made) < 0)
+	if (serve_lock(args.state, args.http != NULL && !check, &lock_fd, &made) < 0)
 		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
@@ -791,8 +856,9 @@ int cmd_serve(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	/* the audit log: --audit FILE, the state directory's, or stderr */
-	gopts.audit = cli_audit_open(record ? record : state ? NULL : "-", state, "serve");
-	if (!gopts.audit) {
+	gopts.audit = check ? NULL : cli_audit_open(record ? record : state ? NULL : "-", state,
+						    "serve");
+	if (!gopts.audit && !check) {
 		serve_unlock(args.state, lock_fd, made, 1);
 		return EXIT_DATA;
 	}
@@ -821,13 +887,30 @@ int cmd_serve(int argc, char **argv)
 					 sizeof(resource), &err) == 0)
 			gopts.resource = resource;
 	}
-	if (tracer_open(otlp, &gopts.tracer) < 0)
+	if (!check && tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
+		if (check) {
+			check->fn(check->ctx, "serve", err.msg,
+				  "serve refuses to start so: the message names what to change");
+			check->problems = 1;
+			rc = 0;
+			goto out;
+		}
 		cli_log(CLI_ERROR, "serve", "%s", err.msg);
 		tg_record_event(gopts.audit, "", catalog, "load_refused", err.msg);
+		goto out;
+	}
+	if (check) {
+		check->problems = preflight(gate, &args, check);
+		rc = 0;
+		goto out;
+	}
+	if (preflight(gate, &args, NULL)) {
+		tg_record_event(gopts.audit, "", catalog, "load_refused",
+				"problems in the deployment (said in the log)");
 		goto out;
 	}
 	if (record_loads(gate, cat) < 0) {
@@ -859,37 +942,8 @@ int cmd_serve(int argc, char **argv)
 	tell_ready(&served, NULL);
 	health.store = composed.store;
 	sdn_watchdog_start(healthy, &health);
-	if (!http || stdio) {
-		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, &served, 0 };
-		pthread_t t;
-		int started = pthread_create(&t, NULL, reloader_main, &r) == 0;
-		int done = tg_mcp_serve_stdio(mcp, 0, 1, &err);
-
-		sdn_stopping();
-		if (started) {
-			r.quit = 1;
-			pthread_kill(t, SIGHUP);
-			pthread_join(t, NULL);
-		}
-		if (done < 0) {
-			cli_log(CLI_ERROR, "serve", "%s", err.msg);
-			goto out;
-		}
-	} else {
-		struct reloader r = { mcp, gate, catalog, server, args.hopts.tls_cert, &served, 0 };
-		sigset_t set;
-		int sig = 0;
-
-		/* HTTP alone: serve until told to stop, reloading on SIGHUP */
-		sigemptyset(&set);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGTERM);
-		sigaddset(&set, SIGHUP);
-		while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
-			reload_all(&r);
-		cli_log(CLI_INFO, "serve", "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
-		sdn_stopping();
-	}
+	if (serve_until_stopped(mcp, gate, &args, server, &served) < 0)
+		goto out;
 	rc = 0;
 out:
 	sdn_watchdog_stop(); /* it probes the server and the store */
@@ -902,4 +956,20 @@ out:
 	tg_audit_close(gopts.audit);
 	serve_unlock(args.state, lock_fd, made, rc != 0); /* last: the directory as it will be */
 	return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	return serve_main(argc, argv, NULL);
+}
+
+int cli_serve_check(const char *config, struct serve_check *check)
+{
+	char *argv[] = { "serve", "--config", (char *)config, NULL };
+
+	check->problems = 0;
+	check->catalog = cli_config_for("serve", "catalog") != NULL;
+	if (!check->catalog)
+		return 0;
+	return serve_main(config ? 3 : 1, argv, check);
 }

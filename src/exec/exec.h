@@ -86,6 +86,21 @@ struct tg_catalog;
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
 		       struct tg_error *err);
 
+/* A deployment problem (exec_preflight): where (a file and its field),
+ * what is wrong, how to fix it. */
+typedef void (*exec_problem_fn)(void *ctx, const char *where, const char *what,
+				const char *fix);
+/* What each command tool of catalogue needs of the host, as its sandbox
+ * will see it (src/exec/preflight.c): argv[0] a program found in the
+ * sandbox's view (along its PATH when bare), a path argument in one of
+ * its mounts existing, each mount's source and the workspace existing
+ * and readable by the sandbox's user, and writable by it where a write
+ * tool writes when writes is non-zero (the gateway can run write tools),
+ * and a workspace when a tool asks for one. Each problem goes to fn,
+ * each directory said once. The number of problems. */
+unsigned exec_preflight(const struct tg_catalog *catalog, const struct exec_dirs *d, int writes,
+			exec_problem_fn fn, void *ctx);
+
 /* Host directory host, about to be bound into a command tool's sandbox
  * (mount: a contract's mount, writable or not; else the workspace),
  * checked again by its real path now, as exec_check_catalog and

@@ -436,23 +436,26 @@ void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *s, unsigned *uid, uns
 	*gid = s->host_gid;
 }
 
-/* Whether uid:gid, with no supplementary group, may write (and, a
- * directory, enter) st by its mode bits: the permission check the kernel
- * makes for the sandbox's user of a root caller, who dropped root's
- * groups (docs/SANDBOX.md, "Identity"). ACLs are not read. */
-static int mode_writable(const struct stat *st, unsigned uid, unsigned gid)
+/* Whether uid:gid, with no supplementary group, may write (or, !write,
+ * read) and, a directory, enter st by its mode bits: the permission check
+ * the kernel makes for the sandbox's user of a root caller, who dropped
+ * root's groups (docs/SANDBOX.md, "Identity"). ACLs are not read. */
+static int mode_allows(const struct stat *st, unsigned uid, unsigned gid, int write)
 {
-	int dir = S_ISDIR(st->st_mode);
+	int dir = S_ISDIR(st->st_mode), shift;
 
 	if (st->st_uid == uid)
-		return (st->st_mode & S_IWUSR) && (!dir || (st->st_mode & S_IXUSR));
-	if (st->st_gid == gid)
-		return (st->st_mode & S_IWGRP) && (!dir || (st->st_mode & S_IXGRP));
-	return (st->st_mode & S_IWOTH) && (!dir || (st->st_mode & S_IXOTH));
+		shift = 6;
+	else if (st->st_gid == gid)
+		shift = 3;
+	else
+		shift = 0;
+	return ((st->st_mode >> shift) & (write ? 2 : 4)) &&
+	       (!dir || ((st->st_mode >> shift) & 1));
 }
 
-int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, char *why,
-			     size_t len)
+static int bind_access(const struct tg_sandbox_spec *s, const char *host, int write, char *why,
+		       size_t len)
 {
 	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
 	struct stat st;
@@ -464,24 +467,41 @@ int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, 
 		return -1;
 	}
 	/* the caller's own answer first: a read-only filesystem stops root too */
-	ok = faccessat(AT_FDCWD, host, W_OK | (S_ISDIR(st.st_mode) ? X_OK : 0), AT_EACCESS) == 0;
+	ok = faccessat(AT_FDCWD, host, (write ? W_OK : R_OK) | (S_ISDIR(st.st_mode) ? X_OK : 0),
+		       AT_EACCESS) == 0;
 	if (!ok && errno == EROFS) {
 		snprintf(why, len, "%s is on a read-only filesystem", host);
 		return 0;
 	}
 	if (uid == 0) {
-		/* a root caller's sandbox writes as its host ids, not as
+		/* a root caller's sandbox runs as its host ids, not as
 		 * root; and what root may not (an immutable directory, a
 		 * security module's refusal) they may not either */
 		uid = s ? s->host_uid : SB_OVERFLOW_ID;
 		gid = s ? s->host_gid : SB_OVERFLOW_ID;
-		ok = ok && mode_writable(&st, uid, gid);
+		ok = ok && mode_allows(&st, uid, gid, write);
 	}
 	if (ok)
 		return 1;
-	snprintf(why, len, "%s is not writable by the sandbox's user (uid %u: chown %u:%u %s)",
-		 host, uid, uid, gid, host);
+	if (write)
+		snprintf(why, len, "%s is not writable by the sandbox's user (uid %u: chown %u:%u %s)",
+			 host, uid, uid, gid, host);
+	else
+		snprintf(why, len, "%s is not readable by the sandbox's user (uid %u: chmod o+r%s %s)",
+			 host, uid, S_ISDIR(st.st_mode) ? "x" : "", host);
 	return 0;
+}
+
+int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, char *why,
+			     size_t len)
+{
+	return bind_access(s, host, 1, why, len);
+}
+
+int tg_sandbox_bind_readable(const struct tg_sandbox_spec *s, const char *host, char *why,
+			     size_t len)
+{
+	return bind_access(s, host, 0, why, len);
 }
 
 int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *s, const char *dir,

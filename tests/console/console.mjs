@@ -43,8 +43,13 @@ const token = (who, ...scopes) => tg("token", "issue", "--state", path.join(dir,
 	"--policy", path.join(dir, "policy.json"), "--principal", who,
 	...scopes.flatMap((s) => ["--scope", s]), "--ttl", "1h");
 
+// the example catalogue, with a ../data its write tools may write (serve
+// checks at start what they will need)
+fs.cpSync(path.join(repo, "examples/catalog"), path.join(dir, "catalog"), { recursive: true });
+fs.mkdirSync(path.join(dir, "data"));
+if (process.getuid() === 0) fs.chownSync(path.join(dir, "data"), 65534, 65534);
 const { server, url, stderr } = await serveHttp(toolgate, ["serve", "--catalog",
-	path.join(repo, "examples/catalog"), "--workspace", path.join(dir, "ws"),
+	path.join(dir, "catalog"), "--workspace", path.join(dir, "ws"),
 	"--policy", path.join(dir, "policy.json"), "--state", path.join(dir, "state")], "ignore");
 const origin = new URL(url).origin;
 const AGENT = token("agent", "fs.write:write", "*:read");

@@ -52,8 +52,15 @@ fs.writeFileSync(path.join(dir, "policy.json"), JSON.stringify({
 	identity_providers: [{ issuer: idp.issuer, scopes: "policy",
 			       console: { client_id: "toolgate-console" } }],
 }));
-const server = spawn(toolgate, ["serve", "--catalog", path.join(repo, "examples/catalog"),
-	"--policy", path.join(dir, "policy.json"), "--state", path.join(dir, "state"),
+// the example catalogue, with the workspace and ../data its write tools may
+// write (serve checks at start what they will need)
+fs.cpSync(path.join(repo, "examples/catalog"), path.join(dir, "catalog"), { recursive: true });
+for (const d of ["data", "ws"]) {
+	fs.mkdirSync(path.join(dir, d));
+	if (process.getuid() === 0) fs.chownSync(path.join(dir, d), 65534, 65534);
+}
+const server = spawn(toolgate, ["serve", "--catalog", path.join(dir, "catalog"),
+	"--workspace", path.join(dir, "ws"), "--policy", path.join(dir, "policy.json"), "--state", path.join(dir, "state"),
 	"--http", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "pipe"] });
 let stderr = "";
 server.stderr.on("data", (d) => { stderr += d; });

@@ -69,7 +69,8 @@ check doctor $? "rc=$rc (the build's $want) $(head -c 300 "$tmp/doctor.json") $(
 # the example catalogue and workspace, readable by the sandbox's user
 cp -r "$repo/examples/catalog" "$tmp/catalog"
 cp -r "$repo/examples/workspace" "$tmp/ws"
-chmod -R a+rX "$tmp/catalog" "$tmp/ws"
+cp -r "$repo/examples/data" "$tmp/data" # the sql tools' ../data
+chmod -R a+rX "$tmp/catalog" "$tmp/ws" "$tmp/data"
 INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 printf '%s\n' "$INIT" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 	'{"jsonrpc":"2.0","id":1,"method":"tools/list"}' \

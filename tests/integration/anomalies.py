@@ -378,8 +378,8 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                    "clientInfo": {"name": "t", "version": "1"}}}
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "lookup", "arguments": {"q": SQLI}}}
-p = cli("serve", "--catalog", CAT, "--audit", os.path.join(TMP, "nostore.log"),
-        stdin=json.dumps(INIT) + "\n" + json.dumps(CALL) + "\n")
+p = cli("serve", "--catalog", CAT, "--workspace", WS, "--audit",
+        os.path.join(TMP, "nostore.log"), stdin=json.dumps(INIT) + "\n" + json.dumps(CALL) + "\n")
 resp = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
 res = [x for x in resp if x.get("id") == 1]
 text = json.dumps(res)

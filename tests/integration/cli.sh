@@ -49,7 +49,7 @@ done
 
 # a gateway's state directory without a store (no --policy): nothing to list, no
 # store made by looking
-"$TG" serve --catalog "$repo/examples/catalog" --state "$tmp/st" </dev/null 2>"$tmp/err"
+"$TG" serve --catalog "$repo/examples/catalog" --workspace "$repo/examples/workspace" --state "$tmp/st" </dev/null 2>"$tmp/err"
 check serve_made_state $? "$(cat "$tmp/err")"
 t approvals_list_before_a_store 0 "" approvals list --state "$tmp/st"
 grep -qx '0 tickets' "$tmp/out"

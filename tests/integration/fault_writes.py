@@ -34,14 +34,14 @@ import time
 import urllib.error
 import urllib.request
 
-from mcptest import Checks, free_port
+from mcptest import Checks, free_port, nobody_workspace
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 BUDGET = float(sys.argv[5]) if len(sys.argv) > 5 else 600
 WORKERS = 8
 check = Checks("fault")
-CAT, DATA, STATE = (os.path.join(TMP, d) for d in ("catalog", "data", "state"))
+CAT, DATA, STATE, WS = (os.path.join(TMP, d) for d in ("catalog", "data", "state", "ws"))
 POLICY = os.path.join(TMP, "policy.json")
 DB = os.path.join(DATA, "shop.db")
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -66,6 +66,7 @@ def setup():
     db.close()
     for n in (DATA, DB):
         os.chown(n, 65534, 65534)  # the sandbox writes as nobody
+    nobody_workspace(REPO, TMP)
     with open(POLICY, "w") as f:
         json.dump({"writes": {"wait": "0"},  # held calls answered at once
                    "principals": {"agent": {"scopes": ["sql.execute:write", "plan.run:write"]},
@@ -88,7 +89,8 @@ class Gateway:
 
     def start(self):
         for _ in range(100):
-            self.p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--state", STATE,
+            self.p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--workspace", WS,
+                                       "--state", STATE,
                                        "--policy", POLICY, "--http", f"127.0.0.1:{self.port}",
                                        "--record", os.path.join(TMP, "record")],
                                       stderr=self.err)

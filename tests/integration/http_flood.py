@@ -41,7 +41,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, issue_token, start_http  # noqa: E402
+from mcptest import Checks, issue_token, nobody_workspace, start_http  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 c = Checks("http_flood")
@@ -61,6 +61,9 @@ os.makedirs(TMP)
 CAT, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "state")
 POLICY, ERR = os.path.join(TMP, "policy.json"), os.path.join(TMP, "serve.err")
 shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
+shutil.copytree(os.path.join(REPO, "examples/data"), os.path.join(TMP, "data"))
+os.chown(os.path.join(TMP, "data"), 65534, 65534)  # sql.execute writes it
+WS = nobody_workspace(REPO, TMP)
 OTHERS = ["p%d" % i for i in range(1, 8)]  # seven more token holders
 with open(POLICY, "w") as f:
     json.dump({"principals": dict({"agent": {"scopes": ["*:read"]},
@@ -69,7 +72,8 @@ with open(POLICY, "w") as f:
 AGENT = issue_token(TG, STATE, POLICY, "agent", "*:read")
 ALICE = issue_token(TG, STATE, POLICY, "alice", "sql.*:approve")
 TOKEN = {p: issue_token(TG, STATE, POLICY, p, "*:read") for p in OTHERS}
-srv, port = start_http([TG, "serve", "--catalog", CAT, "--state", STATE, "--policy", POLICY,
+srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
+                        "--policy", POLICY,
                         "--audit", os.path.join(TMP, "audit.log"),
                         "--header-timeout", str(DEADLINE)], ERR)
 

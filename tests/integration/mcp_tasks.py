@@ -15,11 +15,11 @@ import sys
 import threading
 import time
 
-from mcptest import Checks, request, start_http
+from mcptest import Checks, nobody_workspace, request, start_http
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 check = Checks("tasks")
-CAT, DATA, STATE = (os.path.join(TMP, d) for d in ("catalog", "data", "state"))
+CAT, DATA, STATE, WS = (os.path.join(TMP, d) for d in ("catalog", "data", "state", "ws"))
 POLICY = os.path.join(TMP, "policy.json")
 DB = os.path.join(DATA, "shop.db")
 EXT = "io.modelcontextprotocol/tasks"
@@ -49,6 +49,7 @@ def setup():
     db.close()
     for n in (DATA, DB):
         os.chown(n, 65534, 65534)  # the sandbox writes as nobody
+    nobody_workspace(REPO, TMP)
     with open(POLICY, "w") as f:
         # held calls answered at once; sql.execute without a key of the
         # client's refused, a call that fails at once (below)
@@ -140,7 +141,7 @@ def held(port, tok, tid, seconds=30):
 setup()
 AGENT, BOB = token("agent", "sql.*:write", "*:read"), token("bob", "sql.*:write", "*:read")
 ALICE = token("alice", "sql.*:approve")
-p, port = start_http([TG, "serve", "--catalog", CAT, "--state", STATE, "--policy", POLICY,
+p, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE, "--policy", POLICY,
                       "--record", os.path.join(TMP, "record")], os.path.join(TMP, "http.err"))
 try:
     listed = modern(port, AGENT, "tools/list", {}).get("result", {}).get("tools", [])
@@ -251,7 +252,7 @@ class Stdio:
     """toolgate serve on stdio as principal local: requests, answers by id."""
 
     def __init__(self, version):
-        self.p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--state", STATE, "--policy",
+        self.p = subprocess.Popen([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE, "--policy",
                                    POLICY, "--record", os.path.join(TMP, "record")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=open(os.path.join(TMP, "stdio.err"), "a"), text=True)

@@ -42,18 +42,34 @@ class Checks:
 
 
 def example_gateway(repo, tmp):
-    """A fresh tmp with the example catalogue and workspace copied in, the
-    workspace owned by the sandbox's user (nobody: fs.write writes it):
-    (catalogue, workspace)."""
+    """A fresh tmp with the example catalogue, workspace and data (the
+    sql tools' ../data) copied in, the workspace and the data owned by the
+    sandbox's user (nobody: fs.write and sql.execute write them), as
+    scripts/demo.sh sets them up: (catalogue, workspace)."""
     cat, ws = os.path.join(tmp, "catalog"), os.path.join(tmp, "ws")
+    data = os.path.join(tmp, "data")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     shutil.copytree(os.path.join(repo, "examples/catalog"), cat)
     shutil.copytree(os.path.join(repo, "examples/workspace"), ws)
+    shutil.copytree(os.path.join(repo, "examples/data"), data)
+    for top in (ws, data):
+        for d, _, fs in os.walk(top):
+            for n in [d] + [os.path.join(d, x) for x in fs]:
+                os.chown(n, 65534, 65534)
+    return cat, ws
+
+
+def nobody_workspace(repo, tmp):
+    """The example workspace copied to tmp/ws, owned by the sandbox's user
+    (a gateway refuses to start with a workspace its write tools cannot
+    write): its path."""
+    ws = os.path.join(tmp, "ws")
+    shutil.copytree(os.path.join(repo, "examples/workspace"), ws)
     for d, _, fs in os.walk(ws):
         for n in [d] + [os.path.join(d, x) for x in fs]:
             os.chown(n, 65534, 65534)
-    return cat, ws
+    return ws
 
 
 def issue_token(tg, state, policy, principal, *scopes):

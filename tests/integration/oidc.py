@@ -58,6 +58,10 @@ with open(os.path.join(TMP, "cat", "echo.a.json"), "w") as f:
     json.dump({"name": "echo.a", "version": "1.0.0", "description": "d", "authority": "read",
                "owner": {"team": "t", "contact": "c"}, "input_schema": {"type": "object"},
                "executor": {"kind": "builtin", "name": "echo"}}, f)
+with open(os.path.join(TMP, "cat", "other.json"), "w") as f:
+    json.dump({"name": "other", "version": "1.0.0", "description": "d", "authority": "read",
+               "owner": {"team": "t", "contact": "c"}, "input_schema": {"type": "object"},
+               "executor": {"kind": "builtin", "name": "echo"}}, f)
 with open(POLICY, "w") as f:
     json.dump({"principals": {"agent-1": {"scopes": ["echo.*:read"]},
                               "bob": {"scopes": ["other:read"]}},

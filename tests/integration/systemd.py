@@ -81,7 +81,8 @@ check("uninstall", r.returncode == 0 and not os.path.exists(unit) and not os.pat
 
 # --- sd_notify ------------------------------------------------------------------
 def serve(env, err):
-    argv = [TG, "serve", "--http", "127.0.0.1:0", "--catalog", os.path.join(REPO, "examples/catalog")]
+    argv = [TG, "serve", "--http", "127.0.0.1:0", "--catalog", os.path.join(REPO, "examples/catalog"),
+            "--workspace", os.path.join(REPO, "examples/workspace")]
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
 
 

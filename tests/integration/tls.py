@@ -42,6 +42,7 @@ import mcptest  # noqa: E402
 
 check = mcptest.Checks("tls")
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
+WS = os.path.join(TMP, "ws")  # mcptest.example_gateway's
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "tls-test", "version": "1"}}}
@@ -134,7 +135,7 @@ def closed_within(sock, seconds):
 
 
 def loopback_https(cert, key, cat, err):
-    p, port = start(["--catalog", cat, "--tls-cert", cert, "--tls-key", key,
+    p, port = start(["--catalog", cat, "--workspace", WS, "--tls-cert", cert, "--tls-key", key,
                      "--header-timeout", "2"], err)
     url = "https://localhost:%d/mcp" % port
     try:
@@ -226,7 +227,7 @@ def loopback_https(cert, key, cat, err):
 
 def refusals(cert, key, cat, state, policy):
     def refused(args, want):
-        r = run([TG, "serve", "--catalog", cat] + args)
+        r = run([TG, "serve", "--catalog", cat, "--workspace", WS] + args)
         return r.returncode != 0 and want in r.stderr, r.stderr[-300:]
 
     auth = ["--policy", policy, "--state", state]
@@ -300,7 +301,7 @@ def remote(cat, state, policy, token, err):
     try:
         cert, key = make_pair("gw", "gw.test", "DNS:gw.test")
         port = 18443 + os.getpid() % 1000
-        p, port = start(["--catalog", cat, "--tls-cert", cert, "--tls-key", key,
+        p, port = start(["--catalog", cat, "--workspace", WS, "--tls-cert", cert, "--tls-key", key,
                          "--public-url", "https://gw.test:%d/mcp" % port,
                          "--policy", policy, "--state", state], err,
                         "%s:%d" % (ns.host, port))
@@ -339,7 +340,7 @@ def remote(cat, state, policy, token, err):
         finally:
             stop(p)
         # behind a proxy: the namespace's address is the proxy
-        p, port = start(["--catalog", cat, "--trust-proxy", ns.peer, "--public-url",
+        p, port = start(["--catalog", cat, "--workspace", WS, "--trust-proxy", ns.peer, "--public-url",
                          "https://gw.test/mcp", "--policy", policy, "--state", state], err,
                         "%s:0" % ns.host)
         plain = "http://%s:%d/mcp" % (ns.host, port)
@@ -369,9 +370,8 @@ def remote(cat, state, policy, token, err):
 
 
 def main():
-    shutil.rmtree(TMP, ignore_errors=True)
-    os.makedirs(TMP)
-    cat = os.path.join(REPO, "examples/catalog")
+    # the example gateway, its workspace and data the sandbox's user's
+    cat, _ = mcptest.example_gateway(REPO, TMP)
     state = os.path.join(TMP, "state")
     os.makedirs(state, mode=0o700)
     policy = os.path.join(TMP, "policy.json")

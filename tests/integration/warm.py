@@ -22,17 +22,14 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, start_http  # noqa: E402
+from mcptest import Checks, example_gateway, start_http  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 CAT, WS, STATE = os.path.join(TMP, "catalog"), os.path.join(TMP, "ws"), os.path.join(TMP, "state")
 POLICY = os.path.join(TMP, "policy.json")
 c = Checks("warm")
 
-shutil.rmtree(TMP, ignore_errors=True)
-os.makedirs(TMP)
-shutil.copytree(os.path.join(REPO, "examples/catalog"), CAT)
-shutil.copytree(os.path.join(REPO, "examples/workspace"), WS)
+example_gateway(REPO, TMP)
 with open(POLICY, "w") as f:
     json.dump({"writes": {"wait": "0"},  # held calls answered at once
                "principals": {"agent": {"scopes": ["*:read", "fs.*:write"]},

@@ -230,7 +230,8 @@ async function parent(toolgate, repo) {
 	try {
 		fs.cpSync(path.join(repo, "examples/catalog"), `${dir}/catalog`, { recursive: true });
 		fs.mkdirSync(`${dir}/ws`);
-		if (process.getuid() === 0) fs.chownSync(`${dir}/ws`, 65534, 65534);
+		fs.mkdirSync(`${dir}/data`); // the sql tools' ../data: there, as serve checks at start
+		if (process.getuid() === 0) for (const d of ["ws", "data"]) fs.chownSync(`${dir}/${d}`, 65534, 65534);
 		fs.mkdirSync(`${dir}/state`, { mode: 0o700 });
 		const [cert, key] = [`${dir}/tls.crt`, `${dir}/tls.key`];
 		run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",

@@ -90,6 +90,8 @@ async function gatewaySide() {
 	try {
 		fs.cpSync(path.join(repo, "examples/catalog"), `${dir}/catalog`, { recursive: true });
 		fs.mkdirSync(`${dir}/ws`);
+		fs.mkdirSync(`${dir}/data`); // the sql tools' ../data: there, as serve checks at start
+		if (process.getuid() === 0) for (const d of ["ws", "data"]) fs.chownSync(`${dir}/${d}`, 65534, 65534);
 		fs.mkdirSync(`${dir}/state`, { mode: 0o700 });
 		fs.writeFileSync(`${dir}/policy.json`, JSON.stringify({ principals: {
 			alice: { scopes: ["fs.read:read", "fs.search:read", "fs.write:write"] } } }));
