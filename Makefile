@@ -55,7 +55,7 @@ endif
 .PHONY: all deps install install-bin install-lib install-headers install-pc install-completion \
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
-        install-systemd uninstall-systemd \
+        install-systemd uninstall-systemd deb \
         check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
@@ -227,9 +227,12 @@ install-conf: dist/toolgate.conf.in
 	    chmod 644 $(DESTDIR)$(SYSCONFDIR)/toolgate/toolgate.conf; }
 
 # The example catalogue and workspace, for trying it (docs/CONFIG.md).
+# The examples, with the database the sql tools read made from its SQL
+# (git keeps the SQL, examples/make-db.sh the file).
 install-examples:
 	$(INSTALL) -d $(DESTDIR)$(DATADIR)/toolgate
 	cp -R examples $(DESTDIR)$(DATADIR)/toolgate/
+	cd $(DESTDIR)$(DATADIR)/toolgate/examples && ./make-db.sh
 	chmod -R u=rwX,go=rX $(DESTDIR)$(DATADIR)/toolgate/examples
 
 uninstall-conf:
@@ -313,6 +316,12 @@ tidy:
 demo: deps
 	@$(MAKE) -s --no-print-directory all
 	@scripts/demo.sh $(BUILD)
+
+# Debian packages of the built tree, toolgate and libtoolgate-dev, in
+# $(BUILD) (scripts/deb.sh; README.md, "Install")
+deb: deps
+	@$(MAKE) -s --no-print-directory all
+	@scripts/deb.sh $(BUILD)
 
 bench: deps
 	@$(MAKE) -s --no-print-directory all

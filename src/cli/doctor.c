@@ -141,6 +141,12 @@ static int deployment(int json, json_t **out)
 
 	if (!json)
 		printf("\ndeployment\n");
+	/* doctor takes no key, so only a --config was read: the default
+	 * file (or $TOOLGATE_CONFIG's) is read here, for serve's values */
+	if (!file && cli_config_load("doctor", NULL, &file) < 0) {
+		json_decref(p.list);
+		return EXIT_DATA;
+	}
 	rc = cli_serve_check(file, &check);
 	if (json) {
 		*out = json_pack("{s:s?, s:b, s:o}", "config", file, "checked", check.catalog,

@@ -44,14 +44,15 @@ struct check {
 	size_t nunplaced;            /* that there is not, and how many do */
 };
 
-/* 1 the first time dir is looked at for this access: each is said once,
- * at the first tool that is given it. */
+/* 1 the first time dir is looked at for this access (0 read, 1 write; 2:
+ * a program looked for, "NAME:PATH"): each is said once, at the first
+ * tool that is given it. */
 static int first_look(struct check *c, const char *host, int write)
 {
 	char key[4200];
 	size_t i;
 
-	snprintf(key, sizeof(key), "%c%s", write ? 'w' : 'r', host);
+	snprintf(key, sizeof(key), "%c%s", "rwp"[write], host);
 	for (i = 0; i < c->nseen; i++)
 		if (strcmp(c->seen[i], key) == 0)
 			return 0;
@@ -212,6 +213,10 @@ static void check_program(struct check *c, const struct tg_contract *k)
 		}
 		path += n + (path[n] == ':');
 	}
+	/* said once, at the first tool that runs it */
+	snprintf(dir, sizeof(dir), "%s:%s", a0, sandbox_path(k));
+	if (!first_look(c, dir, 2))
+		return;
 	problem(c, k->file, "executor.argv[0]",
 		"install it on the host (the sandbox sees /usr), or give its absolute path in a "
 		"mount",

@@ -191,6 +191,78 @@ done
 [ -z "$why" ]
 check completion_options_match_help $? "< --help only, > completion only:$why"
 
+# --- the Debian packages ---------------------------------------------------------
+# make deb (scripts/deb.sh): toolgate and libtoolgate-dev from the built tree,
+# their files make install's, their Depends what this host has installed
+mkdir -p "$tmp/deb"
+"$repo/scripts/deb.sh" "$build" "$tmp/deb" >"$tmp/deb.out" 2>&1; rc=$?
+deb=$tmp/deb/toolgate_$(sed -n 's/^#define TOOLGATE_VERSION "\(.*\)"/\1/p' \
+	"$repo/include/toolgate/version.h")_$(dpkg --print-architecture).deb
+devdeb=${deb/toolgate_/libtoolgate-dev_}
+[ $rc -eq 0 ] && [ -f "$deb" ] && [ -f "$devdeb" ] &&
+	[ "$(dpkg-deb -f "$deb" Package)" = toolgate ] &&
+	[ "$(dpkg-deb -f "$devdeb" Depends)" = "toolgate (= $(dpkg-deb -f "$deb" Version))" ] &&
+	dpkg-deb -I "$deb" conffiles | grep -qx /etc/toolgate/toolgate.conf
+check deb_built $? "rc=$rc $(tail -n 5 "$tmp/deb.out")"
+dpkg-deb -c "$deb" | awk '{ print $6 }' >"$tmp/deb.files"
+dpkg-deb -c "$devdeb" | awk '{ print $6 }' >"$tmp/devdeb.files"
+why=""
+for f in ./usr/bin/toolgate ./etc/toolgate/toolgate.conf ./usr/lib/systemd/system/toolgate.service \
+	./usr/lib/sysusers.d/toolgate.conf ./usr/share/man/man1/toolgate-serve.1 \
+	./usr/share/man/man5/toolgate.conf.5 ./usr/share/bash-completion/completions/toolgate \
+	./usr/share/toolgate/examples/catalog/fs.read-1.0.0.json \
+	./usr/share/toolgate/examples/data/shop.db; do
+	grep -qx -- "$f" "$tmp/deb.files" || why="$why toolgate lacks $f;"
+done
+for f in '\./usr/include/toolgate/gate\.h' '\./usr/lib/[^/]*/libtoolgate\.a' \
+	'\./usr/lib/[^/]*/libtoolgate\.so' '\./usr/lib/[^/]*/pkgconfig/toolgate\.pc'; do
+	grep -qx -- "$f" "$tmp/devdeb.files" || why="$why libtoolgate-dev lacks $f;"
+done
+grep -q 'libtoolgate\.so\.0$' "$tmp/deb.files" || why="$why toolgate lacks libtoolgate.so.0;"
+grep -q 'include/' "$tmp/deb.files" && why="$why toolgate holds headers;"
+for p in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		why="$why Depends $p is not installed here;"
+done
+[ -z "$why" ]
+check deb_contents $? "$why"
+
+# make check-long: the package installed with apt-get into a clean Debian
+# root made by debootstrap (what it depends on and recommends from the
+# Debian archive), then, inside it (bubblewrap's pivot_root: a chroot
+# refuses user namespaces), doctor on the installed configuration and the
+# example catalogue served from it: a read of the workspace and of the
+# database
+if [ "${TOOLGATE_CHECK_LONG:-0}" = 1 ] && [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null &&
+	command -v bwrap >/dev/null; then
+	chroot=$tmp/debroot
+	mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+	debootstrap --variant=minbase bookworm "$chroot" "${mirror:-http://deb.debian.org/debian}" \
+		>"$tmp/debootstrap.out" 2>&1; rc=$?
+	cp /etc/resolv.conf "$chroot/etc/resolv.conf" 2>/dev/null
+	cp "$deb" "$chroot/tmp/"
+	in_root() { bwrap --bind "$chroot" / --bind /proc /proc --dev-bind /dev /dev --bind /sys /sys \
+		--tmpfs /tmp "$@"; }
+	# as a user installs a package file: apt takes its Depends and Recommends
+	[ $rc -eq 0 ] && chroot "$chroot" apt-get install -y -q "/tmp/$(basename "$deb")" \
+		>"$tmp/dpkg.out" 2>&1 &&
+		chroot "$chroot" dpkg-query -W -f='${Status}' toolgate | grep -q 'install ok installed'
+	check deb_installs_in_a_clean_root $? "$(tail -n 5 "$tmp/debootstrap.out" "$tmp/dpkg.out")"
+	in_root /usr/bin/toolgate doctor >"$tmp/doctor.out" 2>&1; rc=$?
+	[ $rc -eq 0 ] && grep -q 'etc/toolgate/toolgate.conf: serve.s deployment has no problem found' \
+		"$tmp/doctor.out"
+	check deb_doctor_on_the_installed_config $? "rc=$rc $(tail -n 8 "$tmp/doctor.out")"
+	printf '%s\n' "$INIT" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs.read","arguments":{"path":"notes.txt"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sql.query","arguments":{"sql":"SELECT count(*) AS n FROM products"}}}' |
+		in_root timeout 60 /usr/bin/toolgate serve --stdio >"$tmp/mcp.out" 2>"$tmp/err"
+	[ "$(resp 1 | jq -r '.result.structuredContent.content')" = "$(cat "$repo/examples/workspace/notes.txt")" ] &&
+		[ "$(resp 2 | jq -r '.result.isError')" = false ]
+	check deb_serves_the_installed_config $? "$(cut -c1-300 "$tmp/mcp.out") $(tail -n 3 "$tmp/err")"
+else
+	echo "skip - install/deb_in_a_clean_root: make check-long, as root, with debootstrap and bwrap"
+fi
+
 # --- make uninstall -------------------------------------------------------------
 mk uninstall; rc=$?
 left=$(cd "$root" && find . ! -type d)

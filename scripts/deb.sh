@@ -1,0 +1,113 @@
+#!/bin/bash
+# make deb: Debian packages of the built tree (README.md, "Install"), made
+# with dpkg-deb from `make install DESTDIR=... PREFIX=/usr` (it builds
+# nothing that make all did not): toolgate (the command, the shared
+# library, the man pages, the completion, the systemd unit and sysusers
+# file, the sample configuration as a conffile, the examples) and
+# libtoolgate-dev (the headers, the static library, the .so link and the
+# pkg-config file). Depends comes from dpkg-shlibdeps on what the command
+# and the library link; what toolgate loads only when used (libcurl for
+# OTLP, webhooks, identity providers and HTTP upstreams; libsystemd under
+# systemd) and the examples' python3 are Recommends.
+# Usage: scripts/deb.sh BUILD-DIR [OUT-DIR]   (OUT-DIR: BUILD-DIR)
+# Prints the packages' paths.
+set -eu
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+build=$(cd "${1:-build}" && pwd -P)
+out=$(cd "${2:-$build}" && pwd -P)
+version=$(sed -n 's/^#define TOOLGATE_VERSION "\(.*\)"/\1/p' "$repo/include/toolgate/version.h")
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+work=$(mktemp -d /tmp/tg-deb.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+main=$work/toolgate dev=$work/libtoolgate-dev
+
+for tool in dpkg-deb dpkg-shlibdeps; do
+	command -v "$tool" >/dev/null || { echo "deb.sh: $tool is needed (apt-get install dpkg-dev)" >&2; exit 1; }
+done
+[ -x "$build/toolgate" ] || { echo "deb.sh: no $build/toolgate: make all first" >&2; exit 1; }
+
+# the installed tree, with the library where Debian keeps it
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$repo" BUILD="$build" \
+	DESTDIR="$main" PREFIX=/usr LIBDIR="/usr/lib/$multiarch" install >"$work/make.out" 2>&1 ||
+	{ cat "$work/make.out" >&2; exit 1; }
+
+# the development files apart
+for f in "usr/include" "usr/lib/$multiarch/libtoolgate.a" "usr/lib/$multiarch/libtoolgate.so" \
+	"usr/lib/$multiarch/pkgconfig"; do
+	mkdir -p "$dev/$(dirname "$f")"
+	mv "$main/$f" "$dev/$f"
+done
+
+# Depends of what the command and the library link
+mkdir -p "$work/shlibs/debian"
+printf 'Source: toolgate\n\nPackage: toolgate\nArchitecture: any\n' >"$work/shlibs/debian/control"
+depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
+	-e"$(ls "$main/usr/lib/$multiarch"/libtoolgate.so.0.*)" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependency" >&2; exit 1; }
+
+size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
+control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)
+	local dir=$1 name=$2 section=$3 desc=$4
+	shift 4
+	mkdir -p "$dir/DEBIAN"
+	{
+		echo "Package: $name"
+		echo "Version: $version"
+		echo "Architecture: $arch"
+		echo "Maintainer: toolgate developers <toolgate@localhost>"
+		echo "Section: $section"
+		echo "Priority: optional"
+		echo "Installed-Size: $(size "$dir")"
+		printf '%s\n' "$@"
+		echo "Description: $desc"
+	} >"$dir/DEBIAN/control"
+}
+
+control "$main" toolgate net "the tool-execution layer for AI agents" \
+	"Depends: $depends" "Recommends: libcurl4, libsystemd0, python3"
+cat >>"$main/DEBIAN/control" <<'EOF'
+ toolgate sits between AI agents and the systems their tools change: a
+ catalogue of typed tool contracts and the MCP servers already run, each
+ write held for a person's approval and run once, every command tool in a
+ sandbox with default-deny egress, short-lived scoped tokens and a
+ tamper-evident audit log. This package holds the toolgate command, its
+ shared library, man pages, bash completion, systemd unit and sample
+ configuration (/etc/toolgate/toolgate.conf).
+EOF
+echo /etc/toolgate/toolgate.conf >"$main/DEBIAN/conffiles"
+cat >"$main/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+# the service's user (sysusers.d/toolgate.conf); the unit is not enabled:
+# an operator starts it once the configuration is theirs (docs/SYSTEMD.md)
+set -e
+if [ "$1" = configure ]; then
+	if command -v systemd-sysusers >/dev/null; then
+		systemd-sysusers toolgate.conf
+	fi
+	if [ -d /run/systemd/system ]; then
+		systemctl daemon-reload >/dev/null || true
+	fi
+fi
+EOF
+cat >"$main/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ]; then
+	systemctl daemon-reload >/dev/null || true
+fi
+EOF
+chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/postrm"
+
+control "$dev" libtoolgate-dev libdevel "toolgate's library: headers, static library, pkg-config" \
+	"Depends: toolgate (= $version)"
+cat >>"$dev/DEBIAN/control" <<'EOF'
+ The C headers of toolgate's library (toolgate/*.h), libtoolgate.a, the
+ libtoolgate.so link and toolgate.pc, for programs built against it.
+EOF
+
+for d in "$main" "$dev"; do
+	name=$(basename "$d")
+	dpkg-deb --root-owner-group --build "$d" "$out/${name}_${version}_${arch}.deb" >/dev/null
+	echo "$out/${name}_${version}_${arch}.deb"
+done
