@@ -332,6 +332,18 @@ struct tg_sandbox_probe {
 	char cgroup_detail[256];
 };
 
+/* A caller that is not root, in a cgroup v2 that was delegated to it
+ * (systemd's Delegate=yes; docs/SYSTEMD.md, "Delegated cgroups"): the
+ * kernel lets a cgroup with processes in it hand no controller to its
+ * children ("no internal processes"), so the caller moves itself into a
+ * leaf of its own, OWN/gateway, and its runs' cgroups go beside it,
+ * under OWN/toolgate (a spec's cgroup parent still wins). Nothing to do
+ * for root, on cgroup v1, where OWN hands the controllers down already,
+ * or where OWN is not the caller's to write (the run then says why). To
+ * call before the runs, once: 1 moved (moved[len], may be NULL: the
+ * leaf's path), 0 nothing done, -1 and err when the move failed. */
+TG_API int tg_sandbox_cgroup_leaf(char *moved, size_t len, struct tg_error *err);
+
 /* Probe the kernel. Never fails; missing features read 0. */
 TG_API void tg_sandbox_probe_host(struct tg_sandbox_probe *probe);
 

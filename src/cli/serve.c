@@ -57,6 +57,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -81,6 +82,7 @@
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/mcp.h"
+#include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
@@ -816,6 +818,97 @@ static unsigned preflight(struct tg_gate *gate, const struct serve_args *a,
 	return n;
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path) < 0 ? 0 : 0; /* what cannot go is left, and the rest goes */
+}
+
+/* The directory a check made for itself, and what it holds, removed. */
+static void remove_tree(const char *dir)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The state directory a check looks at: the configured one when it
+ * exists (opened as serve opens it: run doctor as the service's user);
+ * when it does not, serve would make it, and the check makes nothing
+ * there: it uses a throwaway directory of its own, in scratch (removed
+ * after). 0, or -1 when serve could not make it (a problem said). */
+static int check_state(struct serve_args *a, struct serve_check *check, char *scratch,
+		       size_t len)
+{
+	char parent[4096], *slash;
+	struct stat st;
+
+	if (!a->state || stat(a->state, &st) == 0 || errno != ENOENT)
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", a->state);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (stat(parent, &st) < 0) {
+			char what[4200];
+
+			snprintf(what, sizeof(what), "%s: its parent directory does not exist, so "
+				 "serve cannot make it", a->state);
+			check->fn(check->ctx, "serve: state", what, "make the parent, or fix the path");
+			check->problems = 1;
+			return -1;
+		}
+	}
+	snprintf(scratch, len, "/tmp/toolgate-doctor-XXXXXX");
+	if (!mkdtemp(scratch)) {
+		scratch[0] = '\0';
+		return 0; /* looked at as it is, then */
+	}
+	a->state = scratch;
+	return 0;
+}
+
+/* serve_main's start: the command line and the configuration, the state
+ * directory made and locked, the gateway moved into its own cgroup: -1
+ * to go on, else the exit status. */
+static int serve_begin(int argc, char **argv, struct serve_args *args, struct serve_check *check,
+		       char *scratch, size_t len, int *lock_fd, int *made)
+{
+	char leaf[4096];
+	struct tg_error err;
+	int rc = serve_parse(argc, argv, args);
+
+	if (rc >= 0 && check) {
+		check->fn(check->ctx, "serve", "serve refuses the options the configuration "
+			  "file gives it (said above)", "fix the configuration file (docs/CONFIG.md)");
+		check->problems = 1;
+		return EXIT_DATA;
+	}
+	if (rc >= 0)
+		return rc;
+	if (!check)
+		sdn_open("serve");
+	if (check && check_state(args, check, scratch, len) < 0)
+		return EXIT_DATA;
+	/* before anything is written in it: a second gateway writes nothing */
+	if (serve_lock(args->state, args->http != NULL && !check, lock_fd, made) < 0) {
+		if (check) {
+			check->fn(check->ctx, "serve", "the state directory cannot be made (said "
+				  "above)", "fix the configuration's state");
+			check->problems = 1;
+		}
+		return EXIT_DATA;
+	}
+	/* before any thread: a delegated cgroup v2 hands its controllers
+	 * down only once the gateway has left it (docs/SYSTEMD.md) */
+	if (tg_sandbox_cgroup_leaf(leaf, sizeof(leaf), &err) < 0) {
+		cli_log(CLI_ERROR, "serve", "%s", err.msg);
+		serve_unlock(args->state, *lock_fd, *made, 1);
+		return EXIT_DATA;
+	}
+	if (leaf[0])
+		cli_log(CLI_INFO, "serve", "moved into the cgroup %s: the runs' go beside it", leaf);
+	return -1;
+}
+
 /* serve, or with check its deployment looked at and nothing served
  * (toolgate doctor): the gateway made as serve makes it, without the
  * lock, the audit log or the tracer, and every problem given to check. */
@@ -824,7 +917,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
-	char resource[600];
+	char resource[600], scratch[64] = "";
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -839,15 +932,13 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	struct tg_error err;
 	int rc, lock_fd, made;
 
-	rc = serve_parse(argc, argv, &args);
-	if (rc >= 0)
+	rc = serve_begin(argc, argv, &args, check, scratch, sizeof(scratch), &lock_fd, &made);
+	if (rc >= 0) {
+		if (scratch[0])
+			remove_tree(scratch);
 		return rc;
-	if (!check)
-		sdn_open("serve");
+	}
 	rc = EXIT_DATA;
-	/* before anything is written in it: a second gateway writes nothing */
-	if (serve_lock(args.state, args.http != NULL && !check, &lock_fd, &made) < 0)
-		return EXIT_DATA;
 	catalog = args.catalog, workspace = args.workspace, principal = args.principal;
 	record = args.record, http = args.http, tokens = args.tokens;
 	state_key = args.state_key, policy = args.policy, state = args.state, otlp = args.otlp;
@@ -955,6 +1046,8 @@ out:
 	tg_catalog_free(cat);
 	tg_audit_close(gopts.audit);
 	serve_unlock(args.state, lock_fd, made, rc != 0); /* last: the directory as it will be */
+	if (scratch[0])
+		remove_tree(scratch);
 	return rc;
 }
 

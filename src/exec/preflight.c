@@ -18,6 +18,7 @@
  * on a tmpfs, /state, which the run makes) it passes over.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,11 +160,53 @@ static void view_of(const struct tg_contract *k, char *out, size_t len)
 		snprintf(out + n, len - n, ", /workspace");
 }
 
-static int is_program(const char *host)
+/* 1 if the sandbox's user may execute st (a root gateway's sandbox runs
+ * as the overflow ids, docs/SANDBOX.md, "Identity"; others as themselves). */
+static int user_may_exec(const char *host, const struct stat *st)
 {
-	struct stat st;
+	unsigned id = 65534;
 
-	return stat(host, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+	if (geteuid() != 0)
+		return faccessat(AT_FDCWD, host, X_OK, AT_EACCESS) == 0;
+	if (st->st_uid == id)
+		return (st->st_mode & S_IXUSR) != 0;
+	if (st->st_gid == id)
+		return (st->st_mode & S_IXGRP) != 0;
+	return (st->st_mode & S_IXOTH) != 0;
+}
+
+/* 1 if inside (host on the host) is a program k's sandbox can start: a
+ * symbolic link is followed as the sandbox follows it, in its own view,
+ * not the host's (/usr/local/bin/x -> /opt/x is not there). */
+static int is_program(const struct tg_contract *k, const struct exec_dirs *d, const char *inside,
+		      const char *host, int depth)
+{
+	char target[2048], next[4200], nhost[4096];
+	struct stat st;
+	ssize_t n;
+	int mounted;
+
+	if (lstat(host, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		if (depth > 8 || (n = readlink(host, target, sizeof(target) - 1)) < 0)
+			return 0;
+		target[n] = '\0';
+		if (target[0] == '/')
+			snprintf(next, sizeof(next), "%s", target);
+		else
+			snprintf(next, sizeof(next), "%.*s/%s",
+				 (int)(strrchr(inside, '/') - inside) & 2047, inside, target);
+		switch (host_of(k, d, next, nhost, sizeof(nhost), &mounted)) {
+		case SKIP:
+			return 1;
+		case UNSEEN:
+			return 0;
+		default:
+			return is_program(k, d, next, nhost, depth + 1);
+		}
+	}
+	return S_ISREG(st.st_mode) && user_may_exec(host, &st);
 }
 
 static const char *sandbox_path(const struct tg_contract *k)
@@ -194,7 +237,7 @@ static void check_program(struct check *c, const struct tg_contract *k)
 				"mount the directory that holds it (executor.mounts), or name a "
 				"program in /usr",
 				"%s is not in the sandbox's view (it sees %s)", a0, view);
-		} else if (s == HOST && !is_program(host)) {
+		} else if (s == HOST && !is_program(k, c->d, a0, host, 0)) {
 			problem(c, k->file, "executor.argv[0]",
 				"install it, or fix the path; a script needs its execute bit",
 				"%s (on the host %s) is not an executable file: %s", a0, host,
@@ -208,7 +251,7 @@ static void check_program(struct check *c, const struct tg_contract *k)
 		if (n > 0 && n < 2048 && path[0] == '/') {
 			snprintf(dir, sizeof(dir), "%.*s/%s", (int)n, path, a0);
 			s = host_of(k, c->d, dir, host, sizeof(host), &mounted);
-			if (s == SKIP || (s == HOST && is_program(host)))
+			if (s == SKIP || (s == HOST && is_program(k, c->d, dir, host, 0)))
 				return;
 		}
 		path += n + (path[n] == ':');
@@ -223,22 +266,51 @@ static void check_program(struct check *c, const struct tg_contract *k)
 		"'%s' is not found along the sandbox's PATH (%s)", a0, sandbox_path(k));
 }
 
-/* argv[1...]: a path in one of the contract's mounts (a script) exists. */
+/* 1 if program (argv[0]) is an interpreter whose argv[1] is its script. */
+static int interpreter(const char *program)
+{
+	static const char *const names[] = { "python3", "python", "sh", "bash", "node", "perl",
+					     "ruby", "php" };
+	const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* argv[1...]: a path in one of the contract's mounts (a script) exists
+ * and the sandbox's user may read it; an interpreter's script is in the
+ * sandbox's view at all. */
 static void check_args(struct check *c, const struct tg_contract *k)
 {
-	char host[4096], field[64];
+	char host[4096], field[64], why[4200], view[1024];
+	enum seen s;
 	int mounted;
 	size_t i;
 
 	for (i = 1; k->argv[i]; i++) {
-		if (k->argv[i][0] != '/' ||
-		    host_of(k, c->d, k->argv[i], host, sizeof(host), &mounted) != HOST || !mounted)
-			continue;
-		if (access(host, F_OK) == 0)
+		if (k->argv[i][0] != '/')
 			continue;
 		snprintf(field, sizeof(field), "executor.argv[%zu]", i);
-		problem(c, k->file, field, "put the file there, or fix the path or the mount",
-			"%s is %s on the host, which does not exist", k->argv[i], host);
+		s = host_of(k, c->d, k->argv[i], host, sizeof(host), &mounted);
+		if (s == UNSEEN && i == 1 && interpreter(k->argv[0])) {
+			view_of(k, view, sizeof(view));
+			problem(c, k->file, field, "fix the path, or the mount that should show it",
+				"%s, the script %s runs, is not in the sandbox's view (it sees %s)",
+				k->argv[i], k->argv[0], view);
+			continue;
+		}
+		if (s != HOST || !mounted)
+			continue;
+		if (access(host, F_OK) < 0) {
+			problem(c, k->file, field, "put the file there, or fix the path or the mount",
+				"%s is %s on the host, which does not exist", k->argv[i], host);
+			continue;
+		}
+		if (tg_sandbox_bind_readable(NULL, host, why, sizeof(why)) == 0)
+			problem(c, k->file, field, "let that user read it", "%s", why);
 	}
 }
 
@@ -247,6 +319,8 @@ static void check_args(struct check *c, const struct tg_contract *k)
 static void check_dir(struct check *c, const struct tg_contract *k, const char *field,
 		      const char *as_given, const char *host, int write)
 {
+	struct tg_sandbox_spec *spec;
+	struct tg_error err;
 	char why[4200];
 	struct stat st;
 	int ok;
@@ -254,9 +328,23 @@ static void check_dir(struct check *c, const struct tg_contract *k, const char *
 	if (!first_look(c, host, write))
 		return;
 	if (stat(host, &st) < 0) {
+		int e = errno;
+
+		first_look(c, host, !write); /* the other access: said now */
 		problem(c, k->file, field, "create it, or fix the path",
-			"%s (%s): %s", as_given, host, strerror(errno));
+			"%s (%s): %s", as_given, host, strerror(e));
 		return;
+	}
+	/* the run binds it so: a path through a symlink fails every call */
+	if (tg_sandbox_spec_new(TG_TIER_STRICT, &spec, &err) == 0) {
+		ok = tg_sandbox_spec_add_bind(spec, host, "/x", 0, &err) == 0;
+		tg_sandbox_spec_free(spec);
+		if (!ok) {
+			first_look(c, host, !write);
+			problem(c, k->file, field, "name the real path (no symbolic link on the way)",
+				"%s (%s): %s", as_given, host, err.msg);
+			return;
+		}
 	}
 	ok = write ? tg_sandbox_bind_writable(NULL, host, why, sizeof(why))
 		   : tg_sandbox_bind_readable(NULL, host, why, sizeof(why));

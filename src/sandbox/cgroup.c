@@ -257,6 +257,62 @@ static int own_cgroup(const char *ctrl, char *out, size_t len)
 	return -1;
 }
 
+/* Where a caller that is not root moved itself (cgroup_leaf_at): the
+ * cgroup it was delegated, under which its runs go; "" when it did not. */
+static char leaf_parent[SB_PATH_MAX / 2];
+
+static int v2_subtree_has_all(const char *dir)
+{
+	char buf[256];
+
+	if (file_read_small(dir, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
+		return 0;
+	return strstr(buf, "memory") && strstr(buf, "pids") && strstr(buf, "cpu");
+}
+
+int cgroup_leaf_at(const char *root, const char *own, char *moved, size_t len,
+		   struct tg_error *err)
+{
+	char dir[SB_PATH_MAX], leaf[SB_PATH_MAX + 16], procs[SB_PATH_MAX + 16], pid[32];
+
+	if (moved && len)
+		moved[0] = '\0';
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", root, own) >= sizeof(dir))
+		return tg_error_set(err, TG_ERR_INVALID, "cgroup: %s%s: too long a path", root, own);
+	/* the controllers handed down already, or not this caller's to hand */
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	if (v2_subtree_has_all(dir) || access(dir, W_OK) < 0 || access(procs, W_OK) < 0)
+		return 0;
+	snprintf(leaf, sizeof(leaf), "%s/gateway", dir);
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+		return tg_error_sys(err, errno, "cgroup: a leaf for the gateway, %s", leaf);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (file_write_small(leaf, "cgroup.procs", pid) < 0)
+		return tg_error_sys(err, errno, "cgroup: moving the gateway into %s", leaf);
+	if (moved)
+		snprintf(moved, len, "%s", leaf);
+	return 1;
+}
+
+int tg_sandbox_cgroup_leaf(char *moved, size_t len, struct tg_error *err)
+{
+	char own[SB_PATH_MAX / 2];
+	int rc;
+
+	if (moved && len)
+		moved[0] = '\0';
+	detect_once();
+	/* root's runs go under /toolgate, beside everything else: the root
+	 * cgroup has no rule against processes in it; v1 has no such rule */
+	if (det.version != 2 || geteuid() == 0 || own_cgroup("", own, sizeof(own)) < 0 ||
+	    own[0] == '\0')
+		return 0;
+	rc = cgroup_leaf_at(det.root[0], own, moved, len, err);
+	if (rc == 1)
+		snprintf(leaf_parent, sizeof(leaf_parent), "%s", own);
+	return rc;
+}
+
 /* A process that died without cleaning up (kill -9) leaves its empty
  * run-PID-N directories behind. The first run of each process removes
  * those whose PID is gone; a cgroup still in use is busy and stays. */
@@ -306,6 +362,8 @@ int cgroup_create(const struct tg_sandbox_spec *spec, struct sb_cgroup **out,
 		snprintf(cg->parent, sizeof(cg->parent), "%s", spec->cgroup_parent);
 	} else if (geteuid() == 0) {
 		snprintf(cg->parent, sizeof(cg->parent), "/toolgate");
+	} else if (leaf_parent[0]) {
+		snprintf(cg->parent, sizeof(cg->parent), "%s/toolgate", leaf_parent);
 	} else {
 		if (own_cgroup(det.version == 2 ? "" : "memory", own, sizeof(own)) < 0)
 			own[0] = '\0';

@@ -98,6 +98,10 @@ os.rename(data + ".away", data)
 refused("mount_missing", p, "sql.execute-1.0.0.json: executor.mounts[1].host: ../data",
         "No such file or directory", "fix: create it, or fix the path",
         "not serving: 1 problem in the deployment")
+os.rename(data, data + ".away")
+p = serve("--workspace", WS, "--state", STATE, "--policy", POLICY, "--principal", "agent")
+os.rename(data + ".away", data)
+refused("mount_missing_said_once", p, "not serving: 1 problem in the deployment")
 
 # a program that is not installed; a script that is not there
 refused("program_missing", serve(cat=contract("t.prog", ["no-such-program-tg", "x"])),
@@ -119,6 +123,37 @@ os.chmod(scripts, 0o755)
 serves("script_there_serves",
        serve(cat=contract("t.script", ["python3", "/tools/nope.py"],
                           mounts=[{"host": scripts, "inside": "/tools"}])))
+
+# a program the sandbox's user may not run, and one whose link leads out of
+# the sandbox's view: both exist on the host
+prog = os.path.join(scripts, "prog")
+with open(prog, "w") as f:
+    f.write("#!/bin/sh\necho '{}'\n")
+os.chmod(prog, 0o744)
+refused("program_not_executable_by_the_sandbox",
+        serve(cat=contract("t.mode", ["/tools/prog"], mounts=[{"host": scripts, "inside": "/tools"}])),
+        "executor.argv[0]: /tools/prog (on the host %s) is not an executable file" % prog)
+os.symlink("/root/no-such-tool", os.path.join(scripts, "away"))
+refused("program_link_out_of_view",
+        serve(cat=contract("t.link", ["/tools/away"], mounts=[{"host": scripts, "inside": "/tools"}])),
+        "executor.argv[0]: /tools/away")
+# an interpreter's script no mount shows (a typo in the mount), and one the
+# sandbox's user may not read
+refused("script_out_of_view",
+        serve(cat=contract("t.typo", ["python3", "/tools/nope.py"],
+                           mounts=[{"host": scripts, "inside": "/tool"}])),
+        "executor.argv[1]: /tools/nope.py, the script python3 runs, is not in the sandbox's view")
+os.chmod(os.path.join(scripts, "nope.py"), 0o600)
+refused("script_not_readable",
+        serve(cat=contract("t.script", ["python3", "/tools/nope.py"],
+                           mounts=[{"host": scripts, "inside": "/tools"}])),
+        "executor.argv[1]: %s/nope.py is not readable by the sandbox's user" % scripts)
+os.chmod(os.path.join(scripts, "nope.py"), 0o644)
+# a workspace reached through a symbolic link: the run would refuse the bind
+link = os.path.join(TMP, "ws-link")
+os.symlink(WS, link)
+refused("workspace_through_a_link", serve("--workspace", link),
+        "executor.workspace: --workspace (%s)" % link, "symbolic link")
 
 # a tool that asks for the workspace, and none given: said once
 p = serve()
@@ -201,6 +236,27 @@ p = subprocess.run([TG, "doctor", "--config", conf], capture_output=True, text=T
                    timeout=120)
 c("doctor_fixed", "%s: serve's deployment has no problem found" % conf in p.stdout and
   "PROBLEM" not in p.stdout, "rc=%d %s" % (p.returncode, p.stdout[-800:]))
+# $TOOLGATE_CONFIG names the file as --config does; a state directory that
+# is not there yet is not made by looking
+fresh = os.path.join(TMP, "fresh-state")
+with open(conf, "w") as f:
+    f.write("catalog = %s\n[serve]\nhttp = 127.0.0.1:0\nworkspace = %s\nstate = %s\npolicy = %s\n"
+            % (CAT, WS, fresh, POLICY))
+p = subprocess.run([TG, "doctor"], capture_output=True, text=True, timeout=120,
+                   env=dict(os.environ, TOOLGATE_CONFIG=conf))
+ERR.append(p.stderr)
+c("doctor_from_the_environment", "%s: serve's deployment has no problem found" % conf in p.stdout,
+  "rc=%d %s %s" % (p.returncode, p.stdout[-600:], p.stderr[-300:]))
+c("doctor_makes_no_state", not os.path.exists(fresh), os.listdir(TMP))
+# options serve refuses: a problem, and a configuration's exit status
+with open(conf, "w") as f:
+    f.write("catalog = %s\n[serve]\ntokens = %s\n" % (CAT, POLICY))
+p = subprocess.run([TG, "doctor", "--json", "--config", conf], capture_output=True, text=True,
+                   timeout=120)
+ERR.append(p.stderr)
+c("doctor_refused_options", p.returncode == 3 and "--tokens is for --http" in p.stderr and
+  '"problems":[{"where":"serve"' in p.stdout, "rc=%d %s %s" % (p.returncode, p.stdout[-400:],
+                                                                p.stderr[-300:]))
 p = subprocess.run([TG, "doctor"], capture_output=True, text=True, timeout=120,
                    env=dict(os.environ, TOOLGATE_CONFIG=""))
 ERR.append(p.stderr)

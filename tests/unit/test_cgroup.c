@@ -261,7 +261,37 @@ static int v1_kill_lines(void)
 	return 0;
 }
 
+/* A gateway that is not root, in a delegated v2 cgroup with no
+ * controllers handed down: it moves itself into OWN/gateway (the kernel
+ * makes cgroup.procs in a new cgroup; the fake tree has it made); one
+ * whose cgroup hands them down already stays. */
+static int v2_leaf(void)
+{
+	char tmp[] = "/tmp/tg-cg-leaf-XXXXXX", own[1100], leaf[1200], moved[1300], pid[32];
+
+	CHECK(mkdtemp(tmp));
+	snprintf(own, sizeof(own), "%s/system.slice", tmp);
+	CHECK(mkdir(own, 0755) == 0);
+	snprintf(own, sizeof(own), "%s/system.slice/toolgate.service", tmp);
+	snprintf(leaf, sizeof(leaf), "%s/gateway", own);
+	CHECK(mkdir(own, 0755) == 0 && mkdir(leaf, 0755) == 0);
+	CHECK(put(own, "cgroup.subtree_control", "\n") == 0 && put(own, "cgroup.procs", "") == 0 &&
+	      put(leaf, "cgroup.procs", "") == 0);
+	CHECK(cgroup_leaf_at(tmp, "/system.slice/toolgate.service", moved, sizeof(moved), NULL) ==
+	      1);
+	CHECK(strcmp(moved, leaf) == 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CHECK(has(leaf, "cgroup.procs", pid));
+	/* handed down already: nothing to do */
+	CHECK(put(own, "cgroup.subtree_control", "cpu memory pids\n") == 0);
+	CHECK(cgroup_leaf_at(tmp, "/system.slice/toolgate.service", moved, sizeof(moved), NULL) ==
+	      0 && moved[0] == '\0');
+	rm_tree(tmp);
+	return 0;
+}
+
 const struct unit_test cgroup_tests[] = {
+	{ "cgroup/v2_leaf", v2_leaf },
 	{ "cgroup/v2_backend", v2_backend },
 	{ "cgroup/v1_backend", v1_backend },
 	{ "cgroup/reuse_baselines", reuse_baselines },
