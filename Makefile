@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lmicrohttpd -lgnutls -lcrypto -lsodium -lsqlite3 -lpthread -lm
+LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lsodium -lsqlite3 -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -121,7 +121,7 @@ UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap
              -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto
 
 # The escape attempts run inside the sandbox: plain libc, no sanitizers, so
 # they behave the same in both passes.

@@ -6,9 +6,11 @@
 # file, the sample configuration as a conffile, the examples) and
 # libtoolgate-dev (the headers, the static library, the .so link and the
 # pkg-config file). Depends comes from dpkg-shlibdeps on what the command
-# and the library link; what toolgate loads only when used (libcurl for
-# OTLP, webhooks, identity providers and HTTP upstreams; libsystemd under
-# systemd) and the examples' python3 are Recommends.
+# and the library link, and libmicrohttpd and GnuTLS, which serve --http
+# loads when it listens; what toolgate loads only when used (libcurl for
+# OTLP, webhooks, identity providers and HTTP upstreams; libcrypto for
+# identity providers' keys; libsystemd under systemd) and the examples'
+# python3 are Recommends.
 # Usage: scripts/deb.sh BUILD-DIR [OUT-DIR]   (OUT-DIR: BUILD-DIR)
 # Prints the packages' paths.
 set -eu
@@ -45,6 +47,9 @@ printf 'Source: toolgate\n\nPackage: toolgate\nArchitecture: any\n' >"$work/shli
 depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
 	-e"$(ls "$main/usr/lib/$multiarch"/libtoolgate.so.0.*)" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependency" >&2; exit 1; }
+# and what serve --http loads when it listens (src/util/mhd.c): the
+# gateway's main job, so a dependency, not a recommendation
+depends="$depends, libmicrohttpd12, libgnutls30"
 
 size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
 control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)
@@ -65,7 +70,7 @@ control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description fo
 }
 
 control "$main" toolgate net "the tool-execution layer for AI agents" \
-	"Depends: $depends" "Recommends: libcurl4, libsystemd0, python3"
+	"Depends: $depends" "Recommends: libcurl4, libssl3, libsystemd0, python3"
 cat >>"$main/DEBIAN/control" <<'EOF'
  toolgate sits between AI agents and the systems their tools change: a
  catalogue of typed tool contracts and the MCP servers already run, each

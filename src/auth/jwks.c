@@ -2,7 +2,8 @@
  * JSON Web Key Sets (RFC 7517) and JWS signature checks (RFC 7518, RFC
  * 8037) for identity providers' tokens (docs/AUTH.md, "External identity
  * providers"): RS256 (RSA of 2048 to 8192 bits) and ES256 (P-256) through
- * OpenSSL's libcrypto (which libcurl loads anyway; its P-256 and RSA
+ * OpenSSL's libcrypto (loaded when the first set is read, and by libcurl
+ * anyway; its P-256 and RSA
  * verification is twice and a third faster than GnuTLS's nettle here,
  * docs/BENCHMARKS.md), EdDSA (Ed25519) through libsodium. Each key is
  * imported once, when its set is parsed, so a token's check costs a
@@ -13,19 +14,13 @@
  * ES256, a public key as an HMAC secret), or a JWK meant for encryption.
  */
 #include <jansson.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ec.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/param_build.h>
-#include <openssl/rsa.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/oidc_int.h"
+#include "util/crypto.h" /* libcrypto, loaded when the first set is read */
 
 struct jwk {
 	char *kid;                   /* NULL: none */
@@ -250,6 +245,10 @@ int jwks_parse(const char *text, size_t len, struct jwks **out, struct tg_error 
 	*out = NULL;
 	if (len > OIDC_MAX_JWKS)
 		return tg_error_set(err, TG_ERR_LIMIT, "JWKS: larger than 256 KiB");
+	/* a key exists only once a set was read: jwk_verify and jwks_put
+	 * have it loaded */
+	if (tg_crypto_load("JWKS", err) < 0)
+		return -1;
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 	keys = json_object_get(j, "keys");
 	if (!json_is_object(j) || !json_is_array(keys) || json_array_size(keys) == 0 ||

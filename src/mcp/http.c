@@ -34,7 +34,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -45,6 +44,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "util/mhd.h"
 #include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
 
@@ -551,6 +551,8 @@ int tg_mcp_http_start(struct tg_mcp *m, const char *addr, unsigned port,
 
 	tg_error_clear(err);
 	*out = NULL;
+	if (tg_mhd_load("serve --http", err) < 0)
+		return -1;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -12,11 +12,11 @@
 
 #include <arpa/inet.h>
 #include <jansson.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
 
+#include "util/mhd.h"
 #include "mcp/mcp_int.h"
 #include "toolgate/error.h"
 

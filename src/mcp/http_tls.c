@@ -23,10 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gnutls/abstract.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/mhd.h"
 #include "mcp/http_int.h"
 
 #define MAX_PEM (1u << 20) /* a certificate chain or key file */

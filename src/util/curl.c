@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "util/curl.h"
+#include "util/dl.h"
 
 #define LIBCURL "libcurl.so.4"
 
@@ -25,10 +26,7 @@ static char failed[300]; /* why it could not be loaded; "" when it was */
 
 static void load(void)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} syms[] = {
+	static const struct dl_sym syms[] = {
 #define SYM(f, field) { f, offsetof(struct tg_curl_api, field) }
 		SYM("curl_easy_init", easy_init), SYM("curl_easy_setopt", easy_setopt),
 		SYM("curl_easy_perform", easy_perform), SYM("curl_easy_cleanup", easy_cleanup),
@@ -43,23 +41,12 @@ static void load(void)
 	};
 	struct tg_curl_api api;
 	CURLcode (*global_init)(long);
-	void *h = dlopen(LIBCURL, RTLD_NOW | RTLD_LOCAL);
-	size_t i;
+	void *h = dl_open(LIBCURL, failed, sizeof(failed));
 
-	if (!h) {
-		snprintf(failed, sizeof(failed), "%s", dlerror());
-		return;
-	}
 	memset(&api, 0, sizeof(api));
-	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *f = dlsym(h, syms[i].name);
-
-		if (!f) {
-			snprintf(failed, sizeof(failed), "%s has no %s", LIBCURL, syms[i].name);
-			return;
-		}
-		memcpy((char *)&api + syms[i].offset, &f, sizeof(f));
-	}
+	if (!h || dl_fill(h, LIBCURL, syms, sizeof(syms) / sizeof(syms[0]), &api, failed,
+			  sizeof(failed)) < 0)
+		return;
 	*(void **)&global_init = dlsym(h, "curl_global_init");
 	if (!global_init || global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(failed, sizeof(failed), "%s did not initialize", LIBCURL);

@@ -1,0 +1,46 @@
+/*
+ * libcrypto loaded with dlopen the first time a key set is read
+ * (src/util/crypto.h), as libcurl is (src/util/curl.c).
+ *
+ * Owns: the table of its functions. Must never: be used before
+ * tg_crypto_load said yes (the pointers are NULL until then), or unload.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/crypto.h"
+#include "util/dl.h"
+
+#define LIBCRYPTO "libcrypto.so.3"
+
+struct tg_crypto_api tg_crypto;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char failed[300]; /* why it could not be loaded; "" when it was */
+
+static void load(void)
+{
+	static const struct dl_sym syms[] = {
+#define TG_CRYPTO_SYM(f) { #f, offsetof(struct tg_crypto_api, fn_##f) },
+		TG_CRYPTO_FUNCS(TG_CRYPTO_SYM)
+#undef TG_CRYPTO_SYM
+	};
+	struct tg_crypto_api api;
+	void *h = dl_open(LIBCRYPTO, failed, sizeof(failed));
+
+	memset(&api, 0, sizeof(api));
+	if (!h || dl_fill(h, LIBCRYPTO, syms, sizeof(syms) / sizeof(syms[0]), &api, failed,
+			  sizeof(failed)) < 0)
+		return;
+	tg_crypto = api;
+}
+
+int tg_crypto_load(const char *what, struct tg_error *err)
+{
+	pthread_once(&once, load);
+	if (!failed[0])
+		return 0;
+	return tg_error_set(err, TG_ERR_SYSTEM, "%s: libcrypto could not be loaded (%s): install "
+			    "libssl3", what, failed);
+}
