@@ -49,7 +49,7 @@ depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependency" >&2; exit 1; }
 # and what serve --http loads when it listens (src/util/mhd.c): the
 # gateway's main job, so a dependency, not a recommendation
-depends="$depends, libmicrohttpd12, libgnutls30"
+depends="$depends, libmicrohttpd12 (>= 0.9.50), libgnutls30 (>= 3.7.3)"
 
 size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
 control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)
@@ -84,15 +84,27 @@ echo /etc/toolgate/toolgate.conf >"$main/DEBIAN/conffiles"
 cat >"$main/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
 # the service's user (sysusers.d/toolgate.conf); the unit is not enabled:
-# an operator starts it once the configuration is theirs (docs/SYSTEMD.md)
+# an operator starts it once the configuration is theirs (docs/SYSTEMD.md);
+# an upgrade restarts a gateway that runs, on the new binary
 set -e
 if [ "$1" = configure ]; then
 	if command -v systemd-sysusers >/dev/null; then
 		systemd-sysusers toolgate.conf
+	else
+		echo "toolgate: no systemd-sysusers: make the user of /usr/lib/sysusers.d/toolgate.conf by hand" >&2
 	fi
 	if [ -d /run/systemd/system ]; then
 		systemctl daemon-reload >/dev/null || true
+		[ -z "$2" ] || systemctl try-restart toolgate.service >/dev/null || true
 	fi
+fi
+EOF
+cat >"$main/DEBIAN/prerm" <<'EOF'
+#!/bin/sh
+# a gateway that runs stops before its binary goes
+set -e
+if [ "$1" = remove ] && [ -d /run/systemd/system ]; then
+	systemctl stop toolgate.service >/dev/null 2>&1 || true
 fi
 EOF
 cat >"$main/DEBIAN/postrm" <<'EOF'
@@ -102,10 +114,12 @@ if [ -d /run/systemd/system ]; then
 	systemctl daemon-reload >/dev/null || true
 fi
 EOF
-chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/postrm"
+chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/prerm" "$main/DEBIAN/postrm"
+# the shared library: the linker's cache made anew
+echo "activate-noawait ldconfig" >"$main/DEBIAN/triggers"
 
 control "$dev" libtoolgate-dev libdevel "toolgate's library: headers, static library, pkg-config" \
-	"Depends: toolgate (= $version)"
+	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev, libpcre2-dev, libsodium-dev, libsqlite3-dev"
 cat >>"$dev/DEBIAN/control" <<'EOF'
  The C headers of toolgate's library (toolgate/*.h), libtoolgate.a, the
  libtoolgate.so link and toolgate.pc, for programs built against it.

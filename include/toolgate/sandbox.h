@@ -339,7 +339,9 @@ struct tg_sandbox_probe {
  * leaf of its own, OWN/gateway, and its runs' cgroups go beside it,
  * under OWN/toolgate (a spec's cgroup parent still wins). Nothing to do
  * for root, on cgroup v1, where OWN hands the controllers down already,
- * or where OWN is not the caller's to write (the run then says why). To
+ * or where OWN is not a cgroup given to the caller: one it may write,
+ * with memory, pids and cpu, and no process but the caller in it (a
+ * login shell's scope holds the shell; the run then says why). To
  * call before the runs, once: 1 moved (moved[len], may be NULL: the
  * leaf's path), 0 nothing done, -1 and err when the move failed. */
 TG_API int tg_sandbox_cgroup_leaf(char *moved, size_t len, struct tg_error *err);

@@ -821,7 +821,8 @@ static unsigned preflight(struct tg_gate *gate, const struct serve_args *a,
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st, (void)flag, (void)ftw;
-	return remove(path) < 0 ? 0 : 0; /* what cannot go is left, and the rest goes */
+	(void)remove(path); /* what cannot go is left, and the rest goes */
+	return 0;
 }
 
 /* The directory a check made for itself, and what it holds, removed. */
@@ -841,7 +842,7 @@ static int check_state(struct serve_args *a, struct serve_check *check, char *sc
 	char parent[4096], *slash;
 	struct stat st;
 
-	if (!a->state || stat(a->state, &st) == 0 || errno != ENOENT)
+	if (!a->state || lstat(a->state, &st) == 0 || errno != ENOENT)
 		return 0;
 	snprintf(parent, sizeof(parent), "%s", a->state);
 	slash = strrchr(parent, '/');
@@ -898,14 +899,15 @@ static int serve_begin(int argc, char **argv, struct serve_args *args, struct se
 		return EXIT_DATA;
 	}
 	/* before any thread: a delegated cgroup v2 hands its controllers
-	 * down only once the gateway has left it (docs/SYSTEMD.md) */
-	if (tg_sandbox_cgroup_leaf(leaf, sizeof(leaf), &err) < 0) {
-		cli_log(CLI_ERROR, "serve", "%s", err.msg);
-		serve_unlock(args->state, *lock_fd, *made, 1);
-		return EXIT_DATA;
-	}
-	if (leaf[0])
-		cli_log(CLI_INFO, "serve", "moved into the cgroup %s: the runs' go beside it", leaf);
+	 * down only once the gateway has left it (docs/SYSTEMD.md); doctor
+	 * moved itself already. Without it the runs say why they cannot. */
+	if (check)
+		return -1;
+	if (tg_sandbox_cgroup_leaf(leaf, sizeof(leaf), &err) < 0)
+		cli_log(CLI_WARNING, "serve", "%s: the runs may not get their cgroups", err.msg);
+	else if (leaf[0])
+		cli_log(CLI_INFO, "serve", "moved into the cgroup %s: its runs' cgroups go beside it",
+			leaf);
 	return -1;
 }
 

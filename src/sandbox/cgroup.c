@@ -274,19 +274,26 @@ int cgroup_leaf_at(const char *root, const char *own, char *moved, size_t len,
 		   struct tg_error *err)
 {
 	char dir[SB_PATH_MAX], leaf[SB_PATH_MAX + 16], procs[SB_PATH_MAX + 16], pid[32];
+	char in[64], there[256];
 
 	if (moved && len)
 		moved[0] = '\0';
 	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", root, own) >= sizeof(dir))
 		return tg_error_set(err, TG_ERR_INVALID, "cgroup: %s%s: too long a path", root, own);
-	/* the controllers handed down already, or not this caller's to hand */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-	if (v2_subtree_has_all(dir) || access(dir, W_OK) < 0 || access(procs, W_OK) < 0)
+	/* the controllers handed down already, or not this caller's to hand:
+	 * a cgroup given to it has memory, pids and cpu and it alone in it
+	 * (a login shell's scope is writable too, and holds the shell) */
+	if (v2_subtree_has_all(dir) || access(dir, W_OK) < 0 || access(procs, W_OK) < 0 ||
+	    file_read_small(dir, "cgroup.controllers", there, sizeof(there)) < 0 ||
+	    !strstr(there, "memory") || !strstr(there, "pids") || !strstr(there, "cpu") ||
+	    file_read_small(dir, "cgroup.procs", in, sizeof(in)) < 0 ||
+	    strncmp(in, pid, strlen(pid)) != 0 || strspn(in + strlen(pid), "\n") != strlen(in + strlen(pid)))
 		return 0;
 	snprintf(leaf, sizeof(leaf), "%s/gateway", dir);
 	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
 		return tg_error_sys(err, errno, "cgroup: a leaf for the gateway, %s", leaf);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	if (file_write_small(leaf, "cgroup.procs", pid) < 0)
 		return tg_error_sys(err, errno, "cgroup: moving the gateway into %s", leaf);
 	if (moved)

@@ -17,46 +17,36 @@
 
 #include "toolgate/error.h"
 
+/* each the pointer of its function's own type, as the headers declare it */
 struct tg_mhd_api {
-	enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
-	struct MHD_Response *(*create_response_from_buffer)(size_t, void *,
-							    enum MHD_ResponseMemoryMode);
-	struct MHD_Response *(*create_response_from_callback)(uint64_t, size_t,
-							      MHD_ContentReaderCallback, void *,
-							      MHD_ContentReaderFreeCallback);
-	void (*destroy_response)(struct MHD_Response *);
-	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *,
-								enum MHD_ConnectionInfoType, ...);
-	int (*get_connection_values)(struct MHD_Connection *, enum MHD_ValueKind,
-				     MHD_KeyValueIterator, void *);
-	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *,
-							enum MHD_DaemonInfoType, ...);
-	enum MHD_Result (*is_feature_supported)(enum MHD_FEATURE);
-	const char *(*lookup_connection_value)(struct MHD_Connection *, enum MHD_ValueKind,
-					       const char *);
-	enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int,
-					  struct MHD_Response *);
-	struct MHD_Daemon *(*start_daemon)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,
-					   MHD_AccessHandlerCallback, void *, ...);
-	void (*stop_daemon)(struct MHD_Daemon *);
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_get_connection_values) *get_connection_values;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_is_feature_supported) *is_feature_supported;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
 
-	void (*pcert_deinit)(gnutls_pcert_st *);
-	int (*pcert_export_x509)(gnutls_pcert_st *, gnutls_x509_crt_t *);
-	int (*pcert_list_import_x509_raw)(gnutls_pcert_st *, unsigned int *, const gnutls_datum_t *,
-					  gnutls_x509_crt_fmt_t, unsigned int);
-	void (*privkey_deinit)(gnutls_privkey_t);
-	int (*privkey_import_x509_raw)(gnutls_privkey_t, const gnutls_datum_t *,
-				       gnutls_x509_crt_fmt_t, const char *, unsigned int);
-	int (*privkey_init)(gnutls_privkey_t *);
-	void (*pubkey_deinit)(gnutls_pubkey_t);
-	int (*pubkey_get_key_id)(gnutls_pubkey_t, unsigned int, unsigned char *, size_t *);
-	int (*pubkey_import_privkey)(gnutls_pubkey_t, gnutls_privkey_t, unsigned int, unsigned int);
-	int (*pubkey_init)(gnutls_pubkey_t *);
-	void *(*session_get_ptr)(gnutls_session_t);
-	const char *(*strerror)(int);
-	void (*x509_crt_deinit)(gnutls_x509_crt_t);
-	time_t (*x509_crt_get_activation_time)(gnutls_x509_crt_t);
-	time_t (*x509_crt_get_expiration_time)(gnutls_x509_crt_t);
+	__typeof__(gnutls_pcert_deinit) *pcert_deinit;
+	__typeof__(gnutls_pcert_export_x509) *pcert_export_x509;
+	__typeof__(gnutls_pcert_list_import_x509_raw) *pcert_list_import_x509_raw;
+	__typeof__(gnutls_privkey_deinit) *privkey_deinit;
+	__typeof__(gnutls_privkey_import_x509_raw) *privkey_import_x509_raw;
+	__typeof__(gnutls_privkey_init) *privkey_init;
+	__typeof__(gnutls_pubkey_deinit) *pubkey_deinit;
+	__typeof__(gnutls_pubkey_get_key_id) *pubkey_get_key_id;
+	__typeof__(gnutls_pubkey_import_privkey) *pubkey_import_privkey;
+	__typeof__(gnutls_pubkey_init) *pubkey_init;
+	__typeof__(gnutls_session_get_ptr) *session_get_ptr;
+	__typeof__(gnutls_strerror) *strerror;
+	__typeof__(gnutls_x509_crt_deinit) *x509_crt_deinit;
+	__typeof__(gnutls_x509_crt_get_activation_time) *x509_crt_get_activation_time;
+	__typeof__(gnutls_x509_crt_get_expiration_time) *x509_crt_get_expiration_time;
 };
 extern struct tg_mhd_api tg_mhd;
 

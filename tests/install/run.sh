@@ -201,7 +201,8 @@ deb=$tmp/deb/toolgate_$(sed -n 's/^#define TOOLGATE_VERSION "\(.*\)"/\1/p' \
 devdeb=${deb/toolgate_/libtoolgate-dev_}
 [ $rc -eq 0 ] && [ -f "$deb" ] && [ -f "$devdeb" ] &&
 	[ "$(dpkg-deb -f "$deb" Package)" = toolgate ] &&
-	[ "$(dpkg-deb -f "$devdeb" Depends)" = "toolgate (= $(dpkg-deb -f "$deb" Version))" ] &&
+	case "$(dpkg-deb -f "$devdeb" Depends)" in "toolgate (= $(dpkg-deb -f "$deb" Version)),"*) ;; *) false ;; esac &&
+	dpkg-deb -I "$deb" prerm >/dev/null && dpkg-deb -I "$deb" triggers | grep -qx 'activate-noawait ldconfig' &&
 	dpkg-deb -I "$deb" conffiles | grep -qx /etc/toolgate/toolgate.conf
 check deb_built $? "rc=$rc $(tail -n 5 "$tmp/deb.out")"
 dpkg-deb -c "$deb" | awk '{ print $6 }' >"$tmp/deb.files"

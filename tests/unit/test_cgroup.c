@@ -264,7 +264,8 @@ static int v1_kill_lines(void)
 /* A gateway that is not root, in a delegated v2 cgroup with no
  * controllers handed down: it moves itself into OWN/gateway (the kernel
  * makes cgroup.procs in a new cgroup; the fake tree has it made); one
- * whose cgroup hands them down already stays. */
+ * whose cgroup hands them down already stays, and so does one that is
+ * not alone in its cgroup or was given no controllers. */
 static int v2_leaf(void)
 {
 	char tmp[] = "/tmp/tg-cg-leaf-XXXXXX", own[1100], leaf[1200], moved[1300], pid[32];
@@ -275,8 +276,20 @@ static int v2_leaf(void)
 	snprintf(own, sizeof(own), "%s/system.slice/toolgate.service", tmp);
 	snprintf(leaf, sizeof(leaf), "%s/gateway", own);
 	CHECK(mkdir(own, 0755) == 0 && mkdir(leaf, 0755) == 0);
-	CHECK(put(own, "cgroup.subtree_control", "\n") == 0 && put(own, "cgroup.procs", "") == 0 &&
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	CHECK(put(own, "cgroup.subtree_control", "\n") == 0 && put(own, "cgroup.procs", pid) == 0 &&
+	      put(own, "cgroup.controllers", "cpuset cpu io memory pids\n") == 0 &&
 	      put(leaf, "cgroup.procs", "") == 0);
+	/* a shell's scope: another process in it, nothing moved */
+	snprintf(moved, sizeof(moved), "1\n%d\n", (int)getpid());
+	CHECK(put(own, "cgroup.procs", moved) == 0);
+	CHECK(cgroup_leaf_at(tmp, "/system.slice/toolgate.service", moved, sizeof(moved), NULL) ==
+	      0 && moved[0] == '\0');
+	/* no controllers given: nothing moved */
+	CHECK(put(own, "cgroup.procs", pid) == 0 && put(own, "cgroup.controllers", "cpu\n") == 0);
+	CHECK(cgroup_leaf_at(tmp, "/system.slice/toolgate.service", moved, sizeof(moved), NULL) ==
+	      0);
+	CHECK(put(own, "cgroup.controllers", "cpuset cpu io memory pids\n") == 0);
 	CHECK(cgroup_leaf_at(tmp, "/system.slice/toolgate.service", moved, sizeof(moved), NULL) ==
 	      1);
 	CHECK(strcmp(moved, leaf) == 0);
