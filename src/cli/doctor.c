@@ -204,7 +204,7 @@ int cmd_doctor(int argc, char **argv)
 	struct tg_sandbox_probe p;
 	struct tg_error err;
 	int strict_ok, standard_ok, json = 0, warm_ok = 0, opt, deployed;
-	char strict_msg[512], standard_msg[512], leaf[4096];
+	char strict_msg[512], standard_msg[512];
 	struct warm_probe w;
 
 	opt = cli_parse("doctor", argc, argv, ":h", options, usage, NULL, cli_set_flag, &json);
@@ -215,10 +215,6 @@ int cmd_doctor(int argc, char **argv)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
-	/* where serve would run its sandboxes from: a delegated cgroup v2's
-	 * leaf, as serve moves itself (docs/SYSTEMD.md) */
-	if (tg_sandbox_cgroup_leaf(leaf, sizeof(leaf), &err) < 0)
-		fprintf(stderr, "toolgate doctor: %s\n", err.msg);
 	tg_sandbox_probe_host(&p);
 	strict_ok = tg_sandbox_tier_check(TG_TIER_STRICT, &p, &err) == 0;
 	snprintf(strict_msg, sizeof(strict_msg), "%s", strict_ok ? "" : err.msg);

@@ -398,6 +398,10 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "toolgate run: %s\n", err.msg);
 		goto out;
 	}
+	/* alone in a cgroup v2 delegated to it (systemd-run -p Delegate=yes),
+	 * out of its way, as serve does (docs/SYSTEMD.md) */
+	if (tg_sandbox_cgroup_leaf(NULL, 0, &err) < 0)
+		fprintf(stderr, "toolgate run: %s\n", err.msg);
 	if (egress_start(&egress, spec, &err) < 0) {
 		fprintf(stderr, "toolgate run: %s\n", err.msg);
 		goto out;

@@ -900,7 +900,8 @@ static int serve_begin(int argc, char **argv, struct serve_args *args, struct se
 	}
 	/* before any thread: a delegated cgroup v2 hands its controllers
 	 * down only once the gateway has left it (docs/SYSTEMD.md); doctor
-	 * moved itself already. Without it the runs say why they cannot. */
+	 * changes no cgroup (it would leave the unit's cgroup unable to take
+	 * the gateway). Without it the runs say why they cannot. */
 	if (check)
 		return -1;
 	if (tg_sandbox_cgroup_leaf(leaf, sizeof(leaf), &err) < 0)
