@@ -231,7 +231,11 @@ static int keep(struct parse *p, const struct config_key *k, const char *section
 	if (config.n == CLI_CONFIG_MAX_VALUES)
 		return snprintf(p->why, sizeof(p->why), "%s:%u: more than %d values", p->file,
 				p->line, CLI_CONFIG_MAX_VALUES), 0;
-	if (k->path && value[0] != '/' && strcmp(value, "-") != 0) { /* -: stderr's */
+	/* -: stderr's, which the audit log alone may be */
+	if (k->path && strcmp(value, "-") == 0 && strcmp(k->key, "audit") != 0)
+		return snprintf(p->why, sizeof(p->why), "%s:%u: %s: '-' names no file (only "
+				"audit takes it, for stderr)", p->file, p->line, k->key), 0;
+	if (k->path && value[0] != '/' && strcmp(value, "-") != 0) {
 		if (asprintf(&val, "%s/%s", config.dir, value) < 0)
 			val = NULL;
 	} else {

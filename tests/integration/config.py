@@ -171,6 +171,8 @@ BAD = [
     ("twice", "state = /a\n\n[serve]\nstate = /b\nstate = /c\n",
      "bad.conf:5: state: given twice in [serve] (first on line 4)"),
     ("not_yes_or_no", "[serve]\nstdio = maybe\n", "bad.conf:2: stdio: 'maybe': want yes or no"),
+    ("dash_not_a_state", "[serve]\nstate = -\n",
+     "bad.conf:2: state: '-' names no file (only audit takes it, for stderr)"),
     ("bad_value", "[serve]\nwarm = lots\n", "(that is %s:2's warm)"),
     ("unknown_section", "# x\n[sevre]\nhttp = 1\n", "bad.conf:2: [sevre]: no such command"),
     ("unknown_empty_section", "state = /a\n[sevre]\n", "bad.conf:2: [sevre]: no such command"),
