@@ -4,7 +4,9 @@
  * give a key set or a reason, never a crash; and a key the set holds is
  * looked up and used for a signature check without harm.
  *
- *   make fuzz && build-fuzz/fuzz_jwks -max_total_time=60 tests/fuzz/seeds/fuzz_jwks
+ *   make fuzz && mkdir -p build-fuzz/corpus/fuzz_jwks &&
+ *   build-fuzz/fuzz_jwks -max_total_time=60 build-fuzz/corpus/fuzz_jwks tests/fuzz/seeds/fuzz_jwks
+ *   (libFuzzer writes what it finds to the first directory: not the seeds)
  */
 #include <stdlib.h>
 #include <string.h>

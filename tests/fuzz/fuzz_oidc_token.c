@@ -7,7 +7,9 @@
  * and what is accepted names a principal of the policy with only scopes
  * it grants.
  *
- *   make fuzz && build-fuzz/fuzz_oidc_token -max_total_time=60 tests/fuzz/seeds/fuzz_oidc_token
+ *   make fuzz && mkdir -p build-fuzz/corpus/fuzz_oidc_token &&
+ *   build-fuzz/fuzz_oidc_token -max_total_time=60 build-fuzz/corpus/fuzz_oidc_token tests/fuzz/seeds/fuzz_oidc_token
+ *   (libFuzzer writes what it finds to the first directory: not the seeds)
  */
 #include <stdio.h>
 #include <stdlib.h>
