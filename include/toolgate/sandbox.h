@@ -170,6 +170,11 @@ TG_API int tg_sandbox_bind_writable(const struct tg_sandbox_spec *spec, const ch
  * o+rx ...)". */
 TG_API int tg_sandbox_bind_readable(const struct tg_sandbox_spec *spec, const char *host,
 				    char *why, size_t len);
+/* The same for running host, a program in a bind or the host's /usr:
+ * "... is not executable by the sandbox's user (uid 65534: chmod o+x
+ * ...)". */
+TG_API int tg_sandbox_bind_executable(const struct tg_sandbox_spec *spec, const char *host,
+				      char *why, size_t len);
 /* Working directory inside; a tmpfs is mounted there unless a bind covers
  * it. The default is /work, a tmpfs. */
 TG_API int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *spec,
@@ -331,6 +336,14 @@ struct tg_sandbox_probe {
 	int clone3_pidfd;
 	char cgroup_detail[256];
 };
+
+/* The PATH a sandbox's command has unless its environment sets one. */
+#define TG_SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
+/* 1 if path, inside a sandbox, is the host's same path, bound read-only
+ * into every sandbox's root (docs/SANDBOX.md, "Root filesystem"): /usr,
+ * the root directories and links into it (/bin, /lib...), and three files
+ * of /etc. The rest of its root is what its spec binds, and tmpfs. */
+TG_API int tg_sandbox_shows_host(const char *path);
 
 /* A caller that is not root, in a cgroup v2 that was delegated to it
  * (systemd's Delegate=yes; docs/SYSTEMD.md, "Delegated cgroups"): the

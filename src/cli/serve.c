@@ -57,7 +57,6 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -818,17 +817,13 @@ static unsigned preflight(struct tg_gate *gate, const struct serve_args *a,
 	return n;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* What stops serve before its deployment could be looked at, given to a
+ * check as its one problem. */
+static void check_refused(struct serve_check *check, const char *where, const char *what,
+			  const char *fix)
 {
-	(void)st, (void)flag, (void)ftw;
-	(void)remove(path); /* what cannot go is left, and the rest goes */
-	return 0;
-}
-
-/* The directory a check made for itself, and what it holds, removed. */
-static void remove_tree(const char *dir)
-{
-	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	check->fn(check->ctx, where, what, fix);
+	check->problems = 1;
 }
 
 /* The state directory a check looks at: the configured one when it
@@ -853,8 +848,7 @@ static int check_state(struct serve_args *a, struct serve_check *check, char *sc
 
 			snprintf(what, sizeof(what), "%s: its parent directory does not exist, so "
 				 "serve cannot make it", a->state);
-			check->fn(check->ctx, "serve: state", what, "make the parent, or fix the path");
-			check->problems = 1;
+			check_refused(check, "serve: state", what, "make the parent, or fix the path");
 			return -1;
 		}
 	}
@@ -878,9 +872,8 @@ static int serve_begin(int argc, char **argv, struct serve_args *args, struct se
 	int rc = serve_parse(argc, argv, args);
 
 	if (rc >= 0 && check) {
-		check->fn(check->ctx, "serve", "serve refuses the options the configuration "
-			  "file gives it (said above)", "fix the configuration file (docs/CONFIG.md)");
-		check->problems = 1;
+		check_refused(check, "serve", "serve refuses the options the configuration file "
+			      "gives it (said above)", "fix the configuration file (docs/CONFIG.md)");
 		return EXIT_DATA;
 	}
 	if (rc >= 0)
@@ -892,9 +885,8 @@ static int serve_begin(int argc, char **argv, struct serve_args *args, struct se
 	/* before anything is written in it: a second gateway writes nothing */
 	if (serve_lock(args->state, args->http != NULL && !check, lock_fd, made) < 0) {
 		if (check) {
-			check->fn(check->ctx, "serve", "the state directory cannot be made (said "
-				  "above)", "fix the configuration's state");
-			check->problems = 1;
+			check_refused(check, "serve", "the state directory cannot be made (said above)",
+				      "fix the configuration's state");
 		}
 		return EXIT_DATA;
 	}
@@ -938,7 +930,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	rc = serve_begin(argc, argv, &args, check, scratch, sizeof(scratch), &lock_fd, &made);
 	if (rc >= 0) {
 		if (scratch[0])
-			remove_tree(scratch);
+			file_remove_tree(scratch);
 		return rc;
 	}
 	rc = EXIT_DATA;
@@ -987,9 +979,8 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {
-			check->fn(check->ctx, "serve", err.msg,
-				  "serve refuses to start so: the message names what to change");
-			check->problems = 1;
+			check_refused(check, "serve", err.msg,
+				      "serve refuses to start so: the message names what to change");
 			rc = 0;
 			goto out;
 		}
@@ -1050,7 +1041,7 @@ out:
 	tg_audit_close(gopts.audit);
 	serve_unlock(args.state, lock_fd, made, rc != 0); /* last: the directory as it will be */
 	if (scratch[0])
-		remove_tree(scratch);
+		file_remove_tree(scratch);
 	return rc;
 }
 

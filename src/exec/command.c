@@ -296,15 +296,12 @@ static int build_spec(const struct tg_contract *k, const struct exec_env *env,
 	    (k->timeout_ms && tg_sandbox_spec_set_timeout(spec, k->timeout_ms, err) < 0))
 		return -1;
 	for (i = 0; i < k->nmounts; i++) {
-		const char *host = k->mounts[i].host;
+		const char *host = path;
 
 		/* relative sources are the catalogue's own files */
-		if (host[0] != '/' && env->dirs->tools_dir) {
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", env->dirs->tools_dir,
-					     host) >= sizeof(path))
-				return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long", host);
-			host = path;
-		}
+		if (exec_mount_host(env->dirs, k->mounts[i].host, path, sizeof(path)) < 0)
+			return tg_error_set(err, TG_ERR_INVALID, "mount %s: path too long",
+					    k->mounts[i].host);
 		/* the catalogue's check, again by what is there now; a dry
 		 * run cannot write, whatever the tool does; an overlay dry run
 		 * writes on a layer that is thrown away */

@@ -319,21 +319,24 @@ fail:
 	return -1;
 }
 
-/* Host path host of a mount (relative: to the catalogue), resolved;
- * malloc'd, or NULL. */
+int exec_mount_host(const struct exec_dirs *d, const char *host, char *out, size_t len)
+{
+	int n = host[0] != '/' && d && d->tools_dir ? snprintf(out, len, "%s/%s", d->tools_dir, host)
+						    : snprintf(out, len, "%s", host);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Host path host of a mount, resolved; malloc'd, or NULL. */
 static char *mount_real(const struct exec_dirs *d, const char *host)
 {
 	char path[PATH_MAX];
 
-	if (host[0] != '/' && d && d->tools_dir) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tools_dir, host) >=
-		    sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		host = path;
-	}
-	return resolve(host);
+	return exec_mount_host(d, host, path, sizeof(path)) < 0 ? NULL : resolve(path);
 }
 
 /* Mount i of command tool k against d, at the catalogue's load: where its

@@ -86,6 +86,11 @@ struct tg_catalog;
 int exec_check_catalog(const struct tg_catalog *catalog, const struct exec_dirs *d,
 		       struct tg_error *err);
 
+/* The host path of a command tool's mount source host into out[len]: a
+ * relative one is the catalogue's (tools_dir/host). 0, or -1 with errno
+ * ENAMETOOLONG. */
+int exec_mount_host(const struct exec_dirs *d, const char *host, char *out, size_t len);
+
 /* A deployment problem (exec_preflight): where (a file and its field),
  * what is wrong, how to fix it. */
 typedef void (*exec_problem_fn)(void *ctx, const char *where, const char *what,

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "util/file.h"
 #include "util/utf8.h"
 
 #define MAX_CHANGES 1000
@@ -442,47 +443,7 @@ size_t exec_overlay_diff_budget(void)
 	return MAX_DIFF_TOTAL;
 }
 
-/* Everything in directory fd (then closed); 0 or -1. */
-static int empty_dir(int fd, int depth)
-{
-	DIR *d = fdopendir(fd);
-	struct dirent *e;
-	int rc = 0;
-
-	if (!d) {
-		close(fd);
-		return -1;
-	}
-	while ((e = readdir(d))) {
-		int sub;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
-			continue;
-		if (errno != EISDIR || depth > MAX_DEPTH * 2) {
-			rc = -1;
-			continue;
-		}
-		/* overlayfs leaves its work directory mode 000 */
-		if (fchmodat(dirfd(d), e->d_name, 0700, 0) < 0 && errno != EPERM) {
-			rc = -1;
-			continue;
-		}
-		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 || empty_dir(sub, depth + 1) < 0 ||
-		    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	return rc;
-}
-
 int exec_overlay_remove(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0 || empty_dir(fd, 0) < 0)
-		return -1;
-	return rmdir(dir);
+	return file_remove_tree(dir);
 }

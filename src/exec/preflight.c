@@ -31,8 +31,6 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/upstream.h"
 
-#define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin" /* the sandbox's default (run.c) */
-
 struct check {
 	const struct exec_dirs *d;
 	int writes;                  /* write tools can run (the gateway has a store) */
@@ -91,14 +89,7 @@ static int under(const char *path, const char *dir, const char **rest)
 	return 1;
 }
 
-/* A mount's host path as the run binds it: relative to the catalogue. */
-static void mount_host(const struct exec_dirs *d, const char *host, char *out, size_t len)
-{
-	if (host[0] != '/' && d->tools_dir)
-		snprintf(out, len, "%s/%s", d->tools_dir, host);
-	else
-		snprintf(out, len, "%s", host);
-}
+#define NO_WORKSPACE_FIX "serve --workspace DIR (or workspace = DIR in the configuration file)"
 
 enum seen { UNSEEN, HOST, SKIP };
 
@@ -108,10 +99,6 @@ enum seen { UNSEEN, HOST, SKIP };
 static enum seen host_of(const struct tg_contract *k, const struct exec_dirs *d,
 			 const char *path, char *out, size_t len, int *mounted)
 {
-	static const char *const sys[] = {
-		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-		"/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime",
-	};
 	static const char *const scratch[] = { "/tmp", "/dev", "/proc", "/state", "/work" };
 	const char *rest, *best = NULL, *best_rest = NULL;
 	char host[4096];
@@ -126,7 +113,8 @@ static enum seen host_of(const struct tg_contract *k, const struct exec_dirs *d,
 			best_len = strlen(k->mounts[i].inside);
 		}
 	if (best) {
-		mount_host(d, best, host, sizeof(host));
+		if (exec_mount_host(d, best, host, sizeof(host)) < 0)
+			return SKIP; /* the catalogue's check says so */
 		snprintf(out, len, "%s%s", host, best_rest);
 		return HOST;
 	}
@@ -136,11 +124,10 @@ static enum seen host_of(const struct tg_contract *k, const struct exec_dirs *d,
 		return HOST;
 	}
 	*mounted = 0;
-	for (i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
-		if (under(path, sys[i], &rest)) {
-			snprintf(out, len, "%s", path);
-			return HOST;
-		}
+	if (tg_sandbox_shows_host(path)) {
+		snprintf(out, len, "%s", path);
+		return HOST;
+	}
 	for (i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
 		if (under(path, scratch[i], &rest))
 			return SKIP;
@@ -160,28 +147,13 @@ static void view_of(const struct tg_contract *k, char *out, size_t len)
 		snprintf(out + n, len - n, ", /workspace");
 }
 
-/* 1 if the sandbox's user may execute st (a root gateway's sandbox runs
- * as the overflow ids, docs/SANDBOX.md, "Identity"; others as themselves). */
-static int user_may_exec(const char *host, const struct stat *st)
-{
-	unsigned id = 65534;
-
-	if (geteuid() != 0)
-		return faccessat(AT_FDCWD, host, X_OK, AT_EACCESS) == 0;
-	if (st->st_uid == id)
-		return (st->st_mode & S_IXUSR) != 0;
-	if (st->st_gid == id)
-		return (st->st_mode & S_IXGRP) != 0;
-	return (st->st_mode & S_IXOTH) != 0;
-}
-
 /* 1 if inside (host on the host) is a program k's sandbox can start: a
  * symbolic link is followed as the sandbox follows it, in its own view,
  * not the host's (/usr/local/bin/x -> /opt/x is not there). */
 static int is_program(const struct tg_contract *k, const struct exec_dirs *d, const char *inside,
 		      const char *host, int depth)
 {
-	char target[2048], next[4200], nhost[4096];
+	char target[2048], next[4200], nhost[4096], why[4200];
 	struct stat st;
 	ssize_t n;
 	int mounted;
@@ -206,7 +178,7 @@ static int is_program(const struct tg_contract *k, const struct exec_dirs *d, co
 			return is_program(k, d, next, nhost, depth + 1);
 		}
 	}
-	return S_ISREG(st.st_mode) && user_may_exec(host, &st);
+	return S_ISREG(st.st_mode) && tg_sandbox_bind_executable(NULL, host, why, sizeof(why)) == 1;
 }
 
 static const char *sandbox_path(const struct tg_contract *k)
@@ -216,7 +188,7 @@ static const char *sandbox_path(const struct tg_contract *k)
 	for (i = 0; k->env && k->env[i]; i++)
 		if (strncmp(k->env[i], "PATH=", 5) == 0)
 			return k->env[i] + 5;
-	return SANDBOX_PATH;
+	return TG_SANDBOX_PATH;
 }
 
 /* argv[0]: a program the sandbox can start. */
@@ -365,7 +337,8 @@ static void check_command(struct check *c, const struct tg_contract *k)
 	check_args(c, k);
 	for (i = 0; i < k->nmounts; i++) {
 		write = k->mounts[i].writable && c->writes;
-		mount_host(c->d, k->mounts[i].host, host, sizeof(host));
+		if (exec_mount_host(c->d, k->mounts[i].host, host, sizeof(host)) < 0)
+			continue; /* the catalogue's check says so */
 		snprintf(field, sizeof(field), "executor.mounts[%zu].host", i);
 		check_dir(c, k, field, k->mounts[i].host, host, write);
 	}
@@ -392,13 +365,13 @@ unsigned exec_preflight(const struct tg_catalog *catalog, const struct exec_dirs
 		if (k->executor == TG_EXEC_COMMAND && k->argv && k->argv[0])
 			check_command(&c, k);
 	}
-	if (c.nunplaced)
-		problem(&c, c.unplaced->file, "executor.workspace",
-			"serve --workspace DIR (or workspace = DIR in the configuration file)",
-			"%s%s%.0zu%s ask%s for the workspace and the gateway has none",
-			c.unplaced->name, c.nunplaced > 1 ? " and " : "", c.nunplaced - 1,
-			c.nunplaced > 2 ? " other tools" : c.nunplaced > 1 ? " other tool" : "",
-			c.nunplaced > 1 ? "" : "s");
+	if (c.nunplaced == 1)
+		problem(&c, c.unplaced->file, "executor.workspace", NO_WORKSPACE_FIX,
+			"%s asks for the workspace and the gateway has none", c.unplaced->name);
+	else if (c.nunplaced > 1)
+		problem(&c, c.unplaced->file, "executor.workspace", NO_WORKSPACE_FIX,
+			"%s and %zu other tool%s ask for the workspace and the gateway has none",
+			c.unplaced->name, c.nunplaced - 1, c.nunplaced > 2 ? "s" : "");
 	for (i = 0; i < c.nseen; i++)
 		free(c.seen[i]);
 	return c.n;

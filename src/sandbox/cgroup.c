@@ -261,20 +261,21 @@ static int own_cgroup(const char *ctrl, char *out, size_t len)
  * cgroup it was delegated, under which its runs go; "" when it did not. */
 static char leaf_parent[SB_PATH_MAX / 2];
 
-static int v2_subtree_has_all(const char *dir)
+/* 1 if the caller is the one process of v2 directory dir. */
+static int alone_in(const char *dir, const char *pid)
 {
-	char buf[256];
+	char in[64];
+	size_t n = strlen(pid);
 
-	if (file_read_small(dir, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
-		return 0;
-	return strstr(buf, "memory") && strstr(buf, "pids") && strstr(buf, "cpu");
+	return file_read_small(dir, "cgroup.procs", in, sizeof(in)) == 0 &&
+	       strncmp(in, pid, n) == 0 && (in[n] == '\0' || strcmp(in + n, "\n") == 0);
 }
 
 int cgroup_leaf_at(const char *root, const char *own, char *moved, size_t len,
 		   struct tg_error *err)
 {
 	char dir[SB_PATH_MAX], leaf[SB_PATH_MAX + 16], procs[SB_PATH_MAX + 16], pid[32];
-	char in[64], there[256];
+	int memory, pids, cpu;
 
 	if (moved && len)
 		moved[0] = '\0';
@@ -285,11 +286,8 @@ int cgroup_leaf_at(const char *root, const char *own, char *moved, size_t len,
 	/* the controllers handed down already, or not this caller's to hand:
 	 * a cgroup given to it has memory, pids and cpu and it alone in it
 	 * (a login shell's scope is writable too, and holds the shell) */
-	if (v2_subtree_has_all(dir) || access(dir, W_OK) < 0 || access(procs, W_OK) < 0 ||
-	    file_read_small(dir, "cgroup.controllers", there, sizeof(there)) < 0 ||
-	    !strstr(there, "memory") || !strstr(there, "pids") || !strstr(there, "cpu") ||
-	    file_read_small(dir, "cgroup.procs", in, sizeof(in)) < 0 ||
-	    strncmp(in, pid, strlen(pid)) != 0 || strspn(in + strlen(pid), "\n") != strlen(in + strlen(pid)))
+	if (cg_v2_has_all(dir) || access(dir, W_OK) < 0 || access(procs, W_OK) < 0 ||
+	    !v2_has_controllers(dir, &memory, &pids, &cpu) || !alone_in(dir, pid))
 		return 0;
 	snprintf(leaf, sizeof(leaf), "%s/gateway", dir);
 	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)

@@ -58,6 +58,9 @@ void cg_counters_close(struct sb_cgroup *cg);
  * root + rel + "/" + name, whose path goes to out (it must not exist). */
 int cg_make_dir(const char *root, const char *rel, const char *name, char *out,
 		size_t len, struct tg_error *err);
+/* 1 if v2 directory dir hands memory, pids and cpu to its children
+ * (its cgroup.subtree_control names them). */
+int cg_v2_has_all(const char *dir);
 /* tg_sandbox_cgroup_leaf on the v2 hierarchy at root, for the caller's
  * cgroup own (relative to it): the unit tests' entry, on a tree of their
  * own. 1 moved (moved[len]: the leaf's path), 0 nothing to do, -1 err. */

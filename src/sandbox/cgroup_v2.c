@@ -11,7 +11,7 @@
 #include "sandbox/cgroup_int.h"
 #include "util/file.h"
 
-static int has_all(const char *dir)
+int cg_v2_has_all(const char *dir)
 {
 	char buf[256];
 
@@ -35,7 +35,7 @@ static int v2_enable(const char *root, const char *rel, struct tg_error *err)
 		char save = *p;
 
 		*p = '\0';
-		if (!has_all(path) &&
+		if (!cg_v2_has_all(path) &&
 		    file_write_small(path, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
 			return tg_error_sys(err, errno, "cgroup: enable controllers in %s", path);
 		*p = save;

@@ -133,12 +133,35 @@ static int workdir_covered(const struct sb_plan *plan)
 	return 0;
 }
 
+/* usrmerge links and their pre-merge directories, as the host has them */
+static const char *const tops[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
+};
+/* the files of /etc a program's start needs */
+static const char *const etc_files[] = {
+	"/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime",
+};
+
+int tg_sandbox_shows_host(const char *path)
+{
+	char top[16];
+	unsigned i;
+
+	if (under(path, "/usr"))
+		return 1;
+	for (i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		snprintf(top, sizeof(top), "/%s", tops[i]);
+		if (under(path, top))
+			return 1;
+	}
+	for (i = 0; i < sizeof(etc_files) / sizeof(etc_files[0]); i++)
+		if (under(path, etc_files[i]))
+			return 1;
+	return 0;
+}
+
 int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 {
-	/* usrmerge links and their pre-merge directories, as the host has them */
-	static const char *const tops[] = {
-		"bin", "sbin", "lib", "lib32", "lib64", "libx32",
-	};
 	char host[64], target[SB_PATH_MAX];
 	struct stat st;
 	unsigned i;
@@ -167,10 +190,9 @@ int rootfs_plan(struct sb_plan *plan, struct tg_error *err)
 				return -1;
 		}
 	}
-	if (plan_sysbind(plan, "/etc/ld.so.cache", "/etc/ld.so.cache", 0, err) < 0 ||
-	    plan_sysbind(plan, "/etc/alternatives", "/etc/alternatives", 0, err) < 0 ||
-	    plan_sysbind(plan, "/etc/localtime", "/etc/localtime", 0, err) < 0)
-		return -1;
+	for (i = 0; i < sizeof(etc_files) / sizeof(etc_files[0]); i++)
+		if (plan_sysbind(plan, etc_files[i], etc_files[i], 0, err) < 0)
+			return -1;
 	plan->workdir_is_bound = workdir_covered(plan);
 	return 0;
 }

@@ -172,7 +172,7 @@ static int plan_env(struct run *r, struct tg_error *err)
 	char *defaults[4];
 	int n = 0, i;
 
-	defaults[0] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	defaults[0] = strdup("PATH=" TG_SANDBOX_PATH);
 	if (asprintf(&defaults[1], "HOME=%s", s->workdir) < 0)
 		defaults[1] = NULL;
 	defaults[2] = strdup("LANG=C.UTF-8");

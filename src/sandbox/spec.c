@@ -436,11 +436,12 @@ void tg_sandbox_spec_host_id(const struct tg_sandbox_spec *s, unsigned *uid, uns
 	*gid = s->host_gid;
 }
 
-/* Whether uid:gid, with no supplementary group, may write (or, !write,
- * read) and, a directory, enter st by its mode bits: the permission check
- * the kernel makes for the sandbox's user of a root caller, who dropped
- * root's groups (docs/SANDBOX.md, "Identity"). ACLs are not read. */
-static int mode_allows(const struct stat *st, unsigned uid, unsigned gid, int write)
+/* Whether uid:gid, with no supplementary group, may do want (R_OK, W_OK
+ * or X_OK) to st by its mode bits, and, a directory, enter it: the
+ * permission check the kernel makes for the sandbox's user of a root
+ * caller, who dropped root's groups (docs/SANDBOX.md, "Identity"). ACLs
+ * are not read. */
+static int mode_allows(const struct stat *st, unsigned uid, unsigned gid, int want)
 {
 	int dir = S_ISDIR(st->st_mode), shift;
 
@@ -450,25 +451,27 @@ static int mode_allows(const struct stat *st, unsigned uid, unsigned gid, int wr
 		shift = 3;
 	else
 		shift = 0;
-	return ((st->st_mode >> shift) & (write ? 2 : 4)) &&
-	       (!dir || ((st->st_mode >> shift) & 1));
+	/* R_OK, W_OK and X_OK are the mode's bits 4, 2 and 1 */
+	return ((st->st_mode >> shift) & want) && (!dir || ((st->st_mode >> shift) & 1));
 }
 
-static int bind_access(const struct tg_sandbox_spec *s, const char *host, int write, char *why,
+static int bind_access(const struct tg_sandbox_spec *s, const char *host, int want, char *why,
 		       size_t len)
 {
+	static const char *const said[] = { [R_OK] = "readable", [W_OK] = "writable",
+					    [X_OK] = "executable" };
 	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
 	struct stat st;
-	int e, ok;
+	int e, ok, dir;
 
 	if (stat(host, &st) < 0) {
 		e = errno;
 		snprintf(why, len, "%s: %s", host, strerror(e));
 		return -1;
 	}
+	dir = S_ISDIR(st.st_mode);
 	/* the caller's own answer first: a read-only filesystem stops root too */
-	ok = faccessat(AT_FDCWD, host, (write ? W_OK : R_OK) | (S_ISDIR(st.st_mode) ? X_OK : 0),
-		       AT_EACCESS) == 0;
+	ok = faccessat(AT_FDCWD, host, want | (dir ? X_OK : 0), AT_EACCESS) == 0;
 	if (!ok && errno == EROFS) {
 		snprintf(why, len, "%s is on a read-only filesystem", host);
 		return 0;
@@ -479,29 +482,35 @@ static int bind_access(const struct tg_sandbox_spec *s, const char *host, int wr
 		 * security module's refusal) they may not either */
 		uid = s ? s->host_uid : SB_OVERFLOW_ID;
 		gid = s ? s->host_gid : SB_OVERFLOW_ID;
-		ok = ok && mode_allows(&st, uid, gid, write);
+		ok = ok && mode_allows(&st, uid, gid, want);
 	}
 	if (ok)
 		return 1;
-	if (write)
+	if (want == W_OK)
 		snprintf(why, len, "%s is not writable by the sandbox's user (uid %u: chown %u:%u %s)",
 			 host, uid, uid, gid, host);
 	else
-		snprintf(why, len, "%s is not readable by the sandbox's user (uid %u: chmod o+r%s %s)",
-			 host, uid, S_ISDIR(st.st_mode) ? "x" : "", host);
+		snprintf(why, len, "%s is not %s by the sandbox's user (uid %u: chmod o+%s %s)",
+			 host, said[want], uid, want == X_OK ? "x" : dir ? "rx" : "r", host);
 	return 0;
 }
 
 int tg_sandbox_bind_writable(const struct tg_sandbox_spec *s, const char *host, char *why,
 			     size_t len)
 {
-	return bind_access(s, host, 1, why, len);
+	return bind_access(s, host, W_OK, why, len);
 }
 
 int tg_sandbox_bind_readable(const struct tg_sandbox_spec *s, const char *host, char *why,
 			     size_t len)
 {
-	return bind_access(s, host, 0, why, len);
+	return bind_access(s, host, R_OK, why, len);
+}
+
+int tg_sandbox_bind_executable(const struct tg_sandbox_spec *s, const char *host, char *why,
+			       size_t len)
+{
+	return bind_access(s, host, X_OK, why, len);
 }
 
 int tg_sandbox_spec_set_workdir(struct tg_sandbox_spec *s, const char *dir,

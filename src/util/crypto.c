@@ -7,8 +7,6 @@
  */
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "util/crypto.h"
 #include "util/dl.h"
@@ -26,14 +24,10 @@ static void load(void)
 		TG_CRYPTO_FUNCS(TG_CRYPTO_SYM)
 #undef TG_CRYPTO_SYM
 	};
-	struct tg_crypto_api api;
-	void *h = dl_open(LIBCRYPTO, failed, sizeof(failed));
+	struct tg_crypto_api api = { 0 };
 
-	memset(&api, 0, sizeof(api));
-	if (!h || dl_fill(h, LIBCRYPTO, syms, sizeof(syms) / sizeof(syms[0]), &api, failed,
-			  sizeof(failed)) < 0)
-		return;
-	tg_crypto = api;
+	if (DL_TABLE(LIBCRYPTO, syms, api, failed))
+		tg_crypto = api;
 }
 
 int tg_crypto_load(const char *what, struct tg_error *err)

@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "util/curl.h"
 #include "util/dl.h"
@@ -39,13 +38,11 @@ static void load(void)
 		SYM("curl_multi_info_read", multi_info_read), SYM("curl_multi_cleanup", multi_cleanup),
 #undef SYM
 	};
-	struct tg_curl_api api;
+	struct tg_curl_api api = { 0 };
 	CURLcode (*global_init)(long);
-	void *h = dl_open(LIBCURL, failed, sizeof(failed));
+	void *h = DL_TABLE(LIBCURL, syms, api, failed);
 
-	memset(&api, 0, sizeof(api));
-	if (!h || dl_fill(h, LIBCURL, syms, sizeof(syms) / sizeof(syms[0]), &api, failed,
-			  sizeof(failed)) < 0)
+	if (!h)
 		return;
 	*(void **)&global_init = dlsym(h, "curl_global_init");
 	if (!global_init || global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -7,28 +7,24 @@
 
 #include "util/dl.h"
 
-void *dl_open(const char *lib, char *why, size_t len)
+void *dl_table(const char *lib, const struct dl_sym *syms, size_t n, void *table, char *why,
+	       size_t len)
 {
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h)
-		snprintf(why, len, "%s", dlerror());
-	return h;
-}
-
-int dl_fill(void *h, const char *lib, const struct dl_sym *syms, size_t n, void *table,
-	    char *why, size_t len)
-{
 	size_t i;
 
+	if (!h) {
+		snprintf(why, len, "%s", dlerror());
+		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		void *f = dlsym(h, syms[i].name);
 
 		if (!f) {
 			snprintf(why, len, "%s has no %s", lib, syms[i].name);
-			return -1;
+			return NULL;
 		}
 		memcpy((char *)table + syms[i].offset, &f, sizeof(f));
 	}
-	return 0;
+	return h;
 }

@@ -13,12 +13,14 @@ struct dl_sym {
 	size_t offset;
 };
 
-/* lib (a soname) opened, RTLD_NOW | RTLD_LOCAL, never closed: its handle,
- * or NULL with why[len] saying why. */
-void *dl_open(const char *lib, char *why, size_t len);
-/* Each of syms[n] looked up in h (lib's) into table: 0; or -1 with why
- * naming the first missing, the table partly filled (not to be used). */
-int dl_fill(void *h, const char *lib, const struct dl_sym *syms, size_t n, void *table,
-	    char *why, size_t len);
+/* lib (a soname) opened, RTLD_NOW | RTLD_LOCAL, never closed, and the
+ * pointers of table at syms[n]'s offsets filled with each looked up in it
+ * (one table may take several libraries' functions): its handle; or NULL
+ * with why[len] saying what failed (the table then partly filled: not to
+ * be used). */
+void *dl_table(const char *lib, const struct dl_sym *syms, size_t n, void *table, char *why,
+	       size_t len);
+#define DL_TABLE(lib, syms, table, why) \
+	dl_table(lib, syms, sizeof(syms) / sizeof((syms)[0]), &(table), why, sizeof(why))
 
 #endif

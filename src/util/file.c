@@ -5,6 +5,7 @@
  * file-system matters the parts share: a private directory, a lock file
  * naming its holder, room to write.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -236,4 +237,52 @@ int file_room(const struct statvfs *vfs, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+#define REMOVE_DEPTH 128 /* directories in directories a removal enters */
+
+/* Everything in directory fd (then closed); 0 or -1. */
+static int empty_dir(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		int sub;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			continue;
+		if (errno != EISDIR || depth > REMOVE_DEPTH) {
+			rc = -1;
+			continue;
+		}
+		/* one that may not be entered (overlayfs leaves its work
+		 * directory mode 000) is made so */
+		if (fchmodat(dirfd(d), e->d_name, 0700, 0) < 0 && errno != EPERM) {
+			rc = -1;
+			continue;
+		}
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || empty_dir(sub, depth + 1) < 0 ||
+		    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int file_remove_tree(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || empty_dir(fd, 0) < 0)
+		return -1;
+	return rmdir(dir);
 }

@@ -61,4 +61,9 @@ struct statvfs;
 #define FILE_ROOM_MIN (1u << 20)
 int file_room(const struct statvfs *vfs, char *why, size_t len);
 
+/* Directory dir and everything in it removed, no symbolic link followed
+ * (a link is removed, not what it names), at most 128 levels deep: 0, or
+ * -1 and errno, what could be removed gone. */
+int file_remove_tree(const char *dir);
+
 #endif

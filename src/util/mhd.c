@@ -7,8 +7,6 @@
  */
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "util/dl.h"
 #include "util/mhd.h"
@@ -38,18 +36,10 @@ static const struct dl_sym mhd_syms[] = {
 
 static void load(void)
 {
-	struct tg_mhd_api api;
-	void *mhd = dl_open(LIBMHD, failed, sizeof(failed));
-	void *gnutls = mhd ? dl_open(LIBGNUTLS, failed, sizeof(failed)) : NULL;
+	struct tg_mhd_api api = { 0 };
 
-	memset(&api, 0, sizeof(api));
-	if (!gnutls ||
-	    dl_fill(mhd, LIBMHD, mhd_syms, sizeof(mhd_syms) / sizeof(mhd_syms[0]), &api, failed,
-		    sizeof(failed)) < 0 ||
-	    dl_fill(gnutls, LIBGNUTLS, gnutls_syms, sizeof(gnutls_syms) / sizeof(gnutls_syms[0]),
-		    &api, failed, sizeof(failed)) < 0)
-		return;
-	tg_mhd = api;
+	if (DL_TABLE(LIBMHD, mhd_syms, api, failed) && DL_TABLE(LIBGNUTLS, gnutls_syms, api, failed))
+		tg_mhd = api;
 }
 
 int tg_mhd_load(const char *what, struct tg_error *err)
