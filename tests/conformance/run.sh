@@ -29,7 +29,7 @@ work=$(mktemp -d)
 "$build/toolgate" serve --catalog "$here/catalog" --http 127.0.0.1:0 --record /dev/null 2>"$work/serve.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do grep -q 'MCP on' "$work/serve.err" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'MCP on' "$work/serve.err" && break; sleep 0.1; done
 url=$(grep -o 'http://[^ ]*/mcp' "$work/serve.err")
 (cd "$work" && timeout 600 "$node22" "$suite" server --url "$url" --suite all \
 	--expected-failures "$here/expected-failures.yml" >"$work/out" 2>&1)

@@ -23,7 +23,7 @@ work=$(mktemp -d)
 	--http 127.0.0.1:0 --record /dev/null 2>"$work/serve.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do grep -q 'MCP on' "$work/serve.err" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'MCP on' "$work/serve.err" && break; sleep 0.1; done
 url=$(grep -o 'http://[^ ]*/mcp' "$work/serve.err")
 examples/make-db.sh
 failed=0

@@ -81,7 +81,7 @@ TOKEN = tok.stdout.strip()
 def serve(*extra, env=ENV):
     err = os.path.join(TMP, "serve.err")
     p = subprocess.Popen([TG, "serve", *extra], stderr=open(err, "w"), text=True, env=env)
-    for _ in range(200):
+    for _ in range(1200):
         text = open(err).read()
         if "MCP on" in text or p.poll() is not None:
             break

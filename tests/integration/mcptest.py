@@ -94,11 +94,15 @@ def start_http(argv, err_path):
     """toolgate serve ARGV --http 127.0.0.1:0, its stderr in err_path (the
     caller looks there for sanitizer reports): (process, port)."""
     p = subprocess.Popen(argv + ["--http", "127.0.0.1:0"], stderr=open(err_path, "w"), text=True)
-    for _ in range(200):
+    # a loaded machine under ASan may take seconds; a gateway that exits
+    # is not waited for
+    for _ in range(1200):
         with open(err_path) as f:
             text = f.read()
         if "MCP on" in text:
             return p, int(text.split("MCP on ")[1].split()[0].split(":")[2].split("/")[0])
+        if p.poll() is not None:
+            break
         time.sleep(0.05)
     p.kill()
     raise SystemExit("the server did not start: " + text)

@@ -18,6 +18,18 @@ check() { if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1" "$3"; fi; }
 
 json() { jq -r "$1" "$tmp/out.json"; }
 
+# up PID: wait until the gateway started in the background says where it
+# listens in $tmp/http.err (a loaded machine under ASan may take seconds),
+# or until it exits
+up() {
+	for _ in $(seq 600); do
+		grep -q 'MCP on' "$tmp/http.err" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # --- exit codes and signals pass through -----------------------------------
 "$TG" run -- sh -c 'exit 42'; rc=$?
 [ $rc -eq 42 ]; check exit_code $? "want 42, got $rc"
@@ -653,7 +665,7 @@ cat >"$tmp/mcp/params.json" <<'JSON'
 JSON
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 PORT=${URL##*:}; PORT=${PORT%/mcp}
 # post BODY [HEADER...]: status in $tmp/code, headers in $tmp/hdr, body in $tmp/body
@@ -832,7 +844,7 @@ kill "$http_pid"; wait "$http_pid" 2>/dev/null
 # answer stream ends without a result
 "$TG" serve --catalog "$repo/examples/catalog" --workspace "$repo/examples/workspace" --http 127.0.0.1:0 --record "$tmp/rec2" 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 post "$INIT"
 SID=$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')
@@ -862,7 +874,7 @@ check http_stop_with_a_call_running $? "rc=$rc after ${ms} ms"
 printf '%s\n' "$(printf %s tok | sha256sum | cut -c1-64) alice" >"$tmp/tokens1"
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens1" --record /dev/null 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 head -c $((3 << 20)) /dev/zero | tr '\0' ' ' >"$tmp/big.body"
 post @"$tmp/big.body"
@@ -878,7 +890,7 @@ printf '# sha256 principal\n%s alice\n%s bob\n' "$(printf %s tok-alice | sha256s
 	"$(printf %s tok-bob | sha256sum | cut -c1-64)" >"$tmp/tokens"
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 --tokens "$tmp/tokens" --record "$tmp/rec" 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 post "$INIT"
 [ "$(code)" = 401 ] && grep -qi '^www-authenticate: Bearer' "$tmp/hdr" &&
@@ -971,7 +983,7 @@ gone=$("$TG" token issue "${P2[@]}" --principal agent-1 --scope 'tool.001:read')
 "$TG" token revoke "${P2[@]}" "$gone" >/dev/null
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P2[@]}" --record "$tmp/rec3" 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 pcall2() { # ID TOOL [HEADER...]
 	local id=$1 n=$2
@@ -1148,7 +1160,7 @@ held3=$(wcall '{"path":"d"}' ',"_meta":{"dev.toolgate/idempotencyKey":"k3"}')
 : >"$tmp/rec6"
 "$TG" serve --catalog "$tmp/mcp" --http 127.0.0.1:0 "${P5[@]}" --record "$tmp/rec6" 2>"$tmp/http.err" &
 http_pid=$!
-for _ in $(seq 50); do grep -q 'MCP on' "$tmp/http.err" && break; sleep 0.1; done
+up "$http_pid"
 URL=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.err")
 wtok=$("$TG" token issue "${P5[@]}" --principal local --scope 'files.*:write')
 for i in $(seq 12); do
@@ -1159,7 +1171,7 @@ for i in $(seq 12); do
 done
 wait $(jobs -p | grep -vx "$http_pid")
 [ "$(grep -c '"outcome":"ok"' "$tmp/rec6")" = 1 ] && ! grep -q '"outcome":"held"' "$tmp/rec6"
-check write_call_retried_at_once_runs_once $? "$(jq -r .outcome "$tmp/rec6" | sort | uniq -c | tr '\n' ' ')"
+check write_call_retried_at_once_runs_once $? "$(jq -r .outcome "$tmp/rec6" | sort | uniq -c | tr '\n' ' ') $(tail -3 "$tmp/http.err")"
 # over HTTP, the key may come as the Idempotency-Key header
 why=
 hcall() { # BODY-META HEADER...
