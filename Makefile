@@ -23,7 +23,7 @@ endif
 
 LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
                src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c \
-               src/obs/*.c src/upstream/*.c)
+               src/obs/*.c src/upstream/*.c src/skills/*.c)
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c $(BUILD)/gen/console_files.c
 CONSOLE   := $(sort $(wildcard console/*.html console/*.js console/*.css console/*.svg))
 CLI_SRC   := $(wildcard src/cli/*.c)

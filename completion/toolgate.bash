@@ -38,6 +38,9 @@ _toolgate_opts()
 	upstream)
 		echo --catalog --state --timeout --as --policy --token --audit --token-file \
 			--public-url ;;
+	skill)
+		echo --secret-key --public-key --password-file --no-password --trust --expires \
+			--reason ;;
 	config) echo --config ;;
 	esac
 }
@@ -54,6 +57,7 @@ _toolgate_verbs()
 	rollback) echo list ;;
 	audit) echo verify tail query ;;
 	upstream) echo list show test pin diff accept ;;
+	skill) echo check manifest keygen sign verify trust ;;
 	config) echo show keys ;;
 	esac
 }
@@ -113,7 +117,7 @@ _toolgate()
 			COMPREPLY=($(compgen -W "--help --version" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "run doctor schema catalog serve token policy approvals
-				rollback audit redact anomalies upstream config help" -- "$cur"))
+				rollback audit redact anomalies upstream skill config help" -- "$cur"))
 		fi
 		return
 	fi
@@ -124,7 +128,8 @@ _toolgate()
 		_toolgate_paths -d
 		return ;;
 	--policy | --tokens | --tls-cert | --tls-key | --audit | --state-key | --token-file | \
-		--ro | --rw | --record | --config)
+		--ro | --rw | --record | --config | --secret-key | --public-key | --password-file | \
+		--trust)
 		_toolgate_paths -f
 		return ;;
 	--tier)
@@ -150,7 +155,7 @@ _toolgate()
 		--tmpfs-size | --host-uid | --allow-host | --http | --public-url | --trust-proxy | \
 		--header-timeout | --principal | --warm | --otlp | --max-runs | \
 		--max-runs-per-principal | --scope | --ttl | --audience | --tool | --reason | \
-		--token | --expect | -n | --kind | --outcome | --since | --until | --as)
+		--token | --expect | -n | --kind | --outcome | --since | --until | --as | --expires)
 		return ;;
 	esac
 
@@ -169,7 +174,8 @@ _toolgate()
 	approvals/show | approvals/approve | approvals/reject | approvals/cancel)
 		[[ -n $state ]] && COMPREPLY=($(compgen -W "$(_toolgate_ids "$state")" -- "$cur"))
 		return ;;
-	catalog/list | catalog/lint | catalog/show)
+	catalog/list | catalog/lint | catalog/show | skill/check | skill/manifest | skill/sign | \
+		skill/verify)
 		_toolgate_paths -d
 		return ;;
 	doctor/ | serve/ | run/ | token/* | upstream/* | rollback/*)

@@ -65,17 +65,18 @@ MAY_INCLUDE = {
     "store": {"util"},
     "obs": {"util"},
     "upstream": {"util", "schema", "sandbox", "obs"},
+    "skills": {"util"},
     "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "upstream"},
     "mcp": {"util", "gate", "catalog", "obs"},
     "cli": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "gate",
-            "mcp", "upstream"},
+            "mcp", "upstream", "skills"},
 }
 PUBLIC_PART = {
     "error.h": "util", "sandbox.h": "sandbox", "egress.h": "sandbox", "schema.h": "schema",
     "catalog.h": "catalog", "contract.h": "catalog", "scan.h": "catalog", "auth.h": "auth",
     "anomaly.h": "auth", "store.h": "store", "audit.h": "obs", "redact.h": "obs",
     "trace.h": "obs", "version.h": "util", "gate.h": "gate", "mcp.h": "mcp",
-    "upstream.h": "upstream",
+    "upstream.h": "upstream", "skill.h": "skills", "sign.h": "skills",
 }
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # rules another program applies with the same allow-list (scripts/tidy.sh)

@@ -32,6 +32,7 @@ int cmd_redact(int argc, char **argv);
 int cmd_anomalies(int argc, char **argv);
 /* toolgate upstream list|show|test|pin|diff (upstream.c). */
 int cmd_upstream(int argc, char **argv);
+int cmd_skill(int argc, char **argv);
 /* toolgate upstream accept (upstream_accept.c): argv[0] is "accept". */
 int cli_upstream_accept(int argc, char **argv);
 

@@ -32,6 +32,7 @@ static void usage(FILE *f)
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
 		"  upstream list|show|test|pin|diff|accept ...  the upstream MCP servers\n"
+		"  skill check|sign|verify|trust ...  Agent Skills, signed with minisign\n"
 		"  config show [COMMAND] | keys     the configuration file's values\n"
 		"\n"
 		"toolgate COMMAND --help says what each takes; every command but run takes\n"
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 		return cmd_anomalies(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upstream") == 0)
 		return cmd_upstream(argc - 1, argv + 1);
+	if (strcmp(argv[1], "skill") == 0)
+		return cmd_skill(argc - 1, argv + 1);
 	if (strcmp(argv[1], "config") == 0)
 		return cmd_config(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {

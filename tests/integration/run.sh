@@ -1555,6 +1555,16 @@ timeout 120 python3 "$repo/tests/integration/upstream_crash.py" "$TG" "$repo" "$
 cat "$tmp/upcrash.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/upcrash.out")))
 grep -q 'upstream_crash_no_sanitizer_reports' "$tmp/upcrash.out"; check upstream_crash_ran_to_the_end $? "$(tail -3 "$tmp/upcrash.out")"
+
+# Agent Skills end to end: keys and signatures interchangeable with Debian's
+# minisign and sha256sum both ways (skipped without minisign), one byte
+# changed anywhere, the trust store's keys added, revoked and expired, each
+# malformed skill refused by `skill check` naming the file and the reason,
+# the command line's mistakes (tests/integration/skills.py)
+timeout 300 python3 "$repo/tests/integration/skills.py" "$TG" "$repo" "$tmp/skills" >"$tmp/skills.out" 2>&1
+cat "$tmp/skills.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/skills.out")))
+grep -q 'skills_no_sanitizer_reports' "$tmp/skills.out"; check skills_ran_to_the_end $? "$(tail -3 "$tmp/skills.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

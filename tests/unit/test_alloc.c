@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "failalloc.h"
@@ -26,6 +27,7 @@
 #include "toolgate/mcp.h"
 #include "toolgate/redact.h"
 #include "toolgate/schema.h"
+#include "toolgate/skill.h"
 #include "toolgate/store.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
@@ -912,6 +914,76 @@ static int gate_calls(void)
 	return 0;
 }
 
+/* A skill read from its folder, its manifest as the text to compare, and
+ * then verified against a store of the key that signed it. */
+static char skill_dir[600];
+static struct tg_trust *skill_trust;
+
+static int skill_case(unsigned long n)
+{
+	struct tg_skill *s = NULL;
+	struct tg_error err;
+	char *all = NULL, who[32];
+	enum tg_verdict v = TG_VERDICT_MALFORMED;
+	int rc;
+
+	failalloc_arm(n);
+	rc = tg_skill_load(skill_dir, &s, &err);
+	if (rc == 0)
+		v = tg_skill_verify(s, skill_trust, 1, who, sizeof(who), &err);
+	failalloc_disarm();
+	if (rc < 0)
+		return failed_cleanly("tg_skill_load", &err);
+	if (v != TG_VERDICT_OK && !failalloc_failed()) {
+		fprintf(stderr, "tg_skill_verify: %s\n", err.msg);
+		rc = -1;
+	} else if (v == TG_VERDICT_OK) {
+		rc = asprintf(&all, "%s %s %s", s->meta.name, s->manifest, who) < 0
+			     ? -1
+			     : same_text("tg_skill_load", &base_text, n, all);
+	}
+	free(all);
+	tg_skill_free(s);
+	return rc;
+}
+
+static int skill(void)
+{
+	struct tg_sign_pub pub;
+	struct tg_sign_sec sec;
+	struct tg_error err;
+	struct tg_skill *s;
+	char path[700], *sig, *line, *b64, text[512];
+
+	CHECK(unit_tmpdir(dir, "alloc-skill") == 0);
+	snprintf(skill_dir, sizeof(skill_dir), "%s/demo", dir);
+	snprintf(path, sizeof(path), "%s/scripts", skill_dir);
+	CHECK(mkdir(skill_dir, 0755) == 0 && mkdir(path, 0755) == 0);
+	CHECK(unit_put(skill_dir, "SKILL.md", "---\nname: demo\ndescription: d\nmetadata:\n"
+					       "  version: '1'\n---\nbody\n", 0644) == 0);
+	CHECK(unit_put(path, "a.sh", "echo a\n", 0755) == 0);
+	CHECK(tg_sign_keygen(&pub, &sec, &err) == 0 && tg_skill_load(skill_dir, &s, &err) == 0);
+	sig = tg_sign_data(&sec, s->manifest, strlen(s->manifest), NULL, &err);
+	CHECK(sig && unit_put(skill_dir, TG_SKILL_MANIFEST, s->manifest, 0644) == 0 &&
+	      unit_put(skill_dir, TG_SKILL_SIGNATURE, sig, 0644) == 0);
+	free(sig);
+	tg_skill_free(s);
+	line = tg_sign_pub_format(&pub);
+	CHECK(line);
+	b64 = strchr(line, '\n') + 1;
+	b64[strcspn(b64, "\n")] = '\0';
+	snprintf(text, sizeof(text), "{\"publishers\":[{\"name\":\"p\",\"key\":\"%s\"}]}", b64);
+	free(line);
+	CHECK(tg_trust_parse(text, strlen(text), "t", &skill_trust, &err) == 0);
+	CHECK(route_allocators() == 0);
+	CHECK(each_failure("tg_skill_load", skill_case) == 0);
+	free(base_text);
+	tg_trust_free(skill_trust);
+	tg_sign_sec_release(&sec);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test alloc_tests[] = {
 	{ "alloc/schema_compile", schema_compile },
 	{ "alloc/schema_validate", schema_validate },
@@ -926,5 +998,6 @@ const struct unit_test alloc_tests[] = {
 	PART_TESTS("store_open", store_open),
 	{ "alloc/store_calls", store_calls },
 	{ "alloc/gate", gate_calls },
+	{ "alloc/skill", skill },
 	UNIT_TESTS_END,
 };

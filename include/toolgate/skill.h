@@ -1,0 +1,189 @@
+/*
+ * toolgate: Agent Skills (docs/SKILLS.md).
+ *
+ * A skill is a folder: SKILL.md (YAML frontmatter, then Markdown), and
+ * optionally scripts/, references/ and assets/, per the Agent Skills
+ * standard. toolgate reads one without running anything: the frontmatter
+ * checked field by field, every file of the folder walked with its size,
+ * kind and SHA-256, each refusal naming the file and the reason. The
+ * files' digests make the skill's manifest (SHA256SUMS, the format of
+ * coreutils' sha256sum, sorted by path), which a publisher signs with
+ * minisign (toolgate/sign.h) and an operator trusts by the publisher's key
+ * (a trust store).
+ */
+#ifndef TOOLGATE_SKILL_H
+#define TOOLGATE_SKILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "toolgate/error.h"
+#include "toolgate/sign.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ceilings (docs/SKILLS.md, "Limits"). */
+#define TG_SKILL_MD_MAX (1u << 20)	   /* SKILL.md */
+#define TG_SKILL_FRONTMATTER_MAX (64u << 10) /* its frontmatter */
+#define TG_SKILL_FILE_MAX (8u << 20)	   /* any other file */
+#define TG_SKILL_BYTES_MAX (64u << 20)	   /* all of a skill's files */
+#define TG_SKILL_FILES_MAX 4096		   /* files in a skill */
+#define TG_SKILL_DEPTH_MAX 16		   /* folders within folders */
+#define TG_SKILL_PATH_MAX 1024		   /* a file's path in the skill */
+#define TG_SKILL_METADATA_MAX 64	   /* entries of metadata */
+
+/* The manifest and its signature, at the top of a skill's folder (not in
+ * the manifest themselves). */
+#define TG_SKILL_MANIFEST "SHA256SUMS"
+#define TG_SKILL_SIGNATURE "SHA256SUMS.minisig"
+
+/* One entry of metadata. */
+struct tg_skill_pair {
+	char *key, *value;
+};
+
+/* What SKILL.md's frontmatter says. */
+struct tg_skill_meta {
+	char name[65];
+	char *description;   /* 1 to 1024 characters */
+	char *license;	     /* NULL when not given */
+	char *compatibility; /* NULL when not given; at most 500 characters */
+	char *allowed_tools; /* NULL when not given; space-separated names */
+	struct tg_skill_pair *metadata; /* in the file's order, n_metadata of them */
+	size_t n_metadata;
+	const char *version; /* metadata's "version", or NULL; points into metadata */
+	size_t body;	     /* SKILL.md's byte offset where the body begins */
+	unsigned body_line;  /* and its line, from 1 */
+};
+
+/* Parse SKILL.md's text[0, len): 0 and OUT *out filled (release it with
+ * tg_skill_meta_release); or -1 and err saying what is wrong and on which
+ * line ("line 3: field 'name' given twice"). Refused: text over
+ * TG_SKILL_MD_MAX, not UTF-8 or with a NUL; no frontmatter between '---'
+ * lines; YAML that is not one mapping; a field not in the standard, given
+ * twice, or not a string (metadata: not a mapping of strings); an
+ * anchor, an alias or a tag; a name or description breaking the
+ * standard's rules. The name's match with its folder is tg_skill_load's
+ * check. */
+TG_API int tg_skill_frontmatter_parse(const char *text, size_t len, struct tg_skill_meta *out,
+				      struct tg_error *err);
+TG_API void tg_skill_meta_release(struct tg_skill_meta *meta);
+
+/* One file of a skill. */
+struct tg_skill_file {
+	char *path; /* relative, '/'-separated, no '.' or '..' component */
+	char *data; /* its bytes as read and hashed, NUL after them */
+	uint64_t size;
+	unsigned char sha256[32];
+	int executable; /* any execute bit set */
+	int link;	/* reached through a symbolic link inside the skill */
+};
+
+struct tg_skill {
+	char *dir; /* as given */
+	struct tg_skill_meta meta;
+	const char *skill_md; /* SKILL.md's text, NUL-terminated (its file's data) */
+	size_t skill_md_len;
+	struct tg_skill_file *files; /* sorted by path (bytes), without the manifest
+				      * and its signature */
+	size_t n_files;
+	uint64_t bytes; /* the files' sizes summed */
+	char *manifest; /* the canonical manifest of files (tg_skill_manifest) */
+	unsigned char digest[32]; /* its SHA-256: the skill's pin */
+};
+
+/* Read the skill in folder dir: 0 and *out (tg_skill_free it); or -1
+ * with err naming the file and the reason. Refused, besides what
+ * tg_skill_frontmatter_parse refuses: no SKILL.md; a name unlike the
+ * folder's; a file over TG_SKILL_FILE_MAX, more than TG_SKILL_FILES_MAX
+ * files or TG_SKILL_BYTES_MAX bytes in all, folders deeper than
+ * TG_SKILL_DEPTH_MAX; a symbolic link leaving the folder, or to a folder;
+ * a device, FIFO or socket; a name that is not UTF-8 or has a control
+ * character or a backslash. Nothing in the folder is run or changed. */
+TG_API int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err);
+TG_API void tg_skill_free(struct tg_skill *skill);
+
+/* One line of a manifest. */
+struct tg_skill_entry {
+	unsigned char sha256[32];
+	char *path;
+};
+
+/* Parse a manifest, text[0, len): 0 with *out (n entries; free with
+ * tg_skill_entries_free); or -1 and err naming the line. A manifest is
+ * canonical or refused: one "HEX  PATH\n" a file (64 lowercase hex
+ * digits, two spaces), sorted by path as bytes, each path once, no
+ * '.' or '..' component, no leading '/', at most TG_SKILL_FILES_MAX
+ * lines, what sha256sum writes and `sha256sum -c` reads. */
+TG_API int tg_skill_manifest_parse(const char *text, size_t len, struct tg_skill_entry **out,
+				   size_t *n, struct tg_error *err);
+TG_API void tg_skill_entries_free(struct tg_skill_entry *entries, size_t n);
+
+/* Compare skill's files with the manifest text[0, len): 0 when they are
+ * the same files with the same digests; else -1 and err naming the first
+ * difference ("scripts/run.sh: changed since the manifest was made",
+ * "notes.md: not in the manifest", "assets/a.png: in the manifest, not in
+ * the folder"). */
+TG_API int tg_skill_manifest_check(const struct tg_skill *skill, const char *text, size_t len,
+				   struct tg_error *err);
+
+/* A trust store: the publishers' keys an operator trusts
+ * (docs/SKILLS.md, "Trust store"). */
+struct tg_trust_key {
+	char *publisher;
+	struct tg_sign_pub key;
+	time_t expires; /* 0: never */
+	time_t revoked; /* 0: not revoked */
+	char *reason;	/* why it was revoked, or NULL */
+};
+struct tg_trust {
+	struct tg_trust_key *keys;
+	size_t n;
+};
+
+/* Read the trust store at path (a JSON file, at most 1 MiB): 0 and *out;
+ * or -1 with err naming the file and the field. A missing file is an
+ * error. */
+TG_API int tg_trust_load(const char *path, struct tg_trust **out, struct tg_error *err);
+TG_API int tg_trust_parse(const char *text, size_t len, const char *origin, struct tg_trust **out,
+			  struct tg_error *err);
+TG_API void tg_trust_free(struct tg_trust *trust);
+/* The trust store as JSON text (malloc'd), or NULL on no memory. */
+TG_API char *tg_trust_format(const struct tg_trust *trust);
+/* A date as the store has them, "YYYY-MM-DD" (midnight UTC) or
+ * "YYYY-MM-DDTHH:MM:SSZ", into OUT *t: 0, or -1 for anything else. */
+TG_API int tg_trust_date(const char *s, time_t *t);
+/* The key whose id is id, or NULL. */
+TG_API const struct tg_trust_key *tg_trust_find(const struct tg_trust *trust,
+						const unsigned char id[TG_SIGN_KEYID_LEN]);
+
+/* Why a signed folder is not trusted. */
+enum tg_verdict {
+	TG_VERDICT_OK = 0,
+	TG_VERDICT_UNSIGNED,  /* no manifest or no signature */
+	TG_VERDICT_UNTRUSTED, /* signed by a key the store lacks, revoked or expired */
+	TG_VERDICT_TAMPERED,  /* a signature that fails, or files unlike the manifest */
+	TG_VERDICT_MALFORMED, /* a manifest or signature that cannot be read */
+};
+/* "ok", "unsigned", "untrusted", "tampered", "malformed": the reason label
+ * of toolgate_blocked_loads_total. */
+TG_API const char *tg_verdict_name(enum tg_verdict verdict);
+
+/* Check the signature of skill: its folder's manifest signed (minisign) by
+ * a key of trust, neither revoked nor expired at now, and its files those
+ * of the manifest. Returns the verdict; err says why when it is not
+ * TG_VERDICT_OK, and publisher[len] names the publisher whose key signed
+ * (when the store has it). */
+TG_API enum tg_verdict tg_skill_verify(const struct tg_skill *skill, const struct tg_trust *trust,
+				       time_t now, char *publisher, size_t len,
+				       struct tg_error *err);
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * What src/cli/skill.c and skill_trust.c share.
+ */
+#ifndef TG_CLI_SKILL_INT_H
+#define TG_CLI_SKILL_INT_H
+
+#include "toolgate/error.h"
+
+/* The exit status for a failure err describes: EXIT_DATA for a file that
+ * could not be read, EXIT_NO for what was read and refused. */
+int cli_skill_status(const struct tg_error *err);
+/* "toolgate WHO: " and the message fmt makes, in its display form (the
+ * text of a skill, a key or a store is from outside), on stderr. */
+void cli_skill_say(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* toolgate skill trust VERB ... (argv[0] "trust"). */
+int cli_skill_trust(int argc, char **argv);
+
+#endif
