@@ -56,7 +56,7 @@ endif
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         install-systemd uninstall-systemd deb \
-        check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit \
+        check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit bench-skills \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
 
@@ -346,6 +346,10 @@ bench-audit: deps
 bench-redact: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/redact.sh $(BUILD)
+
+bench-skills: deps
+	@$(MAKE) -s --no-print-directory all
+	@python3 bench/skills/compare.py $(BUILD)
 
 bench-upstream: deps
 	@$(MAKE) -s --no-print-directory all

@@ -40,7 +40,7 @@ _toolgate_opts()
 			--public-url ;;
 	skill)
 		echo --secret-key --public-key --password-file --no-password --trust --expires \
-			--reason ;;
+			--reason --sarif --threshold --rules --json ;;
 	config) echo --config ;;
 	esac
 }
@@ -57,7 +57,7 @@ _toolgate_verbs()
 	rollback) echo list ;;
 	audit) echo verify tail query ;;
 	upstream) echo list show test pin diff accept ;;
-	skill) echo check manifest keygen sign verify trust ;;
+	skill) echo check manifest keygen sign verify scan rules trust ;;
 	config) echo show keys ;;
 	esac
 }
@@ -147,6 +147,9 @@ _toolgate()
 	--log-level)
 		COMPREPLY=($(compgen -W "error warning info debug" -- "$cur"))
 		return ;;
+	--threshold)
+		COMPREPLY=($(compgen -W "low medium high critical" -- "$cur"))
+		return ;;
 	--status)
 		COMPREPLY=($(compgen -W "pending approved rejected expired cancelled executed
 			failed compensated all" -- "$cur"))
@@ -175,7 +178,7 @@ _toolgate()
 		[[ -n $state ]] && COMPREPLY=($(compgen -W "$(_toolgate_ids "$state")" -- "$cur"))
 		return ;;
 	catalog/list | catalog/lint | catalog/show | skill/check | skill/manifest | skill/sign | \
-		skill/verify)
+		skill/verify | skill/scan)
 		_toolgate_paths -d
 		return ;;
 	doctor/ | serve/ | run/ | token/* | upstream/* | rollback/*)

@@ -65,7 +65,7 @@ MAY_INCLUDE = {
     "store": {"util"},
     "obs": {"util"},
     "upstream": {"util", "schema", "sandbox", "obs"},
-    "skills": {"util"},
+    "skills": {"util", "obs"},
     "gate": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "upstream"},
     "mcp": {"util", "gate", "catalog", "obs"},
     "cli": {"util", "sandbox", "schema", "catalog", "auth", "exec", "store", "obs", "gate",

@@ -132,6 +132,12 @@ TG_API int tg_sign_verify(const struct tg_sign_pub *pub, const void *data, size_
 TG_API int tg_sign_sig_keyid(const char *sig, size_t sig_len,
 			     unsigned char id[TG_SIGN_KEYID_LEN], struct tg_error *err);
 
+/* 1 when the .minisig text is prehashed ("ED", what minisign 0.11 writes),
+ * 0 when legacy ("Ed", `minisign -S -l`), -1 when it cannot be read. A
+ * legacy signature signs the data itself and leaves its algorithm bytes
+ * unsigned: a caller that knows what it verifies may take only "ED". */
+TG_API int tg_sign_sig_prehashed(const char *sig, size_t sig_len);
+
 #ifdef __cplusplus
 }
 #endif

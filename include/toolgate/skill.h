@@ -93,6 +93,10 @@ struct tg_skill {
 	uint64_t bytes; /* the files' sizes summed */
 	char *manifest; /* the canonical manifest of files (tg_skill_manifest) */
 	unsigned char digest[32]; /* its SHA-256: the skill's pin */
+	/* the folder walked (fstat of the descriptor opened on dir): what
+	 * writes into it later (sign) and reads of its manifest check they
+	 * reach, so that dir swapped for a link since is refused */
+	uint64_t dev, ino;
 };
 
 /* Read the skill in folder dir: 0 and *out (tg_skill_free it); or -1
@@ -105,6 +109,13 @@ struct tg_skill {
  * character or a backslash. Nothing in the folder is run or changed. */
 TG_API int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err);
 TG_API void tg_skill_free(struct tg_skill *skill);
+
+/* skill's folder opened again (O_DIRECTORY, close-on-exec): its
+ * descriptor, which the caller closes; or -1 and err, also when dir now
+ * names another folder than the one tg_skill_load walked (swapped for a
+ * link, renamed): what is written or read there by name goes into the
+ * folder that was read, never one a link points to. */
+TG_API int tg_skill_dir_open(const struct tg_skill *skill, struct tg_error *err);
 
 /* One line of a manifest. */
 struct tg_skill_entry {
@@ -176,11 +187,86 @@ TG_API const char *tg_verdict_name(enum tg_verdict verdict);
  * a key of trust, neither revoked nor expired at now, and its files those
  * of the manifest. Returns the verdict; err says why when it is not
  * TG_VERDICT_OK, and publisher[len] names the publisher whose key signed
- * (when the store has it). */
+ * (only with TG_VERDICT_OK: before its signature verifies, a key id is
+ * anyone's claim; "" otherwise). */
 TG_API enum tg_verdict tg_skill_verify(const struct tg_skill *skill, const struct tg_trust *trust,
 				       time_t now, char *publisher, size_t len,
 				       struct tg_error *err);
 
+/* How bad a finding is. */
+enum tg_severity {
+	TG_SEVERITY_LOW = 1,
+	TG_SEVERITY_MEDIUM,
+	TG_SEVERITY_HIGH,
+	TG_SEVERITY_CRITICAL,
+};
+/* "low", "medium", "high", "critical". */
+TG_API const char *tg_severity_name(enum tg_severity severity);
+/* The severity s names into OUT *out: 0, or -1. */
+TG_API int tg_severity_parse(const char *s, enum tg_severity *out);
+
+/* The scanner's rules (docs/SKILLS.md, "Scanning"): the built-in ones and
+ * those of an operator's file, compiled. */
+struct tg_skill_rules;
+
+/* The built-in rules, then path's (a JSON file; NULL: none), which may add
+ * rules and replace or turn off built-in ones by id: 0 and OUT *out; or -1
+ * with err naming the file, the rule and the field (a pattern that does
+ * not compile: where and why). */
+TG_API int tg_skill_rules_new(const char *path, struct tg_skill_rules **out,
+			      struct tg_error *err);
+TG_API void tg_skill_rules_free(struct tg_skill_rules *rules);
+/* The rules, as SARIF's reportingDescriptor objects would name them: the
+ * count, and rule i's id, family, default severity and description. */
+TG_API size_t tg_skill_rules_count(const struct tg_skill_rules *rules);
+TG_API void tg_skill_rules_get(const struct tg_skill_rules *rules, size_t i, const char **id,
+			       const char **family, enum tg_severity *severity,
+			       const char **description);
+
+/* The rules as JSON, the operator's file's format (every field, the
+ * built-in rules' patterns among them; a code rule without one), malloc'd;
+ * NULL when out of memory. */
+TG_API char *tg_skill_rules_json(const struct tg_skill_rules *rules);
+
+/* One finding. Its strings point into the rules and the skill scanned:
+ * valid while both are. */
+struct tg_skill_finding {
+	const char *rule;    /* "remote-code/pipe-to-shell" */
+	const char *family;  /* "remote-code" */
+	enum tg_severity severity;
+	const char *message; /* the rule's description */
+	char note[96];	     /* "" or more about it: a count, a package's name, why its
+			      * severity is not the rule's (text from the skill, unescaped) */
+	const char *path;    /* the file in the skill */
+	unsigned line, column; /* from 1; the column in characters (code points) */
+	char excerpt[128];   /* its line in display form (util/hidden.h: every hidden
+			      * character escaped, a backslash doubled); never a secret */
+};
+
+#define TG_SKILL_FINDINGS_MAX 1000 /* kept of a scan; more are counted */
+
+struct tg_skill_report {
+	struct tg_skill_finding *findings; /* by file, then line; at most _MAX */
+	size_t n;
+	size_t total;		 /* found, counting those not kept */
+	enum tg_severity worst;	 /* 0 when nothing was found */
+	size_t files_scanned;	 /* text files read; binary ones are not */
+};
+
+/* Scan skill's files with rules, running nothing: OUT *out (release it
+ * with tg_skill_report_release, also after a failure). -1 and err only
+ * when memory runs out. */
+TG_API int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rules *rules,
+			 struct tg_skill_report *out, struct tg_error *err);
+TG_API void tg_skill_report_release(struct tg_skill_report *report);
+
+/* The report as SARIF 2.1.0 (JSON text, malloc'd; NULL when out of
+ * memory): one run of the tool "toolgate", its rules, a result a finding,
+ * each located in the skill's folder (uriBaseId SKILL, dir's absolute
+ * path). n reports of n skills, as one run. */
+TG_API char *tg_skill_sarif(const struct tg_skill *const *skills,
+			    const struct tg_skill_report *reports, size_t n,
+			    const struct tg_skill_rules *rules);
 
 #ifdef __cplusplus
 }

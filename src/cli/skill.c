@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,13 @@ static void usage(FILE *f)
 		"                             (--password-file FILE | --no-password)\n"
 		"       toolgate skill sign DIR --secret-key FILE [--password-file FILE]\n"
 		"       toolgate skill verify DIR... (--trust FILE | --public-key FILE)\n"
+		"       toolgate skill scan DIR... [--sarif] [--threshold SEVERITY] [--rules FILE]\n"
+		"       toolgate skill rules [--rules FILE] [--json]\n"
 		"       toolgate skill trust list|add|revoke --trust FILE ...\n"
 		"\n"
 		"Keys and signatures are minisign's (docs/SKILLS.md). Exit status: 0; 1 a\n"
-		"skill malformed, unsigned, untrusted or tampered; 2 usage; 3 a folder, key\n"
+		"skill malformed, unsigned, untrusted or tampered, or a finding at or above\n"
+		"the threshold (scan); 2 usage; 3 a folder, key, rules file\n"
 		"or store missing, unreadable or malformed, or a key's wrong password\n"
 		"(docs/CLI.md).\n");
 }
@@ -71,7 +75,7 @@ int cli_skill_status(const struct tg_error *err)
  * buffer the caller wipes (cli_secret_free). */
 static char *read_password(const char *who, const char *path)
 {
-	size_t len;
+	size_t len, k;
 	char *text = file_read_all(path, PASSWORD_MAX, 1, &len);
 
 	if (!text) {
@@ -79,7 +83,11 @@ static char *read_password(const char *who, const char *path)
 			errno == EFBIG ? "over 1024 bytes" : strerror(errno));
 		return NULL;
 	}
-	text[strcspn(text, "\r\n")] = '\0';
+	/* only the first line is the password: the rest of the file (pass(1)
+	 * keeps other secrets there) is wiped now, as secret_free wipes only
+	 * up to the first NUL */
+	k = strcspn(text, "\r\n");
+	sodium_memzero(text + k, len - k);
 	if (!text[0]) {
 		fprintf(stderr, "toolgate %s: --password-file %s: empty\n", who, path);
 		free(text);
@@ -118,20 +126,35 @@ static int write_new(const char *who, const char *path, const char *text, mode_t
 	return 0;
 }
 
-/* text written to dir/name in place of what is there: a new file
- * renamed over it, so a reader sees the old or the new, never half. */
-static int write_over(const char *who, const char *dir, const char *name, const char *text)
+/* text written to name in the folder open at dfd (dir in messages) in
+ * place of what is there: a new file renamed over it, so a reader sees the
+ * old or the new, never half. Both names are resolved beneath dfd, the
+ * folder that was read: dir's path is not looked up again, so a folder
+ * swapped for a link meanwhile cannot send the files elsewhere. */
+static int write_over(const char *who, int dfd, const char *dir, const char *name,
+		      const char *text)
 {
-	char tmp[4096], path[4096];
+	char tmp[64];
+	size_t len = strlen(text);
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
-	unlink(tmp);
-	if (write_new(who, tmp, text, 0644) < 0)
+	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "toolgate %s: %s/%s: %s\n", who, dir, tmp, strerror(errno));
 		return -1;
-	if (rename(tmp, path) < 0) {
-		fprintf(stderr, "toolgate %s: %s: %s\n", who, path, strerror(errno));
-		unlink(tmp);
+	}
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0) {
+		fprintf(stderr, "toolgate %s: %s/%s: %s\n", who, dir, tmp, strerror(errno));
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return -1;
+	}
+	close(fd);
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		fprintf(stderr, "toolgate %s: %s/%s: %s\n", who, dir, name, strerror(errno));
+		unlinkat(dfd, tmp, 0);
 		return -1;
 	}
 	return 0;
@@ -270,7 +293,8 @@ static int read_secret(const char *path, const char *password_file, struct tg_si
 		return EXIT_DATA;
 	}
 	if (password_file && !(password = read_password("skill sign", password_file))) {
-		secret_free(text);
+		sodium_memzero(text, len);
+		free(text);
 		return EXIT_DATA;
 	}
 	rc = tg_sign_sec_parse(text, len, password, sec, &err);
@@ -291,7 +315,7 @@ static int cmd_sign(const char *dir, const struct key_opts *o)
 	struct tg_error err;
 	struct tg_skill *s;
 	char comment[512], hex[17], what[512], version[80], *sig = NULL;
-	int rc = 0;
+	int rc = 0, dfd = -1;
 
 	if (!o->secret) {
 		fprintf(stderr, "toolgate skill sign: takes --secret-key FILE\n");
@@ -308,13 +332,26 @@ static int cmd_sign(const char *dir, const struct key_opts *o)
 	 * comment is one line of UTF-8) */
 	version[0] = '\0';
 	if (s->meta.version) {
-		size_t n = utf8_cut(s->meta.version, strlen(s->meta.version), 64);
+		const unsigned char *v = (const unsigned char *)s->meta.version;
+		size_t n = utf8_cut(s->meta.version, strlen(s->meta.version), 64), at = 0, k;
+		uint32_t cp;
 
-		memcpy(version, s->meta.version, n);
-		version[n] = '\0';
-		for (char *c = version; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
+		/* C0, DEL and C1 (U+0080-U+009F), which tg_sign_data refuses in a
+		 * trusted comment: each a '?' */
+		for (size_t i = 0; i < n; i += k) {
+			k = utf8_char(v + i, n - i, &cp);
+			if (!k) { /* YAML gave UTF-8: never */
+				k = 1;
+				cp = 0;
+			}
+			if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+				version[at++] = '?';
+			} else {
+				memcpy(version + at, v + i, k);
+				at += k;
+			}
+		}
+		version[at] = '\0';
 	}
 	snprintf(comment, sizeof(comment), "timestamp:%lld\tfile:%s\tskill:%s\tversion:%s",
 		 (long long)time(NULL), TG_SKILL_MANIFEST, s->meta.name, version);
@@ -325,8 +362,13 @@ static int cmd_sign(const char *dir, const struct key_opts *o)
 		goto out;
 	}
 	rc = EXIT_DATA;
-	if (write_over("skill sign", dir, TG_SKILL_MANIFEST, s->manifest) < 0 ||
-	    write_over("skill sign", dir, TG_SKILL_SIGNATURE, sig) < 0)
+	dfd = tg_skill_dir_open(s, &err);
+	if (dfd < 0) {
+		cli_say(stderr, "skill sign", err.msg);
+		goto out;
+	}
+	if (write_over("skill sign", dfd, dir, TG_SKILL_MANIFEST, s->manifest) < 0 ||
+	    write_over("skill sign", dfd, dir, TG_SKILL_SIGNATURE, sig) < 0)
 		goto out;
 	tg_sign_sec_pub(&sec, &pub);
 	tg_sign_keyid_hex(pub.id, hex);
@@ -334,6 +376,8 @@ static int cmd_sign(const char *dir, const struct key_opts *o)
 	printf("%s: signed by key %s: %s\n", dir, hex, what);
 	rc = 0;
 out:
+	if (dfd >= 0)
+		close(dfd);
 	tg_sign_sec_release(&sec);
 	free(sig);
 	tg_skill_free(s);
@@ -476,12 +520,14 @@ int cmd_skill(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "trust") == 0)
 		return cli_skill_trust(argc - 1, argv + 1);
+	if (strcmp(argv[1], "scan") == 0 || strcmp(argv[1], "rules") == 0)
+		return cli_skill_scan(argc - 1, argv + 1);
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		if (strcmp(argv[1], verbs[v]) == 0)
 			break;
 	if (v == sizeof(verbs) / sizeof(verbs[0])) {
 		fprintf(stderr, "toolgate skill: unknown command '%s' (check, manifest, keygen, "
-				"sign, verify or trust)\n",
+				"sign, verify, scan, rules or trust)\n",
 			argv[1]);
 		return EXIT_USAGE;
 	}

@@ -12,6 +12,8 @@ int cli_skill_status(const struct tg_error *err);
 /* "toolgate WHO: " and the message fmt makes, in its display form (the
  * text of a skill, a key or a store is from outside), on stderr. */
 void cli_skill_say(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* toolgate skill scan|rules ... (argv[0] the verb). */
+int cli_skill_scan(int argc, char **argv);
 /* toolgate skill trust VERB ... (argv[0] "trust"). */
 int cli_skill_trust(int argc, char **argv);
 

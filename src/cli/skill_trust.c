@@ -40,6 +40,8 @@ struct trust_opts {
 static int save(const char *path, const struct tg_trust *t)
 {
 	char *text = tg_trust_format(t), tmp[4096];
+	struct tg_trust *back = NULL;
+	struct tg_error err;
 	size_t len;
 	int fd;
 
@@ -48,8 +50,17 @@ static int save(const char *path, const struct tg_trust *t)
 		return EXIT_DATA;
 	}
 	len = strlen(text);
+	/* never write a store the next command refuses (a name over 128
+	 * bytes, a reason over 512): every verify would fail on it */
+	if (tg_trust_parse(text, len, path, &back, &err) < 0) {
+		cli_say(stderr, "skill trust", err.msg);
+		free(text);
+		return EXIT_USAGE;
+	}
+	tg_trust_free(back);
 	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
 	    fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
 		fprintf(stderr, "toolgate skill trust: %s: %s\n", path, strerror(errno));

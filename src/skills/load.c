@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "toolgate/skill.h"
+#include "skills/skill_int.h"
 #include "util/utf8.h"
 
 struct walk {
@@ -32,15 +33,16 @@ struct walk {
 	int root;
 	struct tg_skill *s;
 	size_t cap;
+	size_t folders; /* walked: counted against the files' ceiling too */
 	struct tg_error *err;
 };
 
-static int open_beneath(int root, const char *path)
+static int open_beneath(int root, const char *path, int flags)
 {
 	struct open_how how;
 
 	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	how.flags = (uint64_t)flags | O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
 	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
 }
@@ -59,11 +61,14 @@ static const char *kind(mode_t mode)
 }
 
 /* A name the manifest can hold and a person can read: UTF-8, no control
- * character, no backslash (sha256sum would escape it). */
+ * character (C0, DEL or C1), bidi control or line separator, no backslash
+ * (sha256sum would escape it). The manifest is printed (`skill manifest`,
+ * `sha256sum -c`): U+009B is a terminal's CSI as ESC [ is, and U+202E
+ * shows "exe.txt" for "txt.exe". */
 static int name_ok(struct walk *w, const char *path, const char *name)
 {
 	size_t len = strlen(name), at = 0;
-	int bad = !utf8_valid(name, len);
+	int bad = !utf8_valid(name, len) || skill_name_hidden(name, len);
 	char shown[256];
 
 	for (size_t i = 0; i < len && !bad; i++) {
@@ -82,7 +87,7 @@ static int name_ok(struct walk *w, const char *path, const char *name)
 	shown[at] = '\0';
 	return tg_error_set(w->err, TG_ERR_INVALID,
 			    "%s/%s%s%s: a name that is not UTF-8, or has a control character or a "
-			    "backslash (each such byte shown as '?')",
+			    "backslash (C1 and bidi controls count; each such byte shown as '?')",
 			    w->dir, path, *path ? "/" : "", shown);
 }
 
@@ -215,18 +220,21 @@ out:
 	return rc;
 }
 
-/* A link at path in the skill: followed beneath the skill's folder. */
+/* A link at path in the skill: followed beneath the skill's folder. What
+ * it names is looked at (O_PATH) before it is opened for reading: opening
+ * a device runs its driver (a tape rewinds, a watchdog starts), so only a
+ * regular file is opened, and it must be the one looked at. */
 static int add_link(struct walk *w, int dfd, const char *name, const char *path)
 {
-	char target[PATH_MAX];
+	char target[PATH_MAX], proc[40];
 	ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
-	struct stat st;
-	int fd;
+	struct stat st, again;
+	int fd, rfd;
 
 	if (n < 0)
 		return tg_error_sys(w->err, errno, "%s/%s", w->dir, path);
 	target[n] = '\0';
-	fd = open_beneath(w->root, path);
+	fd = open_beneath(w->root, path, O_PATH);
 	if (fd < 0 && errno == EXDEV)
 		return tg_error_set(w->err, TG_ERR_INVALID,
 				    "%s/%s: a link leaving the skill's folder, or absolute (to %s): "
@@ -244,13 +252,31 @@ static int add_link(struct walk *w, int dfd, const char *name, const char *path)
 		close(fd);
 		return tg_error_sys(w->err, errno, "%s/%s", w->dir, path);
 	}
-	if (S_ISDIR(st.st_mode)) {
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return tg_error_set(w->err, TG_ERR_INVALID,
-				    "%s/%s: a link to a folder (%s): only a file may be linked",
-				    w->dir, path, target);
+		if (S_ISDIR(st.st_mode))
+			return tg_error_set(w->err, TG_ERR_INVALID,
+					    "%s/%s: a link to a folder (%s): only a file may be "
+					    "linked", w->dir, path, target);
+		return tg_error_set(w->err, TG_ERR_INVALID, "%s/%s: a link to %s (%s)", w->dir,
+				    path, kind(st.st_mode), target);
 	}
-	return add_file(w, path, fd, &st, 1, 0);
+	/* the very file looked at, opened again through its descriptor; without
+	 * /proc, by its path again, and refused below if it is another */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0 && errno == ENOENT)
+		rfd = open_beneath(w->root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	close(fd);
+	fd = rfd;
+	if (fd < 0)
+		return tg_error_sys(w->err, errno, "%s/%s (a link to %s)", w->dir, path, target);
+	if (fstat(fd, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
+		close(fd);
+		return tg_error_set(w->err, TG_ERR_INVALID, "%s/%s: changed while read (a link "
+				    "to %s)", w->dir, path, target);
+	}
+	return add_file(w, path, fd, &again, 1, 0);
 }
 
 static int walk_dir(struct walk *w, int dfd, const char *prefix, unsigned depth);
@@ -288,6 +314,9 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, const char *n
 			return tg_error_set(w->err, TG_ERR_LIMIT,
 					    "%s/%s: folders more than %d deep", w->dir, path,
 					    TG_SKILL_DEPTH_MAX);
+		if (++w->folders > TG_SKILL_FILES_MAX)
+			return tg_error_set(w->err, TG_ERR_LIMIT, "%s: more than %d folders",
+					    w->dir, TG_SKILL_FILES_MAX);
 		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return tg_error_sys(w->err, errno, "%s/%s", w->dir, path);
@@ -387,6 +416,7 @@ int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
 {
 	struct tg_skill *s = calloc(1, sizeof(*s));
 	struct walk w = { .dir = dir, .s = s, .err = err };
+	struct stat st;
 	int rc = -1;
 
 	*out = NULL;
@@ -400,10 +430,12 @@ int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
 		goto out;
 	}
 	w.root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w.root < 0) {
+	if (w.root < 0 || fstat(w.root, &st) < 0) {
 		tg_error_sys(err, errno, "%s", dir);
 		goto out;
 	}
+	s->dev = (uint64_t)st.st_dev;
+	s->ino = (uint64_t)st.st_ino;
 	if (walk_dir(&w, w.root, "", 0) < 0)
 		goto out;
 	if (!s->skill_md) {
@@ -428,6 +460,29 @@ out:
 		close(w.root);
 	tg_skill_free(s);
 	return rc;
+}
+
+int tg_skill_dir_open(const struct tg_skill *skill, struct tg_error *err)
+{
+	struct stat st;
+	int fd = open(skill->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return tg_error_sys(err, errno, "%s", skill->dir);
+	if (fstat(fd, &st) < 0) {
+		tg_error_sys(err, errno, "%s", skill->dir);
+		close(fd);
+		return -1;
+	}
+	/* the operator named dir; an attacker who may write its parent can make
+	 * it a link to another folder once it was read */
+	if ((uint64_t)st.st_dev != skill->dev || (uint64_t)st.st_ino != skill->ino) {
+		close(fd);
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "%s: no longer the folder that was read (replaced or moved "
+				    "since)", skill->dir);
+	}
+	return fd;
 }
 
 void tg_skill_free(struct tg_skill *skill)

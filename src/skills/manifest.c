@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "toolgate/skill.h"
+#include "skills/skill_int.h"
+#include "util/hidden.h"
 #include "util/utf8.h"
 
 #define MANIFEST_MAX ((size_t)TG_SKILL_FILES_MAX * (64 + 2 + TG_SKILL_PATH_MAX + 1))
@@ -27,8 +29,21 @@ void tg_skill_entries_free(struct tg_skill_entry *entries, size_t n)
 	free(entries);
 }
 
+int skill_name_hidden(const char *s, size_t len)
+{
+	struct hidden_scan h;
+	struct hidden c;
+
+	hidden_scan_init(&h, s, len);
+	while (hidden_scan_next(&h, &c))
+		if ((c.kind == HIDDEN_CONTROL && c.cp >= 0x80) || c.kind == HIDDEN_BIDI ||
+		    c.kind == HIDDEN_SEPARATOR)
+			return 1;
+	return 0;
+}
+
 /* A path as the skill's walk makes them: relative, no empty, '.' or '..'
- * component, UTF-8, no control character or backslash. */
+ * component, UTF-8, no control character, bidi control or backslash. */
 static const char *path_wrong(const char *p, size_t len)
 {
 	size_t at = 0;
@@ -44,6 +59,8 @@ static const char *path_wrong(const char *p, size_t len)
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\')
 			return "a control character or backslash in a path";
+	if (skill_name_hidden(p, len))
+		return "a C1 control, bidi control or line separator in a path";
 	while (at <= len) {
 		const char *slash = memchr(p + at, '/', len - at);
 		size_t n = slash ? (size_t)(slash - (p + at)) : len - at;

@@ -570,6 +570,15 @@ int tg_sign_sig_keyid(const char *sig, size_t sig_len, unsigned char id[TG_SIGN_
 	return 0;
 }
 
+int tg_sign_sig_prehashed(const char *sig, size_t sig_len)
+{
+	struct sig_text st;
+
+	if (sig_read(sig, sig_len, &st, NULL) < 0)
+		return -1;
+	return st.s.alg[1] == 'D';
+}
+
 int tg_sign_verify(const struct tg_sign_pub *pub, const void *data, size_t len, const char *sig,
 		   size_t sig_len, char *trusted, size_t trusted_len, struct tg_error *err)
 {

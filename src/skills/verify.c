@@ -21,29 +21,34 @@
 
 #define MANIFEST_READ_MAX ((size_t)TG_SKILL_FILES_MAX * (64 + 2 + TG_SKILL_PATH_MAX + 1))
 
-/* dir/name's text, at most max bytes, into *text: 0; 1 when there is no
- * such file; -1 and err. Never through a link: the manifest and its
- * signature are the folder's own, as its other files are. */
-static int read_part(const char *dir, const char *name, size_t max, char **text, size_t *len,
-		     struct tg_error *err)
+/* name's text in the folder open at dfd (dir in messages), at most max
+ * bytes, into *text: 0; 1 when there is no such file; -1 and err. Never
+ * through a link: the manifest and its signature are the folder's own, as
+ * its other files are, and from the folder that was walked (dfd), not
+ * whatever dir names now. */
+static int read_part(int dfd, const char *dir, const char *name, size_t max, char **text,
+		     size_t *len, struct tg_error *err)
 {
-	char path[4096];
 	struct stat st;
 	size_t got = 0;
 	int fd;
 
 	*text = NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return 1;
 	if (fd < 0 && errno == ELOOP)
-		return tg_error_set(err, TG_ERR_INVALID, "%s: a link: it must be a file", path);
+		return tg_error_set(err, TG_ERR_INVALID, "%s/%s: a link: it must be a file", dir,
+				    name);
 	if (fd < 0)
-		return tg_error_sys(err, errno, "%s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		return tg_error_sys(err, errno, "%s/%s", dir, name);
+	if (fstat(fd, &st) < 0) {
 		close(fd);
-		return tg_error_set(err, TG_ERR_INVALID, "%s: %s", path,
+		return tg_error_sys(err, errno, "%s/%s", dir, name);
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return tg_error_set(err, TG_ERR_INVALID, "%s/%s: %s", dir, name,
 				    S_ISREG(st.st_mode) ? "over its ceiling" : "not a regular file");
 	}
 	*text = malloc((size_t)st.st_size + 1);
@@ -62,7 +67,7 @@ static int read_part(const char *dir, const char *name, size_t max, char **text,
 	if (got != (size_t)st.st_size) {
 		free(*text);
 		*text = NULL;
-		return tg_error_set(err, TG_ERR_INVALID, "%s: changed while read", path);
+		return tg_error_set(err, TG_ERR_INVALID, "%s/%s: changed while read", dir, name);
 	}
 	(*text)[got] = '\0';
 	*len = got;
@@ -123,13 +128,19 @@ enum tg_verdict tg_skill_verify(const struct tg_skill *skill, const struct tg_tr
 	size_t mlen, slen;
 	const struct tg_trust_key *k = NULL;
 	enum tg_verdict v = TG_VERDICT_MALFORMED;
-	int rc;
+	int rc, dfd;
 
 	if (publisher && len)
 		publisher[0] = '\0';
-	rc = read_part(skill->dir, TG_SKILL_MANIFEST, MANIFEST_READ_MAX, &manifest, &mlen, err);
+	dfd = tg_skill_dir_open(skill, err);
+	if (dfd < 0)
+		return TG_VERDICT_MALFORMED;
+	rc = read_part(dfd, skill->dir, TG_SKILL_MANIFEST, MANIFEST_READ_MAX, &manifest, &mlen,
+		       err);
 	if (rc == 0)
-		rc = read_part(skill->dir, TG_SKILL_SIGNATURE, TG_SIGN_FILE_MAX, &sig, &slen, err);
+		rc = read_part(dfd, skill->dir, TG_SKILL_SIGNATURE, TG_SIGN_FILE_MAX, &sig, &slen,
+			       err);
+	close(dfd);
 	if (rc == 1) {
 		tg_error_set(err, TG_ERR_FORBIDDEN, "%s: not signed (no %s%s)", skill->dir,
 			     manifest ? "" : TG_SKILL_MANIFEST " and no ", TG_SKILL_SIGNATURE);
@@ -141,8 +152,17 @@ enum tg_verdict tg_skill_verify(const struct tg_skill *skill, const struct tg_tr
 	v = pick_key(skill, sig, slen, trust, now, &k, err);
 	if (v != TG_VERDICT_OK)
 		goto out;
-	if (publisher && len)
-		snprintf(publisher, len, "%s", k->publisher);
+	/* a legacy signature is over the manifest itself, its algorithm
+	 * bytes unsigned: with them flipped a prehashed signature verifies
+	 * as legacy over the 64-byte hash. Only "ED", as minisign -V -H. */
+	if (tg_sign_sig_prehashed(sig, slen) != 1) {
+		tg_error_set(err, TG_ERR_INVALID,
+			     "%s/%s: a legacy signature (minisign -S -l): a skill's must be "
+			     "prehashed; sign it again without -l",
+			     skill->dir, TG_SKILL_SIGNATURE);
+		v = TG_VERDICT_MALFORMED;
+		goto out;
+	}
 	if (tg_sign_verify(&k->key, manifest, mlen, sig, slen, NULL, 0, err) < 0) {
 		tg_error_wrap(err, "%s/%s", skill->dir, TG_SKILL_SIGNATURE);
 		v = err && err->code == TG_ERR_LIMIT ? TG_VERDICT_MALFORMED : TG_VERDICT_TAMPERED;
@@ -164,6 +184,10 @@ enum tg_verdict tg_skill_verify(const struct tg_skill *skill, const struct tg_tr
 		v = err && err->code == TG_ERR_NOMEM ? TG_VERDICT_MALFORMED : TG_VERDICT_TAMPERED;
 		goto out;
 	}
+	/* named only now: a key id is the signer's claim until its signature
+	 * verifies, so a tampered folder is attributed to no one */
+	if (publisher && len)
+		snprintf(publisher, len, "%s", k->publisher);
 	v = TG_VERDICT_OK;
 out:
 	free(manifest);

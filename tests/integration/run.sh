@@ -1565,6 +1565,15 @@ timeout 300 python3 "$repo/tests/integration/skills.py" "$TG" "$repo" "$tmp/skil
 cat "$tmp/skills.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/skills.out")))
 grep -q 'skills_no_sanitizer_reports' "$tmp/skills.out"; check skills_ran_to_the_end $? "$(tail -3 "$tmp/skills.out")"
+# the scanner over skills: findings named by file, line and rule, SARIF,
+# the operator's rules, terminal escapes and credentials never shown raw,
+# and the corpus the project writes measured: every malicious skill
+# flagged, at most 2% of the benign ones (tests/integration/skills_scan.py,
+# tests/skills/measure.py)
+timeout 600 python3 "$repo/tests/integration/skills_scan.py" "$TG" "$repo" "$tmp/skills_scan" >"$tmp/skills_scan.out" 2>&1
+cat "$tmp/skills_scan.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/skills_scan.out")))
+grep -q 'skills_scan_ran_to_the_end' "$tmp/skills_scan.out"; check skills_scan_ran_to_the_end $? "$(tail -3 "$tmp/skills_scan.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

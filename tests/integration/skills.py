@@ -206,11 +206,13 @@ if MINISIGN:
          "%s: signed by %s: interop-b 1.0" % (B, MS_ID), where="out")
     r = run([MINISIGN, "-S", "-l", "-s", MS_SEC, "-m", path(B, "SHA256SUMS")])
     r = tg("verify", B, "--public-key", MS_PUB) if r.rc == 0 else r
-    said("toolgate_verifies_minisign_legacy_signature", r, 0, "signed by %s" % MS_ID, where="out")
+    # a legacy signature leaves its algorithm unsigned: refused for a skill
+    said("toolgate_refuses_minisign_legacy_signature", r, 1,
+         "malformed: %s/SHA256SUMS.minisig: a legacy signature (minisign -S -l)" % B)
     run([MINISIGN, "-S", "-s", MS_SEC, "-m", path(B, "SHA256SUMS")])
 else:
     for n in ("minisign_keygen", "minisign_signs", "toolgate_verifies_minisign_signature",
-              "toolgate_verifies_minisign_legacy_signature"):
+              "toolgate_refuses_minisign_legacy_signature"):
         skip(n, "no minisign (scripts/install-deps.sh)")
 
 # (c) the manifest coreutils write is byte for byte toolgate's: names with
@@ -725,6 +727,17 @@ check_and_sign_agree("long_utf8_version", skill(N64, fm="name: %s\ndescription: 
 check_and_sign_agree("newline_in_version", skill("nl-version", fm='name: nl-version\n'
                                                  'description: x\nmetadata:\n'
                                                  '  version: "1.0\\nfoo"\n', under="agree"))
+check_and_sign_agree("c1_in_version", skill("c1-version", fm='name: c1-version\n'
+                                            'description: x\nmetadata:\n'
+                                            '  version: "1.0\\x9b31m"\n', under="agree"))
+# a file's name is printed by manifest (and by sha256sum -c): CSI as U+009B, or
+# a bidi override, refused as ESC is
+for label, name in (("c1", "a\u009b2J.md"), ("bidi", "a\u202etxt.exe")):
+    d = skill("name-" + label, under="hidden")
+    write(path(d, name), "x\n")
+    r = tg("manifest", d)
+    shown_safely("manifest_name_" + label, r)
+    said("manifest_name_refused_" + label, r, 1, "a control character or a backslash")
 
 # === 6. the command line's mistakes ============================================================
 typo = path("skills", "interop-aa")

@@ -203,6 +203,66 @@ static int load_folder(void)
 	return 0;
 }
 
+/* Names a terminal acts on (C1's CSI, U+009B) or shows reordered (U+202E)
+ * are refused in the folder and in a manifest, as ESC is. */
+static int load_hidden_names(void)
+{
+	static const char *const names[] = { "a\xc2\x9b" "2J.md", "a\xe2\x80\xaetxt.exe",
+					     "a\xe2\x80\xa8" "b.md" };
+	char dir[64], path[512], text[700];
+	struct tg_skill_entry *e;
+	struct tg_skill *s;
+	struct tg_error err;
+	size_t n;
+
+	CHECK(unit_tmpdir(dir, "skillname") == 0);
+	CHECK(make_skill(dir, "names", path, sizeof(path)) == 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CHECK(unit_put(path, names[i], "x\n", 0644) == 0);
+		CHECK(tg_skill_load(path, &s, &err) < 0 && strstr(err.msg, "a control character"));
+		snprintf(text, sizeof(text), "%s/%s", path, names[i]);
+		CHECK(unlink(text) == 0);
+		snprintf(text, sizeof(text), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4959"
+			 "91b7852b855  %s\n", names[i]);
+		CHECK(tg_skill_manifest_parse(text, strlen(text), &e, &n, &err) < 0 &&
+		      strstr(err.msg, "bidi control"));
+	}
+	/* a letter beyond ASCII is a name like any other */
+	CHECK(unit_put(path, "caf\xc3\xa9.md", "x\n", 0644) == 0);
+	CHECK(tg_skill_load(path, &s, &err) == 0);
+	tg_skill_free(s);
+	unit_rmtree(dir);
+	return 0;
+}
+
+/* The folder read, then swapped for a link to another: what is written or
+ * read in it by name afterwards (sign's files, verify's manifest) must not
+ * land in the other. */
+static int load_folder_swapped(void)
+{
+	char dir[64], path[512], moved[600], elsewhere[600];
+	struct tg_skill *s;
+	struct tg_error err;
+	int fd;
+
+	CHECK(unit_tmpdir(dir, "skillswap") == 0);
+	CHECK(make_skill(dir, "swap", path, sizeof(path)) == 0);
+	CHECK(tg_skill_load(path, &s, &err) == 0);
+	fd = tg_skill_dir_open(s, &err);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(moved, sizeof(moved), "%s/swap.real", dir);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
+	CHECK(mkdir(elsewhere, 0755) == 0 && rename(path, moved) == 0 &&
+	      symlink("elsewhere", path) == 0);
+	CHECK(tg_skill_dir_open(s, &err) < 0 && strstr(err.msg, "no longer the folder"));
+	CHECK(tg_skill_verify(s, NULL, time(NULL), NULL, 0, &err) == TG_VERDICT_MALFORMED &&
+	      strstr(err.msg, "no longer the folder"));
+	tg_skill_free(s);
+	unit_rmtree(dir);
+	return 0;
+}
+
 static int manifest_strict(void)
 {
 	static const struct {
@@ -364,6 +424,8 @@ const struct unit_test skill_tests[] = {
 	{ "skill/frontmatter_refused", frontmatter_refused },
 	{ "skill/frontmatter_bombs", frontmatter_bombs },
 	{ "skill/load_folder", load_folder },
+	{ "skill/load_hidden_names", load_hidden_names },
+	{ "skill/load_folder_swapped", load_folder_swapped },
 	{ "skill/manifest_strict", manifest_strict },
 	{ "skill/verify_verdicts", verify_verdicts },
 	{ "skill/trust_store", trust_store },

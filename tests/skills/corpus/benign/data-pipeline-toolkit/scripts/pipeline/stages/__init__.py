@@ -1,0 +1,1 @@
+STAGES = ["extract", "validate", "transform", "dedupe", "load"]
