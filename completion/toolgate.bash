@@ -22,7 +22,8 @@ _toolgate_opts()
 		echo --catalog --stdio --http --tokens --tls-cert --tls-key --public-url \
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
-			--max-runs --max-runs-per-principal --record --log-format --log-level ;;
+			--max-runs --max-runs-per-principal --record --log-format --log-level --skills \
+			--skills-trust --skills-rules --skills-mode ;;
 	token) echo --state --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
@@ -124,12 +125,12 @@ _toolgate()
 
 	# an option's value
 	case $prev in
-	--catalog | --state | --workspace | --remotes | --cgroup-parent)
+	--catalog | --state | --workspace | --remotes | --cgroup-parent | --skills)
 		_toolgate_paths -d
 		return ;;
 	--policy | --tokens | --tls-cert | --tls-key | --audit | --state-key | --token-file | \
 		--ro | --rw | --record | --config | --secret-key | --public-key | --password-file | \
-		--trust)
+		--trust | --skills-trust | --skills-rules)
 		_toolgate_paths -f
 		return ;;
 	--tier)
@@ -149,6 +150,9 @@ _toolgate()
 		return ;;
 	--threshold)
 		COMPREPLY=($(compgen -W "low medium high critical" -- "$cur"))
+		return ;;
+	--skills-mode)
+		COMPREPLY=($(compgen -W "enforce warn" -- "$cur"))
 		return ;;
 	--status)
 		COMPREPLY=($(compgen -W "pending approved rejected expired cancelled executed

@@ -126,6 +126,17 @@ struct tg_gate_options {
 	 * (docs/AUTH.md, "External identity providers"). NULL: none, and
 	 * such a provider's tokens are refused. Copied. */
 	const char *resource;
+	/* The skills served (docs/SKILLS.md, "Serving"): the folder whose
+	 * every subfolder is a skill, or NULL for none; the trust store of
+	 * the keys that may sign them (NULL: none is trusted); an operator's
+	 * scanner rules (NULL: the built-in ones); and what a skill that
+	 * fails a check gets: refused (enforce, the default) or served with
+	 * what was found recorded (warn). Read once, by tg_gate_new. */
+	const char *skills_dir, *skills_trust, *skills_rules;
+	enum tg_skills_mode {
+		TG_SKILLS_ENFORCE = 0,
+		TG_SKILLS_WARN,
+	} skills_mode;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
@@ -165,6 +176,8 @@ typedef void (*tg_problem_fn)(void *ctx, const char *where, const char *what, co
  * Each problem goes to fn; the number of them (0: nothing found). */
 TG_API unsigned tg_gate_preflight(struct tg_gate *gate, const char *policy_file, tg_problem_fn fn,
 				  void *ctx);
+/* The skills served (those that passed their checks, or all in warn mode). */
+TG_API size_t tg_gate_skill_count(struct tg_gate *gate);
 /* The tracer the gate was given (NULL: none), for the transports' spans. */
 TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 /* The gateway's counters in Prometheus's text format (docs/METRICS.md),

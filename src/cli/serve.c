@@ -95,6 +95,8 @@ static void usage(FILE *f)
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
 		   "                      [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
+		   "                      [--skills DIR [--skills-trust FILE] [--skills-rules FILE]\n"
+		   "                       [--skills-mode enforce|warn]]\n"
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
 		   "                      [--max-runs-per-principal N] [--log-format text|json]\n"
 		   "                      [--log-level error|warning|info|debug]\n"
@@ -137,6 +139,14 @@ static void usage(FILE *f)
 		   "             a tool whose description or schema speaks to the model\n"
 		   "             (hidden Unicode, escapes, instructions: docs/SCANNING.md)\n"
 		   "             refuses the catalogue (default), or is recorded and loaded\n"
+		   "  --skills DIR, --skills-trust FILE, --skills-rules FILE\n"
+		   "             serve each skill of DIR (a folder with SKILL.md) as MCP\n"
+		   "             resources and a prompt, once it is well-formed, signed by a\n"
+		   "             key of the trust store, unchanged and scanned (the scanner's\n"
+		   "             rules and the operator's: docs/SKILLS.md)\n"
+		   "  --skills-mode enforce|warn\n"
+		   "             a skill that fails a check is not served (enforce, the\n"
+		   "             default), or is served with what was found recorded\n"
 		   "  --anomalies hold|warn|off\n"
 		   "             a call whose arguments look like an attack (SQL or shell\n"
 		   "             injection, private addresses, path traversal, bidi controls\n"
@@ -320,6 +330,7 @@ enum {
 	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
 	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
+	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE,
 };
 
 static const struct option options[] = {
@@ -348,6 +359,10 @@ static const struct option options[] = {
 	{ "max-runs-per-principal", required_argument, NULL, OPT_MAX_RUNS_PER_PRINCIPAL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "skills", required_argument, NULL, OPT_SKILLS },
+	{ "skills-trust", required_argument, NULL, OPT_SKILLS_TRUST },
+	{ "skills-rules", required_argument, NULL, OPT_SKILLS_RULES },
+	{ "skills-mode", required_argument, NULL, OPT_SKILLS_MODE },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
@@ -392,6 +407,14 @@ static int serve_option(int opt, const char *v, void *ctx)
 			a->gopts.descriptions = TG_DESCRIPTIONS_OFF;
 		else
 			break;
+		return 0;
+	case OPT_SKILLS_MODE:
+		if (strcmp(v, "enforce") != 0 && strcmp(v, "warn") != 0) {
+			fprintf(stderr, "toolgate serve: --skills-mode '%s': takes enforce or warn\n",
+				v);
+			return -1;
+		}
+		a->gopts.skills_mode = v[0] == 'w' ? TG_SKILLS_WARN : TG_SKILLS_ENFORCE;
 		return 0;
 	case OPT_ANOMALIES:
 		action = tg_anomaly_action_parse(v);
@@ -445,7 +468,9 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_OTLP, &a->otlp },
 		{ OPT_TLS_CERT, &a->hopts.tls_cert }, { OPT_TLS_KEY, &a->hopts.tls_key },
 		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
-		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level }, { 0, NULL },
+		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level },
+		{ OPT_SKILLS, &a->gopts.skills_dir }, { OPT_SKILLS_TRUST, &a->gopts.skills_trust },
+		{ OPT_SKILLS_RULES, &a->gopts.skills_rules }, { 0, NULL },
 	};
 	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 

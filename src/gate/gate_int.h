@@ -124,6 +124,20 @@ struct gate_mem_pin {
  * principals hashed: one principal's flood hides neither 401s nor, but
  * for a principal hashed with it, another principal's refusals */
 #define REFUSAL_BUCKETS 64
+/* The skills (skills.c): read from the options' folder and checked, each
+ * refusal recorded and counted (0, or -1 and err for a folder, trust store
+ * or rules file that cannot be read); released. A listing's own entries
+ * (own, a JSON array's text, taken) with the skills' after them: resource
+ * templates, prompts or resources; NULL out of memory. A skill's URI or
+ * prompt name, and what reading or getting it gives (NULL and err). */
+int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err);
+void gate_skills_release(struct tg_gate *g);
+char *gate_skills_list(struct tg_gate *g, char *own, int templates, int prompts);
+int gate_skills_is_uri(const char *uri);
+char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err);
+int gate_skills_is_prompt(const char *name);
+char *gate_skills_prompt(struct tg_gate *g, const char *name, struct tg_error *err);
+
 /* what a catalogue refused for its descriptions says (and counts by) */
 #define DESCRIPTION_REFUSED "a description speaks to the model, not its user"
 /* an unknown tool's name in its record, at most */
@@ -181,6 +195,8 @@ struct tg_gate {
 	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_tracer *tracer;     /* borrowed, or NULL */
 	enum tg_descriptions descriptions;
+	struct tg_skill **skills;     /* served, by name; read once (skills.c) */
+	size_t nskills;
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	struct refusal_bucket refusals[REFUSAL_BUCKETS];        /* auth, scope, rate, admin */

@@ -96,9 +96,9 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 			 const char *outcome, const char *detail)
 {
 	if (strcmp(outcome, "load_refused") == 0)
-		metrics_count(g->metrics, "blocked_loads",
-			      detail && strstr(detail, DESCRIPTION_REFUSED) ? "description_injection"
-									 : "invalid_contract");
+		metrics_blocked(g->metrics, "catalog",
+				detail && strstr(detail, DESCRIPTION_REFUSED) ? "description_injection"
+									   : "invalid_contract");
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 

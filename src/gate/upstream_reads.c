@@ -129,6 +129,8 @@ char *tg_gate_resources_json(struct tg_gate *g, const struct tg_reader *who, int
 	char *own = tg_catalog_resources_json(cat, templates, err);
 
 	tg_gate_release(g, cat);
+	if (own && g->nskills && !(own = gate_skills_list(g, own, templates, 0)))
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return listing(g, who, templates ? UPSTREAM_RUN_TEMPLATES : UPSTREAM_RUN_RESOURCES, own,
 		       err);
 }
@@ -139,6 +141,8 @@ char *tg_gate_prompts_json(struct tg_gate *g, const struct tg_reader *who, struc
 	char *own = tg_catalog_prompts_json(cat, err);
 
 	tg_gate_release(g, cat);
+	if (own && g->nskills && !(own = gate_skills_list(g, own, 0, 1)))
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return listing(g, who, UPSTREAM_RUN_PROMPTS, own, err);
 }
 
@@ -322,6 +326,8 @@ char *tg_gate_resource_read(struct tg_gate *g, const struct tg_reader *who, cons
 	int under;
 
 	tg_error_clear(err);
+	if (gate_skills_is_uri(uri))
+		return gate_skills_read(g, uri, err);
 	e = by_uri(g, uri, &orig, &under);
 	if (e)
 		return ask_upstream(g, who, e, &a, json_pack("{s:s}", "uri", orig), err);
@@ -347,6 +353,8 @@ char *tg_gate_prompt_get(struct tg_gate *g, const struct tg_reader *who, const c
 	char *text;
 
 	tg_error_clear(err);
+	if (gate_skills_is_prompt(name))
+		return gate_skills_prompt(g, name, err);
 	e = by_prompt(g, name, &orig);
 	if (e) {
 		params = with_member(json_pack("{s:s}", "name", orig), "arguments", args_json);

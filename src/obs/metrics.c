@@ -42,7 +42,8 @@ static const struct {
 	{ "toolgate_tool_timeouts_total", "Calls whose sandbox hit its time limit.", "tool", NULL },
 	{ "toolgate_calls_held_total", "Calls held for a person's approval (writes, anomalous reads).",
 	  "tool", NULL },
-	{ "toolgate_blocked_loads_total", "Catalogue loads refused, by reason.", "reason", NULL },
+	{ "toolgate_blocked_loads_total",
+	  "Loads refused (a catalogue, a skill), by what and by reason.", "kind", "reason" },
 	{ "toolgate_sandbox_violations_total",
 	  "Runs the sandbox ended, and connections the egress proxy refused, by kind.", "kind", NULL },
 	{ "toolgate_rollbacks_total", "Rollbacks of executed write calls by result.", "result",
@@ -235,8 +236,7 @@ void metrics_call(struct metrics *m, const char *tool, const char *outcome, cons
 
 void metrics_add(struct metrics *m, const char *family, const char *label, unsigned long long n)
 {
-	int fam = strcmp(family, "blocked_loads") == 0          ? F_BLOCKED
-		  : strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
+	int fam = strcmp(family, "sandbox_violations") == 0     ? F_VIOLATIONS
 		  : strcmp(family, "description_findings") == 0   ? F_DESCRIPTIONS
 		  : strcmp(family, "redactions") == 0             ? F_REDACTIONS
 		  : strcmp(family, "excessive_agency") == 0       ? F_AGENCY
@@ -254,6 +254,15 @@ void metrics_add(struct metrics *m, const char *family, const char *label, unsig
 void metrics_count(struct metrics *m, const char *family, const char *label)
 {
 	metrics_add(m, family, label, 1);
+}
+
+void metrics_blocked(struct metrics *m, const char *kind, const char *reason)
+{
+	if (!m || !kind || !reason)
+		return;
+	pthread_mutex_lock(&m->lock);
+	bump(m, F_BLOCKED, kind, reason);
+	pthread_mutex_unlock(&m->lock);
 }
 
 void metrics_decision(struct metrics *m, const char *outcome, double seconds)

@@ -23,9 +23,11 @@ void metrics_free(struct metrics *m);
  * reason the sandbox ended it (NULL: it did not), how long it took. */
 void metrics_call(struct metrics *m, const char *tool, const char *outcome, const char *sandbox,
 		  double seconds);
-/* One more of family{label}: "blocked_loads" (the reason),
- * "sandbox_violations" (the kind). */
+/* One more of family{label}: "sandbox_violations" (the kind). */
 void metrics_count(struct metrics *m, const char *family, const char *label);
+/* One more toolgate_blocked_loads_total{kind,reason}: kind "catalog" or
+ * "skill", reason why it was refused. */
+void metrics_blocked(struct metrics *m, const char *kind, const char *reason);
 /* n more of family{label}; also "collected" (what the store's collection
  * removed, by kind). */
 void metrics_add(struct metrics *m, const char *family, const char *label, unsigned long long n);

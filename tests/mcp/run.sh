@@ -5,7 +5,7 @@
 # (upstreams.mjs), and a 2026-07-28 one built on the 2026 server package
 # (server2026.mjs, upstreams2026.mjs); then the stock hosts of docs/HOSTS.md
 # (hosts.mjs, with oidc-provider as the identity provider; hosts_config.mjs,
-# the page's configurations as written). They come from the npm registry into tests/mcp/node_modules
+# the page's configurations as written); then skills served (skills.mjs). They come from the npm registry into tests/mcp/node_modules
 # (git-ignored). Without node and npm, says so and skips.
 # Usage: tests/mcp/run.sh BUILD-DIR
 set -u
@@ -45,4 +45,7 @@ timeout 120 node tests/mcp/upstreams2026.mjs "$build/toolgate" || rc=1
 # namespace, and over stdio; then every configuration block of the page
 timeout 180 node tests/mcp/hosts.mjs "$build/toolgate" "$PWD" 2> >(grep -v '^oidc-provider ' >&2) || rc=1
 timeout 120 node tests/mcp/hosts_config.mjs "$build/toolgate" "$PWD" || rc=1
+# skills served: the trusted one listed and loaded, the refused ones never
+# seen and counted (docs/SKILLS.md, "Serving")
+timeout 120 node tests/mcp/skills.mjs "$build/toolgate" || rc=1
 exit $rc

@@ -48,9 +48,9 @@ static int counted(void)
 	metrics_call(m, NULL, "protocol_error", NULL, 0.001);
 	metrics_call(m, NULL, "protocol_error", NULL, 0.001);
 	metrics_count(m, "sandbox_violations", "egress_denied");
-	metrics_count(m, "blocked_loads", "invalid_contract");
+	metrics_blocked(m, "catalog", "invalid_contract");
 	metrics_count(m, "nothing_of_ours", "x");
-	metrics_count(m, "blocked_loads", "a \"quoted\\\" reason\nsecond line");
+	metrics_blocked(m, "skill", "a \"quoted\\\" reason\nsecond line");
 	g.write_tools = 3;
 	g.write_tools_gated = 3;
 	g.audit_ok = 1;
@@ -75,7 +75,8 @@ static int counted(void)
 	CHECK(has_line(text, "toolgate_tool_timeouts_total{tool=\"sql.query\"} 1"));
 	CHECK(has_line(text, "toolgate_sandbox_violations_total{kind=\"timeout\"} 1"));
 	CHECK(has_line(text, "toolgate_sandbox_violations_total{kind=\"egress_denied\"} 1"));
-	CHECK(has_line(text, "toolgate_blocked_loads_total{reason=\"invalid_contract\"} 1"));
+	CHECK(has_line(text, "toolgate_blocked_loads_total{kind=\"catalog\","
+			     "reason=\"invalid_contract\"} 1"));
 	CHECK(has_line(text, "toolgate_calls_held_total{tool=\"fs.write\"} 1"));
 	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"out_of_scope\"} 1"));
 	CHECK(has_line(text, "toolgate_excessive_agency_total{kind=\"write_rejected\"} 1"));
@@ -108,8 +109,8 @@ static int counted(void)
 	CHECK(has_line(text, "toolgate_audit_up 1"));
 	CHECK(!strstr(text, "nothing_of_ours"));
 	CHECK(!strstr(text, "kind=\"cancelled\"") && !strstr(text, "kind=\"setup_failed\""));
-	CHECK(has_line(text, "toolgate_blocked_loads_total{reason=\"a \\\"quoted\\\\\\\" "
-			     "reason\\nsecond line\"} 1"));
+	CHECK(has_line(text, "toolgate_blocked_loads_total{kind=\"skill\",reason=\"a \\\"quoted"
+			     "\\\\\\\" reason\\nsecond line\"} 1"));
 	free(text);
 	metrics_free(m);
 	return 0;

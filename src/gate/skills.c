@@ -1,0 +1,329 @@
+/*
+ * The skills the gateway serves (docs/SKILLS.md, "Serving"): read at
+ * start from the skills folder, each one checked (well-formed, signed by
+ * a key of the trust store, its files those signed, scanned) and, in
+ * enforce mode, served only when every check passed; each refusal
+ * logged, recorded in the audit log and counted in
+ * toolgate_blocked_loads_total{kind="skill",reason}. A skill served is
+ * the bytes that were hashed and scanned, kept in memory: a change on
+ * disk changes nothing served until the next start.
+ *
+ * Served progressively, over MCP's resources and prompts: each skill's
+ * SKILL.md listed as a resource (skill://NAME/SKILL.md, with the
+ * description), its other files read by URI when the model follows the
+ * body's references, and a prompt a skill (skill:NAME) that gives the
+ * body as a message.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gate/gate_int.h"
+#include "obs/metrics.h"
+#include "toolgate/audit.h"
+#include "toolgate/skill.h"
+#include "util/log.h"
+#include "util/utf8.h"
+
+#define SKILLS_MAX 256
+#define URI_PREFIX "skill://"
+#define PROMPT_PREFIX "skill:"
+
+void gate_skills_release(struct tg_gate *g)
+{
+	for (size_t i = 0; i < g->nskills; i++)
+		tg_skill_free(g->skills[i]);
+	free(g->skills);
+	g->skills = NULL;
+	g->nskills = 0;
+}
+
+/* A skill not served (or, warn, served with what was found): logged,
+ * recorded, and counted when refused. */
+static void refused(struct tg_gate *g, const char *name, const char *reason, const char *why,
+		    int served)
+{
+	char subject[160];
+
+	snprintf(subject, sizeof(subject), "skill %s", name);
+	tg_log(TG_LOG_WARNING, "%s %s (%s): %s", subject, served ? "served, warned" : "refused",
+	       reason, why);
+	tg_record_event(g->audit, NULL, subject, served ? "load_warned" : "load_refused", why);
+	if (!served)
+		metrics_blocked(g->metrics, "skill", reason);
+}
+
+/* The first finding at or above high, for the record. */
+static void scan_why(const struct tg_skill_report *r, char *out, size_t len)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->findings[i].severity >= TG_SEVERITY_HIGH) {
+			snprintf(out, len, "%zu finding%s, the first %s %s at %s:%u", r->total,
+				 r->total == 1 ? "" : "s",
+				 tg_severity_name(r->findings[i].severity), r->findings[i].rule,
+				 r->findings[i].path, r->findings[i].line);
+			return;
+		}
+	snprintf(out, len, "%zu findings", r->total);
+}
+
+/* One folder of the skills folder checked: the skill, or NULL (said why). */
+static struct tg_skill *check_one(struct tg_gate *g, const char *path, const char *name,
+				  const struct tg_trust *trust, const struct tg_skill_rules *rules,
+				  int warn)
+{
+	struct tg_skill *s;
+	struct tg_skill_report r;
+	struct tg_error err;
+	enum tg_verdict v;
+	char why[600];
+
+	if (tg_skill_load(path, &s, &err) < 0) {
+		refused(g, name, "malformed", err.msg, 0);
+		return NULL;
+	}
+	v = tg_skill_verify(s, trust, time(NULL), NULL, 0, &err);
+	if (v != TG_VERDICT_OK) {
+		refused(g, name, tg_verdict_name(v), err.msg, warn);
+		if (!warn) {
+			tg_skill_free(s);
+			return NULL;
+		}
+	}
+	if (tg_skill_scan(s, rules, &r, &err) < 0) {
+		refused(g, name, "scan", err.msg, 0);
+		tg_skill_report_release(&r);
+		tg_skill_free(s);
+		return NULL;
+	}
+	if (r.worst >= TG_SEVERITY_HIGH) {
+		scan_why(&r, why, sizeof(why));
+		refused(g, name, "scan", why, warn);
+		if (!warn) {
+			tg_skill_report_release(&r);
+			tg_skill_free(s);
+			return NULL;
+		}
+	}
+	tg_skill_report_release(&r);
+	return s;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct tg_skill *const *)a)->meta.name,
+		      (*(struct tg_skill *const *)b)->meta.name);
+}
+
+int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err)
+{
+	struct tg_trust *trust = NULL;
+	struct tg_skill_rules *rules = NULL;
+	DIR *d;
+	struct dirent *e;
+	int rc = -1;
+
+	if (!o || !o->skills_dir)
+		return 0;
+	if (o->skills_trust && tg_trust_load(o->skills_trust, &trust, err) < 0)
+		return -1;
+	if (tg_skill_rules_new(o->skills_rules, &rules, err) < 0)
+		goto out;
+	d = opendir(o->skills_dir);
+	if (!d) {
+		tg_error_sys(err, errno, "skills folder %s", o->skills_dir);
+		goto out;
+	}
+	g->skills = calloc(SKILLS_MAX, sizeof(*g->skills));
+	if (!g->skills) {
+		closedir(d);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		char path[4096];
+		struct stat st;
+		struct tg_skill *s;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o->skills_dir, e->d_name);
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue; /* a skill is a folder; a link to one is not followed */
+		if (g->nskills == SKILLS_MAX) {
+			tg_log(TG_LOG_WARNING, "skills %s: more than %d skills: the rest not read",
+			       o->skills_dir, SKILLS_MAX);
+			break;
+		}
+		s = check_one(g, path, e->d_name, trust, rules,
+			      o->skills_mode == TG_SKILLS_WARN);
+		if (s)
+			g->skills[g->nskills++] = s;
+	}
+	closedir(d);
+	if (g->nskills)
+		qsort(g->skills, g->nskills, sizeof(*g->skills), by_name);
+	rc = 0;
+out:
+	tg_skill_rules_free(rules);
+	tg_trust_free(trust);
+	return rc;
+}
+
+size_t tg_gate_skill_count(struct tg_gate *g)
+{
+	return g->nskills;
+}
+
+static const struct tg_skill *named(const struct tg_gate *g, const char *name, size_t len)
+{
+	for (size_t i = 0; i < g->nskills; i++)
+		if (strlen(g->skills[i]->meta.name) == len &&
+		    !memcmp(g->skills[i]->meta.name, name, len))
+			return g->skills[i];
+	return NULL;
+}
+
+/* own (a JSON array's text, taken) with the skills' entries after it. */
+char *gate_skills_list(struct tg_gate *g, char *own, int templates, int prompts)
+{
+	json_t *a = own ? json_loads(own, 0, NULL) : NULL;
+	char *text = NULL;
+
+	free(own);
+	if (!json_is_array(a)) {
+		json_decref(a);
+		return NULL;
+	}
+	if (templates && g->nskills)
+		json_array_append_new(
+			a, json_pack("{s:s, s:s, s:s}", "uriTemplate", URI_PREFIX "{name}/{+path}",
+				     "name", "skill-file", "description",
+				     "A file of a skill the gateway serves, by its path in the skill "
+				     "(the body of SKILL.md names them)"));
+	for (size_t i = 0; !templates && i < g->nskills; i++) {
+		const struct tg_skill *s = g->skills[i];
+		char uri[128], name[80];
+
+		snprintf(uri, sizeof(uri), URI_PREFIX "%s/SKILL.md", s->meta.name);
+		snprintf(name, sizeof(name), PROMPT_PREFIX "%s", s->meta.name);
+		if (prompts)
+			json_array_append_new(a, json_pack("{s:s, s:s}", "name", name, "description",
+							   s->meta.description));
+		else
+			json_array_append_new(
+				a, json_pack("{s:s, s:s, s:s, s:s, s:I}", "uri", uri, "name",
+					     s->meta.name, "description", s->meta.description,
+					     "mimeType", "text/markdown", "size",
+					     (json_int_t)s->skill_md_len));
+	}
+	text = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return text;
+}
+
+/* A file's contents entry: text when it is UTF-8, else base64. */
+static json_t *contents(const char *uri, const struct tg_skill_file *f)
+{
+	const char *dot = strrchr(f->path, '.');
+	const char *mime = dot && !strcmp(dot, ".md") ? "text/markdown" : "text/plain";
+	json_t *o;
+
+	if (!memchr(f->data, '\0', f->size) && utf8_valid(f->data, f->size))
+		return json_pack("{s:s, s:s, s:s%}", "uri", uri, "mimeType", mime, "text", f->data,
+				 (size_t)f->size);
+	{
+		size_t n = sodium_base64_ENCODED_LEN(f->size, sodium_base64_VARIANT_ORIGINAL);
+		char *b = malloc(n);
+
+		if (!b)
+			return NULL;
+		sodium_bin2base64(b, n, (const unsigned char *)f->data, f->size,
+				  sodium_base64_VARIANT_ORIGINAL);
+		o = json_pack("{s:s, s:s, s:s}", "uri", uri, "mimeType", "application/octet-stream",
+			      "blob", b);
+		free(b);
+		return o;
+	}
+}
+
+int gate_skills_is_uri(const char *uri)
+{
+	return strncmp(uri, URI_PREFIX, strlen(URI_PREFIX)) == 0;
+}
+
+char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err)
+{
+	const char *name = uri + strlen(URI_PREFIX), *slash = strchr(name, '/');
+	const struct tg_skill *s = slash ? named(g, name, (size_t)(slash - name)) : NULL;
+	json_t *a;
+	char *text;
+
+	for (size_t i = 0; s && i < s->n_files; i++) {
+		if (strcmp(s->files[i].path, slash + 1) != 0)
+			continue;
+		a = json_array();
+		if (!a || json_array_append_new(a, contents(uri, &s->files[i])) < 0) {
+			json_decref(a);
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+			return NULL;
+		}
+		text = json_dumps(a, JSON_COMPACT);
+		json_decref(a);
+		if (!text)
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return text;
+	}
+	tg_error_set(err, TG_ERR_INVALID, "no resource %.200s: %s", uri,
+		     s ? "the skill has no such file" : "no such skill is served");
+	return NULL;
+}
+
+int gate_skills_is_prompt(const char *name)
+{
+	return strncmp(name, PROMPT_PREFIX, strlen(PROMPT_PREFIX)) == 0;
+}
+
+/* The body's length without the blank lines at its end. */
+static size_t body_len(const struct tg_skill *s)
+{
+	size_t n = s->skill_md_len - s->meta.body;
+
+	while (n && strchr(" \t\r\n", s->skill_md[s->meta.body + n - 1]))
+		n--;
+	return n;
+}
+
+char *gate_skills_prompt(struct tg_gate *g, const char *name, struct tg_error *err)
+{
+	const char *n = name + strlen(PROMPT_PREFIX);
+	const struct tg_skill *s = named(g, n, strlen(n));
+	char *body, *text = NULL;
+	json_t *o;
+
+	if (!s) {
+		tg_error_set(err, TG_ERR_INVALID, "no prompt %.200s: no such skill is served", name);
+		return NULL;
+	}
+	if (asprintf(&body, "%.*s\n\n(The skill's files are resources: " URI_PREFIX "%s/PATH, PATH "
+			    "as the skill names it.)",
+		     (int)body_len(s), s->skill_md + s->meta.body, s->meta.name) < 0) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	o = json_pack("{s:s, s:[{s:s, s:{s:s, s:s}}]}", "description", s->meta.description,
+		      "messages", "role", "user", "content", "type", "text", "text", body);
+	free(body);
+	if (o)
+		text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	return text;
+}
