@@ -17,13 +17,13 @@ _toolgate_opts()
 			--output-limit --tmpfs-size --cgroup-parent --host-uid --allow-host --json ;;
 	doctor) echo --json ;;
 	schema) echo --draft7 --format-assert --remotes ;;
-	catalog) ;;
+	catalog) echo --secret-key --password-file --trust --public-key ;;
 	serve)
 		echo --catalog --stdio --http --tokens --tls-cert --tls-key --public-url \
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
 			--max-runs --max-runs-per-principal --record --log-format --log-level --skills \
-			--skills-trust --skills-rules --skills-mode ;;
+			--skills-trust --skills-rules --skills-mode --catalog-trust ;;
 	token) echo --state --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
@@ -51,7 +51,7 @@ _toolgate_verbs()
 {
 	case $1 in
 	schema) echo validate test ;;
-	catalog) echo list show lint diff ;;
+	catalog) echo list show lint diff manifest sign verify ;;
 	token) echo issue verify revoke ;;
 	policy) echo lint ;;
 	approvals) echo list show approve reject cancel ;;
@@ -130,7 +130,7 @@ _toolgate()
 		return ;;
 	--policy | --tokens | --tls-cert | --tls-key | --audit | --state-key | --token-file | \
 		--ro | --rw | --record | --config | --secret-key | --public-key | --password-file | \
-		--trust | --skills-trust | --skills-rules)
+		--trust | --skills-trust | --skills-rules | --catalog-trust)
 		_toolgate_paths -f
 		return ;;
 	--tier)
@@ -181,8 +181,8 @@ _toolgate()
 	approvals/show | approvals/approve | approvals/reject | approvals/cancel)
 		[[ -n $state ]] && COMPREPLY=($(compgen -W "$(_toolgate_ids "$state")" -- "$cur"))
 		return ;;
-	catalog/list | catalog/lint | catalog/show | skill/check | skill/manifest | skill/sign | \
-		skill/verify | skill/scan)
+	catalog/list | catalog/lint | catalog/show | catalog/manifest | catalog/sign | \
+		catalog/verify | skill/check | skill/manifest | skill/sign | skill/verify | skill/scan)
 		_toolgate_paths -d
 		return ;;
 	doctor/ | serve/ | run/ | token/* | upstream/* | rollback/*)

@@ -176,6 +176,12 @@ typedef void (*tg_problem_fn)(void *ctx, const char *where, const char *what, co
  * Each problem goes to fn; the number of them (0: nothing found). */
 TG_API unsigned tg_gate_preflight(struct tg_gate *gate, const char *policy_file, tg_problem_fn fn,
 				  void *ctx);
+/* A load refused by the caller's own check (a catalogue whose signature
+ * does not verify): counted in toolgate_blocked_loads_total{kind,reason}
+ * and recorded as an event (subject, outcome load_refused, detail). 0, or
+ * -1 when the audit log could not take it. */
+TG_API int tg_gate_record_blocked(struct tg_gate *gate, const char *kind, const char *reason,
+				  const char *subject, const char *detail);
 /* The skills served (those that passed their checks, or all in warn mode). */
 TG_API size_t tg_gate_skill_count(struct tg_gate *gate);
 /* The tracer the gate was given (NULL: none), for the transports' spans. */

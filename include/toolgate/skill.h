@@ -108,6 +108,11 @@ struct tg_skill {
  * a device, FIFO or socket; a name that is not UTF-8 or has a control
  * character or a backslash. Nothing in the folder is run or changed. */
 TG_API int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err);
+/* The same walk of any folder, without SKILL.md's checks (meta empty,
+ * skill_md NULL unless it has one): a contract catalogue's, whose
+ * manifest is signed and verified as a skill's (`toolgate catalog
+ * sign|verify`). */
+TG_API int tg_folder_load(const char *dir, struct tg_skill **out, struct tg_error *err);
 TG_API void tg_skill_free(struct tg_skill *skill);
 
 /* skill's folder opened again (O_DIRECTORY, close-on-exec): its

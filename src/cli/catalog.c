@@ -11,12 +11,14 @@
  *                                   line, exit 1
  * toolgate catalog diff OLD NEW     two contract files: each change, and whether
  *                                   it breaks callers (exit 1 when it does)
+ * toolgate catalog manifest|sign|verify ...  the folder signed (catalog_sign.c)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/skill_int.h"
 #include "toolgate/catalog.h"
 #include "toolgate/upstream.h"
 
@@ -155,6 +157,9 @@ static void usage(FILE *f)
 		   "       toolgate catalog show DIR NAME[@VERSION]\n"
 		   "       toolgate catalog lint DIR\n"
 		   "       toolgate catalog diff OLD.json NEW.json\n"
+		   "       toolgate catalog manifest DIR\n"
+		   "       toolgate catalog sign DIR --secret-key FILE [--password-file FILE]\n"
+		   "       toolgate catalog verify DIR... (--trust FILE | --public-key FILE)\n"
 		   "\n"
 		   "Exit status: 0; 1 lint problems, a breaking diff, or no such tool (show);\n"
 		   "2 usage; 3 a catalogue, a contract or an upstream's declaration that does\n"
@@ -181,11 +186,14 @@ int cmd_catalog(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
+	if (!strcmp(argv[1], "manifest") || !strcmp(argv[1], "sign") || !strcmp(argv[1], "verify"))
+		return cli_catalog_sign(argc - 1, argv + 1);
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		if (strcmp(argv[1], verbs[v].verb) == 0)
 			break;
 	if (v == sizeof(verbs) / sizeof(verbs[0])) {
-		fprintf(stderr, "toolgate catalog: unknown command '%s' (list, show, lint or diff)\n",
+		fprintf(stderr, "toolgate catalog: unknown command '%s' (list, show, lint, diff, "
+				"manifest, sign or verify)\n",
 			argv[1]);
 		return EXIT_USAGE;
 	}

@@ -82,6 +82,7 @@
 #include "toolgate/gate.h"
 #include "toolgate/mcp.h"
 #include "toolgate/sandbox.h"
+#include "toolgate/skill.h"
 #include "toolgate/store.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
@@ -95,6 +96,7 @@ static void usage(FILE *f)
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
 		   "                      [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
+		   "                      [--catalog-trust FILE]\n"
 		   "                      [--skills DIR [--skills-trust FILE] [--skills-rules FILE]\n"
 		   "                       [--skills-mode enforce|warn]]\n"
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
@@ -139,6 +141,10 @@ static void usage(FILE *f)
 		   "             a tool whose description or schema speaks to the model\n"
 		   "             (hidden Unicode, escapes, instructions: docs/SCANNING.md)\n"
 		   "             refuses the catalogue (default), or is recorded and loaded\n"
+		   "  --catalog-trust FILE\n"
+		   "             serve the catalogue only when its folder is signed by a key\n"
+		   "             of this trust store and unchanged since (toolgate catalog\n"
+		   "             sign): at start and at each reload\n"
 		   "  --skills DIR, --skills-trust FILE, --skills-rules FILE\n"
 		   "             serve each skill of DIR (a folder with SKILL.md) as MCP\n"
 		   "             resources and a prompt, once it is well-formed, signed by a\n"
@@ -215,15 +221,69 @@ static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
 	return 0;
 }
 
+/* The catalogue in dir loaded, and with trust (--catalog-trust: NULL for
+ * none) only when its folder is signed by a key of the store and its
+ * files are those signed, before the load and after it (a file changed
+ * while the contracts were read is refused as tampered): 0 and *out; or
+ * -1, err, and in reason why it was refused ("" when it did not load). */
+static int catalog_load(const char *dir, const char *trust, struct tg_catalog **out,
+			char *reason, size_t len, struct tg_error *err)
+{
+	struct tg_skill *before = NULL, *after = NULL;
+	struct tg_trust *t = NULL;
+	enum tg_verdict v;
+	int rc = -1;
+
+	*out = NULL;
+	reason[0] = '\0';
+	if (!trust)
+		return tg_catalog_load_dir(dir, NULL, out, err);
+	if (tg_trust_load(trust, &t, err) < 0)
+		return tg_error_wrap(err, "--catalog-trust");
+	if (tg_folder_load(dir, &before, err) < 0) {
+		snprintf(reason, len, "malformed");
+		goto out;
+	}
+	v = tg_skill_verify(before, t, time(NULL), NULL, 0, err);
+	if (v != TG_VERDICT_OK) {
+		snprintf(reason, len, "%s", tg_verdict_name(v));
+		tg_error_wrap(err, "the catalogue is not signed as --catalog-trust asks");
+		goto out;
+	}
+	if (tg_catalog_load_dir(dir, NULL, out, err) < 0)
+		goto out;
+	if (tg_folder_load(dir, &after, err) < 0 ||
+	    memcmp(before->digest, after->digest, sizeof(before->digest)) != 0) {
+		snprintf(reason, len, "tampered");
+		tg_error_set(err, TG_ERR_INVALID, "%s: changed while it was read: not served", dir);
+		tg_catalog_free(*out);
+		*out = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	tg_skill_free(before);
+	tg_skill_free(after);
+	tg_trust_free(t);
+	return rc;
+}
+
 /* SIGHUP: load the catalogue again and serve it: its tool count, or -1
  * when the old one stays. */
-static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir)
+static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, const char *trust)
 {
 	struct tg_catalog *cat = NULL;
 	struct tg_error err;
+	char reason[32];
 	size_t n;
 
-	if (tg_catalog_load_dir(dir, NULL, &cat, &err) < 0) {
+	if (catalog_load(dir, trust, &cat, reason, sizeof(reason), &err) < 0 && reason[0]) {
+		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
+			"was", err.msg);
+		tg_gate_record_blocked(gate, "catalog", reason, dir, err.msg);
+		return -1;
+	}
+	if (!cat) {
 		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
 			"was", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
@@ -279,6 +339,7 @@ struct reloader {
 	struct tg_mcp *mcp;
 	struct tg_gate *gate;
 	const char *dir;
+	const char *trust;          /* --catalog-trust, or NULL */
 	struct tg_mcp_http *server; /* with --http as well, or NULL */
 	const char *cert;           /* its --tls-cert, or NULL */
 	struct served *served;
@@ -291,7 +352,7 @@ static void reload_all(struct reloader *r)
 	long n;
 
 	sdn_reloading();
-	n = reload(r->mcp, r->gate, r->dir);
+	n = reload(r->mcp, r->gate, r->dir, r->trust);
 	reload_tls(r->server, r->gate, r->cert);
 	if (n >= 0)
 		r->served->tools = (size_t)n;
@@ -316,7 +377,7 @@ static void *reloader_main(void *arg)
 /* What serve was asked. */
 struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
-	const char *state, *otlp, *log_format, *log_level;
+	const char *state, *otlp, *log_format, *log_level, *catalog_trust;
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -330,7 +391,7 @@ enum {
 	OPT_STATE_KEY, OPT_POLICY, OPT_STATE, OPT_OTLP, OPT_DESCRIPTIONS, OPT_ANOMALIES,
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
 	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
-	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE,
+	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE, OPT_CATALOG_TRUST,
 };
 
 static const struct option options[] = {
@@ -359,6 +420,7 @@ static const struct option options[] = {
 	{ "max-runs-per-principal", required_argument, NULL, OPT_MAX_RUNS_PER_PRINCIPAL },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "catalog-trust", required_argument, NULL, OPT_CATALOG_TRUST },
 	{ "skills", required_argument, NULL, OPT_SKILLS },
 	{ "skills-trust", required_argument, NULL, OPT_SKILLS_TRUST },
 	{ "skills-rules", required_argument, NULL, OPT_SKILLS_RULES },
@@ -470,7 +532,8 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
 		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level },
 		{ OPT_SKILLS, &a->gopts.skills_dir }, { OPT_SKILLS_TRUST, &a->gopts.skills_trust },
-		{ OPT_SKILLS_RULES, &a->gopts.skills_rules }, { 0, NULL },
+		{ OPT_SKILLS_RULES, &a->gopts.skills_rules },
+		{ OPT_CATALOG_TRUST, &a->catalog_trust }, { 0, NULL },
 	};
 	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 
@@ -787,7 +850,8 @@ static int serve_until_stopped(struct tg_mcp *mcp, struct tg_gate *gate,
 			       const struct serve_args *a, struct tg_mcp_http *server,
 			       struct served *served)
 {
-	struct reloader r = { mcp, gate, a->catalog, server, a->hopts.tls_cert, served, 0 };
+	struct reloader r = { mcp, gate, a->catalog, a->catalog_trust, server, a->hopts.tls_cert,
+			      served, 0 };
 	struct tg_error err;
 	sigset_t set;
 	int sig = 0;
@@ -937,7 +1001,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
-	char resource[600], scratch[64] = "";
+	char resource[600], scratch[64] = "", why[32];
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -1000,7 +1064,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	}
 	if (!check && tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
-	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
+	if (catalog_load(catalog, args.catalog_trust, &cat, why, sizeof(why), &err) < 0 ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {

@@ -160,13 +160,14 @@ static int write_over(const char *who, int dfd, const char *dir, const char *nam
 	return 0;
 }
 
-/* A skill read, or -1 having said why (the exit status in *status). */
-static struct tg_skill *load(const char *who, const char *dir, int *status)
+/* A skill (a folder, folder 1) read, or NULL having said why (the exit
+ * status in *status). */
+static struct tg_skill *load(const char *who, const char *dir, int folder, int *status)
 {
 	struct tg_skill *s;
 	struct tg_error err;
 
-	if (tg_skill_load(dir, &s, &err) < 0) {
+	if ((folder ? tg_folder_load(dir, &s, &err) : tg_skill_load(dir, &s, &err)) < 0) {
 		cli_say(stderr, who, err.msg);
 		*status = cli_skill_status(&err);
 		return NULL;
@@ -181,6 +182,11 @@ static void describe(const struct tg_skill *s, char *out, size_t len)
 	char hex[65], version[300];
 
 	sodium_bin2hex(hex, sizeof(hex), s->digest, sizeof(s->digest));
+	if (!s->meta.name[0]) { /* a folder, not a skill */
+		snprintf(out, len, "%zu file%s, %llu bytes, manifest sha256:%s", s->n_files,
+			 s->n_files == 1 ? "" : "s", (unsigned long long)s->bytes, hex);
+		return;
+	}
 	if (s->meta.version) {
 		size_t n = strlen(s->meta.version);
 
@@ -201,7 +207,7 @@ static int cmd_check(char **dirs, int n)
 		int st = 0;
 		char what[512];
 
-		s = load("skill check", dirs[i], &st);
+		s = load("skill check", dirs[i], 0, &st);
 		if (!s) {
 			status = status ? status : st;
 			continue;
@@ -213,10 +219,14 @@ static int cmd_check(char **dirs, int n)
 	return status;
 }
 
-static int cmd_manifest(const char *dir)
+int cli_folder_manifest(const char *dir, const struct key_opts *o)
 {
+	char who[40];
 	int status = 0;
-	struct tg_skill *s = load("skill manifest", dir, &status);
+	struct tg_skill *s;
+
+	snprintf(who, sizeof(who), "%s manifest", o->cmd);
+	s = load(who, dir, o->folder, &status);
 
 	if (!s)
 		return status;
@@ -224,11 +234,6 @@ static int cmd_manifest(const char *dir)
 	tg_skill_free(s);
 	return 0;
 }
-
-struct key_opts {
-	const char *secret, *public, *password_file, *trust;
-	int no_password;
-};
 
 static int cmd_keygen(const struct key_opts *o)
 {
@@ -280,7 +285,8 @@ out:
 
 /* The secret key at path, opened with the password in password_file (or
  * none): 0, or the exit status having said why. */
-static int read_secret(const char *path, const char *password_file, struct tg_sign_sec *sec)
+static int read_secret(const char *who, const char *path, const char *password_file,
+		       struct tg_sign_sec *sec)
 {
 	struct tg_error err;
 	size_t len;
@@ -288,11 +294,11 @@ static int read_secret(const char *path, const char *password_file, struct tg_si
 	int rc;
 
 	if (!text) {
-		fprintf(stderr, "toolgate skill sign: --secret-key %s: %s\n", path,
+		fprintf(stderr, "toolgate %s: --secret-key %s: %s\n", who, path,
 			errno == EFBIG ? "over 4096 bytes: not a minisign key" : strerror(errno));
 		return EXIT_DATA;
 	}
-	if (password_file && !(password = read_password("skill sign", password_file))) {
+	if (password_file && !(password = read_password(who, password_file))) {
 		sodium_memzero(text, len);
 		free(text);
 		return EXIT_DATA;
@@ -302,29 +308,30 @@ static int read_secret(const char *path, const char *password_file, struct tg_si
 	free(text);
 	secret_free(password);
 	if (rc < 0) {
-		cli_skill_say("skill sign", "--secret-key %s: %s", path, err.msg);
+		cli_skill_say(who, "--secret-key %s: %s", path, err.msg);
 		return EXIT_DATA;
 	}
 	return 0;
 }
 
-static int cmd_sign(const char *dir, const struct key_opts *o)
+int cli_folder_sign(const char *dir, const struct key_opts *o)
 {
 	struct tg_sign_sec sec;
 	struct tg_sign_pub pub;
 	struct tg_error err;
 	struct tg_skill *s;
-	char comment[512], hex[17], what[512], version[80], *sig = NULL;
+	char comment[512], hex[17], what[512], version[80], who[40], *sig = NULL;
 	int rc = 0, dfd = -1;
 
+	snprintf(who, sizeof(who), "%s sign", o->cmd);
 	if (!o->secret) {
-		fprintf(stderr, "toolgate skill sign: takes --secret-key FILE\n");
+		fprintf(stderr, "toolgate %s: takes --secret-key FILE\n", who);
 		return EXIT_USAGE;
 	}
-	s = load("skill sign", dir, &rc);
+	s = load(who, dir, o->folder, &rc);
 	if (!s)
 		return rc;
-	rc = read_secret(o->secret, o->password_file, &sec);
+	rc = read_secret(who, o->secret, o->password_file, &sec);
 	if (rc)
 		goto out;
 	/* what minisign writes, and the skill's name and version: the version
@@ -353,22 +360,26 @@ static int cmd_sign(const char *dir, const struct key_opts *o)
 		}
 		version[at] = '\0';
 	}
-	snprintf(comment, sizeof(comment), "timestamp:%lld\tfile:%s\tskill:%s\tversion:%s",
-		 (long long)time(NULL), TG_SKILL_MANIFEST, s->meta.name, version);
+	if (o->folder) /* a catalogue: what it is, by its folder's name (no tab in it) */
+		snprintf(comment, sizeof(comment), "timestamp:%lld\tfile:%s\tcatalog",
+			 (long long)time(NULL), TG_SKILL_MANIFEST);
+	else
+		snprintf(comment, sizeof(comment), "timestamp:%lld\tfile:%s\tskill:%s\tversion:%s",
+			 (long long)time(NULL), TG_SKILL_MANIFEST, s->meta.name, version);
 	sig = tg_sign_data(&sec, s->manifest, strlen(s->manifest), comment, &err);
 	if (!sig) {
-		cli_skill_say("skill sign", "%s", err.msg);
+		cli_skill_say(who, "%s", err.msg);
 		rc = EXIT_DATA;
 		goto out;
 	}
 	rc = EXIT_DATA;
 	dfd = tg_skill_dir_open(s, &err);
 	if (dfd < 0) {
-		cli_say(stderr, "skill sign", err.msg);
+		cli_say(stderr, who, err.msg);
 		goto out;
 	}
-	if (write_over("skill sign", dfd, dir, TG_SKILL_MANIFEST, s->manifest) < 0 ||
-	    write_over("skill sign", dfd, dir, TG_SKILL_SIGNATURE, sig) < 0)
+	if (write_over(who, dfd, dir, TG_SKILL_MANIFEST, s->manifest) < 0 ||
+	    write_over(who, dfd, dir, TG_SKILL_SIGNATURE, sig) < 0)
 		goto out;
 	tg_sign_sec_pub(&sec, &pub);
 	tg_sign_keyid_hex(pub.id, hex);
@@ -385,7 +396,7 @@ out:
 }
 
 /* A trust store of the one key at path, named by its id. */
-static int trust_of_key(const char *path, struct tg_trust **out)
+static int trust_of_key(const char *who, const char *path, struct tg_trust **out)
 {
 	struct tg_trust *t = calloc(1, sizeof(*t));
 	struct tg_error err;
@@ -394,13 +405,13 @@ static int trust_of_key(const char *path, struct tg_trust **out)
 
 	*out = NULL;
 	if (!text || !t || !(t->keys = calloc(1, sizeof(*t->keys)))) {
-		fprintf(stderr, "toolgate skill verify: --public-key %s: %s\n", path,
+		fprintf(stderr, "toolgate %s: --public-key %s: %s\n", who, path,
 			!text && errno == EFBIG ? "over 4096 bytes: not a minisign key"
 						: strerror(text ? ENOMEM : errno));
 		goto fail;
 	}
 	if (tg_sign_pub_parse(text, len, &t->keys[0].key, &err) < 0) {
-		cli_skill_say("skill verify", "--public-key %s: %s", path, err.msg);
+		cli_skill_say(who, "--public-key %s: %s", path, err.msg);
 		goto fail;
 	}
 	tg_sign_keyid_hex(t->keys[0].key.id, hex);
@@ -416,22 +427,25 @@ fail:
 	return EXIT_DATA;
 }
 
-static int cmd_verify(char **dirs, int n, const struct key_opts *o)
+int cli_folder_verify(char **dirs, int n, const struct key_opts *o)
 {
 	struct tg_trust *trust = NULL;
 	struct tg_error err;
+	char who[40];
 	int status = 0;
 
+	snprintf(who, sizeof(who), "%s verify", o->cmd);
+
 	if (!o->trust == !o->public) {
-		fprintf(stderr, "toolgate skill verify: takes one of --trust FILE or --public-key "
-				"FILE\n");
+		fprintf(stderr, "toolgate %s: takes one of --trust FILE or --public-key FILE\n",
+			who);
 		return EXIT_USAGE;
 	}
 	if (o->trust && tg_trust_load(o->trust, &trust, &err) < 0) {
-		cli_skill_say("skill verify", "%s", err.msg);
+		cli_skill_say(who, "%s", err.msg);
 		return EXIT_DATA;
 	}
-	if (o->public && (status = trust_of_key(o->public, &trust)) != 0)
+	if (o->public && (status = trust_of_key(who, o->public, &trust)) != 0)
 		return status;
 	for (int i = 0; i < n; i++) {
 		struct tg_skill *s;
@@ -439,14 +453,14 @@ static int cmd_verify(char **dirs, int n, const struct key_opts *o)
 		char publisher[160], what[512];
 		int st = 0;
 
-		s = load("skill verify", dirs[i], &st);
+		s = load(who, dirs[i], o->folder, &st);
 		if (!s) {
 			status = status ? status : st;
 			continue;
 		}
 		v = tg_skill_verify(s, trust, time(NULL), publisher, sizeof(publisher), &err);
 		if (v != TG_VERDICT_OK) {
-			cli_skill_say("skill verify", "%s: %s", tg_verdict_name(v), err.msg);
+			cli_skill_say(who, "%s: %s", tg_verdict_name(v), err.msg);
 			status = status ? status : EXIT_NO;
 		} else {
 			describe(s, what, sizeof(what));
@@ -505,7 +519,7 @@ static const struct option options[] = {
 int cmd_skill(int argc, char **argv)
 {
 	static const char *const verbs[] = { "check", "manifest", "keygen", "sign", "verify" };
-	struct key_opts o = { 0 };
+	struct key_opts o = { .cmd = "skill" };
 	const struct cli_bind binds[] = {
 		{ 's', &o.secret }, { 'P', &o.public }, { 'w', &o.password_file },
 		{ 't', &o.trust },  { 0, NULL },
@@ -549,12 +563,12 @@ int cmd_skill(int argc, char **argv)
 	case 0:
 		return cmd_check(ops, n);
 	case 1:
-		return cmd_manifest(ops[0]);
+		return cli_folder_manifest(ops[0], &o);
 	case 2:
 		return cmd_keygen(&o);
 	case 3:
-		return cmd_sign(ops[0], &o);
+		return cli_folder_sign(ops[0], &o);
 	default:
-		return cmd_verify(ops, n, &o);
+		return cli_folder_verify(ops, n, &o);
 	}
 }

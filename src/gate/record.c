@@ -102,6 +102,13 @@ int tg_gate_record_event(struct tg_gate *g, const char *principal, const char *s
 	return tg_record_event(g->audit, principal, subject, outcome, detail);
 }
 
+int tg_gate_record_blocked(struct tg_gate *g, const char *kind, const char *reason,
+			   const char *subject, const char *detail)
+{
+	metrics_blocked(g->metrics, kind, reason);
+	return tg_record_event(g->audit, "", subject, "load_refused", detail);
+}
+
 /* Whether a refusal by principal ("" or NULL: none) is recorded: 1 with
  * how many of its bucket were not since the last that was, 0 when over
  * the bucket's rate (it is counted). egress: the buckets of egress

@@ -412,7 +412,9 @@ static int name_matches(const char *dir, const struct tg_skill_meta *m, struct t
 	return rc;
 }
 
-int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
+/* The folder dir read; as a skill (SKILL.md required and checked) when
+ * skill is 1. */
+static int load(const char *dir, int skill, struct tg_skill **out, struct tg_error *err)
 {
 	struct tg_skill *s = calloc(1, sizeof(*s));
 	struct walk w = { .dir = dir, .s = s, .err = err };
@@ -438,6 +440,8 @@ int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
 	s->ino = (uint64_t)st.st_ino;
 	if (walk_dir(&w, w.root, "", 0) < 0)
 		goto out;
+	if (!skill)
+		goto sorted;
 	if (!s->skill_md) {
 		tg_error_set(err, TG_ERR_INVALID, "%s: no SKILL.md: a skill is a folder with one",
 			     dir);
@@ -449,7 +453,9 @@ int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
 	}
 	if (name_matches(dir, &s->meta, err) < 0)
 		goto out;
-	qsort(s->files, s->n_files, sizeof(*s->files), by_path);
+sorted:
+	if (s->n_files)
+		qsort(s->files, s->n_files, sizeof(*s->files), by_path);
 	if (make_manifest(s, err) < 0)
 		goto out;
 	*out = s;
@@ -460,6 +466,16 @@ out:
 		close(w.root);
 	tg_skill_free(s);
 	return rc;
+}
+
+int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error *err)
+{
+	return load(dir, 1, out, err);
+}
+
+int tg_folder_load(const char *dir, struct tg_skill **out, struct tg_error *err)
+{
+	return load(dir, 0, out, err);
 }
 
 int tg_skill_dir_open(const struct tg_skill *skill, struct tg_error *err)

@@ -159,7 +159,7 @@ complete_words() {
 got1=$(complete_words toolgate ser) got2=$(complete_words toolgate serve --cat)
 got3=$(cd "$tmp" && complete_words toolgate serve --catalog cat)
 got4=$(complete_words toolgate serve --descriptions "")
-[ "$got1" = "serve " ] && [ "$got2" = "--catalog " ] && [ "$got3" = "catalog " ] &&
+[ "$got1" = "serve " ] && [ "$got2" = "--catalog --catalog-trust " ] && [ "$got3" = "catalog " ] &&
 	[ "$got4" = "off refuse warn " ]
 check completion_words $? "ser: '$got1'; serve --cat: '$got2'; --catalog cat: '$got3'; --descriptions: '$got4'"
 

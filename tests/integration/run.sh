@@ -1574,6 +1574,13 @@ timeout 600 python3 "$repo/tests/integration/skills_scan.py" "$TG" "$repo" "$tmp
 cat "$tmp/skills_scan.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/skills_scan.out")))
 grep -q 'skills_scan_ran_to_the_end' "$tmp/skills_scan.out"; check skills_scan_ran_to_the_end $? "$(tail -3 "$tmp/skills_scan.out")"
+# a catalogue signed as a skill is: catalog sign|verify, serve --catalog-trust
+# refusing an unsigned one at start and an unsigned change at a reload
+# (tests/integration/catalog_sign.py)
+timeout 300 python3 "$repo/tests/integration/catalog_sign.py" "$TG" "$repo" "$tmp/catalog_sign" >"$tmp/catalog_sign.out" 2>&1
+cat "$tmp/catalog_sign.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/catalog_sign.out")))
+grep -q 'catalog_sign_ran_to_the_end' "$tmp/catalog_sign.out"; check catalog_sign_ran_to_the_end $? "$(tail -3 "$tmp/catalog_sign.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

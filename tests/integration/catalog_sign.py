@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""A contract catalogue signed as a skill is (`toolgate catalog
+manifest|sign|verify`, `serve --catalog-trust`; docs/SKILLS.md, "Signed
+catalogues"), each a real run judged by its outcome:
+
+- sign and verify, with minisign reading what toolgate signed (skipped
+  where minisign is not installed); a contract changed after signing is
+  refused by name;
+- serve with --catalog-trust refuses an unsigned catalogue at start
+  (exit 3, recorded), serves a signed one;
+- over HTTP, a contract added without signing and a SIGHUP: the reload is
+  refused, the old tools stay served, the refusal is recorded and counted
+  in toolgate_blocked_loads_total{kind="catalog",reason="tampered"}; signed
+  again and a SIGHUP: the new tool is served.
+
+    catalog_sign.py TOOLGATE REPO TMPDIR
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcptest import Checks, start_http  # noqa: E402
+
+TG, REPO, TMP = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+c = Checks("catalog_sign")
+CAT = os.path.join(TMP, "catalog")
+os.makedirs(CAT)
+ERR = []
+
+
+def contract(name):
+    with open(os.path.join(CAT, name + "-1.0.0.json"), "w") as f:
+        json.dump({"name": name, "version": "1.0.0", "description": "Echo the arguments.",
+                   "owner": {"team": "t", "contact": "t@example.test"}, "authority": "read",
+                   "executor": {"kind": "builtin", "name": "echo"},
+                   "input_schema": {"type": "object"}}, f)
+
+
+def tg(*args, **kw):
+    p = subprocess.run([TG, *args], capture_output=True, text=True, timeout=60, cwd=TMP, **kw)
+    ERR.append(p.stderr)
+    return p
+
+
+contract("t.echo")
+tg("skill", "keygen", "--secret-key", "k.sec", "--public-key", "k.pub", "--no-password")
+tg("skill", "trust", "add", "ops", "k.pub", "--trust", "trust.json")
+p = tg("catalog", "sign", CAT, "--secret-key", "k.sec")
+v = tg("catalog", "verify", CAT, "--trust", "trust.json")
+c("signed_and_verified", p.returncode == 0 and v.returncode == 0 and "signed by ops: 1 file" in v.stdout,
+  p.stderr + v.stdout + v.stderr)
+if shutil.which("minisign"):
+    m = subprocess.run(["minisign", "-Vm", os.path.join(CAT, "SHA256SUMS"), "-p", os.path.join(TMP, "k.pub")],
+                       capture_output=True, text=True)
+    s = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=CAT, capture_output=True, text=True)
+    c("minisign_and_sha256sum_verify", m.returncode == 0 and s.returncode == 0, m.stderr + s.stdout)
+else:
+    print("ok - integration/catalog_sign_minisign_and_sha256sum_verify # SKIP no minisign")
+with open(os.path.join(CAT, "t.echo-1.0.0.json"), "a") as f:
+    f.write(" ")
+v = tg("catalog", "verify", CAT, "--trust", "trust.json")
+c("changed_contract_refused", v.returncode == 1 and
+  "tampered: %s/t.echo-1.0.0.json: changed since the manifest was made" % CAT in v.stderr, v.stderr)
+tg("catalog", "sign", CAT, "--secret-key", "k.sec")
+
+INIT = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",' \
+       '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+LIST = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+unsigned = os.path.join(TMP, "unsigned")
+shutil.copytree(CAT, unsigned)
+os.unlink(os.path.join(unsigned, "SHA256SUMS.minisig"))
+p = tg("serve", "--catalog", unsigned, "--catalog-trust", "trust.json", "--stdio",
+       "--record", os.path.join(TMP, "a1.log"), input=INIT + "\n")
+c("unsigned_refused_at_start", p.returncode == 3 and "not signed as --catalog-trust asks" in p.stderr and
+  "load_refused" in open(os.path.join(TMP, "a1.log")).read(), "%d %s" % (p.returncode, p.stderr))
+p = tg("serve", "--catalog", CAT, "--catalog-trust", "trust.json", "--stdio", "--record", "/dev/null",
+       input=INIT + "\n" + LIST + "\n")
+c("signed_served", p.returncode == 0 and '"name":"t.echo"' in p.stdout, p.stdout + p.stderr)
+
+# --- a reload of a catalogue changed without signing ---
+audit = os.path.join(TMP, "a2.log")
+err = os.path.join(TMP, "serve.err")
+server, port = start_http([TG, "serve", "--catalog", CAT, "--catalog-trust", os.path.join(TMP, "trust.json"),
+                           "--record", audit], err)
+
+
+def post(body):
+    req = urllib.request.Request("http://127.0.0.1:%d/mcp" % port, data=body.encode(), method="POST",
+                                 headers={"Content-Type": "application/json",
+                                          "Accept": "application/json, text/event-stream",
+                                          "MCP-Protocol-Version": "2025-11-25"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.read().decode(), r.headers.get("Mcp-Session-Id")
+
+
+def tools():
+    _, sid = post(INIT)
+    req = urllib.request.Request("http://127.0.0.1:%d/mcp" % port, data=LIST.encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Mcp-Session-Id": sid,
+                                          "Accept": "application/json, text/event-stream",
+                                          "MCP-Protocol-Version": "2025-11-25"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return sorted(t["name"] for t in json.loads(r.read())["result"]["tools"])
+
+
+def reloaded(n):
+    """SIGHUP, then wait for the n-th reload's line in the log."""
+    server.send_signal(signal.SIGHUP)
+    for _ in range(300):
+        if open(err).read().count("reload") >= n:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def metrics():
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=30) as r:
+        return r.read().decode()
+
+
+try:
+    before = tools()
+    contract("t.more")
+    ok = reloaded(1)
+    m = metrics()
+    c("unsigned_change_not_reloaded",
+      ok and before == ["t.echo"] and tools() == ["t.echo"] and
+      'toolgate_blocked_loads_total{kind="catalog",reason="tampered"} 1' in m.splitlines() and
+      '"outcome":"load_refused"' in open(audit).read(),
+      "%s %s %s" % (before, open(err).read()[-400:], [x for x in m.splitlines() if "blocked" in x]))
+    tg("catalog", "sign", CAT, "--secret-key", "k.sec")
+    ok = reloaded(2)
+    time.sleep(0.2)
+    c("signed_change_reloaded", ok and tools() == ["t.echo", "t.more"], open(err).read()[-400:])
+finally:
+    server.terminate()
+    server.wait(timeout=30)
+ERR.append(open(err).read())
+reports = [e for e in ERR if "runtime error" in e or "AddressSanitizer" in e or "LeakSanitizer" in e]
+c("no_sanitizer_reports", not reports, "\n".join(reports)[:2000])
+print("catalog_sign_ran_to_the_end")
+c.done()
