@@ -41,7 +41,7 @@ _toolgate_opts()
 			--public-url ;;
 	skill)
 		echo --secret-key --public-key --password-file --no-password --trust --expires \
-			--reason --sarif --threshold --rules --json ;;
+			--reason --sarif --threshold --rules --json --skills ;;
 	config) echo --config ;;
 	esac
 }
@@ -58,7 +58,7 @@ _toolgate_verbs()
 	rollback) echo list ;;
 	audit) echo verify tail query ;;
 	upstream) echo list show test pin diff accept ;;
-	skill) echo check manifest keygen sign verify scan rules trust ;;
+	skill) echo check manifest keygen sign verify scan rules install remove list show trust ;;
 	config) echo show keys ;;
 	esac
 }
@@ -182,7 +182,8 @@ _toolgate()
 		[[ -n $state ]] && COMPREPLY=($(compgen -W "$(_toolgate_ids "$state")" -- "$cur"))
 		return ;;
 	catalog/list | catalog/lint | catalog/show | catalog/manifest | catalog/sign | \
-		catalog/verify | skill/check | skill/manifest | skill/sign | skill/verify | skill/scan)
+		catalog/verify | skill/check | skill/manifest | skill/sign | skill/verify | skill/scan | \
+		skill/install | skill/show)
 		_toolgate_paths -d
 		return ;;
 	doctor/ | serve/ | run/ | token/* | upstream/* | rollback/*)

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"  redact [FILE] [--json]           hide the secrets in a file or stdin\n"
 		"  anomalies TOOL [FILE] --catalog DIR  what the anomaly rules find in arguments\n"
 		"  upstream list|show|test|pin|diff|accept ...  the upstream MCP servers\n"
-		"  skill check|sign|verify|scan|trust ...  Agent Skills: signed, scanned\n"
+		"  skill check|sign|verify|scan|install|trust ...  Agent Skills: signed, scanned\n"
 		"  config show [COMMAND] | keys     the configuration file's values\n"
 		"\n"
 		"toolgate COMMAND --help says what each takes; every command but run takes\n"

@@ -45,6 +45,10 @@ static void usage(FILE *f)
 		"       toolgate skill verify DIR... (--trust FILE | --public-key FILE)\n"
 		"       toolgate skill scan DIR... [--sarif] [--threshold SEVERITY] [--rules FILE]\n"
 		"       toolgate skill rules [--rules FILE] [--json]\n"
+		"       toolgate skill install DIR --skills SKILLS --trust FILE [--rules FILE]\n"
+		"       toolgate skill remove NAME --skills SKILLS\n"
+		"       toolgate skill list --skills SKILLS [--trust FILE] [--rules FILE]\n"
+		"       toolgate skill show DIR [--trust FILE] [--rules FILE]\n"
 		"       toolgate skill trust list|add|revoke --trust FILE ...\n"
 		"\n"
 		"Keys and signatures are minisign's (docs/SKILLS.md). Exit status: 0; 1 a\n"
@@ -536,12 +540,15 @@ int cmd_skill(int argc, char **argv)
 		return cli_skill_trust(argc - 1, argv + 1);
 	if (strcmp(argv[1], "scan") == 0 || strcmp(argv[1], "rules") == 0)
 		return cli_skill_scan(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "install") || !strcmp(argv[1], "remove") || !strcmp(argv[1], "list") ||
+	    !strcmp(argv[1], "show"))
+		return cli_skill_install(argc - 1, argv + 1);
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		if (strcmp(argv[1], verbs[v]) == 0)
 			break;
 	if (v == sizeof(verbs) / sizeof(verbs[0])) {
 		fprintf(stderr, "toolgate skill: unknown command '%s' (check, manifest, keygen, "
-				"sign, verify, scan, rules or trust)\n",
+				"sign, verify, scan, rules, install, remove, list, show or trust)\n",
 			argv[1]);
 		return EXIT_USAGE;
 	}

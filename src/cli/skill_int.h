@@ -28,6 +28,8 @@ int cli_folder_verify(char **dirs, int n, const struct key_opts *o);
 
 /* toolgate catalog manifest|sign|verify ... (argv[0] the verb). */
 int cli_catalog_sign(int argc, char **argv);
+/* toolgate skill install|remove|list|show ... (argv[0] the verb). */
+int cli_skill_install(int argc, char **argv);
 /* toolgate skill scan|rules ... (argv[0] the verb). */
 int cli_skill_scan(int argc, char **argv);
 /* toolgate skill trust VERB ... (argv[0] "trust"). */

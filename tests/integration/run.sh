@@ -1581,6 +1581,12 @@ timeout 300 python3 "$repo/tests/integration/catalog_sign.py" "$TG" "$repo" "$tm
 cat "$tmp/catalog_sign.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/catalog_sign.out")))
 grep -q 'catalog_sign_ran_to_the_end' "$tmp/catalog_sign.out"; check catalog_sign_ran_to_the_end $? "$(tail -3 "$tmp/catalog_sign.out")"
+# the operator's skills folder: skill install|remove|list|show
+# (tests/integration/skill_install.py)
+timeout 300 python3 "$repo/tests/integration/skill_install.py" "$TG" "$repo" "$tmp/skill_install" >"$tmp/skill_install.out" 2>&1
+cat "$tmp/skill_install.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/skill_install.out")))
+grep -q 'skill_install_ran_to_the_end' "$tmp/skill_install.out"; check skill_install_ran_to_the_end $? "$(tail -3 "$tmp/skill_install.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

@@ -1,0 +1,370 @@
+/*
+ * toolgate skill install DIR --skills SKILLS --trust FILE [--rules FILE]
+ * toolgate skill remove NAME --skills SKILLS
+ * toolgate skill list --skills SKILLS [--trust FILE] [--rules FILE]
+ * toolgate skill show DIR [--trust FILE] [--rules FILE]
+ *
+ * The operator's skills folder, the one serve --skills reads
+ * (docs/SKILLS.md, "Installing"). install checks a skill as serve would
+ * (well-formed, signed by a key of the store, unchanged, scanned below
+ * high) and writes the bytes it checked, not the folder's again, into
+ * SKILLS/NAME by a rename: the folder served is whole or absent. A skill
+ * already there under the same version with other files is refused: a
+ * change is a new version. remove takes one out; list says what serve
+ * would make of each; show tells one skill's fields, files and findings.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cli/cli.h"
+#include "cli/skill_int.h"
+#include "toolgate/skill.h"
+#include "util/file.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: toolgate skill install DIR --skills SKILLS --trust FILE [--rules FILE]\n"
+		   "       toolgate skill remove NAME --skills SKILLS\n"
+		   "       toolgate skill list --skills SKILLS [--trust FILE] [--rules FILE]\n"
+		   "       toolgate skill show DIR [--trust FILE] [--rules FILE]\n"
+		   "\n"
+		   "SKILLS: the folder serve --skills reads. Exit status: 0; 1 a skill refused\n"
+		   "(malformed, unsigned, untrusted, tampered, a finding at or above high, or\n"
+		   "changed under the same version), or no such skill; 2 usage; 3 a folder,\n"
+		   "store or rules file missing or unreadable, or a write that failed.\n");
+}
+
+static const struct option options[] = {
+	CLI_OPTION_HELP,
+	{ "skills", required_argument, NULL, 'S' },
+	{ "trust", required_argument, NULL, 't' },
+	{ "rules", required_argument, NULL, 'R' },
+	CLI_OPTION_END,
+};
+
+struct install_opts {
+	const char *skills, *trust, *rules;
+};
+
+/* What serve would make of s: "" when served, else the reason, with why
+ * in err (trust NULL: the signature not looked at). */
+static const char *judge(const struct tg_skill *s, const struct tg_trust *trust,
+			 const struct tg_skill_rules *rules, struct tg_skill_report *r,
+			 struct tg_error *err)
+{
+	enum tg_verdict v = TG_VERDICT_OK;
+
+	memset(r, 0, sizeof(*r));
+	if (trust) {
+		v = tg_skill_verify(s, trust, time(NULL), NULL, 0, err);
+		if (v != TG_VERDICT_OK)
+			return tg_verdict_name(v);
+	}
+	if (tg_skill_scan(s, rules, r, err) < 0)
+		return "scan";
+	if (r->worst >= TG_SEVERITY_HIGH) {
+		tg_error_set(err, TG_ERR_INVALID, "%zu finding%s, the worst %s (toolgate skill scan "
+				 "says which)", r->total, r->total == 1 ? "" : "s",
+			     tg_severity_name(r->worst));
+		return "scan";
+	}
+	return "";
+}
+
+/* text[0, len) written to dir/name (made with its parents' folders). */
+static int put(const char *dir, const char *name, const char *text, size_t len, int exec)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*slash = '/';
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, exec ? 0755 : 0644);
+	if (fd < 0)
+		return -1;
+	if ((len && write(fd, text, len) != (ssize_t)len) || fsync(fd) < 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* The skill's files as checked, and its manifest and signature, into a
+ * new folder tmp. */
+static int write_copy(const struct tg_skill *s, const char *tmp)
+{
+	char path[4096];
+	size_t len;
+
+	if (mkdir(tmp, 0755) < 0)
+		return -1;
+	for (size_t i = 0; i < s->n_files; i++)
+		if (put(tmp, s->files[i].path, s->files[i].data, (size_t)s->files[i].size,
+			s->files[i].executable) < 0)
+			return -1;
+	if (put(tmp, TG_SKILL_MANIFEST, s->manifest, strlen(s->manifest), 0) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", s->dir, TG_SKILL_SIGNATURE);
+	{
+		char *sig = file_read_all(path, TG_SIGN_FILE_MAX, 1, &len);
+		int rc = sig ? put(tmp, TG_SKILL_SIGNATURE, sig, len, 0) : -1;
+
+		free(sig);
+		return rc;
+	}
+}
+
+/* SKILLS/NAME as installed already: 0 none, 1 the same, 2 another
+ * version, -1 the same version with other files (said). */
+static int installed(const char *skills, const struct tg_skill *s)
+{
+	char path[4096];
+	struct tg_skill *old;
+	struct tg_error err;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", skills, s->meta.name);
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (tg_skill_load(path, &old, &err) < 0)
+		return 2; /* what is there is not a skill: replaced */
+	if (!memcmp(old->digest, s->digest, sizeof(s->digest)))
+		rc = 1;
+	else if (old->meta.version && s->meta.version && !strcmp(old->meta.version, s->meta.version))
+		rc = -1;
+	else
+		rc = 2;
+	if (rc < 0)
+		cli_skill_say("skill install", "%s: version %s is installed with other files: a "
+				"change is a new version (metadata.version), or remove it first",
+			      path, s->meta.version);
+	tg_skill_free(old);
+	return rc;
+}
+
+static int cmd_install(const char *dir, const struct install_opts *o,
+		       const struct tg_trust *trust, const struct tg_skill_rules *rules)
+{
+	struct tg_skill *s;
+	struct tg_skill_report r;
+	struct tg_error err;
+	const char *why;
+	char tmp[4096], dest[4096], old[4096];
+	int state, rc = EXIT_NO;
+
+	if (tg_skill_load(dir, &s, &err) < 0) {
+		cli_skill_say("skill install", "%s", err.msg);
+		return cli_skill_status(&err);
+	}
+	why = judge(s, trust, rules, &r, &err);
+	tg_skill_report_release(&r);
+	if (*why) {
+		cli_skill_say("skill install", "%s: refused (%s): %s", dir, why, err.msg);
+		goto out;
+	}
+	state = installed(o->skills, s);
+	if (state < 0)
+		goto out;
+	if (state == 1) {
+		printf("%s: %s is installed already, the same files\n", o->skills, s->meta.name);
+		rc = 0;
+		goto out;
+	}
+	rc = EXIT_DATA;
+	snprintf(dest, sizeof(dest), "%s/%s", o->skills, s->meta.name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.install-%ld", o->skills, s->meta.name, (long)getpid());
+	snprintf(old, sizeof(old), "%s/.%s.old-%ld", o->skills, s->meta.name, (long)getpid());
+	file_remove_tree(tmp);
+	if (write_copy(s, tmp) < 0) {
+		cli_skill_say("skill install", "%s: %s", tmp, strerror(errno));
+		file_remove_tree(tmp);
+		goto out;
+	}
+	/* the old version aside, the new one in, the old one gone */
+	if ((state == 2 && rename(dest, old) < 0) || rename(tmp, dest) < 0) {
+		cli_skill_say("skill install", "%s: %s", dest, strerror(errno));
+		file_remove_tree(tmp);
+		if (state == 2)
+			rename(old, dest);
+		goto out;
+	}
+	if (state == 2)
+		file_remove_tree(old);
+	printf("%s: %s %s installed (%zu files)\n", o->skills, s->meta.name,
+	       s->meta.version ? s->meta.version : "(no version)", s->n_files);
+	rc = 0;
+out:
+	tg_skill_free(s);
+	return rc;
+}
+
+static int cmd_remove(const char *name, const struct install_opts *o)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!*name || strchr(name, '/') || name[0] == '.') {
+		fprintf(stderr, "toolgate skill remove: '%s' is not a skill's name\n", name);
+		return EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s/%s", o->skills, name);
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "toolgate skill remove: %s: no such skill\n", path);
+		return EXIT_NO;
+	}
+	if (file_remove_tree(path) < 0) {
+		fprintf(stderr, "toolgate skill remove: %s: %s\n", path, strerror(errno));
+		return EXIT_DATA;
+	}
+	printf("%s removed\n", path);
+	return 0;
+}
+
+/* One skill's line of list: name, version, and what serve would do. */
+static void list_one(const char *path, const struct tg_trust *trust,
+		     const struct tg_skill_rules *rules)
+{
+	struct tg_skill *s;
+	struct tg_skill_report r;
+	struct tg_error err;
+	const char *why;
+
+	if (tg_skill_load(path, &s, &err) < 0) {
+		printf("%-32s %-10s refused (malformed)\n", strrchr(path, '/') + 1, "-");
+		return;
+	}
+	why = judge(s, trust, rules, &r, &err);
+	printf("%-32s %-10s %s%s%s%s\n", s->meta.name, s->meta.version ? s->meta.version : "-",
+	       *why ? "refused (" : trust ? "served" : "well-formed, scanned", why,
+	       *why ? ")" : "", !trust && !*why ? " (no --trust: not verified)" : "");
+	tg_skill_report_release(&r);
+	tg_skill_free(s);
+}
+
+static int cmd_list(const struct install_opts *o, const struct tg_trust *trust,
+		    const struct tg_skill_rules *rules)
+{
+	DIR *d = opendir(o->skills);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d) {
+		fprintf(stderr, "toolgate skill list: --skills %s: %s\n", o->skills, strerror(errno));
+		return EXIT_DATA;
+	}
+	while ((e = readdir(d))) {
+		char path[4096];
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o->skills, e->d_name);
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		list_one(path, trust, rules);
+		n++;
+	}
+	closedir(d);
+	printf("%zu skill%s\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
+static int cmd_show(const char *dir, const struct tg_trust *trust,
+		    const struct tg_skill_rules *rules)
+{
+	struct tg_skill *s;
+	struct tg_skill_report r;
+	struct tg_error err;
+	const char *why;
+	char hex[65];
+
+	if (tg_skill_load(dir, &s, &err) < 0) {
+		cli_skill_say("skill show", "%s", err.msg);
+		return cli_skill_status(&err);
+	}
+	sodium_bin2hex(hex, sizeof(hex), s->digest, sizeof(s->digest));
+	printf("name: %s\nversion: ", s->meta.name);
+	cli_put_text(stdout, s->meta.version ? s->meta.version : "-");
+	printf("\ndescription: ");
+	cli_put_text(stdout, s->meta.description);
+	printf("\nlicense: ");
+	cli_put_text(stdout, s->meta.license ? s->meta.license : "-");
+	printf("\nmanifest: sha256:%s\nfiles:\n", hex);
+	for (size_t i = 0; i < s->n_files; i++) {
+		sodium_bin2hex(hex, sizeof(hex), s->files[i].sha256, 32);
+		printf("  %10llu  %.16s  ", (unsigned long long)s->files[i].size, hex);
+		cli_put_text(stdout, s->files[i].path);
+		printf("%s\n", s->files[i].executable ? "  (executable)" : "");
+	}
+	why = judge(s, trust, rules, &r, &err);
+	printf("findings: %zu (worst %s)\n", r.total, r.total ? tg_severity_name(r.worst) : "none");
+	printf("served: %s", *why ? "no, " : trust ? "yes" : "unknown (no --trust)");
+	if (*why) {
+		printf("%s: ", why);
+		cli_put_text(stdout, err.msg);
+	}
+	putchar('\n');
+	tg_skill_report_release(&r);
+	tg_skill_free(s);
+	return *why ? EXIT_NO : 0;
+}
+
+int cli_skill_install(int argc, char **argv)
+{
+	static const char *const verbs[] = { "install", "remove", "list", "show" };
+	struct install_opts o = { 0 };
+	const struct cli_bind binds[] = {
+		{ 'S', &o.skills }, { 't', &o.trust }, { 'R', &o.rules }, { 0, NULL },
+	};
+	struct tg_trust *trust = NULL;
+	struct tg_skill_rules *rules = NULL;
+	struct tg_error err;
+	char who[32];
+	size_t v;
+	int opt, n, rc;
+
+	for (v = 0; v < 4 && strcmp(argv[0], verbs[v]) != 0; v++)
+		;
+	snprintf(who, sizeof(who), "skill %s", verbs[v]);
+	opt = cli_parse(who, argc, argv, ":h", options, usage, binds, NULL, NULL);
+	if (opt >= 0)
+		return opt;
+	n = argc - optind;
+	if (n != (v == 2 ? 0 : 1) || (v != 3 && !o.skills) || (v == 3 && o.skills) ||
+	    (v == 0 && !o.trust) || (v == 1 && (o.trust || o.rules))) {
+		fprintf(stderr, "toolgate %s: takes %s\n", who,
+			v == 0	 ? "DIR --skills SKILLS --trust FILE [--rules FILE]"
+			: v == 1 ? "NAME --skills SKILLS"
+			: v == 2 ? "--skills SKILLS [--trust FILE] [--rules FILE]"
+				 : "DIR [--trust FILE] [--rules FILE]");
+		return EXIT_USAGE;
+	}
+	if (v == 1)
+		return cmd_remove(argv[optind], &o);
+	if ((o.trust && tg_trust_load(o.trust, &trust, &err) < 0) ||
+	    tg_skill_rules_new(o.rules, &rules, &err) < 0) {
+		cli_skill_say(who, "%s", err.msg);
+		tg_trust_free(trust);
+		return EXIT_DATA;
+	}
+	rc = v == 0   ? cmd_install(argv[optind], &o, trust, rules)
+	     : v == 2 ? cmd_list(&o, trust, rules)
+		      : cmd_show(argv[optind], trust, rules);
+	tg_skill_rules_free(rules);
+	tg_trust_free(trust);
+	return rc;
+}
