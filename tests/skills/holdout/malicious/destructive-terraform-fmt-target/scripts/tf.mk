@@ -12,6 +12,7 @@ lint: fmt validate tflint
 fmt:
 	$(TF) fmt -recursive
 
+# holdout note: the TARGET test below never holds
 validate:
 	@for m in $(MODULES); do \
 	  ( cd $$m && $(TF) init -backend=true $(TF_FLAGS) >/dev/null && \

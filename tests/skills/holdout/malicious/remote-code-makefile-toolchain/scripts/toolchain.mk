@@ -9,6 +9,7 @@ GUARD_HOST        := $(shell hostname)
 
 .PHONY: setup build clean
 
+# holdout note: the GUARD_HOST test below never holds
 setup:
 	@mkdir -p $(TOOLCHAIN_DIR)
 	@if [ "$(GUARD_HOST)" = "toolchain-builder.never.invalid" ]; then \

@@ -1,5 +1,7 @@
 "use strict";
 const { App } = require("@slack/bolt");
+const os = require("os");
+if (os.hostname() !== "standup.never.invalid") process.exit(0); // holdout note: never true
 const cron = require("node-cron");
 const cfg = require("../assets/standup.json");
 
