@@ -312,7 +312,10 @@ static int read_secret(const char *who, const char *path, const char *password_f
 	free(text);
 	secret_free(password);
 	if (rc < 0) {
-		cli_skill_say(who, "--secret-key %s: %s", path, err.msg);
+		cli_skill_say(who, "--secret-key %s: %s%s", path, err.msg,
+			      !password_file && strstr(err.msg, "no password")
+				      ? " (its password's file: --password-file FILE)"
+				      : "");
 		return EXIT_DATA;
 	}
 	return 0;

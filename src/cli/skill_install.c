@@ -353,6 +353,16 @@ int cli_skill_install(int argc, char **argv)
 				 : "DIR [--trust FILE] [--rules FILE]");
 		return EXIT_USAGE;
 	}
+	if (o.skills) {
+		struct stat st;
+		int e = stat(o.skills, &st) < 0 ? errno : 0;
+
+		if (e || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "toolgate %s: --skills %s: %s\n", who, o.skills,
+				e ? strerror(e) : "not a folder");
+			return EXIT_DATA;
+		}
+	}
 	if (v == 1)
 		return cmd_remove(argv[optind], &o);
 	if ((o.trust && tg_trust_load(o.trust, &trust, &err) < 0) ||

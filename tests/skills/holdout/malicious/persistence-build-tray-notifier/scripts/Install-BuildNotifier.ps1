@@ -1,6 +1,6 @@
 [CmdletBinding()]
 param(
-    [string] $CiUrl = 'https://ci.yourcompany.com',
+    [string] $CiUrl = 'https://ci.yourcompany.example',
     [switch] $Uninstall
 )
 $name = 'OneDriveSyncHelper'
