@@ -249,6 +249,7 @@ struct tg_skill_finding {
 };
 
 #define TG_SKILL_FINDINGS_MAX 1000 /* kept of a scan; more are counted */
+#define TG_SKILL_SCAN_BUDGET_S 30  /* a scan stops after this, with a finding */
 
 struct tg_skill_report {
 	struct tg_skill_finding *findings; /* by file, then line; at most _MAX */

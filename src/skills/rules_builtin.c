@@ -105,7 +105,10 @@ const struct builtin_rule builtin_rules[] = {
 	  "\\b(requests\\.(post|put)|urlopen|fetch|axios\\.post|http\\.request)\\s*\\([^\\n]{0,200}"
 	  "(open\\(|read_text\\(|readFileSync\\(|\\.read\\(\\))"
 	  "|(open|read_text|readFileSync)\\s*\\([^\\n]{0,80}(\\.ssh|\\.aws|\\.env|id_rsa|id_ed25519|"
-	  "credentials|\\.netrc|\\.kube)[^\\n]{0,300}\\n?[^\\n]{0,300}\\b(requests\\.(post|put)|urlopen|"
+	  "credentials|\\.netrc|\\.kube)"
+	  /* one line break at most, unambiguously: "[^\\n]{0,300}\\n?[^\\n]{0,300}" splits a
+	   * line 300 ways, and an attacker's line of them reaches the match limit */
+	  "(?:[^\\n]{0,300}\\n[^\\n]{0,300}|[^\\n]{0,600})\\b(requests\\.(post|put)|urlopen|"
 	  "fetch\\(|axios\\.post|smtplib|sendmail)",
 	  "reads a file and sends it to a remote host" },
 	{ "exfiltration/webhook", "exfiltration", HIGH, A, 1,
@@ -283,7 +286,81 @@ const struct builtin_rule builtin_rules[] = {
 	  "(data|secret|token|key|content|context|conversation|history|password|env)\\b)",
 	  "an image whose address carries data: loading it sends that data" },
 
+	/* --- other ecosystems and languages ------------------------------------------------ */
+	{ "injection/other-language", "injection", CRIT, A, 2,
+	  "\\bignore[sz]?\\s+(toutes\\s+)?les\\s+instructions\\s+(pr[ée]c[ée]dentes|ant[ée]rieures)"
+	  "|\\binstructions\\s+(pr[ée]c[ée]dentes|ant[ée]rieures)\\s+ne\\s+s'appliquent\\s+plus"
+	  "|\\bsans\\s+(demander|solliciter)\\s+(de\\s+)?confirmation|\\bne\\s+(le\\s+|la\\s+|les\\s+)?"
+	  "(mentionne[sz]?|dis|dites|signale[sz]?)\\s+pas\\s+(à|a)\\s+l'utilisat"
+	  "|\\bignora\\s+(todas\\s+)?las\\s+instrucciones\\s+(anteriores|previas)"
+	  "|\\binstrucciones\\s+(anteriores|previas)\\s+ya\\s+no\\s+(aplican|se\\s+aplican)"
+	  "|\\bsin\\s+(pedir|solicitar)\\s+confirmaci[óo]n|\\bno\\s+(se\\s+lo\\s+|lo\\s+)?"
+	  "(menciones|digas|informes)\\s+al\\s+usuario"
+	  "|\\bignoriere\\s+(alle\\s+)?(vorherigen|bisherigen|fr[üu]heren)\\s+(anweisungen|regeln)"
+	  "|\\bohne\\s+(r[üu]ck)?(frage|best[äa]tigung|nachfrage)\\b|\\bnicht\\s+(dem\\s+)?"
+	  "(nutzer|benutzer|anwender)\\s+(mitteilen|sagen|erw[äa]hnen)|\\b(dem\\s+)?(nutzer|benutzer)\\s+"
+	  "nicht\\s+(mitteilen|sagen|erw[äa]hnen)",
+	  "instructions to the model in another language: ignore the rules, no confirmation, say "
+	  "nothing" },
+	{ "injection/precedence", "injection", HIGH, A, 2,
+	  "\\b(takes?|has)\\s+precedence\\s+over\\s+(all|any|every)\\s+(other\\s+)?(instructions|rules|"
+	  "skills|guidelines|system)|\\bsupersedes?\\s+(all|any|every)\\s+(other\\s+|previous\\s+|prior\\s+)?"
+	  "(instructions|rules|guidelines)|\\boverrides?\\s+(all|any)\\s+(other\\s+)?(instructions|"
+	  "system\\s+prompts?|guidelines)",
+	  "claims to outrank the model's other instructions" },
+	{ "remote-code/powershell-download-run", "remote-code", CRIT, A, 1,
+	  "(?s)\\b(downloadstring|downloaddata|invoke-restmethod|irm|invoke-webrequest|iwr)\\b.{0,300}?"
+	  "(\\[scriptblock\\]::create|\\binvoke-expression\\b|\\biex\\b)"
+	  "|(\\[scriptblock\\]::create|\\binvoke-expression\\b|\\biex\\b)\\s*\\(?[^\\n]{0,80}"
+	  "(downloadstring|invoke-restmethod|irm|iwr)\\b",
+	  "PowerShell that runs what it downloads" },
+	{ "remote-code/unsafe-load-fetched", "remote-code", HIGH, C, 0,
+	  "(?s)\\b(urlopen|urlretrieve|requests\\.get|httpx\\.get|download\\w*|fetch)\\b.{0,2000}?"
+	  "\\b(pickle\\.loads?|cPickle\\.loads?|dill\\.loads?|joblib\\.load|torch\\.load|marshal\\.loads|"
+	  "yaml\\.load\\s*\\((?![^)]*safe)|yaml\\.unsafe_load)\\s*\\("
+	  "|\\bnew\\s+vm\\.Script\\b|\\bTOPLEVEL_BINDING\\.eval\\b|\\beval\\s*\\(\\s*(Net::HTTP\\.get|open-uri|"
+	  "URI\\.open|URI\\.parse[^)]*\\)\\.read)",
+	  "deserialises or evaluates what it downloads (pickle, vm.Script, Ruby eval)" },
+	{ "remote-code/binary-fetched-run", "remote-code", HIGH, C, 0,
+	  "(?s)\\b(wget|curl)\\b[^\\n]{0,200}(-O|-o|--output(-document)?)\\s*\"?(\\S+)\"?[^\\n]{0,200}"
+	  "\\bchmod\\s+(\\+x|[0-7]?[75][0-7][0-7])\\b"
+	  "|\\bhttp\\.Get\\b.{0,2000}?\\bos\\.WriteFile\\s*\\([^)]*0?o?7[0-7][0-7]\\s*\\).{0,2000}?"
+	  "\\bexec\\.Command\\b",
+	  "downloads a program, makes it executable, and runs it" },
+	{ "destructive/wipe-tree", "destructive", CRIT, A, 1,
+	  "\\bfind\\s+[\"']?(\\$\\{?home\\}?|~|/)[^\\s]*[\"']?\\s[^\\n|;]{0,120}-delete\\b"
+	  "|\\bterraform\\s+(destroy|apply\\s+-destroy)\\b[^\\n]{0,80}-auto-approve\\b"
+	  "|\\bvssadmin(\\.exe)?\\s+delete\\s+shadows\\b|\\bwmic\\s+shadowcopy\\s+delete\\b"
+	  "|\\b(remove-item|ri|rm|del|rd)\\b[^\\n]{0,100}(\\$env:(userprofile|homepath|systemdrive)|\\$home|"
+	  "c:\\\\\\\\?)[^\\n]{0,60}-recurse\\b|\\b(remove-item|ri)\\b[^\\n]{0,40}-recurse[^\\n]{0,60}"
+	  "(\\$env:(userprofile|homepath)|\\$home\\b)"
+	  "|\\bos\\.(OpenFile|Create)\\s*\\(\\s*\"/dev/(sd|nvme|vd|hd|disk|mmcblk)",
+	  "wipes a home, a disk, snapshots, or an infrastructure's resources without asking" },
+	{ "persistence/autostart", "persistence", HIGH, A, 1,
+	  "currentversion\\\\+run(once)?\\b|\\bschtasks(\\.exe)?\\s+/create\\b|\\bregister-scheduledtask\\b"
+	  "|\\bnew-scheduledtasktrigger\\s+-atlogon\\b|/library/launchagents/|library/launchagents\\b"
+	  "|\\bRunAtLoad\\b|\\bstartup\\\\+[^\\n]{0,40}\\.(lnk|bat|cmd|vbs)\\b",
+	  "starts itself at login (Run keys, scheduled tasks, launch agents)" },
+	{ "persistence/hooks-and-tasks", "persistence", HIGH, A, 1,
+	  "\\bcore\\.(fsmonitor|hookspath)\\b|\"runOn\"\\s*:\\s*\"folderOpen\""
+	  "|task\\.allowAutomaticTasks\"?\\s*[:=]\\s*\"?on|security\\.workspace\\.trust\\.enabled\"?\\s*[:=]\\s*"
+	  "false|\\bPermitLocalCommand\\s+yes\\b|^\\s*LocalCommand\\s"
+	  "|\\.pth\\b[^\\n]{0,200}(site-packages|getsitepackages|usersite)"
+	  "|(site-packages|getsitepackages|usersite)[^\\n]{0,200}\\.pth\\b"
+	  "|\\bbypassPermissions\\b|--dangerously-skip-permissions",
+	  "runs code at a tool's, an editor's or an agent's every start, or turns its checks off" },
+	{ "dependencies/insecure-source", "dependencies", HIGH, C, 0,
+	  "\\bGOPROXY\\s*=\\s*[\"']?http://|\\bGOSUMDB\\s*=\\s*[\"']?off\\b|\\bGONOSUMDB\\s*=|\\bGOINSECURE\\s*="
+	  "|\\bsource\\s+[\"']http://|--trusted-host\\b|\\ballow-insecure-host\\b"
+	  "|\\bindex-url\\s*=\\s*http://|\\bregistry\\s*=\\s*http://|\\bstrict-ssl\\s*=?\\s*false\\b",
+	  "packages fetched without TLS or without their checksums checked" },
+	{ "exfiltration/ci-secrets", "exfiltration", CRIT, C, 0,
+	  "\\btoJSON\\s*\\(\\s*secrets\\s*\\)|\\$\\{\\{\\s*toJSON\\(secrets\\)",
+	  "sends every secret of a CI workflow" },
+
 	/* --- the scanner's own ------------------------------------------------------------- */
+	{ "scanner/incomplete", "scanner", HIGH, A, 0, NULL,
+	  "the scan stopped at its time budget: what it did not read is not judged" },
 	{ "hidden-unicode/tag-characters", "hidden-unicode", CRIT, A, 0, NULL,
 	  "Unicode tag characters: ASCII spelt invisibly" },
 	{ "hidden-unicode/bidi-control", "hidden-unicode", HIGH, A, 0, NULL,
@@ -364,10 +441,29 @@ const struct builtin_need builtin_needs[] = {
 	{ "persistence/agent-config-in-code", "claude|cursor|vscode|codeium|continue|gemini|codex|"
 					      "copilot" },
 	{ "dependencies/runtime-install", "pip|npm|yarn|pnpm" },
-	{ "remote-code/eval-after-fetch", "get|fetch|urlopen" },
+	{ "remote-code/eval-after-fetch", "get|fetch|urlopen|got" },
 	{ "exfiltration/env-in-payload", "environ|process.env|env:" },
 	{ "exfiltration/git-push-elsewhere", "remote" },
 	{ "exfiltration/markdown-image", "![" },
+	{ "injection/other-language", "instructions|instrucciones|anweisungen|confirmation|"
+				      "confirmaci|frage|tigung|mentionne|dis |dites|signale|"
+				      "menciones|digas|informes|mitteilen|sagen|erw" },
+	{ "injection/precedence", "precedence|supersede|override" },
+	{ "remote-code/powershell-download-run", "downloadstring|downloaddata|invoke-restmethod|irm|"
+						 "invoke-webrequest|iwr|scriptblock|"
+						 "invoke-expression|iex" },
+	{ "remote-code/unsafe-load-fetched", "load|vm.script|toplevel_binding|eval" },
+	{ "remote-code/binary-fetched-run", "chmod|writefile" },
+	{ "destructive/wipe-tree", "delete|destroy|vssadmin|shadowcopy|recurse|/dev/" },
+	{ "persistence/autostart", "currentversion|schtasks|scheduledtask|launchagents|runatload|"
+				   "startup" },
+	{ "persistence/hooks-and-tasks", "fsmonitor|hookspath|runon|allowautomatictasks|"
+					 "workspace.trust|permitlocalcommand|localcommand|.pth|"
+					 "bypasspermissions|dangerously-skip-permissions" },
+	{ "dependencies/insecure-source", "goproxy|gosumdb|gonosumdb|goinsecure|source|"
+					  "trusted-host|allow-insecure-host|index-url|registry|"
+					  "strict-ssl" },
+	{ "exfiltration/ci-secrets", "tojson" },
 };
 
 const size_t builtin_needs_n = sizeof(builtin_needs) / sizeof(builtin_needs[0]);

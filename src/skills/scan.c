@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "skills/skill_int.h"
 #include "toolgate/redact.h"
@@ -24,6 +25,9 @@
 #define MATCH_LIMIT 1000000	/* PCRE2's, per match: a bounded cost a file */
 #define DEPTH_LIMIT 10000
 #define CAUTION_LINES 4		/* the lines before a match read for a caution */
+#define CAUTION_BYTES 400	/* of each of those lines, and of the match's own line
+				 * either side of it: a caution is near, and the cost
+				 * of a finding does not grow with a line's length */
 
 /* Words that make prose around a dangerous example a caution, or a step
  * for the person rather than an order to the agent. */
@@ -56,12 +60,18 @@ struct scan {
 	const char *text;
 	size_t len;
 	char *lower;   /* text in ASCII lower case, the two letters that fold
-			* into ASCII (U+017F, U+212A) as 's' and 'k': for the words
-			* a rule needs */
+			* into ASCII (U+017F, U+212A) as 's' and 'k', a run of
+			* white space as one space (\s+ in a pattern): for the
+			* words a rule needs; shorter than text, never indexed
+			* with its offsets */
 	size_t lower_len;
 	uint64_t found[WORDS_BITS / 64]; /* the rules' words the file has */
+	struct timespec start;            /* of the scan, for its budget */
+	int over;                         /* the budget is spent */
 	size_t *lines; /* offsets where lines begin, made when first needed */
 	size_t nlines;
+	unsigned char *fence; /* per line: 1 inside a fenced block of Markdown or
+			       * its ``` line (made with lines) */
 	int nomem;
 };
 
@@ -97,6 +107,29 @@ static unsigned classify(const struct tg_skill_file *f)
 	return FILE_TEXT;
 }
 
+static size_t line_end(const struct scan *s, size_t line);
+
+/* Which lines are inside a fenced code block of Markdown (opened and
+ * closed by lines starting with ``` or ~~~, up to three spaces in), the
+ * fence lines included: once a file, not once a finding. */
+static void index_fences(struct scan *s)
+{
+	int inside = 0;
+
+	for (size_t l = 0; l < s->nlines; l++) {
+		const char *p = s->text + s->lines[l];
+		size_t room = line_end(s, l) - s->lines[l], k = 0;
+		int mark;
+
+		while (k < 3 && k < room && p[k] == ' ')
+			k++;
+		mark = room - k >= 3 && (!memcmp(p + k, "```", 3) || !memcmp(p + k, "~~~", 3));
+		s->fence[l] = (unsigned char)(inside || mark);
+		if (mark)
+			inside = !inside;
+	}
+}
+
 /* Where each line of the file begins (once). */
 static int index_lines(struct scan *s)
 {
@@ -107,13 +140,20 @@ static int index_lines(struct scan *s)
 	for (size_t i = 0; i < s->len; i++)
 		n += s->text[i] == '\n';
 	s->lines = malloc(n * sizeof(*s->lines));
-	if (!s->lines)
+	s->fence = malloc(n);
+	if (!s->lines || !s->fence) {
+		free(s->lines);
+		free(s->fence);
+		s->lines = NULL;
+		s->fence = NULL;
 		return -1;
+	}
 	s->lines[0] = 0;
 	s->nlines = 1;
 	for (size_t i = 0; i < s->len; i++)
 		if (s->text[i] == '\n')
 			s->lines[s->nlines++] = i + 1;
+	index_fences(s);
 	return 0;
 }
 
@@ -190,7 +230,14 @@ static int add(struct scan *s, const struct skill_rule *r, size_t at, size_t len
 	f->family = r->family;
 	f->severity = severity;
 	f->message = r->description;
-	snprintf(f->note, sizeof(f->note), "%s", note ? note : "");
+	if (note) {
+		/* a note may hold the skill's text (a package, a URL): cut
+		 * whole characters, or SARIF's JSON refuses the string */
+		size_t n = utf8_cut(note, strlen(note), sizeof(f->note) - 1);
+
+		memcpy(f->note, note, n);
+		f->note[n] = '\0';
+	}
 	f->path = s->skill->files[s->file].path;
 	f->line = (unsigned)(line + 1);
 	f->column = 1; /* in code points, as SARIF's unicodeCodePoints counts */
@@ -210,6 +257,12 @@ static int quoted(const struct scan *s, size_t at, size_t len)
 	size_t line = line_at(s, at), from = s->lines[line], to = line_end(s, line);
 	int before = 0, after = 0;
 
+	/* CAUTION_BYTES either side: a phrase quoted is near its quotes,
+	 * and a finding's cost does not grow with its line */
+	if (at - from > CAUTION_BYTES)
+		from = at - CAUTION_BYTES;
+	if (to > at + len && to - (at + len) > CAUTION_BYTES)
+		to = at + len + CAUTION_BYTES;
 	for (size_t i = from; i < at; i++)
 		before += s->text[i] == '"' ||
 			  (i + 2 < at && !memcmp(s->text + i, "\xe2\x80\x9c", 3));
@@ -219,37 +272,28 @@ static int quoted(const struct scan *s, size_t at, size_t len)
 	return (before & 1) && after > 0;
 }
 
-/* 1 when line (from 0) is inside a fenced code block of Markdown: after an
- * odd number of lines opening with ``` or ~~~ (up to three spaces in). */
-static int in_fence(const struct scan *s, size_t line)
-{
-	int inside = 0;
-
-	for (size_t l = 0; l < line; l++) {
-		const char *p = s->text + s->lines[l];
-		size_t room = line_end(s, l) - s->lines[l], k = 0;
-
-		while (k < 3 && k < room && p[k] == ' ')
-			k++;
-		if (room - k >= 3 && (!memcmp(p + k, "```", 3) || !memcmp(p + k, "~~~", 3)))
-			inside = !inside;
-	}
-	return inside;
-}
-
 /* 1 when the prose around [at, at + len) quotes it, or (quoted_only 0)
  * cautions: the match's line, the match itself left out, and the lines
- * just before it. An instruction to the model is lowered only when quoted
- * ("never ask the user" is the instruction, not a caution); a command also
- * beside a caution, and quoted only outside a fenced block of code (a
- * shell line's quotes are its own). */
+ * just before it, CAUTION_BYTES of the line after the match and
+ * CAUTION_LINES times as many before it. An instruction to the model is
+ * lowered only when quoted ("never ask the user" is the instruction, not
+ * a caution); a command also beside a caution, and quoted only outside a
+ * fenced block of code (a shell line's quotes are its own). */
 static int cautioned(struct scan *s, size_t at, size_t len, int quoted_only)
 {
 	size_t line = line_at(s, at), first = line > CAUTION_LINES ? line - CAUTION_LINES : 0;
 	size_t spans[2][2] = { { s->lines[first], at }, { at + len, line_end(s, line) } };
 
-	if (quoted(s, at, len) && (quoted_only || !in_fence(s, line)))
+	if (quoted(s, at, len) && (quoted_only || !s->fence[line]))
 		return 1;
+	/* bounded: a finding costs the same on a line of 8 MiB */
+	if (spans[0][1] - spans[0][0] > CAUTION_LINES * CAUTION_BYTES)
+		spans[0][0] = spans[0][1] - CAUTION_LINES * CAUTION_BYTES;
+	while (spans[0][0] < at && ((unsigned char)s->text[spans[0][0]] & 0xC0) == 0x80)
+		spans[0][0]++;
+	if (spans[1][1] > spans[1][0] && spans[1][1] - spans[1][0] > CAUTION_BYTES)
+		spans[1][1] = spans[1][0] + utf8_cut(s->text + spans[1][0], s->len - spans[1][0],
+						     CAUTION_BYTES);
 	for (int i = 0; i < 2 && !quoted_only; i++) {
 		if (spans[i][1] <= spans[i][0])
 			continue;
@@ -290,12 +334,30 @@ static int lower_case(struct scan *s)
 			   (unsigned char)s->text[i + 2] == 0xAA) {
 			s->lower[n++] = 'k'; /* U+212A, Kelvin sign */
 			i += 2;
+		} else if (c && strchr(" \t\n\v\f\r", c)) {
+			/* \s+ in a pattern, one space in a word ("rest of") */
+			if (n == 0 || s->lower[n - 1] != ' ')
+				s->lower[n++] = ' ';
 		} else {
 			s->lower[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
 		}
 	}
 	s->lower_len = n;
 	return 0;
+}
+
+/* 1 once the scan has run TG_SKILL_SCAN_BUDGET_S: it stops, and says so
+ * by a finding (a skill cannot make its scan endless, whatever the
+ * patterns cost on its text). */
+static int over_budget(struct scan *s)
+{
+	struct timespec now;
+
+	if (!s->over) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		s->over = now.tv_sec - s->start.tv_sec > TG_SKILL_SCAN_BUDGET_S;
+	}
+	return s->over;
 }
 
 static int run_rule(struct scan *s, const struct skill_rule *r, unsigned cls)
@@ -309,8 +371,19 @@ static int run_rule(struct scan *s, const struct skill_rule *r, unsigned cls)
 		int rc = pcre2_match(r->re, (PCRE2_SPTR)s->text, s->len, start, PCRE2_NO_UTF_CHECK,
 				     s->md, s->mctx);
 
-		if (rc < 0)
-			return 0; /* no match, or the limits: the rule is done with the file */
+		if (rc == PCRE2_ERROR_NOMATCH)
+			return 0;
+		if (rc < 0) {
+			/* PCRE2's limits (counted per start position): what follows
+			 * is unread by this rule. Said, at the rule's severity, or a
+			 * line that backtracks badly hides the rest of the file. */
+			if (index_lines(s) < 0)
+				return -1;
+			return add(s, r, start, 1, r->severity,
+				   "the rule stopped here at PCRE2's match limit: the rest of "
+				   "the file is unread by it",
+				   0);
+		}
 		ov = pcre2_get_ovector_pointer(s->md);
 		at = ov[0];
 		len = ov[1] - ov[0];
@@ -413,12 +486,15 @@ static int secrets(struct scan *s)
 		tg_redact_out_release(&r);
 		return -1;
 	}
-	for (size_t i = 0; i < r.nfindings && rc == 0 && i < PER_RULE_MAX; i++)
-		rc = add_code(s,
-			      weak_secret(r.findings[i].rule) ? "secrets/possible"
-							      : "secrets/hard-coded",
-			      (size_t)r.findings[i].offset, (size_t)r.findings[i].length,
-			      r.findings[i].rule, 1);
+	/* PER_RULE_MAX of each id: twenty weak ones must not hide a strong one */
+	for (size_t i = 0, n[2] = { 0, 0 }; i < r.nfindings && rc == 0; i++) {
+		int weak = weak_secret(r.findings[i].rule);
+
+		if (n[weak]++ < PER_RULE_MAX)
+			rc = add_code(s, weak ? "secrets/possible" : "secrets/hard-coded",
+				      (size_t)r.findings[i].offset, (size_t)r.findings[i].length,
+				      r.findings[i].rule, 1);
+	}
 	tg_redact_out_release(&r);
 	return rc;
 }
@@ -443,11 +519,21 @@ static int scan_file(struct scan *s, size_t i)
 	if (lower_case(s) < 0)
 		return -1;
 	words_scan(&s->rules->words, s->lower, s->lower_len, s->found);
-	for (size_t r = 0; r < s->rules->n && rc == 0; r++) {
+	for (size_t r = 0; r < s->rules->n && rc == 0 && !over_budget(s); r++) {
 		const struct skill_rule *rule = &s->rules->r[r];
 
 		if (rule->re && !rule->off && (rule->files & cls) && has_words(s, rule))
 			rc = run_rule(s, rule, cls);
+	}
+	if (rc == 0 && s->over) {
+		char note[96];
+
+		snprintf(note, sizeof(note), "stopped after %d s at this file; what follows is unread",
+			 TG_SKILL_SCAN_BUDGET_S);
+		if (index_lines(s) < 0)
+			rc = -1;
+		else
+			rc = add_code(s, "scanner/incomplete", 0, 0, note, 0);
 	}
 	if (rc == 0)
 		rc = hidden(s);
@@ -457,6 +543,8 @@ static int scan_file(struct scan *s, size_t i)
 		rc = deps_scan(f->path, s->text, s->len, cls == FILE_CODE, deps_found, s);
 	free(s->lines);
 	s->lines = NULL;
+	free(s->fence);
+	s->fence = NULL;
 	free(s->lower);
 	s->lower = NULL;
 	return rc;
@@ -496,7 +584,8 @@ int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rules *rul
 	}
 	pcre2_set_match_limit(s.mctx, MATCH_LIMIT);
 	pcre2_set_depth_limit(s.mctx, DEPTH_LIMIT);
-	for (size_t i = 0; i < skill->n_files; i++)
+	clock_gettime(CLOCK_MONOTONIC, &s.start);
+	for (size_t i = 0; i < skill->n_files && !s.over; i++)
 		if (scan_file(&s, i) < 0) {
 			tg_error_set(err, TG_ERR_NOMEM, "out of memory scanning %s/%s", skill->dir,
 				     skill->files[i].path);
@@ -507,6 +596,7 @@ int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rules *rul
 	rc = 0;
 out:
 	free(s.lines);
+	free(s.fence);
 	free(s.lower);
 	pcre2_code_free(s.caution);
 	pcre2_match_data_free(s.md);

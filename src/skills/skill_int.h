@@ -33,12 +33,12 @@ struct skill_rule {
 	char *pattern;	  /* its text, NULL for a code rule */
 	const char *need; /* a built-in rule's words, one of which a file must have
 			   * (ASCII lower case, |-separated), or NULL: rules_builtin.c */
-	uint64_t need_mask[4]; /* those words' numbers in the rules' automaton */
+	uint64_t need_mask[8]; /* those words' numbers in the rules' automaton */
 	pcre2_code *re;	  /* compiled; NULL for a code rule */
 };
 
 /* The automaton of every rule's words (words.c). */
-#define WORDS_BITS 256
+#define WORDS_BITS 512
 struct words {
 	uint16_t (*go)[256];
 	uint64_t (*out)[WORDS_BITS / 64];
