@@ -109,14 +109,16 @@ static json_t *result_json(const struct tg_skill *skill, const struct tg_skill_f
 		free(where);
 		return NULL;
 	}
-	r = json_pack("{s:s, s:I, s:s, s:{s:s}, s:[{s:{s:{s:s}, s:{s:I, s:I, s:{s:s}}}}], "
+	/* the excerpt is the line around the finding: its context, not the
+	 * region's own text */
+	r = json_pack("{s:s, s:I, s:s, s:{s:s}, s:[{s:{s:{s:s}, s:{s:I, s:I}, s:{s:I, s:{s:s}}}}], "
 		      "s:{s:s, s:s}}",
 		      "ruleId", f->rule, "ruleIndex", (json_int_t)rule_index(rules, f->rule),
 		      "level", level(f->severity), "message", "text", text, "locations",
 		      "physicalLocation", "artifactLocation", "uri", where, "region", "startLine",
-		      (json_int_t)f->line, "startColumn", (json_int_t)f->column, "snippet", "text",
-		      f->excerpt, "properties", "severity", tg_severity_name(f->severity), "skill",
-		      skill->meta.name);
+		      (json_int_t)f->line, "startColumn", (json_int_t)f->column, "contextRegion",
+		      "startLine", (json_int_t)f->line, "snippet", "text", f->excerpt, "properties",
+		      "severity", tg_severity_name(f->severity), "skill", skill->meta.name);
 	free(text);
 	free(where);
 	return r;
@@ -136,11 +138,10 @@ char *tg_skill_sarif(const struct tg_skill *const *skills, const struct tg_skill
 								       &reports[s].findings[i],
 								       rules)) < 0)
 				goto fail;
-	doc = json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:s, s:s, s:o}}, s:s, s:o}]}", "$schema",
+	doc = json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:s, s:o}}, s:s, s:o}]}", "$schema",
 			"https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0",
 			"runs", "tool", "driver", "name", "toolgate", "version", TOOLGATE_VERSION,
-			"informationUri", "https://agentskills.io/specification", "rules", rj,
-			"columnKind", "unicodeCodePoints", "results", results);
+			"rules", rj, "columnKind", "unicodeCodePoints", "results", results);
 	rj = results = NULL; /* the document's now, or freed by json_pack's failure */
 	if (!doc)
 		return NULL;
