@@ -33,6 +33,12 @@ struct tg_catalog;
 TG_API int tg_catalog_load_dir(const char *dir, const struct tg_schema_options *opts,
 			       struct tg_catalog **out, struct tg_error *err);
 TG_API void tg_catalog_free(struct tg_catalog *catalog);
+/* The names of catalog's files (its contracts', resources', prompts' and
+ * upstreams' "where it was loaded from") that begin with from, begun with
+ * to instead: for a catalogue loaded from a copy of folder to (serve
+ * --catalog-trust loads the bytes it verified, copied), so that messages
+ * and reloads name the folder. 0, or -1 out of memory (some renamed). */
+TG_API int tg_catalog_rebase(struct tg_catalog *catalog, const char *from, const char *to);
 
 /* The contracts, sorted by name and then version (ascending). */
 TG_API size_t tg_catalog_count(const struct tg_catalog *catalog);

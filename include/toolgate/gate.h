@@ -71,6 +71,12 @@ struct tg_gate_options {
 	 * given it to write, nor as its workspace: its contracts and
 	 * programs are what the gateway loads. */
 	const char *tools_dir;
+	/* A verified copy of tools_dir (serve --catalog-trust, docs/SKILLS.md,
+	 * "Signed catalogues"), or NULL: a relative mount source that stays
+	 * inside the catalogue is given from the copy, so a script changed in
+	 * tools_dir after the catalogue was verified never runs; one outside
+	 * it (../data) from tools_dir, as without one. */
+	const char *tools_copy;
 	/* The gateway's own files outside the state directory (serve's
 	 * --record, --policy, --tokens, --state-key), NULL-terminated, or
 	 * NULL: tg_gate_new refuses a workspace or a contract mount that

@@ -242,7 +242,9 @@ struct tg_skill_finding {
 	const char *message; /* the rule's description */
 	char note[96];	     /* "" or more about it: a count, a package's name, why its
 			      * severity is not the rule's (text from the skill, unescaped) */
-	const char *path;    /* the file in the skill */
+	const char *path;    /* the file in the skill; "SKILL.md#description" for the
+			      * description as its YAML decodes it, when SKILL.md's
+			      * bytes do not hold it so (escapes) */
 	unsigned line, column; /* from 1; the column in characters (code points) */
 	char excerpt[128];   /* its line in display form (util/hidden.h: every hidden
 			      * character escaped, a backslash doubled); never a secret */

@@ -318,6 +318,60 @@ void tg_catalog_free(struct tg_catalog *c)
 	free(c);
 }
 
+/* *name with prefix from (a folder: followed by '/') made to: 0, or -1. */
+static int rebase_one(char **name, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	char *again;
+
+	if (!*name || strncmp(*name, from, fl) != 0 || (*name)[fl] != '/')
+		return 0;
+	if (asprintf(&again, "%s%s", to, *name + fl) < 0)
+		return -1;
+	free(*name);
+	*name = again;
+	return 0;
+}
+
+/* Each "_file" of list's definitions (content.c) so made. */
+static int rebase_list(json_t *list, const char *from, const char *to)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v) {
+		char *name = json_is_string(json_object_get(v, "_file"))
+				     ? strdup(json_string_value(json_object_get(v, "_file")))
+				     : NULL;
+		int rc = name ? rebase_one(&name, from, to) : 0;
+
+		if (rc == 0 && name)
+			rc = json_object_set_new(v, "_file", json_string(name));
+		free(name);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int tg_catalog_rebase(struct tg_catalog *c, const char *from, const char *to)
+{
+	size_t i;
+
+	if (c->base) /* a derived catalogue's files are its base's */
+		return 0;
+	for (i = 0; i < c->n; i++)
+		if (rebase_one(&c->v[i]->file, from, to) < 0)
+			return -1;
+	for (i = 0; i < c->nup; i++)
+		if (rebase_one(&c->up[i]->file, from, to) < 0)
+			return -1;
+	return rebase_list(c->resources, from, to) < 0 || rebase_list(c->templates, from, to) < 0 ||
+			       rebase_list(c->prompts, from, to) < 0
+		       ? -1
+		       : 0;
+}
+
 int tg_catalog_derive(const struct tg_catalog *base, struct tg_contract **tools, size_t n,
 		      struct tg_catalog **out, struct tg_error *err)
 {

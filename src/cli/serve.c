@@ -57,6 +57,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -75,6 +76,7 @@
 #include "cli/config.h"
 #include "cli/log.h"
 #include "cli/sd_notify.h"
+#include "cli/serve_catalog.h"
 #include "util/file.h"
 #include "toolgate/audit.h"
 #include "toolgate/auth.h"
@@ -221,67 +223,27 @@ static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
 	return 0;
 }
 
-/* The catalogue in dir loaded, and with trust (--catalog-trust: NULL for
- * none) only when its folder is signed by a key of the store and its
- * files are those signed, before the load and after it (a file changed
- * while the contracts were read is refused as tampered): 0 and *out; or
- * -1, err, and in reason why it was refused ("" when it did not load). */
-static int catalog_load(const char *dir, const char *trust, struct tg_catalog **out,
-			char *reason, size_t len, struct tg_error *err)
-{
-	struct tg_skill *before = NULL, *after = NULL;
-	struct tg_trust *t = NULL;
-	enum tg_verdict v;
-	int rc = -1;
-
-	*out = NULL;
-	reason[0] = '\0';
-	if (!trust)
-		return tg_catalog_load_dir(dir, NULL, out, err);
-	if (tg_trust_load(trust, &t, err) < 0)
-		return tg_error_wrap(err, "--catalog-trust");
-	if (tg_folder_load(dir, &before, err) < 0) {
-		snprintf(reason, len, "malformed");
-		goto out;
-	}
-	v = tg_skill_verify(before, t, time(NULL), NULL, 0, err);
-	if (v != TG_VERDICT_OK) {
-		snprintf(reason, len, "%s", tg_verdict_name(v));
-		tg_error_wrap(err, "the catalogue is not signed as --catalog-trust asks");
-		goto out;
-	}
-	if (tg_catalog_load_dir(dir, NULL, out, err) < 0)
-		goto out;
-	if (tg_folder_load(dir, &after, err) < 0 ||
-	    memcmp(before->digest, after->digest, sizeof(before->digest)) != 0) {
-		snprintf(reason, len, "tampered");
-		tg_error_set(err, TG_ERR_INVALID, "%s: changed while it was read: not served", dir);
-		tg_catalog_free(*out);
-		*out = NULL;
-		goto out;
-	}
-	rc = 0;
-out:
-	tg_skill_free(before);
-	tg_skill_free(after);
-	tg_trust_free(t);
-	return rc;
-}
-
 /* SIGHUP: load the catalogue again and serve it: its tool count, or -1
- * when the old one stays. */
-static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, const char *trust)
+ * when the old one stays. With trust (--catalog-trust), what is served
+ * and mounted is copy's, the bytes verified. */
+static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, const char *trust,
+		   struct catalog_copy *copy)
 {
 	struct tg_catalog *cat = NULL;
-	struct tg_error err;
+	struct tg_error err, uerr;
 	char reason[32];
 	size_t n;
 
-	if (catalog_load(dir, trust, &cat, reason, sizeof(reason), &err) < 0 && reason[0]) {
+	if (catalog_load(dir, trust, copy, &cat, reason, sizeof(reason), &err) < 0 && reason[0]) {
 		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
 			"was", err.msg);
 		tg_gate_record_blocked(gate, "catalog", reason, dir, err.msg);
 		return -1;
+	}
+	/* the copy first: the reload checks the new contracts' mounts in it */
+	if (cat && trust && catalog_commit(copy, &err) < 0) {
+		tg_catalog_free(cat);
+		cat = NULL;
 	}
 	if (!cat) {
 		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
@@ -294,6 +256,8 @@ static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, co
 		cli_log(CLI_ERROR, "serve", "reload: %s; still serving the catalogue as it "
 			"was", err.msg);
 		tg_gate_record_event(gate, "", dir, "load_refused", err.msg);
+		if (trust && catalog_commit(copy, &uerr) < 0) /* the old copy back */
+			cli_log(CLI_ERROR, "serve", "reload: %s", uerr.msg);
 		tg_catalog_free(cat);
 		return -1;
 	}
@@ -340,6 +304,7 @@ struct reloader {
 	struct tg_gate *gate;
 	const char *dir;
 	const char *trust;          /* --catalog-trust, or NULL */
+	struct catalog_copy *copy;  /* with trust: the copies served */
 	struct tg_mcp_http *server; /* with --http as well, or NULL */
 	const char *cert;           /* its --tls-cert, or NULL */
 	struct served *served;
@@ -352,7 +317,7 @@ static void reload_all(struct reloader *r)
 	long n;
 
 	sdn_reloading();
-	n = reload(r->mcp, r->gate, r->dir, r->trust);
+	n = reload(r->mcp, r->gate, r->dir, r->trust, r->copy);
 	reload_tls(r->server, r->gate, r->cert);
 	if (n >= 0)
 		r->served->tools = (size_t)n;
@@ -848,10 +813,10 @@ static int http_listen(struct tg_mcp *mcp, struct serve_args *a, struct tg_mcp_h
  * reloading on SIGHUP: 0, or -1 when stdio failed (said). */
 static int serve_until_stopped(struct tg_mcp *mcp, struct tg_gate *gate,
 			       const struct serve_args *a, struct tg_mcp_http *server,
-			       struct served *served)
+			       struct served *served, struct catalog_copy *copy)
 {
-	struct reloader r = { mcp, gate, a->catalog, a->catalog_trust, server, a->hopts.tls_cert,
-			      served, 0 };
+	struct reloader r = { mcp, gate, a->catalog, a->catalog_trust, copy, server,
+			      a->hopts.tls_cert, served, 0 };
 	struct tg_error err;
 	sigset_t set;
 	int sig = 0;
@@ -1002,6 +967,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
 	char resource[600], scratch[64] = "", why[32];
+	struct catalog_copy copy = { "", "", "" };
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -1038,7 +1004,10 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 		return EXIT_DATA;
 	}
 	gopts.workspace = workspace;
+	/* a signed catalogue's relative mounts are the bytes verified, its copy
+	 * (filled by catalog_load below, before the gate reads it) */
 	gopts.tools_dir = catalog;
+	gopts.tools_copy = args.catalog_trust ? copy.live : NULL;
 	gopts.state_dir = state;
 	{
 		/* the files of its own it reads or writes: no tool is given them */
@@ -1064,7 +1033,8 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	}
 	if (!check && tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
-	if (catalog_load(catalog, args.catalog_trust, &cat, why, sizeof(why), &err) < 0 ||
+	if (catalog_load(catalog, args.catalog_trust, &copy, &cat, why, sizeof(why), &err) < 0 ||
+	    (args.catalog_trust && catalog_commit(&copy, &err) < 0) ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {
@@ -1116,7 +1086,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	tell_ready(&served, NULL);
 	health.store = composed.store;
 	sdn_watchdog_start(healthy, &health);
-	if (serve_until_stopped(mcp, gate, &args, server, &served) < 0)
+	if (serve_until_stopped(mcp, gate, &args, server, &served, &copy) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -1127,6 +1097,7 @@ out:
 	compose_free(&composed); /* what the gate learnt is saved: now the store goes */
 	tg_tracer_free(gopts.tracer); /* what waits is exported */
 	tg_catalog_free(cat);
+	catalog_copy_remove(&copy); /* after the gate: no tool runs from it now */
 	tg_audit_close(gopts.audit);
 	serve_unlock(args.state, lock_fd, made, rc != 0); /* last: the directory as it will be */
 	if (scratch[0])

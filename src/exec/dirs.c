@@ -70,6 +70,7 @@ void exec_dirs_free(struct exec_dirs *d)
 		return;
 	free(d->workspace);
 	free(d->tools_dir);
+	free(d->tools_copy);
 	free(d->state);
 	free(d->workspace_real);
 	free(d->state_real);
@@ -294,6 +295,7 @@ int exec_dirs_new(const struct exec_dirs_options *opts, struct exec_dirs **out,
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if ((workspace && !(d->workspace = strdup(workspace))) ||
 	    (tools_dir && !(d->tools_dir = strdup(tools_dir))) ||
+	    (opts && opts->tools_copy && !(d->tools_copy = strdup(opts->tools_copy))) ||
 	    (state && !(d->state = strdup(state)))) {
 		exec_dirs_free(d);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
@@ -319,10 +321,34 @@ fail:
 	return -1;
 }
 
+/* 1 when the relative path p, read lexically, stays inside the folder it
+ * is relative to (no ".." takes it out). */
+static int stays_inside(const char *p)
+{
+	long depth = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			depth--;
+		else if (n && !(n == 1 && p[0] == '.'))
+			depth++;
+		if (depth < 0)
+			return 0;
+		p += n + (p[n] == '/');
+	}
+	return 1;
+}
+
 int exec_mount_host(const struct exec_dirs *d, const char *host, char *out, size_t len)
 {
-	int n = host[0] != '/' && d && d->tools_dir ? snprintf(out, len, "%s/%s", d->tools_dir, host)
-						    : snprintf(out, len, "%s", host);
+	/* what the signed catalogue holds comes from its verified copy; what
+	 * lies outside it (../data) from where it is */
+	const char *base = d && d->tools_copy && stays_inside(host) ? d->tools_copy
+			   : d ? d->tools_dir : NULL;
+	int n = host[0] != '/' && base ? snprintf(out, len, "%s/%s", base, host)
+				       : snprintf(out, len, "%s", host);
 
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;

@@ -42,6 +42,9 @@ struct exec_dirs {
 				 * whose contract asks (executor.workspace); or NULL */
 	char *tools_dir;        /* the catalogue: relative mount sources resolve
 				 * against it; or NULL */
+	char *tools_copy;       /* a verified copy of it (serve --catalog-trust):
+				 * a relative source that stays inside the
+				 * catalogue is taken from the copy; or NULL */
 	char *state;            /* --state as given: STATE/tools/FAMILY at /state to a
 				 * write tool that asks (executor.state); or NULL */
 	char *workspace_real, *state_real, *tools_real; /* their real paths, for the checks */
@@ -55,6 +58,7 @@ struct exec_dirs {
 struct exec_dirs_options {
 	const char *workspace;        /* --workspace, or NULL */
 	const char *tools_dir;        /* the catalogue's directory, or NULL */
+	const char *tools_copy;       /* its verified copy, or NULL */
 	const char *state_dir;        /* --state, or NULL */
 	const char *const *own_files; /* NULL-terminated, or NULL */
 };

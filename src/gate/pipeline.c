@@ -76,6 +76,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts) {
 		dirs_opts.workspace = opts->workspace;
 		dirs_opts.tools_dir = opts->tools_dir;
+		dirs_opts.tools_copy = opts->tools_copy;
 		dirs_opts.state_dir = opts->state_dir;
 		dirs_opts.own_files = opts->own_files;
 	}

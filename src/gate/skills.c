@@ -26,6 +26,7 @@
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
+#include "obs/shown.h"
 #include "toolgate/audit.h"
 #include "toolgate/skill.h"
 #include "util/log.h"
@@ -44,16 +45,31 @@ void gate_skills_release(struct tg_gate *g)
 	g->nskills = 0;
 }
 
+/* text (NUL-terminated) made one line of the log: obs_shown keeps a line
+ * break, which would start a line of the attacker's. */
+static void one_line(char *text)
+{
+	for (char *p = text; (p = strpbrk(p, "\n\r")); p++)
+		*p = '?';
+}
+
 /* A skill not served (or, warn, served with what was found): logged,
- * recorded, and counted when refused. */
+ * recorded, and counted when refused. name is the folder's (any bytes)
+ * and why may quote the skill (a frontmatter's name or tag, decoded from
+ * YAML escapes): the log shows both made safe (obs_shown), the audit
+ * log, JSON, as they are. */
 static void refused(struct tg_gate *g, const char *name, const char *reason, const char *why,
 		    int served)
 {
-	char subject[160];
+	char subject[160], shown_name[160], shown_why[600];
 
 	snprintf(subject, sizeof(subject), "skill %s", name);
-	tg_log(TG_LOG_WARNING, "%s %s (%s): %s", subject, served ? "served, warned" : "refused",
-	       reason, why);
+	obs_shown(name, strlen(name), shown_name, sizeof(shown_name));
+	obs_shown(why, strlen(why), shown_why, sizeof(shown_why));
+	one_line(shown_name);
+	one_line(shown_why);
+	tg_log(TG_LOG_WARNING, "skill %s %s (%s): %s", shown_name,
+	       served ? "served, warned" : "refused", reason, shown_why);
 	tg_record_event(g->audit, NULL, subject, served ? "load_warned" : "load_refused", why);
 	if (!served)
 		metrics_blocked(g->metrics, "skill", reason);
@@ -73,10 +89,11 @@ static void scan_why(const struct tg_skill_report *r, char *out, size_t len)
 	snprintf(out, len, "%zu findings", r->total);
 }
 
-/* One folder of the skills folder checked: the skill, or NULL (said why). */
+/* One folder of the skills folder checked (st its lstat): the skill, or
+ * NULL (said why). */
 static struct tg_skill *check_one(struct tg_gate *g, const char *path, const char *name,
-				  const struct tg_trust *trust, const struct tg_skill_rules *rules,
-				  int warn)
+				  const struct stat *st, const struct tg_trust *trust,
+				  const struct tg_skill_rules *rules, int warn)
 {
 	struct tg_skill *s;
 	struct tg_skill_report r;
@@ -86,6 +103,17 @@ static struct tg_skill *check_one(struct tg_gate *g, const char *path, const cha
 
 	if (tg_skill_load(path, &s, &err) < 0) {
 		refused(g, name, "malformed", err.msg, 0);
+		return NULL;
+	}
+	/* the folder looked at, served under its own entry's name: tg_skill_load
+	 * opens the path (a link followed) and matches the name by realpath, so
+	 * an entry swapped for a link meanwhile would bring another folder, or
+	 * a second skill of a name already served */
+	if (s->dev != (uint64_t)st->st_dev || s->ino != (uint64_t)st->st_ino ||
+	    strcmp(s->meta.name, name) != 0) {
+		refused(g, name, "malformed",
+			"replaced while it was read (a link to a folder is not followed)", 0);
+		tg_skill_free(s);
 		return NULL;
 	}
 	v = tg_skill_verify(s, trust, time(NULL), NULL, 0, &err);
@@ -161,7 +189,7 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 			       o->skills_dir, SKILLS_MAX);
 			break;
 		}
-		s = check_one(g, path, e->d_name, trust, rules,
+		s = check_one(g, path, e->d_name, &st, trust, rules,
 			      o->skills_mode == TG_SKILLS_WARN);
 		if (s)
 			g->skills[g->nskills++] = s;

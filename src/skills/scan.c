@@ -9,7 +9,8 @@
  * rule's pattern runs over the files of its class; then the scanner's own
  * rules: hidden characters (util/hidden.c's table, as the unicode anomaly
  * rule uses it), credentials (the redactor, src/obs/redact.c) and
- * dependencies (src/skills/deps.c).
+ * dependencies (src/skills/deps.c). The description, as YAML decodes
+ * it, is read as prose too when its escapes made it other than the bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #define CAUTION_BYTES 400	/* of each of those lines, and of the match's own line
 				 * either side of it: a caution is near, and the cost
 				 * of a finding does not grow with a line's length */
+#define DESCRIPTION "SKILL.md#description" /* a finding's path in the description decoded */
 
 /* Words that make prose around a dangerous example a caution, or a step
  * for the person rather than an order to the agent. */
@@ -55,8 +57,8 @@ struct scan {
 	pcre2_match_data *md, *caution_md; /* a rule's match; the caution's around it */
 	pcre2_match_context *mctx;
 	struct tg_error *err;
-	/* the file being scanned */
-	size_t file;
+	/* the file being scanned (or the description: DESCRIPTION) */
+	const char *path;
 	const char *text;
 	size_t len;
 	char *lower;   /* text in ASCII lower case, the two letters that fold
@@ -238,7 +240,7 @@ static int add(struct scan *s, const struct skill_rule *r, size_t at, size_t len
 		memcpy(f->note, note, n);
 		f->note[n] = '\0';
 	}
-	f->path = s->skill->files[s->file].path;
+	f->path = s->path;
 	f->line = (unsigned)(line + 1);
 	f->column = 1; /* in code points, as SARIF's unicodeCodePoints counts */
 	for (size_t i = s->lines[line]; i < at; i++)
@@ -504,18 +506,16 @@ static int deps_found(void *ctx, const char *rule, size_t at, size_t len, const 
 	return add_code(ctx, rule, at, len, note, 0);
 }
 
-static int scan_file(struct scan *s, size_t i)
+/* text[0, len), of class cls, as path: each rule of its class, then the
+ * scanner's own. */
+static int scan_text(struct scan *s, const char *path, const char *text, size_t len,
+		     unsigned cls)
 {
-	const struct tg_skill_file *f = &s->skill->files[i];
-	unsigned cls = classify(f);
 	int rc = 0;
 
-	if (!cls)
-		return 0;
-	s->out->files_scanned++;
-	s->file = i;
-	s->text = f->data;
-	s->len = (size_t)f->size;
+	s->path = path;
+	s->text = text;
+	s->len = len;
 	if (lower_case(s) < 0)
 		return -1;
 	words_scan(&s->rules->words, s->lower, s->lower_len, s->found);
@@ -540,7 +540,7 @@ static int scan_file(struct scan *s, size_t i)
 	if (rc == 0)
 		rc = secrets(s);
 	if (rc == 0)
-		rc = deps_scan(f->path, s->text, s->len, cls == FILE_CODE, deps_found, s);
+		rc = deps_scan(path, s->text, s->len, cls == FILE_CODE, deps_found, s);
 	free(s->lines);
 	s->lines = NULL;
 	free(s->fence);
@@ -548,6 +548,31 @@ static int scan_file(struct scan *s, size_t i)
 	free(s->lower);
 	s->lower = NULL;
 	return rc;
+}
+
+static int scan_file(struct scan *s, size_t i)
+{
+	const struct tg_skill_file *f = &s->skill->files[i];
+	unsigned cls = classify(f);
+
+	if (!cls)
+		return 0;
+	s->out->files_scanned++;
+	return scan_text(s, f->path, f->data, (size_t)f->size, cls);
+}
+
+/* The description as the frontmatter's YAML decodes it, which is what
+ * serve lists to the model, when SKILL.md's bytes do not hold it as it is:
+ * a double-quoted scalar's escapes ("\U000E0049", "\u202E", "\e",
+ * "\x49gnore") make characters and words no rule sees in the file. */
+static int scan_description(struct scan *s)
+{
+	const struct tg_skill *k = s->skill;
+	const char *d = k->meta.description;
+
+	if (!d || !k->skill_md || memmem(k->skill_md, k->skill_md_len, d, strlen(d)))
+		return 0;
+	return scan_text(s, DESCRIPTION, d, strlen(d), FILE_TEXT);
 }
 
 /* By file (the skill's order), line, column. */
@@ -591,6 +616,12 @@ int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rules *rul
 				     skill->files[i].path);
 			goto out;
 		}
+	/* past the budget, scanner/incomplete says so already */
+	if (!s.over && scan_description(&s) < 0) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory scanning %s/" DESCRIPTION,
+			     skill->dir);
+		goto out;
+	}
 	if (out->n)
 		qsort(out->findings, out->n, sizeof(*out->findings), by_place);
 	rc = 0;

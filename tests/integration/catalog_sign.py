@@ -11,21 +11,30 @@ catalogues"), each a real run judged by its outcome:
 - over HTTP, a contract added without signing and a SIGHUP: the reload is
   refused, the old tools stay served, the refusal is recorded and counted
   in toolgate_blocked_loads_total{kind="catalog",reason="tampered"}; signed
-  again and a SIGHUP: the new tool is served.
+  again and a SIGHUP: the new tool is served;
+- what is served and run is the bytes verified: a script the catalogue
+  mounts, changed after start, does not run (the signed one does) until
+  signed again and reloaded; a contract swapped for an unsigned one once
+  the verification read it, and back before anything looked again (timed
+  by inotify), is not what is served; a refusal names the folder, not the
+  copy.
 
     catalog_sign.py TOOLGATE REPO TMPDIR
 """
+import ctypes
 import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, start_http  # noqa: E402
+from mcptest import Checks, example_gateway, start_http  # noqa: E402
 
 TG, REPO, TMP = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
 shutil.rmtree(TMP, ignore_errors=True)
@@ -144,6 +153,129 @@ finally:
     server.terminate()
     server.wait(timeout=30)
 ERR.append(open(err).read())
+
+# --- a script the signed catalogue mounts, changed after start ---
+CAT2 = os.path.join(TMP, "catalog2")
+os.makedirs(os.path.join(CAT2, "tools"))
+with open(os.path.join(CAT2, "hello.json"), "w") as f:
+    json.dump({"name": "t.hello", "version": "1.0.0", "description": "Says which script ran.",
+               "owner": {"team": "t", "contact": "t@example.test"}, "authority": "read",
+               "input_schema": {"type": "object"},
+               "executor": {"kind": "command", "argv": ["sh", "/tools/hello.sh"], "tier": "strict",
+                            "limits": {"timeout": "30s"}, "mounts": [{"host": "tools", "inside": "/tools"}]}}, f)
+
+
+def script(said):
+    with open(os.path.join(CAT2, "tools", "hello.sh"), "w") as f:
+        f.write('cat >/dev/null; echo \'{"said": "%s"}\'\n' % said)
+
+
+script("signed one")
+tg("catalog", "sign", CAT2, "--secret-key", "k.sec")
+err2 = os.path.join(TMP, "serve2.err")
+p = subprocess.Popen([TG, "serve", "--catalog", CAT2, "--catalog-trust", os.path.join(TMP, "trust.json"),
+                      "--record", "/dev/null", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=open(err2, "w"), text=True, cwd=TMP)
+
+
+def answer(i, line):
+    p.stdin.write(line + "\n")
+    p.stdin.flush()
+    for got in p.stdout:
+        if got.startswith('{"jsonrpc":"2.0","id":%d,' % i):
+            return got
+    return ""
+
+
+def said(i):
+    return answer(i, '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t.hello",'
+                     '"arguments":{}}}' % i)
+
+
+try:
+    answer(0, INIT)
+    first = said(1)
+    script("UNSIGNED")
+    second = said(2)
+    c("unsigned_script_not_run", "signed one" in first and "signed one" in second and "UNSIGNED" not in second,
+      first + second + open(err2).read()[-400:])
+    script("signed two")
+    tg("catalog", "sign", CAT2, "--secret-key", "k.sec")
+    p.send_signal(signal.SIGHUP)
+    for _ in range(300):
+        if "reloaded" in open(err2).read():
+            break
+        time.sleep(0.05)
+    third = said(3)
+    c("signed_script_reloaded", "signed two" in third, third + open(err2).read()[-400:])
+finally:
+    p.stdin.close()
+    p.wait(timeout=30)
+ERR.append(open(err2).read())
+
+# --- a signed catalogue whose contract is wrong: named as the folder's ---
+CAT4 = os.path.join(TMP, "catalog4")
+os.makedirs(CAT4)
+with open(os.path.join(CAT4, "x.json"), "w") as f:
+    f.write('{"name": "x", "version": "1.0.0"}')
+tg("catalog", "sign", CAT4, "--secret-key", "k.sec")
+p4 = tg("serve", "--catalog", CAT4, "--catalog-trust", "trust.json", "--stdio", "--record", "/dev/null",
+        input=INIT + "\n")
+c("refusal_names_the_folder", p4.returncode == 3 and "contract %s/x.json: authority" % CAT4 in p4.stderr and
+  "toolgate-catalog-" not in p4.stderr, p4.stderr)
+
+# --- a contract swapped after the verification read it, and back ---
+CAT3 = os.path.join(TMP, "catalog3")
+os.makedirs(CAT3)
+NAME = "t.echo-1.0.0.json"
+
+
+def echo(description):
+    return json.dumps({"name": "t.echo", "version": "1.0.0", "description": description,
+                       "owner": {"team": "t", "contact": "t@example.test"}, "authority": "read",
+                       "executor": {"kind": "builtin", "name": "echo"}, "input_schema": {"type": "object"}})
+
+
+def put(text):
+    with open(os.path.join(TMP, "swap.json"), "w") as f:
+        f.write(text)
+    os.rename(os.path.join(TMP, "swap.json"), os.path.join(CAT3, NAME))  # as any writer of the folder can
+
+
+put(echo("Signed."))
+for i in range(4):  # bytes to hash: the windows a swap needs, wide
+    os.makedirs(os.path.join(CAT3, "docs%d" % i))
+    with open(os.path.join(CAT3, "docs%d" % i, "blob"), "wb") as f:
+        f.write(os.urandom(2 << 20))
+tg("catalog", "sign", CAT3, "--secret-key", "k.sec")
+libc = ctypes.CDLL(None, use_errno=True)
+ifd = libc.inotify_init1(os.O_CLOEXEC)
+libc.inotify_add_watch(ifd, CAT3.encode(), 0x10)  # IN_CLOSE_NOWRITE
+
+
+def swapper():
+    closes = 0
+    while closes < 2:
+        buf = os.read(ifd, 4096)
+        at = 0
+        while at < len(buf):
+            _, _, _, n = struct.unpack_from("iIII", buf, at)
+            name = buf[at + 16:at + 16 + n].rstrip(b"\0").decode()
+            at += 16 + n
+            if name == NAME:
+                closes += 1
+                # 1: the verification read it; 2: the loader did
+                put(echo("UNSIGNED") if closes == 1 else echo("Signed."))
+
+
+t = threading.Thread(target=swapper, daemon=True)
+t.start()
+p3 = tg("serve", "--catalog", CAT3, "--catalog-trust", "trust.json", "--stdio", "--record", "/dev/null",
+        input=INIT + "\n" + LIST + "\n")
+os.close(ifd)
+c("swapped_contract_not_served", '"description":"Signed."' in p3.stdout and "UNSIGNED" not in p3.stdout,
+  p3.stdout[-600:] + p3.stderr[-400:])
+
 reports = [e for e in ERR if "runtime error" in e or "AddressSanitizer" in e or "LeakSanitizer" in e]
 c("no_sanitizer_reports", not reports, "\n".join(reports)[:2000])
 print("catalog_sign_ran_to_the_end")

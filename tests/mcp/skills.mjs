@@ -6,14 +6,15 @@
 // names (resources and prompts), loads the body (a prompt, and the
 // SKILL.md resource), reads a reference it names by URI; the refused
 // skills never appear, by listing or by URI, and /metrics counts each
-// refusal by its reason.
+// refusal by its reason; a folder's name, the attacker's, cannot write
+// the log.
 // Prints "ok - mcp-skills/TRANSPORT/NAME" or "not ok - ...".
 // Usage: node skills.mjs TOOLGATE-BINARY
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { serveHttp, tap } from "./harness.mjs";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -122,6 +123,19 @@ await check("each_refusal_recorded", () => {
 	const lines = execFileSync("grep", ["-c", "\"outcome\":\"load_refused\"", join(tmp, "audit.log")]).toString();
 	// two starts, four refusals each
 	return lines.trim() === "8" || lines;
+});
+// a folder's name is the attacker's bytes: the log shows them on one line,
+// no escape sequence a terminal acts on, no line of their own
+mode = "log";
+await check("a_folder_name_cannot_write_the_log", () => {
+	const forged = "x\n\u001b[2Jtoolgate warning: skill csv-report refused (tampered)";
+	mkdirSync(join(tmp, "hostile", forged), { recursive: true });
+	const p = spawnSync(toolgate, ["serve", "--catalog", join(tmp, "catalog"), "--skills",
+				       join(tmp, "hostile"), "--record", "/dev/null", "--stdio"],
+			    { input: "", encoding: "utf8", timeout: 30000 });
+	const lines = p.stderr.split("\n").filter((l) => l);
+	return (lines.length === 1 && lines[0].startsWith("toolgate warning: skill x??[2J") &&
+		!p.stderr.includes("\u001b")) || JSON.stringify(p.stderr);
 });
 rmSync(tmp, { recursive: true, force: true });
 process.exit(failures() ? 1 : 0);

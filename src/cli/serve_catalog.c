@@ -1,0 +1,179 @@
+/*
+ * The catalogue serve --catalog-trust serves (serve_catalog.h,
+ * docs/SKILLS.md, "Signed catalogues"): its folder read and verified as a
+ * skill's is (tg_folder_load, tg_skill_verify), then the bytes verified
+ * written into a folder of serve's own (mkdtemp, then 0755: no one else
+ * writes there; the sandbox's user reads the tools' mounts), the catalogue
+ * loaded from there and the tools' relative mounts (a script the
+ * catalogue carries) given from there. Loaded or run from DIR itself, a
+ * file swapped after the verification read it (and back before any second
+ * look) would be loaded unverified, and a script changed after start would
+ * run unsigned at every call.
+ *
+ * The copy served is ROOT/live; a reload writes ROOT/next and exchanges
+ * the two (renameat2 RENAME_EXCHANGE): the path the gate mounts from stays
+ * the same, a call in flight keeps the files it was given until the next
+ * reload removes them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/serve_catalog.h"
+#include "toolgate/skill.h"
+#include "util/file.h"
+
+/* The files of folder f (read and verified) written as they were read
+ * into the new folder to: 0, or -1 and err. */
+static int write_copy(const struct tg_skill *f, const char *to, struct tg_error *err)
+{
+	if (mkdir(to, 0755) < 0)
+		return tg_error_sys(err, errno, "%s", to);
+	for (size_t i = 0; i < f->n_files; i++) {
+		const struct tg_skill_file *k = &f->files[i];
+		char path[PATH_MAX];
+		int fd;
+
+		/* the walk's own paths: names it read, no '..', no empty one */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", to, k->path) >= sizeof(path))
+			return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", k->path);
+		for (char *slash = strchr(path + strlen(to) + 1, '/'); slash;
+		     slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				return tg_error_sys(err, errno, "%s", path);
+			*slash = '/';
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  k->executable ? 0755 : 0644);
+		if (fd < 0)
+			return tg_error_sys(err, errno, "%s", path);
+		for (uint64_t at = 0; at < k->size;) {
+			ssize_t n = write(fd, k->data + at, (size_t)(k->size - at));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				tg_error_sys(err, n < 0 ? errno : EIO, "%s", path);
+				close(fd);
+				return -1;
+			}
+			at += (uint64_t)n;
+		}
+		if (close(fd) < 0)
+			return tg_error_sys(err, errno, "%s", path);
+	}
+	return 0;
+}
+
+/* copy's root made (once) and its next emptied: 0, or -1 and err. */
+static int copy_ready(struct catalog_copy *c, struct tg_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!c->root[0]) {
+		if ((size_t)snprintf(c->root, sizeof(c->root), "%s/toolgate-catalog-XXXXXX",
+				     tmp && *tmp ? tmp : "/tmp") >= sizeof(c->root) ||
+		    !mkdtemp(c->root)) {
+			c->root[0] = '\0';
+			return tg_error_sys(err, errno, "a folder for the catalogue's copy");
+		}
+		/* ours alone to write; the sandbox's user reads the tools' mounts */
+		if (chmod(c->root, 0755) < 0)
+			return tg_error_sys(err, errno, "%s", c->root);
+		snprintf(c->live, sizeof(c->live), "%s/live", c->root);
+		snprintf(c->next, sizeof(c->next), "%s/next", c->root);
+	}
+	if (file_remove_tree(c->next) < 0 && errno != ENOENT)
+		return tg_error_sys(err, errno, "%s", c->next);
+	return 0;
+}
+
+/* err's message with the copy's path said as the folder's. */
+static void named(struct tg_error *err, const char *copy, const char *dir)
+{
+	char msg[sizeof(err->msg)], *at;
+	size_t cl = strlen(copy), n = 0;
+	const char *from = err->msg;
+
+	while ((at = strstr(from, copy)) && n < sizeof(msg)) {
+		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%.*s%s", (int)(at - from), from,
+				      dir);
+		from = at + cl;
+	}
+	if (n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - n, "%s", from);
+	memcpy(err->msg, msg, sizeof(msg));
+}
+
+int catalog_load(const char *dir, const char *trust, struct catalog_copy *copy,
+		 struct tg_catalog **out, char *reason, size_t len, struct tg_error *err)
+{
+	struct tg_skill *folder = NULL;
+	struct tg_trust *t = NULL;
+	enum tg_verdict v;
+	int rc = -1;
+
+	*out = NULL;
+	reason[0] = '\0';
+	if (!trust)
+		return tg_catalog_load_dir(dir, NULL, out, err);
+	if (tg_trust_load(trust, &t, err) < 0)
+		return tg_error_wrap(err, "--catalog-trust");
+	if (tg_folder_load(dir, &folder, err) < 0) {
+		snprintf(reason, len, "malformed");
+		goto out;
+	}
+	v = tg_skill_verify(folder, t, time(NULL), NULL, 0, err);
+	if (v != TG_VERDICT_OK) {
+		snprintf(reason, len, "%s", tg_verdict_name(v));
+		tg_error_wrap(err, "the catalogue is not signed as --catalog-trust asks");
+		goto out;
+	}
+	if (copy_ready(copy, err) < 0 || write_copy(folder, copy->next, err) < 0) {
+		tg_error_wrap(err, "%s: the catalogue's copy", dir);
+		goto out;
+	}
+	if (tg_catalog_load_dir(copy->next, NULL, out, err) < 0) {
+		named(err, copy->next, dir);
+		goto out;
+	}
+	if (tg_catalog_rebase(*out, copy->next, dir) < 0) {
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		tg_catalog_free(*out);
+		*out = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	tg_skill_free(folder);
+	tg_trust_free(t);
+	return rc;
+}
+
+int catalog_commit(struct catalog_copy *c, struct tg_error *err)
+{
+	struct stat st;
+
+	if (lstat(c->live, &st) < 0 && errno == ENOENT) {
+		if (rename(c->next, c->live) < 0)
+			return tg_error_sys(err, errno, "%s", c->live);
+		return 0;
+	}
+	if (renameat2(AT_FDCWD, c->next, AT_FDCWD, c->live, RENAME_EXCHANGE) < 0)
+		return tg_error_sys(err, errno, "%s", c->live);
+	return 0;
+}
+
+void catalog_copy_remove(struct catalog_copy *c)
+{
+	if (c->root[0])
+		file_remove_tree(c->root);
+}
