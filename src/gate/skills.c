@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "util/utf8.h"
 
 #define SKILLS_MAX 256
+#define SKILLS_BYTES_MAX (256ull << 20) /* of all the skills served, in memory */
 #define URI_PREFIX "skill://"
 #define PROMPT_PREFIX "skill:"
 
@@ -151,6 +153,7 @@ static int by_name(const void *a, const void *b)
 
 int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err)
 {
+	uint64_t held = 0;
 	struct tg_trust *trust = NULL;
 	struct tg_skill_rules *rules = NULL;
 	DIR *d;
@@ -191,8 +194,17 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 		}
 		s = check_one(g, path, e->d_name, &st, trust, rules,
 			      o->skills_mode == TG_SKILLS_WARN);
-		if (s)
+		if (s && held + s->bytes > SKILLS_BYTES_MAX) {
+			/* every skill served is in memory: the whole has a ceiling too */
+			refused(g, e->d_name, "malformed", "over the skills' ceiling of 256 MiB in all",
+				0);
+			tg_skill_free(s);
+			s = NULL;
+		}
+		if (s) {
+			held += s->bytes;
 			g->skills[g->nskills++] = s;
+		}
 	}
 	closedir(d);
 	if (g->nskills)
