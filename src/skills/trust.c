@@ -40,6 +40,10 @@ int tg_trust_date(const char *s, time_t *t)
 		end = strptime(end, "T%H:%M:%SZ", &tm);
 	if (!end || *end)
 		return -1;
+	/* a year toolgate can write back as it read it (strftime pads no
+	 * year before 1000), and a date a key could have */
+	if (tm.tm_year + 1900 < 1970 || tm.tm_year + 1900 > 9999)
+		return -1;
 	want = tm; /* timegm normalises what it is given */
 	*t = timegm(&tm);
 	/* a day that is not in its month (2027-02-30) comes back as another */
