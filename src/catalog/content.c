@@ -171,6 +171,10 @@ static int load_resource(struct tg_catalog *c, const char *dir, const char *file
 	v = uri ? uri : tmpl;
 	if (!json_is_string(v) || json_string_length(v) > 2048 || !strchr(json_string_value(v), ':'))
 		return bad(err, file, key, "an absolute URI of at most 2048 bytes");
+	/* the skills' own (serve --skills, docs/SKILLS.md): served first, a
+	 * catalogue's resource there could never be read */
+	if (!strncmp(json_string_value(v), "skill://", 8))
+		return bad(err, file, key, "skill:// is the skills' own (docs/SKILLS.md, \"Serving\")");
 	if (!json_is_string(json_object_get(r, "name")))
 		return bad(err, file, "name", "required: a string");
 	if (ncontent != 1 || (tmpl && !json_object_get(r, "text")))
@@ -254,6 +258,8 @@ static int load_prompt(struct tg_catalog *c, const char *file, json_t *p, struct
 		goto fail;
 	if (!json_is_string(json_object_get(p, "name")))
 		bad(err, file, "name", "required: a string");
+	else if (!strncmp(json_string_value(json_object_get(p, "name")), "skill:", 6))
+		bad(err, file, "name", "skill: is the skills' own (docs/SKILLS.md, \"Serving\")");
 	else if (args && (!json_is_array(args) || json_array_size(args) > 64))
 		bad(err, file, "arguments", "an array of at most 64 arguments");
 	else if (!json_is_array(msgs) || json_array_size(msgs) == 0 || json_array_size(msgs) > 64)

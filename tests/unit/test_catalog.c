@@ -420,6 +420,11 @@ static int resources_and_prompts_refused(void)
 		{ "resources/a.json", "{\"uriTemplate\":\"x://{b}\",\"name\":\"a\",\"blob\":\"AA==\"}",
 		  "a template needs its text" },
 		{ "resources/a.json", "[1]", "must be a JSON object" },
+		{ "resources/a.json", "{\"uri\":\"skill://a/SKILL.md\",\"name\":\"a\",\"text\":\"t\"}",
+		  "skill:// is the skills' own" },
+		{ "prompts/p.json", "{\"name\":\"skill:p\",\"messages\":[{\"role\":\"user\",\"content\":"
+				    "{\"type\":\"text\",\"text\":\"x\"}}]}",
+		  "skill: is the skills' own" },
 		{ "prompts/p.json", "{\"name\":\"p\"}", "messages" },
 		{ "prompts/p.json", "{\"name\":\"p\",\"messages\":[{\"role\":\"system\",\"content\":{\"type\":\"text\",\"text\":\"x\"}}]}",
 		  "role: user|assistant" },
