@@ -198,9 +198,19 @@ try {
 	await page.goto(`${origin}/console/#/ticket/${ticket2}`);
 	await shows(page, ticket2);
 	await T.check("rollback_from_the_ticket", async () => {
-		await page.waitForSelector("#rollback", { visible: true });
 		confirming = true;
-		await page.click("#rollback");
+		// the ticket's view is drawn again as the ticket changes: a button
+		// found may be replaced before the click reaches it ("Node is
+		// detached from document"); found again and clicked, a few times
+		for (let i = 0; ; i++) {
+			try {
+				await page.waitForSelector("#rollback", { visible: true });
+				await page.click("#rollback");
+				break;
+			} catch (e) {
+				if (i >= 4 || !/detached/i.test(e.message)) throw e;
+			}
+		}
 		const gone = await until(async () => !fs.existsSync(path.join(dir, "ws/notes/second.txt")));
 		confirming = false;
 		return gone || (await page.$eval("#status", (e) => e.textContent));
