@@ -268,6 +268,45 @@ TG_API int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rul
 			 struct tg_skill_report *out, struct tg_error *err);
 TG_API void tg_skill_report_release(struct tg_skill_report *report);
 
+/* What the gateway makes of a skill (docs/SKILLS.md, "Enforcement"):
+ * its signature (verdict, and why in verify, when it is not
+ * TG_VERDICT_OK; publisher the signer's name when it is), and its scan
+ * (report; scan says why when a finding is at or above high, "" when
+ * none is). */
+struct tg_skill_judgement {
+	enum tg_verdict verdict; /* TG_VERDICT_OK when no trust store was given */
+	struct tg_error verify;
+	char publisher[128];
+	struct tg_skill_report report;
+	char scan[600];
+};
+
+/* Judge skill: its signature against trust at now (trust NULL: not
+ * looked at), then its files scanned with rules, both always (a skill
+ * served in warn mode has every finding recorded). 0 and OUT *out
+ * (release it with tg_skill_judgement_release, also after a failure); -1
+ * and err only when memory runs out. */
+TG_API int tg_skill_judge(const struct tg_skill *skill, const struct tg_trust *trust,
+			  const struct tg_skill_rules *rules, time_t now,
+			  struct tg_skill_judgement *out, struct tg_error *err);
+/* Why a skill so judged is not served: NULL when it is; else the reason,
+ * the verdict's name (the signature is looked at first) or "scan", and
+ * *why the message (into j). */
+TG_API const char *tg_skill_judgement_reason(const struct tg_skill_judgement *j,
+					     const char **why);
+TG_API void tg_skill_judgement_release(struct tg_skill_judgement *j);
+
+/* Write skill's files, the bytes read and hashed, into the new folder dir
+ * (made, mode 0755; its folders 0755, its files 0644 or 0755 when
+ * executable, whatever the umask): 0, or -1 and err naming the path. No
+ * link is followed and no file overwritten. With TG_SKILL_WRITE_MANIFEST
+ * the skill's manifest too (its signature is the caller's to add); with
+ * TG_SKILL_WRITE_SYNC each file synced before the next. */
+#define TG_SKILL_WRITE_MANIFEST 1u
+#define TG_SKILL_WRITE_SYNC 2u
+TG_API int tg_skill_write(const struct tg_skill *skill, const char *dir, unsigned flags,
+			  struct tg_error *err);
+
 /* The report as SARIF 2.1.0 (JSON text, malloc'd; NULL when out of
  * memory): one run of the tool "toolgate", its rules, a result a finding,
  * each located in the skill's folder (uriBaseId SKILL, dir's absolute

@@ -30,49 +30,6 @@
 #include "toolgate/skill.h"
 #include "util/file.h"
 
-/* The files of folder f (read and verified) written as they were read
- * into the new folder to: 0, or -1 and err. */
-static int write_copy(const struct tg_skill *f, const char *to, struct tg_error *err)
-{
-	if (mkdir(to, 0755) < 0)
-		return tg_error_sys(err, errno, "%s", to);
-	for (size_t i = 0; i < f->n_files; i++) {
-		const struct tg_skill_file *k = &f->files[i];
-		char path[PATH_MAX];
-		int fd;
-
-		/* the walk's own paths: names it read, no '..', no empty one */
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", to, k->path) >= sizeof(path))
-			return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", k->path);
-		for (char *slash = strchr(path + strlen(to) + 1, '/'); slash;
-		     slash = strchr(slash + 1, '/')) {
-			*slash = '\0';
-			if (mkdir(path, 0755) < 0 && errno != EEXIST)
-				return tg_error_sys(err, errno, "%s", path);
-			*slash = '/';
-		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  k->executable ? 0755 : 0644);
-		if (fd < 0)
-			return tg_error_sys(err, errno, "%s", path);
-		for (uint64_t at = 0; at < k->size;) {
-			ssize_t n = write(fd, k->data + at, (size_t)(k->size - at));
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				tg_error_sys(err, n < 0 ? errno : EIO, "%s", path);
-				close(fd);
-				return -1;
-			}
-			at += (uint64_t)n;
-		}
-		if (close(fd) < 0)
-			return tg_error_sys(err, errno, "%s", path);
-	}
-	return 0;
-}
-
 /* copy's root made (once) and its next emptied: 0, or -1 and err. */
 static int copy_ready(struct catalog_copy *c, struct tg_error *err)
 {
@@ -137,7 +94,7 @@ int catalog_load(const char *dir, const char *trust, struct catalog_copy *copy,
 		tg_error_wrap(err, "the catalogue is not signed as --catalog-trust asks");
 		goto out;
 	}
-	if (copy_ready(copy, err) < 0 || write_copy(folder, copy->next, err) < 0) {
+	if (copy_ready(copy, err) < 0 || tg_skill_write(folder, copy->next, 0, err) < 0) {
 		tg_error_wrap(err, "%s: the catalogue's copy", dir);
 		goto out;
 	}

@@ -55,77 +55,56 @@ struct install_opts {
 	const char *skills, *trust, *rules;
 };
 
-/* What serve would make of s: "" when served, else the reason, with why
- * in err (trust NULL: the signature not looked at). */
+/* What serve would make of s: NULL when served, else the reason, with
+ * why (trust NULL: the signature not looked at). */
 static const char *judge(const struct tg_skill *s, const struct tg_trust *trust,
-			 const struct tg_skill_rules *rules, struct tg_skill_report *r,
-			 struct tg_error *err)
+			 const struct tg_skill_rules *rules, struct tg_skill_judgement *j,
+			 const char **why)
 {
-	enum tg_verdict v = TG_VERDICT_OK;
+	struct tg_error err;
 
-	memset(r, 0, sizeof(*r));
-	if (trust) {
-		v = tg_skill_verify(s, trust, time(NULL), NULL, 0, err);
-		if (v != TG_VERDICT_OK)
-			return tg_verdict_name(v);
-	}
-	if (tg_skill_scan(s, rules, r, err) < 0)
-		return "scan";
-	if (r->worst >= TG_SEVERITY_HIGH) {
-		tg_error_set(err, TG_ERR_INVALID, "%zu finding%s, the worst %s (toolgate skill scan "
-				 "says which)", r->total, r->total == 1 ? "" : "s",
-			     tg_severity_name(r->worst));
+	*why = "";
+	if (tg_skill_judge(s, trust, rules, time(NULL), j, &err) < 0) {
+		snprintf(j->scan, sizeof(j->scan), "%s", err.msg);
+		*why = j->scan;
 		return "scan";
 	}
-	return "";
+	return tg_skill_judgement_reason(j, why);
 }
 
-/* text[0, len) written to dir/name (made with its parents' folders). */
-static int put(const char *dir, const char *name, const char *text, size_t len, int exec)
+/* The skill's files as checked, its manifest and its signature, into a
+ * new folder tmp: 0, or -1 and err. */
+static int write_copy(const struct tg_skill *s, const char *tmp, struct tg_error *err)
 {
-	char path[4096];
+	char path[4096], *sig;
+	size_t len;
+	ssize_t n = -1;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*slash = '/';
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, exec ? 0755 : 0644);
-	if (fd < 0)
+	if (tg_skill_write(s, tmp, TG_SKILL_WRITE_MANIFEST | TG_SKILL_WRITE_SYNC, err) < 0)
 		return -1;
-	if ((len && write(fd, text, len) != (ssize_t)len) || fsync(fd) < 0) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
-/* The skill's files as checked, and its manifest and signature, into a
- * new folder tmp. */
-static int write_copy(const struct tg_skill *s, const char *tmp)
-{
-	char path[4096];
-	size_t len;
-
-	if (mkdir(tmp, 0755) < 0)
-		return -1;
-	for (size_t i = 0; i < s->n_files; i++)
-		if (put(tmp, s->files[i].path, s->files[i].data, (size_t)s->files[i].size,
-			s->files[i].executable) < 0)
-			return -1;
-	if (put(tmp, TG_SKILL_MANIFEST, s->manifest, strlen(s->manifest), 0) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/%s", s->dir, TG_SKILL_SIGNATURE);
-	{
-		char *sig = file_read_all(path, TG_SIGN_FILE_MAX, 1, &len);
-		int rc = sig ? put(tmp, TG_SKILL_SIGNATURE, sig, len, 0) : -1;
-
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", s->dir, TG_SKILL_SIGNATURE) >=
+	    sizeof(path))
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", s->dir);
+	sig = file_read_all(path, TG_SIGN_FILE_MAX, 1, &len);
+	if (!sig)
+		return tg_error_sys(err, errno, "%s", path);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", tmp, TG_SKILL_SIGNATURE) >=
+	    sizeof(path)) {
 		free(sig);
-		return rc;
+		return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", tmp);
 	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		n = write(fd, sig, len);
+	free(sig);
+	if (fd < 0 || n != (ssize_t)len || fsync(fd) < 0) {
+		tg_error_sys(err, n >= 0 && fd >= 0 ? EIO : errno, "%s", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return close(fd) < 0 ? tg_error_sys(err, errno, "%s", path) : 0;
 }
 
 /* SKILLS/NAME as installed already: 0 none, 1 the same, 2 another
@@ -160,9 +139,9 @@ static int cmd_install(const char *dir, const struct install_opts *o,
 		       const struct tg_trust *trust, const struct tg_skill_rules *rules)
 {
 	struct tg_skill *s;
-	struct tg_skill_report r;
+	struct tg_skill_judgement j;
 	struct tg_error err;
-	const char *why;
+	const char *reason, *why;
 	char tmp[4096], dest[4096], old[4096];
 	int state, rc = EXIT_NO;
 
@@ -170,12 +149,12 @@ static int cmd_install(const char *dir, const struct install_opts *o,
 		cli_skill_say("skill install", "%s", err.msg);
 		return cli_skill_status(&err);
 	}
-	why = judge(s, trust, rules, &r, &err);
-	tg_skill_report_release(&r);
-	if (*why) {
-		cli_skill_say("skill install", "%s: refused (%s): %s", dir, why, err.msg);
+	reason = judge(s, trust, rules, &j, &why);
+	if (reason)
+		cli_skill_say("skill install", "%s: refused (%s): %s", dir, reason, why);
+	tg_skill_judgement_release(&j);
+	if (reason)
 		goto out;
-	}
 	state = installed(o->skills, s);
 	if (state < 0)
 		goto out;
@@ -189,8 +168,8 @@ static int cmd_install(const char *dir, const struct install_opts *o,
 	snprintf(tmp, sizeof(tmp), "%s/.%s.install-%ld", o->skills, s->meta.name, (long)getpid());
 	snprintf(old, sizeof(old), "%s/.%s.old-%ld", o->skills, s->meta.name, (long)getpid());
 	file_remove_tree(tmp);
-	if (write_copy(s, tmp) < 0) {
-		cli_skill_say("skill install", "%s: %s", tmp, strerror(errno));
+	if (write_copy(s, tmp, &err) < 0) {
+		cli_skill_say("skill install", "%s", err.msg);
 		file_remove_tree(tmp);
 		goto out;
 	}
@@ -239,19 +218,20 @@ static void list_one(const char *path, const struct tg_trust *trust,
 		     const struct tg_skill_rules *rules)
 {
 	struct tg_skill *s;
-	struct tg_skill_report r;
+	struct tg_skill_judgement j;
 	struct tg_error err;
-	const char *why;
+	const char *reason, *why;
 
 	if (tg_skill_load(path, &s, &err) < 0) {
 		printf("%-32s %-10s refused (malformed)\n", strrchr(path, '/') + 1, "-");
 		return;
 	}
-	why = judge(s, trust, rules, &r, &err);
+	reason = judge(s, trust, rules, &j, &why);
 	printf("%-32s %-10s %s%s%s%s\n", s->meta.name, s->meta.version ? s->meta.version : "-",
-	       *why ? "refused (" : trust ? "served" : "well-formed, scanned", why,
-	       *why ? ")" : "", !trust && !*why ? " (no --trust: not verified)" : "");
-	tg_skill_report_release(&r);
+	       reason ? "refused (" : trust ? "served" : "well-formed, scanned",
+	       reason ? reason : "", reason ? ")" : "",
+	       !trust && !reason ? " (no --trust: not verified)" : "");
+	tg_skill_judgement_release(&j);
 	tg_skill_free(s);
 }
 
@@ -287,9 +267,9 @@ static int cmd_show(const char *dir, const struct tg_trust *trust,
 		    const struct tg_skill_rules *rules)
 {
 	struct tg_skill *s;
-	struct tg_skill_report r;
+	struct tg_skill_judgement j;
 	struct tg_error err;
-	const char *why;
+	const char *reason, *why;
 	char hex[65];
 
 	if (tg_skill_load(dir, &s, &err) < 0) {
@@ -310,17 +290,18 @@ static int cmd_show(const char *dir, const struct tg_trust *trust,
 		cli_put_text(stdout, s->files[i].path);
 		printf("%s\n", s->files[i].executable ? "  (executable)" : "");
 	}
-	why = judge(s, trust, rules, &r, &err);
-	printf("findings: %zu (worst %s)\n", r.total, r.total ? tg_severity_name(r.worst) : "none");
-	printf("served: %s", *why ? "no, " : trust ? "yes" : "unknown (no --trust)");
-	if (*why) {
-		printf("%s: ", why);
-		cli_put_text(stdout, err.msg);
+	reason = judge(s, trust, rules, &j, &why);
+	printf("findings: %zu (worst %s)\n", j.report.total,
+	       j.report.total ? tg_severity_name(j.report.worst) : "none");
+	printf("served: %s", reason ? "no, " : trust ? "yes" : "unknown (no --trust)");
+	if (reason) {
+		printf("%s: ", reason);
+		cli_put_text(stdout, why);
 	}
 	putchar('\n');
-	tg_skill_report_release(&r);
+	tg_skill_judgement_release(&j);
 	tg_skill_free(s);
-	return *why ? EXIT_NO : 0;
+	return reason ? EXIT_NO : 0;
 }
 
 int cli_skill_install(int argc, char **argv)

@@ -77,20 +77,6 @@ static void refused(struct tg_gate *g, const char *name, const char *reason, con
 		metrics_blocked(g->metrics, "skill", reason);
 }
 
-/* The first finding at or above high, for the record. */
-static void scan_why(const struct tg_skill_report *r, char *out, size_t len)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (r->findings[i].severity >= TG_SEVERITY_HIGH) {
-			snprintf(out, len, "%zu finding%s, the first %s %s at %s:%u", r->total,
-				 r->total == 1 ? "" : "s",
-				 tg_severity_name(r->findings[i].severity), r->findings[i].rule,
-				 r->findings[i].path, r->findings[i].line);
-			return;
-		}
-	snprintf(out, len, "%zu findings", r->total);
-}
-
 /* One folder of the skills folder checked (st its lstat): the skill, or
  * NULL (said why). */
 static struct tg_skill *check_one(struct tg_gate *g, const char *path, const char *name,
@@ -98,10 +84,9 @@ static struct tg_skill *check_one(struct tg_gate *g, const char *path, const cha
 				  const struct tg_skill_rules *rules, int warn)
 {
 	struct tg_skill *s;
-	struct tg_skill_report r;
+	struct tg_skill_judgement j;
 	struct tg_error err;
-	enum tg_verdict v;
-	char why[600];
+	int failed;
 
 	if (tg_skill_load(path, &s, &err) < 0) {
 		refused(g, name, "malformed", err.msg, 0);
@@ -118,30 +103,24 @@ static struct tg_skill *check_one(struct tg_gate *g, const char *path, const cha
 		tg_skill_free(s);
 		return NULL;
 	}
-	v = tg_skill_verify(s, trust, time(NULL), NULL, 0, &err);
-	if (v != TG_VERDICT_OK) {
-		refused(g, name, tg_verdict_name(v), err.msg, warn);
-		if (!warn) {
-			tg_skill_free(s);
-			return NULL;
-		}
-	}
-	if (tg_skill_scan(s, rules, &r, &err) < 0) {
+	if (tg_skill_judge(s, trust, rules, time(NULL), &j, &err) < 0) {
 		refused(g, name, "scan", err.msg, 0);
-		tg_skill_report_release(&r);
+		failed = 1;
+		warn = 0;
+	} else {
+		/* refused for its first failure, counted once; in warn mode
+		 * served all the same, with each failure said */
+		if (j.verdict != TG_VERDICT_OK)
+			refused(g, name, tg_verdict_name(j.verdict), j.verify.msg, warn);
+		if (j.scan[0] && (warn || j.verdict == TG_VERDICT_OK))
+			refused(g, name, "scan", j.scan, warn);
+		failed = j.verdict != TG_VERDICT_OK || j.scan[0];
+	}
+	tg_skill_judgement_release(&j);
+	if (failed && !warn) {
 		tg_skill_free(s);
 		return NULL;
 	}
-	if (r.worst >= TG_SEVERITY_HIGH) {
-		scan_why(&r, why, sizeof(why));
-		refused(g, name, "scan", why, warn);
-		if (!warn) {
-			tg_skill_report_release(&r);
-			tg_skill_free(s);
-			return NULL;
-		}
-	}
-	tg_skill_report_release(&r);
 	return s;
 }
 
