@@ -115,6 +115,9 @@ TG_API int tg_skill_load(const char *dir, struct tg_skill **out, struct tg_error
 TG_API int tg_folder_load(const char *dir, struct tg_skill **out, struct tg_error *err);
 TG_API void tg_skill_free(struct tg_skill *skill);
 
+/* skill's file at path (relative, as in its files), or NULL. */
+TG_API const struct tg_skill_file *tg_skill_file(const struct tg_skill *skill, const char *path);
+
 /* skill's folder opened again (O_DIRECTORY, close-on-exec): its
  * descriptor, which the caller closes; or -1 and err, also when dir now
  * names another folder than the one tg_skill_load walked (swapped for a
@@ -306,6 +309,39 @@ TG_API void tg_skill_judgement_release(struct tg_skill_judgement *j);
 #define TG_SKILL_WRITE_SYNC 2u
 TG_API int tg_skill_write(const struct tg_skill *skill, const char *dir, unsigned flags,
 			  struct tg_error *err);
+
+/* A skill's scripts as tools (docs/SKILLS.md, "Scripts as tools"): its
+ * TG_SKILL_TOOLS_FILE, {"tools": [CONTRACT, ...]}, each a contract in the
+ * catalogue's format (docs/contracts.md) of a command tool that runs one
+ * of the skill's scripts. */
+#define TG_SKILL_TOOLS_FILE "toolgate.json"
+#define TG_SKILL_TOOLS_FILE_MAX (1u << 20)
+#define TG_SKILL_TOOLS_MAX 64
+#define TG_SKILL_MOUNT "/skill" /* where a tool finds its skill's files */
+
+struct tg_skill_tool {
+	char *origin;	/* "DIR/toolgate.json: tools[I]", the contract's file */
+	char *contract; /* its JSON text, for tg_contract_parse */
+};
+
+/* The tools skill declares, each checked against the skill's rules and
+ * completed (the contract itself is its caller's to parse with
+ * tg_contract_parse, without schema options: a reference reads no file): the
+ * skill's files at TG_SKILL_MOUNT, read-only, from the folder host (where
+ * the caller writes them, tg_skill_write), and the standard tier unless
+ * it says strict. 0 and OUT *out, *n (0 and NULL when the skill has no
+ * TG_SKILL_TOOLS_FILE); -1 and err naming the file, the tool and the
+ * field: a file that is not {"tools": [...]} with 1 to TG_SKILL_TOOLS_MAX
+ * contracts; a name outside the skill's own namespace (NAME.TOOL) or given
+ * twice; an executor other than a command; executor.mounts (the skill's
+ * files are all a tool is given of the host) or executor.state; an argv
+ * that names none of the skill's files under scripts/ at TG_SKILL_MOUNT,
+ * names one the skill lacks, or runs one that is not executable; a
+ * compensation that is not a write tool of the skill. Release with
+ * tg_skill_tools_free. */
+TG_API int tg_skill_tools(const struct tg_skill *skill, const char *host,
+			  struct tg_skill_tool **out, size_t *n, struct tg_error *err);
+TG_API void tg_skill_tools_free(struct tg_skill_tool *tools, size_t n);
 
 /* The report as SARIF 2.1.0 (JSON text, malloc'd; NULL when out of
  * memory): one run of the tool "toolgate", its rules, a result a finding,

@@ -33,18 +33,9 @@
 /* copy's root made (once) and its next emptied: 0, or -1 and err. */
 static int copy_ready(struct catalog_copy *c, struct tg_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	if (!c->root[0]) {
-		if ((size_t)snprintf(c->root, sizeof(c->root), "%s/toolgate-catalog-XXXXXX",
-				     tmp && *tmp ? tmp : "/tmp") >= sizeof(c->root) ||
-		    !mkdtemp(c->root)) {
-			c->root[0] = '\0';
+		if (file_temp_dir("toolgate-catalog", c->root, sizeof(c->root)) < 0)
 			return tg_error_sys(err, errno, "a folder for the catalogue's copy");
-		}
-		/* ours alone to write; the sandbox's user reads the tools' mounts */
-		if (chmod(c->root, 0755) < 0)
-			return tg_error_sys(err, errno, "%s", c->root);
 		snprintf(c->live, sizeof(c->live), "%s/live", c->root);
 		snprintf(c->next, sizeof(c->next), "%s/next", c->root);
 	}

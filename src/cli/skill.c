@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "cli/skill_int.h"
+#include "toolgate/contract.h"
 #include "toolgate/skill.h"
 #include "util/file.h"
 #include "util/hidden.h"
@@ -202,6 +203,41 @@ static void describe(const struct tg_skill *s, char *out, size_t len)
 		 s->n_files == 1 ? "" : "s", (unsigned long long)s->bytes, hex);
 }
 
+int cli_skill_tools_check(const struct tg_skill *s, size_t *n, struct tg_error *err)
+{
+	struct tg_skill_tool *t;
+	int rc = 0;
+
+	if (tg_skill_tools(s, s->dir, &t, n, err) < 0)
+		return -1;
+	for (size_t i = 0; rc == 0 && i < *n; i++) {
+		struct tg_contract *c;
+
+		/* no schema options: a skill's schemas are its own */
+		rc = tg_contract_parse(t[i].contract, strlen(t[i].contract), t[i].origin, NULL, &c,
+				       err);
+		tg_contract_free(c);
+	}
+	tg_skill_tools_free(t, *n);
+	return rc;
+}
+
+/* The tools s declares checked, and counted after what (len): 0, or -1
+ * and said why. */
+static int check_tools(const struct tg_skill *s, char *what, size_t len)
+{
+	struct tg_error err;
+	size_t n, at = strlen(what);
+
+	if (cli_skill_tools_check(s, &n, &err) < 0) {
+		cli_skill_say("skill check", "%s", err.msg);
+		return -1;
+	}
+	if (n)
+		snprintf(what + at, len - at, ", %zu tool%s", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 static int cmd_check(char **dirs, int n)
 {
 	int status = 0;
@@ -217,6 +253,11 @@ static int cmd_check(char **dirs, int n)
 			continue;
 		}
 		describe(s, what, sizeof(what));
+		if (check_tools(s, what, sizeof(what)) < 0) {
+			status = status ? status : EXIT_NO;
+			tg_skill_free(s);
+			continue;
+		}
 		printf("%s: %s\n", dirs[i], what);
 		tg_skill_free(s);
 	}

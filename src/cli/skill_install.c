@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "cli/skill_int.h"
+#include "toolgate/contract.h"
 #include "toolgate/skill.h"
 #include "util/file.h"
 
@@ -63,13 +64,23 @@ static const char *judge(const struct tg_skill *s, const struct tg_trust *trust,
 {
 	struct tg_error err;
 
+	size_t n;
+
 	*why = "";
 	if (tg_skill_judge(s, trust, rules, time(NULL), j, &err) < 0) {
 		snprintf(j->scan, sizeof(j->scan), "%s", err.msg);
 		*why = j->scan;
 		return "scan";
 	}
-	return tg_skill_judgement_reason(j, why);
+	if (tg_skill_judgement_reason(j, why))
+		return tg_skill_judgement_reason(j, why);
+	/* its tools too: serve refuses a skill whose toolgate.json it refuses */
+	if (cli_skill_tools_check(s, &n, &err) < 0) {
+		snprintf(j->scan, sizeof(j->scan), "%s", err.msg);
+		*why = j->scan;
+		return "malformed";
+	}
+	return NULL;
 }
 
 /* The skill's files as checked, its manifest and its signature, into a
@@ -263,6 +274,50 @@ static int cmd_list(const struct install_opts *o, const struct tg_trust *trust,
 	return 0;
 }
 
+/* The tools s declares, what each may do: its authority, its script,
+ * what of the gateway it is given, where it may connect. */
+static void show_tools(const struct tg_skill *s)
+{
+	struct tg_skill_tool *t;
+	struct tg_error err;
+	size_t n;
+
+	if (tg_skill_tools(s, s->dir, &t, &n, &err) < 0) {
+		printf("tools: refused: ");
+		cli_put_text(stdout, err.msg);
+		putchar('\n');
+		return;
+	}
+	printf("tools: %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		struct tg_contract *c;
+
+		if (tg_contract_parse(t[i].contract, strlen(t[i].contract), t[i].origin, NULL, &c,
+				      &err) < 0) {
+			printf("  refused: ");
+			cli_put_text(stdout, err.msg);
+			putchar('\n');
+			continue;
+		}
+		printf("  %s@%s  %s, %s tier, workspace %s, egress ", c->name, c->version_text,
+		       c->authority == TG_AUTHORITY_WRITE ? "write" : "read",
+		       c->tier == TG_TIER_STANDARD ? "standard" : "strict",
+		       c->workspace == TG_WORKSPACE_WRITE  ? "write"
+		       : c->workspace == TG_WORKSPACE_READ ? "read"
+							   : "none");
+		for (size_t e = 0; c->egress && c->egress[e]; e++)
+			printf("%s%s", e ? " " : "", c->egress[e]);
+		printf("%s\n    runs:", c->egress && c->egress[0] ? "" : "none");
+		for (size_t a = 0; c->argv[a]; a++) {
+			putchar(' ');
+			cli_put_text(stdout, c->argv[a]);
+		}
+		putchar('\n');
+		tg_contract_free(c);
+	}
+	tg_skill_tools_free(t, n);
+}
+
 static int cmd_show(const char *dir, const struct tg_trust *trust,
 		    const struct tg_skill_rules *rules)
 {
@@ -290,6 +345,7 @@ static int cmd_show(const char *dir, const struct tg_trust *trust,
 		cli_put_text(stdout, s->files[i].path);
 		printf("%s\n", s->files[i].executable ? "  (executable)" : "");
 	}
+	show_tools(s);
 	reason = judge(s, trust, rules, &j, &why);
 	printf("findings: %zu (worst %s)\n", j.report.total,
 	       j.report.total ? tg_severity_name(j.report.worst) : "none");

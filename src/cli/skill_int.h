@@ -4,6 +4,8 @@
 #ifndef TG_CLI_SKILL_INT_H
 #define TG_CLI_SKILL_INT_H
 
+#include <stddef.h>
+
 #include "toolgate/error.h"
 
 /* The exit status for a failure err describes: EXIT_DATA for a file that
@@ -12,6 +14,11 @@ int cli_skill_status(const struct tg_error *err);
 /* "toolgate WHO: " and the message fmt makes, in its display form (the
  * text of a skill, a key or a store is from outside), on stderr. */
 void cli_skill_say(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The tools skill declares (toolgate.json), checked as serve checks
+ * them, the gateway's own checks aside (its catalogue, its directories):
+ * 0 and *n, or -1 and err. */
+struct tg_skill;
+int cli_skill_tools_check(const struct tg_skill *skill, size_t *n, struct tg_error *err);
 /* What sign, verify and manifest are told: the command ("skill" or
  * "catalog"), whether the folder is a skill's (0) or any folder (1: a
  * catalogue's), the keys and the trust store. */

@@ -137,6 +137,21 @@ int gate_skills_is_uri(const char *uri);
 char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err);
 int gate_skills_is_prompt(const char *name);
 char *gate_skills_prompt(struct tg_gate *g, const char *name, struct tg_error *err);
+struct tg_skill;
+struct tg_skill_tool;
+/* The scripts of skill s (served, every check passed) as tools
+ * (skill_tools.c): its toolgate.json's contracts checked against the
+ * gate's catalogue and directories, its files written where the tools
+ * find them, the contracts kept for the snapshots; 0 (also when it has
+ * none), or -1 and err, and nothing kept. */
+int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_error *err);
+/* The skills' tools parsed anew, appended to (*v)[0, *n) (realloc'd): 0,
+ * or -1 out of memory (*v as it was). */
+int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n);
+/* The skills' tools: a snapshot made with them over the base, installed
+ * (at start, once they are read). */
+int gate_snapshot_skill_tools(struct tg_gate *g, struct tg_error *err);
+void gate_skill_tools_release(struct tg_gate *g);
 
 /* what a catalogue refused for its descriptions says (and counts by) */
 #define DESCRIPTION_REFUSED "a description speaks to the model, not its user"
@@ -197,6 +212,10 @@ struct tg_gate {
 	enum tg_descriptions descriptions;
 	struct tg_skill **skills;     /* served, by name; read once (skills.c) */
 	size_t nskills;
+	struct tg_skill_tool *skill_tools; /* their scripts as tools (skill_tools.c): */
+	size_t nskill_tools;          /* each snapshot parses its own contracts */
+	char skills_copy[4096];       /* "" or where the skills with tools were
+				       * written, as checked: the tools' /skill */
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	struct refusal_bucket refusals[REFUSAL_BUCKETS];        /* auth, scope, rate, admin */
@@ -420,6 +439,9 @@ void gate_rebuilder_stop(struct tg_gate *g);
  * -1 and err when the policy refuses it (pipeline.c). */
 int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 			   struct tg_error *err);
+/* The same of catalog's tools, or (catalog NULL) of v[0, nv). */
+int gate_scan_tools(struct tg_gate *g, const struct tg_catalog *catalog,
+		    struct tg_contract *const *v, size_t nv, struct tg_error *err);
 
 /* The upstreams of base, as they will be served (under rebuild_lock): v
  * in the base's order, a runner kept for each declared as before (the

@@ -154,7 +154,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->policy)
 		g->tickets = *tg_policy_tickets(opts->policy);
 	if (gate_identity_init(g, opts, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0 ||
-	    gate_skills_load(g, opts, err) < 0 ||
+	    gate_skills_load(g, opts, err) < 0 || gate_snapshot_skill_tools(g, err) < 0 ||
 	    gate_collector_start(g, err) < 0 || gate_watch_start(g, err) < 0 ||
 	    gate_notify_start(g, err) < 0) {
 		tg_gate_free(g);
@@ -180,6 +180,12 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 			   struct tg_error *err)
 {
+	return gate_scan_tools(g, catalog, NULL, 0, err);
+}
+
+int gate_scan_tools(struct tg_gate *g, const struct tg_catalog *catalog,
+		    struct tg_contract *const *v, size_t nv, struct tg_error *err)
+{
 	const char *outcome = g->descriptions == TG_DESCRIPTIONS_REFUSE ? "description_refused"
 									 : "description_warning";
 	size_t i, k, n, total = 0;
@@ -187,8 +193,8 @@ int gate_scan_descriptions(struct tg_gate *g, const struct tg_catalog *catalog,
 
 	if (g->descriptions == TG_DESCRIPTIONS_OFF)
 		return 0;
-	for (i = 0; i < tg_catalog_count(catalog); i++) {
-		const struct tg_contract *c = tg_catalog_at(catalog, i);
+	for (i = 0; i < (catalog ? tg_catalog_count(catalog) : nv); i++) {
+		const struct tg_contract *c = catalog ? tg_catalog_at(catalog, i) : v[i];
 		struct tg_scan_finding f[16];
 		char subject[256], line[400];
 
@@ -247,6 +253,7 @@ void tg_gate_free(struct tg_gate *g)
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);
 	gate_skills_release(g);
+	gate_skill_tools_release(g);
 	pthread_cond_destroy(&g->ups_wake);
 	pthread_cond_destroy(&g->installed);
 	pthread_mutex_destroy(&g->ups_lock);

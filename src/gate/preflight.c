@@ -136,16 +136,14 @@ unsigned tg_gate_preflight(struct tg_gate *g, const char *policy_file, tg_proble
 			   void *ctx)
 {
 	struct said s = { fn, ctx, 0 };
-	struct gate_base *base;
+	/* what is served now: the catalogue's tools and the skills' (an
+	 * upstream's are listed later, its namespace stands for them) */
+	const struct tg_catalog *cat = tg_gate_acquire(g);
 
-	pthread_mutex_lock(&g->lock);
-	base = g->base;
-	base->refs++;
-	pthread_mutex_unlock(&g->lock);
-	s.n += exec_preflight(base->catalog, g->dirs, g->store != NULL, fn, ctx);
-	check_tiers(base->catalog, &s);
+	s.n += exec_preflight(cat, g->dirs, g->store != NULL, fn, ctx);
+	check_tiers(cat, &s);
 	if (g->policy)
-		check_scopes(g->policy, policy_file, base->catalog, &s);
-	gate_base_put(g, base);
+		check_scopes(g->policy, policy_file, cat, &s);
+	tg_gate_release(g, cat);
 	return s.n;
 }

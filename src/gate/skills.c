@@ -78,10 +78,11 @@ static void refused(struct tg_gate *g, const char *name, const char *reason, con
 }
 
 /* One folder of the skills folder checked (st its lstat): the skill, or
- * NULL (said why). */
+ * NULL (said why); *passed whether every check passed (else it is served
+ * in warn mode). */
 static struct tg_skill *check_one(struct tg_gate *g, const char *path, const char *name,
 				  const struct stat *st, const struct tg_trust *trust,
-				  const struct tg_skill_rules *rules, int warn)
+				  const struct tg_skill_rules *rules, int warn, int *passed)
 {
 	struct tg_skill *s;
 	struct tg_skill_judgement j;
@@ -117,6 +118,7 @@ static struct tg_skill *check_one(struct tg_gate *g, const char *path, const cha
 		failed = j.verdict != TG_VERDICT_OK || j.scan[0];
 	}
 	tg_skill_judgement_release(&j);
+	*passed = !failed;
 	if (failed && !warn) {
 		tg_skill_free(s);
 		return NULL;
@@ -160,6 +162,8 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 		char path[4096];
 		struct stat st;
 		struct tg_skill *s;
+		struct tg_error terr;
+		int passed = 0;
 
 		if (e->d_name[0] == '.')
 			continue;
@@ -172,13 +176,24 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 			break;
 		}
 		s = check_one(g, path, e->d_name, &st, trust, rules,
-			      o->skills_mode == TG_SKILLS_WARN);
+			      o->skills_mode == TG_SKILLS_WARN, &passed);
 		if (s && held + s->bytes > SKILLS_BYTES_MAX) {
 			/* every skill served is in memory: the whole has a ceiling too */
 			refused(g, e->d_name, "malformed", "over the skills' ceiling of 256 MiB in all",
 				0);
 			tg_skill_free(s);
 			s = NULL;
+		}
+		/* its scripts run as tools only when every check passed, warn
+		 * mode or not: text a person may read, code only signed */
+		if (s && passed && gate_skill_tools_add(g, s, &terr) < 0) {
+			refused(g, e->d_name, "malformed", terr.msg, 0);
+			tg_skill_free(s);
+			s = NULL;
+		} else if (s && !passed && tg_skill_file(s, TG_SKILL_TOOLS_FILE)) {
+			tg_log(TG_LOG_WARNING, "skill %s: served in warn mode without its tools: a "
+			       "skill's scripts run only once it is signed by a trusted key and "
+			       "scanned", s->meta.name);
 		}
 		if (s) {
 			held += s->bytes;
@@ -200,13 +215,31 @@ size_t tg_gate_skill_count(struct tg_gate *g)
 	return g->nskills;
 }
 
+struct name_key {
+	const char *name;
+	size_t len;
+};
+
+static int name_cmp(const void *key, const void *e)
+{
+	const struct name_key *k = key;
+	const char *n = (*(struct tg_skill *const *)e)->meta.name;
+	int c = strncmp(k->name, n, k->len);
+
+	return c ? c : n[k->len] ? -1 : 0;
+}
+
+/* The skill served as name[0, len), or NULL: the skills are sorted by
+ * name (by_name). */
 static const struct tg_skill *named(const struct tg_gate *g, const char *name, size_t len)
 {
-	for (size_t i = 0; i < g->nskills; i++)
-		if (strlen(g->skills[i]->meta.name) == len &&
-		    !memcmp(g->skills[i]->meta.name, name, len))
-			return g->skills[i];
-	return NULL;
+	struct name_key k = { name, len };
+	struct tg_skill *const *s;
+
+	if (!g->nskills || memchr(name, '\0', len))
+		return NULL;
+	s = bsearch(&k, g->skills, g->nskills, sizeof(*g->skills), name_cmp);
+	return s ? *s : NULL;
 }
 
 /* own (a JSON array's text, taken) with the skills' entries after it. */
@@ -281,14 +314,14 @@ char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err)
 {
 	const char *name = uri + strlen(URI_PREFIX), *slash = strchr(name, '/');
 	const struct tg_skill *s = slash ? named(g, name, (size_t)(slash - name)) : NULL;
+	const struct tg_skill_file *f;
 	json_t *a;
 	char *text;
 
-	for (size_t i = 0; s && i < s->n_files; i++) {
-		if (strcmp(s->files[i].path, slash + 1) != 0)
-			continue;
+	f = s ? tg_skill_file(s, slash + 1) : NULL;
+	if (f) {
 		a = json_array();
-		if (!a || json_array_append_new(a, contents(uri, &s->files[i])) < 0) {
+		if (!a || json_array_append_new(a, contents(uri, f)) < 0) {
 			json_decref(a);
 			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 			return NULL;

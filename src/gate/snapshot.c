@@ -131,13 +131,13 @@ const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
 	return g->base->catalog;
 }
 
-/* A snapshot of base and the tools the upstreams ups (n of them) list
- * now (under rebuild_lock), holding base; NULL and err. A base that
- * declares upstreams gets a catalogue of its own in each snapshot, even
- * one with none of their tools: snapshots are released by their
- * catalogue's address, which two of them must never share (a base
- * without upstreams has one snapshot only, its reload's or the gate's
- * first). */
+/* A snapshot of base, the tools the upstreams ups (n of them) list now
+ * (under rebuild_lock) and the skills' tools, holding base; NULL and
+ * err. A base that declares upstreams, or a gate with skills' tools,
+ * gets a catalogue of its own in each snapshot, even one with none of
+ * their tools: snapshots are released by their catalogue's address,
+ * which two of them must never share (a base without upstreams has one
+ * snapshot only, its reload's or the gate's first). */
 static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 				      struct gate_upstream *const *ups, size_t nups,
 				      struct tg_error *err)
@@ -151,7 +151,16 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (tg_catalog_upstream_count(base->catalog) &&
+	if (gate_skill_tools_make(g, &tools, &n) < 0) {
+		for (size_t i = 0; i < n; i++)
+			tg_contract_free(tools[i]);
+		free(tools);
+		gate_held_free(sn->held, sn->nheld);
+		free(sn);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if ((tg_catalog_upstream_count(base->catalog) || g->nskill_tools) &&
 	    tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
 		free(tools);
 		gate_held_free(sn->held, sn->nheld);
@@ -235,6 +244,20 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	pthread_cond_signal(&g->ups_wake);
 	pthread_mutex_unlock(&g->ups_lock);
 	return 0;
+}
+
+int gate_snapshot_skill_tools(struct tg_gate *g, struct tg_error *err)
+{
+	struct snapshot *sn;
+
+	if (!g->nskill_tools)
+		return 0;
+	pthread_mutex_lock(&g->rebuild_lock);
+	sn = snapshot_make(g, g->base, g->ups, g->nups, err);
+	if (sn)
+		snapshot_install(g, sn);
+	pthread_mutex_unlock(&g->rebuild_lock);
+	return sn ? 0 : -1;
 }
 
 /* The snapshot made anew for the upstreams' tools as they are now; the

@@ -515,3 +515,14 @@ void tg_skill_free(struct tg_skill *skill)
 	free(skill->dir);
 	free(skill);
 }
+
+static int file_cmp(const void *key, const void *f)
+{
+	return strcmp(key, ((const struct tg_skill_file *)f)->path);
+}
+
+const struct tg_skill_file *tg_skill_file(const struct tg_skill *s, const char *path)
+{
+	/* sorted by path as bytes: strcmp's order */
+	return s->n_files ? bsearch(path, s->files, s->n_files, sizeof(*s->files), file_cmp) : NULL;
+}

@@ -286,3 +286,29 @@ int file_remove_tree(const char *dir)
 		return -1;
 	return rmdir(dir);
 }
+
+int file_temp_dir(const char *prefix, char *out, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n = snprintf(out, len, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
+
+	if (n < 0 || (size_t)n >= len) {
+		out[0] = '\0';
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!mkdtemp(out)) {
+		out[0] = '\0';
+		return -1;
+	}
+	/* mkdtemp makes it 0700: the sandbox's user reads what is in it */
+	if (chmod(out, 0755) < 0) {
+		int e = errno;
+
+		rmdir(out);
+		out[0] = '\0';
+		errno = e;
+		return -1;
+	}
+	return 0;
+}

@@ -38,6 +38,11 @@ char *file_read_stat(const char *path, size_t max, int regular_only, size_t *len
  * EACCES (writable by group or others: anyone could plant a key), or
  * mkdir's and lstat's own. */
 int file_private_dir(const char *dir);
+/* A new folder of the caller's in $TMPDIR (else /tmp), named
+ * PREFIX-XXXXXX, into out[len]: mode 0755, the caller's alone to write,
+ * which the sandbox's user reads (the verified copies a tool is given). 0,
+ * or -1 with errno (out "" then). */
+int file_temp_dir(const char *prefix, char *out, size_t len);
 /* Why file_private_dir refused a directory, for its errno: ENOTDIR,
  * EPERM, EACCES; NULL for others (a system error: strerror says). */
 const char *file_private_dir_why(int errnum);

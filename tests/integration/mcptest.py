@@ -190,6 +190,20 @@ def serving(argv, err_path):
         srv.wait(timeout=60)
 
 
+def stdio_session(tg, argv, messages, timeout=120):
+    """toolgate serve ARGV on stdio, given messages (JSON-RPC objects, one
+    a line) and then the end of its input: (the completed process, {id:
+    result, or error when there is no result})."""
+    p = subprocess.run([tg, "serve"] + argv, input="".join(json.dumps(m) + "\n" for m in messages),
+                       capture_output=True, text=True, timeout=timeout)
+    out = {}
+    for x in p.stdout.splitlines():
+        if x.strip():
+            m = json.loads(x)
+            out[m.get("id")] = m.get("result", m.get("error"))
+    return p, out
+
+
 def tool_call(port, token, name, args, key=None, dry=False, rid=1):
     """A stateless tools/call of name with args under token (and an
     Idempotency-Key, a dry run): its JSON-RPC result, {} when none."""

@@ -1587,6 +1587,13 @@ timeout 300 python3 "$repo/tests/integration/skill_install.py" "$TG" "$repo" "$t
 cat "$tmp/skill_install.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/skill_install.out")))
 grep -q 'skill_install_ran_to_the_end' "$tmp/skill_install.out"; check skill_install_ran_to_the_end $? "$(tail -3 "$tmp/skill_install.out")"
+# a skill's scripts as sandboxed tools: run from the verified copy, held
+# for approval when they write, refused when they reach past their skill
+# (tests/integration/skill_tools.py)
+timeout 300 python3 "$repo/tests/integration/skill_tools.py" "$TG" "$repo" "$tmp/skill_tools" >"$tmp/skill_tools.out" 2>&1
+cat "$tmp/skill_tools.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/skill_tools.out")))
+grep -q 'skill_tools_no_sanitizer_reports' "$tmp/skill_tools.out"; check skill_tools_ran_to_the_end $? "$(tail -3 "$tmp/skill_tools.out")"
 # --- a non-root caller, with a cgroup delegated to it ---------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	deleg="tg-test-$$"

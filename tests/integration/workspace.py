@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcptest import Checks, example_gateway  # noqa: E402
+from mcptest import Checks, example_gateway, stdio_session  # noqa: E402
 
 TG, REPO, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 c = Checks("workspace")
@@ -68,16 +68,10 @@ def cli(*argv):
 
 def serve(argv, calls=()):
     """toolgate serve on stdio with argv, the calls sent: (process, {id: result})."""
-    lines = [json.dumps(INIT)] + [json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                                              "params": x}) for i, x in enumerate(calls)]
-    p = subprocess.run([TG, "serve"] + argv, input="\n".join(lines) + "\n", capture_output=True,
-                       text=True, timeout=60)
+    msgs = [INIT] + [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": x}
+                     for i, x in enumerate(calls)]
+    p, out = stdio_session(TG, argv, msgs, timeout=60)
     sanitizer(p.stderr)
-    out = {}
-    for x in p.stdout.splitlines():
-        if x.strip():
-            m = json.loads(x)
-            out[m.get("id")] = m.get("result", m.get("error"))
     return p, out
 
 

@@ -4,7 +4,8 @@
 // signed but changed since, one signed with a payload the scanner finds,
 // and one signed by a key the store lacks. The client lists the skill
 // names (resources and prompts), loads the body (a prompt, and the
-// SKILL.md resource), reads a reference it names by URI; the refused
+// SKILL.md resource), reads a reference it names by URI, calls the tool its
+// script makes (toolgate.json, run in the sandbox); the refused
 // skills never appear, by listing or by URI, and /metrics counts each
 // refusal by its reason; a folder's name, the attacker's, cannot write
 // the log.
@@ -17,7 +18,7 @@ import { serveHttp, tap } from "./harness.mjs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 const [toolgate] = process.argv.slice(2);
 let mode = "setup";
@@ -30,8 +31,10 @@ function skill(name, description, body, files = {}) {
 	mkdirSync(join(dir, "references"), { recursive: true });
 	writeFileSync(join(dir, "SKILL.md"),
 		`---\nname: ${name}\ndescription: ${description}\nmetadata:\n  version: "1.0"\n---\n${body}\n`);
-	for (const [path, text] of Object.entries(files))
+	for (const [path, text] of Object.entries(files)) {
+		mkdirSync(dirname(join(dir, path)), { recursive: true });
 		writeFileSync(join(dir, path), text);
+	}
 	return dir;
 }
 
@@ -40,7 +43,16 @@ tg("skill", "keygen", "--secret-key", "other.key", "--public-key", "other.pub", 
 tg("skill", "trust", "add", "acme", "acme.pub", "--trust", "trust.json");
 skill("csv-report", "Summarise a CSV file as a Markdown table.",
       "# CSV report\n\nRead references/format.md for the table's format.",
-      { "references/format.md": "# Format\n\nOne row a record, the header first.\n" });
+      { "references/format.md": "# Format\n\nOne row a record, the header first.\n",
+	"scripts/rows.py": "import json, sys\nargs = json.loads(sys.stdin.readline())\n" +
+		"lines = [l for l in args['csv'].splitlines() if l]\n" +
+		"print(json.dumps({'rows': max(len(lines) - 1, 0)}))\n",
+	"toolgate.json": JSON.stringify({ tools: [{
+		name: "csv-report.rows", version: "1.0.0", description: "Count a CSV text's records.",
+		owner: { team: "data", contact: "data@example.com" }, authority: "read",
+		input_schema: { type: "object", properties: { csv: { type: "string" } }, required: ["csv"] },
+		output_schema: { type: "object", properties: { rows: { type: "integer" } }, required: ["rows"] },
+		executor: { kind: "command", argv: ["python3", "/skill/scripts/rows.py"] } }] }) });
 tg("skill", "sign", "skills/csv-report", "--secret-key", "acme.key");
 skill("unsigned-helper", "Helps, unsigned.", "Body.");
 skill("changed-later", "Signed, then changed.", "Body.");
@@ -86,6 +98,15 @@ for (mode of ["http", "stdio"]) {
 		return (a.contents[0].text.includes("name: csv-report") &&
 			b.contents[0].text === "# Format\n\nOne row a record, the header first.\n") ||
 			JSON.stringify([a, b]);
+	});
+	await check("runs_the_skills_script_as_a_tool", async () => {
+		const { tools } = await client.listTools();
+		const t = tools.find((x) => x.name === "csv-report.rows");
+		const r = await client.callTool({ name: "csv-report.rows",
+						  arguments: { csv: "name,qty\napples,3\npears,5\n" } });
+		return (t && t.annotations.readOnlyHint === true && !r.isError &&
+			r.structuredContent.rows === 2 &&
+			!tools.some((x) => x.name.startsWith("stranger."))) || JSON.stringify([t, r]);
 	});
 	await check("refused_skills_cannot_be_read", async () => {
 		const why = [];

@@ -1,0 +1,198 @@
+/*
+ * The skills' scripts as tools (docs/SKILLS.md, "Scripts as tools"). A
+ * skill served (well-formed, signed by a trusted key, unchanged, scanned)
+ * may declare tools in its toolgate.json (tg_skill_tools checks each
+ * against the skill's rules). Here each is checked against the gateway
+ * as a catalogue's tool is: its name served once, its namespace no
+ * catalogue tool's family or upstream's, its compensation resolved, its
+ * mount against the gateway's directories, its description scanned. The
+ * skill's files are written, as they were read and checked, into a
+ * folder of the gateway's own (mkdtemp, 0755: the sandbox's user reads
+ * it), which each tool is given at /skill read-only: a script changed on
+ * disk after start is never what runs.
+ *
+ * The contracts are kept as text: each snapshot (snapshot.c) parses its
+ * own and owns them, as it owns its upstreams' tools.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gate/gate_int.h"
+#include "toolgate/catalog.h"
+#include "toolgate/skill.h"
+#include "toolgate/upstream.h"
+#include "util/file.h"
+
+static void free_all(struct tg_contract **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tg_contract_free(v[i]);
+	free(v);
+}
+
+/* The contracts of t[0, n) parsed: 0 and *v, or -1 and err. */
+static int parse_all(const struct tg_skill_tool *t, size_t n, struct tg_contract ***v,
+		     struct tg_error *err)
+{
+	*v = calloc(n + 1, sizeof(**v));
+	if (!*v)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (tg_contract_parse(t[i].contract, strlen(t[i].contract), t[i].origin, NULL,
+				      &(*v)[i], err) < 0) {
+			free_all(*v, i);
+			*v = NULL;
+			return -1;
+		}
+	return 0;
+}
+
+/* The skill's namespace is its own: no tool of the catalogue has it as
+ * its family (the name up to its first dot), no upstream is named so. */
+static int namespace_free(const struct tg_catalog *c, const char *name, struct tg_error *err)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < tg_catalog_count(c); i++) {
+		const struct tg_contract *k = tg_catalog_at(c, i);
+
+		if (!strncmp(k->name, name, nl) && (k->name[nl] == '.' || !k->name[nl]))
+			return tg_error_set(err, TG_ERR_INVALID, "its tools' namespace %s. is the "
+					    "catalogue's (%s, %s)", name, k->name, k->file);
+	}
+	for (size_t i = 0; i < tg_catalog_upstream_count(c); i++)
+		if (!strcmp(tg_catalog_upstream_at(c, i)->name, name))
+			return tg_error_set(err, TG_ERR_INVALID, "its tools' namespace %s. is the "
+					    "upstream %s's", name, name);
+	return 0;
+}
+
+/* The skill's tools v[0, n) served beside the gate's catalogue and the
+ * skills' tools taken already: no name twice, every compensation
+ * resolved to a write tool, every mount allowed. */
+static int fits(struct tg_gate *g, struct tg_contract **v, size_t n, struct tg_error *err)
+{
+	const struct tg_catalog *base = g->base->catalog;
+	struct tg_contract **all = NULL;
+	struct tg_catalog *c;
+	size_t nall = 0;
+	int rc = 0;
+	struct tg_contract **grown = NULL;
+
+	if (gate_skill_tools_make(g, &all, &nall) < 0 ||
+	    !(grown = realloc(all, (nall + n + 1) * sizeof(*all)))) {
+		free_all(all, nall);
+		free_all(v, n);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	all = grown;
+	memcpy(all + nall, v, n * sizeof(*v));
+	free(v);
+	/* the catalogue takes them all, whatever it returns */
+	if (tg_catalog_derive(base, all, nall + n, &c, err) < 0) {
+		free(all);
+		return -1;
+	}
+	for (size_t i = nall; rc == 0 && i < nall + n; i++) {
+		const struct tg_contract *undo;
+
+		if (!all[i]->compensation_tool)
+			continue;
+		if (tg_catalog_resolve(c, all[i]->compensation_tool, "0000-01-01", &undo, err) < 0)
+			rc = tg_error_wrap(err, "%s: compensation.tool", all[i]->file);
+		else if (undo->authority != TG_AUTHORITY_WRITE)
+			rc = tg_error_set(err, TG_ERR_INVALID, "%s: compensation.tool: %s@%s is a "
+					  "read tool", all[i]->file, undo->name, undo->version_text);
+	}
+	if (rc == 0)
+		rc = exec_check_catalog(c, g->dirs, err);
+	free(all);
+	tg_catalog_free(c);
+	return rc;
+}
+
+/* The folder the skills' files are written into, made at the first. */
+static int copy_root(struct tg_gate *g, struct tg_error *err)
+{
+	if (!g->skills_copy[0] &&
+	    file_temp_dir("toolgate-skills", g->skills_copy, sizeof(g->skills_copy)) < 0)
+		return tg_error_sys(err, errno, "a folder for the skills' tools");
+	return 0;
+}
+
+int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_error *err)
+{
+	struct tg_skill_tool *t, *grown;
+	struct tg_contract **v;
+	char host[4200];
+	size_t n = 0;
+
+	if (!tg_skill_file(s, TG_SKILL_TOOLS_FILE))
+		return 0;
+	if (copy_root(g, err) < 0)
+		return -1;
+	snprintf(host, sizeof(host), "%s/%s", g->skills_copy, s->meta.name);
+	if (tg_skill_tools(s, host, &t, &n, err) < 0)
+		return -1;
+	if (namespace_free(g->base->catalog, s->meta.name, err) < 0 ||
+	    parse_all(t, n, &v, err) < 0)
+		goto fail;
+	if (gate_scan_tools(g, NULL, v, n, err) < 0) {
+		free_all(v, n);
+		goto fail;
+	}
+	if (fits(g, v, n, err) < 0)
+		goto fail;
+	if (tg_skill_write(s, host, 0, err) < 0) {
+		file_remove_tree(host);
+		goto fail;
+	}
+	grown = realloc(g->skill_tools, (g->nskill_tools + n + 1) * sizeof(*grown));
+	if (!grown) {
+		file_remove_tree(host);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	memcpy(grown + g->nskill_tools, t, n * sizeof(*t));
+	g->skill_tools = grown;
+	g->nskill_tools += n;
+	free(t);
+	return 0;
+fail:
+	tg_skill_tools_free(t, n);
+	return -1;
+}
+
+int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n)
+{
+	struct tg_contract **mine, **grown;
+	struct tg_error err;
+
+	if (!g->nskill_tools)
+		return 0;
+	if (parse_all(g->skill_tools, g->nskill_tools, &mine, &err) < 0)
+		return -1; /* the text parsed once: only memory fails */
+	grown = realloc(*v, (*n + g->nskill_tools + 1) * sizeof(*grown));
+	if (!grown) {
+		free_all(mine, g->nskill_tools);
+		return -1;
+	}
+	memcpy(grown + *n, mine, g->nskill_tools * sizeof(*mine));
+	free(mine);
+	*v = grown;
+	*n += g->nskill_tools;
+	return 0;
+}
+
+void gate_skill_tools_release(struct tg_gate *g)
+{
+	tg_skill_tools_free(g->skill_tools, g->nskill_tools);
+	g->skill_tools = NULL;
+	g->nskill_tools = 0;
+	if (g->skills_copy[0])
+		file_remove_tree(g->skills_copy);
+	g->skills_copy[0] = '\0';
+}
