@@ -36,7 +36,7 @@ extern "C" {
 struct tg_store;
 
 /* The schema version this toolgate writes. */
-#define TG_STORE_SCHEMA 11
+#define TG_STORE_SCHEMA 12
 
 /* Open (creating, mode 0700) the state directory dir and its database,
  * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
@@ -468,6 +468,30 @@ TG_API int tg_store_pin_delete(struct tg_store *store, const char *upstream, con
 TG_API int tg_store_pin_list(struct tg_store *store, const char *upstream, struct tg_pin **out,
 			     size_t *n, struct tg_error *err);
 TG_API void tg_pin_release(struct tg_pin *pin);
+
+/* ---- skill pins ------------------------------------------------------------------ */
+
+/* The skill serve last served under a name (docs/SKILLS.md, "Pinned"):
+ * its metadata.version and its manifest's digest, so that other files
+ * under the same version are refused at the next start. One a name. */
+#define TG_SKILL_PIN_MAX 4096 /* names pinned */
+
+struct tg_skill_pin {
+	char name[65];      /* the skill's name: 1 to 64 of a-z 0-9 - */
+	char version[256];  /* its metadata.version, "" when it has none */
+	char sha256[65];    /* its manifest's, lower-case hex */
+	int64_t pinned_at;  /* when, as the caller counts time (seconds) */
+};
+
+/* name's pin: 0 and OUT *pin, 1 when there is none (*pin cleared).
+ * TG_ERR_INVALID for a name outside its form. */
+TG_API int tg_store_skill_pin_get(struct tg_store *store, const char *name,
+				  struct tg_skill_pin *pin, struct tg_error *err);
+/* pin kept, replacing its name's. TG_ERR_INVALID for a name, version or
+ * sha256 outside its form; TG_ERR_LIMIT for a new name past
+ * TG_SKILL_PIN_MAX. */
+TG_API int tg_store_skill_pin_set(struct tg_store *store, const struct tg_skill_pin *pin,
+				  struct tg_error *err);
 
 /* ---- collection ----------------------------------------------------------------- */
 

@@ -30,6 +30,7 @@
 #include "obs/shown.h"
 #include "toolgate/audit.h"
 #include "toolgate/skill.h"
+#include "toolgate/store.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -126,6 +127,71 @@ static struct tg_skill *check_one(struct tg_gate *g, const char *path, const cha
 	return s;
 }
 
+/* s against the pin of its name (docs/SKILLS.md, "Pinned"): 0 when it
+ * may be served (the same files, or another version); 1 when not, with
+ * the reason and why[len]; -1 and err when the store fails (nothing is
+ * served unpinned). */
+static int pin_check(struct tg_gate *g, const struct tg_skill *s, const char **reason, char *why,
+		     size_t len, struct tg_error *err)
+{
+	struct tg_skill_pin pin;
+	const char *version = s->meta.version ? s->meta.version : "";
+	char hex[65];
+	int rc;
+
+	if (strlen(version) >= sizeof(pin.version)) {
+		*reason = "malformed";
+		snprintf(why, len, "metadata.version: over %zu bytes, more than a pin holds",
+			 sizeof(pin.version) - 1);
+		return 1;
+	}
+	rc = tg_store_skill_pin_get(g->store, s->meta.name, &pin, err);
+	if (rc != 0)
+		return rc < 0 ? tg_error_wrap(err, "skill %s: its pin", s->meta.name) : 0;
+	sodium_bin2hex(hex, sizeof(hex), s->digest, sizeof(s->digest));
+	/* as skill install: other files under the same version, when both
+	 * say one, are a change that was not given a version of its own */
+	if (strcmp(pin.sha256, hex) != 0 && version[0] && strcmp(pin.version, version) == 0) {
+		*reason = "tampered";
+		snprintf(why, len, "version %.200s was served with other files (manifest sha256:%.12s, "
+			 "now %.12s): a change is a new version (metadata.version)", version,
+			 pin.sha256, hex);
+		return 1;
+	}
+	return 0;
+}
+
+/* s, served, pinned as its name's skill from now on: 0, or -1 and err. */
+static int pin_record(struct tg_gate *g, const struct tg_skill *s, struct tg_error *err)
+{
+	struct tg_skill_pin pin, was;
+	int rc;
+
+	memset(&pin, 0, sizeof(pin));
+	snprintf(pin.name, sizeof(pin.name), "%s", s->meta.name);
+	snprintf(pin.version, sizeof(pin.version), "%s", s->meta.version ? s->meta.version : "");
+	sodium_bin2hex(pin.sha256, sizeof(pin.sha256), s->digest, sizeof(s->digest));
+	pin.pinned_at = (int64_t)time(NULL);
+	rc = tg_store_skill_pin_get(g->store, pin.name, &was, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && strcmp(was.sha256, pin.sha256) == 0)
+		return 0; /* the same files: pinned already */
+	if (rc == 0) {
+		char from[160], to[160];
+
+		obs_shown(was.version, strlen(was.version), from, sizeof(from));
+		obs_shown(pin.version, strlen(pin.version), to, sizeof(to));
+		one_line(from);
+		one_line(to);
+		tg_log(TG_LOG_INFO, "skill %s: version %s is served in place of %s", pin.name,
+		       to[0] ? to : "(none)", from[0] ? from : "(none)");
+	}
+	return tg_store_skill_pin_set(g->store, &pin, err) < 0
+		       ? tg_error_wrap(err, "skill %s: its pin", pin.name)
+		       : 0;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp((*(struct tg_skill *const *)a)->meta.name,
@@ -184,6 +250,28 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 			tg_skill_free(s);
 			s = NULL;
 		}
+		/* pinned: other files under a version served before are refused */
+		if (s && passed && g->store) {
+			const char *reason = NULL;
+			char why[400];
+			int pr = pin_check(g, s, &reason, why, sizeof(why), err);
+
+			if (pr < 0) {
+				tg_skill_free(s);
+				closedir(d);
+				goto out;
+			}
+			if (pr > 0) {
+				int warn = o->skills_mode == TG_SKILLS_WARN;
+
+				refused(g, e->d_name, reason, why, warn);
+				passed = 0;
+				if (!warn) {
+					tg_skill_free(s);
+					s = NULL;
+				}
+			}
+		}
 		/* its scripts run as tools only when every check passed, warn
 		 * mode or not: text a person may read, code only signed */
 		if (s && passed && gate_skill_tools_add(g, s, &terr) < 0) {
@@ -194,6 +282,11 @@ int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct 
 			tg_log(TG_LOG_WARNING, "skill %s: served in warn mode without its tools: a "
 			       "skill's scripts run only once it is signed by a trusted key and "
 			       "scanned", s->meta.name);
+		}
+		if (s && passed && g->store && pin_record(g, s, err) < 0) {
+			tg_skill_free(s);
+			closedir(d);
+			goto out;
 		}
 		if (s) {
 			held += s->bytes;

@@ -5,7 +5,7 @@
  * SQLite in WAL mode, one connection behind a mutex, every change one
  * transaction; the tables' operations live in sqlite_idem.c,
  * sqlite_ticket.c, sqlite_event.c (tickets' events), sqlite_saga.c,
- * sqlite_upkeep.c and sqlite_pin.c.
+ * sqlite_upkeep.c and sqlite_pin.c (upstreams' and skills' pins).
  *
  * Migrations: migrations[i] takes the schema from version i to i + 1;
  * each runs in its own transaction with the PRAGMA user_version that
@@ -161,6 +161,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE webhook_cursors ("
 	" name TEXT PRIMARY KEY,"
 	" seq INTEGER NOT NULL"
+	") WITHOUT ROWID;",
+	/* 11 -> 12: the skill served last under each name, its version and
+	 * manifest's digest (docs/SKILLS.md, "Pinned") */
+	"CREATE TABLE skill_pins ("
+	" name TEXT PRIMARY KEY,"
+	" version TEXT NOT NULL,"
+	" sha256 TEXT NOT NULL,"
+	" pinned_at INTEGER NOT NULL"
 	") WITHOUT ROWID;",
 };
 
@@ -434,5 +442,7 @@ const struct tg_store_ops store_sqlite_ops = {
 	.pin_set = sq_pin_set,
 	.pin_delete = sq_pin_delete,
 	.pin_list = sq_pin_list,
+	.skill_pin_get = sq_skill_pin_get,
+	.skill_pin_set = sq_skill_pin_set,
 	.gc = sq_gc,
 };

@@ -153,5 +153,8 @@ int sq_pin_delete(struct tg_store *st, const char *upstream, const char *tool,
 		  struct tg_error *err);
 int sq_pin_list(struct tg_store *st, const char *upstream, struct tg_pin **out, size_t *n,
 		struct tg_error *err);
+int sq_skill_pin_get(struct tg_store *st, const char *name, struct tg_skill_pin *pin,
+		     struct tg_error *err);
+int sq_skill_pin_set(struct tg_store *st, const struct tg_skill_pin *pin, struct tg_error *err);
 
 #endif

@@ -743,6 +743,47 @@ int tg_store_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ti
 	return st->ops->ticket_pending_stats(st, now, out, max, n, err);
 }
 
+/* ---- skill pins ------------------------------------------------------------------ */
+
+/* name is a skill's (1 to 64 of a-z 0-9 -, docs/SKILLS.md). */
+static int skill_name_ok(const char *name, struct tg_error *err)
+{
+	size_t n = name ? strnlen(name, 65) : 0;
+
+	if (n < 1 || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+		return tg_error_set(err, TG_ERR_INVALID, "skill pin: %.70s: not a skill's name",
+				    name ? name : "");
+	return 0;
+}
+
+int tg_store_skill_pin_get(struct tg_store *st, const char *name, struct tg_skill_pin *pin,
+			   struct tg_error *err)
+{
+	tg_error_clear(err);
+	memset(pin, 0, sizeof(*pin));
+	if (skill_name_ok(name, err) < 0)
+		return -1;
+	return st->ops->skill_pin_get(st, name, pin, err);
+}
+
+int tg_store_skill_pin_set(struct tg_store *st, const struct tg_skill_pin *pin,
+			   struct tg_error *err)
+{
+	tg_error_clear(err);
+	/* the caller's arrays: each must end within itself before strlen */
+	if (!memchr(pin->name, '\0', sizeof(pin->name)) ||
+	    !memchr(pin->version, '\0', sizeof(pin->version)) ||
+	    !memchr(pin->sha256, '\0', sizeof(pin->sha256)))
+		return tg_error_set(err, TG_ERR_INVALID, "skill pin: a name, version or hash that "
+				    "does not end in its field");
+	if (skill_name_ok(pin->name, err) < 0)
+		return -1;
+	if (strlen(pin->sha256) != 64 || strspn(pin->sha256, "0123456789abcdef") != 64)
+		return tg_error_set(err, TG_ERR_INVALID, "skill pin %s: the SHA-256 is not 64 "
+				    "lower-case hex digits", pin->name);
+	return st->ops->skill_pin_set(st, pin, err);
+}
+
 /* ---- collection -------------------------------------------------------------------- */
 
 int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,

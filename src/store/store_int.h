@@ -199,6 +199,15 @@ struct tg_store_ops {
 	int (*pin_list)(struct tg_store *st, const char *upstream, struct tg_pin **out, size_t *n,
 			struct tg_error *err);
 
+	/* ---- skill pins: a name is one pin ---- */
+	/* 0 and OUT *pin, or 1 when none. */
+	int (*skill_pin_get)(struct tg_store *st, const char *name, struct tg_skill_pin *pin,
+			     struct tg_error *err);
+	/* Insert or replace, in one transaction with the count: TG_ERR_LIMIT
+	 * for a new name past TG_SKILL_PIN_MAX. */
+	int (*skill_pin_set)(struct tg_store *st, const struct tg_skill_pin *pin,
+			     struct tg_error *err);
+
 	/* tg_store_gc's collection, in batches that let other calls in. */
 	int (*gc)(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 		  struct tg_error *err);

@@ -79,11 +79,11 @@ def tool(name, authority="read", argv=None, **more):
     return t
 
 
-def skill(name, tools, scripts=None, top=SKILLS, sign=True):
+def skill(name, tools, scripts=None, top=SKILLS, sign=True, version="1.0"):
     d = os.path.join(top, name)
     shutil.rmtree(d, ignore_errors=True)
     write(os.path.join(d, "SKILL.md"), "---\nname: %s\ndescription: A skill with tools.\n"
-          "metadata:\n  version: \"1.0\"\n---\n# %s\n\nUse its tools.\n" % (name, name))
+          "metadata:\n  version: \"%s\"\n---\n# %s\n\nUse its tools.\n" % (name, version, name))
     for path, (text, mode) in (scripts or {"run.py": (RUN, 0o644)}).items():
         write(os.path.join(d, "scripts", path), text, mode)
     if tools is not None:
@@ -198,7 +198,19 @@ p, out = serve(GATEWAY, [{"name": "word-count.count", "arguments": {"text": "a b
 c("changed_on_disk_refused_at_the_next_start",
   "word-count.count" not in json.dumps(out.get(100)) and "tampered" in p.stderr,
   p.stderr[-600:])
-skill("word-count", [tool("word-count.count", input_schema=TEXT_SCHEMA)])
+# pinned: the change signed again under the same version is refused at
+# the next start (--state keeps the pin); a new version is served
+tg("skill", "sign", os.path.join(SKILLS, "word-count"), "--secret-key", "k.sec")
+p, out = serve(GATEWAY, [], ["tools/list"])
+c("same_version_other_files_refused_by_the_pin",
+  "word-count.count" not in json.dumps(out.get(100)) and
+  "skill word-count refused (tampered): version 1.0 was served with other files" in p.stderr,
+  p.stderr[-600:])
+skill("word-count", [tool("word-count.count", input_schema=TEXT_SCHEMA)], version="1.1")
+p, out = serve(GATEWAY, [], ["tools/list"])
+c("a_new_version_is_served_and_pinned",
+  "word-count.count" in json.dumps(out.get(100)) and
+  "skill word-count: version 1.1 is served in place of 1.0" in p.stderr, p.stderr[-600:])
 
 # a write: held, approved, run once; its dry run writes nothing
 ALICE = tg("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "alice",

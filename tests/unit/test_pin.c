@@ -379,6 +379,43 @@ static int store_pins(void)
 /* An upstream holds at most TG_PIN_MAX_TOOLS pins: the 1025th is refused,
  * a pin replacing one of the 1024 is not. The 1024 are written in one
  * transaction beside the store, as another program would. */
+/* Skill pins (migration 12): none, set, replaced, each refusal of the
+ * front, and a store reopened keeps them. */
+static int store_skill_pins(void)
+{
+	struct tg_skill_pin p = { .pinned_at = 100 }, got;
+	struct tg_store *st;
+	struct tg_error err;
+	char dir[64];
+
+	CHECK(unit_tmpdir(dir, "skillpin") == 0);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_skill_pin_get(st, "pdf-tools", &got, &err) == 1 && !got.sha256[0]);
+	snprintf(p.name, sizeof(p.name), "pdf-tools");
+	snprintf(p.version, sizeof(p.version), "1.0");
+	memset(p.sha256, 'a', 64);
+	CHECK(tg_store_skill_pin_set(st, &p, &err) == 0);
+	p.version[2] = '1';
+	memset(p.sha256, 'b', 64);
+	p.pinned_at = 200;
+	CHECK(tg_store_skill_pin_set(st, &p, &err) == 0);
+	tg_store_close(st);
+	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_skill_pin_get(st, "pdf-tools", &got, &err) == 0 &&
+	      strcmp(got.version, "1.1") == 0 && got.sha256[0] == 'b' && got.pinned_at == 200 &&
+	      strcmp(got.name, "pdf-tools") == 0);
+	/* the front's refusals */
+	CHECK(tg_store_skill_pin_get(st, "Pdf", &got, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "not a skill's name"));
+	p.sha256[3] = 'G';
+	CHECK(tg_store_skill_pin_set(st, &p, &err) < 0 && strstr(err.msg, "64 lower-case hex"));
+	p.sha256[3] = 'b';
+	memset(p.version, 'v', sizeof(p.version));
+	CHECK(tg_store_skill_pin_set(st, &p, &err) < 0 && strstr(err.msg, "does not end"));
+	tg_store_close(st);
+	return 0;
+}
+
 static int store_pin_bound(void)
 {
 	struct tg_pin p, got, *list;
@@ -422,5 +459,6 @@ const struct unit_test pin_tests[] = {
 	{ "pin/compare", compare },
 	{ "pin/store", store_pins },
 	{ "pin/store_bound", store_pin_bound },
+	{ "pin/store_skills", store_skill_pins },
 	UNIT_TESTS_END,
 };
