@@ -31,14 +31,14 @@ _toolgate_opts()
 			--token --public-url --reason --audit --record ;;
 	rollback)
 		echo --catalog --state --policy --token-file --token --public-url --workspace \
-			--audit --dry-run --record ;;
+			--audit --dry-run --record --catalog-trust ;;
 	audit)
 		echo --state --expect -n -f --principal --tool --outcome --kind --since --until ;;
 	redact) echo --json --rules ;;
 	anomalies) echo --catalog --policy --state --json ;;
 	upstream)
 		echo --catalog --state --timeout --as --policy --token --audit --token-file \
-			--public-url ;;
+			--public-url --catalog-trust ;;
 	skill)
 		echo --secret-key --public-key --password-file --no-password --trust --expires \
 			--reason --sarif --threshold --rules --json --skills ;;

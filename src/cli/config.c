@@ -95,7 +95,7 @@ static const struct config_key {
 	  "error, warning, info or debug: the least that is written" },
 	{ "descriptions", "descriptions", CLI_CONFIG_VALUE, 0, C_SERVE,
 	  "refuse, warn or off: a tool whose description speaks to the model" },
-	{ "catalog-trust", "catalog-trust", CLI_CONFIG_VALUE, 1, C_SERVE,
+	{ "catalog-trust", "catalog-trust", CLI_CONFIG_VALUE, 1, C_SERVE | C_ROLLBACK | C_UPSTREAM,
 	  "the trust store of the keys that may sign the catalogue" },
 	{ "skills", "skills", CLI_CONFIG_VALUE, 1, C_SERVE, "the folder of the skills served" },
 	{ "skills-trust", "skills-trust", CLI_CONFIG_VALUE, 1, C_SERVE,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/serve_catalog.h"
 #include "toolgate/audit.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
@@ -33,10 +34,13 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE\n"
 		   "                (--token-file FILE | --token TOKEN | --token -)\n"
 		   "                [--public-url URL] [--workspace DIR] [--audit FILE] [--dry-run]\n"
+		   "                [--catalog-trust FILE]\n"
 		   "       toolgate rollback list --state DIR\n"
 		   "\n"
 		   "--audit FILE (or --record FILE, its old name): the audit log the attempt\n"
-		   "goes into; default DIR/audit.log.\n"
+		   "goes into; default DIR/audit.log. --catalog-trust FILE: run the\n"
+		   "compensation only from a catalogue signed by a key of this trust store\n"
+		   "and unchanged since (toolgate catalog sign), as serve --catalog-trust.\n"
 		   "\n"
 		   "Exit status: 0 done, 1 refused or the compensation failed, 2 usage, 3 the\n"
 		   "state directory, store, catalogue or audit log missing or failing\n"
@@ -90,6 +94,7 @@ static const struct option options[] = {
 	{ "workspace", required_argument, NULL, 'w' },
 	{ "audit", required_argument, NULL, 'A' },
 	{ "record", required_argument, NULL, 'A' },
+	{ "catalog-trust", required_argument, NULL, 'T' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
@@ -97,6 +102,7 @@ static const struct option options[] = {
 /* What rollback was asked. */
 struct rollback_args {
 	const char *state, *policy, *token, *token_file, *public_url, *catalog, *workspace, *id;
+	const char *catalog_trust;
 	const char *record;
 	int dry;
 };
@@ -107,7 +113,7 @@ static int rollback_parse(int argc, char **argv, struct rollback_args *a)
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'c', &a->catalog },
 		{ 'w', &a->workspace }, { 'A', &a->record }, { 'k', &a->token_file },
-		{ 'u', &a->public_url }, { 0, NULL },
+		{ 'u', &a->public_url }, { 'T', &a->catalog_trust }, { 0, NULL },
 	};
 	int rc = cli_parse("rollback", argc, argv, ":h", options, usage, binds, cli_set_flag, &a->dry);
 
@@ -143,6 +149,7 @@ int cmd_rollback(int argc, char **argv)
 	struct tg_gate_options gopts = { 0 };
 	const char *own[3] = { 0 };
 	struct tg_catalog *cat = NULL;
+	struct catalog_copy copy = { "", "", "" };
 	struct tg_store *st = NULL;
 	struct tg_gate *gate = NULL;
 	struct tg_call_result r;
@@ -174,6 +181,12 @@ int cmd_rollback(int argc, char **argv)
 		rc = EXIT_DATA;
 		goto out;
 	}
+	/* the catalogue first, a deployment's mistake before a ticket's; with
+	 * --catalog-trust, the compensation runs from the bytes verified */
+	if (catalog_open(catalog, args.catalog_trust, &copy, &cat, &err) < 0) {
+		err.code = TG_ERR_SYSTEM; /* the catalogue, not the call: exit 3 */
+		goto fail;
+	}
 	if (!st) {
 		/* no write call was ever made here */
 		tg_error_set(&err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
@@ -204,8 +217,8 @@ int cmd_rollback(int argc, char **argv)
 	own[1] = record;
 	gopts.own_files = own;
 	gopts.store = st;
-	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
-	    tg_gate_new(cat, &gopts, &gate, &err) < 0)
+	gopts.tools_copy = args.catalog_trust ? copy.live : NULL;
+	if (tg_gate_new(cat, &gopts, &gate, &err) < 0)
 		goto fail;
 	rc = tg_gate_rollback(gate, id, who, dry, &r, &err);
 	if (rc < 0)
@@ -232,6 +245,7 @@ fail:
 out:
 	tg_gate_free(gate);
 	tg_catalog_free(cat);
+	catalog_copy_remove(&copy);
 	tg_store_close(st);
 	tg_audit_close(gopts.audit);
 	return rc;

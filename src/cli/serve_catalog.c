@@ -120,6 +120,21 @@ int catalog_commit(struct catalog_copy *c, struct tg_error *err)
 	return 0;
 }
 
+int catalog_open(const char *dir, const char *trust, struct catalog_copy *copy,
+		 struct tg_catalog **out, struct tg_error *err)
+{
+	char reason[32];
+
+	if (catalog_load(dir, trust, copy, out, reason, sizeof(reason), err) < 0)
+		return -1;
+	if (trust && catalog_commit(copy, err) < 0) {
+		tg_catalog_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 void catalog_copy_remove(struct catalog_copy *c)
 {
 	if (c->root[0])

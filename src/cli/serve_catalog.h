@@ -30,6 +30,12 @@ int catalog_load(const char *dir, const char *trust, struct catalog_copy *copy,
  * (the one served before moved to next, kept until the next load: calls
  * in flight may still read it). 0, or -1 and err. Again: undone. */
 int catalog_commit(struct catalog_copy *copy, struct tg_error *err);
+/* For a command that runs the catalogue's code once (rollback, upstream
+ * test|pin|diff): catalog_load then catalog_commit, the tools' relative
+ * mounts then copy->live's (tg_gate_options.tools_copy). 0 and *out, or
+ * -1 and err (naming --catalog-trust's refusal). */
+int catalog_open(const char *dir, const char *trust, struct catalog_copy *copy,
+		 struct tg_catalog **out, struct tg_error *err);
 /* The copies removed (at exit). */
 void catalog_copy_remove(struct catalog_copy *copy);
 

@@ -40,6 +40,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/serve_catalog.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
 #include "toolgate/store.h"
@@ -62,8 +63,12 @@ static void usage(FILE *f)
 		   "test, pin and diff start the upstream's server (in its sandbox, or reach it\n"
 		   "over HTTP) as serve would, wait at most --timeout (default 30) seconds for\n"
 		   "its tools, and stop it. --state: the store of its pins (pin makes it in an\n"
-		   "existing directory); --as: who pins (default: operator LOGIN). accept\n"
-		   "approves, as the token's principal, the definitions that await review.\n"
+		   "existing directory); --as: who pins (default: operator LOGIN).\n"
+		   "--catalog-trust FILE (list, show, test, pin, diff): read the catalogue only\n"
+		   "when it is signed by a key of this trust store and unchanged since\n"
+		   "(toolgate catalog sign), and start the server from the bytes verified, as\n"
+		   "serve --catalog-trust. accept approves, as the token's principal, the\n"
+		   "definitions that await review.\n"
 		   "\n"
 		   "Exit status: 0; 1 a tool refused or a warning (test), a change (diff), no\n"
 		   "such upstream; 2 usage; 3 the catalogue, the state directory or store\n"
@@ -76,13 +81,15 @@ static const struct option options[] = {
 	CLI_OPTION_STATE,
 	{ "timeout", required_argument, NULL, 't' },
 	{ "as", required_argument, NULL, 'a' },
+	{ "catalog-trust", required_argument, NULL, 'T' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
 
 /* What upstream was asked. */
 struct up_args {
-	const char *verb, *name, *catalog, *state, *timeout, *as;
+	const char *verb, *name, *catalog, *state, *timeout, *as, *catalog_trust;
+	struct catalog_copy *copy;   /* with catalog_trust: the verified copy */
 	char who[32];                /* "upstream VERB" */
 	int timeout_ms;
 };
@@ -91,7 +98,7 @@ struct up_args {
 
 /* The catalogue of DIR: NULL having said why (a directory that is not
  * there is named as such, not as a file error of the loader's). */
-static struct tg_catalog *catalog_open(const struct up_args *a)
+static struct tg_catalog *catalog_of(const struct up_args *a)
 {
 	struct tg_catalog *cat;
 	struct tg_error err;
@@ -106,7 +113,9 @@ static struct tg_catalog *catalog_open(const struct up_args *a)
 		fprintf(stderr, "toolgate %s: --catalog %s: not a directory\n", a->who, a->catalog);
 		return NULL;
 	}
-	if (tg_catalog_load_dir(a->catalog, NULL, &cat, &err) < 0) {
+	/* with --catalog-trust, the declarations and the files their servers
+	 * are given are the bytes verified */
+	if (catalog_open(a->catalog, a->catalog_trust, a->copy, &cat, &err) < 0) {
 		cli_say(stderr, a->who, err.msg);
 		return NULL;
 	}
@@ -206,6 +215,7 @@ static int probe(const struct up_args *a, const struct tg_catalog *cat,
 	struct tg_error err;
 
 	o.tools_dir = a->catalog;
+	o.tools_copy = a->catalog_trust ? a->copy->live : NULL;
 	o.state_dir = a->state;
 	if (tg_gate_upstream_probe(cat, a->name, &o, a->timeout_ms, l, &err) == 0)
 		return 0;
@@ -223,7 +233,7 @@ static int probe(const struct up_args *a, const struct tg_catalog *cat,
 static int up_open(const struct up_args *a, int make, int probing, struct up_open *o)
 {
 	memset(o, 0, sizeof(*o));
-	if (!(o->cat = catalog_open(a)))
+	if (!(o->cat = catalog_of(a)))
 		return EXIT_DATA;
 	if (!(o->u = upstream_find(a, o->cat)))
 		return EXIT_NO;
@@ -245,7 +255,7 @@ static void up_close(struct up_open *o)
 
 static int cmd_list(const struct up_args *a)
 {
-	struct tg_catalog *cat = catalog_open(a);
+	struct tg_catalog *cat = catalog_of(a);
 	struct tg_store *st = NULL;
 	struct tg_pin *pins;
 	size_t i, npins;
@@ -740,7 +750,7 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 'c', &a->catalog }, { 's', &a->state }, { 't', &a->timeout },
-		{ 'a', &a->as }, { 0, NULL },
+		{ 'a', &a->as }, { 'T', &a->catalog_trust }, { 0, NULL },
 	};
 	int listing = strcmp(a->verb, "list") == 0, probing = strcmp(a->verb, "test") == 0 ||
 			strcmp(a->verb, "pin") == 0 || strcmp(a->verb, "diff") == 0;
@@ -796,6 +806,7 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 int cmd_upstream(int argc, char **argv)
 {
 	static const char *const verbs[] = { "list", "show", "test", "pin", "diff" };
+	struct catalog_copy copy = { "", "", "" };
 	struct up_args a = { 0 };
 	size_t v;
 	int rc;
@@ -815,20 +826,16 @@ int cmd_upstream(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	a.verb = verbs[v];
+	a.copy = &copy;
 	snprintf(a.who, sizeof(a.who), "upstream %s", a.verb);
 	rc = upstream_parse(argc - 1, argv + 1, &a);
 	if (rc >= 0)
 		return rc;
-	switch (v) {
-	case 0:
-		return cmd_list(&a);
-	case 1:
-		return cmd_show(&a);
-	case 2:
-		return cmd_test(&a);
-	case 3:
-		return cmd_pin(&a);
-	default:
-		return cmd_diff(&a);
-	}
+	rc = v == 0   ? cmd_list(&a)
+	     : v == 1 ? cmd_show(&a)
+	     : v == 2 ? cmd_test(&a)
+	     : v == 3 ? cmd_pin(&a)
+		      : cmd_diff(&a);
+	catalog_copy_remove(&copy);
+	return rc;
 }

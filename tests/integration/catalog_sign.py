@@ -17,7 +17,9 @@ catalogues"), each a real run judged by its outcome:
   signed again and reloaded; a contract swapped for an unsigned one once
   the verification read it, and back before anything looked again (timed
   by inotify), is not what is served; a refusal names the folder, not the
-  copy.
+  copy;
+- rollback and upstream with --catalog-trust refuse an unsigned catalogue
+  (exit 3) before anything of it runs, read a signed one, and leave no copy.
 
     catalog_sign.py TOOLGATE REPO TMPDIR
 """
@@ -256,7 +258,10 @@ libc.inotify_add_watch(ifd, CAT3.encode(), 0x10)  # IN_CLOSE_NOWRITE
 def swapper():
     closes = 0
     while closes < 2:
-        buf = os.read(ifd, 4096)
+        try:
+            buf = os.read(ifd, 4096)
+        except OSError:  # closed once serve ended: it read the file fewer times
+            return
         at = 0
         while at < len(buf):
             _, _, _, n = struct.unpack_from("iIII", buf, at)
@@ -276,6 +281,36 @@ os.close(ifd)
 c("swapped_contract_not_served", '"description":"Signed."' in p3.stdout and "UNSIGNED" not in p3.stdout,
   p3.stdout[-600:] + p3.stderr[-400:])
 
+# --- the other commands that run the catalogue's code: rollback, upstream ---
+
+
+def copies():
+    top = os.environ.get("TMPDIR") or "/tmp"
+    return sorted(x for x in os.listdir(top) if x.startswith("toolgate-catalog-"))
+
+
+BEFORE = copies()
+STATE = os.path.join(TMP, "state")
+os.makedirs(STATE, exist_ok=True)
+with open(os.path.join(TMP, "policy.json"), "w") as f:
+    json.dump({"principals": {"ops": {"scopes": ["*:approve"]}}}, f)
+for argv in (["upstream", "list", "--catalog", unsigned, "--catalog-trust", "trust.json"],
+             ["rollback", "0123456789abcdef", "--catalog", unsigned, "--catalog-trust", "trust.json",
+              "--state", STATE, "--policy", "policy.json", "--token", "x"]):
+    r = tg(*argv)
+    c(argv[0] + "_refuses_an_unsigned_catalogue", r.returncode == 3 and
+      "not signed as --catalog-trust asks" in r.stderr and not r.stdout.strip(),
+      "%d %s %s" % (r.returncode, r.stdout, r.stderr))
+r = tg("rollback", "0123456789abcdef", "--catalog", unsigned, "--state", STATE, "--policy",
+       "policy.json", "--token", "x")
+c("rollback_without_trust_reads_it", r.returncode == 1 and "no such ticket" in r.stderr,
+  "%d %s" % (r.returncode, r.stderr))
+r = tg("upstream", "list", "--catalog", CAT, "--catalog-trust", "trust.json")
+c("upstream_reads_a_signed_catalogue", r.returncode == 0 and not r.stderr.strip(),
+  "%d %s %s" % (r.returncode, r.stdout, r.stderr))
+r = tg("upstream", "list", "--catalog", CAT, "--catalog-trust", "nope.json")
+c("a_missing_trust_store_named", r.returncode == 3 and "nope.json" in r.stderr, r.stderr)
+c("no_copy_left_behind", copies() == BEFORE, str(copies()))
 reports = [e for e in ERR if "runtime error" in e or "AddressSanitizer" in e or "LeakSanitizer" in e]
 c("no_sanitizer_reports", not reports, "\n".join(reports)[:2000])
 print("catalog_sign_ran_to_the_end")
