@@ -38,6 +38,11 @@ extern "C" {
  * address; 0 for a name; -1 for neither (a malformed literal, a zone id). */
 TG_API int tg_egress_parse_ip(const char *host, struct sockaddr_storage *out);
 
+/* 1 when an allowlist rule ("host:port") names its host by an address
+ * (tg_egress_parse_ip), which opens that address even in a denied range;
+ * 0 for a name or a rule that is not "host:port". */
+TG_API int tg_egress_rule_is_address(const char *rule);
+
 /* The deny range address sa falls in ("loopback", "link-local (cloud
  * metadata)", "private (RFC 1918)"...), or NULL for a public address. An
  * IPv6 address that embeds an IPv4 one (mapped, NAT64, 6to4) is judged by

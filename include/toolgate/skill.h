@@ -318,6 +318,11 @@ TG_API int tg_skill_write(const struct tg_skill *skill, const char *dir, unsigne
 #define TG_SKILL_TOOLS_FILE_MAX (1u << 20)
 #define TG_SKILL_TOOLS_MAX 64
 #define TG_SKILL_MOUNT "/skill" /* where a tool finds its skill's files */
+/* Why an egress rule of a skill's tool that names an address
+ * (tg_egress_rule_is_address) is refused, by the gate and skill check. */
+#define TG_SKILL_EGRESS_ADDRESS                                                       \
+	"a skill's tool names the hosts it reaches, not an address (an address rule " \
+	"opens even the host's loopback and the cloud's metadata service)"
 
 struct tg_skill_tool {
 	char *origin;	/* "DIR/toolgate.json: tools[I]", the contract's file */

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "cli/skill_int.h"
 #include "toolgate/contract.h"
+#include "toolgate/egress.h"
 #include "toolgate/skill.h"
 #include "util/file.h"
 #include "util/hidden.h"
@@ -216,6 +217,10 @@ int cli_skill_tools_check(const struct tg_skill *s, size_t *n, struct tg_error *
 		/* no schema options: a skill's schemas are its own */
 		rc = tg_contract_parse(t[i].contract, strlen(t[i].contract), t[i].origin, NULL, &c,
 				       err);
+		for (size_t e = 0; rc == 0 && c->egress && c->egress[e]; e++)
+			if (tg_egress_rule_is_address(c->egress[e]))
+				rc = tg_error_set(err, TG_ERR_INVALID, "%s: executor.egress[%zu]: %.200s: "
+						  TG_SKILL_EGRESS_ADDRESS, c->file, e, c->egress[e]);
 		tg_contract_free(c);
 	}
 	tg_skill_tools_free(t, *n);

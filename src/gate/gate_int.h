@@ -148,6 +148,11 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 /* The skills' tools parsed anew, appended to (*v)[0, *n) (realloc'd): 0,
  * or -1 out of memory (*v as it was). */
 int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n);
+/* The skills' namespaces still their own beside catalog (a reload's): no
+ * tool of it has one as its family, no upstream of it is named so; 0, or
+ * -1 and err (the reload is refused: the skills' tools stay served). */
+int gate_skill_tools_namespaces(struct tg_gate *g, const struct tg_catalog *catalog,
+				struct tg_error *err);
 /* The skills' tools: a snapshot made with them over the base, installed
  * (at start, once they are read). */
 int gate_snapshot_skill_tools(struct tg_gate *g, struct tg_error *err);

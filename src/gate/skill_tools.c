@@ -20,8 +20,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "gate/gate_int.h"
+#include "toolgate/audit.h"
 #include "toolgate/catalog.h"
+#include "toolgate/egress.h"
 #include "toolgate/skill.h"
 #include "toolgate/upstream.h"
 #include "util/file.h"
@@ -114,6 +118,21 @@ static int fits(struct tg_gate *g, struct tg_contract **v, size_t n, struct tg_e
 	return rc;
 }
 
+/* An address rule opens that address even in a denied range (the
+ * host's loopback, the cloud's metadata service, the site's own network:
+ * docs/EGRESS.md): the operator's to write, in the catalogue; a skill's
+ * tool names hosts, which the proxy judges. */
+static int no_address(struct tg_contract *const *v, size_t n, struct tg_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t e = 0; v[i]->egress && v[i]->egress[e]; e++)
+			if (tg_egress_rule_is_address(v[i]->egress[e]))
+				return tg_error_set(err, TG_ERR_INVALID, "%s: executor.egress[%zu]: "
+						    "%.200s: " TG_SKILL_EGRESS_ADDRESS, v[i]->file, e,
+						    v[i]->egress[e]);
+	return 0;
+}
+
 /* The folder the skills' files are written into, made at the first. */
 static int copy_root(struct tg_gate *g, struct tg_error *err)
 {
@@ -127,7 +146,7 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 {
 	struct tg_skill_tool *t, *grown;
 	struct tg_contract **v;
-	char host[4200];
+	char host[4200], (*subject)[256] = NULL;
 	size_t n = 0;
 
 	if (!tg_skill_file(s, TG_SKILL_TOOLS_FILE))
@@ -140,16 +159,37 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 	if (namespace_free(g->base->catalog, s->meta.name, err) < 0 ||
 	    parse_all(t, n, &v, err) < 0)
 		goto fail;
+	if (no_address(v, n, err) < 0) {
+		free_all(v, n);
+		goto fail;
+	}
 	if (gate_scan_tools(g, NULL, v, n, err) < 0) {
 		free_all(v, n);
 		goto fail;
 	}
+	/* what the record says of each, as of the catalogue's (serve.c) */
+	subject = calloc(n, sizeof(*subject));
+	if (!subject) {
+		free_all(v, n);
+		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(subject[i], sizeof(subject[i]), "%s@%s", v[i]->name, v[i]->version_text);
 	if (fits(g, v, n, err) < 0)
 		goto fail;
 	if (tg_skill_write(s, host, 0, err) < 0) {
 		file_remove_tree(host);
 		goto fail;
 	}
+	/* each tool loaded, on the record: nothing is served unrecorded */
+	for (size_t i = 0; i < n; i++)
+		if (tg_record_event(g->audit, "", subject[i], "loaded", NULL) < 0) {
+			file_remove_tree(host);
+			tg_error_set(err, TG_ERR_UNAVAILABLE, "%s: its load could not be recorded",
+				     subject[i]);
+			goto fail;
+		}
 	grown = realloc(g->skill_tools, (g->nskill_tools + n + 1) * sizeof(*grown));
 	if (!grown) {
 		file_remove_tree(host);
@@ -160,10 +200,34 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 	g->skill_tools = grown;
 	g->nskill_tools += n;
 	free(t);
+	free(subject);
 	return 0;
 fail:
+	free(subject);
 	tg_skill_tools_free(t, n);
 	return -1;
+}
+
+int gate_skill_tools_namespaces(struct tg_gate *g, const struct tg_catalog *catalog,
+				struct tg_error *err)
+{
+	for (size_t i = 0; i < g->nskill_tools; i++) {
+		json_t *doc = json_loads(g->skill_tools[i].contract, 0, NULL);
+		const char *name = json_string_value(json_object_get(doc, "name"));
+		char ns[130];
+
+		if (!name) {
+			json_decref(doc);
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		}
+		/* a skill's tool is SKILL.TOOL, and a skill's name has no dot */
+		snprintf(ns, sizeof(ns), "%.*s", (int)strcspn(name, "."), name);
+		json_decref(doc);
+		if (namespace_free(catalog, ns, err) < 0)
+			return tg_error_wrap(err, "skill %s, served with its tools until the gateway "
+					     "stops", ns);
+	}
+	return 0;
 }
 
 int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n)

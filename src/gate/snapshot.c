@@ -209,7 +209,9 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	struct snapshot *sn;
 
 	tg_error_clear(err);
-	if (exec_check_catalog(catalog, g->dirs, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0)
+	if (exec_check_catalog(catalog, g->dirs, err) < 0 ||
+	    gate_skill_tools_namespaces(g, catalog, err) < 0 ||
+	    gate_scan_descriptions(g, catalog, err) < 0)
 		return -1;
 	base = base_new(catalog, NULL);
 	if (!base)

@@ -282,3 +282,16 @@ const char *tg_egress_denied_range(const struct sockaddr *sa)
 		return v4_range(v4);
 	return NULL;
 }
+
+int tg_egress_rule_is_address(const char *rule)
+{
+	const char *colon = rule ? strrchr(rule, ':') : NULL;
+	struct sockaddr_storage ss;
+	char host[300];
+
+	if (!colon || (size_t)(colon - rule) >= sizeof(host))
+		return 0;
+	memcpy(host, rule, (size_t)(colon - rule));
+	host[colon - rule] = '\0';
+	return tg_egress_parse_ip(host, &ss) == 1;
+}

@@ -64,7 +64,10 @@ int tg_skill_write(const struct tg_skill *s, const char *to, unsigned flags,
 			return tg_error_set(err, TG_ERR_LIMIT, "%s: path too long", k->path);
 		for (char *slash = strchr(path + tl + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
 			*slash = '\0';
-			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			/* made now (EEXIST: by an earlier file, and chmod'd then),
+			 * and as to: the umask may have taken the bits the
+			 * sandbox's user needs to reach the files below */
+			if (mkdir(path, 0755) < 0 ? errno != EEXIST : chmod(path, 0755) < 0)
 				return tg_error_sys(err, errno, "%s", path);
 			*slash = '/';
 		}

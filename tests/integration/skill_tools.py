@@ -16,6 +16,11 @@ outcome:
   outside the skill, a namespace the catalogue's tools use; by `skill
   check` before signing and by `serve`, which counts the refusal;
 - in warn mode an unsigned skill's text is served, its tools are not;
+  without --skills-trust no skill is trusted, and none runs as tools;
+- an egress rule that names an address (which opens even the host's
+  loopback and the cloud's metadata service) is refused;
+- a reload whose catalogue takes a skill's namespace is refused;
+- each tool loaded is on the record; a gateway with umask 077 runs them;
 - `skill show` says what each tool may do.
 
     skill_tools.py TOOLGATE REPO TMPDIR
@@ -23,8 +28,10 @@ outcome:
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcptest import Checks, example_gateway, stdio_session  # noqa: E402
@@ -174,6 +181,18 @@ c("script_cannot_change_its_skill_nor_read_the_hosts_files",
   json.dumps(out.get(2))[:800])
 on_disk = os.path.join(SKILLS, "word-count", "scripts", "run.py")
 c("copy_removed_at_exit", p.returncode == 0 and copies() == BEFORE, str(copies()))
+LOADED = [json.loads(x) for x in open(os.path.join(TMP, "record")) if '"loaded"' in x]
+c("each_tool_loaded_on_the_record",
+  {"word-count.count@1.0.0", "word-count.probe@1.0.0", "notes.append@1.0.0"} <=
+  {x.get("subject") for x in LOADED if x.get("outcome") == "loaded"},
+  json.dumps(LOADED)[-600:])
+# a umask that leaves folders to the gateway alone: the sandbox's user
+# still reaches /skill/scripts (a root gateway's sandbox runs as nobody)
+old_umask = os.umask(0o077)
+p, out = serve(GATEWAY, [{"name": "word-count.count", "arguments": {"text": "one two"}}])
+os.umask(old_umask)
+c("runs_under_umask_077", (out.get(1) or {}).get("structuredContent") == {"words": 2},
+  json.dumps(out.get(1))[:600])
 # a gateway that runs while the script is changed runs the signed one
 proc = subprocess.Popen([TG, "serve"] + GATEWAY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, text=True)
@@ -255,6 +274,11 @@ BAD = {
                      "compensation.tool: fs.write@1.0.0 is not a write tool of this skill"),
     "contract": ([dict(tool("bad.t"), authority="delete")], "authority: must be read or write"),
     "twice": ([tool("bad.t"), tool("bad.t")], "tools[1]: name: given twice"),
+    "egress_address": ([tool("bad.t", executor={"tier": "standard",
+                                               "egress": ["169.254.169.254:80"]})],
+                       "executor.egress[0]: 169.254.169.254:80: a skill's tool names the hosts"),
+    "egress_loopback": ([tool("bad.t", executor={"tier": "standard", "egress": ["[::1]:8080"]})],
+                        "executor.egress[0]: [::1]:8080: a skill's tool names the hosts"),
 }
 for case, (tools, needle) in BAD.items():
     d = skill("bad", tools, top=os.path.join(TMP, "bad-" + case), sign=False)
@@ -295,6 +319,47 @@ c("warn_mode_serves_text_not_tools",
   ((out.get(1) or {}).get("isError") or "code" in (out.get(1) or {})) and
   "served in warn mode without its tools" in p.stderr, p.stderr[-600:] + json.dumps(out)[:600])
 shutil.rmtree(os.path.join(SKILLS, "unsigned-tools"))
+
+# without --skills-trust no key is trusted: a signed skill is refused as
+# untrusted, and its scripts never run
+NO_TRUST = ["--catalog", CAT, "--workspace", WS, "--skills", SKILLS]
+COUNT = [{"name": "word-count.count", "arguments": {"text": "x"}}]
+_, trusted = serve(NO_TRUST + ["--skills-trust", os.path.join(TMP, "trust.json")], COUNT)
+p, out = serve(NO_TRUST, COUNT, ["tools/list"])
+c("without_a_trust_store_no_tool_runs",
+  (trusted.get(1) or {}).get("structuredContent") == {"words": 1} and
+  "tools" in (out.get(100) or {}) and "word-count.count" not in json.dumps(out.get(100)) and
+  "skill word-count refused (untrusted)" in p.stderr and
+  "no such tool" in json.dumps(out.get(1)),
+  p.stderr[-600:] + json.dumps(out.get(1))[:300] + json.dumps(trusted.get(1))[:300])
+
+# a reload whose catalogue takes a skill's namespace is refused: the
+# skill's tools stay served, the catalogue as it was
+proc = subprocess.Popen([TG, "serve"] + GATEWAY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+proc.stdin.write(json.dumps(INIT) + "\n")
+proc.stdin.flush()
+proc.stdout.readline()
+TAKEN = os.path.join(CAT, "notes.extra-1.0.0.json")
+with open(os.path.join(CAT, "fs.read-1.0.0.json")) as f:
+    extra = json.load(f)
+extra["name"] = "notes.extra"
+with open(TAKEN, "w") as f:
+    json.dump(extra, f)
+proc.send_signal(signal.SIGHUP)
+time.sleep(2)
+proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}) + "\n")
+proc.stdin.flush()
+line = proc.stdout.readline()
+proc.stdin.close()
+err = proc.stderr.read()
+sanitizer(err)
+proc.wait(timeout=60)
+os.remove(TAKEN)
+c("reload_into_a_skills_namespace_refused",
+  "notes.extra" not in line and "notes.append" in line and
+  "reload: skill notes, served with its tools" in err and
+  "its tools' namespace notes. is the catalogue's" in err, err[-800:] + line[:300])
 
 # skill show: what each tool may do
 r = tg("skill", "show", os.path.join(SKILLS, "notes"), "--trust", "trust.json")
