@@ -201,14 +201,16 @@ try {
 		confirming = true;
 		// the ticket's view is drawn again as the ticket changes: a button
 		// found may be replaced before the click reaches it ("Node is
-		// detached from document"); found again and clicked, a few times
+		// detached from document", "Node is either not clickable or not an
+		// Element"); found again and clicked, a few times
 		for (let i = 0; ; i++) {
 			try {
 				await page.waitForSelector("#rollback", { visible: true });
 				await page.click("#rollback");
 				break;
 			} catch (e) {
-				if (i >= 4 || !/detached/i.test(e.message)) throw e;
+				if (i >= 9 || !/detached|not clickable|not an Element/i.test(e.message)) throw e;
+				await new Promise((r) => setTimeout(r, 100));
 			}
 		}
 		const gone = await until(async () => !fs.existsSync(path.join(dir, "ws/notes/second.txt")));
