@@ -43,10 +43,11 @@
  * naming the pid that holds the directory's serve.lock (docs/CLI.md);
  * stdio gateways, a host's sessions, share it (docs/HOSTS.md).
  *
- * SIGHUP reloads the catalogue from DIR: clients are told what changed,
- * calls in flight finish on the catalogue they started with; a catalogue
- * that does not load is reported on stderr and the old one stays. It
- * reloads --tls-cert and --tls-key too, the same way.
+ * SIGHUP reloads the catalogue from DIR, and the skills of --skills:
+ * clients are told what changed, calls in flight finish on the catalogue
+ * (and the skills' files) they started with; a catalogue that does not
+ * load is reported on stderr and the old one stays, with the skills as
+ * they were. It reloads --tls-cert and --tls-key too, the same way.
  *
  * Under a service manager ($NOTIFY_SOCKET: systemd's Type=notify,
  * dist/toolgate.service) it says READY=1 once it listens, RELOADING=1 and
@@ -223,8 +224,8 @@ static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
 	return 0;
 }
 
-/* SIGHUP: load the catalogue again and serve it: its tool count, or -1
- * when the old one stays. With trust (--catalog-trust), what is served
+/* SIGHUP: load the catalogue (and the skills, tg_gate_reload) again and
+ * serve them: its tool count, or -1 when the old ones stay. With trust (--catalog-trust), what is served
  * and mounted is copy's, the bytes verified. */
 static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, const char *trust,
 		   struct catalog_copy *copy)
@@ -262,7 +263,11 @@ static long reload(struct tg_mcp *mcp, struct tg_gate *gate, const char *dir, co
 		return -1;
 	}
 	record_loads(gate, cat);
-	cli_log(CLI_INFO, "serve", "reloaded %s: %zu contracts", dir, n);
+	if (tg_gate_skill_count(gate))
+		cli_log(CLI_INFO, "serve", "reloaded %s: %zu contracts, %zu skills", dir, n,
+			tg_gate_skill_count(gate));
+	else
+		cli_log(CLI_INFO, "serve", "reloaded %s: %zu contracts", dir, n);
 	return (long)n;
 }
 

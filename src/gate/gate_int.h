@@ -52,6 +52,8 @@ struct snapshot {
 	struct gate_held *held;       /* the upstreams' tools held for review */
 	size_t nheld;
 	struct gate_base *base;       /* a reference */
+	struct gate_skillset *skills; /* a reference to the set whose tools it
+				       * serves (their /skill), or NULL */
 	unsigned refs;                /* the gate's while current, and each user's */
 	struct snapshot *next;
 };
@@ -124,39 +126,62 @@ struct gate_mem_pin {
  * principals hashed: one principal's flood hides neither 401s nor, but
  * for a principal hashed with it, another principal's refusals */
 #define REFUSAL_BUCKETS 64
-/* The skills (skills.c): read from the options' folder and checked, each
- * refusal recorded and counted (0, or -1 and err for a folder, trust store
- * or rules file that cannot be read); released. A listing's own entries
- * (own, a JSON array's text, taken) with the skills' after them: resource
- * templates, prompts or resources; NULL out of memory. A skill's URI or
- * prompt name, and what reading or getting it gives (NULL and err). */
-int gate_skills_load(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err);
+/* The skills served, as one set (skill_load.c): its skills by name,
+ * their scripts as tools (their contracts' text: each snapshot parses
+ * its own), and the folder the skills with tools were written into, as
+ * checked (the tools' /skill). Held by the gate and by each snapshot and
+ * reader of it: the last reference frees it and removes the folder. */
+struct tg_skill;
+struct tg_skill_tool;
+struct gate_skillset {
+	unsigned refs;                /* under the gate's lock */
+	struct tg_skill **v;          /* by name */
+	size_t n;
+	uint64_t bytes;               /* the skills' sizes summed */
+	struct tg_skill **due;        /* of v: to be pinned once the set is served */
+	size_t ndue;
+	struct tg_skill_tool *tools;
+	size_t ntools;
+	char copy[4096];              /* "" or the skills' folder of copies */
+};
+/* The options' skills copied and read (at start): the set served, its
+ * pins written; 0 (also without a skills folder), or -1 and err. */
+int gate_skills_init(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err);
 void gate_skills_release(struct tg_gate *g);
+/* A set read anew from the gate's skills folder, each skill's tools
+ * checked against catalog: OUT *out (NULL without a skills folder); -1
+ * and err when the folder, the trust store, the rules or the store
+ * cannot be used. */
+int gate_skillset_load(struct tg_gate *g, const struct tg_catalog *catalog,
+		       struct gate_skillset **out, struct tg_error *err);
+/* set's pins written (once it is served): 0, or -1 and err. */
+int gate_skillset_pin(struct tg_gate *g, struct gate_skillset *set, struct tg_error *err);
+/* 1 when a and b serve other skills (names or files). */
+int gate_skillset_differs(const struct gate_skillset *a, const struct gate_skillset *b);
+/* The set served, held (NULL for none); given back. */
+struct gate_skillset *gate_skillset_get(struct tg_gate *g);
+void gate_skillset_put(struct tg_gate *g, struct gate_skillset *set);
+/* Serving them (skills.c): own (a JSON array's text, taken) with the
+ * skills' after them: resource templates, prompts or resources; NULL out
+ * of memory. A skill's URI or prompt name, and reading it. */
 char *gate_skills_list(struct tg_gate *g, char *own, int templates, int prompts);
 int gate_skills_is_uri(const char *uri);
 char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err);
 int gate_skills_is_prompt(const char *name);
 char *gate_skills_prompt(struct tg_gate *g, const char *name, struct tg_error *err);
-struct tg_skill;
-struct tg_skill_tool;
-/* The scripts of skill s (served, every check passed) as tools
- * (skill_tools.c): its toolgate.json's contracts checked against the
- * gate's catalogue and directories, its files written where the tools
- * find them, the contracts kept for the snapshots; 0 (also when it has
- * none), or -1 and err, and nothing kept. */
-int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_error *err);
-/* The skills' tools parsed anew, appended to (*v)[0, *n) (realloc'd): 0,
- * or -1 out of memory (*v as it was). */
-int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n);
-/* The skills' namespaces still their own beside catalog (a reload's): no
- * tool of it has one as its family, no upstream of it is named so; 0, or
- * -1 and err (the reload is refused: the skills' tools stay served). */
-int gate_skill_tools_namespaces(struct tg_gate *g, const struct tg_catalog *catalog,
-				struct tg_error *err);
+/* The scripts of skill s (served, every check passed) as tools of set
+ * (skill_tools.c): its toolgate.json's contracts checked against catalog,
+ * the gate's directories and set's tools so far, each recorded as loaded,
+ * its files written where the tools find them, the contracts kept; 0
+ * (also when it has none), or -1 and err, and nothing kept. */
+int gate_skill_tools_add(struct tg_gate *g, const struct tg_catalog *catalog,
+			 struct gate_skillset *set, const struct tg_skill *s, struct tg_error *err);
+/* set's tools parsed anew, appended to (*v)[0, *n) (realloc'd): 0, or -1
+ * out of memory (*v as it was). */
+int gate_skill_tools_make(const struct gate_skillset *set, struct tg_contract ***v, size_t *n);
 /* The skills' tools: a snapshot made with them over the base, installed
  * (at start, once they are read). */
 int gate_snapshot_skill_tools(struct tg_gate *g, struct tg_error *err);
-void gate_skill_tools_release(struct tg_gate *g);
 
 /* what a catalogue refused for its descriptions says (and counts by) */
 #define DESCRIPTION_REFUSED "a description speaks to the model, not its user"
@@ -215,12 +240,10 @@ struct tg_gate {
 	struct tg_audit *audit;       /* borrowed, or NULL */
 	struct tg_tracer *tracer;     /* borrowed, or NULL */
 	enum tg_descriptions descriptions;
-	struct tg_skill **skills;     /* served, by name; read once (skills.c) */
-	size_t nskills;
-	struct tg_skill_tool *skill_tools; /* their scripts as tools (skill_tools.c): */
-	size_t nskill_tools;          /* each snapshot parses its own contracts */
-	char skills_copy[4096];       /* "" or where the skills with tools were
-				       * written, as checked: the tools' /skill */
+	struct gate_skillset *skillset; /* the skills served, or NULL (skill_load.c):
+				       * swapped under rebuild_lock and lock */
+	char *skills_dir, *skills_trust, *skills_rules; /* the options', or NULL */
+	int skills_warn;              /* --skills-mode warn */
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	struct refusal_bucket refusals[REFUSAL_BUCKETS];        /* auth, scope, rate, admin */

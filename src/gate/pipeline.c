@@ -154,7 +154,7 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 	if (opts && opts->policy)
 		g->tickets = *tg_policy_tickets(opts->policy);
 	if (gate_identity_init(g, opts, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0 ||
-	    gate_skills_load(g, opts, err) < 0 || gate_snapshot_skill_tools(g, err) < 0 ||
+	    gate_skills_init(g, opts, err) < 0 || gate_snapshot_skill_tools(g, err) < 0 ||
 	    gate_collector_start(g, err) < 0 || gate_watch_start(g, err) < 0 ||
 	    gate_notify_start(g, err) < 0) {
 		tg_gate_free(g);
@@ -253,7 +253,6 @@ void tg_gate_free(struct tg_gate *g)
 	anomaly_baselines_free(g->baselines, g->store);
 	gate_identity_release(g);
 	gate_skills_release(g);
-	gate_skill_tools_release(g);
 	pthread_cond_destroy(&g->ups_wake);
 	pthread_cond_destroy(&g->installed);
 	pthread_mutex_destroy(&g->ups_lock);

@@ -7,20 +7,19 @@
  * catalogue tool's family or upstream's, its compensation resolved, its
  * mount against the gateway's directories, its description scanned. The
  * skill's files are written, as they were read and checked, into a
- * folder of the gateway's own (mkdtemp, 0755: the sandbox's user reads
- * it), which each tool is given at /skill read-only: a script changed on
- * disk after start is never what runs.
+ * folder of the set's own (mkdtemp, 0755: the sandbox's user reads it),
+ * which each tool is given at /skill read-only: a script changed on disk
+ * after it was read is never what runs.
  *
- * The contracts are kept as text: each snapshot (snapshot.c) parses its
- * own and owns them, as it owns its upstreams' tools.
+ * The contracts are kept as text in the skills' set (skill_load.c):
+ * each snapshot (snapshot.c) parses its own and owns them, as it owns its
+ * upstreams' tools, and holds the set, whose folder its tools mount.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include <jansson.h>
 
 #include "gate/gate_int.h"
 #include "toolgate/audit.h"
@@ -74,19 +73,19 @@ static int namespace_free(const struct tg_catalog *c, const char *name, struct t
 	return 0;
 }
 
-/* The skill's tools v[0, n) served beside the gate's catalogue and the
- * skills' tools taken already: no name twice, every compensation
- * resolved to a write tool, every mount allowed. */
-static int fits(struct tg_gate *g, struct tg_contract **v, size_t n, struct tg_error *err)
+/* The skill's tools v[0, n) served beside the catalogue base and the
+ * tools of set so far: no name twice, every compensation resolved to a
+ * write tool, every mount allowed. */
+static int fits(struct tg_gate *g, const struct tg_catalog *base, const struct gate_skillset *set,
+		struct tg_contract **v, size_t n, struct tg_error *err)
 {
-	const struct tg_catalog *base = g->base->catalog;
 	struct tg_contract **all = NULL;
 	struct tg_catalog *c;
 	size_t nall = 0;
 	int rc = 0;
 	struct tg_contract **grown = NULL;
 
-	if (gate_skill_tools_make(g, &all, &nall) < 0 ||
+	if (gate_skill_tools_make(set, &all, &nall) < 0 ||
 	    !(grown = realloc(all, (nall + n + 1) * sizeof(*all)))) {
 		free_all(all, nall);
 		free_all(v, n);
@@ -133,16 +132,16 @@ static int no_address(struct tg_contract *const *v, size_t n, struct tg_error *e
 	return 0;
 }
 
-/* The folder the skills' files are written into, made at the first. */
-static int copy_root(struct tg_gate *g, struct tg_error *err)
+/* The folder set's skills are written into, made at the first. */
+static int copy_root(struct gate_skillset *set, struct tg_error *err)
 {
-	if (!g->skills_copy[0] &&
-	    file_temp_dir("toolgate-skills", g->skills_copy, sizeof(g->skills_copy)) < 0)
+	if (!set->copy[0] && file_temp_dir("toolgate-skills", set->copy, sizeof(set->copy)) < 0)
 		return tg_error_sys(err, errno, "a folder for the skills' tools");
 	return 0;
 }
 
-int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_error *err)
+int gate_skill_tools_add(struct tg_gate *g, const struct tg_catalog *catalog,
+			 struct gate_skillset *set, const struct tg_skill *s, struct tg_error *err)
 {
 	struct tg_skill_tool *t, *grown;
 	struct tg_contract **v;
@@ -151,12 +150,12 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 
 	if (!tg_skill_file(s, TG_SKILL_TOOLS_FILE))
 		return 0;
-	if (copy_root(g, err) < 0)
+	if (copy_root(set, err) < 0)
 		return -1;
-	snprintf(host, sizeof(host), "%s/%s", g->skills_copy, s->meta.name);
+	snprintf(host, sizeof(host), "%s/%s", set->copy, s->meta.name);
 	if (tg_skill_tools(s, host, &t, &n, err) < 0)
 		return -1;
-	if (namespace_free(g->base->catalog, s->meta.name, err) < 0 ||
+	if (namespace_free(catalog, s->meta.name, err) < 0 ||
 	    parse_all(t, n, &v, err) < 0)
 		goto fail;
 	if (no_address(v, n, err) < 0) {
@@ -176,7 +175,7 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(subject[i], sizeof(subject[i]), "%s@%s", v[i]->name, v[i]->version_text);
-	if (fits(g, v, n, err) < 0)
+	if (fits(g, catalog, set, v, n, err) < 0)
 		goto fail;
 	if (tg_skill_write(s, host, 0, err) < 0) {
 		file_remove_tree(host);
@@ -190,15 +189,15 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_skill *s, struct tg_
 				     subject[i]);
 			goto fail;
 		}
-	grown = realloc(g->skill_tools, (g->nskill_tools + n + 1) * sizeof(*grown));
+	grown = realloc(set->tools, (set->ntools + n + 1) * sizeof(*grown));
 	if (!grown) {
 		file_remove_tree(host);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	memcpy(grown + g->nskill_tools, t, n * sizeof(*t));
-	g->skill_tools = grown;
-	g->nskill_tools += n;
+	memcpy(grown + set->ntools, t, n * sizeof(*t));
+	set->tools = grown;
+	set->ntools += n;
 	free(t);
 	free(subject);
 	return 0;
@@ -208,55 +207,23 @@ fail:
 	return -1;
 }
 
-int gate_skill_tools_namespaces(struct tg_gate *g, const struct tg_catalog *catalog,
-				struct tg_error *err)
-{
-	for (size_t i = 0; i < g->nskill_tools; i++) {
-		json_t *doc = json_loads(g->skill_tools[i].contract, 0, NULL);
-		const char *name = json_string_value(json_object_get(doc, "name"));
-		char ns[130];
-
-		if (!name) {
-			json_decref(doc);
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		}
-		/* a skill's tool is SKILL.TOOL, and a skill's name has no dot */
-		snprintf(ns, sizeof(ns), "%.*s", (int)strcspn(name, "."), name);
-		json_decref(doc);
-		if (namespace_free(catalog, ns, err) < 0)
-			return tg_error_wrap(err, "skill %s, served with its tools until the gateway "
-					     "stops", ns);
-	}
-	return 0;
-}
-
-int gate_skill_tools_make(struct tg_gate *g, struct tg_contract ***v, size_t *n)
+int gate_skill_tools_make(const struct gate_skillset *set, struct tg_contract ***v, size_t *n)
 {
 	struct tg_contract **mine, **grown;
 	struct tg_error err;
 
-	if (!g->nskill_tools)
+	if (!set || !set->ntools)
 		return 0;
-	if (parse_all(g->skill_tools, g->nskill_tools, &mine, &err) < 0)
+	if (parse_all(set->tools, set->ntools, &mine, &err) < 0)
 		return -1; /* the text parsed once: only memory fails */
-	grown = realloc(*v, (*n + g->nskill_tools + 1) * sizeof(*grown));
+	grown = realloc(*v, (*n + set->ntools + 1) * sizeof(*grown));
 	if (!grown) {
-		free_all(mine, g->nskill_tools);
+		free_all(mine, set->ntools);
 		return -1;
 	}
-	memcpy(grown + *n, mine, g->nskill_tools * sizeof(*mine));
+	memcpy(grown + *n, mine, set->ntools * sizeof(*mine));
 	free(mine);
 	*v = grown;
-	*n += g->nskill_tools;
+	*n += set->ntools;
 	return 0;
-}
-
-void gate_skill_tools_release(struct tg_gate *g)
-{
-	tg_skill_tools_free(g->skill_tools, g->nskill_tools);
-	g->skill_tools = NULL;
-	g->nskill_tools = 0;
-	if (g->skills_copy[0])
-		file_remove_tree(g->skills_copy);
-	g->skills_copy[0] = '\0';
 }

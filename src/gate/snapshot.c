@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/upstream_run.h"
 #include "gate/gate_int.h"
 #include "toolgate/catalog.h"
 #include "toolgate/gate.h"
@@ -61,6 +62,7 @@ static void snapshot_free(struct tg_gate *g, struct snapshot *sn)
 	tg_catalog_free(sn->owned);
 	gate_held_free(sn->held, sn->nheld);
 	gate_base_put(g, sn->base);
+	gate_skillset_put(g, sn->skills);
 	free(sn);
 }
 
@@ -132,15 +134,15 @@ const struct tg_catalog *tg_gate_catalog(const struct tg_gate *g)
 }
 
 /* A snapshot of base, the tools the upstreams ups (n of them) list now
- * (under rebuild_lock) and the skills' tools, holding base; NULL and
- * err. A base that declares upstreams, or a gate with skills' tools,
+ * (under rebuild_lock) and the tools of the skills' set (NULL: none),
+ * holding base and the set; NULL and err. A base that declares upstreams, or a gate with skills' tools,
  * gets a catalogue of its own in each snapshot, even one with none of
  * their tools: snapshots are released by their catalogue's address,
  * which two of them must never share (a base without upstreams has one
  * snapshot only, its reload's or the gate's first). */
 static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 				      struct gate_upstream *const *ups, size_t nups,
-				      struct tg_error *err)
+				      struct gate_skillset *set, struct tg_error *err)
 {
 	struct snapshot *sn = calloc(1, sizeof(*sn));
 	struct tg_contract **tools = NULL;
@@ -151,7 +153,7 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (gate_skill_tools_make(g, &tools, &n) < 0) {
+	if (gate_skill_tools_make(set, &tools, &n) < 0) {
 		for (size_t i = 0; i < n; i++)
 			tg_contract_free(tools[i]);
 		free(tools);
@@ -160,7 +162,7 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	if ((tg_catalog_upstream_count(base->catalog) || g->nskill_tools) &&
+	if ((tg_catalog_upstream_count(base->catalog) || (set && set->ntools)) &&
 	    tg_catalog_derive(base->catalog, tools, n, &sn->owned, err) < 0) {
 		free(tools);
 		gate_held_free(sn->held, sn->nheld);
@@ -173,6 +175,11 @@ static struct snapshot *snapshot_make(struct tg_gate *g, struct gate_base *base,
 	pthread_mutex_lock(&g->lock);
 	sn->base = base;
 	base->refs++;
+	if (set && set->ntools) {
+		/* its tools mount the set's folder: it lives while they may run */
+		sn->skills = set;
+		set->refs++;
+	}
 	pthread_mutex_unlock(&g->lock);
 	return sn;
 }
@@ -202,33 +209,68 @@ static void snapshot_install(struct tg_gate *g, struct snapshot *sn)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* set served from now on (under rebuild_lock), the one before given
+ * back; what clients list of the skills told changed when it did, and
+ * its pins written. */
+static void skills_install(struct tg_gate *g, struct gate_skillset *set)
+{
+	struct gate_skillset *old;
+	struct tg_error err;
+	int differs;
+
+	pthread_mutex_lock(&g->lock);
+	old = g->skillset;
+	g->skillset = set;
+	pthread_mutex_unlock(&g->lock);
+	differs = gate_skillset_differs(old, set);
+	gate_skillset_put(g, old);
+	if (differs) {
+		/* the skills are resources and prompts (skills.c) */
+		pthread_mutex_lock(&g->ups_lock);
+		g->lists_pending |= 1u << UPSTREAM_RUN_RESOURCES | 1u << UPSTREAM_RUN_PROMPTS;
+		pthread_mutex_unlock(&g->ups_lock);
+	}
+	/* served already: a pin not written is said, and written at the next
+	 * reload or start, which refuses the same version changed only once
+	 * it is */
+	if (gate_skillset_pin(g, set, &err) < 0)
+		tg_log(TG_LOG_ERROR, "skills: %s", err.msg);
+}
+
 int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_error *err)
 {
 	struct gate_ups_plan plan;
 	struct gate_base *base, *old;
+	struct gate_skillset *set = NULL;
 	struct snapshot *sn;
 
 	tg_error_clear(err);
-	if (exec_check_catalog(catalog, g->dirs, err) < 0 ||
-	    gate_skill_tools_namespaces(g, catalog, err) < 0 ||
-	    gate_scan_descriptions(g, catalog, err) < 0)
+	if (exec_check_catalog(catalog, g->dirs, err) < 0 || gate_scan_descriptions(g, catalog, err) < 0)
+		return -1;
+	/* the skills read again, their tools checked against the new
+	 * catalogue (a skill whose namespace it takes is refused) */
+	if (gate_skillset_load(g, catalog, &set, err) < 0)
 		return -1;
 	base = base_new(catalog, NULL);
-	if (!base)
+	if (!base) {
+		gate_skillset_put(g, set);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
 	pthread_mutex_lock(&g->rebuild_lock);
 	if (gate_upstreams_plan(g, base, &plan, err) < 0) {
 		pthread_mutex_unlock(&g->rebuild_lock);
 		free(base);
+		gate_skillset_put(g, set);
 		return -1;
 	}
-	sn = snapshot_make(g, base, plan.v, plan.n, err);
+	sn = snapshot_make(g, base, plan.v, plan.n, set, err);
 	if (!sn) {
 		/* nothing changed: the runners made for it go, the catalogue
 		 * stays the caller's */
 		gate_upstreams_abort(g, &plan);
 		pthread_mutex_unlock(&g->rebuild_lock);
 		free(base);
+		gate_skillset_put(g, set);
 		return -1;
 	}
 	gate_upstreams_commit(g, &plan);
@@ -238,6 +280,8 @@ int tg_gate_reload(struct tg_gate *g, struct tg_catalog *catalog, struct tg_erro
 	old = g->base;
 	g->base = base;
 	pthread_mutex_unlock(&g->lock);
+	if (g->skills_dir)
+		skills_install(g, set);
 	snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);
 	gate_base_put(g, old);
@@ -252,10 +296,10 @@ int gate_snapshot_skill_tools(struct tg_gate *g, struct tg_error *err)
 {
 	struct snapshot *sn;
 
-	if (!g->nskill_tools)
+	if (!g->skillset || !g->skillset->ntools)
 		return 0;
 	pthread_mutex_lock(&g->rebuild_lock);
-	sn = snapshot_make(g, g->base, g->ups, g->nups, err);
+	sn = snapshot_make(g, g->base, g->ups, g->nups, g->skillset, err);
 	if (sn)
 		snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);
@@ -277,7 +321,7 @@ static void rebuild(struct tg_gate *g)
 		return;
 	}
 	old = tg_gate_acquire(g);
-	sn = snapshot_make(g, g->base, g->ups, g->nups, &err);
+	sn = snapshot_make(g, g->base, g->ups, g->nups, g->skillset, &err);
 	if (sn)
 		snapshot_install(g, sn);
 	pthread_mutex_unlock(&g->rebuild_lock);

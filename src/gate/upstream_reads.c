@@ -129,7 +129,7 @@ char *tg_gate_resources_json(struct tg_gate *g, const struct tg_reader *who, int
 	char *own = tg_catalog_resources_json(cat, templates, err);
 
 	tg_gate_release(g, cat);
-	if (own && g->nskills && !(own = gate_skills_list(g, own, templates, 0)))
+	if (own && g->skills_dir && !(own = gate_skills_list(g, own, templates, 0)))
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return listing(g, who, templates ? UPSTREAM_RUN_TEMPLATES : UPSTREAM_RUN_RESOURCES, own,
 		       err);
@@ -141,7 +141,7 @@ char *tg_gate_prompts_json(struct tg_gate *g, const struct tg_reader *who, struc
 	char *own = tg_catalog_prompts_json(cat, err);
 
 	tg_gate_release(g, cat);
-	if (own && g->nskills && !(own = gate_skills_list(g, own, 0, 1)))
+	if (own && g->skills_dir && !(own = gate_skills_list(g, own, 0, 1)))
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return listing(g, who, UPSTREAM_RUN_PROMPTS, own, err);
 }

@@ -19,7 +19,10 @@ outcome:
   without --skills-trust no skill is trusted, and none runs as tools;
 - an egress rule that names an address (which opens even the host's
   loopback and the cloud's metadata service) is refused;
-- a reload whose catalogue takes a skill's namespace is refused;
+- SIGHUP reads the skills again: a skill added is served with its tools
+  and clients are told; one changed under its version is refused; one
+  whose namespace the reloaded catalogue takes is refused; a call in
+  flight when its skill goes keeps the files it started with;
 - each tool loaded is on the record; a gateway with umask 077 runs them;
 - `skill show` says what each tool may do.
 
@@ -333,33 +336,117 @@ c("without_a_trust_store_no_tool_runs",
   "no such tool" in json.dumps(out.get(1)),
   p.stderr[-600:] + json.dumps(out.get(1))[:300] + json.dumps(trusted.get(1))[:300])
 
-# a reload whose catalogue takes a skill's namespace is refused: the
-# skill's tools stay served, the catalogue as it was
-proc = subprocess.Popen([TG, "serve"] + GATEWAY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE, text=True)
-proc.stdin.write(json.dumps(INIT) + "\n")
-proc.stdin.flush()
-proc.stdout.readline()
+# SIGHUP reads the skills again: a skill added is served with its tools,
+# clients are told; one changed under its version is refused by its pin;
+# one whose namespace the reloaded catalogue takes is refused
+
+
+class Session:
+    """toolgate serve on stdio, kept running: requests answered by id,
+    notifications kept."""
+
+    def __init__(self, argv):
+        self.errf = os.path.join(TMP, "session.err")
+        self.p = subprocess.Popen([TG, "serve"] + argv, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=open(self.errf, "w"), text=True)
+        self.notes, self.n = [], 0
+        self.rpc("initialize", INIT["params"])
+        self.p.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+    def rpc(self, method, params=None):
+        self.n += 1
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method,
+                                       "params": params or {}}) + "\n")
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                return {}
+            m = json.loads(line)
+            if m.get("id") == self.n:
+                return m.get("result", m.get("error"))
+            self.notes.append(m.get("method"))
+
+    def tools(self):
+        return [t["name"] for t in (self.rpc("tools/list") or {}).get("tools", [])]
+
+    def reload_until(self, cond):
+        self.p.send_signal(signal.SIGHUP)
+        for _ in range(200):
+            if cond():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def end(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        err = open(self.errf).read()
+        sanitizer(err)
+        return err
+
+
+HELLO = "import json, sys\nargs = json.loads(sys.stdin.readline())\n" \
+        "print(json.dumps({'hello': args.get('who', 'world')}))\n"
+live = Session(GATEWAY)
+before = live.tools()
+skill("greet", [tool("greet.hello", argv=["python3", "/skill/scripts/hello.py"])],
+      {"hello.py": (HELLO, 0o644)})
+added = live.reload_until(lambda: "greet.hello" in live.tools())
+r = live.rpc("tools/call", {"name": "greet.hello", "arguments": {"who": "reload"}})
+res = live.rpc("resources/list")
+c("reload_serves_a_skill_added", "greet.hello" not in before and added and
+  (r or {}).get("structuredContent") == {"hello": "reload"} and
+  "skill://greet/SKILL.md" in json.dumps(res) and
+  "notifications/tools/list_changed" in live.notes and
+  "notifications/resources/list_changed" in live.notes, json.dumps([r, live.notes])[:600])
+write(os.path.join(SKILLS, "greet", "scripts", "hello.py"), HELLO.replace("hello", "bye"))
+tg("skill", "sign", os.path.join(SKILLS, "greet"), "--secret-key", "k.sec")
+gone = live.reload_until(lambda: "greet.hello" not in live.tools())
+res = live.rpc("resources/list")
+still = live.rpc("tools/call", {"name": "word-count.count", "arguments": {"text": "x y"}})
+# a call in flight when its skill goes keeps the files it started with
+SLOW = "import json, sys, time\njson.loads(sys.stdin.readline())\ntime.sleep(1.5)\n" \
+       "print(json.dumps({'read': len(open('/skill/SKILL.md').read())}))\n"
+skill("slow", [tool("slow.run", argv=["python3", "/skill/scripts/slow.py"])],
+      {"slow.py": (SLOW, 0o644)})
+live.reload_until(lambda: "slow.run" in live.tools())
+live.n += 1
+live.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": live.n, "method": "tools/call",
+                               "params": {"name": "slow.run", "arguments": {}}}) + "\n")
+live.p.stdin.flush()
+time.sleep(0.5)
+shutil.rmtree(os.path.join(SKILLS, "slow"))
+live.p.send_signal(signal.SIGHUP)
+answer = {}
+while True:
+    m = json.loads(live.p.stdout.readline() or "{}")
+    if not m or m.get("id") == live.n:
+        answer = m.get("result", {})
+        break
+gone_slow = live.reload_until(lambda: "slow.run" not in live.tools())
+c("a_call_in_flight_keeps_its_skills_files",
+  not answer.get("isError") and (answer.get("structuredContent") or {}).get("read", 0) > 0 and
+  gone_slow, json.dumps(answer)[:400])
 TAKEN = os.path.join(CAT, "notes.extra-1.0.0.json")
 with open(os.path.join(CAT, "fs.read-1.0.0.json")) as f:
     extra = json.load(f)
 extra["name"] = "notes.extra"
 with open(TAKEN, "w") as f:
     json.dump(extra, f)
-proc.send_signal(signal.SIGHUP)
-time.sleep(2)
-proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}) + "\n")
-proc.stdin.flush()
-line = proc.stdout.readline()
-proc.stdin.close()
-err = proc.stderr.read()
-sanitizer(err)
-proc.wait(timeout=60)
+taken = live.reload_until(lambda: "notes.extra" in live.tools())
+after = live.tools()
+err = live.end()
 os.remove(TAKEN)
-c("reload_into_a_skills_namespace_refused",
-  "notes.extra" not in line and "notes.append" in line and
-  "reload: skill notes, served with its tools" in err and
-  "its tools' namespace notes. is the catalogue's" in err, err[-800:] + line[:300])
+c("reload_refuses_a_change_under_the_same_version",
+  gone and "skill://greet/" not in json.dumps(res) and
+  "skill greet refused (tampered): version 1.0 was served with other files" in err and
+  (still or {}).get("structuredContent") == {"words": 2}, err[-800:])
+c("reload_refuses_a_skill_whose_namespace_the_catalogue_takes",
+  taken and "notes.append" not in after and
+  "skill notes refused (malformed)" in err and
+  "its tools' namespace notes. is the catalogue's" in err, err[-800:] + json.dumps(after))
+shutil.rmtree(os.path.join(SKILLS, "greet"))
 
 # skill show: what each tool may do
 r = tg("skill", "show", os.path.join(SKILLS, "notes"), "--trust", "trust.json")
