@@ -150,9 +150,10 @@ static void usage(FILE *f)
 		   "             sign): at start and at each reload\n"
 		   "  --skills DIR, --skills-trust FILE, --skills-rules FILE\n"
 		   "             serve each skill of DIR (a folder with SKILL.md) as MCP\n"
-		   "             resources and a prompt, once it is well-formed, signed by a\n"
-		   "             key of the trust store, unchanged and scanned (the scanner's\n"
-		   "             rules and the operator's: docs/SKILLS.md)\n"
+		   "             resources and a prompt, its scripts as tools, once it is\n"
+		   "             well-formed, signed by a key of the trust store, unchanged\n"
+		   "             and scanned (the scanner's rules and the operator's:\n"
+		   "             docs/SKILLS.md); DIR by default the catalogue's skills/\n"
 		   "  --skills-mode enforce|warn\n"
 		   "             a skill that fails a check is not served (enforce, the\n"
 		   "             default), or is served with what was found recorded\n"
@@ -973,6 +974,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
 	char resource[600], scratch[64] = "", why[32];
 	struct catalog_copy copy = { "", "", "" };
+	char own_skills[PATH_MAX + 16];
 	struct tg_mcp_http *server = NULL;
 	int stdio = 0;
 	struct tg_gate_options gopts = { 0 };
@@ -1040,6 +1042,8 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 		goto out;
 	if (catalog_load(catalog, args.catalog_trust, &copy, &cat, why, sizeof(why), &err) < 0 ||
 	    (args.catalog_trust && catalog_commit(&copy, &err) < 0) ||
+	    catalog_skills(catalog, args.catalog_trust ? copy.live : NULL, &gopts.skills_dir,
+			   own_skills, sizeof(own_skills)) < 0 ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {

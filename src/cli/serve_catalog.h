@@ -36,6 +36,11 @@ int catalog_commit(struct catalog_copy *copy, struct tg_error *err);
  * -1 and err (naming --catalog-trust's refusal). */
 int catalog_open(const char *dir, const char *trust, struct catalog_copy *copy,
 		 struct tg_catalog **out, struct tg_error *err);
+/* The catalogue's own skills (docs/SKILLS.md, "Serving"): when the
+ * operator named no skills folder (*skills NULL) and dir has a folder
+ * skills/ (not a link), *skills set to it, in out[len]: from the verified
+ * copy live when given (--catalog-trust), else dir's own. 0. */
+int catalog_skills(const char *dir, const char *live, const char **skills, char *out, size_t len);
 /* The copies removed (at exit). */
 void catalog_copy_remove(struct catalog_copy *copy);
 

@@ -448,6 +448,23 @@ c("reload_refuses_a_skill_whose_namespace_the_catalogue_takes",
   "its tools' namespace notes. is the catalogue's" in err, err[-800:] + json.dumps(after))
 shutil.rmtree(os.path.join(SKILLS, "greet"))
 
+# the catalogue's own skills folder (CATALOG/skills) is served without
+# --skills, from the verified copy with --catalog-trust
+CAT2 = os.path.join(TMP, "catalog2")
+shutil.copytree(CAT, CAT2)
+skill("greet", [tool("greet.hello", argv=["python3", "/skill/scripts/hello.py"])],
+      {"hello.py": (HELLO, 0o644)}, top=os.path.join(CAT2, "skills"))
+tg("catalog", "sign", CAT2, "--secret-key", "k.sec")
+HELLO_CALL = [{"name": "greet.hello", "arguments": {"who": "catalogue"}}]
+for extra in ([], ["--catalog-trust", os.path.join(TMP, "trust.json")]):
+    p, out = serve(["--catalog", CAT2, "--workspace", WS, "--skills-trust",
+                    os.path.join(TMP, "trust.json")] + extra, HELLO_CALL, ["resources/list"])
+    c("catalogue_skills_served" + ("_signed" if extra else ""),
+      (out.get(1) or {}).get("structuredContent") == {"hello": "catalogue"} and
+      "skill://greet/SKILL.md" in json.dumps(out.get(100)), p.stderr[-600:] + json.dumps(out)[:400])
+r = tg("catalog", "lint", CAT2)
+c("catalogue_lint_takes_a_skills_folder", r.returncode == 0, r.stdout[-400:] + r.stderr[-400:])
+
 # skill show: what each tool may do
 r = tg("skill", "show", os.path.join(SKILLS, "notes"), "--trust", "trust.json")
 c("show_says_what_each_tool_may_do", r.returncode == 0 and
