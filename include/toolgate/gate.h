@@ -137,12 +137,17 @@ struct tg_gate_options {
 	 * the keys that may sign them (NULL: none is trusted); an operator's
 	 * scanner rules (NULL: the built-in ones); and what a skill that
 	 * fails a check gets: refused (enforce, the default) or served with
-	 * what was found recorded (warn). Read once, by tg_gate_new. */
+	 * what was found recorded (warn). Read by tg_gate_new and again at
+	 * each tg_gate_reload. */
 	const char *skills_dir, *skills_trust, *skills_rules;
 	enum tg_skills_mode {
 		TG_SKILLS_ENFORCE = 0,
 		TG_SKILLS_WARN,
 	} skills_mode;
+	/* skills_dir may be missing, or not a folder (a catalogue's own
+	 * skills/, which a reload may add or remove): no skill is served
+	 * then, rather than the start or the reload refused. */
+	int skills_optional;
 };
 
 /* The gate over a catalogue (borrowed: it must outlive the gate). OUT
@@ -190,6 +195,11 @@ TG_API int tg_gate_record_blocked(struct tg_gate *gate, const char *kind, const 
 				  const char *subject, const char *detail);
 /* The skills served (those that passed their checks, or all in warn mode). */
 TG_API size_t tg_gate_skill_count(struct tg_gate *gate);
+/* The skills tg_gate_new read pinned in the store (docs/SKILLS.md,
+ * "Pinned"), once the caller serves them (not for a check that only
+ * looks): 0 (also without skills or a store), or -1 and err. A reload
+ * pins the skills it serves itself. */
+TG_API int tg_gate_skills_pin(struct tg_gate *gate, struct tg_error *err);
 /* The tracer the gate was given (NULL: none), for the transports' spans. */
 TG_API struct tg_tracer *tg_gate_tracer(struct tg_gate *gate);
 /* The gateway's counters in Prometheus's text format (docs/METRICS.md),
@@ -464,10 +474,13 @@ TG_API int tg_gate_resume_rollbacks(struct tg_gate *gate, size_t *resumed, size_
 TG_API const struct tg_catalog *tg_gate_acquire(struct tg_gate *gate);
 TG_API void tg_gate_release(struct tg_gate *gate, const struct tg_catalog *catalog);
 /* Serve catalog from now on (the gate takes it, and frees it when it is
- * replaced and released, or with the gate). Calls in flight finish on
- * the catalogue they started with. -1 and err when the catalogue names a
- * builtin that does not exist or mounts what tg_gate_new refuses (it is
- * then still the caller's). */
+ * replaced and released, or with the gate), with the skills read again
+ * against it (tg_gate_options.skills_dir). Calls in flight finish on
+ * the catalogue (and the skills' files) they started with. -1 and err
+ * when the catalogue names a builtin that does not exist or mounts what
+ * tg_gate_new refuses, or the skills folder (unless optional), their
+ * trust store, rules file or the store cannot be read (the catalogue is
+ * then still the caller's, and nothing served changed). */
 TG_API int tg_gate_reload(struct tg_gate *gate, struct tg_catalog *catalog,
 			  struct tg_error *err);
 /* The catalogue the gate was given, or last reloaded with (borrowed),

@@ -208,6 +208,20 @@ static int tracer_open(const char *url, struct tg_tracer **out)
 	return 0;
 }
 
+/* The skills served from now on pinned (docs/SKILLS.md, "Pinned"): only
+ * here, once serve serves them, so a check (doctor) or a start that
+ * failed before pins nothing. 0, or -1 (said): a pin not written stops
+ * serve. */
+static int pin_skills(struct tg_gate *gate)
+{
+	struct tg_error err;
+
+	if (tg_gate_skills_pin(gate, &err) == 0)
+		return 0;
+	cli_log(CLI_ERROR, "serve", "skills: %s", err.msg);
+	return -1;
+}
+
 /* Each contract of cat loaded, on the record: 0, or -1 when the log
  * failed (it said why). */
 static int record_loads(struct tg_gate *gate, const struct tg_catalog *cat)
@@ -1043,7 +1057,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	if (catalog_load(catalog, args.catalog_trust, &copy, &cat, why, sizeof(why), &err) < 0 ||
 	    (args.catalog_trust && catalog_commit(&copy, &err) < 0) ||
 	    catalog_skills(catalog, args.catalog_trust ? copy.live : NULL, &gopts.skills_dir,
-			   own_skills, sizeof(own_skills)) < 0 ||
+			   &gopts.skills_optional, own_skills, sizeof(own_skills)) < 0 ||
 	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {
@@ -1085,7 +1099,8 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 		}
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
-	if (http && http_listen(mcp, &args, &server, &served, &health) < 0)
+	if ((http && http_listen(mcp, &args, &server, &served, &health) < 0) ||
+	    pin_skills(gate) < 0)
 		goto out;
 	if (http)
 		say_what_runs(&args, cat);

@@ -135,20 +135,19 @@ int catalog_open(const char *dir, const char *trust, struct catalog_copy *copy,
 	return 0;
 }
 
-int catalog_skills(const char *dir, const char *live, const char **skills, char *out, size_t len)
+int catalog_skills(const char *dir, const char *live, const char **skills, int *optional,
+		   char *out, size_t len)
 {
-	struct stat st;
-
 	if (*skills)
 		return 0;
-	if ((size_t)snprintf(out, len, "%s/skills", dir) >= len || lstat(out, &st) < 0 ||
-	    !S_ISDIR(st.st_mode))
-		return 0;
 	/* the copy's, once verified: its skills are signed twice, each by its
-	 * publisher, and the whole by the catalogue's */
-	if (live && (size_t)snprintf(out, len, "%s/skills", live) >= len)
+	 * publisher, and the whole by the catalogue's. Whether there is one is
+	 * the gate's to look, in the folder it reads, at start and at each
+	 * reload (an empty skills/ of DIR is no file the copy has) */
+	if ((size_t)snprintf(out, len, "%s/skills", live ? live : dir) >= len)
 		return 0;
 	*skills = out;
+	*optional = 1;
 	return 0;
 }
 

@@ -37,10 +37,13 @@ int catalog_commit(struct catalog_copy *copy, struct tg_error *err);
 int catalog_open(const char *dir, const char *trust, struct catalog_copy *copy,
 		 struct tg_catalog **out, struct tg_error *err);
 /* The catalogue's own skills (docs/SKILLS.md, "Serving"): when the
- * operator named no skills folder (*skills NULL) and dir has a folder
- * skills/ (not a link), *skills set to it, in out[len]: from the verified
- * copy live when given (--catalog-trust), else dir's own. 0. */
-int catalog_skills(const char *dir, const char *live, const char **skills, char *out, size_t len);
+ * operator named no skills folder (*skills NULL), *skills set to its
+ * skills/, in out[len] (from the verified copy live when given,
+ * --catalog-trust, else dir's own), and *optional: the gate serves none
+ * while it is missing or not a folder (a link), at start or at a reload
+ * (a reload may add or remove it). 0. */
+int catalog_skills(const char *dir, const char *live, const char **skills, int *optional,
+		   char *out, size_t len);
 /* The copies removed (at exit). */
 void catalog_copy_remove(struct catalog_copy *copy);
 

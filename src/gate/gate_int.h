@@ -144,8 +144,9 @@ struct gate_skillset {
 	size_t ntools;
 	char copy[4096];              /* "" or the skills' folder of copies */
 };
-/* The options' skills copied and read (at start): the set served, its
- * pins written; 0 (also without a skills folder), or -1 and err. */
+/* The options' skills copied and read (at start): the set served (its
+ * pins written by tg_gate_skills_pin once the caller serves it); 0 (also
+ * without a skills folder), or -1 and err. */
 int gate_skills_init(struct tg_gate *g, const struct tg_gate_options *o, struct tg_error *err);
 void gate_skills_release(struct tg_gate *g);
 /* A set read anew from the gate's skills folder, each skill's tools
@@ -244,6 +245,7 @@ struct tg_gate {
 				       * swapped under rebuild_lock and lock */
 	char *skills_dir, *skills_trust, *skills_rules; /* the options', or NULL */
 	int skills_warn;              /* --skills-mode warn */
+	int skills_optional;          /* skills_dir may be missing: none served */
 	struct metrics *metrics;      /* the counters /metrics shows */
 	pthread_mutex_t refusals_lock;
 	struct refusal_bucket refusals[REFUSAL_BUCKETS];        /* auth, scope, rate, admin */

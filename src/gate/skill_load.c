@@ -305,6 +305,15 @@ int gate_skillset_load(struct tg_gate *g, const struct tg_catalog *catalog,
 	*out = NULL;
 	if (!g->skills_dir)
 		return 0;
+	if (g->skills_optional) {
+		struct stat st;
+
+		/* a catalogue's own skills/: none, rather than the start or the
+		 * reload refused, when it has none (a link is not followed) */
+		if (lstat(g->skills_dir, &st) < 0 ? errno == ENOENT || errno == ENOTDIR
+						  : !S_ISDIR(st.st_mode))
+			return 0;
+	}
 	if (g->skills_trust && tg_trust_load(g->skills_trust, &c.trust, err) < 0)
 		return -1;
 	if (tg_skill_rules_new(g->skills_rules, &c.rules, err) < 0)
@@ -387,11 +396,23 @@ int gate_skills_init(struct tg_gate *g, const struct tg_gate_options *o, struct 
 	    (o->skills_rules && !(g->skills_rules = strdup(o->skills_rules))))
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	g->skills_warn = o->skills_mode == TG_SKILLS_WARN;
+	g->skills_optional = o->skills_optional;
 	if (gate_skillset_load(g, g->base->catalog, &set, err) < 0)
 		return -1;
 	g->skillset = set;
-	/* at start a pin that cannot be written stops the gateway */
-	return gate_skillset_pin(g, set, err);
+	return 0;
+}
+
+int tg_gate_skills_pin(struct tg_gate *g, struct tg_error *err)
+{
+	int rc;
+
+	tg_error_clear(err);
+	/* the set served now: a reload meanwhile pins its own */
+	pthread_mutex_lock(&g->rebuild_lock);
+	rc = gate_skillset_pin(g, g->skillset, err);
+	pthread_mutex_unlock(&g->rebuild_lock);
+	return rc;
 }
 
 void gate_skills_release(struct tg_gate *g)

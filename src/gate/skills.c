@@ -63,18 +63,23 @@ static const struct tg_skill *named(const struct gate_skillset *set, const char 
 /* own (a JSON array's text, taken) with the skills' entries after it. */
 char *gate_skills_list(struct tg_gate *g, char *own, int templates, int prompts)
 {
-	json_t *a = own ? json_loads(own, 0, NULL) : NULL;
-	struct gate_skillset *set;
+	struct gate_skillset *set = gate_skillset_get(g);
+	size_t n = set ? set->n : 0;
 	char *text = NULL;
-	size_t n;
+	json_t *a;
 
+	if (!n) {
+		/* none served (a catalogue without its own skills/): as it is */
+		gate_skillset_put(g, set);
+		return own;
+	}
+	a = own ? json_loads(own, 0, NULL) : NULL;
 	free(own);
 	if (!json_is_array(a)) {
 		json_decref(a);
+		gate_skillset_put(g, set);
 		return NULL;
 	}
-	set = gate_skillset_get(g);
-	n = set ? set->n : 0;
 	if (templates && n)
 		json_array_append_new(
 			a, json_pack("{s:s, s:s, s:s}", "uriTemplate", URI_PREFIX "{name}/{+path}",

@@ -209,6 +209,9 @@ int tg_gate_upstream_probe(const struct tg_catalog *catalog, const char *name,
 	if (opts) {
 		dopts.workspace = opts->workspace;
 		dopts.tools_dir = opts->tools_dir;
+		/* --catalog-trust: what the catalogue holds is checked (and
+		 * given) from its verified copy, as serve's */
+		dopts.tools_copy = opts->tools_copy;
 		dopts.state_dir = opts->state_dir;
 		dopts.own_files = opts->own_files;
 	}

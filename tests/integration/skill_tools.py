@@ -22,7 +22,10 @@ outcome:
 - SIGHUP reads the skills again: a skill added is served with its tools
   and clients are told; one changed under its version is refused; one
   whose namespace the reloaded catalogue takes is refused; a call in
-  flight when its skill goes keeps the files it started with;
+  flight when its skill goes keeps the files it started with; a
+  catalogue's own skills/ removed and added again is followed, the
+  catalogue still reloaded;
+- a check of the deployment (doctor) pins no skill: only one served is;
 - each tool loaded is on the record; a gateway with umask 077 runs them;
 - `skill show` says what each tool may do.
 
@@ -464,6 +467,45 @@ for extra in ([], ["--catalog-trust", os.path.join(TMP, "trust.json")]):
       "skill://greet/SKILL.md" in json.dumps(out.get(100)), p.stderr[-600:] + json.dumps(out)[:400])
 r = tg("catalog", "lint", CAT2)
 c("catalogue_lint_takes_a_skills_folder", r.returncode == 0, r.stdout[-400:] + r.stderr[-400:])
+
+# a reload serves the skills/ the new catalogue has: removed, none (and
+# the catalogue still reloads: a contract added is served); back, served
+CAT3 = os.path.join(TMP, "catalog3")
+shutil.copytree(CAT2, CAT3)
+live = Session(["--catalog", CAT3, "--workspace", WS, "--skills-trust",
+                os.path.join(TMP, "trust.json")])
+had = "greet.hello" in live.tools()
+shutil.move(os.path.join(CAT3, "skills"), os.path.join(TMP, "skills3"))
+with open(os.path.join(CAT3, "fs.read-1.0.0.json")) as f:
+    extra = json.load(f)
+extra["name"] = "extra.read"
+with open(os.path.join(CAT3, "extra.read-1.0.0.json"), "w") as f:
+    json.dump(extra, f)
+gone = live.reload_until(lambda: "extra.read" in live.tools())
+gone = gone and "greet.hello" not in live.tools()
+shutil.move(os.path.join(TMP, "skills3"), os.path.join(CAT3, "skills"))
+back = live.reload_until(lambda: "greet.hello" in live.tools())
+err = live.end()
+c("reload_follows_the_catalogues_skills_folder", had and gone and back and
+  "skills folder" not in err, err[-800:])
+
+# a check of the deployment pins nothing: doctor reads the skills as
+# serve would, and serves none
+import sqlite3  # noqa: E402
+skill("unserved", [tool("unserved.run")], version="7.0")
+CONF = os.path.join(TMP, "doctor.conf")
+with open(CONF, "w") as f:
+    f.write("catalog = %s\nworkspace = %s\nstate = %s\npolicy = %s\nskills = %s\n"
+            "skills-trust = %s\n" % (CAT, WS, STATE, POLICY, SKILLS,
+                                     os.path.join(TMP, "trust.json")))
+d = subprocess.run([TG, "doctor"], capture_output=True, text=True, timeout=120, cwd=TMP,
+                   env=dict(os.environ, TOOLGATE_CONFIG=CONF))
+sanitizer(d.stderr)
+db = sqlite3.connect(os.path.join(STATE, "toolgate.db"))
+pinned = [r[0] for r in db.execute("SELECT name FROM skill_pins WHERE name = 'unserved'")]
+db.close()
+shutil.rmtree(os.path.join(SKILLS, "unserved"))
+c("doctor_pins_no_skill", not pinned, d.stdout[-400:] + d.stderr[-400:])
 
 # skill show: what each tool may do
 r = tg("skill", "show", os.path.join(SKILLS, "notes"), "--trust", "trust.json")
