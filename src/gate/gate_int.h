@@ -155,7 +155,8 @@ void gate_skills_release(struct tg_gate *g);
  * cannot be used. */
 int gate_skillset_load(struct tg_gate *g, const struct tg_catalog *catalog,
 		       struct gate_skillset **out, struct tg_error *err);
-/* set's pins written (once it is served): 0, or -1 and err. */
+/* set's pins written (once it is served), each tried: 0, or -1 and err the
+ * first failure. */
 int gate_skillset_pin(struct tg_gate *g, struct gate_skillset *set, struct tg_error *err);
 /* 1 when a and b serve other skills (names or files). */
 int gate_skillset_differs(const struct gate_skillset *a, const struct gate_skillset *b);

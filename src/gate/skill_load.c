@@ -366,10 +366,15 @@ out:
 
 int gate_skillset_pin(struct tg_gate *g, struct gate_skillset *set, struct tg_error *err)
 {
+	struct tg_error one;
+	int rc = 0;
+
+	/* each tried: one that fails leaves the others pinned; the first
+	 * failure said */
 	for (size_t i = 0; set && i < set->ndue; i++)
-		if (pin_record(g, set->due[i], err) < 0)
-			return -1;
-	return 0;
+		if (pin_record(g, set->due[i], rc ? &one : err) < 0)
+			rc = -1;
+	return rc;
 }
 
 int gate_skillset_differs(const struct gate_skillset *a, const struct gate_skillset *b)
