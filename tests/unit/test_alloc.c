@@ -31,6 +31,7 @@
 #include "toolgate/store.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
+#include "util/toml.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ALLOC_LSAN 1
@@ -1023,6 +1024,44 @@ static int skill(void)
 	return 0;
 }
 
+/* An operator's .gitleaks.toml (util/toml.c): read whole or refused
+ * cleanly, whichever allocation fails. */
+static const char toml_text[] =
+	"title = \"t\"\n[allowlist]\npaths = ['''a''', '''b''']\n[[rules]]\nid = \"r\"\n"
+	"regex = '''x[0-9]+'''\nkeywords = [\"x\"]\nt = { a = 1, b.c = [1, 2.5] }\n"
+	"[rules.allowlist]\nstopwords = [\"s\"]\n[[rules]]\nid = \"q\"\n";
+static char *toml_base;
+
+static int toml_case(unsigned long n)
+{
+	struct tg_error err;
+	json_t *doc;
+	char *text;
+	int rc;
+
+	failalloc_arm(n);
+	rc = toml_parse(toml_text, strlen(toml_text), "t.toml", &doc, &err);
+	failalloc_disarm();
+	if (rc < 0)
+		return failed_cleanly("toml_parse", &err);
+	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(doc);
+	if (!text)
+		return -1;
+	rc = same_text("toml_parse", &toml_base, n, text);
+	free(text);
+	return rc;
+}
+
+static int toml(void)
+{
+	CHECK(route_allocators() == 0);
+	CHECK(each_failure("toml_parse", toml_case) == 0);
+	free(toml_base);
+	toml_base = NULL;
+	return 0;
+}
+
 const struct unit_test alloc_tests[] = {
 	{ "alloc/schema_compile", schema_compile },
 	{ "alloc/schema_validate", schema_validate },
@@ -1038,5 +1077,6 @@ const struct unit_test alloc_tests[] = {
 	{ "alloc/store_calls", store_calls },
 	{ "alloc/gate", gate_calls },
 	{ "alloc/skill", skill },
+	{ "alloc/toml", toml },
 	UNIT_TESTS_END,
 };
