@@ -4,8 +4,10 @@
  * One pass over the text, by hand: a document is small (TOML_MAX) and
  * its grammar is line-oriented. The tables a header may not open again
  * (defined by a header, by a dotted key, or inline) and the arrays a
- * [[header]] may append to are kept in a bounded list of their nodes
- * (TOML_TABLES_MAX), which also bounds the list's linear searches.
+ * [[header]] may append to are kept as nodes, at most TOML_TABLES_MAX,
+ * in a table hashed by their address: a lookup is one probe or a few,
+ * whatever the number of nodes (a linear search over 4,096 of them, per
+ * part of every dotted key, took seconds on a 1 MiB document).
  */
 #include <errno.h>
 #include <math.h>
@@ -19,11 +21,17 @@
 #include "util/utf8.h"
 
 #define TOML_TABLES_MAX 4096 /* tables and arrays of tables a document makes */
+#define TOML_SLOTS_BITS 13   /* 8,192 slots: twice TOML_TABLES_MAX */
+#define TOML_SLOTS (1u << TOML_SLOTS_BITS)
 
-/* What a node is to the headers. */
+/* What a node is to the headers and to the dotted keys. */
 enum node_kind {
-	NODE_IMPLICIT, /* a table made on the way to another: a header may define it */
-	NODE_DEFINED,  /* a table a header or a dotted key defined */
+	NODE_IMPLICIT, /* made on the way to another by a header: a header may define it,
+			  a dotted key add to it (then it is NODE_DOTTED) */
+	NODE_HEADER,   /* defined by a header (or an element of [[...]]): a dotted key of
+			  another table's section may not add to it (TOML 1.0, toml-test's
+			  table/append-with-dotted-keys-*) */
+	NODE_DOTTED,   /* defined by a dotted key: dotted keys add to it, no header defines it */
 	NODE_INLINE,   /* an inline table: closed */
 	NODE_AOT,      /* an array of tables [[...]] appends to */
 };
@@ -39,9 +47,27 @@ struct tp {
 	unsigned line;
 	struct tg_error *err;
 	size_t values, depth;
-	struct node *nodes;
+	struct node *nodes; /* TOML_SLOTS of them, hashed by v; v NULL: a free slot */
 	size_t nnodes;
 };
+
+/* Where a key or a header began: errors about it are reported there. */
+struct mark {
+	size_t i, line_at;
+	unsigned line;
+};
+
+static struct mark here(const struct tp *p)
+{
+	return (struct mark){ p->i, p->line_at, p->line };
+}
+
+static void back(struct tp *p, const struct mark *m)
+{
+	p->i = m->i;
+	p->line_at = m->line_at;
+	p->line = m->line;
+}
 
 static int bad(struct tp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -135,20 +161,34 @@ static int line_end(struct tp *p)
 	return 0;
 }
 
-static struct node *node_of(struct tp *p, const json_t *v)
+/* v's first slot (Fibonacci hashing of its address); linear probing from there. */
+static size_t slot(const json_t *v)
 {
-	for (size_t k = 0; k < p->nnodes; k++)
-		if (p->nodes[k].v == v)
-			return &p->nodes[k];
-	return NULL;
+	return (size_t)(((uint64_t)(uintptr_t)v * 0x9E3779B97F4A7C15ull) >> (64 - TOML_SLOTS_BITS));
 }
 
-/* v noted as a node of kind; -1 past TOML_TABLES_MAX. */
+static struct node *node_of(struct tp *p, const json_t *v)
+{
+	for (size_t k = slot(v);; k = (k + 1) & (TOML_SLOTS - 1)) {
+		if (p->nodes[k].v == v)
+			return &p->nodes[k];
+		if (!p->nodes[k].v)
+			return NULL;
+	}
+}
+
+/* v noted as a node of kind; -1 past TOML_TABLES_MAX (the slots at most
+ * half full, a free one always ends a probe). */
 static int node_add(struct tp *p, json_t *v, enum node_kind kind)
 {
+	size_t k = slot(v);
+
 	if (p->nnodes == TOML_TABLES_MAX)
 		return bad(p, "more than %d tables", TOML_TABLES_MAX);
-	p->nodes[p->nnodes++] = (struct node){ v, kind };
+	while (p->nodes[k].v)
+		k = (k + 1) & (TOML_SLOTS - 1);
+	p->nodes[k] = (struct node){ v, kind };
+	p->nnodes++;
 	return 0;
 }
 
@@ -211,8 +251,10 @@ static int string(struct tp *p, char **out, size_t *len)
 {
 	int lit = peek(p, 0) == '\'', multi = starts(p, lit ? "'''" : "\"\"\"");
 	const char *quote = lit ? (multi ? "'''" : "'") : (multi ? "\"\"\"" : "\"");
-	size_t o = 0;
-	char *buf = malloc(p->n - p->i + 1); /* an escape never grows what it stands for */
+	size_t o = 0, cap = 64;
+	/* grown as it fills (not sized to the rest of the document: a
+	 * document of many short strings would allocate it once each) */
+	char *buf = malloc(cap);
 
 	if (!buf)
 		return nomem(p);
@@ -227,6 +269,18 @@ static int string(struct tp *p, char **out, size_t *len)
 	for (;;) {
 		int c = peek(p, 0);
 
+		/* one turn writes at most 4 bytes (an escape; a closing quote
+		 * and 2 more), the NUL after them fits */
+		if (cap - o < 5) {
+			char *more = realloc(buf, cap * 2);
+
+			if (!more) {
+				free(buf);
+				return nomem(p);
+			}
+			buf = more;
+			cap *= 2;
+		}
 		if (c < 0) {
 			free(buf);
 			return bad(p, "a string not closed (%s)", quote);
@@ -263,8 +317,9 @@ static int string(struct tp *p, char **out, size_t *len)
 					free(buf);
 					return bad(p, "a backslash before blanks that do not end the line");
 				}
+				/* a CR only before an LF: a lone one is a control character */
 				while (peek(p, 0) == ' ' || peek(p, 0) == '\t' || peek(p, 0) == '\n' ||
-				       peek(p, 0) == '\r') {
+				       starts(p, "\r\n")) {
 					if (peek(p, 0) == '\n') {
 						p->i++;
 						newline(p);
@@ -345,6 +400,16 @@ static int dotted_key(struct tp *p, struct dkey *k)
 
 static int value(struct tp *p, json_t **out);
 
+/* How many of buf[0, n) lead as decimal digits. */
+static size_t memspn_digits(const char *buf, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && buf[k] >= '0' && buf[k] <= '9')
+		k++;
+	return k;
+}
+
 /* A number, or what the subset leaves out named. */
 static int number(struct tp *p, json_t **out)
 {
@@ -358,11 +423,11 @@ static int number(struct tp *p, json_t **out)
 	if (starts(p, "0x") || starts(p, "0o") || starts(p, "0b"))
 		return bad(p, "hexadecimal, octal and binary integers are not in the subset of TOML "
 			   "this reads");
-	while (p->i < p->n && strchr("0123456789+-._eE:TZ", p->s[p->i]) && p->s[p->i]) {
+	while (p->i < p->n && strchr("0123456789+-._eE:", p->s[p->i]) && p->s[p->i]) {
 		char c = p->s[p->i++];
 
-		if (c == ':' || c == 'T' || c == 'Z' ||
-		    (c == '-' && l == 4 && buf[0] >= '0' && buf[0] <= '9'))
+		/* 07:32:00, 1979-05-27 (1.5e-3 and 100e-5 are floats) */
+		if (c == ':' || (c == '-' && l == 4 && memspn_digits(buf, 4) == 4))
 			return bad(p, "dates and times are not in the subset of TOML this reads");
 		if (c == '_') {
 			/* between two digits only */
@@ -393,7 +458,9 @@ static int number(struct tp *p, json_t **out)
 	if (fl) {
 		double v = strtod(buf, &end);
 
-		if (*end || errno || !isfinite(v)) {
+		/* errno not asked: ERANGE also stands for a subnormal (1e-320) or
+		 * an underflow to 0, which TOML rounds; an overflow is inf */
+		if (*end || !isfinite(v)) {
 			p->i = at;
 			return bad(p, "not a number TOML reads, or out of range: %s", buf);
 		}
@@ -450,7 +517,8 @@ fail:
 	return -1;
 }
 
-static int assign(struct tp *p, json_t *table, const struct dkey *k, json_t *v);
+static int assign(struct tp *p, json_t *table, const struct dkey *k, const struct mark *m,
+		  json_t *v);
 
 /* An inline table: { key = value, ... } on one line, closed. */
 static int inline_table(struct tp *p, json_t **out)
@@ -471,7 +539,10 @@ static int inline_table(struct tp *p, json_t **out)
 	}
 	for (;;) {
 		json_t *v;
+		struct mark m;
 
+		blank(p);
+		m = here(p);
 		if (dotted_key(p, k) < 0)
 			goto fail;
 		if (peek(p, 0) != '=') {
@@ -480,7 +551,7 @@ static int inline_table(struct tp *p, json_t **out)
 		}
 		p->i++;
 		blank(p);
-		if (value(p, &v) < 0 || assign(p, t, k, v) < 0)
+		if (value(p, &v) < 0 || assign(p, t, k, &m, v) < 0)
 			goto fail;
 		blank(p);
 		if (peek(p, 0) == ',') {
@@ -498,8 +569,7 @@ static int inline_table(struct tp *p, json_t **out)
 	}
 done:
 	free(k);
-	/* closed: nothing may add to it now */
-	node_of(p, t)->kind = NODE_INLINE;
+	/* closed: a NODE_INLINE from the start, nothing may add to it now */
 	*out = t;
 	return 0;
 fail:
@@ -545,8 +615,10 @@ static int value(struct tp *p, json_t **out)
 }
 
 /* The table of the dotted key's prefix under table, made (defined) on
- * the way; then v (taken) at its last part, which must be new. */
-static int assign(struct tp *p, json_t *table, const struct dkey *k, json_t *v)
+ * the way; then v (taken) at its last part, which must be new. Errors at
+ * m, where the key began. */
+static int assign(struct tp *p, json_t *table, const struct dkey *k, const struct mark *m,
+		  json_t *v)
 {
 	for (size_t i = 0; i + 1 < k->n; i++) {
 		json_t *next = json_object_get(table, k->part[i]);
@@ -558,20 +630,30 @@ static int assign(struct tp *p, json_t *table, const struct dkey *k, json_t *v)
 				json_decref(v);
 				return nomem(p);
 			}
-			if (node_add(p, next, NODE_DEFINED) < 0) {
+			if (node_add(p, next, NODE_DOTTED) < 0) {
 				json_decref(v);
 				return -1;
 			}
-		} else if (!json_is_object(next) || !nd || nd->kind == NODE_INLINE ||
-			   nd->kind == NODE_AOT) {
+		} else if (nd && nd->kind == NODE_HEADER) {
 			json_decref(v);
+			back(p, m);
+			return bad(p, "table %s was defined by a header: a dotted key may not add to it",
+				   k->part[i]);
+		} else if (!json_is_object(next) || !nd ||
+			   (nd->kind != NODE_IMPLICIT && nd->kind != NODE_DOTTED)) {
+			json_decref(v);
+			back(p, m);
 			return bad(p, "%s is a value already, not a table a dotted key may add to",
 				   k->part[i]);
+		} else {
+			/* defined now: no header may define it after */
+			nd->kind = NODE_DOTTED;
 		}
 		table = next;
 	}
 	if (json_object_get(table, k->part[k->n - 1])) {
 		json_decref(v);
+		back(p, m);
 		return bad(p, "key %s given twice", k->part[k->n - 1]);
 	}
 	if (json_object_set_new(table, k->part[k->n - 1], v) < 0)
@@ -586,6 +668,7 @@ static int header(struct tp *p, json_t *root, json_t **cur)
 	struct dkey *k = malloc(sizeof(*k));
 	json_t *t = root, *next;
 	struct node *nd;
+	struct mark m = here(p);
 	int rc = -1;
 
 	if (!k)
@@ -609,24 +692,27 @@ static int header(struct tp *p, json_t *root, json_t **cur)
 				nomem(p);
 				goto out;
 			}
-			if (node_add(p, next, last ? (aot ? NODE_AOT : NODE_DEFINED)
+			if (node_add(p, next, last ? (aot ? NODE_AOT : NODE_HEADER)
 						   : NODE_IMPLICIT) < 0)
 				goto out;
 			nd = node_of(p, next);
 		} else if (!nd || nd->kind == NODE_INLINE) {
+			back(p, &m);
 			bad(p, "%s is a value already, not a table", k->part[i]);
 			goto out;
 		} else if (last && aot != (nd->kind == NODE_AOT)) {
+			back(p, &m);
 			bad(p, aot ? "%s is a table, not an array of tables"
 				   : "%s is an array of tables: [[%s]] adds one",
 			    k->part[i], k->part[i]);
 			goto out;
 		} else if (last && !aot) {
 			if (nd->kind != NODE_IMPLICIT) {
+				back(p, &m);
 				bad(p, "table %s defined twice", k->part[i]);
 				goto out;
 			}
-			nd->kind = NODE_DEFINED;
+			nd->kind = NODE_HEADER;
 		}
 		if (nd->kind == NODE_AOT) {
 			if (last) {
@@ -636,7 +722,7 @@ static int header(struct tp *p, json_t *root, json_t **cur)
 					nomem(p);
 					goto out;
 				}
-				if (node_add(p, el, NODE_DEFINED) < 0)
+				if (node_add(p, el, NODE_HEADER) < 0)
 					goto out;
 				next = el;
 			} else {
@@ -663,6 +749,7 @@ static int document(struct tp *p, json_t *root)
 		return nomem(p);
 	for (;;) {
 		json_t *v;
+		struct mark m;
 
 		if (between(p) < 0)
 			break;
@@ -675,6 +762,7 @@ static int document(struct tp *p, json_t *root)
 				break;
 			continue;
 		}
+		m = here(p);
 		if (dotted_key(p, k) < 0)
 			break;
 		if (peek(p, 0) != '=') {
@@ -683,7 +771,7 @@ static int document(struct tp *p, json_t *root)
 		}
 		p->i++;
 		blank(p);
-		if (value(p, &v) < 0 || assign(p, cur, k, v) < 0 || line_end(p) < 0)
+		if (value(p, &v) < 0 || assign(p, cur, k, &m, v) < 0 || line_end(p) < 0)
 			break;
 	}
 	free(k);
@@ -704,9 +792,12 @@ int toml_parse(const char *text, size_t len, const char *origin, json_t **out,
 	if (memchr(text, '\0', len) || !utf8_valid(text, len))
 		return tg_error_set(err, TG_ERR_INVALID, "%s: not UTF-8 text (or a NUL in it)",
 				    origin);
+	/* a byte order mark (toml-test's utf8-bom-*: editors write one) */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		p.i = p.line_at = 3;
 	root = json_object();
-	p.nodes = calloc(TOML_TABLES_MAX, sizeof(*p.nodes));
-	if (!root || !p.nodes || node_add(&p, root, NODE_DEFINED) < 0) {
+	p.nodes = calloc(TOML_SLOTS, sizeof(*p.nodes));
+	if (!root || !p.nodes || node_add(&p, root, NODE_HEADER) < 0) {
 		json_decref(root);
 		free(p.nodes);
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -13,10 +13,13 @@
  * Refused, each with the origin, the line and the column: anything
  * outside the subset (dates and times, hexadecimal, octal and binary
  * integers, inf and nan: named as such), a key given twice, a table
- * defined twice or a key that is both a value and a table, an invalid
+ * defined twice (by headers, or by a header after dotted keys) or added
+ * to by a dotted key after a header defined it, a key that is both a
+ * value and a table, an invalid
  * escape, a control character in a string, text that is not UTF-8 or
- * holds a NUL, and anything past the ceilings below. Never a crash or a
- * hang on any bytes (tests/fuzz/fuzz_toml.c).
+ * holds a NUL, and anything past the ceilings below. A leading byte
+ * order mark is skipped. Never a crash or a hang on any bytes
+ * (tests/fuzz/fuzz_toml.c).
  */
 #ifndef TG_UTIL_TOML_H
 #define TG_UTIL_TOML_H

@@ -1028,7 +1028,8 @@ static int skill(void)
  * cleanly, whichever allocation fails. */
 static const char toml_text[] =
 	"title = \"t\"\n[allowlist]\npaths = ['''a''', '''b''']\n[[rules]]\nid = \"r\"\n"
-	"regex = '''x[0-9]+'''\nkeywords = [\"x\"]\nt = { a = 1, b.c = [1, 2.5] }\n"
+	"regex = '''x[0-9]+(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa)'''\n"
+	"keywords = [\"x\"]\nt = { a = 1, b.c = [1, 2.5] }\n"
 	"[rules.allowlist]\nstopwords = [\"s\"]\n[[rules]]\nid = \"q\"\n";
 static char *toml_base;
 

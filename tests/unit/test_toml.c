@@ -113,14 +113,30 @@ static int strings_and_numbers(void)
 		       "{\"a\":{\"b\":{\"c\":2}},\"quoted key\":1,\"t\":{\"x\":1,\"y\":{\"z\":[1,2]}}}"));
 	CHECK(reads_as("a = [\n  1, # one\n  [2, 3],\n]\r\nb = []\n", "{\"a\":[1,[2,3]],\"b\":[]}"));
 	CHECK(reads_as("[a.b]\nx = 1\n[a]\ny = 2\n", "{\"a\":{\"b\":{\"x\":1},\"y\":2}}"));
+	/* an exponent's sign after 4 characters is not a date's dash */
+	CHECK(reads_as("a = 1.5e-3\nb = 100e-5\nc = 1e-320\n",
+		       "{\"a\":0.0015,\"b\":0.001,\"c\":9.9998886718268301e-321}"));
+	/* a byte order mark; a dotted key through a table a header only made on the way */
+	CHECK(reads_as("\xEF\xBB\xBF" "a = 1\n", "{\"a\":1}"));
+	CHECK(reads_as("[a.b.c]\n[a]\nb.x = 1\n[a.b.d]\n",
+		       "{\"a\":{\"b\":{\"c\":{},\"d\":{},\"x\":1}}}"));
 	CHECK(reads_as("", "{}"));
 	return 0;
 }
 
 static int refusals(void)
 {
-	CHECK(refused("a = 1\na = 2\n", "t.toml: line 2, column 6: key a given twice"));
-	CHECK(refused("[t]\n[t]\n", "line 2, column 4: table t defined twice"));
+	CHECK(refused("a = 1\na = 2\n", "t.toml: line 2, column 1: key a given twice"));
+	/* at the key, not at the end of its value */
+	CHECK(refused("a = 1\na = '''\nx\n'''\n", "line 2, column 1: key a given twice"));
+	CHECK(refused("t = {x = [\n1], x = 2}\n", "line 2, column 5: key x given twice"));
+	CHECK(refused("[t]\n[t]\n", "line 2, column 1: table t defined twice"));
+	/* toml-test's table/append-with-dotted-keys-01; a header after a dotted key */
+	CHECK(refused("[a.b.c]\nz = 9\n[a]\nb.c.t = 1\n",
+		      "line 4, column 1: table c was defined by a header"));
+	CHECK(refused("[a.b.c]\n[a]\nb.x = 1\n[a.b]\n", "line 4, column 1: table b defined twice"));
+	CHECK(refused("s = \"\"\"a\\\n\r b\"\"\"\n", "line 2, column 1: a control character"));
+	CHECK(refused("a = TRUE\n", "not a value"));
 	CHECK(refused("a.b = 1\n[a]\n", "table a defined twice"));
 	CHECK(refused("a = 1\n[a]\n", "a is a value already"));
 	CHECK(refused("a = [1]\n[[a]]\n", "a is a value already"));
