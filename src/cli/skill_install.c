@@ -62,8 +62,8 @@ static const char *judge(const struct tg_skill *s, const struct tg_trust *trust,
 			 const struct tg_skill_rules *rules, struct tg_skill_judgement *j,
 			 const char **why)
 {
+	const char *reason;
 	struct tg_error err;
-
 	size_t n;
 
 	*why = "";
@@ -72,8 +72,9 @@ static const char *judge(const struct tg_skill *s, const struct tg_trust *trust,
 		*why = j->scan;
 		return "scan";
 	}
-	if (tg_skill_judgement_reason(j, why))
-		return tg_skill_judgement_reason(j, why);
+	reason = tg_skill_judgement_reason(j, why);
+	if (reason)
+		return reason;
 	/* its tools too: serve refuses a skill whose toolgate.json it refuses */
 	if (cli_skill_tools_check(s, &n, &err) < 0) {
 		snprintf(j->scan, sizeof(j->scan), "%s", err.msg);

@@ -172,8 +172,8 @@ char *gate_skills_read(struct tg_gate *g, const char *uri, struct tg_error *err)
 int gate_skills_is_prompt(const char *name);
 char *gate_skills_prompt(struct tg_gate *g, const char *name, struct tg_error *err);
 /* The scripts of skill s (served, every check passed) as tools of set
- * (skill_tools.c): its toolgate.json's contracts checked against catalog,
- * the gate's directories and set's tools so far, each recorded as loaded,
+ * (skill_tools.c): its toolgate.json's contracts checked against catalog
+ * and the gate's directories, each recorded as loaded,
  * its files written where the tools find them, the contracts kept; 0
  * (also when it has none), or -1 and err, and nothing kept. */
 int gate_skill_tools_add(struct tg_gate *g, const struct tg_catalog *catalog,

@@ -73,46 +73,36 @@ static int namespace_free(const struct tg_catalog *c, const char *name, struct t
 	return 0;
 }
 
-/* The skill's tools v[0, n) served beside the catalogue base and the
- * tools of set so far: no name twice, every compensation resolved to a
- * write tool, every mount allowed. */
-static int fits(struct tg_gate *g, const struct tg_catalog *base, const struct gate_skillset *set,
-		struct tg_contract **v, size_t n, struct tg_error *err)
+/* The skill's tools v[0, n) (taken) served beside the catalogue base: no
+ * name twice, every compensation resolved to a write tool, every mount
+ * allowed. The other skills' tools need not be there: each skill's are in
+ * a namespace of its own (tg_skill_tools, namespace_free), and a
+ * compensation names a tool of the same skill. */
+static int fits(struct tg_gate *g, const struct tg_catalog *base, struct tg_contract **v,
+		size_t n, struct tg_error *err)
 {
-	struct tg_contract **all = NULL;
 	struct tg_catalog *c;
-	size_t nall = 0;
 	int rc = 0;
-	struct tg_contract **grown = NULL;
 
-	if (gate_skill_tools_make(set, &all, &nall) < 0 ||
-	    !(grown = realloc(all, (nall + n + 1) * sizeof(*all)))) {
-		free_all(all, nall);
-		free_all(v, n);
-		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	}
-	all = grown;
-	memcpy(all + nall, v, n * sizeof(*v));
-	free(v);
-	/* the catalogue takes them all, whatever it returns */
-	if (tg_catalog_derive(base, all, nall + n, &c, err) < 0) {
-		free(all);
+	/* the catalogue takes them, whatever it returns */
+	if (tg_catalog_derive(base, v, n, &c, err) < 0) {
+		free(v);
 		return -1;
 	}
-	for (size_t i = nall; rc == 0 && i < nall + n; i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct tg_contract *undo;
 
-		if (!all[i]->compensation_tool)
+		if (!v[i]->compensation_tool)
 			continue;
-		if (tg_catalog_resolve(c, all[i]->compensation_tool, "0000-01-01", &undo, err) < 0)
-			rc = tg_error_wrap(err, "%s: compensation.tool", all[i]->file);
+		if (tg_catalog_resolve(c, v[i]->compensation_tool, "0000-01-01", &undo, err) < 0)
+			rc = tg_error_wrap(err, "%s: compensation.tool", v[i]->file);
 		else if (undo->authority != TG_AUTHORITY_WRITE)
 			rc = tg_error_set(err, TG_ERR_INVALID, "%s: compensation.tool: %s@%s is a "
-					  "read tool", all[i]->file, undo->name, undo->version_text);
+					  "read tool", v[i]->file, undo->name, undo->version_text);
 	}
 	if (rc == 0)
 		rc = exec_check_catalog(c, g->dirs, err);
-	free(all);
+	free(v);
 	tg_catalog_free(c);
 	return rc;
 }
@@ -175,7 +165,7 @@ int gate_skill_tools_add(struct tg_gate *g, const struct tg_catalog *catalog,
 	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(subject[i], sizeof(subject[i]), "%s@%s", v[i]->name, v[i]->version_text);
-	if (fits(g, catalog, set, v, n, err) < 0)
+	if (fits(g, catalog, v, n, err) < 0)
 		goto fail;
 	if (tg_skill_write(s, host, 0, err) < 0) {
 		file_remove_tree(host);
