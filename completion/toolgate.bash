@@ -23,7 +23,7 @@ _toolgate_opts()
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
 			--max-runs --max-runs-per-principal --record --log-format --log-level --skills \
-			--skills-trust --skills-rules --skills-mode --catalog-trust ;;
+			--skills-trust --skills-rules --skills-mode --catalog-trust --redact-gitleaks ;;
 	token) echo --state --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
@@ -34,7 +34,7 @@ _toolgate_opts()
 			--audit --dry-run --record --catalog-trust ;;
 	audit)
 		echo --state --expect -n -f --principal --tool --outcome --kind --since --until ;;
-	redact) echo --json --rules ;;
+	redact) echo --json --rules --gitleaks ;;
 	anomalies) echo --catalog --policy --state --json ;;
 	upstream)
 		echo --catalog --state --timeout --as --policy --token --audit --token-file \

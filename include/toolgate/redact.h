@@ -55,10 +55,11 @@ enum {
 	TG_REDACT_FINDINGS_CAPPED = 1 << 3, /* more findings than TG_REDACT_FINDINGS_MAX */
 	TG_REDACT_ENCODED = 1 << 4,         /* found in a decoded run: the run redacted */
 	TG_REDACT_DECODED = 1 << 5,         /* tg_redact_value: decoded whole, encoded again */
+	TG_REDACT_UNDECIDED = 1 << 6,       /* an operator's rule hit its match limit: the rest of its block redacted */
 };
 
 struct tg_redact_finding {
-	const char *rule;  /* static: "github_token", ... */
+	const char *rule;  /* static: "github_token", ..., or an operator's rule id (kept for the process's life) */
 	uint64_t offset;   /* of the redacted bytes, in the input */
 	uint64_t length;
 	uint64_t line;     /* of offset, from 1 */
@@ -108,12 +109,43 @@ TG_API int tg_redact_shown(const char *in, size_t n, char *out, size_t cap);
 TG_API int tg_redact_value(const char *in, size_t n, struct tg_redact_out *out,
 			   struct tg_error *err);
 
+/*
+ * An operator's rules: a gitleaks configuration (docs/REDACTION.md,
+ * "gitleaks configurations"), applied beside the built-in rules. Its
+ * expressions are Go's (RE2) syntax, matched by PCRE2 once translated
+ * (a construct the two read differently is refused); keywords filter
+ * which rules run on a block of at most TG_REDACT_KEY_CAP bytes; a
+ * match's secret (secretGroup), its entropy and the allowlists decide
+ * as gitleaks does. What needs a file path or a commit does not apply
+ * and is said in a note.
+ */
+struct tg_redact_ruleset;
+
+/* Read the configuration at path (and the one its extend.path names,
+ * relative to it). OUT: *out, one reference, dropped with
+ * tg_redact_ruleset_free. -1 and err naming the file (and its line and
+ * column, or the rule and field) on anything wrong or past a ceiling. */
+TG_API int tg_redact_ruleset_load(const char *path, struct tg_redact_ruleset **out,
+				  struct tg_error *err);
+/* Drops a reference; NULL is a no-op. */
+TG_API void tg_redact_ruleset_free(struct tg_redact_ruleset *rs);
+/* The rules applied, by id, in the file's order (borrowed): their count. */
+TG_API size_t tg_redact_ruleset_ids(const struct tg_redact_ruleset *rs, const char *const **ids);
+/* What of the file does not apply, and why: NULL-terminated (borrowed). */
+TG_API const char *const *tg_redact_ruleset_notes(const struct tg_redact_ruleset *rs);
+/* From now on every redaction in the process (a call, a value, a stream
+ * begun after) applies rs's rules too: a reference is taken, the set
+ * used before dropped; NULL: the built-in rules only. One begun before
+ * keeps the set it began with. Thread-safe. */
+TG_API void tg_redact_use(struct tg_redact_ruleset *rs);
+
 /* Streaming: output (redacted bytes, in order) goes to write as it is
  * decided, at most TG_REDACT_WINDOW + 4 KiB + 96 bytes behind the input; write returns 0, or -1 to stop (feed and finish then fail
  * with the error it put in err, or a generic one). The concatenated
  * output, the findings and the flags equal tg_redact()'s over the
  * concatenated input. Memory stays under 96 KiB (the buffer, the
- * secrets remembered to redact their repeats) plus the findings kept. */
+ * secrets remembered to redact their repeats), 80 KiB more with an
+ * operator's rules in use, plus the findings kept. */
 typedef int (*tg_redact_write_fn)(void *arg, const char *buf, size_t len, struct tg_error *err);
 struct tg_redact_stream;
 

@@ -104,6 +104,8 @@ static const struct config_key {
 	  "the operator's scanner rules for skills" },
 	{ "skills-mode", "skills-mode", CLI_CONFIG_VALUE, 0, C_SERVE,
 	  "enforce or warn: a skill that fails a check" },
+	{ "redact-gitleaks", "redact-gitleaks", CLI_CONFIG_VALUE, 1, C_SERVE,
+	  "a gitleaks configuration whose rules redact too" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -1,13 +1,14 @@
 /*
- * toolgate redact [FILE | -] [--json]
- * toolgate redact --rules
+ * toolgate redact [FILE | -] [--json] [--gitleaks CONFIG]
+ * toolgate redact --rules [--gitleaks CONFIG]
  *
  * The secret redactor (docs/REDACTION.md) over a file or stdin, so that an
  * operator can see what the gateway would hide: the redacted text on
  * stdout (what a flag says about the input, on stderr), or with --json a
  * document listing the findings, each its rule, offset, length and line,
  * never the secret's bytes. The input is streamed: any size, in bounded
- * memory.
+ * memory. --gitleaks adds an operator's rules (a gitleaks configuration)
+ * to the built-in ones, as serve's --redact-gitleaks does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +22,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate redact [FILE | -] [--json]\n"
-		   "       toolgate redact --rules\n"
+	fprintf(f, "usage: toolgate redact [FILE | -] [--json] [--gitleaks CONFIG]\n"
+		   "       toolgate redact --rules [--gitleaks CONFIG]\n"
 		   "\n"
 		   "Prints FILE (stdin when absent or -) with every secret replaced by\n"
 		   "[REDACTED:<rule>]; --json lists the findings (rule, offset, length, line)\n"
-		   "instead. --rules lists the rules.\n"
+		   "instead. --rules lists the rules. --gitleaks CONFIG adds the rules of a\n"
+		   "gitleaks configuration (.gitleaks.toml) to the built-in ones; what of it\n"
+		   "does not apply is said on stderr.\n"
 		   "\n"
 		   "Exit status: 0 (findings or not); 2 usage; 3 FILE cannot be read or\n"
 		   "stdout written (docs/CLI.md).\n");
@@ -58,6 +61,8 @@ static const struct {
 	  "more findings than are listed (all were redacted)" },
 	{ TG_REDACT_ENCODED, "encoded",
 	  "a secret was found in what base64 or hex decodes to: the whole run was redacted" },
+	{ TG_REDACT_UNDECIDED, "undecided",
+	  "a gitleaks rule's regex hit its match limit: the rest of its block was redacted" },
 };
 
 static int print_json(struct tg_redact_stream *st, uint64_t bytes)
@@ -79,6 +84,8 @@ static int print_json(struct tg_redact_stream *st, uint64_t bytes)
 			json_object_set_new(o, "truncated", json_true());
 		if (o && (f[i].flags & TG_REDACT_ENCODED))
 			json_object_set_new(o, "encoded", json_true());
+		if (o && (f[i].flags & TG_REDACT_UNDECIDED))
+			json_object_set_new(o, "undecided", json_true());
 		json_array_append_new(list, o);
 	}
 	for (i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
@@ -97,15 +104,42 @@ static int print_json(struct tg_redact_stream *st, uint64_t bytes)
 static const struct option options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "rules", no_argument, NULL, 'r' },
+	{ "gitleaks", required_argument, NULL, 'g' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
 
-/* --json (flags[0]) and --rules (flags[1]). */
+struct redact_opts {
+	int json, rules;
+	const char *gitleaks;
+};
+
 static int set_flag(int opt, const char *arg, void *ctx)
 {
-	(void)arg;
-	((int *)ctx)[opt == 'r'] = 1;
+	struct redact_opts *o = ctx;
+
+	if (opt == 'g')
+		o->gitleaks = arg;
+	else if (opt == 'r')
+		o->rules = 1;
+	else
+		o->json = 1;
+	return 0;
+}
+
+/* The configuration at path in use, its notes on stderr: 0, or -1 said. */
+static int use_gitleaks(const char *path, struct tg_redact_ruleset **rs)
+{
+	struct tg_error err;
+	const char *const *n;
+
+	if (tg_redact_ruleset_load(path, rs, &err) < 0) {
+		fprintf(stderr, "toolgate redact: --gitleaks %s\n", err.msg);
+		return -1;
+	}
+	for (n = tg_redact_ruleset_notes(*rs); *n; n++)
+		fprintf(stderr, "toolgate redact: note: %s\n", *n);
+	tg_redact_use(*rs);
 	return 0;
 }
 
@@ -116,18 +150,27 @@ int cmd_redact(int argc, char **argv)
 	struct tg_error err;
 	uint64_t bytes = 0;
 	char buf[65536];
-	int json = 0, fd = 0, i, opt, rc = EXIT_DATA, flags[2] = { 0, 0 };
+	struct tg_redact_ruleset *rs = NULL;
+	struct redact_opts o = { 0, 0, NULL };
+	int json = 0, fd = 0, i, opt, rc = EXIT_DATA;
 	unsigned fl;
 
-	opt = cli_parse("redact", argc, argv, ":h", options, usage, NULL, set_flag, flags);
+	opt = cli_parse("redact", argc, argv, ":h", options, usage, NULL, set_flag, &o);
 	if (opt >= 0)
 		return opt;
-	json = flags[0];
-	if (flags[1]) {
-		const char *const *r;
+	json = o.json;
+	if (o.gitleaks && use_gitleaks(o.gitleaks, &rs) < 0)
+		return EXIT_DATA;
+	if (o.rules) {
+		const char *const *r, *const *ids;
+		size_t n = rs ? tg_redact_ruleset_ids(rs, &ids) : 0;
 
 		for (r = tg_redact_rules(); *r; r++)
 			puts(*r);
+		for (size_t k = 0; k < n; k++)
+			puts(ids[k]);
+		tg_redact_use(NULL);
+		tg_redact_ruleset_free(rs);
 		return 0;
 	}
 	if (optind < argc)
@@ -135,13 +178,15 @@ int cmd_redact(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "toolgate redact: one FILE at most ('%s', then '%s')\n", path,
 			argv[optind]);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if (path && strcmp(path, "-") != 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fprintf(stderr, "toolgate redact: %s: %s\n", path, strerror(errno));
-			return EXIT_DATA;
+			fd = 0;
+			goto out;
 		}
 	}
 	if (tg_redact_stream_new(json ? write_nowhere : write_stdout, NULL, &st, &err) < 0)
@@ -178,6 +223,8 @@ fail:
 	fprintf(stderr, "toolgate redact: %s\n", err.msg);
 out:
 	tg_redact_stream_free(st);
+	tg_redact_use(NULL);
+	tg_redact_ruleset_free(rs);
 	if (fd > 0)
 		close(fd);
 	return rc;

@@ -47,7 +47,8 @@
  * clients are told what changed, calls in flight finish on the catalogue
  * (and the skills' files) they started with; a catalogue that does not
  * load is reported on stderr and the old one stays, with the skills as
- * they were. It reloads --tls-cert and --tls-key too, the same way.
+ * they were. It reloads --tls-cert and --tls-key too, the same way, and
+ * --redact-gitleaks's rules (serve_redact.c).
  *
  * Under a service manager ($NOTIFY_SOCKET: systemd's Type=notify,
  * dist/toolgate.service) it says READY=1 once it listens, RELOADING=1 and
@@ -101,7 +102,7 @@ static void usage(FILE *f)
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "                      [--catalog-trust FILE]\n"
 		   "                      [--skills DIR [--skills-trust FILE] [--skills-rules FILE]\n"
-		   "                       [--skills-mode enforce|warn]]\n"
+		   "                       [--skills-mode enforce|warn]] [--redact-gitleaks FILE]\n"
 		   "                      [--anomalies hold|warn|off] [--max-runs N]\n"
 		   "                      [--max-runs-per-principal N] [--log-format text|json]\n"
 		   "                      [--log-level error|warning|info|debug]\n"
@@ -154,6 +155,10 @@ static void usage(FILE *f)
 		   "             well-formed, signed by a key of the trust store, unchanged\n"
 		   "             and scanned (the scanner's rules and the operator's:\n"
 		   "             docs/SKILLS.md); DIR by default the catalogue's skills/\n"
+		   "  --redact-gitleaks FILE\n"
+		   "             redact with the rules of this gitleaks configuration too\n"
+		   "             (.gitleaks.toml: docs/REDACTION.md), beside the built-in\n"
+		   "             ones; SIGHUP reads it again\n"
 		   "  --skills-mode enforce|warn\n"
 		   "             a skill that fails a check is not served (enforce, the\n"
 		   "             default), or is served with what was found recorded\n"
@@ -327,6 +332,7 @@ struct reloader {
 	struct catalog_copy *copy;  /* with trust: the copies served */
 	struct tg_mcp_http *server; /* with --http as well, or NULL */
 	const char *cert;           /* its --tls-cert, or NULL */
+	const char *gitleaks;       /* --redact-gitleaks, or NULL */
 	struct served *served;
 	volatile int quit;
 };
@@ -339,6 +345,7 @@ static void reload_all(struct reloader *r)
 	sdn_reloading();
 	n = reload(r->mcp, r->gate, r->dir, r->trust, r->copy);
 	reload_tls(r->server, r->gate, r->cert);
+	serve_redact_reload(r->gitleaks, r->gate);
 	if (n >= 0)
 		r->served->tools = (size_t)n;
 	tell_ready(r->served, n < 0 ? " (reload refused: the catalogue as it was)" : NULL);
@@ -362,7 +369,7 @@ static void *reloader_main(void *arg)
 /* What serve was asked. */
 struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
-	const char *state, *otlp, *log_format, *log_level, *catalog_trust;
+	const char *state, *otlp, *log_format, *log_level, *catalog_trust, *redact_gitleaks;
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -377,6 +384,7 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
 	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
 	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE, OPT_CATALOG_TRUST,
+	OPT_REDACT_GITLEAKS,
 };
 
 static const struct option options[] = {
@@ -410,6 +418,7 @@ static const struct option options[] = {
 	{ "skills-trust", required_argument, NULL, OPT_SKILLS_TRUST },
 	{ "skills-rules", required_argument, NULL, OPT_SKILLS_RULES },
 	{ "skills-mode", required_argument, NULL, OPT_SKILLS_MODE },
+	{ "redact-gitleaks", required_argument, NULL, OPT_REDACT_GITLEAKS },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
@@ -518,7 +527,8 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level },
 		{ OPT_SKILLS, &a->gopts.skills_dir }, { OPT_SKILLS_TRUST, &a->gopts.skills_trust },
 		{ OPT_SKILLS_RULES, &a->gopts.skills_rules },
-		{ OPT_CATALOG_TRUST, &a->catalog_trust }, { 0, NULL },
+		{ OPT_CATALOG_TRUST, &a->catalog_trust },
+		{ OPT_REDACT_GITLEAKS, &a->redact_gitleaks }, { 0, NULL },
 	};
 	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 
@@ -836,7 +846,7 @@ static int serve_until_stopped(struct tg_mcp *mcp, struct tg_gate *gate,
 			       struct served *served, struct catalog_copy *copy)
 {
 	struct reloader r = { mcp, gate, a->catalog, a->catalog_trust, copy, server,
-			      a->hopts.tls_cert, served, 0 };
+			      a->hopts.tls_cert, a->redact_gitleaks, served, 0 };
 	struct tg_error err;
 	sigset_t set;
 	int sig = 0;
@@ -985,7 +995,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 {
 	const char *catalog = NULL, *workspace = NULL, *principal = NULL, *record = NULL;
 	const char *http = NULL, *tokens = NULL, *state_key = NULL, *policy = NULL;
-	const char *state = NULL, *otlp = NULL, *own[5] = { 0 };
+	const char *state = NULL, *otlp = NULL, *own[6] = { 0 };
 	char resource[600], scratch[64] = "", why[32];
 	struct catalog_copy copy = { "", "", "" };
 	char own_skills[PATH_MAX + 16];
@@ -1032,10 +1042,10 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	gopts.state_dir = state;
 	{
 		/* the files of its own it reads or writes: no tool is given them */
-		const char *files[] = { record, policy, tokens, state_key };
+		const char *files[] = { record, policy, tokens, state_key, args.redact_gitleaks };
 		size_t f, n = 0;
 
-		for (f = 0; f < 4; f++)
+		for (f = 0; f < 5; f++)
 			if (files[f])
 				own[n++] = files[f];
 		gopts.own_files = own;
@@ -1054,7 +1064,8 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	}
 	if (!check && tracer_open(otlp, &gopts.tracer) < 0)
 		goto out;
-	if (catalog_load(catalog, args.catalog_trust, &copy, &cat, why, sizeof(why), &err) < 0 ||
+	if (serve_redact_load(args.redact_gitleaks, check != NULL, &err) < 0 ||
+	    catalog_load(catalog, args.catalog_trust, &copy, &cat, why, sizeof(why), &err) < 0 ||
 	    (args.catalog_trust && catalog_commit(&copy, &err) < 0) ||
 	    catalog_skills(catalog, args.catalog_trust ? copy.live : NULL, &gopts.skills_dir,
 			   &gopts.skills_optional, own_skills, sizeof(own_skills)) < 0 ||

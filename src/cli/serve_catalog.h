@@ -47,4 +47,13 @@ int catalog_skills(const char *dir, const char *live, const char **skills, int *
 /* The copies removed (at exit). */
 void catalog_copy_remove(struct catalog_copy *copy);
 
+/* serve --redact-gitleaks (src/cli/serve_redact.c): the rules of path (a
+ * gitleaks configuration; NULL: none) in use for every redaction, their
+ * notes logged unless quiet. 0, or -1 and err. */
+int serve_redact_load(const char *path, int quiet, struct tg_error *err);
+/* The same on SIGHUP: a file that does not load is logged and recorded
+ * in gate's audit log, and the rules in use stay. */
+struct tg_gate;
+void serve_redact_reload(const char *path, struct tg_gate *gate);
+
 #endif

@@ -98,6 +98,7 @@ struct scan {
 	size_t nf, fcap;
 	uint64_t total;
 	struct seen *seen; /* allocated at the first finding */
+	struct xscan x;    /* an operator's rules (redact_x.c) */
 	tg_redact_write_fn write;
 	void *arg;
 	int failed;
@@ -353,9 +354,51 @@ static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_
 static int try_short(struct scan *s, const struct rwin *w, size_t q, size_t r,
 		     struct rmatch *m);
 
-/* s: the scan, for the encoded runs; NULL in decoded bytes (one level). */
+static int builtin_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
+			 struct rmatch *m);
+
+/* The operator's span pending at q (it starts at or before q), or NULL. */
+static const struct xspan *x_covers(const struct scan *s, size_t q)
+{
+	return s->x.n && s->x.sp[0].start <= s->base + q ? &s->x.sp[0] : NULL;
+}
+
+/* Where the next pending span starts after p, at most lim. */
+static size_t x_stop(const struct scan *s, size_t p, size_t lim)
+{
+	size_t i;
+
+	for (i = 0; i < s->x.n; i++)
+		if (s->x.sp[i].start > s->base + p)
+			return s->x.sp[i].start - s->base < lim ? (size_t)(s->x.sp[i].start - s->base) : lim;
+	return lim;
+}
+
+/* The rules in order at q, and an operator's span pending there: both
+ * redacted when both match (a rule that takes a key block's first line
+ * must not leave its body to chance). s: the scan, for the encoded runs
+ * and the spans; NULL in decoded bytes (one level). */
 static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
 		     struct rmatch *m)
+{
+	const struct xspan *sp = s ? x_covers(s, q) : NULL;
+	int got = builtin_rules(s, b, len, q, m);
+
+	if (!sp)
+		return got;
+	if (!got || (size_t)(sp->end - s->base) > m->end) {
+		m->end = (size_t)(sp->end - s->base);
+		m->more = 0;
+		m->flags = got ? m->flags : 0;
+	}
+	m->start = q;
+	m->rule = sp->rule;
+	m->flags |= sp->flags;
+	return 1;
+}
+
+static int builtin_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
+			 struct rmatch *m)
 {
 	struct rwin w = window_at(b, len, q);
 	unsigned k = redact_cls[b[q]];
@@ -407,6 +450,16 @@ static const char *decoded_secret(struct scan *s, const unsigned char *d, size_t
 			continue;
 		}
 		p++;
+	}
+	if (!first && s->x.rs) {
+		size_t a, e;
+
+		first = redact_x_first(&s->x, d, n, &a, &e);
+		if (first && e - a <= SEEN_LONGEST && s->ndsec < DSEC_MAX) {
+			memcpy(s->dsec[s->ndsec].b, d + a, e - a);
+			s->dsec[s->ndsec].len = e - a;
+			s->dsec[s->ndsec++].rule = first;
+		}
 	}
 	return first;
 }
@@ -467,7 +520,7 @@ static int try_encoded(struct scan *s, const unsigned char *b, size_t len, size_
 static int emit(struct scan *s, const unsigned char *b, const struct rmatch *m,
 		struct tg_error *err)
 {
-	char marker[64];
+	char marker[80];
 	int mlen;
 
 	if (record(s, b, m, err) < 0 ||
@@ -498,9 +551,15 @@ static int settle(struct scan *s, const unsigned char *b, size_t len, size_t p,
 				continue;
 			}
 		} else {
-			q = next_candidate(b, q, m->start, len, s->seen, run_min(s));
-			if (q >= m->start)
-				break;
+			if (!x_covers(s, q)) {
+				size_t to = x_stop(s, q, m->start);
+
+				q = next_candidate(b, q, to, len, s->seen, run_min(s));
+				if (q >= m->start)
+					break;
+				if (q == to)
+					continue; /* a span starts here: decided next round */
+			}
 			/* only what starts where it is decided: a secret in
 			 * the skipped bytes is one of those, and a match that
 			 * skips in turn would make this quadratic */
@@ -562,6 +621,44 @@ static size_t enc_due(struct scan *s, const unsigned char *b, size_t len, size_t
 	return lim;
 }
 
+/* The operator's rules at p: the block due by p + SKIP_MAX decided (so
+ * that the positions a match decided at p skips see its spans; the
+ * block's XSEG fit in p's window with that to spare), or one a match
+ * ran past (read from where it starts: the buffer keeps it), and the
+ * spans behind p dropped. */
+static int x_at(struct scan *s, const unsigned char *b, size_t len, int eof, size_t p,
+		struct tg_error *err)
+{
+	struct xscan *x = &s->x;
+	size_t i;
+
+	while (x->next && x->next - 1 <= s->base + p + SKIP_MAX) {
+		size_t q = (size_t)(x->next - 1 - s->base);
+		struct rwin w = window_at(b, len, q);
+
+		if (redact_x_block(x, b, w.lo, q, w.hi, eof && w.hi == len, s->base, err) < 0)
+			return -1;
+	}
+	for (i = 0; i < x->n && x->sp[i].end <= s->base + p; i++)
+		;
+	if (i) {
+		memmove(x->sp, x->sp + i, (x->n - i) * sizeof(*x->sp));
+		x->n -= i;
+	}
+	return 0;
+}
+
+/* At most lim: where the next block is due (SKIP_MAX before its start). */
+static size_t x_due(const struct scan *s, size_t p, size_t lim)
+{
+	uint64_t at;
+
+	if (!s->x.next)
+		return lim;
+	at = s->x.next - 1 - SKIP_MAX;
+	return at > s->base + p && at - s->base < lim ? (size_t)(at - s->base) : lim;
+}
+
 /* Decide what can be decided in b[0..len) (all of it at eof), writing the
  * output up to there. A position is decided once its window and the
  * positions a match there may skip are all in b. */
@@ -576,17 +673,23 @@ static int scan_run(struct scan *s, const unsigned char *b, size_t len, int eof,
 		size_t stop = lim;
 		int matched = 0;
 
+		if (s->x.rs && x_at(s, b, len, eof, p, err) < 0)
+			return -1;
 		if (s->more && more_at(s, b, len, p, &m))
 			goto matched;
 		if (s->enc_next)
 			stop = enc_due(s, b, len, p, lim, &m, &matched);
 		if (matched)
 			goto matched;
-		p = next_candidate(b, p, stop, len, s->seen, run_min(s));
-		if (p >= stop) {
-			if (stop < lim)
-				continue; /* an encoded run's next decision, first */
-			break;
+		if (!x_covers(s, p)) {
+			if (s->x.rs)
+				stop = x_stop(s, p, x_due(s, p, stop));
+			p = next_candidate(b, p, stop, len, s->seen, run_min(s));
+			if (p >= stop) {
+				if (stop < lim)
+					continue; /* a run's, a block's or a span's turn first */
+				break;
+			}
 		}
 		/* a match further than SKIP_MAX from p would be decided on
 		 * bytes a stream may not hold yet: none is, by construction */
@@ -665,6 +768,7 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 	s.arg = &g;
 	s.nodecode = (opts & REDACT_NO_DECODE) != 0;
 	s.noentropy = (opts & REDACT_NO_ENTROPY) != 0;
+	redact_x_init(&s.x);
 	/* room for the input as is, and markers longer than what they hide:
 	 * one allocation for most inputs */
 	g.cap = n + n / 16 + 4096;
@@ -697,11 +801,13 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 	out_->total = s.total;
 	out_->flags = s.flags;
 	free(s.seen);
+	redact_x_release(&s.x);
 	return 0;
 fail:
 	free(g.p);
 	free(s.f);
 	free(s.seen);
+	redact_x_release(&s.x);
 	return -1;
 }
 
@@ -738,16 +844,22 @@ int tg_redact_stream_new(tg_redact_write_fn write, void *arg, struct tg_redact_s
 	}
 	st->s.write = write;
 	st->s.arg = arg;
+	redact_x_init(&st->s.x);
 	*outp = st;
 	return 0;
 }
 
 /* Drop what no decision can read again: all but LOOKBEHIND bytes before
- * the next position. */
+ * the next position (or before an operator's block still to decide). */
 static void stream_compact(struct tg_redact_stream *st)
 {
 	struct scan *s = &st->s;
-	size_t keep = s->pos > LOOKBEHIND ? s->pos - LOOKBEHIND : 0;
+	size_t from = s->pos, keep;
+
+	/* and a block a match ran past, still to decide from its start */
+	if (s->x.next && s->x.next - 1 - s->base < from)
+		from = (size_t)(s->x.next - 1 - s->base);
+	keep = from > LOOKBEHIND ? from - LOOKBEHIND : 0;
 
 	if (keep == 0)
 		return;
@@ -820,6 +932,7 @@ void tg_redact_stream_free(struct tg_redact_stream *st)
 		return;
 	free(st->s.f);
 	free(st->s.seen);
+	redact_x_release(&st->s.x);
 	free(st->buf);
 	free(st);
 }

@@ -7,6 +7,10 @@
 #define TG_OBS_REDACT_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "toolgate/redact.h"
 
@@ -129,5 +133,112 @@ int rules_enc_more(const struct rwin *w, size_t q, const char *rule, struct rmat
 #define REDACT_NO_ENTROPY 2u
 int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *out,
 		struct tg_error *err);
+
+/* ---- an operator's rules: a gitleaks configuration ------------------ */
+/* (redact_load.c reads it, redact_re2.c translates its expressions,
+ * redact_x.c matches; docs/REDACTION.md, "gitleaks configurations") */
+
+/* A block: what one decision runs the rules over, from a line start (or
+ * the last block's cut) to a line end at most XSEG later; the next block
+ * starts at a line start up to XOVER before it ends, so that a match over
+ * lines of up to XOVER bytes is whole in one of the two. XSEG fits in the
+ * window a decision may read, with SKIP_MAX to spare: a block is decided
+ * that early, so that the positions a match decided before it skips see
+ * its spans. */
+#define XSEG TG_REDACT_KEY_CAP
+#define XOVER 1024
+/* Spans one block may add; past it the rest of the block is one span. */
+#define XSPAN_MAX 1024
+
+/* Ceilings on a configuration (beyond TOML's own). */
+#define X_RULES_MAX 1000
+#define X_ID_MAX 48           /* bytes of a rule id: [A-Za-z0-9._-] */
+#define X_REGEX_MAX 4096      /* bytes of one expression */
+#define X_KEYWORD_MAX 64      /* bytes of one keyword */
+#define X_KEYWORD_BYTES (16 * 1024) /* of all keywords together */
+#define X_LIST_MAX 1000       /* regexes, stopwords, keywords in one list */
+#define X_ALLOW_MAX 100       /* allowlists of one rule, or global */
+#define X_EXTEND_DEPTH 2      /* a file extending one extending one */
+
+enum { XA_SECRET, XA_MATCH, XA_LINE };
+
+struct xallow {
+	int target;          /* XA_*: what the regexes are asked about */
+	int all;             /* condition AND: every list given must say so */
+	pcre2_code **re;
+	size_t nre;
+	char **stop;         /* lower case */
+	size_t nstop;
+};
+
+struct xrule {
+	const char *id;      /* interned: findings and metrics keep it */
+	pcre2_code *re;
+	uint32_t groups;     /* capture groups in re */
+	uint32_t group;      /* secretGroup; 0: the first that matched, else the match */
+	double entropy;      /* 0: none asked */
+	int always;          /* no keyword (or one not ASCII): runs on every block */
+	struct xallow **allow; /* its own, then the global ones aimed at it */
+	size_t nallow;
+};
+
+struct tg_redact_ruleset {
+	int refs;            /* atomic */
+	struct xrule *rules;
+	size_t n;
+	const char **ids;
+	struct xallow **global; /* for every rule */
+	size_t nglobal;
+	struct xallow *allows;  /* every allowlist, owned */
+	size_t nallows;
+	char **notes;        /* NULL-terminated */
+	size_t nnotes;
+	uint32_t groups;     /* the most any rule has */
+	/* keywords: an Aho-Corasick automaton over ASCII-folded bytes, its
+	 * alphabet the bytes keywords use (class 0: any other byte) */
+	unsigned char cls[256];
+	unsigned ncls;
+	uint16_t *go;        /* [states][ncls] */
+	uint64_t *out;       /* [states][words]: the rules a state completes a keyword of */
+	unsigned states, words;
+};
+
+struct xspan {
+	uint64_t start, end; /* input offsets */
+	const char *rule;
+	unsigned flags;      /* TG_REDACT_UNDECIDED */
+};
+
+/* One scan's side of the operator's rules. */
+struct xscan {
+	struct tg_redact_ruleset *rs; /* a reference, or NULL: none in use */
+	uint64_t next;       /* the next block's start + 1 (0: none left) */
+	struct xspan *sp;    /* pending, sorted, disjoint */
+	size_t n, cap;
+	unsigned char *low;  /* XSEG bytes: a secret lower-cased, for stopwords */
+};
+
+/* re[0, n) in Go's syntax as PCRE2's: 0 and OUT *out (malloc'd), or -1
+ * and err "WHAT: why at byte N". */
+int redact_re2_translate(const char *re, size_t n, const char *what, char **out,
+			 struct tg_error *err);
+/* The same, compiled as every operator's expression is (UTF, invalid UTF
+ * matched, $ at the end only, LF lines, JIT). */
+pcre2_code *redact_re2_compile(const char *re, size_t n, const char *what, struct tg_error *err);
+/* The set in use now (tg_redact_use), a reference taken; NULL if none. */
+struct tg_redact_ruleset *redact_x_get(void);
+/* A scan's start and end: x->rs from redact_x_get. */
+void redact_x_init(struct xscan *x);
+void redact_x_release(struct xscan *x);
+/* The block starting at q (b[lo..hi) readable, lo <= q, hi the end of
+ * the window or, at_end, of the input; base: b[0]'s input offset): its
+ * rules run, their secrets added to x's spans, x->next set. 0, or -1 and
+ * err when memory runs out. */
+int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q, size_t hi,
+		   int at_end, uint64_t base, struct tg_error *err);
+/* The first secret an operator's rule finds in d[0, n) (decoded bytes,
+ * n <= XSEG): its rule, *start and *end; NULL if none. */
+const char *redact_x_first(struct xscan *x, const unsigned char *d, size_t n, size_t *start,
+			   size_t *end);
 
 #endif

@@ -1063,6 +1063,62 @@ static int toml(void)
 	return 0;
 }
 
+/* An operator's rules (obs/redact_load.c, redact_x.c): loaded and
+ * applied, or refused cleanly, whichever allocation fails; what a
+ * redaction with them writes is the same or an error. */
+static const char gitleaks_text[] =
+	"[extend]\nuseDefault = true\n[[allowlists]]\nregexes = ['''^skip''']\npaths = ['''x''']\n"
+	"[[rules]]\nid = \"corp\"\nregex = '''corp_([a-z0-9]{12})\\b'''\nkeywords = [\"corp\"]\n"
+	"entropy = 2.0\n[[rules.allowlists]]\nstopwords = [\"sample\"]\nregexTarget = \"line\"\n"
+	"regexes = ['''#ok''']\n[[rules]]\nid = \"multi\"\nregex = '''(?s)BEGIN\\s(q[0-9]+)\\sEND'''\n";
+static const char gitleaks_in[] =
+	"a corp_a1b2c3d4e5f6 b\nBEGIN\nq12345\nEND\ncorp_sample123456 #ok corp_zzzzzzzzzzzz\n"
+	"Y29ycF9hMWIyYzNkNGU1ZjYgaGVsbG8gd29ybGQ=\n";
+static char *gitleaks_base;
+static char gitleaks_dir[64];
+
+static int gitleaks_case(unsigned long n)
+{
+	char path[128];
+	struct tg_redact_ruleset *rs = NULL;
+	struct tg_redact_out o;
+	struct tg_error err;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/g.toml", gitleaks_dir);
+	failalloc_arm(n);
+	rc = tg_redact_ruleset_load(path, &rs, &err);
+	if (rc == 0) {
+		tg_redact_use(rs);
+		rc = tg_redact(gitleaks_in, strlen(gitleaks_in), &o, &err);
+		tg_redact_use(NULL);
+	}
+	failalloc_disarm();
+	tg_redact_ruleset_free(rs);
+	if (rc < 0)
+		return failed_cleanly("gitleaks rules", &err);
+	rc = same_text("gitleaks rules", &gitleaks_base, n, o.text);
+	tg_redact_out_release(&o);
+	return rc;
+}
+
+static int gitleaks(void)
+{
+	char path[128];
+
+	CHECK(route_allocators() == 0);
+	CHECK(unit_tmpdir(gitleaks_dir, "alloc-gitleaks") == 0);
+	snprintf(path, sizeof(path), "%s/g.toml", gitleaks_dir);
+	CHECK(unit_put(NULL, path, gitleaks_text, 0644) == 0);
+	CHECK(each_failure("gitleaks rules", gitleaks_case) == 0);
+	CHECK(gitleaks_base && strstr(gitleaks_base, "corp_[REDACTED:corp]") &&
+	      strstr(gitleaks_base, "[REDACTED:multi]") && strstr(gitleaks_base, "corp_sample"));
+	free(gitleaks_base);
+	gitleaks_base = NULL;
+	unit_rmtree(gitleaks_dir);
+	return 0;
+}
+
 const struct unit_test alloc_tests[] = {
 	{ "alloc/schema_compile", schema_compile },
 	{ "alloc/schema_validate", schema_validate },
@@ -1072,6 +1128,7 @@ const struct unit_test alloc_tests[] = {
 	{ "alloc/tokens", tokens },
 	{ "alloc/audit", audit },
 	{ "alloc/redact", redact },
+	{ "alloc/gitleaks", gitleaks },
 	{ "alloc/egress", egress },
 	{ "alloc/pins", pins },
 	PART_TESTS("store_open", store_open),

@@ -1,0 +1,1 @@
+corp_(?:live|test)_([a-z0-9]{24})\b
