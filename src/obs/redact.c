@@ -22,6 +22,7 @@
  * LOOKBEHIND bytes of context, and so makes exactly the decisions one
  * call makes, whatever the chunks.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,25 @@ static const char *const rule_names[] = {
 	"password_assignment", "high_entropy", NULL,
 };
 
+/* The hand-written rules' names, then the vendor rules' (redact_vendors.c). */
+static const char *all_names[sizeof(rule_names) / sizeof(rule_names[0]) + REDACT_VENDORS_MAX];
+static pthread_once_t all_once = PTHREAD_ONCE_INIT;
+
+static void all_make(void)
+{
+	size_t n = 0, i;
+
+	for (i = 0; rule_names[i]; i++)
+		all_names[n++] = rule_names[i];
+	for (i = 0; redact_vendor_ids[i]; i++)
+		all_names[n++] = redact_vendor_ids[i];
+	all_names[n] = NULL;
+}
+
 const char *const *tg_redact_rules(void)
 {
-	return rule_names;
+	pthread_once(&all_once, all_make);
+	return all_names;
 }
 
 /* The scan's state, for one input. Positions are in the current buffer;
@@ -768,7 +785,8 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 	s.arg = &g;
 	s.nodecode = (opts & REDACT_NO_DECODE) != 0;
 	s.noentropy = (opts & REDACT_NO_ENTROPY) != 0;
-	redact_x_init(&s.x);
+	if (redact_x_init(&s.x, err) < 0)
+		return -1;
 	/* room for the input as is, and markers longer than what they hide:
 	 * one allocation for most inputs */
 	g.cap = n + n / 16 + 4096;
@@ -844,7 +862,11 @@ int tg_redact_stream_new(tg_redact_write_fn write, void *arg, struct tg_redact_s
 	}
 	st->s.write = write;
 	st->s.arg = arg;
-	redact_x_init(&st->s.x);
+	if (redact_x_init(&st->s.x, err) < 0) {
+		free(st->buf);
+		free(st);
+		return -1;
+	}
 	*outp = st;
 	return 0;
 }

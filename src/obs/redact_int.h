@@ -177,7 +177,10 @@ struct xrule {
 	uint32_t groups;     /* capture groups in re */
 	uint32_t group;      /* secretGroup; 0: the first that matched, else the match */
 	double entropy;      /* 0: none asked */
+	char **kw;           /* keywords, as given */
+	size_t nkw;
 	int always;          /* no keyword (or one not ASCII): runs on every block */
+	int vendor;          /* toolgate's own: placeholders are not secrets */
 	struct xallow **allow; /* its own, then the global ones aimed at it */
 	size_t nallow;
 };
@@ -186,6 +189,7 @@ struct tg_redact_ruleset {
 	int refs;            /* atomic */
 	struct xrule *rules;
 	size_t n;
+	size_t nown;         /* the operator's, first; then toolgate's vendor rules */
 	const char **ids;
 	struct xallow **global; /* for every rule */
 	size_t nglobal;
@@ -194,14 +198,24 @@ struct tg_redact_ruleset {
 	char **notes;        /* NULL-terminated */
 	size_t nnotes;
 	uint32_t groups;     /* the most any rule has */
-	/* keywords: an Aho-Corasick automaton over ASCII-folded bytes, its
-	 * alphabet the bytes keywords use (class 0: any other byte) */
-	unsigned char cls[256];
-	unsigned ncls;
-	uint16_t *go;        /* [states][ncls] */
-	uint64_t *out;       /* [states][words]: the rules a state completes a keyword of */
-	unsigned states, words;
+	/* keywords, ASCII folded: a bitmap of their first two bytes, and
+	 * the keywords sorted by those two bytes (redact_x.c) */
+	uint64_t bigram[65536 / 64];
+	struct xkw *kws;
+	size_t nkws;
+	char *kwtext;        /* the folded keywords, NUL after each */
+	unsigned words;      /* of a bitmap of the rules: (n + 63) / 64 + 1 */
 };
+
+struct xkw {
+	const char *w;       /* folded */
+	size_t len;
+	uint32_t rule;
+	uint16_t h;          /* w[0] << 8 | w[1] */
+};
+
+/* ASCII folded to lower case (redact_x.c). */
+extern const unsigned char redact_fold[256];
 
 struct xspan {
 	uint64_t start, end; /* input offsets */
@@ -215,6 +229,8 @@ struct xscan {
 	uint64_t next;       /* the next block's start + 1 (0: none left) */
 	struct xspan *sp;    /* pending, sorted, disjoint */
 	size_t n, cap;
+	struct xspan *dsp;   /* a decoded run's, kept for the next */
+	size_t dcap;
 	unsigned char *low;  /* XSEG bytes: a secret lower-cased, for stopwords */
 };
 
@@ -225,10 +241,24 @@ int redact_re2_translate(const char *re, size_t n, const char *what, char **out,
 /* The same, compiled as every operator's expression is (UTF, invalid UTF
  * matched, $ at the end only, LF lines, JIT). */
 pcre2_code *redact_re2_compile(const char *re, size_t n, const char *what, struct tg_error *err);
-/* The set in use now (tg_redact_use), a reference taken; NULL if none. */
+/* The set in use now (tg_redact_use), else toolgate's vendor rules
+ * alone: a reference taken; NULL only when even those cannot be made. */
 struct tg_redact_ruleset *redact_x_get(void);
-/* A scan's start and end: x->rs from redact_x_get. */
-void redact_x_init(struct xscan *x);
+/* The keyword automaton of rs's rules' keywords: 0, or -1 and err. */
+int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err);
+
+/* ---- toolgate's own vendor rules (redact_vendors.c) ----------------- */
+#define REDACT_VENDORS_MAX 200
+/* Their ids, NULL-terminated. */
+extern const char *const redact_vendor_ids[];
+/* Appended to rs->rules (room for REDACT_VENDORS_MAX): 0, or -1 and err. */
+int redact_vendors_add(struct tg_redact_ruleset *rs, struct tg_error *err);
+/* A value that is a placeholder or an example, not a secret
+ * (redact_rules.c: "${X}", "xxxx", "example", "changeme", ...). */
+int redact_placeholder(const unsigned char *v, size_t n);
+/* A scan's start (x->rs from redact_x_get: -1 and err when memory ran
+ * out) and end. */
+int redact_x_init(struct xscan *x, struct tg_error *err);
 void redact_x_release(struct xscan *x);
 /* The block starting at q (b[lo..hi) readable, lo <= q, hi the end of
  * the window or, at_end, of the input; base: b[0]'s input offset): its

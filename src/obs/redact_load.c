@@ -643,9 +643,6 @@ static int allow_make(struct load *l, json_t *obj, const char *origin, const cha
 	return 0;
 }
 
-/* The keyword automaton over every rule's keywords (redact_x.c reads it). */
-static int keywords_build(struct load *l);
-
 static int rule_make(struct load *l, struct lrule *lr, struct xrule *xr)
 {
 	char what[160];
@@ -666,10 +663,24 @@ static int rule_make(struct load *l, struct lrule *lr, struct xrule *xr)
 	xr->entropy = lr->entropy;
 	if (xr->groups > rs->groups)
 		rs->groups = xr->groups;
-	xr->always = 1;
-	for (k = 0; k < lr->nkw; k++)
-		if (json_array_size(lr->kw[k]))
-			xr->always = 0;
+	for (k = 0; k < lr->nkw; k++) {
+		json_t *e;
+
+		json_array_foreach(lr->kw[k], i, e) {
+			char **kw = realloc(xr->kw, (xr->nkw + 1) * sizeof(*kw));
+
+			if (!kw)
+				return tg_error_set(l->err, TG_ERR_NOMEM, "redaction rules: out of memory");
+			xr->kw = kw;
+			if (json_string_length(e) == 0 || json_string_length(e) > X_KEYWORD_MAX)
+				return tg_error_set(l->err, TG_ERR_INVALID,
+						    "%s: rule %s: keywords[%zu]: 1 to %d bytes",
+						    lr->origin, lr->id, i, X_KEYWORD_MAX);
+			if (!(xr->kw[xr->nkw] = strdup(json_string_value(e))))
+				return tg_error_set(l->err, TG_ERR_NOMEM, "redaction rules: out of memory");
+			xr->nkw++;
+		}
+	}
 	xr->allow = calloc(lr->nallow + l->nallows + 1, sizeof(*xr->allow));
 	if (!xr->allow)
 		return tg_error_set(l->err, TG_ERR_NOMEM, "redaction rules: out of memory");
@@ -694,8 +705,8 @@ static int rules_make(struct load *l)
 
 	for (i = 0; i < l->nrules; i++)
 		nallow += l->rules[i].nallow;
-	rs->rules = calloc(l->nrules + 1, sizeof(*rs->rules));
-	rs->ids = calloc(l->nrules + 1, sizeof(*rs->ids));
+	rs->rules = calloc(l->nrules + REDACT_VENDORS_MAX + 1, sizeof(*rs->rules));
+	rs->ids = calloc(l->nrules + REDACT_VENDORS_MAX + 1, sizeof(*rs->ids));
 	rs->allows = calloc(nallow + 1, sizeof(*rs->allows));
 	rs->global = calloc(l->nallows + 1, sizeof(*rs->global));
 	if (!rs->rules || !rs->ids || !rs->allows || !rs->global)
@@ -706,7 +717,7 @@ static int rules_make(struct load *l)
 		if (!lr->id)
 			continue; /* disabled */
 		for (j = 0; builtin[j]; j++)
-			if (strcmp(builtin[j], lr->id) == 0)
+			if (strcasecmp(builtin[j], lr->id) == 0)
 				return tg_error_set(l->err, TG_ERR_INVALID,
 						    "%s: rule %s: the name of a built-in rule (toolgate redact --rules)",
 						    lr->origin, lr->id);
@@ -775,130 +786,11 @@ static int rules_make(struct load *l)
 					    INTERN_MAX);
 		rs->rules[i].id = rs->ids[i] = id;
 	}
-	return keywords_build(l);
-}
-
-/* ---- keywords ---------------------------------------------------------- */
-
-static int kw_add(struct load *l, const char *w, size_t n, unsigned rule, unsigned *cap)
-{
-	struct tg_redact_ruleset *rs = l->rs;
-	unsigned st = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned c = rs->cls[(unsigned char)w[i]];
-		uint16_t *nx = &rs->go[(size_t)st * rs->ncls + c];
-
-		if (!*nx) {
-			if (rs->states >= *cap)
-				return tg_error_set(l->err, TG_ERR_INVALID,
-						    "redaction rules: keywords: more than %d bytes in all",
-						    X_KEYWORD_BYTES);
-			*nx = (uint16_t)rs->states++;
-		}
-		st = *nx;
-	}
-	rs->out[(size_t)st * rs->words + rule / 64] |= 1ull << (rule % 64);
-	return 0;
-}
-
-static int keywords_build(struct load *l)
-{
-	struct tg_redact_ruleset *rs = l->rs;
-	size_t total = 0, i, r, k;
-	unsigned cap, head = 0, tail = 0, *queue = NULL;
-	uint16_t *fail = NULL;
-	int rc = -1;
-
-	/* the alphabet: each byte a keyword uses, case folded */
-	memset(rs->cls, 0, sizeof(rs->cls));
-	rs->ncls = 1;
-	for (r = 0, k = 0; r < l->nrules; r++) {
-		struct lrule *lr = &l->rules[r];
-
-		for (k = 0; lr->id && k < lr->nkw; k++) {
-			json_t *e;
-
-			json_array_foreach(lr->kw[k], i, e) {
-				const char *w = json_string_value(e);
-				size_t n = json_string_length(e);
-
-				if (n == 0 || n > X_KEYWORD_MAX)
-					return tg_error_set(l->err, TG_ERR_INVALID,
-							    "%s: rule %s: keywords[%zu]: 1 to %d bytes",
-							    lr->origin, lr->id, i, X_KEYWORD_MAX);
-				total += n;
-				for (size_t j = 0; j < n; j++) {
-					unsigned char c = (unsigned char)w[j];
-
-					c = c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
-					if (!rs->cls[c])
-						rs->cls[c] = (unsigned char)rs->ncls++;
-				}
-			}
-		}
-	}
-	if (total > X_KEYWORD_BYTES)
-		return tg_error_set(l->err, TG_ERR_INVALID,
-				    "redaction rules: keywords: %zu bytes in all, more than %d", total,
-				    X_KEYWORD_BYTES);
-	for (i = 'A'; i <= 'Z'; i++)
-		rs->cls[i] = rs->cls[i + 32];
-	cap = (unsigned)total + 1;
-	rs->words = (unsigned)(rs->n + 63) / 64 + 1;
-	rs->go = calloc((size_t)cap * rs->ncls, sizeof(*rs->go));
-	rs->out = calloc((size_t)cap * rs->words, sizeof(*rs->out));
-	fail = calloc(cap, sizeof(*fail));
-	queue = calloc(cap, sizeof(*queue));
-	if (!rs->go || !rs->out || !fail || !queue) {
-		tg_error_set(l->err, TG_ERR_NOMEM, "redaction rules: out of memory");
-		goto out;
-	}
-	rs->states = 1;
-	for (r = 0; r < rs->n; r++) {
-		struct lrule *lr = find_rule(l, rs->rules[r].id);
-
-		for (k = 0; lr && k < lr->nkw; k++) {
-			json_t *e;
-
-			json_array_foreach(lr->kw[k], i, e) {
-				const char *w = json_string_value(e);
-				size_t n = json_string_length(e), j;
-
-				for (j = 0; j < n && !((unsigned char)w[j] & 0x80); j++)
-					;
-				if (j < n)
-					rs->rules[r].always = 1; /* folded bytes only: not a keyword of other case */
-				else if (kw_add(l, w, n, (unsigned)r, &cap) < 0)
-					goto out;
-			}
-		}
-	}
-	/* failure links folded into the table, breadth first */
-	for (unsigned c = 0; c < rs->ncls; c++)
-		if (rs->go[c])
-			queue[tail++] = rs->go[c];
-	while (head < tail) {
-		unsigned st = queue[head++];
-
-		for (unsigned w = 0; w < rs->words; w++)
-			rs->out[(size_t)st * rs->words + w] |= rs->out[(size_t)fail[st] * rs->words + w];
-		for (unsigned c = 1; c < rs->ncls; c++) {
-			uint16_t *nx = &rs->go[(size_t)st * rs->ncls + c];
-
-			if (*nx) {
-				fail[*nx] = rs->go[(size_t)fail[st] * rs->ncls + c];
-				queue[tail++] = *nx;
-			} else {
-				*nx = rs->go[(size_t)fail[st] * rs->ncls + c];
-			}
-		}
-	}
-	rc = 0;
-out:
-	free(fail);
-	free(queue);
-	return rc;
+	rs->nown = rs->n;
+	/* toolgate's own vendor rules after the operator's */
+	if (redact_vendors_add(rs, l->err) < 0)
+		return -1;
+	return redact_x_keywords(rs, l->err);
 }
 
 /* ---- load and free ----------------------------------------------------- */
@@ -912,6 +804,9 @@ void tg_redact_ruleset_free(struct tg_redact_ruleset *rs)
 	for (i = 0; i < rs->n; i++) {
 		pcre2_code_free(rs->rules[i].re);
 		free(rs->rules[i].allow);
+		for (j = 0; j < rs->rules[i].nkw; j++)
+			free(rs->rules[i].kw[j]);
+		free(rs->rules[i].kw);
 	}
 	for (i = 0; i < rs->nallows; i++) {
 		for (j = 0; j < rs->allows[i].nre; j++)
@@ -928,8 +823,8 @@ void tg_redact_ruleset_free(struct tg_redact_ruleset *rs)
 	free(rs->ids);
 	free(rs->allows);
 	free(rs->global);
-	free(rs->go);
-	free(rs->out);
+	free(rs->kws);
+	free(rs->kwtext);
 	free(rs);
 }
 
@@ -952,7 +847,7 @@ int tg_redact_ruleset_load(const char *path, struct tg_redact_ruleset **out, str
 	l.rs->refs = 1;
 	if (file_load(&l, path, 0) < 0 || rules_make(&l) < 0)
 		goto out;
-	if (l.rs->n == 0 && note(&l, "%s: no rule to apply", path) < 0)
+	if (l.rs->nown == 0 && note(&l, "%s: no rule to apply", path) < 0)
 		goto out;
 	*out = l.rs;
 	l.rs = NULL;
@@ -971,7 +866,7 @@ out:
 size_t tg_redact_ruleset_ids(const struct tg_redact_ruleset *rs, const char *const **ids)
 {
 	*ids = rs->ids;
-	return rs->n;
+	return rs->nown;
 }
 
 const char *const *tg_redact_ruleset_notes(const struct tg_redact_ruleset *rs)

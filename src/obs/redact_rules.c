@@ -227,6 +227,13 @@ static int decodes_to_text(const unsigned char *v, size_t n)
 /* A placeholder, a template or a reference, not a value: "${DB_PASSWORD}",
  * "<your-token>", "changeme", "xxxxxxxx", "****". The list is in
  * docs/REDACTION.md. */
+static int is_placeholder(const unsigned char *v, size_t n);
+
+int redact_placeholder(const unsigned char *v, size_t n)
+{
+	return is_placeholder(v, n);
+}
+
 static int is_placeholder(const unsigned char *v, size_t n)
 {
 	static const char *const words[] = {
@@ -747,6 +754,7 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 		KW("accesskey"), KW("secretkey"), KW("privatekey"), KW("clientkey"), KW("authkey"),
 		KW("signingkey"), KW("encryptionkey"), KW("masterkey"), KW("credential"),
 		KW("credentials"), KW("passphrase"), KW("apisecret"), KW("sessionkey"),
+		KW("hmackey"), KW("appkey"), KW("jwtkey"), KW("licensekey"), KW("creds"),
 	}, not_secret[] = {
 		KW("pagetoken"), KW("nexttoken"), KW("continuationtoken"), KW("synctoken"),
 		KW("cursor"), KW("hash"), KW("digest"), KW("checksum"), KW("integrity"), KW("etag"),
@@ -1109,28 +1117,52 @@ static enum key_kind named_by_attribute(const struct rwin *w, size_t k)
 	return classify_key(w, s, e, 0);
 }
 
-/* mysql -u root -p'...' (the password glued to -p), sshpass -p '...':
- * a one-letter flag names a password only after these commands. */
+/* A one-letter flag names a password only after some commands: mysql's
+ * -pSECRET (glued: a blank after -p asks for it), sshpass -p SECRET,
+ * redis-cli -a, a registry login's -p, sqlcmd's -P, ssh-keygen's -N and
+ * -P (passphrases), mongo's -p, az login -p. The command is looked for
+ * earlier on the line, with a blank after it. */
+enum { SP_GLUED = 1, SP_APART = 2 };
+
+static const struct short_pass {
+	const char *cmd;
+	char flag;
+	unsigned char how;
+} short_pass[] = {
+	{ "mysql ", 'p', SP_GLUED }, { "mysqldump ", 'p', SP_GLUED },
+	{ "mysqladmin ", 'p', SP_GLUED }, { "mariadb ", 'p', SP_GLUED },
+	{ "mariadb-dump ", 'p', SP_GLUED }, { "sshpass ", 'p', SP_GLUED | SP_APART },
+	{ "redis-cli ", 'a', SP_APART }, { "docker login ", 'p', SP_APART },
+	{ "podman login ", 'p', SP_APART }, { "buildah login ", 'p', SP_APART },
+	{ "nerdctl login ", 'p', SP_APART }, { "helm registry login ", 'p', SP_APART },
+	{ "oras login ", 'p', SP_APART }, { "sqlcmd ", 'P', SP_APART }, { "bcp ", 'P', SP_APART },
+	{ "osql ", 'P', SP_APART }, { "ssh-keygen ", 'N', SP_APART },
+	{ "ssh-keygen ", 'P', SP_APART }, { "mongo ", 'p', SP_APART },
+	{ "mongosh ", 'p', SP_APART }, { "mongodump ", 'p', SP_APART },
+	{ "mongorestore ", 'p', SP_APART }, { "mongoexport ", 'p', SP_APART },
+	{ "mongoimport ", 'p', SP_APART }, { "az login ", 'p', SP_APART },
+};
+
 static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
 {
-	static const char *const cmds[] = { "mysql ", "mysqldump ", "mariadb ", "sshpass " };
 	const unsigned char *b = w->b;
 	size_t ls = q, vs, ve, i;
-	int glued, found_cmd = 0;
+	unsigned how = 0;
+	int glued;
 
-	if (!has_at(w, q, "-p") || q + 2 >= w->hi || q == w->lo || !is_space(b[q - 1]))
+	if (q + 2 >= w->hi || q == w->lo || b[q] != '-' || !is_space(b[q - 1]) ||
+	    !strchr("paPN", b[q + 1]) || !b[q + 1])
 		return 0;
 	while (ls > w->lo && b[ls - 1] != '\n')
 		ls--;
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]) && !found_cmd; i++)
-		found_cmd = memmem(b + ls, q - ls, cmds[i], strlen(cmds[i])) != NULL;
-	if (!found_cmd)
-		return 0;
-	/* mysql: -pSECRET (a blank after -p asks for it); sshpass: -p SECRET */
+	for (i = 0; i < sizeof(short_pass) / sizeof(short_pass[0]); i++)
+		if (short_pass[i].flag == (char)b[q + 1] &&
+		    memmem(b + ls, q - ls, short_pass[i].cmd, strlen(short_pass[i].cmd)))
+			how |= short_pass[i].how;
 	glued = !is_space(b[q + 2]);
-	vs = glued ? q + 2 : q + 3;
-	if (!glued && (!memmem(b + ls, q - ls, "sshpass ", 8) || !is_space(b[q + 2])))
+	if (!(how & (glued ? SP_GLUED : SP_APART)))
 		return 0;
+	vs = glued ? q + 2 : q + 3;
 	if (vs < w->hi && (b[vs] == '\'' || b[vs] == '"')) {
 		for (ve = vs + 1; ve < w->hi && ve - vs < 256 && b[ve] != b[vs] && b[ve] != '\n'; ve++)
 			;
@@ -1143,7 +1175,7 @@ static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
 		     ve++)
 			;
 	}
-	if (ve - vs < 4 || is_placeholder(b + vs, ve - vs))
+	if (ve - vs < 4 || is_placeholder(b + vs, ve - vs) || b[vs] == '-' || b[vs] == '$')
 		return 0;
 	return found(m, vs, ve, "password_assignment");
 }
@@ -1199,6 +1231,15 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 					     "UEsDB", "H4sI", "AAAA" /* ssh public keys */ };
 	static const char *const before[] = { "h1:", "sha256:", "sha512:", "sha1:", "md5:",
 					      "base64,", "sha384:" };
+	/* the ids APIs hand out, typed by a prefix: public names of objects
+	 * (Stripe's, OpenAI's, Anthropic's), random to look at, no secret */
+	static const char *const ids[] = {
+		"ch_", "cus_", "pi_", "pm_", "py_", "re_", "sub_", "si_", "in_", "ii_", "il_", "evt_",
+		"txn_", "acct_", "prod_", "price_", "plan_", "seti_", "src_", "card_", "po_", "tr_",
+		"cs_live_", "cs_test_", "req_", "chatcmpl-", "cmpl-", "msg_", "msgbatch_", "run_",
+		"thread_", "asst_", "file-", "file_", "ft-", "ftjob-", "batch_", "call_", "resp_",
+		"step_", "vs_", "toolu_", "srvtoolu_", "org-", "proj_",
+	};
 	const unsigned char *v = w->b + q;
 	size_t n = run_of(w, q, is_tok_fn, HE_MAX + 1), end, i, kstart;
 	int lo = 0, up = 0, dg = 0, hex = 1;
@@ -1212,6 +1253,9 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 			return 0;
 	for (i = 0; i < sizeof(media) / sizeof(media[0]); i++)
 		if (has_at_str(w, q, media[i]))
+			return 0;
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (has_at_str(w, q, ids[i]))
 			return 0;
 	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
 		size_t k = strlen(before[i]);

@@ -28,7 +28,6 @@
 
 static pthread_mutex_t use_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tg_redact_ruleset *in_use;
-static int any_in_use; /* atomic: skips the lock when none ever was */
 
 void tg_redact_use(struct tg_redact_ruleset *rs)
 {
@@ -39,40 +38,62 @@ void tg_redact_use(struct tg_redact_ruleset *rs)
 	pthread_mutex_lock(&use_lock);
 	old = in_use;
 	in_use = rs;
-	__atomic_store_n(&any_in_use, rs != NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&use_lock);
 	tg_redact_ruleset_free(old);
+}
+
+/* toolgate's vendor rules alone, made at the first redaction without an
+ * operator's set (again at the next when memory ran out), kept for the
+ * process's life. */
+static struct tg_redact_ruleset *vendors_only;
+
+static struct tg_redact_ruleset *vendors_make(void)
+{
+	struct tg_redact_ruleset *rs = calloc(1, sizeof(*rs));
+	struct tg_error err;
+
+	if (!rs)
+		return NULL;
+	rs->refs = 1;
+	rs->rules = calloc(REDACT_VENDORS_MAX + 1, sizeof(*rs->rules));
+	rs->ids = calloc(REDACT_VENDORS_MAX + 1, sizeof(*rs->ids));
+	if (!rs->rules || !rs->ids || redact_vendors_add(rs, &err) < 0 ||
+	    redact_x_keywords(rs, &err) < 0) {
+		tg_redact_ruleset_free(rs);
+		return NULL;
+	}
+	return rs;
 }
 
 struct tg_redact_ruleset *redact_x_get(void)
 {
 	struct tg_redact_ruleset *rs;
 
-	if (!__atomic_load_n(&any_in_use, __ATOMIC_ACQUIRE))
-		return NULL;
 	pthread_mutex_lock(&use_lock);
-	rs = in_use;
+	if (!in_use && !vendors_only)
+		vendors_only = vendors_make();
+	rs = in_use ? in_use : vendors_only;
 	if (rs)
 		__atomic_add_fetch(&rs->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&use_lock);
-	if (rs && rs->n == 0) {
-		tg_redact_ruleset_free(rs);
-		rs = NULL;
-	}
 	return rs;
 }
 
-void redact_x_init(struct xscan *x)
+int redact_x_init(struct xscan *x, struct tg_error *err)
 {
 	memset(x, 0, sizeof(*x));
 	x->rs = redact_x_get();
-	x->next = x->rs ? 1 : 0; /* the first block starts at 0 */
+	if (!x->rs)
+		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the rules");
+	x->next = 1; /* the first block starts at 0 */
+	return 0;
 }
 
 void redact_x_release(struct xscan *x)
 {
 	tg_redact_ruleset_free(x->rs);
 	free(x->sp);
+	free(x->dsp);
 	free(x->low);
 	memset(x, 0, sizeof(*x));
 }
@@ -234,6 +255,8 @@ static int stands(struct xscan *x, const struct xrule *r, const unsigned char *s
 
 	if (r->entropy > 0 && entropy(s + a, b - a) <= r->entropy)
 		return 0;
+	if (r->vendor && redact_placeholder(s + a, b - a))
+		return 0;
 	if (!r->nallow && !x->rs->nglobal)
 		return 1;
 	while (ls > lo && s[ls - 1] != '\n')
@@ -266,54 +289,86 @@ static int span_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
 }
 
-/* The block's spans nsp[0, n) (any order) merged into x's pending ones:
- * sorted, overlaps joined under the rule that starts first. */
-static int spans_merge(struct xscan *x, struct xspan *nsp, size_t n, struct tg_error *err)
+/* Room for n more spans at the end of x->sp: grown, never shrunk, so
+ * that a stream allocates nothing block after block. */
+static int spans_room(struct xscan *x, size_t n, struct tg_error *err)
 {
-	struct xspan *all;
+	struct xspan *sp;
+	size_t cap;
+
+	if (x->n + n <= x->cap)
+		return 0;
+	cap = x->cap ? x->cap : 64;
+	while (cap < x->n + n)
+		cap *= 2;
+	if (!(sp = realloc(x->sp, cap * sizeof(*sp))))
+		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for spans");
+	x->sp = sp;
+	x->cap = cap;
+	return 0;
+}
+
+/* x->sp[0, n) sorted, overlaps joined under the rule that starts first. */
+static void spans_settle(struct xscan *x)
+{
 	size_t i, k = 0;
 
-	if (!n)
-		return 0;
-	all = malloc((x->n + n) * sizeof(*all));
-	if (!all)
-		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for spans");
-	if (x->n)
-		memcpy(all, x->sp, x->n * sizeof(*all));
-	memcpy(all + x->n, nsp, n * sizeof(*all));
-	qsort(all, x->n + n, sizeof(*all), span_cmp);
-	for (i = 0; i < x->n + n; i++) {
-		if (k && all[i].start <= all[k - 1].end) {
-			if (all[i].end > all[k - 1].end)
-				all[k - 1].end = all[i].end;
-			all[k - 1].flags |= all[i].flags;
+	qsort(x->sp, x->n, sizeof(*x->sp), span_cmp);
+	for (i = 0; i < x->n; i++) {
+		if (k && x->sp[i].start <= x->sp[k - 1].end) {
+			if (x->sp[i].end > x->sp[k - 1].end)
+				x->sp[k - 1].end = x->sp[i].end;
+			x->sp[k - 1].flags |= x->sp[i].flags;
 			continue;
 		}
-		all[k++] = all[i];
+		x->sp[k++] = x->sp[i];
 	}
-	free(x->sp);
-	x->sp = all;
 	x->n = k;
-	x->cap = x->n + n;
-	return 0;
 }
 
 /* ---- a block ------------------------------------------------------------ */
 
-/* Which rules s[q, e) holds a keyword of: bits in found[rs->words]. */
+/* Which rules s[q, e) holds a keyword of, case aside: bits in
+ * found[rs->words]. Each position's two bytes, folded, are looked up in
+ * a bitmap of the keywords' first two bytes (one load a byte, no chain
+ * from one byte to the next: most positions stop there), and the
+ * keywords starting so are compared where it holds. */
 static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char *s, size_t q,
 			size_t e, uint64_t *found)
 {
-	unsigned st = 0;
+	const unsigned char *fold = redact_fold;
 
 	memset(found, 0, rs->words * sizeof(*found));
-	if (rs->states <= 1)
+	if (!rs->nkws || e - q < 2)
 		return;
-	for (size_t i = q; i < e; i++) {
-		st = rs->go[(size_t)st * rs->ncls + rs->cls[s[i]]];
-		if (st)
-			for (unsigned w = 0; w < rs->words; w++)
-				found[w] |= rs->out[(size_t)st * rs->words + w];
+	for (size_t i = q; i + 1 < e; i++) {
+		unsigned h = (unsigned)fold[s[i]] << 8 | fold[s[i + 1]];
+		size_t lo, hi;
+
+		if (!(rs->bigram[h >> 6] >> (h & 63) & 1))
+			continue;
+		/* the keywords of this bigram: a run of the sorted list */
+		lo = 0;
+		hi = rs->nkws;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (rs->kws[mid].h < h)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < rs->nkws && rs->kws[lo].h == h; lo++) {
+			const struct xkw *k = &rs->kws[lo];
+			size_t j;
+
+			if (found[k->rule / 64] & (1ull << (k->rule % 64)) || k->len > e - i)
+				continue;
+			for (j = 2; j < k->len && fold[s[i + j]] == (unsigned char)k->w[j]; j++)
+				;
+			if (j == k->len)
+				found[k->rule / 64] |= 1ull << (k->rule % 64);
+		}
 	}
 }
 
@@ -321,8 +376,10 @@ static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char 
  * PCRE2_NOTBOL/NOTEOL), its secrets appended to sp (at most XSPAN_MAX;
  * then the rest of the block is one span). */
 static void rule_run(struct xscan *x, const struct xrule *r, const unsigned char *s, size_t lo,
-		     size_t q, size_t e, uint32_t opts, uint64_t base, struct xspan *sp, size_t *n)
+		     size_t q, size_t e, uint32_t opts, uint64_t base, size_t *n)
 {
+	struct xspan *sp = x->sp + x->n;
+
 	size_t off = q;
 
 	while (off <= e) {
@@ -384,10 +441,8 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 {
 	const struct tg_redact_ruleset *rs = x->rs;
 	uint64_t found[X_RULES_MAX / 64 + 2];
-	struct xspan *sp;
 	size_t e, n = 0, r;
 	uint32_t opts = 0;
-	int rc;
 
 	e = block_end(b, q, hi, at_end);
 	/* the next block: from the first line start at most XOVER before e */
@@ -405,15 +460,17 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		opts |= PCRE2_NOTEOL;
 	if (tl_ready(rs->groups) < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for matching");
-	if (!(sp = malloc(XSPAN_MAX * sizeof(*sp))))
-		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for spans");
+	if (spans_room(x, XSPAN_MAX, err) < 0)
+		return -1;
 	keywords_in(rs, b, q, e, found);
 	for (r = 0; r < rs->n; r++)
 		if (rs->rules[r].always || (found[r / 64] & (1ull << (r % 64))))
-			rule_run(x, &rs->rules[r], b, lo, q, e, opts, base, sp, &n);
-	rc = spans_merge(x, sp, n, err);
-	free(sp);
-	return rc;
+			rule_run(x, &rs->rules[r], b, lo, q, e, opts, base, &n);
+	if (n) {
+		x->n += n;
+		spans_settle(x);
+	}
+	return 0;
 }
 
 const char *redact_x_first(struct xscan *x, const unsigned char *d, size_t n, size_t *start,
@@ -425,18 +482,100 @@ const char *redact_x_first(struct xscan *x, const unsigned char *d, size_t n, si
 	const char *rule = NULL;
 	struct tg_error err;
 
-	/* decoded bytes are a block of their own, beside the scan's spans */
-	x->sp = NULL;
-	x->n = x->cap = 0;
+	/* decoded bytes are a block of their own, their spans in a buffer
+	 * of their own (kept for the next run decoded) */
+	x->sp = x->dsp;
+	x->cap = x->dcap;
+	x->n = 0;
 	if (redact_x_block(x, d, 0, 0, n, 1, 0, &err) == 0 && x->n) {
 		rule = x->sp[0].rule;
 		*start = (size_t)x->sp[0].start;
 		*end = (size_t)x->sp[0].end;
 	}
-	free(x->sp);
+	x->dsp = x->sp;
+	x->dcap = x->cap;
 	x->sp = keep;
 	x->n = nkeep;
 	x->cap = capkeep;
 	x->next = next;
 	return rule;
+}
+
+/* ---- keywords ---------------------------------------------------------- */
+
+/* ASCII folded to lower case; other bytes as they are. */
+const unsigned char redact_fold[256] = {
+#define F4(c) F1(c), F1((c) + 1), F1((c) + 2), F1((c) + 3)
+#define F1(c) (unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+#define F16(c) F4(c), F4((c) + 4), F4((c) + 8), F4((c) + 12)
+	F16(0), F16(16), F16(32), F16(48), F16(64), F16(80), F16(96), F16(112),
+	F16(128), F16(144), F16(160), F16(176), F16(192), F16(208), F16(224), F16(240),
+#undef F16
+#undef F1
+#undef F4
+};
+
+static int kw_cmp(const void *a, const void *b)
+{
+	const struct xkw *x = a, *y = b;
+
+	return x->h < y->h ? -1 : x->h > y->h ? 1 : 0;
+}
+
+/* A keyword of one byte, or of bytes past ASCII (folding is ASCII's
+ * here): its rule runs on every block instead, never less often than
+ * gitleaks runs it. */
+static int filterable(const char *w)
+{
+	if (!w[0] || !w[1])
+		return 0;
+	for (; *w; w++)
+		if ((unsigned char)*w & 0x80)
+			return 0;
+	return 1;
+}
+
+int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
+{
+	size_t total = 0, n = 0, r, k;
+
+	for (r = 0; r < rs->n; r++) {
+		rs->rules[r].always = rs->rules[r].nkw == 0;
+		for (k = 0; k < rs->rules[r].nkw; k++) {
+			total += strlen(rs->rules[r].kw[k]);
+			n++;
+		}
+	}
+	if (total > X_KEYWORD_BYTES)
+		return tg_error_set(err, TG_ERR_INVALID,
+				    "redaction rules: keywords: %zu bytes in all, more than %d", total,
+				    X_KEYWORD_BYTES);
+	rs->words = (unsigned)(rs->n + 63) / 64 + 1;
+	if (!(rs->kws = calloc(n + 1, sizeof(*rs->kws))) ||
+	    !(rs->kwtext = malloc(total + n + 1)))
+		return tg_error_set(err, TG_ERR_NOMEM, "redaction rules: out of memory");
+	memset(rs->bigram, 0, sizeof(rs->bigram));
+	total = 0;
+	for (r = 0; r < rs->n; r++)
+		for (k = 0; k < rs->rules[r].nkw; k++) {
+			const char *w = rs->rules[r].kw[k];
+			struct xkw *e = &rs->kws[rs->nkws];
+			size_t len = strlen(w), j;
+
+			if (!filterable(w)) {
+				rs->rules[r].always = 1;
+				continue;
+			}
+			e->w = rs->kwtext + total;
+			for (j = 0; j <= len; j++)
+				rs->kwtext[total + j] = (char)redact_fold[(unsigned char)w[j]];
+			total += len + 1;
+			e->len = len;
+			e->rule = (uint32_t)r;
+			e->h = (uint16_t)((unsigned)(unsigned char)e->w[0] << 8 | (unsigned char)e->w[1]);
+			rs->bigram[e->h >> 6] |= 1ull << (e->h & 63);
+			rs->nkws++;
+		}
+	qsort(rs->kws, rs->nkws, sizeof(*rs->kws), kw_cmp);
+	return 0;
 }

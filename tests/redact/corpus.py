@@ -30,6 +30,8 @@ import string
 import sys
 import uuid
 
+import vendors
+
 B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 ALNUM = string.ascii_letters + string.digits
 B64URL = ALNUM + "-_"
@@ -328,6 +330,12 @@ def true_items(seed=7, per_kind=50, with_encoded=True):
                 spans.append((i, len(s)))
                 at = i + len(s)
             items.append((kind, text, spans))
+    # toolgate's vendor formats, a family each (docs/REDACTION.md, "Vendor formats")
+    r = random.Random(seed + 500)
+    for family in sorted(vendors.VENDORS):
+        for _ in range(per_kind // 5):
+            text, s = vendors.vendor_item(r, family)
+            items.append((family, text, [(text.index(s), len(s))]))
     # the same secrets encoded: the whole run is what must go
     r = random.Random(seed + 1000)
     for _ in range(per_kind if with_encoded else 0):
@@ -457,6 +465,11 @@ def lookalike_items(seed=11, per_kind=70, with_encoded=True):
             "2026-11-%02dT%02d:%02d:%02dZ" % (r.randrange(1, 29), r.randrange(24), r.randrange(60), r.randrange(60)),
             r.choice(["INFO", "WARN", "DEBUG"]), r.choice(["http-nio-8080-exec-3", "worker-7", "main"]),
             " ".join(r.choice(WORDS) for _ in range(8)), r.choice([200, 201, 404, 503]), r.randrange(2000)))
+    # what looks like a vendor's credential: its format filled with a
+    # placeholder, and the random-looking identifiers APIs hand out
+    r = random.Random(seed + 500)
+    for _ in range(per_kind * 6):
+        add(*vendors.lookalike(r))
     # encoded text that holds no secret: prose, settings, placeholders and
     # AWS's documented example keys, as tools print them
     r = random.Random(seed + 1000)

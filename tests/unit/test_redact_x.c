@@ -223,6 +223,7 @@ static int refusals(void)
 	CHECK(refused("titel = \"x\"\n", "the top level: unknown key 'titel'"));
 	CHECK(refused("[[rules]]\nid = \"a b\"\nregex = 'x'\n", "id must be 1 to 48 of"));
 	CHECK(refused("[[rules]]\nid = \"jwt\"\nregex = 'x'\n", "rule jwt: the name of a built-in rule"));
+	CHECK(refused("[[rules]]\nid = \"Vault_Token\"\nregex = 'x'\n", "the name of a built-in rule"));
 	CHECK(refused("[[rules]]\nid = \"a\"\nregex = 'x'\n[[rules]]\nid = \"a\"\nregex = 'y'\n",
 		      "rule a given twice"));
 	CHECK(refused("[[rules]]\nid = \"a\"\nregex = '(x)'\nsecretGroup = 2\n",
@@ -567,6 +568,42 @@ static int swapped_under_a_stream(void)
 	return 0;
 }
 
+/* toolgate's vendor rules, with no operator's set in use: a format each
+ * found whole, its placeholder not, a signed URL's signature only. */
+static int vendor_rules(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "DO=dop_v1_3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a",
+		  "DO=[REDACTED:digitalocean_token]" },
+		{ "tok 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 end", "tok [REDACTED:huggingface_token] end" },
+		{ "hvs.CAESIJx8Kq2mZp9Lw3Vb7Nc4Xy1Tr6Ud0Gs", "[REDACTED:vault_token]" },
+		{ "https://x.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-31&sig=Qm9xR2p1T3ZzS0x4WmJ3Y1ZkTnFoRmpLbGtNb3BxUnM%3D",
+		  "https://x.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-31&sig=[REDACTED:signed_url_signature]" },
+		{ "dop_v1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		  "dop_v1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" },
+		{ "hf_EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMP", "hf_EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMP" },
+		/* an API's object ids are not secrets */
+		{ "payment_intent: pi_3MtwBwLkdIwHu7ix28a3tqPa", "payment_intent: pi_3MtwBwLkdIwHu7ix28a3tqPa" },
+		{ "\"id\": \"chatcmpl-8YbqhXbJk1WjHfE1Mn3EHRGAXk8oj\"",
+		  "\"id\": \"chatcmpl-8YbqhXbJk1WjHfE1Mn3EHRGAXk8oj\"" },
+		/* one-letter flags after the commands they are a password's for */
+		{ "redis-cli -h cache -a Xk29fLq83mZp7 ping", "redis-cli -h cache -a [REDACTED:password_assignment] ping" },
+		{ "docker login -u ci -p Zq8xW2pL9vB4nM7kR5tY reg", "docker login -u ci -p [REDACTED:password_assignment] reg" },
+		{ "sqlcmd -S db -U sa -P Str0ngPassw0rd1", "sqlcmd -S db -U sa -P [REDACTED:password_assignment]" },
+		{ "ssh-keygen -t ed25519 -N Pa55phraseXyz9 -f k", "ssh-keygen -t ed25519 -N [REDACTED:password_assignment] -f k" },
+		/* ... and not after others */
+		{ "docker run -p 8080:80 -a stdout nginx", "docker run -p 8080:80 -a stdout nginx" },
+		{ "HMAC_KEY=8f3a9c1b7e4d2f6a0b5c8e9d1f7a3b2c", "HMAC_KEY=[REDACTED:password_assignment]" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(redacts_to(NULL, cases[i].in, cases[i].want));
+	return 0;
+}
+
 const struct unit_test redact_x_tests[] = {
 	{ "redact_x/rules_apply", rules_apply },
 	{ "redact_x/allowlists", allowlists },
@@ -578,5 +615,6 @@ const struct unit_test redact_x_tests[] = {
 	{ "redact_x/undecided_fails_closed", undecided_fails_closed },
 	{ "redact_x/encoded", encoded },
 	{ "redact_x/swapped_under_a_stream", swapped_under_a_stream },
+	{ "redact_x/vendor_rules", vendor_rules },
 	UNIT_TESTS_END,
 };
