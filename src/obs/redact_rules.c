@@ -755,6 +755,7 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 		KW("signingkey"), KW("encryptionkey"), KW("masterkey"), KW("credential"),
 		KW("credentials"), KW("passphrase"), KW("apisecret"), KW("sessionkey"),
 		KW("hmackey"), KW("appkey"), KW("jwtkey"), KW("licensekey"), KW("creds"),
+		KW("auth"), KW("pw"), KW("pswd"), KW("pword"),
 	}, not_secret[] = {
 		KW("pagetoken"), KW("nexttoken"), KW("continuationtoken"), KW("synctoken"),
 		KW("cursor"), KW("hash"), KW("digest"), KW("checksum"), KW("integrity"), KW("etag"),
@@ -785,7 +786,7 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 				return K_NOT_SECRET;
 	/* every secret key below ends in one of these: most keys (an hour
 	 * of a timestamp, "status", "level") stop here */
-	if (!strchr("dtnylse", key[n - 1]))
+	if (!strchr("dtnylsehw", key[n - 1]))
 		return K_NONE;
 	if (ends_with(key, n, "authorization"))
 		return K_AUTH;

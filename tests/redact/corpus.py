@@ -268,7 +268,7 @@ def other_context(r):
         ("PGPASSWORD='%s' psql -h db -U app\n", pw),
         # known misses (docs/REDACTION.md): a header no keyword names, a
         # lowercase passphrase, a password shorter than 8 bytes
-        ("X-Auth: %s\r\n", hexkey),
+        ("X-Client-Ref: %s\r\n", hexkey),
         ("  password: %s\n", "".join(r.choice(["correct", "horse", "battery", "staple", "lunar", "maple"])
                                      for _ in range(4))),
         ("PASS=%s\n", rs(r, ALNUM, 6)),

@@ -596,6 +596,9 @@ static int vendor_rules(void)
 		/* ... and not after others */
 		{ "docker run -p 8080:80 -a stdout nginx", "docker run -p 8080:80 -a stdout nginx" },
 		{ "HMAC_KEY=8f3a9c1b7e4d2f6a0b5c8e9d1f7a3b2c", "HMAC_KEY=[REDACTED:password_assignment]" },
+		/* Docker's config.json: "auth" is base64 of user:password */
+		{ "{\"auth\": \"ZGVwbG95OlpxOHhXMnBMOXZCNG5NN2s=\"}", "{\"auth\": \"[REDACTED:password_assignment]\"}" },
+		{ "auth: required", "auth: required" },
 	};
 	size_t i;
 
