@@ -374,10 +374,17 @@ static int try_short(struct scan *s, const struct rwin *w, size_t q, size_t r,
 static int builtin_rules(struct scan *s, const unsigned char *b, size_t len, size_t q,
 			 struct rmatch *m);
 
-/* The operator's span pending at q (it starts at or before q), or NULL. */
+/* The operator's span pending at q (it starts at or before q and ends
+ * after it), or NULL. settle() moves q past spans it emitted without
+ * dropping them (only x_at does): those must not count. */
 static const struct xspan *x_covers(const struct scan *s, size_t q)
 {
-	return s->x.n && s->x.sp[0].start <= s->base + q ? &s->x.sp[0] : NULL;
+	size_t i;
+
+	for (i = 0; i < s->x.n && s->x.sp[i].start <= s->base + q; i++)
+		if (s->x.sp[i].end > s->base + q)
+			return &s->x.sp[i];
+	return NULL;
 }
 
 /* Where the next pending span starts after p, at most lim. */
@@ -404,8 +411,9 @@ static int try_rules(struct scan *s, const unsigned char *b, size_t len, size_t 
 	if (!sp)
 		return got;
 	if (!got || (size_t)(sp->end - s->base) > m->end) {
+		/* a built-in match cut at a cap goes on after the union */
 		m->end = (size_t)(sp->end - s->base);
-		m->more = 0;
+		m->more = got ? m->more : 0;
 		m->flags = got ? m->flags : 0;
 	}
 	m->start = q;

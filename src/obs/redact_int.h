@@ -156,7 +156,7 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
 #define X_REGEX_MAX 4096      /* bytes of one expression */
 #define X_KEYWORD_MAX 64      /* bytes of one keyword */
 #define X_KEYWORD_BYTES (16 * 1024) /* of all keywords together */
-#define X_LIST_MAX 1000       /* regexes, stopwords, keywords in one list */
+#define X_LIST_MAX 10000      /* regexes, stopwords, keywords in one list */
 #define X_ALLOW_MAX 100       /* allowlists of one rule, or global */
 #define X_EXTEND_DEPTH 2      /* a file extending one extending one */
 
@@ -231,6 +231,9 @@ struct xscan {
 	size_t n, cap;
 	struct xspan *dsp;   /* a decoded run's, kept for the next */
 	size_t dcap;
+	unsigned char *fix;  /* a block that is not UTF-8, with U+FFFD (redact_x.c) */
+	uint32_t *map;
+	size_t nfix;
 	unsigned char *low;  /* XSEG bytes: a secret lower-cased, for stopwords */
 };
 

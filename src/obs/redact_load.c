@@ -93,7 +93,8 @@ pcre2_code *redact_re2_compile(const char *re, size_t n, const char *what, struc
 		tg_error_set(err, TG_ERR_INVALID, "%s: %s", what, (char *)msg);
 		return NULL;
 	}
-	pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* the interpreter when it cannot */
+	/* the interpreter when it cannot; partial for a block's end */
+	pcre2_jit_compile(code, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
 	return code;
 }
 
@@ -131,6 +132,7 @@ struct load {
 	size_t nallows;
 	struct tg_redact_ruleset *rs;
 	struct tg_error *err;
+	int use_default;      /* a file said extend.useDefault */
 };
 
 static int note(struct load *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -277,7 +279,7 @@ static const char *const gallow_keys[] = {
 	"targetRules", NULL,
 };
 static const char *const top_keys[] = {
-	"title", "description", "extend", "rules", "allowlist", "allowlists", NULL,
+	"title", "description", "minVersion", "extend", "rules", "allowlist", "allowlists", NULL,
 };
 static const char *const extend_keys[] = { "path", "url", "useDefault", "disabledRules", NULL };
 static const char *const required_keys[] = { "id", "withinLines", "withinColumns", NULL };
@@ -425,6 +427,8 @@ static int extend_read(struct load *l, json_t *doc, const char *origin, int dept
 		return tg_error_set(l->err, TG_ERR_INVALID,
 				    "%s: extend: path and useDefault both given (gitleaks refuses that too)",
 				    origin);
+	if (json_is_true(v))
+		l->use_default = 1;
 	if (json_is_true(v) &&
 	    note(l, "%s: extend.useDefault: toolgate's built-in rules stand for gitleaks' default ones (always on)%s",
 		 origin, *disabled ? "; disabledRules does not apply to them" : "") < 0)
@@ -457,6 +461,10 @@ static int doc_load(struct load *l, json_t *doc, const char *origin, int depth)
 		return -1;
 	if ((e = get(doc, "title")) && !json_is_string(e))
 		return tg_error_set(l->err, TG_ERR_INVALID, "%s: title must be a string", origin);
+	/* gitleaks >= 8.28 (and its own default configuration) say which
+	 * gitleaks they need: nothing for toolgate to check */
+	if ((e = get(doc, "minVersion")) && !json_is_string(e))
+		return tg_error_set(l->err, TG_ERR_INVALID, "%s: minVersion must be a string", origin);
 	if (extend_read(l, doc, origin, depth, &disabled) < 0)
 		return -1;
 	base_rules = l->nrules;
@@ -716,11 +724,14 @@ static int rules_make(struct load *l)
 
 		if (!lr->id)
 			continue; /* disabled */
-		for (j = 0; builtin[j]; j++)
-			if (strcasecmp(builtin[j], lr->id) == 0)
-				return tg_error_set(l->err, TG_ERR_INVALID,
-						    "%s: rule %s: the name of a built-in rule (toolgate redact --rules)",
-						    lr->origin, lr->id);
+		/* a built-in rule's name (gitleaks' own configuration has a
+		 * "jwt"): both find what the name says, under one name */
+		for (j = 0; builtin[j] && strcasecmp(builtin[j], lr->id) != 0; j++)
+			;
+		if (builtin[j] &&
+		    note(l, "%s: rule %s: also a built-in rule's name: its findings and theirs are counted together",
+			 lr->origin, lr->id) < 0)
+			return -1;
 		if (lr->skip) {
 			if (note(l, "%s: rule %s: skipReport: a part of other rules, not redacted on its own",
 				 lr->origin, lr->id) < 0)
@@ -728,6 +739,15 @@ static int rules_make(struct load *l)
 			continue;
 		}
 		if (!lr->regex) {
+			/* with useDefault, a rule of gitleaks' defaults given
+			 * only its allowlists or keywords: toolgate has no such
+			 * rule to add them to */
+			if (!lr->has_path && l->use_default) {
+				if (note(l, "%s: rule %s: no regex: it adds to gitleaks' default rule of that id, which toolgate does not have (its own rules stand for them)",
+					 lr->origin, lr->id) < 0)
+					return -1;
+				continue;
+			}
 			if (!lr->has_path)
 				return tg_error_set(l->err, TG_ERR_INVALID,
 						    "%s: rule %s: neither regex nor path", lr->origin,
@@ -772,9 +792,19 @@ static int rules_make(struct load *l)
 				return tg_error_set(l->err, TG_ERR_INVALID,
 						    "%s: %s: targetRules names no rule '%.64s'", la->origin,
 						    where, json_string_value(t));
-			for (j = 0; j < rs->n && applies; j++)
-				if (strcmp(rs->rules[j].id, lr->id ? lr->id : "") == 0)
-					rs->rules[j].allow[rs->rules[j].nallow++] = a;
+			for (j = 0; j < rs->n && applies; j++) {
+				struct xrule *xr = &rs->rules[j];
+				size_t h;
+
+				if (strcmp(xr->id, lr->id ? lr->id : "") != 0)
+					continue;
+				/* once, however often targetRules names it: the
+				 * rule's array has room for each global list once */
+				for (h = 0; h < xr->nallow && xr->allow[h] != a; h++)
+					;
+				if (h == xr->nallow)
+					xr->allow[xr->nallow++] = a;
+			}
 		}
 	}
 	for (i = 0; i < rs->n; i++) {

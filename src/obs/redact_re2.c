@@ -39,6 +39,7 @@ struct tr {
 	size_t len, cap;
 	const char *what; /* for errors: "rule aws-key: regex" */
 	struct tg_error *err;
+	int empty_q; /* the last item was an empty \Q\E (it leaves nothing) */
 };
 
 static int put(struct tr *t, const char *s, size_t n)
@@ -130,10 +131,21 @@ static int escape(struct tr *t, size_t at, int in_class)
 		size_t k = t->i;
 
 		if (k < t->n && t->re[k] == '{') {
+			/* a Unicode class or script name, as Go knows them:
+			 * letters, '_' and a leading '^' (PCRE2's own Xan, L&,
+			 * bidi classes... are not Go's) */
+			size_t nm = k + 1 + (k + 1 < t->n && t->re[k + 1] == '^');
+
 			while (k < t->n && t->re[k] != '}')
 				k++;
 			if (k >= t->n)
 				return refuse(t, at, "a \\p{ without its }");
+			if (k == nm || (t->re[nm] == 'X' && k - nm == 3))
+				return refuse(t, at, "a \\p{...} class Go does not have");
+			for (size_t j = nm; j < k; j++)
+				if (!((t->re[j] >= 'a' && t->re[j] <= 'z') || (t->re[j] >= 'A' && t->re[j] <= 'Z') ||
+				      t->re[j] == '_'))
+					return refuse(t, at, "a \\p{...} class Go does not have");
 			k++;
 		} else if (k < t->n && ((t->re[k] >= 'A' && t->re[k] <= 'Z') || (t->re[k] >= 'a' && t->re[k] <= 'z'))) {
 			k++;
@@ -150,8 +162,14 @@ static int escape(struct tr *t, size_t at, int in_class)
 			const char *e = memmem(t->re + t->i, t->n - t->i, "\\E", 2);
 			size_t end = e ? (size_t)(e - t->re) : t->n;
 
-			/* literal text, copied between PCRE2's own \Q and \E */
-			if (puts_(t, "\\Q") < 0 || put(t, t->re + t->i, end - t->i) < 0 || puts_(t, "\\E") < 0)
+			/* literal text, copied between PCRE2's own \Q and \E;
+			 * an empty one is nothing in both, but a repetition
+			 * after it repeats what came before in Go ("a*\Q\E+"
+			 * is (a*)+) and makes a possessive or lazy form in
+			 * PCRE2: refused in the main loop */
+			t->empty_q = end == t->i;
+			if (!t->empty_q &&
+			    (puts_(t, "\\Q") < 0 || put(t, t->re + t->i, end - t->i) < 0 || puts_(t, "\\E") < 0))
 				return -1;
 			t->i = e ? end + 2 : t->n;
 			return 0;
@@ -162,7 +180,7 @@ static int escape(struct tr *t, size_t at, int in_class)
 	if (c >= '1' && c <= '9')
 		return refuse(t, at, "a back-reference (or an octal escape not starting \\0)");
 	if ((unsigned char)c < 0x80 && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) &&
-	    c >= 0x21)
+	    c >= 0x20)
 		return put(t, t->re + at, 2); /* escaped punctuation: itself */
 	snprintf(buf, sizeof(buf), "the escape \\%c", c >= 0x21 && c < 0x7f ? c : '?');
 	return refuse(t, at, buf);
@@ -254,10 +272,19 @@ static int class_(struct tr *t, size_t at)
 		char c = t->re[k];
 
 		if (c == '\\' && k + 1 < t->n) {
+			char e = t->re[k + 1];
+
 			t->i = k + 2;
 			if (escape(t, k, 1) < 0)
 				return -1;
 			k = t->i;
+			/* after a class (\s written out as its members, \d,
+			 * \pL...), Go reads '-' as itself, never a range */
+			if (strchr("dDwWsSpP", e) && k + 1 < t->n && t->re[k] == '-' && t->re[k + 1] != ']') {
+				if (puts_(t, "\\-") < 0)
+					return -1;
+				k++;
+			}
 			continue;
 		}
 		if (c == '[' && k + 1 < t->n && t->re[k + 1] == ':') {
@@ -268,6 +295,11 @@ static int class_(struct tr *t, size_t at)
 			if (put(t, t->re + k, (size_t)(e - t->re) + 2 - k) < 0)
 				return -1;
 			k = (size_t)(e - t->re) + 2;
+			if (k + 1 < t->n && t->re[k] == '-' && t->re[k + 1] != ']') {
+				if (puts_(t, "\\-") < 0)
+					return -1;
+				k++;
+			}
 			continue;
 		}
 		if (c == '[') {
@@ -296,8 +328,13 @@ static int repeat(struct tr *t, size_t at, size_t *len)
 	long lo = 0, hi = -1;
 	int digits = 0;
 
-	while (k < t->n && t->re[k] >= '0' && t->re[k] <= '9' && digits < 8) {
-		lo = lo * 10 + (t->re[k++] - '0');
+	/* Go: a count with a leading zero is no count ('{' a literal) */
+	if (k + 1 < t->n && t->re[k] == '0' && t->re[k + 1] >= '0' && t->re[k + 1] <= '9')
+		return 0;
+	while (k < t->n && t->re[k] >= '0' && t->re[k] <= '9') {
+		if (lo <= 100000000)
+			lo = lo * 10 + (t->re[k] - '0');
+		k++;
 		digits++;
 	}
 	if (!digits)
@@ -305,12 +342,13 @@ static int repeat(struct tr *t, size_t at, size_t *len)
 	if (k < t->n && t->re[k] == ',') {
 		k++;
 		if (k < t->n && t->re[k] >= '0' && t->re[k] <= '9') {
-			int d2 = 0;
-
 			hi = 0;
-			while (k < t->n && t->re[k] >= '0' && t->re[k] <= '9' && d2 < 8) {
-				hi = hi * 10 + (t->re[k++] - '0');
-				d2++;
+			if (k + 1 < t->n && t->re[k] == '0' && t->re[k + 1] >= '0' && t->re[k + 1] <= '9')
+				return 0;
+			while (k < t->n && t->re[k] >= '0' && t->re[k] <= '9') {
+				if (hi <= 100000000)
+					hi = hi * 10 + (t->re[k] - '0');
+				k++;
 			}
 		}
 	} else {
@@ -327,7 +365,7 @@ static int repeat(struct tr *t, size_t at, size_t *len)
 int redact_re2_translate(const char *re, size_t n, const char *what, char **out,
 			 struct tg_error *err)
 {
-	struct tr t = { re, n, 0, NULL, 0, n * 48 + 64, what, err };
+	struct tr t = { re, n, 0, NULL, 0, n * 48 + 64, what, err, 0 };
 	int quant = 0; /* 1: after a repetition; 2: after its lazy '?' */
 
 	*out = NULL;
@@ -338,11 +376,16 @@ int redact_re2_translate(const char *re, size_t n, const char *what, char **out,
 		size_t at = t.i;
 		char c = re[t.i++];
 		size_t rlen = 0;
-		int r = 0;
+		int r = 0, empty_q = t.empty_q;
 
+		t.empty_q = 0;
 		if (c == '*' || c == '+' || c == '?' || (c == '{' && (r = repeat(&t, at, &rlen)) != 0)) {
 			if (c == '{' && r < 0)
 				goto fail;
+			if (empty_q) {
+				refuse(&t, at, "a repetition after an empty \\Q\\E (Go repeats what is before it)");
+				goto fail;
+			}
 			if (c == '?' && quant == 1) {
 				quant = 2;
 				if (put(&t, "?", 1) < 0)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "obs/redact_int.h"
+#include "util/utf8.h"
 
 #define MATCH_LIMIT 1000000
 #define DEPTH_LIMIT 10000
@@ -95,6 +96,8 @@ void redact_x_release(struct xscan *x)
 	free(x->sp);
 	free(x->dsp);
 	free(x->low);
+	free(x->fix);
+	free(x->map);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -375,23 +378,47 @@ static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char 
 /* Rule r over s[q, e) (s[lo, q) before it, for \b and (?m)^; opts:
  * PCRE2_NOTBOL/NOTEOL), its secrets appended to sp (at most XSPAN_MAX;
  * then the rest of the block is one span). */
-static void rule_run(struct xscan *x, const struct xrule *r, const unsigned char *s, size_t lo,
-		     size_t q, size_t e, uint32_t opts, uint64_t base, size_t *n)
+/* A block as the rules read it: s[lo, e), q its start; map (NULL: s is
+ * the input) the input offset of each byte of s, s being a copy with
+ * each byte that is not UTF-8 written U+FFFD, as Go reads it (PCRE2
+ * would match no byte there, and a secret holding one would be cut). */
+struct xblk {
+	const unsigned char *s;
+	size_t lo, q, e;
+	const uint32_t *map;
+	uint64_t base;
+	uint32_t opts;
+	size_t reach; /* where a match the block's end cut short starts (in s) */
+};
+
+static uint64_t at_input(const struct xblk *k, size_t i)
+{
+	return k->base + (k->map ? k->map[i] : i);
+}
+
+static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, size_t *n)
 {
 	struct xspan *sp = x->sp + x->n;
-
-	size_t off = q;
+	const unsigned char *s = k->s;
+	size_t lo = k->lo, e = k->e, off = k->q;
 
 	while (off <= e) {
 		PCRE2_SIZE *ov;
 		size_t a, b, ms, me;
-		int rc = pcre2_match(r->re, s + lo, e - lo, off - lo, opts, tl_md, tl_ctx);
+		int rc = pcre2_match(r->re, s + lo, e - lo, off - lo, k->opts, tl_md, tl_ctx);
 
 		if (rc == PCRE2_ERROR_NOMATCH)
 			return;
+		if (rc == PCRE2_ERROR_PARTIAL) {
+			/* a match the block's end cut: the next block starts at it */
+			ov = pcre2_get_ovector_pointer(tl_md);
+			if (lo + ov[0] > k->q && lo + ov[0] < k->reach)
+				k->reach = lo + ov[0];
+			return;
+		}
 		if (rc < 0 || *n == XSPAN_MAX) {
 			/* undecided, or too many: the rest of the block is redacted */
-			struct xspan rest = { base + off, base + e, r->id, TG_REDACT_UNDECIDED };
+			struct xspan rest = { at_input(k, off), at_input(k, e), r->id, TG_REDACT_UNDECIDED };
 
 			if (*n < XSPAN_MAX) {
 				sp[(*n)++] = rest;
@@ -411,7 +438,7 @@ static void rule_run(struct xscan *x, const struct xrule *r, const unsigned char
 		ms = ov[0];
 		me = ov[1];
 		if (secret_of(r, ov, s, &a, &b) && stands(x, r, s, lo, e, ms, me, a, b))
-			sp[(*n)++] = (struct xspan){ base + a, base + b, r->id, 0 };
+			sp[(*n)++] = (struct xspan){ at_input(k, a), at_input(k, b), r->id, 0 };
 		if (me > ms) {
 			off = me;
 			continue;
@@ -436,40 +463,97 @@ static size_t block_end(const unsigned char *b, size_t q, size_t hi, int at_end)
 	return nl ? (size_t)(nl - b) + 1 : e;
 }
 
+/* b[lo, e) with each byte that is not UTF-8 as U+FFFD, into x->fix, and
+ * the input offset of each byte in x->map (e's after the last): 1, or 0
+ * when b[lo, e) is UTF-8 already (nothing made), -1 without memory. */
+static int fixed(struct xscan *x, const unsigned char *b, size_t lo, size_t e)
+{
+	size_t i = lo, k = 0, len;
+	uint32_t cp;
+
+	while (i < e && (len = utf8_char(b + i, e - i, &cp)) > 0)
+		i += len;
+	if (i == e)
+		return 0;
+	if (!x->fix && (!(x->fix = malloc(3 * (XSEG + TG_REDACT_LOOKBEHIND) + 3)) ||
+			!(x->map = malloc((3 * (XSEG + TG_REDACT_LOOKBEHIND) + 4) * sizeof(*x->map)))))
+		return -1;
+	for (i = lo; i < e;) {
+		len = utf8_char(b + i, e - i, &cp);
+		if (len == 0) {
+			memcpy(x->fix + k, "\xEF\xBF\xBD", 3);
+			x->map[k] = x->map[k + 1] = x->map[k + 2] = (uint32_t)i;
+			k += 3;
+			i++;
+			continue;
+		}
+		for (size_t j = 0; j < len; j++, k++) {
+			x->fix[k] = b[i + j];
+			x->map[k] = (uint32_t)(i + j);
+		}
+		i += len;
+	}
+	x->map[k] = (uint32_t)e;
+	x->nfix = k;
+	return 1;
+}
+
 int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q, size_t hi,
 		   int at_end, uint64_t base, struct tg_error *err)
 {
 	const struct tg_redact_ruleset *rs = x->rs;
 	uint64_t found[X_RULES_MAX / 64 + 2];
-	size_t e, n = 0, r;
-	uint32_t opts = 0;
+	struct xblk k = { b, lo, q, 0, NULL, base, 0, 0 };
+	size_t e, n = 0, r, next = 0;
+	int last, f;
 
 	e = block_end(b, q, hi, at_end);
+	last = e == hi && at_end;
 	/* the next block: from the first line start at most XOVER before e */
-	if (e == hi && at_end) {
-		x->next = 0;
-	} else {
+	if (!last) {
 		size_t nb = e - XOVER > q ? e - XOVER : q + 1;
 		const unsigned char *nl = memchr(b + nb - 1, '\n', e - nb);
 
-		x->next = base + (nl ? (size_t)(nl - b) + 1 : nb) + 1;
+		next = nl ? (size_t)(nl - b) + 1 : nb;
 	}
 	if (base + lo > 0)
-		opts |= PCRE2_NOTBOL;
-	if (!(e == hi && at_end))
-		opts |= PCRE2_NOTEOL;
+		k.opts |= PCRE2_NOTBOL;
+	if (!last)
+		k.opts |= PCRE2_NOTEOL | PCRE2_PARTIAL_HARD;
 	if (tl_ready(rs->groups) < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for matching");
-	if (spans_room(x, XSPAN_MAX, err) < 0)
-		return -1;
-	keywords_in(rs, b, q, e, found);
+	if (spans_room(x, XSPAN_MAX, err) < 0 || (f = fixed(x, b, lo, e)) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for spans");
+	k.e = e;
+	k.reach = e;
+	if (f) {
+		/* the copy, read from its start: lo, q and e where they went */
+		size_t i;
+
+		k.s = x->fix;
+		k.lo = 0;
+		k.map = x->map;
+		for (i = 0; x->map[i] < q; i++)
+			;
+		k.q = i;
+		k.e = x->nfix;
+		k.reach = k.e;
+	}
+	keywords_in(rs, k.s, k.q, k.e, found);
 	for (r = 0; r < rs->n; r++)
 		if (rs->rules[r].always || (found[r / 64] & (1ull << (r % 64))))
-			rule_run(x, &rs->rules[r], b, lo, q, e, opts, base, &n);
+			rule_run(x, &rs->rules[r], &k, &n);
 	if (n) {
 		x->n += n;
 		spans_settle(x);
 	}
+	if (!last && k.reach < k.e) {
+		size_t at = k.map ? k.map[k.reach] : k.reach;
+
+		if (at > q && at < next)
+			next = at;
+	}
+	x->next = last ? 0 : base + next + 1;
 	return 0;
 }
 
@@ -487,7 +571,12 @@ const char *redact_x_first(struct xscan *x, const unsigned char *d, size_t n, si
 	x->sp = x->dsp;
 	x->cap = x->dcap;
 	x->n = 0;
-	if (redact_x_block(x, d, 0, 0, n, 1, 0, &err) == 0 && x->n) {
+	if (redact_x_block(x, d, 0, 0, n, 1, 0, &err) < 0) {
+		/* no memory to look: the run counts as holding a secret */
+		rule = x->rs->n ? x->rs->rules[0].id : "out_of_memory";
+		*start = 0;
+		*end = n;
+	} else if (x->n) {
 		rule = x->sp[0].rule;
 		*start = (size_t)x->sp[0].start;
 		*end = (size_t)x->sp[0].end;

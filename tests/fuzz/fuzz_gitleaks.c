@@ -6,6 +6,8 @@
  * file (never "out of memory": nothing fails allocations here); one that
  * loads redacts a fixed text the same in one call and in a stream cut at
  * points drawn from the input, and every finding lies inside the text.
+ * The text is some 45 KiB (lines repeated): more than two blocks, so that
+ * a stream decides them from bytes held back, as it would a tool's.
  *
  * The bytes are a file's (a memfd, read by its /proc path), as serve
  * reads one. Run with a corpus directory of its own first:
@@ -29,10 +31,15 @@ static const char sample[] =
 	"b'Y29ycF9hMWIyYzNkNGU1ZjYgaGVsbG8gd29ybGQ='\n"
 	"the quick brown fox jumps over the lazy dog 0123456789 ABCDEF\n";
 
+#define REPEAT 150
+
 struct sink {
-	char buf[8192];
+	char buf[REPEAT * 512];
 	size_t len;
 };
+
+static char text[sizeof(sample) * REPEAT];
+static size_t text_len;
 
 static int sink_write(void *arg, const char *b, size_t n, struct tg_error *err)
 {
@@ -48,21 +55,28 @@ static int sink_write(void *arg, const char *b, size_t n, struct tg_error *err)
 
 static void check_same(const uint8_t *data, size_t size)
 {
+	static struct sink sink;
 	struct tg_redact_out one;
 	struct tg_redact_stream *st;
 	struct tg_error err;
-	struct sink sink = { .len = 0 };
-	size_t off = 0, n = sizeof(sample) - 1, k = 0, nf, i;
+	size_t off = 0, n, k = 0, nf, i;
 	const struct tg_redact_finding *f;
 
-	if (tg_redact(sample, n, &one, &err) < 0 || tg_redact_stream_new(sink_write, &sink, &st, &err) < 0)
+	if (!text_len)
+		for (i = 0; i < REPEAT; i++) {
+			memcpy(text + text_len, sample, sizeof(sample) - 1);
+			text_len += sizeof(sample) - 1;
+		}
+	n = text_len;
+	sink.len = 0;
+	if (tg_redact(text, n, &one, &err) < 0 || tg_redact_stream_new(sink_write, &sink, &st, &err) < 0)
 		abort();
 	while (off < n) {
-		size_t c = 1 + (size ? data[k++ % size] % 64 : 7);
+		size_t c = 1 + (size ? (size_t)data[k++ % size] * 37 % 9000 : 7);
 
 		if (c > n - off)
 			c = n - off;
-		if (tg_redact_stream_feed(st, sample + off, c, &err) < 0)
+		if (tg_redact_stream_feed(st, text + off, c, &err) < 0)
 			abort();
 		off += c;
 	}
