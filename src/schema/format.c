@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "schema/schema_int.h"
+#include "util/utf8.h"
 
 static int digits(const char *s, size_t n)
 {
@@ -145,7 +146,8 @@ static int is_ipv6(const char *s, size_t n)
 }
 
 /* RFC 1123 host name: labels of letters, digits and inner hyphens, 1-63
- * characters each, 253 in all; a trailing dot is allowed. */
+ * characters each, 253 in all; a trailing dot is allowed; a label that
+ * is an A-label must decode to a valid U-label (format_idn.c). */
 static int is_hostname(const char *s, size_t n)
 {
 	size_t i, label = 0;
@@ -165,12 +167,16 @@ static int is_hostname(const char *s, size_t n)
 		    ++label > 63)
 			return 0;
 	}
-	return label == 0 ? s[n - 1] == '.' && n > 1 : s[n - 1] != '-';
+	if (!(label == 0 ? s[n - 1] == '.' && n > 1 : s[n - 1] != '-'))
+		return 0;
+	/* an A-label ("xn--...") must be one: a valid U-label's encoding */
+	return format_alabels_ok(s, n);
 }
 
 /* RFC 5321 mailbox, ASCII: local-part (dot-atom or quoted) @ domain
- * (host name or an address literal). */
-static int is_email(const char *s, size_t n)
+ * (host name or an address literal); with idn, RFC 6531's: UTF-8 in the
+ * local part too, an idn-hostname after the '@'. */
+static int mailbox(const char *s, size_t n, int idn)
 {
 	const char *at = NULL;
 	size_t i, local;
@@ -195,10 +201,13 @@ static int is_email(const char *s, size_t n)
 			if (c == '.') {
 				if (i == 0 || i == local - 1 || s[i + 1] == '.')
 					return 0;
-			} else if (!(isalnum((unsigned char)c) || strchr("!#$%&'*+-/=?^_`{|}~", c))) {
+			} else if (!(isalnum((unsigned char)c) || strchr("!#$%&'*+-/=?^_`{|}~", c) ||
+				     (idn && (unsigned char)c >= 0x80))) {
 				return 0;
 			}
 		}
+		if (idn && !utf8_valid(s, local))
+			return 0;
 	}
 	at++;
 	n -= local + 1;
@@ -207,7 +216,17 @@ static int is_email(const char *s, size_t n)
 			return is_ipv6(at + 6, n - 7);
 		return is_ipv4(at + 1, n - 2);
 	}
-	return is_hostname(at, n);
+	return idn ? format_idn_hostname(at, n) : is_hostname(at, n);
+}
+
+static int is_email(const char *s, size_t n)
+{
+	return mailbox(s, n, 0);
+}
+
+static int is_idn_email(const char *s, size_t n)
+{
+	return mailbox(s, n, 1);
 }
 
 /* RFC 6901. */
@@ -257,53 +276,25 @@ static int is_uuid(const char *s, size_t n)
 	return 1;
 }
 
-/* RFC 3986 URI (absolute) or URI-reference: allowed characters,
- * well-formed percent escapes, a scheme when absolute. */
-static int uri_chars(const char *s, size_t n)
+/* The URI family (format_uri.c). */
+static int is_uri(const char *s, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '%') {
-			if (i + 2 >= n + 0 || !isxdigit((unsigned char)s[i + 1]) ||
-			    !isxdigit((unsigned char)s[i + 2]))
-				return 0;
-			i += 2;
-		} else if (c <= 0x20 || c >= 0x7f || strchr("\"<>\\\\^`{|}", c)) {
-			return 0;
-		}
-	}
-	return 1;
+	return format_uri(s, n, 0, 1);
 }
 
 static int is_uri_reference(const char *s, size_t n)
 {
-	return uri_chars(s, n);
+	return format_uri(s, n, 0, 0);
 }
 
-static int is_uri(const char *s, size_t n)
+static int is_iri(const char *s, size_t n)
 {
-	size_t i;
+	return format_uri(s, n, 1, 1);
+}
 
-	if (!uri_chars(s, n) || n == 0 || !isalpha((unsigned char)s[0]))
-		return 0;
-	for (i = 1; i < n && s[i] != ':'; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
-			return 0;
-	if (i == n)
-		return 0;
-	/* an authority's user info may not hold '[' or ']' outside an IP literal */
-	if (strncmp(s + i + 1, "//", 2) == 0) {
-		const char *auth = s + i + 3, *end = s + n, *p;
-
-		for (p = auth; p < end && *p != '/' && *p != '?' && *p != '#'; p++)
-			if ((*p == '[' || *p == ']') && memchr(auth, '@', (size_t)(end - auth)) &&
-			    p < (const char *)memchr(auth, '@', (size_t)(end - auth)))
-				return 0;
-	}
-	return 1;
+static int is_iri_reference(const char *s, size_t n)
+{
+	return format_uri(s, n, 1, 0);
 }
 
 static int is_regex(const char *s, size_t n)
@@ -374,7 +365,9 @@ int format_check(const char *format, const char *s, size_t n)
 		{ "ipv6", is_ipv6 }, { "uri", is_uri }, { "uri-reference", is_uri_reference },
 		{ "json-pointer", is_json_pointer },
 		{ "relative-json-pointer", is_relative_json_pointer }, { "uuid", is_uuid },
-		{ "regex", is_regex }, { "duration", is_duration },
+		{ "regex", is_regex }, { "duration", is_duration }, { "iri", is_iri },
+		{ "iri-reference", is_iri_reference }, { "uri-template", format_uri_template },
+		{ "idn-hostname", format_idn_hostname }, { "idn-email", is_idn_email },
 	};
 	size_t i;
 

@@ -276,6 +276,14 @@ void regex_hint(const char *pattern, size_t len, const pcre2_code *re, struct re
 
 /* format.c: 1 when s (n bytes) is in the format, or the format is unknown. */
 int format_check(const char *format, const char *s, size_t n);
+/* format_uri.c: RFC 3986 (iri: 3987) URI, absolute or a reference; RFC
+ * 6570 URI Template. 1 valid, 0 not. */
+int format_uri(const char *s, size_t n, int iri, int absolute);
+int format_uri_template(const char *s, size_t n);
+/* format_idn.c: IDNA 2008 host names (libidn2), a plain host name's
+ * A-labels. 1 valid, 0 not (also when libidn2 cannot be loaded). */
+int format_idn_hostname(const char *s, size_t n);
+int format_alabels_ok(const char *s, size_t n);
 
 /* validate.c: tg_schema_validate on a parsed instance (borrowed). */
 int schema_validate_jv(const struct tg_schema *s, const struct jv *inst,

@@ -33,10 +33,9 @@ run_part() { # LABEL SUITE-DIR DRAFT-DIR [--draft7]
 	done
 }
 
-# "format" as an assertion: the formats toolgate checks (docs/SCHEMA.md);
-# idn-*, iri* and uri-template are annotations only, so their files are left
+# "format" as an assertion: every format file of the suite (docs/SCHEMA.md)
 formats="date-time date time email hostname ipv4 ipv6 uri uri-reference json-pointer
-	 relative-json-pointer regex"
+	 relative-json-pointer regex idn-email idn-hostname iri iri-reference uri-template"
 
 if [ -d "$debian/tests/draft7" ]; then
 	run_part debian-draft7 "$debian" draft7 --draft7

@@ -265,9 +265,51 @@ static int formats(void)
 		{ "regex", "^a+$", 1 },
 		{ "regex", "(", 0 },
 		{ "unknown-format", "anything", 1 },
+		/* RFC 3986's grammar, not a pattern */
+		{ "uri", "http://[fe80::1]:8080/p%20q?x=1#f", 1 },
+		{ "uri", "http://2001:db8::1/", 0 },
+		{ "uri", "http://a b/", 0 },
+		{ "uri", "http://x/%zz", 0 },
+		{ "uri", "urn:isbn:0451450523", 1 },
+		{ "uri-reference", "../a/b?c", 1 },
+		{ "uri-reference", "a:b:c/d", 1 },
+		{ "uri-reference", "\\\\\\\\server\\\\share", 0 },
+		{ "uri", "http://\u00e9.example/", 0 },
+		/* RFC 3987: past ASCII, where it allows */
+		{ "iri", "http://\u00e9.example/\u00fc?q=\ue000", 1 },
+		{ "iri", "http://example.test/\ue000", 0 },
+		{ "iri-reference", "//\u00e9.example/a", 1 },
+		{ "iri", "/relative", 0 },
+		/* RFC 6570 */
+		{ "uri-template", "http://example.com/{term:1}/{term}{?q*,lang}", 1 },
+		{ "uri-template", "http://example.com/{term:1}/{term", 0 },
+		{ "uri-template", "{a:0}", 0 },
+		{ "uri-template", "{a b}", 0 },
+		{ "uri-template", "{var.name}{+path}{#frag}", 1 },
+		/* IDNA 2008 */
+		{ "idn-hostname", "\uc2e4\ub840.\ud14c\uc2a4\ud2b8", 1 },
+		{ "idn-hostname", "l\u00b7l", 1 },
+		{ "idn-hostname", "a\u00b7l", 0 },
+		{ "idn-hostname", "\u03b1\u0375\u03b2", 1 },
+		{ "idn-hostname", "\u05d0\u05f3\u05d1", 1 },
+		{ "idn-hostname", "A\u05f3\u05d1", 0 },
+		{ "idn-hostname", "a\u30fbl", 0 },
+		{ "idn-hostname", "\u30a1\u30fb", 1 },
+		{ "idn-hostname", "\u0628\u0660\u06f0", 0 },
+		{ "idn-hostname", "xn--X", 0 },
+		{ "idn-hostname", "XN--aa---o47jg78q", 0 },
+		{ "idn-hostname", "ab--cd", 0 },
+		{ "idn-hostname", "-> $1.00 <--", 0 },
+		{ "idn-hostname", "\u0915\u094d\u200d\u0937", 1 },
+		{ "idn-hostname", "\u0915\u200d\u0937", 0 },
+		{ "idn-hostname", "example\u3002com", 1 },
+		{ "hostname", "xn--X.example", 0 },
+		{ "hostname", "xn--ihqwcrb4cv8a8dqg056pqjye.example", 1 },
+		{ "idn-email", "\uc2e4\ub840@\uc2e4\ub840.\ud14c\uc2a4\ud2b8", 1 },
+		{ "idn-email", "2962", 0 },
 	};
 	struct tg_schema_options o = { .format_assert = 1 };
-	char schema[96], inst[96];
+	char schema[96], inst[160];
 	unsigned i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
