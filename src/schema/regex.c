@@ -1,13 +1,12 @@
 /*
- * "pattern" and "patternProperties": ECMA-262 regular expressions, run by
- * PCRE2 in UTF mode with match and depth limits, so a catastrophic pattern
- * costs a bounded amount of work and ends in an error instead of a hang.
- * ECMA-262 classes are ASCII (\d, \w), which is PCRE2's default; \p{...}
- * needs UCP, which a pattern turns on where it uses it.
+ * "pattern" and "patternProperties": ECMA-262 regular expressions, read
+ * as such and written as PCRE2's (ecma.c), run by PCRE2 in UTF mode with
+ * match and depth limits, so a catastrophic pattern costs a bounded
+ * amount of work and ends in an error instead of a hang.
  */
-#include <ctype.h>
-#include <stdio.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema/schema_int.h"
@@ -15,82 +14,25 @@
 #define MATCH_LIMIT 1000000
 #define DEPTH_LIMIT 10000
 
-/* ECMA-262 spells general categories out (\p{Letter}); PCRE2 10.42 knows
- * the short names (\p{L}) and scripts. Rewrite the long names; OUT buf. */
-static const char *ecma_properties(const char *pattern, char *buf, size_t len)
-{
-	static const char *const names[][2] = {
-		{ "Letter", "L" }, { "Cased_Letter", "L&" }, { "Uppercase_Letter", "Lu" },
-		{ "Lowercase_Letter", "Ll" }, { "Titlecase_Letter", "Lt" },
-		{ "Modifier_Letter", "Lm" }, { "Other_Letter", "Lo" }, { "Mark", "M" },
-		{ "Number", "N" }, { "Decimal_Number", "Nd" }, { "Letter_Number", "Nl" },
-		{ "Other_Number", "No" }, { "Punctuation", "P" }, { "Symbol", "S" },
-		{ "Separator", "Z" }, { "Space_Separator", "Zs" }, { "Other", "C" },
-		{ "Control", "Cc" }, { "digit", "Nd" },
-	};
-	size_t o = 0, i;
-	const char *p = pattern;
-
-	while (*p && o + 16 < len) {
-		if (p[0] == '\\' && (p[1] == 'p' || p[1] == 'P') && p[2] == '{') {
-			const char *name = p + 3, *end = strchr(name, '}');
-			const char *eq = end ? memchr(name, '=', (size_t)(end - name)) : NULL;
-
-			if (end) {
-				size_t n;
-
-				/* "General_Category=X" and "gc=X" name the category;
-				 * "Script=X" and "sc=X" the script */
-				if (eq)
-					name = eq + 1;
-				n = (size_t)(end - name);
-				for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-					if (strlen(names[i][0]) == n && strncmp(name, names[i][0], n) == 0)
-						break;
-				o += (size_t)snprintf(buf + o, len - o, "\\%c{", p[1]);
-				if (i < sizeof(names) / sizeof(names[0]))
-					o += (size_t)snprintf(buf + o, len - o, "%s}", names[i][1]);
-				else
-					o += (size_t)snprintf(buf + o, len - o, "%.*s}", (int)n, name);
-				p = end + 1;
-				continue;
-			}
-		}
-		/* \uHHHH (ECMA-262) is \x{HHHH} to PCRE2 */
-		if (p[0] == '\\' && p[1] == 'u' && isxdigit((unsigned char)p[2]) &&
-		    isxdigit((unsigned char)p[3]) && isxdigit((unsigned char)p[4]) &&
-		    isxdigit((unsigned char)p[5])) {
-			o += (size_t)snprintf(buf + o, len - o, "\\x{%.4s}", p + 2);
-			p += 6;
-			continue;
-		}
-		if (p[0] == '\\' && p[1]) {
-			buf[o++] = *p++;
-		}
-		buf[o++] = *p++;
-	}
-	if (*p)
-		return pattern; /* too long to rewrite: PCRE2 will say what it dislikes */
-	buf[o] = '\0';
-	return buf;
-}
-
 pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 {
-	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS;
-	char rewritten[4096];
-	const char *src = pattern;
+	/* no UCP: \d \w \b stay ASCII, as ECMA-262's; \p works in UTF mode */
+	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
+	const char *why;
+	char *src;
 	PCRE2_SIZE off;
 	pcre2_code *re;
+	size_t at;
 	int code;
 
-	if (!memchr(pattern, '\0', len) && (strstr(pattern, "\\p{") || strstr(pattern, "\\P{")))
-		opts |= PCRE2_UCP;
-	if (!memchr(pattern, '\0', len) && (strstr(pattern, "\\p{") || strstr(pattern, "\\P{") ||
-					    strstr(pattern, "\\u")))
-		src = ecma_properties(pattern, rewritten, sizeof(rewritten));
-	re = pcre2_compile((PCRE2_SPTR)src, src == pattern ? len : PCRE2_ZERO_TERMINATED, opts,
-			   &code, &off, NULL);
+	if (ecma_translate(pattern, len, &src, &why, &at) < 0) {
+		tg_error_set(err, strcmp(why, "out of memory") == 0 ? TG_ERR_NOMEM : TG_ERR_INVALID,
+			     "pattern '%.*s': %s at byte %zu", len < 80 ? (int)len : 80, pattern, why,
+			     at + 1);
+		return NULL;
+	}
+	re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, opts, &code, &off, NULL);
+	free(src);
 	if (re) {
 		/* JIT where the platform has it; the interpreter otherwise */
 		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
@@ -100,8 +42,8 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 		PCRE2_UCHAR msg[128];
 
 		pcre2_get_error_message(code, msg, sizeof(msg));
-		tg_error_set(err, TG_ERR_INVALID, "pattern '%.80s': %s at offset %zu", pattern,
-			     (char *)msg, (size_t)off);
+		tg_error_set(err, TG_ERR_INVALID, "pattern '%.*s': %s", len < 80 ? (int)len : 80, pattern,
+			     (char *)msg);
 		return NULL;
 	}
 }

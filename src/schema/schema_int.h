@@ -269,6 +269,10 @@ char *uri_split(const char *uri, char **frag);
 /* regex.c: an ECMA-262 pattern of len bytes (it may hold NUL) compiled
  * with PCRE2, or NULL (err set). */
 pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err);
+/* ecma.c: the ECMA-262 expression re[0, n) as a PCRE2 pattern that
+ * matches the same: 0 and OUT *out (malloc'd), or -1, *why (static) and
+ * *at (its byte) when ECMA-262 has no such construct. */
+int ecma_translate(const char *re, size_t n, char **out, const char **why, size_t *at);
 /* 1 match, 0 none, -1 error (match limit). */
 int regex_search(const pcre2_code *re, const char *s, size_t len);
 

@@ -54,6 +54,17 @@ else
 	echo "not ok - schema-suite/debian-draft7: $debian is missing (scripts/install-deps.sh installs it)"
 	failed=1
 fi
+# ECMA-262's reading of "pattern" and of the "regex" format, as the
+# project's own cases say it (tests/schema/ecma262.json, after the
+# optional ecmascript-regex tests of newer suites: \s, \d, \w, '.', \c,
+# \u, \p{...}, lookbehind, named groups, and what ECMA-262 lacks)
+summary=$("$build/toolgate" schema test --format-assert tests/schema/ecma262.json 2>&1 | tail -n 1)
+if grep -q ' 0 failed$' <<<"$summary"; then
+	echo "ok - schema-suite/ecma262: $summary"
+else
+	echo "not ok - schema-suite/ecma262: $summary"
+	failed=1
+fi
 if [ -d "$shared/tests/draft2020-12" ]; then
 	run_part draft2020-12 "$shared" draft2020-12
 	run_part draft7 "$shared" draft7 --draft7
