@@ -32,7 +32,7 @@ int serve_redact_load(const char *path, int quiet, struct tg_error *err)
 	if (!path)
 		return 0;
 	if (tg_redact_ruleset_load(path, &rs, err) < 0)
-		return -1;
+		return tg_error_wrap(err, "--redact-gitleaks (redact-gitleaks)");
 	if (!quiet)
 		said(path, rs, "loaded");
 	tg_redact_use(rs);

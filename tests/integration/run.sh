@@ -1312,6 +1312,13 @@ cat "$tmp/renc.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/renc.out")))
 grep -q 'redact_encoded_no_sanitizer_reports' "$tmp/renc.out"; check redact_encoded_ran_to_the_end $? "$(tail -3 "$tmp/renc.out")"
 
+# an operator's gitleaks configuration through the gateway, read again on
+# SIGHUP, a broken one refused (tests/integration/redact_gitleaks.py)
+timeout 300 python3 "$repo/tests/integration/redact_gitleaks.py" "$TG" "$repo" "$tmp/rgl" >"$tmp/rgl.out" 2>&1
+cat "$tmp/rgl.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/rgl.out")))
+grep -q 'redact_gitleaks_no_sanitizer_reports' "$tmp/rgl.out"; check redact_gitleaks_ran_to_the_end $? "$(tail -3 "$tmp/rgl.out")"
+
 # traces: OTLP/HTTP JSON to a collector on loopback, the request's span
 # the child of the client's traceparent, execute_tool and its children,
 # a collector that is down costing no call (tests/integration/otel.py)
