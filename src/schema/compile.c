@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "schema/schema_int.h"
 #include "util/file.h"
@@ -774,6 +775,19 @@ static int compile_value_keywords(struct snode *n, struct tg_error *err)
 	return 0;
 }
 
+/* draft-07 lets content be asserted (2020-12 annotates it only). */
+static void compile_content(const struct tg_schema *s, struct snode *n)
+{
+	json_t *v;
+
+	if (s->draft != 7)
+		return;
+	v = json_object_get(n->json, "contentEncoding");
+	n->content_b64 = json_is_string(v) && strcasecmp(json_string_value(v), "base64") == 0;
+	v = json_object_get(n->json, "contentMediaType");
+	n->content_json = json_is_string(v) && strcasecmp(json_string_value(v), "application/json") == 0;
+}
+
 static int compile_refs(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
 	json_t *ref = json_object_get(n->json, "$ref"), *target;
@@ -834,6 +848,7 @@ static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error 
 		n->ref = schema_node(s, target, res, json_string_value(ref), err);
 		return n->ref ? 0 : -1;
 	}
+	compile_content(s, n);
 	if (compile_value_keywords(n, err) < 0 ||
 	    compile_map(s, n, "properties", &n->props, &n->nprops, err) < 0 ||
 	    compile_one(s, n, "additionalProperties", &n->addl_props, err) < 0 ||
@@ -953,6 +968,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		sort_props(n);
 		return n;
 	}
+	compile_content(s, n);
 	if (compile_value_keywords(n, err) < 0 || compile_object_keywords(s, n, err) < 0 ||
 	    compile_array_keywords(s, n, err) < 0 ||
 	    compile_list(s, n, "allOf", &n->all_of, &n->nall, 1, err) < 0 ||

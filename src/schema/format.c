@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema/schema_int.h"
@@ -352,6 +353,60 @@ static int is_duration(const char *s, size_t n)
 		i++;
 	}
 	return any;
+}
+
+static int b64val(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 :
+	       c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+int content_check(const char *s, size_t n, int b64, int json)
+{
+	char *buf = NULL;
+	const char *doc = s;
+	size_t dn = n;
+	json_t *v;
+	int ok = 1;
+
+	if (b64) {
+		/* RFC 4648 base64: groups of four, '=' padding only at the end */
+		size_t i, k = 0;
+		unsigned acc = 0;
+		int bits = 0, pad = 0;
+
+		if (n % 4)
+			return 0;
+		if (!(buf = malloc(n / 4 * 3 + 1)))
+			return 0;
+		for (i = 0; i < n; i++) {
+			int d = b64val((unsigned char)s[i]);
+
+			if (s[i] == '=' && i >= n - 2) {
+				pad++;
+				continue;
+			}
+			if (d < 0 || pad) {
+				free(buf);
+				return 0;
+			}
+			acc = acc << 6 | (unsigned)d;
+			if ((bits += 6) >= 8) {
+				bits -= 8;
+				buf[k++] = (char)(acc >> bits);
+				acc &= (1u << bits) - 1;
+			}
+		}
+		doc = buf;
+		dn = k;
+	}
+	if (json) {
+		v = json_loadb(doc, dn, JSON_DECODE_ANY, NULL);
+		ok = v != NULL;
+		json_decref(v);
+	}
+	free(buf);
+	return ok;
 }
 
 int format_check(const char *format, const char *s, size_t n)

@@ -199,7 +199,7 @@ static unsigned node_flags(const struct snode *n, const struct tg_schema *s)
 	if (n->has_min || n->has_max || n->has_xmin || n->has_xmax || n->has_mult)
 		f |= F_NUM;
 	if (n->min_len >= 0 || n->max_len >= 0 || n->pattern ||
-	    (n->format && s->opts.format_assert))
+	    ((n->format || n->content_b64 || n->content_json) && s->opts.format_assert))
 		f |= F_STR;
 	if (n->ref)
 		f |= F_REF;
