@@ -201,6 +201,8 @@ struct tg_redact_ruleset {
 	/* keywords, ASCII folded: a bitmap of their first two bytes, and
 	 * the keywords sorted by those two bytes (redact_x.c) */
 	uint64_t bigram[65536 / 64];
+	uint16_t rank[65536 / 64]; /* set bits of bigram before each word */
+	uint16_t *first;     /* [a bigram's rank]: its first keyword in kws, and after the last one */
 	struct xkw *kws;
 	size_t nkws;
 	char *kwtext;        /* the folded keywords, NUL after each */

@@ -854,6 +854,7 @@ void tg_redact_ruleset_free(struct tg_redact_ruleset *rs)
 	free(rs->allows);
 	free(rs->global);
 	free(rs->kws);
+	free(rs->first);
 	free(rs->kwtext);
 	free(rs);
 }

@@ -346,22 +346,16 @@ static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char 
 		return;
 	for (size_t i = q; i + 1 < e; i++) {
 		unsigned h = (unsigned)fold[s[i]] << 8 | fold[s[i + 1]];
-		size_t lo, hi;
+		uint64_t word = rs->bigram[h >> 6];
+		size_t lo, hi, r;
 
-		if (!(rs->bigram[h >> 6] >> (h & 63) & 1))
+		if (!(word >> (h & 63) & 1))
 			continue;
-		/* the keywords of this bigram: a run of the sorted list */
-		lo = 0;
-		hi = rs->nkws;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (rs->kws[mid].h < h)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < rs->nkws && rs->kws[lo].h == h; lo++) {
+		/* the keywords of this bigram: a run of the sorted list, found
+		 * by the bigram's rank among the bitmap's set bits */
+		r = rs->rank[h >> 6] + (size_t)__builtin_popcountll(word & ((1ull << (h & 63)) - 1));
+		hi = rs->first[r + 1];
+		for (lo = rs->first[r]; lo < hi; lo++) {
 			const struct xkw *k = &rs->kws[lo];
 			size_t j;
 
@@ -471,6 +465,15 @@ static int fixed(struct xscan *x, const unsigned char *b, size_t lo, size_t e)
 	size_t i = lo, k = 0, len;
 	uint32_t cp;
 
+	/* ASCII, eight bytes at a time: most text never goes further */
+	while (i + 8 <= e) {
+		uint64_t v;
+
+		memcpy(&v, b + i, 8);
+		if (v & 0x8080808080808080ull)
+			break;
+		i += 8;
+	}
 	while (i < e && (len = utf8_char(b + i, e - i, &cp)) > 0)
 		i += len;
 	if (i == e)
@@ -666,5 +669,21 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
 			rs->nkws++;
 		}
 	qsort(rs->kws, rs->nkws, sizeof(*rs->kws), kw_cmp);
+	/* each bigram's rank among the set bits, and its keywords' start */
+	{
+		unsigned nb = 0, w;
+		size_t i;
+
+		for (w = 0; w < 65536 / 64; w++) {
+			rs->rank[w] = (uint16_t)nb;
+			nb += (unsigned)__builtin_popcountll(rs->bigram[w]);
+		}
+		if (!(rs->first = calloc(nb + 2, sizeof(*rs->first))))
+			return tg_error_set(err, TG_ERR_NOMEM, "redaction rules: out of memory");
+		for (i = 0, nb = 0; i < rs->nkws; i++)
+			if (i == 0 || rs->kws[i].h != rs->kws[i - 1].h)
+				rs->first[nb++] = (uint16_t)i;
+		rs->first[nb] = (uint16_t)rs->nkws;
+	}
 	return 0;
 }
