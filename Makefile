@@ -56,7 +56,7 @@ endif
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         install-systemd uninstall-systemd deb \
-        check check-long checksrc tidy demo bench bench-schema bench-mcp bench-gate bench-audit bench-skills \
+        check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-gate bench-audit bench-skills \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
 
@@ -330,6 +330,10 @@ bench: deps
 bench-schema: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/schema.sh $(BUILD)
+
+bench-schema-optional: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/schema-optional.sh $(BUILD)
 
 bench-mcp: deps
 	@$(MAKE) -s --no-print-directory all
