@@ -3,8 +3,8 @@
  * regular expressions (docs/SCHEMA.md, "Patterns"); PCRE2 runs them. This
  * file reads one as ECMA-262 reads it (with Unicode semantics, as JSON
  * Schema's tests expect) and writes the PCRE2 pattern that matches the
- * same strings, or refuses what ECMA-262 lacks, naming it: never a
- * pattern the two would read differently.
+ * same strings, or refuses what ECMA-262 lacks, naming it (the
+ * differences left: docs/SCHEMA.md, "Patterns").
  *
  * Where they differ and what is done:
  *   - \s and \S are ECMA-262's: ASCII blanks, U+00A0, U+1680, U+2000 to
@@ -16,7 +16,12 @@
  *     points: written \x{...};
  *   - \p{...} takes ECMA-262's long names (\p{Letter}, gc=, sc=) as
  *     well as the short ones: the long general categories written short;
- *   - \d, \w and \b stay ASCII (PCRE2 without UCP), as ECMA-262's are.
+ *   - \d, \w and \b stay ASCII (PCRE2 without UCP), as ECMA-262's are;
+ *   - \N is \g{N}, every digit read (PCRE2 would read \10 as octal
+ *     without ten groups before it); regex.c asks PCRE2 to match an
+ *     unset group's reference as ECMA-262 does (empty);
+ *   - a literal '-' in a class is written \-, so that PCRE2 makes no
+ *     range ECMA-262 does not (\s written out next to one would).
  * Refused, ECMA-262 having no such thing: \A \Z \z \G \K \h \H \R \X \a
  * \e \Q..\E \x{..} (without u) \N and other letters escaped, inline flags
  * (?i) and the like, atomic groups, possessive repetitions, comments,
@@ -46,8 +51,16 @@ struct ec {
 static int put(struct ec *t, const char *s, size_t n)
 {
 	if (t->len + n + 1 > t->cap) {
-		t->why = "too long once translated";
-		return -1;
+		size_t cap = t->cap * 2 > t->len + n + 1 ? t->cap * 2 : t->len + n + 1;
+		char *o = cap <= (size_t)16 << 20 ? realloc(t->out, cap) : NULL;
+
+		if (!o) {
+			t->why = cap <= (size_t)16 << 20 ? "out of memory" : "too long once translated";
+			t->at = t->i;
+			return -1;
+		}
+		t->out = o;
+		t->cap = cap;
 	}
 	memcpy(t->out + t->len, s, n);
 	t->len += n;
@@ -98,47 +111,112 @@ static int put_cp(struct ec *t, long cp)
 	return puts_(t, buf);
 }
 
-/* \p{...}: ECMA-262's long general category names written short. */
+/* ECMA-262's General_Category values, long and short, and the short
+ * name PCRE2 reads. */
+static const char *const gc_names[][2] = {
+	{ "Letter", "L" }, { "L", "L" }, { "Cased_Letter", "L&" }, { "LC", "L&" },
+	{ "Uppercase_Letter", "Lu" }, { "Lu", "Lu" }, { "Lowercase_Letter", "Ll" }, { "Ll", "Ll" },
+	{ "Titlecase_Letter", "Lt" }, { "Lt", "Lt" }, { "Modifier_Letter", "Lm" }, { "Lm", "Lm" },
+	{ "Other_Letter", "Lo" }, { "Lo", "Lo" }, { "Mark", "M" }, { "Combining_Mark", "M" },
+	{ "M", "M" }, { "Nonspacing_Mark", "Mn" }, { "Mn", "Mn" }, { "Spacing_Mark", "Mc" },
+	{ "Mc", "Mc" }, { "Enclosing_Mark", "Me" }, { "Me", "Me" }, { "Number", "N" }, { "N", "N" },
+	{ "Decimal_Number", "Nd" }, { "digit", "Nd" }, { "Nd", "Nd" }, { "Letter_Number", "Nl" },
+	{ "Nl", "Nl" }, { "Other_Number", "No" }, { "No", "No" }, { "Punctuation", "P" },
+	{ "punct", "P" }, { "P", "P" }, { "Connector_Punctuation", "Pc" }, { "Pc", "Pc" },
+	{ "Dash_Punctuation", "Pd" }, { "Pd", "Pd" }, { "Open_Punctuation", "Ps" }, { "Ps", "Ps" },
+	{ "Close_Punctuation", "Pe" }, { "Pe", "Pe" }, { "Initial_Punctuation", "Pi" }, { "Pi", "Pi" },
+	{ "Final_Punctuation", "Pf" }, { "Pf", "Pf" }, { "Other_Punctuation", "Po" }, { "Po", "Po" },
+	{ "Symbol", "S" }, { "S", "S" }, { "Math_Symbol", "Sm" }, { "Sm", "Sm" },
+	{ "Currency_Symbol", "Sc" }, { "Sc", "Sc" }, { "Modifier_Symbol", "Sk" }, { "Sk", "Sk" },
+	{ "Other_Symbol", "So" }, { "So", "So" }, { "Separator", "Z" }, { "Z", "Z" },
+	{ "Space_Separator", "Zs" }, { "Zs", "Zs" }, { "Line_Separator", "Zl" }, { "Zl", "Zl" },
+	{ "Paragraph_Separator", "Zp" }, { "Zp", "Zp" }, { "Other", "C" }, { "C", "C" },
+	{ "Control", "Cc" }, { "cntrl", "Cc" }, { "Cc", "Cc" }, { "Format", "Cf" }, { "Cf", "Cf" },
+	{ "Surrogate", "Cs" }, { "Cs", "Cs" }, { "Private_Use", "Co" }, { "Co", "Co" },
+	{ "Unassigned", "Cn" }, { "Cn", "Cn" },
+};
+
+/* ECMA-262's binary properties (table-binary-unicode-properties); PCRE2
+ * refuses those it does not know. */
+static const char *const binary_names[] = {
+	"ASCII", "ASCII_Hex_Digit", "AHex", "Alphabetic", "Alpha", "Any", "Bidi_Control",
+	"Bidi_C", "Bidi_Mirrored", "Bidi_M", "Case_Ignorable", "CI", "Cased",
+	"Changes_When_Casefolded", "CWCF", "Changes_When_Casemapped", "CWCM",
+	"Changes_When_Lowercased", "CWL", "Changes_When_NFKC_Casefolded", "CWKCF",
+	"Changes_When_Titlecased", "CWT", "Changes_When_Uppercased", "CWU", "Dash",
+	"Default_Ignorable_Code_Point", "DI", "Deprecated", "Dep", "Diacritic", "Dia", "Emoji",
+	"Emoji_Component", "EComp", "Emoji_Modifier", "EMod", "Emoji_Modifier_Base", "EBase",
+	"Emoji_Presentation", "EPres", "Extended_Pictographic", "ExtPict", "Extender", "Ext",
+	"Grapheme_Base", "Gr_Base", "Grapheme_Extend", "Gr_Ext", "Hex_Digit", "Hex",
+	"IDS_Binary_Operator", "IDSB", "IDS_Trinary_Operator", "IDST", "ID_Continue", "IDC",
+	"ID_Start", "IDS", "Ideographic", "Ideo", "Join_Control", "Join_C",
+	"Logical_Order_Exception", "LOE", "Lowercase", "Lower", "Math", "Noncharacter_Code_Point",
+	"NChar", "Pattern_Syntax", "Pat_Syn", "Pattern_White_Space", "Pat_WS", "Quotation_Mark",
+	"QMark", "Radical", "Regional_Indicator", "RI", "Sentence_Terminal", "STerm",
+	"Soft_Dotted", "SD", "Terminal_Punctuation", "Term", "Unified_Ideograph", "UIdeo",
+	"Uppercase", "Upper", "Variation_Selector", "VS", "White_Space", "space",
+	"XID_Continue", "XIDC", "XID_Start", "XIDS",
+};
+
+static int is(const char *s, size_t n, const char *name)
+{
+	return strlen(name) == n && memcmp(s, name, n) == 0;
+}
+
+/* \p{...} and \P{...} as ECMA-262 reads them (exact names, no loose
+ * matching as PCRE2's): a General_Category value (long names written
+ * short), Script=/sc= (PCRE2's sc:, not its default \p{Greek}, which is
+ * Script_Extensions), Script_Extensions=/scx=, a binary property. */
 static int property(struct ec *t, size_t at)
 {
-	static const char *const names[][2] = {
-		{ "Letter", "L" }, { "Cased_Letter", "L&" }, { "Uppercase_Letter", "Lu" },
-		{ "Lowercase_Letter", "Ll" }, { "Titlecase_Letter", "Lt" },
-		{ "Modifier_Letter", "Lm" }, { "Other_Letter", "Lo" }, { "Mark", "M" },
-		{ "Nonspacing_Mark", "Mn" }, { "Spacing_Mark", "Mc" }, { "Enclosing_Mark", "Me" },
-		{ "Number", "N" }, { "Decimal_Number", "Nd" }, { "digit", "Nd" },
-		{ "Letter_Number", "Nl" }, { "Other_Number", "No" }, { "Punctuation", "P" },
-		{ "Symbol", "S" }, { "Math_Symbol", "Sm" }, { "Currency_Symbol", "Sc" },
-		{ "Separator", "Z" }, { "Space_Separator", "Zs" }, { "Line_Separator", "Zl" },
-		{ "Paragraph_Separator", "Zp" }, { "Other", "C" }, { "Control", "Cc" },
-		{ "Format", "Cf" }, { "Private_Use", "Co" }, { "Unassigned", "Cn" },
-	};
-	const char *name = t->re + t->i + 1, *end, *eq;
-	char buf[96];
-	size_t n, k;
+	const char *name = t->re + t->i + 1, *end, *eq, *pre = NULL;
+	char neg = t->re[at + 1];
+	char buf[128];
+	size_t n, np = 0, k;
 
 	if (t->i >= t->n || t->re[t->i] != '{' ||
 	    !(end = memchr(name, '}', t->n - t->i - 1)))
 		return no(t, at, "a \\p without {name}");
 	eq = memchr(name, '=', (size_t)(end - name));
-	if (eq)
+	if (eq) {
+		pre = name;
+		np = (size_t)(eq - name);
 		name = eq + 1;
+	}
 	n = (size_t)(end - name);
-	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		if (strlen(names[k][0]) == n && strncmp(name, names[k][0], n) == 0)
-			break;
+	if (n == 0 || n > 60)
+		return no(t, at, "a \\p{...} name ECMA-262 does not have");
 	for (size_t j = 0; j < n; j++)
 		if (!((name[j] >= 'a' && name[j] <= 'z') || (name[j] >= 'A' && name[j] <= 'Z') ||
-		      name[j] == '_'))
+		      (name[j] >= '0' && name[j] <= '9') || name[j] == '_'))
 			return no(t, at, "a \\p{...} name ECMA-262 does not have");
-	/* PCRE2's own Xan, Xps, Xsp, Xuc, Xwd are none of ECMA-262's */
-	if (n == 0 || n > 60 || (n == 3 && name[0] == 'X'))
-		return no(t, at, "a \\p{...} name ECMA-262 does not have");
-	snprintf(buf, sizeof(buf), "\\%c{%.*s}", t->re[at + 1],
-		 k < sizeof(names) / sizeof(names[0]) ? (int)strlen(names[k][1]) : (int)n,
-		 k < sizeof(names) / sizeof(names[0]) ? names[k][1] : name);
 	t->i = (size_t)(end - t->re) + 1;
-	return puts_(t, buf);
+	if (pre && (is(pre, np, "Script") || is(pre, np, "sc") || is(pre, np, "Script_Extensions") ||
+		    is(pre, np, "scx"))) {
+		/* script names are capitalised (Latin, Latn): PCRE2 would take latin too */
+		if (!(name[0] >= 'A' && name[0] <= 'Z'))
+			return no(t, at, "a \\p{...} name ECMA-262 does not have");
+		snprintf(buf, sizeof(buf), "\\%c{%s:%.*s}", neg,
+			 np == 2 || np == 6 ? "sc" : "scx", (int)n, name);
+		return puts_(t, buf);
+	}
+	if (pre && !is(pre, np, "General_Category") && !is(pre, np, "gc"))
+		return no(t, at, "a \\p{...} name ECMA-262 does not have");
+	for (k = 0; k < sizeof(gc_names) / sizeof(gc_names[0]); k++)
+		if (is(name, n, gc_names[k][0])) {
+			snprintf(buf, sizeof(buf), "\\%c{%s}", neg, gc_names[k][1]);
+			return puts_(t, buf);
+		}
+	if (pre)
+		return no(t, at, "a \\p{...} name ECMA-262 does not have");
+	if (is(name, n, "Assigned")) /* PCRE2 has no such name */
+		return puts_(t, neg == 'p' ? "\\P{Cn}" : "\\p{Cn}");
+	for (k = 0; k < sizeof(binary_names) / sizeof(binary_names[0]); k++)
+		if (is(name, n, binary_names[k])) {
+			snprintf(buf, sizeof(buf), "\\%c{%.*s}", neg, (int)n, name);
+			return puts_(t, buf);
+		}
+	return no(t, at, "a \\p{...} name ECMA-262 does not have");
 }
 
 /* An escape at t->re[at] (the backslash); t->i past its letter. */
@@ -202,14 +280,35 @@ static int escape(struct ec *t, size_t at, int in_class)
 	case 'k':
 		if (in_class)
 			return no(t, at, "\\k in a class");
-		return put(t, t->re + at, 2); /* \k<name>: the same in PCRE2 */
+		/* \k<name> only: PCRE2 would also read \k'name' and \k{name} */
+		if (t->i < t->n && t->re[t->i] == '<') {
+			const char *e = memchr(t->re + t->i, '>', t->n - t->i);
+
+			if (e && (size_t)(e - t->re) > t->i + 1) {
+				t->i = (size_t)(e - t->re) + 1;
+				return put(t, t->re + at, t->i - at);
+			}
+		}
+		return no(t, at, "a \\k without <name>");
 	default:
 		break;
 	}
 	if (c >= '1' && c <= '9') {
+		char buf[32];
+		long g = c - '0';
+
 		if (in_class)
 			return no(t, at, "a back-reference in a class");
-		return put(t, t->re + at, 2); /* \1: the same; more digits follow as such */
+		/* ECMA-262 reads every digit (\10 is group 10, a forward
+		 * reference too); PCRE2 would read \10 as octal without ten
+		 * groups before it: \g{N} is only ever a reference */
+		while (t->i < t->n && t->re[t->i] >= '0' && t->re[t->i] <= '9') {
+			g = g * 10 + (t->re[t->i++] - '0');
+			if (g > 65535)
+				return no(t, at, "a back-reference to no group");
+		}
+		snprintf(buf, sizeof(buf), "\\g{%ld}", g);
+		return puts_(t, buf);
 	}
 	/* identity escapes: ECMA-262's syntax characters and '/', '-' */
 	if (c && strchr("^$\\.*+?()[]{}|/-", c))
@@ -245,9 +344,47 @@ static int group(struct ec *t, size_t at)
 	return no(t, at, "a group form ECMA-262 does not have (inline flags, atomic, comment...)");
 }
 
+/* A class escape that stands for a set (\d \D \w \W \s \S \p \P). */
+static int set_escape(const struct ec *t, size_t k)
+{
+	return k + 1 < t->n && t->re[k] == '\\' && strchr("dDwWsSpP", t->re[k + 1]) &&
+	       t->re[k + 1] != '\0';
+}
+
+/* One class atom at k (not '-' as a range's operator): written out; *set
+ * whether it stands for a set. */
+static int class_atom(struct ec *t, size_t *k, int *set)
+{
+	unsigned char c = (unsigned char)t->re[*k];
+
+	*set = set_escape(t, *k);
+	if (c == '\\' && *k + 1 < t->n) {
+		t->i = *k + 2;
+		if (escape(t, *k, 1) < 0)
+			return -1;
+		*k = t->i;
+		return 0;
+	}
+	(*k)++;
+	if (c == '[' || c == '-' || c == '\\')
+		/* '[' a literal in ECMA-262 (PCRE2 reads [: [. [=); a literal
+		 * '-' escaped so that PCRE2 never makes a range ECMA-262 does not */
+		return put(t, c == '[' ? "\\[" : c == '-' ? "\\-" : "\\\\", 2);
+	if (c == '\0')
+		return puts_(t, "\\x{0}");
+	if (put(t, (const char *)&c, 1) < 0)
+		return -1;
+	/* the rest of a UTF-8 character: one atom */
+	while (*k < t->n && ((unsigned char)t->re[*k] & 0xC0) == 0x80)
+		if (put(t, t->re + (*k)++, 1) < 0)
+			return -1;
+	return 0;
+}
+
 static int class_(struct ec *t, size_t at)
 {
 	size_t k = t->i;
+	int set, prev = 0; /* 1: the previous atom can start a range, 2: a set */
 
 	/* [] matches nothing, [^] any character, in ECMA-262 */
 	if (k < t->n && t->re[k] == ']') {
@@ -266,25 +403,19 @@ static int class_(struct ec *t, size_t at)
 		k++;
 	}
 	while (k < t->n && t->re[k] != ']') {
-		char c = t->re[k];
-
-		if (c == '\\' && k + 1 < t->n) {
-			t->i = k + 2;
-			if (escape(t, k, 1) < 0)
-				return -1;
-			k = t->i;
-			continue;
-		}
-		if (c == '[') {
-			/* a literal in ECMA-262; PCRE2 reads [: [. [= */
-			if (puts_(t, "\\[") < 0)
-				return -1;
+		if (t->re[k] == '-' && prev && k + 1 < t->n && t->re[k + 1] != ']') {
+			/* a range: neither end may be a set (a SyntaxError with u) */
+			if (prev == 2 || set_escape(t, k + 1))
+				return no(t, k, "a class escape in a range");
 			k++;
+			if (put(t, "-", 1) < 0 || class_atom(t, &k, &set) < 0)
+				return -1;
+			prev = 0;
 			continue;
 		}
-		if (put(t, &c, 1) < 0)
+		if (class_atom(t, &k, &set) < 0)
 			return -1;
-		k++;
+		prev = set ? 2 : 1;
 	}
 	if (k >= t->n)
 		return no(t, at, "a class without its ]");
@@ -294,7 +425,7 @@ static int class_(struct ec *t, size_t at)
 
 int ecma_translate(const char *re, size_t n, char **out, const char **why, size_t *at)
 {
-	struct ec t = { re, n, 0, NULL, 0, n * 64 + 64, NULL, 0 };
+	struct ec t = { re, n, 0, NULL, 0, n * 4 + 64, NULL, 0 };
 	int quant = 0;
 
 	*out = NULL;
@@ -366,6 +497,9 @@ int ecma_translate(const char *re, size_t n, char **out, const char **why, size_
 			break;
 		case '}':
 			r = puts_(&t, "\\}");
+			break;
+		case '\0': /* PCRE2 is given a NUL-terminated pattern */
+			r = puts_(&t, "\\x{0}");
 			break;
 		default:
 			r = put(&t, &c, 1);

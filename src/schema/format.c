@@ -193,7 +193,19 @@ static int mailbox(const char *s, size_t n, int idn)
 	if (local == 0 || local > 64)
 		return 0;
 	if (s[0] == '"') {
+		/* quoted-string: qtextSMTP (32-126 but '"' and '\\'), or a
+		 * quoted-pair of '\\' and 32-126; UTF-8 too with idn */
 		if (local < 2 || s[local - 1] != '"')
+			return 0;
+		for (i = 1; i < local - 1; i++) {
+			unsigned char c = (unsigned char)s[i];
+
+			if (c == '\\' && i + 1 < local - 1 && s[i + 1] >= 32 && s[i + 1] <= 126)
+				i++;
+			else if (!((c >= 32 && c <= 126 && c != '"' && c != '\\') || (idn && c >= 0x80)))
+				return 0;
+		}
+		if (idn && !utf8_valid(s, local))
 			return 0;
 	} else {
 		for (i = 0; i < local; i++) {
@@ -202,7 +214,7 @@ static int mailbox(const char *s, size_t n, int idn)
 			if (c == '.') {
 				if (i == 0 || i == local - 1 || s[i + 1] == '.')
 					return 0;
-			} else if (!(isalnum((unsigned char)c) || strchr("!#$%&'*+-/=?^_`{|}~", c) ||
+			} else if (!(isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-/=?^_`{|}~", c)) ||
 				     (idn && (unsigned char)c >= 0x80))) {
 				return 0;
 			}
@@ -401,8 +413,10 @@ int content_check(const char *s, size_t n, int b64, int json)
 		dn = k;
 	}
 	if (json) {
-		v = json_loadb(doc, dn, JSON_DECODE_ANY, NULL);
-		ok = v != NULL;
+		/* any JSON text: big integers and "\\u0000" are JSON too */
+		v = json_loadb(doc, dn, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL,
+			       NULL);
+		ok = v != NULL ? 1 : -1;
 		json_decref(v);
 	}
 	free(buf);

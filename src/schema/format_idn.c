@@ -49,6 +49,27 @@ static void load(void)
 		idn2 = api;
 }
 
+/* The labels of buf[0, n) that are all ASCII lowercased: DNS compares
+ * them so, and libidn2's round trip of an A-label ("xn--BCHER-KVA")
+ * compares bytes. A U-label keeps its case (an upper-case letter in one
+ * is DISALLOWED). */
+static void ascii_labels_lower(char *buf, size_t n)
+{
+	size_t i = 0, e, j;
+
+	while (i < n) {
+		int ascii = 1;
+
+		for (e = i; e < n && buf[e] != '.'; e++)
+			ascii &= (unsigned char)buf[e] < 0x80;
+		if (ascii)
+			for (j = i; j < e; j++)
+				if (buf[j] >= 'A' && buf[j] <= 'Z')
+					buf[j] += 'a' - 'A';
+		i = e + 1;
+	}
+}
+
 /* The host name s[0, n) (no NUL in it) as IDNA 2008 looks it up, without
  * UTS #46's mapping: its A-label form's length in *alen; 0 when it is no
  * valid IDN (or libidn2 is missing). */
@@ -63,6 +84,7 @@ static int lookup(const char *s, size_t n, size_t *alen)
 		return 0;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
+	ascii_labels_lower(buf, n);
 	rc = idn2.lookup_u8((const uint8_t *)buf, &out, IDN2_NO_TR46 | IDN2_ALABEL_ROUNDTRIP);
 	if (rc != 0 || !out)
 		return 0;
@@ -103,6 +125,7 @@ static int alabel_ok(const char *l, size_t n)
 		return 0;
 	memcpy(buf, l, n);
 	buf[n] = '\0';
+	ascii_labels_lower(buf, n);
 	if (idn2.to_unicode_8z8z(buf, &u, 0) != 0 || !u)
 		return 0;
 	ok = strncasecmp(u, "xn--", 4) != 0 && label_ok(u, strlen(u));
@@ -229,7 +252,9 @@ int format_alabels_ok(const char *s, size_t n)
 
 		while (e < n && s[e] != '.')
 			e++;
-		if (e - i >= 4 && strncasecmp(s + i, "xn--", 4) == 0 && !lookup(s + i, e - i, &alen))
+		/* libidn2 leaves the CONTEXTO rules: alabel_ok checks them */
+		if (e - i >= 4 && strncasecmp(s + i, "xn--", 4) == 0 &&
+		    (!alabel_ok(s + i, e - i) || !lookup(s + i, e - i, &alen)))
 			return 0;
 		i = e + 1;
 	}

@@ -34,6 +34,12 @@ static int hexdig(int c)
 	return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* c one of set's characters: never NUL (strchr finds set's terminator) */
+static int in(const char *set, int c)
+{
+	return c != '\0' && strchr(set, c) != NULL;
+}
+
 /* The code point of the UTF-8 sequence at s[i, n), its length in *len;
  * -1 when it is not well formed (overlong, a surrogate, past U+10FFFF). */
 static long utf8_at(const unsigned char *s, size_t n, size_t i, size_t *len)
@@ -119,8 +125,8 @@ static int take(struct rd *r, unsigned kinds)
 		}
 		return -1;
 	}
-	if (((kinds & K_UNRES) && (alpha(c) || digit(c) || strchr("-._~", c))) ||
-	    ((kinds & K_SUB) && strchr("!$&'()*+,;=", c)) || ((kinds & K_COLON) && c == ':') ||
+	if (((kinds & K_UNRES) && (alpha(c) || digit(c) || in("-._~", c))) ||
+	    ((kinds & K_SUB) && in("!$&'()*+,;=", c)) || ((kinds & K_COLON) && c == ':') ||
 	    ((kinds & K_AT) && c == '@') || ((kinds & K_SLASH) && (c == '/' || c == '?'))) {
 		r->i++;
 		return 1;
@@ -270,7 +276,7 @@ int format_uri(const char *s, size_t n, int iri, int absolute)
 
 	/* scheme ":" when the text starts so */
 	if (n && alpha(r.s[0])) {
-		for (k = 1; k < n && (alpha(r.s[k]) || digit(r.s[k]) || strchr("+-.", r.s[k])); k++)
+		for (k = 1; k < n && (alpha(r.s[k]) || digit(r.s[k]) || in("+-.", r.s[k])); k++)
 			;
 		has_scheme = k < n && r.s[k] == ':';
 	}

@@ -16,8 +16,11 @@
 
 pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 {
-	/* no UCP: \d \w \b stay ASCII, as ECMA-262's; \p works in UTF mode */
-	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
+	/* no UCP: \d \w \b stay ASCII, as ECMA-262's; \p works in UTF mode;
+	 * a reference to a group that took no part matches the empty string,
+	 * as in ECMA-262 */
+	uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C |
+			PCRE2_MATCH_UNSET_BACKREF;
 	const char *why;
 	char *src;
 	PCRE2_SIZE off;

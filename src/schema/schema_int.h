@@ -284,7 +284,8 @@ void regex_hint(const char *pattern, size_t len, const pcre2_code *re, struct re
 /* format.c: 1 when s (n bytes) is in the format, or the format is unknown. */
 int format_check(const char *format, const char *s, size_t n);
 /* draft-07's content keywords asserted: s[0, n) is base64 (b64), and its
- * decoding (or s itself) a JSON document (json). 1 valid, 0 not. */
+ * decoding (or s itself) a JSON document (json). 1 valid, 0 not base64,
+ * -1 not JSON. */
 int content_check(const char *s, size_t n, int b64, int json);
 /* format_uri.c: RFC 3986 (iri: 3987) URI, absolute or a reference; RFC
  * 6570 URI Template. 1 valid, 0 not. */

@@ -245,11 +245,15 @@ static __attribute__((noinline)) int check_string(struct ctx *c, const struct sn
 		fail(c, n, "format", "not a valid %s", n->format);
 		ok = 0;
 	}
-	if ((n->content_b64 || n->content_json) && c->s->opts.format_assert &&
-	    !content_check(s, len, n->content_b64, n->content_json)) {
-		fail(c, n, n->content_b64 ? "contentEncoding" : "contentMediaType",
-		     n->content_b64 ? "not base64, or not JSON once decoded" : "not a JSON document");
-		ok = 0;
+	if ((n->content_b64 || n->content_json) && c->s->opts.format_assert) {
+		int r = content_check(s, len, n->content_b64, n->content_json);
+
+		if (r <= 0) {
+			fail(c, n, r == 0 ? "contentEncoding" : "contentMediaType",
+			     r == 0 ? "not base64" : n->content_b64 ? "not a JSON document once decoded" :
+			     "not a JSON document");
+			ok = 0;
+		}
 	}
 	if (n->pattern && (ok || COLLECT(c))) {
 		const struct regex_hint *h = &n->pattern_hint;
