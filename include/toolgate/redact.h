@@ -144,9 +144,10 @@ TG_API void tg_redact_use(struct tg_redact_ruleset *rs);
  * with the error it put in err, or a generic one). The concatenated
  * output, the findings and the flags equal tg_redact()'s over the
  * concatenated input. Memory stays under 96 KiB (the buffer, the
- * secrets remembered to redact their repeats), up to 208 KiB more for
+ * secrets remembered to redact their repeats), up to 460 KiB more for
  * the rules that run over blocks (the secrets found ahead, a secret
- * lowered for stopwords), plus the findings kept. */
+ * lowered for stopwords, a block that is not UTF-8 copied with U+FFFD),
+ * plus the findings kept. */
 typedef int (*tg_redact_write_fn)(void *arg, const char *buf, size_t len, struct tg_error *err);
 struct tg_redact_stream;
 

@@ -147,6 +147,11 @@ int redact_scan(const char *in, size_t n, unsigned opts, struct tg_redact_out *o
  * its spans. */
 #define XSEG TG_REDACT_KEY_CAP
 #define XOVER 1024
+/* A match a block's end cuts moves the next block's start to it only
+ * this far from the block's start: every block advances at least so
+ * much (a cut match nearer is longer than XSEG - XPART_MIN: not found
+ * whole anyway). */
+#define XPART_MIN (XSEG / 4)
 /* Spans one block may add; past it the rest of the block is one span. */
 #define XSPAN_MAX 1024
 

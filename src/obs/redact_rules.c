@@ -755,7 +755,7 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 		KW("signingkey"), KW("encryptionkey"), KW("masterkey"), KW("credential"),
 		KW("credentials"), KW("passphrase"), KW("apisecret"), KW("sessionkey"),
 		KW("hmackey"), KW("appkey"), KW("jwtkey"), KW("licensekey"), KW("creds"),
-		KW("auth"), KW("pw"), KW("pswd"), KW("pword"),
+		KW("pw"), KW("pswd"), KW("pword"),
 	}, not_secret[] = {
 		KW("pagetoken"), KW("nexttoken"), KW("continuationtoken"), KW("synctoken"),
 		KW("cursor"), KW("hash"), KW("digest"), KW("checksum"), KW("integrity"), KW("etag"),
@@ -807,6 +807,10 @@ static enum key_kind classify_key(const struct rwin *w, size_t k, size_t e, int 
 	for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
 		if (ends_with_n(key, n, secret[i].s, secret[i].n))
 			return K_SECRET;
+	/* "auth" only as the whole key (Docker's config.json, .npmrc's
+	 * _auth): not oauth, www_auth, server_auth, basicAuth */
+	if (strcmp(key, "auth") == 0)
+		return K_SECRET;
 	/* "pass" and "pwd" only as a whole word: not "bypass", "compass" */
 	if (strcmp(key, "pass") == 0 ||
 	    (ends_with(key, n, "pass") && raw_n > 4 && strchr("_-.", w->b[e - 5])) ||
@@ -1144,12 +1148,30 @@ static const struct short_pass {
 	{ "mongoimport ", 'p', SP_APART }, { "az login ", 'p', SP_APART },
 };
 
+/* A port or a port mapping, as docker run -p takes one: digits with ':'
+ * '.' '-' between them (an address, a range), "/tcp" or "/udp" after. */
+static int port_mapping(const unsigned char *v, size_t n)
+{
+	size_t i, digits = 0;
+
+	if (n > 4 && (memcmp(v + n - 4, "/tcp", 4) == 0 || memcmp(v + n - 4, "/udp", 4) == 0))
+		n -= 4;
+	for (i = 0; i < n; i++) {
+		if (v[i] >= '0' && v[i] <= '9')
+			digits++;
+		else if (v[i] != ':' && v[i] != '.' && v[i] != '-')
+			return 0;
+	}
+	return digits > 0;
+}
+
 static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
 {
 	const unsigned char *b = w->b;
 	size_t ls = q, vs, ve, i;
 	unsigned how = 0;
 	int glued;
+	unsigned char quote;
 
 	if (q + 2 >= w->hi || q == w->lo || b[q] != '-' || !is_space(b[q - 1]) ||
 	    !strchr("paPN", b[q + 1]) || !b[q + 1])
@@ -1164,7 +1186,8 @@ static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
 	if (!(how & (glued ? SP_GLUED : SP_APART)))
 		return 0;
 	vs = glued ? q + 2 : q + 3;
-	if (vs < w->hi && (b[vs] == '\'' || b[vs] == '"')) {
+	quote = vs < w->hi && (b[vs] == '\'' || b[vs] == '"') ? b[vs] : 0;
+	if (quote) {
 		for (ve = vs + 1; ve < w->hi && ve - vs < 256 && b[ve] != b[vs] && b[ve] != '\n'; ve++)
 			;
 		if (ve >= w->hi || b[ve] != b[vs])
@@ -1176,8 +1199,12 @@ static int m_short_pass(const struct rwin *w, size_t q, struct rmatch *m)
 		     ve++)
 			;
 	}
-	if (ve - vs < 4 || is_placeholder(b + vs, ve - vs) || b[vs] == '-' || b[vs] == '$')
+	/* -p -x: another flag; "$VAR" a reference ('$...' is literal) */
+	if (ve - vs < 4 || is_placeholder(b + vs, ve - vs) || (!glued && !quote && b[vs] == '-') ||
+	    (b[vs] == '$' && quote != '\''))
 		return 0;
+	if (b[q + 1] == 'p' && !glued && port_mapping(b + vs, ve - vs))
+		return 0; /* docker run --name mongo -p 27017:27017: another command's -p */
 	return found(m, vs, ve, "password_assignment");
 }
 
@@ -1235,7 +1262,7 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 	/* the ids APIs hand out, typed by a prefix: public names of objects
 	 * (Stripe's, OpenAI's, Anthropic's), random to look at, no secret */
 	static const char *const ids[] = {
-		"ch_", "cus_", "pi_", "pm_", "py_", "re_", "sub_", "si_", "in_", "ii_", "il_", "evt_",
+		"ch_", "cus_", "pi_", "pm_", "py_", "sub_", "si_", "in_", "ii_", "il_", "evt_",
 		"txn_", "acct_", "prod_", "price_", "plan_", "seti_", "src_", "card_", "po_", "tr_",
 		"cs_live_", "cs_test_", "req_", "chatcmpl-", "cmpl-", "msg_", "msgbatch_", "run_",
 		"thread_", "asst_", "file-", "file_", "ft-", "ftjob-", "batch_", "call_", "resp_",
@@ -1255,8 +1282,10 @@ static int m_entropy(const struct rwin *w, size_t q, struct rmatch *m)
 	for (i = 0; i < sizeof(media) / sizeof(media[0]); i++)
 		if (has_at_str(w, q, media[i]))
 			return 0;
+	/* (not Resend's keys, re_...; not a client secret,
+	 * pi_..._secret_..., which the id starts) */
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		if (has_at_str(w, q, ids[i]))
+		if (has_at_str(w, q, ids[i]) && !memmem(v, n, "_secret_", 8))
 			return 0;
 	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
 		size_t k = strlen(before[i]);

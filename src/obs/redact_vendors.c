@@ -136,8 +136,8 @@ static const struct vendor vendors[] = {
 	  "\\b(dt0[a-z][0-9]{2}\\.[A-Z0-9]{24}\\.[A-Z0-9]{64})\\b",
 	  { "dt0", NULL }, 3.0 },
 	{ "sentry_token",
-	  "\\b(sntr[ysu]_[A-Za-z0-9+/=_]{40,512})",
-	  { "sntrys_", "sntryu_", "sntrys_", NULL }, 3.0 },
+	  "\\b(sntry[su]_[A-Za-z0-9+/=_-]{40,512})",
+	  { "sntrys_", "sntryu_", NULL }, 3.0 },
 	{ "buildkite_token",
 	  "\\b(bkua_[a-f0-9]{40})\\b",
 	  { "bkua_", NULL }, 3.0 },
@@ -346,7 +346,9 @@ static const struct vendor vendors[] = {
 	  "\\b(p8e-[A-Za-z0-9]{32})\\b",
 	  { "p8e-", NULL }, 3.0 },
 	{ "putty_private_key",
-	  "(?s)(PuTTY-User-Key-File-[23]: .{1,900}?Private-MAC: [a-f0-9]{40,64})",
+	  "(PuTTY-User-Key-File-[23]: [^\\r\\n]{1,100}\\r?\\n(?:[A-Za-z0-9-]{1,40}: [^\\r\\n]{0,200}\\r?\\n){0,12}"
+	  "Public-Lines: [0-9]{1,3}\\r?\\n(?:[A-Za-z0-9+/=]{1,64}\\r?\\n){1,150}"
+	  "Private-Lines: [0-9]{1,3}\\r?\\n(?:[A-Za-z0-9+/=]{1,64}\\r?\\n){1,150}Private-MAC: [a-f0-9]{40,64})",
 	  { "PuTTY-User-Key-File-", NULL }, 0.0 },
 	{ "openvpn_static_key",
 	  "(?s)(-----BEGIN OpenVPN Static key V1-----.{1,900}?-----END OpenVPN Static key V1-----)",

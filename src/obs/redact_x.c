@@ -379,7 +379,8 @@ static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char 
 struct xblk {
 	const unsigned char *s;
 	size_t lo, q, e;
-	const uint32_t *map;
+	const uint32_t *map; /* offsets from mlo (a one call's input may pass 4 GiB) */
+	size_t mlo;
 	uint64_t base;
 	uint32_t opts;
 	size_t reach; /* where a match the block's end cut short starts (in s) */
@@ -387,28 +388,58 @@ struct xblk {
 
 static uint64_t at_input(const struct xblk *k, size_t i)
 {
-	return k->base + (k->map ? k->map[i] : i);
+	return k->base + (k->map ? k->mlo + k->map[i] : i);
 }
 
 static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, size_t *n)
 {
 	struct xspan *sp = x->sp + x->n;
 	const unsigned char *s = k->s;
-	size_t lo = k->lo, e = k->e, off = k->q;
+	size_t lo = k->lo, e = k->e, off = k->q, far = k->q + XPART_MIN;
+	int near = 0; /* after a cut match near the block's start: complete ones only */
 
 	while (off <= e) {
 		PCRE2_SIZE *ov;
 		size_t a, b, ms, me;
-		int rc = pcre2_match(r->re, s + lo, e - lo, off - lo, k->opts, tl_md, tl_ctx);
+		uint32_t opts;
+		int rc;
 
+		if (near && off >= far)
+			near = 0; /* past far: cut matches count again */
+		opts = near ? k->opts & ~(uint32_t)PCRE2_PARTIAL_HARD : k->opts;
+		rc = pcre2_match(r->re, s + lo, e - lo, off - lo, opts, tl_md, tl_ctx);
+		if (rc == PCRE2_ERROR_NOMATCH && near) {
+			/* none complete before far: cut ones from far on */
+			near = 0;
+			off = far;
+			continue;
+		}
 		if (rc == PCRE2_ERROR_NOMATCH)
 			return;
 		if (rc == PCRE2_ERROR_PARTIAL) {
-			/* a match the block's end cut: the next block starts at it */
 			ov = pcre2_get_ovector_pointer(tl_md);
-			if (lo + ov[0] > k->q && lo + ov[0] < k->reach)
-				k->reach = lo + ov[0];
-			return;
+			if (lo + ov[0] >= far) {
+				/* a match the block's end cut: the next block
+				 * starts at it and reads the rest of this one */
+				if (lo + ov[0] < k->reach)
+					k->reach = lo + ov[0];
+				return;
+			}
+			/* cut, but too near the block's start for the next
+			 * block to start there (blocks would advance a few
+			 * bytes each): complete matches from it (PARTIAL_HARD
+			 * prefers a cut match to a complete one at one start),
+			 * up to far, then cut ones again */
+			near = 1;
+			off = lo + ov[0];
+			continue;
+		}
+		if (rc > 0 && near && lo + pcre2_get_ovector_pointer(tl_md)[0] >= far) {
+			/* the first complete one is past far: from far, cut
+			 * ones too */
+			near = 0;
+			off = far;
+			continue;
 		}
 		if (rc < 0 || *n == XSPAN_MAX) {
 			/* undecided, or too many: the rest of the block is redacted */
@@ -485,18 +516,18 @@ static int fixed(struct xscan *x, const unsigned char *b, size_t lo, size_t e)
 		len = utf8_char(b + i, e - i, &cp);
 		if (len == 0) {
 			memcpy(x->fix + k, "\xEF\xBF\xBD", 3);
-			x->map[k] = x->map[k + 1] = x->map[k + 2] = (uint32_t)i;
+			x->map[k] = x->map[k + 1] = x->map[k + 2] = (uint32_t)(i - lo);
 			k += 3;
 			i++;
 			continue;
 		}
 		for (size_t j = 0; j < len; j++, k++) {
 			x->fix[k] = b[i + j];
-			x->map[k] = (uint32_t)(i + j);
+			x->map[k] = (uint32_t)(i + j - lo);
 		}
 		i += len;
 	}
-	x->map[k] = (uint32_t)e;
+	x->map[k] = (uint32_t)(e - lo);
 	x->nfix = k;
 	return 1;
 }
@@ -505,8 +536,8 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		   int at_end, uint64_t base, struct tg_error *err)
 {
 	const struct tg_redact_ruleset *rs = x->rs;
-	uint64_t found[X_RULES_MAX / 64 + 2];
-	struct xblk k = { b, lo, q, 0, NULL, base, 0, 0 };
+	uint64_t found[(X_RULES_MAX + REDACT_VENDORS_MAX) / 64 + 2];
+	struct xblk k = { b, lo, q, 0, NULL, 0, base, 0, 0 };
 	size_t e, n = 0, r, next = 0;
 	int last, f;
 
@@ -536,7 +567,8 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		k.s = x->fix;
 		k.lo = 0;
 		k.map = x->map;
-		for (i = 0; x->map[i] < q; i++)
+		k.mlo = lo;
+		for (i = 0; lo + x->map[i] < q; i++)
 			;
 		k.q = i;
 		k.e = x->nfix;
@@ -551,7 +583,7 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		spans_settle(x);
 	}
 	if (!last && k.reach < k.e) {
-		size_t at = k.map ? k.map[k.reach] : k.reach;
+		size_t at = k.map ? lo + k.map[k.reach] : k.reach;
 
 		if (at > q && at < next)
 			next = at;
@@ -642,6 +674,9 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
 		return tg_error_set(err, TG_ERR_INVALID,
 				    "redaction rules: keywords: %zu bytes in all, more than %d", total,
 				    X_KEYWORD_BYTES);
+	if (rs->n > X_RULES_MAX + REDACT_VENDORS_MAX) /* redact_x_block's bitmap */
+		return tg_error_set(err, TG_ERR_INVALID, "redaction rules: %zu rules, more than %d",
+				    rs->n, X_RULES_MAX + REDACT_VENDORS_MAX);
 	rs->words = (unsigned)(rs->n + 63) / 64 + 1;
 	if (!(rs->kws = calloc(n + 1, sizeof(*rs->kws))) ||
 	    !(rs->kwtext = malloc(total + n + 1)))

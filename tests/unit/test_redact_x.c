@@ -659,6 +659,59 @@ static int second_reading(void)
 	return 0;
 }
 
+/* What the second reading of the vendor rules found, as it was seen. */
+static int second_reading_vendors(void)
+{
+	static const char text[] =
+		"[[rules]]\nid = \"tok-rule\"\nregex = '''tok_[a-z0-9]{20}(?:[^\\n]*END)?'''\n"
+		"[[rules]]\nid = \"pw-a\"\nregex = '''(?i)password\\s*[:=]\\s*(.+)'''\n"
+		"[[rules]]\nid = \"pw-b\"\nregex = '''(?i)secret\\s*[:=]\\s*(.+)'''\n";
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		/* a Resend key starts like an id, a Stripe client secret holds _secret_ */
+		{ "RESEND re_u8jzPde0_IgxLd6GncfBAepfJBd0Kh8oO", "RESEND [REDACTED:high_entropy]" },
+		/* a port mapping after docker run is no password, a glued one may start with '-' */
+		{ "docker login -u a -p Zq8xW2pL9vB4nM7kR5tY r && docker run -p 8080:8080 nginx",
+		  "docker login -u a -p [REDACTED:password_assignment] r && docker run -p 8080:8080 nginx" },
+		{ "mysql -u root -p-S3cretPw99 db", "mysql -u root -p[REDACTED:password_assignment] db" },
+		/* "auth" names a secret as the whole key only */
+		{ "www_auth: WWWAuthenticate", "www_auth: WWWAuthenticate" },
+	};
+	struct tg_error err;
+	struct tg_redact_ruleset *rs = load("second2.toml", text, &err);
+	struct tg_redact_out o;
+	char *in;
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(redacts_to(NULL, cases[i].in, cases[i].want));
+	CHECK(rs);
+	/* a match that could run past the block's end: still found */
+	CHECK((in = malloc(21000)));
+	n = (size_t)sprintf(in, "hello tok_abcdefghij0123456789 ");
+	memset(in + n, 'x', 20000);
+	n += 20000;
+	in[n] = '\0';
+	tg_redact_use(rs);
+	CHECK(tg_redact(in, n, &o, &err) == 0);
+	CHECK(!strstr(o.text, "tok_abcdefghij0123456789"));
+	tg_redact_out_release(&o);
+	/* two rules with unbounded tails over 200 KB: every value redacted */
+	free(in);
+	CHECK((in = malloc(200001)));
+	for (i = 0; i < 12500; i++)
+		memcpy(in + i * 16, "password=secret=", 16);
+	in[200000] = '\0';
+	CHECK(tg_redact(in, 200000, &o, &err) == 0);
+	tg_redact_use(NULL);
+	CHECK(o.len < 2000);
+	tg_redact_out_release(&o);
+	free(in);
+	tg_redact_ruleset_free(rs);
+	return 0;
+}
+
 const struct unit_test redact_x_tests[] = {
 	{ "redact_x/rules_apply", rules_apply },
 	{ "redact_x/allowlists", allowlists },
@@ -672,5 +725,6 @@ const struct unit_test redact_x_tests[] = {
 	{ "redact_x/swapped_under_a_stream", swapped_under_a_stream },
 	{ "redact_x/vendor_rules", vendor_rules },
 	{ "redact_x/second_reading", second_reading },
+	{ "redact_x/second_reading_vendors", second_reading_vendors },
 	UNIT_TESTS_END,
 };
