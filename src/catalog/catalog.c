@@ -49,8 +49,12 @@ char **catalog_json_files(const char *dir, int missing_ok, struct tg_error *err)
 	size_t n = 0, len;
 	DIR *d = opendir(dir);
 
-	if (!d && missing_ok && errno == ENOENT)
-		return calloc(1, sizeof(*v));
+	if (!d && missing_ok && errno == ENOENT) {
+		/* none: an empty list (which may itself fail to be made) */
+		if (!(v = calloc(1, sizeof(*v))))
+			tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		return v;
+	}
 	if (!d) {
 		tg_error_sys(err, errno, "catalog %s", dir);
 		return NULL;
