@@ -178,13 +178,13 @@ struct xallow {
 
 struct xrule {
 	const char *id;      /* interned: findings and metrics keep it */
-	pcre2_code *re;
-	uint32_t groups;     /* capture groups in re */
+	pcre2_code *re;      /* a vendor rule's: NULL until first needed (redact_x.c, rule_re) */
+	const char *src;     /* a vendor rule's expression (static), or NULL */
+	uint32_t groups;     /* capture groups in re (atomic: set with a vendor rule's re) */
 	uint32_t group;      /* secretGroup; 0: the first that matched, else the match */
 	double entropy;      /* 0: none asked */
 	char **kw;           /* keywords, as given */
 	size_t nkw;
-	int always;          /* no keyword (or one not ASCII): runs on every block */
 	int vendor;          /* toolgate's own: placeholders are not secrets */
 	struct xallow **allow; /* its own, then the global ones aimed at it */
 	size_t nallow;
@@ -202,7 +202,6 @@ struct tg_redact_ruleset {
 	size_t nallows;
 	char **notes;        /* NULL-terminated */
 	size_t nnotes;
-	uint32_t groups;     /* the most any rule has */
 	/* keywords, ASCII folded: a bitmap of their first two bytes, and
 	 * the keywords sorted by those two bytes (redact_x.c) */
 	uint64_t bigram[65536 / 64];
@@ -212,6 +211,7 @@ struct tg_redact_ruleset {
 	size_t nkws;
 	char *kwtext;        /* the folded keywords, NUL after each */
 	unsigned words;      /* of a bitmap of the rules: (n + 63) / 64 + 1 */
+	uint64_t *always;    /* [words]: the rules that run on every block (no keyword) */
 };
 
 struct xkw {
@@ -236,6 +236,9 @@ struct xscan {
 	uint64_t next;       /* the next block's start + 1 (0: none left) */
 	struct xspan *sp;    /* pending, sorted, disjoint */
 	size_t n, cap;
+	pcre2_match_context *mctx; /* the thread's (util/pcre_tl.h), for the block at hand */
+	pcre2_match_data *md;
+	int borrowed;        /* rs is the vendor rules' set, held by no reference */
 	struct xspan *dsp;   /* a decoded run's, kept for the next */
 	size_t dcap;
 	unsigned char *fix;  /* a block that is not UTF-8, with U+FFFD (redact_x.c) */
@@ -261,8 +264,13 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err);
 #define REDACT_VENDORS_MAX 200
 /* Their ids, NULL-terminated. */
 extern const char *const redact_vendor_ids[];
-/* Appended to rs->rules (room for REDACT_VENDORS_MAX): 0, or -1 and err. */
+/* Appended to rs->rules (room for REDACT_VENDORS_MAX), their expressions
+ * compiled when first needed: 0, or -1 and err. */
 int redact_vendors_add(struct tg_redact_ruleset *rs, struct tg_error *err);
+/* Every vendor expression compiled once, each with a group for the
+ * secret (what redact_vendors_add leaves to first use; the unit tests
+ * ask): 0, or -1 and err naming the rule. */
+int redact_vendors_check(struct tg_error *err);
 /* A value that is a placeholder or an example, not a secret
  * (redact_rules.c: "${X}", "xxxx", "example", "changeme", ...). */
 int redact_placeholder(const unsigned char *v, size_t n);

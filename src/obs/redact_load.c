@@ -443,11 +443,16 @@ static int extend_read(struct load *l, json_t *doc, const char *origin, int dept
 		/* relative to the file that names it, not to a working directory */
 		const char *p = json_string_value(path), *slash = strrchr(origin, '/');
 		char full[4096];
+		int n;
 
 		if (p[0] == '/' || !slash)
-			snprintf(full, sizeof(full), "%s", p);
+			n = snprintf(full, sizeof(full), "%s", p);
 		else
-			snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - origin), origin, p);
+			n = snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - origin), origin, p);
+		if (n < 0 || (size_t)n >= sizeof(full))
+			return tg_error_set(l->err, TG_ERR_LIMIT,
+					    "%s: extend.path: longer than %zu bytes once joined to the file's folder",
+					    origin, sizeof(full) - 1);
 		return file_load(l, full, depth + 1);
 	}
 }
@@ -568,7 +573,8 @@ static int file_load(struct load *l, const char *path, int depth)
 
 /* ---- compiled ---------------------------------------------------------- */
 
-static int allow_make(struct load *l, json_t *obj, const char *origin, const char *where,
+static int allow_make(struct load *l, json_t *obj, const char *const *keys, const char *origin,
+		      const char *where,
 		      struct xallow *a, int *applies)
 {
 	json_t *v, *re, *stop, *paths, *commits, *e;
@@ -577,7 +583,7 @@ static int allow_make(struct load *l, json_t *obj, const char *origin, const cha
 
 	*applies = 0;
 	memset(a, 0, sizeof(*a));
-	if (known_keys(l, obj, where[0] == 'r' ? allow_keys : gallow_keys, origin, where) < 0 ||
+	if (known_keys(l, obj, keys, origin, where) < 0 ||
 	    get_strs(l, obj, "regexes", origin, where, &re) < 0 ||
 	    get_strs(l, obj, "stopwords", origin, where, &stop) < 0 ||
 	    get_strs(l, obj, "paths", origin, where, &paths) < 0 ||
@@ -669,8 +675,6 @@ static int rule_make(struct load *l, struct lrule *lr, struct xrule *xr)
 				    lr->origin, lr->id, lr->group, xr->groups);
 	xr->group = (uint32_t)lr->group;
 	xr->entropy = lr->entropy;
-	if (xr->groups > rs->groups)
-		rs->groups = xr->groups;
 	for (k = 0; k < lr->nkw; k++) {
 		json_t *e;
 
@@ -697,7 +701,7 @@ static int rule_make(struct load *l, struct lrule *lr, struct xrule *xr)
 		struct xallow *a = &rs->allows[rs->nallows++];
 
 		snprintf(what, sizeof(what), "rule %s: allowlists[%zu]", lr->id, i);
-		if (allow_make(l, lr->allow[i], lr->allow_origin[i], what, a, &applies) < 0)
+		if (allow_make(l, lr->allow[i], allow_keys, lr->allow_origin[i], what, a, &applies) < 0)
 			return -1;
 		if (applies)
 			xr->allow[xr->nallow++] = a;
@@ -778,7 +782,7 @@ static int rules_make(struct load *l)
 		size_t k;
 
 		snprintf(where, sizeof(where), "allowlists[%zu]", i);
-		if (allow_make(l, la->obj, la->origin, where, a, &applies) < 0)
+		if (allow_make(l, la->obj, gallow_keys, la->origin, where, a, &applies) < 0)
 			return -1;
 		if (!la->targets) {
 			if (applies)
@@ -854,6 +858,7 @@ void tg_redact_ruleset_free(struct tg_redact_ruleset *rs)
 	free(rs->allows);
 	free(rs->global);
 	free(rs->kws);
+	free(rs->always);
 	free(rs->first);
 	free(rs->kwtext);
 	free(rs);

@@ -403,11 +403,7 @@ int redact_vendors_add(struct tg_redact_ruleset *rs, struct tg_error *err)
 		r->group = 1;
 		rs->ids[rs->n] = v->id;
 		rs->n++;
-		if (!(r->re = redact_re2_compile(v->re, strlen(v->re), v->id, err)))
-			return -1;
-		pcre2_pattern_info(r->re, PCRE2_INFO_CAPTURECOUNT, &r->groups);
-		if (r->groups > rs->groups)
-			rs->groups = r->groups;
+		r->src = v->re; /* compiled when a block first asks (redact_x.c) */
 		for (k = 0; v->kw[k]; k++)
 			;
 		if (k && !(r->kw = calloc(k, sizeof(*r->kw))))
@@ -417,6 +413,23 @@ int redact_vendors_add(struct tg_redact_ruleset *rs, struct tg_error *err)
 				return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the rules");
 			r->nkw++;
 		}
+	}
+	return 0;
+}
+
+int redact_vendors_check(struct tg_error *err)
+{
+	for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++) {
+		pcre2_code *re = redact_re2_compile(vendors[i].re, strlen(vendors[i].re), vendors[i].id, err);
+		uint32_t groups = 0;
+
+		if (!re)
+			return -1;
+		pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &groups);
+		pcre2_code_free(re);
+		if (groups < 1)
+			return tg_error_set(err, TG_ERR_INVALID, "%s: no group holds the secret",
+					    vendors[i].id);
 	}
 	return 0;
 }

@@ -19,11 +19,8 @@
 #include <string.h>
 
 #include "obs/redact_int.h"
+#include "util/pcre_tl.h"
 #include "util/utf8.h"
-
-#define MATCH_LIMIT 1000000
-#define DEPTH_LIMIT 10000
-#define JIT_STACK_MAX (512 * 1024)
 
 /* ---- the set in use ---------------------------------------------------- */
 
@@ -38,7 +35,7 @@ void tg_redact_use(struct tg_redact_ruleset *rs)
 		__atomic_add_fetch(&rs->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&use_lock);
 	old = in_use;
-	in_use = rs;
+	__atomic_store_n(&in_use, rs, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&use_lock);
 	tg_redact_ruleset_free(old);
 }
@@ -46,7 +43,7 @@ void tg_redact_use(struct tg_redact_ruleset *rs)
 /* toolgate's vendor rules alone, made at the first redaction without an
  * operator's set (again at the next when memory ran out), kept for the
  * process's life. */
-static struct tg_redact_ruleset *vendors_only;
+static struct tg_redact_ruleset *vendors_only; /* atomic */
 
 static struct tg_redact_ruleset *vendors_make(void)
 {
@@ -72,7 +69,7 @@ struct tg_redact_ruleset *redact_x_get(void)
 
 	pthread_mutex_lock(&use_lock);
 	if (!in_use && !vendors_only)
-		vendors_only = vendors_make();
+		__atomic_store_n(&vendors_only, vendors_make(), __ATOMIC_RELEASE);
 	rs = in_use ? in_use : vendors_only;
 	if (rs)
 		__atomic_add_fetch(&rs->refs, 1, __ATOMIC_RELAXED);
@@ -83,6 +80,15 @@ struct tg_redact_ruleset *redact_x_get(void)
 int redact_x_init(struct xscan *x, struct tg_error *err)
 {
 	memset(x, 0, sizeof(*x));
+	/* no operator's set: the vendor rules', never freed, borrowed without
+	 * the lock or a reference (every redaction of every string passes
+	 * here); a set put in use a moment later serves the next one */
+	if (!__atomic_load_n(&in_use, __ATOMIC_ACQUIRE) &&
+	    (x->rs = __atomic_load_n(&vendors_only, __ATOMIC_ACQUIRE))) {
+		x->borrowed = 1;
+		x->next = 1;
+		return 0;
+	}
 	x->rs = redact_x_get();
 	if (!x->rs)
 		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the rules");
@@ -92,7 +98,8 @@ int redact_x_init(struct xscan *x, struct tg_error *err)
 
 void redact_x_release(struct xscan *x)
 {
-	tg_redact_ruleset_free(x->rs);
+	if (!x->borrowed)
+		tg_redact_ruleset_free(x->rs);
 	free(x->sp);
 	free(x->dsp);
 	free(x->low);
@@ -101,64 +108,39 @@ void redact_x_release(struct xscan *x)
 	memset(x, 0, sizeof(*x));
 }
 
-/* ---- matching, per thread ---------------------------------------------- */
-
-/* One match context, match data and JIT stack per thread, made on first
- * use and freed when the thread exits (as schema/regex.c does). */
-static __thread pcre2_match_context *tl_ctx;
-static __thread pcre2_match_data *tl_md;
-static __thread uint32_t tl_pairs;
-static __thread pcre2_jit_stack *tl_jit;
-static pthread_key_t tl_key;
-static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
-
-static void tl_free(void *unused)
-{
-	(void)unused;
-	pcre2_match_data_free(tl_md);
-	pcre2_match_context_free(tl_ctx);
-	pcre2_jit_stack_free(tl_jit);
-	tl_md = NULL;
-	tl_ctx = NULL;
-	tl_jit = NULL;
-	tl_pairs = 0;
-}
-
-static void tl_key_make(void)
-{
-	pthread_key_create(&tl_key, tl_free);
-}
-
-static int tl_ready(uint32_t groups)
-{
-	if (!tl_ctx) {
-		pthread_once(&tl_once, tl_key_make);
-		pthread_setspecific(tl_key, &tl_key);
-		if (!(tl_ctx = pcre2_match_context_create(NULL)))
-			return -1;
-		pcre2_set_match_limit(tl_ctx, MATCH_LIMIT);
-		pcre2_set_depth_limit(tl_ctx, DEPTH_LIMIT);
-		tl_jit = pcre2_jit_stack_create(32 * 1024, JIT_STACK_MAX, NULL);
-		if (tl_jit)
-			pcre2_jit_stack_assign(tl_ctx, NULL, tl_jit);
-	}
-	if (!tl_md || tl_pairs < groups + 1) {
-		pcre2_match_data_free(tl_md);
-		tl_pairs = groups + 1 < 16 ? 16 : groups + 1;
-		if (!(tl_md = pcre2_match_data_create(tl_pairs, NULL))) {
-			tl_pairs = 0;
-			return -1;
-		}
-	}
-	return 0;
-}
+/* ---- matching ----------------------------------------------------------- */
 
 /* 1: re matches somewhere in s[0, n); 0: not; -1: undecided (limits). */
-static int search(const pcre2_code *re, const unsigned char *s, size_t n)
+static int search(const struct xscan *x, const pcre2_code *re, const unsigned char *s, size_t n)
 {
-	int rc = pcre2_match(re, s, n, 0, 0, tl_md, tl_ctx);
+	int rc = pcre2_match(re, s, n, 0, 0, x->md, x->mctx);
 
 	return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+/* r's expression: compiled at load (an operator's), or at the first block
+ * that asks for it (toolgate's vendor rules: start-up pays for none of
+ * them). The set is shared: the first compilation published wins, its
+ * group count stored first. NULL when memory ran out. */
+static pcre2_code *rule_re(struct xrule *r, uint32_t *groups)
+{
+	pcre2_code *re = __atomic_load_n(&r->re, __ATOMIC_ACQUIRE), *none = NULL;
+	struct tg_error err;
+	uint32_t g = 0;
+
+	if (!re && r->src) {
+		if (!(re = redact_re2_compile(r->src, strlen(r->src), r->id, &err)))
+			return NULL;
+		pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &g);
+		__atomic_store_n(&r->groups, g, __ATOMIC_RELAXED);
+		if (!__atomic_compare_exchange_n(&r->re, &none, re, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			pcre2_code_free(re);
+			re = none;
+		}
+	}
+	*groups = __atomic_load_n(&r->groups, __ATOMIC_RELAXED);
+	return re;
 }
 
 /* ---- a match judged ---------------------------------------------------- */
@@ -183,11 +165,12 @@ static double entropy(const unsigned char *s, size_t n)
 struct judged {
 	const unsigned char *secret, *match, *line;
 	size_t nsecret, nmatch, nline;
+	size_t nlow;         /* of x->low, the secret lowered (0: not yet) */
 };
 
 /* 1 when allowlist a lets the secret go; -1 when a regex was undecided
  * (then it does not). */
-static int allowed(struct xscan *x, const struct xallow *a, const struct judged *j)
+static int allowed(struct xscan *x, const struct xallow *a, struct judged *j)
 {
 	int by_re = 0, by_stop = 0;
 	size_t i;
@@ -197,7 +180,7 @@ static int allowed(struct xscan *x, const struct xallow *a, const struct judged 
 		size_t n = a->target == XA_MATCH ? j->nmatch : a->target == XA_LINE ? j->nline : j->nsecret;
 
 		for (i = 0; i < a->nre && !by_re; i++) {
-			int r = search(a->re[i], s, n);
+			int r = search(x, a->re[i], s, n);
 
 			if (r < 0)
 				return 0;
@@ -205,12 +188,14 @@ static int allowed(struct xscan *x, const struct xallow *a, const struct judged 
 		}
 	}
 	if (a->nstop) {
-		size_t n = j->nsecret < XSEG ? j->nsecret : XSEG;
-
-		for (i = 0; i < n; i++)
-			x->low[i] = j->secret[i] >= 'A' && j->secret[i] <= 'Z' ? (unsigned char)(j->secret[i] + 32) : j->secret[i];
+		/* lowered once for every allowlist that asks */
+		if (!j->nlow) {
+			j->nlow = j->nsecret < XSEG ? j->nsecret : XSEG;
+			for (i = 0; i < j->nlow; i++)
+				x->low[i] = redact_fold[j->secret[i]];
+		}
 		for (i = 0; i < a->nstop && !by_stop; i++)
-			by_stop = memmem(x->low, n, a->stop[i], strlen(a->stop[i])) != NULL;
+			by_stop = memmem(x->low, j->nlow, a->stop[i], strlen(a->stop[i])) != NULL;
 	}
 	if (a->all)
 		return (!a->nre || by_re) && (!a->nstop || by_stop);
@@ -220,8 +205,8 @@ static int allowed(struct xscan *x, const struct xallow *a, const struct judged 
 /* The secret of a match (ov: its offsets in s), as gitleaks takes it:
  * secretGroup's, or the first group that matched something, or the
  * match without the newlines at its ends. 0 when there is none. */
-static int secret_of(const struct xrule *r, const PCRE2_SIZE *ov, const unsigned char *s,
-		     size_t *a, size_t *b)
+static int secret_of(const struct xrule *r, uint32_t groups, const PCRE2_SIZE *ov,
+		     const unsigned char *s, size_t *a, size_t *b)
 {
 	uint32_t g;
 
@@ -232,7 +217,7 @@ static int secret_of(const struct xrule *r, const PCRE2_SIZE *ov, const unsigned
 		*b = ov[2 * r->group + 1];
 		return 1;
 	}
-	for (g = 1; g <= r->groups; g++)
+	for (g = 1; g <= groups; g++)
 		if (ov[2 * g] != PCRE2_UNSET && ov[2 * g + 1] > ov[2 * g]) {
 			*a = ov[2 * g];
 			*b = ov[2 * g + 1];
@@ -272,6 +257,7 @@ static int stands(struct xscan *x, const struct xrule *r, const unsigned char *s
 	j.nmatch = me - ms;
 	j.line = s + ls;
 	j.nline = le - ls;
+	j.nlow = 0;
 	if (!x->low && !(x->low = malloc(XSEG)))
 		return 1; /* no memory to ask: redacted */
 	for (i = 0; i < x->rs->nglobal; i++)
@@ -341,7 +327,8 @@ static void keywords_in(const struct tg_redact_ruleset *rs, const unsigned char 
 {
 	const unsigned char *fold = redact_fold;
 
-	memset(found, 0, rs->words * sizeof(*found));
+	/* the rules that run on every block, then those whose keyword is here */
+	memcpy(found, rs->always, rs->words * sizeof(*found));
 	if (!rs->nkws || e - q < 2)
 		return;
 	for (size_t i = q; i + 1 < e; i++) {
@@ -391,13 +378,31 @@ static uint64_t at_input(const struct xblk *k, size_t i)
 	return k->base + (k->map ? k->mlo + k->map[i] : i);
 }
 
-static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, size_t *n)
+/* One more span: room made as they come (most blocks have none), -1
+ * when memory ran out. */
+static int push(struct xscan *x, size_t *n, struct xspan sp)
 {
-	struct xspan *sp = x->sp + x->n;
+	struct tg_error err;
+
+	if (spans_room(x, *n + 1, &err) < 0)
+		return -1;
+	x->sp[x->n + (*n)++] = sp;
+	return 0;
+}
+
+/* r over the block k, its secrets pushed after x's pending spans (*n of
+ * them so far, at most XSPAN_MAX: then the rest of the block is one): 0,
+ * or -1 when memory ran out (for its expression or a span). */
+static int rule_run(struct xscan *x, struct xrule *r, struct xblk *k, size_t *n)
+{
 	const unsigned char *s = k->s;
 	size_t lo = k->lo, e = k->e, off = k->q, far = k->q + XPART_MIN;
 	int near = 0; /* after a cut match near the block's start: complete ones only */
+	uint32_t groups;
+	const pcre2_code *re = rule_re(r, &groups);
 
+	if (!re || pcre_tl(groups + 1, &x->mctx, &x->md) < 0)
+		return -1;
 	while (off <= e) {
 		PCRE2_SIZE *ov;
 		size_t a, b, ms, me;
@@ -407,7 +412,7 @@ static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, siz
 		if (near && off >= far)
 			near = 0; /* past far: cut matches count again */
 		opts = near ? k->opts & ~(uint32_t)PCRE2_PARTIAL_HARD : k->opts;
-		rc = pcre2_match(r->re, s + lo, e - lo, off - lo, opts, tl_md, tl_ctx);
+		rc = pcre2_match(re, s + lo, e - lo, off - lo, opts, x->md, x->mctx);
 		if (rc == PCRE2_ERROR_NOMATCH && near) {
 			/* none complete before far: cut ones from far on */
 			near = 0;
@@ -415,15 +420,15 @@ static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, siz
 			continue;
 		}
 		if (rc == PCRE2_ERROR_NOMATCH)
-			return;
+			return 0;
 		if (rc == PCRE2_ERROR_PARTIAL) {
-			ov = pcre2_get_ovector_pointer(tl_md);
+			ov = pcre2_get_ovector_pointer(x->md);
 			if (lo + ov[0] >= far) {
 				/* a match the block's end cut: the next block
 				 * starts at it and reads the rest of this one */
 				if (lo + ov[0] < k->reach)
 					k->reach = lo + ov[0];
-				return;
+				return 0;
 			}
 			/* cut, but too near the block's start for the next
 			 * block to start there (blocks would advance a few
@@ -434,7 +439,7 @@ static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, siz
 			off = lo + ov[0];
 			continue;
 		}
-		if (rc > 0 && near && lo + pcre2_get_ovector_pointer(tl_md)[0] >= far) {
+		if (rc > 0 && near && lo + pcre2_get_ovector_pointer(x->md)[0] >= far) {
 			/* the first complete one is past far: from far, cut
 			 * ones too */
 			near = 0;
@@ -444,26 +449,26 @@ static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, siz
 		if (rc < 0 || *n == XSPAN_MAX) {
 			/* undecided, or too many: the rest of the block is redacted */
 			struct xspan rest = { at_input(k, off), at_input(k, e), r->id, TG_REDACT_UNDECIDED };
+			struct xspan *last = *n ? &x->sp[x->n + *n - 1] : NULL;
 
-			if (*n < XSPAN_MAX) {
-				sp[(*n)++] = rest;
-			} else {
-				if (sp[*n - 1].start < rest.start)
-					rest.start = sp[*n - 1].start;
-				sp[*n - 1] = rest;
-			}
-			return;
+			if (*n < XSPAN_MAX)
+				return push(x, n, rest);
+			if (last->start < rest.start)
+				rest.start = last->start;
+			*last = rest;
+			return 0;
 		}
-		ov = pcre2_get_ovector_pointer(tl_md);
-		for (uint32_t g = 0; g <= r->groups; g++)
+		ov = pcre2_get_ovector_pointer(x->md);
+		for (uint32_t g = 0; g <= groups; g++)
 			if (ov[2 * g] != PCRE2_UNSET) {
 				ov[2 * g] += lo;
 				ov[2 * g + 1] += lo;
 			}
 		ms = ov[0];
 		me = ov[1];
-		if (secret_of(r, ov, s, &a, &b) && stands(x, r, s, lo, e, ms, me, a, b))
-			sp[(*n)++] = (struct xspan){ at_input(k, a), at_input(k, b), r->id, 0 };
+		if (secret_of(r, groups, ov, s, &a, &b) && stands(x, r, s, lo, e, ms, me, a, b) &&
+		    push(x, n, (struct xspan){ at_input(k, a), at_input(k, b), r->id, 0 }) < 0)
+			return -1;
 		if (me > ms) {
 			off = me;
 			continue;
@@ -473,6 +478,7 @@ static void rule_run(struct xscan *x, const struct xrule *r, struct xblk *k, siz
 		while (off < e && (s[off] & 0xC0) == 0x80)
 			off++;
 	}
+	return 0;
 }
 
 /* Where the block from q ends: a line's end at most XSEG after q (cut
@@ -538,8 +544,8 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 	const struct tg_redact_ruleset *rs = x->rs;
 	uint64_t found[(X_RULES_MAX + REDACT_VENDORS_MAX) / 64 + 2];
 	struct xblk k = { b, lo, q, 0, NULL, 0, base, 0, 0 };
-	size_t e, n = 0, r, next = 0;
-	int last, f;
+	size_t e, n = 0, r, w, next = 0;
+	int last, f, failed = 0;
 
 	e = block_end(b, q, hi, at_end);
 	last = e == hi && at_end;
@@ -554,10 +560,8 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		k.opts |= PCRE2_NOTBOL;
 	if (!last)
 		k.opts |= PCRE2_NOTEOL | PCRE2_PARTIAL_HARD;
-	if (tl_ready(rs->groups) < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for matching");
-	if (spans_room(x, XSPAN_MAX, err) < 0 || (f = fixed(x, b, lo, e)) < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for spans");
+	if ((f = fixed(x, b, lo, e)) < 0)
+		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for a block's copy");
 	k.e = e;
 	k.reach = e;
 	if (f) {
@@ -575,13 +579,19 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		k.reach = k.e;
 	}
 	keywords_in(rs, k.s, k.q, k.e, found);
-	for (r = 0; r < rs->n; r++)
-		if (rs->rules[r].always || (found[r / 64] & (1ull << (r % 64))))
-			rule_run(x, &rs->rules[r], &k, &n);
+	/* the rules found, in their order: set bits, not every rule */
+	for (w = 0; w < rs->words && !failed; w++)
+		for (uint64_t bits = found[w]; bits && !failed; bits &= bits - 1) {
+			r = w * 64 + (size_t)__builtin_ctzll(bits);
+			/* the set is shared, its vendor rules compiled on first use */
+			failed = rule_run(x, (struct xrule *)&rs->rules[r], &k, &n) < 0;
+		}
 	if (n) {
 		x->n += n;
 		spans_settle(x);
 	}
+	if (failed)
+		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the rules' matching");
 	if (!last && k.reach < k.e) {
 		size_t at = k.map ? lo + k.map[k.reach] : k.reach;
 
@@ -664,7 +674,6 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
 	size_t total = 0, n = 0, r, k;
 
 	for (r = 0; r < rs->n; r++) {
-		rs->rules[r].always = rs->rules[r].nkw == 0;
 		for (k = 0; k < rs->rules[r].nkw; k++) {
 			total += strlen(rs->rules[r].kw[k]);
 			n++;
@@ -679,8 +688,13 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
 				    rs->n, X_RULES_MAX + REDACT_VENDORS_MAX);
 	rs->words = (unsigned)(rs->n + 63) / 64 + 1;
 	if (!(rs->kws = calloc(n + 1, sizeof(*rs->kws))) ||
-	    !(rs->kwtext = malloc(total + n + 1)))
+	    !(rs->kwtext = malloc(total + n + 1)) ||
+	    !(rs->always = calloc(rs->words, sizeof(*rs->always))))
 		return tg_error_set(err, TG_ERR_NOMEM, "redaction rules: out of memory");
+	/* a rule without keywords runs on every block */
+	for (r = 0; r < rs->n; r++)
+		if (!rs->rules[r].nkw)
+			rs->always[r / 64] |= 1ull << (r % 64);
 	memset(rs->bigram, 0, sizeof(rs->bigram));
 	total = 0;
 	for (r = 0; r < rs->n; r++)
@@ -690,7 +704,7 @@ int redact_x_keywords(struct tg_redact_ruleset *rs, struct tg_error *err)
 			size_t len = strlen(w), j;
 
 			if (!filterable(w)) {
-				rs->rules[r].always = 1;
+				rs->always[r / 64] |= 1ull << (r % 64);
 				continue;
 			}
 			e->w = rs->kwtext + total;

@@ -4,15 +4,13 @@
  * match and depth limits, so a catastrophic pattern costs a bounded
  * amount of work and ends in an error instead of a hang.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema/schema_int.h"
+#include "util/pcre_tl.h"
 
-#define MATCH_LIMIT 1000000
-#define DEPTH_LIMIT 10000
 
 pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 {
@@ -51,55 +49,22 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 	}
 }
 
-/* One match context and match data per thread, made on first use: the
- * patterns of one validation run one at a time, and allocating them for
- * every match cost more than most matches. They live as long as the
- * thread: a key's destructor frees them when it exits. */
-static __thread pcre2_match_context *tl_ctx;
-static __thread pcre2_match_data *tl_md;
-static pthread_key_t tl_key;
-static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
-
-static void tl_free(void *unused)
-{
-	(void)unused;
-	pcre2_match_data_free(tl_md);
-	pcre2_match_context_free(tl_ctx);
-	tl_md = NULL;
-	tl_ctx = NULL;
-}
-
-static void tl_key_make(void)
-{
-	pthread_key_create(&tl_key, tl_free);
-}
-
 int regex_search(const pcre2_code *re, const char *s, size_t len)
 {
+	pcre2_match_context *ctx;
+	pcre2_match_data *md;
 	int rc;
 
-	if (!tl_ctx) {
-		/* the key's value only marks the thread for the destructor */
-		pthread_once(&tl_once, tl_key_make);
-		pthread_setspecific(tl_key, &tl_key);
-		tl_ctx = pcre2_match_context_create(NULL);
-		if (!tl_ctx)
-			return -1;
-		pcre2_set_match_limit(tl_ctx, MATCH_LIMIT);
-		pcre2_set_depth_limit(tl_ctx, DEPTH_LIMIT);
-	}
-	if (!tl_md) {
-		tl_md = pcre2_match_data_create(1, NULL);
-		if (!tl_md)
-			return -1;
-	}
+	/* the thread's, with the match and depth limits (util/pcre_tl.h) */
+	if (pcre_tl(1, &ctx, &md) < 0)
+		return -1;
 	/* Instance strings are valid UTF-8 (jv.c checks every one), so the
 	 * per-match UTF check is skipped: it would read the whole subject. The
 	 * JIT entry point skips the interpreter's option checks; a pattern
 	 * the JIT could not compile goes through pcre2_match. */
-	rc = pcre2_jit_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, tl_md, tl_ctx);
+	rc = pcre2_jit_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, md, ctx);
 	if (rc == PCRE2_ERROR_JIT_BADOPTION)
-		rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, tl_md, tl_ctx);
+		rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, md, ctx);
 	if (rc >= 0)
 		return 1;
 	if (rc == PCRE2_ERROR_NOMATCH)
