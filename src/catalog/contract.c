@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
 #include "util/jload.h"
+#include "util/json_span.h"
 #include "util/parse.h"
 
 #define MAX_CONTRACT_BYTES (1u << 20)
@@ -37,6 +39,8 @@ struct loader {
 	struct jload j;         /* "contract ORIGIN: FIELD: why" (util/jload.h) */
 	const struct tg_schema_options *opts;
 	struct tg_contract *c;
+	const char *text;       /* the contract as written: its schemas' own bytes */
+	size_t len;
 };
 
 static int text(struct loader *l, json_t *obj, const char *key, const char *field,
@@ -156,6 +160,7 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 			struct tg_schema **out, char **out_text, void **out_doc)
 {
 	json_t *v = json_object_get(doc, key);
+	size_t at, start, end;
 	char *txt;
 
 	*out = NULL;
@@ -167,7 +172,14 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 	txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (!txt)
 		return jload_nomem(&l->j);
-	if (tg_schema_compile(txt, strlen(txt), l->opts, out, l->j.err) < 0) {
+	/* compiled as written, so that a number past a double's digits
+	 * keeps them (docs/SCHEMA.md, "Numbers"); clients are shown txt */
+	at = json_span_member(l->text, l->len, 0, key);
+	end = at ? json_span_value(l->text, l->len, at, &start) : 0;
+	if (!end)
+		start = 0, end = 0;
+	if (tg_schema_compile(end ? l->text + start : txt, end ? end - start : strlen(txt),
+			      l->opts, out, l->j.err) < 0) {
 		free(txt);
 		/* its code kept: out of memory is not a bad contract */
 		return tg_error_wrap(l->j.err, "contract %s: %s: invalid schema", l->j.origin, key);
@@ -640,6 +652,57 @@ static int upstream_misplaced(const struct loader *l, json_t *doc)
 	return rc;
 }
 
+/* Integral doubles within 64 bits as integers again, everywhere in v. */
+static json_t *integers_again(json_t *v)
+{
+	json_t *c, *n;
+	void *it;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, c)
+			if ((n = integers_again(c)) != c && json_array_set_new(v, i, n) < 0)
+				return NULL;
+	} else if (json_is_object(v)) {
+		for (it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+			c = json_object_iter_value(it);
+			if ((n = integers_again(c)) != c && json_object_iter_set_new(v, it, n) < 0)
+				return NULL;
+		}
+	} else if (json_is_real(v)) {
+		double d = json_real_value(v);
+
+		if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+			return json_integer((json_int_t)d);
+	}
+	return v;
+}
+
+/* The contract as jansson reads it. jansson refuses an integer past 64
+ * bits; such a contract is read with its integers as doubles, those
+ * that fit 64 bits made integers again: the fields a contract has read
+ * as written, and its schemas are compiled from their own bytes
+ * (schema_field). */
+static json_t *load_text(const char *text, size_t len, json_error_t *jerr)
+{
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr), *again;
+
+	if (doc || json_error_code(jerr) != json_error_numeric_overflow)
+		return doc;
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, jerr);
+	if (!doc)
+		return NULL;
+	again = integers_again(doc);
+	if (!again)
+		snprintf(jerr->text, sizeof(jerr->text), "out of memory");
+	if (again != doc) {
+		/* only a lone number changes itself: not a contract anyway */
+		json_decref(doc);
+		return again;
+	}
+	return doc;
+}
+
 int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		      const struct tg_schema_options *opts, struct tg_contract **out,
 		      struct tg_error *err)
@@ -652,7 +715,7 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 		NULL,
 	};
 	/* cppcheck-suppress ctuuninitvar ; err is an OUT parameter, stored here */
-	struct loader l = { { "contract", origin, err }, opts, NULL };
+	struct loader l = { { "contract", origin, err }, opts, NULL, NULL, 0 };
 	json_error_t jerr;
 	const char *a;
 	json_t *doc;
@@ -663,10 +726,12 @@ int tg_contract_parse(const char *textp, size_t len, const char *origin,
 	if (len > MAX_CONTRACT_BYTES)
 		return tg_error_set(err, TG_ERR_LIMIT, "contract %s: larger than %u bytes", origin,
 				    MAX_CONTRACT_BYTES);
-	doc = json_loadb(textp, len, JSON_REJECT_DUPLICATES, &jerr);
+	doc = load_text(textp, len, &jerr);
 	if (!doc)
 		return tg_error_set(err, TG_ERR_INVALID, "contract %s: line %d: %s", origin,
 				    jerr.line, jerr.text);
+	l.text = textp;
+	l.len = len;
 	l.c = calloc(1, sizeof(*l.c));
 	if (!l.c) {
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");

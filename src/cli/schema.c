@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "toolgate/schema.h"
 #include "util/file.h"
+#include "util/json_span.h"
 
 #define SUITE_BASE "http://localhost:1234/"
 
@@ -136,44 +137,98 @@ static int cmd_validate(int argc, char **argv)
 	return rc;
 }
 
-static void run_group(const char *file, json_t *group, const struct tg_schema_options *o,
-		      int *passed, int *failed)
+/* A test file: its text, and the structure jansson read from it (numbers
+ * past 64 bits as doubles: a schema and an instance are handed to the
+ * validator as written, from the text, so their numbers stay exact). */
+struct suite_file {
+	const char *name;
+	const char *text;
+	size_t len;
+};
+
+/* The bytes of the value at member key of the value starting at pos. */
+static const char *span_of(const struct suite_file *f, size_t pos, const char *key,
+			   size_t *len)
+{
+	size_t at = json_span_member(f->text, f->len, pos, key), start, end;
+
+	end = at ? json_span_value(f->text, f->len, at, &start) : 0;
+	*len = end ? end - start : 0;
+	return end ? f->text + start : NULL;
+}
+
+static void run_group(const struct suite_file *f, json_t *group, size_t gpos,
+		      const struct tg_schema_options *o, int *passed, int *failed)
 {
 	json_t *tests = json_object_get(group, "tests"), *t;
 	const char *gdesc = json_string_value(json_object_get(group, "description"));
-	char *stext = json_dumps(json_object_get(group, "schema"), JSON_ENCODE_ANY);
+	size_t slen, tpos = json_span_member(f->text, f->len, gpos, "tests");
+	const char *stext = span_of(f, gpos, "schema", &slen);
 	struct tg_schema *schema = NULL;
 	struct tg_error err;
 	size_t i;
 
-	if (!stext || tg_schema_compile(stext, strlen(stext), o, &schema, &err) < 0) {
+	if (!stext || tg_schema_compile(stext, slen, o, &schema, &err) < 0) {
 		json_array_foreach(tests, i, t) {
 			(*failed)++;
-			printf("not ok - %s: %s: %s: schema: %s\n", file, gdesc,
+			printf("not ok - %s: %s: %s: schema: %s\n", f->name, gdesc,
 			       json_string_value(json_object_get(t, "description")),
-			       stext ? err.msg : "out of memory");
+			       stext ? err.msg : "no \"schema\"");
 		}
-		free(stext);
 		return;
 	}
 	json_array_foreach(tests, i, t) {
-		char *itext = json_dumps(json_object_get(t, "data"), JSON_ENCODE_ANY);
+		size_t ilen, at = tpos ? json_span_item(f->text, f->len, tpos, i) : 0;
+		const char *itext = at ? span_of(f, at, "data", &ilen) : NULL;
 		int want = json_is_true(json_object_get(t, "valid"));
-		int got = itext ? tg_schema_validate(schema, itext, strlen(itext), NULL, &err) : -1;
+		int got = itext ? tg_schema_validate(schema, itext, ilen, NULL, &err) : -1;
 
 		if (got == want) {
 			(*passed)++;
 		} else {
 			(*failed)++;
-			printf("not ok - %s: %s: %s: expected %s, got %s\n", file, gdesc,
+			printf("not ok - %s: %s: %s: expected %s, got %s\n", f->name, gdesc,
 			       json_string_value(json_object_get(t, "description")),
 			       want ? "valid" : "invalid",
-			       got < 0 ? err.msg : got ? "valid" : "invalid");
+			       !itext ? "no \"data\"" : got < 0 ? err.msg : got ? "valid" : "invalid");
 		}
-		free(itext);
 	}
 	tg_schema_free(schema);
-	free(stext);
+}
+
+static int run_file(const char *path, const struct tg_schema_options *o, int *passed,
+		    int *failed)
+{
+	const char *base = strrchr(path, '/');
+	struct suite_file f = { base ? base + 1 : path, NULL, 0 };
+	char *text = slurp(path, 64u << 20, &f.len);
+	json_error_t jerr;
+	json_t *doc, *g;
+	size_t k;
+
+	if (!text)
+		return -1;
+	f.text = text;
+	doc = json_loadb(text, f.len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+	if (!json_is_array(doc)) {
+		if (doc)
+			fprintf(stderr, "toolgate schema: %s: not a test file (an array of groups)\n",
+				path);
+		else
+			fprintf(stderr, "toolgate schema: %s: line %d: %s\n", path, jerr.line,
+				jerr.text);
+		json_decref(doc);
+		free(text);
+		return -1;
+	}
+	json_array_foreach(doc, k, g) {
+		size_t gpos = json_span_item(f.text, f.len, 0, k);
+
+		run_group(&f, g, gpos, o, passed, failed);
+	}
+	json_decref(doc);
+	free(text);
+	return 0;
 }
 
 static int cmd_test(int argc, char **argv)
@@ -191,22 +246,9 @@ static int cmd_test(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	for (; i < argc; i++) {
-		json_error_t jerr;
-		json_t *doc = json_load_file(argv[i], JSON_ALLOW_NUL, &jerr), *g;
-		const char *base = strrchr(argv[i], '/');
-		size_t k;
-
-		if (!json_is_array(doc)) {
-			fprintf(stderr, "toolgate schema: %s: %s\n", argv[i],
-				doc ? "not a test file" : jerr.text);
-			json_decref(doc);
+	for (; i < argc; i++)
+		if (run_file(argv[i], &o, &passed, &failed) < 0)
 			return EXIT_DATA;
-		}
-		json_array_foreach(doc, k, g)
-			run_group(base ? base + 1 : argv[i], g, &o, &passed, &failed);
-		json_decref(doc);
-	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -22,77 +22,9 @@
 
 /* Open addressing on the json_t address: every subschema is looked up
  * once per reference and once when compiled. */
-static size_t map_slot(const void *key, size_t cap)
-{
-	uintptr_t h = (uintptr_t)key;
-
-	h ^= h >> 17;
-	h *= (uintptr_t)0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 7) & (cap - 1);
-}
-
-static void *map_get(const struct ptrmap *m, const void *key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = map_slot(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return NULL;
-}
-
-/* Insert or replace. -1 on ENOMEM. */
-static int map_put(struct ptrmap *m, const void *key, void *val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64, j;
-		const void **k = calloc(cap, sizeof(m->keys[0]));
-		void **v = calloc(cap, sizeof(m->vals[0]));
-
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -1;
-		}
-		for (j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			for (i = map_slot(m->keys[j], cap); k[i]; i = (i + 1) & (cap - 1))
-				;
-			k[i] = m->keys[j];
-			v[i] = m->vals[j];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = k;
-		m->vals = v;
-		m->cap = cap;
-	}
-	for (i = map_slot(key, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return 0;
-		}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void map_release(struct ptrmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
 struct snode *schema_lookup(const struct tg_schema *s, const json_t *json)
 {
-	return map_get(&s->nodes, json);
+	return ptrmap_get(&s->nodes, json);
 }
 
 /* Resources (documents and "$id"s) are a list; anchors ("uri#name" ->
@@ -131,7 +63,7 @@ static struct resource *resource_find(struct tg_schema *s, const char *uri)
 /* The resource a schema object belongs to, or NULL if never walked. */
 static struct resource *owner_of(const struct tg_schema *s, const json_t *schema)
 {
-	return map_get(&s->owners, schema);
+	return ptrmap_get(&s->owners, schema);
 }
 
 /* ---- walking a document -------------------------------------------- */
@@ -241,7 +173,7 @@ static int walk(struct tg_schema *s, json_t *schema, struct resource *res,
 		}
 		free(base);
 	}
-	if (map_put(&s->owners, schema, res) < 0)
+	if (ptrmap_put(&s->owners, schema, res) < 0)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	if (s->draft == 7)
 		return walk_children(s, schema, res, err);
@@ -279,22 +211,25 @@ static int add_document(struct tg_schema *s, json_t *doc, const char *uri,
 }
 
 /* A registered schema file: a regular file of at most MAX_SCHEMA_BYTES,
- * parsed like a schema (duplicate member names refused); OUT jerr->text
- * on failure. */
-static json_t *load_bounded(const char *path, json_error_t *jerr)
+ * parsed like a schema (load.c); OUT why (the file's name and what is
+ * wrong) on failure. */
+static json_t *load_bounded(struct tg_schema *s, const char *path, char *why, size_t whylen)
 {
+	struct tg_error e = { 0 };
 	size_t n;
 	char *buf = file_read_all(path, MAX_SCHEMA_BYTES, 1, &n);
 	json_t *doc;
 
 	if (!buf) {
-		snprintf(jerr->text, sizeof(jerr->text), "%.80s: %s", path,
+		snprintf(why, whylen, "%.80s: %s", path,
 			 errno == EFBIG || errno == EINVAL ? "not a regular file of at most 8 MiB"
 							   : strerror(errno));
 		return NULL;
 	}
-	doc = json_loadb(buf, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, jerr);
+	doc = schema_load_text(buf, n, &s->arena, &s->exact, &e);
 	free(buf);
+	if (!doc)
+		snprintf(why, whylen, "%.80s: %.300s", path, e.msg);
 	return doc;
 }
 
@@ -303,8 +238,7 @@ static struct resource *load_remote(struct tg_schema *s, const char *uri, struct
 {
 	const char *base = s->opts.remote_base, *dir = s->opts.remote_dir;
 	struct resource *res = NULL;
-	json_error_t jerr;
-	char path[4096];
+	char path[4096], why[400];
 	json_t *doc;
 	size_t bl;
 
@@ -315,9 +249,9 @@ static struct resource *load_remote(struct tg_schema *s, const char *uri, struct
 		tg_error_set(err, TG_ERR_INVALID, "$ref %s: not a registered schema's name", uri);
 		return NULL;
 	}
-	doc = load_bounded(path, &jerr);
+	doc = load_bounded(s, path, why, sizeof(why));
 	if (!doc) {
-		tg_error_set(err, TG_ERR_INVALID, "$ref %s: %s", uri, jerr.text);
+		tg_error_set(err, TG_ERR_INVALID, "$ref %s: %s", uri, why);
 		return NULL;
 	}
 	if (add_document(s, doc, uri, &res, err) < 0 ||
@@ -532,8 +466,10 @@ static int get_count(json_t *schema, const char *kw, long long *out, struct tg_e
 	return 0;
 }
 
-static int get_number(json_t *schema, const char *kw, int *has, double *out,
-		      struct tg_error *err)
+/* A number keyword as the validator compares it (num.c): a plain one,
+ * or the exact value load.c kept. */
+static int get_number(struct tg_schema *s, json_t *schema, const char *kw, int *has,
+		      struct jv *out, struct tg_error *err)
 {
 	json_t *v = json_object_get(schema, kw);
 
@@ -543,8 +479,7 @@ static int get_number(json_t *schema, const char *kw, int *has, double *out,
 	if (!json_is_number(v))
 		return tg_error_set(err, TG_ERR_INVALID, "%s must be a number", kw);
 	*has = 1;
-	*out = json_number_value(v);
-	return 0;
+	return jv_copy_json(&s->arena, v, &s->exact, out, err);
 }
 
 static int type_bit(const char *t)
@@ -739,21 +674,24 @@ static int compile_array_keywords(struct tg_schema *s, struct snode *n, struct t
 	return 0;
 }
 
-static int compile_value_keywords(struct snode *n, struct tg_error *err)
+static int compile_value_keywords(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
+	static const struct jv zero = { .kind = JV_INT, .tmask = T_NUMBER | T_INTEGER };
 	json_t *j = n->json, *v;
 
 	if (compile_types(n, err) < 0 ||
-	    get_number(j, "minimum", &n->has_min, &n->min, err) < 0 ||
-	    get_number(j, "maximum", &n->has_max, &n->max, err) < 0 ||
-	    get_number(j, "exclusiveMinimum", &n->has_xmin, &n->xmin, err) < 0 ||
-	    get_number(j, "exclusiveMaximum", &n->has_xmax, &n->xmax, err) < 0 ||
-	    get_number(j, "multipleOf", &n->has_mult, &n->mult, err) < 0 ||
+	    get_number(s, j, "minimum", &n->has_min, &n->min, err) < 0 ||
+	    get_number(s, j, "maximum", &n->has_max, &n->max, err) < 0 ||
+	    get_number(s, j, "exclusiveMinimum", &n->has_xmin, &n->xmin, err) < 0 ||
+	    get_number(s, j, "exclusiveMaximum", &n->has_xmax, &n->xmax, err) < 0 ||
+	    get_number(s, j, "multipleOf", &n->has_mult, &n->mult.v, err) < 0 ||
 	    get_count(j, "minLength", &n->min_len, err) < 0 ||
 	    get_count(j, "maxLength", &n->max_len, err) < 0)
 		return -1;
-	if (n->has_mult && n->mult <= 0)
+	if (n->has_mult && num_cmp(&n->mult.v, &zero) <= 0)
 		return tg_error_set(err, TG_ERR_INVALID, "multipleOf must be greater than 0");
+	if (n->has_mult)
+		num_divisor(&n->mult);
 	n->const_v = json_object_get(j, "const");
 	v = json_object_get(j, "enum");
 	if (v && !json_is_array(v))
@@ -849,7 +787,7 @@ static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error 
 		return n->ref ? 0 : -1;
 	}
 	compile_content(s, n);
-	if (compile_value_keywords(n, err) < 0 ||
+	if (compile_value_keywords(s, n, err) < 0 ||
 	    compile_map(s, n, "properties", &n->props, &n->nprops, err) < 0 ||
 	    compile_one(s, n, "additionalProperties", &n->addl_props, err) < 0 ||
 	    compile_one(s, n, "propertyNames", &n->prop_names, err) < 0 ||
@@ -934,7 +872,7 @@ static void drop_validation(struct snode *n)
 struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *res,
 			  const char *path, struct tg_error *err)
 {
-	struct snode *n = map_get(&s->nodes, json);
+	struct snode *n = ptrmap_get(&s->nodes, json);
 
 	if (n)
 		return n;
@@ -944,7 +882,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		return NULL;
 	}
 	n = calloc(1, sizeof(*n));
-	if (!n || map_put(&s->nodes, json, n) < 0) {
+	if (!n || ptrmap_put(&s->nodes, json, n) < 0) {
 		free(n);
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		return NULL;
@@ -969,7 +907,7 @@ struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *re
 		return n;
 	}
 	compile_content(s, n);
-	if (compile_value_keywords(n, err) < 0 || compile_object_keywords(s, n, err) < 0 ||
+	if (compile_value_keywords(s, n, err) < 0 || compile_object_keywords(s, n, err) < 0 ||
 	    compile_array_keywords(s, n, err) < 0 ||
 	    compile_list(s, n, "allOf", &n->all_of, &n->nall, 1, err) < 0 ||
 	    compile_list(s, n, "anyOf", &n->any_of, &n->nany, 1, err) < 0 ||
@@ -1071,7 +1009,6 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 {
 	struct tg_schema *s;
 	struct resource *root;
-	json_error_t jerr;
 	json_t *doc;
 
 	tg_error_clear(err);
@@ -1079,14 +1016,13 @@ int tg_schema_compile(const char *text, size_t len, const struct tg_schema_optio
 	if (len > MAX_SCHEMA_BYTES)
 		return tg_error_set(err, TG_ERR_LIMIT, "schema larger than %u bytes",
 				    MAX_SCHEMA_BYTES);
-	doc = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	if (!doc)
-		return tg_error_set(err, TG_ERR_INVALID, "schema: line %d: %s", jerr.line,
-				    jerr.text);
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		json_decref(doc);
+	if (!s)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	doc = schema_load_text(text, len, &s->arena, &s->exact, err);
+	if (!doc) {
+		tg_schema_free(s);
+		return tg_error_wrap(err, "schema");
 	}
 	if (opts) {
 		/* the strings are copied: a caller's buffers may not outlive it */
@@ -1151,8 +1087,9 @@ void tg_schema_free(struct tg_schema *s)
 	for (i = 0; i < s->nodes.cap; i++)
 		if (s->nodes.keys[i])
 			node_free(s->nodes.vals[i]);
-	map_release(&s->nodes);
-	map_release(&s->owners);
+	ptrmap_release(&s->nodes);
+	ptrmap_release(&s->owners);
+	ptrmap_release(&s->exact);
 	for (r = s->resources; r; r = next) {
 		next = r->next;
 		free(r->uri);

@@ -17,6 +17,7 @@
  * bounded by the caller.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,7 @@ int jv_equal(const struct jv *a, const struct jv *b)
 
 	if (a->kind != b->kind) {
 		if ((a->tmask & T_NUMBER) && (b->tmask & T_NUMBER))
-			return jv_number(a) == jv_number(b);
+			return num_equal(a, b);
 		return 0;
 	}
 	switch (a->kind) {
@@ -127,6 +128,8 @@ int jv_equal(const struct jv *a, const struct jv *b)
 		return a->u.i == b->u.i;
 	case JV_REAL:
 		return a->u.d == b->u.d;
+	case JV_DEC:
+		return num_equal(a, b);
 	case JV_STRING:
 		return a->n == b->n && memcmp(a->u.s, b->u.s, a->n) == 0;
 	case JV_ARRAY:
@@ -165,8 +168,10 @@ uint64_t jv_hash(const struct jv *v)
 
 	switch (v->kind) {
 	case JV_INT:
-	case JV_REAL: {
-		/* equal numbers hash alike whatever their spelling */
+	case JV_REAL:
+	case JV_DEC: {
+		/* equal numbers hash alike whatever their spelling or kind:
+		 * equal values have the same nearest double */
 		double d = jv_number(v);
 		uint64_t bits;
 
@@ -199,9 +204,10 @@ uint64_t jv_hash(const struct jv *v)
 /* jansson checks what it parses, but not what json_stringn_nocheck made:
  * the validator relies on valid UTF-8 (regex.c skips PCRE2's check), so
  * strings and names are checked here (util/utf8.h). */
-static int from_json(struct jv_doc *d, const json_t *j, struct jv *out, size_t depth,
-		     size_t max_depth, struct tg_error *err)
+static int from_json(struct jv_doc *d, const json_t *j, const struct ptrmap *exact,
+		     struct jv *out, size_t depth, size_t max_depth, struct tg_error *err)
 {
+	const struct jv *x;
 	size_t i, n;
 
 	switch (json_typeof(j)) {
@@ -218,7 +224,10 @@ static int from_json(struct jv_doc *d, const json_t *j, struct jv *out, size_t d
 		set_int(out, json_integer_value(j));
 		return 0;
 	case JSON_REAL:
-		set_number(out, json_real_value(j));
+		if (exact && (x = ptrmap_get(exact, j)) != NULL)
+			*out = *x; /* the jdec lives in the schema's arena */
+		else
+			set_number(out, json_real_value(j));
 		return 0;
 	case JSON_STRING: {
 		char *s;
@@ -250,8 +259,8 @@ static int from_json(struct jv_doc *d, const json_t *j, struct jv *out, size_t d
 		if (!out->u.items)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		for (i = 0; i < n; i++)
-			if (from_json(d, json_array_get(j, i), &out->u.items[i], depth + 1, max_depth,
-				      err) < 0)
+			if (from_json(d, json_array_get(j, i), exact, &out->u.items[i], depth + 1,
+				      max_depth, err) < 0)
 				return -1;
 		return 0;
 	} else {
@@ -282,23 +291,24 @@ static int from_json(struct jv_doc *d, const json_t *j, struct jv *out, size_t d
 			m->key = k;
 			m->klen = (uint32_t)klen;
 			m->hash = jv_key_hash(k, klen);
-			if (from_json(d, v, &m->val, depth + 1, max_depth, err) < 0)
+			if (from_json(d, v, exact, &m->val, depth + 1, max_depth, err) < 0)
 				return -1;
 		}
 		return 0;
 	}
 }
 
-int jv_copy_json(struct jv_doc *d, const json_t *j, struct jv *out, struct tg_error *err)
+int jv_copy_json(struct jv_doc *d, const json_t *j, const struct ptrmap *exact,
+		 struct jv *out, struct tg_error *err)
 {
-	/* jansson's parser stops at 2048 levels: the bound is only a guard */
-	return from_json(d, j, out, 0, 4096, err);
+	/* a schema document is at most 2048 levels deep: only a guard */
+	return from_json(d, j, exact, out, 0, 4096, err);
 }
 
 int jv_from_json(struct jv_doc *d, const json_t *j, size_t max_depth, struct tg_error *err)
 {
 	d->blocks = NULL;
-	if (from_json(d, j, &d->root, 0, max_depth, err) < 0) {
+	if (from_json(d, j, NULL, &d->root, 0, max_depth, err) < 0) {
 		jv_doc_release(d);
 		return -1;
 	}
@@ -540,6 +550,8 @@ static int parse_number(struct parser *p, struct jv *out)
 	int neg = 0, integral = 1;
 	unsigned long long acc = 0;
 	char buf[64], *copy = buf, *end;
+	struct num_lit lit;
+	struct jdec *dec;
 	double d;
 
 	if (p->t[p->pos] == '-') {
@@ -577,10 +589,21 @@ static int parse_number(struct parser *p, struct jv *out)
 		while (p->pos < p->len && is_digit(p->t[p->pos]))
 			p->pos++;
 	}
-	if (integral && ndig <= 18) {
-		set_int(out, neg ? -(long long)acc : (long long)acc);
+	/* an integer that fits 64 bits: itself */
+	if (integral && (ndig <= 18 || (ndig == 19 && acc <= (unsigned long long)LLONG_MAX + neg))) {
+		set_int(out, neg ? (long long)(0ull - acc) : (long long)acc);
 		return 0;
 	}
+	/* 17 characters hold at most 17 digits: a double, and no second look */
+	lit.nsig = 0;
+	lit.exp = 0;
+	if (p->pos - start > 17)
+		num_literal(p->t + start, p->pos - start, NULL, 0, &lit);
+	if (lit.nsig > NUM_MAX_DIGITS)
+		return p->pos = start,
+		       perr(p, "number with more than " NUM_MAX_DIGITS_TEXT " significant digits");
+	if (lit.nsig > 17 && lit.exp < NUM_MIN_EXP)
+		return p->pos = start, perr(p, "number out of range");
 	/* strtod needs a terminated copy: the text may end at the number */
 	if (p->pos - start >= sizeof(buf)) {
 		copy = malloc(p->pos - start + 1);
@@ -595,7 +618,23 @@ static int parse_number(struct parser *p, struct jv *out)
 		free(copy);
 	if (errno == ERANGE && isinf(d))
 		return p->pos = start, perr(p, "number out of range");
-	set_number(out, d);
+	if (lit.nsig <= 17) {
+		set_number(out, d);
+		return 0;
+	}
+	/* past a double's digits: the decimal itself */
+	dec = jv_alloc(p->d, sizeof(*dec) + lit.nsig);
+	if (!dec)
+		return p->nomem = 1, perr(p, "out of memory");
+	num_literal(p->t + start, p->pos - start, dec->dig, lit.nsig, &lit);
+	dec->approx = d;
+	dec->exp = (int32_t)lit.exp;
+	dec->ndig = (uint32_t)lit.nsig;
+	dec->neg = (uint8_t)lit.neg;
+	out->kind = JV_DEC;
+	out->n = 0;
+	out->u.dec = dec;
+	out->tmask = lit.exp >= (long long)lit.nsig ? T_NUMBER | T_INTEGER : T_NUMBER;
 	return 0;
 }
 

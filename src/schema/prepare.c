@@ -163,7 +163,8 @@ nomem:
 	return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 }
 
-static int prepare_values(struct jv_doc *arena, struct snode *n, struct tg_error *err)
+static int prepare_values(struct jv_doc *arena, const struct ptrmap *exact, struct snode *n,
+			  struct tg_error *err)
 {
 	size_t i;
 
@@ -171,7 +172,7 @@ static int prepare_values(struct jv_doc *arena, struct snode *n, struct tg_error
 		n->const_jv = jv_alloc(arena, sizeof(struct jv));
 		if (!n->const_jv)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		if (jv_copy_json(arena, n->const_v, n->const_jv, err) < 0)
+		if (jv_copy_json(arena, n->const_v, exact, n->const_jv, err) < 0)
 			return -1;
 	}
 	if (n->enum_v) {
@@ -180,7 +181,8 @@ static int prepare_values(struct jv_doc *arena, struct snode *n, struct tg_error
 		if (!n->enum_jv)
 			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		for (i = 0; i < n->nenum; i++)
-			if (jv_copy_json(arena, json_array_get(n->enum_v, i), &n->enum_jv[i], err) < 0)
+			if (jv_copy_json(arena, json_array_get(n->enum_v, i), exact, &n->enum_jv[i],
+					 err) < 0)
 				return -1;
 	}
 	return 0;
@@ -262,7 +264,7 @@ int schema_prepare(struct tg_schema *s, struct tg_error *err)
 
 		if (!s->nodes.keys[i] || n->boolean >= 0)
 			continue;
-		if (prepare_keys(&s->arena, n, err) < 0 || prepare_values(&s->arena, n, err) < 0)
+		if (prepare_keys(&s->arena, n, err) < 0 || prepare_values(&s->arena, &s->exact, n, err) < 0)
 			return -1;
 		n->flags = node_flags(n, s);
 		if (n->dyn_anchor_name)

@@ -29,18 +29,38 @@ struct resource;
 
 /* ---- instances (jv.c) ---------------------------------------------- */
 
-enum { JV_NULL, JV_FALSE, JV_TRUE, JV_INT, JV_REAL, JV_STRING, JV_ARRAY, JV_OBJECT };
+enum { JV_NULL, JV_FALSE, JV_TRUE, JV_INT, JV_REAL, JV_STRING, JV_ARRAY, JV_OBJECT, JV_DEC };
 
 struct jmember;
+
+/* Numbers past a double's 17 digits (num.c): an exact decimal, at most
+ * NUM_MAX_DIGITS significant digits, from 10^NUM_MIN_EXP up to a
+ * double's range. */
+#define NUM_MAX_DIGITS 400
+#define NUM_MAX_DIGITS_TEXT "400"
+#define NUM_MIN_EXP (-400)
+
+/* (neg ? -1 : 1) * 0.dig * 10^exp; dig has no leading or trailing '0' */
+struct jdec {
+	double approx;              /* the nearest double */
+	int32_t exp;
+	uint32_t ndig;
+	uint8_t neg;
+	char dig[];
+};
 
 /* A JSON value as the validator reads it; 16 bytes. */
 struct jv {
 	uint8_t kind;               /* JV_* */
 	uint8_t tmask;              /* its T_* bits: T_NUMBER|T_INTEGER for 1.0 */
+	/* numbers (num.c says what each means): JV_INT an integer literal of
+	 * at most 18 digits, JV_REAL a double (at most 17 significant
+	 * digits), JV_DEC an exact decimal (more) */
 	uint32_t n;                 /* string bytes, array items, object members */
 	union {
 		long long i;
 		double d;
+		const struct jdec *dec;
 		const char *s;      /* NUL terminated (it may also hold NULs) */
 		struct jv *items;
 		struct jmember *members;
@@ -65,23 +85,65 @@ struct jv_doc {
  * deeper than max_depth. */
 int jv_parse(struct jv_doc *d, const char *text, size_t len, size_t max_depth,
 	     struct tg_error *err);
+struct ptrmap;
 /* Copy a jansson value into OUT d; -1 and err when nested too deep. */
 int jv_from_json(struct jv_doc *d, const json_t *j, size_t max_depth, struct tg_error *err);
 void jv_doc_release(struct jv_doc *d);
 /* size bytes (16-aligned) in d's arena; NULL out of memory. */
 void *jv_alloc(struct jv_doc *d, size_t size);
-/* A jansson value into OUT *out, allocated in d's arena (not reset). */
-int jv_copy_json(struct jv_doc *d, const json_t *j, struct jv *out, struct tg_error *err);
+/* A jansson value into OUT *out, allocated in d's arena (not reset); a
+ * number in exact (load.c's map of a schema document) is its exact
+ * value. */
+int jv_copy_json(struct jv_doc *d, const json_t *j, const struct ptrmap *exact,
+		 struct jv *out, struct tg_error *err);
 /* JSON Schema equality: 1.0 equals 1, member order does not matter. */
 int jv_equal(const struct jv *a, const struct jv *b);
 /* Equal values hash alike (jv_equal's sense). */
 uint64_t jv_hash(const struct jv *v);
 uint32_t jv_key_hash(const char *s, size_t n);
 
+/* A number's nearest double. */
 static inline double jv_number(const struct jv *v)
 {
-	return v->kind == JV_INT ? (double)v->u.i : v->u.d;
+	return v->kind == JV_INT ? (double)v->u.i : v->kind == JV_DEC ? v->u.dec->approx : v->u.d;
 }
+
+/* num.c: numbers compared exactly (both a and b numbers): -1, 0, 1;
+ * num_cmp takes the two commonest cases inline. */
+int num_cmp_exact(const struct jv *a, const struct jv *b);
+static inline int num_cmp(const struct jv *a, const struct jv *b)
+{
+	if (a->kind == JV_INT && b->kind == JV_INT)
+		return (a->u.i > b->u.i) - (a->u.i < b->u.i);
+	if (a->kind == JV_REAL && b->kind == JV_REAL)
+		return (a->u.d > b->u.d) - (a->u.d < b->u.d);
+	return num_cmp_exact(a, b);
+}
+int num_equal(const struct jv *a, const struct jv *b);
+
+/* A multipleOf's value, with what num_multiple needs of it worked out
+ * once: as n / 10^k when it is one (frac). */
+struct num_div {
+	struct jv v;
+	long long n;
+	int k, frac;
+};
+void num_divisor(struct num_div *d);
+/* 1 when x is an integer multiple of d's value (which is > 0). */
+int num_multiple(const struct jv *x, const struct num_div *d);
+/* v for a message: an integer as it is, else d.ddde+N (40 digits at most). */
+const char *num_text(const struct jv *v, char *buf, size_t size);
+
+/* A JSON number literal t[0, len) (its syntax checked) read: the sign,
+ * the count of significant digits and the exponent (value =
+ * 0.DIGITS * 10^exp; exp saturates far past any bound); at most cap of
+ * the digits into dig. Zero: nsig 0. */
+struct num_lit {
+	int neg;
+	long long exp;
+	size_t nsig;
+};
+void num_literal(const char *t, size_t len, char *dig, size_t cap, struct num_lit *o);
 
 struct named_node {
 	const char *name;        /* borrowed from the schema document */
@@ -173,7 +235,8 @@ struct snode {
 	json_t *enum_v;          /* borrowed array, NULL when absent */
 
 	int has_min, has_max, has_xmin, has_xmax, has_mult;
-	double min, max, xmin, xmax, mult;
+	struct jv min, max, xmin, xmax;      /* numbers (num.c) */
+	struct num_div mult;
 	long long min_len, max_len;          /* -1 when absent */
 	pcre2_code *pattern;
 	struct regex_hint pattern_hint;
@@ -245,8 +308,27 @@ struct tg_schema {
 	int no_validation;                   /* dialect without the validation vocabulary */
 	int dynamic;                         /* some $dynamicRef may resolve dynamically */
 	json_t *registered;                  /* URI -> document loaded from remote_dir */
-	struct jv_doc arena;                 /* what schema_prepare made */
+	struct jv_doc arena;                 /* what schema_prepare made, and
+					      * the exact numbers */
+	/* json_t* of a number past a double's digits -> struct jv * (load.c) */
+	struct ptrmap exact;
 };
+
+/* ptrmap.c */
+void *ptrmap_get(const struct ptrmap *m, const void *key);
+/* Insert or replace. -1 on ENOMEM. */
+int ptrmap_put(struct ptrmap *m, const void *key, void *val);
+void ptrmap_release(struct ptrmap *m);
+
+/* load.c: a schema document from text (RFC 8259, duplicate names
+ * refused, NUL allowed in strings), as jansson values; a number past a
+ * double's 17 digits is a json_real of its nearest double, and its exact
+ * value (a struct jv, in arena) is in exact under that json_t. NULL and
+ * err ("line L, column C: what") when malformed. */
+json_t *schema_load_text(const char *text, size_t len, struct jv_doc *arena,
+			 struct ptrmap *exact, struct tg_error *err);
+/* The exact value of the number j of a schema, or NULL: a plain one. */
+const struct jv *schema_exact(const struct tg_schema *s, const json_t *j);
 
 /* compile.c */
 struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *res,

@@ -179,47 +179,31 @@ static size_t utf8_len(const char *s, size_t n)
 	return cps;
 }
 
-static int multiple_of(const struct jv *v, double m)
-{
-	double q;
-
-	/* integers by an integer: exactly */
-	if (v->kind == JV_INT && m == floor(m) && m <= 9007199254740992.0)
-		return v->u.i % (long long)m == 0;
-	q = jv_number(v) / m;
-	if (!isfinite(q))
-		return 0;
-	return fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
-}
-
 /* noinline, as check_string: value_checks stays small for the leaves
- * that need neither */
+ * that need neither. Numbers compare exactly (num.c). */
 static __attribute__((noinline)) int check_number(struct ctx *c, const struct snode *n,
 						  const struct jv *inst)
 {
-	double x = jv_number(inst);
+	char bx[80], bb[80];
 	int ok = 1;
 
-	if (n->has_min && !(x >= n->min)) {
-		fail(c, n, "minimum", "%g is less than %g", x, n->min);
-		ok = 0;
-	}
-	if (n->has_max && !(x <= n->max)) {
-		fail(c, n, "maximum", "%g is greater than %g", x, n->max);
-		ok = 0;
-	}
-	if (n->has_xmin && !(x > n->xmin)) {
-		fail(c, n, "exclusiveMinimum", "%g is not greater than %g", x, n->xmin);
-		ok = 0;
-	}
-	if (n->has_xmax && !(x < n->xmax)) {
-		fail(c, n, "exclusiveMaximum", "%g is not less than %g", x, n->xmax);
-		ok = 0;
-	}
-	if (n->has_mult && !multiple_of(inst, n->mult)) {
-		fail(c, n, "multipleOf", "%g is not a multiple of %g", x, n->mult);
-		ok = 0;
-	}
+#define NUM_FAIL(kw, what, bound)                                                          \
+	do {                                                                               \
+		fail(c, n, kw, "%s " what " %s", num_text(inst, bx, sizeof(bx)),          \
+		     num_text(bound, bb, sizeof(bb)));                                     \
+		ok = 0;                                                                    \
+	} while (0)
+	if (n->has_min && num_cmp(inst, &n->min) < 0)
+		NUM_FAIL("minimum", "is less than", &n->min);
+	if (n->has_max && num_cmp(inst, &n->max) > 0)
+		NUM_FAIL("maximum", "is greater than", &n->max);
+	if (n->has_xmin && num_cmp(inst, &n->xmin) <= 0)
+		NUM_FAIL("exclusiveMinimum", "is not greater than", &n->xmin);
+	if (n->has_xmax && num_cmp(inst, &n->xmax) >= 0)
+		NUM_FAIL("exclusiveMaximum", "is not less than", &n->xmax);
+	if (n->has_mult && !num_multiple(inst, &n->mult))
+		NUM_FAIL("multipleOf", "is not a multiple of", &n->mult.v);
+#undef NUM_FAIL
 	return ok;
 }
 

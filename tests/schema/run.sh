@@ -34,15 +34,14 @@ run_part() { # LABEL SUITE-DIR DRAFT-DIR [--draft7]
 }
 
 # "format" as an assertion: every format file of the suite (docs/SCHEMA.md),
-# and the other optional files but bignum.json (numbers past 64 bits: not
-# yet, docs/SCHEMA.md says so): content (asserted with format in draft-07),
-# ECMA-262's regex dialect, floats ending in .0
+# and the other optional files: exact big numbers, content (asserted with
+# format in draft-07), ECMA-262's regex dialect, floats ending in .0
 formats="date-time date time email hostname ipv4 ipv6 uri uri-reference json-pointer
 	 relative-json-pointer regex idn-email idn-hostname iri iri-reference uri-template"
 
 if [ -d "$debian/tests/draft7" ]; then
 	run_part debian-draft7 "$debian" draft7 --draft7
-	for fmt in $formats ../content ../ecmascript-regex ../zeroTerminatedFloats; do
+	for fmt in $formats ../bignum ../content ../ecmascript-regex ../zeroTerminatedFloats; do
 		f="$debian/tests/draft7/optional/format/$fmt.json"
 		[ -f "$f" ] || continue
 		summary=$("$build/toolgate" schema test --draft7 --format-assert "$f" 2>&1 | tail -n 1)

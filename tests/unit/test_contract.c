@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "toolgate/contract.h"
+#include "toolgate/schema.h"
 #include "unit.h"
 
 #define READ_TOOL                                                                   \
@@ -360,6 +361,36 @@ static int semver(void)
 	return 0;
 }
 
+/* A schema's numbers past 64 bits or a double's digits: the contract
+ * loads (jansson alone refuses it) and its schemas compare them exactly. */
+static int exact_numbers(void)
+{
+	struct tg_contract *c;
+	struct tg_error err;
+	char *text = variant("{\"sql\":{\"type\":\"string\"}}",
+			     "{\"sql\":{\"type\":\"string\"},"
+			     "\"id\":{\"type\":\"integer\",\"maximum\":18446744073709551615},"
+			     "\"amount\":{\"exclusiveMaximum\":0.100000000000000000001}}");
+
+	CHECK(text && parse(text, &c, &err) == 0);
+	CHECK(tg_schema_validate(c->input_schema, "{\"sql\":\"x\",\"id\":18446744073709551615}", 37,
+				 NULL, &err) == 1);
+	CHECK(tg_schema_validate(c->input_schema, "{\"sql\":\"x\",\"id\":18446744073709551616}", 37,
+				 NULL, &err) == 0);
+	CHECK(tg_schema_validate(c->input_schema, "{\"sql\":\"x\",\"amount\":0.1}", 24, NULL,
+				 &err) == 1);
+	CHECK(tg_schema_validate(c->input_schema,
+				 "{\"sql\":\"x\",\"amount\":0.100000000000000000001}", 44, NULL,
+				 &err) == 0);
+	/* what MCP clients are shown: jansson's text, the bound a double */
+	CHECK(strstr(c->input_schema_text, "\"maximum\":1.8446744073709552e19") != NULL);
+	tg_contract_free(c);
+	free(text);
+	/* still refused past a double, with the line */
+	CHECK(refused("\"low\"", "\"low\",\"x\":1e400", "line 1"));
+	return 0;
+}
+
 const struct unit_test contract_tests[] = {
 	{ "contract/loads", loads },
 	{ "contract/refusals", refusals },
@@ -368,5 +399,6 @@ const struct unit_test contract_tests[] = {
 	{ "contract/given_dirs", given_dirs },
 	{ "contract/plan_executor", plan_executor },
 	{ "contract/semver", semver },
+	{ "contract/exact_numbers", exact_numbers },
 	UNIT_TESTS_END,
 };

@@ -1,0 +1,423 @@
+/*
+ * Numbers as the validator compares them: exactly.
+ *
+ * What a JSON number means here (docs/SCHEMA.md, "Numbers"):
+ *  - an integer literal of at most 18 digits: that integer (JV_INT);
+ *  - any other literal of at most 17 significant digits: an IEEE double
+ *    (JV_REAL), whose value is the shortest decimal that reads back as
+ *    that double, as ECMAScript prints it (so 0.1 is one tenth, and a
+ *    double written with 17 digits, as jansson writes one, means what
+ *    the shorter literal meant);
+ *  - a literal of more significant digits: that decimal exactly
+ *    (JV_DEC), up to NUM_MAX_DIGITS digits.
+ *
+ * Comparisons, equality and multipleOf are exact on those values. The
+ * common cases take a shortcut that gives the same answer: two integers,
+ * two doubles, an integer and a double within 2^53, a decimal whose
+ * nearest double already decides. The rest goes through struct dnum, a
+ * sign, digits and an exponent, and long division in base 10^9.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/schema_int.h"
+
+#define TWO53 9007199254740992.0
+
+/* value = (neg ? -1 : 1) * 0.D[0]D[1]...D[n-1] * 10^exp; n == 0: zero.
+ * D has no leading or trailing '0'. */
+struct dnum {
+	int neg;
+	int exp;
+	uint32_t n;
+	const char *d;
+};
+
+static const double p10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+};
+
+static unsigned long long uabs(long long v)
+{
+	return v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+}
+
+/* The digits of u into buf (at least 21 bytes) as a dnum scaled by
+ * 10^scale (value = u * 10^scale). */
+static void from_u64(unsigned long long u, int neg, int scale, char *buf, struct dnum *out)
+{
+	char tmp[24];
+	int len = 0, i;
+
+	out->neg = neg;
+	out->d = buf;
+	if (u == 0) {
+		out->n = 0, out->exp = 0, out->neg = 0;
+		return;
+	}
+	while (u) {
+		tmp[len++] = (char)('0' + u % 10);
+		u /= 10;
+	}
+	for (i = 0; i < len; i++)
+		buf[i] = tmp[len - 1 - i];
+	out->exp = len + scale;
+	while (len > 0 && buf[len - 1] == '0')
+		len--;
+	out->n = (uint32_t)len;
+}
+
+/* The shortest decimal that reads back as d (buf: at least 32 bytes). */
+static void from_double(double d, char *buf, struct dnum *out)
+{
+	double a = fabs(d);
+	int neg = d < 0, k, p;
+
+	if (a == 0) {
+		from_u64(0, 0, 0, buf, out);
+		return;
+	}
+	/* k fractional digits: N / 10^k, N < 2^53, reads back exactly when
+	 * the division (of two exact doubles, correctly rounded) gives a */
+	if (a < TWO53 && a >= 1e-17) {
+		for (k = 0; k <= 17; k++) {
+			double x = a * p10[k], c = nearbyint(x), t;
+
+			if (c >= TWO53)
+				break;
+			for (t = c - 1; t <= c + 1; t++) {
+				if (t > 0 && t / p10[k] == a) {
+					from_u64((unsigned long long)t, neg, -k, buf, out);
+					return;
+				}
+			}
+		}
+	}
+	/* the rest: printf's digits, fewest first (glibc prints exactly) */
+	for (p = 1; p <= 17; p++) {
+		snprintf(buf, 32, "%.*e", p - 1, a);
+		if (strtod(buf, NULL) == a)
+			break;
+	}
+	{
+		char *e = strchr(buf, 'e');
+		int ex = e ? (int)strtol(e + 1, NULL, 10) : 0, n = 0; /* printf wrote it: -324..308 */
+		const char *s;
+
+		/* "D.DDDe+XX" -> "DDDD", exp = XX + 1 */
+		for (s = buf; s < e; s++)
+			if (*s != '.')
+				buf[n++] = *s;
+		while (n > 0 && buf[n - 1] == '0')
+			n--;
+		out->neg = neg;
+		out->d = buf;
+		out->n = (uint32_t)n;
+		out->exp = ex + 1;
+	}
+}
+
+/* v as a dnum; buf (32 bytes) holds the digits of an integer or double. */
+static void to_dnum(const struct jv *v, char *buf, struct dnum *out)
+{
+	if (v->kind == JV_INT) {
+		from_u64(uabs(v->u.i), v->u.i < 0, 0, buf, out);
+	} else if (v->kind == JV_DEC) {
+		out->neg = v->u.dec->neg;
+		out->exp = v->u.dec->exp;
+		out->n = v->u.dec->ndig;
+		out->d = v->u.dec->dig;
+	} else {
+		from_double(v->u.d, buf, out);
+	}
+}
+
+static int cmp_dnum(const struct dnum *a, const struct dnum *b)
+{
+	int sa = a->n == 0 ? 0 : a->neg ? -1 : 1, sb = b->n == 0 ? 0 : b->neg ? -1 : 1, m = 0;
+	uint32_t n;
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (sa == 0)
+		return 0;
+	if (a->exp != b->exp)
+		m = a->exp < b->exp ? -1 : 1;
+	else {
+		n = a->n < b->n ? a->n : b->n;
+		m = memcmp(a->d, b->d, n);
+		if (m == 0 && a->n != b->n)
+			m = a->n < b->n ? -1 : 1; /* the longer one: a nonzero digit more */
+		m = m < 0 ? -1 : m > 0;
+	}
+	return sa < 0 ? -m : m;
+}
+
+static int cmp_d(double a, double b)
+{
+	return a < b ? -1 : a > b;
+}
+
+int num_cmp_exact(const struct jv *a, const struct jv *b)
+{
+	char ba[32], bb[32];
+	struct dnum x, y;
+
+	if (a->kind == JV_INT && b->kind == JV_INT)
+		return a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
+	if (a->kind == JV_REAL && b->kind == JV_REAL)
+		return cmp_d(a->u.d, b->u.d);
+	if (a->kind != JV_DEC && b->kind != JV_DEC) {
+		/* an integer and a double: exact as doubles within 2^53 */
+		const struct jv *i = a->kind == JV_INT ? a : b;
+
+		if (i->u.i <= (long long)TWO53 && i->u.i >= -(long long)TWO53)
+			return cmp_d(jv_number(a), jv_number(b));
+	} else {
+		/* rounding is monotonic: different nearest doubles decide */
+		double da = jv_number(a), db = jv_number(b);
+
+		if (da != db)
+			return cmp_d(da, db);
+	}
+	to_dnum(a, ba, &x);
+	to_dnum(b, bb, &y);
+	return cmp_dnum(&x, &y);
+}
+
+/* Long division's remainder, digit by digit, in base 10^9 limbs (least
+ * significant first): r = r * 10 + digit, then less m until below m. */
+static int limbs_ge(const uint32_t *r, const uint32_t *m, size_t n)
+{
+	size_t i = n;
+
+	while (i-- > 0)
+		if (r[i] != m[i])
+			return r[i] > m[i];
+	return 1;
+}
+
+/* 1 when M divides the integer of digits x[0, nx) followed by zeros
+ * '0's; -1 out of memory. */
+static int divides(const char *md, uint32_t nm, const char *x, uint32_t nx, uint32_t zeros)
+{
+	size_t nl = (nm + 8) / 9 + 1, i, j;
+	uint32_t *m, *r;
+	uint64_t total = (uint64_t)nx + zeros, k;
+	int ok;
+
+	if (nm <= 18) {
+		/* a divisor below 10^18: 128-bit arithmetic */
+		unsigned long long mv = 0;
+		unsigned __int128 rv = 0;
+
+		for (i = 0; i < nm; i++)
+			mv = mv * 10 + (unsigned long long)(md[i] - '0');
+		for (k = 0; k < total; k++)
+			rv = (rv * 10 + (unsigned)(k < nx ? x[k] - '0' : 0)) % mv;
+		return rv == 0;
+	}
+	m = calloc(nl * 2, sizeof(*m));
+	if (!m)
+		return -1;
+	r = m + nl;
+	for (i = 0; i < nm; i++) { /* m = the digits md, in limbs */
+		uint32_t carry = (uint32_t)(md[i] - '0');
+
+		for (j = 0; j < nl; j++) {
+			uint64_t t = (uint64_t)m[j] * 10 + carry;
+
+			m[j] = (uint32_t)(t % 1000000000u);
+			carry = (uint32_t)(t / 1000000000u);
+		}
+	}
+	for (k = 0; k < total; k++) {
+		uint32_t carry = (uint32_t)(k < nx ? x[k] - '0' : 0);
+
+		for (j = 0; j < nl; j++) { /* r < m, so r * 10 + 9 fits nl limbs */
+			uint64_t t = (uint64_t)r[j] * 10 + carry;
+
+			r[j] = (uint32_t)(t % 1000000000u);
+			carry = (uint32_t)(t / 1000000000u);
+		}
+		while (limbs_ge(r, m, nl)) {
+			uint32_t borrow = 0;
+
+			for (j = 0; j < nl; j++) {
+				int64_t t = (int64_t)r[j] - m[j] - borrow;
+
+				borrow = t < 0;
+				r[j] = (uint32_t)(t < 0 ? t + 1000000000 : t);
+			}
+		}
+	}
+	ok = 1;
+	for (j = 0; j < nl; j++)
+		if (r[j])
+			ok = 0;
+	free(m);
+	return ok;
+}
+
+/* A double with at most 17 fractional digits as N / 10^k: 1 and OUT. */
+static int small_fraction(double d, long long *n, int *k)
+{
+	static const double off[] = { 0, -1, 1 };
+	double a = fabs(d);
+	int i, j;
+
+	if (!(a < TWO53))
+		return 0;
+	for (i = 0; i <= 17; i++) {
+		double c = nearbyint(a * p10[i]), t;
+
+		if (c >= TWO53)
+			return 0;
+		/* c, nearly always; its neighbours when a * 10^i rounded */
+		for (j = 0; j < 3; j++) {
+			t = c + off[j];
+			if (t >= 0 && t / p10[i] == a) {
+				*n = d < 0 ? -(long long)t : (long long)t;
+				*k = i;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* v as N / 10^k with |N| < 2^63 and k <= 17, when it is one. */
+static int as_fraction(const struct jv *v, long long *n, int *k)
+{
+	if (v->kind == JV_INT) {
+		*n = v->u.i;
+		*k = 0;
+		return 1;
+	}
+	return v->kind == JV_REAL && small_fraction(v->u.d, n, k);
+}
+
+void num_divisor(struct num_div *d)
+{
+	d->frac = as_fraction(&d->v, &d->n, &d->k);
+}
+
+/* a divides b, in 64 bits when the scaled values fit, else 128 */
+static int divides_scaled(unsigned long long x, int xk, unsigned long long m, int mk)
+{
+	unsigned long long s = (unsigned long long)p10[mk >= xk ? mk - xk : xk - mk], r;
+
+	if (mk >= xk ? !__builtin_mul_overflow(x, s, &r) : !__builtin_mul_overflow(m, s, &r))
+		return mk >= xk ? r % m == 0 : x % r == 0;
+	if (mk >= xk)
+		return ((unsigned __int128)x * s) % m == 0;
+	return x % ((unsigned __int128)m * s) == 0;
+}
+
+int num_multiple(const struct jv *x, const struct num_div *d)
+{
+	const struct jv *m = &d->v;
+	char bx[32], bm[32];
+	struct dnum a, b;
+	long long xn;
+	int xk;
+
+	if (x->kind == JV_INT && m->kind == JV_INT)
+		return x->u.i % m->u.i == 0;
+	if (d->frac && d->n != 0 && as_fraction(x, &xn, &xk))
+		/* x / m = (xn * 10^mk) / (mn * 10^xk) */
+		return divides_scaled(uabs(xn), xk, uabs(d->n), d->k);
+	to_dnum(x, bx, &a);
+	to_dnum(m, bm, &b);
+	if (a.n == 0)
+		return 1;
+	if (b.n == 0)
+		return 0;
+	{
+		/* x = A * 10^(a.exp - a.n), m = B * 10^(b.exp - b.n): x / m is
+		 * A * 10^s / B with s = (a.exp - a.n) - (b.exp - b.n); with s
+		 * < 0, B * 10^-s would divide A, which ends in a nonzero digit */
+		long long s = ((long long)a.exp - a.n) - ((long long)b.exp - b.n);
+
+		if (s < 0)
+			return 0;
+		if (s > 4 * NUM_MAX_DIGITS)
+			s = 4 * NUM_MAX_DIGITS; /* not reached: exponents are bounded */
+		return divides(b.d, b.n, a.d, a.n, (uint32_t)s) == 1;
+	}
+}
+
+int num_equal(const struct jv *a, const struct jv *b)
+{
+	if (a->kind == JV_DEC && b->kind == JV_DEC)
+		return a->u.dec->neg == b->u.dec->neg && a->u.dec->exp == b->u.dec->exp &&
+		       a->u.dec->ndig == b->u.dec->ndig &&
+		       memcmp(a->u.dec->dig, b->u.dec->dig, a->u.dec->ndig) == 0;
+	return num_cmp(a, b) == 0;
+}
+
+const char *num_text(const struct jv *v, char *buf, size_t size)
+{
+	char db[32];
+	struct dnum x;
+	uint32_t show;
+
+	if (v->kind == JV_INT) {
+		snprintf(buf, size, "%lld", v->u.i);
+		return buf;
+	}
+	to_dnum(v, db, &x);
+	if (x.n == 0) {
+		snprintf(buf, size, "0");
+		return buf;
+	}
+	/* d.ddd...e+X, at most 40 digits shown (a longer one ends "...") */
+	show = x.n > 40 ? 40 : x.n;
+	snprintf(buf, size, "%s%c%s%.*s%se%+d", x.neg ? "-" : "", x.d[0], show > 1 ? "." : "",
+		 (int)show - 1, x.d + 1, show < x.n ? "..." : "", x.exp - 1);
+	return buf;
+}
+
+void num_literal(const char *t, size_t len, char *dig, size_t cap, struct num_lit *o)
+{
+	size_t i = 0, k = 0, first = SIZE_MAX, last = 0, ni = SIZE_MAX;
+	long long e = 0;
+	int eneg = 0;
+
+	o->neg = len > 0 && t[0] == '-';
+	i = (size_t)o->neg;
+	/* D: every digit of the mantissa, k its index; ni: those before the point */
+	for (; i < len && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.'); i++) {
+		if (t[i] == '.') {
+			ni = k;
+			continue;
+		}
+		if (t[i] != '0') {
+			if (first == SIZE_MAX)
+				first = k;
+			last = k;
+		}
+		if (first != SIZE_MAX && dig && k - first < cap)
+			dig[k - first] = t[i];
+		k++;
+	}
+	if (ni == SIZE_MAX)
+		ni = k;
+	if (i < len && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		if (i < len && (t[i] == '+' || t[i] == '-'))
+			eneg = t[i++] == '-';
+		for (; i < len && t[i] >= '0' && t[i] <= '9'; i++)
+			if (e < 1000000000)
+				e = e * 10 + (t[i] - '0');
+	}
+	if (first == SIZE_MAX) {
+		o->nsig = 0, o->exp = 0, o->neg = 0;
+		return;
+	}
+	o->nsig = last - first + 1;
+	o->exp = (long long)ni - (long long)first + (eneg ? -e : e);
+}
