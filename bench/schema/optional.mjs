@@ -1,13 +1,15 @@
-// The peer on JSON Schema's optional tests: ajv (draft-07, with
-// ajv-formats asserting formats) on the same files toolgate runs, one
+// The peer on JSON Schema's optional tests: ajv (draft-07 or 2020-12,
+// with ajv-formats asserting formats) on the same files toolgate runs, one
 // line a file: "FILE PASSED FAILED". A file ajv cannot read or compile a
 // test of counts that test as failed.
-// Usage: node optional.mjs FILE...
+// Usage: node optional.mjs 7|2020 FILE...
 import { readFileSync } from "node:fs";
-import Ajv from "ajv";
+import Ajv7 from "ajv";
+import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
-for (const file of process.argv.slice(2)) {
+const Ajv = process.argv[2] === "2020" ? Ajv2020 : Ajv7;
+for (const file of process.argv.slice(3)) {
 	let passed = 0, failed = 0, groups;
 	try {
 		groups = JSON.parse(readFileSync(file, "utf8"));

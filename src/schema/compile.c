@@ -614,6 +614,8 @@ static int compile_patterns(struct tg_schema *s, struct snode *n, struct tg_erro
 	return 0;
 }
 
+static int compile_dependencies(struct tg_schema *s, struct snode *n, struct tg_error *err);
+
 static int compile_object_keywords(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
 	json_t *j = n->json, *v, *m;
@@ -653,6 +655,11 @@ static int compile_object_keywords(struct tg_schema *s, struct snode *n, struct 
 		}
 		n->ndep_req = i;
 	}
+	/* draft-07's "dependencies", which 2020-12 split in two: still read
+	 * (the suite's optional dependencies-compatibility), unless the
+	 * schema uses the two keywords that replaced it */
+	if (!m && !json_object_get(j, "dependentSchemas"))
+		return compile_dependencies(s, n, err);
 	return 0;
 }
 
@@ -765,14 +772,44 @@ static int compile_refs(struct tg_schema *s, struct snode *n, struct tg_error *e
 	return 0;
 }
 
+/* draft-07's "dependencies": dependentRequired (an array) and
+ * dependentSchemas (a schema) in one keyword. */
+static int compile_dependencies(struct tg_schema *s, struct snode *n, struct tg_error *err)
+{
+	json_t *deps = json_object_get(n->json, "dependencies"), *v;
+	size_t nreq = 0, nsch = 0;
+	const char *key;
+
+	if (!deps)
+		return 0;
+	if (!json_is_object(deps))
+		return tg_error_set(err, TG_ERR_INVALID, "dependencies must be an object");
+	n->dep_req = calloc(json_object_size(deps) + 1, sizeof(*n->dep_req));
+	n->dep_schemas = calloc(json_object_size(deps) + 1, sizeof(*n->dep_schemas));
+	if (!n->dep_req || !n->dep_schemas)
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	json_object_foreach(deps, key, v) {
+		if (json_is_array(v)) {
+			n->dep_req[nreq].name = key;
+			n->dep_req[nreq++].required = v;
+		} else {
+			n->dep_schemas[nsch].name = key;
+			n->dep_schemas[nsch].node = child(s, n, "dependencies", key, v, err);
+			if (!n->dep_schemas[nsch++].node)
+				return -1;
+		}
+	}
+	n->ndep_req = nreq;
+	n->ndep_schemas = nsch;
+	return 0;
+}
+
 /* draft-07's keywords, where they differ from 2020-12's: "$ref" alone
  * (its siblings are ignored), "items" as an array with "additionalItems",
  * "dependencies" for both dependentRequired and dependentSchemas. */
 static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error *err)
 {
-	json_t *j = n->json, *items, *deps, *v;
-	const char *key;
-	size_t nreq = 0, nsch = 0;
+	json_t *j = n->json, *items, *v;
 
 	if (json_object_get(j, "$ref")) {
 		json_t *target;
@@ -821,29 +858,7 @@ static int compile_draft7(struct tg_schema *s, struct snode *n, struct tg_error 
 	} else if (compile_one(s, n, "items", &n->items, err) < 0) {
 		return -1;
 	}
-	deps = json_object_get(j, "dependencies");
-	if (deps) {
-		if (!json_is_object(deps))
-			return tg_error_set(err, TG_ERR_INVALID, "dependencies must be an object");
-		n->dep_req = calloc(json_object_size(deps) + 1, sizeof(*n->dep_req));
-		n->dep_schemas = calloc(json_object_size(deps) + 1, sizeof(*n->dep_schemas));
-		if (!n->dep_req || !n->dep_schemas)
-			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-		json_object_foreach(deps, key, v) {
-			if (json_is_array(v)) {
-				n->dep_req[nreq].name = key;
-				n->dep_req[nreq++].required = v;
-			} else {
-				n->dep_schemas[nsch].name = key;
-				n->dep_schemas[nsch].node = child(s, n, "dependencies", key, v, err);
-				if (!n->dep_schemas[nsch++].node)
-					return -1;
-			}
-		}
-		n->ndep_req = nreq;
-		n->ndep_schemas = nsch;
-	}
-	return 0;
+	return compile_dependencies(s, n, err);
 }
 
 /* "properties" sorted by name, for a binary search per instance key. */

@@ -2,6 +2,8 @@
 # The official JSON Schema Test Suite against `toolgate schema test`:
 #  - draft7 from Debian's json-schema-test-suite package (the project's
 #    scripts install it; that package stops at draft7), always;
+#  - the optional tests of draft 2020-12 and draft7 from the copy of the
+#    suite Debian's libtest-json-schema-acceptance-perl carries, always;
 #  - draft2020-12 and the newer draft7 from ../shared/testdata, where that
 #    folder exists (CI has it; a fresh clone elsewhere may not: then this
 #    says plainly that it skipped that part).
@@ -54,6 +56,36 @@ if [ -d "$debian/tests/draft7" ]; then
 	done
 else
 	echo "not ok - schema-suite/debian-draft7: $debian is missing (scripts/install-deps.sh installs it)"
+	failed=1
+fi
+# The optional tests of draft 2020-12 and newer ones of draft7, with
+# "format" asserted: Debian's libtest-json-schema-acceptance-perl carries
+# a copy of the suite with its optional/ folders (only the files are
+# used). cross-draft.json is the one left (docs/SCHEMA.md): a $ref into a
+# document of another draft is read in the referring schema's draft.
+acceptance=/usr/share/perl5/auto/share/dist/Test-JSON-Schema-Acceptance
+if [ -d "$acceptance/tests/draft2020-12/optional" ]; then
+	for part in draft2020-12 draft7; do
+		draft=
+		[ "$part" = draft7 ] && draft=--draft7
+		while read -r f; do
+			name=${f#"$acceptance/tests/$part/optional/"}
+			if [ "$name" = cross-draft.json ]; then
+				echo "skip - schema-suite/optional-$part/$name: other drafts' documents are read in the referring schema's draft (docs/SCHEMA.md)"
+				continue
+			fi
+			summary=$("$build/toolgate" schema test $draft --format-assert \
+				--remotes "$acceptance/remotes" "$f" 2>&1 | tail -n 1)
+			if grep -q ' 0 failed$' <<<"$summary"; then
+				echo "ok - schema-suite/optional-$part/$name: $summary"
+			else
+				echo "not ok - schema-suite/optional-$part/$name: $summary"
+				failed=1
+			fi
+		done < <(find "$acceptance/tests/$part/optional" -name '*.json' | sort)
+	done
+else
+	echo "not ok - schema-suite/optional: $acceptance is missing (scripts/install-deps.sh installs libtest-json-schema-acceptance-perl)"
 	failed=1
 fi
 # ECMA-262's reading of "pattern" and of the "regex" format, as the

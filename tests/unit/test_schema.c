@@ -77,6 +77,11 @@ static int objects_and_arrays(void)
 	CHECK(check("{\"contains\":{\"const\":2},\"maxContains\":1}", "[2,1,2]") == 0);
 	CHECK(check("{\"uniqueItems\":true}", "[1,1.0]") == 0);
 	CHECK(check("{\"propertyNames\":{\"maxLength\":1}}", "{\"ab\":1}") == 0);
+	/* draft-07's dependencies in 2020-12, unless its successors are there */
+	CHECK(check("{\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}") == 0);
+	CHECK(check("{\"dependencies\":{\"a\":{\"required\":[\"b\"]}}}", "{\"a\":1,\"b\":2}") == 1);
+	CHECK(check("{\"dependencies\":{\"a\":{\"required\":[\"b\"]}}}", "{\"a\":1}") == 0);
+	CHECK(check("{\"dependentRequired\":{},\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}") == 1);
 	return 0;
 }
 
