@@ -56,7 +56,7 @@ endif
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         install-systemd uninstall-systemd deb \
-        check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-gate bench-audit bench-skills \
+        check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-mcp-wrk bench-gate bench-audit bench-skills \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
 
@@ -338,6 +338,11 @@ bench-schema-optional: deps
 bench-mcp: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/mcp.sh $(BUILD)
+
+# the same servers under wrk (Debian's), one session shared and one each
+bench-mcp-wrk: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/mcp-wrk.sh $(BUILD)
 
 bench-gate: deps
 	@$(MAKE) -s --no-print-directory all

@@ -9,7 +9,7 @@ PKGS="gcc make pkg-config libc6-dev libseccomp-dev libjansson-dev libpcre2-dev l
       clang clang-tidy libclang-rt-14-dev bubblewrap iproute2 jq python3 util-linux chromium
       procps bsdextrautils python3-jsonschema curl openssl dpkg-dev debootstrap qemu-system-x86 cpio
       json-schema-test-suite libtest-json-schema-acceptance-perl libidn2-0 prometheus unicode-data
-      scdoc libyaml-dev minisign"
+      scdoc libyaml-dev minisign wrk"
 
 missing=""
 for p in $PKGS; do

@@ -71,8 +71,13 @@ TG_API void tg_audit_close(struct tg_audit *a);
 TG_API int64_t tg_audit_append(struct tg_audit *a, const char *fields_json,
 			       struct tg_error *err);
 /* Until the record of ticket is written (and synced): 0, or -1 and err
- * when the log failed. */
+ * when the log failed. A caller that finds no group being written writes
+ * the next one itself (its record and all queued before it). */
 TG_API int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err);
+/* tg_audit_append and tg_audit_wait in one, without waking the log's
+ * thread: a lone caller writes and syncs its own record; callers that
+ * come together share a group and its sync. */
+TG_API int tg_audit_record(struct tg_audit *a, const char *fields_json, struct tg_error *err);
 /* 0 while the log writes; -1 and err (why it stopped) once a write failed.
  * A gateway refuses calls then: nothing runs unrecorded. */
 TG_API int tg_audit_ok(struct tg_audit *a, struct tg_error *err);

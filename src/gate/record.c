@@ -47,11 +47,10 @@ static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error 
 	}
 	if (!text)
 		return tg_error_set(err, TG_ERR_NOMEM, "a record could not be made (out of memory)");
-	t = tg_audit_append(a, text, err);
-	if (t < 0)
+	if (wait)
+		rc = tg_audit_record(a, text, err);
+	else if ((t = tg_audit_append(a, text, err)) < 0)
 		rc = -1;
-	else if (wait)
-		rc = tg_audit_wait(a, t, err);
 	if (rc < 0 && err->code != TG_ERR_SYSTEM)
 		tg_log(TG_LOG_ERROR, "audit: %s", err->msg); /* a malformed record */
 	free(text);

@@ -80,6 +80,7 @@ struct http_admit {
 	int tokens;                 /* every request needs a token */
 	const struct http_front *front; /* its trusted proxies have no address limit */
 	uint64_t timeout_ms;
+	uint64_t closer_at;         /* when the closer looks next (ms, monotonic) */
 	struct conn *all;
 	struct conn *whead, *wtail;
 	unsigned n;                 /* listed connections, closing ones too */
@@ -126,14 +127,20 @@ static void set_phase(struct http_admit *a, struct conn *k, enum phase p)
 	k->wprev = a->wtail;
 	*(a->wtail ? &a->wtail->wnext : &a->whead) = k;
 	a->wtail = k;
-	if (a->whead == k)
-		pthread_cond_signal(&a->wake); /* the closer had nothing to wait for */
+	/* the closer looks again before this one's deadline anyway, unless
+	 * it is the first to wait since the closer last looked with nobody
+	 * waiting: told only then (not once a request) */
+	if (a->whead == k && k->since + a->timeout_ms < a->closer_at)
+		pthread_cond_signal(&a->wake);
 	while (a->count[WAITING] > HTTP_MAX_WAITING)
 		close_conn(a, a->whead, CLOSED_BUDGET);
 }
 
 /* The closer: connections that waited header_timeout are closed, the
- * oldest first; it sleeps until the next one's deadline. */
+ * oldest first; it sleeps until the next one's deadline, or with nobody
+ * waiting a whole header_timeout: a connection that begins to wait in
+ * that time has its deadline after the closer's next look, so that a
+ * keep-alive connection's every request does not wake it (set_phase). */
 static void *closer_main(void *arg)
 {
 	struct http_admit *a = arg;
@@ -145,11 +152,8 @@ static void *closer_main(void *arg)
 		at = now_ms();
 		while (a->whead && at - a->whead->since >= a->timeout_ms)
 			close_conn(a, a->whead, CLOSED_TIMEOUT);
-		if (!a->whead) {
-			pthread_cond_wait(&a->wake, &a->lock);
-			continue;
-		}
-		at = a->whead->since + a->timeout_ms;
+		at = a->whead ? a->whead->since + a->timeout_ms : at + a->timeout_ms;
+		a->closer_at = at;
 		ts.tv_sec = (time_t)(at / 1000);
 		ts.tv_nsec = (long)(at % 1000) * 1000000;
 		pthread_cond_timedwait(&a->wake, &a->lock, &ts);

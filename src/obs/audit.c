@@ -6,8 +6,12 @@
  * compact, so a line is one line whatever the caller passed, and what a
  * terminal would obey or reorder written as JSON escapes, so that the
  * log is safe to read with cat or tail: util/hidden.h) with a ticket and
- * its time. The writer takes all that waits, and under an
- * exclusive flock of the file: reads the tail again if the file is not
+ * its time. A writer takes all that waits: the caller that waits for
+ * its record, when no group is being written (group commit as LevelDB's
+ * writers do it: a lone call writes its own record, no thread woken; the
+ * records that come while a group is synced are the next group), or the
+ * log's thread, for records nobody waits for. Under an exclusive flock of
+ * the file, the writer: reads the tail again if the file is not
  * where it left it (another process appended), numbers the records and
  * chains them, writes the group in one write and syncs it. A failed
  * write is cut back to where the group began, so no record is ever
@@ -65,6 +69,7 @@ struct tg_audit {
 	int stopping;
 	int users;              /* appenders and waiters inside, for close */
 	int idle;               /* the writer stopped */
+	int writing;            /* a group is being written (by whom: lead()) */
 	int failed;
 	char failure[512];
 	/* the writer's own (under lock only when copied for stats) */
@@ -476,48 +481,60 @@ out:
 	return rc;
 }
 
+/* Write what is queued as one group: the caller holds a->lock, no group
+ * is being written, and a->head is not empty. The lock is let go while
+ * the group is written, and held again on return. */
+static void lead(struct tg_audit *a)
+{
+	struct entry *list = a->head, *e;
+	int64_t last = 0;
+	int rc, failed = a->failed;
+
+	a->writing = 1;
+	a->head = NULL;
+	a->tail = &a->head;
+	a->pending = 0;
+	pthread_cond_broadcast(&a->space);
+	pthread_mutex_unlock(&a->lock);
+	rc = failed ? -1 : write_group(a, list);
+	for (e = list; e;) {
+		struct entry *next = e->next;
+
+		last = e->ticket;
+		free(e->fields);
+		free(e);
+		e = next;
+	}
+	pthread_mutex_lock(&a->lock);
+	if (rc < 0 && !a->failed) {
+		a->failed = 1;
+		tg_log(TG_LOG_ERROR, "%s: the audit log stopped; calls are refused", a->failure);
+	}
+	if (rc == 0)
+		a->durable = last;
+	a->pub_seq = a->seq;
+	a->pub_records = a->records;
+	a->pub_groups = a->groups;
+	memcpy(a->pub_hash, a->hash, 65);
+	a->writing = 0;
+	pthread_cond_broadcast(&a->done);
+}
+
+/* The log's thread: what nobody waits for (tg_audit_append's records),
+ * and what is left at close. */
 static void *writer_main(void *arg)
 {
 	struct tg_audit *a = arg;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		struct entry *list, *e;
-		int64_t last;
-		int rc;
-
-		while (!a->head && !a->stopping)
-			pthread_cond_wait(&a->work, &a->lock);
+		while ((!a->head || a->writing) && !a->stopping)
+			pthread_cond_wait(a->writing ? &a->done : &a->work, &a->lock);
+		while (a->writing) /* stopping: a caller's group first */
+			pthread_cond_wait(&a->done, &a->lock);
 		if (!a->head)
 			break;
-		list = a->head;
-		a->head = NULL;
-		a->tail = &a->head;
-		a->pending = 0;
-		pthread_cond_broadcast(&a->space);
-		pthread_mutex_unlock(&a->lock);
-		rc = a->failed ? -1 : write_group(a, list);
-		for (last = 0, e = list; e;) {
-			struct entry *next = e->next;
-
-			last = e->ticket;
-			free(e->fields);
-			free(e);
-			e = next;
-		}
-		pthread_mutex_lock(&a->lock);
-		if (rc < 0 && !a->failed) {
-			a->failed = 1;
-			tg_log(TG_LOG_ERROR, "%s: the audit log stopped; calls are refused",
-			       a->failure);
-		}
-		if (rc == 0)
-			a->durable = last;
-		a->pub_seq = a->seq;
-		a->pub_records = a->records;
-		a->pub_groups = a->groups;
-		memcpy(a->pub_hash, a->hash, 65);
-		pthread_cond_broadcast(&a->done);
+		lead(a);
 	}
 	a->idle = 1;
 	pthread_cond_broadcast(&a->done);
@@ -694,7 +711,8 @@ void tg_audit_close(struct tg_audit *a)
 
 static const char *const reserved[] = { "seq", "ts", "prev", "hash" };
 
-int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_error *err)
+/* tg_audit_append; wake: the log's thread is told (nobody may wait). */
+static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, struct tg_error *err)
 {
 	json_t *o;
 	json_error_t jerr;
@@ -763,9 +781,22 @@ int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_e
 	*a->tail = e;
 	a->tail = &e->next;
 	a->pending += e->len + 200;
-	pthread_cond_signal(&a->work);
+	if (wake)
+		pthread_cond_signal(&a->work);
 	pthread_mutex_unlock(&a->lock);
 	return t;
+}
+
+int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_error *err)
+{
+	return queue(a, fields_json, 1, err);
+}
+
+int tg_audit_record(struct tg_audit *a, const char *fields_json, struct tg_error *err)
+{
+	int64_t t = queue(a, fields_json, 0, err);
+
+	return t < 0 ? -1 : tg_audit_wait(a, t, err);
 }
 
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
@@ -774,9 +805,14 @@ int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
 
 	pthread_mutex_lock(&a->lock);
 	a->users++;
-	/* a ticket given before close is written before the writer stops */
-	while (a->durable < ticket && !a->failed && !(a->stopping && !a->head && a->idle))
-		pthread_cond_wait(&a->done, &a->lock);
+	/* a ticket given before close is written before the writer stops;
+	 * with no group being written, this caller writes the next one */
+	while (a->durable < ticket && !a->failed && !(a->stopping && !a->head && a->idle)) {
+		if (!a->writing && a->head && !a->stopping)
+			lead(a);
+		else
+			pthread_cond_wait(&a->done, &a->lock);
+	}
 	if (a->durable < ticket) {
 		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failed ? a->failure : "audit log: closed");
 		rc = -1;

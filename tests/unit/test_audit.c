@@ -89,6 +89,22 @@ static void *thr_main(void *arg)
 	return NULL;
 }
 
+/* Records each written before the next is made (tg_audit_record): the
+ * callers write their own groups, or join the one being written. */
+static void *thr_record(void *arg)
+{
+	struct thr *t = arg;
+	struct tg_error err;
+	char rec[64];
+	int i;
+
+	for (i = t->from; i < t->from + 50 && t->rc == 0; i++) {
+		snprintf(rec, sizeof(rec), "{\"kind\":\"test\",\"i\":%d}", i);
+		t->rc = tg_audit_record(t->a, rec, &err);
+	}
+	return NULL;
+}
+
 /* What verify says of path: the bad line (0: none), and its problem. */
 static uint64_t bad_line(const char *path, char *problem, size_t len)
 {
@@ -160,6 +176,25 @@ static int chain(void)
 	}
 	free_lines(lines, n);
 	CHECK(bad_line(path, prob, sizeof(prob)) == 0);
+	/* callers that write their own groups, the log's thread too (a
+	 * record nobody waits for): one chain, every record there */
+	CHECK(tg_audit_open(path, 0, &a, &err) == 0);
+	for (i = 0; i < 4; i++) {
+		t[i].a = a;
+		t[i].from = 10000 + i * 1000;
+		t[i].rc = 0;
+		CHECK(pthread_create(&th[i], NULL, thr_record, &t[i]) == 0);
+	}
+	CHECK(tg_audit_append(a, "{\"kind\":\"unwaited\"}", &err) > 0);
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(t[i].rc == 0);
+	}
+	tg_audit_get_stats(a, &st);
+	CHECK(st.records >= 200 && st.records <= 201 && st.groups >= 1 && st.groups <= st.records);
+	tg_audit_close(a);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0);
+	CHECK(rep.bad_line == 0 && rep.records == 208 + 201 && rep.last_seq == 208 + 201);
 	unit_rmtree(dir);
 	return 0;
 }
