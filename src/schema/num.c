@@ -364,20 +364,33 @@ const char *num_text(const struct jv *v, char *buf, size_t size)
 	char db[32];
 	struct dnum x;
 	uint32_t show;
+	const char *sign;
 
 	if (v->kind == JV_INT) {
 		snprintf(buf, size, "%lld", v->u.i);
 		return buf;
 	}
 	to_dnum(v, db, &x);
+	sign = x.neg ? "-" : "";
 	if (x.n == 0) {
 		snprintf(buf, size, "0");
-		return buf;
+	} else if (x.n <= 40 && x.exp >= -5 && x.exp <= 40) {
+		/* as written by hand: 12.5, 0.001, 18446744073709551616 */
+		static const char zeros[] = "0000000000000000000000000000000000000000";
+
+		if (x.exp <= 0)
+			snprintf(buf, size, "%s0.%.*s%.*s", sign, -x.exp, zeros, (int)x.n, x.d);
+		else if ((uint32_t)x.exp >= x.n)
+			snprintf(buf, size, "%s%.*s%.*s", sign, (int)x.n, x.d, x.exp - (int)x.n, zeros);
+		else
+			snprintf(buf, size, "%s%.*s.%.*s", sign, x.exp, x.d, (int)x.n - x.exp,
+				 x.d + x.exp);
+	} else {
+		/* d.ddd...e+X, at most 40 digits shown (a longer one ends "...") */
+		show = x.n > 40 ? 40 : x.n;
+		snprintf(buf, size, "%s%c%s%.*s%se%+d", sign, x.d[0], show > 1 ? "." : "",
+			 (int)show - 1, x.d + 1, show < x.n ? "..." : "", x.exp - 1);
 	}
-	/* d.ddd...e+X, at most 40 digits shown (a longer one ends "...") */
-	show = x.n > 40 ? 40 : x.n;
-	snprintf(buf, size, "%s%c%s%.*s%se%+d", x.neg ? "-" : "", x.d[0], show > 1 ? "." : "",
-		 (int)show - 1, x.d + 1, show < x.n ? "..." : "", x.exp - 1);
 	return buf;
 }
 

@@ -68,8 +68,20 @@ static void shortest(const struct jv *a)
 	num_text(a, buf, sizeof(buf));
 	if (strtod(buf, NULL) != a->u.d)
 		abort();
-	for (p = buf; *p && *p != 'e'; p++)
-		n += *p >= '0' && *p <= '9';
+	/* its significant digits: leading and trailing zeros aside */
+	{
+		char dig[80];
+		int k = 0, lo = 0;
+
+		for (p = buf; *p && *p != 'e'; p++)
+			if (*p >= '0' && *p <= '9')
+				dig[k++] = *p;
+		while (lo < k && dig[lo] == '0')
+			lo++;
+		while (k > lo && dig[k - 1] == '0')
+			k--;
+		n = k - lo;
+	}
 	if (n >= 2 && a->u.d != 0) {
 		snprintf(fewer, sizeof(fewer), "%.*e", n - 2, a->u.d);
 		if (strtod(fewer, NULL) == a->u.d)
