@@ -11,7 +11,8 @@
  * including, its `,"hash":` (verifiable with any SHA-256 tool). The first
  * record's prev is 64 zeros.
  *
- * Records are written by a thread of the log's own in groups, each group
+ * Records are written in groups (by the caller that waits for one, when no
+ * group is being written, else by a thread of the log's own), each group
  * one write and one fdatasync (unless TG_AUDIT_NOSYNC), so that a caller
  * who waited for its record (tg_audit_wait) knows it survives kill -9 and
  * a power cut. Several processes may append to one log (the gateway, and

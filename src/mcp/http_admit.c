@@ -74,13 +74,12 @@ struct conn {
 
 struct http_admit {
 	pthread_mutex_t lock;       /* everything below */
-	pthread_cond_t wake;        /* the closer: a first waiter, or stop */
+	pthread_cond_t wake;        /* the closer: stop */
 	pthread_t closer;
 	int stopping;
 	int tokens;                 /* every request needs a token */
 	const struct http_front *front; /* its trusted proxies have no address limit */
 	uint64_t timeout_ms;
-	uint64_t closer_at;         /* when the closer looks next (ms, monotonic) */
 	struct conn *all;
 	struct conn *whead, *wtail;
 	unsigned n;                 /* listed connections, closing ones too */
@@ -127,11 +126,9 @@ static void set_phase(struct http_admit *a, struct conn *k, enum phase p)
 	k->wprev = a->wtail;
 	*(a->wtail ? &a->wtail->wnext : &a->whead) = k;
 	a->wtail = k;
-	/* the closer looks again before this one's deadline anyway, unless
-	 * it is the first to wait since the closer last looked with nobody
-	 * waiting: told only then (not once a request) */
-	if (a->whead == k && k->since + a->timeout_ms < a->closer_at)
-		pthread_cond_signal(&a->wake);
+	/* the closer is not told: its next look is never after this one's
+	 * deadline (closer_main), so that a keep-alive connection's every
+	 * request wakes no thread */
 	while (a->count[WAITING] > HTTP_MAX_WAITING)
 		close_conn(a, a->whead, CLOSED_BUDGET);
 }
@@ -153,7 +150,6 @@ static void *closer_main(void *arg)
 		while (a->whead && at - a->whead->since >= a->timeout_ms)
 			close_conn(a, a->whead, CLOSED_TIMEOUT);
 		at = a->whead ? a->whead->since + a->timeout_ms : at + a->timeout_ms;
-		a->closer_at = at;
 		ts.tv_sec = (time_t)(at / 1000);
 		ts.tv_nsec = (long)(at % 1000) * 1000000;
 		pthread_cond_timedwait(&a->wake, &a->lock, &ts);

@@ -72,7 +72,8 @@ struct tg_audit {
 	int writing;            /* a group is being written (by whom: lead()) */
 	int failed;
 	char failure[512];
-	/* the writer's own (under lock only when copied for stats) */
+	/* the writing group's (lead(), one at a time: writing; under lock
+	 * only when copied for stats) */
 	off_t end;              /* where the file ended after our last group */
 	uint64_t seq;           /* the last record's, and its hash */
 	char hash[65];
@@ -496,7 +497,31 @@ static void lead(struct tg_audit *a)
 	a->pending = 0;
 	pthread_cond_broadcast(&a->space);
 	pthread_mutex_unlock(&a->lock);
-	rc = failed ? -1 : write_group(a, list);
+	if (failed) {
+		rc = -1;
+	} else {
+		/* on a caller's thread too: a log on a pipe whose reader left
+		 * (SIGPIPE) or past RLIMIT_FSIZE (SIGXFSZ) stops the log, as on
+		 * the log's own thread (all blocked there), never the process */
+		sigset_t set, old;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGPIPE);
+		sigaddset(&set, SIGXFSZ);
+		pthread_sigmask(SIG_BLOCK, &set, &old);
+		rc = write_group(a, list);
+		if (rc < 0) {
+			struct timespec zero = { 0, 0 };
+
+			if (sigismember(&old, SIGPIPE))
+				sigdelset(&set, SIGPIPE);
+			if (sigismember(&old, SIGXFSZ))
+				sigdelset(&set, SIGXFSZ);
+			while (!sigisemptyset(&set) && sigtimedwait(&set, NULL, &zero) > 0) {
+			}
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	for (e = list; e;) {
 		struct entry *next = e->next;
 
@@ -711,7 +736,9 @@ void tg_audit_close(struct tg_audit *a)
 
 static const char *const reserved[] = { "seq", "ts", "prev", "hash" };
 
-/* tg_audit_append; wake: the log's thread is told (nobody may wait). */
+/* tg_audit_append; wake: the log's thread is told (nobody may wait);
+ * else the caller waits next and stays counted in users (for close) from
+ * here on: wait_for lets go. */
 static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, struct tg_error *err)
 {
 	json_t *o;
@@ -768,9 +795,9 @@ static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, stru
 	a->users++;
 	while (a->pending > PENDING_MAX && !a->failed && !a->stopping)
 		pthread_cond_wait(&a->space, &a->lock);
-	if (--a->users == 0 && a->stopping)
-		pthread_cond_broadcast(&a->done);
 	if (a->failed || a->stopping) {
+		if (--a->users == 0 && a->stopping)
+			pthread_cond_broadcast(&a->done);
 		pthread_mutex_unlock(&a->lock);
 		free(e->fields);
 		free(e);
@@ -781,11 +808,16 @@ static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, stru
 	*a->tail = e;
 	a->tail = &e->next;
 	a->pending += e->len + 200;
-	if (wake)
+	if (wake) {
 		pthread_cond_signal(&a->work);
+		a->users--; /* not stopping: nobody to tell */
+	}
 	pthread_mutex_unlock(&a->lock);
 	return t;
 }
+
+/* tg_audit_wait's, for a caller counted in users already. */
+static int wait_for(struct tg_audit *a, int64_t ticket, struct tg_error *err);
 
 int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_error *err)
 {
@@ -796,15 +828,23 @@ int tg_audit_record(struct tg_audit *a, const char *fields_json, struct tg_error
 {
 	int64_t t = queue(a, fields_json, 0, err);
 
-	return t < 0 ? -1 : tg_audit_wait(a, t, err);
+	/* counted in users since queue: close cannot free a in between */
+	return t < 0 ? -1 : wait_for(a, t, err);
 }
 
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
 {
+	pthread_mutex_lock(&a->lock);
+	a->users++;
+	pthread_mutex_unlock(&a->lock);
+	return wait_for(a, ticket, err);
+}
+
+static int wait_for(struct tg_audit *a, int64_t ticket, struct tg_error *err)
+{
 	int rc = 0;
 
 	pthread_mutex_lock(&a->lock);
-	a->users++;
 	/* a ticket given before close is written before the writer stops;
 	 * with no group being written, this caller writes the next one */
 	while (a->durable < ticket && !a->failed && !(a->stopping && !a->head && a->idle)) {

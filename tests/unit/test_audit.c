@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -629,6 +631,42 @@ static int stop_said(void)
 	return 0;
 }
 
+/* A log past RLIMIT_FSIZE, written by the caller that waits (no thread
+ * with every signal blocked between): the log stops, said, the process
+ * lives on (SIGXFSZ would end it), and the group is cut back. In a child:
+ * the limit is the child's. */
+static int file_size_limit(void)
+{
+	char dir[64], path[128], rec[1100];
+	struct tg_audit_report rep;
+	struct tg_error err;
+	int status;
+	pid_t pid;
+
+	CHECK(unit_tmpdir(dir, "audit") == 0);
+	snprintf(path, sizeof(path), "%s/audit.log", dir);
+	snprintf(rec, sizeof(rec), "{\"pad\":\"%01000d\"}", 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 4096, 4096 };
+		struct tg_audit *a;
+		int i, rc = 0;
+
+		if (tg_audit_open(path, 0, &a, &err) < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(2);
+		for (i = 0; i < 10 && rc == 0; i++)
+			rc = tg_audit_record(a, rec, &err);
+		tg_audit_close(a);
+		_exit(rc < 0 && strstr(err.msg, "File too large") ? 0 : 3);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(tg_audit_verify(path, NULL, &rep, &err) == 0 && rep.bad_line == 0 && rep.records >= 1);
+	unit_rmtree(dir);
+	return 0;
+}
+
 const struct unit_test audit_tests[] = {
 	{ "audit/escaped", escaped },
 	{ "audit/chain", chain },
@@ -637,5 +675,6 @@ const struct unit_test audit_tests[] = {
 	{ "audit/moved", moved },
 	{ "audit/refused", refused },
 	{ "audit/stop_said", stop_said },
+	{ "audit/file_size_limit", file_size_limit },
 	UNIT_TESTS_END,
 };
