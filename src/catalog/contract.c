@@ -180,8 +180,16 @@ static int schema_field(struct loader *l, json_t *doc, const char *key, int requ
 		start = 0, end = 0;
 	if (tg_schema_compile(end ? l->text + start : txt, end ? end - start : strlen(txt),
 			      l->opts, out, l->j.err) < 0) {
+		size_t i, line = 1;
+
 		free(txt);
-		/* its code kept: out of memory is not a bad contract */
+		for (i = 0; i < start; i++)
+			line += l->text[i] == '\n';
+		/* its code kept: out of memory is not a bad contract; a line and
+		 * column in the message count from where the schema begins */
+		if (end && line > 1 && strstr(l->j.err->msg, "line "))
+			return tg_error_wrap(l->j.err, "contract %s: %s: invalid schema (its line 1 is "
+					     "the file's line %zu)", l->j.origin, key, line);
 		return tg_error_wrap(l->j.err, "contract %s: %s: invalid schema", l->j.origin, key);
 	}
 	*out_text = txt;

@@ -209,7 +209,9 @@ static int run_file(const char *path, const struct tg_schema_options *o, int *pa
 	if (!text)
 		return -1;
 	f.text = text;
-	doc = json_loadb(text, f.len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+	/* duplicate names refused: the spans find a name's first value */
+	doc = json_loadb(text, f.len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL |
+			 JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_array(doc)) {
 		if (doc)
 			fprintf(stderr, "toolgate schema: %s: not a test file (an array of groups)\n",

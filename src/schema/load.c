@@ -5,7 +5,8 @@
  * difference jansson cannot carry: a number past a double's 17 digits
  * becomes a json_real of its nearest double, and its exact value (a
  * struct jv of kind JV_DEC, num.c) is kept in the schema's arena under
- * that json_t's address, where the compiler looks for it (schema_exact).
+ * that json_t's address, where the compiler looks for it (jv_copy_json
+ * with the map: the number keywords, const and enum).
  */
 #include <jansson.h>
 #include <string.h>
@@ -96,9 +97,4 @@ json_t *schema_load_text(const char *text, size_t len, struct jv_doc *arena,
 	if (!j)
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	return j;
-}
-
-const struct jv *schema_exact(const struct tg_schema *s, const json_t *j)
-{
-	return json_is_real(j) ? ptrmap_get(&s->exact, j) : NULL;
 }

@@ -2,7 +2,7 @@
  * Numbers as the validator compares them: exactly.
  *
  * What a JSON number means here (docs/SCHEMA.md, "Numbers"):
- *  - an integer literal of at most 18 digits: that integer (JV_INT);
+ *  - an integer literal that fits 64 bits: that integer (JV_INT);
  *  - any other literal of at most 17 significant digits: an IEEE double
  *    (JV_REAL), whose value is the shortest decimal that reads back as
  *    that double, as ECMAScript prints it (so 0.1 is one tenth, and a
@@ -70,37 +70,104 @@ static void from_u64(unsigned long long u, int neg, int scale, char *buf, struct
 	out->n = (uint32_t)len;
 }
 
+/* A double with at most 17 fractional digits as N / 10^k: 1 and OUT. */
+static int small_fraction(double d, long long *n, int *k)
+{
+	static const double off[] = { 0, -1, 1 };
+	double a = fabs(d);
+	int i, j;
+
+	if (!(a < TWO53))
+		return 0;
+	for (i = 0; i <= 17; i++) {
+		double c = nearbyint(a * p10[i]), t;
+
+		if (c >= TWO53)
+			return 0;
+		/* c, nearly always; its neighbours when a * 10^i rounded. c
+		 * first: when c and a neighbour both read back, c is nearer */
+		for (j = 0; j < 3; j++) {
+			t = c + off[j];
+			if (t >= 0 && t / p10[i] == a) {
+				*n = d < 0 ? -(long long)t : (long long)t;
+				*k = i;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* buf, "D.DDDe+X" as printf wrote it, one unit of its last digit up
+ * (in place; 9.99e+X becomes 1e+X+1). 1. */
+static int next_up(char *buf)
+{
+	char *e = strchr(buf, 'e'), *s;
+	int ex;
+
+	if (!e)
+		return 0;
+	for (s = e - 1; s >= buf; s--) {
+		if (*s == '.')
+			continue;
+		if (*s != '9') {
+			(*s)++;
+			return 1;
+		}
+		*s = '0';
+	}
+	ex = (int)strtol(e + 1, NULL, 10);
+	snprintf(buf, 32, "1e%+d", ex + 1);
+	return 1;
+}
+
 /* The shortest decimal that reads back as d (buf: at least 32 bytes). */
 static void from_double(double d, char *buf, struct dnum *out)
 {
 	double a = fabs(d);
 	int neg = d < 0, k, p;
+	long long nk;
 
 	if (a == 0) {
 		from_u64(0, 0, 0, buf, out);
 		return;
 	}
-	/* k fractional digits: N / 10^k, N < 2^53, reads back exactly when
-	 * the division (of two exact doubles, correctly rounded) gives a */
-	if (a < TWO53 && a >= 1e-17) {
-		for (k = 0; k <= 17; k++) {
-			double x = a * p10[k], c = nearbyint(x), t;
-
-			if (c >= TWO53)
-				break;
-			for (t = c - 1; t <= c + 1; t++) {
-				if (t > 0 && t / p10[k] == a) {
-					from_u64((unsigned long long)t, neg, -k, buf, out);
-					return;
-				}
-			}
-		}
+	/* k fractional digits: N / 10^k, N < 2^53 (small_fraction: when two
+	 * neighbours read back, the nearer one, as the shortest decimal is) */
+	if (small_fraction(d, &nk, &k)) {
+		from_u64(uabs(nk), neg, -k, buf, out);
+		return;
 	}
-	/* the rest: printf's digits, fewest first (glibc prints exactly) */
-	for (p = 1; p <= 17; p++) {
-		snprintf(buf, 32, "%.*e", p - 1, a);
+	/* the rest: printf's digits (glibc prints exactly), p of them for
+	 * the fewest p that read back. The nearest decimal of p + 1 digits
+	 * is no farther than that of p, so when a's neighbours are as far
+	 * below as above, the p that read back are those from some on: a
+	 * binary search. A power of two's neighbour below is twice nearer:
+	 * there the decimal just above the nearest may read back when the
+	 * nearest does not, and p goes one by one */
+	if (frexp(a, &p) != 0.5) {
+		int lo = 2, hi = 17, mid, last = 1;
+
+		snprintf(buf, 32, "%.0e", a); /* 1e300, 5e-324: one digit */
 		if (strtod(buf, NULL) == a)
-			break;
+			lo = hi = 1;
+		while (lo < hi) {
+			mid = (lo + hi) / 2;
+			snprintf(buf, 32, "%.*e", mid - 1, a);
+			last = mid;
+			if (strtod(buf, NULL) == a)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (last != hi)
+			snprintf(buf, 32, "%.*e", hi - 1, a);
+	} else {
+		for (p = 1; p <= 17; p++) {
+			snprintf(buf, 32, "%.*e", p - 1, a);
+			if (strtod(buf, NULL) == a || (next_up(buf) && strtod(buf, NULL) == a))
+				break;
+		}
 	}
 	{
 		char *e = strchr(buf, 'e');
@@ -176,8 +243,10 @@ int num_cmp_exact(const struct jv *a, const struct jv *b)
 
 		if (i->u.i <= (long long)TWO53 && i->u.i >= -(long long)TWO53)
 			return cmp_d(jv_number(a), jv_number(b));
-	} else {
-		/* rounding is monotonic: different nearest doubles decide */
+	}
+	{
+		/* rounding is monotonic: different nearest doubles decide (an
+		 * integer's nearest double is (double)i, correctly rounded) */
 		double da = jv_number(a), db = jv_number(b);
 
 		if (da != db)
@@ -224,15 +293,12 @@ static int divides(const char *md, uint32_t nm, const char *x, uint32_t nx, uint
 	if (!m)
 		return -1;
 	r = m + nl;
-	for (i = 0; i < nm; i++) { /* m = the digits md, in limbs */
-		uint32_t carry = (uint32_t)(md[i] - '0');
+	for (i = nm, j = 0; i > 0; j++) { /* m = the digits md, 9 a limb from the end */
+		size_t from = i > 9 ? i - 9 : 0, q;
 
-		for (j = 0; j < nl; j++) {
-			uint64_t t = (uint64_t)m[j] * 10 + carry;
-
-			m[j] = (uint32_t)(t % 1000000000u);
-			carry = (uint32_t)(t / 1000000000u);
-		}
+		for (q = from; q < i; q++)
+			m[j] = m[j] * 10 + (uint32_t)(md[q] - '0');
+		i = from;
 	}
 	for (k = 0; k < total; k++) {
 		uint32_t carry = (uint32_t)(k < nx ? x[k] - '0' : 0);
@@ -262,33 +328,6 @@ static int divides(const char *md, uint32_t nm, const char *x, uint32_t nx, uint
 	return ok;
 }
 
-/* A double with at most 17 fractional digits as N / 10^k: 1 and OUT. */
-static int small_fraction(double d, long long *n, int *k)
-{
-	static const double off[] = { 0, -1, 1 };
-	double a = fabs(d);
-	int i, j;
-
-	if (!(a < TWO53))
-		return 0;
-	for (i = 0; i <= 17; i++) {
-		double c = nearbyint(a * p10[i]), t;
-
-		if (c >= TWO53)
-			return 0;
-		/* c, nearly always; its neighbours when a * 10^i rounded */
-		for (j = 0; j < 3; j++) {
-			t = c + off[j];
-			if (t >= 0 && t / p10[i] == a) {
-				*n = d < 0 ? -(long long)t : (long long)t;
-				*k = i;
-				return 1;
-			}
-		}
-	}
-	return 0;
-}
-
 /* v as N / 10^k with |N| < 2^63 and k <= 17, when it is one. */
 static int as_fraction(const struct jv *v, long long *n, int *k)
 {
@@ -300,9 +339,50 @@ static int as_fraction(const struct jv *v, long long *n, int *k)
 	return v->kind == JV_REAL && small_fraction(v->u.d, n, k);
 }
 
+/* The largest v with p^v dividing the integer of digits d[0, n) (p 2 or
+ * 5; d ends in a nonzero digit, and so does every quotient). */
+static uint32_t valuation(const char *d, uint32_t n, unsigned p)
+{
+	char w[NUM_MAX_DIGITS + 32];
+	uint32_t v = 0, i, j;
+
+	if (n == 0 || n > sizeof(w))
+		return 0;
+	memcpy(w, d, n);
+	while ((unsigned)(w[n - 1] - '0') % p == 0) {
+		unsigned r = 0;
+
+		for (i = j = 0; i < n; i++) {
+			unsigned t = r * 10 + (unsigned)(w[i] - '0');
+
+			r = t % p;
+			if (j || t / p)
+				w[j++] = (char)('0' + t / p);
+		}
+		n = j;
+		v++;
+	}
+	return v;
+}
+
 void num_divisor(struct num_div *d)
 {
+	char buf[32];
+	struct dnum b;
+	uint32_t v2, v5;
+
 	d->frac = as_fraction(&d->v, &d->n, &d->k);
+	/* B = 2^v2 * 5^v5 * B' with B' prime to 10: B divides A * 10^s
+	 * exactly when it divides A * 10^min(s, max(v2, v5)) */
+	to_dnum(&d->v, buf, &b);
+	v2 = valuation(b.d, b.n, 2);
+	v5 = valuation(b.d, b.n, 5);
+	d->zmax = v2 > v5 ? v2 : v5;
+	/* found once: from_double may take a few printf calls */
+	d->dexp = b.exp;
+	d->dn = b.n;
+	if (d->v.kind != JV_DEC)
+		memcpy(d->digs, b.d, b.n < sizeof(d->digs) ? b.n : sizeof(d->digs));
 }
 
 /* a divides b, in 64 bits when the scaled values fit, else 128 */
@@ -331,7 +411,14 @@ int num_multiple(const struct jv *x, const struct num_div *d)
 		/* x / m = (xn * 10^mk) / (mn * 10^xk) */
 		return divides_scaled(uabs(xn), xk, uabs(d->n), d->k);
 	to_dnum(x, bx, &a);
-	to_dnum(m, bm, &b);
+	if (m->kind == JV_DEC) {
+		to_dnum(m, bm, &b);
+	} else {
+		b.neg = 0;
+		b.exp = d->dexp;
+		b.n = d->dn;
+		b.d = d->digs;
+	}
 	if (a.n == 0)
 		return 1;
 	if (b.n == 0)
@@ -344,8 +431,10 @@ int num_multiple(const struct jv *x, const struct num_div *d)
 
 		if (s < 0)
 			return 0;
-		if (s > 4 * NUM_MAX_DIGITS)
-			s = 4 * NUM_MAX_DIGITS; /* not reached: exponents are bounded */
+		/* past the divisor's powers of 2 and 5, more zeros change
+		 * nothing (num_divisor): at most 1329 of them */
+		if (s > (long long)d->zmax)
+			s = d->zmax;
 		return divides(b.d, b.n, a.d, a.n, (uint32_t)s) == 1;
 	}
 }

@@ -53,8 +53,8 @@ struct jdec {
 struct jv {
 	uint8_t kind;               /* JV_* */
 	uint8_t tmask;              /* its T_* bits: T_NUMBER|T_INTEGER for 1.0 */
-	/* numbers (num.c says what each means): JV_INT an integer literal of
-	 * at most 18 digits, JV_REAL a double (at most 17 significant
+	/* numbers (num.c says what each means): JV_INT an integer literal
+	 * that fits 64 bits, JV_REAL a double (at most 17 significant
 	 * digits), JV_DEC an exact decimal (more) */
 	uint32_t n;                 /* string bytes, array items, object members */
 	union {
@@ -127,6 +127,12 @@ struct num_div {
 	struct jv v;
 	long long n;
 	int k, frac;
+	uint32_t zmax;      /* the larger power of 2 or 5 in its digits */
+	/* its digits and exponent (num.c's struct dnum) but of a JV_DEC,
+	 * whose own digits serve */
+	int dexp;
+	uint32_t dn;
+	char digs[24];
 };
 void num_divisor(struct num_div *d);
 /* 1 when x is an integer multiple of d's value (which is > 0). */
@@ -327,8 +333,6 @@ void ptrmap_release(struct ptrmap *m);
  * err ("line L, column C: what") when malformed. */
 json_t *schema_load_text(const char *text, size_t len, struct jv_doc *arena,
 			 struct ptrmap *exact, struct tg_error *err);
-/* The exact value of the number j of a schema, or NULL: a plain one. */
-const struct jv *schema_exact(const struct tg_schema *s, const json_t *j);
 
 /* compile.c */
 struct snode *schema_node(struct tg_schema *s, json_t *json, struct resource *res,

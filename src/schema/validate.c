@@ -187,10 +187,13 @@ static __attribute__((noinline)) int check_number(struct ctx *c, const struct sn
 	char bx[80], bb[80];
 	int ok = 1;
 
+	/* the texts only for an error that is kept: num_text may print a
+	 * double digit by digit */
 #define NUM_FAIL(kw, what, bound)                                                          \
 	do {                                                                               \
-		fail(c, n, kw, "%s " what " %s", num_text(inst, bx, sizeof(bx)),          \
-		     num_text(bound, bb, sizeof(bb)));                                     \
+		if (COLLECT(c) && c->errors->n < c->errors->cap)                           \
+			fail(c, n, kw, "%s " what " %s", num_text(inst, bx, sizeof(bx)),  \
+			     num_text(bound, bb, sizeof(bb)));                             \
 		ok = 0;                                                                    \
 	} while (0)
 	if (n->has_min && num_cmp(inst, &n->min) < 0)

@@ -10,6 +10,7 @@
  * alike, different nearest doubles decide.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,55 @@ static int same(const struct jv *a, const struct jv *b)
 	return jv_equal(a, b);
 }
 
+/* "D.DDDe+X" one unit of its last digit up, in place; 0 when it would
+ * not fit. */
+static int up(char *t, size_t size)
+{
+	char *e = strchr(t, 'e'), *s;
+
+	if (!e)
+		return 0;
+	for (s = e - 1; s >= t; s--) {
+		if (*s == '.')
+			continue;
+		if (*s != '9') {
+			(*s)++;
+			return 1;
+		}
+		*s = '0';
+	}
+	return snprintf(t, size, "1e%ld", strtol(e + 1, NULL, 10) + 1) < (int)size;
+}
+
+/* A decimal t (digits, a point, an exponent) as 0.DIG * 10^*exp, DIG
+ * without leading or trailing zeros (80 bytes); 0 when it has none. */
+static int normal(const char *t, char *dig, long *exp)
+{
+	long point = -1, k = 0, first = -1, e = 0;
+	int n = 0;
+
+	for (; *t && *t != 'e'; t++) {
+		if (*t == '.') {
+			point = k;
+			continue;
+		}
+		if (*t != '0' && first < 0)
+			first = k;
+		if (first >= 0 && n < 79)
+			dig[n++] = *t;
+		k++;
+	}
+	if (*t == 'e')
+		e = strtol(t + 1, NULL, 10);
+	while (n > 0 && dig[n - 1] == '0')
+		n--;
+	dig[n] = '\0';
+	if (point < 0)
+		point = k;
+	*exp = point - first + e;
+	return first >= 0;
+}
+
 /* A double's text in messages and exact comparisons is the shortest
  * that reads back as it: it reads back, and one digit fewer does not. */
 static void shortest(const struct jv *a)
@@ -83,8 +133,24 @@ static void shortest(const struct jv *a)
 		n = k - lo;
 	}
 	if (n >= 2 && a->u.d != 0) {
-		snprintf(fewer, sizeof(fewer), "%.*e", n - 2, a->u.d);
-		if (strtod(fewer, NULL) == a->u.d)
+		snprintf(fewer, sizeof(fewer), "%.*e", n - 2, fabs(a->u.d));
+		if (strtod(fewer, NULL) == fabs(a->u.d))
+			abort();
+		/* nor the one just above it (a power of two's neighbour above
+		 * is twice as far as the one below) */
+		if (up(fewer, sizeof(fewer)) && strtod(fewer, NULL) == fabs(a->u.d))
+			abort();
+	}
+	/* of the decimals of n digits that read back, the nearest: printf's,
+	 * when it reads back (ECMAScript's Number::toString) */
+	if (a->u.d != 0) {
+		char d1[80], d2[80];
+		long e1, e2;
+
+		snprintf(fewer, sizeof(fewer), "%.*e", n - 1, fabs(a->u.d));
+		if (strtod(fewer, NULL) == fabs(a->u.d) &&
+		    (!normal(buf[0] == '-' ? buf + 1 : buf, d1, &e1) || !normal(fewer, d2, &e2) ||
+		     strcmp(d1, d2) != 0 || e1 != e2))
 			abort();
 	}
 }
