@@ -257,77 +257,6 @@ int num_cmp_exact(const struct jv *a, const struct jv *b)
 	return cmp_dnum(&x, &y);
 }
 
-/* Long division's remainder, digit by digit, in base 10^9 limbs (least
- * significant first): r = r * 10 + digit, then less m until below m. */
-static int limbs_ge(const uint32_t *r, const uint32_t *m, size_t n)
-{
-	size_t i = n;
-
-	while (i-- > 0)
-		if (r[i] != m[i])
-			return r[i] > m[i];
-	return 1;
-}
-
-/* 1 when M divides the integer of digits x[0, nx) followed by zeros
- * '0's; -1 out of memory. */
-static int divides(const char *md, uint32_t nm, const char *x, uint32_t nx, uint32_t zeros)
-{
-	size_t nl = (nm + 8) / 9 + 1, i, j;
-	uint32_t *m, *r;
-	uint64_t total = (uint64_t)nx + zeros, k;
-	int ok;
-
-	if (nm <= 18) {
-		/* a divisor below 10^18: 128-bit arithmetic */
-		unsigned long long mv = 0;
-		unsigned __int128 rv = 0;
-
-		for (i = 0; i < nm; i++)
-			mv = mv * 10 + (unsigned long long)(md[i] - '0');
-		for (k = 0; k < total; k++)
-			rv = (rv * 10 + (unsigned)(k < nx ? x[k] - '0' : 0)) % mv;
-		return rv == 0;
-	}
-	m = calloc(nl * 2, sizeof(*m));
-	if (!m)
-		return -1;
-	r = m + nl;
-	for (i = nm, j = 0; i > 0; j++) { /* m = the digits md, 9 a limb from the end */
-		size_t from = i > 9 ? i - 9 : 0, q;
-
-		for (q = from; q < i; q++)
-			m[j] = m[j] * 10 + (uint32_t)(md[q] - '0');
-		i = from;
-	}
-	for (k = 0; k < total; k++) {
-		uint32_t carry = (uint32_t)(k < nx ? x[k] - '0' : 0);
-
-		for (j = 0; j < nl; j++) { /* r < m, so r * 10 + 9 fits nl limbs */
-			uint64_t t = (uint64_t)r[j] * 10 + carry;
-
-			r[j] = (uint32_t)(t % 1000000000u);
-			carry = (uint32_t)(t / 1000000000u);
-		}
-		while (limbs_ge(r, m, nl)) {
-			uint32_t borrow = 0;
-
-			for (j = 0; j < nl; j++) {
-				int64_t t = (int64_t)r[j] - m[j] - borrow;
-
-				borrow = t < 0;
-				r[j] = (uint32_t)(t < 0 ? t + 1000000000 : t);
-			}
-		}
-	}
-	ok = 1;
-	for (j = 0; j < nl; j++)
-		if (r[j])
-			ok = 0;
-	free(m);
-	return ok;
-}
-
 /* v as N / 10^k with |N| < 2^63 and k <= 17, when it is one. */
 static int as_fraction(const struct jv *v, long long *n, int *k)
 {
@@ -339,50 +268,30 @@ static int as_fraction(const struct jv *v, long long *n, int *k)
 	return v->kind == JV_REAL && small_fraction(v->u.d, n, k);
 }
 
-/* The largest v with p^v dividing the integer of digits d[0, n) (p 2 or
- * 5; d ends in a nonzero digit, and so does every quotient). */
-static uint32_t valuation(const char *d, uint32_t n, unsigned p)
-{
-	char w[NUM_MAX_DIGITS + 32];
-	uint32_t v = 0, i, j;
-
-	if (n == 0 || n > sizeof(w))
-		return 0;
-	memcpy(w, d, n);
-	while ((unsigned)(w[n - 1] - '0') % p == 0) {
-		unsigned r = 0;
-
-		for (i = j = 0; i < n; i++) {
-			unsigned t = r * 10 + (unsigned)(w[i] - '0');
-
-			r = t % p;
-			if (j || t / p)
-				w[j++] = (char)('0' + t / p);
-		}
-		n = j;
-		v++;
-	}
-	return v;
-}
-
 void num_divisor(struct num_div *d)
 {
+	uint32_t copy[BIG_LIMBS];
 	char buf[32];
 	struct dnum b;
-	uint32_t v2, v5;
+	size_t n;
 
 	d->frac = as_fraction(&d->v, &d->n, &d->k);
-	/* B = 2^v2 * 5^v5 * B' with B' prime to 10: B divides A * 10^s
-	 * exactly when it divides A * 10^min(s, max(v2, v5)) */
+	/* m = B * 10^last, B = 2^p2 * 5^p5 * B' with B' prime to 10: B'
+	 * and the two powers are checked apart (num_multiple), so that no
+	 * exponent gap costs a division step */
 	to_dnum(&d->v, buf, &b);
-	v2 = valuation(b.d, b.n, 2);
-	v5 = valuation(b.d, b.n, 5);
-	d->zmax = v2 > v5 ? v2 : v5;
-	/* found once: from_double may take a few printf calls */
-	d->dexp = b.exp;
-	d->dn = b.n;
-	if (d->v.kind != JV_DEC)
-		memcpy(d->digs, b.d, b.n < sizeof(d->digs) ? b.n : sizeof(d->digs));
+	d->last = b.exp - (int)b.n;
+	d->nrest = big_from_digits(b.d, b.n, d->rest);
+	d->p2 = big_ctz(d->rest, d->nrest);
+	d->nrest = big_shr(d->rest, d->nrest, d->p2);
+	for (d->p5 = 0;; d->p5++) {
+		memcpy(copy, d->rest, d->nrest * sizeof(copy[0]));
+		n = d->nrest;
+		if (n == 0 || big_divsmall(copy, &n, 5) != 0)
+			break;
+		memcpy(d->rest, copy, n * sizeof(copy[0]));
+		d->nrest = n;
+	}
 }
 
 /* a divides b, in 64 bits when the scaled values fit, else 128 */
@@ -400,8 +309,8 @@ static int divides_scaled(unsigned long long x, int xk, unsigned long long m, in
 int num_multiple(const struct jv *x, const struct num_div *d)
 {
 	const struct jv *m = &d->v;
-	char bx[32], bm[32];
-	struct dnum a, b;
+	char bx[32];
+	struct dnum a;
 	long long xn;
 	int xk;
 
@@ -411,31 +320,33 @@ int num_multiple(const struct jv *x, const struct num_div *d)
 		/* x / m = (xn * 10^mk) / (mn * 10^xk) */
 		return divides_scaled(uabs(xn), xk, uabs(d->n), d->k);
 	to_dnum(x, bx, &a);
-	if (m->kind == JV_DEC) {
-		to_dnum(m, bm, &b);
-	} else {
-		b.neg = 0;
-		b.exp = d->dexp;
-		b.n = d->dn;
-		b.d = d->digs;
-	}
 	if (a.n == 0)
 		return 1;
-	if (b.n == 0)
-		return 0;
 	{
-		/* x = A * 10^(a.exp - a.n), m = B * 10^(b.exp - b.n): x / m is
-		 * A * 10^s / B with s = (a.exp - a.n) - (b.exp - b.n); with s
-		 * < 0, B * 10^-s would divide A, which ends in a nonzero digit */
-		long long s = ((long long)a.exp - a.n) - ((long long)b.exp - b.n);
+		/* x = A * 10^(a.exp - a.n), m = B * 10^last: x / m is A * 10^s / B
+		 * with s = (a.exp - a.n) - last. With s < 0, B * 10^-s would
+		 * divide A, which ends in a nonzero digit. Else B = 2^p2 5^p5 B'
+		 * divides A * 10^s exactly when B' divides A and A * 10^s has
+		 * the twos and fives: v2(A) + s >= p2, v5(A) + s >= p5 */
+		long long s = ((long long)a.exp - a.n) - d->last, need;
+		uint32_t av[BIG_LIMBS];
+		size_t an = big_from_digits(a.d, a.n, av);
 
 		if (s < 0)
 			return 0;
-		/* past the divisor's powers of 2 and 5, more zeros change
-		 * nothing (num_divisor): at most 1329 of them */
-		if (s > (long long)d->zmax)
-			s = d->zmax;
-		return divides(b.d, b.n, a.d, a.n, (uint32_t)s) == 1;
+		if ((long long)d->p2 > s && (long long)big_ctz(av, an) < (long long)d->p2 - s)
+			return 0;
+		/* A's fives divided out, 5^13 a step (B' | A iff B' | A / 5^k) */
+		for (need = (long long)d->p5 - s; need > 0; need -= 13) {
+			uint32_t pw = 1;
+			int i;
+
+			for (i = 0; i < 13 && i < need; i++)
+				pw *= 5;
+			if (big_divsmall(av, &an, pw) != 0)
+				return 0;
+		}
+		return big_divides(d->rest, d->nrest, av, an);
 	}
 }
 

@@ -121,18 +121,32 @@ static inline int num_cmp(const struct jv *a, const struct jv *b)
 }
 int num_equal(const struct jv *a, const struct jv *b);
 
+/* bigint.c: unsigned integers of up to BIG_LIMBS 32-bit limbs, least
+ * significant first (10^400 < 2^1329), for multipleOf. */
+#define BIG_LIMBS 43
+/* The integer of decimal digits d[0, n) (n <= NUM_MAX_DIGITS) into out;
+ * its length in limbs (0: zero). */
+size_t big_from_digits(const char *d, size_t n, uint32_t *out);
+/* Trailing zero bits of a nonzero a. */
+unsigned big_ctz(const uint32_t *a, size_t n);
+/* a >>= bits; its new length. */
+size_t big_shr(uint32_t *a, size_t n, unsigned bits);
+/* a /= m (m > 0), *n updated; the remainder. */
+uint32_t big_divsmall(uint32_t *a, size_t *n, uint32_t m);
+/* 1 when v (nonzero) divides u. */
+int big_divides(const uint32_t *v, size_t n, const uint32_t *u, size_t m);
+
 /* A multipleOf's value, with what num_multiple needs of it worked out
  * once: as n / 10^k when it is one (frac). */
 struct num_div {
 	struct jv v;
 	long long n;
 	int k, frac;
-	uint32_t zmax;      /* the larger power of 2 or 5 in its digits */
-	/* its digits and exponent (num.c's struct dnum) but of a JV_DEC,
-	 * whose own digits serve */
-	int dexp;
-	uint32_t dn;
-	char digs[24];
+	/* v = B * 10^last, B = 2^p2 * 5^p5 * rest (num_multiple) */
+	int last;
+	uint32_t p2, p5;
+	size_t nrest;
+	uint32_t rest[BIG_LIMBS];
 };
 void num_divisor(struct num_div *d);
 /* 1 when x is an integer multiple of d's value (which is > 0). */
