@@ -685,20 +685,27 @@ static int compile_value_keywords(struct tg_schema *s, struct snode *n, struct t
 {
 	static const struct jv zero = { .kind = JV_INT, .tmask = T_NUMBER | T_INTEGER };
 	json_t *j = n->json, *v;
+	struct jv mult;
 
 	if (compile_types(n, err) < 0 ||
 	    get_number(s, j, "minimum", &n->has_min, &n->min, err) < 0 ||
 	    get_number(s, j, "maximum", &n->has_max, &n->max, err) < 0 ||
 	    get_number(s, j, "exclusiveMinimum", &n->has_xmin, &n->xmin, err) < 0 ||
 	    get_number(s, j, "exclusiveMaximum", &n->has_xmax, &n->xmax, err) < 0 ||
-	    get_number(s, j, "multipleOf", &n->has_mult, &n->mult.v, err) < 0 ||
+	    get_number(s, j, "multipleOf", &n->has_mult, &mult, err) < 0 ||
 	    get_count(j, "minLength", &n->min_len, err) < 0 ||
 	    get_count(j, "maxLength", &n->max_len, err) < 0)
 		return -1;
-	if (n->has_mult && num_cmp(&n->mult.v, &zero) <= 0)
+	if (n->has_mult && num_cmp(&mult, &zero) <= 0)
 		return tg_error_set(err, TG_ERR_INVALID, "multipleOf must be greater than 0");
-	if (n->has_mult)
-		num_divisor(&n->mult);
+	if (n->has_mult) {
+		/* in the arena, not the node: its limbs are 232 bytes */
+		n->mult = jv_alloc(&s->arena, sizeof(*n->mult));
+		if (!n->mult)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		n->mult->v = mult;
+		num_divisor(n->mult);
+	}
 	n->const_v = json_object_get(j, "const");
 	v = json_object_get(j, "enum");
 	if (v && !json_is_array(v))

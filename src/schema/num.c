@@ -15,7 +15,8 @@
  * common cases take a shortcut that gives the same answer: two integers,
  * two doubles, an integer and a double within 2^53, a decimal whose
  * nearest double already decides. The rest goes through struct dnum, a
- * sign, digits and an exponent, and long division in base 10^9.
+ * sign, digits and an exponent, and for multipleOf the integers of
+ * bigint.c (32-bit limbs).
  */
 #include <math.h>
 #include <stdio.h>

@@ -256,7 +256,7 @@ struct snode {
 
 	int has_min, has_max, has_xmin, has_xmax, has_mult;
 	struct jv min, max, xmin, xmax;      /* numbers (num.c) */
-	struct num_div mult;
+	struct num_div *mult;                /* in the arena, with has_mult */
 	long long min_len, max_len;          /* -1 when absent */
 	pcre2_code *pattern;
 	struct regex_hint pattern_hint;

@@ -204,8 +204,8 @@ static __attribute__((noinline)) int check_number(struct ctx *c, const struct sn
 		NUM_FAIL("exclusiveMinimum", "is not greater than", &n->xmin);
 	if (n->has_xmax && num_cmp(inst, &n->xmax) >= 0)
 		NUM_FAIL("exclusiveMaximum", "is not less than", &n->xmax);
-	if (n->has_mult && !num_multiple(inst, &n->mult))
-		NUM_FAIL("multipleOf", "is not a multiple of", &n->mult.v);
+	if (n->has_mult && !num_multiple(inst, n->mult))
+		NUM_FAIL("multipleOf", "is not a multiple of", &n->mult->v);
 #undef NUM_FAIL
 	return ok;
 }
