@@ -166,7 +166,7 @@ static void run_group(const struct suite_file *f, json_t *group, size_t gpos,
 	const char *stext = span_of(f, gpos, "schema", &slen);
 	struct tg_schema *schema = NULL;
 	struct tg_error err;
-	size_t i;
+	size_t i, at;
 
 	if (!stext || tg_schema_compile(stext, slen, o, &schema, &err) < 0) {
 		json_array_foreach(tests, i, t) {
@@ -177,8 +177,9 @@ static void run_group(const struct suite_file *f, json_t *group, size_t gpos,
 		}
 		return;
 	}
+	at = tpos ? json_span_item(f->text, f->len, tpos, 0) : 0;
 	json_array_foreach(tests, i, t) {
-		size_t ilen, at = tpos ? json_span_item(f->text, f->len, tpos, i) : 0;
+		size_t ilen;
 		const char *itext = at ? span_of(f, at, "data", &ilen) : NULL;
 		int want = json_is_true(json_object_get(t, "valid"));
 		int got = itext ? tg_schema_validate(schema, itext, ilen, NULL, &err) : -1;
@@ -192,6 +193,7 @@ static void run_group(const struct suite_file *f, json_t *group, size_t gpos,
 			       want ? "valid" : "invalid",
 			       !itext ? "no \"data\"" : got < 0 ? err.msg : got ? "valid" : "invalid");
 		}
+		at = at ? json_span_next(f->text, f->len, at) : 0; /* one pass, not one a test */
 	}
 	tg_schema_free(schema);
 }
@@ -204,7 +206,7 @@ static int run_file(const char *path, const struct tg_schema_options *o, int *pa
 	char *text = slurp(path, 64u << 20, &f.len);
 	json_error_t jerr;
 	json_t *doc, *g;
-	size_t k;
+	size_t k, gpos;
 
 	if (!text)
 		return -1;
@@ -223,10 +225,10 @@ static int run_file(const char *path, const struct tg_schema_options *o, int *pa
 		free(text);
 		return -1;
 	}
+	gpos = json_span_item(f.text, f.len, 0, 0);
 	json_array_foreach(doc, k, g) {
-		size_t gpos = json_span_item(f.text, f.len, 0, k);
-
 		run_group(&f, g, gpos, o, passed, failed);
+		gpos = gpos ? json_span_next(f.text, f.len, gpos) : 0;
 	}
 	json_decref(doc);
 	free(text);

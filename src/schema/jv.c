@@ -601,7 +601,7 @@ static int parse_number(struct parser *p, struct jv *out)
 		num_literal(p->t + start, p->pos - start, NULL, 0, &lit);
 	if (lit.nsig > NUM_MAX_DIGITS)
 		return p->pos = start,
-		       perr(p, "number with more than " NUM_MAX_DIGITS_TEXT " significant digits");
+		       perr(p, "number with more than " NUM_STR(NUM_MAX_DIGITS) " significant digits");
 	if (lit.nsig > 17 && lit.exp < NUM_MIN_EXP)
 		return p->pos = start, perr(p, "number out of range");
 	/* strtod needs a terminated copy: the text may end at the number */

@@ -234,24 +234,18 @@ int num_cmp_exact(const struct jv *a, const struct jv *b)
 	char ba[32], bb[32];
 	struct dnum x, y;
 
-	if (a->kind == JV_INT && b->kind == JV_INT)
-		return a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
-	if (a->kind == JV_REAL && b->kind == JV_REAL)
-		return cmp_d(a->u.d, b->u.d);
+	/* num_cmp took two integers and two doubles. Rounding is monotonic:
+	 * different nearest doubles decide (an integer's nearest double is
+	 * (double)i, correctly rounded) */
+	if (jv_number(a) != jv_number(b))
+		return cmp_d(jv_number(a), jv_number(b));
 	if (a->kind != JV_DEC && b->kind != JV_DEC) {
-		/* an integer and a double: exact as doubles within 2^53 */
+		/* an integer and a double alike: within 2^53 the integer is
+		 * that double exactly */
 		const struct jv *i = a->kind == JV_INT ? a : b;
 
 		if (i->u.i <= (long long)TWO53 && i->u.i >= -(long long)TWO53)
-			return cmp_d(jv_number(a), jv_number(b));
-	}
-	{
-		/* rounding is monotonic: different nearest doubles decide (an
-		 * integer's nearest double is (double)i, correctly rounded) */
-		double da = jv_number(a), db = jv_number(b);
-
-		if (da != db)
-			return cmp_d(da, db);
+			return 0;
 	}
 	to_dnum(a, ba, &x);
 	to_dnum(b, bb, &y);

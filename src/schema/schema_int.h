@@ -37,7 +37,8 @@ struct jmember;
  * NUM_MAX_DIGITS significant digits, from 10^NUM_MIN_EXP up to a
  * double's range. */
 #define NUM_MAX_DIGITS 400
-#define NUM_MAX_DIGITS_TEXT "400"
+#define NUM_STR_(x) #x
+#define NUM_STR(x) NUM_STR_(x)
 #define NUM_MIN_EXP (-400)
 
 /* (neg ? -1 : 1) * 0.dig * 10^exp; dig has no leading or trailing '0' */

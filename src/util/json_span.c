@@ -54,9 +54,7 @@ size_t json_span_value(const char *t, size_t n, size_t pos, size_t *start)
 	return 0;
 }
 
-/* Past the value at t[i] and the ',' after it: the next one's place; 0
- * at the container's end or malformed text. */
-static size_t next(const char *t, size_t n, size_t i)
+size_t json_span_next(const char *t, size_t n, size_t i)
 {
 	size_t s;
 
@@ -87,7 +85,7 @@ size_t json_span_member(const char *t, size_t n, size_t pos, const char *key)
 			return 0;
 		if (ke - ks == klen && memcmp(t + ks, key, klen) == 0)
 			return skip_ws(t, n, i + 1);
-		i = next(t, n, i + 1);
+		i = json_span_next(t, n, i + 1);
 		if (!i)
 			return 0;
 	}
@@ -106,7 +104,7 @@ size_t json_span_item(const char *t, size_t n, size_t pos, size_t idx)
 			return 0;
 		if (k == idx)
 			return i;
-		i = next(t, n, i);
+		i = json_span_next(t, n, i);
 		if (!i)
 			return 0;
 	}

@@ -17,5 +17,9 @@ size_t json_span_value(const char *t, size_t n, size_t pos, size_t *start);
 size_t json_span_member(const char *t, size_t n, size_t pos, const char *key);
 /* The start of item idx of the array at or after t[pos]; 0 when none. */
 size_t json_span_item(const char *t, size_t n, size_t pos, size_t idx);
+/* Past the item or member value at t[pos] and the ',' after it: where
+ * the next one begins (whitespace before it included), to walk an
+ * array's items in one pass; 0 after the last one, or malformed text. */
+size_t json_span_next(const char *t, size_t n, size_t pos);
 
 #endif

@@ -4,7 +4,8 @@
  * instances to the validator as written). Any text: no read outside it.
  * A text jansson accepts (without a raw NUL): every item of a top-level array, and every
  * member of a top-level object, spans exactly the text jansson reads as
- * that item or member.
+ * that item or member, and walking the items with json_span_next finds
+ * each where json_span_item does.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -45,12 +46,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memchr(t, 0, size)) {
 		/* jansson stops reading at a raw NUL: nothing to compare */
 	} else if (json_is_array(doc)) {
+		size_t walk = json_span_item(t, size, 0, 0), wstart;
+
 		json_array_foreach(doc, i, v) {
 			at = json_span_item(t, size, 0, i);
 			end = at ? json_span_value(t, size, at, &start) : 0;
 			if (!end)
 				abort();
 			same(t, start, end, v);
+			/* one pass with json_span_next finds the same items */
+			if (!walk || !json_span_value(t, size, walk, &wstart) || wstart != start)
+				abort();
+			walk = json_span_next(t, size, walk);
 		}
 		if (json_span_item(t, size, 0, json_array_size(doc)) != 0)
 			abort();
