@@ -29,7 +29,8 @@ CONSOLE   := $(sort $(wildcard console/*.html console/*.js console/*.css console
 CLI_SRC   := $(wildcard src/cli/*.c)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 ESC_SRC   := $(wildcard tests/security/*.c)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o $(BUILD)/gen/console_files.o
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_bpf.o $(BUILD)/gen/console_files.o \
+             $(BUILD)/src/sandbox/init_image.o
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
@@ -44,7 +45,7 @@ SHLIB     := $(BUILD)/libtoolgate.so.$(VERSION)
 
 PROGS := $(BUILD)/toolgate $(BUILD)/libtoolgate.a $(SHLIB) $(BUILD)/tests/unit-tests
 ifneq ($(wildcard bench/sandbox-start.c),)
-PROGS += $(BUILD)/bench/sandbox-start
+PROGS += $(BUILD)/bench/sandbox-start $(BUILD)/bench/seccomp-export
 endif
 PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate $(BUILD)/bench/audit \
          $(BUILD)/bench/redact
@@ -76,6 +77,22 @@ $(BUILD)/gen/seccomp_bpf.c: $(BUILD)/tools/seccomp-gen
 
 $(BUILD)/gen/seccomp_bpf.o: $(BUILD)/gen/seccomp_bpf.c
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# toolgate-init, every sandbox's PID 1 once its layers are in place
+# (src/sandbox/init/init.c): a program of its own, linked statically and
+# never instrumented (the sanitizers' runtimes do not link statically),
+# compiled into the library as bytes (src/sandbox/init_image.S). With musl
+# (Debian's musl-tools) it is 46 KB and starts at once; with glibc, where
+# musl is missing, 700 KB, which every sandbox's exec pays for.
+INIT_CC := $(or $(shell command -v musl-gcc 2>/dev/null),$(CC))
+$(BUILD)/toolgate-init: src/sandbox/init/init.c src/sandbox/init_proto.h
+	@mkdir -p $(dir $@)
+	$(INIT_CC) -std=gnu11 -D_GNU_SOURCE -O2 -Isrc $(WARN) -fstack-protector-strong -static -s \
+	  -o $@ $<
+
+$(BUILD)/src/sandbox/init_image.o: src/sandbox/init_image.S $(BUILD)/toolgate-init
+	@mkdir -p $(dir $@)
+	$(CC) -c -DTG_INIT_IMAGE='"$(BUILD)/toolgate-init"' -o $@ $<
 
 # The approval console's files are compiled in (tools/embed.c).
 $(BUILD)/tools/embed: tools/embed.c
@@ -132,6 +149,10 @@ $(BUILD)/tests/tg-escape: $(ESC_SRC)
 $(BUILD)/bench/sandbox-start: bench/sandbox-start.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lm
+
+$(BUILD)/bench/seccomp-export: bench/seccomp-export.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
 
 $(BUILD)/bench/schema: bench/schema.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
@@ -373,7 +394,7 @@ bench-tls: deps
 # with the fuzzer's main), each entry point links against it.
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC)) build-fuzz/obj/gen/seccomp_bpf.o \
-            build-fuzz/obj/gen/console_files.o
+            build-fuzz/obj/gen/console_files.o $(BUILD)/src/sandbox/init_image.o
 FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
                -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)

@@ -364,9 +364,6 @@ static int open_beneath(int dirfd, const char *name)
 	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
-/* What a mount point's symlink is reported as (child_fail adds ELOOP). */
-static char loop_what[SB_PATH_MAX + 96];
-
 /* Open (creating as needed) the mount point `inside` under the root dirfd,
  * one component at a time, each beneath the directory the last one gave
  * and through no symlink: a symlink planted in a writable bind (by an
@@ -397,8 +394,8 @@ static const char *through_root_links(const struct sb_plan *plan, const char *in
 	return inside;
 }
 
-static int make_mountpoint(const struct sb_plan *plan, int rootfd, const char *inside,
-			   int is_dir, const char **what)
+static int make_mountpoint(const struct sb_plan *plan, struct sb_trees *t, int rootfd,
+			   const char *inside, int is_dir, const char **what)
 {
 	char buf[SB_PATH_MAX], canon[SB_PATH_MAX];
 	char *comp, *slash;
@@ -438,14 +435,14 @@ static int make_mountpoint(const struct sb_plan *plan, int rootfd, const char *i
 		if (next < 0 && errno == ELOOP) {
 			/* buf ends at comp here */
 			if (strcmp(buf, inside) == 0)
-				snprintf(loop_what, sizeof(loop_what),
+				snprintf(t->what, sizeof(t->what),
 					 "%s is a symbolic link (a mount point never follows one)",
 					 inside);
 			else
-				snprintf(loop_what, sizeof(loop_what),
+				snprintf(t->what, sizeof(t->what),
 					 "%s: %s is a symbolic link (a mount point never follows one)",
 					 inside, buf);
-			*what = loop_what;
+			*what = t->what;
 			errno = ELOOP;
 		}
 		if (next < 0)
@@ -473,12 +470,12 @@ fail:
 
 /* Move tree onto `inside`; the tree stays open (landlock.c's rules take
  * it), its caller closes it. */
-static int place(const struct sb_plan *plan, int tree, int rootfd, const char *inside,
-		 int is_dir, const char **what)
+static int place(const struct sb_plan *plan, struct sb_trees *t, int tree, int rootfd,
+		 const char *inside, int is_dir, const char **what)
 {
 	int target, rc, saved;
 
-	target = make_mountpoint(plan, rootfd, inside, is_dir, what);
+	target = make_mountpoint(plan, t, rootfd, inside, is_dir, what);
 	if (target < 0)
 		return -1;
 	rc = move_mount(tree, "", target, "",
@@ -693,7 +690,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 	for (i = 0; i < plan->nsysbinds; i++) {
 		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) == 0)
 			continue; /* after /etc exists */
-		if (place(plan, t->sys[i], rootfd, plan->sysbinds[i].inside,
+		if (place(plan, t, t->sys[i], rootfd, plan->sysbinds[i].inside,
 			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -707,7 +704,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 	for (i = 0; i < plan->nsysbinds; i++) {
 		if (strncmp(plan->sysbinds[i].inside, "/etc/", 5) != 0)
 			continue;
-		if (place(plan, t->sys[i], rootfd, plan->sysbinds[i].inside,
+		if (place(plan, t, t->sys[i], rootfd, plan->sysbinds[i].inside,
 			  plan->sysbinds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -723,7 +720,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 		int fd;
 
 		*what = "work directory";
-		fd = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
+		fd = make_mountpoint(plan, t, rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);
@@ -735,13 +732,13 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 			  plan->workdir_opts) < 0)
 			return -1;
 		/* the tmpfs's root, for its Landlock rule */
-		t->workdir = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
+		t->workdir = make_mountpoint(plan, t, rootfd, plan->workdir, 1, what);
 		if (t->workdir < 0)
 			return -1;
 	}
 	for (i = 0; i < spec->nbinds; i++) {
 		*what = spec->binds[i].inside;
-		if (place(plan, t->user[i], rootfd, spec->binds[i].inside,
+		if (place(plan, t, t->user[i], rootfd, spec->binds[i].inside,
 			  spec->binds[i].is_dir, what) < 0)
 			return -1;
 	}
@@ -750,7 +747,7 @@ int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,
 
 		/* made where the covering mount allows it (EROFS otherwise) */
 		*what = "work directory";
-		fd = make_mountpoint(plan, rootfd, plan->workdir, 1, what);
+		fd = make_mountpoint(plan, t, rootfd, plan->workdir, 1, what);
 		if (fd < 0)
 			return -1;
 		close(fd);

@@ -65,44 +65,11 @@ static void close_fd(int *fd)
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static struct tg_sandbox_probe host;
 
-/* Where this process's argv and environment strings live. The sandbox's
- * init is a copy of this process; it wipes its copies so the command cannot
- * read the caller's command line (/proc/1/cmdline) or environment. */
-static uintptr_t scrub[2][2];
-
-static void find_arg_env(void)
-{
-	char buf[2048], *p;
-	unsigned long long v[4];
-	int field;
-
-	if (file_read_small("/proc/self/stat", NULL, buf, sizeof(buf)) < 0)
-		return;
-	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	if (!p)
-		return;
-	/* p+2 is field 3; arg_start..env_end are fields 48..51 */
-	for (field = 3, p += 2; field < 48 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (!p || sscanf(p, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4)
-		return;
-	if (v[0] < v[1] && v[2] < v[3]) {
-		scrub[0][0] = (uintptr_t)v[0];
-		scrub[0][1] = (uintptr_t)v[1];
-		scrub[1][0] = (uintptr_t)v[2];
-		scrub[1][1] = (uintptr_t)v[3];
-	}
-}
-
 static void probe_host_once(void)
 {
 	/* No trial namespaces here (that costs a fork and a network namespace):
 	 * if the kernel refuses them, clone3 and the child name the layer. */
 	probe_host_light(&host);
-	find_arg_env();
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -218,7 +185,6 @@ static int plan_run(struct run *r, struct tg_error *err)
 	snprintf(p->workdir_opts, sizeof(p->workdir_opts), "size=%llu,mode=0755",
 		 (unsigned long long)s->tmpfs_size);
 	p->landlock_abi = (unsigned)host.landlock_abi;
-	memcpy(p->scrub, scrub, sizeof(p->scrub));
 	p->nrlimits = 0;
 	p->rlimits[p->nrlimits++] = (struct rlimit_plan){ RLIMIT_CORE, 0 };
 	/* the command's only: PID 1 keeps its own high (child.c) */
@@ -254,6 +220,16 @@ static int plan_run(struct run *r, struct tg_error *err)
 	if (plan_env(r, err) < 0)
 		return -1;
 	p->envp = r->envp;
+	/* toolgate-init's arguments (init_proto.h); [1] is the child's */
+	if ((p->init_fd = sb_init_fd(err)) < 0)
+		return -1;
+	p->init_argv = calloc((size_t)s->argc + 4, sizeof(char *));
+	if (!p->init_argv)
+		return tg_error_sys(err, ENOMEM, "planning the run");
+	p->init_argv[0] = SB_INIT_NAME;
+	p->init_argv[2] = s->workdir;
+	for (i = 0; i < s->argc; i++)
+		p->init_argv[3 + i] = s->argv[i];
 	return 0;
 }
 
@@ -380,11 +356,13 @@ static void trace_parent(const struct run *r, const char *what)
 }
 
 /*
- * The hand-over: PID 1, dumpable for this moment only (child.c), names
- * the seccomp listener and the egress listener in its descriptor table
- * and waits; we take both with pidfd_getfd and answer 'T'. The caller owns
- * the sandbox's user namespace, root or not, which is what pidfd_getfd's
- * ptrace check asks of a dumpable PID 1: no CAP_SYS_PTRACE needed. No
+ * The hand-over: PID 1, toolgate-init by now (init.c), names the seccomp
+ * listener and the egress listener in its descriptor table and waits; we
+ * take both with pidfd_getfd and answer 'T'. It is not dumpable, and
+ * needs not be: its memory is its own exec's, whose user namespace is the
+ * sandbox's (or, where the exec went up for an image it could not read,
+ * an ancestor's that the caller's root holds), and the caller owns that
+ * namespace, which is what pidfd_getfd's ptrace check asks. No
  * descriptor travels through a socket, so no count of descriptors in
  * flight can refuse them (child.c), and we accept the egress connections
  * ourselves. Where the host forbids it (Yama's ptrace_scope 3, an LSM's
@@ -873,7 +851,7 @@ static struct run *run_new(const struct tg_sandbox_spec *spec)
 	r->sync_w = r->status_r = r->handover = r->stdin_w = r->stdout_r = r->stderr_r = -1;
 	r->pidfd = r->listener = r->cg_clone_fd = r->egress_r = r->egress_l = r->job_w = -1;
 	r->plan.sync_rd = r->plan.status_wr = r->plan.handover = r->plan.egress_wr = -1;
-	r->plan.job_rd = -1;
+	r->plan.job_rd = r->plan.init_fd = -1;
 	r->plan.stdin_rd = r->plan.stdout_wr = r->plan.stderr_wr = -1;
 	for (i = 0; i < 3; i++)
 		r->plan.cg_tasks[i] = -1;
@@ -975,6 +953,7 @@ static void run_free(struct run *r)
 	close_fd(&r->listener);
 	for (i = 0; i < r->nowned; i++)
 		free(r->env_owned[i]);
+	free(r->plan.init_argv);
 	free(r);
 }
 

@@ -13,16 +13,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sandbox/init_proto.h"
 #include "toolgate/sandbox.h"
 
 #define SB_INSIDE_UID 1000
 #define SB_INSIDE_GID 1000
 #define SB_OVERFLOW_ID 65534 /* host id a root caller is mapped to */
 #define SB_MAX_BINDS 64
-#define SB_MAX_ENV 128
-#define SB_MAX_ARGV 4096
 #define SB_PATH_MAX 1024
-#define SB_ARG_MAX (256 * 1024) /* total bytes of argv + env */
 
 struct sb_bind {
 	char *host;   /* canonical host path (realpath) */
@@ -60,30 +58,6 @@ struct tg_sandbox_spec {
 
 struct sock_fprog;
 
-/* What the child reports to the parent on the status pipe. Each message is
- * one write of less than PIPE_BUF bytes, so it arrives whole. */
-enum sb_msg_kind {
-	SB_MSG_SETUP_ERROR = 1, /* text names the layer */
-	SB_MSG_EXEC_ERROR,      /* err = errno of execve */
-	SB_MSG_EXIT,            /* status = wait status of the command */
-	SB_MSG_LAYERS,          /* status = TG_LAYER_* bits applied */
-	SB_MSG_HANDOVER,        /* listener, egress: numbers in PID 1 (run.c,
-				 * "The hand-over"); PID 1 waits for the answer */
-	SB_MSG_TRACE,           /* text = step, err = microseconds since clone */
-};
-
-struct sb_msg {
-	int kind;
-	int status;
-	int err;
-	char text[240];
-	uint64_t utime_us, stime_us; /* SB_MSG_EXIT: CPU time of the command and
-				      * all it ran (prestarted: from its start) */
-	int listener; /* SB_MSG_HANDOVER: the seccomp listener's number in
-		       * PID 1, and the egress listening socket's (or -1) */
-	int egress;
-};
-
 /* Everything the child needs, computed before clone. */
 struct sb_plan {
 	const struct tg_sandbox_spec *spec;
@@ -99,6 +73,10 @@ struct sb_plan {
 	int egress_wr;            /* egress: the forwarder hands loopback
 				   * connections out here after an 'S', or -1 */
 	int job_rd;               /* a warm sandbox reads its job here, or -1 */
+	int init_fd;              /* toolgate-init's image (sb_init_fd), exec'd
+				   * as PID 1 once the layers are in place */
+	char **init_argv;         /* its arguments (init_proto.h); [1] the
+				   * child's to fill */
 	char *const *envp;
 	char tmpfs_opts[64];      /* "size=N,mode=1777" for /tmp, /dev/shm */
 	char workdir_opts[64];    /* "size=N,mode=0755" for the work directory */
@@ -119,9 +97,8 @@ struct sb_plan {
 	} links[10];
 	int nlinks;
 	const char *hostname;
-	uintptr_t scrub[2][2];
 	int trace;                /* TOOLGATE_TRACE: time each step of the child */
-	uint64_t trace_start;     /* CLOCK_MONOTONIC microseconds at clone */    /* [start, end) of argv and environ strings */
+	uint64_t trace_start;     /* CLOCK_MONOTONIC microseconds at clone */
 	const struct sock_fprog *seccomp;
 	const struct sock_fprog *seccomp_ioctl;
 	unsigned landlock_abi;
@@ -136,11 +113,10 @@ struct sb_plan {
 				   * flight, see child.c) */
 };
 
-/* A warm sandbox's job on plan->job_rd: this header, then argc + envc
- * NUL-terminated strings (argv, then the environment), len bytes. */
-struct sb_job {
-	uint32_t argc, envc, len;
-};
+
+/* run_init.c: toolgate-init's image as a sealed memfd, made at the first
+ * call and kept for the process's life; -1 and err when it cannot be. */
+int sb_init_fd(struct tg_error *err);
 
 /* child.c: runs in the cloned child; never returns. */
 void child_main(const struct sb_plan *plan) __attribute__((noreturn));
@@ -162,6 +138,9 @@ struct sb_trees {
 	int dev[SB_DEVICES];
 	int layers[SB_MAX_BINDS][3]; /* an overlay's lower, upper, work (O_PATH) */
 	int workdir;                 /* the work directory's tmpfs, or -1 */
+	/* what a failure names when it is more than a constant: here, on
+	 * the child's stack, not in memory it shares with the caller */
+	char what[SB_PATH_MAX + 96];
 };
 int rootfs_clone(const struct sb_plan *plan, struct sb_trees *t, const char **what);
 int rootfs_build(const struct sb_plan *plan, struct sb_trees *t,

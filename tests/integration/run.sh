@@ -224,8 +224,12 @@ check unprivileged_identity $? "$(cat "$tmp/out")"
 	grep -q 'Seccomp:.2' "$tmp/out"
 check caps_nnp_seccomp_in_status $? "$(cat "$tmp/out")"
 
+# PID 1 is toolgate-init, whose command line is its own (the command's
+# argv after its parameters), nothing of the caller's: not toolgate's
+# path, not its subcommand
 "$TG" run -- sh -c 'ls /proc | grep -E "^[0-9]+$" | wc -l; cat /proc/1/cmdline | tr "\0" " "' >"$tmp/out"
-[ "$(sed -n 1p "$tmp/out")" -le 6 ] && [ -z "$(sed -n 2p "$tmp/out" | tr -d ' ')" ]
+[ "$(sed -n 1p "$tmp/out")" -le 6 ] && sed -n 2p "$tmp/out" | grep -q '^toolgate-init [0-9:]* /[^ ]* sh -c ' &&
+	! sed -n 2p "$tmp/out" | grep -qF -e "$TG" -e ' run '
 check pid_namespace $? "$(cat "$tmp/out")"
 
 "$TG" run -- sh -c 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "' >"$tmp/out"

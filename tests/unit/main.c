@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox_int.h"
 #include "toolgate/sandbox.h"
 #include "toolgate/upstream.h"
 #include "unit.h"
@@ -142,6 +143,15 @@ int main(int argc, char **argv)
 	int failed = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* toolgate-init's image is a descriptor the library keeps for the
+	 * process's life from its first sandbox on: made here, before any
+	 * test counts descriptors (each runs in a fork of this process) */
+	{
+		struct tg_error err;
+
+		if (sb_init_fd(&err) < 0)
+			fprintf(stderr, "unit: %s\n", err.msg);
+	}
 	for (s = 0; s < sizeof(suites) / sizeof(suites[0]); s++) {
 		const struct unit_test *t;
 

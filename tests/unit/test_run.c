@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -586,7 +587,33 @@ static int concurrent_threads(void)
 	return 0;
 }
 
+/* The sandbox's PID 1 is toolgate-init, exec'd, not a copy of the caller:
+ * its name, its size (the caller's is many times it, and under ASan
+ * terabytes of address space), and a command line without the caller's. */
+static int pid1_is_init_not_a_copy(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *argv[] = { "sh", "-c",
+			 "cat /proc/1/comm; sed -n 's/^VmSize:[^0-9]*\\([0-9]*\\) kB/\\1/p' "
+			 "/proc/1/status; tr '\\0' ' ' </proc/1/cmdline", NULL };
+	struct tg_sandbox_result *r = run_argv(s, argv);
+	char name[64] = "", cmdline[512] = "";
+	unsigned long vm_kb = 0;
+
+	CHECK(r && r->reason == TG_REASON_OK && r->exit_code == 0 && r->out.data);
+	CHECK(sscanf(r->out.data, "%63s %lu %511[^\n]", name, &vm_kb, cmdline) == 3);
+	if (strcmp(name, "toolgate-init") != 0 || vm_kb == 0 || vm_kb > 4096)
+		fprintf(stderr, "PID 1: %s\n", r->out.data);
+	CHECK(strcmp(name, "toolgate-init") == 0);
+	CHECK(vm_kb > 0 && vm_kb <= 4096);
+	CHECK(strncmp(cmdline, "toolgate-init ", 14) == 0 && !strstr(cmdline, "unit-tests"));
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/pid1_is_init_not_a_copy", pid1_is_init_not_a_copy },
 	{ "run/concurrent_threads", concurrent_threads },
 	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },
 	{ "run/nested_bind_symlink_planted", nested_bind_symlink_planted },
