@@ -57,7 +57,7 @@ endif
         uninstall uninstall-bin uninstall-lib uninstall-headers uninstall-pc uninstall-completion \
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         install-systemd uninstall-systemd deb \
-        check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-mcp-wrk bench-gate bench-audit bench-skills \
+        check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-mcp-wrk bench-mcp-sandbox bench-gate bench-audit bench-skills \
         bench-redact bench-upstream bench-tls fuzz lint clean FORCE
 all: $(PROGS) man
 
@@ -364,6 +364,11 @@ bench-mcp: deps
 bench-mcp-wrk: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/mcp-wrk.sh $(BUILD)
+
+# a sandboxed command tool: toolgate against the SDK server spawning bwrap
+bench-mcp-sandbox: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/mcp-sandbox.sh $(BUILD)
 
 bench-gate: deps
 	@$(MAKE) -s --no-print-directory all

@@ -259,10 +259,13 @@ struct tg_sandbox_result {
  *
  * Thread-safe: runs may proceed from several threads at once. The sandbox
  * gets no SIGCHLD-style exit signal, so the embedder's own waitpid(-1)
- * cannot reap it. The sandbox's first process is a copy of the caller; it
+ * cannot reap it. The sandbox's first process starts in the caller's
+ * memory, as a vfork child does, while the calling thread waits, and
+ * execs toolgate-init once its layers are in place (docs/SANDBOX.md); it
  * closes every fd it does not need at once, but fds the embedder opens
  * without O_CLOEXEC in other threads may be inherited by commands those
- * threads exec.
+ * threads exec. While such a child of a root caller shares its memory,
+ * the process is not dumpable.
  */
 TG_API int tg_sandbox_run(const struct tg_sandbox_spec *spec,
 			  struct tg_sandbox_result **out, struct tg_error *err);

@@ -16,11 +16,12 @@
  * command, the reaping. Every failure is reported with the layer's name
  * and the process exits.
  *
- * We are a copy of the caller until that exec, which ends the copy before
- * the command exists: no process of a sandbox holds anything of the
- * caller's memory once anything but our own code runs in it. No malloc
- * after clone, nor anything else of libc's that takes a lock or knows
- * about threads (see sandbox_int.h).
+ * Until that exec we run in the caller's memory, as a vfork child does,
+ * its calling thread asleep (clone.c), or elsewhere in a copy of it: no
+ * process of a sandbox holds anything of the caller's memory once
+ * anything but our own code runs in it. No malloc, nor anything else of
+ * libc's that takes a lock or knows about threads; no memory written but
+ * our stack (and toolgate-init's argv[1], in the run's plan).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -341,7 +342,8 @@ static void exec_init(const struct sb_plan *plan, unsigned layers, int listener,
 		 (unsigned long long)plan->trace_start, layers,
 		 (unsigned long long)plan->cmd_nofile);
 	/* the arguments were laid out in the plan; the numbers are ours to
-	 * write (in our copy of it) */
+	 * write (the array is the run's: nothing reads it until the run ends,
+	 * and the exec has copied it by then) */
 	plan->init_argv[1] = cfg;
 	syscall(SYS_execveat, image, "", plan->init_argv, plan->job_rd < 0 ? plan->envp : no_env,
 		AT_EMPTY_PATH);
@@ -365,8 +367,8 @@ void child_main(const struct sb_plan *plan)
 	_Static_assert(sizeof(keep) / sizeof(keep[0]) <= KEEP_MAX, "keep[] too long");
 	close_all_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 	layers |= TG_LAYER_FDS_CLOSED;
-	/* The caller's signal handlers are not ours to run (a command could
-	 * signal us and run them in this copy of the caller), and a caller
+	/* The caller's signal handlers are not ours to run (they would run
+	 * in the caller's memory, or a copy of it), and a caller
 	 * that ignores SIGCHLD would make toolgate-init auto-reap the
 	 * command and lose its status: every disposition back to default,
 	 * nothing blocked. */

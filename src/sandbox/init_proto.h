@@ -36,6 +36,8 @@ enum sb_msg_kind {
 	SB_MSG_HANDOVER,        /* listener, egress: numbers in PID 1 (run.c,
 				 * "The hand-over"); PID 1 waits for the answer */
 	SB_MSG_TRACE,           /* text = step, err = microseconds since clone */
+	SB_MSG_HELLO,           /* the child exists (clone.c's mapper waits for
+				 * it); nothing for anyone else */
 };
 
 struct sb_msg {

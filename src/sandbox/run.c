@@ -245,8 +245,11 @@ static int write_proc(pid_t pid, const char *file, const char *data, struct tg_e
 	return 0;
 }
 
-static int write_maps(struct run *r, struct tg_error *err)
+/* sb_spawn's maps: the child's, as pid (clone.c may call it from a
+ * thread of its own, while the child runs in our memory: it reads r). */
+static int write_maps(void *ctx, pid_t pid, struct tg_error *err)
 {
+	const struct run *r = ctx;
 	char map[64];
 	unsigned outer_uid = (unsigned)geteuid(), outer_gid = (unsigned)getegid();
 
@@ -257,14 +260,14 @@ static int write_maps(struct run *r, struct tg_error *err)
 	if (r->plan.caller_is_root) {
 		outer_uid = r->spec->host_uid;
 		outer_gid = r->spec->host_gid;
-	} else if (write_proc(r->pid, "setgroups", "deny", err) < 0) {
+	} else if (write_proc(pid, "setgroups", "deny", err) < 0) {
 		return -1;
 	}
 	snprintf(map, sizeof(map), "%d %u 1\n", SB_INSIDE_UID, outer_uid);
-	if (write_proc(r->pid, "uid_map", map, err) < 0)
+	if (write_proc(pid, "uid_map", map, err) < 0)
 		return -1;
 	snprintf(map, sizeof(map), "%d %u 1\n", SB_INSIDE_GID, outer_gid);
-	return write_proc(r->pid, "gid_map", map, err);
+	return write_proc(pid, "gid_map", map, err);
 }
 
 /* ---- supervision ---------------------------------------------------- */
@@ -819,27 +822,6 @@ void tg_sandbox_result_free(struct tg_sandbox_result *res)
 	free(res);
 }
 
-static pid_t clone_sandbox(int *pidfd, int cgroup_fd)
-{
-	struct clone_args args;
-
-	memset(&args, 0, sizeof(args));
-	if (cgroup_fd >= 0) {
-		args.flags |= CLONE_INTO_CGROUP;
-		args.cgroup = (uint64_t)cgroup_fd;
-	}
-	/* The cgroup namespace comes once the child is in its cgroup. */
-	args.flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-		      CLONE_NEWUTS | CLONE_NEWNET | CLONE_PIDFD;
-	args.pidfd = (uint64_t)(uintptr_t)pidfd;
-	/* No exit signal: the embedder gets no SIGCHLD it did not ask for,
-	 * its waitpid(-1) (without __WALL) cannot reap our child, and an
-	 * ignored SIGCHLD (auto-reap) cannot take the wait status from us.
-	 * We learn of the exit through the pidfd and reap with __WALL. */
-	args.exit_signal = 0;
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
-
 static struct run *run_new(const struct tg_sandbox_spec *spec)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -961,7 +943,7 @@ static void run_free(struct run *r)
  * (warm: to wait for its job once its layers are in place). */
 static int launch(struct run *r, int warm, struct tg_error *err)
 {
-	char go = 'g';
+	struct sb_spawn sp;
 
 	r->start = now_us();
 	/* timings only when asked for, and when someone reads them */
@@ -974,22 +956,23 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	    cgroup_join_fds(r->cg, &r->cg_clone_fd, r->plan.cg_tasks, err) < 0)
 		return -1;
 	trace_parent(r, "cgroup");
-	r->pid = clone_sandbox(&r->pidfd, r->cg_clone_fd);
+	sp.plan = &r->plan;
+	sp.cgroup_fd = r->cg_clone_fd;
+	sp.status_r = r->status_r;
+	sp.status_wr = r->plan.status_wr;
+	sp.sync_w = r->sync_w;
+	sp.maps = write_maps;
+	sp.ctx = r;
+	r->pid = sb_spawn_child(&sp, err);
 	if (r->pid < 0)
-		return tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
-	if (r->pid == 0)
-		child_main(&r->plan);
+		return -1;
+	r->pidfd = sp.pidfd;
 	close_child_ends(r);
-	trace_parent(r, "clone3");
-	/* The child waits until its id maps exist; on failure, closing sync
-	 * makes it exit. */
-	if (write_maps(r, err) < 0 || write(r->sync_w, &go, 1) != 1) {
-		snprintf(r->setup_error, sizeof(r->setup_error), "%.400s", err->msg);
-		tg_error_clear(err);
-		kill_sandbox(r);
-	}
+	/* The child waited for its id maps; when they failed it was killed. */
+	if (sp.error[0])
+		snprintf(r->setup_error, sizeof(r->setup_error), "%s", sp.error);
 	close_fd(&r->sync_w);
-	trace_parent(r, "maps, go");
+	trace_parent(r, "clone3, maps, go");
 	return 0;
 }
 

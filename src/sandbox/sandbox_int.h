@@ -118,6 +118,24 @@ struct sb_plan {
  * call and kept for the process's life; -1 and err when it cannot be. */
 int sb_init_fd(struct tg_error *err);
 
+/* clone.c: the sandbox's first process, child_main(plan), started in new
+ * namespaces with its id maps written (maps) and "go" said on sync_w.
+ * Returns its pid with *pidfd, the child past "go" or gone (error says
+ * why when the maps were what failed: it is killed then), or -1 and err
+ * when clone3 failed. Sharing the caller's memory where it can (the
+ * file says when and what that asks of child.c). */
+struct sb_spawn {
+	const struct sb_plan *plan;
+	int cgroup_fd;            /* CLONE_INTO_CGROUP, or -1 */
+	int status_r, status_wr;  /* the status pipe, both ends */
+	int sync_w;               /* "go" */
+	int (*maps)(void *ctx, pid_t pid, struct tg_error *err);
+	void *ctx;
+	int pidfd;                /* out */
+	char error[480];          /* out: "" or why the child was killed */
+};
+pid_t sb_spawn_child(struct sb_spawn *s, struct tg_error *err);
+
 /* child.c: runs in the cloned child; never returns. */
 void child_main(const struct sb_plan *plan) __attribute__((noreturn));
 /* Report a setup failure of `layer` (with errno err, or 0) and _exit. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -612,7 +613,49 @@ static int pid1_is_init_not_a_copy(void)
 	return 0;
 }
 
+/* The sandbox's first process shares the caller's memory while it is set
+ * up (clone.c), and with it the dumpable flag, which a root caller's
+ * child clears when it switches to the sandbox's user: the caller has it
+ * back once no child shares its memory, from one thread or several. */
+static void *dumpable_runs(void *arg)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char *argv[] = { "true", NULL };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct tg_sandbox_result *r = run_argv(s, argv);
+
+		if (!r || r->reason != TG_REASON_OK)
+			arg = NULL;
+		tg_sandbox_result_free(r);
+	}
+	tg_sandbox_spec_free(s);
+	return arg;
+}
+
+static int caller_stays_dumpable(void)
+{
+	int before = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	pthread_t t[3];
+	void *ok;
+	int i;
+
+	CHECK(before == 1);
+	CHECK(dumpable_runs(&before) == &before);
+	CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == before);
+	for (i = 0; i < 3; i++)
+		CHECK(pthread_create(&t[i], NULL, dumpable_runs, &before) == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK(pthread_join(t[i], &ok) == 0);
+		CHECK(ok == &before);
+	}
+	CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == before);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/caller_stays_dumpable", caller_stays_dumpable },
 	{ "run/pid1_is_init_not_a_copy", pid1_is_init_not_a_copy },
 	{ "run/concurrent_threads", concurrent_threads },
 	{ "run/bind_source_swapped_for_symlink", bind_source_swapped_for_symlink },

@@ -1,0 +1,252 @@
+/*
+ * The sandbox's first process, started in its new namespaces.
+ *
+ * Where there is a trampoline for clone3 with a stack of the child's own
+ * (x86-64), the child runs in the caller's memory, as a vfork child does
+ * (CLONE_VM | CLONE_VFORK), until it execs toolgate-init (child.c): no
+ * page table is copied, none of the caller's pages becomes copy-on-write
+ * (a copy made every page the caller's threads wrote next fault, with a
+ * TLB shootdown to every CPU they ran on), and there is no copy to tear
+ * down. The calling thread sleeps in the kernel until that exec, so the
+ * child may use its thread data (errno, glibc's own) as its own, and the
+ * child writes no memory but its stack (and toolgate-init's argv[1] slot,
+ * in the run's plan). Its id maps must be written from outside while it
+ * waits: a helper thread, the mapper, reads the child's first word on the
+ * status pipe (it exists, and the kernel has written its pid), writes the
+ * maps and says "go".
+ *
+ * The dumpable flag belongs to the memory, so to the caller too: a root
+ * caller's child that switches to the sandbox's host user clears it, and
+ * that is what keeps a process of that user from reaching the caller's
+ * memory through the child (ptrace, /proc/PID/mem) while they share it.
+ * It is given back once no child shares the caller's memory.
+ *
+ * Elsewhere, or when the mapper cannot start, the child is a copy of the
+ * caller (clone3 without CLONE_VM), and the exec ends the copy.
+ */
+#include <errno.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox_int.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#define CHILD_STACK (256u << 10) /* child.c's deepest path needs some 16 KiB */
+
+#if defined(__x86_64__)
+/* long sb_clone3_vm(struct clone_args *args, size_t size,
+ *                   int (*fn)(void *), void *arg)
+ * clone3; the child, on the stack args gave it, calls fn(arg) and exits
+ * with what it returns. Returns as the system call does (-errno). */
+long sb_clone3_vm(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
+__asm__(".text\n"
+	".globl sb_clone3_vm\n"
+	".hidden sb_clone3_vm\n"
+	".type sb_clone3_vm,@function\n"
+	"sb_clone3_vm:\n"
+	"	.cfi_startproc\n"
+	"	mov %rdx, %r8\n"          /* fn and arg where the syscall keeps them */
+	"	mov %rcx, %r9\n"
+	"	mov $435, %eax\n"         /* SYS_clone3 */
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	ret\n"                    /* the caller, or an error */
+	"1:	.cfi_undefined %rip\n"    /* the child, on its own stack */
+	"	xor %ebp, %ebp\n"
+	"	mov %r9, %rdi\n"
+	"	call *%r8\n"
+	"	mov %eax, %edi\n"
+	"	mov $60, %eax\n"          /* SYS_exit */
+	"	syscall\n"
+	"	hlt\n"
+	"	.cfi_endproc\n"
+	".size sb_clone3_vm, .-sb_clone3_vm\n");
+#define HAVE_CLONE_VM 1
+#endif
+
+static void args_init(struct clone_args *a, int cgroup_fd, int *pidfd)
+{
+	memset(a, 0, sizeof(*a));
+	if (cgroup_fd >= 0) {
+		a->flags |= CLONE_INTO_CGROUP;
+		a->cgroup = (uint64_t)cgroup_fd;
+	}
+	/* The cgroup namespace comes once the child is in its cgroup. */
+	a->flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+		    CLONE_NEWNET | CLONE_PIDFD;
+	a->pidfd = (uint64_t)(uintptr_t)pidfd;
+	/* No exit signal: the embedder gets no SIGCHLD it did not ask for,
+	 * its waitpid(-1) (without __WALL) cannot reap our child, and an
+	 * ignored SIGCHLD (auto-reap) cannot take the wait status from us.
+	 * We learn of the exit through the pidfd and reap with __WALL. */
+	a->exit_signal = 0;
+}
+
+/* Maps, then "go"; on failure the reason in s->error and the child
+ * killed (it waits for "go" otherwise). */
+static void maps_and_go(struct sb_spawn *s, pid_t pid)
+{
+	struct tg_error err;
+	char go = 'g';
+
+	memset(&err, 0, sizeof(err));
+	if (s->maps(s->ctx, pid, &err) == 0 && write(s->sync_w, &go, 1) == 1)
+		return;
+	snprintf(s->error, sizeof(s->error), "%.400s",
+		 err.msg[0] ? err.msg : "user namespace: cannot start the child");
+	syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+}
+
+#ifdef HAVE_CLONE_VM
+struct vm_spawn {
+	struct sb_spawn *s;
+	pid_t tid;          /* CLONE_PARENT_SETTID: written before the child runs */
+	int resumed;        /* the caller is back from clone3 */
+};
+
+static int child_entry(void *arg)
+{
+	const struct sb_plan *plan = arg;
+	struct sb_msg m;
+
+	/* the mapper waits for this: we exist, and our pid is written */
+	memset(&m, 0, sizeof(m));
+	m.kind = SB_MSG_HELLO;
+	if (write(plan->status_wr, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		_exit(125);
+	child_main(plan);
+}
+
+static void *mapper_main(void *arg)
+{
+	struct vm_spawn *v = arg;
+	struct sb_msg m;
+	ssize_t n;
+
+	do
+		n = read(v->s->status_r, &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	/* the child's word, or the caller's that it is back (no child, or
+	 * one that died before it spoke) */
+	if (n == (ssize_t)sizeof(m) && !__atomic_load_n(&v->resumed, __ATOMIC_ACQUIRE))
+		maps_and_go(v->s, __atomic_load_n(&v->tid, __ATOMIC_ACQUIRE));
+	return NULL;
+}
+
+static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sharing, dump_saved;
+
+/* How many children share our memory; the dumpable flag given back
+ * when none does. */
+static void sharing_begin(void)
+{
+	pthread_mutex_lock(&dump_lock);
+	if (sharing++ == 0)
+		dump_saved = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	pthread_mutex_unlock(&dump_lock);
+}
+
+static void sharing_end(void)
+{
+	pthread_mutex_lock(&dump_lock);
+	if (--sharing == 0 && dump_saved >= 0 &&
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dump_saved)
+		prctl(PR_SET_DUMPABLE, dump_saved, 0, 0, 0);
+	pthread_mutex_unlock(&dump_lock);
+}
+
+/* -1 when the mapper cannot start (the caller then copies), else the
+ * child's pid or -errno of clone3 in *rc. */
+static int spawn_vm(struct sb_spawn *s, long *rc)
+{
+	struct vm_spawn v = { s, 0, 0 };
+	struct clone_args a;
+	struct sb_msg wake;
+	pthread_attr_t attr;
+	pthread_t mapper;
+	sigset_t all, old;
+	char *stack;
+	int e;
+
+	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	/* a guard page: an overflow faults instead of writing our memory */
+	mprotect(stack, 4096, PROT_NONE);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64u << 10);
+	/* the mapper takes no signal of the embedder's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&mapper, &attr, mapper_main, &v);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (e) {
+		munmap(stack, CHILD_STACK);
+		return -1;
+	}
+	args_init(&a, s->cgroup_fd, &s->pidfd);
+	a.flags |= CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID;
+	a.parent_tid = (uint64_t)(uintptr_t)&v.tid;
+	a.stack = (uint64_t)(uintptr_t)(stack + 4096);
+	a.stack_size = CHILD_STACK - 4096;
+	if (s->plan->caller_is_root)
+		sharing_begin();
+	/* back here once the child has exec'd toolgate-init, or died */
+	*rc = sb_clone3_vm(&a, sizeof(a), child_entry, (void *)s->plan);
+	if (s->plan->caller_is_root)
+		sharing_end();
+	__atomic_store_n(&v.resumed, 1, __ATOMIC_RELEASE);
+	/* the mapper may still wait for a word: ours (run.c ignores it; a
+	 * pipe we hold, with room for it: the child's words are few) */
+	memset(&wake, 0, sizeof(wake));
+	wake.kind = SB_MSG_HELLO;
+	if (write(s->status_wr, &wake, sizeof(wake)) != (ssize_t)sizeof(wake))
+		pthread_cancel(mapper); /* its read is a cancellation point */
+	pthread_join(mapper, NULL);
+#if defined(__SANITIZE_ADDRESS__)
+	/* what the child's frames poisoned, before the range is reused */
+	__asan_unpoison_memory_region(stack, CHILD_STACK);
+#endif
+	munmap(stack, CHILD_STACK);
+	return 0;
+}
+#endif
+
+pid_t sb_spawn_child(struct sb_spawn *s, struct tg_error *err)
+{
+	struct clone_args a;
+	long pid;
+
+	s->pidfd = -1;
+	s->error[0] = '\0';
+#ifdef HAVE_CLONE_VM
+	if (spawn_vm(s, &pid) == 0) {
+		if (pid < 0)
+			return tg_error_sys(err, (int)-pid,
+					    "clone3 (user, mount, pid, net, ipc, uts namespaces)");
+		return (pid_t)pid;
+	}
+#endif
+	args_init(&a, s->cgroup_fd, &s->pidfd);
+	pid = syscall(SYS_clone3, &a, sizeof(a));
+	if (pid < 0)
+		return tg_error_sys(err, errno, "clone3 (user, mount, pid, net, ipc, uts namespaces)");
+	if (pid == 0)
+		child_main(s->plan);
+	maps_and_go(s, (pid_t)pid);
+	return (pid_t)pid;
+}
