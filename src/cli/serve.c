@@ -132,7 +132,7 @@ static void usage(FILE *f)
 		   "             SECS after it opened, or after its last answer, is closed,\n"
 		   "             however slowly they come (1 to 300; default 10)\n"
 		   "  --warm N   keep N sandboxes ready for each command tool once it has\n"
-		   "             been called (0 to 64; default 0: every run starts cold)\n"
+		   "             been called (0 to 64; default 2; 0: every run starts cold)\n"
 		   "  --max-runs N, --max-runs-per-principal N\n"
 		   "             command tools running at once (1 to 4096; default 32),\n"
 		   "             and one principal's share of them (default a quarter); a\n"
@@ -530,8 +530,12 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_CATALOG_TRUST, &a->catalog_trust },
 		{ OPT_REDACT_GITLEAKS, &a->redact_gitleaks }, { 0, NULL },
 	};
-	int rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
+	int rc;
 
+	/* every command tool keeps two sandboxes ready once called: one for
+	 * the next call while the other is made (docs/SANDBOX.md) */
+	a->gopts.warm = 2;
+	rc = cli_parse("serve", argc, argv, ":h", options, usage, binds, serve_option, a);
 	if (rc >= 0)
 		return rc;
 	if (cli_log_setup("serve", a->log_format, a->log_level) < 0)

@@ -4,7 +4,7 @@
 - python.run (a prestart tool: the zygote) and fs.read (a warm sandbox
   waiting for its command) give the same answers warm as cold;
 - after the first call of a tool, its calls find a ready sandbox
-  (GET /admin/warm counts them);
+  (GET /admin/warm counts them), two a tool without --warm;
 - nothing one call leaves behind is there for the next: files in /tmp,
   the work directory and /dev/shm, a process, an abstract socket, SysV
   shared memory;
@@ -44,8 +44,9 @@ TOKEN = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal
             "--scope", "*:read", "--scope", "fs.*:write").stdout.strip()
 OPS = cli("token", "issue", "--state", STATE, "--policy", POLICY, "--principal", "ops",
           "--scope", "fs.*:approve").stdout.strip()
+# no --warm: two sandboxes a command tool is the default
 srv, port = start_http([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", STATE,
-                        "--policy", POLICY, "--warm", "2", "--record", os.path.join(TMP, "record")],
+                        "--policy", POLICY, "--record", os.path.join(TMP, "record")],
                        os.path.join(TMP, "serve.err"))
 
 
