@@ -5,8 +5,9 @@
 # bubblewrap for each call (bench/mcp/sdk-bwrap-server.mjs), the same
 # command (/bin/cat: the arguments in, the same JSON out), the same
 # isolation flags where bubblewrap has them, toolgate's own seccomp
-# programs in both. toolgate serves bench/mcp/sandbox-catalog with a warm
-# pool of 4 (toolgate) and with none (toolgate-cold). The floor: the same SDK server spawning /bin/cat with no
+# programs in both. toolgate serves bench/mcp/sandbox-catalog as it
+# starts by default (a warm pool of 2: toolgate) and with --warm 0
+# (toolgate-cold). The floor: the same SDK server spawning /bin/cat with no
 # sandbox. One load generator for all (bench/mcp-load.c), at 1 and 64
 # clients, each a session on its own keep-alive connection; ROUNDS rounds
 # (default 3), the contenders in turn, each line the round with the median
@@ -37,7 +38,7 @@ started() { # LOG WORDS
 port_of() { grep -o 'http://127.0.0.1:[0-9]*' "$1" | head -1 | sed 's/.*://'; }
 
 "$build/toolgate" serve --catalog bench/mcp/sandbox-catalog --http 127.0.0.1:0 --record /dev/null \
-	--warm 4 2>"$work/tg.err" &
+	2>"$work/tg.err" &
 pids+=($!)
 "$build/toolgate" serve --catalog bench/mcp/sandbox-catalog --http 127.0.0.1:0 --record /dev/null \
 	--warm 0 2>"$work/tgc.err" &

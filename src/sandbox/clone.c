@@ -40,6 +40,8 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define ASAN 1
 #endif
 
 #define CHILD_STACK (256u << 10) /* child.c's deepest path needs some 16 KiB */
@@ -121,6 +123,12 @@ static int child_entry(void *arg)
 	const struct sb_plan *plan = arg;
 	struct sb_msg m;
 
+#ifdef ASAN
+	/* the caller's thread, as AddressSanitizer sees it, is on our stack
+	 * now (spawn_vm said so before the clone) */
+	__sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+
 	/* the mapper waits for this: we exist, and our pid is written */
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_HELLO;
@@ -179,6 +187,11 @@ static int spawn_vm(struct sb_spawn *s, long *rc)
 	sigset_t all, old;
 	char *stack;
 	int e;
+#ifdef ASAN
+	void *fake = NULL, *own_bottom = NULL;
+	size_t own_size = 0;
+	pthread_attr_t self;
+#endif
 
 	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
@@ -205,8 +218,21 @@ static int spawn_vm(struct sb_spawn *s, long *rc)
 	a.stack_size = CHILD_STACK - 4096;
 	if (s->plan->caller_is_root)
 		sharing_begin();
+#ifdef ASAN
+	/* For AddressSanitizer, the child is this thread on another stack
+	 * (it shares our thread data): a fiber's switch, there and back. */
+	if (pthread_getattr_np(pthread_self(), &self) == 0) {
+		pthread_attr_getstack(&self, &own_bottom, &own_size);
+		pthread_attr_destroy(&self);
+	}
+	__sanitizer_start_switch_fiber(&fake, stack + 4096, CHILD_STACK - 4096);
+#endif
 	/* back here once the child has exec'd toolgate-init, or died */
 	*rc = sb_clone3_vm(&a, sizeof(a), child_entry, (void *)s->plan);
+#ifdef ASAN
+	__sanitizer_start_switch_fiber(NULL, own_bottom, own_size);
+	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
 	if (s->plan->caller_is_root)
 		sharing_end();
 	__atomic_store_n(&v.resumed, 1, __ATOMIC_RELEASE);
@@ -217,7 +243,7 @@ static int spawn_vm(struct sb_spawn *s, long *rc)
 	if (write(s->status_wr, &wake, sizeof(wake)) != (ssize_t)sizeof(wake))
 		pthread_cancel(mapper); /* its read is a cancellation point */
 	pthread_join(mapper, NULL);
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef ASAN
 	/* what the child's frames poisoned, before the range is reused */
 	__asan_unpoison_memory_region(stack, CHILD_STACK);
 #endif
