@@ -244,6 +244,11 @@ static void setup_world(const struct sb_plan *plan, struct sb_trees *trees, unsi
 
 	if (rootfs_clone(plan, trees, &what) < 0)
 		child_fail(plan, "rootfs", errno, what);
+	/* Not dumpable before the switch, whatever fs.suid_dumpable says
+	 * (1 would leave a child that shares the caller's memory open to
+	 * the sandbox's host user); clone.c gives it back to the caller. */
+	if (plan->caller_is_root && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		child_fail(plan, "process", errno, "PR_SET_DUMPABLE");
 	if (drop_identity(plan) < 0)
 		child_fail(plan, "user namespace", errno, "switch to the sandbox user");
 	/* Die with the parent: without it nobody enforces the limits. Set

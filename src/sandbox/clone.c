@@ -10,22 +10,32 @@
  * down. The calling thread sleeps in the kernel until that exec, so the
  * child may use its thread data (errno, glibc's own) as its own, and the
  * child writes no memory but its stack (and toolgate-init's argv[1] slot,
- * in the run's plan). Its id maps must be written from outside while it
- * waits: a helper thread, the mapper, reads the child's first word on the
- * status pipe (it exists, and the kernel has written its pid), writes the
- * maps and says "go".
+ * in the run's plan; and, the first time it calls a libc function the
+ * program has not called yet, that function's GOT entry, the value any
+ * thread would write). It starts with every signal blocked, and unblocks
+ * them once every disposition is the default: no handler of the caller's
+ * may run in the caller's memory from the child. Its id maps must be
+ * written from outside while it waits: a helper thread, the mapper, reads
+ * the child's first word on the status pipe (it exists, and the kernel
+ * has written its pid), writes the maps and says "go".
  *
  * The dumpable flag belongs to the memory, so to the caller too: a root
  * caller's child that switches to the sandbox's host user clears it, and
  * that is what keeps a process of that user from reaching the caller's
  * memory through the child (ptrace, /proc/PID/mem) while they share it.
- * It is given back once no child shares the caller's memory.
+ * The child also clears it itself before the switch (fs.suid_dumpable 1
+ * would leave it set). It is given back once no child shares the caller's
+ * memory: not at the wake-up, which the kernel gives a moment before the
+ * child lets go of the memory, but once kcmp says it has.
  *
  * Elsewhere, or when the mapper cannot start, the child is a copy of the
  * caller (clone3 without CLONE_VM), and the exec ends the copy.
  */
 #include <errno.h>
+#include <linux/kcmp.h>
 #include <linux/sched.h>
+#include <sched.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -140,15 +150,22 @@ static int child_entry(void *arg)
 static void *mapper_main(void *arg)
 {
 	struct vm_spawn *v = arg;
+	struct pollfd p = { v->s->status_r, POLLIN, 0 };
 	struct sb_msg m;
 	ssize_t n;
 
+	/* the child's word; or the caller back from clone3 without one (no
+	 * child, or one that died before it spoke): then nothing to do */
+	for (;;) {
+		if (__atomic_load_n(&v->resumed, __ATOMIC_ACQUIRE))
+			return NULL;
+		if (poll(&p, 1, 20) > 0)
+			break;
+	}
 	do
 		n = read(v->s->status_r, &m, sizeof(m));
 	while (n < 0 && errno == EINTR);
-	/* the child's word, or the caller's that it is back (no child, or
-	 * one that died before it spoke) */
-	if (n == (ssize_t)sizeof(m) && !__atomic_load_n(&v->resumed, __ATOMIC_ACQUIRE))
+	if (n == (ssize_t)sizeof(m) && m.kind == SB_MSG_HELLO)
 		maps_and_go(v->s, __atomic_load_n(&v->tid, __ATOMIC_ACQUIRE));
 	return NULL;
 }
@@ -175,22 +192,38 @@ static void sharing_end(void)
 	pthread_mutex_unlock(&dump_lock);
 }
 
+/* The kernel wakes the caller of a vfork-style clone (mm_release) a moment
+ * before the child lets go of the memory: an exec swaps it in exec_mmap
+ * after that, an exit clears it in exit_mm after that. Until then a
+ * process of the child's user may still open /proc/PID/mem on it, and
+ * keeps what it opened: the dumpable flag must not come back before. */
+static void wait_unshared(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		if (syscall(SYS_kcmp, getpid(), pid, KCMP_VM, 0, 0) != 0)
+			return; /* another memory, none (gone), or kcmp refused */
+		sched_yield();
+	}
+}
+
 /* -1 when the mapper cannot start (the caller then copies), else the
  * child's pid or -errno of clone3 in *rc. */
 static int spawn_vm(struct sb_spawn *s, long *rc)
 {
 	struct vm_spawn v = { s, 0, 0 };
 	struct clone_args a;
-	struct sb_msg wake;
 	pthread_attr_t attr;
 	pthread_t mapper;
-	sigset_t all, old;
+	sigset_t all, old, mine;
 	char *stack;
 	int e;
 #ifdef ASAN
 	void *fake = NULL, *own_bottom = NULL;
 	size_t own_size = 0;
 	pthread_attr_t self;
+	int fiber = 0;
 #endif
 
 	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
@@ -198,9 +231,14 @@ static int spawn_vm(struct sb_spawn *s, long *rc)
 	if (stack == MAP_FAILED)
 		return -1;
 	/* a guard page: an overflow faults instead of writing our memory */
-	mprotect(stack, 4096, PROT_NONE);
+	if (mprotect(stack, 4096, PROT_NONE) < 0) {
+		munmap(stack, CHILD_STACK);
+		return -1;
+	}
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64u << 10);
+#ifndef ASAN
+	pthread_attr_setstacksize(&attr, 128u << 10);
+#endif
 	/* the mapper takes no signal of the embedder's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -222,26 +260,34 @@ static int spawn_vm(struct sb_spawn *s, long *rc)
 	/* For AddressSanitizer, the child is this thread on another stack
 	 * (it shares our thread data): a fiber's switch, there and back. */
 	if (pthread_getattr_np(pthread_self(), &self) == 0) {
-		pthread_attr_getstack(&self, &own_bottom, &own_size);
+		fiber = pthread_attr_getstack(&self, &own_bottom, &own_size) == 0;
 		pthread_attr_destroy(&self);
 	}
-	__sanitizer_start_switch_fiber(&fake, stack + 4096, CHILD_STACK - 4096);
+	if (fiber)
+		__sanitizer_start_switch_fiber(&fake, stack + 4096, CHILD_STACK - 4096);
 #endif
+	/* No handler of the embedder's may run in the child before
+	 * reset_signals (a process-group signal, a terminal's ^C): it would
+	 * run in our memory, not a copy. The child starts with everything
+	 * blocked and unblocks once every disposition is the default, as
+	 * posix_spawn does. */
+	pthread_sigmask(SIG_SETMASK, &all, &mine);
 	/* back here once the child has exec'd toolgate-init, or died */
 	*rc = sb_clone3_vm(&a, sizeof(a), child_entry, (void *)s->plan);
+	pthread_sigmask(SIG_SETMASK, &mine, NULL);
 #ifdef ASAN
-	__sanitizer_start_switch_fiber(NULL, own_bottom, own_size);
-	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+	if (fiber) {
+		__sanitizer_start_switch_fiber(NULL, own_bottom, own_size);
+		__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+	}
 #endif
-	if (s->plan->caller_is_root)
+	if (s->plan->caller_is_root) {
+		if (*rc > 0)
+			wait_unshared((pid_t)*rc);
 		sharing_end();
+	}
+	/* the mapper is done, or sees this within 20 ms */
 	__atomic_store_n(&v.resumed, 1, __ATOMIC_RELEASE);
-	/* the mapper may still wait for a word: ours (run.c ignores it; a
-	 * pipe we hold, with room for it: the child's words are few) */
-	memset(&wake, 0, sizeof(wake));
-	wake.kind = SB_MSG_HELLO;
-	if (write(s->status_wr, &wake, sizeof(wake)) != (ssize_t)sizeof(wake))
-		pthread_cancel(mapper); /* its read is a cancellation point */
 	pthread_join(mapper, NULL);
 #ifdef ASAN
 	/* what the child's frames poisoned, before the range is reused */

@@ -7,13 +7,13 @@
  * The exec: descriptors at fixed numbers (SB_INIT_FD_*, -1 ones closed),
  * every other descriptor closed; argv is
  *
- *   toolgate-init TRACE:TRACE_START:LAYERS:NOFILE WORKDIR COMMAND ARGV...
+ *   toolgate-init TRACE:TRACE_START:LAYERS:NOFILE WORKDIR [COMMAND ARGV...]
  *
  * (decimal numbers: TOOLGATE_TRACE on or off, its clock's start in
  * CLOCK_MONOTONIC microseconds, the TG_LAYER_* bits in place, the
  * command's RLIMIT_NOFILE), and the environment is the command's; a warm
- * sandbox, which has SB_INIT_FD_JOB open, reads its command and
- * environment there instead (its argv is its template's, unused). Both sides are built from one tree, so
+ * sandbox, which has SB_INIT_FD_JOB open, has neither command nor
+ * environment here and reads them there. Both sides are built from one tree, so
  * this is not an interface to keep stable, only one to check: init
  * refuses what it cannot parse.
  */

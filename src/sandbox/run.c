@@ -170,7 +170,7 @@ static int plan_env(struct run *r, struct tg_error *err)
 	return 0;
 }
 
-static int plan_run(struct run *r, struct tg_error *err)
+static int plan_run(struct run *r, int warm, struct tg_error *err)
 {
 	const struct tg_sandbox_spec *s = r->spec;
 	struct sb_plan *p = &r->plan;
@@ -220,7 +220,9 @@ static int plan_run(struct run *r, struct tg_error *err)
 	if (plan_env(r, err) < 0)
 		return -1;
 	p->envp = r->envp;
-	/* toolgate-init's arguments (init_proto.h); [1] is the child's */
+	/* toolgate-init's arguments (init_proto.h); [1] is the child's. A
+	 * warm sandbox's command comes with its job: its template's argv is
+	 * not shown in its /proc/1/cmdline */
 	if ((p->init_fd = sb_init_fd(err)) < 0)
 		return -1;
 	p->init_argv = calloc((size_t)s->argc + 4, sizeof(char *));
@@ -228,7 +230,7 @@ static int plan_run(struct run *r, struct tg_error *err)
 		return tg_error_sys(err, ENOMEM, "planning the run");
 	p->init_argv[0] = SB_INIT_NAME;
 	p->init_argv[2] = s->workdir;
-	for (i = 0; i < s->argc; i++)
+	for (i = 0; !warm && i < s->argc; i++)
 		p->init_argv[3 + i] = s->argv[i];
 	return 0;
 }
@@ -949,7 +951,7 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	/* timings only when asked for, and when someone reads them */
 	r->plan.trace = getenv("TOOLGATE_TRACE") != NULL && tg_log_on();
 	r->plan.trace_start = r->start;
-	if (plan_run(r, err) < 0 || open_channels(r, warm, err) < 0)
+	if (plan_run(r, warm, err) < 0 || open_channels(r, warm, err) < 0)
 		return -1;
 	trace_parent(r, "planned");
 	if ((!r->cg && cgroup_create(r->spec, &r->cg, err) < 0) ||
@@ -959,7 +961,6 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	sp.plan = &r->plan;
 	sp.cgroup_fd = r->cg_clone_fd;
 	sp.status_r = r->status_r;
-	sp.status_wr = r->plan.status_wr;
 	sp.sync_w = r->sync_w;
 	sp.maps = write_maps;
 	sp.ctx = r;
@@ -967,6 +968,7 @@ static int launch(struct run *r, int warm, struct tg_error *err)
 	if (r->pid < 0)
 		return -1;
 	r->pidfd = sp.pidfd;
+	r->plan.init_argv[1] = NULL; /* the child's, on a stack now gone */
 	close_child_ends(r);
 	/* The child waited for its id maps; when they failed it was killed. */
 	if (sp.error[0])

@@ -127,7 +127,7 @@ int sb_init_fd(struct tg_error *err);
 struct sb_spawn {
 	const struct sb_plan *plan;
 	int cgroup_fd;            /* CLONE_INTO_CGROUP, or -1 */
-	int status_r, status_wr;  /* the status pipe, both ends */
+	int status_r;             /* the status pipe's read end */
 	int sync_w;               /* "go" */
 	int (*maps)(void *ctx, pid_t pid, struct tg_error *err);
 	void *ctx;

@@ -654,7 +654,35 @@ static int caller_stays_dumpable(void)
 	return 0;
 }
 
+/* A script without "#!" runs with /bin/sh, as glibc's execvp runs it,
+ * whatever libc toolgate-init was built with. */
+static int script_without_interpreter_line(void)
+{
+	struct tg_sandbox_spec *s = unit_spec();
+	char dir[] = "/tmp/tg-unit-noshebang-XXXXXX", path[64];
+	char *argv[] = { "/opt/tg/script", "arg", NULL };
+	struct tg_sandbox_result *r;
+	struct tg_error err;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/script", dir);
+	CHECK((f = fopen(path, "w")) != NULL);
+	fputs("echo \"no interpreter line: $1\"\n", f);
+	CHECK(fclose(f) == 0 && chmod(path, 0755) == 0 && chmod(dir, 0755) == 0);
+	CHECK(tg_sandbox_spec_add_bind(s, dir, "/opt/tg", 0, &err) == 0);
+	r = run_argv(s, argv);
+	CHECK(r && r->reason == TG_REASON_OK && r->exit_code == 0);
+	CHECK(r->out.len == 25 && memcmp(r->out.data, "no interpreter line: arg\n", 25) == 0);
+	tg_sandbox_result_free(r);
+	tg_sandbox_spec_free(s);
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
 const struct unit_test run_tests[] = {
+	{ "run/script_without_interpreter_line", script_without_interpreter_line },
 	{ "run/caller_stays_dumpable", caller_stays_dumpable },
 	{ "run/pid1_is_init_not_a_copy", pid1_is_init_not_a_copy },
 	{ "run/concurrent_threads", concurrent_threads },

@@ -201,6 +201,86 @@ static int hand_over(int egress)
 	return egress && answer == 'S';
 }
 
+/* A file the kernel will not exec (ENOEXEC: a script without "#!") runs
+ * with /bin/sh, as glibc's execvp does; musl's does not, and the command
+ * must not behave differently with the compiler that built us. */
+static void exec_file(const char *path, char *const *argv, char *const *envp)
+{
+	size_t n = 0;
+
+	execve(path, argv, envp);
+	if (errno != ENOEXEC)
+		return;
+	while (argv[n])
+		n++;
+	{
+		char *sh_argv[n + 2];
+
+		sh_argv[0] = "/bin/sh";
+		sh_argv[1] = (char *)path;
+		/* argv[1..n], its NULL included */
+		memcpy(sh_argv + 2, argv + 1, n * sizeof(char *));
+		execve("/bin/sh", sh_argv, envp);
+	}
+	errno = ENOEXEC;
+}
+
+/* execvp with the command's environment, glibc's way (exec_file): PATH
+ * from envp ("/bin:/usr/bin" without one), an entry that is missing or
+ * not permitted skipped, EACCES reported if one was seen. Returns only
+ * on failure, with errno. */
+static void exec_command(char *const *argv, char *const *envp)
+{
+	const char *file = argv[0], *path = "/bin:/usr/bin", *p, *z;
+	size_t flen = strlen(file);
+	int eacces = 0;
+	char *const *e;
+
+	if (!*file) {
+		errno = ENOENT;
+		return;
+	}
+	if (strchr(file, '/')) {
+		exec_file(file, argv, envp);
+		return;
+	}
+	for (e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (p = path;; p = z + 1) {
+		char buf[4096];
+		size_t dlen;
+
+		z = strchrnul(p, ':');
+		dlen = (size_t)(z - p);
+		if (dlen + 1 + flen + 1 <= sizeof(buf)) {
+			memcpy(buf, p, dlen);
+			if (dlen)
+				buf[dlen++] = '/'; /* an empty entry: the work directory */
+			memcpy(buf + dlen, file, flen + 1);
+			exec_file(buf, argv, envp);
+			switch (errno) {
+			case EACCES:
+				eacces = 1;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				return;
+			}
+		}
+		if (!*z)
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+}
+
 static void run_command(char *const *argv, char *const *envp) __attribute__((noreturn));
 static void run_command(char *const *argv, char *const *envp)
 {
@@ -226,16 +306,14 @@ static void run_command(char *const *argv, char *const *envp)
 		send_msg(&m);
 		_exit(125);
 	}
-	/* PATH lookup with the sandbox's environment: execvp reads environ
-	 * (shared with PID 1 until exec; PID 1 does not use it) */
-	environ = (char **)envp;
-	execvp(argv[0], argv);
+	/* PATH lookup with the sandbox's environment, not ours */
+	exec_command(argv, envp);
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_EXEC_ERROR;
 	m.err = errno;
 	snprintf(m.text, sizeof(m.text), "%s: %s", argv[0], errdesc(m.err));
 	send_msg(&m);
-	_exit(errno == ENOENT ? 127 : 126);
+	_exit(m.err == ENOENT ? 127 : 126);
 }
 
 /* A warm sandbox's job (pool.c): its command and environment, read from
@@ -299,7 +377,7 @@ static void wait_job(void)
  * raw system calls only while the other may run (PID 1 its closes and
  * waits, the child its reads), and the child writes its job into job_buf,
  * which PID 1 never reads. The stack has no guard page: what runs on it
- * (the job's parsing, execvp's path search) needs a few KiB of it.
+ * (the job's parsing, the path search) needs a few KiB of it.
  */
 static char prefork_stack[2 * SB_ARG_MAX + 65536] __attribute__((aligned(16)));
 
@@ -379,7 +457,7 @@ int main(int argc, char **argv)
 
 	if (!warm) {
 		/* vfork: the command's process borrows our memory until exec;
-		 * run_command only makes system calls and sets environ */
+		 * run_command only makes system calls */
 		pid = vfork();
 		if (pid < 0)
 			fail(SB_MSG_SETUP_ERROR, "process", errno, "fork");
