@@ -85,7 +85,13 @@ $(BUILD)/gen/seccomp_bpf.o: $(BUILD)/gen/seccomp_bpf.c
 # (Debian's musl-tools) it is 46 KB and starts at once; with glibc, where
 # musl is missing, 700 KB, which every sandbox's exec pays for.
 INIT_CC := $(or $(shell command -v musl-gcc 2>/dev/null),$(CC))
-$(BUILD)/toolgate-init: src/sandbox/init/init.c src/sandbox/init_proto.h
+# which compiler built it, rewritten only when that changes (musl-tools
+# installed or removed): the image is rebuilt then
+$(BUILD)/gen/init_cc: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(INIT_CC)' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+$(BUILD)/toolgate-init: src/sandbox/init/init.c src/sandbox/init_proto.h $(BUILD)/gen/init_cc
 	@mkdir -p $(dir $@)
 	$(INIT_CC) -std=gnu11 -D_GNU_SOURCE -O2 -Isrc $(WARN) -fstack-protector-strong -static -s \
 	  -o $@ $<

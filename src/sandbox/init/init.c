@@ -84,23 +84,30 @@ static void trace(const char *step)
 	send_msg(&m);
 }
 
-static const char *errdesc(int err)
+/* musl has no text for some numbers (ETOOMANYREFS among them): those
+ * are named by their number, in a buffer of the caller's */
+static const char *errdesc(int err, char *buf, size_t len)
 {
 	const char *d = strerror(err);
 
-	return d ? d : "unknown error";
+	if (d && strcmp(d, "No error information") != 0)
+		return d;
+	snprintf(buf, len, "error %d", err);
+	return buf;
 }
 
 static void fail(int kind, const char *layer, int err, const char *what) __attribute__((noreturn));
 static void fail(int kind, const char *layer, int err, const char *what)
 {
 	struct sb_msg m;
+	char num[32];
 
 	memset(&m, 0, sizeof(m));
 	m.kind = kind;
 	m.err = err;
 	if (err)
-		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what, errdesc(err));
+		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what,
+			 errdesc(err, num, sizeof(num)));
 	else
 		snprintf(m.text, sizeof(m.text), "%s: %s", layer, what);
 	send_msg(&m);
@@ -286,6 +293,7 @@ static void run_command(char *const *argv, char *const *envp)
 {
 	struct rlimit nofile = { cfg.nofile, cfg.nofile };
 	struct sb_msg m;
+	char num[32];
 
 	/* stdio from the pipes; the status pipe stays open until exec, so
 	 * the command never holds it */
@@ -302,7 +310,7 @@ static void run_command(char *const *argv, char *const *envp)
 		m.kind = SB_MSG_SETUP_ERROR;
 		m.err = errno;
 		snprintf(m.text, sizeof(m.text), "work directory: %s: %s", cfg.workdir,
-			 errdesc(m.err));
+			 errdesc(m.err, num, sizeof(num)));
 		send_msg(&m);
 		_exit(125);
 	}
@@ -311,7 +319,7 @@ static void run_command(char *const *argv, char *const *envp)
 	memset(&m, 0, sizeof(m));
 	m.kind = SB_MSG_EXEC_ERROR;
 	m.err = errno;
-	snprintf(m.text, sizeof(m.text), "%s: %s", argv[0], errdesc(m.err));
+	snprintf(m.text, sizeof(m.text), "%s: %s", argv[0], errdesc(m.err, num, sizeof(num)));
 	send_msg(&m);
 	_exit(m.err == ENOENT ? 127 : 126);
 }
