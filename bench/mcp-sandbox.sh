@@ -19,23 +19,9 @@ build=${1:-build}
 secs=${2:-5}
 rounds=${3:-3}
 command -v bwrap >/dev/null || { echo "mcp-sandbox: bwrap is missing (apt-get install bubblewrap)" >&2; exit 1; }
-if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
-	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 >/dev/null)
-fi
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+bench=mcp-sandbox
+. bench/mcp/lib.sh
 "$build/bench/seccomp-export" "$work"
-
-started() { # LOG WORDS
-	for _ in $(seq 100); do
-		grep -q "$2" "$1" && return 0
-		sleep 0.1
-	done
-	echo "mcp-sandbox: a server did not start: $(cat "$1")" >&2
-	exit 1
-}
-port_of() { grep -o 'http://127.0.0.1:[0-9]*' "$1" | head -1 | sed 's/.*://'; }
 
 "$build/toolgate" serve --catalog bench/mcp/sandbox-catalog --http 127.0.0.1:0 --record /dev/null \
 	2>"$work/tg.err" &
@@ -43,7 +29,6 @@ pids+=($!)
 "$build/toolgate" serve --catalog bench/mcp/sandbox-catalog --http 127.0.0.1:0 --record /dev/null \
 	--warm 0 2>"$work/tgc.err" &
 pids+=($!)
-ln -sfn ../../tests/mcp/node_modules bench/mcp/node_modules # the SDK, for the peers
 declare -A port
 port[sdk-bwrap]=$((20000 + RANDOM % 20000))
 port[sdk-bare]=$((port[sdk-bwrap] + 1))
@@ -55,8 +40,8 @@ started "$work/tg.err" 'MCP on'
 started "$work/tgc.err" 'MCP on'
 started "$work/sdk.err" 'sdk-bwrap-server on'
 started "$work/bare.err" 'sdk-bwrap-server on'
-port[toolgate]=$(port_of "$work/tg.err")
-port[toolgate-cold]=$(port_of "$work/tgc.err")
+port[toolgate]=$(log_port "$work/tg.err")
+port[toolgate-cold]=$(log_port "$work/tgc.err")
 who=(toolgate toolgate-cold sdk-bwrap sdk-bare)
 
 # a first call to each, untimed: toolgate's pool is made from its tool's
@@ -82,9 +67,11 @@ for c in 1 64; do
 			"$(jq .p50_us <<<"$r")" "$(jq .p99_us <<<"$r")" "$(jq .errors <<<"$r")"
 	done
 	for w in toolgate toolgate-cold sdk-bare; do
-		printf '%-34s %10s   p50 %5s   p99 %5s\n' "ratio $w/sdk-bwrap, $c" \
-			"$(jq -n --slurpfile t "$work/$w.$c.med" --slurpfile s "$work/sdk-bwrap.$c.med" '$t[0].rps / $s[0].rps * 100 | floor / 100')x" \
-			"$(jq -n --slurpfile t "$work/$w.$c.med" --slurpfile s "$work/sdk-bwrap.$c.med" '$t[0].p50_us / $s[0].p50_us * 100 | floor / 100')" \
-			"$(jq -n --slurpfile t "$work/$w.$c.med" --slurpfile s "$work/sdk-bwrap.$c.med" '$t[0].p99_us / $s[0].p99_us * 100 | floor / 100')"
+		# req/s, p50 and p99 over sdk-bwrap's, two decimals
+		read -r rps p50 p99 < <(jq -rn --slurpfile t "$work/$w.$c.med" \
+			--slurpfile s "$work/sdk-bwrap.$c.med" '
+			[$t[0].rps / $s[0].rps, $t[0].p50_us / $s[0].p50_us, $t[0].p99_us / $s[0].p99_us]
+			| map(. * 100 | floor / 100) | @tsv')
+		printf '%-34s %10s   p50 %5s   p99 %5s\n' "ratio $w/sdk-bwrap, $c" "${rps}x" "$p50" "$p99"
 	done
 done

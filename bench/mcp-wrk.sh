@@ -17,21 +17,8 @@ build=${1:-build}
 secs=${2:-5}
 rounds=${3:-3}
 command -v wrk >/dev/null || { echo "mcp-wrk: wrk is missing (apt-get install wrk)" >&2; exit 1; }
-if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
-	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 >/dev/null)
-fi
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
-
-started() { # LOG WORDS
-	for _ in $(seq 100); do
-		grep -q "$2" "$1" && return 0
-		sleep 0.1
-	done
-	echo "mcp-wrk: the server did not start: $(cat "$1")" >&2
-	exit 1
-}
+bench=mcp-wrk
+. bench/mcp/lib.sh
 "$build/toolgate" serve --catalog bench/mcp/catalog --http 127.0.0.1:0 --record /dev/null \
 	2>"$work/tg.err" &
 pids+=($!)
@@ -39,15 +26,14 @@ mkdir -p "$work/state"
 "$build/toolgate" serve --catalog bench/mcp/catalog --http 127.0.0.1:0 \
 	--state "$work/state" --audit "$work/state/audit.log" 2>"$work/tga.err" &
 pids+=($!)
-ln -sfn ../../tests/mcp/node_modules bench/mcp/node_modules # the SDK, for the peer
 sdk_port=$((20000 + RANDOM % 20000))
 node bench/mcp/sdk-server.mjs "$sdk_port" 2>"$work/sdk.err" &
 pids+=($!)
 started "$work/tg.err" 'MCP on'
 started "$work/tga.err" 'MCP on'
 started "$work/sdk.err" 'sdk-server on'
-tg_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/tg.err" | sed 's/.*://')
-tga_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/tga.err" | sed 's/.*://')
+tg_port=$(log_port "$work/tg.err")
+tga_port=$(log_port "$work/tga.err")
 
 # A session: initialize, then the initialized notification; its id out.
 session() { # PORT

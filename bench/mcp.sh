@@ -11,24 +11,17 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 secs=${2:-5}
-if [ ! -d tests/mcp/node_modules/@modelcontextprotocol/sdk ]; then
-	(cd tests/mcp && npm install --no-save --no-audit --no-fund @modelcontextprotocol/sdk@1.32 >/dev/null)
-fi
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+bench=mcp
+. bench/mcp/lib.sh
 
 "$build/toolgate" serve --catalog bench/mcp/catalog --http 127.0.0.1:0 --record /dev/null 2>"$work/tg.err" &
 pids+=($!)
-ln -sfn ../../tests/mcp/node_modules bench/mcp/node_modules # the SDK, for the peer
 sdk_port=$((20000 + RANDOM % 20000))
 node bench/mcp/sdk-server.mjs "$sdk_port" 2>"$work/sdk.err" &
 pids+=($!)
-for _ in $(seq 100); do
-	grep -q 'MCP on' "$work/tg.err" && grep -q 'sdk-server on' "$work/sdk.err" && break
-	sleep 0.1
-done
-tg_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/tg.err" | sed 's/.*://')
+started "$work/tg.err" 'MCP on'
+started "$work/sdk.err" 'sdk-server on'
+tg_port=$(log_port "$work/tg.err")
 
 run() { "$build/bench/mcp-load" "$1" "$2" "$secs" "$3"; }
 printf '%-28s %10s %10s %10s %8s\n' "server, clients" "req/s" "p50 us" "p99 us" "errors"

@@ -317,6 +317,8 @@ static int restrict_self(const struct sb_plan *plan, struct sb_trees *trees, uns
  * command's too), nor no_new_privs (nothing set-id).
  */
 static void exec_init(const struct sb_plan *plan, unsigned layers, int listener, int egress_fd)
+	__attribute__((noreturn));
+static void exec_init(const struct sb_plan *plan, unsigned layers, int listener, int egress_fd)
 {
 	static char *const no_env[] = { NULL };
 	const int from[SB_INIT_FD_COUNT] = {
@@ -331,14 +333,14 @@ static void exec_init(const struct sb_plan *plan, unsigned layers, int listener,
 
 	trace(plan, "exec " SB_INIT_NAME);
 	image = fcntl(plan->init_fd, F_DUPFD_CLOEXEC, SB_INIT_FD_COUNT);
+	if (image < 0)
+		child_fail(plan, SB_INIT_NAME, errno, "move its descriptors");
 	for (fd = SB_INIT_FD_STATUS; fd < SB_INIT_FD_COUNT; fd++) {
 		high[fd] = -1;
 		if (from[fd] >= 0 &&
 		    (high[fd] = fcntl(from[fd], F_DUPFD_CLOEXEC, SB_INIT_FD_COUNT)) < 0)
 			child_fail(plan, SB_INIT_NAME, errno, "move its descriptors");
 	}
-	if (image < 0)
-		child_fail(plan, SB_INIT_NAME, errno, "move its descriptors");
 	syscall(SYS_close_range, 0, SB_INIT_FD_COUNT - 1, 0);
 	for (fd = SB_INIT_FD_STATUS; fd < SB_INIT_FD_COUNT; fd++)
 		if (high[fd] >= 0 && dup2(high[fd], fd) != fd)
@@ -386,5 +388,4 @@ void child_main(const struct sb_plan *plan)
 	/* The cgroup and its limits were in place before we started. */
 	layers |= TG_LAYER_CGROUP;
 	exec_init(plan, layers, listener, egress_fd);
-	_exit(125);
 }

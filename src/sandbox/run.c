@@ -365,9 +365,8 @@ static void trace_parent(const struct run *r, const char *what)
  * listener and the egress listener in its descriptor table and waits; we
  * take both with pidfd_getfd and answer 'T'. It is not dumpable, and
  * needs not be: its memory is its own exec's, whose user namespace is the
- * sandbox's (or, where the exec went up for an image it could not read,
- * an ancestor's that the caller's root holds), and the caller owns that
- * namespace, which is what pidfd_getfd's ptrace check asks. No
+ * sandbox's (run_init.c says why its image is readable), and the caller
+ * owns that namespace, which is what pidfd_getfd's ptrace check asks. No
  * descriptor travels through a socket, so no count of descriptors in
  * flight can refuse them (child.c), and we accept the egress connections
  * ourselves. Where the host forbids it (Yama's ptrace_scope 3, an LSM's

@@ -1,7 +1,7 @@
 /*
- * toolgate-init's image in a memfd, once per process: the bytes compiled
- * in (init_image.S), sealed against any change (its mode too), close-on-
- * exec. Every sandbox's PID 1 execs it (child.c) once its layers are in
+ * toolgate-init's image in a memfd, made once and checked at every run:
+ * the bytes compiled in (init_image.S), sealed against any change (its
+ * mode too), close-on-exec. Every sandbox's PID 1 execs it (child.c) once its layers are in
  * place: a file on no filesystem, so it needs no path inside the sandbox,
  * and Landlock's rules, which are about paths, do not apply to it; no
  * process of a sandbox holds a descriptor of it or can reach it through

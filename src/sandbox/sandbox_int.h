@@ -113,9 +113,9 @@ struct sb_plan {
 				   * flight, see child.c) */
 };
 
-
 /* run_init.c: toolgate-init's image as a sealed memfd, made at the first
- * call and kept for the process's life; -1 and err when it cannot be. */
+ * call and kept, made again when the descriptor is no longer ours; -1
+ * and err when it cannot be. */
 int sb_init_fd(struct tg_error *err);
 
 /* clone.c: the sandbox's first process, child_main(plan), started in new

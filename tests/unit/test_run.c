@@ -615,40 +615,23 @@ static int pid1_is_init_not_a_copy(void)
 
 /* The sandbox's first process shares the caller's memory while it is set
  * up (clone.c), and with it the dumpable flag, which a root caller's
- * child clears when it switches to the sandbox's user: the caller has it
+ * child clears before it switches to the sandbox's user: the caller has it
  * back once no child shares its memory, from one thread or several. */
-static void *dumpable_runs(void *arg)
-{
-	struct tg_sandbox_spec *s = unit_spec();
-	char *argv[] = { "true", NULL };
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		struct tg_sandbox_result *r = run_argv(s, argv);
-
-		if (!r || r->reason != TG_REASON_OK)
-			arg = NULL;
-		tg_sandbox_result_free(r);
-	}
-	tg_sandbox_spec_free(s);
-	return arg;
-}
-
 static int caller_stays_dumpable(void)
 {
 	int before = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	pthread_t t[3];
-	void *ok;
-	int i;
+	void *ret;
+	long i;
 
 	CHECK(before == 1);
-	CHECK(dumpable_runs(&before) == &before);
+	CHECK(thread_runs((void *)0) == NULL);
 	CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == before);
 	for (i = 0; i < 3; i++)
-		CHECK(pthread_create(&t[i], NULL, dumpable_runs, &before) == 0);
+		CHECK(pthread_create(&t[i], NULL, thread_runs, (void *)i) == 0);
 	for (i = 0; i < 3; i++) {
-		CHECK(pthread_join(t[i], &ok) == 0);
-		CHECK(ok == &before);
+		CHECK(pthread_join(t[i], &ret) == 0);
+		CHECK(ret == NULL);
 	}
 	CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == before);
 	return 0;

@@ -96,14 +96,15 @@ static const char *errdesc(int err, char *buf, size_t len)
 	return buf;
 }
 
-static void fail(int kind, const char *layer, int err, const char *what) __attribute__((noreturn));
-static void fail(int kind, const char *layer, int err, const char *what)
+/* A setup failure of `layer` (with errno err, or 0), then _exit. */
+static void fail(const char *layer, int err, const char *what) __attribute__((noreturn));
+static void fail(const char *layer, int err, const char *what)
 {
 	struct sb_msg m;
 	char num[32];
 
 	memset(&m, 0, sizeof(m));
-	m.kind = kind;
+	m.kind = SB_MSG_SETUP_ERROR;
 	m.err = err;
 	if (err)
 		snprintf(m.text, sizeof(m.text), "%s: %s: %s", layer, what,
@@ -151,7 +152,7 @@ static void egress_forwarder(int lfd, int chan)
 	pid_t pid = fork();
 
 	if (pid < 0)
-		fail(SB_MSG_SETUP_ERROR, "egress proxy", errno, "start the forwarder");
+		fail("egress proxy", errno, "start the forwarder");
 	if (pid > 0)
 		return;
 	syscall(SYS_close_range, 0, lfd - 1, 0);
@@ -201,7 +202,7 @@ static int hand_over(int egress)
 	if (n != 1 || (answer != 'T' && answer != 'S'))
 		_exit(125); /* the parent is gone, or gave up on us */
 	if (answer == 'S' && send_fd(SB_INIT_FD_HANDOVER, SB_INIT_FD_LISTENER) < 0)
-		fail(SB_MSG_SETUP_ERROR, "seccomp", errno, "hand the listener to the parent");
+		fail("seccomp", errno, "hand the listener to the parent");
 	close(SB_INIT_FD_LISTENER);
 	close(SB_INIT_FD_HANDOVER);
 	trace(answer == 'T' ? "hand-over: taken" : "hand-over: sent");
@@ -304,16 +305,9 @@ static void run_command(char *const *argv, char *const *envp)
 	syscall(SYS_close_range, SB_INIT_FD_STATUS + 1, ~0u, 0);
 	/* the command's own descriptor limit, PID 1's stays (see the top) */
 	if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-		fail(SB_MSG_SETUP_ERROR, "rlimits", errno, "RLIMIT_NOFILE");
-	if (chdir(cfg.workdir) < 0) {
-		memset(&m, 0, sizeof(m));
-		m.kind = SB_MSG_SETUP_ERROR;
-		m.err = errno;
-		snprintf(m.text, sizeof(m.text), "work directory: %s: %s", cfg.workdir,
-			 errdesc(m.err, num, sizeof(num)));
-		send_msg(&m);
-		_exit(125);
-	}
+		fail("rlimits", errno, "RLIMIT_NOFILE");
+	if (chdir(cfg.workdir) < 0)
+		fail("work directory", errno, cfg.workdir);
 	/* PATH lookup with the sandbox's environment, not ours */
 	exec_command(argv, envp);
 	memset(&m, 0, sizeof(m));
@@ -359,13 +353,13 @@ static void wait_job(void)
 		_exit(0);
 	if (h.argc == 0 || h.argc > SB_MAX_ARGV || h.envc >= sizeof(job_envp) / sizeof(char *) ||
 	    h.len > sizeof(job_buf) || read_full(SB_INIT_FD_JOB, job_buf, h.len) < 0)
-		fail(SB_MSG_SETUP_ERROR, "warm pool", EINVAL, "a malformed job");
+		fail("warm pool", EINVAL, "a malformed job");
 	for (i = 0; i < h.argc + h.envc; i++) {
 		char *s = job_buf + off;
 		char *nul = off < h.len ? memchr(s, 0, h.len - off) : NULL;
 
 		if (!nul)
-			fail(SB_MSG_SETUP_ERROR, "warm pool", EINVAL, "a malformed job");
+			fail("warm pool", EINVAL, "a malformed job");
 		if (i < h.argc)
 			job_argv[i] = s;
 		else
@@ -441,7 +435,7 @@ int main(int argc, char **argv)
 	if (!fd_open(SB_INIT_FD_STATUS))
 		_exit(125);
 	if (parse_cfg(argc, argv) < 0 || (!warm && argc < 4))
-		fail(SB_MSG_SETUP_ERROR, SB_INIT_NAME, EINVAL, "its arguments");
+		fail(SB_INIT_NAME, EINVAL, "its arguments");
 	trace(SB_INIT_NAME);
 	if (hand_over(fd_open(SB_INIT_FD_EGRESS)))
 		egress_forwarder(SB_INIT_FD_EGRESS, SB_INIT_FD_EGRESS_CHAN);
@@ -452,7 +446,7 @@ int main(int argc, char **argv)
 		/* no SIGCHLD, as for the vfork below: we reap with __WALL */
 		pid = clone(prefork_main, prefork_stack + sizeof(prefork_stack), CLONE_VM, NULL);
 		if (pid < 0)
-			fail(SB_MSG_SETUP_ERROR, "process", errno, "fork");
+			fail("process", errno, "fork");
 		/* from here on raw system calls while the child may run (see
 		 * prefork_main) */
 		syscall(SYS_close, SB_INIT_FD_JOB);
@@ -468,7 +462,7 @@ int main(int argc, char **argv)
 		 * run_command only makes system calls */
 		pid = vfork();
 		if (pid < 0)
-			fail(SB_MSG_SETUP_ERROR, "process", errno, "fork");
+			fail("process", errno, "fork");
 		if (pid == 0)
 			run_command(argv + 3, environ);
 	}
