@@ -197,6 +197,15 @@
 	function argumentsBox(t) {
 		const value = t.arguments_display !== undefined ? t.arguments_display : t.arguments;
 		const box = el('div');
+		if (typeof value === 'string') {
+			/* what JSON.parse would change (a number past a double's digits:
+			 * docs/SCHEMA.md, "Numbers"): the arguments as sent */
+			box.append(el('pre', { class: 'mono', 'aria-label': 'Arguments', text: value }),
+				el('p', { class: 'warn', text: 'These arguments are shown as sent, as the tool gets them: a number in them has more digits than JavaScript keeps, or a name in them cannot be read here.' }));
+			if (t.arguments_display !== undefined)
+				box.append(el('p', { class: 'warn', text: 'The arguments hold characters a screen does not show as they are: they are written here as \\u escapes.' }));
+			return box;
+		}
 		const f = folded(value);
 		const pre = el('pre', { class: 'mono', 'aria-label': 'Arguments', text: f.text });
 		box.append(pre);

@@ -26,6 +26,7 @@
 #include "toolgate/contract.h"
 #include "toolgate/store.h"
 #include "util/hidden.h"
+#include "util/json_wide.h"
 #include "util/utf8.h"
 
 #define FOLD_STRING 480    /* bytes of a string shown before it is folded */
@@ -851,7 +852,10 @@ static void put_head(FILE *f, const struct approvals_view *v, const struct tg_ti
 
 void approvals_ticket(FILE *f, const struct approvals_view *v, const struct tg_ticket *t)
 {
-	json_t *args = t->arguments ? json_loads(t->arguments, JSON_ALLOW_NUL, NULL) : NULL;
+	/* a number jansson would round: shown as stored, every digit */
+	json_t *args = t->arguments && !json_wide_has_long(t->arguments, strlen(t->arguments))
+			       ? json_loads(t->arguments, JSON_ALLOW_NUL, NULL)
+			       : NULL;
 	json_t *findings = t->findings ? json_loads(t->findings, 0, NULL) : NULL;
 
 	put_head(f, v, t);

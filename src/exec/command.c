@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "util/json_span.h"
+#include "util/json_wide.h"
 #include "util/log.h"
 #include "toolgate/egress.h"
 #include "toolgate/sandbox.h"
@@ -418,9 +420,27 @@ static int typed_error(const struct tg_contract *k, const struct tg_sandbox_resu
 	return rc;
 }
 
+/* An MCP result's structuredContent as the tool wrote it, for the output
+ * schema's check (exec.h, exact), when jansson rounds a number of it:
+ * found in the output by its name (no name twice: refused when read). */
+static int exact_structured(const struct tg_sandbox_result *r, struct exec_out *o)
+{
+	size_t at, start, end, len;
+
+	if (!o->structured)
+		return 0;
+	at = json_span_member(r->out.data, r->out.len, 0, "structuredContent");
+	end = at ? json_span_value(r->out.data, r->out.len, at, &start) : 0;
+	if (!end || !json_wide_has_long(r->out.data + start, end - start))
+		return 0;
+	o->exact = json_wide_text(r->out.data + start, end - start, &len);
+	return o->exact ? 0 : -1;
+}
+
 /* "output": "mcp": stdout is an MCP tool result, {content, structuredContent?,
  * isError?}, each content block of a type MCP defines. Taken (v). */
-static int mcp_result(const struct tg_contract *k, json_t *v, struct exec_out *o)
+static int mcp_result(const struct tg_contract *k, json_t *v, const struct tg_sandbox_result *r,
+		      struct exec_out *o)
 {
 	static const char *const types[] = { "text", "image", "audio", "resource",
 					     "resource_link", NULL };
@@ -446,7 +466,7 @@ static int mcp_result(const struct tg_contract *k, json_t *v, struct exec_out *o
 	o->structured = json_incref(sc);
 	o->is_error = json_is_true(iserr);
 	json_decref(v);
-	return 0;
+	return exact_structured(r, o);
 bad:
 	json_decref(v);
 	return error_result(o, NULL, "%s: the tool's output is not an MCP tool result ({content: "
@@ -480,17 +500,27 @@ static int interpret(const struct tg_contract *k, const struct tg_sandbox_result
 				    r->exited ? "exit status" : "signal",
 				    r->exited ? r->exit_code : r->signal, tail[0] ? ": " : "", tail);
 	}
-	v = json_loadb(r->out.data, r->out.len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	v = json_wide_load(r->out.data, r->out.len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
 	if (!v)
 		return error_result(o, NULL, "%s: the tool's output is not JSON: %s", k->name,
 				    jerr.text);
 	if (k->output_mcp)
-		return mcp_result(k, v, o);
+		return mcp_result(k, v, r, o);
 	{
-		char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		/* every digit of a number jansson would round: an object's
+		 * text with its numbers as written (json_wide_text), which
+		 * mirrors its structured copy and is redacted as that
+		 * (gate/output.c) */
+		size_t len;
+		int exact = json_is_object(v) && json_wide_has_long(r->out.data, r->out.len);
+		char *text = exact ? json_wide_text(r->out.data, r->out.len, &len)
+				   : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 
 		o->content = text ? json_pack("[o]", exec_text(text)) : NULL;
-		free(text);
+		if (exact)
+			o->exact = text;
+		else
+			free(text);
 	}
 	if (json_is_object(v))
 		o->structured = v;

@@ -15,6 +15,10 @@
 struct exec_out {
 	json_t *content;        /* array of MCP content blocks (owned) */
 	json_t *structured;     /* object, or NULL (owned) */
+	char *exact;            /* structured's text as the tool wrote it, when
+				 * jansson rounds a number of it (its copy has
+				 * the nearest double: util/json_wide.h); else
+				 * NULL (owned) */
 	int is_error;
 	json_t *changes;        /* an overlay dry run's changed paths (owned), or NULL */
 	int changes_truncated;  /* more changed than changes lists */
@@ -189,12 +193,13 @@ int exec_overlay_remove(const char *dir);
 /* Remove the overlay layers a killed gateway left in /tmp (command.c). */
 void exec_overlay_sweep(void);
 
-/* A builtin tool by the contract's executor name; dry_run: show, do not
- * do (a builtin that changes anything must honour it). -1 and err when
- * no builtin has that name (a configuration error, caught at gate start
- * by exec_builtin_exists). */
-int exec_builtin(const struct tg_contract *k, json_t *args, int dry_run, struct exec_out *o,
-		 struct tg_error *err);
+/* A builtin tool by the contract's executor name, with args (read from
+ * text, len bytes, which a number past a double's digits keeps exactly:
+ * util/json_wide.h); dry_run: show, do not do (a builtin that changes
+ * anything must honour it). -1 and err when no builtin has that name (a
+ * configuration error, caught at gate start by exec_builtin_exists). */
+int exec_builtin(const struct tg_contract *k, json_t *args, const char *text, size_t len,
+		 int dry_run, struct exec_out *o, struct tg_error *err);
 int exec_builtin_exists(const char *name);
 
 /* A command tool in the sandbox: the arguments (JSON text) on stdin, the

@@ -21,6 +21,7 @@
 
 #include "gate/gate_int.h"
 #include "util/hidden.h"
+#include "util/json_wide.h"
 
 /* A copy of v with its strings and member names in their display form
  * (util/hidden.h: hidden characters escaped, backslashes doubled); NULL
@@ -87,8 +88,11 @@ static int holds_hidden(const json_t *v)
  * shown, nothing is shown raw that should be escaped. */
 static int set_shown(json_t *j, const char *name, const char *text)
 {
-	/* NULs in strings, as the arguments were taken (stage 3) */
-	json_t *v = json_loads(text, JSON_ALLOW_NUL, NULL), *d;
+	/* NULs in strings, as the arguments were taken (stage 3); a number
+	 * jansson would round or refuse: the text, as the tool gets it */
+	json_t *v = json_wide_has_long(text, strlen(text)) ? NULL
+							   : json_loads(text, JSON_ALLOW_NUL, NULL);
+	json_t *d;
 	char display[64];
 
 	if (!v)

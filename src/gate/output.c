@@ -37,7 +37,8 @@ static int stage_check(struct call_state *st)
 	if (!st->out.structured)
 		return gate_refuse(st, "bad_output", "%s@%s returned no structured result, and its "
 			      "contract promises one", st->k->name, st->k->version_text);
-	text = json_dumps(st->out.structured, JSON_COMPACT);
+	/* the tool's own digits where jansson rounds a number of them */
+	text = st->out.exact ? strdup(st->out.exact) : json_dumps(st->out.structured, JSON_COMPACT);
 	rc = text ? tg_schema_validate(st->k->output_schema, text, strlen(text), &errors, &verr)
 		  : -1;
 	free(text);
@@ -189,8 +190,8 @@ static void redact_names(json_t *o, struct redaction *t)
 }
 
 /* Every string of v (v itself, when it is one), members' names included,
- * in place. */
-void gate_redact_json(json_t *v, struct redaction *t)
+ * in place, each on its own. */
+static void redact_strings(json_t *v, struct redaction *t)
 {
 	const char *key;
 	json_t *item, *r;
@@ -203,12 +204,98 @@ void gate_redact_json(json_t *v, struct redaction *t)
 		json_decref(r);
 	} else if (json_is_object(v)) {
 		json_object_foreach(v, key, item)
-			gate_redact_json(item, t);
+			redact_strings(item, t);
 		redact_names(v, t);
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, item)
-			gate_redact_json(item, t);
+			redact_strings(item, t);
 	}
+}
+
+/* The redactor's findings in text, not counted; -1 out of memory. */
+static long findings_in(const char *text)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	long n = -1;
+
+	if (tg_redact_value(text, strlen(text), &o, &err) == 0)
+		n = (long)o.total;
+	tg_redact_out_release(&o);
+	return n;
+}
+
+/* Member key's string value as a rule that reads an assignment sees it,
+ * with its name: the pair as jansson writes it, {"password":"..."}; the
+ * value redacted in place where the rules find a secret there (all of it,
+ * when what they left is no longer that pair). */
+static void redact_pair(const char *key, json_t *value, struct redaction *t)
+{
+	json_t *pair = json_pack("{s:O}", key, value), *back, *v;
+	char *text = pair ? json_dumps(pair, JSON_COMPACT) : NULL;
+	struct tg_redact_out o;
+	struct tg_error err;
+	size_t i;
+
+	json_decref(pair);
+	if (!text)
+		return;
+	if (tg_redact_value(text, strlen(text), &o, &err) < 0 || !o.total) {
+		tg_redact_out_release(&o);
+		free(text);
+		return;
+	}
+	for (i = 0; i < o.nfindings; i++)
+		tally(t, o.findings[i].rule);
+	t->count += o.total;
+	back = json_loadb(o.text, o.len, 0, NULL);
+	v = json_object_get(back, key);
+	if (json_is_string(v) && json_object_size(back) == 1)
+		json_string_setn(value, json_string_value(v), json_string_length(v));
+	else
+		json_string_set(value, "[REDACTED:assignment]");
+	json_decref(back);
+	tg_redact_out_release(&o);
+	free(text);
+}
+
+static void redact_pairs(json_t *v, struct redaction *t)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, item) {
+			if (json_is_string(item))
+				redact_pair(key, item, t);
+			else
+				redact_pairs(item, t);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			redact_pairs(item, t);
+	}
+}
+
+/* Every string of v (v itself, when it is one), members' names included,
+ * in place; and a member's string value as a rule that reads a name and
+ * its value together sees it ("password":"..."), which no string alone
+ * shows: looked for pair by pair only where the whole value's text, once
+ * its strings are redacted, still holds a finding. */
+void gate_redact_json(json_t *v, struct redaction *t)
+{
+	char *whole;
+	long left;
+
+	redact_strings(v, t);
+	if (!json_is_object(v) && !json_is_array(v))
+		return;
+	whole = json_dumps(v, JSON_COMPACT);
+	left = whole ? findings_in(whole) : -1;
+	free(whole);
+	if (left != 0)
+		redact_pairs(v, t);
 }
 
 /* The string at o[key], in place (anything else there is left alone). */
@@ -221,7 +308,8 @@ void gate_redact_member(json_t *o, const char *key, struct redaction *t)
 }
 
 /* The text block of st's content that is its structured result's JSON
- * (a command tool's answer gives both), or NULL. */
+ * (a command tool's answer gives both), or NULL: jansson's text of it, or
+ * the tool's own (exec.h, exact: every digit of a number jansson rounds). */
 static json_t *text_mirrors(const struct call_state *st)
 {
 	json_t *first = json_array_get(st->out.content, 0), *text;
@@ -233,10 +321,47 @@ static json_t *text_mirrors(const struct call_state *st)
 	text = json_object_get(first, "text");
 	if (!json_is_string(text))
 		return NULL;
+	if (st->out.exact && strcmp(st->out.exact, json_string_value(text)) == 0)
+		return text;
 	dump = json_dumps(st->out.structured, JSON_COMPACT | JSON_ENCODE_ANY);
 	same = dump && strcmp(dump, json_string_value(text)) == 0;
 	free(dump);
 	return same ? text : NULL;
+}
+
+/* 1 if the redactor finds nothing in text (0 out of memory: not kept). */
+static int redacts_nothing(const char *text)
+{
+	struct tg_redact_out o;
+	struct tg_error err;
+	int none;
+
+	if (tg_redact_value(text, strlen(text), &o, &err) < 0) {
+		tg_redact_out_release(&o);
+		return 0;
+	}
+	none = o.total == 0;
+	tg_redact_out_release(&o);
+	return none;
+}
+
+/* The tool's own text of its structured result (exact) may stand as the
+ * mirror only when it shows no more than jansson's text of it would: the
+ * rules found nothing in the structured copy's strings, nor in that text
+ * (a keyed rule reads a name and its value together there: "password":
+ * "...", which an escape in the name, "p\u0061ssword", hides in exact). */
+static int exact_kept(const struct call_state *st, const json_t *mirror, uint64_t found)
+{
+	char *dump;
+	int keep;
+
+	if (!mirror || !st->out.exact || found ||
+	    strcmp(st->out.exact, json_string_value(mirror)) != 0)
+		return 0;
+	dump = json_dumps(st->out.structured, JSON_COMPACT | JSON_ENCODE_ANY);
+	keep = dump && redacts_nothing(dump);
+	free(dump);
+	return keep;
 }
 
 static void stage_redact(struct tg_gate *g, struct call_state *st)
@@ -250,6 +375,14 @@ static void stage_redact(struct tg_gate *g, struct call_state *st)
 	mirror = text_mirrors(st);
 	if (st->out.structured)
 		gate_redact_json(st->out.structured, t);
+	/* the tool's own text of it (every digit) decodes to the strings just
+	 * looked at, but its escapes (\/, \uXXXX) would hide a secret from
+	 * the rules: kept when they found none, else made again from the
+	 * redacted copy, its digits lost rather than a secret shown */
+	if (exact_kept(st, mirror, t->count - before))
+		mirror = NULL;
+	free(st->out.exact); /* what the check needed it for is done */
+	st->out.exact = NULL;
 	if (mirror) {
 		/* the text block is the structured result's JSON: made again
 		 * from it redacted, not read apart (its escaping and its

@@ -35,6 +35,7 @@
 #include "toolgate/sandbox.h"
 #include "toolgate/store.h"
 #include "toolgate/schema.h"
+#include "util/json_wide.h"
 #include "util/utf8.h"
 
 #define MAX_SCHEMA_ERRORS 8        /* reported to the caller per call */
@@ -401,6 +402,30 @@ static int stage_held(struct call_state *st)
 			   "it, but %s%s", st->k->name, st->k->upstream, h->why, accept);
 }
 
+/* Where the gate hands the arguments on as jansson values (an upstream
+ * server's tool, a plan's steps, a compensation's mapping), a number
+ * jansson would round or refuse (util/json_wide.h) is refused, never
+ * rounded; a command tool gets the arguments as written. */
+static int exact_enough(struct call_state *st)
+{
+	const char *who;
+
+	if (st->k->executor == TG_EXEC_UPSTREAM)
+		who = "an upstream server's tool, which gets";
+	else if (st->k->executor == TG_EXEC_PLAN || st->k->executor == TG_EXEC_PLAN_UNDO)
+		who = "a plan, whose steps get";
+	else if (st->k->compensation_tool)
+		who = "a tool whose compensation gets";
+	else
+		return 0;
+	if (!json_wide_has_long(st->args, st->args_len))
+		return 0;
+	return gate_refuse(st, "invalid_arguments", "%s@%s: a number of the arguments has more "
+			   "than 17 significant digits or is an integer past 64 bits, and %s "
+			   "is %s its arguments as doubles: refused rather than rounded",
+			   st->k->name, st->k->version_text, st->k->name, who);
+}
+
 /* 3 validate: the arguments against the input schema. A mismatch is a
  * tool result with isError (MCP: the model can read it and correct its
  * call), listing where and why. */
@@ -420,7 +445,7 @@ static int stage_validate(struct call_state *st)
 	if (rc < 0)
 		return gate_refuse(st, "invalid_arguments", "arguments: %s", verr.msg);
 	if (rc == 1)
-		return 0;
+		return exact_enough(st);
 	o = (size_t)snprintf(text, sizeof(text), "arguments do not match the input schema of %s@%s:",
 			     st->k->name, st->k->version_text);
 	for (i = 0; i < errors.n && o < sizeof(text); i++)
@@ -687,10 +712,10 @@ static int execute_builtin(struct call_state *st, struct tg_error *err)
 	int rc;
 
 	st->ran = 1;
-	args = json_loadb(st->args, st->args_len, JSON_DECODE_ANY, NULL);
+	args = json_wide_load(st->args, st->args_len, JSON_DECODE_ANY, NULL);
 	if (!args)
 		return tg_error_set(err, TG_ERR_INVALID, "arguments: not JSON");
-	rc = exec_builtin(st->k, args, st->dry, &st->out, err);
+	rc = exec_builtin(st->k, args, st->args, st->args_len, st->dry, &st->out, err);
 	json_decref(args);
 	return rc;
 }

@@ -19,25 +19,36 @@
 #include <sodium.h>
 
 #include "gate/gate_int.h"
+#include "util/json_wide.h"
 #include "util/log.h"
 
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 
-/* SHA-256 of the arguments' canonical form (sorted keys), hex; the form
- * kept for the ticket. Arguments the validator took that jansson cannot
- * hold (an integer past 64 bits, a NUL in a name) are hashed as sent. */
+/* SHA-256 of the arguments' canonical form (sorted keys, and the digits
+ * of any number jansson would round: util/json_wide.h), hex; what the
+ * ticket keeps of them: that form when jansson holds every number, else
+ * the arguments as sent, so that a person sees the digits the tool gets.
+ * Arguments jansson cannot read at all (a NUL in a name) are hashed as
+ * sent. */
 int gate_args_fingerprint(struct call_state *st)
 {
-	json_t *a = json_loadb(st->args, st->args_len, JSON_ALLOW_NUL, NULL);
-	char *text = a ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS)
-		       : strndup(st->args, st->args_len);
+	/* jansson's sorted form, and the digits of any number it would
+	 * round: arguments that differ past a double's digits differ here */
+	char *text = json_wide_canonical(st->args, st->args_len);
 	unsigned char h[crypto_hash_sha256_BYTES];
 
-	json_decref(a);
+	if (!text)
+		text = strndup(st->args, st->args_len);
 	if (!text)
 		return -1;
 	crypto_hash_sha256(h, (const unsigned char *)text, strlen(text));
 	sodium_bin2hex(st->fingerprint, sizeof(st->fingerprint), h, sizeof(h));
+	if (json_wide_has_long(st->args, st->args_len)) {
+		free(text);
+		text = strndup(st->args, st->args_len);
+		if (!text)
+			return -1;
+	}
 	free(st->canonical);
 	st->canonical = text;
 	return 0;

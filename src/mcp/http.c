@@ -47,6 +47,7 @@
 #include "util/mhd.h"
 #include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
+#include "util/json_wide.h"
 
 #define ENDPOINT "/mcp"
 #define ADMIN_PREFIX "/admin/"
@@ -177,6 +178,7 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
 	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	struct mcp_text raw = { rq->body ? rq->body : "", rq->len };
 	struct http_session *hs = NULL;
 	enum MHD_Result rc;
 	json_error_t jerr;
@@ -193,7 +195,9 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 	if (!ctype || strncasecmp(ctype, "application/json", 16) != 0)
 		return http_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
 				  "Unsupported Media Type: the body must be application/json");
-	msg = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
+	/* an integer past 64 bits is read, not refused: the arguments go
+	 * on as written (session_exact_arguments) */
+	msg = json_wide_load(raw.text, raw.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!msg) {
 		char text[200];
 
@@ -261,8 +265,8 @@ static enum MHD_Result do_post(struct tg_mcp_http *h, struct MHD_Connection *c,
 		}
 	}
 	if (!created && http_may_report(h, msg))
-		return http_answer_sse(h, c, hs, msg, rq->scopes);
-	resp = mcp_session_dispatch(&hs->s, msg, NULL, rq->scopes);
+		return http_answer_sse(h, c, hs, msg, &raw, rq->scopes);
+	resp = mcp_session_dispatch(&hs->s, msg, &raw, NULL, rq->scopes);
 	json_decref(msg);
 	if (created && !mcp_session_started(&hs->s)) {
 		/* initialize refused (bad params): no session to keep */

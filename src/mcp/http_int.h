@@ -255,10 +255,12 @@ void http_sessions_end_all(struct tg_mcp_http *h);
 /* A call that may report while it runs: a tools/call of a command tool
  * or with a progress token (answered by http_answer_sse). */
 int http_may_report(struct tg_mcp_http *h, json_t *msg);
-/* Answer msg as an SSE stream; takes msg and the caller's use of hs (hs
- * is a legacy session's unless msg is modern). */
+/* Answer msg (its text raw, copied where it will be needed) as an SSE
+ * stream; takes msg and the caller's use of hs (hs is a legacy
+ * session's unless msg is modern). */
 enum MHD_Result http_answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
-				struct http_session *hs, json_t *msg, const char *scopes);
+				struct http_session *hs, json_t *msg, const struct mcp_text *raw,
+				const char *scopes);
 /* A modern subscriptions/listen: takes msg and the use of hs. */
 enum MHD_Result http_answer_listen(struct tg_mcp_http *h, struct MHD_Connection *c,
 				   struct http_session *hs, json_t *msg, const char *principal);

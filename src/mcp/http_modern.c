@@ -146,6 +146,7 @@ enum MHD_Result http_post_modern(struct tg_mcp_http *h, struct MHD_Connection *c
 				 const struct request *rq)
 {
 	const char *principal = rq->principal, *need;
+	struct mcp_text raw = { rq->body, rq->len };
 	char scope[200];
 	struct http_session *hs;
 	enum MHD_Result rc;
@@ -174,11 +175,11 @@ enum MHD_Result http_post_modern(struct tg_mcp_http *h, struct MHD_Connection *c
 				  "Service Unavailable: the server is stopping or out of memory");
 	}
 	if (http_may_report(h, msg))
-		return http_answer_sse(h, c, hs, msg, rq->scopes);
+		return http_answer_sse(h, c, hs, msg, &raw, rq->scopes);
 	if (json_object_get(msg, "id") &&
 	    strcmp(json_string_value(json_object_get(msg, "method")), "subscriptions/listen") == 0)
 		return http_answer_listen(h, c, hs, msg, principal);
-	resp = mcp_session_dispatch(&hs->s, msg, NULL, rq->scopes);
+	resp = mcp_session_dispatch(&hs->s, msg, &raw, NULL, rq->scopes);
 	json_decref(msg);
 	if (!resp) {
 		rc = http_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);

@@ -23,6 +23,7 @@
 #include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
 #include "toolgate/catalog.h"
+#include "util/json_wide.h"
 
 #define MAX_SSE_BACKLOG (4u << 20) /* unread notification bytes of one answer */
 #define SSE_RETRY_MS 1000          /* the reconnection delay SSE answers announce */
@@ -158,6 +159,8 @@ struct call {
 	struct tg_mcp_http *h;
 	struct http_session *hs;
 	json_t *msg;
+	struct mcp_text raw;        /* its text (malloc'd) when its arguments
+				     * need it (session_exact_arguments) */
 	struct mcp_stream *st;
 	pthread_mutex_t lock;
 	pthread_cond_t decided;
@@ -179,6 +182,7 @@ static void call_unref(struct call *k)
 	if (!last)
 		return;
 	mcp_stream_unref(k->st);
+	free((char *)k->raw.text);
 	free(k->scopes);
 	pthread_cond_destroy(&k->decided);
 	pthread_mutex_destroy(&k->lock);
@@ -210,7 +214,7 @@ static void *call_main(void *arg)
 {
 	struct call *k = arg;
 	struct mcp_sink sink = { call_event, k };
-	json_t *resp = mcp_session_dispatch(&k->hs->s, k->msg, &sink, k->scopes);
+	json_t *resp = mcp_session_dispatch(&k->hs->s, k->msg, &k->raw, &sink, k->scopes);
 
 	pthread_mutex_lock(&k->lock);
 	if (resp && k->plain == NULL && !k->opened && !k->evented && http_meta_version(k->msg)) {
@@ -235,7 +239,8 @@ static void *call_main(void *arg)
 /* Answer msg as an SSE stream; takes msg and the caller's use of hs (hs
  * is a legacy session's unless msg is modern). */
 enum MHD_Result http_answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
-				struct http_session *hs, json_t *msg, const char *scopes)
+				struct http_session *hs, json_t *msg, const struct mcp_text *raw,
+				const char *scopes)
 {
 	struct call *k = calloc(1, sizeof(*k));
 	int modern = http_meta_version(msg) != NULL;
@@ -250,7 +255,16 @@ enum MHD_Result http_answer_sse(struct tg_mcp_http *h, struct MHD_Connection *c,
 	pthread_mutex_unlock(&h->lock);
 	if (k)
 		k->st = mcp_stream_new(number, !modern, MAX_SSE_BACKLOG);
-	if (!k || !k->st) {
+	/* the request's body ends before the call: a copy, only where a
+	 * number of the arguments needs their own text (none: refused, not
+	 * rounded) */
+	if (k && raw && raw->text && json_wide_has_long(raw->text, raw->len)) {
+		k->raw.text = strndup(raw->text, raw->len);
+		k->raw.len = raw->len;
+	}
+	if (!k || !k->st || (k->raw.len && !k->raw.text)) {
+		if (k && k->st)
+			mcp_stream_unref(k->st);
 		free(k);
 		json_decref(msg);
 		http_session_put(h, hs);
@@ -363,7 +377,7 @@ enum MHD_Result http_answer_listen(struct tg_mcp_http *h, struct MHD_Connection 
 	enum MHD_Result rc;
 	unsigned n = 0, mine = 0;
 
-	resp = mcp_session_dispatch(&hs->s, msg, &sink, NULL); /* listen: no tool calls */
+	resp = mcp_session_dispatch(&hs->s, msg, NULL, &sink, NULL); /* listen: no tool calls */
 	http_session_put(h, hs);
 	if (resp || !ack) {
 		char *body = resp ? json_dumps(resp, JSON_COMPACT) : NULL;

@@ -115,11 +115,13 @@ struct mrtr;
 
 /* The multi round-trip state of a modern tools/call: params' requestState
  * opened and checked (it must be this server's, in time, for principal,
- * the tool params names and its arguments), the inputResponses it asked
- * for taken; caps is the request's clientCapabilities. 0 and OUT *out;
- * -1 and why (a -32602 message) when the state or responses are bad. */
+ * the tool params names and its arguments, exact[0, exact_len) when the
+ * call has their text: call_opts), the inputResponses it asked for
+ * taken; caps is the request's clientCapabilities. 0 and OUT *out; -1
+ * and why (a -32602 message) when the state or responses are bad. */
 int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, json_t *params,
-	      json_t *caps, struct mrtr **out, char *why, size_t len);
+	      const char *exact, size_t exact_len, json_t *caps, struct mrtr **out, char *why,
+	      size_t len);
 /* A tool's question (method is one of sampling/createMessage,
  * elicitation/create, roots/list), under the tool's key (NULL or not 1 to
  * 64 of A-Z a-z 0-9 _ . -: one made of the question), more set when the
@@ -242,14 +244,25 @@ struct mcp_sink {
 	void *ctx;
 };
 
-/* One parsed message (an HTTP body): its answer, or NULL when it needs
- * none (a notification, a response, a cancelled call). Calls run in the
- * caller's thread, still cancellable by a notification from another;
- * what they report while running goes to sink. scopes: the caller's
- * (its token's), which its tool calls are authorized against; NULL
- * without a policy (with one, NULL holds no scope). */
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink,
-			     const char *scopes);
+/* A message's own text, as it came: where a tools/call's arguments are
+ * taken from when jansson cannot hold their numbers exactly (an integer
+ * past 64 bits, more than 17 significant digits: util/json_wide.h), so
+ * that they reach the gate as the client wrote them. Valid only while
+ * the message is dispatched. */
+struct mcp_text {
+	const char *text;
+	size_t len;
+};
+
+/* One parsed message (an HTTP body) and its text (raw: NULL when not
+ * kept): its answer, or NULL when it needs none (a notification, a
+ * response, a cancelled call). Calls run in the caller's thread, still
+ * cancellable by a notification from another; what they report while
+ * running goes to sink. scopes: the caller's (its token's), which its
+ * tool calls are authorized against; NULL without a policy (with one,
+ * NULL holds no scope). */
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_text *raw,
+			     const struct mcp_sink *sink, const char *scopes);
 /* The HTTP status a modern-era answer goes with: 400 for its protocol
  * errors (-32020, -32021, -32022), 404 for an unknown method, else 200. */
 int mcp_modern_status(json_t *resp);
@@ -282,6 +295,11 @@ struct call_opts {
 	int64_t task_ttl_ms;           /* TASK_NOW: the client's ttl; 0: the default */
 	struct mcp_task *run_of;       /* the task this call runs for, or NULL */
 	struct tg_trace_ctx trace;     /* the request's span (valid 0: untraced) */
+	const char *exact_args;        /* the arguments as the client wrote them,
+					* when jansson rounds or refuses one of
+					* their numbers; NULL otherwise. Only
+					* while tools_call runs: never in a job */
+	size_t exact_len;
 };
 
 /* ---- task.c: MCP tasks ------------------------------------------------------ */

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "mcp/mcp_int.h"
+#include "util/json_wide.h"
 
 #define STATE_VERSION 1
 #define STATE_TTL 600                 /* seconds a requestState stays good */
@@ -73,6 +74,23 @@ static int json_digest(json_t *v, char out[65])
 {
 	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 
+	if (!text)
+		return -1;
+	hex_digest(text, strlen(text), out);
+	free(text);
+	return 0;
+}
+
+/* SHA-256 of the arguments' canonical text: exact (their text, when the
+ * call has it: util/json_wide.h) keeps digits jansson's copy rounds. */
+static int arguments_digest(json_t *params, const char *exact, size_t exact_len, char out[65])
+{
+	json_t *args = json_object_get(params, "arguments");
+	char *text;
+
+	if (!exact)
+		return json_digest(args ? args : json_null(), out);
+	text = json_wide_canonical(exact, exact_len);
 	if (!text)
 		return -1;
 	hex_digest(text, strlen(text), out);
@@ -153,7 +171,8 @@ out:
 }
 
 int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, json_t *params,
-	      json_t *caps, struct mrtr **out, char *why, size_t len)
+	      const char *exact, size_t exact_len, json_t *caps, struct mrtr **out, char *why,
+	      size_t len)
 {
 	json_t *state = json_object_get(params, "requestState");
 	json_t *responses = json_object_get(params, "inputResponses");
@@ -178,9 +197,7 @@ int mrtr_open(const struct tg_mcp *m, const char *principal, const char *tool, j
 	r->asked = json_object();
 	r->asked_digests = json_object();
 	if (!r->tool || !r->answers || !r->asked || !r->asked_digests ||
-	    json_digest(json_object_get(params, "arguments") ? json_object_get(params, "arguments")
-							       : json_null(),
-			r->digest) < 0) {
+	    arguments_digest(params, exact, exact_len, r->digest) < 0) {
 		mrtr_free(r);
 		return bad(why, len, "out of memory");
 	}

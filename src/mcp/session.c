@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "mcp/session_int.h"
+#include "util/json_span.h"
+#include "util/json_wide.h"
 
 /* Newest first; a client asking for another gets the newest. */
 const char *const session_versions[SESSION_NVERSIONS] = { TG_MCP_LATEST, "2025-06-18",
@@ -182,13 +184,13 @@ static void do_cancelled(struct mcp_session *s, json_t *params)
 
 /* One message (already parsed): the response to send, or NULL (a
  * notification, a response, a deferred call). */
-static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
-			      const struct mcp_sink *sink, const char *scopes);
+static json_t *handle_message(struct mcp_session *s, json_t *msg, const struct mcp_text *raw,
+			      int mode, const struct mcp_sink *sink, const char *scopes);
 
 /* One message, in a server span when traced: a request's span ends with
  * its answer, here or (a call answered later) with its job. */
-static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
-			  const struct mcp_sink *sink, const char *scopes)
+static json_t *handle_one(struct mcp_session *s, json_t *msg, const struct mcp_text *raw,
+			  int mode, const struct mcp_sink *sink, const char *scopes)
 {
 	const char *why, *method = json_string_value(json_object_get(msg, "method"));
 	json_t *id, *resp;
@@ -197,18 +199,18 @@ static json_t *handle_one(struct mcp_session *s, json_t *msg, int mode,
 
 	if ((kind != RPC_REQUEST && kind != RPC_NOTIFICATION) || !method ||
 	    !tg_gate_tracer(s->mcp->gate))
-		return handle_message(s, msg, mode, sink, scopes);
+		return handle_message(s, msg, raw, mode, sink, scopes);
 	session_request_span = session_span_start(s, method, kind == RPC_REQUEST ? id : NULL,
 						  json_object_get(msg, "params"));
-	resp = handle_message(s, msg, mode, sink, scopes);
+	resp = handle_message(s, msg, raw, mode, sink, scopes);
 	if (session_request_span)
 		session_span_end(session_request_span, resp);
 	session_request_span = outer;
 	return resp;
 }
 
-static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
-			      const struct mcp_sink *sink, const char *scopes)
+static json_t *handle_message(struct mcp_session *s, json_t *msg, const struct mcp_text *raw,
+			      int mode, const struct mcp_sink *sink, const char *scopes)
 {
 	json_t *id, *params, *meta;
 	const char *why, *method;
@@ -226,7 +228,7 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 	meta = json_object_get(params, "_meta");
 	/* a request that says its version in _meta is of the modern era */
 	if (kind == RPC_REQUEST && json_object_get(meta, META_VERSION))
-		return modern_handle(s, id, method, params, meta, mode, sink, scopes);
+		return modern_handle(s, id, method, params, meta, raw, mode, sink, scopes);
 	pthread_mutex_lock(&s->lock);
 	state = s->state;
 	pthread_mutex_unlock(&s->lock);
@@ -252,8 +254,10 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 		return tools_list(s, id, params, older_than_2025_06(s), scopes);
 	if (strcmp(method, "tools/call") == 0) {
 		struct call_opts legacy = { 0, older_than_2025_06(s), -1, scopes, NULL, 0, 0,
-					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 } };
+					    TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 },
+					    NULL, 0 };
 
+		session_exact_arguments(raw, &legacy);
 		return tools_call(s, id, params, mode, sink, &legacy);
 	}
 	if (strcmp(method, "logging/setLevel") == 0)
@@ -277,14 +281,14 @@ static json_t *handle_message(struct mcp_session *s, json_t *msg, int mode,
 	}
 }
 
-json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_sink *sink,
-			     const char *scopes)
+json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mcp_text *raw,
+			     const struct mcp_sink *sink, const char *scopes)
 {
+	size_t i, at = 0, start;
 	json_t *out, *m, *resp;
-	size_t i;
 
 	if (!json_is_array(msg))
-		return handle_one(s, msg, CALL_HERE, sink, scopes);
+		return handle_one(s, msg, raw, CALL_HERE, sink, scopes);
 	/* batches: only the 2025-03-26 revision had them */
 	if (strcmp(s->version, "2025-03-26") != 0 || json_array_size(msg) == 0)
 		return rpc_error_json(json_null(), RPC_INVALID_REQUEST,
@@ -292,8 +296,19 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 					      ? "batches are not supported in this protocol revision"
 					      : "an empty batch");
 	out = json_array();
+	/* each item's own text: where its arguments are, if it needs them */
+	if (raw && raw->text)
+		at = json_span_item(raw->text, raw->len, 0, 0);
 	json_array_foreach(msg, i, m) {
-		resp = handle_one(s, m, CALL_PLAIN, sink, scopes);
+		struct mcp_text item = { NULL, 0 };
+		size_t end = at ? json_span_value(raw->text, raw->len, at, &start) : 0;
+
+		if (end) {
+			item.text = raw->text + start;
+			item.len = end - start;
+		}
+		at = at ? json_span_next(raw->text, raw->len, at) : 0;
+		resp = handle_one(s, m, &item, CALL_PLAIN, sink, scopes);
 		if (resp)
 			json_array_append_new(out, resp);
 	}
@@ -305,6 +320,7 @@ json_t *mcp_session_dispatch(struct mcp_session *s, json_t *msg, const struct mc
 
 void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 {
+	struct mcp_text raw = { text, len };
 	json_error_t jerr;
 	json_t *msg, *resp;
 	char why[200];
@@ -314,20 +330,22 @@ void mcp_session_handle(struct mcp_session *s, const char *text, size_t len)
 		send_text(s, rpc_error(json_null(), RPC_INVALID_REQUEST, why));
 		return;
 	}
-	msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* an integer past 64 bits is read, not refused: the arguments go
+	 * on as written (session_exact_arguments) */
+	msg = json_wide_load(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!msg) {
 		snprintf(why, sizeof(why), "parse error: %s (byte %d)", jerr.text, jerr.position);
 		send_text(s, rpc_error(json_null(), RPC_PARSE_ERROR, why));
 		return;
 	}
 	if (json_is_array(msg)) {
-		resp = mcp_session_dispatch(s, msg, NULL, s->scopes);
+		resp = mcp_session_dispatch(s, msg, &raw, NULL, s->scopes);
 		if (resp)
 			session_send_json(s, resp);
 		json_decref(msg);
 		return;
 	}
-	resp = handle_one(s, msg, CALL_THREAD, NULL, s->scopes);
+	resp = handle_one(s, msg, &raw, CALL_THREAD, NULL, s->scopes);
 	if (resp)
 		session_send_json(s, resp);
 	json_decref(msg);

@@ -196,7 +196,7 @@ json_t *catalog_prompt_get_modern(struct mcp_session *s, json_t *id, json_t *par
 		return catalog_prompts(s, "prompts/get", id, params, scopes);
 	}
 	snprintf(tool, sizeof(tool), "prompt:%.140s", name);
-	if (mrtr_open(s->mcp, s->principal, tool, params, caps, &r, why, sizeof(why)) < 0) {
+	if (mrtr_open(s->mcp, s->principal, tool, params, NULL, 0, caps, &r, why, sizeof(why)) < 0) {
 		json_decref(elicit);
 		return rpc_error_json(id, RPC_INVALID_PARAMS, why);
 	}

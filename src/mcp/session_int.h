@@ -111,6 +111,10 @@ void session_span_end(struct tg_span *sp, json_t *resp);
  * every tool). */
 json_t *tools_list(struct mcp_session *s, json_t *id, json_t *params, int old_shapes,
 		   const char *scopes);
+/* The arguments of the tools/call whose text raw is (NULL: not kept),
+ * as the client wrote them, into o's exact_args when jansson rounds or
+ * refuses one of their numbers; else NULL there. */
+void session_exact_arguments(const struct mcp_text *raw, struct call_opts *o);
 /* tools/call, run as mode (CALL_*) says; NULL when the answer is sent
  * from a thread of its own. given: the revision's call_opts. */
 json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
@@ -182,6 +186,7 @@ json_t *catalog_prompt_get_modern(struct mcp_session *s, json_t *id, json_t *par
 void modern_result(json_t *result, int cacheable);
 /* A request of the 2026-07-28 era: its answer, or NULL (sent later). */
 json_t *modern_handle(struct mcp_session *s, json_t *id, const char *method, json_t *params,
-		      json_t *meta, int mode, const struct mcp_sink *sink, const char *scopes);
+		      json_t *meta, const struct mcp_text *raw, int mode,
+		      const struct mcp_sink *sink, const char *scopes);
 
 #endif

@@ -50,8 +50,8 @@ void modern_result(json_t *result, int cacheable)
  * own _meta (docs/MCP.md). No session state is read or written, but the
  * session's principal, calls in flight and sink. */
 json_t *modern_handle(struct mcp_session *s, json_t *id, const char *method,
-		      json_t *params, json_t *meta, int mode, const struct mcp_sink *sink,
-		      const char *scopes)
+		      json_t *params, json_t *meta, const struct mcp_text *raw, int mode,
+		      const struct mcp_sink *sink, const char *scopes)
 {
 	const char *version = json_string_value(json_object_get(meta, META_VERSION));
 	const char *level = json_string_value(json_object_get(meta, META_LOG));
@@ -82,12 +82,14 @@ json_t *modern_handle(struct mcp_session *s, json_t *id, const char *method,
 		return r ? rpc_result_json(id, r) : NULL;
 	}
 	if (strcmp(method, "tools/call") == 0) {
-		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL, { { 0 }, { 0 }, 0, "", 0, 0 } };
+		struct call_opts opts = { 1, 0, 99, scopes, NULL, 0, 0, TASK_NEVER, 0, NULL,
+					  { { 0 }, { 0 }, 0, "", 0, 0 }, NULL, 0 };
 
 		/* log messages only when the request asks for them */
 		for (i = 0; level && i < SESSION_NLOG_LEVELS; i++)
 			if (strcmp(level, session_log_levels[i]) == 0)
 				opts.log_at = (int)i;
+		session_exact_arguments(raw, &opts);
 		return tools_call(s, id, params, mode, sink, &opts);
 	}
 	if (strcmp(method, "tools/list") == 0) {

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "mcp/session_int.h"
+#include "util/json_span.h"
+#include "util/json_wide.h"
 
 #define PAGE_SIZE 50 /* tools per tools/list page */
 
@@ -403,6 +405,25 @@ json_t *tools_job_start(struct mcp_session *s, struct call_job *j, int mode)
 	return NULL;
 }
 
+void session_exact_arguments(const struct mcp_text *raw, struct call_opts *o)
+{
+	size_t at, start, end;
+
+	o->exact_args = NULL;
+	o->exact_len = 0;
+	if (!raw || !raw->text)
+		return;
+	/* jansson refused duplicate names in the message: the members found
+	 * as written are the ones it read */
+	at = json_span_member(raw->text, raw->len, 0, "params");
+	at = at ? json_span_member(raw->text, raw->len, at, "arguments") : 0;
+	end = at ? json_span_value(raw->text, raw->len, at, &start) : 0;
+	if (end && json_wide_has_long(raw->text + start, end - start)) {
+		o->exact_args = raw->text + start;
+		o->exact_len = end - start;
+	}
+}
+
 /* tools/call: checked here, then run as mode says: CALL_THREAD on a
  * thread of its own (the answer is sent from there: NULL returned),
  * CALL_HERE in this thread, cancellable (HTTP: the answer goes back on
@@ -420,6 +441,7 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 	json_t *args = json_object_get(params, "arguments"), *refused;
 	struct call_job *j;
 	char *text;
+	size_t len;
 
 	if (!name)
 		return rpc_error_json(id, RPC_INVALID_PARAMS, "tools/call: \"name\" is required");
@@ -462,7 +484,11 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 	/* a batch (2025-03-26) has no tasks */
 	if (mode != CALL_PLAIN && (refused = task_mode(s, id, name, params, &with_key)))
 		return refused;
-	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+	/* as written where jansson would round or refuse a number of them */
+	if (args && opts->exact_args)
+		text = json_wide_text(opts->exact_args, opts->exact_len, &len);
+	else
+		text = args ? json_dumps(args, JSON_COMPACT) : NULL;
 	if (args && !text)
 		return rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 	if (mode == CALL_PLAIN) {
@@ -482,8 +508,8 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 		 * and inputResponses are checked before anything runs */
 		char why[160];
 
-		if (mrtr_open(s->mcp, s->principal, name, params, caps, &j->mrtr, why,
-			      sizeof(why)) < 0) {
+		if (mrtr_open(s->mcp, s->principal, name, params, opts->exact_args,
+			      opts->exact_len, caps, &j->mrtr, why, sizeof(why)) < 0) {
 			job_free(j);
 			return rpc_error_json(id, RPC_INVALID_PARAMS, why);
 		}
@@ -492,6 +518,8 @@ json_t *tools_call(struct mcp_session *s, json_t *id, json_t *params, int mode,
 	j->name = strdup(name);
 	j->token = json_incref(token);
 	j->opts = *opts;
+	j->opts.exact_args = NULL; /* the message's: gone once this returns */
+	j->opts.exact_len = 0;
 	tg_span_context(j->span, &j->opts.trace);
 	if (opts->scopes) {
 		j->scopes = strdup(opts->scopes);

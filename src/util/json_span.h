@@ -12,8 +12,9 @@
 /* The value at or after t[pos] (whitespace skipped): OUT *start, and the
  * index just past it; 0 when there is none there. */
 size_t json_span_value(const char *t, size_t n, size_t pos, size_t *start);
-/* The start of the value of member key (as written, without escapes) of
- * the object at or after t[pos]; 0 when there is none. */
+/* The start of the value of member key of the object at or after t[pos]
+ * (a name matches with its escapes decoded, as jansson reads it: "\u0061"
+ * is "a"); 0 when there is none. */
 size_t json_span_member(const char *t, size_t n, size_t pos, const char *key);
 /* The start of item idx of the array at or after t[pos]; 0 when none. */
 size_t json_span_item(const char *t, size_t n, size_t pos, size_t idx);

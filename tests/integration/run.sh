@@ -1425,6 +1425,14 @@ cat "$tmp/notify.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/notify.out")))
 grep -q 'notify_no_sanitizer_reports' "$tmp/notify.out"; check notify_ran_to_the_end $? "$(tail -3 "$tmp/notify.out")"
 
+# numbers past a double's digits, end to end: a tools/call's arguments as
+# the client wrote them to the validator, a command tool and the ticket,
+# over stdio, HTTP and a batch (tests/integration/exact_numbers.py)
+timeout 300 python3 "$repo/tests/integration/exact_numbers.py" "$TG" "$repo" "$tmp/exact" >"$tmp/exact.out" 2>&1
+cat "$tmp/exact.out"
+failures=$((failures + $(grep -c '^not ok' "$tmp/exact.out")))
+grep -q 'exact_no_sanitizer_reports' "$tmp/exact.out"; check exact_ran_to_the_end $? "$(tail -3 "$tmp/exact.out")"
+
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
 timeout 300 python3 "$repo/tests/integration/runs_shared.py" "$TG" "$repo" "$tmp/runs" >"$tmp/runs.out" 2>&1

@@ -585,6 +585,37 @@ static int check(void)
 	return 0;
 }
 
+/* 8b redact: a keyed secret, whose name says what it is (no string
+ * alone shows both), in a structured result as in its text, nested too;
+ * the record counts it. */
+static int check_keyed(void)
+{
+	struct tg_call_result r;
+	struct tg_error err;
+	struct fix f;
+	json_t *recs, *rec;
+
+	CHECK(open_gate(&f, "gate-keyed", TG_ANOMALY_DEFAULT) == 0);
+	CHECK(call(&f, "echo", "{\"said\":\"hi\",\"db_password\":\"Zq8vN2kLp4Xw9Rt\","
+		   "\"cfg\":{\"api_key\":\"Hy7uK3mPq9Lw2Xv6\"}}", NULL, &r, &err) == 0 &&
+	      !r.is_error);
+	CHECK(!strstr(r.structured_json, "Zq8vN2kLp4Xw9Rt") && !strstr(r.content_json, "Zq8vN2kLp4Xw9Rt"));
+	CHECK(!strstr(r.structured_json, "Hy7uK3mPq9Lw2Xv6") &&
+	      !strstr(r.content_json, "Hy7uK3mPq9Lw2Xv6"));
+	CHECK(strstr(r.structured_json, "\"db_password\":\"[REDACTED:password_assignment]\""));
+	CHECK(strstr(r.structured_json, "\"said\":\"hi\""));
+	tg_call_result_release(&r);
+	fix_close(&f);
+	CHECK((recs = fix_records(f.log)) != NULL);
+	CHECK((rec = the_record(recs, "echo", "ok", "agent")) != NULL);
+	CHECK(json_integer_value(json_object_get(json_object_get(rec, "redacted"),
+						 "password_assignment")) == 2);
+	CHECK(fix_log_holds(f.log, "Zq8vN2kLp4Xw9Rt") == 0);
+	json_decref(recs);
+	fix_remove(&f);
+	return 0;
+}
+
 /* 9 record: every call, whatever its end, leaves exactly one record,
  * chained: the log verifies with the audit API, and one byte changed in
  * it is found. */
@@ -764,6 +795,7 @@ const struct unit_test gate_tests[] = {
 	{ "gate/approve", approve },
 	{ "gate/execute", execute },
 	{ "gate/check", check },
+	{ "gate/check_keyed", check_keyed },
 	{ "gate/record", record },
 	{ "gate/ticket_watch", ticket_watch },
 	{ "gate/ticket_lifetime", ticket_lifetime },
