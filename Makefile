@@ -12,7 +12,9 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lsodium -lsqlite3 -lpthread -lm
+# SQLite, like libcurl, libmicrohttpd, GnuTLS, libcrypto and libyaml, is
+# loaded when first used (src/util/sqlite.c): nothing here links it
+LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lsodium -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -144,7 +146,7 @@ UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap
              -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3
 
 # The escape attempts run inside the sandbox: plain libc, no sanitizers, so
 # they behave the same in both passes.
@@ -166,11 +168,11 @@ $(BUILD)/bench/schema: bench/schema.c $(BUILD)/libtoolgate.a
 
 $(BUILD)/bench/gate: bench/gate.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lsqlite3
 
 $(BUILD)/bench/audit: bench/audit.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lsqlite3
 
 $(BUILD)/bench/redact: bench/redact.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)

@@ -6,8 +6,9 @@
 # file, the sample configuration as a conffile, the examples) and
 # libtoolgate-dev (the headers, the static library, the .so link and the
 # pkg-config file). Depends comes from dpkg-shlibdeps on what the command
-# and the library link, and libmicrohttpd and GnuTLS, which serve --http
-# loads when it listens; what toolgate loads only when used (libcurl for
+# and the library link, SQLite, which a command keeping state loads, and
+# libmicrohttpd and GnuTLS, which serve --http loads when it listens;
+# what toolgate loads only when used (libcurl for
 # OTLP, webhooks, identity providers and HTTP upstreams; libcrypto for
 # identity providers' keys; libsystemd under systemd; libyaml for skills)
 # and the examples' python3 are Recommends.
@@ -47,9 +48,10 @@ printf 'Source: toolgate\n\nPackage: toolgate\nArchitecture: any\n' >"$work/shli
 depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
 	-e"$(ls "$main/usr/lib/$multiarch"/libtoolgate.so.0.*)" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependency" >&2; exit 1; }
-# and what serve --http loads when it listens (src/util/mhd.c): the
-# gateway's main job, so a dependency, not a recommendation
-depends="$depends, libmicrohttpd12 (>= 0.9.50), libgnutls30 (>= 3.7.3)"
+# and what serve --http loads when it listens (src/util/mhd.c), and
+# SQLite, which any command keeping state loads (src/util/sqlite.c): the
+# gateway's main jobs, so dependencies, not recommendations
+depends="$depends, libmicrohttpd12 (>= 0.9.50), libgnutls30 (>= 3.7.3), libsqlite3-0 (>= 3.31)"
 
 size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
 control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)

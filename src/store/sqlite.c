@@ -18,13 +18,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "store/sqlite_int.h"
+#include "util/sqlite.h"
 
 #define DB_FILE "toolgate.db"
 #define APP_ID 0x74676174 /* "tgat": PRAGMA application_id, marks our files */
@@ -307,6 +307,9 @@ static int sq_open(struct tg_store *st, struct tg_error *err)
 	char *path;
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, rc = -1;
 
+	/* loaded first: nothing of SQLite's is called without its handle */
+	if (tg_sqlite_load(st->dir, err) < 0)
+		return -1;
 	q = calloc(1, sizeof(*q));
 	if (!q || asprintf(&path, "%s/%s", st->dir, DB_FILE) < 0) {
 		free(q);

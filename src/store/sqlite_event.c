@@ -10,7 +10,7 @@
  * a bound.
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

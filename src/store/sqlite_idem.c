@@ -9,7 +9,7 @@
  * change a row that another live opening runs.
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdlib.h>
 #include <string.h>
 

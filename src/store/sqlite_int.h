@@ -8,7 +8,7 @@
 #define TG_STORE_SQLITE_INT_H
 
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 
 #include "store/store_int.h"
 

@@ -10,7 +10,7 @@
  * transaction), or check a caller's input (the front did).
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdlib.h>
 #include <string.h>
 

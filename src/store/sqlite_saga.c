@@ -9,7 +9,7 @@
  * saga or a rollback from an opening that lives (store_instance_alive).
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdlib.h>
 #include <string.h>
 

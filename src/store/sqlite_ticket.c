@@ -9,7 +9,7 @@
  * do), or make a ticket's id (the front does).
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * hold the store's lock across a whole collection.
  */
 #include <pthread.h>
-#include <sqlite3.h>
+#include "util/sqlite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

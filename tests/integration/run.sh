@@ -37,6 +37,14 @@ up() {
 "$TG" run -- sh -c 'kill -TERM $$'; rc=$?
 [ $rc -eq 143 ]; check signal_passes_through $? "want 143, got $rc"
 
+# what `toolgate run` maps: none of the libraries loaded when first used
+# (SQLite, libcurl, libmicrohttpd, GnuTLS, libcrypto: docs/BENCHMARKS.md,
+# "Start alone")
+maps=$(LD_DEBUG=files "$TG" run -- /bin/true 2>&1 | grep -oE 'file=[^ ]+' | sort -u)
+! printf '%s\n' "$maps" | grep -qE 'libsqlite3|libcurl|libmicrohttpd|libgnutls|libcrypto' &&
+	printf '%s\n' "$maps" | grep -q libseccomp
+check run_maps_only_what_it_uses $? "$maps"
+
 "$TG" run --json -- sh -c 'kill -SEGV $$' >"$tmp/out.json"; rc=$?
 [ $rc -eq 139 ] && [ "$(json .signal)" = 11 ] && [ "$(json .exit_code)" = null ]
 check signal_in_json $? "rc=$rc signal=$(json .signal)"
@@ -1432,6 +1440,11 @@ timeout 300 python3 "$repo/tests/integration/exact_numbers.py" "$TG" "$repo" "$t
 cat "$tmp/exact.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/exact.out")))
 grep -q 'exact_no_sanitizer_reports' "$tmp/exact.out"; check exact_ran_to_the_end $? "$(tail -3 "$tmp/exact.out")"
+# a command that reads a store loads SQLite then, and works
+LD_DEBUG=files "$TG" approvals list --state "$tmp/exact/state" >"$tmp/lazy.out" 2>"$tmp/lazy.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'file=libsqlite3' "$tmp/lazy.err" && grep -q 'num.record' "$tmp/lazy.out"
+check state_loads_sqlite_when_used $? "rc=$rc $(grep -v 'calling\|file=' "$tmp/lazy.err" | head -5)"
 
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
