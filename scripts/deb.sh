@@ -121,7 +121,7 @@ chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/prerm" "$main/DEBIAN/postrm"
 echo "activate-noawait ldconfig" >"$main/DEBIAN/triggers"
 
 control "$dev" libtoolgate-dev libdevel "toolgate's library: headers, static library, pkg-config" \
-	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev, libpcre2-dev, libsodium-dev, libsqlite3-dev"
+	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev, libpcre2-dev, libsodium-dev"
 cat >>"$dev/DEBIAN/control" <<'EOF'
  The C headers of toolgate's library (toolgate/*.h), libtoolgate.a, the
  libtoolgate.so link and toolgate.pc, for programs built against it.

@@ -5,9 +5,9 @@
  * catalogue's lint) never maps it, and mapping it cost every start 17
  * page faults of some 130 (docs/BENCHMARKS.md, "Start alone"). Include
  * this instead of <sqlite3.h>: the sqlite3_ functions below are SQLite's,
- * through the pointers tg_sqlite_load filled. Every one of them needs a
- * database handle, which only sqlite3_open_v2 gives: nothing calls one
- * before the load said yes.
+ * through the pointers tg_sqlite_load filled. Every one of them is
+ * called only on a store sq_open opened, which loads the library first:
+ * nothing calls one before the load said yes.
  */
 #ifndef TG_UTIL_SQLITE_H
 #define TG_UTIL_SQLITE_H
