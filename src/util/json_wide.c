@@ -10,16 +10,23 @@
 
 #define INSERTED ".0" /* what makes a long integer literal a real for jansson */
 
+/* The string token t[i] ('"') to its closing quote: its end, n when it
+ * has none. */
+static size_t string_end(const char *t, size_t n, size_t i)
+{
+	for (i++; i < n && t[i] != '"'; i++)
+		if (t[i] == '\\')
+			i++;
+	return i < n ? i + 1 : n;
+}
+
 /* The next number at or after t[i] outside a string: 1 and its span
  * [*start, *end), or 0 when there is none. */
 static int next_number(const char *t, size_t n, size_t i, size_t *start, size_t *end)
 {
 	while (i < n) {
 		if (t[i] == '"') {
-			for (i++; i < n && t[i] != '"'; i++)
-				if (t[i] == '\\')
-					i++;
-			i++;
+			i = string_end(t, n, i);
 		} else if (t[i] == '-' || (t[i] >= '0' && t[i] <= '9')) {
 			*start = i;
 			while (i < n && t[i] && strchr("0123456789+-.eE", t[i]))
@@ -346,16 +353,6 @@ static int room(char **out, size_t *cap, size_t o, size_t n)
 		return -1;
 	*out = p;
 	return 0;
-}
-
-/* The string token t[i] ('"') to its closing quote: its end, n when it
- * has none. */
-static size_t string_end(const char *t, size_t n, size_t i)
-{
-	for (i++; i < n && t[i] != '"'; i++)
-		if (t[i] == '\\')
-			i++;
-	return i < n ? i + 1 : n;
 }
 
 char *json_wide_text(const char *t, size_t n, size_t *len)
