@@ -12,9 +12,10 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-# SQLite, like libcurl, libmicrohttpd, GnuTLS, libcrypto and libyaml, is
-# loaded when first used (src/util/sqlite.c): nothing here links it
-LDLIBS  := -lseccomp -ljansson -lpcre2-8 -lsodium -lpthread -lm
+# PCRE2, libsodium and SQLite, like libcurl, libmicrohttpd, GnuTLS,
+# libcrypto and libyaml, are loaded when first used (src/util/pcre2.c,
+# sodium.c, sqlite.c): nothing here links them
+LDLIBS  := -lseccomp -ljansson -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -146,7 +147,7 @@ UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap
              -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium
 
 # The escape attempts run inside the sandbox: plain libc, no sanitizers, so
 # they behave the same in both passes.

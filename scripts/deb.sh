@@ -6,8 +6,9 @@
 # file, the sample configuration as a conffile, the examples) and
 # libtoolgate-dev (the headers, the static library, the .so link and the
 # pkg-config file). Depends comes from dpkg-shlibdeps on what the command
-# and the library link, SQLite, which a command keeping state loads, and
-# libmicrohttpd and GnuTLS, which serve --http loads when it listens;
+# and the library link, PCRE2 and libsodium, which every gateway loads,
+# SQLite, which a command keeping state loads, and libmicrohttpd and
+# GnuTLS, which serve --http loads when it listens;
 # what toolgate loads only when used (libcurl for
 # OTLP, webhooks, identity providers and HTTP upstreams; libcrypto for
 # identity providers' keys; libsystemd under systemd; libyaml for skills)
@@ -49,9 +50,12 @@ depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
 	-e"$(ls "$main/usr/lib/$multiarch"/libtoolgate.so.0.*)" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependency" >&2; exit 1; }
 # and what serve --http loads when it listens (src/util/mhd.c), and
-# SQLite, which any command keeping state loads (src/util/sqlite.c): the
+# SQLite, which any command keeping state loads (src/util/sqlite.c), and
+# PCRE2 and libsodium, which patterns, redaction, the store, the audit log
+# and tokens load (src/util/pcre2.c, sodium.c): the
 # gateway's main jobs, so dependencies, not recommendations
 depends="$depends, libmicrohttpd12 (>= 0.9.50), libgnutls30 (>= 3.7.3), libsqlite3-0 (>= 3.31)"
+depends="$depends, libpcre2-8-0 (>= 10.34), libsodium23 (>= 1.0.18)"
 
 size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
 control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)
@@ -121,7 +125,7 @@ chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/prerm" "$main/DEBIAN/postrm"
 echo "activate-noawait ldconfig" >"$main/DEBIAN/triggers"
 
 control "$dev" libtoolgate-dev libdevel "toolgate's library: headers, static library, pkg-config" \
-	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev, libpcre2-dev, libsodium-dev"
+	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev"
 cat >>"$dev/DEBIAN/control" <<'EOF'
  The C headers of toolgate's library (toolgate/*.h), libtoolgate.a, the
  libtoolgate.so link and toolgate.pc, for programs built against it.

@@ -10,12 +10,12 @@
  * or a header with "crit" (an extension it would not honour).
  */
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/oidc_int.h"
+#include "util/sodium.h"
 
 #define B64 sodium_base64_VARIANT_URLSAFE_NO_PADDING
 

@@ -14,13 +14,13 @@
  * ES256, a public key as an HMAC secret), or a JWK meant for encryption.
  */
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/oidc_int.h"
 #include "util/crypto.h" /* libcrypto, loaded when the first set is read */
+#include "util/sodium.h"
 
 struct jwk {
 	char *kid;                   /* NULL: none */

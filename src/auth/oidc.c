@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 #include "util/curl.h"
 #include "auth/oidc_int.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define MIN_MAX_AGE_S 300
 #define MAX_MAX_AGE_S 86400
@@ -453,8 +453,8 @@ int tg_idps_new(const struct tg_policy *policy, const char *resource, struct tg_
 		return 0;
 	if (tg_curl_load("identity providers", err) < 0)
 		return -1;
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium could not start");
+	if (tg_sodium_load("identity providers", err) < 0)
+		return -1;
 	s = calloc(1, sizeof(*s));
 	if (s)
 		s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));

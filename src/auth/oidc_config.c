@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "auth/oidc_int.h"
+#include "util/sodium.h"
 
 #define MAX_GROUPS 1024
 

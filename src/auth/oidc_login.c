@@ -22,13 +22,13 @@
  * answer holding them is wiped).
  */
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "auth/oidc_int.h"
+#include "util/sodium.h"
 
 #define BOUND_MS 5000 /* discovery, or the token request */
 #define DISCOVERY_MAX_AGE_MS (5 * 60 * 1000)

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
 #include "util/file.h"
+#include "util/sodium.h"
 
 #define KEY_FILE "signing.key"
 #define SKEW TG_TOKEN_SKEW
@@ -121,8 +121,8 @@ int tg_signer_open(const char *dir, int create, struct tg_signer **out, struct t
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "libsodium cannot start");
+	if (tg_sodium_load("tokens", err) < 0)
+		return -1;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, KEY_FILE) >= (int)sizeof(path) - 16)
 		return tg_error_set(err, TG_ERR_INVALID, "state directory: path too long");
 	if (file_private_dir(dir) < 0)

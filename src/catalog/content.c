@@ -18,10 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "catalog/catalog_int.h"
 #include "util/file.h"
+#include "util/sodium.h"
 
 #define MAX_DEFINITION (1u << 20)   /* one resource or prompt file */
 #define MAX_CONTENT (8u << 20)      /* a resource's content */

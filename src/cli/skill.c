@@ -23,8 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "cli/cli.h"
 #include "cli/skill_int.h"
 #include "toolgate/contract.h"
@@ -32,6 +30,7 @@
 #include "toolgate/skill.h"
 #include "util/file.h"
 #include "util/hidden.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define PASSWORD_MAX 1024

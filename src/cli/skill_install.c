@@ -23,13 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "cli/cli.h"
 #include "cli/skill_int.h"
 #include "toolgate/contract.h"
 #include "toolgate/skill.h"
 #include "util/file.h"
+#include "util/sodium.h"
 
 static void usage(FILE *f)
 {

@@ -23,12 +23,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <sodium.h>
-
 #include "cli/cli.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
 #include "util/parse.h"
+#include "util/sodium.h"
 
 static void usage(FILE *f)
 {

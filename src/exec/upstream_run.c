@@ -54,7 +54,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +76,7 @@
 #include "upstream/secret.h"
 #include "util/hidden.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 static uint64_t now_ms(void)
 {

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "exec/upstream_secret.h"
 #include "toolgate/sandbox.h"
 #include "upstream/secret.h"
+#include "util/sodium.h"
 
 /* 1 if real (a real path) is, or lies in, the real path of one of u's
  * mounts. */

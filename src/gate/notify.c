@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,7 @@
 #include "toolgate/version.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define CONNECT_MS 5000L

@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
 #include "toolgate/redact.h"
 #include "toolgate/schema.h"
+#include "util/sodium.h"
 
 /* 8 check: a successful result against the output schema. */
 static int stage_check(struct call_state *st)

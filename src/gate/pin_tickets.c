@@ -11,7 +11,6 @@
  * is no longer the tool's (the approver saw a diff against that pin).
  */
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "toolgate/scan.h"
 #include "toolgate/upstream.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define SUFFIX "@definition"
 #define SUFFIX_LEN 11

@@ -24,7 +24,6 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 #include "toolgate/scan.h"
 #include "toolgate/upstream.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define FIRST_LISTING "toolgate: the upstream's first listing"
 #define SEEN_MAX 2048      /* definitions remembered an upstream (a listing: 1024 at most) */

@@ -24,7 +24,8 @@
 #include "exec/exec.h"
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
-#include <sodium.h>
+#include "util/pcre2.h"
+#include "util/sodium.h"
 
 #include "toolgate/audit.h"
 #include "toolgate/redact.h"
@@ -74,6 +75,11 @@ int tg_gate_new(const struct tg_catalog *catalog, const struct tg_gate_options *
 
 	tg_error_clear(err);
 	*out = NULL;
+	/* what every call's pipeline may use (redaction's vendor rules are
+	 * compiled at their first match): loaded here, so a library missing
+	 * is the gate's error at start, never one in the middle of a call */
+	if (tg_sodium_load("gate", err) < 0 || tg_pcre2_load("gate", err) < 0)
+		return -1;
 	if (opts) {
 		dirs_opts.workspace = opts->workspace;
 		dirs_opts.tools_dir = opts->tools_dir;

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "gate/gate_int.h"
 #include "obs/metrics.h"
@@ -24,6 +23,7 @@
 #include "toolgate/trace.h"
 #include "toolgate/sandbox.h"
 #include "util/log.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 

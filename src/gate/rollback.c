@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "gate/gate_int.h"
+#include "util/sodium.h"
 
 /* The compensation's arguments: mapping (the contract's, JSON) with each
  * "${call_id}" and "${arguments.NAME}" replaced; a copy (NULL and err when

@@ -20,11 +20,11 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "gate/gate_int.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
+#include "util/sodium.h"
 
 #define SUMMARY_RESULT_MAX (64u << 10) /* a step's result, as the plan's answer shows it */
 

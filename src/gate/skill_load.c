@@ -21,7 +21,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,7 @@
 #include "toolgate/store.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define SKILLS_MAX 256
 #define SKILLS_BYTES_MAX (256ull << 20) /* of all the skills served, in memory */

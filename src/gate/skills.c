@@ -10,7 +10,6 @@
  * body as a message.
  */
 #include <jansson.h>
-#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "gate/gate_int.h"
 #include "toolgate/skill.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define URI_PREFIX "skill://"

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sodium.h>
 
 #include "gate/gate_int.h"
 #include "util/json_wide.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 /* ---- 5-6 dedupe, approve: the write path (docs/PIPELINE.md) ------------------- */
 

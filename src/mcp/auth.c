@@ -26,7 +26,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@
 
 #include "mcp/http_int.h"
 #include "mcp/mcp_int.h"
+#include "util/sodium.h"
 
 #define MAX_TOKENS 4096
 #define MAX_TOKEN_FILE (1u << 20)
@@ -90,8 +90,8 @@ int mcp_tokens_load(const char *path, struct mcp_tokens **out, struct tg_error *
 	FILE *f;
 
 	*out = NULL;
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium could not start");
+	if (tg_sodium_load("--tokens", err) < 0)
+		return -1;
 	f = fopen(path, "r");
 	if (!f)
 		return tg_error_sys(err, errno, "--tokens %s", path);

@@ -14,12 +14,12 @@
  * newest past CONSOLE_MAX_PER_PRINCIPAL).
  */
 #include <pthread.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/console_int.h"
+#include "util/sodium.h"
 
 struct console_session {
 	unsigned char id[CONSOLE_ID_BYTES];

@@ -14,7 +14,6 @@
  * CSRF token or Origin is missing or another's.
  */
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "mcp/console_files.h"
 #include "mcp/console_int.h"
 #include "mcp/http_int.h"
+#include "util/sodium.h"
 
 #define PREFIX "/console"
 #define API PREFIX "/api/"

@@ -20,7 +20,6 @@
  * Replaying one within its life reruns a read tool with the same answers,
  * nothing more: write tools never run here (docs/MCP.md).
  */
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "mcp/mcp_int.h"
 #include "util/json_wide.h"
+#include "util/sodium.h"
 
 #define STATE_VERSION 1
 #define STATE_TTL 600                 /* seconds a requestState stays good */

@@ -14,13 +14,13 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/mcp_int.h"
 #include "toolgate/contract.h"
+#include "util/sodium.h"
 
 #define MAX_PARAM_VALUE 8192  /* bytes of one Mcp-Param-* header, as sent */
 #define SAFE_INTEGER 9007199254740991.0 /* 2^53 - 1: a double holds it exactly */

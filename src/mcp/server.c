@@ -4,12 +4,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/mcp_int.h"
 #include "util/file.h"
+#include "util/sodium.h"
 
 /* The key that seals MRTR requestStates: from a file of 64 hex digits,
  * so that every instance behind one load balancer opens the others'
@@ -79,9 +79,9 @@ int tg_mcp_new(struct tg_gate *gate, const struct tg_mcp_options *opts, struct t
 				    "principal '%.64s': 1 to %d of A-Z a-z 0-9 . _ @ -",
 				    opts->principal, MCP_MAX_PRINCIPAL - 1);
 	}
-	if (sodium_init() < 0) {
+	if (tg_sodium_load("MCP server", err) < 0) {
 		free(m);
-		return tg_error_set(err, TG_ERR_NOMEM, "libsodium cannot start");
+		return -1;
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->reload_lock, NULL);

@@ -14,7 +14,6 @@
  * running, so the contention stays small.
  */
 #include <fcntl.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "mcp/mcp_int.h"
+#include "util/sodium.h"
 
 static const char *const status_names[] = { "working", "input_required", "completed", "failed",
 					    "cancelled" };

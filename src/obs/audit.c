@@ -23,7 +23,6 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +36,7 @@
 #include "util/file.h"
 #include "util/hidden.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define PENDING_MAX (16u << 20) /* bytes queued before appenders wait */
 #define LINE_MAX_BYTES (TG_AUDIT_RECORD_MAX + 512)
@@ -610,8 +610,8 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 	*out = NULL;
 	if (!path || !*path)
 		return tg_error_set(err, TG_ERR_INVALID, "audit log: no path");
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium did not initialize");
+	if (tg_sodium_load("audit log", err) < 0)
+		return -1;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -9,10 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "toolgate/redact.h"
+#include "util/pcre2.h"
 
 /* Byte classes: one table lookup a byte decides whether a position can
  * start anything at all. */

@@ -72,6 +72,10 @@ pcre2_code *redact_re2_compile(const char *re, size_t n, const char *what, struc
 	}
 	if (redact_re2_translate(re, n, what, &pat, err) < 0)
 		return NULL;
+	if (tg_pcre2_load(what, err) < 0) {
+		free(pat);
+		return NULL;
+	}
 	cc = pcre2_compile_context_create(NULL);
 	if (!cc) {
 		free(pat);

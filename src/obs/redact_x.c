@@ -590,8 +590,11 @@ int redact_x_block(struct xscan *x, const unsigned char *b, size_t lo, size_t q,
 		x->n += n;
 		spans_settle(x);
 	}
-	if (failed)
-		return tg_error_set(err, TG_ERR_NOMEM, "redact: out of memory for the rules' matching");
+	if (failed) /* a vendor rule's expression not compiled: PCRE2 absent, or memory */
+		return tg_pcre2_load("redact", err) < 0
+			       ? -1
+			       : tg_error_set(err, TG_ERR_NOMEM,
+					      "redact: out of memory for the rules' matching");
 	if (!last && k.reach < k.e) {
 		size_t at = k.map ? lo + k.map[k.reach] : k.reach;
 

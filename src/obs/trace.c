@@ -17,7 +17,6 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 #include "toolgate/redact.h"
 #include "toolgate/trace.h"
 #include "toolgate/version.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define NAME_MAX_BYTES 128
@@ -692,8 +692,8 @@ int tg_tracer_new(const struct tg_tracer_options *o, struct tg_tracer **out,
 	    strlen(o->endpoint) > 2048 || strpbrk(o->endpoint, " \r\n\t"))
 		return tg_error_set(err, TG_ERR_INVALID, "OTLP endpoint: an http:// or https:// URL "
 				    "(as http://127.0.0.1:4318/v1/traces)");
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_SYSTEM, "libsodium did not initialize");
+	if (tg_sodium_load("OTLP traces", err) < 0)
+		return -1;
 	if (tg_curl_load("OTLP traces", err) < 0)
 		return -1;
 	t = calloc(1, sizeof(*t));

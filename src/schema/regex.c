@@ -32,6 +32,10 @@ pcre2_code *regex_compile(const char *pattern, size_t len, struct tg_error *err)
 			     at + 1);
 		return NULL;
 	}
+	if (tg_pcre2_load("pattern", err) < 0) {
+		free(src);
+		return NULL;
+	}
 	re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, opts, &code, &off, NULL);
 	free(src);
 	if (re) {

@@ -15,9 +15,7 @@
 #include <stdint.h>
 
 #include "toolgate/schema.h"
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include "util/pcre2.h"
 
 enum {
 	T_NULL = 1 << 0, T_BOOLEAN = 1 << 1, T_OBJECT = 1 << 2, T_ARRAY = 1 << 3,

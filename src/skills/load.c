@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <limits.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 
 #include "toolgate/skill.h"
 #include "skills/skill_int.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 struct walk {
@@ -427,10 +427,8 @@ static int load(const char *dir, int skill, struct tg_skill **out, struct tg_err
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	if (sodium_init() < 0) {
-		tg_error_set(err, TG_ERR_SYSTEM, "libsodium could not start");
+	if (tg_sodium_load("skills", err) < 0)
 		goto out;
-	}
 	w.root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w.root < 0 || fstat(w.root, &st) < 0) {
 		tg_error_sys(err, errno, "%s", dir);

@@ -8,7 +8,6 @@
  * one that `find | LC_ALL=C sort | xargs sha256sum` writes is one toolgate
  * reads.
  */
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "toolgate/skill.h"
 #include "skills/skill_int.h"
 #include "util/hidden.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define MANIFEST_MAX ((size_t)TG_SKILL_FILES_MAX * (64 + 2 + TG_SKILL_PATH_MAX + 1))

@@ -8,7 +8,6 @@
  * length, and a message naming the file, the line and what is wrong.
  */
 #include <inttypes.h>
-#include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 
 #include "toolgate/sign.h"
+#include "util/sodium.h"
 #include "util/utf8.h"
 
 #define B64 sodium_base64_VARIANT_ORIGINAL
@@ -67,9 +67,7 @@ struct lines {
 
 static int sign_start(struct tg_error *err)
 {
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "libsodium cannot start");
-	return 0;
+	return tg_sodium_load("minisign signatures", err);
 }
 
 static uint64_t le64_load(const unsigned char p[8])

@@ -91,6 +91,8 @@ static int compile(const char *pattern, pcre2_code **re, char *why, size_t len)
 
 static int builtin(struct tg_skill_rules *t, struct tg_error *err)
 {
+	if (tg_pcre2_load("skill rules", err) < 0)
+		return -1;
 	t->r = calloc(RULES_MAX, sizeof(*t->r));
 	if (!t->r)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -598,6 +598,8 @@ int tg_skill_scan(const struct tg_skill *skill, const struct tg_skill_rules *rul
 	int rc = -1, code;
 
 	memset(out, 0, sizeof(*out));
+	if (tg_pcre2_load("skill scan", err) < 0)
+		return -1;
 	s.caution = pcre2_compile((PCRE2_SPTR)caution_pattern, PCRE2_ZERO_TERMINATED,
 				  PCRE2_CASELESS | PCRE2_UTF, &code, &at, NULL);
 	s.md = pcre2_match_data_create(1, NULL);

@@ -7,11 +7,10 @@
 #ifndef TG_SKILLS_SKILL_INT_H
 #define TG_SKILLS_SKILL_INT_H
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <stdint.h>
 
 #include "toolgate/skill.h"
+#include "util/pcre2.h"
 
 /* What a file is, for the rules (a mask). */
 enum {

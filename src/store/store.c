@@ -11,7 +11,6 @@
  * backend's), or let an unchecked input reach an op.
  */
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "store/store_int.h"
 #include "toolgate/store.h"
 #include "util/file.h"
+#include "util/sodium.h"
 
 /* The backend an opening uses: the first. A new backend is a new file
  * with its struct tg_store_ops, and a line here. */
@@ -43,8 +43,8 @@ int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_s
 			       ? tg_error_set(err, TG_ERR_INVALID, "store: state directory %s: %s", dir,
 					      file_private_dir_why(errno))
 			       : tg_error_sys(err, errno, "store: state directory %s", dir);
-	if (sodium_init() < 0)
-		return tg_error_set(err, TG_ERR_NOMEM, "store: libsodium cannot start");
+	if (tg_sodium_load("store", err) < 0)
+		return -1;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");

@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sodium.h>
 #include <sys/stat.h>
 
 #include "sandbox/limits.h"
 #include "toolgate/egress.h"
 #include "upstream/upstream_int.h"
 #include "util/file.h"
+#include "util/sodium.h"
 #include "util/url.h"
 
 #define MAX_MOUNTS 64

@@ -28,7 +28,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,7 @@
 #include "upstream/http.h"
 #include "upstream/http_int.h"
 #include "upstream/sse.h"
+#include "util/sodium.h"
 
 /* What an answer's body is, once its first byte came. */
 enum body_kind { BODY_UNKNOWN = 0, BODY_JSON, BODY_SSE, BODY_OTHER };

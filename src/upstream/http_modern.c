@@ -16,7 +16,6 @@
  */
 #include <math.h>
 #include <stdarg.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 
 #include "upstream/http.h"
 #include "upstream/http_int.h"
+#include "util/sodium.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MAX_VERSION 32                       /* bytes of a revision's name */

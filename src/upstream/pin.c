@@ -10,7 +10,6 @@
  * else an upstream sends, such as _meta, changes without the tool
  * changing), or read past the bounds of upstream.h.
  */
-#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 
 #include "schema/jcs.h"
 #include "toolgate/upstream.h"
+#include "util/sodium.h"
 
 /* The members of a definition that are pinned: what a model is shown of
  * the tool and what its calls and results must look like. */

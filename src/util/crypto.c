@@ -33,8 +33,5 @@ static void load(void)
 int tg_crypto_load(const char *what, struct tg_error *err)
 {
 	pthread_once(&once, load);
-	if (!failed[0])
-		return 0;
-	return tg_error_set(err, TG_ERR_SYSTEM, "%s: libcrypto could not be loaded (%s): install "
-			    "libssl3", what, failed);
+	return dl_loaded(failed, what, "libcrypto", "libssl3", err);
 }

@@ -55,8 +55,5 @@ static void load(void)
 int tg_curl_load(const char *what, struct tg_error *err)
 {
 	pthread_once(&once, load);
-	if (!failed[0])
-		return 0;
-	return tg_error_set(err, TG_ERR_SYSTEM, "%s: libcurl could not be loaded (%s): install "
-			    "libcurl4", what, failed);
+	return dl_loaded(failed, what, "libcurl", "libcurl4", err);
 }

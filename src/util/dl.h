@@ -1,11 +1,14 @@
 /*
- * Optional libraries loaded when first used (src/util/curl.c, mhd.c,
- * crypto.c): a table of function pointers filled from dlsym.
+ * Libraries loaded when first used (src/util/crypto.c, curl.c, mhd.c,
+ * pcre2.c, sodium.c, sqlite.c, yaml.c): a table of function pointers
+ * filled from dlsym, and the loaders' one answer when it could not be.
  */
 #ifndef TG_UTIL_DL_H
 #define TG_UTIL_DL_H
 
 #include <stddef.h>
+
+#include "toolgate/error.h"
 
 /* One function of a table: its symbol and its pointer's offset. */
 struct dl_sym {
@@ -22,5 +25,15 @@ void *dl_table(const char *lib, const struct dl_sym *syms, size_t n, void *table
 	       size_t len);
 #define DL_TABLE(lib, syms, table, why) \
 	dl_table(lib, syms, sizeof(syms) / sizeof((syms)[0]), &(table), why, sizeof(why))
+
+/* A loader's answer once its load ran (failed: why it could not, "" when
+ * it could): 0; or -1 and err saying "WHAT: LIB could not be loaded
+ * (FAILED): install PACKAGE". */
+int dl_loaded(const char *failed, const char *what, const char *lib, const char *package,
+	      struct tg_error *err);
+
+/* dl_loaded's for a call with no error to give: returns when it was
+ * loaded, else says so to the log sink (tg_log_set) and aborts. */
+void dl_need(const char *failed, const char *lib, const char *package);
 
 #endif

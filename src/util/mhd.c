@@ -45,8 +45,5 @@ static void load(void)
 int tg_mhd_load(const char *what, struct tg_error *err)
 {
 	pthread_once(&once, load);
-	if (!failed[0])
-		return 0;
-	return tg_error_set(err, TG_ERR_SYSTEM, "%s: libmicrohttpd and GnuTLS could not be loaded "
-			    "(%s): install libmicrohttpd12", what, failed);
+	return dl_loaded(failed, what, "libmicrohttpd and GnuTLS", "libmicrohttpd12", err);
 }

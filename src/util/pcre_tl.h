@@ -9,10 +9,7 @@
 
 #include <stdint.h>
 
-#ifndef PCRE2_CODE_UNIT_WIDTH
-#define PCRE2_CODE_UNIT_WIDTH 8
-#endif
-#include <pcre2.h>
+#include "util/pcre2.h"
 
 /* Every match's bounds: a catastrophic expression ends in an error. */
 #define PCRE_TL_MATCH_LIMIT 1000000

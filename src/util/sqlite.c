@@ -38,8 +38,5 @@ static void load(void)
 int tg_sqlite_load(const char *what, struct tg_error *err)
 {
 	pthread_once(&once, load);
-	if (!failed[0])
-		return 0;
-	return tg_error_set(err, TG_ERR_SYSTEM, "%s: SQLite could not be loaded (%s): install "
-			    "libsqlite3-0", what, failed);
+	return dl_loaded(failed, what, "SQLite", "libsqlite3-0", err);
 }

@@ -33,8 +33,5 @@ static void load(void)
 int tg_yaml_load(const char *what, struct tg_error *err)
 {
 	pthread_once(&once, load);
-	if (!failed[0])
-		return 0;
-	return tg_error_set(err, TG_ERR_SYSTEM, "%s: libyaml could not be loaded (%s): install "
-			    "libyaml-0-2", what, failed);
+	return dl_loaded(failed, what, "libyaml", "libyaml-0-2", err);
 }

@@ -38,10 +38,11 @@ up() {
 [ $rc -eq 143 ]; check signal_passes_through $? "want 143, got $rc"
 
 # what `toolgate run` maps: none of the libraries loaded when first used
-# (SQLite, libcurl, libmicrohttpd, GnuTLS, libcrypto: docs/BENCHMARKS.md,
-# "Start alone")
+# (PCRE2, libsodium, SQLite, libcurl, libmicrohttpd, GnuTLS, libcrypto:
+# docs/BENCHMARKS.md, "Start alone")
 maps=$(LD_DEBUG=files "$TG" run -- /bin/true 2>&1 | grep -oE 'file=[^ ]+' | sort -u)
-! printf '%s\n' "$maps" | grep -qE 'libsqlite3|libcurl|libmicrohttpd|libgnutls|libcrypto' &&
+! printf '%s\n' "$maps" |
+	grep -qE 'libpcre2|libsodium|libsqlite3|libcurl|libmicrohttpd|libgnutls|libcrypto' &&
 	printf '%s\n' "$maps" | grep -q libseccomp
 check run_maps_only_what_it_uses $? "$maps"
 
@@ -1440,11 +1441,38 @@ timeout 300 python3 "$repo/tests/integration/exact_numbers.py" "$TG" "$repo" "$t
 cat "$tmp/exact.out"
 failures=$((failures + $(grep -c '^not ok' "$tmp/exact.out")))
 grep -q 'exact_no_sanitizer_reports' "$tmp/exact.out"; check exact_ran_to_the_end $? "$(tail -3 "$tmp/exact.out")"
-# a command that reads a store loads SQLite then, and works
+# a command that reads a store loads SQLite and libsodium then, and works
 LD_DEBUG=files "$TG" approvals list --state "$tmp/exact/state" >"$tmp/lazy.out" 2>"$tmp/lazy.err"
 rc=$?
-[ $rc -eq 0 ] && grep -q 'file=libsqlite3' "$tmp/lazy.err" && grep -q 'num.record' "$tmp/lazy.out"
+[ $rc -eq 0 ] && grep -q 'file=libsqlite3' "$tmp/lazy.err" && grep -q 'file=libsodium' "$tmp/lazy.err" &&
+	grep -q 'num.record' "$tmp/lazy.out"
 check state_loads_sqlite_when_used $? "rc=$rc $(grep -v 'calling\|file=' "$tmp/lazy.err" | head -5)"
+
+# a schema with a pattern loads PCRE2 then, and its pattern decides
+printf '{"type":"string","pattern":"^a+$"}' >"$tmp/lazy.schema"
+printf '"aaa"' >"$tmp/lazy.yes"
+printf '"aab"' >"$tmp/lazy.no"
+LD_DEBUG=files "$TG" schema validate "$tmp/lazy.schema" "$tmp/lazy.yes" >/dev/null 2>"$tmp/lazy.err"
+rc=$?
+"$TG" schema validate "$tmp/lazy.schema" "$tmp/lazy.no" >/dev/null 2>&1
+rc2=$?
+[ $rc -eq 0 ] && [ $rc2 -eq 1 ] && grep -q 'file=libpcre2-8' "$tmp/lazy.err"
+check pattern_loads_pcre2_when_used $? "rc=$rc rc2=$rc2 $(grep -v 'calling\|file=' "$tmp/lazy.err" | head -5)"
+
+# a broken installation (a library loaded on use that cannot be) is an
+# error naming the library and its package, not a crash
+mkdir -p "$tmp/broken"
+: >"$tmp/broken/libsodium.so.23"
+: >"$tmp/broken/libpcre2-8.so.0"
+LD_LIBRARY_PATH="$tmp/broken" "$TG" approvals list --state "$tmp/exact/state" \
+	>/dev/null 2>"$tmp/broken.err"
+rc=$?
+LD_LIBRARY_PATH="$tmp/broken" "$TG" schema validate "$tmp/lazy.schema" "$tmp/lazy.yes" \
+	>/dev/null 2>>"$tmp/broken.err"
+rc2=$?
+[ $rc -eq 3 ] && [ $rc2 -eq 3 ] && grep -q 'libsodium could not be loaded.*install libsodium23' \
+	"$tmp/broken.err" && grep -q 'PCRE2 could not be loaded.*install libpcre2-8-0' "$tmp/broken.err"
+check missing_library_is_an_error $? "rc=$rc rc2=$rc2 $(head -c 600 "$tmp/broken.err")"
 
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
