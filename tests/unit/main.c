@@ -53,6 +53,13 @@ static int run_one(const struct unit_test *t)
 	return WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+int unit_long(void)
+{
+	const char *l = getenv("TOOLGATE_CHECK_LONG");
+
+	return l && strcmp(l, "1") == 0;
+}
+
 int unit_tmpdir(char *dir, const char *name)
 {
 	snprintf(dir, 64, "/tmp/tg-unit-%.32s-XXXXXX", name);

@@ -48,13 +48,6 @@
  * else every Nth; TOOLGATE_CHECK_LONG=1 (make check-long) fails each. */
 #define ROUNDS 300
 
-static int long_run(void)
-{
-	const char *l = getenv("TOOLGATE_CHECK_LONG");
-
-	return l && strcmp(l, "1") == 0;
-}
-
 /* Nothing unreachable on the heap: LeakSanitizer's check, under ASan. */
 static int leaked(void)
 {
@@ -79,7 +72,7 @@ static int each_failure_in(const char *what, alloc_case c, unsigned long part,
 {
 	unsigned long n, total, step;
 
-	if (part > 0 && !long_run())
+	if (part > 0 && !unit_long())
 		return 0;
 
 	if (c(0) < 0) {
@@ -91,7 +84,7 @@ static int each_failure_in(const char *what, alloc_case c, unsigned long part,
 		fprintf(stderr, "%s: leaks with no allocation failing\n", what);
 		return -1;
 	}
-	if (long_run())
+	if (unit_long())
 		step = parts;
 	else
 		step = total <= rounds ? 1 : (total + rounds - 1) / rounds;

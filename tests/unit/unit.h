@@ -28,6 +28,9 @@ struct unit_test {
  *     const struct unit_test NAME_tests[] = { { "NAME/what", fn }, ..., UNIT_TESTS_END };
  * and nothing else registers it: the Makefile finds the file, main.c runs it. */
 
+/* 1 under make check-long (TOOLGATE_CHECK_LONG=1): a sweep of every
+ * allocation failure, say, rather than a sample of them; else 0. */
+int unit_long(void);
 /* A fresh directory /tmp/tg-unit-NAME-XXXXXX in dir (64 bytes); 0 or -1. */
 int unit_tmpdir(char *dir, const char *name);
 /* tests/upstream (the fake MCP server's directory), absolute, into out
