@@ -1,7 +1,7 @@
 #!/bin/bash
 # make check: build, run every suite (the ASan+UBSan build and the
 # fuzzers' made beside them), then every suite again against the ASan+UBSan
-# build, then each fuzzer briefly. Ends with one summary line:
+# build (each fuzzer run briefly beside them). Ends with one summary line:
 # "N passed, N failed". "# time NAME: N s" lines say where the time went
 # (and tests/run.sh's "# suite NAME: N s" lines, suite by suite).
 # make check-long sets TOOLGATE_CHECK_LONG=1: the same suites with their
@@ -56,27 +56,38 @@ habit() { # NAME COMMAND...
 habit checksrc tools/checksrc.py
 habit clang-tidy scripts/tidy.sh
 
-# The plain build, then its suites. They mostly wait (on processes,
-# sockets, disks: some 40% of two processors), so the ASan+UBSan build and
-# the fuzzers' build are made beside them at the lowest priority, where
-# they take only what the suites leave.
-builds=$(mktemp -d) beside=
+# What runs beside the suites (they mostly wait on processes, sockets and
+# disks: some 40% of two processors) runs at the lowest priority in a
+# session of its own, so that it takes only what they leave: nice alone
+# counts only within a session where the kernel groups sessions
+# (autogroup), hence its group's nice too; and so that an interrupted
+# make check stops it (the EXIT trap kills the group).
+lowest() { # COMMAND...: started in the background, its pid in $beside
+	setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' - "$@" &
+	beside=$!
+}
+done_beside() { # WHAT: wait for it, saying how much longer it took
+	local start=$SECONDS
+	wait "$beside"
+	beside=
+	echo "# time $1, beside the tests: $((SECONDS - start)) s more"
+}
+beside=
 trap 'rm -f "$log"; rm -rf "$builds"; [ -z "$beside" ] || kill -- -"$beside" 2>/dev/null' EXIT
+builds=$(mktemp -d)
+
+# The plain build, then its suites, with the ASan+UBSan build and the
+# fuzzers' made beside them.
 start=$SECONDS
 echo "== build (build)"
 if make_all build 0 "$log"; then
 	echo "# time build build: $((SECONDS - start)) s"
-	# its own process group, so that an interrupted make check stops it
-	setsid nice -n 19 bash -c 'make --no-print-directory -j"$1" BUILD=build-asan SAN=1 all \
+	lowest bash -c 'make --no-print-directory -j"$1" BUILD=build-asan SAN=1 all \
 		>"$2/asan.log" 2>&1; echo $? >"$2/asan.rc"
 		make --no-print-directory -j"$1" fuzz >"$2/fuzz.log" 2>&1; echo $? >"$2/fuzz.rc"' \
-		- "$jobs" "$builds" &
-	beside=$!
+		- "$jobs" "$builds"
 	run_suites build
-	start=$SECONDS
-	wait "$beside"
-	beside=
-	echo "# time build build-asan and build-fuzz, beside the tests: $((SECONDS - start)) s more"
+	done_beside "build build-asan and build-fuzz"
 else
 	build_failed build "$log"
 	# no suites to run beside: the other builds in the foreground
@@ -85,54 +96,43 @@ else
 	make --no-print-directory -j"$jobs" fuzz >"$builds/fuzz.log" 2>&1
 	echo $? >"$builds/fuzz.rc"
 fi
+
+# The ASan+UBSan build's suites, with the fuzzers beside them: every parser
+# entry point for a few seconds with ASan+UBSan, as many at once as there
+# are processors (make check-long: a minute each, after the suites, with
+# the processors to themselves). Longer runs are `make fuzz` and then the
+# binary by hand.
+fuzzed=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$builds" "$fuzzed"; [ -z "$beside" ] || kill -- -"$beside" 2>/dev/null' EXIT
+fuzz_built=$(cat "$builds/fuzz.rc")
+if [ "$fuzz_built" = 0 ] && [ "$TOOLGATE_CHECK_LONG" != 1 ]; then
+	lowest scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed"
+fi
 if [ "$(cat "$builds/asan.rc")" = 0 ]; then
 	run_suites build-asan
 else
 	build_failed build-asan "$builds/asan.log"
 fi
-
-# The fuzzers: every parser entry point runs for a few seconds with
-# ASan+UBSan (a minute each in make check-long), as many at once as there
-# are processors, each on a copy of its seeds. Longer runs are `make fuzz`
-# and then the binary by hand.
-fuzz_one() { # FUZZER OUT-DIR: its output in OUT-DIR/NAME.log, its status in OUT-DIR/NAME.rc
-	local name corpus rc
-	name=$(basename "$1")
-	corpus=$(mktemp -d)
-	[ -d "tests/fuzz/seeds/$name" ] && cp "tests/fuzz/seeds/$name"/* "$corpus"/
-	"$1" -max_total_time="$fuzz_seconds" -timeout=10 -artifact_prefix=build-fuzz/ "$corpus" \
-		>"$2/$name.log" 2>&1
-	rc=$?
-	rm -rf "$corpus"
-	echo "$rc" >"$2/$name.rc"
-}
 echo "== fuzz ($fuzz_seconds s each, $jobs at once)"
-start=$SECONDS
-if [ "$(cat "$builds/fuzz.rc")" = 0 ]; then
-	out=$(mktemp -d)
-	running=0
-	for f in build-fuzz/fuzz_*; do
-		fuzz_one "$f" "$out" &
-		running=$((running + 1))
-		if [ "$running" -ge "$jobs" ]; then
-			wait -n
-			running=$((running - 1))
-		fi
-	done
-	wait
+if [ "$fuzz_built" = 0 ]; then
+	if [ -n "$beside" ]; then
+		done_beside fuzz
+	else
+		start=$SECONDS
+		scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed"
+		echo "# time fuzz: $((SECONDS - start)) s"
+	fi
 	for f in build-fuzz/fuzz_*; do
 		name=$(basename "$f")
-		if [ "$(cat "$out/$name.rc" 2>/dev/null)" = 0 ]; then
-			echo "ok - fuzz/$name: $(grep -o 'Done [0-9]* runs' "$out/$name.log")"
+		if [ "$(cat "$fuzzed/$name.rc" 2>/dev/null)" = 0 ]; then
+			echo "ok - fuzz/$name: $(grep -o 'Done [0-9]* runs' "$fuzzed/$name.log")"
 			pass=$((pass + 1))
 		else
 			echo "not ok - fuzz/$name"
-			tail -20 "$out/$name.log"
+			tail -20 "$fuzzed/$name.log"
 			fail=$((fail + 1))
 		fi
 	done
-	rm -rf "$out"
-	echo "# time fuzz: $((SECONDS - start)) s"
 else
 	cat "$builds/fuzz.log"
 	echo "not ok - fuzz/build"
