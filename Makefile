@@ -14,8 +14,10 @@ CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
            -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
 # PCRE2, libsodium and SQLite, like libcurl, libmicrohttpd, GnuTLS,
 # libcrypto and libyaml, are loaded when first used (src/util/pcre2.c,
-# sodium.c, sqlite.c): nothing here links them
-LDLIBS  := -lseccomp -ljansson -lpthread -lm
+# sodium.c, sqlite.c), libseccomp when a syscall that ended a run is named
+# (src/sandbox/seccomp.c), libinih when a configuration file is read
+# (src/cli/config.c): nothing here links them
+LDLIBS  := -ljansson -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -24,9 +26,13 @@ else
 CFLAGS  += -O2 -D_FORTIFY_SOURCE=2
 endif
 
-LIB_SRC   := $(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c src/catalog/*.c \
-               src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c src/auth/*.c \
-               src/obs/*.c src/upstream/*.c src/skills/*.c)
+# seccomp_policy.c, the policy libseccomp compiles, is built into
+# tools/seccomp-gen (at build time) and the unit tests, not the library,
+# which installs what seccomp-gen wrote (src/sandbox/seccomp.c)
+SECPOL    := src/sandbox/seccomp_policy.c
+LIB_SRC   := $(filter-out $(SECPOL),$(wildcard src/util/*.c src/sandbox/*.c src/schema/*.c \
+               src/catalog/*.c src/exec/*.c src/gate/*.c src/mcp/*.c src/store/*.c \
+               src/auth/*.c src/obs/*.c src/upstream/*.c src/skills/*.c))
 GEN_SRC   := $(BUILD)/gen/seccomp_bpf.c $(BUILD)/gen/console_files.c
 CONSOLE   := $(sort $(wildcard console/*.html console/*.js console/*.css console/*.svg))
 CLI_SRC   := $(wildcard src/cli/*.c)
@@ -126,7 +132,7 @@ $(SHLIB): $(LIB_OBJ)
 	  -o $@ $^ $(LDLIBS)
 
 $(BUILD)/toolgate: $(CLI_OBJ) $(BUILD)/libtoolgate.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -linih
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The unit-test registry: tests/unit/test_NAME.c defines NAME_tests[], and
 # the runner's list is written from the file list (rewritten only when it
@@ -145,9 +151,9 @@ $(BUILD)/tests/unit/main.o: CFLAGS += -I$(BUILD)/gen
 UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
              -Wl,--wrap=realpath,--wrap=posix_memalign,--wrap=asprintf,--wrap=__asprintf_chk \
              -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
-$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/libtoolgate.a
+$(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/$(SECPOL:.c=.o) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium -lseccomp
 
 # The escape attempts run inside the sandbox: plain libc, no sanitizers, so
 # they behave the same in both passes.

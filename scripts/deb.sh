@@ -7,7 +7,8 @@
 # libtoolgate-dev (the headers, the static library, the .so link and the
 # pkg-config file). Depends comes from dpkg-shlibdeps on what the command
 # and the library link, PCRE2 and libsodium, which every gateway loads,
-# SQLite, which a command keeping state loads, and libmicrohttpd and
+# SQLite, which a command keeping state loads, libseccomp and libinih
+# (a syscall's name, the configuration file), and libmicrohttpd and
 # GnuTLS, which serve --http loads when it listens;
 # what toolgate loads only when used (libcurl for
 # OTLP, webhooks, identity providers and HTTP upstreams; libcrypto for
@@ -56,6 +57,10 @@ depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$main/usr/bin/toolgate" \
 # gateway's main jobs, so dependencies, not recommendations
 depends="$depends, libmicrohttpd12 (>= 0.9.50), libgnutls30 (>= 3.7.3), libsqlite3-0 (>= 3.31)"
 depends="$depends, libpcre2-8-0 (>= 10.34), libsodium23 (>= 1.0.18)"
+# libseccomp, which names the syscall that ended a run (the filters are
+# compiled at build time: src/sandbox/seccomp.c), and libinih, which reads
+# the configuration file (src/cli/config.c)
+depends="$depends, libseccomp2 (>= 2.5), libinih1 (>= 53)"
 
 size() { du -sk --exclude=DEBIAN "$1" | cut -f1; }
 control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description follows)
@@ -125,7 +130,7 @@ chmod 755 "$main/DEBIAN/postinst" "$main/DEBIAN/prerm" "$main/DEBIAN/postrm"
 echo "activate-noawait ldconfig" >"$main/DEBIAN/triggers"
 
 control "$dev" libtoolgate-dev libdevel "toolgate's library: headers, static library, pkg-config" \
-	"Depends: toolgate (= $version), libseccomp-dev, libjansson-dev"
+	"Depends: toolgate (= $version), libjansson-dev"
 cat >>"$dev/DEBIAN/control" <<'EOF'
  The C headers of toolgate's library (toolgate/*.h), libtoolgate.a, the
  libtoolgate.so link and toolgate.pc, for programs built against it.

@@ -134,6 +134,10 @@ static int load_file_content(json_t *r, const char *dir, const char *file, struc
 	} else {
 		int rc;
 
+		if (tg_sodium_load("resource", err) < 0) { /* its encoder */
+			free(data);
+			return tg_error_wrap(err, "%s: file", file);
+		}
 		b64 = base64((unsigned char *)data, len);
 		free(data);
 		if (!b64)

@@ -14,6 +14,11 @@
  * a file others may write is refused (it decides where the state and the
  * policy are). A mistake is said as "FILE:LINE: KEY: what is wrong".
  *
+ * libinih is loaded the first time a file is read (as the library's
+ * optional libraries are: src/util/dl.h): a command that reads none
+ * (`toolgate run`, which takes no key) never maps it. Its settings are
+ * variables of its own; the table holds their addresses.
+ *
  * Owns: the table of keys. Must never: act on a value before the whole
  * file is read and found good, or read the files the values name (the
  * commands do, as they do an option's).
@@ -21,6 +26,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,7 +34,38 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "util/dl.h"
 #include "util/file.h"
+
+/* libinih's parser and the settings parse_text sets */
+static struct {
+	__typeof__(ini_parse_stream) *parse_stream;
+	__typeof__(ini_allow_multiline) *allow_multiline;
+	__typeof__(ini_allow_inline_comments) *allow_inline_comments;
+	__typeof__(ini_allow_no_value) *allow_no_value;
+	__typeof__(ini_stop_on_first_error) *stop_on_first_error;
+	__typeof__(ini_use_stack) *use_stack;
+	__typeof__(ini_allow_realloc) *allow_realloc;
+	__typeof__(ini_max_line) *max_line;
+	__typeof__(ini_initial_alloc) *initial_alloc;
+} inih;
+static pthread_once_t inih_once = PTHREAD_ONCE_INIT;
+static char inih_failed[300]; /* why it could not be loaded; "" when it was */
+
+static void inih_load(void)
+{
+#define S(f) { "ini_" #f, offsetof(__typeof__(inih), f) }
+	static const struct dl_sym syms[] = {
+		S(parse_stream), S(allow_multiline), S(allow_inline_comments), S(allow_no_value),
+		S(stop_on_first_error), S(use_stack), S(allow_realloc), S(max_line),
+		S(initial_alloc),
+	};
+#undef S
+	__typeof__(inih) api = { 0 };
+
+	if (DL_TABLE("libinih.so.1", syms, api, inih_failed))
+		inih = api;
+}
 
 /* The commands that read keys (a bit each). */
 #define C_SERVE (1u << 0)
@@ -295,6 +332,7 @@ static int one(void *user, const char *section, const char *name, const char *va
  * in directory config.dir: 0, or -1 with p->why. */
 static int parse_text(struct parse *p, const char *text, size_t len)
 {
+	struct tg_error err;
 	const char *c;
 	int rc;
 
@@ -305,18 +343,23 @@ static int parse_text(struct parse *p, const char *text, size_t len)
 		snprintf(p->why, sizeof(p->why), "%s:%u: a NUL byte", p->file, p->line);
 		return -1;
 	}
+	pthread_once(&inih_once, inih_load);
+	if (dl_loaded(inih_failed, p->file, "libinih", "libinih1", &err) < 0) {
+		snprintf(p->why, sizeof(p->why), "%s", err.msg);
+		return -1;
+	}
 	/* strict: no value over several lines, no comment after a value (a
 	 * ';' or '#' is a path's), a line too long said (read_line) */
-	ini_allow_multiline = 0;
-	ini_allow_inline_comments = 0;
-	ini_allow_no_value = 0;
-	ini_stop_on_first_error = 1;
-	ini_use_stack = 0;
-	ini_allow_realloc = 0;
-	ini_max_line = ini_initial_alloc = CLI_CONFIG_MAX_LINE + 3;
+	*inih.allow_multiline = 0;
+	*inih.allow_inline_comments = 0;
+	*inih.allow_no_value = 0;
+	*inih.stop_on_first_error = 1;
+	*inih.use_stack = 0;
+	*inih.allow_realloc = 0;
+	*inih.max_line = *inih.initial_alloc = CLI_CONFIG_MAX_LINE + 3;
 	p->text = p->at = text;
 	p->line = p->section_line = 0;
-	rc = ini_parse_stream(read_line, p, one, p);
+	rc = inih.parse_stream(read_line, p, one, p);
 	if (rc && !p->why[0])
 		snprintf(p->why, sizeof(p->why), rc > 0 ? "%s:%d: want KEY = VALUE, a [COMMAND] "
 			 "section or a # comment" : "%s: could not be read (%d)", p->file, rc);

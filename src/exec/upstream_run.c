@@ -76,7 +76,6 @@
 #include "upstream/secret.h"
 #include "util/hidden.h"
 #include "util/log.h"
-#include "util/sodium.h"
 
 static uint64_t now_ms(void)
 {

@@ -3,10 +3,16 @@
  * time (so no run, and no process, pays for libseccomp's compiler: that was
  * 2 ms per `toolgate run`), installed in each child with a
  * user-notification listener, and the names of the syscalls that end runs.
+ * libseccomp is used here for those names alone, and loaded the first time
+ * a run ends on one (seccomp_policy.c, which needs all of it, is built into
+ * tools/seccomp-gen and the unit tests, not into the library): mapping it
+ * cost every `toolgate run` 6 page faults (docs/BENCHMARKS.md, "Start
+ * alone").
  */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +20,10 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "util/dl.h"
+#include "util/log.h"
+
+#define LIBSECCOMP "libseccomp.so.2"
 
 /* Written by tools/seccomp-gen into $(BUILD)/gen/seccomp_bpf.c, indexed by
  * SB_SECCOMP_MAIN, _MAIN_KILL and _IOCTL. */
@@ -33,6 +43,22 @@ int seccomp_install(const struct sock_fprog *main_prog, const struct sock_fprog 
 		return -1;
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			    SECCOMP_FILTER_FLAG_NEW_LISTENER, main_prog);
+}
+
+static __typeof__(seccomp_syscall_resolve_num_arch) *resolve_num_arch;
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+
+static void resolve_load(void)
+{
+	static const struct dl_sym syms[] = { { "seccomp_syscall_resolve_num_arch", 0 } };
+	__typeof__(resolve_num_arch) f = NULL;
+	char why[300];
+
+	if (DL_TABLE(LIBSECCOMP, syms, f, why))
+		resolve_num_arch = f;
+	else /* the number alone, then */
+		tg_log(TG_LOG_WARNING, "syscalls are named by number: libseccomp could not be "
+		       "loaded (%s): install libseccomp2", why);
 }
 
 const char *seccomp_syscall_name(int nr, uint32_t arch, char *buf, size_t len)
@@ -63,7 +89,9 @@ const char *seccomp_syscall_name(int nr, uint32_t arch, char *buf, size_t len)
 		prefix = "x32:";
 	}
 	if (scmp)
-		name = seccomp_syscall_resolve_num_arch(scmp, nr);
+		pthread_once(&resolve_once, resolve_load);
+	if (scmp && resolve_num_arch)
+		name = resolve_num_arch(scmp, nr);
 	if (name)
 		snprintf(buf, len, "%s%s", prefix, name);
 	else

@@ -110,6 +110,8 @@ int tg_skill_manifest_parse(const char *text, size_t len, struct tg_skill_entry 
 
 	*out = NULL;
 	*n = 0;
+	if (tg_sodium_load("skill manifest", err) < 0) /* its hex digests */
+		return -1;
 	if (len > MANIFEST_MAX)
 		return tg_error_set(err, TG_ERR_LIMIT, "%zu bytes, at most %zu", len, MANIFEST_MAX);
 	if (len > 0 && text[len - 1] != '\n')

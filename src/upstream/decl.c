@@ -439,6 +439,10 @@ int tg_upstream_parse(const char *text, size_t len, const char *origin,
 
 	tg_error_clear(err);
 	*out = NULL;
+	/* the file's hash below: libsodium, an error here when it cannot be
+	 * loaded (a catalogue's check, doctor), not a stop at the hash */
+	if (tg_sodium_load("upstream", err) < 0)
+		return -1;
 	if (len > TG_UPSTREAM_MAX_BYTES)
 		return tg_error_set(err, TG_ERR_LIMIT, "upstream %s: larger than %u bytes", origin,
 				    TG_UPSTREAM_MAX_BYTES);

@@ -71,6 +71,8 @@ int tg_upstream_definition(const char *json, size_t len, struct tg_pin_definitio
 
 	tg_error_clear(err);
 	memset(out, 0, sizeof(*out));
+	if (tg_sodium_load("a tool definition", err) < 0) /* its hash below */
+		return -1;
 	if (len > TG_UPSTREAM_MAX_DEFINITION)
 		return tg_error_set(err, TG_ERR_LIMIT, "a tool definition of %zu bytes, more than %u",
 				    len, TG_UPSTREAM_MAX_DEFINITION);

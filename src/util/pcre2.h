@@ -65,16 +65,50 @@ static inline const struct tg_pcre2_api *tg_pcre2(void)
 	return &tg_pcre2_fn;
 }
 
+/* PCRE2's frees do nothing with NULL: these do nothing with NULL without
+ * loading it (a schema, rule set or scan that compiled nothing, a vendor
+ * rule never compiled, is freed with no library and never stops the
+ * process); whatever else they are given PCRE2 made, so it is loaded */
+static inline void tg_pcre2_code_free(pcre2_code *p)
+{
+	if (p)
+		tg_pcre2()->code_free(p);
+}
+
+static inline void tg_pcre2_compile_context_free(pcre2_compile_context *p)
+{
+	if (p)
+		tg_pcre2()->compile_context_free(p);
+}
+
+static inline void tg_pcre2_jit_stack_free(pcre2_jit_stack *p)
+{
+	if (p)
+		tg_pcre2()->jit_stack_free(p);
+}
+
+static inline void tg_pcre2_match_context_free(pcre2_match_context *p)
+{
+	if (p)
+		tg_pcre2()->match_context_free(p);
+}
+
+static inline void tg_pcre2_match_data_free(pcre2_match_data *p)
+{
+	if (p)
+		tg_pcre2()->match_data_free(p);
+}
+
 /* pcre2.h names each function as a macro of its 8-bit name: these replace
  * them; any other pcre2_ function is a link error */
 #undef pcre2_code_free
-#define pcre2_code_free (tg_pcre2()->code_free)
+#define pcre2_code_free tg_pcre2_code_free
 #undef pcre2_compile
 #define pcre2_compile (tg_pcre2()->compile)
 #undef pcre2_compile_context_create
 #define pcre2_compile_context_create (tg_pcre2()->compile_context_create)
 #undef pcre2_compile_context_free
-#define pcre2_compile_context_free (tg_pcre2()->compile_context_free)
+#define pcre2_compile_context_free tg_pcre2_compile_context_free
 #undef pcre2_get_error_message
 #define pcre2_get_error_message (tg_pcre2()->get_error_message)
 #undef pcre2_get_ovector_pointer
@@ -88,17 +122,17 @@ static inline const struct tg_pcre2_api *tg_pcre2(void)
 #undef pcre2_jit_stack_create
 #define pcre2_jit_stack_create (tg_pcre2()->jit_stack_create)
 #undef pcre2_jit_stack_free
-#define pcre2_jit_stack_free (tg_pcre2()->jit_stack_free)
+#define pcre2_jit_stack_free tg_pcre2_jit_stack_free
 #undef pcre2_match
 #define pcre2_match (tg_pcre2()->match)
 #undef pcre2_match_context_create
 #define pcre2_match_context_create (tg_pcre2()->match_context_create)
 #undef pcre2_match_context_free
-#define pcre2_match_context_free (tg_pcre2()->match_context_free)
+#define pcre2_match_context_free tg_pcre2_match_context_free
 #undef pcre2_match_data_create
 #define pcre2_match_data_create (tg_pcre2()->match_data_create)
 #undef pcre2_match_data_free
-#define pcre2_match_data_free (tg_pcre2()->match_data_free)
+#define pcre2_match_data_free tg_pcre2_match_data_free
 #undef pcre2_pattern_info
 #define pcre2_pattern_info (tg_pcre2()->pattern_info)
 #undef pcre2_set_depth_limit

@@ -50,7 +50,6 @@ static const struct dl_sym syms[] = {
 	S(is_zero, "sodium_is_zero"),
 	S(malloc_guarded, "sodium_malloc"),
 	S(memcmp_ct, "sodium_memcmp"),
-	S(memzero, "sodium_memzero"),
 #undef S
 };
 

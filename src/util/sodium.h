@@ -21,6 +21,7 @@
 #define TG_UTIL_SODIUM_H
 
 #include <sodium.h>
+#include <string.h>
 
 #include "toolgate/error.h"
 
@@ -55,7 +56,6 @@ struct tg_sodium_api {
 	__typeof__(sodium_is_zero) *is_zero;
 	__typeof__(sodium_malloc) *malloc_guarded;
 	__typeof__(sodium_memcmp) *memcmp_ct;
-	__typeof__(sodium_memzero) *memzero;
 };
 extern struct tg_sodium_api tg_sodium_fn;
 extern int tg_sodium_ready; /* 1 once tg_sodium_fn is filled (atomic) */
@@ -104,7 +104,11 @@ static inline const struct tg_sodium_api *tg_sodium(void)
 #define sodium_is_zero (tg_sodium()->is_zero)
 #define sodium_malloc (tg_sodium()->malloc_guarded)
 #define sodium_memcmp (tg_sodium()->memcmp_ct)
-#define sodium_memzero (tg_sodium()->memzero)
+/* a wipe needs no library: glibc's explicit_bzero is sodium_memzero's
+ * guarantee (never optimised away), so a buffer is wiped before anything
+ * loaded libsodium (a password read, a credential released) and a wipe
+ * never loads it or stops the process */
+#define sodium_memzero(p, n) explicit_bzero((p), (n))
 /* sodium_init is tg_sodium_load's: no macro, so a call to it is a link error */
 
 #endif

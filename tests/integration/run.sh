@@ -38,12 +38,12 @@ up() {
 [ $rc -eq 143 ]; check signal_passes_through $? "want 143, got $rc"
 
 # what `toolgate run` maps: none of the libraries loaded when first used
-# (PCRE2, libsodium, SQLite, libcurl, libmicrohttpd, GnuTLS, libcrypto:
-# docs/BENCHMARKS.md, "Start alone")
+# (PCRE2, libsodium, SQLite, libseccomp, libinih, libcurl, libmicrohttpd,
+# GnuTLS, libcrypto: docs/BENCHMARKS.md, "Start alone")
 maps=$(LD_DEBUG=files "$TG" run -- /bin/true 2>&1 | grep -oE 'file=[^ ]+' | sort -u)
-! printf '%s\n' "$maps" |
-	grep -qE 'libpcre2|libsodium|libsqlite3|libcurl|libmicrohttpd|libgnutls|libcrypto' &&
-	printf '%s\n' "$maps" | grep -q libseccomp
+! printf '%s\n' "$maps" | grep -qE \
+	'libpcre2|libsodium|libsqlite3|libseccomp|libinih|libcurl|libmicrohttpd|libgnutls|libcrypto' &&
+	printf '%s\n' "$maps" | grep -q libjansson
 check run_maps_only_what_it_uses $? "$maps"
 
 "$TG" run --json -- sh -c 'kill -SEGV $$' >"$tmp/out.json"; rc=$?
@@ -288,6 +288,12 @@ check json_result $? "$(cat "$tmp/out.json")"
 "$TG" run --json -- sh -c 'unshare -U true' >"$tmp/out.json"
 [ "$(json .reason)" = seccomp_violation ] && [ "$(json .seccomp_syscall)" = unshare ]
 check seccomp_violation_names_syscall $? "$(jq -c '{reason,seccomp_syscall}' "$tmp/out.json")"
+
+# libseccomp only names the syscall (loaded then): without it, its number
+mkdir -p "$tmp/noseccomp" && : >"$tmp/noseccomp/libseccomp.so.2"
+LD_LIBRARY_PATH="$tmp/noseccomp" "$TG" run --json -- sh -c 'unshare -U true' >"$tmp/out.json" 2>/dev/null
+[ "$(json .reason)" = seccomp_violation ] && json .seccomp_syscall | grep -qxE '[0-9]+'
+check seccomp_violation_without_libseccomp $? "$(jq -c '{reason,seccomp_syscall}' "$tmp/out.json")"
 
 # --- bad input: one line, non-zero, nothing left behind ------------------------------
 bad() { # NAME WANT-IN-MESSAGE ARGS...
@@ -1464,15 +1470,27 @@ check pattern_loads_pcre2_when_used $? "rc=$rc rc2=$rc2 $(grep -v 'calling\|file
 mkdir -p "$tmp/broken"
 : >"$tmp/broken/libsodium.so.23"
 : >"$tmp/broken/libpcre2-8.so.0"
+: >"$tmp/broken/libinih.so.1"
+: >"$tmp/broken.conf" && chmod 600 "$tmp/broken.conf"
 LD_LIBRARY_PATH="$tmp/broken" "$TG" approvals list --state "$tmp/exact/state" \
 	>/dev/null 2>"$tmp/broken.err"
 rc=$?
 LD_LIBRARY_PATH="$tmp/broken" "$TG" schema validate "$tmp/lazy.schema" "$tmp/lazy.yes" \
 	>/dev/null 2>>"$tmp/broken.err"
 rc2=$?
-[ $rc -eq 3 ] && [ $rc2 -eq 3 ] && grep -q 'libsodium could not be loaded.*install libsodium23' \
-	"$tmp/broken.err" && grep -q 'PCRE2 could not be loaded.*install libpcre2-8-0' "$tmp/broken.err"
-check missing_library_is_an_error $? "rc=$rc rc2=$rc2 $(head -c 600 "$tmp/broken.err")"
+LD_LIBRARY_PATH="$tmp/broken" "$TG" approvals list --config "$tmp/broken.conf" \
+	--state "$tmp/exact/state" >/dev/null 2>>"$tmp/broken.err"
+rc3=$?
+# a catalogue's upstream is hashed as it is read
+mkdir -p "$tmp/broken.cat/upstreams"
+printf '{"transport":"http","url":"http://127.0.0.1:9/mcp"}' >"$tmp/broken.cat/upstreams/b.json"
+LD_LIBRARY_PATH="$tmp/broken" "$TG" catalog list "$tmp/broken.cat" >/dev/null 2>>"$tmp/broken.err"
+rc4=$?
+[ $rc -eq 3 ] && [ $rc2 -eq 3 ] && [ $rc3 -eq 3 ] && [ $rc4 -eq 3 ] &&
+	grep -q 'libsodium could not be loaded.*install libsodium23' "$tmp/broken.err" &&
+	grep -q 'PCRE2 could not be loaded.*install libpcre2-8-0' "$tmp/broken.err" &&
+	grep -q 'broken.conf: libinih could not be loaded.*install libinih1' "$tmp/broken.err"
+check missing_library_is_an_error $? "rc=$rc rc2=$rc2 rc3=$rc3 rc4=$rc4 $(head -c 900 "$tmp/broken.err")"
 
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
