@@ -57,13 +57,15 @@ habit checksrc tools/checksrc.py
 habit clang-tidy scripts/tidy.sh
 
 # What runs beside the suites (they mostly wait on processes, sockets and
-# disks: some 40% of two processors) runs at the lowest priority in a
-# session of its own, so that it takes only what they leave: nice alone
-# counts only within a session where the kernel groups sessions
-# (autogroup), hence its group's nice too; and so that an interrupted
-# make check stops it (the EXIT trap kills the group).
+# disks: some 40% of two processors) runs at the lowest priority, for the
+# processors and the disk (the suites' fsyncs wait behind a build's
+# writes otherwise), in a session of its own, so that it takes only what
+# they leave: nice alone counts only within a session where the kernel
+# groups sessions (autogroup), hence its group's nice too; and so that an
+# interrupted make check stops it (the EXIT trap kills the group).
 lowest() { # COMMAND...: started in the background, its pid in $beside
-	setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' - "$@" &
+	setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null
+		exec ionice -t -c 3 nice -n 19 "$@"' - "$@" &
 	beside=$!
 }
 done_beside() { # WHAT: wait for it, saying how much longer it took
