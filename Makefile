@@ -121,8 +121,11 @@ $(BUILD)/gen/console_files.c: $(BUILD)/tools/embed $(CONSOLE)
 $(BUILD)/gen/console_files.o: $(BUILD)/gen/console_files.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# written afresh: ar r keeps the members of a file no longer in LIB_OBJ
+# (seccomp_policy.o, whose libseccomp calls Libs.private no longer names)
 $(BUILD)/libtoolgate.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	ar rcs $@ $^
 
 # The shared library exports what the public headers mark TG_API and

@@ -79,14 +79,20 @@ trap 'rm -f "$log"; rm -rf "$builds"; [ -z "$beside" ] || kill -- -"$beside" 2>/
 builds=$(mktemp -d)
 
 # The plain build, then its suites, with the ASan+UBSan build and the
-# fuzzers' made beside them.
+# fuzzers' made beside them. The fuzzers' build takes the generated files
+# and toolgate-init's image from build-asan/ (the same bytes: neither is
+# compiled with the sanitizers' flags), never from build/: a make there
+# would run build/gen/init_cc's recipe beside the suites' own makes in
+# build/ (tests/install: make install, make deb), the two writing one
+# init_cc.new, and could relink what the suites run.
 start=$SECONDS
 echo "== build (build)"
 if make_all build 0 "$log"; then
 	echo "# time build build: $((SECONDS - start)) s"
 	lowest bash -c 'make --no-print-directory -j"$1" BUILD=build-asan SAN=1 all \
 		>"$2/asan.log" 2>&1; echo $? >"$2/asan.rc"
-		make --no-print-directory -j"$1" fuzz >"$2/fuzz.log" 2>&1; echo $? >"$2/fuzz.rc"' \
+		make --no-print-directory -j"$1" BUILD=build-asan fuzz >"$2/fuzz.log" 2>&1
+		echo $? >"$2/fuzz.rc"' \
 		- "$jobs" "$builds"
 	run_suites build
 	done_beside "build build-asan and build-fuzz"
@@ -95,7 +101,7 @@ else
 	# no suites to run beside: the other builds in the foreground
 	make_all build-asan 1 "$builds/asan.log"
 	echo $? >"$builds/asan.rc"
-	make --no-print-directory -j"$jobs" fuzz >"$builds/fuzz.log" 2>&1
+	make --no-print-directory -j"$jobs" BUILD=build-asan fuzz >"$builds/fuzz.log" 2>&1
 	echo $? >"$builds/fuzz.rc"
 fi
 
@@ -108,7 +114,7 @@ fuzzed=$(mktemp -d)
 trap 'rm -f "$log"; rm -rf "$builds" "$fuzzed"; [ -z "$beside" ] || kill -- -"$beside" 2>/dev/null' EXIT
 fuzz_built=$(cat "$builds/fuzz.rc")
 if [ "$fuzz_built" = 0 ] && [ "$TOOLGATE_CHECK_LONG" != 1 ]; then
-	lowest scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed"
+	lowest scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed" 120
 fi
 if [ "$(cat "$builds/asan.rc")" = 0 ]; then
 	run_suites build-asan
@@ -121,7 +127,7 @@ if [ "$fuzz_built" = 0 ]; then
 		done_beside fuzz
 	else
 		start=$SECONDS
-		scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed"
+		scripts/fuzz-brief.sh "$fuzz_seconds" "$jobs" "$fuzzed" 10
 		echo "# time fuzz: $((SECONDS - start)) s"
 	fi
 	for f in build-fuzz/fuzz_*; do

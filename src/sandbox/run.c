@@ -343,14 +343,17 @@ static void on_notify(struct run *r, struct tg_sandbox_result *res)
 		kill_sandbox(r);
 		return;
 	}
+	/* The call never runs: the thread is parked until the kill lands.
+	 * The kill first, then the name: the first name a process gives
+	 * loads libseccomp (seccomp.c), and the sandbox's other processes
+	 * need not run on meanwhile. */
+	kill_sandbox(r);
 	if (!r->killed_seccomp) {
 		r->killed_seccomp = 1;
 		res->seccomp_syscall = req.data.nr;
 		seccomp_syscall_name(req.data.nr, req.data.arch, res->seccomp_syscall_name,
 				     sizeof(res->seccomp_syscall_name));
 	}
-	/* The call never runs: the thread is parked until the kill lands. */
-	kill_sandbox(r);
 }
 
 static void trace_parent(const struct run *r, const char *what)

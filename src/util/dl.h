@@ -1,7 +1,9 @@
 /*
  * Libraries loaded when first used (src/util/crypto.c, curl.c, mhd.c,
- * pcre2.c, sodium.c, sqlite.c, yaml.c): a table of function pointers
- * filled from dlsym, and the loaders' one answer when it could not be.
+ * pcre2.c, sodium.c, sqlite.c, yaml.c; src/sandbox/seccomp.c, libseccomp;
+ * src/cli/config.c, libinih): a table of function pointers (or of a
+ * library's variables' addresses) filled from dlsym, and the loaders' one
+ * answer when it could not be.
  */
 #ifndef TG_UTIL_DL_H
 #define TG_UTIL_DL_H
