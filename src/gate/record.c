@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "gate/gate_int.h"
+#include "obs/audit.h"
 #include "obs/metrics.h"
 #include "toolgate/audit.h"
 #include "toolgate/egress.h"
@@ -34,26 +35,19 @@
  * nothing done (a refusal), so that a flood of them does not sync each. */
 static int record(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
 {
-	char *text;
-	int64_t t;
-	int rc = 0;
+	int rc;
 
-	gate_redact_record(fields);
-	text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
-	json_decref(fields);
 	if (!a) {
-		free(text);
+		json_decref(fields);
 		return 0;
 	}
-	if (!text)
+	if (!fields)
 		return tg_error_set(err, TG_ERR_NOMEM, "a record could not be made (out of memory)");
-	if (wait)
-		rc = tg_audit_record(a, text, err);
-	else if ((t = tg_audit_append(a, text, err)) < 0)
-		rc = -1;
+	gate_redact_record(fields);
+	rc = audit_record_object(a, fields, wait, err);
+	json_decref(fields);
 	if (rc < 0 && err->code != TG_ERR_SYSTEM)
 		tg_log(TG_LOG_ERROR, "audit: %s", err->msg); /* a malformed record */
-	free(text);
 	return rc;
 }
 

@@ -421,7 +421,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			rq->too_large = 1;
 		if (!rq->too_large) {
 			if (rq->len + *upload_size > rq->cap) {
-				size_t cap = rq->cap ? rq->cap : 4096;
+				/* small first: a request of 1 KiB or more from
+				 * malloc consolidates its free lists each time */
+				size_t cap = rq->cap ? rq->cap : 512;
 				char *b;
 
 				while (cap < rq->len + *upload_size)

@@ -174,7 +174,10 @@ struct http_session {
 	struct mcp_stream *get;     /* the GET stream (under s.lock), or NULL */
 	int ended;                  /* DELETEd or expired: freed by the last user */
 	struct http_session *next;
+	struct http_session *id_next; /* in its bucket of by_id (named ones) */
 };
+
+#define HTTP_ID_BUCKETS 256 /* the named sessions by their ids' hash */
 
 struct tg_mcp_http {
 	struct tg_mcp *mcp;
@@ -184,6 +187,8 @@ struct tg_mcp_http {
 	pthread_cond_t idle;        /* a session's user put it back */
 	struct http_session *sessions; /* live, and ended but still in use */
 	unsigned nsessions;
+	struct http_session *by_id[HTTP_ID_BUCKETS]; /* the same, found by id */
+	time_t swept;               /* when idle sessions were last ended */
 	unsigned port;
 	struct http_front front;    /* who may address it, by what name */
 	struct http_tls *tls;       /* its certificates, or NULL */

@@ -13,6 +13,7 @@
  * a session someone still uses.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +48,28 @@ static void session_free(struct http_session *hs)
 	free(hs);
 }
 
-/* List hs (the caller holds lock). */
+/* The bucket of by_id for id (FNV-1a). */
+static unsigned id_bucket(const char *id)
+{
+	uint32_t x = 2166136261u;
+
+	for (; *id; id++)
+		x = (x ^ (unsigned char)*id) * 16777619u;
+	return x % HTTP_ID_BUCKETS;
+}
+
+/* List hs (the caller holds lock); a named one in by_id too. */
 static void link_session(struct tg_mcp_http *h, struct http_session *hs)
 {
 	hs->next = h->sessions;
 	h->sessions = hs;
 	h->nsessions++;
+	if (hs->id[0]) {
+		unsigned b = id_bucket(hs->id);
+
+		hs->id_next = h->by_id[b];
+		h->by_id[b] = hs;
+	}
 }
 
 /* Unlink hs (the caller holds lock). */
@@ -60,6 +77,12 @@ static void unlink_session(struct tg_mcp_http *h, struct http_session *hs)
 {
 	struct http_session **p;
 
+	if (hs->id[0])
+		for (p = &h->by_id[id_bucket(hs->id)]; *p; p = &(*p)->id_next)
+			if (*p == hs) {
+				*p = hs->id_next;
+				break;
+			}
 	for (p = &h->sessions; *p; p = &(*p)->next)
 		if (*p == hs) {
 			*p = hs->next;
@@ -142,13 +165,23 @@ struct http_session *http_session_get(struct tg_mcp_http *h, const char *id)
 	time_t now = time(NULL);
 
 	pthread_mutex_lock(&h->lock);
-	http_sessions_expire(h, now);
-	for (hs = h->sessions; hs; hs = hs->next)
-		if (!hs->ended && strcmp(hs->id, id) == 0) {
-			hs->users++;
-			hs->last_used = now;
+	/* the list is swept once a second, not at each request (a thousand
+	 * sessions walked under the lock); the one named is judged now */
+	if (now != h->swept) {
+		http_sessions_expire(h, now);
+		h->swept = now;
+	}
+	for (hs = h->by_id[id_bucket(id)]; hs; hs = hs->id_next)
+		if (!hs->ended && strcmp(hs->id, id) == 0)
 			break;
-		}
+	if (hs && hs->users == 0 && now - hs->last_used > (time_t)h->max_idle) {
+		hs->ended = 1; /* freed by the next sweep */
+		hs = NULL;
+	}
+	if (hs) {
+		hs->users++;
+		hs->last_used = now;
+	}
 	pthread_mutex_unlock(&h->lock);
 	return hs;
 }

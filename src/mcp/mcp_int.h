@@ -208,13 +208,18 @@ struct mcp_session {
 	mcp_send_fn send;
 	void *send_ctx;
 	pthread_mutex_t lock;             /* everything below, and send */
-	pthread_cond_t changed;           /* an in-flight call ended */
+	pthread_cond_t changed;           /* an answer came, the session closes, or
+					   * (closing) an in-flight call ended */
+	pthread_cond_t slot;              /* an in-flight call ended: one waiter
+					   * for a slot is woken, not all */
 	int state;                        /* SESSION_* (session_int.h) */
 	char version[16];                 /* negotiated protocol revision */
 	json_t *client_capabilities;      /* only sampling, elicitation, roots: {} */
 	int log_level;
 	struct inflight *inflight;
 	unsigned ninflight;
+	int spare[4][2];                  /* cancel pipes of ended calls, empty */
+	unsigned nspare;
 	char principal[MCP_MAX_PRINCIPAL]; /* who this session is (identify) */
 	struct pending *pending;          /* requests to the client awaiting answers */
 	struct listener *listeners;       /* open subscriptions/listen (stdio) */

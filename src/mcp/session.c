@@ -363,6 +363,7 @@ void mcp_session_init(struct mcp_session *s, struct tg_mcp *m, mcp_send_fn send,
 	snprintf(s->principal, sizeof(s->principal), "%s", m->principal);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->changed, NULL);
+	pthread_cond_init(&s->slot, NULL);
 }
 
 void mcp_session_cancel(struct mcp_session *s)
@@ -398,11 +399,17 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 		}
 	while (s->ninflight)
 		pthread_cond_wait(&s->changed, &s->lock);
+	while (s->nspare) {
+		s->nspare--;
+		close(s->spare[s->nspare][0]);
+		close(s->spare[s->nspare][1]);
+	}
 	pthread_mutex_unlock(&s->lock);
 	json_decref(s->client_capabilities);
 	json_decref(s->subscribed);
 	free(s->scopes);
 	pthread_cond_destroy(&s->changed);
+	pthread_cond_destroy(&s->slot);
 	pthread_mutex_destroy(&s->lock);
 }
 

@@ -259,6 +259,17 @@ json_t *tools_call_response(struct mcp_session *s, json_t *id, const char *name,
 		      : rpc_error_json(id, RPC_INTERNAL_ERROR, "tools/call: out of memory");
 }
 
+/* 1 if the read end of a cancel pipe holds nothing (it is O_NONBLOCK). */
+static int pipe_empty(int fd)
+{
+	char b;
+
+	return read(fd, &b, 1) < 0 && errno == EAGAIN;
+}
+
+/* f (under s->lock) leaves the calls in flight: from here nobody writes
+ * its cancel pipe, which is kept for the next call when nothing was ever
+ * written to it (a pipe made and closed was three system calls a call). */
 static void inflight_remove(struct mcp_session *s, struct inflight *f)
 {
 	struct inflight **p;
@@ -268,14 +279,28 @@ static void inflight_remove(struct mcp_session *s, struct inflight *f)
 			*p = f->next;
 			break;
 		}
+	if (!f->cancelled && s->nspare < sizeof(s->spare) / sizeof(s->spare[0]) &&
+	    pipe_empty(f->cancel[0])) {
+		s->spare[s->nspare][0] = f->cancel[0];
+		s->spare[s->nspare][1] = f->cancel[1];
+		s->nspare++;
+		f->cancel[0] = f->cancel[1] = -1;
+	}
 	s->ninflight--;
-	pthread_cond_broadcast(&s->changed);
+	/* one slot is free: one waiter for it is woken (a broadcast woke
+	 * every request of a shared session's waiting to take it); the
+	 * release waits for the last call on changed */
+	pthread_cond_signal(&s->slot);
+	if (s->closing)
+		pthread_cond_broadcast(&s->changed);
 }
 
 static void job_free(struct call_job *j)
 {
-	close(j->f->cancel[0]);
-	close(j->f->cancel[1]);
+	if (j->f->cancel[0] >= 0) {
+		close(j->f->cancel[0]);
+		close(j->f->cancel[1]);
+	}
 	json_decref(j->f->id);
 	free(j->f);
 	json_decref(j->id);
@@ -331,7 +356,20 @@ struct call_job *tools_job_new(struct mcp_session *s, json_t *id)
 
 	if (j)
 		j->f = calloc(1, sizeof(*j->f));
-	if (!j || !j->f || pipe2(j->f->cancel, O_CLOEXEC) < 0) {
+	if (j && j->f) {
+		pthread_mutex_lock(&s->lock);
+		if (s->nspare) {
+			s->nspare--;
+			j->f->cancel[0] = s->spare[s->nspare][0];
+			j->f->cancel[1] = s->spare[s->nspare][1];
+		} else {
+			j->f->cancel[0] = -1;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	/* non-blocking: inflight_remove asks whether it holds anything */
+	if (!j || !j->f ||
+	    (j->f->cancel[0] < 0 && pipe2(j->f->cancel, O_CLOEXEC | O_NONBLOCK) < 0)) {
 		if (j)
 			free(j->f);
 		free(j);
@@ -369,7 +407,7 @@ json_t *tools_job_start(struct mcp_session *s, struct call_job *j, int mode)
 	pthread_mutex_lock(&s->lock);
 	/* backpressure: past max_inflight, the reader waits for a slot */
 	while (s->ninflight >= s->mcp->max_inflight)
-		pthread_cond_wait(&s->changed, &s->lock);
+		pthread_cond_wait(&s->slot, &s->lock);
 	j->f->next = s->inflight;
 	s->inflight = j->f;
 	s->ninflight++;

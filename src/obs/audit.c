@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "obs/audit.h"
 #include "toolgate/audit.h"
 #include "util/file.h"
 #include "util/hidden.h"
@@ -54,6 +55,8 @@ struct entry {
 struct tg_audit {
 	int fd;
 	int is_stream;
+	int quiet;              /* a character device (/dev/null, a terminal): a
+				 * write raises neither SIGPIPE nor SIGXFSZ */
 	unsigned flags;
 	char *path;
 	int dirfd;              /* its directory (O_PATH) and its name there: */
@@ -70,7 +73,7 @@ struct tg_audit {
 	int users;              /* appenders and waiters inside, for close */
 	int idle;               /* the writer stopped */
 	int writing;            /* a group is being written (by whom: lead()) */
-	int failed;
+	int failed;             /* set under lock; tg_audit_ok reads it without */
 	char failure[512];
 	/* the writing group's (lead(), one at a time: writing; under lock
 	 * only when copied for stats) */
@@ -499,6 +502,8 @@ static void lead(struct tg_audit *a)
 	pthread_mutex_unlock(&a->lock);
 	if (failed) {
 		rc = -1;
+	} else if (a->quiet) {
+		rc = write_group(a, list);
 	} else {
 		/* on a caller's thread too: a log on a pipe whose reader left
 		 * (SIGPIPE) or past RLIMIT_FSIZE (SIGXFSZ) stops the log, as on
@@ -532,7 +537,8 @@ static void lead(struct tg_audit *a)
 	}
 	pthread_mutex_lock(&a->lock);
 	if (rc < 0 && !a->failed) {
-		a->failed = 1;
+		/* read without the lock by tg_audit_ok */
+		__atomic_store_n(&a->failed, 1, __ATOMIC_RELEASE);
 		tg_log(TG_LOG_ERROR, "%s: the audit log stopped; calls are refused", a->failure);
 	}
 	if (rc == 0)
@@ -659,6 +665,11 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 			return -1;
 		}
 	}
+	{
+		struct stat st;
+
+		a->quiet = fstat(a->fd, &st) == 0 && S_ISCHR(st.st_mode);
+	}
 	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) && !created &&
 	    lseek(a->fd, 0, SEEK_END) == 0) {
 		tg_error_set(err, TG_ERR_INVALID, "audit log %s: empty (cut?): a new one is begun by "
@@ -736,38 +747,33 @@ void tg_audit_close(struct tg_audit *a)
 
 static const char *const reserved[] = { "seq", "ts", "prev", "hash" };
 
-/* tg_audit_append; wake: the log's thread is told (nobody may wait);
- * else the caller waits next and stays counted in users (for close) from
- * here on: wait_for lets go. */
-static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, struct tg_error *err)
+/* The fields of a record, an object, checked: 0, or -1 and err. */
+static int fields_check(json_t *o, struct tg_error *err)
 {
-	json_t *o;
-	json_error_t jerr;
-	struct entry *e;
-	char *text, *safe;
-	size_t n, i;
-	int64_t t;
+	size_t i;
 
-	if (!fields_json)
-		return tg_error_set(err, TG_ERR_INVALID, "audit record: no fields");
-	n = strlen(fields_json);
-	if (n > TG_AUDIT_RECORD_MAX)
-		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes, over the ceiling "
-				    "of %d", n, TG_AUDIT_RECORD_MAX);
-	o = json_loadb(fields_json, n, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(o)) {
-		json_decref(o);
-		return tg_error_set(err, TG_ERR_INVALID, "audit record: not a JSON object%s%s",
-				    o ? "" : ": ", o ? "" : jerr.text);
-	}
 	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (json_object_get(o, reserved[i])) {
-			json_decref(o);
+		if (json_object_get(o, reserved[i]))
 			return tg_error_set(err, TG_ERR_INVALID, "audit record: \"%s\" is the "
 					    "log's own key", reserved[i]);
-		}
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
+	return 0;
+}
+
+/* tg_audit_append of fields o (a checked object, not released); wake: the
+ * log's thread is told (nobody may wait); else the caller waits next and
+ * stays counted in users (for close) from here on: wait_for lets go. */
+static int64_t queue(struct tg_audit *a, json_t *o, int wake, struct tg_error *err)
+{
+	struct entry *e;
+	char *text = json_dumps(o, JSON_COMPACT), *safe;
+	size_t n = text ? strlen(text) : 0;
+	int64_t t;
+
+	if (n > TG_AUDIT_RECORD_MAX) {
+		free(text);
+		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes, over the ceiling "
+				    "of %d", n, TG_AUDIT_RECORD_MAX);
+	}
 	/* the same values, nothing a terminal acts on (a bidi control, an
 	 * escape sequence in a tool's name or an error quoting arguments) */
 	safe = text ? hidden_json(text, strlen(text)) : NULL;
@@ -816,20 +822,62 @@ static int64_t queue(struct tg_audit *a, const char *fields_json, int wake, stru
 	return t;
 }
 
+/* queue of fields given as text: parsed and checked first (an embedder's
+ * text is serialized again, compact, so a line is one line whatever it
+ * passed). */
+static int64_t queue_text(struct tg_audit *a, const char *fields_json, int wake,
+			  struct tg_error *err)
+{
+	json_error_t jerr;
+	json_t *o;
+	size_t n;
+	int64_t t;
+
+	if (!fields_json)
+		return tg_error_set(err, TG_ERR_INVALID, "audit record: no fields");
+	n = strlen(fields_json);
+	if (n > TG_AUDIT_RECORD_MAX)
+		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes, over the ceiling "
+				    "of %d", n, TG_AUDIT_RECORD_MAX);
+	o = json_loadb(fields_json, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return tg_error_set(err, TG_ERR_INVALID, "audit record: not a JSON object%s%s",
+				    o ? "" : ": ", o ? "" : jerr.text);
+	}
+	t = fields_check(o, err) < 0 ? -1 : queue(a, o, wake, err);
+	json_decref(o);
+	return t;
+}
+
 /* tg_audit_wait's, for a caller counted in users already. */
 static int wait_for(struct tg_audit *a, int64_t ticket, struct tg_error *err);
 
 int64_t tg_audit_append(struct tg_audit *a, const char *fields_json, struct tg_error *err)
 {
-	return queue(a, fields_json, 1, err);
+	return queue_text(a, fields_json, 1, err);
 }
 
 int tg_audit_record(struct tg_audit *a, const char *fields_json, struct tg_error *err)
 {
-	int64_t t = queue(a, fields_json, 0, err);
+	int64_t t = queue_text(a, fields_json, 0, err);
 
 	/* counted in users since queue: close cannot free a in between */
 	return t < 0 ? -1 : wait_for(a, t, err);
+}
+
+int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
+{
+	int64_t t;
+
+	if (!json_is_object(fields))
+		return tg_error_set(err, TG_ERR_INVALID, "audit record: not a JSON object");
+	if (fields_check(fields, err) < 0)
+		return -1;
+	t = queue(a, fields, !wait, err);
+	if (t < 0 || !wait)
+		return t < 0 ? -1 : 0;
+	return wait_for(a, t, err);
 }
 
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
@@ -867,11 +915,13 @@ int tg_audit_ok(struct tg_audit *a, struct tg_error *err)
 {
 	int rc = 0;
 
+	/* asked before every call: a log that works is told without its
+	 * lock, which the calls' records contend for */
+	if (!__atomic_load_n(&a->failed, __ATOMIC_ACQUIRE))
+		return 0;
 	pthread_mutex_lock(&a->lock);
-	if (a->failed) {
-		tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failure);
-		rc = -1;
-	}
+	tg_error_set(err, TG_ERR_SYSTEM, "%s", a->failure);
+	rc = -1;
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }

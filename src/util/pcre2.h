@@ -69,35 +69,18 @@ static inline const struct tg_pcre2_api *tg_pcre2(void)
  * loading it (a schema, rule set or scan that compiled nothing, a vendor
  * rule never compiled, is freed with no library and never stops the
  * process); whatever else they are given PCRE2 made, so it is loaded */
-static inline void tg_pcre2_code_free(pcre2_code *p)
-{
-	if (p)
-		tg_pcre2()->code_free(p);
-}
-
-static inline void tg_pcre2_compile_context_free(pcre2_compile_context *p)
-{
-	if (p)
-		tg_pcre2()->compile_context_free(p);
-}
-
-static inline void tg_pcre2_jit_stack_free(pcre2_jit_stack *p)
-{
-	if (p)
-		tg_pcre2()->jit_stack_free(p);
-}
-
-static inline void tg_pcre2_match_context_free(pcre2_match_context *p)
-{
-	if (p)
-		tg_pcre2()->match_context_free(p);
-}
-
-static inline void tg_pcre2_match_data_free(pcre2_match_data *p)
-{
-	if (p)
-		tg_pcre2()->match_data_free(p);
-}
+#define TG_PCRE2_FREE(f, type)                    \
+	static inline void tg_pcre2_##f(type *p) /* NOLINT(bugprone-macro-parentheses): a type */ \
+	{                                        \
+		if (p)                           \
+			tg_pcre2()->f(p);        \
+	}
+TG_PCRE2_FREE(code_free, pcre2_code)
+TG_PCRE2_FREE(compile_context_free, pcre2_compile_context)
+TG_PCRE2_FREE(jit_stack_free, pcre2_jit_stack)
+TG_PCRE2_FREE(match_context_free, pcre2_match_context)
+TG_PCRE2_FREE(match_data_free, pcre2_match_data)
+#undef TG_PCRE2_FREE
 
 /* pcre2.h names each function as a macro of its 8-bit name: these replace
  * them; any other pcre2_ function is a link error */

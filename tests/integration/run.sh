@@ -853,10 +853,29 @@ post "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name
 sed -n 's/^data: //p' "$tmp/body" | jq -e '.error.code == -32602' >/dev/null
 check http_long_progress_token_refused $? "$(cat "$tmp/body")"
 # one principal cannot take every session
-n503=0
-for _ in $(seq 70); do post "$INIT"; [ "$(code)" = 503 ] && n503=$((n503 + 1)); done
+n503=0 sids=()
+for _ in $(seq 70); do
+	post "$INIT"
+	[ "$(code)" = 503 ] && n503=$((n503 + 1))
+	[ "$(code)" = 200 ] && sids+=("$(grep -i '^mcp-session-id:' "$tmp/hdr" | tr -d '\r' | awk '{print $2}')")
+done
 [ "$n503" -ge 5 ] && grep -q 'too many sessions for this principal' "$tmp/body"
 check http_sessions_per_principal_bounded $? "503s: $n503 $(cat "$tmp/body")"
+# each of them is found by its id among the others (a table by the id's
+# hash), and only while it lives: every other one ended by DELETE
+sping() { curl -s -o /dev/null -w '%{http_code}' -X POST "$URL" -H "Mcp-Session-Id: $1" \
+	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	--data-binary '{"jsonrpc":"2.0","id":1,"method":"ping"}'; }
+found=0 gone=0
+for i in "${!sids[@]}"; do
+	[ $((i % 2)) = 1 ] && curl -s -o /dev/null -X DELETE "$URL" -H "Mcp-Session-Id: ${sids[$i]}"
+done
+for i in "${!sids[@]}"; do
+	c=$(sping "${sids[$i]}")
+	if [ $((i % 2)) = 1 ]; then [ "$c" = 404 ] && gone=$((gone + 1)); else [ "$c" = 200 ] && found=$((found + 1)); fi
+done
+[ ${#sids[@]} -ge 32 ] && [ $((found + gone)) = ${#sids[@]} ] && [ "$(sping "${SID}x")" = 404 ]
+check http_sessions_found_by_id $? "${#sids[@]} sessions: $found found, $gone gone"
 kill "$http_pid"; wait "$http_pid" 2>/dev/null
 
 # DELETE ends the session's running calls: the sandbox is killed, the

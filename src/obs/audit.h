@@ -1,0 +1,17 @@
+/*
+ * The audit log's entry for the gate (include/toolgate/audit.h is the
+ * embedder's): a record whose fields are a JSON object already, queued
+ * without its text made and parsed again.
+ */
+#ifndef TG_OBS_AUDIT_H
+#define TG_OBS_AUDIT_H
+
+#include <jansson.h>
+
+#include "toolgate/audit.h"
+
+/* tg_audit_record (wait) or tg_audit_append (not) of fields, an object
+ * (not released), checked as a text's would be: 0, or -1 and err. */
+int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err);
+
+#endif
