@@ -7,8 +7,11 @@
 # ways: one MCP session shared by all, and 64 sessions, the requests
 # taking them in turn (a session is a header, not a connection). Then the
 # pipeline's cost over ping at 1 connection, and the same with toolgate's
-# audit log on. ROUNDS rounds (default 3), toolgate and the peer in turn;
-# each line is the round with the median req/s.
+# audit log on. The machine's floor beside them: nginx (Debian's; installed
+# when missing, as root) answering every POST with a fixed tools/call
+# result, no work at all, at 64 connections and at 1. ROUNDS rounds
+# (default 3), toolgate and the peers in turn; each line is the round with
+# the median req/s.
 # Not a test: it asserts nothing; docs/BENCHMARKS.md has the figures.
 # Usage: bench/mcp-wrk.sh BUILD-DIR [SECONDS [ROUNDS]]
 set -eu
@@ -18,7 +21,9 @@ secs=${2:-5}
 rounds=${3:-3}
 command -v wrk >/dev/null || { echo "mcp-wrk: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 bench=mcp-wrk
+. bench/nginx.sh
 . bench/mcp/lib.sh
+trap 'kill "${pids[@]}" 2>/dev/null; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null; rm -rf "$work"' EXIT
 "$build/toolgate" serve --catalog bench/mcp/catalog --http 127.0.0.1:0 --record /dev/null \
 	2>"$work/tg.err" &
 pids+=($!)
@@ -29,6 +34,15 @@ pids+=($!)
 sdk_port=$((20000 + RANDOM % 20000))
 node bench/mcp/sdk-server.mjs "$sdk_port" 2>"$work/sdk.err" &
 pids+=($!)
+# the floor: the fastest answer this machine gives over HTTP on loopback
+nginx_port=$((20000 + RANDOM % 20000))
+nginx_start "$work" "	server {
+		listen 127.0.0.1:$nginx_port;
+		location /mcp {
+			default_type application/json;
+			return 200 '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],\"structuredContent\":{\"text\":\"hello\"},\"isError\":false}}';
+		}
+	}"
 started "$work/tg.err" 'MCP on'
 started "$work/tga.err" 'MCP on'
 started "$work/sdk.err" 'sdk-server on'
@@ -95,6 +109,8 @@ for r in $(seq "$rounds"); do
 	id=$(session "$tga_port")
 	run "$tga_port" 64 "$id" >>"$work/audited.shared"
 	close_sessions "$tga_port" "$id"
+	run "$nginx_port" 64 none >>"$work/nginx.64"
+	run "$nginx_port" 1 none >>"$work/nginx.1"
 done
 
 printf '%-34s %9s %10s %10s %6s\n' "server, connections" "req/s" "p50 us" "p99 us" "bad"
@@ -113,3 +129,5 @@ for who in toolgate audited; do
 		"$(jq -n --argjson c "$c" --argjson p "$p" '($c.p50_us - $p.p50_us) * 10 | floor / 10')" \
 		"$(jq -n --argjson c "$c" --argjson p "$p" '($c.p99_us - $p.p99_us) * 10 | floor / 10')"
 done
+line "floor: nginx, fixed answer, 64" "$(median "$work/nginx.64")"
+line "floor: nginx, fixed answer, 1" "$(median "$work/nginx.1")"

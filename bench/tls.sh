@@ -16,10 +16,8 @@ cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd -P)
 secs=${2:-5}
 calls=${3:-2000}
-if ! command -v nginx >/dev/null; then
-	[ "$(id -u)" = 0 ] || { echo "bench-tls: nginx is missing (apt-get install nginx-light)" >&2; exit 1; }
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nginx-light >/dev/null
-fi
+bench=bench-tls
+. bench/nginx.sh
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
@@ -44,17 +42,7 @@ start plain --http 127.0.0.1:0
 tls_port=$(port_of tls)
 plain_port=$(port_of plain)
 nginx_port=$((20000 + RANDOM % 20000))
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<CONF
-worker_processes auto;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $work/nginx/body;
-	proxy_temp_path $work/nginx/proxy;
-	upstream toolgate { server 127.0.0.1:$plain_port; keepalive 32; }
+nginx_start "$work" "	upstream toolgate { server 127.0.0.1:$plain_port; keepalive 32; }
 	server {
 		listen 127.0.0.1:$nginx_port ssl;
 		ssl_certificate $work/cert.pem;
@@ -63,15 +51,11 @@ http {
 		location / {
 			proxy_pass http://toolgate;
 			proxy_http_version 1.1;
-			proxy_set_header Connection "";
+			proxy_set_header Connection \"\";
 			proxy_set_header Host 127.0.0.1:$plain_port;
 			proxy_buffering off;
 		}
-	}
-}
-CONF
-nginx -p "$work" -c "$work/nginx.conf"
-for _ in $(seq 50); do [ -s "$work/nginx.pid" ] && break; sleep 0.1; done
+	}"
 
 echo "# $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(date -u +%FT%TZ)"
 python3 - <<'PY'

@@ -55,7 +55,9 @@ struct tg_audit;
 /* Open (creating it, mode 0600) the log at path, or "-" for stderr (chained,
  * never synced or locked). The last record must verify: a log whose tail
  * was tampered with is refused (err says so; `toolgate audit verify` names
- * the first bad record). */
+ * the first bad record). A path (or stderr) that is the null device turns
+ * the log off: records are checked, then neither written nor waited for
+ * (their ticket is 0). */
 TG_API int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out,
 			 struct tg_error *err);
 /* Write what is pending, stop the thread, close. NULL is a no-op. */
@@ -66,7 +68,7 @@ TG_API void tg_audit_close(struct tg_audit *a);
  * written compact with its hidden characters (bidi controls, control
  * characters, zero-width, tag characters, variation selectors) as JSON
  * escapes: the same values, and at most TG_AUDIT_RECORD_MAX bytes so
- * written. The record's time is now. A ticket (> 0) for tg_audit_wait, or -1 and err
+ * written. The record's time is now. A ticket (> 0; 0 when the log is off) for tg_audit_wait, or -1 and err
  * (malformed fields, or the log failed: the error says why). Blocks while
  * more than 16 MiB wait to be written. */
 TG_API int64_t tg_audit_append(struct tg_audit *a, const char *fields_json,

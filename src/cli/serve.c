@@ -109,7 +109,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --audit FILE (or --record FILE, its old name)\n"
 		   "             the audit log; default DIR/audit.log with --state, else\n"
-		   "             stderr (docs/AUDIT.md)\n"
+		   "             stderr; /dev/null: none (docs/AUDIT.md)\n"
 		   "  --http ADDR:PORT\n"
 		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
 		   "             other with --policy or --tokens, and HTTPS or a proxy;\n"

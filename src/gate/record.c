@@ -319,7 +319,7 @@ int gate_stage_record(struct tg_gate *g, struct call_state *st, const struct tg_
 	us = (now.tv_sec - st->start.tv_sec) * 1000000LL + (now.tv_nsec - st->start.tv_nsec) / 1000;
 	metrics_call(g->metrics, st->k ? st->k->name : NULL, st->outcome, st->out.sandbox,
 		     (double)us / 1e6);
-	if (!g->audit)
+	if (!g->audit || audit_discards(g->audit))
 		return 0;
 	if (strcmp(st->outcome, "rate_limited") == 0 && !refusal_admit(g, who, 0, 0, &before))
 		return 0;

@@ -35,6 +35,7 @@ enum {
 };
 
 #define MCP_MAX_PRINCIPAL 128
+#define MCP_SPARES_MAX 64 /* 128 descriptors, whatever the sessions */
 
 struct mcp_tokens;
 struct mcp_task;
@@ -54,6 +55,8 @@ struct tg_mcp {
 	char *principal;            /* stdio's, as configured */
 	char *instructions;
 	unsigned max_inflight;
+	unsigned spares;            /* cancel pipes all sessions keep (atomic):
+				     * at most MCP_SPARES_MAX */
 	unsigned http_header_timeout; /* seconds; 0: the default (http_int.h) */
 	struct mcp_tokens *tokens;  /* HTTP bearer tokens, or NULL: none required */
 	unsigned char state_key[32]; /* seals MRTR requestStates (mrtr.c) */
@@ -218,7 +221,9 @@ struct mcp_session {
 	int log_level;
 	struct inflight *inflight;
 	unsigned ninflight;
-	int spare[4][2];                  /* cancel pipes of ended calls, empty */
+	int spare[4][2];                  /* cancel pipes of ended calls, empty
+					   * (an idle session keeps them till it
+					   * ends: MCP_SPARES_MAX in all) */
 	unsigned nspare;
 	char principal[MCP_MAX_PRINCIPAL]; /* who this session is (identify) */
 	struct pending *pending;          /* requests to the client awaiting answers */

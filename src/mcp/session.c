@@ -400,6 +400,7 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 	while (s->ninflight)
 		pthread_cond_wait(&s->changed, &s->lock);
 	while (s->nspare) {
+		__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
 		s->nspare--;
 		close(s->spare[s->nspare][0]);
 		close(s->spare[s->nspare][1]);

@@ -267,9 +267,28 @@ static int pipe_empty(int fd)
 	return read(fd, &b, 1) < 0 && errno == EAGAIN;
 }
 
+/* f's cancel pipe kept for s's next call (under s->lock), when nothing
+ * was ever written to it and there is room: 1, or 0 (the caller closes
+ * it). A pipe made and closed was three system calls a call. */
+static int spare_keep(struct mcp_session *s, struct inflight *f)
+{
+	if (f->cancelled || s->nspare == sizeof(s->spare) / sizeof(s->spare[0]) ||
+	    !pipe_empty(f->cancel[0]))
+		return 0;
+	/* an idle session keeps its spares till it ends: a ceiling for all */
+	if (__atomic_add_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED) > MCP_SPARES_MAX) {
+		__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	s->spare[s->nspare][0] = f->cancel[0];
+	s->spare[s->nspare][1] = f->cancel[1];
+	s->nspare++;
+	f->cancel[0] = f->cancel[1] = -1;
+	return 1;
+}
+
 /* f (under s->lock) leaves the calls in flight: from here nobody writes
- * its cancel pipe, which is kept for the next call when nothing was ever
- * written to it (a pipe made and closed was three system calls a call). */
+ * its cancel pipe, which may be kept (spare_keep). */
 static void inflight_remove(struct mcp_session *s, struct inflight *f)
 {
 	struct inflight **p;
@@ -279,13 +298,7 @@ static void inflight_remove(struct mcp_session *s, struct inflight *f)
 			*p = f->next;
 			break;
 		}
-	if (!f->cancelled && s->nspare < sizeof(s->spare) / sizeof(s->spare[0]) &&
-	    pipe_empty(f->cancel[0])) {
-		s->spare[s->nspare][0] = f->cancel[0];
-		s->spare[s->nspare][1] = f->cancel[1];
-		s->nspare++;
-		f->cancel[0] = f->cancel[1] = -1;
-	}
+	(void)spare_keep(s, f);
 	s->ninflight--;
 	/* one slot is free: one waiter for it is woken (a broadcast woke
 	 * every request of a shared session's waiting to take it); the
@@ -359,6 +372,7 @@ struct call_job *tools_job_new(struct mcp_session *s, json_t *id)
 	if (j && j->f) {
 		pthread_mutex_lock(&s->lock);
 		if (s->nspare) {
+			__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
 			s->nspare--;
 			j->f->cancel[0] = s->spare[s->nspare][0];
 			j->f->cancel[1] = s->spare[s->nspare][1];

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,8 @@ struct tg_audit {
 	int is_stream;
 	int quiet;              /* a character device (/dev/null, a terminal): a
 				 * write raises neither SIGPIPE nor SIGXFSZ */
+	int discard;            /* the null device: the log is off, nothing is
+				 * queued, written or waited for */
 	unsigned flags;
 	char *path;
 	int dirfd;              /* its directory (O_PATH) and its name there: */
@@ -669,6 +672,7 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 		struct stat st;
 
 		a->quiet = fstat(a->fd, &st) == 0 && S_ISCHR(st.st_mode);
+		a->discard = a->quiet && st.st_rdev == makedev(1, 3);
 	}
 	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) && !created &&
 	    lseek(a->fd, 0, SEEK_END) == 0) {
@@ -765,10 +769,14 @@ static int fields_check(json_t *o, struct tg_error *err)
 static int64_t queue(struct tg_audit *a, json_t *o, int wake, struct tg_error *err)
 {
 	struct entry *e;
-	char *text = json_dumps(o, JSON_COMPACT), *safe;
-	size_t n = text ? strlen(text) : 0;
+	char *text, *safe;
+	size_t n;
 	int64_t t;
 
+	if (a->discard)
+		return 0; /* a ticket always durable */
+	text = json_dumps(o, JSON_COMPACT);
+	n = text ? strlen(text) : 0;
 	if (n > TG_AUDIT_RECORD_MAX) {
 		free(text);
 		return tg_error_set(err, TG_ERR_LIMIT, "audit record: %zu bytes, over the ceiling "
@@ -862,8 +870,10 @@ int tg_audit_record(struct tg_audit *a, const char *fields_json, struct tg_error
 {
 	int64_t t = queue_text(a, fields_json, 0, err);
 
+	if (t < 0 || a->discard)
+		return t < 0 ? -1 : 0;
 	/* counted in users since queue: close cannot free a in between */
-	return t < 0 ? -1 : wait_for(a, t, err);
+	return wait_for(a, t, err);
 }
 
 int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err)
@@ -875,9 +885,14 @@ int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_
 	if (fields_check(fields, err) < 0)
 		return -1;
 	t = queue(a, fields, !wait, err);
-	if (t < 0 || !wait)
+	if (t < 0 || !wait || a->discard)
 		return t < 0 ? -1 : 0;
 	return wait_for(a, t, err);
+}
+
+int audit_discards(const struct tg_audit *a)
+{
+	return a->discard;
 }
 
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)

@@ -13,5 +13,7 @@
 /* tg_audit_record (wait) or tg_audit_append (not) of fields, an object
  * (not released), checked as a text's would be: 0, or -1 and err. */
 int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err);
+/* 1 if a is the null device's: the log is off, a record need not be made. */
+int audit_discards(const struct tg_audit *a);
 
 #endif

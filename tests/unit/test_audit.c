@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "obs/audit.h"
 #include "toolgate/audit.h"
 #include "unit.h"
 
@@ -667,7 +668,36 @@ static int file_size_limit(void)
 	return 0;
 }
 
+/* The null device is no log: records are checked, never written nor
+ * waited for; the gate's own entry makes none. */
+static int null_device(void)
+{
+	struct tg_audit *a;
+	struct tg_audit_stats st;
+	struct tg_error err;
+	json_t *o = json_pack("{s:s}", "kind", "call");
+	int64_t t;
+
+	CHECK(o && tg_audit_open("/dev/null", 0, &a, &err) == 0);
+	CHECK(audit_discards(a));
+	CHECK((t = tg_audit_append(a, "{\"kind\":\"call\"}", &err)) == 0);
+	CHECK(tg_audit_wait(a, t, &err) == 0);
+	CHECK(tg_audit_record(a, "{\"kind\":\"call\"}", &err) == 0);
+	CHECK(audit_record_object(a, o, 1, &err) == 0 && audit_record_object(a, o, 0, &err) == 0);
+	/* still checked: what a file would refuse is refused */
+	CHECK(tg_audit_record(a, "[1]", &err) < 0 && strstr(err.msg, "not a JSON object"));
+	json_object_set_new(o, "seq", json_integer(1));
+	CHECK(audit_record_object(a, o, 1, &err) < 0 && strstr(err.msg, "\"seq\""));
+	CHECK(tg_audit_ok(a, &err) == 0 && tg_audit_check(a, &err) == 0);
+	tg_audit_get_stats(a, &st);
+	CHECK(st.records == 0 && st.groups == 0);
+	tg_audit_close(a);
+	json_decref(o);
+	return 0;
+}
+
 const struct unit_test audit_tests[] = {
+	{ "audit/null_device", null_device },
 	{ "audit/escaped", escaped },
 	{ "audit/chain", chain },
 	{ "audit/tamper", tamper },
