@@ -688,6 +688,19 @@ static int null_device(void)
 	CHECK(tg_audit_record(a, "[1]", &err) < 0 && strstr(err.msg, "not a JSON object"));
 	json_object_set_new(o, "seq", json_integer(1));
 	CHECK(audit_record_object(a, o, 1, &err) < 0 && strstr(err.msg, "\"seq\""));
+	{
+		/* under the ceiling as given, over it once escaped */
+		size_t n = 15000, i;
+		char *big = malloc(n * 3 + 32), *p = big;
+
+		CHECK(big != NULL);
+		p += sprintf(p, "{\"v\":\"");
+		for (i = 0; i < n; i++, p += 3)
+			memcpy(p, "\xe2\x80\x8b", 3);
+		strcpy(p, "\"}");
+		CHECK(tg_audit_append(a, big, &err) < 0 && strstr(err.msg, "ceiling"));
+		free(big);
+	}
 	CHECK(tg_audit_ok(a, &err) == 0 && tg_audit_check(a, &err) == 0);
 	tg_audit_get_stats(a, &st);
 	CHECK(st.records == 0 && st.groups == 0);
