@@ -64,8 +64,12 @@ habit clang-tidy scripts/tidy.sh
 # groups sessions (autogroup), hence its group's nice too; and so that an
 # interrupted make check stops it (the EXIT trap kills the group).
 lowest() { # COMMAND...: started in the background, its pid in $beside
+	# ($0 there is this script's pid: a make check killed with SIGKILL
+	# runs no trap, and the session's watch ends the session after it)
 	setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null
-		exec ionice -t -c 3 nice -n 19 "$@"' - "$@" &
+		(while kill -0 "$0" 2>/dev/null; do sleep 2; done
+		 kill -- -$$ 2>/dev/null) </dev/null >/dev/null 2>&1 &
+		exec ionice -t -c 3 nice -n 19 "$@"' "$$" "$@" &
 	beside=$!
 }
 done_beside() { # WHAT: wait for it, saying how much longer it took

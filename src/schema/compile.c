@@ -14,6 +14,7 @@
 
 #include "schema/schema_int.h"
 #include "util/file.h"
+#include "util/pcre2.h"
 
 #define DEFAULT_BASE "urn:toolgate:schema"
 #define MAX_SCHEMA_BYTES (8u << 20)
@@ -724,6 +725,11 @@ static int compile_value_keywords(struct tg_schema *s, struct snode *n, struct t
 	v = json_object_get(j, "format");
 	if (json_is_string(v))
 		n->format = json_string_value(v);
+	/* an instance of "regex" is compiled to be judged: without the
+	 * library that is an error now, not every instance "not a regex" */
+	if (n->format && s->opts.format_assert && strcmp(n->format, "regex") == 0 &&
+	    tg_pcre2_load("format \"regex\"", err) < 0)
+		return -1;
 	return 0;
 }
 

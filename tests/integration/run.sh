@@ -1505,11 +1505,17 @@ mkdir -p "$tmp/broken.cat/upstreams"
 printf '{"transport":"http","url":"http://127.0.0.1:9/mcp"}' >"$tmp/broken.cat/upstreams/b.json"
 LD_LIBRARY_PATH="$tmp/broken" "$TG" catalog list "$tmp/broken.cat" >/dev/null 2>>"$tmp/broken.err"
 rc4=$?
-[ $rc -eq 3 ] && [ $rc2 -eq 3 ] && [ $rc3 -eq 3 ] && [ $rc4 -eq 3 ] &&
+# an instance of format "regex", asserted, is compiled to be judged
+printf '{"type":"string","format":"regex"}' >"$tmp/broken.regex"
+LD_LIBRARY_PATH="$tmp/broken" "$TG" schema validate --format-assert "$tmp/broken.regex" \
+	"$tmp/lazy.yes" >/dev/null 2>>"$tmp/broken.err"
+rc5=$?
+[ $rc -eq 3 ] && [ $rc2 -eq 3 ] && [ $rc3 -eq 3 ] && [ $rc4 -eq 3 ] && [ $rc5 -eq 3 ] &&
 	grep -q 'libsodium could not be loaded.*install libsodium23' "$tmp/broken.err" &&
 	grep -q 'PCRE2 could not be loaded.*install libpcre2-8-0' "$tmp/broken.err" &&
+	grep -q 'format "regex": PCRE2 could not be loaded' "$tmp/broken.err" &&
 	grep -q 'broken.conf: libinih could not be loaded.*install libinih1' "$tmp/broken.err"
-check missing_library_is_an_error $? "rc=$rc rc2=$rc2 rc3=$rc3 rc4=$rc4 $(head -c 900 "$tmp/broken.err")"
+check missing_library_is_an_error $? "rc=$rc rc2=$rc2 rc3=$rc3 rc4=$rc4 rc5=$rc5 $(head -c 900 "$tmp/broken.err")"
 
 # the gateway's sandboxes shared: one principal's stateless calls at most
 # its share at once, another's not queued behind them (tests/integration/runs_shared.py)
