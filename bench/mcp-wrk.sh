@@ -23,7 +23,6 @@ command -v wrk >/dev/null || { echo "mcp-wrk: wrk is missing (apt-get install wr
 bench=mcp-wrk
 . bench/nginx.sh
 . bench/mcp/lib.sh
-trap 'kill "${pids[@]}" 2>/dev/null; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null; rm -rf "$work"' EXIT
 "$build/toolgate" serve --catalog bench/mcp/catalog --http 127.0.0.1:0 --record /dev/null \
 	2>"$work/tg.err" &
 pids+=($!)

@@ -1,6 +1,7 @@
 # Sourced by bench/tls.sh and bench/mcp-wrk.sh (with $bench set to the
 # script's name): nginx from Debian, installed when missing (as root),
-# started on a configuration of the caller's servers.
+# started on a configuration of the caller's servers, its master's pid
+# added to the caller's pids (which its exit trap kills).
 if ! command -v nginx >/dev/null; then
 	[ "$(id -u)" = 0 ] || { echo "$bench: nginx is missing (apt-get install nginx-light)" >&2; exit 1; }
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nginx-light >/dev/null
@@ -21,7 +22,10 @@ $2
 }
 CONF
 	nginx -p "$1" -c "$1/nginx.conf"
-	for _ in $(seq 50); do [ -s "$1/nginx.pid" ] && return 0; sleep 0.1; done
+	for _ in $(seq 50); do
+		[ -s "$1/nginx.pid" ] && pids+=("$(cat "$1/nginx.pid")") && return 0
+		sleep 0.1
+	done
 	echo "$bench: nginx did not start: $(cat "$1/nginx.err")" >&2
 	exit 1
 }

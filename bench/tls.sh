@@ -21,7 +21,7 @@ bench=bench-tls
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
 	-out "$work/cert.pem" -days 2 -subj /CN=localhost \
 	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null

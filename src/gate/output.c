@@ -279,10 +279,8 @@ static void redact_pairs(json_t *v, struct redaction *t)
 }
 
 /* gate_redact_json of v whose compact text before is (NULL: not made):
- * made again only when the strings' pass changed v (each change counts).
- * The rules' findings in before when they were looked for there (-1: out
- * of memory), else -2. */
-static long redact_json_as(json_t *v, struct redaction *t, const char *before)
+ * made again only when the strings' pass changed v (each change counts). */
+static void redact_json_as(json_t *v, struct redaction *t, const char *before)
 {
 	uint64_t n = t->count;
 	char *whole = NULL;
@@ -290,14 +288,13 @@ static long redact_json_as(json_t *v, struct redaction *t, const char *before)
 
 	redact_strings(v, t);
 	if (!json_is_object(v) && !json_is_array(v))
-		return -2;
+		return;
 	if (!before || t->count != n)
 		before = whole = json_dumps(v, JSON_COMPACT);
 	left = before ? findings_in(before) : -1;
 	free(whole);
 	if (left != 0)
 		redact_pairs(v, t);
-	return whole ? -2 : left;
 }
 
 /* Every string of v (v itself, when it is one), members' names included,
@@ -307,7 +304,7 @@ static long redact_json_as(json_t *v, struct redaction *t, const char *before)
  * its strings are redacted, still holds a finding. */
 void gate_redact_json(json_t *v, struct redaction *t)
 {
-	(void)redact_json_as(v, t, NULL);
+	redact_json_as(v, t, NULL);
 }
 
 /* The string at o[key], in place (anything else there is left alone). */
@@ -339,20 +336,17 @@ static json_t *text_mirrors(const struct call_state *st, const char *dump)
 
 /* The tool's own text of its structured result (exact) may stand as the
  * mirror only when it shows no more than jansson's text of it (dump) would:
- * the rules found nothing in the structured copy's strings (found), nor in
- * that text (a keyed rule reads a name and its value together there:
- * "password": "...", which an escape in the name, "p\u0061ssword", hides
- * in exact). in_dump: what they found in dump, when they looked (else
- * -2): with nothing found, the strings are as dump shows them. */
+ * the rules found nothing in the structured copy's strings (found: they
+ * are then as dump shows them), nor in that text (a keyed rule reads a
+ * name and its value together there: "password": "...", which an escape
+ * in the name, "p\u0061ssword", hides in exact). */
 static int exact_kept(const struct call_state *st, const json_t *mirror, uint64_t found,
-		      const char *dump, long in_dump)
+		      const char *dump)
 {
 	if (!mirror || !st->out.exact || found ||
 	    strcmp(st->out.exact, json_string_value(mirror)) != 0)
 		return 0;
-	if (in_dump == -2)
-		in_dump = dump ? findings_in(dump) : -1;
-	return in_dump == 0; /* out of memory (-1): not kept */
+	return dump && findings_in(dump) == 0; /* out of memory (-1): not kept */
 }
 
 /* Secrets out of the result, before anyone sees it. The
@@ -363,7 +357,6 @@ static void stage_redact(struct tg_gate *g, struct call_state *st)
 	struct redaction *t = &st->redacted;
 	uint64_t before = t->count, per[8];
 	char *dump = NULL;
-	long in_dump = -2;
 	json_t *mirror;
 	size_t k;
 
@@ -372,12 +365,12 @@ static void stage_redact(struct tg_gate *g, struct call_state *st)
 		dump = json_dumps(st->out.structured, JSON_COMPACT | JSON_ENCODE_ANY);
 	mirror = text_mirrors(st, dump);
 	if (st->out.structured)
-		in_dump = redact_json_as(st->out.structured, t, dump);
+		redact_json_as(st->out.structured, t, dump);
 	/* the tool's own text of it (every digit) decodes to the strings just
 	 * looked at, but its escapes (\/, \uXXXX) would hide a secret from
 	 * the rules: kept when they found none, else made again from the
 	 * redacted copy, its digits lost rather than a secret shown */
-	if (exact_kept(st, mirror, t->count - before, dump, in_dump))
+	if (exact_kept(st, mirror, t->count - before, dump))
 		mirror = NULL;
 	free(dump);
 	free(st->out.exact); /* what the check needed it for is done */

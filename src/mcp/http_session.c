@@ -95,13 +95,20 @@ static void unlink_session(struct tg_mcp_http *h, struct http_session *hs)
  * uses any more are freed (the caller holds lock). A session in use
  * stays listed, ended, until its last user puts it back, so that stop
  * can find and wait for it. */
+/* 1 if hs, unused, has been silent past max_idle at now (the caller
+ * holds lock). */
+static int idle_past(const struct tg_mcp_http *h, const struct http_session *hs, time_t now)
+{
+	return hs->users == 0 && now - hs->last_used > (time_t)h->max_idle;
+}
+
 void http_sessions_expire(struct tg_mcp_http *h, time_t now)
 {
 	struct http_session *hs, *next;
 
 	for (hs = h->sessions; hs; hs = next) {
 		next = hs->next;
-		if (!hs->ended && hs->users == 0 && now - hs->last_used > (time_t)h->max_idle)
+		if (!hs->ended && idle_past(h, hs, now))
 			hs->ended = 1;
 		if (hs->ended && hs->users == 0) {
 			unlink_session(h, hs);
@@ -174,7 +181,7 @@ struct http_session *http_session_get(struct tg_mcp_http *h, const char *id)
 	for (hs = h->by_id[id_bucket(id)]; hs; hs = hs->id_next)
 		if (!hs->ended && strcmp(hs->id, id) == 0)
 			break;
-	if (hs && hs->users == 0 && now - hs->last_used > (time_t)h->max_idle) {
+	if (hs && idle_past(h, hs, now)) {
 		hs->ended = 1; /* freed by the next sweep */
 		hs = NULL;
 	}

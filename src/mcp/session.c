@@ -385,6 +385,7 @@ void mcp_session_cancel(struct mcp_session *s)
 void mcp_session_release(struct mcp_session *s, int cancel)
 {
 	struct inflight *f;
+	int spare[2];
 
 	listen_close_all(s);
 	pthread_mutex_lock(&s->lock);
@@ -399,11 +400,9 @@ void mcp_session_release(struct mcp_session *s, int cancel)
 		}
 	while (s->ninflight)
 		pthread_cond_wait(&s->changed, &s->lock);
-	while (s->nspare) {
-		__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
-		s->nspare--;
-		close(s->spare[s->nspare][0]);
-		close(s->spare[s->nspare][1]);
+	while (session_spare_take(s, spare)) {
+		close(spare[0]);
+		close(spare[1]);
 	}
 	pthread_mutex_unlock(&s->lock);
 	json_decref(s->client_capabilities);

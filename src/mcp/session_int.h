@@ -129,6 +129,9 @@ void session_sink_send(void *ctx, json_t *msg);
 /* A job for request id (its cancel pipe made), NULL out of resources;
  * run it (taken) in flight as mode says. */
 struct call_job *tools_job_new(struct mcp_session *s, json_t *id);
+/* A cancel pipe s kept from an ended call into fd (the caller holds
+ * s->lock): 1, or 0 and fd[0] -1 when none is kept. */
+int session_spare_take(struct mcp_session *s, int fd[2]);
 json_t *tools_job_start(struct mcp_session *s, struct call_job *j, int mode);
 
 /* ---- session_ask.c --------------------------------------------------------- */

@@ -268,22 +268,33 @@ static int pipe_empty(int fd)
 }
 
 /* f's cancel pipe kept for s's next call (under s->lock), when nothing
- * was ever written to it and there is room: 1, or 0 (the caller closes
- * it). A pipe made and closed was three system calls a call. */
-static int spare_keep(struct mcp_session *s, struct inflight *f)
+ * was ever written to it and there is room (else job_free closes it). A
+ * pipe made and closed was three system calls a call. */
+static void spare_keep(struct mcp_session *s, struct inflight *f)
 {
 	if (f->cancelled || s->nspare == sizeof(s->spare) / sizeof(s->spare[0]) ||
 	    !pipe_empty(f->cancel[0]))
-		return 0;
+		return;
 	/* an idle session keeps its spares till it ends: a ceiling for all */
 	if (__atomic_add_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED) > MCP_SPARES_MAX) {
 		__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
-		return 0;
+		return;
 	}
 	s->spare[s->nspare][0] = f->cancel[0];
 	s->spare[s->nspare][1] = f->cancel[1];
 	s->nspare++;
 	f->cancel[0] = f->cancel[1] = -1;
+}
+
+int session_spare_take(struct mcp_session *s, int fd[2])
+{
+	fd[0] = -1;
+	if (!s->nspare)
+		return 0;
+	__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
+	s->nspare--;
+	fd[0] = s->spare[s->nspare][0];
+	fd[1] = s->spare[s->nspare][1];
 	return 1;
 }
 
@@ -298,7 +309,7 @@ static void inflight_remove(struct mcp_session *s, struct inflight *f)
 			*p = f->next;
 			break;
 		}
-	(void)spare_keep(s, f);
+	spare_keep(s, f);
 	s->ninflight--;
 	/* one slot is free: one waiter for it is woken (a broadcast woke
 	 * every request of a shared session's waiting to take it); the
@@ -371,14 +382,7 @@ struct call_job *tools_job_new(struct mcp_session *s, json_t *id)
 		j->f = calloc(1, sizeof(*j->f));
 	if (j && j->f) {
 		pthread_mutex_lock(&s->lock);
-		if (s->nspare) {
-			__atomic_sub_fetch(&s->mcp->spares, 1, __ATOMIC_RELAXED);
-			s->nspare--;
-			j->f->cancel[0] = s->spare[s->nspare][0];
-			j->f->cancel[1] = s->spare[s->nspare][1];
-		} else {
-			j->f->cancel[0] = -1;
-		}
+		session_spare_take(s, j->f->cancel);
 		pthread_mutex_unlock(&s->lock);
 	}
 	/* non-blocking: inflight_remove asks whether it holds anything */

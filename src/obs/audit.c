@@ -612,6 +612,7 @@ static int sync_dir(const char *path)
 
 int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struct tg_error *err)
 {
+	struct stat st;
 	struct tg_audit *a;
 	size_t cut = 0;
 	int created = 0;
@@ -638,9 +639,9 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 	if (strcmp(path, "-") == 0) {
 		a->fd = 2;
 		a->is_stream = 1;
+		if (fstat(a->fd, &st) < 0)
+			memset(&st, 0, sizeof(st)); /* not told a character device */
 	} else {
-		struct stat st;
-
 		a->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
 		if (a->fd < 0 && errno == ENOENT) {
 			created = 1;
@@ -668,12 +669,8 @@ int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out, struc
 			return -1;
 		}
 	}
-	{
-		struct stat st;
-
-		a->quiet = fstat(a->fd, &st) == 0 && S_ISCHR(st.st_mode);
-		a->discard = a->quiet && st.st_rdev == makedev(1, 3);
-	}
+	a->quiet = S_ISCHR(st.st_mode);
+	a->discard = a->quiet && st.st_rdev == makedev(1, 3);
 	if (!a->is_stream && (flags & TG_AUDIT_NOT_EMPTY) && !created &&
 	    lseek(a->fd, 0, SEEK_END) == 0) {
 		tg_error_set(err, TG_ERR_INVALID, "audit log %s: empty (cut?): a new one is begun by "
