@@ -10,11 +10,14 @@ SAN     ?= 0
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2
+# libpq's header lives apart (libpq-dev): the PostgreSQL store's files
+# include it; the library itself is loaded when first used (src/util/pq.c)
+PQ_INC  := -I/usr/include/postgresql
 CFLAGS  := -std=gnu11 -D_GNU_SOURCE -g -fvisibility=hidden -fPIC \
-           -fstack-protector-strong -Iinclude -Isrc $(WARN) -MMD -MP
-# PCRE2, libsodium and SQLite, like libcurl, libmicrohttpd, GnuTLS,
+           -fstack-protector-strong -Iinclude -Isrc $(PQ_INC) $(WARN) -MMD -MP
+# PCRE2, libsodium, SQLite and libpq, like libcurl, libmicrohttpd, GnuTLS,
 # libcrypto and libyaml, are loaded when first used (src/util/pcre2.c,
-# sodium.c, sqlite.c), libseccomp when a syscall that ended a run is named
+# sodium.c, sqlite.c, pq.c), libseccomp when a syscall that ended a run is named
 # (src/sandbox/seccomp.c), libinih when a configuration file is read
 # (src/cli/config.c): nothing here links them
 LDLIBS  := -ljansson -lpthread -lm
@@ -156,7 +159,7 @@ UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap
              -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/$(SECPOL:.c=.o) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium -lseccomp
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium -lseccomp -lpq
 
 # The escape attempts run inside the sandbox: plain libc, no sanitizers, so
 # they behave the same in both passes.
@@ -418,7 +421,7 @@ bench-tls: deps
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC)) build-fuzz/obj/gen/seccomp_bpf.o \
             build-fuzz/obj/gen/console_files.o $(BUILD)/src/sandbox/init_image.o
-FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc \
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc $(PQ_INC) \
                -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 build-fuzz/obj/gen/%.o: $(BUILD)/gen/%.c

@@ -1,7 +1,8 @@
 # bash completion for toolgate: its commands, their subcommands and options,
 # the values of the options that take a choice, files and directories where
 # an option or an operand names one, and the pending tickets' ids for
-# `approvals show|approve|reject|cancel` once --state DIR is on the line.
+# `approvals show|approve|reject|cancel` once --state DIR or --store URL is
+# on the line.
 #
 # Installed by `make install` as $(BASHCOMPDIR)/toolgate, where
 # bash-completion loads it on the first <Tab> after `toolgate`; or source it.
@@ -23,22 +24,23 @@ _toolgate_opts()
 			--trust-proxy --no-console --header-timeout --workspace --principal --audit \
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
 			--max-runs --max-runs-per-principal --record --log-format --log-level --skills \
-			--skills-trust --skills-rules --skills-mode --catalog-trust --redact-gitleaks ;;
-	token) echo --state --policy --principal --scope --ttl --audience ;;
+			--skills-trust --skills-rules --skills-mode --catalog-trust --redact-gitleaks \
+			--store ;;
+	token) echo --state --store --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
-		echo --status --all --tool --json --state --catalog --full --policy --token-file \
-			--token --public-url --reason --audit --record ;;
+		echo --status --all --tool --json --state --store --catalog --full --policy \
+			--token-file --token --public-url --reason --audit --record ;;
 	rollback)
-		echo --catalog --state --policy --token-file --token --public-url --workspace \
-			--audit --dry-run --record --catalog-trust ;;
+		echo --catalog --state --store --policy --token-file --token --public-url \
+			--workspace --audit --dry-run --record --catalog-trust ;;
 	audit)
 		echo --state --expect -n -f --principal --tool --outcome --kind --since --until ;;
 	redact) echo --json --rules --gitleaks ;;
-	anomalies) echo --catalog --policy --state --json ;;
+	anomalies) echo --catalog --policy --state --store --json ;;
 	upstream)
-		echo --catalog --state --timeout --as --policy --token --audit --token-file \
-			--public-url --catalog-trust ;;
+		echo --catalog --state --store --timeout --as --policy --token --audit \
+			--token-file --public-url --catalog-trust ;;
 	skill)
 		echo --secret-key --public-key --password-file --no-password --trust --expires \
 			--reason --sarif --threshold --rules --json --skills ;;
@@ -63,11 +65,12 @@ _toolgate_verbs()
 	esac
 }
 
-# _toolgate_ids STATE-DIR: the pending tickets' ids, as `approvals list`
-# gives them; nothing when the directory does not answer.
+# _toolgate_ids STATE-DIR [STORE-URL]: the pending tickets' ids, as
+# `approvals list` gives them (from the store at the URL, when given);
+# nothing when the directory or the database does not answer.
 _toolgate_ids()
 {
-	"${COMP_WORDS[0]}" approvals list --json --state "$1" 2>/dev/null |
+	"${COMP_WORDS[0]}" approvals list --json ${1:+--state "$1"} ${2:+--store "$2"} 2>/dev/null |
 		grep -o '"id": *"[0-9a-f]\{32\}"' | sed 's/.*"\([0-9a-f]*\)"$/\1/'
 }
 
@@ -82,7 +85,7 @@ _toolgate_paths()
 _toolgate()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cword=$COMP_CWORD cmd="" verb="" state="" i w
+	local cword=$COMP_CWORD cmd="" verb="" state="" store="" i w
 	COMPREPLY=()
 
 	# --opt=value: bash breaks the word at '=' (COMP_WORDBREAKS)
@@ -92,7 +95,8 @@ _toolgate()
 		prev=${COMP_WORDS[cword - 2]}
 	fi
 
-	# the command, its subcommand, and --state's value, from the words before
+	# the command, its subcommand, and --state's and --store's values, from
+	# the words before
 	for ((i = 1; i < cword; i++)); do
 		w=${COMP_WORDS[i]}
 		if [[ -z $cmd ]]; then
@@ -110,6 +114,8 @@ _toolgate()
 			verb=$w
 		elif [[ $w == --state && $((i + 1)) -lt $cword ]]; then
 			state=${COMP_WORDS[i + 1]}
+		elif [[ $w == --store && $((i + 1)) -lt $cword ]]; then
+			store=${COMP_WORDS[i + 1]}
 		fi
 	done
 
@@ -162,7 +168,8 @@ _toolgate()
 		--tmpfs-size | --host-uid | --allow-host | --http | --public-url | --trust-proxy | \
 		--header-timeout | --principal | --warm | --otlp | --max-runs | \
 		--max-runs-per-principal | --scope | --ttl | --audience | --tool | --reason | \
-		--token | --expect | -n | --kind | --outcome | --since | --until | --as | --expires)
+		--token | --expect | -n | --kind | --outcome | --since | --until | --as | --expires | \
+		--store)
 		return ;;
 	esac
 
@@ -179,7 +186,8 @@ _toolgate()
 	fi
 	case $cmd/$verb in
 	approvals/show | approvals/approve | approvals/reject | approvals/cancel)
-		[[ -n $state ]] && COMPREPLY=($(compgen -W "$(_toolgate_ids "$state")" -- "$cur"))
+		[[ -n $state || -n $store ]] &&
+			COMPREPLY=($(compgen -W "$(_toolgate_ids "$state" "$store")" -- "$cur"))
 		return ;;
 	catalog/list | catalog/lint | catalog/show | catalog/manifest | catalog/sign | \
 		catalog/verify | skill/check | skill/manifest | skill/sign | skill/verify | skill/scan | \

@@ -12,7 +12,8 @@
 # GnuTLS, which serve --http loads when it listens;
 # what toolgate loads only when used (libcurl for
 # OTLP, webhooks, identity providers and HTTP upstreams; libcrypto for
-# identity providers' keys; libsystemd under systemd; libyaml for skills)
+# identity providers' keys; libsystemd under systemd; libyaml for skills;
+# libpq for a PostgreSQL store)
 # and the examples' python3 are Recommends.
 # Usage: scripts/deb.sh BUILD-DIR [OUT-DIR]   (OUT-DIR: BUILD-DIR)
 # Prints the packages' paths.
@@ -81,7 +82,7 @@ control() { # DIR PACKAGE SECTION DESCRIPTION FIELDS... (the long description fo
 }
 
 control "$main" toolgate net "the tool-execution layer for AI agents" \
-	"Depends: $depends" "Recommends: libcurl4, libssl3, libsystemd0, libyaml-0-2, python3"
+	"Depends: $depends" "Recommends: libcurl4, libssl3, libsystemd0, libyaml-0-2, libpq5, python3"
 cat >>"$main/DEBIAN/control" <<'EOF'
  toolgate sits between AI agents and the systems their tools change: a
  catalogue of typed tool contracts and the MCP servers already run, each

@@ -5,6 +5,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libc6-dev musl-tools libseccomp-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libgnutls28-dev libssl-dev libsodium-dev libsqlite3-dev libcurl4-openssl-dev libinih-dev
+      libpq-dev postgresql-15
       libsystemd-dev
       clang clang-tidy libclang-rt-14-dev bubblewrap iproute2 jq python3 util-linux chromium
       procps bsdextrautils python3-jsonschema curl openssl dpkg-dev debootstrap qemu-system-x86 cpio

@@ -21,7 +21,7 @@ mapfile -t files < <(find src -name '*.c' | sort)
 # each invocation's findings written at once, not interleaved with another's
 printf '%s\n' "${files[@]}" |
 	CHECKS=$checks xargs -P"$jobs" -n4 sh -c 'o=$(clang-tidy --quiet --checks="$CHECKS" "$@" \
-		-- -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc 2>/dev/null); rc=$?
+		-- -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I/usr/include/postgresql 2>/dev/null); rc=$?
 		[ -z "$o" ] || printf "%s\n" "$o"; exit $rc' clang-tidy >"$out"
 rc=$?
 sed -i "s|^$PWD/||" "$out"

@@ -13,7 +13,7 @@ build=${1:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out"; pg_stop' EXIT
 asan=0
 if nm -u "$build/toolgate" 2>/dev/null | grep -q __asan_init; then asan=1; fi
 
@@ -31,7 +31,17 @@ suite() { # NAME COMMAND...
 	echo "# suite $name: $((SECONDS - start)) s"
 }
 
+# The store's tests run on SQLite and again on a PostgreSQL of their own
+# (tests/pg/pg.sh), stopped once they are done: the suites after them count
+# the machine's processes
+. tests/pg/pg.sh
+if ! pg_start; then
+	echo "# PostgreSQL: could not start one (postgresql-15 missing?): its tests skip"
+	pg_stop
+fi
 suite unit "$build/tests/unit-tests"
+pg_stop
+suite replicas tests/replicas/run.sh "$build"
 suite redact tests/redact/run.sh "$build"
 suite man tests/man/run.sh "$build"
 suite integration tests/integration/run.sh "$build"

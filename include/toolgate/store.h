@@ -38,19 +38,26 @@ struct tg_store;
 /* The schema version this toolgate writes. */
 #define TG_STORE_SCHEMA 12
 
-/* Open (creating, mode 0700) the state directory dir and its database,
- * migrating it to TG_STORE_SCHEMA. OUT *out. TG_ERR_INVALID for a
- * database from a newer toolgate or not toolgate's, TG_ERR_SYSTEM for
- * the file system. */
-TG_API int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err);
+/* Open the store where says, migrating it to TG_STORE_SCHEMA: a
+ * postgres:// or postgresql:// URL is a PostgreSQL database (libpq's URL,
+ * without a password: libpq's password file holds that); anything else
+ * is a state directory (created, mode 0700) with its SQLite database.
+ * OUT *out. TG_ERR_INVALID for a database from a newer toolgate or not
+ * toolgate's, or a URL with a password; TG_ERR_SYSTEM for the file
+ * system or a database that cannot be reached. */
+TG_API int tg_store_open(const char *where, struct tg_store **out, struct tg_error *err);
+/* 1 if where names a store on the network (a PostgreSQL URL), which keeps
+ * nothing in a state directory; 0 if a state directory. */
+TG_API int tg_store_remote(const char *where);
 TG_API void tg_store_close(struct tg_store *store);
 /* The schema version of the open database. */
 TG_API int tg_store_schema(const struct tg_store *store);
 /* Whether the store can take writes, as far as looking tells (a
  * readiness probe's question, docs/MCP.md, "Health"): 0 when its state
  * directory's file system is mounted read-write with at least 1 MiB free
- * to this user; else -1 and err (TG_ERR_SYSTEM: which directory, and
- * what it lacks). A statvfs: it writes nothing, so a write that fails
+ * to this user, or its PostgreSQL database answers and this opening
+ * holds its liveness lock there; else -1 and err (TG_ERR_SYSTEM: which
+ * directory, and what it lacks; or why the database does not do). A statvfs: it writes nothing, so a write that fails
  * for another reason (an I/O error) is that call's error, not seen here. */
 TG_API int tg_store_check(struct tg_store *store, struct tg_error *err);
 

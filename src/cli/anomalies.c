@@ -1,12 +1,15 @@
 /*
- * toolgate anomalies TOOL [FILE | -] --catalog DIR [--policy FILE] [--state DIR] [--json]
+ * toolgate anomalies TOOL [FILE | -] --catalog DIR [--policy FILE] [--state DIR]
+ *                    [--store URL] [--json]
  *
  * What the gateway's anomaly rules (docs/ANOMALIES.md) would find in a
  * call's arguments, so that an operator can try a contract's schema and
  * the policy's thresholds before a call is held: the arguments (FILE, or
  * stdin) checked against TOOL's input schema, then looked at as stage 4c
  * looks at them, with the policy's "anomalies" (else the defaults) and,
- * with --state, the tool's baseline kept there (read, never learnt).
+ * with --state, the tool's baseline kept there (read, never learnt); with
+ * --store URL, the baseline of that PostgreSQL store instead (the state
+ * directory is then not needed: the store is all that is read of it).
  * Exit 0: nothing found; 1: findings (the call would be held, or run and
  * recorded with warn); 2: usage; 3: arguments the schema refuses, or a
  * catalogue, policy, state or file that cannot be used (docs/CLI.md).
@@ -29,13 +32,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate anomalies TOOL [FILE | -] --catalog DIR [--policy FILE]\n"
-		   "                          [--state DIR] [--json]\n"
+		   "                          [--state DIR] [--store URL] [--json]\n"
 		   "\n"
 		   "Looks at a call's arguments (FILE, or stdin) as the gateway would before\n"
 		   "running TOOL: SQL or shell injection, private addresses, path traversal,\n"
-		   "hidden characters (bidi controls, terminal escapes), and with --state a\n"
-		   "size or entropy far from the tool's usual. Prints each\n"
-		   "finding (rule, where, why).\n"
+		   "hidden characters (bidi controls, terminal escapes), and with --state (or\n"
+		   "--store) a size or entropy far from the tool's usual. Prints each finding\n"
+		   "(rule, where, why). --store URL: the baselines are read from this\n"
+		   "PostgreSQL database (postgres://HOST/DB, no password in it: docs/STORE.md)\n"
+		   "instead of the state directory's store.\n"
 		   "\n"
 		   "Exit status: 0 nothing found; 1 findings; 2 usage; 3 arguments the input\n"
 		   "schema refuses, or a catalogue, policy, state directory or file that\n"
@@ -111,6 +116,7 @@ static const struct option options[] = {
 	CLI_OPTION_CATALOG,
 	CLI_OPTION_POLICY,
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	{ "json", no_argument, NULL, 'j' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
@@ -119,6 +125,7 @@ static const struct option options[] = {
 int cmd_anomalies(int argc, char **argv)
 {
 	const char *tool = NULL, *file = NULL, *catalog = NULL, *policy_file = NULL, *state = NULL;
+	const char *store_at = NULL, *where;
 	struct tg_anomaly_finding f[8];
 	enum tg_anomaly_action action;
 	struct tg_policy *policy = NULL;
@@ -130,7 +137,8 @@ int cmd_anomalies(int argc, char **argv)
 	char *args = NULL;
 	int i, n, json = 0, rc = EXIT_DATA;
 	const struct cli_bind binds[] = {
-		{ 'c', &catalog }, { 'p', &policy_file }, { 's', &state }, { 0, NULL },
+		{ 'c', &catalog }, { 'p', &policy_file }, { 's', &state }, { CLI_STORE, &store_at },
+		{ 0, NULL },
 	};
 
 	i = cli_parse("anomalies", argc, argv, ":h", options, usage, binds, cli_set_flag, &json);
@@ -145,11 +153,14 @@ int cmd_anomalies(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (cli_store_url("anomalies", store_at) < 0)
+		return EXIT_USAGE;
 	/* reading: a baseline is never learnt here, and no store is made */
 	if (state && cli_state_exists("anomalies", state) < 0)
 		return EXIT_DATA;
-	if (state && !cli_has_store(state))
-		state = NULL; /* no call recorded yet: no baseline */
+	where = cli_store_at(store_at, state);
+	if (where && !cli_has_store(where))
+		where = NULL; /* no call recorded yet: no baseline */
 	args = file_read_all(file && strcmp(file, "-") != 0 ? file : "/dev/stdin", TG_MAX_ARGUMENTS,
 			     0, &len);
 	if (!args) {
@@ -161,7 +172,7 @@ int cmd_anomalies(int argc, char **argv)
 	if (tg_catalog_load_dir(catalog, NULL, &cat, &err) < 0 ||
 	    tg_catalog_resolve(cat, tool, NULL, &k, &err) < 0 ||
 	    (policy_file && tg_policy_load(policy_file, &policy, &err) < 0) ||
-	    (state && tg_store_open(state, &store, &err) < 0)) {
+	    (where && tg_store_open(where, &store, &err) < 0)) {
 		fprintf(stderr, "toolgate anomalies: %s\n", err.msg);
 		goto out;
 	}

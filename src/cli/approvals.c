@@ -1,8 +1,9 @@
 /*
- * toolgate approvals list [--status STATE | --all] [--tool PATTERN] [--json] --state DIR
- * toolgate approvals show ID [--catalog DIR] [--full] [--json] --state DIR
+ * toolgate approvals list [--status STATE | --all] [--tool PATTERN] [--json]
+ *                          (--state DIR | --store URL)
+ * toolgate approvals show ID [--catalog DIR] [--full] [--json] (--state DIR | --store URL)
  * toolgate approvals approve ID --state DIR --policy FILE --token-file FILE
- *                               [--reason TEXT] [--public-url URL] [--audit FILE]
+ *                               [--store URL] [--reason TEXT] [--public-url URL] [--audit FILE]
  * toolgate approvals reject ID  ... --reason TEXT
  * toolgate approvals cancel ID  ...
  *
@@ -29,7 +30,10 @@
  * directory's audit.log, or --audit FILE; docs/AUDIT.md). Nothing here
  * creates the state directory or the store: a directory that is not
  * there is an error (exit 3, docs/CLI.md), one without a store yet has
- * no tickets.
+ * no tickets. --store URL: the store is a PostgreSQL database instead of
+ * the state directory's; list and show then need no state directory, a
+ * decision still does (the signing key its tokens are checked with, the
+ * default audit log).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -55,8 +59,9 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate approvals list [--status STATE | --all] [--tool PATTERN] [--json]\n"
-		   "                               --state DIR\n"
-		   "       toolgate approvals show ID [--catalog DIR] [--full] [--json] --state DIR\n"
+		   "                               (--state DIR | --store URL)\n"
+		   "       toolgate approvals show ID [--catalog DIR] [--full] [--json]\n"
+		   "                               (--state DIR | --store URL)\n"
 		   "       toolgate approvals approve ID --state DIR --policy FILE --token-file FILE\n"
 		   "       toolgate approvals reject ID --state DIR --policy FILE --token-file FILE "
 		   "--reason TEXT\n"
@@ -74,6 +79,10 @@ static void usage(FILE *f)
 		   "  the audience of a provider that names none (as serve's). The decision, with\n"
 		   "  its --reason TEXT of at most 1000 bytes, or its refusal, goes into the\n"
 		   "  audit log: DIR/audit.log, or --audit FILE (--record FILE, its old name).\n"
+		   "--store URL: the store is this PostgreSQL database (postgres://HOST/DB, no\n"
+		   "  password in it: docs/STORE.md), not DIR's: list and show need no --state\n"
+		   "  then; approve, reject and cancel take it too, and still --state DIR (its\n"
+		   "  key checks the token).\n"
 		   "\n"
 		   "Exit status: 0 done, 1 refused or no such ticket, 2 usage, 3 the state\n"
 		   "directory, store, token file, catalogue or audit log missing or failing\n"
@@ -149,6 +158,7 @@ static const struct option options[] = {
 	{ "full", no_argument, NULL, OPT_FULL },
 	CLI_OPTION_CATALOG,
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	CLI_OPTION_POLICY,
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
@@ -163,7 +173,7 @@ static const struct option options[] = {
 /* What approvals was asked. */
 struct approvals_args {
 	const char *state, *policy, *token, *token_file, *public_url, *reason, *id, *record;
-	const char *status, *tool, *catalog;
+	const char *status, *tool, *catalog, *store;
 	int all, json, full;
 	enum tg_ticket_state filter;
 };
@@ -227,7 +237,8 @@ static int approvals_parse(int argc, char **argv, int decide, int listing,
 		{ 's', &a->state }, { 'p', &a->policy }, { OPT_TOKEN, &a->token },
 		{ OPT_TOKEN_FILE, &a->token_file }, { OPT_URL, &a->public_url },
 		{ OPT_REASON, &a->reason }, { OPT_AUDIT, &a->record }, { OPT_STATUS, &a->status },
-		{ OPT_TOOL, &a->tool }, { 'c', &a->catalog }, { 0, NULL },
+		{ OPT_TOOL, &a->tool }, { 'c', &a->catalog }, { CLI_STORE, &a->store },
+		{ 0, NULL },
 	};
 	const char *wrong;
 	char who[48];
@@ -256,10 +267,14 @@ static int approvals_parse(int argc, char **argv, int decide, int listing,
 		fprintf(stderr, "toolgate %s: %s is not an option of %s\n", who, wrong, argv[0]);
 		return EXIT_USAGE;
 	}
-	if (!a->state || (!listing && !a->id) || (listing && a->id) ||
+	if (cli_store_url(who, a->store) < 0)
+		return EXIT_USAGE;
+	/* reading needs a store; deciding the state directory's key too */
+	if ((!a->state && (decide || !a->store)) || (!listing && !a->id) || (listing && a->id) ||
 	    (decide && (!a->policy || !a->token == !a->token_file))) {
 		fprintf(stderr, "toolgate %s: %s\n", who,
-			!a->state ? "--state DIR is needed"
+			!a->state && decide ? "--state DIR is needed (its key checks the token)"
+			: !a->state ? "--state DIR is needed (or --store URL)"
 			: listing && a->id ? "list takes no ID"
 			: !a->id ? "which ticket? an ID is needed"
 			: !a->policy ? "--policy FILE is needed (whose principals decide)"
@@ -486,7 +501,7 @@ int cmd_approvals(int argc, char **argv)
 	struct tg_audit *audit = NULL;
 	struct tg_store *st = NULL;
 	struct tg_error err;
-	const char *verb;
+	const char *verb, *where;
 	char who[128] = "", who_verb[32], id[33] = "";
 	int rc, decide_it, listing;
 
@@ -508,20 +523,23 @@ int cmd_approvals(int argc, char **argv)
 		return rc;
 	snprintf(who_verb, sizeof(who_verb), "approvals %.16s", verb);
 	/* nothing here makes a state directory or a store: a typo is said */
-	if (cli_state_exists(who_verb, args.state) < 0)
+	if (args.state && cli_state_exists(who_verb, args.state) < 0)
 		return EXIT_DATA;
+	where = cli_store_at(args.store, args.state);
 	/* a person's decision, and its refusal, in the log serve writes */
 	if (decide_it && !(audit = cli_audit_open(args.record, args.state, "approvals")))
 		return EXIT_DATA;
 	if (args.id)
 		snprintf(id, sizeof(id), "%.32s", args.id);
-	if (!cli_has_store(args.state) && !listing) {
+	if (!cli_has_store(where) && !listing) {
 		/* no write call was ever held here */
 		tg_error_set(&err, TG_ERR_INVALID, "ticket %s: no such ticket", args.id);
 		goto fail;
 	}
-	if (cli_has_store(args.state) && tg_store_open(args.state, &st, &err) < 0)
+	if (cli_has_store(where) && tg_store_open(where, &st, &err) < 0) {
+		err.code = TG_ERR_SYSTEM; /* the store, not the ticket: exit 3 */
 		goto fail;
+	}
 	if (listing) {
 		rc = list(&args, st, &err) < 0 ? -1 : 0;
 	} else if (resolve_id(st, args.id, id, &err) < 0) {

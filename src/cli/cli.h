@@ -133,6 +133,10 @@ int cli_set_flag(int opt, const char *arg, void *ctx);
 /* The options several commands share, the same everywhere. */
 #define CLI_OPTION_HELP { "help", no_argument, NULL, 'h' }
 #define CLI_OPTION_STATE { "state", required_argument, NULL, 's' }
+/* --store URL: the store in PostgreSQL rather than the state directory's
+ * (its val past every character, and past opts.c's --config, 0x10000) */
+#define CLI_STORE 0x10001
+#define CLI_OPTION_STORE { "store", required_argument, NULL, CLI_STORE }
 #define CLI_OPTION_POLICY { "policy", required_argument, NULL, 'p' }
 #define CLI_OPTION_CATALOG { "catalog", required_argument, NULL, 'c' }
 #define CLI_OPTION_END { NULL, 0, NULL, 0 }
@@ -141,11 +145,20 @@ int cli_set_flag(int opt, const char *arg, void *ctx);
 int cli_count(const char *who, const char *name, const char *v, unsigned long min,
 	      unsigned long max, unsigned long *out);
 /* A reading command's state directory: 0 when it exists, else -1 having
- * said so, naming it. cli_has_store: 1 when it holds the store's
- * database (serve --policy FILE --state DIR and token revoke make it;
- * before that there is nothing in it to read). Neither creates anything. */
+ * said so, naming it. cli_has_store: 1 when where holds the store's
+ * database: a state directory once serve --policy FILE --state DIR,
+ * token revoke or upstream pin made it (before that there is nothing in
+ * it to read); a PostgreSQL URL (tg_store_remote) always, its backend
+ * making its tables on open. Neither creates anything. */
 #define CLI_STORE_FILE "toolgate.db" /* docs/STORE.md */
 int cli_state_exists(const char *who, const char *state);
-int cli_has_store(const char *state);
+int cli_has_store(const char *where);
+/* Where a command's store is: --store's URL when given, else the state
+ * directory (either may be NULL). */
+const char *cli_store_at(const char *store, const char *state);
+/* --store's value: 0 when NULL or a postgres:// or postgresql:// URL;
+ * else -1 having said "toolgate WHO: --store ..." (a usage error; the
+ * value is not repeated: it may hold what was meant as a password). */
+int cli_store_url(const char *who, const char *store);
 
 #endif

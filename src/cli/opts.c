@@ -3,7 +3,8 @@
  * getopt_long with one set of conventions (GNU style, --help on stdout
  * with exit 0, a usage error on stderr naming the option), counts read
  * from an option's value, and the check that a reading command's state
- * directory is there (and whether it holds a store yet).
+ * directory is there (and whether it holds a store yet, or the store is
+ * a PostgreSQL database: --store URL).
  *
  * It never creates, opens or changes anything: a missing state directory
  * is said and left missing, so that a typo cannot make a new, empty one.
@@ -18,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "toolgate/store.h"
 
 /* What cli_opt returns besides an option's val. */
 #define CLI_HELP (-2)
@@ -198,10 +200,26 @@ int cli_state_exists(const char *who, const char *state)
 	return 0;
 }
 
-int cli_has_store(const char *state)
+int cli_has_store(const char *where)
 {
 	char path[4096];
 
-	return snprintf(path, sizeof(path), "%s/%s", state, CLI_STORE_FILE) < (int)sizeof(path) &&
+	if (tg_store_remote(where))
+		return 1; /* PostgreSQL: its tables are made on open */
+	return snprintf(path, sizeof(path), "%s/%s", where, CLI_STORE_FILE) < (int)sizeof(path) &&
 	       access(path, F_OK) == 0;
+}
+
+const char *cli_store_at(const char *store, const char *state)
+{
+	return store ? store : state;
+}
+
+int cli_store_url(const char *who, const char *store)
+{
+	if (!store || tg_store_remote(store))
+		return 0;
+	fprintf(stderr, "toolgate %s: --store: takes a postgres:// or postgresql:// URL "
+		"(postgres://HOST/DB); the state directory's store is --state DIR's\n", who);
+	return -1;
 }

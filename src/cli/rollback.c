@@ -1,8 +1,8 @@
 /*
  * toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE
  *                  (--token-file FILE | --token TOKEN | --token -) [--public-url URL]
- *                           [--workspace DIR] [--audit FILE] [--dry-run]
- * toolgate rollback list --state DIR
+ *                           [--workspace DIR] [--audit FILE] [--dry-run] [--store URL]
+ * toolgate rollback list (--state DIR | --store URL)
  *
  * Undo an executed write call (its id is its ticket's) with its contract's
  * compensation (docs/PIPELINE.md, "Rollback"). The token's principal needs
@@ -11,7 +11,10 @@
  * restore. list shows every rollback, its attempts and outcome, and the
  * success rate. What the compensation answered, and an error, are printed
  * with the characters a terminal would obey or reorder escaped. Nothing
- * here creates the state directory or the store (docs/CLI.md).
+ * here creates the state directory or the store (docs/CLI.md). --store
+ * URL: the store is a PostgreSQL database; list then needs no state
+ * directory, a rollback still does (the key its token is checked with,
+ * the audit log, the state its tools are given).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +37,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate rollback CALL-ID --catalog DIR --state DIR --policy FILE\n"
 		   "                (--token-file FILE | --token TOKEN | --token -)\n"
 		   "                [--public-url URL] [--workspace DIR] [--audit FILE] [--dry-run]\n"
-		   "                [--catalog-trust FILE]\n"
-		   "       toolgate rollback list --state DIR\n"
+		   "                [--catalog-trust FILE] [--store URL]\n"
+		   "       toolgate rollback list (--state DIR | --store URL)\n"
 		   "\n"
+		   "--store URL: the store is this PostgreSQL database (postgres://HOST/DB, no\n"
+		   "password in it: docs/STORE.md), not DIR's; list needs no --state then.\n"
 		   "--audit FILE (or --record FILE, its old name): the audit log the attempt\n"
 		   "goes into; default DIR/audit.log. --catalog-trust FILE: run the\n"
 		   "compensation only from a catalogue signed by a key of this trust store\n"
@@ -86,6 +91,7 @@ static void print_result(const struct tg_call_result *r)
 static const struct option options[] = {
 	{ "dry-run", no_argument, NULL, 'n' },
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	CLI_OPTION_POLICY,
 	CLI_OPTION_CATALOG,
 	{ "token", required_argument, NULL, 't' },
@@ -103,7 +109,7 @@ static const struct option options[] = {
 struct rollback_args {
 	const char *state, *policy, *token, *token_file, *public_url, *catalog, *workspace, *id;
 	const char *catalog_trust;
-	const char *record;
+	const char *record, *store;
 	int dry;
 };
 
@@ -113,9 +119,11 @@ static int rollback_parse(int argc, char **argv, struct rollback_args *a)
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'c', &a->catalog },
 		{ 'w', &a->workspace }, { 'A', &a->record }, { 'k', &a->token_file },
-		{ 'u', &a->public_url }, { 'T', &a->catalog_trust }, { 0, NULL },
+		{ 'u', &a->public_url }, { 'T', &a->catalog_trust }, { CLI_STORE, &a->store },
+		{ 0, NULL },
 	};
 	int rc = cli_parse("rollback", argc, argv, ":h", options, usage, binds, cli_set_flag, &a->dry);
+	int listing;
 
 	if (rc >= 0)
 		return rc;
@@ -126,12 +134,16 @@ static int rollback_parse(int argc, char **argv, struct rollback_args *a)
 			argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!a->id || !a->state ||
-	    (strcmp(a->id, "list") != 0 &&
-	     (!a->policy || !a->token == !a->token_file || !a->catalog))) {
+	listing = a->id && strcmp(a->id, "list") == 0;
+	if (cli_store_url(listing ? "rollback list" : "rollback", a->store) < 0)
+		return EXIT_USAGE;
+	/* list needs a store; a rollback the state directory (its key) too */
+	if (!a->id || (!a->state && (!listing || !a->store)) ||
+	    (!listing && (!a->policy || !a->token == !a->token_file || !a->catalog))) {
 		fprintf(stderr, "toolgate rollback: %s\n",
 			!a->id ? "which call? a CALL-ID, or list, is needed"
-			: !a->state ? "--state DIR is needed"
+			: !a->state && listing ? "--state DIR is needed (or --store URL)"
+			: !a->state ? "--state DIR is needed (its key checks the token)"
 			: a->token && a->token_file
 				? "--token or --token-file, not both"
 				: "--catalog DIR, --policy FILE and --token-file FILE (or --token) "
@@ -164,10 +176,14 @@ int cmd_rollback(int argc, char **argv)
 	state = args.state, policy = args.policy, token = args.token, catalog = args.catalog;
 	workspace = args.workspace, id = args.id, record = args.record, dry = args.dry;
 	/* nothing here makes a state directory or a store: a typo is said */
-	if (cli_state_exists(strcmp(id, "list") == 0 ? "rollback list" : "rollback", state) < 0)
+	if (state && cli_state_exists(strcmp(id, "list") == 0 ? "rollback list" : "rollback",
+				      state) < 0)
 		return EXIT_DATA;
-	if (cli_has_store(state) && tg_store_open(state, &st, &err) < 0)
+	if (cli_has_store(cli_store_at(args.store, state)) &&
+	    tg_store_open(cli_store_at(args.store, state), &st, &err) < 0) {
+		err.code = TG_ERR_SYSTEM; /* the store, not the call: exit 3 */
 		goto fail;
+	}
 	if (strcmp(id, "list") == 0) {
 		rc = list(st, &err) < 0 ? -1 : 0;
 		if (rc < 0)

@@ -4,6 +4,7 @@
  *                [--trust-proxy ADDRS] [--no-console] [--header-timeout SECS] [--workspace DIR]
  *                [--principal NAME]
  *                [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]
+ *                [--store URL]
  *                [--warm N] [--otlp URL] [--descriptions refuse|warn|off]
  *                [--anomalies hold|warn|off]
  *
@@ -98,7 +99,7 @@ static void usage(FILE *f)
 		   "                      [--trust-proxy ADDRS] [--no-console]\n"
 		   "                      [--header-timeout SECS] [--workspace DIR] [--principal NAME]\n"
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
-		   "                      [--warm N]\n"
+		   "                      [--store URL] [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "                      [--catalog-trust FILE]\n"
 		   "                      [--skills DIR [--skills-trust FILE] [--skills-rules FILE]\n"
@@ -110,6 +111,10 @@ static void usage(FILE *f)
 		   "  --audit FILE (or --record FILE, its old name)\n"
 		   "             the audit log; default DIR/audit.log with --state, else\n"
 		   "             stderr; /dev/null: none (docs/AUDIT.md)\n"
+		   "  --store URL\n"
+		   "             keep the store (write calls' keys, tickets, revocations...)\n"
+		   "             in PostgreSQL, postgres://HOST/DB, shared by every replica;\n"
+		   "             default the state directory's SQLite (docs/STORE.md)\n"
 		   "  --http ADDR:PORT\n"
 		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
 		   "             other with --policy or --tokens, and HTTPS or a proxy;\n"
@@ -370,6 +375,7 @@ static void *reloader_main(void *arg)
 struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
 	const char *state, *otlp, *log_format, *log_level, *catalog_trust, *redact_gitleaks;
+	const char *store; /* --store URL: the store elsewhere than the state directory */
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -384,7 +390,7 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
 	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
 	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE, OPT_CATALOG_TRUST,
-	OPT_REDACT_GITLEAKS,
+	OPT_REDACT_GITLEAKS, OPT_STORE,
 };
 
 static const struct option options[] = {
@@ -404,6 +410,7 @@ static const struct option options[] = {
 	{ "state-key", required_argument, NULL, OPT_STATE_KEY },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "store", required_argument, NULL, OPT_STORE },
 	{ "otlp", required_argument, NULL, OPT_OTLP },
 	{ "descriptions", required_argument, NULL, OPT_DESCRIPTIONS },
 	{ "anomalies", required_argument, NULL, OPT_ANOMALIES },
@@ -521,7 +528,8 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_CATALOG, &a->catalog }, { OPT_WORKSPACE, &a->workspace },
 		{ OPT_PRINCIPAL, &a->principal }, { OPT_AUDIT, &a->record }, { OPT_HTTP, &a->http },
 		{ OPT_TOKENS, &a->tokens }, { OPT_STATE_KEY, &a->state_key },
-		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_OTLP, &a->otlp },
+		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_STORE, &a->store },
+		{ OPT_OTLP, &a->otlp },
 		{ OPT_TLS_CERT, &a->hopts.tls_cert }, { OPT_TLS_KEY, &a->hopts.tls_key },
 		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
 		{ OPT_LOG_FORMAT, &a->log_format }, { OPT_LOG_LEVEL, &a->log_level },
@@ -612,8 +620,9 @@ struct composed {
 	struct tg_store *store;
 };
 
-static int compose(const char *policy, const char *state, const char *principal,
-		   struct composed *c, struct tg_gate_options *gopts, struct tg_error *err)
+static int compose(const char *policy, const char *state, const char *store,
+		   const char *principal, struct composed *c, struct tg_gate_options *gopts,
+		   struct tg_error *err)
 {
 	if (!policy)
 		return 0;
@@ -622,7 +631,7 @@ static int compose(const char *policy, const char *state, const char *principal,
 				    "its signing key (--state DIR)");
 	if (tg_policy_load(policy, &c->policy, err) < 0 ||
 	    tg_signer_open(state, 1, &c->signer, err) < 0 ||
-	    tg_store_open(state, &c->store, err) < 0)
+	    tg_store_open(store ? store : state, &c->store, err) < 0)
 		return -1;
 	if (principal && !tg_policy_knows(c->policy, principal))
 		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s",
@@ -1073,7 +1082,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	    (args.catalog_trust && catalog_commit(&copy, &err) < 0) ||
 	    catalog_skills(catalog, args.catalog_trust ? copy.live : NULL, &gopts.skills_dir,
 			   &gopts.skills_optional, own_skills, sizeof(own_skills)) < 0 ||
-	    compose(policy, state, principal, &composed, &gopts, &err) < 0 ||
+	    compose(policy, state, args.store, principal, &composed, &gopts, &err) < 0 ||
 	    tg_gate_new(cat, &gopts, &gate, &err) < 0 || tg_mcp_new(gate, &mopts, &mcp, &err) < 0) {
 		if (check) {
 			check_refused(check, "serve", err.msg,

@@ -1,13 +1,15 @@
 /*
  * toolgate token issue  --state DIR --policy FILE --principal NAME
  *                       --scope SCOPE... [--ttl 10m] [--audience AUD]
- * toolgate token verify --state DIR --policy FILE [--audience AUD] [TOKEN]
- * toolgate token revoke --state DIR --policy FILE [TOKEN]
+ * toolgate token verify --state DIR --policy FILE [--store URL] [--audience AUD] [TOKEN]
+ * toolgate token revoke --state DIR --policy FILE [--store URL] [TOKEN]
  *
  * Short-lived signed tokens for the principals of a policy (docs/AUTH.md).
  * issue prints the token; verify prints its claims as JSON, or why it is
  * refused (exit 1); revoke records its id in the store until it expires.
- * A token argument "-" or none is read from stdin.
+ * A token argument "-" or none is read from stdin. The store is the state
+ * directory's, or with --store URL a PostgreSQL database (the key stays
+ * the state directory's: --state is needed all the same).
  *
  * Also the one reader of the token an approver's command is given
  * (cli_token_read: --token TOKEN, --token - or --token-file FILE), which
@@ -24,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "toolgate/auth.h"
 #include "toolgate/store.h"
 #include "util/parse.h"
@@ -34,9 +37,13 @@ static void usage(FILE *f)
 	fprintf(f, "usage: toolgate token issue --state DIR --policy FILE --principal NAME\n"
 		   "                            --scope SCOPE [--scope SCOPE...] [--ttl 10m]\n"
 		   "                            [--audience AUD]\n"
-		   "       toolgate token verify --state DIR --policy FILE [--audience AUD] [TOKEN]\n"
-		   "       toolgate token revoke --state DIR --policy FILE [TOKEN]\n"
+		   "       toolgate token verify --state DIR --policy FILE [--store URL]\n"
+		   "                             [--audience AUD] [TOKEN]\n"
+		   "       toolgate token revoke --state DIR --policy FILE [--store URL] [TOKEN]\n"
 		   "\n"
+		   "--store URL: the revocations are kept in this PostgreSQL database\n"
+		   "(postgres://HOST/DB, no password in it: docs/STORE.md), not in DIR's store;\n"
+		   "the signing key is DIR's all the same.\n"
 		   "TOKEN \"-\" or none: stdin's first line. Exit status: 0; 1 the token is\n"
 		   "refused; 2 usage; 3 the state directory, key, store or policy missing\n"
 		   "or failing (docs/CLI.md).\n");
@@ -177,6 +184,7 @@ int cli_token_read(const char *who, const char *arg, const char *file, char **ou
 
 static const struct option options[] = {
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	CLI_OPTION_POLICY,
 	{ "principal", required_argument, NULL, 'P' },
 	{ "audience", required_argument, NULL, 'a' },
@@ -188,7 +196,7 @@ static const struct option options[] = {
 
 /* What token was asked. */
 struct token_args {
-	const char *state, *policy, *principal, *audience, *ttl, *token;
+	const char *state, *policy, *principal, *audience, *ttl, *token, *store;
 	const char *scopes[TG_MAX_SCOPES];
 	size_t nscopes;
 };
@@ -214,7 +222,7 @@ static int token_parse(int argc, char **argv, struct token_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 'P', &a->principal },
-		{ 'a', &a->audience }, { 't', &a->ttl }, { 0, NULL },
+		{ 'a', &a->audience }, { 't', &a->ttl }, { CLI_STORE, &a->store }, { 0, NULL },
 	};
 	char who[32];
 	int rc;
@@ -229,6 +237,16 @@ static int token_parse(int argc, char **argv, struct token_args *a)
 		fprintf(stderr, "toolgate %s: one TOKEN only\n", who);
 		return EXIT_USAGE;
 	}
+	/* issue opens no store: the configuration file's is not for it */
+	if (strcmp(argv[0], "issue") == 0 && cli_config_gave(a->store))
+		a->store = NULL;
+	if (a->store && strcmp(argv[0], "issue") == 0) {
+		fprintf(stderr, "toolgate %s: --store is not an option of issue (it keeps nothing "
+			"in the store)\n", who);
+		return EXIT_USAGE;
+	}
+	if (cli_store_url(who, a->store) < 0)
+		return EXIT_USAGE;
 	if (!a->state || !a->policy) {
 		fprintf(stderr, "toolgate %s: --state DIR and --policy FILE are needed\n", who);
 		usage(stderr);
@@ -295,8 +313,8 @@ int cmd_token(int argc, char **argv)
 		goto out;
 	}
 	/* verify reads the revocations, if any were ever made: no store made */
-	if ((strcmp(verb, "revoke") == 0 || cli_has_store(state)) &&
-	    tg_store_open(state, &store, &err) < 0) {
+	if ((strcmp(verb, "revoke") == 0 || cli_has_store(cli_store_at(args.store, state))) &&
+	    tg_store_open(cli_store_at(args.store, state), &store, &err) < 0) {
 		rc = EXIT_DATA;
 		goto fail_rc;
 	}

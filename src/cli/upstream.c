@@ -1,6 +1,7 @@
 /*
- * toolgate upstream list --catalog DIR [--state DIR]   one line an upstream
- * toolgate upstream show NAME --catalog DIR [--state DIR]
+ * toolgate upstream list --catalog DIR [--state DIR] [--store URL]
+ *                                     one line an upstream
+ * toolgate upstream show NAME --catalog DIR [--state DIR] [--store URL]
  *                                     its declaration as the gateway reads it
  *                                     (credentials by name and file, never a
  *                                     value), and its pins
@@ -10,10 +11,10 @@
  *                                     refused and why; what its declaration
  *                                     says that would not work (a writable
  *                                     mount, a declared tool not listed)
- * toolgate upstream pin NAME --catalog DIR --state DIR [--as WHO]
+ * toolgate upstream pin NAME --catalog DIR (--state DIR | --store URL) [--as WHO]
  *                                     the definitions it lists that would be
  *                                     served, pinned in the store
- * toolgate upstream diff NAME --catalog DIR --state DIR
+ * toolgate upstream diff NAME --catalog DIR (--state DIR | --store URL)
  *                                     its listing against its pins: what
  *                                     changed, was added or removed, said as
  *                                     an approval ticket's preview says it
@@ -27,7 +28,10 @@
  *
  * Never: print a credential's value (only its name and file), serve a
  * tool, or write anything but pin's pins; list, show and diff create
- * neither the state directory nor the store.
+ * neither the state directory nor the store. The pins are the store's:
+ * the state directory's, or with --store URL a PostgreSQL database's
+ * (then --state DIR is not needed; given, it is also the state the
+ * probed server is checked against, as serve's).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -50,20 +54,24 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: toolgate upstream list --catalog DIR [--state DIR]\n"
-		   "       toolgate upstream show NAME --catalog DIR [--state DIR]\n"
+	fprintf(f, "usage: toolgate upstream list --catalog DIR [--state DIR] [--store URL]\n"
+		   "       toolgate upstream show NAME --catalog DIR [--state DIR] [--store URL]\n"
 		   "       toolgate upstream test NAME --catalog DIR [--timeout SECONDS]\n"
-		   "       toolgate upstream pin NAME --catalog DIR --state DIR [--as WHO]\n"
+		   "       toolgate upstream pin NAME --catalog DIR (--state DIR | --store URL)\n"
+		   "                                 [--as WHO] [--timeout SECONDS]\n"
+		   "       toolgate upstream diff NAME --catalog DIR (--state DIR | --store URL)\n"
 		   "                                 [--timeout SECONDS]\n"
-		   "       toolgate upstream diff NAME --catalog DIR --state DIR [--timeout SECONDS]\n"
 		   "       toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE\n"
 		   "                                 (--token-file FILE | --token TOKEN | --token -)\n"
 		   "                                 [--public-url URL] [--audit FILE]\n"
+		   "                                 [--store URL]\n"
 		   "\n"
 		   "test, pin and diff start the upstream's server (in its sandbox, or reach it\n"
 		   "over HTTP) as serve would, wait at most --timeout (default 30) seconds for\n"
 		   "its tools, and stop it. --state: the store of its pins (pin makes it in an\n"
-		   "existing directory); --as: who pins (default: operator LOGIN).\n"
+		   "existing directory); --store URL: the store of its pins is this PostgreSQL\n"
+		   "database (postgres://HOST/DB, no password in it: docs/STORE.md) instead;\n"
+		   "--as: who pins (default: operator LOGIN).\n"
 		   "--catalog-trust FILE (list, show, test, pin, diff): read the catalogue only\n"
 		   "when it is signed by a key of this trust store and unchanged since\n"
 		   "(toolgate catalog sign), and start the server from the bytes verified, as\n"
@@ -79,6 +87,7 @@ static void usage(FILE *f)
 static const struct option options[] = {
 	CLI_OPTION_CATALOG,
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	{ "timeout", required_argument, NULL, 't' },
 	{ "as", required_argument, NULL, 'a' },
 	{ "catalog-trust", required_argument, NULL, 'T' },
@@ -89,6 +98,7 @@ static const struct option options[] = {
 /* What upstream was asked. */
 struct up_args {
 	const char *verb, *name, *catalog, *state, *timeout, *as, *catalog_trust;
+	const char *store;           /* --store URL, else the store is --state's */
 	struct catalog_copy *copy;   /* with catalog_trust: the verified copy */
 	char who[32];                /* "upstream VERB" */
 	int timeout_ms;
@@ -142,22 +152,23 @@ static const struct tg_upstream *upstream_find(const struct up_args *a,
 	return NULL;
 }
 
-/* The store of --state: opened (pin: made when missing, in a directory
- * that exists). -1 having said why. */
+/* The store of --store, else of --state: opened (pin: made when missing,
+ * in a directory that exists). -1 having said why. */
 static int store_open(const struct up_args *a, int make, struct tg_store **st)
 {
+	const char *where = cli_store_at(a->store, a->state);
 	struct tg_error err;
 
 	*st = NULL;
-	if (cli_state_exists(a->who, a->state) < 0)
+	if (a->state && cli_state_exists(a->who, a->state) < 0)
 		return -1;
-	if (!make && !cli_has_store(a->state)) {
+	if (!make && !cli_has_store(where)) {
 		fprintf(stderr, "toolgate %s: --state %s holds no store yet (%s): nothing was "
 			"pinned there (toolgate upstream pin NAME --state DIR pins)\n", a->who,
 			a->state, CLI_STORE_FILE);
 		return -1;
 	}
-	if (tg_store_open(a->state, st, &err) < 0) {
+	if (tg_store_open(where, st, &err) < 0) {
 		cli_say(stderr, a->who, err.msg);
 		return -1;
 	}
@@ -200,7 +211,7 @@ static const char *utc(int64_t t, char *out, size_t len)
 struct up_open {
 	struct tg_catalog *cat;
 	const struct tg_upstream *u;  /* of cat */
-	struct tg_store *st;          /* --state's, or NULL */
+	struct tg_store *st;          /* --store's or --state's, or NULL */
 	struct tg_pin *pins;          /* u's, from st */
 	size_t npins;
 	struct tg_upstream_listing l; /* its server's tools (probe) */
@@ -227,7 +238,7 @@ static int probe(const struct up_args *a, const struct tg_catalog *cat,
 	return EXIT_DATA;
 }
 
-/* The catalogue, upstream a->name in it, with --state its store (make:
+/* The catalogue, upstream a->name in it, with --state or --store its store (make:
  * made when missing) and u's pins, and with probing its server's listing,
  * into *o (up_close, also after a failure). 0, or the exit status, said. */
 static int up_open(const struct up_args *a, int make, int probing, struct up_open *o)
@@ -237,8 +248,8 @@ static int up_open(const struct up_args *a, int make, int probing, struct up_ope
 		return EXIT_DATA;
 	if (!(o->u = upstream_find(a, o->cat)))
 		return EXIT_NO;
-	if (a->state && (store_open(a, make, &o->st) < 0 ||
-			 pins_of(a, o->st, o->u, &o->pins, &o->npins) < 0))
+	if ((a->state || a->store) && (store_open(a, make, &o->st) < 0 ||
+				       pins_of(a, o->st, o->u, &o->pins, &o->npins) < 0))
 		return EXIT_DATA;
 	return probing ? probe(a, o->cat, &o->l) : 0;
 }
@@ -264,7 +275,7 @@ static int cmd_list(const struct up_args *a)
 
 	if (!cat)
 		return EXIT_DATA;
-	if (a->state && store_open(a, 0, &st) < 0)
+	if ((a->state || a->store) && store_open(a, 0, &st) < 0)
 		goto out;
 	printf("%-32s %-9s %-6s %s\n", "UPSTREAM", "TRANSPORT", "PIN", st ? "TOOLS  PINS" : "TOOLS");
 	for (i = 0; i < tg_catalog_upstream_count(cat); i++) {
@@ -750,7 +761,7 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 'c', &a->catalog }, { 's', &a->state }, { 't', &a->timeout },
-		{ 'a', &a->as }, { 'T', &a->catalog_trust }, { 0, NULL },
+		{ 'a', &a->as }, { 'T', &a->catalog_trust }, { CLI_STORE, &a->store }, { 0, NULL },
 	};
 	int listing = strcmp(a->verb, "list") == 0, probing = strcmp(a->verb, "test") == 0 ||
 			strcmp(a->verb, "pin") == 0 || strcmp(a->verb, "diff") == 0;
@@ -763,9 +774,12 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 		return rc;
 	if (optind < argc)
 		a->name = argv[optind++];
-	/* test writes nothing: the configuration file's state is not for it */
+	/* test writes nothing: the configuration file's state and store are
+	 * not for it */
 	if (strcmp(a->verb, "test") == 0 && cli_config_gave(a->state))
 		a->state = NULL;
+	if (strcmp(a->verb, "test") == 0 && cli_config_gave(a->store))
+		a->store = NULL;
 	if (optind < argc || (listing && a->name)) {
 		struct stat st;
 
@@ -780,10 +794,13 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 		missing = "--catalog DIR is needed";
 	else if (!listing && !a->name)
 		missing = "which upstream? a NAME is needed";
-	else if (!a->state && (strcmp(a->verb, "pin") == 0 || strcmp(a->verb, "diff") == 0))
-		missing = "--state DIR is needed: the store its pins are kept in";
+	else if (!a->state && !a->store &&
+		 (strcmp(a->verb, "pin") == 0 || strcmp(a->verb, "diff") == 0))
+		missing = "--state DIR is needed (or --store URL): the store its pins are kept in";
 	else if (a->state && strcmp(a->verb, "test") == 0)
 		missing = "test takes no --state: it writes nothing (pin and diff take one)";
+	else if (a->store && strcmp(a->verb, "test") == 0)
+		missing = "test takes no --store: it writes nothing (pin and diff take one)";
 	else if (a->as && strcmp(a->verb, "pin") != 0)
 		missing = "--as is pin's only";
 	else if (a->timeout && !probing)
@@ -793,6 +810,8 @@ static int upstream_parse(int argc, char **argv, struct up_args *a)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (cli_store_url(a->who, a->store) < 0)
+		return EXIT_USAGE;
 	if (a->as && (!a->as[0] || strlen(a->as) > 127)) {
 		fprintf(stderr, "toolgate %s: --as takes 1 to 127 bytes\n", a->who);
 		return EXIT_USAGE;

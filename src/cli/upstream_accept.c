@@ -1,7 +1,7 @@
 /*
  * toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE
  *                          (--token-file FILE | --token TOKEN | --token -) [--public-url URL]
- *                          [--audit FILE]
+ *                          [--audit FILE] [--store URL]
  *
  * The definitions of upstream NAME's tools that await review
  * (docs/UPSTREAMS.md, "Pins") accepted: each review ticket of NAME still
@@ -15,6 +15,10 @@
  * It accepts only what a ticket holds: what the server lists now is never
  * pinned here (`toolgate upstream diff NAME` shows it, `toolgate upstream
  * pin NAME` pins it).
+ *
+ * The tickets and pins are the store's: the state directory's, or with
+ * --store URL a PostgreSQL database's. --state DIR is needed either way:
+ * its key checks the token, and its audit.log is the default log.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -32,11 +36,13 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate upstream accept NAME [TOOL...] --state DIR --policy FILE\n"
 		   "                (--token-file FILE | --token TOKEN | --token -)\n"
-		   "                [--public-url URL] [--audit FILE]\n"
+		   "                [--public-url URL] [--audit FILE] [--store URL]\n"
 		   "\n"
 		   "Accept the definitions of upstream NAME's tools that await review (each\n"
 		   "pending review ticket of NAME, or only those of the TOOLs named): approved\n"
 		   "by the token's principal, who needs NAME.tool:approve, and pinned.\n"
+		   "--store URL: the store is this PostgreSQL database (postgres://HOST/DB, no\n"
+		   "password in it: docs/STORE.md), not DIR's; DIR's key checks the token.\n"
 		   "\n"
 		   "Exit status: 0 accepted, 1 nothing to accept or refused, 2 usage, 3 the\n"
 		   "state directory, store or audit log.\n");
@@ -44,6 +50,7 @@ static void usage(FILE *f)
 
 static const struct option options[] = {
 	CLI_OPTION_STATE,
+	CLI_OPTION_STORE,
 	CLI_OPTION_POLICY,
 	{ "token", required_argument, NULL, 't' },
 	{ "token-file", required_argument, NULL, 'k' },
@@ -55,6 +62,7 @@ static const struct option options[] = {
 
 struct accept_args {
 	const char *state, *policy, *token, *token_file, *public_url, *record, *name;
+	const char *store; /* --store URL, else the store is --state's */
 	char **tools;
 	int ntools;
 };
@@ -181,7 +189,8 @@ static int parse(int argc, char **argv, struct accept_args *a)
 {
 	const struct cli_bind binds[] = {
 		{ 's', &a->state }, { 'p', &a->policy }, { 't', &a->token }, { 'A', &a->record },
-		{ 'k', &a->token_file }, { 'u', &a->public_url }, { 0, NULL },
+		{ 'k', &a->token_file }, { 'u', &a->public_url }, { CLI_STORE, &a->store },
+		{ 0, NULL },
 	};
 	int rc = cli_parse("upstream accept", argc, argv, ":h", options, usage, binds, NULL, NULL);
 
@@ -191,6 +200,8 @@ static int parse(int argc, char **argv, struct accept_args *a)
 		a->name = argv[optind++];
 	a->tools = argv + optind;
 	a->ntools = argc - optind;
+	if (cli_store_url("upstream accept", a->store) < 0)
+		return EXIT_USAGE;
 	if (!a->name || !a->state || !a->policy || !a->token == !a->token_file) {
 		fprintf(stderr, "toolgate upstream accept: %s\n",
 			!a->name ? "which upstream? its NAME is needed"
@@ -224,13 +235,14 @@ int cli_upstream_accept(int argc, char **argv)
 	if (!(audit = cli_audit_open(a.record, a.state, "upstream accept")))
 		return EXIT_DATA;
 	rc = EXIT_DATA;
-	if (!cli_has_store(a.state)) {
+	if (!cli_has_store(cli_store_at(a.store, a.state))) {
 		fprintf(stderr, "toolgate upstream accept: %s has no store: no definition awaits "
 			"review there (serve --policy keeps one)\n", a.state);
 		rc = EXIT_NO;
 		goto out;
 	}
-	if (tg_store_open(a.state, &st, &err) < 0 || open_tickets(st, &list, &n, &err) < 0)
+	if (tg_store_open(cli_store_at(a.store, a.state), &st, &err) < 0 ||
+	    open_tickets(st, &list, &n, &err) < 0)
 		goto fail;
 	rc = EXIT_NO;
 	{

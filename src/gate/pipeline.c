@@ -875,6 +875,13 @@ int tg_gate_call(struct tg_gate *g, const struct tg_call *call, struct tg_call_r
 		rc = stage_anomalies(g, &st, err);
 	if (rc == 0)
 		rc = gate_stage_write(g, &st, err);
+	/* the store (or a dry run's sandbox) failed before the call was
+	 * claimed to run: nothing ran and nothing is held, so the caller is
+	 * told to retry (docs/PIPELINE.md, "Write calls"), rather than
+	 * given a protocol error */
+	if (rc < 0 && err->code == TG_ERR_SYSTEM && st.k && !st.claimed)
+		rc = gate_answer(&st, "unavailable", "unavailable", NULL, "%s@%s did not run: %s; "
+				 "retry", st.k->name, st.k->version_text, err->msg);
 	if (rc == 0)
 		rc = gate_stage_execute(g, &st, err);
 	if (rc == 0)

@@ -197,6 +197,14 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 		/* the gate checks it: the transport holds no key */
 		if (tg_gate_identify(m->gate, auth + 7, strlen(auth + 7), principal, plen, scopes,
 				     &err) < 0) {
+			/* the token was not judged (its revocation could not be
+			 * read): not a 401, which would tell its holder to get
+			 * another, but a 503 to retry */
+			if (err.code == TG_ERR_SYSTEM) {
+				snprintf(why, wlen, "Service Unavailable: the token cannot be "
+					 "checked now (%.160s); retry", err.msg);
+				return -2;
+			}
 			snprintf(why, wlen, "%.190s", err.msg);
 			return -1;
 		}

@@ -88,6 +88,27 @@ enum MHD_Result http_error(struct MHD_Connection *c, unsigned status, int code,
 	return rc;
 }
 
+/* 503 with Retry-After: 1 and a JSON-RPC error body: the gateway cannot
+ * answer this request now (a token it cannot check while its store is
+ * away), and a retry may be answered. */
+static enum MHD_Result http_unavailable(struct MHD_Connection *c, const char *message)
+{
+	char *body = rpc_error(json_null(), RPC_INTERNAL_ERROR, message);
+	struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
+								 body ? body : "",
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	free(body);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Retry-After", "1");
+	rc = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 /* ---- checks --------------------------------------------------------------- */
 
 int http_accepts(const char *accept, const char *type)
@@ -394,6 +415,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		case -1:
 			tg_gate_record_refusal(h->mcp->gate, "", url, "unauthorized", rq->why);
 			return http_unauthorized(h, c, rq->why, bearer_presented(c));
+		case -2: /* not refused: its check could not be made now */
+			tg_gate_record_refusal(h->mcp->gate, "", url, "unavailable", rq->why);
+			return http_unavailable(c, rq->why);
 		case 1: /* a token holder: may keep its connection between requests */
 			if ((why = http_admit_trust(h->admit, c, rq->principal)))
 				return http_error(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, why);

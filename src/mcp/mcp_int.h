@@ -108,7 +108,9 @@ void mcp_tokens_free(struct mcp_tokens *t);
  * without either, the configured principal. OUT principal (plen bytes)
  * and *scopes (malloc'd, with a policy; else NULL). 1 when a bearer
  * token verified, 0 when no token is asked for, -1 and why (the reason
- * for a 401, wlen bytes) when the request is refused. */
+ * for a 401, wlen bytes) when the request is refused, -2 and why (for a
+ * 503) when the token could not be judged now (the store that holds the
+ * revocations cannot be read). */
 int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal, size_t plen,
 		      char **scopes, char *why, size_t wlen);
 

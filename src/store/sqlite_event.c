@@ -45,10 +45,8 @@ static void event_row(sqlite3_stmt *s, struct tg_ticket_event *e)
 	memset(e, 0, sizeof(*e));
 	e->seq = (uint64_t)sqlite3_column_int64(s, 0);
 	store_copy_text(e->ticket, sizeof(e->ticket), sqlite3_column_text(s, 1));
-	e->state = TG_TICKET_ANY;
-	for (i = 0; state && i < 8; i++)
-		if (strcmp(state, tg_ticket_state_name((enum tg_ticket_state)i)) == 0)
-			e->state = (enum tg_ticket_state)i;
+	i = store_ticket_state_of(state);
+	e->state = i < 0 ? TG_TICKET_ANY : (enum tg_ticket_state)i;
 	store_copy_text(e->tool, sizeof(e->tool), sqlite3_column_text(s, 3));
 	store_copy_text(e->principal, sizeof(e->principal), sqlite3_column_text(s, 4));
 	store_copy_text(e->approver, sizeof(e->approver), sqlite3_column_text(s, 5));

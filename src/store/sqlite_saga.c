@@ -15,27 +15,6 @@
 
 #include "store/sqlite_int.h"
 
-/* A saga's or a step's state is stored as its name: its enum, or 0. */
-static int saga_state_of(const char *name)
-{
-	int i;
-
-	for (i = 0; name && i < 5; i++)
-		if (strcmp(name, tg_saga_state_name((enum tg_saga_state)i)) == 0)
-			return i;
-	return 0;
-}
-
-static int step_state_of(const char *name)
-{
-	int i;
-
-	for (i = 0; name && i < 6; i++)
-		if (strcmp(name, tg_saga_step_state_name((enum tg_saga_step_state)i)) == 0)
-			return i;
-	return 0;
-}
-
 /* ---- rollbacks -------------------------------------------------------------- */
 
 int sq_rollback_begin(struct tg_store *st, const char *call_id, const char *who, int64_t now,
@@ -270,7 +249,7 @@ int sq_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		store_copy_text(saga->id, sizeof(saga->id), (const unsigned char *)id);
-		saga->state = (enum tg_saga_state)saga_state_of((const char *)
+		saga->state = (enum tg_saga_state)store_saga_state_of((const char *)
 								sqlite3_column_text(s, 0));
 		rc = 0;
 	} else if (step != SQLITE_DONE) {
@@ -294,7 +273,7 @@ int sq_saga_get(struct tg_store *st, const char *id, struct tg_saga *saga,
 
 		store_copy_text(p->tool, sizeof(p->tool), sqlite3_column_text(s, 1));
 		store_copy_text(p->call_id, sizeof(p->call_id), sqlite3_column_text(s, 2));
-		p->state = (enum tg_saga_step_state)step_state_of((const char *)
+		p->state = (enum tg_saga_step_state)store_step_state_of((const char *)
 								sqlite3_column_text(s, 3));
 		p->arguments = a ? strdup((const char *)a) : NULL;
 		p->result = r ? strdup((const char *)r) : NULL;

@@ -16,18 +16,6 @@
 
 #include "store/sqlite_int.h"
 
-/* A ticket's state is stored as its name (tg_ticket_state_name): its
- * enum, or -1. */
-static int state_of(const char *name)
-{
-	int i;
-
-	for (i = 0; name && i < 8; i++)
-		if (strcmp(name, tg_ticket_state_name((enum tg_ticket_state)i)) == 0)
-			return i;
-	return -1;
-}
-
 /* Fill t from a row of SELECT TICKET_COLUMNS. */
 #define TICKET_COLUMNS "id, principal, tool, args_sha256, preview, state, reason, approver, " \
 	"created, decided, expires, arguments, covers, findings"
@@ -43,7 +31,7 @@ static int ticket_row(sqlite3_stmt *s, struct tg_ticket *t)
 	store_copy_text(t->principal, sizeof(t->principal), sqlite3_column_text(s, 1));
 	store_copy_text(t->tool, sizeof(t->tool), sqlite3_column_text(s, 2));
 	store_copy_text(t->args_sha256, sizeof(t->args_sha256), sqlite3_column_text(s, 3));
-	t->state = (enum tg_ticket_state)state_of((const char *)sqlite3_column_text(s, 5));
+	t->state = (enum tg_ticket_state)store_ticket_state_of((const char *)sqlite3_column_text(s, 5));
 	store_copy_text(t->approver, sizeof(t->approver), sqlite3_column_text(s, 7));
 	t->created = sqlite3_column_int64(s, 8);
 	t->decided = sqlite3_column_int64(s, 9);
@@ -380,7 +368,7 @@ int sq_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8], struc
 					  "state", -1, &s, NULL) != SQLITE_OK)
 		rc = store_db_error(err, sq_db(st), "tickets");
 	while (rc == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		i = state_of((const char *)sqlite3_column_text(s, 0));
+		i = store_ticket_state_of((const char *)sqlite3_column_text(s, 0));
 		if (i >= 0)
 			counts[i] = (uint64_t)sqlite3_column_int64(s, 1);
 		rc = 0;

@@ -21,13 +21,22 @@
 #include "util/file.h"
 #include "util/sodium.h"
 
-/* The backend an opening uses: the first. A new backend is a new file
- * with its struct tg_store_ops, and a line here. */
-static const struct tg_store_ops *const backends[] = { &store_sqlite_ops };
-
-int tg_store_open(const char *dir, struct tg_store **out, struct tg_error *err)
+/* A postgres:// or postgresql:// URL is a PostgreSQL database; anything
+ * else a state directory, SQLite's (docs/STORE.md, "Backends"). */
+static const struct tg_store_ops *backend_of(const char *where)
 {
-	return store_open_with(backends[0], dir, out, err);
+	return strncmp(where, "postgres://", 11) == 0 || strncmp(where, "postgresql://", 13) == 0
+		       ? &store_pg_ops : &store_sqlite_ops;
+}
+
+int tg_store_open(const char *where, struct tg_store **out, struct tg_error *err)
+{
+	return store_open_with(backend_of(where), where, out, err);
+}
+
+int tg_store_remote(const char *where)
+{
+	return where && backend_of(where)->remote;
 }
 
 int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_store **out,
@@ -38,7 +47,7 @@ int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_s
 
 	tg_error_clear(err);
 	*out = NULL;
-	if (file_private_dir(dir) < 0)
+	if (!ops->remote && file_private_dir(dir) < 0)
 		return file_private_dir_why(errno)
 			       ? tg_error_set(err, TG_ERR_INVALID, "store: state directory %s: %s", dir,
 					      file_private_dir_why(errno))
@@ -56,7 +65,7 @@ int store_open_with(const struct tg_store_ops *ops, const char *dir, struct tg_s
 		tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (store_instance_start(st, err) < 0 || st->ops->open(st, err) < 0)
+	if ((!ops->remote && store_instance_start(st, err) < 0) || st->ops->open(st, err) < 0)
 		goto fail;
 	*out = st;
 	return 0;
@@ -86,11 +95,45 @@ int tg_store_check(struct tg_store *st, struct tg_error *err)
 	char why[128];
 
 	tg_error_clear(err);
+	if (st->ops->check)
+		return st->ops->check(st, err);
 	if (statvfs(st->dir, &vfs) < 0)
 		return tg_error_sys(err, errno, "store: state directory %s", st->dir);
 	if (file_room(&vfs, why, sizeof(why)) < 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "store: state directory %s: %s", st->dir,
 				    why);
+	return 0;
+}
+
+/* ---- states by name, as the backends store them ----------------------------- */
+
+int store_ticket_state_of(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < 8; i++)
+		if (strcmp(name, tg_ticket_state_name((enum tg_ticket_state)i)) == 0)
+			return i;
+	return -1;
+}
+
+int store_saga_state_of(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < 5; i++)
+		if (strcmp(name, tg_saga_state_name((enum tg_saga_state)i)) == 0)
+			return i;
+	return 0;
+}
+
+int store_step_state_of(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < 6; i++)
+		if (strcmp(name, tg_saga_step_state_name((enum tg_saga_step_state)i)) == 0)
+			return i;
 	return 0;
 }
 

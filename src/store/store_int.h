@@ -28,12 +28,19 @@ struct tg_store {
 	void *be;             /* the backend's own state, made by ops->open */
 	int schema;           /* set by ops->open: the schema of the open database */
 	char instance[33];    /* this opening's id: who claimed a running key */
-	char *dir;            /* the state directory */
-	int alive_fd;         /* instances/ID.lock, locked while this opening lives */
+	char *dir;            /* the state directory, or a remote backend's URL */
+	int alive_fd;         /* instances/ID.lock, locked while this opening lives
+			       * (a backend on a directory; -1 for a remote one) */
 };
 
 struct tg_store_ops {
-	const char *name;     /* "sqlite" */
+	const char *name;     /* "sqlite", "postgres" */
+	/* 0: st->dir is a state directory, which the front makes private and
+	 * where it keeps the openings' liveness (instance.c). 1: st->dir is
+	 * the URL of a database on the network; the backend keeps its
+	 * openings' liveness itself, as each op's comment below says
+	 * store_instance_alive does */
+	int remote;
 
 	/* ---- lifecycle ---- */
 	/* Open st->dir's database (st->instance and st->dir are set), migrate
@@ -44,6 +51,10 @@ struct tg_store_ops {
 	int (*open)(struct tg_store *st, struct tg_error *err);
 	/* Release st->be (NULL when open failed early). Cannot fail. */
 	void (*close)(struct tg_store *st);
+	/* A remote backend's readiness (tg_store_check): 0 when its database
+	 * answers and this opening may claim; NULL for one on a directory,
+	 * whose room on the disk the front looks at. */
+	int (*check)(struct tg_store *st, struct tg_error *err);
 
 	/* ---- idempotency: (principal, tool, key) is one record ---- */
 	/* Read and, when absent or expired, claim for st->instance as running
@@ -213,8 +224,16 @@ struct tg_store_ops {
 		  struct tg_error *err);
 };
 
-/* The backends (one file each): SQLite in src/store/sqlite*.c. */
+/* The backends: SQLite in src/store/sqlite*.c, PostgreSQL in
+ * src/store/pg*.c. */
 extern const struct tg_store_ops store_sqlite_ops;
+extern const struct tg_store_ops store_pg_ops;
+
+/* A state as a backend stores it, its name (tg_ticket_state_name, ...),
+ * back to its enum: a ticket's, or -1; a saga's or a step's, or 0 (store.c). */
+int store_ticket_state_of(const char *name);
+int store_saga_state_of(const char *name);
+int store_step_state_of(const char *name);
 
 /* tg_store_open with the backend ops (tg_store_open: the first of the
  * front's backends[]); what a test of the seam opens a stand-in with. */

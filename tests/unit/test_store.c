@@ -1,5 +1,9 @@
 /* Unit tests: src/store/, the durable state (docs/STORE.md): the public
- * calls over the SQLite backend, and the front over a stand-in backend. */
+ * calls over the SQLite backend and, the same tests again, over the
+ * PostgreSQL one ("store-pg/..."; tests/pg/pg.sh starts a cluster of the
+ * tests' own and says where in TG_TEST_PG, each test in a schema of its
+ * own), and the front over a stand-in backend. */
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -15,15 +19,77 @@
 #include "unit.h"
 
 static char dir[64];
+static char where[512]; /* what tg_store_open is given: dir, or a URL */
+static int on_pg;       /* the test runs on PostgreSQL */
+static char schema[64];
 
+/* sql run on TG_TEST_PG's database as another program would: 0 or -1. */
+static int pg_sql(const char *sql)
+{
+	PGconn *c = PQconnectdb(getenv("TG_TEST_PG"));
+	PGresult *r;
+	int rc;
+
+	PQclear(PQexec(c, "SET client_min_messages = warning"));
+	r = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
+	rc = r && (PQresultStatus(r) == PGRES_COMMAND_OK ||
+		       PQresultStatus(r) == PGRES_TUPLES_OK) ? 0 : -1;
+
+	if (rc < 0 && !strstr(sql, "toolgate_meta"))
+		fprintf(stderr, "pg_sql %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return rc;
+}
+
+/* A store of the test's own: a fresh directory, or a fresh schema in
+ * TG_TEST_PG's database with where the URL that puts the tables in it. */
 static int fresh_dir(void)
 {
-	return unit_tmpdir(dir, "store");
+	static int made;
+	const char *base = getenv("TG_TEST_PG");
+	char sql[128];
+
+	if (!on_pg) {
+		if (unit_tmpdir(dir, "store") < 0)
+			return -1;
+		snprintf(where, sizeof(where), "%s", dir);
+		return 0;
+	}
+	snprintf(schema, sizeof(schema), "t%d_%d", (int)getpid(), made++);
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", schema);
+	snprintf(where, sizeof(where), "%s%soptions=-csearch_path%%3D%s", base,
+		 strchr(base, '?') ? "&" : "?", schema);
+	return pg_sql(sql);
 }
 
 static void remove_dir(void)
 {
-	unit_rmtree(dir);
+	char sql[128];
+
+	if (!on_pg) {
+		unit_rmtree(dir);
+		return;
+	}
+	snprintf(sql, sizeof(sql), "DROP SCHEMA %s CASCADE", schema);
+	pg_sql(sql);
+}
+
+/* A dead opening's session may outlive its process for a moment (the
+ * server reads the socket's end): its key is taken over once the server
+ * let go of its lock. 0 taken, as tg_store_idem_takeover. */
+static int takeover_when_free(struct tg_store *st, const struct tg_idem_key *k, char **marker,
+			      struct tg_error *err)
+{
+	int rc, i;
+
+	for (i = 0; i < 100; i++) {
+		rc = tg_store_idem_takeover(st, k, marker, err);
+		if (rc != 1)
+			return rc;
+		usleep(20000);
+	}
+	return rc;
 }
 
 /* Run sql on the database file directly, as another program would. */
@@ -103,7 +169,7 @@ static int idempotency(void)
 	char longkey[300];
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	CHECK(begin_is(st, k, 1000, TG_IDEM_NEW));
 	CHECK(begin_is(st, k, 1001, TG_IDEM_RUNNING));
 	CHECK(begin_is(st, key_of("alice", "sql.execute", "k-1", "fp-b"), 1001, TG_IDEM_MISMATCH));
@@ -179,7 +245,7 @@ static int concurrent_duplicates(void)
 	pid_t pids[8];
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	for (i = 0; i < 100; i++) {
 		rs[i].st = st;
 		rs[i].state = 0;
@@ -200,7 +266,7 @@ static int concurrent_duplicates(void)
 			struct tg_idem_key k = { "bob", "fs.write", "same", "fp" };
 			struct tg_idem_record rec;
 
-			if (tg_store_open(dir, &st, &err) < 0 ||
+			if (tg_store_open(where, &st, &err) < 0 ||
 			    tg_store_idem_begin(st, &k, 10, 100, &rec, &err) < 0)
 				_exit(2);
 			_exit(rec.state == TG_IDEM_NEW ? 0 : 1);
@@ -219,7 +285,7 @@ static int concurrent_duplicates(void)
 		pids[i] = fork();
 		CHECK(pids[i] >= 0);
 		if (pids[i] == 0) {
-			if (tg_store_open(dir, &st, &err) < 0) {
+			if (tg_store_open(where, &st, &err) < 0) {
 				fprintf(stderr, "open: %s\n", err.msg);
 				_exit(1);
 			}
@@ -235,7 +301,7 @@ static int concurrent_duplicates(void)
 
 /* kill -9 at random moments while keys are claimed and finished: every
  * key acknowledged before the kill is there, finished, its result whole;
- * the file passes SQLite's integrity check. */
+ * SQLite's file passes its integrity check. */
 static int survives_kill9(void)
 {
 	struct tg_store *st;
@@ -256,7 +322,7 @@ static int survives_kill9(void)
 			int i;
 
 			close(pfd[0]);
-			if (tg_store_open(dir, &st, &err) < 0)
+			if (tg_store_open(where, &st, &err) < 0)
 				_exit(2);
 			for (i = 0;; i++) {
 				char key[32], result[64];
@@ -280,7 +346,7 @@ static int survives_kill9(void)
 			memcpy(&acked, buf, sizeof(int));
 		close(pfd[0]);
 		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
-		CHECK(tg_store_open(dir, &st, &err) == 0);
+		CHECK(tg_store_open(where, &st, &err) == 0);
 		for (n = 0; n <= acked; n++) {
 			char key[32], want[64];
 			struct tg_idem_key k = { "p", "t", key, "fp" };
@@ -296,7 +362,7 @@ static int survives_kill9(void)
 		tg_store_close(st);
 		acked_total += acked + 1;
 	}
-	{
+	if (!on_pg) {
 		char path[128];
 		sqlite3 *db;
 		sqlite3_stmt *s;
@@ -326,7 +392,7 @@ static int tickets(void)
 	size_t n;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	memset(&req, 0, sizeof(req));
 	strcpy(req.principal, "agent-1");
 	strcpy(req.tool, "sql.execute@1.0.0");
@@ -395,7 +461,7 @@ static int rollbacks(void)
 	size_t n;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	memset(&req, 0, sizeof(req));
 	strcpy(req.principal, "agent-1");
 	strcpy(req.tool, "sql.execute@1.0.0");
@@ -452,7 +518,7 @@ static int queue_and_collection(void)
 	uint64_t n, bytes;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	memset(&req, 0, sizeof(req));
 	strcpy(req.principal, "agent-1");
 	strcpy(req.tool, "fs.write@1.0.0");
@@ -513,8 +579,8 @@ static int ticket_events(void)
 	size_t got;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
-	CHECK(tg_store_open(dir, &other, &err) == 0); /* as toolgate approvals opens it */
+	CHECK(tg_store_open(where, &st, &err) == 0);
+	CHECK(tg_store_open(where, &other, &err) == 0); /* as toolgate approvals opens it */
 	CHECK(tg_store_ticket_events(st, 0, 0, NULL, &got, &last, &err) == 0 && last == 0);
 	CHECK(tg_store_ticket_events(st, 0, TG_TICKET_EVENTS_MAX + 1, ev, &got, &last, &err) < 0);
 	memset(&req, 0, sizeof(req));
@@ -585,7 +651,7 @@ static int queue_bounded_hold(void)
 	int i, held = 0, full = 0;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	memset(&req, 0, sizeof(req));
 	strcpy(req.principal, "agent-1");
 	strcpy(req.tool, "fs.write@1.0.0");
@@ -643,7 +709,7 @@ static int takeover(void)
 	int status;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	memset(&req, 0, sizeof(req));
 	strcpy(req.principal, "agent");
 	strcpy(req.tool, "sql.execute@1.0.0");
@@ -656,7 +722,7 @@ static int takeover(void)
 	if (pid == 0) {
 		struct tg_store *dying;
 
-		if (tg_store_open(dir, &dying, &err) < 0 || !begin_is(dying, k, 1002, TG_IDEM_NEW) ||
+		if (tg_store_open(where, &dying, &err) < 0 || !begin_is(dying, k, 1002, TG_IDEM_NEW) ||
 		    tg_store_idem_finish(dying, &k, m, strlen(m), &err) < 0 ||
 		    tg_store_idem_reclaim(dying, &k, m, strlen(m), &err) != 0)
 			_exit(1);
@@ -666,13 +732,12 @@ static int takeover(void)
 	      WEXITSTATUS(status) == 0);
 	CHECK(begin_is(st, k, 1003, TG_IDEM_RUNNING));
 	/* a live one's key is not taken: another opening of this process */
-	CHECK(tg_store_open(dir, &other, &err) == 0);
+	CHECK(tg_store_open(where, &other, &err) == 0);
 	CHECK(begin_is(other, key_of("agent", "fs.write", "k-1", "fp"), 1003, TG_IDEM_NEW));
 	CHECK(tg_store_idem_takeover(st, &(struct tg_idem_key){ "agent", "fs.write", "k-1", "fp" },
 				     &marker, &err) == 1 && !marker);
 	/* the dead one's is, with the ticket it was running */
-	CHECK(tg_store_idem_takeover(st, &k, &marker, &err) == 0 && marker &&
-	      strcmp(marker, m) == 0);
+	CHECK(takeover_when_free(st, &k, &marker, &err) == 0 && marker && strcmp(marker, m) == 0);
 	free(marker);
 	CHECK(tg_store_idem_takeover(st, &k, &marker, &err) == 1); /* ours now: alive */
 	/* only the holder ends it; the key's answer and the ticket together */
@@ -831,18 +896,160 @@ static int webhook_cursors(void)
 	int found;
 
 	CHECK(fresh_dir() == 0);
-	CHECK(tg_store_open(dir, &st, &err) == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
 	CHECK(tg_store_webhook_cursor(st, "ops", &seq, &found, &err) == 0 && !found && seq == 0);
 	CHECK(tg_store_webhook_cursor_set(st, "ops", 41, &err) == 0);
 	CHECK(tg_store_webhook_cursor_set(st, "ops", 42, &err) == 0);
 	CHECK(tg_store_webhook_cursor_set(st, "audit.team", 7, &err) == 0);
-	CHECK(tg_store_open(dir, &other, &err) == 0);
+	CHECK(tg_store_open(where, &other, &err) == 0);
 	CHECK(tg_store_webhook_cursor(other, "ops", &seq, &found, &err) == 0 && found && seq == 42);
 	CHECK(tg_store_webhook_cursor(other, "audit.team", &seq, &found, &err) == 0 && seq == 7);
 	CHECK(tg_store_webhook_cursor(other, "a b", &seq, &found, &err) < 0 &&
 	      err.code == TG_ERR_INVALID);
 	CHECK(tg_store_webhook_cursor_set(other, "", 1, &err) < 0);
 	tg_store_close(other);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
+/* ---- PostgreSQL: the same tests, and what only a database on the network
+ * meets ---- */
+
+#define ON_PG(fn)                                   \
+	static int fn##_pg(void)                    \
+	{                                           \
+		on_pg = 1;                          \
+		if (!getenv("TG_TEST_PG"))          \
+			return UNIT_SKIP;           \
+		return fn();                        \
+	}
+ON_PG(webhook_cursors)
+ON_PG(takeover)
+ON_PG(tickets)
+ON_PG(rollbacks)
+ON_PG(queue_and_collection)
+ON_PG(queue_bounded_hold)
+ON_PG(ticket_events)
+ON_PG(idempotency)
+ON_PG(concurrent_duplicates)
+ON_PG(survives_kill9)
+
+/* Opened and migrated once; a newer toolgate's database, someone else's
+ * tables, a search_path with no schema, a password in the URL and a
+ * server that is not there: each refused, saying which, touching nothing. */
+static int pg_opens_and_refuses(void)
+{
+	struct tg_store *st;
+	struct tg_error err;
+	char sql[256], url[600];
+
+	on_pg = 1;
+	if (!getenv("TG_TEST_PG"))
+		return UNIT_SKIP;
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_remote(where) == 1 && tg_store_remote("/var/lib/toolgate") == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0 && tg_store_schema(st) == TG_STORE_SCHEMA);
+	CHECK(tg_store_check(st, &err) == 0);
+	tg_store_close(st);
+	CHECK(tg_store_open(where, &st, &err) == 0); /* again: nothing to migrate */
+	tg_store_close(st);
+	snprintf(sql, sizeof(sql), "UPDATE %s.toolgate_meta SET value = '99' WHERE key = 'schema'",
+		 schema);
+	CHECK(pg_sql(sql) == 0);
+	CHECK(tg_store_open(where, &st, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "schema 99, written by a newer toolgate"));
+	remove_dir();
+	CHECK(fresh_dir() == 0);
+	snprintf(sql, sizeof(sql), "CREATE TABLE %s.theirs (x int)", schema);
+	CHECK(pg_sql(sql) == 0);
+	CHECK(tg_store_open(where, &st, &err) < 0 && err.code == TG_ERR_INVALID &&
+	      strstr(err.msg, "not a toolgate database (someone else's tables)"));
+	snprintf(sql, sizeof(sql), "SELECT x FROM %s.theirs", schema);
+	CHECK(pg_sql(sql) == 0);
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM %s.toolgate_meta", schema);
+	CHECK(pg_sql(sql) < 0); /* nothing of ours made beside theirs */
+	remove_dir();
+	snprintf(url, sizeof(url), "%s&options=-csearch_path%%3Dno_such_schema",
+		 getenv("TG_TEST_PG"));
+	CHECK(tg_store_open(url, &st, &err) < 0 && strstr(err.msg, "no schema to make the tables"));
+	CHECK(tg_store_open("postgresql://tg:s3cret@127.0.0.1:1/db", &st, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && strstr(err.msg, "password file") &&
+	      !strstr(err.msg, "s3cret"));
+	CHECK(tg_store_open("postgres://x/db?nonsense=1", &st, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && strstr(err.msg, "nonsense"));
+	/* refused by libpq before its password is seen: never shown either */
+	CHECK(tg_store_open("postgres://tg:s3cret@x/db?nonsense=1", &st, &err) < 0 &&
+	      err.code == TG_ERR_INVALID && strstr(err.msg, "postgres://tg:***@x/db") &&
+	      !strstr(err.msg, "s3cret"));
+	/* a raw '/' in a password: libpq reads a port there, the URL is
+	 * shown without it */
+	CHECK(tg_store_open("postgres://tg:s3/cr@t@x:5x/db", &st, &err) < 0 &&
+	      strstr(err.msg, "store postgres://tg:***@x:5x/db") && !strstr(err.msg, "cr@t"));
+	CHECK(tg_store_open("postgresql:///db?host=/proc/no/such", &st, &err) < 0 &&
+	      err.code == TG_ERR_SYSTEM && strstr(err.msg, "/proc/no/such"));
+	return 0;
+}
+
+struct claimer {
+	struct tg_store *st;
+	int rc;
+	struct tg_error err;
+};
+
+static void *claim_blocked(void *arg)
+{
+	struct claimer *c = arg;
+	struct tg_idem_record rec;
+
+	c->rc = tg_store_idem_begin(c->st, &(struct tg_idem_key){ "p", "t", "cut", "fp" }, 10, 100,
+				    &rec, &c->err);
+	tg_idem_record_release(&rec);
+	return NULL;
+}
+
+/* A claim whose connection is cut while it waits on the key's row (another
+ * transaction holds it): a retryable error, never an answer it did not get;
+ * the key is not left held, and the next claim, on a new connection, is
+ * made. */
+static int pg_connection_cut_mid_claim(void)
+{
+	struct claimer c = { 0 };
+	struct tg_store *st;
+	PGconn *holder, *killer;
+	PGresult *r;
+	pthread_t t;
+	char sql[512];
+	int i, cut = 0;
+
+	on_pg = 1;
+	if (!getenv("TG_TEST_PG"))
+		return UNIT_SKIP;
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(where, &st, &c.err) == 0);
+	holder = PQconnectdb(getenv("TG_TEST_PG"));
+	killer = PQconnectdb(getenv("TG_TEST_PG"));
+	CHECK(PQstatus(holder) == CONNECTION_OK && PQstatus(killer) == CONNECTION_OK);
+	snprintf(sql, sizeof(sql), "BEGIN; INSERT INTO %s.idempotency (principal, tool, key, "
+		 "fingerprint, state, runner, created, expires) VALUES ('p', 't', 'cut', 'fp', "
+		 "'running', 'x', 1, 2)", schema);
+	PQclear(PQexec(holder, sql));
+	c.st = st;
+	CHECK(pthread_create(&t, NULL, claim_blocked, &c) == 0);
+	for (i = 0; i < 200 && !cut; i++) {
+		usleep(10000);
+		r = PQexec(killer, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+			   "application_name = 'toolgate' AND wait_event_type = 'Lock'");
+		cut = r && PQntuples(r) > 0;
+		PQclear(r);
+	}
+	pthread_join(t, NULL);
+	CHECK(cut);
+	CHECK(c.rc < 0 && c.err.code == TG_ERR_SYSTEM);
+	PQclear(PQexec(holder, "ROLLBACK"));
+	PQfinish(holder);
+	PQfinish(killer);
+	CHECK(begin_is(st, key_of("p", "t", "cut", "fp"), 10, TG_IDEM_NEW));
 	tg_store_close(st);
 	remove_dir();
 	return 0;
@@ -861,5 +1068,17 @@ const struct unit_test store_tests[] = {
 	{ "store/idempotency", idempotency },
 	{ "store/concurrent_duplicates", concurrent_duplicates },
 	{ "store/survives_kill9", survives_kill9 },
+	{ "store-pg/webhook_cursors", webhook_cursors_pg },
+	{ "store-pg/takeover", takeover_pg },
+	{ "store-pg/tickets", tickets_pg },
+	{ "store-pg/rollbacks", rollbacks_pg },
+	{ "store-pg/queue_and_collection", queue_and_collection_pg },
+	{ "store-pg/queue_bounded_hold", queue_bounded_hold_pg },
+	{ "store-pg/ticket_events", ticket_events_pg },
+	{ "store-pg/idempotency", idempotency_pg },
+	{ "store-pg/concurrent_duplicates", concurrent_duplicates_pg },
+	{ "store-pg/survives_kill9", survives_kill9_pg },
+	{ "store-pg/opens_and_refuses", pg_opens_and_refuses },
+	{ "store-pg/connection_cut_mid_claim", pg_connection_cut_mid_claim },
 	UNIT_TESTS_END,
 };

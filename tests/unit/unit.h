@@ -24,6 +24,11 @@ struct unit_test {
 
 #define UNIT_TESTS_END { NULL, NULL }
 
+/* What a test returns when what it needs is not there: "skip - unit/NAME"
+ * with unit_skip_why's reason, neither a pass nor a failure. */
+#define UNIT_SKIP 77
+const char *unit_skip_why(const char *name);
+
 /* A file tests/unit/test_NAME.c defines
  *     const struct unit_test NAME_tests[] = { { "NAME/what", fn }, ..., UNIT_TESTS_END };
  * and nothing else registers it: the Makefile finds the file, main.c runs it. */
