@@ -153,10 +153,12 @@ $(BUILD)/tests/unit/main.o: CFLAGS += -I$(BUILD)/gen
 
 # The unit tests alone reach every allocating call of the library through
 # the allocator shim tests/unit/failalloc.c, which can fail the Nth
-# (test_alloc.c); toolgate and the benchmarks are linked without it.
+# (test_alloc.c), and time() through tests/unit/skewclock.c, whose skew a
+# test may set; toolgate and the benchmarks are linked without either.
 UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup \
              -Wl,--wrap=realpath,--wrap=posix_memalign,--wrap=asprintf,--wrap=__asprintf_chk \
-             -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps
+             -Wl,--wrap=json_loads,--wrap=json_loadb,--wrap=json_load_file,--wrap=json_dumps \
+             -Wl,--wrap=time
 $(BUILD)/tests/unit-tests: $(UNIT_OBJ) $(BUILD)/$(SECPOL:.c=.o) $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS) -lgnutls -lcrypto -lsqlite3 -lsodium -lseccomp -lpq

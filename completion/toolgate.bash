@@ -25,7 +25,7 @@ _toolgate_opts()
 			--state-key --policy --state --warm --otlp --descriptions --anomalies \
 			--max-runs --max-runs-per-principal --record --log-format --log-level --skills \
 			--skills-trust --skills-rules --skills-mode --catalog-trust --redact-gitleaks \
-			--store ;;
+			--store --replica ;;
 	token) echo --state --store --policy --principal --scope --ttl --audience ;;
 	policy) echo --catalog ;;
 	approvals)
@@ -35,7 +35,8 @@ _toolgate_opts()
 		echo --catalog --state --store --policy --token-file --token --public-url \
 			--workspace --audit --dry-run --record --catalog-trust ;;
 	audit)
-		echo --state --expect -n -f --principal --tool --outcome --kind --since --until ;;
+		echo --state --expect --store --replica -n -f --principal --tool --outcome --kind \
+			--since --until ;;
 	redact) echo --json --rules --gitleaks ;;
 	anomalies) echo --catalog --policy --state --store --json ;;
 	upstream)

@@ -60,11 +60,19 @@ struct tg_audit;
  * (their ticket is 0). */
 TG_API int tg_audit_open(const char *path, unsigned flags, struct tg_audit **out,
 			 struct tg_error *err);
+/* Every record written from now on carries "replica": name first (1 to
+ * 63 letters, digits, '.', '_' or '-'), the gateway replica whose log it
+ * is (docs/AUDIT.md, "Replicas and anchors"). 0, or -1 and err. */
+TG_API int tg_audit_set_replica(struct tg_audit *a, const char *name, struct tg_error *err);
+/* The hash of the log's first record, which names its chain (an anchor's
+ * "chain"): 0 and out; 1 when the log has none yet, or is a stream. */
+TG_API int tg_audit_chain(struct tg_audit *a, char out[65]);
 /* Write what is pending, stop the thread, close. NULL is a no-op. */
 TG_API void tg_audit_close(struct tg_audit *a);
 
 /* Queue one record: fields_json a JSON object ("{...}") of at most
- * TG_AUDIT_RECORD_MAX bytes, without the keys seq, ts, prev and hash,
+ * TG_AUDIT_RECORD_MAX bytes, without the keys seq, ts, prev, hash and
+ * replica,
  * written compact with its hidden characters (bidi controls, control
  * characters, zero-width, tag characters, variation selectors) as JSON
  * escapes: the same values, and at most TG_AUDIT_RECORD_MAX bytes so
@@ -114,6 +122,7 @@ struct tg_audit_report {
 	char last_hash[65];
 	uint64_t bad_line;   /* 0: the whole log verifies; else the first bad line (from 1) */
 	char problem[512];   /* what is wrong with it */
+	char first_hash[65]; /* record 1's hash (its chain's name), "" when not read */
 	int head;            /* expect given: 1 its record is there with its hash,
 			      * -1 with another hash, 0 not there */
 };

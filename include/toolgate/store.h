@@ -38,6 +38,13 @@ struct tg_store;
 /* The schema version this toolgate writes. */
 #define TG_STORE_SCHEMA 12
 
+/* Where a call below takes "now" (unix seconds), TG_STORE_NOW says: the
+ * store's clock. SQLite's is this host's; PostgreSQL's is the database's,
+ * so that replicas whose clocks disagree judge a ticket's expiry, a key's
+ * and a decision's time alike (docs/STORE.md, "Whose clock"). A gateway
+ * passes it; a test passes the times it means. */
+#define TG_STORE_NOW INT64_MIN
+
 /* Open the store where says, migrating it to TG_STORE_SCHEMA: a
  * postgres:// or postgresql:// URL is a PostgreSQL database (libpq's URL,
  * without a password: libpq's password file holds that); anything else
@@ -499,6 +506,27 @@ TG_API int tg_store_skill_pin_get(struct tg_store *store, const char *name,
  * TG_SKILL_PIN_MAX. */
 TG_API int tg_store_skill_pin_set(struct tg_store *store, const struct tg_skill_pin *pin,
 				  struct tg_error *err);
+
+/* ---- audit anchors (docs/AUDIT.md, "Replicas and anchors") ------------------------ */
+
+/* A replica's audit log's head, as the replica noted it in the store. */
+struct tg_audit_anchor {
+	char replica[64];   /* the replica's name (tg_audit_set_replica) */
+	char chain[65];     /* its log's first record's hash: which log */
+	uint64_t seq;       /* the head: its last record's number and hash */
+	char hash[65];
+	int64_t at;         /* when it was noted, unix seconds by the store's clock */
+};
+/* a's head kept (a->at is the store's), unless the store holds a later one
+ * of that replica's chain: 0. TG_ERR_INVALID for a name or hash outside its
+ * form; TG_ERR_UNAVAILABLE for a store that keeps no anchors (SQLite's: a
+ * replica's log is anchored in a shared store, PostgreSQL). */
+TG_API int tg_store_anchor_put(struct tg_store *store, const struct tg_audit_anchor *a,
+			       struct tg_error *err);
+/* replica's anchors, its latest first, at most max (at most 64): OUT *out
+ * (malloc'd, or NULL) and *n. TG_ERR_UNAVAILABLE as tg_store_anchor_put. */
+TG_API int tg_store_anchors(struct tg_store *store, const char *replica, size_t max,
+			    struct tg_audit_anchor **out, size_t *n, struct tg_error *err);
 
 /* ---- collection ----------------------------------------------------------------- */
 

@@ -294,7 +294,7 @@ static int all_tickets(struct tg_store *st, struct tg_ticket **list, size_t *n,
 		       struct tg_error *err)
 {
 	*list = NULL, *n = 0;
-	return st ? tg_store_ticket_list(st, TG_TICKET_ANY, (int64_t)time(NULL), list, n, err) : 0;
+	return st ? tg_store_ticket_list(st, TG_TICKET_ANY, TG_STORE_NOW, list, n, err) : 0;
 }
 
 static void free_tickets(struct tg_ticket *list, size_t n)
@@ -441,7 +441,7 @@ static int show(const struct approvals_args *a, struct tg_store *st, const char 
 	struct tg_ticket t;
 	char *text;
 
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	if (a->json) {
 		text = tg_ticket_to_json(&t, 1);

@@ -1,5 +1,6 @@
 /*
  * toolgate audit verify [FILE | --state DIR] [--expect SEQ:HASH]
+ *                       [--store URL [--replica NAME]]
  * toolgate audit tail   [FILE | --state DIR] [-n N] [-f]
  * toolgate audit query  [FILE | --state DIR] [--principal P] [--tool T]
  *                       [--outcome O] [--kind K] [--since TIME] [--until TIME]
@@ -8,7 +9,8 @@
  * record and names the first bad one (exit 1); --expect checks that a
  * head noted earlier (`verify` prints it) is still in the log, as its
  * record SEQ with that hash: a log cut back before it, or rewritten, is
- * found. tail prints the last N records (and, with -f, those that follow).
+ * found. --store checks the log against the heads its replica anchored
+ * in a shared store every two seconds (src/cli/audit_anchor.c). tail prints the last N records (and, with -f, those that follow).
  * query prints the records that match every filter given; TIME is
  * RFC 3339 (2026-12-01T06:40:00Z, or a prefix of it: 2026-12-01) or unix
  * seconds. The log is the state directory's audit.log unless FILE is
@@ -35,11 +37,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: toolgate audit verify [FILE | --state DIR] [--expect SEQ:HASH]\n"
+		   "                             [--store URL [--replica NAME]]\n"
 		   "       toolgate audit tail [FILE | --state DIR] [-n N] [-f]\n"
 		   "       toolgate audit query [FILE | --state DIR] [--principal P] [--tool T]\n"
 		   "                            [--outcome O] [--kind K] [--since TIME] "
 		   "[--until TIME]\n"
 		   "\n"
+		   "--store URL: the log checked against the heads its replica anchored in\n"
+		   "the PostgreSQL store (docs/AUDIT.md); NAME: the replica, by default the one\n"
+		   "its first record names\n"
 		   "TIME: RFC 3339 (2026-12-01T06:40:00Z, or a prefix: 2026-12-01) or unix seconds\n"
 		   "\n"
 		   "Exit status: 0; 1 a broken chain (verify) or nothing matched (query);\n"
@@ -139,7 +145,8 @@ static int matches(const struct filter *f, const char *line)
 	return ok;
 }
 
-static int verify(const char *path, const char *expect)
+static int verify(const char *path, const char *expect, const char *store,
+		  const char *replica)
 {
 	struct tg_audit_report rep;
 	struct tg_audit_head head;
@@ -167,7 +174,7 @@ static int verify(const char *path, const char *expect)
 	}
 	printf("%s: %llu records, the chain holds; head %llu:%s\n", path,
 	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq, rep.last_hash);
-	return 0;
+	return store ? cli_audit_anchored(path, &rep, store, replica) : 0;
 }
 
 /* The log's lines, one at a time: whole lines only (one still being
@@ -307,13 +314,15 @@ static const struct option options[] = {
 	{ "kind", required_argument, NULL, 'K' },
 	{ "since", required_argument, NULL, 'S' },
 	{ "until", required_argument, NULL, 'U' },
+	CLI_OPTION_STORE,
+	{ "replica", required_argument, NULL, 'R' },
 	CLI_OPTION_HELP,
 	CLI_OPTION_END,
 };
 
 /* What audit was asked. */
 struct audit_args {
-	const char *file, *state, *expect;
+	const char *file, *state, *expect, *store, *replica;
 	struct filter flt;
 	long n;
 	int follow;
@@ -350,7 +359,8 @@ int cmd_audit(int argc, char **argv)
 {
 	struct audit_args a;
 	const struct cli_bind binds[] = {
-		{ 's', &a.state }, { 'e', &a.expect }, { 'P', &a.flt.principal },
+		{ 's', &a.state }, { 'e', &a.expect }, { CLI_STORE, &a.store },
+		{ 'R', &a.replica }, { 'P', &a.flt.principal },
 		{ 'T', &a.flt.tool }, { 'O', &a.flt.outcome }, { 'K', &a.flt.kind }, { 0, NULL },
 	};
 	const char *verb;
@@ -387,8 +397,18 @@ int cmd_audit(int argc, char **argv)
 	/* reading: a state directory that is not there is said, not made */
 	if (!a.file && cli_state_exists(who, a.state) < 0)
 		return EXIT_DATA;
+	if ((a.store || a.replica) && strcmp(verb, "verify") != 0) {
+		fprintf(stderr, "toolgate %s: --store and --replica are verify's\n", who);
+		return EXIT_USAGE;
+	}
+	if ((a.replica && !a.store) || cli_store_url(who, a.store) < 0) {
+		if (!a.store)
+			fprintf(stderr, "toolgate %s: --replica names whose anchors --store URL "
+				"holds: give --store\n", who);
+		return EXIT_USAGE;
+	}
 	if (strcmp(verb, "verify") == 0)
-		return verify(path, a.expect);
+		return verify(path, a.expect, a.store, a.replica);
 	if (strcmp(verb, "tail") == 0)
 		return tail(path, a.n, a.follow);
 	return query(path, &a.flt);

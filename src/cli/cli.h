@@ -41,6 +41,12 @@ int cli_upstream_accept(int argc, char **argv);
  * stderr, as `toolgate who`). */
 struct tg_audit;
 int cli_audit_path(const char *file, const char *state, char *out, size_t len);
+/* The log at path, whose chain held (rep), against the anchors of replica
+ * (NULL: the one its first record names) in store (src/cli/audit_anchor.c):
+ * 0 it reaches its anchor, 1 not (said), else the exit status. */
+struct tg_audit_report;
+int cli_audit_anchored(const char *path, const struct tg_audit_report *rep, const char *store,
+		       const char *replica);
 struct tg_audit *cli_audit_open(const char *file, const char *state, const char *who);
 
 /* The principal d's token names (cli_identify, below), in who, if its

@@ -99,6 +99,8 @@ static const struct config_key {
 	  "the state directory (the store, the signing key, the audit log)" },
 	{ "store", "store", CLI_CONFIG_VALUE, 0, READERS | C_TOKEN,
 	  "the store in PostgreSQL (postgres://HOST/DB), when not the state directory's" },
+	{ "replica", "replica", CLI_CONFIG_VALUE, 0, C_SERVE,
+	  "this gateway's name among those of one store (its audit records, its anchors)" },
 	{ "policy", "policy", CLI_CONFIG_VALUE, 1, READERS | C_TOKEN, "the policy file" },
 	{ "workspace", "workspace", CLI_CONFIG_VALUE, 1, C_SERVE | C_ROLLBACK,
 	  "the directory write tools change" },

@@ -208,7 +208,7 @@ int cmd_rollback(int argc, char **argv)
 		tg_error_set(&err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
 		goto fail;
 	}
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, &err) < 0)
 		goto fail;
 	{
 		struct cli_decider d = { state, policy, NULL, args.public_url };

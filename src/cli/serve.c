@@ -99,7 +99,7 @@ static void usage(FILE *f)
 		   "                      [--trust-proxy ADDRS] [--no-console]\n"
 		   "                      [--header-timeout SECS] [--workspace DIR] [--principal NAME]\n"
 		   "                      [--audit FILE] [--state-key FILE] [--policy FILE --state DIR]\n"
-		   "                      [--store URL] [--warm N]\n"
+		   "                      [--store URL [--replica NAME]] [--warm N]\n"
 		   "                      [--otlp URL] [--descriptions refuse|warn|off]\n"
 		   "                      [--catalog-trust FILE]\n"
 		   "                      [--skills DIR [--skills-trust FILE] [--skills-rules FILE]\n"
@@ -115,6 +115,10 @@ static void usage(FILE *f)
 		   "             keep the store (write calls' keys, tickets, revocations...)\n"
 		   "             in PostgreSQL, postgres://HOST/DB, shared by every replica;\n"
 		   "             default the state directory's SQLite (docs/STORE.md)\n"
+		   "  --replica NAME\n"
+		   "             this gateway's name among those of one store: in each\n"
+		   "             audit record, and its log's head anchored in the store\n"
+		   "             every 2 s (docs/AUDIT.md); default the host's name\n"
 		   "  --http ADDR:PORT\n"
 		   "             Streamable HTTP on ADDR (IPv4): a loopback address, or any\n"
 		   "             other with --policy or --tokens, and HTTPS or a proxy;\n"
@@ -376,6 +380,7 @@ struct serve_args {
 	const char *catalog, *workspace, *principal, *record, *http, *tokens, *state_key, *policy;
 	const char *state, *otlp, *log_format, *log_level, *catalog_trust, *redact_gitleaks;
 	const char *store; /* --store URL: the store elsewhere than the state directory */
+	const char *replica; /* --replica NAME: this gateway among those of one store */
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -390,7 +395,7 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_WARM, OPT_MAX_RUNS, OPT_MAX_RUNS_PER_PRINCIPAL, OPT_TLS_CERT,
 	OPT_TLS_KEY, OPT_PUBLIC_URL, OPT_TRUST_PROXY, OPT_NO_CONSOLE, OPT_LOG_FORMAT, OPT_LOG_LEVEL,
 	OPT_SKILLS, OPT_SKILLS_TRUST, OPT_SKILLS_RULES, OPT_SKILLS_MODE, OPT_CATALOG_TRUST,
-	OPT_REDACT_GITLEAKS, OPT_STORE,
+	OPT_REDACT_GITLEAKS, OPT_STORE, OPT_REPLICA,
 };
 
 static const struct option options[] = {
@@ -411,6 +416,7 @@ static const struct option options[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "store", required_argument, NULL, OPT_STORE },
+	{ "replica", required_argument, NULL, OPT_REPLICA },
 	{ "otlp", required_argument, NULL, OPT_OTLP },
 	{ "descriptions", required_argument, NULL, OPT_DESCRIPTIONS },
 	{ "anomalies", required_argument, NULL, OPT_ANOMALIES },
@@ -529,6 +535,7 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
 		{ OPT_PRINCIPAL, &a->principal }, { OPT_AUDIT, &a->record }, { OPT_HTTP, &a->http },
 		{ OPT_TOKENS, &a->tokens }, { OPT_STATE_KEY, &a->state_key },
 		{ OPT_POLICY, &a->policy }, { OPT_STATE, &a->state }, { OPT_STORE, &a->store },
+		{ OPT_REPLICA, &a->replica },
 		{ OPT_OTLP, &a->otlp },
 		{ OPT_TLS_CERT, &a->hopts.tls_cert }, { OPT_TLS_KEY, &a->hopts.tls_key },
 		{ OPT_PUBLIC_URL, &a->hopts.public_url }, { OPT_TRUST_PROXY, &a->hopts.trust_proxy },
@@ -608,6 +615,26 @@ static void resume_interrupted(struct tg_gate *gate)
 		cli_log(CLI_INFO, "serve", "resumed %zu interrupted plan%s, %zu "
 			"neither done nor compensated", resumed, resumed == 1 ? "" : "s",
 			failed);
+}
+
+/* The replica the audit log's records name (docs/AUDIT.md, "Replicas and
+ * anchors"): --replica NAME; with a store in PostgreSQL and no name, the
+ * host's name (a pod's, under Kubernetes). 0, or -1 having said why. */
+static int replica_name(const struct serve_args *a, struct tg_audit *audit)
+{
+	struct tg_error err;
+	char host[256];
+
+	if (!a->replica && !tg_store_remote(a->store))
+		return 0;
+	if (!a->replica && gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "%s", "");
+	host[sizeof(host) - 1] = '\0';
+	if (tg_audit_set_replica(audit, a->replica ? a->replica : host, &err) == 0)
+		return 0;
+	cli_log(CLI_ERROR, "serve", "--replica: %s%s", err.msg,
+		a->replica ? "" : " (the host's name, the default, is not one: give --replica)");
+	return -1;
 }
 
 /* What --policy brings, which the gate is given: the policy, the key in
@@ -796,7 +823,7 @@ static int healthy(void *ctx, unsigned budget_ms, char *why, size_t len)
 	if (h->addr[0] && http_answers(h, (int)budget_ms, why, len) < 0)
 		return -1;
 	/* a point read behind the store's lock (any jti will do) */
-	if (h->store && tg_store_revoked(h->store, "watchdog", (int64_t)time(NULL), &err) < 0) {
+	if (h->store && tg_store_revoked(h->store, "watchdog", TG_STORE_NOW, &err) < 0) {
 		snprintf(why, len, "store: %s", err.msg);
 		return -1;
 	}
@@ -1043,7 +1070,9 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	/* the audit log: --audit FILE, the state directory's, or stderr */
 	gopts.audit = check ? NULL : cli_audit_open(record ? record : state ? NULL : "-", state,
 						    "serve");
-	if (!gopts.audit && !check) {
+	if ((!gopts.audit && !check) ||
+	    (gopts.audit && replica_name(&args, gopts.audit) < 0)) {
+		tg_audit_close(gopts.audit);
 		serve_unlock(args.state, lock_fd, made, 1);
 		return EXIT_DATA;
 	}

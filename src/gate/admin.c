@@ -277,7 +277,7 @@ static int list_tickets(struct tg_gate *g, struct tg_store *st, const char *prin
 		json_decref(arr);
 		return failure(400, "bad_request", "the one query parameter is state=", out);
 	}
-	if (tg_store_ticket_list(st, (enum tg_ticket_state)state, (int64_t)time(NULL), &list, &n,
+	if (tg_store_ticket_list(st, (enum tg_ticket_state)state, TG_STORE_NOW, &list, &n,
 				 &err) < 0) {
 		json_decref(arr);
 		return store_failure(&err, out);
@@ -327,7 +327,7 @@ static int decide(struct tg_gate *g, struct tg_store *st, const char *principal,
 		return failure(503, "unavailable", "the decision was taken, but its record could "
 			       "not be written: the audit log stopped, and no call runs until it "
 			       "writes again", out);
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &now, &err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &now, &err) < 0)
 		return store_failure(&err, out);
 	rc = answer(ticket_json(&now, 1), 200, out);
 	tg_ticket_release(&now);
@@ -346,7 +346,7 @@ static int rollback(struct tg_gate *g, struct tg_store *st, const char *principa
 
 	if (dry && !json_is_boolean(dry))
 		return failure(400, "bad_request", "dry_run: true or false", out);
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, &err) < 0)
 		return store_failure(&err, out);
 	rc = may_approve(scopes, &t);
 	tg_ticket_release(&t);
@@ -386,7 +386,7 @@ static int list_rollbacks(struct tg_store *st, const char *principal, const char
 		struct tg_ticket t;
 		int mine = 0;
 
-		if (tg_store_ticket_get(st, r[i].call_id, (int64_t)time(NULL), &t, &err) == 0) {
+		if (tg_store_ticket_get(st, r[i].call_id, TG_STORE_NOW, &t, &err) == 0) {
 			mine = may_approve(scopes, &t) || strcmp(t.principal, principal) == 0;
 			tg_ticket_release(&t);
 		}
@@ -473,7 +473,7 @@ int tg_gate_admin(struct tg_gate *g, const char *principal, const char *scopes,
 		     strcmp(verb, "cancel") == 0)) {
 			/* it reads the ticket first: no such ticket is a 404 */
 			rc = decide(g, st, principal, scopes, id, verb, doc, out);
-		} else if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, &err) < 0) {
+		} else if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, &err) < 0) {
 			rc = store_failure(&err, out);
 		} else {
 			if (rlen == 0 && get)

@@ -80,14 +80,14 @@ int tg_gate_decide(struct tg_store *st, struct tg_audit *audit, const char *who,
 	who = who ? who : "";
 	scopes = scopes ? scopes : "";
 	/* what is decided on: its tool, its requester, its arguments' hash */
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	rc = decide_checks(&t, audit, who, scopes, d, reason, err);
 	if (rc == 0 && d == TG_DECISION_CANCEL)
 		rc = tg_store_ticket_move(st, id, TG_TICKET_PENDING, TG_TICKET_CANCELLED, err);
 	else if (rc == 0)
 		rc = tg_store_ticket_decide(st, id, who, d == TG_DECISION_APPROVE, reason,
-					    (int64_t)time(NULL), err);
+					    TG_STORE_NOW, err);
 	/* who decided what, on which arguments' hash: on the record. Should
 	 * that fail, the decision stands in the store, but the log has
 	 * stopped: nothing runs on it until the log writes again. */

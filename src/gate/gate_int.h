@@ -279,6 +279,9 @@ struct tg_gate {
 	uint64_t watch_cursor;        /* events read and counted up to */
 	uint64_t watch_logged;        /* a read's last failure logged, under watch_read_lock */
 	uint64_t sweep_logged;        /* the watch thread's own: a sweep's last failure logged */
+	uint64_t anchored;            /* the watch thread's own: the audit head last anchored, */
+	uint64_t anchor_logged;       /* an anchor's last failure logged, */
+	int anchor_off;               /* the store keeps no anchors (SQLite's) */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
 	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */

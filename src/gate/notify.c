@@ -355,7 +355,7 @@ static char *reason_of(struct tg_gate *g, const struct tg_ticket_event *e)
 
 	if (e->state != TG_TICKET_REJECTED)
 		return NULL;
-	if (tg_store_ticket_get(g->store, e->ticket, (int64_t)time(NULL), &t, &err) < 0)
+	if (tg_store_ticket_get(g->store, e->ticket, TG_STORE_NOW, &t, &err) < 0)
 		return NULL; /* collected: the event goes without it */
 	if (t.reason)
 		r = strdup(t.reason);

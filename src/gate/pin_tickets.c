@@ -115,7 +115,7 @@ int gate_pin_ticket_open(struct tg_gate *g, const struct tg_upstream *u,
 	json_decref(p);
 	if (!t->preview)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	rc = tg_store_ticket_create(g->store, t, (int64_t)time(NULL), gate_ticket_ttl(g, t->tool),
+	rc = tg_store_ticket_create(g->store, t, TG_STORE_NOW, gate_ticket_ttl(g, t->tool),
 				    &made, err);
 	free(t->preview);
 	t->preview = NULL;
@@ -201,7 +201,7 @@ int tg_gate_pin_accept(struct tg_store *st, struct tg_audit *audit, const char *
 	int rc = -1;
 
 	tg_error_clear(err);
-	if (tg_store_ticket_get(st, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(st, id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	if (held_definition(&t, &d, up, sizeof(up), against, err) < 0)
 		goto out;

@@ -310,7 +310,7 @@ static int ticket_state(struct gate_pin_round *r, const struct tg_pin_definition
 	struct tg_ticket t;
 	int rc = 2;
 
-	if (tg_store_ticket_get(r->g->store, m->ticket, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(r->g->store, m->ticket, TG_STORE_NOW, &t, err) < 0)
 		return err->code == TG_ERR_INVALID ? 2 : -1;
 	switch (t.state) {
 	case TG_TICKET_PENDING:
@@ -572,7 +572,7 @@ int gate_pins_due(struct tg_gate *g, int *waiting)
 			if (e->seen[j].round != e->round || !e->seen[j].pending)
 				continue;
 			*waiting = 1;
-			if (tg_store_ticket_get(g->store, e->seen[j].ticket, (int64_t)time(NULL), &t,
+			if (tg_store_ticket_get(g->store, e->seen[j].ticket, TG_STORE_NOW, &t,
 						&err) < 0)
 				continue;
 			due = t.state != TG_TICKET_PENDING;

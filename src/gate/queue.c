@@ -41,7 +41,7 @@ static void *collector(void *arg)
 			break;
 		pthread_mutex_unlock(&g->queue_lock);
 		/* the store has its own lock: calls go on meanwhile */
-		if (tg_store_gc(g->store, (int64_t)time(NULL), keep, &gc, &err) == 0) {
+		if (tg_store_gc(g->store, TG_STORE_NOW, keep, &gc, &err) == 0) {
 			metrics_add(g->metrics, "collected", "idempotency", gc.idempotency);
 			metrics_add(g->metrics, "collected", "revocations", gc.revocations);
 			metrics_add(g->metrics, "collected", "tickets", gc.tickets);
@@ -120,7 +120,7 @@ int gate_queue_admit(struct tg_gate *g, struct call_state *st, size_t bytes, str
 
 	if (gate_queue_fits(g, st, bytes))
 		return 1;
-	if (tg_store_tickets_pending(g->store, st->call->principal, (int64_t)time(NULL), &n, &held,
+	if (tg_store_tickets_pending(g->store, st->call->principal, TG_STORE_NOW, &n, &held,
 				     err) < 0)
 		return -1;
 	if (n < tp->max_pending && held + bytes <= tp->max_pending_bytes)

@@ -172,7 +172,7 @@ int tg_gate_rollback(struct tg_gate *g, const char *call_id, const char *who, in
 		err->code = TG_ERR_UNAVAILABLE;
 		return -1;
 	}
-	if (tg_store_ticket_get(g->store, call_id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(g->store, call_id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	if (t.state == TG_TICKET_COMPENSATED) {
 		tg_ticket_release(&t);
@@ -185,7 +185,7 @@ int tg_gate_rollback(struct tg_gate *g, const char *call_id, const char *who, in
 		return -1;
 	}
 	cat = tg_gate_acquire(g);
-	rc = dry_run ? 0 : tg_store_rollback_begin(g->store, call_id, who, (int64_t)time(NULL), err);
+	rc = dry_run ? 0 : tg_store_rollback_begin(g->store, call_id, who, TG_STORE_NOW, err);
 	if (rc == 0) {
 		rc = run_compensation(g, cat, &t, who, dry_run, r, err);
 		/* logged either way: a compensation that could not even start
@@ -194,7 +194,7 @@ int tg_gate_rollback(struct tg_gate *g, const char *call_id, const char *who, in
 		    tg_store_rollback_end(g->store, call_id, rc == 0 && !r->is_error,
 					  rc == 0 ? (r->structured_json ? r->structured_json
 									: r->content_json)
-						  : err->msg, (int64_t)time(NULL), &lerr) < 0) {
+						  : err->msg, TG_STORE_NOW, &lerr) < 0) {
 			tg_call_result_release(r);
 			if (rc == 0)
 				*err = lerr;
@@ -226,7 +226,7 @@ int tg_gate_resume_rollbacks(struct tg_gate *g, size_t *resumed, size_t *failed,
 		 * tool is gone) ends as failed, not running for ever */
 		if (rc < 0)
 			tg_store_rollback_end(g->store, list[i].call_id, 0, rerr.msg,
-					      (int64_t)time(NULL), &rerr);
+					      TG_STORE_NOW, &rerr);
 		(*resumed)++;
 		if (rc < 0 || (rc == 0 && r.is_error))
 			(*failed)++;

@@ -319,7 +319,7 @@ static int drive(struct tg_gate *g, const struct gate_run_env *run, const char *
 				break;
 		}
 		s.state = i == s.n ? TG_SAGA_DONE : TG_SAGA_COMPENSATING;
-		if (tg_store_saga_set(st, id, s.state, (int64_t)time(NULL), err) < 0) {
+		if (tg_store_saga_set(st, id, s.state, TG_STORE_NOW, err) < 0) {
 			rc = -1;
 			goto out;
 		}
@@ -351,7 +351,7 @@ static int drive(struct tg_gate *g, const struct gate_run_env *run, const char *
 			failed += rc == 0;
 		}
 		s.state = failed ? TG_SAGA_FAILED : TG_SAGA_COMPENSATED;
-		if (tg_store_saga_set(st, id, s.state, (int64_t)time(NULL), err) < 0) {
+		if (tg_store_saga_set(st, id, s.state, TG_STORE_NOW, err) < 0) {
 			rc = -1;
 			goto out;
 		}
@@ -380,7 +380,7 @@ static int same_versions(struct tg_gate *g, const char *id, const struct plan *p
 			tg_saga_release(&saga);
 		return rc;
 	}
-	if (tg_store_ticket_get(tg_gate_store(g), id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(tg_gate_store(g), id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	pv = t.preview ? json_loads(t.preview, 0, NULL) : NULL;
 	tg_ticket_release(&t);
@@ -477,7 +477,7 @@ int saga_execute(struct tg_gate *g, const struct gate_run_env *run, const char *
 		steps[i].arguments = p.args[i];
 	}
 	/* logged (or found, after a crash) before any step runs */
-	rc = tg_store_saga_begin(tg_gate_store(g), run->call_id, steps, p.n, (int64_t)time(NULL),
+	rc = tg_store_saga_begin(tg_gate_store(g), run->call_id, steps, p.n, TG_STORE_NOW,
 				 err);
 	plan_free(&p);
 	if (rc == 1) {
@@ -537,7 +537,7 @@ int saga_undo(struct tg_gate *g, const struct gate_run_env *run, const char *arg
 	}
 	/* done, or failed before: undo what is done, again what failed */
 	if (rc != TG_SAGA_COMPENSATING &&
-	    tg_store_saga_set(st, plan, TG_SAGA_COMPENSATING, (int64_t)time(NULL), err) < 0)
+	    tg_store_saga_set(st, plan, TG_SAGA_COMPENSATING, TG_STORE_NOW, err) < 0)
 		return -1;
 	return drive(g, run, plan, TG_SAGA_COMPENSATED, out, err);
 }

@@ -10,6 +10,11 @@
  * are counted in the metrics (docs/METRICS.md, "Tickets"), and what is
  * pending is read for them when they are rendered (gate_ticket_gauges).
  *
+ * With an audit log of a named replica (tg_audit_set_replica) and a store
+ * that keeps anchors (PostgreSQL's), it also notes the log's head in the
+ * store every ANCHOR_EVERY_MS and once more when it stops (docs/AUDIT.md,
+ * "Replicas and anchors").
+ *
  * It never holds its lock across the store, and never runs on a call's
  * path: a call writes its ticket and goes on.
  */
@@ -20,12 +25,14 @@
 #include <time.h>
 
 #include "gate/gate_int.h"
+#include "obs/audit.h"
 #include "obs/metrics.h"
 #include "util/log.h"
 
 #define WATCH_POLL_MS 250
 #define SWEEP_EVERY_MS 1000
 #define WAIT_MAX_MS 60000u
+#define ANCHOR_EVERY_MS 2000
 
 static uint64_t mono_ms(void)
 {
@@ -145,10 +152,47 @@ void gate_ticket_gauges(struct tg_gate *g, const struct tg_catalog *cat,
 	gg->oldest_pending_s = oldest && now > oldest ? (double)(now - oldest) : 0;
 }
 
+/* The audit log's head noted in the store, when it moved since the last
+ * note (the watch thread's, and gate_watch_stop's once the thread ended). */
+static void watch_anchor(struct tg_gate *g)
+{
+	struct tg_audit_anchor an;
+	struct tg_audit_stats s;
+	struct tg_error err;
+	const char *replica = g->audit ? audit_replica(g->audit) : "";
+	uint64_t now;
+
+	if (!replica[0] || g->anchor_off)
+		return;
+	tg_audit_get_stats(g->audit, &s);
+	memset(&an, 0, sizeof(an));
+	if (s.last_seq == 0 || s.last_seq == g->anchored || tg_audit_chain(g->audit, an.chain))
+		return;
+	snprintf(an.replica, sizeof(an.replica), "%s", replica);
+	an.seq = s.last_seq;
+	memcpy(an.hash, s.last_hash, sizeof(an.hash));
+	if (tg_store_anchor_put(g->store, &an, &err) == 0) {
+		g->anchored = s.last_seq;
+		return;
+	}
+	if (err.code == TG_ERR_UNAVAILABLE) {
+		g->anchor_off = 1; /* a store without anchors: said once */
+		tg_log(TG_LOG_WARNING, "the audit log of replica %s is not anchored: %s", replica,
+		       err.msg);
+		return;
+	}
+	now = mono_ms();
+	if (now - g->anchor_logged >= 60000) {
+		g->anchor_logged = now;
+		tg_log(TG_LOG_ERROR, "anchoring the audit log's head %llu: %s",
+		       (unsigned long long)s.last_seq, err.msg);
+	}
+}
+
 static void *watcher(void *arg)
 {
 	struct tg_gate *g = arg;
-	uint64_t swept = 0, last;
+	uint64_t swept = 0, anchored = 0, last;
 	struct timespec when;
 
 	pthread_mutex_lock(&g->watch_lock);
@@ -161,11 +205,15 @@ static void *watcher(void *arg)
 			uint64_t n;
 
 			swept = now;
-			if (tg_store_ticket_expire(g->store, (int64_t)time(NULL), &n, &err) < 0 &&
+			if (tg_store_ticket_expire(g->store, TG_STORE_NOW, &n, &err) < 0 &&
 			    now - g->sweep_logged >= 60000) {
 				g->sweep_logged = now;
 				tg_log(TG_LOG_ERROR, "expiring the tickets past their time: %s", err.msg);
 			}
+		}
+		if (now - anchored >= ANCHOR_EVERY_MS) {
+			anchored = now;
+			watch_anchor(g);
 		}
 		last = 0;
 		watch_read(g, &last);
@@ -215,6 +263,7 @@ void gate_watch_stop(struct tg_gate *g)
 	pthread_mutex_unlock(&g->watch_lock);
 	pthread_join(g->watcher, NULL);
 	g->watch_on = 0;
+	watch_anchor(g); /* the head as it stands at the end */
 }
 
 uint64_t tg_gate_ticket_events_wait(struct tg_gate *g, uint64_t after, unsigned timeout_ms)

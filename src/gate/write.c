@@ -287,7 +287,7 @@ static int wait_decision(struct tg_gate *g, struct call_state *st, const char *i
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	wait_progress(st, id, 0, budget, forever);
 	for (;;) {
-		if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err) < 0)
+		if (tg_store_ticket_get(g->store, id, TG_STORE_NOW, t, err) < 0)
 			return -1;
 		waited = since_ms(&t0);
 		st->waited_ms = waited;
@@ -307,7 +307,7 @@ static int wait_decision(struct tg_gate *g, struct call_state *st, const char *i
 						 TG_TICKET_CANCELLED, NULL) < 0)
 				return 0;
 			tg_ticket_release(t);
-			return tg_store_ticket_get(g->store, id, (int64_t)time(NULL), t, err);
+			return tg_store_ticket_get(g->store, id, TG_STORE_NOW, t, err);
 		}
 		tg_ticket_release(t);
 		if (waited / WAIT_PROGRESS_MS > told) {
@@ -334,7 +334,7 @@ static int ticket_step(struct tg_gate *g, struct call_state *st, const char *mar
 	struct tg_ticket t;
 	int rc;
 
-	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(g->store, id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	if (t.state == TG_TICKET_PENDING && wait_ms(g, st)) {
 		tg_ticket_release(&t);
@@ -414,7 +414,7 @@ static int renew_undecided(struct tg_gate *g, struct call_state *st, const struc
 
 	if (!st->key_derived)
 		return 0;
-	if (tg_store_ticket_get(g->store, id, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(g->store, id, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	undecided = undecided_derived(st, t.state);
 	tg_ticket_release(&t);
@@ -497,7 +497,7 @@ static int takeover(struct tg_gate *g, struct call_state *st, const struct tg_id
 	snprintf(st->ticket, sizeof(st->ticket), "%s", id);
 	json_decref(j);
 	free(marker);
-	if (tg_store_ticket_get(g->store, st->ticket, (int64_t)time(NULL), &t, err) < 0)
+	if (tg_store_ticket_get(g->store, st->ticket, TG_STORE_NOW, &t, err) < 0)
 		return -1;
 	tg_ticket_release(&t);
 	st->claimed = 1;
@@ -686,7 +686,7 @@ static int held(struct tg_gate *g, struct call_state *st, int64_t ttl, struct tg
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	key = idem_key(st);
 again:
-	if (tg_store_idem_begin(g->store, &key, (int64_t)time(NULL), ttl, &rec, err) < 0)
+	if (tg_store_idem_begin(g->store, &key, TG_STORE_NOW, ttl, &rec, err) < 0)
 		return err->code == TG_ERR_INVALID ? gate_refuse(st, "refused", "%s", err->msg) : -1;
 	if (rec.state == TG_IDEM_MISMATCH) {
 		tg_idem_record_release(&rec);
@@ -720,7 +720,7 @@ again:
 	if (st->k->authority != TG_AUTHORITY_WRITE) {
 		uint64_t pending, cap = tg_anomaly_config_max_pending(g->anomaly_config);
 
-		if (tg_store_tickets_anomalous(g->store, st->call->principal, (int64_t)time(NULL),
+		if (tg_store_tickets_anomalous(g->store, st->call->principal, TG_STORE_NOW,
 					       &pending, err) < 0) {
 			tg_store_idem_abandon(g->store, &key, NULL);
 			return -1;
@@ -781,7 +781,7 @@ again:
 	/* the queue's bounds once more, where no other call can add to it */
 	bounds.max_pending = g->tickets.max_pending;
 	bounds.max_bytes = g->tickets.max_pending_bytes;
-	rc = tg_store_idem_hold(g->store, &key, &req, (int64_t)time(NULL),
+	rc = tg_store_idem_hold(g->store, &key, &req, TG_STORE_NOW,
 				gate_ticket_ttl(g, st->k->name), &bounds, &t, err);
 	free(req.covers);
 	free(req.findings);

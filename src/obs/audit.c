@@ -87,6 +87,8 @@ struct tg_audit {
 	uint64_t pub_seq;       /* the writer's, as of its last group, under lock */
 	uint64_t pub_records, pub_groups;
 	char pub_hash[65];
+	char replica[64];       /* tg_audit_set_replica's name, "" for none */
+	char chain[65];         /* the first record's hash once read (tg_audit_chain) */
 };
 
 /* ---- a line ------------------------------------------------------------ */
@@ -746,7 +748,7 @@ void tg_audit_close(struct tg_audit *a)
 	audit_free(a);
 }
 
-static const char *const reserved[] = { "seq", "ts", "prev", "hash" };
+static const char *const reserved[] = { "seq", "ts", "prev", "hash", "replica" };
 
 /* The fields of a record, an object, checked: 0, or -1 and err. */
 static int fields_check(json_t *o, struct tg_error *err)
@@ -760,6 +762,35 @@ static int fields_check(json_t *o, struct tg_error *err)
 	return 0;
 }
 
+int tg_audit_set_replica(struct tg_audit *a, const char *name, struct tg_error *err)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n < 1 || n > 63 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789._-") != n)
+		return tg_error_set(err, TG_ERR_INVALID, "audit log: replica name \"%.80s\": 1 to 63 "
+				    "letters, digits, '.', '_' or '-'", name ? name : "");
+	pthread_mutex_lock(&a->lock);
+	snprintf(a->replica, sizeof(a->replica), "%s", name);
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+/* fields (JSON text of an object) with "replica" first when the log has
+ * one: a new string, or NULL out of memory. */
+static char *with_replica(struct tg_audit *a, char *fields)
+{
+	char *out;
+
+	if (!a->replica[0] || !fields)
+		return fields;
+	if (asprintf(&out, "{\"replica\":\"%s\"%s%s", a->replica, fields[1] == '}' ? "" : ",",
+		     fields + 1) < 0)
+		out = NULL;
+	free(fields);
+	return out;
+}
+
 /* tg_audit_append of fields o (a checked object, not released); wake: the
  * log's thread is told (nobody may wait); else the caller waits next and
  * stays counted in users (for close) from here on: wait_for lets go. */
@@ -770,7 +801,7 @@ static int64_t queue(struct tg_audit *a, json_t *o, int wake, struct tg_error *e
 	size_t n;
 	int64_t t;
 
-	text = json_dumps(o, JSON_COMPACT);
+	text = with_replica(a, json_dumps(o, JSON_COMPACT));
 	n = text ? strlen(text) : 0;
 	if (n > TG_AUDIT_RECORD_MAX) {
 		free(text);
@@ -896,6 +927,11 @@ int audit_discards(const struct tg_audit *a)
 	return a->discard;
 }
 
+const char *audit_replica(const struct tg_audit *a)
+{
+	return a->replica; /* set once, before the gate reads it */
+}
+
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
 {
 	pthread_mutex_lock(&a->lock);
@@ -960,6 +996,45 @@ int tg_audit_check(struct tg_audit *a, struct tg_error *err)
 	if (file_room(&vfs, why, sizeof(why)) < 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "audit log %s: its file system is %s",
 				    a->path, why);
+	return 0;
+}
+
+int tg_audit_chain(struct tg_audit *a, char out[65])
+{
+	char *line, prev[65], why[128];
+	uint64_t seq;
+	ssize_t n;
+	int edited, rc = 1;
+
+	out[0] = '\0';
+	if (a->is_stream)
+		return 1;
+	pthread_mutex_lock(&a->lock);
+	if (a->chain[0]) {
+		memcpy(out, a->chain, 65);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (rc == 0)
+		return 0;
+	/* the first line: written once, never changed after (no lock) */
+	line = malloc(LINE_MAX_BYTES + 1);
+	n = line ? pread(a->fd, line, LINE_MAX_BYTES + 1, 0) : -1;
+	if (n > 0) {
+		char *nl = memchr(line, '\n', (size_t)n);
+
+		if (nl && line_check(line, (size_t)(nl - line), &seq, prev, out, &edited, why,
+				     sizeof(why)) == 0 && seq == 1)
+			rc = 0;
+	}
+	free(line);
+	if (rc != 0) {
+		out[0] = '\0';
+		return 1;
+	}
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->chain, out, 65);
+	pthread_mutex_unlock(&a->lock);
 	return 0;
 }
 
@@ -1069,6 +1144,8 @@ int tg_audit_verify(const char *path, const struct tg_audit_head *expect,
 		rep->records++;
 		rep->last_seq = seq;
 		memcpy(rep->last_hash, hash, 65);
+		if (seq == 1)
+			memcpy(rep->first_hash, hash, 65);
 		if (expect && seq == expect->seq)
 			rep->head = strcmp(hash, expect->hash) == 0 ? 1 : -1;
 	}

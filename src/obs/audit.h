@@ -15,5 +15,8 @@
 int audit_record_object(struct tg_audit *a, json_t *fields, int wait, struct tg_error *err);
 /* 1 if a is the null device's: the log is off, a record need not be made. */
 int audit_discards(const struct tg_audit *a);
+/* The name tg_audit_set_replica gave a's records, "" for none: the
+ * replica whose head the gate anchors in its store (src/gate/watch.c). */
+const char *audit_replica(const struct tg_audit *a);
 
 #endif

@@ -494,6 +494,41 @@ static int lock_alive(struct pg_store *q, struct tg_error *err)
 	return 0;
 }
 
+/* The database's clock read on c, kept with this host's monotonic time of
+ * the reading: what TG_STORE_NOW means for this store. A failure leaves
+ * the last reading. */
+static void read_clock(struct pg_store *q, PGconn *c)
+{
+	PGresult *r = PQexec(c, "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+	int64_t mono = mono_ms();
+
+	if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		int64_t ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+
+		pthread_mutex_lock(&q->lock);
+		q->db_ms = ms;
+		q->db_mono = mono;
+		pthread_mutex_unlock(&q->lock);
+	}
+	PQclear(r);
+}
+
+/* The store's clock: the database's, as last read, moved on by this host's
+ * monotonic clock since (a step of this host's wall clock changes nothing). */
+static int64_t pgs_now(struct tg_store *st)
+{
+	struct pg_store *q = pg_be(st);
+	int64_t ms, mono;
+
+	pthread_mutex_lock(&q->lock);
+	ms = q->db_ms;
+	mono = q->db_mono;
+	pthread_mutex_unlock(&q->lock);
+	if (!mono)
+		return (int64_t)time(NULL);
+	return (ms + (mono_ms() - mono)) / 1000;
+}
+
 /* Every WATCH_MS, the lock's connection is asked whether it still stands;
  * when not, the opening claims nothing (pg_claim_ok) until a new one holds
  * the lock again. */
@@ -518,6 +553,8 @@ static void *watch(void *arg)
 		ok = q->alive && PQstatus(q->alive) == CONNECTION_OK && answers(q->alive);
 		if (!ok)
 			ok = lock_alive(q, &err) == 0;
+		if (ok)
+			read_clock(q, q->alive);
 		pthread_mutex_lock(&q->lock);
 		q->locked = ok;
 	}
@@ -761,6 +798,7 @@ static int pgs_open(struct tg_store *st, struct tg_error *err)
 	if (lock_alive(q, err) < 0)
 		return tg_error_wrap(err, "store %.300s", shown);
 	q->locked = 1;
+	read_clock(q, q->alive);
 	if (pthread_create(&q->watch, NULL, watch, q) != 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "store: the liveness watch: no thread");
 	q->watching = 1;
@@ -783,6 +821,7 @@ const struct tg_store_ops store_pg_ops = {
 	.open = pgs_open,
 	.close = pgs_close,
 	.check = pgs_check,
+	.now = pgs_now,
 	.idem_begin = pg_idem_begin,
 	.idem_finish = pg_idem_finish,
 	.idem_reclaim = pg_idem_reclaim,
@@ -824,5 +863,7 @@ const struct tg_store_ops store_pg_ops = {
 	.pin_list = pg_pin_list,
 	.skill_pin_get = pg_skill_pin_get,
 	.skill_pin_set = pg_skill_pin_set,
+	.anchor_put = pg_anchor_put,
+	.anchors = pg_anchors,
 	.gc = pg_gc,
 };

@@ -42,6 +42,9 @@ struct pg_store {
 	int64_t lock_key;
 	int locked;                /* held (read under lock) */
 	int stop;
+	/* the database's clock, read by the watch: its time, ms, and this
+	 * host's monotonic clock when it was read (under lock; 0: not yet) */
+	int64_t db_ms, db_mono;
 	pthread_cond_t tick;
 	pthread_t watch;
 	int watching;
@@ -221,6 +224,11 @@ int pg_saga_step(struct tg_store *st, const char *id, size_t step,
 int pg_saga_set(struct tg_store *st, const char *id, enum tg_saga_state state, int64_t now,
 		struct tg_error *err);
 int pg_saga_orphans(struct tg_store *st, char (**ids)[33], size_t *n, struct tg_error *err);
+
+/* pg_anchor.c: the replicas' audit anchors */
+int pg_anchor_put(struct tg_store *st, const struct tg_audit_anchor *a, struct tg_error *err);
+int pg_anchors(struct tg_store *st, const char *replica, size_t max,
+	       struct tg_audit_anchor **out, size_t *n, struct tg_error *err);
 
 /* pg_revoke.c: revocations */
 int pg_revoke(struct tg_store *st, const char *jti, int64_t expires, struct tg_error *err);

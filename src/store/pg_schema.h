@@ -11,6 +11,10 @@
  * claim whose connection dropped before its answer came reads it back on
  * another to learn whether it was made (pg_idem.c).
  *
+ * audit_anchors keeps each replica's audit log's head (docs/AUDIT.md,
+ * "Replicas and anchors"), one row a replica's log (its chain: the hash
+ * of its first record), moved only forward.
+ *
  * Types: a number is bigint (unix seconds, counts); a result kept byte
  * for byte (an idempotency record's) is bytea; every other text is text.
  * Ticket events are numbered by the one row of ticket_event_counter,
@@ -151,7 +155,15 @@ static const struct pg_migration pg_migrations[] = {
 	  "CREATE TRIGGER ticket_created AFTER INSERT ON tickets"
 	  " FOR EACH ROW EXECUTE FUNCTION toolgate_ticket_event();"
 	  "CREATE TRIGGER ticket_moved AFTER UPDATE OF state ON tickets"
-	  " FOR EACH ROW EXECUTE FUNCTION toolgate_ticket_event();" },
+	  " FOR EACH ROW EXECUTE FUNCTION toolgate_ticket_event();"
+	  "CREATE TABLE audit_anchors ("
+	  " replica text NOT NULL,"
+	  " chain text NOT NULL,"
+	  " seq bigint NOT NULL,"
+	  " hash text NOT NULL,"
+	  " at bigint NOT NULL,"
+	  " PRIMARY KEY (replica, chain));"
+	  "CREATE INDEX audit_anchors_at ON audit_anchors (replica, at);" },
 };
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include "store/store_int.h"
 #include "toolgate/store.h"
@@ -82,6 +83,14 @@ void tg_store_close(struct tg_store *st)
 	store_instance_stop(st);
 	free(st->dir);
 	free(st);
+}
+
+/* now as the caller gave it, or the store's clock for TG_STORE_NOW. */
+static int64_t store_now(struct tg_store *st, int64_t now)
+{
+	if (now != TG_STORE_NOW)
+		return now;
+	return st->ops->now ? st->ops->now(st) : (int64_t)time(NULL);
 }
 
 int tg_store_schema(const struct tg_store *st)
@@ -173,6 +182,7 @@ static int result_ok(const struct tg_idem_key *k, size_t len, struct tg_error *e
 int tg_store_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
 			int64_t ttl, struct tg_idem_record *rec, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	memset(rec, 0, sizeof(*rec));
 	if (key_ok(k, err) < 0)
@@ -314,6 +324,7 @@ static int ticket_create(struct tg_store *st, const struct tg_ticket *req, int64
 int tg_store_ticket_create(struct tg_store *st, const struct tg_ticket *req, int64_t now,
 			   int64_t ttl, struct tg_ticket *out, struct tg_error *err)
 {
+	now = store_now(st, now);
 	return ticket_create(st, req, now, ttl, NULL, NULL, out, err);
 }
 
@@ -322,6 +333,7 @@ int tg_store_idem_hold(struct tg_store *st, const struct tg_idem_key *key,
 		       const struct tg_queue_bounds *bounds, struct tg_ticket *out,
 		       struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	if (key_ok(key, err) < 0)
 		return -1;
@@ -331,6 +343,7 @@ int tg_store_idem_hold(struct tg_store *st, const struct tg_idem_key *key,
 int tg_store_ticket_get(struct tg_store *st, const char *id, int64_t now, struct tg_ticket *t,
 			struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	memset(t, 0, sizeof(*t));
 	if (!id || strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
@@ -345,6 +358,7 @@ int tg_store_ticket_decide(struct tg_store *st, const char *id, const char *appr
 	struct tg_ticket t;
 	int rc;
 
+	now = store_now(st, now);
 	if (tg_store_ticket_get(st, id, now, &t, err) < 0)
 		return -1;
 	tg_ticket_release(&t);
@@ -397,6 +411,7 @@ int tg_store_ticket_move(struct tg_store *st, const char *id, enum tg_ticket_sta
 int tg_store_ticket_find(struct tg_store *st, const char *tool, const char *args_sha256,
 			 int64_t now, struct tg_ticket *t, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	memset(t, 0, sizeof(*t));
 	if (!tool || !args_sha256)
@@ -429,6 +444,7 @@ int tg_store_tickets_of(struct tg_store *st, const char *principal, uint64_t *n,
 int tg_store_ticket_list(struct tg_store *st, enum tg_ticket_state state, int64_t now,
 			 struct tg_ticket **out, size_t *n, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	*out = NULL;
 	*n = 0;
@@ -438,6 +454,7 @@ int tg_store_ticket_list(struct tg_store *st, enum tg_ticket_state state, int64_
 int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
 			   struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	memset(counts, 0, 8 * sizeof(counts[0]));
 	return st->ops->ticket_counts(st, now, counts, err);
@@ -446,6 +463,7 @@ int tg_store_ticket_counts(struct tg_store *st, int64_t now, uint64_t counts[8],
 int tg_store_tickets_anomalous(struct tg_store *st, const char *principal, int64_t now,
 			       uint64_t *n, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	*n = 0;
 	return st->ops->tickets_anomalous(st, principal, now, n, err);
@@ -454,6 +472,7 @@ int tg_store_tickets_anomalous(struct tg_store *st, const char *principal, int64
 int tg_store_tickets_pending(struct tg_store *st, const char *principal, int64_t now,
 			     uint64_t *n, uint64_t *bytes, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	return st->ops->tickets_pending(st, principal, now, n, bytes, err);
 }
@@ -478,6 +497,7 @@ int tg_store_rollback_begin(struct tg_store *st, const char *call_id, const char
 {
 	struct tg_ticket t;
 
+	now = store_now(st, now);
 	if (tg_store_ticket_get(st, call_id, now, &t, err) < 0)
 		return -1;
 	tg_ticket_release(&t);
@@ -496,6 +516,7 @@ int tg_store_rollback_end(struct tg_store *st, const char *call_id, int ok, cons
 {
 	size_t len = detail ? strlen(detail) : 0;
 
+	now = store_now(st, now);
 	tg_error_clear(err);
 	if (len > TG_ROLLBACK_MAX_DETAIL)
 		len = TG_ROLLBACK_MAX_DETAIL;
@@ -544,6 +565,7 @@ void tg_saga_release(struct tg_saga *saga)
 int tg_store_saga_begin(struct tg_store *st, const char *id, const struct tg_saga_step *steps,
 			size_t n, int64_t now, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	if (!id || strlen(id) != 32 || n == 0 || n > TG_SAGA_MAX_STEPS)
 		return tg_error_set(err, TG_ERR_INVALID, "saga: an id and 1 to %d steps",
@@ -578,6 +600,7 @@ int tg_store_saga_step(struct tg_store *st, const char *id, size_t step,
 int tg_store_saga_set(struct tg_store *st, const char *id, enum tg_saga_state state, int64_t now,
 		      struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	return st->ops->saga_set(st, id, state, now, err);
 }
@@ -602,6 +625,7 @@ int tg_store_revoke(struct tg_store *st, const char *jti, int64_t expires, struc
 
 int tg_store_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_error *err)
 {
+	now = store_now(st, now);
 	return st->ops->revoked(st, jti, now, err);
 }
 
@@ -738,6 +762,7 @@ int tg_store_ticket_expire(struct tg_store *st, int64_t now, uint64_t *n, struct
 {
 	uint64_t none;
 
+	now = store_now(st, now);
 	tg_error_clear(err);
 	return st->ops->ticket_expire(st, now, n ? n : &none, err);
 }
@@ -779,6 +804,7 @@ int tg_store_webhook_cursor_set(struct tg_store *st, const char *name, uint64_t 
 int tg_store_ticket_pending_stats(struct tg_store *st, int64_t now, struct tg_ticket_pending *out,
 				  size_t max, size_t *n, struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	*n = 0;
 	if (max > 10000 || (max && !out))
@@ -832,6 +858,57 @@ int tg_store_skill_pin_set(struct tg_store *st, const struct tg_skill_pin *pin,
 int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,
 		struct tg_error *err)
 {
+	now = store_now(st, now);
 	tg_error_clear(err);
 	return st->ops->gc(st, now, keep, stats, err);
+}
+
+/* ---- audit anchors -------------------------------------------------------------- */
+
+static int anchors_kept(const struct tg_store *st, struct tg_error *err)
+{
+	if (st->ops->anchor_put && st->ops->anchors)
+		return 0;
+	return tg_error_set(err, TG_ERR_UNAVAILABLE, "audit anchors: the %s store keeps none "
+			    "(a replica's log is anchored in a PostgreSQL store: --store)",
+			    st->ops->name);
+}
+
+static int replica_ok(const char *name, struct tg_error *err)
+{
+	size_t n = memchr(name, '\0', 64) ? strlen(name) : 64;
+
+	if (n < 1 || n > 63 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789._-") != n)
+		return tg_error_set(err, TG_ERR_INVALID, "audit anchor: a replica's name is 1 to 63 "
+				    "letters, digits, '.', '_' or '-'");
+	return 0;
+}
+
+static int hex64(const char *h)
+{
+	return memchr(h, '\0', 65) && strlen(h) == 64 && strspn(h, "0123456789abcdef") == 64;
+}
+
+int tg_store_anchor_put(struct tg_store *st, const struct tg_audit_anchor *a,
+			struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (anchors_kept(st, err) < 0 || replica_ok(a->replica, err) < 0)
+		return -1;
+	if (!hex64(a->chain) || !hex64(a->hash) || a->seq == 0 || a->seq > INT64_MAX)
+		return tg_error_set(err, TG_ERR_INVALID, "audit anchor: a chain and head hash of 64 "
+				    "lower-case hex digits and a record number from 1");
+	return st->ops->anchor_put(st, a, err);
+}
+
+int tg_store_anchors(struct tg_store *st, const char *replica, size_t max,
+		     struct tg_audit_anchor **out, size_t *n, struct tg_error *err)
+{
+	tg_error_clear(err);
+	*out = NULL;
+	*n = 0;
+	if (anchors_kept(st, err) < 0 || replica_ok(replica, err) < 0)
+		return -1;
+	return st->ops->anchors(st, replica, max > 64 ? 64 : max, out, n, err);
 }

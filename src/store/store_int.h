@@ -51,6 +51,9 @@ struct tg_store_ops {
 	int (*open)(struct tg_store *st, struct tg_error *err);
 	/* Release st->be (NULL when open failed early). Cannot fail. */
 	void (*close)(struct tg_store *st);
+	/* The store's clock, unix seconds, for TG_STORE_NOW: NULL for this
+	 * host's (time()). Cannot fail: a clock not read yet is the host's. */
+	int64_t (*now)(struct tg_store *st);
 	/* A remote backend's readiness (tg_store_check): 0 when its database
 	 * answers and this opening may claim; NULL for one on a directory,
 	 * whose room on the disk the front looks at. */
@@ -218,6 +221,14 @@ struct tg_store_ops {
 	 * for a new name past TG_SKILL_PIN_MAX. */
 	int (*skill_pin_set)(struct tg_store *st, const struct tg_skill_pin *pin,
 			     struct tg_error *err);
+
+	/* ---- audit anchors: NULL for a backend that keeps none ---- */
+	/* a kept unless the store has a later head of its replica's chain. */
+	int (*anchor_put)(struct tg_store *st, const struct tg_audit_anchor *a,
+			  struct tg_error *err);
+	/* replica's, latest first, at most max. OUT *out (malloc'd), *n. */
+	int (*anchors)(struct tg_store *st, const char *replica, size_t max,
+		       struct tg_audit_anchor **out, size_t *n, struct tg_error *err);
 
 	/* tg_store_gc's collection, in batches that let other calls in. */
 	int (*gc)(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_gc_stats *stats,

@@ -15,7 +15,10 @@ load balancer would spread one client's calls:
 - A killed with SIGKILL: B goes on; A restarted replays what B ran;
 - PostgreSQL stopped under the replicas: /readyz says not ready, a write
   is refused with a retryable error and never runs unrecorded, a read
-  goes on; PostgreSQL started again: ready, and writes run.
+  goes on; PostgreSQL started again: ready, and writes run;
+- each replica's audit records name it, and its log's head is anchored
+  in the store: `toolgate audit verify --store` finds the log whole, a
+  copy cut back by two records cut, and a copy rewritten rewritten.
 
     replicas.py TOOLGATE REPO TMPDIR PG_BIN PG_DIR    (TG_TEST_PG: the URL)
 """
@@ -65,7 +68,7 @@ class Replica:
         log.close()
         self.proc, self.port = start_http(
             [TG, "serve", "--catalog", CAT, "--workspace", WS, "--state", self.state,
-             "--policy", POLICY, "--store", URL, "--audit",
+             "--policy", POLICY, "--store", URL, "--replica", self.name, "--audit",
              os.path.join(self.state, "audit.log")], self.err)
 
     def kill9(self):
@@ -239,6 +242,31 @@ try:
 finally:
     for rep in reps:
         rep.stop()
+
+# ---- the audit logs against their anchors (written at the latest at stop)
+LOG = os.path.join(STATES[0], "audit.log")
+with open(LOG) as f:
+    lines = f.readlines()
+named = all(json.loads(x).get("replica") == "a" for x in lines)
+
+
+def verify(path, *extra):
+    p = subprocess.run([TG, "audit", "verify", path, "--store", URL] + list(extra),
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+whole = verify(LOG)
+cut = os.path.join(TMP, "cut.log")
+with open(cut, "w") as f:
+    f.writelines(lines[:-2])
+cutv = verify(cut, "--replica", "a")
+other = verify(os.path.join(STATES[1], "audit.log"), "--replica", "a")
+c("records_name_their_replica", named and len(lines) > 5, lines[:2])
+c("log_reaches_its_anchor", whole[0] == 0 and "reaches its anchor" in whole[1], whole)
+c("log_cut_back_is_found", cutv[0] == 1 and "cut: the log ends at record" in cutv[1], cutv)
+c("another_replicas_log_is_not_anchored_as_this_one", other[0] == 1 and
+  "not anchored" in other[1], other)
 
 for rep in reps:
     with open(rep.err) as f:

@@ -1055,6 +1055,56 @@ static int pg_connection_cut_mid_claim(void)
 	return 0;
 }
 
+/* Whose clock judges expiry (docs/STORE.md, "Whose clock"): with
+ * TG_STORE_NOW, PostgreSQL's is the database's, so two replicas whose wall
+ * clocks disagree by an hour, either way, make and expire a ticket alike;
+ * SQLite's is the host's. */
+static int pg_clock_is_the_databases(void)
+{
+	struct tg_ticket req, t, seen;
+	struct tg_store *st;
+	struct tg_error err;
+	int64_t real = (int64_t)time(NULL);
+
+	on_pg = 1;
+	if (!getenv("TG_TEST_PG"))
+		return UNIT_SKIP;
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
+	memset(&req, 0, sizeof(req));
+	strcpy(req.principal, "agent");
+	strcpy(req.tool, "sql.execute@1.0.0");
+	memset(req.args_sha256, 'c', 64);
+	/* a replica an hour ahead makes it: 2 s to live by the database */
+	unit_clock_skew(3600);
+	CHECK(tg_store_ticket_create(st, &req, TG_STORE_NOW, 2, &t, &err) == 0);
+	CHECK(t.created >= real - 5 && t.created <= real + 5 && t.expires == t.created + 2);
+	/* one an hour behind reads it: pending, then expired 2 s on */
+	unit_clock_skew(-3600);
+	CHECK(tg_store_ticket_get(st, t.id, TG_STORE_NOW, &seen, &err) == 0 &&
+	      seen.state == TG_TICKET_PENDING);
+	tg_ticket_release(&seen);
+	sleep(3);
+	CHECK(tg_store_ticket_get(st, t.id, TG_STORE_NOW, &seen, &err) == 0 &&
+	      seen.state == TG_TICKET_EXPIRED && seen.decided >= t.expires &&
+	      seen.decided <= t.expires + 5);
+	tg_ticket_release(&seen);
+	tg_ticket_release(&t);
+	tg_store_close(st);
+	remove_dir();
+	/* SQLite's clock is the host's, skewed as it is */
+	on_pg = 0;
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
+	CHECK(tg_store_ticket_create(st, &req, TG_STORE_NOW, 2, &t, &err) == 0);
+	CHECK(t.created <= real - 3500);
+	tg_ticket_release(&t);
+	tg_store_close(st);
+	unit_clock_skew(0);
+	remove_dir();
+	return 0;
+}
+
 const struct unit_test store_tests[] = {
 	{ "store/webhook_cursors", webhook_cursors },
 	{ "store/seam", seam },
@@ -1080,5 +1130,6 @@ const struct unit_test store_tests[] = {
 	{ "store-pg/survives_kill9", survives_kill9_pg },
 	{ "store-pg/opens_and_refuses", pg_opens_and_refuses },
 	{ "store-pg/connection_cut_mid_claim", pg_connection_cut_mid_claim },
+	{ "store-pg/clock_is_the_databases", pg_clock_is_the_databases },
 	UNIT_TESTS_END,
 };

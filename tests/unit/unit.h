@@ -53,6 +53,10 @@ int unit_put(const char *dir, const char *name, const char *text, unsigned mode)
 struct tg_upstream;
 int unit_declare_upstream(const char *dir, const char *server, const char *extra,
 			  struct tg_upstream **u);
+/* Every time() of the library from now on returns the host's plus seconds
+ * (tests/unit/skewclock.c): this process's wall clock put out of step. */
+#include <stdint.h>
+void unit_clock_skew(int64_t seconds);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
 /* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */
