@@ -60,7 +60,7 @@ ifneq ($(wildcard bench/sandbox-start.c),)
 PROGS += $(BUILD)/bench/sandbox-start $(BUILD)/bench/seccomp-export
 endif
 PROGS += $(BUILD)/bench/schema $(BUILD)/bench/mcp-load $(BUILD)/bench/gate $(BUILD)/bench/audit \
-         $(BUILD)/bench/redact
+         $(BUILD)/bench/redact $(BUILD)/bench/store
 ifneq ($(ESC_SRC),)
 PROGS += $(BUILD)/tests/tg-escape
 endif
@@ -70,7 +70,7 @@ endif
         install-conf install-examples uninstall-conf uninstall-examples man install-man uninstall-man \
         install-systemd uninstall-systemd deb \
         check check-long checksrc tidy demo bench bench-schema bench-schema-optional bench-mcp bench-mcp-wrk bench-mcp-sandbox bench-gate bench-audit bench-skills \
-        bench-redact bench-upstream bench-tls fuzz lint clean FORCE
+        bench-redact bench-upstream bench-tls bench-store fuzz lint clean FORCE
 all: $(PROGS) man
 
 $(BUILD)/%.o: %.c
@@ -192,6 +192,12 @@ $(BUILD)/bench/audit: bench/audit.c $(BUILD)/libtoolgate.a
 $(BUILD)/bench/redact: bench/redact.c $(BUILD)/libtoolgate.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS)
+
+# the store's: libpq linked for its floor (a SELECT 1 on a connection of
+# its own); the library still loads its own on use
+$(BUILD)/bench/store: bench/store.c $(BUILD)/libtoolgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtoolgate.a $(LDLIBS) -lpq
 
 $(BUILD)/bench/mcp-load: bench/mcp-load.c
 	@mkdir -p $(dir $@)
@@ -416,6 +422,12 @@ bench-upstream: deps
 bench-tls: deps
 	@$(MAKE) -s --no-print-directory all
 	@bench/tls.sh $(BUILD)
+
+# the store on PostgreSQL against SQLite: a write's gate work and claims a
+# second, on a cluster of tests/pg/pg.sh (fsync on)
+bench-store: deps
+	@$(MAKE) -s --no-print-directory all
+	@bench/store.sh $(BUILD)
 
 # libFuzzer entry points (clang), over the parsers and validators they name.
 # The library is compiled once for all of them (instrumented, not linked

@@ -507,6 +507,15 @@ TG_API int tg_store_skill_pin_get(struct tg_store *store, const char *name,
 TG_API int tg_store_skill_pin_set(struct tg_store *store, const struct tg_skill_pin *pin,
 				  struct tg_error *err);
 
+/* ---- leading (docs/STORE.md, "Leading") --------------------------------------------- */
+
+/* Whether this opening leads role (1 to 31 letters, digits or '-': the
+ * work one replica does for all, "webhooks") among the openings of a
+ * store that replicas share: 1 it does, 0 another does or it is not
+ * taken yet (asked again, it is within a second when free). A store on a
+ * directory: TG_ERR_UNAVAILABLE (its processes lock a file of their own). */
+TG_API int tg_store_lead(struct tg_store *store, const char *role, struct tg_error *err);
+
 /* ---- audit anchors (docs/AUDIT.md, "Replicas and anchors") ------------------------ */
 
 /* A replica's audit log's head, as the replica noted it in the store. */

@@ -757,7 +757,10 @@ static void raise_nofile(void)
 struct health {
 	char addr[64];               /* --http's ADDR, "" without */
 	unsigned port;
-	struct tg_store *store;      /* with --policy, or NULL */
+	struct tg_store *store;      /* with --policy and a state directory's store, or NULL:
+				      * a PostgreSQL store away is /readyz's to say, not a
+				      * hang for the watchdog to end (every wait on it is
+				      * bounded), and a restart could not reach it either */
 };
 
 static int wait_fd(int fd, short events, int ms)
@@ -1002,6 +1005,13 @@ static int serve_begin(int argc, char **argv, struct serve_args *args, struct se
 	}
 	if (rc >= 0)
 		return rc;
+	/* a directory there would quietly be a SQLite store beside the state */
+	if (cli_store_url("serve", args->store) < 0) {
+		if (check)
+			check_refused(check, "serve", "store is not a postgres:// URL",
+				      "give the PostgreSQL URL, or no store (the state directory's)");
+		return check ? EXIT_DATA : EXIT_USAGE;
+	}
 	if (!check)
 		sdn_open("serve");
 	if (check && check_state(args, check, scratch, len) < 0)
@@ -1161,7 +1171,7 @@ static int serve_main(int argc, char **argv, struct serve_check *check)
 	 * depends on the gateway, and the watchdog starts being fed */
 	served.tools = tg_catalog_count(cat);
 	tell_ready(&served, NULL);
-	health.store = composed.store;
+	health.store = tg_store_remote(args.store) ? NULL : composed.store;
 	sdn_watchdog_start(healthy, &health);
 	if (serve_until_stopped(mcp, gate, &args, server, &served, &copy) < 0)
 		goto out;

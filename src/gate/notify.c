@@ -15,7 +15,8 @@
  * sessions, docs/CLI.md) deliver its events once: only the process that
  * holds an exclusive flock on STATE/notify.lock does; the others wait,
  * and one of them takes over, from the cursor in the store, when it
- * ends.
+ * ends. Replicas sharing a PostgreSQL store likewise: only the one that
+ * leads "webhooks" (tg_store_lead), checked before each read of events.
  *
  * Must never: run on a call's path or hold anything a call takes (a
  * call only writes its ticket; the events come through the store), put
@@ -447,8 +448,13 @@ static uint64_t first_cursor(struct notify_hook *h)
  * than silence). */
 static int delivers(struct tg_gate *g)
 {
+	struct tg_error err;
 	int yes;
 
+	/* replicas of a shared store: the one that leads "webhooks" */
+	yes = tg_store_lead(g->store, "webhooks", &err);
+	if (yes >= 0 || err.code != TG_ERR_UNAVAILABLE)
+		return yes > 0;
 	pthread_mutex_lock(&g->notify_lock);
 	if (!g->notify_held && g->notify_fd >= 0 && flock(g->notify_fd, LOCK_EX | LOCK_NB) == 0)
 		g->notify_held = 1;
@@ -466,11 +472,23 @@ static void *deliverer(void *arg)
 	uint64_t cursor, last, kept;
 	size_t n, i;
 
+	/* where it starts is pinned now, whoever delivers: a replica that
+	 * comes to lead a second later goes on from there, not from the
+	 * events of that second on */
+	first_cursor(h);
 	/* another process delivers: wait for its end (a second at a time) */
 	while (!stopping(g) && !delivers(g))
 		nap(g, 1000);
 	cursor = kept = first_cursor(h);
 	while (!stopping(g)) {
+		/* a replica that no longer leads (its session cut) stops; when
+		 * it leads again, it goes on from the cursor in the store */
+		if (!delivers(g)) {
+			while (!stopping(g) && !delivers(g))
+				nap(g, 1000);
+			cursor = kept = first_cursor(h);
+			continue;
+		}
 		if (tg_store_ticket_events(g->store, cursor, EVENTS_A_READ, ev, &n, &last, &err) < 0) {
 			if (mono_ms() - h->logged >= 60000) {
 				h->logged = mono_ms();

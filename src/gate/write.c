@@ -814,18 +814,49 @@ again:
 	return 1;
 }
 
+#define KEEP_WAIT_MS 15000 /* how long a run's result waits for a store that is away */
+
 /* After a claimed write ran: its result is the key's for every retry,
- * its ticket executed or failed. */
+ * its ticket executed or failed. The caller hears the result only once
+ * it is kept: a store away for a moment (a database restarted or failed
+ * over) is waited for, KEEP_WAIT_MS at most, and past that the answer is
+ * unrecorded, retryable: the call ran, and a retry under its key replays
+ * its result once the store has it (a PostgreSQL store keeps trying,
+ * docs/STORE.md, "Claims left behind"). */
 void gate_write_done(struct tg_gate *g, struct call_state *st)
 {
 	struct tg_idem_key key = idem_key(st);
 	struct tg_error err;
 	char *final = result_text(&st->out);
+	unsigned waited = 0, pause = 100;
+	int rc = -1, have = final != NULL;
 
-	if (!final || tg_store_idem_finish_call(g->store, &key, final, strlen(final), st->ticket,
-						st->out.is_error ? TG_TICKET_FAILED
-								 : TG_TICKET_EXECUTED, &err) < 0)
-		tg_log(TG_LOG_ERROR, "write %s: its result was not kept: %s", st->k->name,
-		       final ? err.msg : "out of memory");
+	while (final && (rc = tg_store_idem_finish_call(g->store, &key, final, strlen(final),
+							st->ticket, st->out.is_error
+							? TG_TICKET_FAILED : TG_TICKET_EXECUTED,
+							&err)) < 0 &&
+	       err.code == TG_ERR_SYSTEM && waited < KEEP_WAIT_MS) {
+		usleep(pause * 1000);
+		waited += pause;
+		pause = pause < 500 ? pause * 2 : 1000;
+	}
+	if (rc == 0) {
+		free(final);
+		return;
+	}
+	tg_log(TG_LOG_ERROR, "write %s: its result was not kept: %s", st->k->name,
+	       have ? err.msg : "out of memory");
 	free(final);
+	/* never told a result the store does not have: asked again, the key
+	 * answers what the store holds */
+	if (have && err.code == TG_ERR_INVALID)
+		gate_answer(st, "unrecorded", "unrecorded", st->ticket, "%s@%s ran as call %s, but "
+			    "another gateway took its key over meanwhile (it judged this one gone: "
+			    "%s): ask again under the same key for what the store holds",
+			    st->k->name, st->k->version_text, st->ticket, err.msg);
+	else
+		gate_answer(st, "unrecorded", "unrecorded", st->ticket, "%s@%s ran as call %s, but "
+			    "its result could not be kept yet (%s): ask again under the same key, "
+			    "which replays it once the store has it", st->k->name,
+			    st->k->version_text, st->ticket, have ? err.msg : "out of memory");
 }

@@ -118,9 +118,7 @@ PGresult *pg_run(PGconn *c, const char *sql, const struct pg_params *p, const ch
 	return NULL;
 }
 
-/* Statements without parameters, several at once (PQexecParams takes
- * one): 0, or -1 and err. */
-static int pg_script(PGconn *c, const char *sql, const char *what, struct tg_error *err)
+int pg_script(PGconn *c, const char *sql, const char *what, struct tg_error *err)
 {
 	PGresult *r = PQexec(c, sql);
 	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
@@ -320,14 +318,16 @@ static PGconn *connect_db(const struct pg_store *q, struct tg_error *err)
 static int reconnect(struct pg_store *q, int i, struct tg_error *err)
 {
 	int64_t now = mono_ms(), at;
+	char why[sizeof(q->why)];
 	PGconn *c;
 
 	pthread_mutex_lock(&q->lock);
 	at = q->retry_at;
+	memcpy(why, q->why, sizeof(why));
 	pthread_mutex_unlock(&q->lock);
 	if (now < at)
 		return tg_error_set(err, TG_ERR_SYSTEM, "store: PostgreSQL is unreachable (%s); "
-				    "retrying in %lld ms", q->why, (long long)(at - now));
+				    "retrying in %lld ms", why, (long long)(at - now));
 	c = connect_db(q, err);
 	pthread_mutex_lock(&q->lock);
 	if (c) {
@@ -389,7 +389,9 @@ PGconn *pg_take(struct tg_store *st, struct tg_error *err)
 	if (c && (PQstatus(c) != CONNECTION_OK ||
 		  (idle > PROBE_IDLE_MS && !answers(c)))) {
 		PQfinish(c);
-		c = q->conns[i] = NULL;
+		pthread_mutex_lock(&q->lock);
+		q->conns[i] = c = NULL;
+		pthread_mutex_unlock(&q->lock);
 	}
 	if (!c && reconnect(q, i, err) < 0) {
 		pthread_mutex_lock(&q->lock);
@@ -398,27 +400,34 @@ PGconn *pg_take(struct tg_store *st, struct tg_error *err)
 		pthread_mutex_unlock(&q->lock);
 		return NULL;
 	}
-	return q->conns[i];
+	pthread_mutex_lock(&q->lock);
+	c = q->conns[i];
+	pthread_mutex_unlock(&q->lock);
+	return c;
 }
 
 void pg_give(struct tg_store *st, PGconn *c)
 {
 	struct pg_store *q = pg_be(st);
+	PGconn *dead = NULL;
 	int i;
 
+	/* broken, or left inside a transaction: closed, never handed on */
+	if (PQstatus(c) != CONNECTION_OK || PQtransactionStatus(c) != PQTRANS_IDLE)
+		dead = c;
+	pthread_mutex_lock(&q->lock);
 	for (i = 0; i < PG_POOL && q->conns[i] != c; i++)
 		;
-	if (i == PG_POOL)
-		return;
-	if (PQstatus(c) != CONNECTION_OK || PQtransactionStatus(c) != PQTRANS_IDLE) {
-		PQfinish(c);
-		q->conns[i] = NULL;
+	if (i < PG_POOL) {
+		if (dead)
+			q->conns[i] = NULL;
+		q->busy[i] = 0;
+		q->used[i] = mono_ms();
+		pthread_cond_signal(&q->freed);
 	}
-	pthread_mutex_lock(&q->lock);
-	q->busy[i] = 0;
-	q->used[i] = mono_ms();
-	pthread_cond_signal(&q->freed);
 	pthread_mutex_unlock(&q->lock);
+	if (dead)
+		PQfinish(dead);
 }
 
 /* ---- liveness ------------------------------------------------------------------------ */
@@ -537,7 +546,7 @@ static void *watch(void *arg)
 	struct pg_store *q = arg;
 	struct tg_error err;
 	struct timespec ts;
-	int ok;
+	int ok, fresh;
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->stop) {
@@ -551,10 +560,21 @@ static void *watch(void *arg)
 		pthread_mutex_unlock(&q->lock);
 		/* only this thread uses q->alive once the opening is made */
 		ok = q->alive && PQstatus(q->alive) == CONNECTION_OK && answers(q->alive);
-		if (!ok)
+		fresh = !ok;
+		if (!ok) {
+			pg_lead_lost(q); /* its session is gone, and its roles with it */
 			ok = lock_alive(q, &err) == 0;
-		if (ok)
+		}
+		/* the revocations a token's check falls back on while the
+		 * database is away: read every second, requests or none, so
+		 * that they lag the database by a second, not by the time since
+		 * the last request (pg_revoke.c) */
+		if (ok) {
 			read_clock(q, q->alive);
+			pg_revoked_refresh(q, q->alive, (int64_t)time(NULL));
+			pg_loose_sweep(q, q->alive);
+			pg_lead_refresh(q, q->alive, fresh);
+		}
 		pthread_mutex_lock(&q->lock);
 		q->locked = ok;
 	}
@@ -581,7 +601,9 @@ PGconn *pg_events_begin(struct tg_store *st, struct tg_error *err)
 
 	if (!c)
 		return NULL;
-	if (pg_begin(c, err) < 0 || pg_events_lock(c, err) < 0) {
+	/* one round trip for both: neither takes a parameter */
+	if (pg_script(c, "BEGIN; SELECT n FROM ticket_event_counter FOR UPDATE", "ticket events",
+		      err) < 0) {
 		pg_end(c, -1, err);
 		pg_give(st, c);
 		return NULL;
@@ -709,7 +731,41 @@ static void shown_url(const char *where, char *out, size_t len)
 	snprintf(out, len, "%.*s:***%s", (int)(colon - where), where, at);
 }
 
-/* The URL as libpq reads it, and no password in it: 0, or -1 and err. */
+/* 1 if where may hold a password that libpq could not parse out of it: a
+ * ':' in its user information, or "password" anywhere once its
+ * percent-escapes are undone (libpq undoes them in keywords too:
+ * p%61ssword= is a password). */
+static int may_hold_password(const char *where)
+{
+	const char *auth = strstr(where, "://"), *end;
+	char low[1024];
+	size_t i, n = 0;
+
+	if (auth) {
+		auth += 3;
+		end = auth + strcspn(auth, "/?");
+		if (memchr(auth, '@', (size_t)(end - auth)) && memchr(auth, ':', (size_t)(end - auth)))
+			return 1;
+	}
+	for (i = 0; where[i] && n + 1 < sizeof(low); i++) {
+		int c = (unsigned char)where[i];
+
+		if (c == '%' && where[i + 1] && where[i + 2]) {
+			char hex[3] = { where[i + 1], where[i + 2], 0 };
+
+			c = (int)strtol(hex, NULL, 16);
+			i += 2;
+		}
+		low[n++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	low[n] = '\0';
+	return where[i] != '\0' || strstr(low, "password") != NULL;
+}
+
+/* The URL as libpq reads it, and no password in it: 0, or -1 and err. A
+ * URL libpq refuses is named without its query and its user information,
+ * and libpq's reason without what it quotes, when it may hold a password:
+ * the reason quotes the token it could not read, which may be it. */
 static int url_ok(const char *where, struct tg_error *err)
 {
 	PQconninfoOption *opts, *o;
@@ -718,10 +774,20 @@ static int url_ok(const char *where, struct tg_error *err)
 
 	opts = PQconninfoParse(where, &why);
 	if (!opts) {
-		shown_url(where, shown, sizeof(shown));
-		rc = why ? tg_error_set(err, TG_ERR_INVALID, "store %.300s: %.*s", shown,
-					(int)strcspn(why, "\n"), why)
-			 : tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		if (!why)
+			return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+		if (may_hold_password(where)) {
+			/* its user information masked, its query cut off */
+			shown_url(where, shown, sizeof(shown));
+			shown[strcspn(shown, "?")] = '\0';
+			rc = tg_error_set(err, TG_ERR_INVALID, "store %.300s (its query not shown: "
+					  "it may hold a password): %.*s", shown,
+					  (int)strcspn(why, "\n\":"), why);
+		} else {
+			shown_url(where, shown, sizeof(shown));
+			rc = tg_error_set(err, TG_ERR_INVALID, "store %.300s: %.*s", shown,
+					  (int)strcspn(why, "\n"), why);
+		}
 		PQfreemem(why);
 		return rc;
 	}
@@ -752,9 +818,15 @@ static void pgs_close(struct tg_store *st)
 	for (i = 0; i < PG_POOL; i++)
 		if (q->conns[i])
 			PQfinish(q->conns[i]);
-	if (q->alive)
+	if (q->alive) {
+		/* let go at once, not when the server sees the session end: an
+		 * opening that closed is dead to the others from here on */
+		if (PQstatus(q->alive) == CONNECTION_OK)
+			PQclear(PQexec(q->alive, "SELECT pg_advisory_unlock_all()"));
 		PQfinish(q->alive);
+	}
 	pg_revoked_free(q->rv);
+	pg_loose_free(q);
 	pthread_mutex_destroy(&q->rv_lock);
 	pthread_cond_destroy(&q->tick);
 	pthread_cond_destroy(&q->freed);
@@ -787,6 +859,7 @@ static int pgs_open(struct tg_store *st, struct tg_error *err)
 	pthread_cond_init(&q->freed, NULL);
 	pthread_cond_init(&q->tick, NULL);
 	q->lock_key = lock_key(st->instance);
+	memcpy(q->instance, st->instance, sizeof(q->instance));
 	st->be = q;
 	c = pg_take(st, err);
 	if (!c)
@@ -799,6 +872,7 @@ static int pgs_open(struct tg_store *st, struct tg_error *err)
 		return tg_error_wrap(err, "store %.300s", shown);
 	q->locked = 1;
 	read_clock(q, q->alive);
+	pg_revoked_refresh(q, q->alive, (int64_t)time(NULL));
 	if (pthread_create(&q->watch, NULL, watch, q) != 0)
 		return tg_error_set(err, TG_ERR_SYSTEM, "store: the liveness watch: no thread");
 	q->watching = 1;
@@ -863,6 +937,7 @@ const struct tg_store_ops store_pg_ops = {
 	.pin_list = pg_pin_list,
 	.skill_pin_get = pg_skill_pin_get,
 	.skill_pin_set = pg_skill_pin_set,
+	.lead = pg_lead,
 	.anchor_put = pg_anchor_put,
 	.anchors = pg_anchors,
 	.gc = pg_gc,

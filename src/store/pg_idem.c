@@ -63,10 +63,15 @@ static int lookup(PGconn *c, const struct tg_idem_key *k, int64_t now,
 	return 1;
 }
 
-/* The claim: 1 made (the row inserted, or an expired one taken), 0 not
- * (a live row stands), -1. */
+/* The claim: the row inserted (new), or, with expired, an expired row
+ * taken over in place: 1 made, 0 not (a row stands: for insert, any; for
+ * expired, one that is live again or gone), -1. Each one statement that
+ * two replicas cannot both win: an insert waits for a concurrent one's
+ * commit and then conflicts; an update re-reads the row it waited for and
+ * finds it live. Neither locks or writes a row that stands, so a retry of
+ * a finished key costs no commit. */
 static int claim(struct tg_store *st, PGconn *c, const struct tg_idem_key *k, int64_t now,
-		 int64_t ttl, int64_t nonce, struct tg_error *err)
+		 int64_t ttl, int64_t nonce, int expired, struct tg_error *err)
 {
 	struct pg_params p = { 0 };
 	uint64_t n;
@@ -77,13 +82,13 @@ static int claim(struct tg_store *st, PGconn *c, const struct tg_idem_key *k, in
 	pp_int(&p, now);
 	pp_int(&p, now + ttl);
 	pp_int(&p, nonce);
-	if (pg_do(c, "INSERT INTO idempotency (principal, tool, key, fingerprint, state, result, "
+	if (pg_do(c, expired ? "UPDATE idempotency SET fingerprint = $4, state = 'running', result "
+		  "= NULL, runner = $5, claim = $8, created = $6, expires = $7 WHERE " KEY_WHERE
+		  " AND expires <= $6"
+		  : "INSERT INTO idempotency (principal, tool, key, fingerprint, state, result, "
 		  "runner, claim, created, expires) VALUES ($1, $2, $3, $4, 'running', NULL, $5, "
-		  "$8, $6, $7) ON CONFLICT (principal, tool, key) DO UPDATE SET fingerprint = "
-		  "EXCLUDED.fingerprint, state = 'running', result = NULL, runner = "
-		  "EXCLUDED.runner, claim = EXCLUDED.claim, created = EXCLUDED.created, expires "
-		  "= EXCLUDED.expires WHERE idempotency.expires <= $6", &p, "idempotency claim",
-		  &n, err) < 0)
+		  "$8, $6, $7) ON CONFLICT (principal, tool, key) DO NOTHING", &p,
+		  "idempotency claim", &n, err) < 0)
 		return -1;
 	return n == 1;
 }
@@ -121,20 +126,29 @@ int pg_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
 	nonce &= INT64_MAX;
 	if (!(c = pg_take(st, err)))
 		return -1;
-	/* a live row read after the claim found it may be gone by then
-	 * (abandoned, collected): then the key is free again, claimed anew */
+	/* the key's row made; or, standing, read when live, taken over when
+	 * expired; a row gone meanwhile (abandoned, collected) or taken by
+	 * another is looked at again */
 	for (i = 0; i < 3 && rc == 0; i++) {
-		rc = claim(st, c, k, now, ttl, nonce, err);
+		rc = claim(st, c, k, now, ttl, nonce, 0, err);
 		if (rc == 0)
 			rc = lookup(c, k, now, rec, err);
-		else if (rc == 1)
+		if (rc == 0)
+			rc = claim(st, c, k, now, ttl, nonce, 1, err);
+		if (rc == 1 && !rec->state)
 			rec->state = TG_IDEM_NEW;
 	}
-	if (rc < 0 && PQstatus(c) != CONNECTION_OK && claim_made(st, k, nonce) == 1) {
-		/* the claim was committed; only its answer was lost */
-		tg_error_clear(err);
-		rec->state = TG_IDEM_NEW;
-		rc = 1;
+	if (rc < 0 && PQstatus(c) != CONNECTION_OK) {
+		if (claim_made(st, k, nonce) == 1) {
+			/* the claim was committed; only its answer was lost */
+			tg_error_clear(err);
+			rec->state = TG_IDEM_NEW;
+			rc = 1;
+		} else {
+			/* not made, or not known: the server may still commit it,
+			 * and the caller, told it failed, never runs it */
+			pg_loose_add(pg_be(st), k, nonce);
+		}
 	}
 	pg_give(st, c);
 	if (rc == 0)
@@ -292,14 +306,21 @@ int pg_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, const 
 
 	/* the key's answer and the ticket's outcome: one commit, never one
 	 * without the other; the events' row first, as every move takes it */
-	if (!(c = pg_events_begin(st, err)))
+	if (!(c = pg_events_begin(st, err))) {
+		if (err->code == TG_ERR_SYSTEM)
+			pg_loose_finish(pg_be(st), k, result, len, ticket, to);
 		return -1;
+	}
 	rc = pg_idem_settle(st, c, k, result, len, err);
 	if (rc == 0 && (rc = pg_ticket_move_on(c, ticket, TG_TICKET_APPROVED, to, NULL, NULL, 0,
 					       err)) > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %.40s is no longer approved", ticket);
 	rc = pg_end(c, rc, err);
 	pg_give(st, c);
+	/* the database away: the result made the key's once it answers (the
+	 * caller, told it failed, does not tell it as kept meanwhile) */
+	if (rc < 0 && err->code == TG_ERR_SYSTEM)
+		pg_loose_finish(pg_be(st), k, result, len, ticket, to);
 	return rc;
 }
 
@@ -323,8 +344,15 @@ int pg_idem_abandon(struct tg_store *st, const struct tg_idem_key *k, struct tg_
 {
 	struct pg_params p = { 0 };
 
+	int rc;
+
 	pp_key(&p, k);
 	pp_text(&p, k->fingerprint);
-	return update_one(st, "DELETE FROM idempotency WHERE " KEY_WHERE " AND fingerprint = $4 "
-			  "AND state = 'running'", &p, k, err);
+	rc = update_one(st, "DELETE FROM idempotency WHERE " KEY_WHERE " AND fingerprint = $4 "
+			"AND state = 'running'", &p, k, err);
+	/* the database away: let go of it once it answers, rather than have
+	 * every retry told the call runs until the key expires */
+	if (rc < 0 && err->code == TG_ERR_SYSTEM)
+		pg_loose_add(pg_be(st), k, 0);
+	return rc;
 }

@@ -25,6 +25,7 @@
 
 #define PG_POOL 4        /* connections an opening keeps for its ops */
 #define PG_PARAMS 16     /* parameters a statement takes, at most */
+#define PG_ROLES 4       /* roles an opening may lead (pg_lead.c) */
 
 struct pg_store {
 	char *conninfo;            /* as given (a postgres:// URL or key=value) */
@@ -52,10 +53,41 @@ struct pg_store {
 	 * check while the database cannot be reached */
 	pthread_mutex_t rv_lock;
 	struct pg_revoked *rv;
+	/* claims this opening could not let go of (pg_loose.c), under lock */
+	struct pg_loose *loose;
+	size_t nloose;
+	char instance[33];         /* st->instance, for the watch */
+	/* the roles asked for (pg_lead), and whether the liveness session
+	 * holds each (under lock; "" names none) */
+	struct {
+		char name[32];
+		int held;
+	} roles[PG_ROLES];
 };
+
+/* pg_lead.c: the roles asked for taken on c, the liveness connection
+ * (fresh: a new one, which holds none yet); all let go (its session
+ * lost). */
+void pg_lead_refresh(struct pg_store *q, PGconn *c, int fresh);
+void pg_lead_lost(struct pg_store *q);
+int pg_lead(struct tg_store *st, const char *role, struct tg_error *err);
+
+/* pg_loose.c: k, left running under this opening (an abandon that failed;
+ * with nonce, a claim whose answer was lost), kept to be deleted; the
+ * watch's sweep of them on c; the list freed. */
+void pg_loose_add(struct pg_store *q, const struct tg_idem_key *k, int64_t nonce);
+/* pg_loose.c: a finish pg_idem_finish_call could not make (the database
+ * away), kept to be made by the watch once it answers. */
+void pg_loose_finish(struct pg_store *q, const struct tg_idem_key *k, const char *result,
+		     size_t len, const char *ticket, enum tg_ticket_state to);
+void pg_loose_sweep(struct pg_store *q, PGconn *c);
+void pg_loose_free(struct pg_store *q);
 
 /* pg_revoke.c: the set pg_store.rv points to, released. */
 void pg_revoked_free(struct pg_revoked *rv);
+/* pg_revoke.c: the revocations read whole on c (the watch's connection)
+ * into pg_store.rv: 0, or -1 (the list kept is the one before). */
+int pg_revoked_refresh(struct pg_store *q, PGconn *c, int64_t now);
 
 static inline struct pg_store *pg_be(const struct tg_store *st)
 {
@@ -89,6 +121,9 @@ void pg_give(struct tg_store *st, PGconn *c);
  * result is the caller's to PQclear. */
 PGresult *pg_run(PGconn *c, const char *sql, const struct pg_params *p, const char *what,
 		 struct tg_error *err);
+/* Statements without parameters, several at once (PQexecParams takes
+ * one), on c: 0, or -1 and err. */
+int pg_script(PGconn *c, const char *sql, const char *what, struct tg_error *err);
 /* pg_run for a statement without rows: 0 and OUT *changed (NULL: not
  * asked) the rows it changed, or -1 and err. */
 int pg_do(PGconn *c, const char *sql, const struct pg_params *p, const char *what,

@@ -4,8 +4,8 @@
  * until it would have expired, asked on every token's check, so that a
  * token revoked through one replica is refused by every other at once.
  *
- * The whole list is also read at most once a second, on a check that
- * reached the database, and kept. When the database cannot be reached, a
+ * The whole list is also read once a second by the liveness watch (pg.c),
+ * on its own connection, and kept. When the database cannot be reached, a
  * token is checked against that list for up to RV_GRACE_MS after it was
  * read: no token can be revoked while the database is away (a
  * revocation is a write to it), so the list still holds every
@@ -24,7 +24,6 @@
 
 #include "store/pg_int.h"
 
-#define RV_EVERY_MS 1000       /* the list read again, at most this often */
 #define RV_GRACE_MS 60000      /* a list this old still answers while the database is away */
 #define RV_MAX 100000          /* revocations kept in memory; more: no list */
 
@@ -66,20 +65,25 @@ static int by_jti(const void *a, const void *b)
 	return strcmp(((const struct rv_row *)a)->jti, ((const struct rv_row *)b)->jti);
 }
 
-/* The list read whole (those not expired at now) and kept: 0, or -1 and
- * err (the list kept is then the one before). */
-static int reload(struct tg_store *st, int64_t now, struct tg_error *err)
+/* The list read whole (those not expired at now) on c and kept: 0, or -1
+ * (the list kept is then the one before, aging towards its grace). The
+ * liveness watch calls it every second on its own connection (pg.c), so
+ * that the list a check falls back on is never more than about a second
+ * behind the database when the database goes away, whether or not any
+ * token was checked meanwhile. */
+int pg_revoked_refresh(struct pg_store *q, PGconn *c, int64_t now)
 {
-	struct pg_store *q = pg_be(st);
 	struct pg_params p = { 0 };
 	struct pg_revoked *rv, *old;
+	struct tg_error err;
 	PGresult *r;
 	int i, n;
 
 	pp_int(&p, now);
 	pp_int(&p, RV_MAX + 1);
-	if (pg_one(st, "SELECT jti, expires FROM revocations WHERE expires > $1 LIMIT $2", &p,
-		   "revocations", &r, NULL, err) < 0)
+	r = pg_run(c, "SELECT jti, expires FROM revocations WHERE expires > $1 LIMIT $2", &p,
+		   "revocations", &err);
+	if (!r)
 		return -1;
 	n = PQntuples(r);
 	rv = n <= RV_MAX ? malloc(sizeof(*rv) + (size_t)n * sizeof(rv->rows[0])) : NULL;
@@ -119,17 +123,6 @@ static int from_list(struct pg_store *q, const char *jti, int64_t now)
 	return rc;
 }
 
-/* 1 when the list is due to be read again. */
-static int due(struct pg_store *q)
-{
-	int d;
-
-	pthread_mutex_lock(&q->rv_lock);
-	d = !q->rv || mono_ms() - q->rv->at >= RV_EVERY_MS;
-	pthread_mutex_unlock(&q->rv_lock);
-	return d;
-}
-
 int pg_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_error *err)
 {
 	struct pg_store *q = pg_be(st);
@@ -137,10 +130,6 @@ int pg_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_erro
 	PGresult *r;
 	int rc;
 
-	/* the list read whole answers this check too, read in one statement */
-	if (due(q) && reload(st, now, err) == 0 && (rc = from_list(q, jti, now)) >= 0)
-		return rc;
-	tg_error_clear(err);
 	pp_text(&p, jti);
 	pp_int(&p, now);
 	if (pg_one(st, "SELECT 1 FROM revocations WHERE jti = $1 AND expires > $2", &p,
@@ -151,5 +140,6 @@ int pg_revoked(struct tg_store *st, const char *jti, int64_t now, struct tg_erro
 	}
 	if (err->code != TG_ERR_SYSTEM || (rc = from_list(q, jti, now)) < 0)
 		return -1;
+	tg_error_clear(err);
 	return rc;
 }

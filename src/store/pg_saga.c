@@ -361,12 +361,18 @@ int pg_saga_step(struct tg_store *st, const char *id, size_t step,
 	pp_int(&p, (int64_t)step);
 	pp_text(&p, tg_saga_step_state_name(state));
 	pp_text(&p, result);
+	pp_text(&p, st->instance);
+	/* only while this opening runs the saga: its liveness lock can be lost
+	 * while it lives (a connection cut), and another replica may have
+	 * taken the saga over meanwhile; its next step then stops here */
 	if (pg_one(st, "UPDATE saga_steps SET state = $3, result = coalesce($4, result) WHERE "
-		   "saga_id = $1 AND n = $2", &p, "saga step", NULL, &changed, err) < 0)
+		   "saga_id = $1 AND n = $2 AND EXISTS (SELECT 1 FROM sagas WHERE id = $1 AND "
+		   "runner = $5)", &p, "saga step", NULL, &changed, err) < 0)
 		return -1;
 	if (changed != 1)
 		return tg_error_set(err, TG_ERR_SYSTEM, "store: saga step: saga %.40s has no "
-				    "step %zu", id, step);
+				    "step %zu, or this gateway no longer runs it (taken over)", id,
+				    step);
 	return 0;
 }
 
@@ -379,11 +385,13 @@ int pg_saga_set(struct tg_store *st, const char *id, enum tg_saga_state state, i
 	pp_text(&p, id);
 	pp_text(&p, tg_saga_state_name(state));
 	pp_int(&p, now);
-	if (pg_one(st, "UPDATE sagas SET state = $2, updated = $3 WHERE id = $1", &p, "saga", NULL,
-		   &changed, err) < 0)
+	pp_text(&p, st->instance);
+	if (pg_one(st, "UPDATE sagas SET state = $2, updated = $3 WHERE id = $1 AND runner = $4",
+		   &p, "saga", NULL, &changed, err) < 0)
 		return -1;
 	if (changed != 1)
-		return tg_error_set(err, TG_ERR_SYSTEM, "store: saga: no saga %.40s", id);
+		return tg_error_set(err, TG_ERR_SYSTEM, "store: saga: no saga %.40s, or this "
+				    "gateway no longer runs it (taken over)", id);
 	return 0;
 }
 

@@ -93,20 +93,19 @@ static int queue_load(struct tg_store *st, PGconn *c, const char *principal, int
 }
 
 /* 1 if req's principal's queue has no room for req's ticket within
- * bounds, 0 if it has, -1: on c, whose transaction holds the queue's
- * lock, so no other gateway adds to the queue between this look and the
- * insert it allows. */
+ * bounds, 0 if it has, -1: inside the caller's transaction, which holds
+ * the ticket events' row (pg_events_begin). Every transaction that makes
+ * or moves a ticket takes that row first, so no other gateway adds to the
+ * queue, or moves a ticket of it, between this look and the insert it
+ * allows: the row is the queue's lock too, and costs no round trip more. */
 static int queue_full(struct tg_store *st, PGconn *c, const struct tg_ticket *req, int64_t now,
 		      const struct tg_queue_bounds *bounds, struct tg_error *err)
 {
-	char name[sizeof("queue:") + sizeof(req->principal)];
 	uint64_t n, bytes, add = (req->arguments ? strlen(req->arguments) : 0) +
 				 (req->preview ? strlen(req->preview) : 0) +
 				 (req->findings ? strlen(req->findings) : 0);
 
-	snprintf(name, sizeof(name), "queue:%s", req->principal);
-	if (pg_lock(c, name, err) < 0 ||
-	    queue_load(st, c, req->principal, now, &n, &bytes, err) < 0)
+	if (queue_load(st, c, req->principal, now, &n, &bytes, err) < 0)
 		return -1;
 	return n >= bounds->max_pending || bytes + add > bounds->max_bytes;
 }

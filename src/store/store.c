@@ -238,6 +238,10 @@ int tg_store_idem_replace(struct tg_store *st, const struct tg_idem_key *k, cons
 
 int tg_store_idem_abandon(struct tg_store *st, const struct tg_idem_key *k, struct tg_error *err)
 {
+	struct tg_error ignored;
+
+	if (!err)
+		err = &ignored; /* a caller with nothing to do about it: the backend still reads it */
 	tg_error_clear(err);
 	if (key_ok(k, err) < 0)
 		return -1;
@@ -861,6 +865,22 @@ int tg_store_gc(struct tg_store *st, int64_t now, int64_t keep, struct tg_store_
 	now = store_now(st, now);
 	tg_error_clear(err);
 	return st->ops->gc(st, now, keep, stats, err);
+}
+
+/* ---- leading ---------------------------------------------------------------------- */
+
+int tg_store_lead(struct tg_store *st, const char *role, struct tg_error *err)
+{
+	size_t n = role ? strlen(role) : 0;
+
+	tg_error_clear(err);
+	if (n < 1 || n > 31 || strspn(role, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+		return tg_error_set(err, TG_ERR_INVALID, "lead: a role is 1 to 31 of a-z, 0-9, -");
+	if (!st->ops->lead)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "lead: the %s store is one process's "
+				    "or one machine's: its processes lock a file of it",
+				    st->ops->name);
+	return st->ops->lead(st, role, err);
 }
 
 /* ---- audit anchors -------------------------------------------------------------- */

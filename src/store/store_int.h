@@ -222,6 +222,12 @@ struct tg_store_ops {
 	int (*skill_pin_set)(struct tg_store *st, const struct tg_skill_pin *pin,
 			     struct tg_error *err);
 
+	/* ---- leading, for a store replicas share: NULL for one on a
+	 * directory, whose processes lock a file of it themselves ---- */
+	/* 1 when this opening leads role among the store's openings, 0 when
+	 * not (yet: asked for, it is taken within a second if free). */
+	int (*lead)(struct tg_store *st, const char *role, struct tg_error *err);
+
 	/* ---- audit anchors: NULL for a backend that keeps none ---- */
 	/* a kept unless the store has a later head of its replica's chain. */
 	int (*anchor_put)(struct tg_store *st, const struct tg_audit_anchor *a,

@@ -3,7 +3,8 @@
 # docs/DEPLOY.md): two replicas of `toolgate serve --http --store URL`
 # on a cluster this suite makes with initdb (tests/pg/pg.sh: a unix
 # socket in its directory, no TCP port), tests/replicas/replicas.py
-# driving them over HTTP, then the cluster stopped and removed.
+# driving them over HTTP, and tests/replicas/chaos.py killing replicas at
+# random while keys are written, then the cluster stopped and removed.
 # Prints "ok - replicas/NAME" / "not ok - ..." / "skip - ...".
 # Usage: tests/replicas/run.sh BUILD-DIR
 set -u
@@ -21,3 +22,14 @@ fi
 # the cluster's directory is nobody's, 0700: the gateways run as root and
 # reach its socket; the data of each test is a schema of its own
 timeout 600 python3 tests/replicas/replicas.py "$TG" "$repo" "$tmp/t" "$PG_BIN" "$PG_DIR"
+rc=$?
+# replicas killed at random while keys are written: two replicas and a
+# few dozen keys here, four and hundreds under make check-long
+if [ "${TOOLGATE_CHECK_LONG:-0}" = 1 ]; then
+	n=4 keys=240
+else
+	n=2 keys=48
+fi
+timeout 900 python3 tests/replicas/chaos.py "$TG" "$repo" "$tmp/chaos" "$PG_BIN" "$PG_DIR" \
+	"$n" "$keys" || rc=1
+exit $rc

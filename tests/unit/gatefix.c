@@ -80,8 +80,14 @@ int fix_open(struct fix *f, const struct fix_spec *spec)
 	if (unit_tmpdir(f->dir, spec->name) < 0)
 		return -1;
 	snprintf(f->log, sizeof(f->log), "%s/audit.log", f->dir);
-	snprintf(path, sizeof(path), "%s/state", f->dir);
-	if (catalogue(f, spec->contracts, spec->upstreams, &err) < 0 || tg_store_open(path, &f->store, &err) < 0 ||
+	snprintf(f->where, sizeof(f->where), "%s/state", f->dir);
+	if (unit_on_pg && unit_pg_store(f->where, sizeof(f->where), f->schema,
+					sizeof(f->schema)) < 0) {
+		tg_error_set(&err, TG_ERR_SYSTEM, "no PostgreSQL schema (TG_TEST_PG)");
+		goto fail;
+	}
+	if (catalogue(f, spec->contracts, spec->upstreams, &err) < 0 ||
+	    tg_store_open(f->where, &f->store, &err) < 0 ||
 	    tg_audit_open(f->log, TG_AUDIT_NOSYNC, &f->audit, &err) < 0)
 		goto fail;
 	if (spec->policy) {
@@ -129,6 +135,9 @@ void fix_remove(struct fix *f)
 	if (f->dir[0])
 		unit_rmtree(f->dir);
 	f->dir[0] = '\0';
+	if (f->schema[0])
+		unit_pg_drop(f->schema);
+	f->schema[0] = '\0';
 }
 
 int fix_call(struct fix *f, const struct fix_call *c, struct tg_call_result *r,

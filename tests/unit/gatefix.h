@@ -39,7 +39,9 @@ struct fix {
 	char log[96];                    /* DIR/audit.log */
 	struct tg_policy *policy;
 	struct tg_signer *signer;
-	struct tg_store *store;          /* DIR/state */
+	struct tg_store *store;          /* at where */
+	char where[600];                 /* DIR/state, or a PostgreSQL URL (unit_on_pg) */
+	char schema[64];                 /* that URL's schema, "" for none */
 	struct tg_audit *audit;
 	struct tg_catalog *cat;
 	struct tg_gate *gate;

@@ -259,13 +259,12 @@ static int step_fails_undone(void)
 /* Plan id logged by another opening of the store (dead once closed) with
  * two w.a steps, their call ids id with its last digit 0 and 1: the first
  * in state first, the second in second, the plan in state. */
-static int leave_plan(const char *dir, const char *id, enum tg_saga_step_state first,
+static int leave_plan(const char *where, const char *id, enum tg_saga_step_state first,
 		      enum tg_saga_step_state second, enum tg_saga_state state)
 {
 	struct tg_saga_step steps[2];
 	struct tg_store *st = NULL;
 	struct tg_error err;
-	char path[96];
 	int rc;
 
 	memset(steps, 0, sizeof(steps));
@@ -275,8 +274,7 @@ static int leave_plan(const char *dir, const char *id, enum tg_saga_step_state f
 	snprintf(steps[1].call_id, sizeof(steps[1].call_id), "%.31s1", id);
 	steps[0].arguments = "{\"n\":1}";
 	steps[1].arguments = "{\"n\":2}";
-	snprintf(path, sizeof(path), "%s/state", dir);
-	rc = tg_store_open(path, &st, &err);
+	rc = tg_store_open(where, &st, &err);
 	if (rc == 0)
 		rc = tg_store_saga_begin(st, id, steps, 2, (int64_t)time(NULL), &err);
 	if (rc == 0)
@@ -304,8 +302,8 @@ static int resume(void)
 	json_t *recs, *rec;
 
 	CHECK(fix_open(&f, &spec) == 0);
-	CHECK(leave_plan(f.dir, RUNNING_ID, TG_STEP_DONE, TG_STEP_RUNNING, TG_SAGA_RUNNING) == 0);
-	CHECK(leave_plan(f.dir, UNDOING_ID, TG_STEP_DONE, TG_STEP_FAILED,
+	CHECK(leave_plan(f.where, RUNNING_ID, TG_STEP_DONE, TG_STEP_RUNNING, TG_SAGA_RUNNING) == 0);
+	CHECK(leave_plan(f.where, UNDOING_ID, TG_STEP_DONE, TG_STEP_FAILED,
 			 TG_SAGA_COMPENSATING) == 0);
 	CHECK(tg_gate_resume_sagas(f.gate, &resumed, &failed, &err) == 0);
 	CHECK(resumed == 2 && failed == 0);
@@ -337,10 +335,27 @@ static int resume(void)
 	return 0;
 }
 
+/* The same on a PostgreSQL store (tests/unit/pgfix.c): its plans' logs,
+ * their steps, a dead runner's plans taken over. */
+#define ON_PG(fn)                                   \
+	static int fn##_pg(void)                    \
+	{                                           \
+		unit_on_pg = 1;                     \
+		if (!getenv("TG_TEST_PG"))          \
+			return UNIT_SKIP;           \
+		return fn();                        \
+	}
+ON_PG(run_and_records)
+ON_PG(step_fails_undone)
+ON_PG(resume)
+
 const struct unit_test saga_tests[] = {
 	{ "saga/run_and_records", run_and_records },
 	{ "saga/step_refused_for_scope", step_refused_for_scope },
 	{ "saga/step_fails_undone", step_fails_undone },
 	{ "saga/resume", resume },
+	{ "saga-pg/run_and_records", run_and_records_pg },
+	{ "saga-pg/step_fails_undone", step_fails_undone_pg },
+	{ "saga-pg/resume", resume_pg },
 	UNIT_TESTS_END,
 };

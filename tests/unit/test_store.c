@@ -1055,6 +1055,49 @@ static int pg_connection_cut_mid_claim(void)
 	return 0;
 }
 
+/* A key whose abandon fails (its connection cut: the database away for
+ * it) is not left running under this opening, which lives, for its day:
+ * the liveness watch lets go of it once the database answers. */
+static int pg_abandon_when_cut(void)
+{
+	struct tg_idem_key k = key_of("p", "t", "dropped", "fp");
+	struct tg_store *st;
+	struct tg_error err;
+	PGconn *killer;
+	PGresult *r;
+	int i, freed = 0;
+
+	on_pg = 1;
+	if (!getenv("TG_TEST_PG"))
+		return UNIT_SKIP;
+	CHECK(fresh_dir() == 0);
+	CHECK(tg_store_open(where, &st, &err) == 0);
+	CHECK(begin_is(st, k, 10, TG_IDEM_NEW));
+	killer = PQconnectdb(getenv("TG_TEST_PG"));
+	CHECK(PQstatus(killer) == CONNECTION_OK);
+	/* the pool's connection that made the claim, cut */
+	r = PQexec(killer, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+		   "application_name = 'toolgate' AND query LIKE 'INSERT INTO idempotency%'");
+	CHECK(r && PQntuples(r) == 1);
+	PQclear(r);
+	PQfinish(killer);
+	usleep(100000);
+	CHECK(tg_store_idem_abandon(st, &k, &err) < 0 && err.code == TG_ERR_SYSTEM);
+	CHECK(begin_is(st, k, 10, TG_IDEM_RUNNING));
+	for (i = 0; i < 40 && !freed; i++) {
+		struct tg_idem_record rec;
+
+		usleep(100000);
+		CHECK(tg_store_idem_begin(st, &k, 10, 100, &rec, &err) == 0);
+		freed = rec.state == TG_IDEM_NEW;
+		tg_idem_record_release(&rec);
+	}
+	CHECK(freed);
+	tg_store_close(st);
+	remove_dir();
+	return 0;
+}
+
 /* Whose clock judges expiry (docs/STORE.md, "Whose clock"): with
  * TG_STORE_NOW, PostgreSQL's is the database's, so two replicas whose wall
  * clocks disagree by an hour, either way, make and expire a ticket alike;
@@ -1131,5 +1174,6 @@ const struct unit_test store_tests[] = {
 	{ "store-pg/opens_and_refuses", pg_opens_and_refuses },
 	{ "store-pg/connection_cut_mid_claim", pg_connection_cut_mid_claim },
 	{ "store-pg/clock_is_the_databases", pg_clock_is_the_databases },
+	{ "store-pg/abandon_when_cut", pg_abandon_when_cut },
 	UNIT_TESTS_END,
 };

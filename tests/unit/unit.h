@@ -57,6 +57,13 @@ int unit_declare_upstream(const char *dir, const char *server, const char *extra
  * (tests/unit/skewclock.c): this process's wall clock put out of step. */
 #include <stdint.h>
 void unit_clock_skew(int64_t seconds);
+/* With unit_on_pg set, the gate's fixture (gatefix.h) keeps its store in
+ * PostgreSQL: unit_pg_store makes a schema of the test's own in the
+ * cluster TG_TEST_PG names (tests/unit/pgfix.c), its name in schema and
+ * the URL that puts the tables there in where: 0, or -1 (no cluster). */
+extern int unit_on_pg;
+int unit_pg_store(char *where, size_t wlen, char *schema, size_t slen);
+void unit_pg_drop(const char *schema);
 /* Remove dir and everything in it. */
 void unit_rmtree(const char *dir);
 /* A strict tier's sandbox spec (tg_sandbox_spec_new), or NULL. */
