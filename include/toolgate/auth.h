@@ -178,6 +178,10 @@ TG_API void tg_limiter_free(struct tg_limiter *limiter);
  * 0 limited, and OUT *retry_ms when a call would be allowed again. */
 TG_API int tg_limiter_take(struct tg_limiter *limiter, const char *principal, const char *tool,
 			   uint64_t now_ms, uint64_t *retry_ms);
+/* The policy's rates divided among replicas gateways that share a store
+ * (tg_store_replicas): each lets a principal through rate / replicas a
+ * window, in bursts of as many, at least one (0 or 1: the whole rate). */
+TG_API void tg_limiter_share(struct tg_limiter *limiter, unsigned replicas);
 
 /* ---- signing ---------------------------------------------------------------- */
 

@@ -516,6 +516,16 @@ TG_API int tg_store_skill_pin_set(struct tg_store *store, const struct tg_skill_
  * directory: TG_ERR_UNAVAILABLE (its processes lock a file of their own). */
 TG_API int tg_store_lead(struct tg_store *store, const char *role, struct tg_error *err);
 
+/* This opening is a gateway serving calls, counted by tg_store_replicas
+ * (a gateway's, not a command's such as `toolgate approvals`); it is
+ * counted from the next second on, while it lives. 0; TG_ERR_UNAVAILABLE
+ * for a store on a directory. */
+TG_API int tg_store_replica_join(struct tg_store *store, struct tg_error *err);
+/* How many gateways serve calls on this store now (the rate limits are
+ * divided among them: docs/AUTH.md, "Rate limits"): OUT *n; TG_ERR_UNAVAILABLE
+ * for a store on a directory. */
+TG_API int tg_store_replicas(struct tg_store *store, unsigned *n, struct tg_error *err);
+
 /* ---- audit anchors (docs/AUDIT.md, "Replicas and anchors") ------------------------ */
 
 /* A replica's audit log's head, as the replica noted it in the store. */

@@ -31,6 +31,7 @@ struct tg_limiter {
 	struct bucket *slots[NSLOTS];
 	size_t n;
 	size_t cursor;              /* where the next eviction looks */
+	unsigned share;             /* the replicas the rate is divided among (1: one) */
 };
 
 int tg_limiter_new(const struct tg_policy *policy, struct tg_limiter **out, struct tg_error *err)
@@ -41,6 +42,7 @@ int tg_limiter_new(const struct tg_policy *policy, struct tg_limiter **out, stru
 	if (!l)
 		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
 	l->policy = policy;
+	l->share = 1;
 	pthread_mutex_init(&l->lock, NULL);
 	*out = l;
 	return 0;
@@ -98,21 +100,32 @@ static void evict_one(struct tg_limiter *l)
 	l->n--;
 }
 
+void tg_limiter_share(struct tg_limiter *l, unsigned replicas)
+{
+	__atomic_store_n(&l->share, replicas ? replicas : 1, __ATOMIC_RELAXED);
+}
+
 int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *tool,
 		    uint64_t now_ms, uint64_t *retry_ms)
 {
 	uint64_t per = tg_policy_rate(l->policy, principal, NULL), window_ms;
+	unsigned share = __atomic_load_n(&l->share, __ATOMIC_RELAXED);
 	struct bucket *b;
+	double rate, cap;
 	char key[400];
 	size_t slot;
-	double rate;
 	int ok;
 
 	*retry_ms = 0;
 	if (!per)
 		return 1; /* no limit for this principal */
 	tg_policy_rate(l->policy, principal, &window_ms);
-	rate = (double)per / (double)window_ms; /* tokens per millisecond */
+	/* this replica's part of the rate: per / share a window, in bursts of
+	 * as many, never less than one call */
+	cap = (double)per / (double)share;
+	if (cap < 1.0)
+		cap = 1.0;
+	rate = (double)per / (double)share / (double)window_ms; /* tokens per millisecond */
 	snprintf(key, sizeof(key), "%.127s\n%.250s", principal, tool);
 	slot = hash(key);
 	pthread_mutex_lock(&l->lock);
@@ -129,7 +142,7 @@ int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *too
 			pthread_mutex_unlock(&l->lock);
 			return 1; /* out of memory: fail open on a limit, never on authority */
 		}
-		b->tokens = (double)per;
+		b->tokens = cap;
 		b->last_ms = now_ms;
 		b->next = l->slots[slot];
 		l->slots[slot] = b;
@@ -138,7 +151,7 @@ int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *too
 	if (now_ms > b->last_ms) {
 		b->tokens += (double)(now_ms - b->last_ms) * rate;
 		if (b->tokens > (double)per)
-			b->tokens = (double)per;
+			b->tokens = cap;
 		b->last_ms = now_ms;
 	}
 	ok = b->tokens >= 1.0;

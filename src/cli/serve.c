@@ -381,6 +381,7 @@ struct serve_args {
 	const char *state, *otlp, *log_format, *log_level, *catalog_trust, *redact_gitleaks;
 	const char *store; /* --store URL: the store elsewhere than the state directory */
 	const char *replica; /* --replica NAME: this gateway among those of one store */
+	char replica_shown[64]; /* the name its records carry (--replica's, or the host's) */
 	char addr[64];  /* --http's */
 	unsigned port;
 	int stdio;
@@ -620,7 +621,7 @@ static void resume_interrupted(struct tg_gate *gate)
 /* The replica the audit log's records name (docs/AUDIT.md, "Replicas and
  * anchors"): --replica NAME; with a store in PostgreSQL and no name, the
  * host's name (a pod's, under Kubernetes). 0, or -1 having said why. */
-static int replica_name(const struct serve_args *a, struct tg_audit *audit)
+static int replica_name(struct serve_args *a, struct tg_audit *audit)
 {
 	struct tg_error err;
 	char host[256];
@@ -630,8 +631,11 @@ static int replica_name(const struct serve_args *a, struct tg_audit *audit)
 	if (!a->replica && gethostname(host, sizeof(host)) < 0)
 		snprintf(host, sizeof(host), "%s", "");
 	host[sizeof(host) - 1] = '\0';
-	if (tg_audit_set_replica(audit, a->replica ? a->replica : host, &err) == 0)
+	if (tg_audit_set_replica(audit, a->replica ? a->replica : host, &err) == 0) {
+		snprintf(a->replica_shown, sizeof(a->replica_shown), "%.63s",
+			 a->replica ? a->replica : host);
 		return 0;
+	}
 	cli_log(CLI_ERROR, "serve", "--replica: %s%s", err.msg,
 		a->replica ? "" : " (the host's name, the default, is not one: give --replica)");
 	return -1;
@@ -659,6 +663,9 @@ static int compose(const char *policy, const char *state, const char *store,
 	if (tg_policy_load(policy, &c->policy, err) < 0 ||
 	    tg_signer_open(state, 1, &c->signer, err) < 0 ||
 	    tg_store_open(store ? store : state, &c->store, err) < 0)
+		return -1;
+	/* one of the replicas the policy's rates are divided among */
+	if (tg_store_remote(store) && tg_store_replica_join(c->store, err) < 0)
 		return -1;
 	if (principal && !tg_policy_knows(c->policy, principal))
 		return tg_error_set(err, TG_ERR_INVALID, "principal %s is not in the policy %s",
@@ -848,12 +855,14 @@ static void say_what_runs(const struct serve_args *a, const struct tg_catalog *c
 		upstream += k->executor == TG_EXEC_UPSTREAM;
 	}
 	cli_log(CLI_INFO, "serve", "toolgate %s: %s: %zu tools (%zu read, %zu write; %zu of "
-		"upstream servers); callers: %s%s; audit log: %s; state: %s; warm: %u",
+		"upstream servers); callers: %s%s; audit log: %s; state: %s%s%s%s%s; warm: %u",
 		TOOLGATE_VERSION, a->catalog, n, reads, writes, upstream,
 		a->policy ? "the policy " : a->tokens ? "the tokens of " : "anyone on loopback",
 		a->policy ? a->policy : a->tokens ? a->tokens : "",
 		a->record ? a->record : a->state ? "STATE/audit.log" : "stderr",
-		a->state ? a->state : "none", a->gopts.warm);
+		a->state ? a->state : "none", a->store ? "; store: " : "",
+		a->store ? a->store : "", a->store ? ", replica " : "",
+		a->store ? a->replica_shown : "", a->gopts.warm);
 }
 
 /* --http: the listener started and said, what it serves and where the

@@ -282,6 +282,7 @@ struct tg_gate {
 	uint64_t anchored;            /* the watch thread's own: the audit head last anchored, */
 	uint64_t anchor_logged;       /* an anchor's last failure logged, */
 	int anchor_off;               /* the store keeps no anchors (SQLite's) */
+	int share_off;                /* the store counts no replicas (SQLite's) */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its
 	 * tokens, borrowed, or NULL; the principals' rates, the gate's own */

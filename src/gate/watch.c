@@ -10,6 +10,9 @@
  * are counted in the metrics (docs/METRICS.md, "Tickets"), and what is
  * pending is read for them when they are rendered (gate_ticket_gauges).
  *
+ * With a store that several gateways share (PostgreSQL's), it divides the
+ * rate limits among the replicas serving calls, counted every second.
+ *
  * With an audit log of a named replica (tg_audit_set_replica) and a store
  * that keeps anchors (PostgreSQL's), it also notes the log's head in the
  * store every ANCHOR_EVERY_MS and once more when it stops (docs/AUDIT.md,
@@ -189,6 +192,22 @@ static void watch_anchor(struct tg_gate *g)
 	}
 }
 
+/* The rates divided among the replicas that serve calls on the store now
+ * (docs/AUTH.md, "Rate limits"); a count that cannot be read keeps the
+ * last one. */
+static void watch_share(struct tg_gate *g)
+{
+	struct tg_error err;
+	unsigned n;
+
+	if (!g->limiter || g->share_off)
+		return;
+	if (tg_store_replicas(g->store, &n, &err) == 0)
+		tg_limiter_share(g->limiter, n);
+	else if (err.code == TG_ERR_UNAVAILABLE)
+		g->share_off = 1;
+}
+
 static void *watcher(void *arg)
 {
 	struct tg_gate *g = arg;
@@ -205,6 +224,7 @@ static void *watcher(void *arg)
 			uint64_t n;
 
 			swept = now;
+			watch_share(g);
 			if (tg_store_ticket_expire(g->store, TG_STORE_NOW, &n, &err) < 0 &&
 			    now - g->sweep_logged >= 60000) {
 				g->sweep_logged = now;

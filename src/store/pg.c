@@ -32,7 +32,7 @@
 #define CONNECT_TIMEOUT "5"       /* s: libpq's connect_timeout */
 #define TAKE_WAIT_MS 5000         /* every connection busy: how long a call waits */
 #define PROBE_IDLE_MS 1000        /* a connection idle longer is probed before use */
-#define BACKOFF_MAX_MS 5000
+#define BACKOFF_MAX_MS 2000
 #define WATCH_MS 1000             /* the liveness lock looked at */
 
 static int64_t mono_ms(void)
@@ -94,14 +94,32 @@ void pp_double(struct pg_params *p, double v)
 /* ---- statements -------------------------------------------------------------------- */
 
 /* libpq's message without its last newline, into err. */
+/* libpq's message on one line (its lines joined by "; ", its tabs
+ * dropped), with a hint where libpq's words alone leave a user guessing. */
 static int pq_error(struct tg_error *err, const char *what, const char *msg)
 {
-	size_t n = msg ? strlen(msg) : 0;
+	char line[400];
+	size_t i, o = 0;
 
-	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-		n--;
-	return tg_error_set(err, TG_ERR_SYSTEM, "store: %s: PostgreSQL: %.*s", what, (int)n,
-			    n ? msg : "no answer");
+	for (i = 0; msg && msg[i] && o + 3 < sizeof(line); i++) {
+		if (msg[i] == '\n') {
+			if (msg[i + 1] && msg[i + 1] != '\n') {
+				line[o++] = ';';
+				line[o++] = ' ';
+			}
+		} else if (msg[i] != '\t') {
+			line[o++] = msg[i];
+		}
+	}
+	while (o && line[o - 1] == ' ')
+		o--;
+	line[o] = '\0';
+	return tg_error_set(err, TG_ERR_SYSTEM, "store: %s: PostgreSQL: %s%s", what,
+			    o ? line : "no answer",
+			    strstr(line, "no password supplied")
+			    ? " (no line of the password file matched HOST:PORT:DATABASE:USER: "
+			      "~/.pgpass, or PGPASSFILE's, or passfile= in the URL's; "
+			      "docs/STORE.md, \"PostgreSQL\")" : "");
 }
 
 PGresult *pg_run(PGconn *c, const char *sql, const struct pg_params *p, const char *what,
@@ -862,8 +880,12 @@ static int pgs_open(struct tg_store *st, struct tg_error *err)
 	memcpy(q->instance, st->instance, sizeof(q->instance));
 	st->be = q;
 	c = pg_take(st, err);
-	if (!c)
+	if (!c) {
+		/* "store URL: connect: ...", not "store URL: store: connect: ..." */
+		if (strncmp(err->msg, "store: ", 7) == 0)
+			memmove(err->msg, err->msg + 7, strlen(err->msg + 7) + 1);
 		return tg_error_wrap(err, "store %.300s", shown);
+	}
 	rc = migrate(st, c, shown, err);
 	pg_give(st, c);
 	if (rc < 0)
@@ -938,6 +960,8 @@ const struct tg_store_ops store_pg_ops = {
 	.skill_pin_get = pg_skill_pin_get,
 	.skill_pin_set = pg_skill_pin_set,
 	.lead = pg_lead,
+	.replica_join = pg_replica_join,
+	.replicas = pg_replicas,
 	.anchor_put = pg_anchor_put,
 	.anchors = pg_anchors,
 	.gc = pg_gc,

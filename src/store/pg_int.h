@@ -63,6 +63,9 @@ struct pg_store {
 		char name[32];
 		int held;
 	} roles[PG_ROLES];
+	/* counted among the replicas serving calls (pg_replica_join): asked,
+	 * and held by the liveness session (under lock) */
+	int join, joined;
 };
 
 /* pg_lead.c: the roles asked for taken on c, the liveness connection
@@ -71,6 +74,8 @@ struct pg_store {
 void pg_lead_refresh(struct pg_store *q, PGconn *c, int fresh);
 void pg_lead_lost(struct pg_store *q);
 int pg_lead(struct tg_store *st, const char *role, struct tg_error *err);
+int pg_replica_join(struct tg_store *st, struct tg_error *err);
+int pg_replicas(struct tg_store *st, unsigned *n, struct tg_error *err);
 
 /* pg_loose.c: k, left running under this opening (an abandon that failed;
  * with nonce, a claim whose answer was lost), kept to be deleted; the

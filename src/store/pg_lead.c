@@ -36,6 +36,67 @@ int pg_lead(struct tg_store *st, const char *role, struct tg_error *err)
 	return held;
 }
 
+/* ---- the replicas serving calls ----
+ * Each serving opening holds a transaction-less advisory lock of the
+ * two-integer kind, (REPLICA_CLASS, a number of its own), on its liveness
+ * session; the replicas are those locks, counted in pg_locks. A number
+ * another holds is passed over for the next. */
+#define REPLICA_CLASS 1952671092 /* "tgat" */
+
+int pg_replica_join(struct tg_store *st, struct tg_error *err)
+{
+	struct pg_store *q = pg_be(st);
+
+	(void)err;
+	pthread_mutex_lock(&q->lock);
+	q->join = 1; /* the watch takes its number at its next look */
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+int pg_replicas(struct tg_store *st, unsigned *n, struct tg_error *err)
+{
+	struct pg_params p = { 0 };
+	PGresult *r;
+
+	*n = 0;
+	pp_int(&p, REPLICA_CLASS);
+	if (pg_one(st, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+		   "objsubid = 2 AND classid = $1::bigint::oid AND database = (SELECT oid FROM "
+		   "pg_database WHERE datname = current_database())", &p, "replicas", &r, NULL,
+		   err) < 0)
+		return -1;
+	*n = (unsigned)pg_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+/* This opening's number taken on c when it joined and holds none: tried
+ * from its lock key on, a few at a time. */
+static void replica_take(struct pg_store *q, PGconn *c)
+{
+	int join, joined, i;
+
+	pthread_mutex_lock(&q->lock);
+	join = q->join;
+	joined = q->joined;
+	pthread_mutex_unlock(&q->lock);
+	for (i = 0; join && !joined && i < 16; i++) {
+		struct pg_params p = { 0 };
+		struct tg_error err;
+		PGresult *r;
+
+		pp_int(&p, REPLICA_CLASS);
+		pp_int(&p, (q->lock_key + i) & 0x7fffffff);
+		r = pg_run(c, "SELECT pg_try_advisory_lock($1::int, $2::int)", &p, "replica", &err);
+		joined = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+	}
+	pthread_mutex_lock(&q->lock);
+	q->joined = joined;
+	pthread_mutex_unlock(&q->lock);
+}
+
 void pg_lead_refresh(struct pg_store *q, PGconn *c, int fresh)
 {
 	char names[PG_ROLES][32];
@@ -48,7 +109,10 @@ void pg_lead_refresh(struct pg_store *q, PGconn *c, int fresh)
 		memcpy(names[i], q->roles[i].name, sizeof(names[i]));
 		held[i] = q->roles[i].held;
 	}
+	if (fresh)
+		q->joined = 0;
 	pthread_mutex_unlock(&q->lock);
+	replica_take(q, c);
 	for (i = 0; i < PG_ROLES && names[i][0]; i++) {
 		struct pg_params p = { 0 };
 		struct tg_error err;
@@ -78,5 +142,6 @@ void pg_lead_lost(struct pg_store *q)
 	pthread_mutex_lock(&q->lock);
 	for (i = 0; i < PG_ROLES; i++)
 		q->roles[i].held = 0;
+	q->joined = 0;
 	pthread_mutex_unlock(&q->lock);
 }

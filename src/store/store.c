@@ -883,6 +883,25 @@ int tg_store_lead(struct tg_store *st, const char *role, struct tg_error *err)
 	return st->ops->lead(st, role, err);
 }
 
+int tg_store_replica_join(struct tg_store *st, struct tg_error *err)
+{
+	tg_error_clear(err);
+	if (!st->ops->replica_join)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "replicas: the %s store is one "
+				    "machine's", st->ops->name);
+	return st->ops->replica_join(st, err);
+}
+
+int tg_store_replicas(struct tg_store *st, unsigned *n, struct tg_error *err)
+{
+	tg_error_clear(err);
+	*n = 0;
+	if (!st->ops->replicas)
+		return tg_error_set(err, TG_ERR_UNAVAILABLE, "replicas: the %s store is one "
+				    "machine's", st->ops->name);
+	return st->ops->replicas(st, n, err);
+}
+
 /* ---- audit anchors -------------------------------------------------------------- */
 
 static int anchors_kept(const struct tg_store *st, struct tg_error *err)

@@ -227,6 +227,10 @@ struct tg_store_ops {
 	/* 1 when this opening leads role among the store's openings, 0 when
 	 * not (yet: asked for, it is taken within a second if free). */
 	int (*lead)(struct tg_store *st, const char *role, struct tg_error *err);
+	/* This opening counted among the replicas serving calls, and how
+	 * many are (tg_store_replicas). */
+	int (*replica_join)(struct tg_store *st, struct tg_error *err);
+	int (*replicas)(struct tg_store *st, unsigned *n, struct tg_error *err);
 
 	/* ---- audit anchors: NULL for a backend that keeps none ---- */
 	/* a kept unless the store has a later head of its replica's chain. */

@@ -68,7 +68,8 @@ os.chmod(KEYF, 0o600)
 with open(POLICY, "w") as f:
     json.dump({"writes": {"wait": "0"},  # held calls answered at once unless asked
                "principals": {"agent": {"scopes": ["fs.*:write", "fs.*:read"]},
-                              "ops": {"scopes": ["*:approve"]}},
+                              "ops": {"scopes": ["*:approve"]},
+                              "limited": {"scopes": ["fs.read:read"], "rate": "4/h"}},
                "notify": {"webhooks": [{"name": "ops", "tools": ["fs.*"], "secret_file": KEYF,
                                         "url": "http://127.0.0.1:%d/hook"
                                         % HOOK_SRV.server_address[1]}]}}, f)
@@ -221,6 +222,17 @@ try:
     print("# an approval through A released the call waiting on B after %.0f ms" % (lag * 1000))
     c("approval_on_a_releases_b_within_a_second", st == 200 and lag < 1.0 and
       not got.get("r", {}).get("isError", True), (st, lag, got.get("r")))
+
+    # ---- a rate divided between the two: 4 an hour in all, 2 at each
+    lim = issue_token(TG, STATES[0], POLICY, "limited", "fs.read:read")
+    until(lambda: False, 1.5)  # each has counted the other
+
+    def read_ok(rep):
+        r = call(rep.port, lim, "fs.read", {"path": "README.md"})
+        return error_of(r).get("code") != "rate_limited" and "content" in r
+
+    got = [read_ok(A), read_ok(A), read_ok(A), read_ok(B), read_ok(B), read_ok(B)]
+    c("rate_divided_between_replicas", got == [True, True, False, True, True, False], got)
 
     # ---- a token revoked through one store is refused by both at once
     tok = issue_token(TG, STATES[0], POLICY, "agent", "fs.*:read")

@@ -302,6 +302,18 @@ static int rate_limits(void)
 	CHECK(tg_limiter_take(l, "agent-1", "sql.query", 99000, &retry) == 0);
 	for (i = 0; i < 100; i++)
 		CHECK(tg_limiter_take(l, "free", "sql.query", 10000, &retry) == 1);
+	/* divided among 3 replicas: 1 a second each, in bursts of 1 */
+	tg_limiter_share(l, 3);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 300000, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 300000, &retry) == 0);
+	CHECK(retry >= 990 && retry <= 1001);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 301000, &retry) == 1);
+	/* among 10: a third of a call a second, yet a call at once when full */
+	tg_limiter_share(l, 10);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.two", 300000, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.two", 300000, &retry) == 0);
+	CHECK(retry >= 3300 && retry <= 3340);
+	tg_limiter_share(l, 1);
 	/* past the table's 65,536 buckets, old ones go: new pairs still start full */
 	for (i = 0; i < 70000; i++) {
 		char tool[32];
