@@ -16,9 +16,15 @@ load balancer would spread one client's calls:
 - PostgreSQL stopped under the replicas: /readyz says not ready, a write
   is refused with a retryable error and never runs unrecorded, a read
   goes on; PostgreSQL started again: ready, and writes run;
+- a replica whose database is not there at start does not start (exit 3,
+  naming it);
+- a rate of 4 an hour divided between the two: 2 calls through each;
+- webhooks delivered by one replica: every event, none twice but across
+  a kill;
 - each replica's audit records name it, and its log's head is anchored
   in the store: `toolgate audit verify --store` finds the log whole, a
-  copy cut back by two records cut, and a copy rewritten rewritten.
+  copy cut back by two records cut, and another replica's log not this
+  one's.
 
     replicas.py TOOLGATE REPO TMPDIR PG_BIN PG_DIR    (TG_TEST_PG: the URL)
 """
@@ -166,6 +172,15 @@ def shown(result):
 def undo_records(ticket):
     return sum(os.path.isdir(os.path.join(s, "tools", "fs", "undo", ticket)) for s in STATES)
 
+
+# a database that is not there when a replica starts: it does not start
+gone = subprocess.run([TG, "serve", "--catalog", CAT, "--workspace", WS, "--state",
+                       os.path.join(TMP, "state-gone"), "--policy", POLICY, "--store",
+                       "postgresql:///postgres?host=%s/nowhere" % TMP, "--http", "127.0.0.1:0"],
+                      capture_output=True, text=True, timeout=60)
+c("unreachable_database_at_start_refused", gone.returncode == 3 and
+  "store postgresql:///postgres?host=" in gone.stderr and "nowhere" in gone.stderr,
+  (gone.returncode, gone.stderr[-400:]))
 
 A, B = Replica("a", STATES[0]), Replica("b", STATES[1])
 A.start()
