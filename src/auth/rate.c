@@ -150,8 +150,8 @@ int tg_limiter_take(struct tg_limiter *l, const char *principal, const char *too
 	}
 	if (now_ms > b->last_ms) {
 		b->tokens += (double)(now_ms - b->last_ms) * rate;
-		if (b->tokens > (double)per)
-			b->tokens = cap;
+		if (b->tokens > cap)
+			b->tokens = cap; /* this replica's burst, not the whole rate's */
 		b->last_ms = now_ms;
 	}
 	ok = b->tokens >= 1.0;

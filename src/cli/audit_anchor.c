@@ -58,7 +58,7 @@ static int against(const char *path, const struct tg_audit_report *rep,
 {
 	struct tg_audit_head head = { .seq = an->seq };
 	struct tg_audit_report again;
-	struct tg_error err;
+	struct tg_error err = { 0 }; /* tg_audit_verify sets it only when it fails */
 	char at[32];
 
 	when(an->at, at, sizeof(at));

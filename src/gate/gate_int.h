@@ -281,7 +281,9 @@ struct tg_gate {
 	uint64_t sweep_logged;        /* the watch thread's own: a sweep's last failure logged */
 	uint64_t anchored;            /* the watch thread's own: the audit head last anchored, */
 	uint64_t anchor_logged;       /* an anchor's last failure logged, */
-	int anchor_off;               /* the store keeps no anchors (SQLite's) */
+	int anchor_off;               /* the store keeps no anchors (SQLite's), or the log
+				       * does not reach the one it keeps */
+	int anchor_checked;           /* the log checked against the store's anchor */
 	int share_off;                /* the store counts no replicas (SQLite's) */
 	struct gate_runs runs;        /* command tools running at once */
 	/* who may call (identity.c): the policy and the key that checks its

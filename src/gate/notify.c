@@ -364,8 +364,10 @@ static char *reason_of(struct tg_gate *g, const struct tg_ticket_event *e)
 	return r;
 }
 
+static int delivers(struct tg_gate *g);
+
 /* Event e delivered, tried again with backoff until it is or the gate
- * stops: 0 delivered, -1 stopped first. */
+ * stops, or this replica no longer leads: 0 delivered, -1 not. */
 static int deliver(struct notify_hook *h, const struct tg_ticket_event *e)
 {
 	struct tg_gate *g = h->g;
@@ -396,6 +398,13 @@ static int deliver(struct notify_hook *h, const struct tg_ticket_event *e)
 		}
 		failures++;
 		metrics_webhook(g->metrics, h->w->name, outcome);
+		/* a replica that no longer leads leaves the event to the one
+		 * that does, rather than both retrying it for as long as the
+		 * receiver is down (the cursor stays before it) */
+		if (!delivers(g)) {
+			free(body);
+			return -1;
+		}
 		snprintf(detail, sizeof(detail), "event %llu (%s, ticket %s), attempt %u: %.400s; "
 			 "next in %u s", (unsigned long long)e->seq,
 			 tg_webhook_event_name((unsigned)e->state), e->ticket, failures, why,
@@ -507,7 +516,7 @@ static void *deliverer(void *arg)
 
 			if ((h->w->events & (1u << e->state)) && tg_webhook_covers(h->w, e->tool)) {
 				if (deliver(h, e) < 0)
-					break; /* stopping: the cursor stays before e */
+					break; /* stopping, or led elsewhere: the cursor stays before e */
 				cursor = e->seq;
 				keep_cursor(h, cursor);
 				kept = cursor;

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -155,6 +156,35 @@ void gate_ticket_gauges(struct tg_gate *g, const struct tg_catalog *cat,
 	gg->oldest_pending_s = oldest && now > oldest ? (double)(now - oldest) : 0;
 }
 
+/* 1 if the log whose chain is chain reaches the head the store keeps of
+ * it (or the store keeps none), 0 if not (said: it is not anchored from
+ * now on, so the store keeps what shows the loss), -1 cannot tell yet. */
+static int anchor_continues(struct tg_gate *g, const char *replica, const char *chain)
+{
+	struct tg_audit_anchor *an = NULL;
+	struct tg_error err;
+	size_t n = 0, i;
+	int held;
+
+	if (tg_store_anchors(g->store, replica, 64, &an, &n, &err) < 0)
+		return err.code == TG_ERR_UNAVAILABLE ? 1 : -1;
+	for (i = 0; i < n && strcmp(an[i].chain, chain) != 0; i++)
+		;
+	if (i == n) {
+		free(an);
+		return 1;
+	}
+	held = audit_holds(g->audit, an[i].seq, an[i].hash, &err);
+	if (held == 0)
+		tg_log(TG_LOG_ERROR, "the audit log of replica %s does not hold record %llu as the "
+		       "store anchored it: it was cut back or rewritten while the gateway was "
+		       "stopped; its head is not anchored from now on, so the store keeps what "
+		       "shows it (toolgate audit verify --store)", replica,
+		       (unsigned long long)an[i].seq);
+	free(an);
+	return held;
+}
+
 /* The audit log's head noted in the store, when it moved since the last
  * note (the watch thread's, and gate_watch_stop's once the thread ended). */
 static void watch_anchor(struct tg_gate *g)
@@ -171,6 +201,22 @@ static void watch_anchor(struct tg_gate *g)
 	memset(&an, 0, sizeof(an));
 	if (s.last_seq == 0 || s.last_seq == g->anchored || tg_audit_chain(g->audit, an.chain))
 		return;
+	/* once a run, before its first note: the store moves a head forward
+	 * by its number alone, so a log cut back or rewritten while the
+	 * gateway was stopped, then grown past the old head, would replace
+	 * the anchor that shows it. Within a run the log itself refuses a
+	 * file changed under it (fail closed). */
+	if (!g->anchor_checked) {
+		int c = anchor_continues(g, replica, an.chain);
+
+		if (c < 0)
+			return; /* cannot tell yet: asked again at the next look */
+		g->anchor_checked = 1;
+		if (c == 0) {
+			g->anchor_off = 1;
+			return;
+		}
+	}
 	snprintf(an.replica, sizeof(an.replica), "%s", replica);
 	an.seq = s.last_seq;
 	memcpy(an.hash, s.last_hash, sizeof(an.hash));

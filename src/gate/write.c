@@ -840,6 +840,19 @@ void gate_write_done(struct tg_gate *g, struct call_state *st)
 		waited += pause;
 		pause = pause < 500 ? pause * 2 : 1000;
 	}
+	if (rc < 0 && final && err.code == TG_ERR_LIMIT) {
+		/* more than a key keeps: the caller has it now, a retry is told
+		 * it ran and was too large to keep, never "running" for a day */
+		char stand[256];
+
+		snprintf(stand, sizeof(stand), "{\"content\":[{\"type\":\"text\",\"text\":"
+			 "\"call %s ran; its result, %zu bytes, was more than an idempotency key "
+			 "keeps (%u), so it is not replayed\"}],\"isError\":true}", st->ticket,
+			 strlen(final), TG_IDEM_MAX_RESULT);
+		rc = tg_store_idem_finish_call(g->store, &key, stand, strlen(stand), st->ticket,
+					       st->out.is_error ? TG_TICKET_FAILED
+								: TG_TICKET_EXECUTED, &err);
+	}
 	if (rc == 0) {
 		free(final);
 		return;

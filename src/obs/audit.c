@@ -932,6 +932,19 @@ const char *audit_replica(const struct tg_audit *a)
 	return a->replica; /* set once, before the gate reads it */
 }
 
+int audit_holds(struct tg_audit *a, uint64_t seq, const char *hash, struct tg_error *err)
+{
+	struct tg_audit_head head = { .seq = seq };
+	struct tg_audit_report rep;
+
+	if (a->is_stream)
+		return 0;
+	snprintf(head.hash, sizeof(head.hash), "%s", hash);
+	if (tg_audit_verify(a->path, &head, &rep, err) < 0)
+		return -1;
+	return rep.head == 1;
+}
+
 int tg_audit_wait(struct tg_audit *a, int64_t ticket, struct tg_error *err)
 {
 	pthread_mutex_lock(&a->lock);

@@ -18,5 +18,9 @@ int audit_discards(const struct tg_audit *a);
 /* The name tg_audit_set_replica gave a's records, "" for none: the
  * replica whose head the gate anchors in its store (src/gate/watch.c). */
 const char *audit_replica(const struct tg_audit *a);
+/* 1 if a's file holds record seq with hash (a head anchored earlier), 0 if
+ * not (cut back before it, or rewritten), -1 and err if it could not be
+ * read. Reads the whole log: once a run, off a call's path. */
+int audit_holds(struct tg_audit *a, uint64_t seq, const char *hash, struct tg_error *err);
 
 #endif

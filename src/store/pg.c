@@ -27,6 +27,7 @@
 
 #include "store/pg_int.h"
 #include "store/pg_schema.h"
+#include "util/log.h"
 
 #define APP_KEY 0x74676174        /* "tgat": the migrations' advisory lock */
 #define CONNECT_TIMEOUT "5"       /* s: libpq's connect_timeout */
@@ -837,10 +838,17 @@ static void pgs_close(struct tg_store *st)
 		if (q->conns[i])
 			PQfinish(q->conns[i]);
 	if (q->alive) {
-		/* let go at once, not when the server sees the session end: an
-		 * opening that closed is dead to the others from here on */
-		if (PQstatus(q->alive) == CONNECTION_OK)
+		/* what is kept settled a last time; then let go at once, not
+		 * when the server sees the session end: an opening that closed
+		 * is dead to the others from here on */
+		if (PQstatus(q->alive) == CONNECTION_OK) {
+			pg_loose_sweep(q, q->alive);
+			if (q->nloose)
+				tg_log(TG_LOG_ERROR, "store: %zu key(s) of this gateway left "
+				       "unsettled at its close: they are taken over as a dead "
+				       "gateway's", q->nloose);
 			PQclear(PQexec(q->alive, "SELECT pg_advisory_unlock_all()"));
+		}
 		PQfinish(q->alive);
 	}
 	pg_revoked_free(q->rv);

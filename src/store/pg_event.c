@@ -149,6 +149,6 @@ int pg_webhook_cursor_set(struct tg_store *st, const char *name, uint64_t seq,
 	pp_text(&p, name);
 	pp_int(&p, (int64_t)seq);
 	return pg_one(st, "INSERT INTO webhook_cursors (name, seq) VALUES ($1, $2) ON CONFLICT "
-		      "(name) DO UPDATE SET seq = excluded.seq", &p, "webhook cursors", NULL, NULL,
+		      "(name) DO UPDATE SET seq = greatest(webhook_cursors.seq, excluded.seq)", &p, "webhook cursors", NULL, NULL,
 		      err);
 }

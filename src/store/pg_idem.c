@@ -126,6 +126,13 @@ int pg_idem_begin(struct tg_store *st, const struct tg_idem_key *k, int64_t now,
 	nonce &= INT64_MAX;
 	if (!(c = pg_take(st, err)))
 		return -1;
+	/* what this opening left of the key settled first: a kept abandon
+	 * made after this claim would delete its row */
+	if (pg_loose_settle_key(pg_be(st), c, k) < 0) {
+		pg_give(st, c);
+		return tg_error_set(err, TG_ERR_SYSTEM, "store: idempotency key %.64s: this "
+				    "gateway could not let go of its earlier claim yet; retry", k->key);
+	}
 	/* the key's row made; or, standing, read when live, taken over when
 	 * expired; a row gone meanwhile (abandoned, collected) or taken by
 	 * another is looked at again */
@@ -318,9 +325,12 @@ int pg_idem_finish_call(struct tg_store *st, const struct tg_idem_key *k, const 
 	rc = pg_end(c, rc, err);
 	pg_give(st, c);
 	/* the database away: the result made the key's once it answers (the
-	 * caller, told it failed, does not tell it as kept meanwhile) */
+	 * caller, told it failed, does not tell it as kept meanwhile); made
+	 * now: what was kept of an earlier try is done with */
 	if (rc < 0 && err->code == TG_ERR_SYSTEM)
 		pg_loose_finish(pg_be(st), k, result, len, ticket, to);
+	else if (rc == 0)
+		pg_loose_forget(pg_be(st), k);
 	return rc;
 }
 

@@ -86,6 +86,12 @@ void pg_loose_add(struct pg_store *q, const struct tg_idem_key *k, int64_t nonce
 void pg_loose_finish(struct pg_store *q, const struct tg_idem_key *k, const char *result,
 		     size_t len, const char *ticket, enum tg_ticket_state to);
 void pg_loose_sweep(struct pg_store *q, PGconn *c);
+/* pg_loose.c: k's kept entry dropped (its call settled it itself); k's
+ * kept entry, if any, settled now on c, before this opening claims k again
+ * (a kept abandon made later would delete the new claim's row): 0 none or
+ * settled, -1 it could not be (the database away). */
+void pg_loose_forget(struct pg_store *q, const struct tg_idem_key *k);
+int pg_loose_settle_key(struct pg_store *q, PGconn *c, const struct tg_idem_key *k);
 void pg_loose_free(struct pg_store *q);
 
 /* pg_revoke.c: the set pg_store.rv points to, released. */

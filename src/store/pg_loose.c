@@ -232,6 +232,43 @@ void pg_loose_sweep(struct pg_store *q, PGconn *c)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* k's kept entry taken out (its call settled it another way), or NULL. */
+static struct pg_loose *loose_take(struct pg_store *q, const struct tg_idem_key *k)
+{
+	struct pg_loose **p, *l = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	for (p = &q->loose; *p; p = &(*p)->next)
+		if (strcmp((*p)->key, k->key) == 0 && strcmp((*p)->tool, k->tool) == 0 &&
+		    strcmp((*p)->principal, k->principal) == 0) {
+			l = *p;
+			*p = l->next;
+			q->nloose--;
+			break;
+		}
+	pthread_mutex_unlock(&q->lock);
+	return l;
+}
+
+void pg_loose_forget(struct pg_store *q, const struct tg_idem_key *k)
+{
+	loose_free(loose_take(q, k));
+}
+
+int pg_loose_settle_key(struct pg_store *q, PGconn *c, const struct tg_idem_key *k)
+{
+	struct pg_loose *l;
+
+	if (!__atomic_load_n(&q->nloose, __ATOMIC_RELAXED) || !(l = loose_take(q, k)))
+		return 0;
+	if (let_go(q, c, l) == 0) {
+		loose_free(l);
+		return 0;
+	}
+	loose_keep(q, l, k);
+	return -1;
+}
+
 void pg_loose_free(struct pg_store *q)
 {
 	struct pg_loose *l;

@@ -69,8 +69,11 @@ static const struct {
 } gc_sql[5] = {
 	{ "DELETE FROM idempotency WHERE (principal, tool, key) IN (SELECT principal, tool, key "
 	  "FROM idempotency WHERE expires <= $1::bigint" GC_LIMIT " FOR UPDATE SKIP LOCKED)", 0 },
+	/* a day past the token's expiry, not at it: the collection goes by
+	 * the database's clock, a token's check by its replica's, which may
+	 * be behind (docs/STORE.md, "Whose clock") */
 	{ "DELETE FROM revocations WHERE jti IN (SELECT jti FROM revocations WHERE expires <= "
-	  "$1::bigint" GC_LIMIT " FOR UPDATE SKIP LOCKED)", 0 },
+	  "$1::bigint - 86400" GC_LIMIT " FOR UPDATE SKIP LOCKED)", 0 },
 	{ TICKETS_GONE, 1 },
 	{ TICKETS_EMPTIED, 0 },
 	{ EVENTS_GONE, 1 },

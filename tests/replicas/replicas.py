@@ -328,6 +328,24 @@ c("log_cut_back_is_found", cutv[0] == 1 and "cut: the log ends at record" in cut
 c("another_replicas_log_is_not_anchored_as_this_one", other[0] == 1 and
   "not anchored" in other[1], other)
 
+# ---- a log cut back while its gateway was stopped, then grown past the
+# old head by the restarted gateway: the store keeps the anchor that shows
+# the cut (the head moves on only along the chain it anchored)
+with open(LOG, "w") as f:
+    f.writelines(lines[:-2])
+A.start()
+try:
+    for i in range(6):
+        write(A, "regrow-%d" % i)
+finally:
+    A.stop()
+with open(LOG) as f:
+    grown = len(f.readlines())
+regrown = verify(LOG)
+c("log_cut_then_regrown_is_still_found", grown > len(lines) and regrown[0] == 1, (grown, regrown))
+with open(A.err) as f:
+    c("regrown_log_said", "does not hold record" in f.read())
+
 for rep in reps:
     with open(rep.err) as f:
         text = f.read()

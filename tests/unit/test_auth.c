@@ -308,6 +308,9 @@ static int rate_limits(void)
 	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 300000, &retry) == 0);
 	CHECK(retry >= 990 && retry <= 1001);
 	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 301000, &retry) == 1);
+	/* a pause refills to this replica's burst (1), not the whole rate's (3) */
+	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 303500, &retry) == 1);
+	CHECK(tg_limiter_take(l, "agent-1", "ask.one", 303500, &retry) == 0);
 	/* among 10: a third of a call a second, yet a call at once when full */
 	tg_limiter_share(l, 10);
 	CHECK(tg_limiter_take(l, "agent-1", "ask.two", 300000, &retry) == 1);
