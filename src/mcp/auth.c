@@ -201,8 +201,12 @@ int mcp_http_identify(const struct tg_mcp *m, const char *auth, char *principal,
 			 * read): not a 401, which would tell its holder to get
 			 * another, but a 503 to retry */
 			if (err.code == TG_ERR_SYSTEM) {
+				/* not the store's own words: they name its
+				 * host, which a caller has no need of (/readyz
+				 * says them to whoever runs the gateway) */
 				snprintf(why, wlen, "Service Unavailable: the token cannot be "
-					 "checked now (%.160s); retry", err.msg);
+					 "checked now (the gateway's store does not answer); "
+					 "retry");
 				return -2;
 			}
 			snprintf(why, wlen, "%.190s", err.msg);
