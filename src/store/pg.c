@@ -28,6 +28,7 @@
 #include "store/pg_int.h"
 #include "store/pg_schema.h"
 #include "util/log.h"
+#include "util/sodium.h"
 
 #define APP_KEY 0x74676174        /* "tgat": the migrations' advisory lock */
 #define CONNECT_TIMEOUT "5"       /* s: libpq's connect_timeout */
@@ -249,22 +250,12 @@ void pg_copy(char *dst, size_t len, const PGresult *r, int row, int col)
 	snprintf(dst, len, "%s", PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* bytea in its hex output, \x then two digits a byte (set at connect) */
+/* bytea in its hex output, \x then two digits a byte (set at connect),
+ * decoded by libsodium's (loaded by the front before any store opens) */
 int pg_bytes(const PGresult *r, int row, int col, char **out, size_t *len)
 {
 	const char *v;
-	size_t n, i;
+	size_t n;
 
 	*out = NULL;
 	*len = 0;
@@ -277,18 +268,14 @@ int pg_bytes(const PGresult *r, int row, int col, char **out, size_t *len)
 	n = (n - 2) / 2;
 	if (!(*out = malloc(n + 1)))
 		return -1;
-	for (i = 0; i < n; i++) {
-		int hi = hex_digit(v[2 + 2 * i]), lo = hex_digit(v[3 + 2 * i]);
-
-		if (hi < 0 || lo < 0) {
-			free(*out);
-			*out = NULL;
-			return -1;
-		}
-		(*out)[i] = (char)(hi << 4 | lo);
+	if (sodium_hex2bin((unsigned char *)*out, n, v + 2, 2 * n, NULL, len, NULL) != 0 ||
+	    *len != n) {
+		free(*out);
+		*out = NULL;
+		*len = 0;
+		return -1;
 	}
 	(*out)[n] = '\0';
-	*len = n;
 	return 0;
 }
 

@@ -59,6 +59,20 @@ static int ticket_row(const PGresult *r, int row, struct tg_ticket *t)
 	return 0;
 }
 
+/* r's first row into t, r released: 0, 1 when r has none, -1 out of
+ * memory (t released). */
+static int first_ticket(PGresult *r, struct tg_ticket *t, struct tg_error *err)
+{
+	int rc = PQntuples(r) < 1 ? 1 : ticket_row(r, 0, t) < 0 ? -1 : 0;
+
+	PQclear(r);
+	if (rc < 0) {
+		tg_ticket_release(t);
+		return tg_error_set(err, TG_ERR_NOMEM, "out of memory");
+	}
+	return rc;
+}
+
 /* What a principal puts on the approvers' queue at $2: its pending
  * tickets, and the bytes its tickets that did not run hold. */
 #define QUEUE_SQL "SELECT count(*) FILTER (WHERE state = 'pending' AND expires > $2), " \
@@ -164,15 +178,9 @@ static int ticket_read(struct tg_store *st, const char *id, struct tg_ticket *t,
 	if (pg_one(st, "SELECT " TICKET_COLUMNS " FROM tickets WHERE id = $1", &p, "ticket", &r,
 		   NULL, err) < 0)
 		return -1;
-	if (PQntuples(r) < 1)
+	rc = first_ticket(r, t, err);
+	if (rc > 0)
 		rc = tg_error_set(err, TG_ERR_INVALID, "ticket %s: no such ticket", id);
-	else if (ticket_row(r, 0, t) < 0)
-		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	else
-		rc = 0;
-	PQclear(r);
-	if (rc < 0)
-		tg_ticket_release(t);
 	return rc;
 }
 
@@ -293,7 +301,6 @@ int pg_ticket_find(struct tg_store *st, const char *tool, const char *args_sha25
 {
 	struct pg_params p = { 0 };
 	PGresult *r = NULL;
-	int rc;
 
 	(void)now; /* a past one expires when it is got (pg_ticket_get): no write here */
 	memset(t, 0, sizeof(*t));
@@ -304,16 +311,7 @@ int pg_ticket_find(struct tg_store *st, const char *tool, const char *args_sha25
 		   "$2 ORDER BY created DESC, (state = 'pending') DESC LIMIT 1", &p, "tickets", &r,
 		   NULL, err) < 0)
 		return -1;
-	if (PQntuples(r) < 1)
-		rc = 1;
-	else if (ticket_row(r, 0, t) < 0)
-		rc = tg_error_set(err, TG_ERR_NOMEM, "out of memory");
-	else
-		rc = 0;
-	PQclear(r);
-	if (rc < 0)
-		tg_ticket_release(t);
-	return rc;
+	return first_ticket(r, t, err);
 }
 
 int pg_ticket_supersede(struct tg_store *st, const char *tool, const char *args_sha256,
